@@ -1,0 +1,32 @@
+# Thin wrapper over CMake. `make` builds, `make test` builds and runs every
+# test, `make demo` builds and shows what onic does. SANITIZE=address,undefined
+# builds a separate tree with those sanitizers.
+SANITIZE ?=
+JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
+comma    := ,
+BUILD    ?= build$(if $(SANITIZE),-$(subst $(comma),-,$(SANITIZE)))
+DEPS_OK  := $(BUILD)/.deps-ok
+
+.PHONY: all build test demo deps clean
+
+all: build
+
+deps: $(DEPS_OK)
+$(DEPS_OK): scripts/install-deps.sh
+	./scripts/install-deps.sh
+	@mkdir -p $(BUILD) && touch $@
+
+build: deps
+	cmake -S . -B $(BUILD) -DONIC_SANITIZE=$(SANITIZE) >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+demo: build
+	$(BUILD)/onic-info
+	@echo
+	$(BUILD)/onic-bench-match --quick
+
+clean:
+	rm -rf build build-*

@@ -1,0 +1,182 @@
+#include "base/config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern char **environ;
+
+const char *const onic_config_match_engines[] = {"hash", "list", "alpu", "wide", NULL};
+static const char *const log_values[]  = {"error", "warn", "info", "debug", "trace", NULL};
+static const char *const simd_values[] = {"auto", "scalar", "avx2", NULL};
+
+#define CFG_FIELD(_f) offsetof(onic_config_t, _f)
+
+static const onic_config_var_t config_vars[] = {
+    {"ONIC_LOG", "warn", "messages to print: error, warn, info, debug or trace",
+     ONIC_CONFIG_ENUM, 0, 0, log_values, CFG_FIELD(log_level)},
+    {"ONIC_MATCH", "hash", "matching engine for every queue: hash, list, alpu or wide",
+     ONIC_CONFIG_ENUM, 0, 0, onic_config_match_engines, CFG_FIELD(match_engine)},
+    {"ONIC_SIMD", "auto", "vector compares in alpu and wide: auto (AVX2 if the CPU has it), "
+     "scalar, or avx2", ONIC_CONFIG_ENUM, 0, 0, simd_values, CFG_FIELD(simd)},
+    {"ONIC_ALPU_CELLS", "256", "cells in the alpu engine's unit (paper 000 used 128 and 256)",
+     ONIC_CONFIG_UINT_POW2, 2, 65536, NULL, CFG_FIELD(alpu_cells)},
+    {"ONIC_ALPU_BLOCK", "16", "cells per block in the alpu unit; at most ONIC_ALPU_CELLS",
+     ONIC_CONFIG_UINT_POW2, 1, 65536, NULL, CFG_FIELD(alpu_block)},
+    {"ONIC_ALPU_THRESHOLD", "5", "queue length above which the alpu unit is loaded "
+     "(paper 000's break-even)", ONIC_CONFIG_UINT, 0, 1000000, NULL, CFG_FIELD(alpu_threshold)},
+    {"ONIC_WIDE_CLEANUP", "2", "blocks of 16 the wide engine's clean-up pass compacts per "
+     "operation", ONIC_CONFIG_UINT, 1, 1024, NULL, CFG_FIELD(wide_cleanup)},
+    {"ONIC_HASH_BUCKETS", "64", "initial buckets of each hash index (they grow with the queue)",
+     ONIC_CONFIG_UINT_POW2, 1, 1u << 24, NULL, CFG_FIELD(hash_buckets)},
+};
+
+#define CONFIG_NVARS (sizeof(config_vars) / sizeof(config_vars[0]))
+
+const onic_config_var_t *onic_config_vars(size_t *count_p)
+{
+    *count_p = CONFIG_NVARS;
+    return config_vars;
+}
+
+static unsigned *config_field(onic_config_t *cfg, const onic_config_var_t *var)
+{
+    return (unsigned *)((char *)cfg + var->offset);
+}
+
+static void config_accepted(const onic_config_var_t *var, char *buf, size_t len)
+{
+    size_t used = 0;
+
+    switch (var->type) {
+    case ONIC_CONFIG_UINT:
+        snprintf(buf, len, "an integer from %u to %u", var->min, var->max);
+        return;
+    case ONIC_CONFIG_UINT_POW2:
+        snprintf(buf, len, "a power of two from %u to %u", var->min, var->max);
+        return;
+    case ONIC_CONFIG_ENUM:
+        buf[0] = '\0';
+        for (const char *const *v = var->values; *v != NULL && used < len; v++)
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", v == var->values ? "" : "|", *v);
+        return;
+    }
+}
+
+onic_status_t onic_config_parse(const onic_config_var_t *var, const char *str,
+                                unsigned *value_p, char *err, size_t errlen)
+{
+    char accepted[128];
+    char *end;
+    unsigned long v;
+
+    if (var->type == ONIC_CONFIG_ENUM) {
+        for (unsigned i = 0; var->values[i] != NULL; i++) {
+            if (strcmp(str, var->values[i]) == 0) {
+                *value_p = i;
+                return ONIC_OK;
+            }
+        }
+    } else {
+        errno = 0;
+        v = strtoul(str, &end, 10);
+        if (str[0] >= '0' && str[0] <= '9' && *end == '\0' && errno == 0 &&
+            v >= var->min && v <= var->max &&
+            (var->type != ONIC_CONFIG_UINT_POW2 || (v & (v - 1)) == 0)) {
+            *value_p = (unsigned)v;
+            return ONIC_OK;
+        }
+    }
+    config_accepted(var, accepted, sizeof(accepted));
+    snprintf(err, errlen, "invalid %s=\"%s\": expected %s", var->name, str, accepted);
+    return ONIC_ERR_INVALID_PARAM;
+}
+
+void onic_config_format(const onic_config_var_t *var, const onic_config_t *cfg,
+                        char *buf, size_t len)
+{
+    unsigned v = *config_field((onic_config_t *)cfg, var);
+    if (var->type == ONIC_CONFIG_ENUM)
+        snprintf(buf, len, "%s", var->values[v]);
+    else
+        snprintf(buf, len, "%u", v);
+}
+
+const char *onic_config_env(const onic_config_var_t *var)
+{
+    return getenv(var->name);
+}
+
+void onic_config_defaults(onic_config_t *cfg_p)
+{
+    char err[16];
+    for (size_t i = 0; i < CONFIG_NVARS; i++) {
+        /* The table's defaults are valid by construction (a test checks). */
+        (void)onic_config_parse(&config_vars[i], config_vars[i].dflt,
+                                config_field(cfg_p, &config_vars[i]), err, sizeof(err));
+    }
+}
+
+static void config_warn_unknown(void)
+{
+    static int warned;
+
+    if (warned)
+        return;
+    warned = 1;
+    for (char **env = environ; env != NULL && *env != NULL; env++) {
+        size_t len;
+        int known = 0;
+        if (strncmp(*env, "ONIC_", 5) != 0)
+            continue;
+        len = strcspn(*env, "=");
+        for (size_t i = 0; i < CONFIG_NVARS && !known; i++)
+            known = strlen(config_vars[i].name) == len &&
+                    strncmp(config_vars[i].name, *env, len) == 0;
+        if (!known)
+            onic_warn("unknown variable %.*s ignored; onic-info lists the ONIC_* variables",
+                      (int)len, *env);
+    }
+}
+
+onic_status_t onic_config_read(onic_config_t *cfg_p)
+{
+    onic_config_t cfg;
+    char err[256];
+    onic_status_t status = ONIC_OK;
+
+    onic_config_defaults(&cfg);
+    for (size_t i = 0; i < CONFIG_NVARS; i++) {
+        const char *str = onic_config_env(&config_vars[i]);
+        if (str == NULL)
+            continue;
+        if (onic_config_parse(&config_vars[i], str, config_field(&cfg, &config_vars[i]),
+                              err, sizeof(err)) != ONIC_OK) {
+            onic_error("%s", err);
+            status = ONIC_ERR_INVALID_PARAM;
+        }
+    }
+    if (status == ONIC_OK && cfg.alpu_block > cfg.alpu_cells) {
+        onic_error("invalid ONIC_ALPU_BLOCK=%u: must not exceed ONIC_ALPU_CELLS=%u",
+                   cfg.alpu_block, cfg.alpu_cells);
+        status = ONIC_ERR_INVALID_PARAM;
+    }
+    config_warn_unknown();
+    if (status == ONIC_OK)
+        *cfg_p = cfg;
+    return status;
+}
+
+onic_log_level_t onic_config_log_level(void)
+{
+    char err[256];
+    unsigned level;
+    const char *str = onic_config_env(&config_vars[0]);
+
+    if (str != NULL && onic_config_parse(&config_vars[0], str, &level, err, sizeof(err)) == ONIC_OK)
+        return (onic_log_level_t)level;
+    if (str != NULL) /* the logger is not up yet: say it directly */
+        fprintf(stderr, "onic: %s; using warn\n", err);
+    return ONIC_LOG_WARN;
+}

@@ -1,0 +1,65 @@
+/* The one registry of ONIC_* variables. Each variable has a name, a default,
+ * a description, a type and a range; onic_config_read() parses them all from
+ * the environment into one struct, and an invalid value is an error naming
+ * the variable and what it accepts. onic-info prints the table. */
+#ifndef ONIC_BASE_CONFIG_H
+#define ONIC_BASE_CONFIG_H
+
+#include <stddef.h>
+#include <onic/status.h>
+#include "base/log.h"
+
+typedef enum onic_simd {
+    ONIC_SIMD_AUTO   = 0,
+    ONIC_SIMD_SCALAR = 1,
+    ONIC_SIMD_AVX2   = 2
+} onic_simd_t;
+
+typedef struct onic_config {
+    unsigned    log_level;      /* ONIC_LOG: onic_log_level_t */
+    unsigned    match_engine;   /* ONIC_MATCH: index into onic_config_match_engines */
+    unsigned    simd;           /* ONIC_SIMD: onic_simd_t */
+    unsigned    alpu_cells;     /* ONIC_ALPU_CELLS */
+    unsigned    alpu_block;     /* ONIC_ALPU_BLOCK */
+    unsigned    alpu_threshold; /* ONIC_ALPU_THRESHOLD */
+    unsigned    wide_cleanup;   /* ONIC_WIDE_CLEANUP */
+    unsigned    hash_buckets;   /* ONIC_HASH_BUCKETS */
+} onic_config_t;
+
+typedef enum onic_config_type {
+    ONIC_CONFIG_UINT,       /* decimal in [min, max] */
+    ONIC_CONFIG_UINT_POW2,  /* a power of two in [min, max] */
+    ONIC_CONFIG_ENUM        /* one of values[] */
+} onic_config_type_t;
+
+typedef struct onic_config_var {
+    const char         *name;
+    const char         *dflt;
+    const char         *desc;
+    onic_config_type_t  type;
+    unsigned            min, max;
+    const char *const  *values;   /* ONIC_CONFIG_ENUM, NULL-terminated */
+    size_t              offset;   /* of the unsigned field in onic_config_t */
+} onic_config_var_t;
+
+extern const char *const onic_config_match_engines[];
+
+/* The whole table, for onic-info. */
+const onic_config_var_t *onic_config_vars(size_t *count_p);
+void onic_config_defaults(onic_config_t *cfg_p);
+/* Defaults overridden by the environment. ONIC_ERR_INVALID_PARAM (after
+ * logging which variable and what it accepts) if any value is invalid;
+ * *cfg_p is written only on success. Unknown ONIC_* variables get a warning. */
+onic_status_t onic_config_read(onic_config_t *cfg_p);
+/* Parse one value for var into *value_p; on failure writes a message. */
+onic_status_t onic_config_parse(const onic_config_var_t *var, const char *str,
+                                unsigned *value_p, char *err, size_t errlen);
+/* Format var's value in cfg ("hash", "256") into buf. */
+void onic_config_format(const onic_config_var_t *var, const onic_config_t *cfg,
+                        char *buf, size_t len);
+/* The raw environment value of a registered variable, or NULL. */
+const char *onic_config_env(const onic_config_var_t *var);
+/* ONIC_LOG alone, for the logger's first use (invalid: the default). */
+onic_log_level_t onic_config_log_level(void);
+
+#endif

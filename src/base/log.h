@@ -1,0 +1,36 @@
+/* Logging: lowercase messages, logged where the error is first seen, naming
+ * the object and the value. The level comes from ONIC_LOG; levels above
+ * ONIC_LOG_MAX are compiled out so trace calls cost nothing in release. */
+#ifndef ONIC_BASE_LOG_H
+#define ONIC_BASE_LOG_H
+
+typedef enum onic_log_level {
+    ONIC_LOG_ERROR = 0,
+    ONIC_LOG_WARN  = 1,
+    ONIC_LOG_INFO  = 2,
+    ONIC_LOG_DEBUG = 3,
+    ONIC_LOG_TRACE = 4
+} onic_log_level_t;
+
+#ifndef ONIC_LOG_MAX
+#define ONIC_LOG_MAX ONIC_LOG_DEBUG
+#endif
+
+int  onic_log_enabled(onic_log_level_t level);
+void onic_log_set_level(onic_log_level_t level);
+void onic_log_emit(onic_log_level_t level, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#define onic_log(_lvl, ...) \
+    do { \
+        if ((_lvl) <= ONIC_LOG_MAX && onic_log_enabled(_lvl)) \
+            onic_log_emit((_lvl), __FILE__, __LINE__, __VA_ARGS__); \
+    } while (0)
+
+#define onic_error(...) onic_log(ONIC_LOG_ERROR, __VA_ARGS__)
+#define onic_warn(...)  onic_log(ONIC_LOG_WARN, __VA_ARGS__)
+#define onic_info(...)  onic_log(ONIC_LOG_INFO, __VA_ARGS__)
+#define onic_debug(...) onic_log(ONIC_LOG_DEBUG, __VA_ARGS__)
+#define onic_trace(...) onic_log(ONIC_LOG_TRACE, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,18 @@
+/* Allocation wrappers: every allocation in onic goes through these so tests
+ * can inject failures and check that nothing changes when memory runs out. */
+#ifndef ONIC_BASE_MEM_H
+#define ONIC_BASE_MEM_H
+
+#include <stddef.h>
+
+void *onic_malloc(size_t size);
+void *onic_calloc(size_t count, size_t size);
+/* size is rounded up to a multiple of align. */
+void *onic_aligned_alloc(size_t align, size_t size);
+void  onic_free(void *ptr);
+
+/* Test hook: let `successes` more allocations succeed, then fail every one
+ * until reset with a negative value (the default: never fail). */
+void onic_mem_fail_after(long successes);
+
+#endif

@@ -1,0 +1,179 @@
+/* src/base: status strings, the config registry, the pool, allocation
+ * failure injection. */
+#include "check.h"
+#include "base/config.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/pool.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void test_status(void)
+{
+    for (int s = ONIC_INPROGRESS; s > ONIC_ERR_LAST; s--) {
+        const char *str = onic_status_str((onic_status_t)s);
+        CHECK(str != NULL && strcmp(str, "unknown status") != 0);
+        for (int t = s - 1; t > ONIC_ERR_LAST; t--)
+            CHECK(strcmp(str, onic_status_str((onic_status_t)t)) != 0);
+    }
+    CHECK(strcmp(onic_status_str((onic_status_t)-1000), "unknown status") == 0);
+}
+
+static const onic_config_var_t *var_named(const char *name)
+{
+    size_t n;
+    const onic_config_var_t *vars = onic_config_vars(&n);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(vars[i].name, name) == 0)
+            return &vars[i];
+    return NULL;
+}
+
+static void test_config_table(void)
+{
+    size_t n;
+    const onic_config_var_t *vars = onic_config_vars(&n);
+    char err[256];
+
+    CHECK(n >= 8);
+    for (size_t i = 0; i < n; i++) {
+        unsigned v;
+        CHECK(strncmp(vars[i].name, "ONIC_", 5) == 0);
+        CHECK(vars[i].desc != NULL && vars[i].desc[0] != '\0');
+        CHECK(onic_config_parse(&vars[i], vars[i].dflt, &v, err, sizeof(err)) == ONIC_OK);
+        for (size_t j = i + 1; j < n; j++)
+            CHECK(strcmp(vars[i].name, vars[j].name) != 0);
+    }
+}
+
+static void test_config_parse(void)
+{
+    const onic_config_var_t *cells = var_named("ONIC_ALPU_CELLS");
+    const onic_config_var_t *thr = var_named("ONIC_ALPU_THRESHOLD");
+    const onic_config_var_t *match = var_named("ONIC_MATCH");
+    char err[256];
+    unsigned v = 12345;
+
+    CHECK(cells != NULL && thr != NULL && match != NULL);
+    CHECK(onic_config_parse(cells, "128", &v, err, sizeof(err)) == ONIC_OK && v == 128);
+    v = 7;
+    CHECK(onic_config_parse(cells, "100", &v, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
+    CHECK(v == 7); /* untouched on error */
+    CHECK(strstr(err, "ONIC_ALPU_CELLS") != NULL && strstr(err, "power of two") != NULL);
+    CHECK(onic_config_parse(cells, "1048576", &v, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
+    CHECK(onic_config_parse(thr, "-1", &v, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
+    CHECK(onic_config_parse(thr, "5x", &v, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
+    CHECK(onic_config_parse(thr, "", &v, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
+    CHECK(onic_config_parse(thr, "99999999999999999999", &v, err, sizeof(err)) ==
+          ONIC_ERR_INVALID_PARAM);
+    CHECK(onic_config_parse(thr, "0", &v, err, sizeof(err)) == ONIC_OK && v == 0);
+    CHECK(onic_config_parse(match, "wide", &v, err, sizeof(err)) == ONIC_OK);
+    CHECK(strcmp(onic_config_match_engines[v], "wide") == 0);
+    CHECK(onic_config_parse(match, "Hash", &v, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
+    CHECK(strstr(err, "ONIC_MATCH") != NULL && strstr(err, "hash|list|alpu|wide") != NULL);
+}
+
+static void test_config_read(void)
+{
+    onic_config_t cfg, dflt;
+
+    onic_config_defaults(&dflt);
+    CHECK(onic_config_read(&cfg) == ONIC_OK);
+    CHECK(memcmp(&cfg, &dflt, sizeof(cfg)) == 0);
+
+    setenv("ONIC_ALPU_CELLS", "64", 1);
+    setenv("ONIC_MATCH", "alpu", 1);
+    CHECK(onic_config_read(&cfg) == ONIC_OK);
+    CHECK(cfg.alpu_cells == 64);
+    CHECK(strcmp(onic_config_match_engines[cfg.match_engine], "alpu") == 0);
+
+    /* An invalid value fails the read and leaves *cfg_p alone. */
+    memset(&cfg, 0xab, sizeof(cfg));
+    setenv("ONIC_ALPU_THRESHOLD", "many", 1);
+    fprintf(stderr, "(an error about ONIC_ALPU_THRESHOLD is expected next)\n");
+    CHECK(onic_config_read(&cfg) == ONIC_ERR_INVALID_PARAM);
+    CHECK(cfg.alpu_cells == 0xabababab);
+    unsetenv("ONIC_ALPU_THRESHOLD");
+
+    /* Cross-field rule: a block cannot be larger than the unit. */
+    setenv("ONIC_ALPU_BLOCK", "128", 1);
+    fprintf(stderr, "(an error about ONIC_ALPU_BLOCK is expected next)\n");
+    CHECK(onic_config_read(&cfg) == ONIC_ERR_INVALID_PARAM);
+    unsetenv("ONIC_ALPU_BLOCK");
+    unsetenv("ONIC_ALPU_CELLS");
+    unsetenv("ONIC_MATCH");
+    CHECK(onic_config_read(&cfg) == ONIC_OK);
+}
+
+static void test_config_format(void)
+{
+    onic_config_t cfg;
+    char buf[32];
+
+    onic_config_defaults(&cfg);
+    onic_config_format(var_named("ONIC_MATCH"), &cfg, buf, sizeof(buf));
+    CHECK(strcmp(buf, "hash") == 0);
+    onic_config_format(var_named("ONIC_ALPU_THRESHOLD"), &cfg, buf, sizeof(buf));
+    CHECK(strcmp(buf, "5") == 0);
+}
+
+static void test_pool(void)
+{
+    onic_pool_t pool;
+    void *elems[100];
+
+    onic_pool_init(&pool, 40, 16);
+    CHECK(pool.elem_size == 48);
+    for (int i = 0; i < 100; i++) {
+        elems[i] = onic_pool_get(&pool);
+        CHECK(elems[i] != NULL);
+        memset(elems[i], i, 40);
+    }
+    CHECK(pool.in_use == 100);
+    for (int i = 0; i < 100; i++)
+        for (int j = i + 1; j < 100; j++)
+            if (elems[i] == elems[j])
+                CHECK(!"pool handed out one element twice");
+    onic_pool_put(&pool, elems[42]);
+    CHECK(onic_pool_get(&pool) == elems[42]); /* LIFO: the warm one comes back */
+
+    /* 112 elements fit in the 7 chunks already there; the 113th needs a chunk. */
+    for (int i = 100; i < 112; i++)
+        CHECK(onic_pool_get(&pool) != NULL);
+    onic_mem_fail_after(0);
+    CHECK(onic_pool_get(&pool) == NULL);
+    CHECK(pool.in_use == 112);
+    onic_mem_fail_after(-1);
+    CHECK(onic_pool_get(&pool) != NULL);
+    onic_pool_fini(&pool);
+}
+
+static void test_mem_injection(void)
+{
+    void *a, *b;
+
+    onic_mem_fail_after(1);
+    a = onic_malloc(8);
+    b = onic_malloc(8);
+    CHECK(a != NULL && b == NULL);
+    CHECK(onic_calloc(1, 8) == NULL);
+    onic_mem_fail_after(-1);
+    b = onic_aligned_alloc(64, 10);
+    CHECK(b != NULL && ((uintptr_t)b & 63) == 0);
+    onic_free(a);
+    onic_free(b);
+}
+
+int main(void)
+{
+    test_status();
+    test_config_table();
+    test_config_parse();
+    test_config_read();
+    test_config_format();
+    test_pool();
+    test_mem_injection();
+    return check_summary("base");
+}
