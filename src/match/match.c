@@ -1,0 +1,236 @@
+/* The matching front end: argument checks, the entry pool, sequence numbers
+ * and statistics, then one call into the engine chosen at create. */
+#include "match/engine.h"
+#include "base/log.h"
+#include "base/mem.h"
+
+#include <string.h>
+
+/* Every engine, default first; onic_config_match_engines lists the same names. */
+static const onic_match_ops_t *const engines[] = {
+    &onic_match_hash_ops,
+    &onic_match_list_ops,
+    &onic_match_alpu_ops,
+    &onic_match_wide_ops,
+};
+
+#define MATCH_NENGINES (sizeof(engines) / sizeof(engines[0]))
+#define MATCH_POOL_CHUNK 256
+
+const onic_match_ops_t *onic_match_ops_find(const char *name)
+{
+    for (size_t i = 0; i < MATCH_NENGINES; i++)
+        if (strcmp(engines[i]->name, name) == 0)
+            return engines[i];
+    return NULL;
+}
+
+const char *const *onic_match_engines(void)
+{
+    static const char *names[MATCH_NENGINES + 1];
+    for (size_t i = 0; i < MATCH_NENGINES; i++)
+        names[i] = engines[i]->name;
+    return names;
+}
+
+onic_status_t onic_matcher_create_cfg(const char *engine, const onic_config_t *cfg,
+                                      onic_matcher_t **m_p)
+{
+    const onic_match_ops_t *ops;
+    onic_matcher_t *m;
+    onic_status_t status;
+
+    if (m_p == NULL || cfg == NULL) {
+        onic_error("match: NULL %s passed to onic_matcher_create", m_p == NULL ? "m_p" : "cfg");
+        return ONIC_ERR_INVALID_PARAM;
+    }
+    if (engine == NULL)
+        engine = onic_config_match_engines[cfg->match_engine];
+    ops = onic_match_ops_find(engine);
+    if (ops == NULL) {
+        onic_error("match: unknown engine \"%s\"; choose hash, list, alpu or wide", engine);
+        return ONIC_ERR_INVALID_PARAM;
+    }
+    m = onic_calloc(1, sizeof(*m));
+    if (m == NULL) {
+        onic_error("match: cannot allocate a %s matcher", engine);
+        return ONIC_ERR_NO_MEMORY;
+    }
+    m->ops = ops;
+    m->cfg = *cfg;
+    onic_pool_init(&m->pool, ops->entry_size, MATCH_POOL_CHUNK);
+    status = ops->init(m);
+    if (status != ONIC_OK) {
+        onic_free(m);
+        return status;
+    }
+    *m_p = m;
+    return ONIC_OK;
+}
+
+onic_status_t onic_matcher_create(const char *engine, onic_matcher_t **m_p)
+{
+    onic_config_t cfg;
+    onic_status_t status = onic_config_read(&cfg);
+
+    if (status != ONIC_OK)
+        return status;
+    return onic_matcher_create_cfg(engine, &cfg, m_p);
+}
+
+void onic_matcher_destroy(onic_matcher_t *m)
+{
+    if (m == NULL)
+        return;
+    m->ops->fini(m);
+    onic_pool_fini(&m->pool);
+    onic_free(m);
+}
+
+const char *onic_matcher_engine(const onic_matcher_t *m)
+{
+    return m == NULL ? NULL : m->ops->name;
+}
+
+onic_status_t onic_matcher_append(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
+                                  void *cookie, onic_mentry_t **entry_p)
+{
+    onic_mentry_t *e;
+
+    if (m == NULL) {
+        onic_error("match: append on a NULL matcher");
+        return ONIC_ERR_INVALID_PARAM;
+    }
+    if (m->ops->reserve != NULL) {
+        onic_status_t status = m->ops->reserve(m);
+        if (status != ONIC_OK)
+            return status;
+    }
+    e = onic_pool_get(&m->pool);
+    if (e == NULL) {
+        onic_error("match: cannot allocate an entry for a %s queue of length %zu",
+                   m->ops->name, m->length);
+        return ONIC_ERR_NO_MEMORY;
+    }
+    e->key    = key;
+    e->ignore = ignore;
+    e->cookie = cookie;
+    e->seq    = m->next_seq++;
+    e->state  = ONIC_MENTRY_QUEUED;
+    e->engine_flags = 0;
+    m->ops->append(m, e);
+    m->length++;
+    m->stats.appends++;
+    if (m->length > m->stats.max_length)
+        m->stats.max_length = m->length;
+    if (entry_p != NULL)
+        *entry_p = e;
+    return ONIC_OK;
+}
+
+static void match_entry_release(onic_matcher_t *m, onic_mentry_t *e)
+{
+    e->state = ONIC_MENTRY_FREE;
+    m->length--;
+    onic_pool_put(&m->pool, e);
+}
+
+void *onic_matcher_match(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore)
+{
+    onic_mentry_t *e;
+    void *cookie;
+
+    if (m == NULL)
+        return NULL;
+    m->stats.lookups++;
+    e = m->ops->find(m, key, ignore, 1);
+    if (e == NULL)
+        return NULL;
+    m->stats.hits++;
+    cookie = e->cookie;
+    match_entry_release(m, e);
+    return cookie;
+}
+
+void *onic_matcher_peek(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore)
+{
+    onic_mentry_t *e;
+
+    if (m == NULL)
+        return NULL;
+    m->stats.lookups++;
+    e = m->ops->find(m, key, ignore, 0);
+    if (e == NULL)
+        return NULL;
+    m->stats.hits++;
+    return e->cookie;
+}
+
+onic_status_t onic_matcher_remove(onic_matcher_t *m, onic_mentry_t *e)
+{
+    if (m == NULL || e == NULL) {
+        onic_error("match: remove with a NULL %s", m == NULL ? "matcher" : "entry");
+        return ONIC_ERR_INVALID_PARAM;
+    }
+    if (e->state != ONIC_MENTRY_QUEUED) {
+        onic_debug("match: remove of entry %p that is no longer queued", (void *)e);
+        return ONIC_ERR_NO_ELEM;
+    }
+    m->ops->remove(m, e);
+    m->stats.removes++;
+    match_entry_release(m, e);
+    return ONIC_OK;
+}
+
+size_t onic_matcher_length(const onic_matcher_t *m)
+{
+    return m == NULL ? 0 : m->length;
+}
+
+void onic_matcher_stats(const onic_matcher_t *m, onic_match_stats_t *stats_p)
+{
+    if (m == NULL || stats_p == NULL)
+        return;
+    *stats_p = m->stats;
+}
+
+/* --- MPI envelopes --- */
+
+#define MPI_TAG_MASK 0xffffffffull
+
+onic_status_t onic_match_mpi_encode(uint64_t context, int64_t source, int64_t tag,
+                                    onic_mkey_t *key_p, onic_mkey_t *ignore_p)
+{
+    onic_mkey_t key = {0, 0}, ignore = {0, 0};
+
+    if (key_p == NULL || ignore_p == NULL || context > ONIC_MATCH_MPI_MAX_CONTEXT ||
+        (source != ONIC_MATCH_MPI_ANY_SOURCE && (source < 0 || source > ONIC_MATCH_MPI_MAX_RANK)) ||
+        (tag != ONIC_MATCH_MPI_ANY_TAG && (tag < 0 || tag > ONIC_MATCH_MPI_MAX_TAG))) {
+        onic_debug("match: cannot encode MPI envelope context %llu source %lld tag %lld",
+                   (unsigned long long)context, (long long)source, (long long)tag);
+        return ONIC_ERR_INVALID_PARAM;
+    }
+    key.bits = context << 32;
+    if (tag == ONIC_MATCH_MPI_ANY_TAG)
+        ignore.bits = MPI_TAG_MASK;
+    else
+        key.bits |= (uint64_t)tag;
+    if (source == ONIC_MATCH_MPI_ANY_SOURCE)
+        ignore.id = UINT64_MAX;
+    else
+        key.id = (uint64_t)source;
+    *key_p = key;
+    *ignore_p = ignore;
+    return ONIC_OK;
+}
+
+void onic_match_mpi_decode(onic_mkey_t key, uint32_t *context_p, int32_t *source_p,
+                           int32_t *tag_p)
+{
+    if (context_p != NULL)
+        *context_p = (uint32_t)(key.bits >> 32);
+    if (source_p != NULL)
+        *source_p = (int32_t)key.id;
+    if (tag_p != NULL)
+        *tag_p = (int32_t)(key.bits & MPI_TAG_MASK);
+}
