@@ -1,0 +1,289 @@
+/* alpu: the list management of paper 000 section IV. The whole queue is an
+ * ordered software list (the NIC processor's copy); its oldest entries are
+ * also loaded, as a prefix, into a software ALPU unit (alpu_unit.c) that
+ * finds the oldest match among them in one request. A MATCH_FAILURE means
+ * none of them matched, so only the unloaded rest of the list is walked. */
+#include "match/engine.h"
+#include "match/alpu_unit.h"
+#include "base/list.h"
+#include "base/log.h"
+#include "base/mem.h"
+
+#include <assert.h>
+
+#define ALPU_LOADED 1u  /* engine_flags: the entry has a cell in the unit */
+
+typedef struct alpu_entry {
+    onic_mentry_t super;
+    onic_dlist_t  link;
+    uint32_t      slot;  /* the tag of its cell, while ALPU_LOADED */
+} alpu_entry_t;
+
+/* Cell tags are indices into slots[], never entry pointers: the cell of a
+ * cancelled entry stays in the unit until a match deletes it or a RESET,
+ * and the pool may hand the entry's memory to a new append before then.
+ * slots[t] is the entry in the cell tagged t, or NULL for a tombstone. A
+ * slot is taken per cell, so `cells` slots always suffice. */
+typedef struct alpu_engine {
+    onic_dlist_t      live;      /* every queued entry, oldest first */
+    onic_dlist_t     *unloaded;  /* first entry without a cell, or &live */
+    onic_alpu_unit_t *unit;
+    alpu_entry_t    **slots;
+    uint32_t         *free_slots;  /* stack of unused tags */
+    unsigned          nfree;
+    unsigned          cells;
+    unsigned          dead;        /* tombstones still holding a cell */
+    unsigned          threshold;
+} alpu_engine_t;
+
+static void alpu_slots_clear(alpu_engine_t *a)
+{
+    /* Pushed in reverse so tags are handed out 0, 1, 2, ... */
+    for (unsigned i = 0; i < a->cells; i++)
+        a->free_slots[i] = a->cells - 1 - i;
+    a->nfree = a->cells;
+    a->dead  = 0;
+}
+
+static void alpu_slot_put(alpu_engine_t *a, uint32_t slot)
+{
+    a->slots[slot] = NULL;
+    a->free_slots[a->nfree++] = slot;
+}
+
+static onic_status_t alpu_init(onic_matcher_t *m)
+{
+    unsigned cells = m->cfg.alpu_cells;
+    onic_alpu_unit_t *unit;
+    alpu_engine_t *a;
+    onic_status_t status;
+
+    status = onic_alpu_unit_create(cells, m->cfg.alpu_block, (onic_simd_t)m->cfg.simd, &unit);
+    if (status != ONIC_OK)
+        return status;
+    a = onic_calloc(1, sizeof(*a));
+    if (a == NULL)
+        goto err_unit;
+    a->slots      = onic_calloc(cells, sizeof(*a->slots));
+    a->free_slots = onic_malloc(cells * sizeof(*a->free_slots));
+    if (a->slots == NULL || a->free_slots == NULL)
+        goto err_engine;
+    onic_dlist_init(&a->live);
+    a->unloaded  = &a->live;
+    a->unit      = unit;
+    a->cells     = cells;
+    a->threshold = m->cfg.alpu_threshold;
+    alpu_slots_clear(a);
+    m->engine = a;
+    return ONIC_OK;
+
+err_engine:
+    onic_free(a->slots);
+    onic_free(a->free_slots);
+    onic_free(a);
+err_unit:
+    onic_alpu_unit_destroy(unit);
+    onic_error("alpu: cannot allocate an engine for %u cells", cells);
+    return ONIC_ERR_NO_MEMORY;
+}
+
+static void alpu_fini(onic_matcher_t *m)
+{
+    alpu_engine_t *a = m->engine;
+
+    onic_alpu_unit_destroy(a->unit);
+    onic_free(a->slots);
+    onic_free(a->free_slots);
+    onic_free(a);
+}
+
+static void alpu_append(onic_matcher_t *m, onic_mentry_t *e)
+{
+    alpu_engine_t *a = m->engine;
+    alpu_entry_t *ae = (alpu_entry_t *)e;
+
+    onic_dlist_push_tail(&a->live, &ae->link);
+    if (a->unloaded == &a->live)
+        a->unloaded = &ae->link;
+}
+
+/* Commands never back up for long: the unit drains its command FIFO in
+ * insert mode without producing results, so running it makes room. */
+static void alpu_cmd(alpu_engine_t *a, const onic_alpu_cmd_t *cmd)
+{
+    if (onic_alpu_unit_cmd_push(a->unit, cmd) == ONIC_OK)
+        return;
+    onic_alpu_unit_run(a->unit);
+    onic_status_t status = onic_alpu_unit_cmd_push(a->unit, cmd);
+    assert(status == ONIC_OK);
+    (void)status;
+}
+
+/* One request, answered at once: find() takes every result as it comes, so
+ * the unit never has an older one queued. */
+static void alpu_request(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int probe,
+                         onic_alpu_result_t *res_p)
+{
+    alpu_engine_t *a = m->engine;
+    onic_alpu_hdr_t hdr = {.key = key, .ignore = ignore, .probe = (uint32_t)probe};
+    onic_alpu_unit_counters_t before, after;
+    onic_status_t status;
+
+    onic_alpu_unit_counters(a->unit, &before);
+    status = onic_alpu_unit_hdr_push(a->unit, &hdr);
+    assert(status == ONIC_OK);
+    onic_alpu_unit_run(a->unit);
+    status = onic_alpu_unit_result_pop(a->unit, res_p);
+    assert(status == ONIC_OK && res_p->type != ONIC_ALPU_RES_START_ACK);
+    (void)status;
+    onic_alpu_unit_counters(a->unit, &after);
+    m->stats.inspected += after.compared - before.compared;
+}
+
+/* Batch-load the oldest unloaded entries into the free cells, once the queue
+ * is long enough to be worth it. Loading in queue order keeps the loaded
+ * entries a prefix: each is older than every unloaded one. */
+static void alpu_load(onic_matcher_t *m)
+{
+    alpu_engine_t *a = m->engine;
+    onic_alpu_cmd_t cmd = {.type = ONIC_ALPU_CMD_START_INSERT};
+    onic_alpu_result_t res;
+    unsigned room;
+
+    if (m->length <= a->threshold || a->unloaded == &a->live || a->nfree == 0)
+        return;
+    alpu_cmd(a, &cmd);
+    onic_alpu_unit_run(a->unit);
+    if (onic_alpu_unit_result_pop(a->unit, &res) != ONIC_OK || res.type != ONIC_ALPU_RES_START_ACK) {
+        assert(!"alpu unit did not acknowledge START_INSERT");
+        return;
+    }
+    assert(res.free == a->nfree);
+    cmd.type = ONIC_ALPU_CMD_INSERT;
+    for (room = res.free; room > 0 && a->unloaded != &a->live; room--) {
+        alpu_entry_t *e = onic_container_of(a->unloaded, alpu_entry_t, link);
+        uint32_t slot = a->free_slots[--a->nfree];
+
+        a->slots[slot] = e;
+        e->slot = slot;
+        e->super.engine_flags |= ALPU_LOADED;
+        cmd.key    = e->super.key;
+        cmd.ignore = e->super.ignore;
+        cmd.tag    = slot;
+        alpu_cmd(a, &cmd);
+        a->unloaded = a->unloaded->next;
+    }
+    cmd.type = ONIC_ALPU_CMD_STOP_INSERT;
+    alpu_cmd(a, &cmd);
+    onic_alpu_unit_run(a->unit);
+}
+
+/* Too many tombstones waste cells: clear the unit and let the next find
+ * reload it from the oldest live entry. */
+static void alpu_reset(alpu_engine_t *a)
+{
+    onic_alpu_cmd_t cmd = {.type = ONIC_ALPU_CMD_RESET};
+
+    alpu_cmd(a, &cmd);
+    onic_alpu_unit_run(a->unit);
+    for (onic_dlist_t *l = a->live.next; l != a->unloaded; l = l->next)
+        onic_container_of(l, alpu_entry_t, link)->super.engine_flags &= ~ALPU_LOADED;
+    a->unloaded = a->live.next;
+    for (unsigned i = 0; i < a->cells; i++)
+        a->slots[i] = NULL;
+    alpu_slots_clear(a);
+}
+
+static onic_mentry_t *alpu_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int remove)
+{
+    alpu_engine_t *a = m->engine;
+    onic_alpu_result_t res;
+    uint64_t walked = 0;
+
+    alpu_load(m);
+    while (a->nfree < a->cells) {
+        alpu_entry_t *e;
+        uint32_t slot;
+
+        alpu_request(m, key, ignore, !remove, &res);
+        if (res.type == ONIC_ALPU_RES_MATCH_FAILURE)
+            break;
+        slot = (uint32_t)res.tag;
+        assert(res.tag < a->cells);
+        e = a->slots[slot];
+        if (e == NULL) {
+            /* A tombstone. A deleting request already dropped its cell; a
+             * probe left it, so drop it with the same query (the oldest
+             * match is still that cell). Then ask again. */
+            if (!remove) {
+                alpu_request(m, key, ignore, 0, &res);
+                assert(res.type == ONIC_ALPU_RES_MATCH_SUCCESS && res.tag == slot);
+            }
+            alpu_slot_put(a, slot);
+            a->dead--;
+            continue;
+        }
+        if (remove) {
+            alpu_slot_put(a, slot);
+            e->super.engine_flags &= ~ALPU_LOADED;
+            onic_dlist_del(&e->link);
+        }
+        return &e->super;
+    }
+
+    for (onic_dlist_t *l = a->unloaded; l != &a->live; l = l->next) {
+        alpu_entry_t *e = onic_container_of(l, alpu_entry_t, link);
+
+        walked++;
+        if (onic_mentry_matches(&e->super, key, ignore)) {
+            m->stats.inspected += walked;
+            if (remove) {
+                if (l == a->unloaded)
+                    a->unloaded = l->next;
+                onic_dlist_del(l);
+            }
+            return &e->super;
+        }
+    }
+    m->stats.inspected += walked;
+    return NULL;
+}
+
+/* The unit has no delete-by-tag, so a loaded entry leaves a tombstone: its
+ * slot forgets the entry (which the front end frees once we return) and the
+ * cell goes when a request next hits it, or at a RESET. */
+static void alpu_remove(onic_matcher_t *m, onic_mentry_t *e)
+{
+    alpu_engine_t *a = m->engine;
+    alpu_entry_t *ae = (alpu_entry_t *)e;
+
+    if (e->engine_flags & ALPU_LOADED) {
+        a->slots[ae->slot] = NULL;
+        a->dead++;
+        e->engine_flags &= ~ALPU_LOADED;
+    } else if (&ae->link == a->unloaded) {
+        a->unloaded = ae->link.next;
+    }
+    onic_dlist_del(&ae->link);
+    if (a->dead > a->cells / 2)
+        alpu_reset(a);
+}
+
+const onic_alpu_unit_t *onic_match_alpu_unit(const onic_matcher_t *m)
+{
+    if (m == NULL || m->ops != &onic_match_alpu_ops)
+        return NULL;
+    return ((const alpu_engine_t *)m->engine)->unit;
+}
+
+const onic_match_ops_t onic_match_alpu_ops = {
+    .name       = "alpu",
+    .desc       = "software model of paper 000's associative list unit, "
+                  "loaded with the oldest entries",
+    .entry_size = sizeof(alpu_entry_t),
+    .init       = alpu_init,
+    .fini       = alpu_fini,
+    .append     = alpu_append,
+    .find       = alpu_find,
+    .remove     = alpu_remove,
+};

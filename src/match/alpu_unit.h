@@ -1,0 +1,113 @@
+/* A software model of paper 000's associative list processing unit (ALPU):
+ * the "hardware" that the alpu engine drives the way the NIC processor of
+ * section IV does. It is reached only through its FIFOs:
+ *   command FIFO  START_INSERT, INSERT(key, mask, tag), STOP_INSERT, RESET
+ *   header FIFO   match requests (key, query mask, probe)
+ *   result FIFO   START_ACKNOWLEDGE(free cells), MATCH_SUCCESS(tag),
+ *                 MATCH_FAILURE
+ * and onic_alpu_unit_run() plays the state machine of figure 3 until it has
+ * nothing to do or the result FIFO is full.
+ *
+ * Cells are kept oldest first (cell 0 has the highest priority) and always
+ * packed: a deleting match shifts the younger cells up, an INSERT fills the
+ * first cell after the valid ones. A request matches the oldest valid cell
+ * under the symmetric predicate of onic_mkey_matches().
+ *
+ * State machine, one step serving at most one request and then one command:
+ *   match state   requests answered MATCH_SUCCESS or MATCH_FAILURE; pending
+ *                 commands are read after the current match, and only RESET
+ *                 and START_INSERT are valid (others discarded, counted).
+ *                 START_INSERT answers START_ACKNOWLEDGE(free cells).
+ *   insert mode   INSERT fills the next cell (discarded when full) and
+ *                 STOP_INSERT returns to the match state; anything else is
+ *                 discarded. A request that fails is held at the head of the
+ *                 header FIFO (requests behind it wait) and retried after
+ *                 STOP_INSERT, so no MATCH_FAILURE comes between
+ *                 START_ACKNOWLEDGE and STOP_INSERT.
+ * run() stops when the result FIFO is full and resumes on the next call.
+ *
+ * onic extension: a request with `probe` set reports the match but keeps the
+ * cell (MPI_Iprobe); the paper's unit always deletes. */
+#ifndef ONIC_MATCH_ALPU_UNIT_H
+#define ONIC_MATCH_ALPU_UNIT_H
+
+#include <stdint.h>
+#include <onic/match.h>
+#include <onic/status.h>
+#include "base/config.h"
+
+/* Each FIFO is a ring of this many slots. */
+#define ONIC_ALPU_UNIT_FIFO_DEPTH 64u
+/* Largest unit: tags handed back by the engine are cell-sized indices. */
+#define ONIC_ALPU_UNIT_MAX_CELLS  (1u << 24)
+
+typedef enum onic_alpu_cmd_type {
+    ONIC_ALPU_CMD_START_INSERT = 1,
+    ONIC_ALPU_CMD_INSERT       = 2,
+    ONIC_ALPU_CMD_STOP_INSERT  = 3,
+    ONIC_ALPU_CMD_RESET        = 4
+} onic_alpu_cmd_type_t;
+
+typedef struct onic_alpu_cmd {
+    uint32_t    type;    /* onic_alpu_cmd_type_t */
+    onic_mkey_t key;     /* INSERT only */
+    onic_mkey_t ignore;  /* INSERT only: the cell's mask bits */
+    uint64_t    tag;     /* INSERT only: returned by MATCH_SUCCESS */
+} onic_alpu_cmd_t;
+
+typedef struct onic_alpu_hdr {
+    onic_mkey_t key;
+    onic_mkey_t ignore;  /* the request's own mask bits */
+    uint32_t    probe;   /* nonzero: report the match, keep the cell */
+} onic_alpu_hdr_t;
+
+typedef enum onic_alpu_result_type {
+    ONIC_ALPU_RES_START_ACK     = 1,
+    ONIC_ALPU_RES_MATCH_SUCCESS = 2,
+    ONIC_ALPU_RES_MATCH_FAILURE = 3
+} onic_alpu_result_type_t;
+
+typedef struct onic_alpu_result {
+    uint32_t type;  /* onic_alpu_result_type_t */
+    uint32_t free;  /* START_ACK: cells free when insert mode began */
+    uint64_t tag;   /* MATCH_SUCCESS: the matched cell's tag */
+} onic_alpu_result_t;
+
+typedef struct onic_alpu_unit_counters {
+    uint64_t matches;    /* requests answered (success or failure) */
+    uint64_t hits;       /* requests answered MATCH_SUCCESS */
+    uint64_t compared;   /* valid cells compared, held retries included */
+    uint64_t inserts;    /* INSERTs that filled a cell */
+    uint64_t resets;     /* RESETs obeyed */
+    uint64_t discarded;  /* commands not valid in the state they arrived in */
+} onic_alpu_unit_counters_t;
+
+typedef struct onic_alpu_unit onic_alpu_unit_t;
+
+/* cells and block: powers of two, block <= cells. simd AUTO uses AVX2 when
+ * the CPU has it; AVX2 on a CPU without it is ONIC_ERR_INVALID_PARAM. */
+onic_status_t onic_alpu_unit_create(unsigned cells, unsigned block, onic_simd_t simd,
+                                    onic_alpu_unit_t **unit_p);
+void          onic_alpu_unit_destroy(onic_alpu_unit_t *unit);
+
+/* ONIC_ERR_NO_RESOURCE when the FIFO is full; nothing is queued then. */
+onic_status_t onic_alpu_unit_cmd_push(onic_alpu_unit_t *unit, const onic_alpu_cmd_t *cmd);
+onic_status_t onic_alpu_unit_hdr_push(onic_alpu_unit_t *unit, const onic_alpu_hdr_t *hdr);
+/* Process queued commands and requests; returns the number of steps taken
+ * (0: idle, blocked on a held request, or the result FIFO is full). */
+unsigned      onic_alpu_unit_run(onic_alpu_unit_t *unit);
+/* ONIC_ERR_NO_ELEM when the result FIFO is empty. */
+onic_status_t onic_alpu_unit_result_pop(onic_alpu_unit_t *unit, onic_alpu_result_t *res_p);
+
+/* Observation only (the engine tracks these itself, as the paper's
+ * processor does): valid cells, free cells, the compare path, counters. */
+unsigned      onic_alpu_unit_count(const onic_alpu_unit_t *unit);
+unsigned      onic_alpu_unit_free_cells(const onic_alpu_unit_t *unit);
+const char   *onic_alpu_unit_simd(const onic_alpu_unit_t *unit);  /* "avx2" or "scalar" */
+void          onic_alpu_unit_counters(const onic_alpu_unit_t *unit,
+                                      onic_alpu_unit_counters_t *counters_p);
+
+/* The unit behind an "alpu" matcher, for tests and tools; NULL otherwise. */
+const onic_alpu_unit_t *onic_match_alpu_unit(const onic_matcher_t *m);
+
+#endif

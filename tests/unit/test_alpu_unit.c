@@ -1,0 +1,714 @@
+/* Tests of the software ALPU unit (its protocol, one request at a time) and
+ * of the alpu engine that drives it, including a small differential run
+ * against the list engine. Deterministic: every random stream is seeded. */
+#include "match/alpu_unit.h"
+#include "match/engine.h"
+#include "base/cpu.h"
+#include "base/log.h"
+#include "base/mem.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static unsigned passed, failed;
+
+#define CHECK(_cond) \
+    do { \
+        if (_cond) { \
+            passed++; \
+        } else { \
+            failed++; \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #_cond); \
+        } \
+    } while (0)
+
+/* For helpers: a failure counts, a pass does not, so the total says how
+ * many things the tests themselves checked. */
+#define REQUIRE(_cond) \
+    do { \
+        if (!(_cond)) { \
+            failed++; \
+            fprintf(stderr, "%s:%d: REQUIRE failed: %s\n", __FILE__, __LINE__, #_cond); \
+        } \
+    } while (0)
+
+static const onic_mkey_t NONE = {0, 0};
+static const onic_mkey_t ALL  = {UINT64_MAX, UINT64_MAX};
+
+static onic_mkey_t key(uint64_t bits, uint64_t id)
+{
+    onic_mkey_t k = {bits, id};
+    return k;
+}
+
+static uint64_t rng_state;
+
+static uint64_t rng(void)
+{
+    /* xorshift64*: small and good enough to pick keys and operations. */
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+/* --- unit helpers: drive the unit only through its FIFOs --- */
+
+static onic_alpu_unit_t *unit_new(unsigned cells, unsigned block, onic_simd_t simd)
+{
+    onic_alpu_unit_t *u = NULL;
+    onic_status_t status = onic_alpu_unit_create(cells, block, simd, &u);
+
+    REQUIRE(status == ONIC_OK && u != NULL);
+    return u;
+}
+
+static void cmd(onic_alpu_unit_t *u, uint32_t type, onic_mkey_t k, onic_mkey_t ign, uint64_t tag)
+{
+    onic_alpu_cmd_t c = {.type = type, .key = k, .ignore = ign, .tag = tag};
+    REQUIRE(onic_alpu_unit_cmd_push(u, &c) == ONIC_OK);
+}
+
+static void hdr(onic_alpu_unit_t *u, onic_mkey_t k, onic_mkey_t ign, int probe)
+{
+    onic_alpu_hdr_t h = {.key = k, .ignore = ign, .probe = (uint32_t)probe};
+    REQUIRE(onic_alpu_unit_hdr_push(u, &h) == ONIC_OK);
+}
+
+/* The next result's type (0 if none), its tag or free count in *val_p. */
+static uint32_t result(onic_alpu_unit_t *u, uint64_t *val_p)
+{
+    onic_alpu_result_t r;
+
+    if (onic_alpu_unit_result_pop(u, &r) != ONIC_OK)
+        return 0;
+    if (val_p != NULL)
+        *val_p = r.type == ONIC_ALPU_RES_START_ACK ? r.free : r.tag;
+    return r.type;
+}
+
+/* START_INSERT and its acknowledgement; returns the free count. */
+static uint64_t start_insert(onic_alpu_unit_t *u)
+{
+    uint64_t free = UINT64_MAX;
+
+    cmd(u, ONIC_ALPU_CMD_START_INSERT, NONE, NONE, 0);
+    onic_alpu_unit_run(u);
+    REQUIRE(result(u, &free) == ONIC_ALPU_RES_START_ACK);
+    return free;
+}
+
+static void stop_insert(onic_alpu_unit_t *u)
+{
+    cmd(u, ONIC_ALPU_CMD_STOP_INSERT, NONE, NONE, 0);
+    onic_alpu_unit_run(u);
+}
+
+/* Insert n exact cells keyed (bits, first + i) tagged first + i. */
+static void insert_exact(onic_alpu_unit_t *u, uint64_t bits, uint64_t first, unsigned n)
+{
+    start_insert(u);
+    for (unsigned i = 0; i < n; i++) {
+        cmd(u, ONIC_ALPU_CMD_INSERT, key(bits, first + i), NONE, first + i);
+        onic_alpu_unit_run(u);  /* keep the command FIFO short */
+    }
+    stop_insert(u);
+}
+
+/* One request run to completion: the result type, the tag in *tag_p. */
+static uint32_t request(onic_alpu_unit_t *u, onic_mkey_t k, onic_mkey_t ign, int probe,
+                        uint64_t *tag_p)
+{
+    hdr(u, k, ign, probe);
+    onic_alpu_unit_run(u);
+    return result(u, tag_p);
+}
+
+static uint64_t discarded(const onic_alpu_unit_t *u)
+{
+    onic_alpu_unit_counters_t c;
+    onic_alpu_unit_counters(u, &c);
+    return c.discarded;
+}
+
+/* --- unit tests --- */
+
+static void test_unit_create(void)
+{
+    onic_alpu_unit_t *u = NULL;
+
+    CHECK(onic_alpu_unit_create(8, 16, ONIC_SIMD_SCALAR, &u) == ONIC_ERR_INVALID_PARAM);
+    CHECK(onic_alpu_unit_create(12, 4, ONIC_SIMD_SCALAR, &u) == ONIC_ERR_INVALID_PARAM);
+    CHECK(onic_alpu_unit_create(8, 3, ONIC_SIMD_SCALAR, &u) == ONIC_ERR_INVALID_PARAM);
+    CHECK(onic_alpu_unit_create(8, 0, ONIC_SIMD_SCALAR, &u) == ONIC_ERR_INVALID_PARAM);
+    CHECK(onic_alpu_unit_create(8, 2, (onic_simd_t)7, &u) == ONIC_ERR_INVALID_PARAM);
+    CHECK(u == NULL);
+    if (onic_cpu_has_avx2()) {
+        CHECK(onic_alpu_unit_create(8, 2, ONIC_SIMD_AVX2, &u) == ONIC_OK);
+        CHECK(strcmp(onic_alpu_unit_simd(u), "avx2") == 0);
+        onic_alpu_unit_destroy(u);
+    } else {
+        CHECK(onic_alpu_unit_create(8, 2, ONIC_SIMD_AVX2, &u) == ONIC_ERR_INVALID_PARAM);
+    }
+    u = unit_new(8, 2, ONIC_SIMD_SCALAR);
+    CHECK(strcmp(onic_alpu_unit_simd(u), "scalar") == 0);
+    onic_alpu_unit_destroy(u);
+    for (long k = 0; k < 3; k++) {
+        onic_status_t status;
+        u = NULL;
+        onic_mem_fail_after(k);
+        status = onic_alpu_unit_create(8, 2, ONIC_SIMD_AUTO, &u);
+        onic_mem_fail_after(-1);
+        CHECK(status == ONIC_OK || status == ONIC_ERR_NO_MEMORY);
+        onic_alpu_unit_destroy(u);
+    }
+}
+
+static void test_unit_start_ack(void)
+{
+    onic_alpu_unit_t *u = unit_new(8, 2, ONIC_SIMD_AUTO);
+
+    CHECK(start_insert(u) == 8);          /* empty */
+    for (unsigned i = 0; i < 3; i++)
+        cmd(u, ONIC_ALPU_CMD_INSERT, key(1, i), NONE, i);
+    stop_insert(u);
+    CHECK(onic_alpu_unit_count(u) == 3);
+    CHECK(start_insert(u) == 5);          /* partly full */
+    for (unsigned i = 3; i < 8; i++)
+        cmd(u, ONIC_ALPU_CMD_INSERT, key(1, i), NONE, i);
+    stop_insert(u);
+    CHECK(start_insert(u) == 0);          /* full */
+    stop_insert(u);
+    CHECK(onic_alpu_unit_count(u) == 8 && onic_alpu_unit_free_cells(u) == 0);
+    onic_alpu_unit_destroy(u);
+}
+
+static void test_unit_held_match(void)
+{
+    onic_alpu_unit_t *u = unit_new(8, 2, ONIC_SIMD_AUTO);
+    uint64_t tag = 0;
+
+    insert_exact(u, 1, 0, 2);
+    CHECK(start_insert(u) == 6);
+    /* Fails now: held, no MATCH_FAILURE inside insert mode. */
+    hdr(u, key(9, 9), NONE, 0);
+    onic_alpu_unit_run(u);
+    CHECK(result(u, NULL) == 0);
+    /* Requests are served in order: this one waits behind the held one. */
+    hdr(u, key(1, 0), NONE, 0);
+    onic_alpu_unit_run(u);
+    CHECK(result(u, NULL) == 0);
+    cmd(u, ONIC_ALPU_CMD_INSERT, key(9, 9), NONE, 77);
+    onic_alpu_unit_run(u);
+    CHECK(result(u, NULL) == 0);
+    stop_insert(u);
+    CHECK(result(u, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 77);
+    CHECK(result(u, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 0);
+    CHECK(onic_alpu_unit_count(u) == 1);
+
+    /* A success in insert mode is reported before STOP_INSERT. */
+    start_insert(u);
+    hdr(u, key(1, 1), NONE, 1);
+    onic_alpu_unit_run(u);
+    CHECK(result(u, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 1);
+
+    /* Still no match after STOP_INSERT: now the failure is reported. */
+    hdr(u, key(5, 5), NONE, 0);
+    onic_alpu_unit_run(u);
+    CHECK(result(u, NULL) == 0);
+    cmd(u, ONIC_ALPU_CMD_INSERT, key(6, 6), NONE, 66);
+    onic_alpu_unit_run(u);
+    CHECK(result(u, NULL) == 0);
+    stop_insert(u);
+    CHECK(result(u, NULL) == ONIC_ALPU_RES_MATCH_FAILURE);
+    CHECK(result(u, NULL) == 0);
+    CHECK(onic_alpu_unit_count(u) == 2);
+    onic_alpu_unit_destroy(u);
+}
+
+static void test_unit_oldest_wins(void)
+{
+    onic_alpu_unit_t *u = unit_new(8, 2, ONIC_SIMD_AUTO);
+    onic_mkey_t any_id = {0, UINT64_MAX};
+    uint64_t tag = 0;
+
+    start_insert(u);
+    cmd(u, ONIC_ALPU_CMD_INSERT, key(1, 1), NONE, 10);    /* block 0 */
+    cmd(u, ONIC_ALPU_CMD_INSERT, key(3, 3), NONE, 11);
+    cmd(u, ONIC_ALPU_CMD_INSERT, key(2, 5), NONE, 12);    /* block 1 */
+    cmd(u, ONIC_ALPU_CMD_INSERT, key(2, 0), any_id, 13);
+    cmd(u, ONIC_ALPU_CMD_INSERT, key(0, 0), ALL, 14);     /* block 2 */
+    cmd(u, ONIC_ALPU_CMD_INSERT, key(2, 5), NONE, 15);
+    stop_insert(u);
+
+    CHECK(request(u, key(2, 5), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 12);
+    CHECK(request(u, key(2, 5), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 13);
+    CHECK(request(u, key(2, 5), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 14);
+    CHECK(request(u, key(2, 5), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 15);
+    CHECK(request(u, key(2, 5), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_FAILURE);
+    /* A wildcard request (any id) takes the oldest cell with bits 3. */
+    CHECK(request(u, key(3, 0), any_id, 1, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 11);
+    CHECK(request(u, key(0, 0), ALL, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 10);
+    onic_alpu_unit_destroy(u);
+}
+
+static void test_unit_delete_compacts(void)
+{
+    onic_alpu_unit_t *u = unit_new(8, 4, ONIC_SIMD_AUTO);
+    static const uint64_t order[] = {0, 1, 3, 4, 5};
+    onic_alpu_unit_counters_t c;
+    uint64_t tag = 0;
+
+    insert_exact(u, 7, 0, 6);
+    CHECK(request(u, key(7, 2), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 2);
+    CHECK(onic_alpu_unit_count(u) == 5 && onic_alpu_unit_free_cells(u) == 3);
+    /* Cell 5 hits in block 1: 4 + 1 valid cells compared. */
+    onic_alpu_unit_counters(u, &c);
+    CHECK(request(u, key(7, 5), NONE, 1, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 5);
+    {
+        onic_alpu_unit_counters_t c2;
+        onic_alpu_unit_counters(u, &c2);
+        CHECK(c2.compared - c.compared == 5);
+    }
+    /* A refill goes after the valid cells, behind the older ones. */
+    insert_exact(u, 7, 6, 1);
+    for (unsigned i = 0; i < 5; i++)
+        CHECK(request(u, key(7, 0), ALL, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS &&
+              tag == order[i]);
+    CHECK(request(u, key(7, 0), ALL, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 6);
+    CHECK(onic_alpu_unit_count(u) == 0);
+    onic_alpu_unit_destroy(u);
+}
+
+static void test_unit_probe_reset(void)
+{
+    onic_alpu_unit_t *u = unit_new(4, 1, ONIC_SIMD_AUTO);
+    uint64_t tag = 0;
+
+    insert_exact(u, 1, 0, 4);
+    CHECK(request(u, key(1, 2), NONE, 1, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 2);
+    CHECK(request(u, key(1, 2), NONE, 1, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 2);
+    CHECK(onic_alpu_unit_count(u) == 4);
+    cmd(u, ONIC_ALPU_CMD_RESET, NONE, NONE, 0);
+    onic_alpu_unit_run(u);
+    CHECK(onic_alpu_unit_count(u) == 0);
+    CHECK(request(u, key(1, 2), NONE, 1, &tag) == ONIC_ALPU_RES_MATCH_FAILURE);
+    CHECK(start_insert(u) == 4);
+    stop_insert(u);
+    onic_alpu_unit_destroy(u);
+}
+
+static void test_unit_discard(void)
+{
+    onic_alpu_unit_t *u = unit_new(4, 2, ONIC_SIMD_AUTO);
+    uint64_t tag = 0;
+
+    insert_exact(u, 1, 0, 2);
+    cmd(u, ONIC_ALPU_CMD_INSERT, key(1, 9), NONE, 9);    /* outside insert mode */
+    cmd(u, ONIC_ALPU_CMD_STOP_INSERT, NONE, NONE, 0);    /* in match state */
+    onic_alpu_unit_run(u);
+    CHECK(discarded(u) == 2);
+    CHECK(onic_alpu_unit_count(u) == 2);
+    CHECK(result(u, NULL) == 0);
+    CHECK(request(u, key(1, 9), NONE, 1, &tag) == ONIC_ALPU_RES_MATCH_FAILURE);
+
+    /* In insert mode: a second START_INSERT, a RESET, INSERT when full. */
+    start_insert(u);
+    cmd(u, ONIC_ALPU_CMD_START_INSERT, NONE, NONE, 0);
+    cmd(u, ONIC_ALPU_CMD_RESET, NONE, NONE, 0);
+    for (unsigned i = 2; i < 5; i++)
+        cmd(u, ONIC_ALPU_CMD_INSERT, key(1, i), NONE, i);
+    stop_insert(u);
+    CHECK(discarded(u) == 5);
+    CHECK(onic_alpu_unit_count(u) == 4);
+    CHECK(result(u, NULL) == 0);
+    CHECK(request(u, key(1, 4), NONE, 1, &tag) == ONIC_ALPU_RES_MATCH_FAILURE);
+    CHECK(request(u, key(1, 3), NONE, 1, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 3);
+    onic_alpu_unit_destroy(u);
+}
+
+static void test_unit_fifos_full(void)
+{
+    onic_alpu_unit_t *u = unit_new(256, 16, ONIC_SIMD_AUTO);
+    onic_alpu_cmd_t c = {.type = ONIC_ALPU_CMD_INSERT};
+    onic_alpu_hdr_t h = {.key = {1, 0}};
+    uint64_t tag = 0;
+    unsigned n;
+
+    /* Command FIFO: START_INSERT and 63 INSERTs fit, the next does not. */
+    cmd(u, ONIC_ALPU_CMD_START_INSERT, NONE, NONE, 0);
+    for (n = 1; n < ONIC_ALPU_UNIT_FIFO_DEPTH; n++) {
+        c.key = key(1, n);
+        c.tag = n;
+        CHECK(onic_alpu_unit_cmd_push(u, &c) == ONIC_OK);
+    }
+    CHECK(onic_alpu_unit_cmd_push(u, &c) == ONIC_ERR_NO_RESOURCE);
+    onic_alpu_unit_run(u);
+    CHECK(result(u, &tag) == ONIC_ALPU_RES_START_ACK && tag == 256);
+    stop_insert(u);
+    CHECK(onic_alpu_unit_count(u) == ONIC_ALPU_UNIT_FIFO_DEPTH - 1);
+
+    /* Header FIFO full, then the result FIFO fills and processing stops. */
+    for (n = 0; n < ONIC_ALPU_UNIT_FIFO_DEPTH; n++) {
+        h.key.id = n % 2 ? 1 : 1000;  /* alternate hit (probe) and miss */
+        h.probe = 1;
+        CHECK(onic_alpu_unit_hdr_push(u, &h) == ONIC_OK);
+    }
+    CHECK(onic_alpu_unit_hdr_push(u, &h) == ONIC_ERR_NO_RESOURCE);
+    CHECK(onic_alpu_unit_run(u) == ONIC_ALPU_UNIT_FIFO_DEPTH);
+    h.key.id = 1;
+    CHECK(onic_alpu_unit_hdr_push(u, &h) == ONIC_OK);
+    CHECK(onic_alpu_unit_run(u) == 0);
+    CHECK(result(u, NULL) == ONIC_ALPU_RES_MATCH_FAILURE);
+    CHECK(onic_alpu_unit_run(u) == 1);
+    for (n = 1; n < ONIC_ALPU_UNIT_FIFO_DEPTH; n++)
+        CHECK(result(u, &tag) == (n % 2 ? ONIC_ALPU_RES_MATCH_SUCCESS
+                                        : ONIC_ALPU_RES_MATCH_FAILURE));
+    CHECK(result(u, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 1);
+    CHECK(result(u, NULL) == 0);
+    onic_alpu_unit_destroy(u);
+}
+
+/* Masks that make matches likely: exact, a wildcard word, or both. */
+static onic_mkey_t random_mask(void)
+{
+    switch (rng() % 6) {
+    case 0:  return key(0, UINT64_MAX);
+    case 1:  return key(0xffffffffull, 0);
+    case 2:  return key(rng() & 3, rng() & 3);
+    case 3:  return ALL;
+    default: return NONE;
+    }
+}
+
+static onic_mkey_t random_key(void)
+{
+    return key(rng() % 4, rng() % 6);
+}
+
+static void test_unit_simd_agree(void)
+{
+    static const unsigned shapes[][2] = {{2, 1}, {8, 2}, {64, 4}, {256, 32}, {16, 16}};
+
+    if (!onic_cpu_has_avx2()) {
+        printf("alpu_unit: cpu has no avx2, skipping the scalar/avx2 comparison\n");
+        return;
+    }
+    rng_state = 0x9e3779b97f4a7c15ull;
+    for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+        onic_alpu_unit_t *us = unit_new(shapes[s][0], shapes[s][1], ONIC_SIMD_SCALAR);
+        onic_alpu_unit_t *uv = unit_new(shapes[s][0], shapes[s][1], ONIC_SIMD_AVX2);
+        unsigned mismatches = 0;
+
+        for (unsigned round = 0; round < 200; round++) {
+            unsigned n = (unsigned)(rng() % (shapes[s][0] + 1));
+            onic_alpu_unit_t *both[2] = {us, uv};
+            onic_alpu_cmd_t c = {.type = ONIC_ALPU_CMD_START_INSERT};
+
+            for (int i = 0; i < 2; i++)
+                onic_alpu_unit_cmd_push(both[i], &c);
+            for (int i = 0; i < 2; i++) {
+                onic_alpu_unit_run(both[i]);
+                result(both[i], NULL);
+            }
+            for (unsigned i = 0; i < n; i++) {
+                c.type = ONIC_ALPU_CMD_INSERT;
+                /* Mostly exact cells over a key space wider than the unit,
+                 * so requests both hit and miss. */
+                c.key = key(rng() % 4, rng() % (2 * shapes[s][0]));
+                c.ignore = rng() % 4 ? NONE : random_mask();
+                c.tag = round * 1000 + i;
+                for (int j = 0; j < 2; j++) {
+                    onic_alpu_unit_cmd_push(both[j], &c);
+                    onic_alpu_unit_run(both[j]);
+                }
+            }
+            for (int i = 0; i < 2; i++)
+                stop_insert(both[i]);
+            for (unsigned q = 0; q < 8; q++) {
+                onic_mkey_t k = key(rng() % 4, rng() % (2 * shapes[s][0]));
+                onic_mkey_t ign = rng() % 3 ? NONE : random_mask();
+                int probe = (int)(rng() % 3 == 0);
+                uint64_t ts = 1, tv = 2;
+                uint32_t rs = request(us, k, ign, probe, &ts);
+                uint32_t rv = request(uv, k, ign, probe, &tv);
+                if (rs != rv || (rs == ONIC_ALPU_RES_MATCH_SUCCESS && ts != tv))
+                    mismatches++;
+            }
+        }
+        {
+            onic_alpu_unit_counters_t cs, cv;
+            onic_alpu_unit_counters(us, &cs);
+            onic_alpu_unit_counters(uv, &cv);
+            CHECK(mismatches == 0);
+            CHECK(memcmp(&cs, &cv, sizeof(cs)) == 0);
+            CHECK(cs.hits > 0 && cs.hits < cs.matches);
+            CHECK(onic_alpu_unit_count(us) == onic_alpu_unit_count(uv));
+        }
+        onic_alpu_unit_destroy(us);
+        onic_alpu_unit_destroy(uv);
+    }
+}
+
+/* --- engine tests --- */
+
+static onic_matcher_t *alpu_new(unsigned cells, unsigned block, unsigned threshold, onic_simd_t simd)
+{
+    onic_config_t cfg;
+    onic_matcher_t *m = NULL;
+
+    onic_config_defaults(&cfg);
+    cfg.alpu_cells = cells;
+    cfg.alpu_block = block;
+    cfg.alpu_threshold = threshold;
+    cfg.simd = simd;
+    REQUIRE(onic_matcher_create_cfg("alpu", &cfg, &m) == ONIC_OK && m != NULL);
+    return m;
+}
+
+static unsigned loaded(const onic_matcher_t *m)
+{
+    return onic_alpu_unit_count(onic_match_alpu_unit(m));
+}
+
+static void *cookie(uintptr_t n)
+{
+    return (void *)(n + 1);
+}
+
+static void test_engine_init(void)
+{
+    onic_config_t cfg;
+    onic_matcher_t *m = NULL;
+    unsigned ok = 0;
+
+    onic_config_defaults(&cfg);
+    cfg.alpu_cells = 8;
+    cfg.alpu_block = 16;
+    CHECK(onic_matcher_create_cfg("alpu", &cfg, &m) == ONIC_ERR_INVALID_PARAM && m == NULL);
+    cfg.alpu_block = 8;
+    cfg.simd = ONIC_SIMD_AVX2;
+    CHECK(onic_matcher_create_cfg("alpu", &cfg, &m) ==
+          (onic_cpu_has_avx2() ? ONIC_OK : ONIC_ERR_INVALID_PARAM));
+    onic_matcher_destroy(m);
+    m = NULL;
+    cfg.simd = ONIC_SIMD_AUTO;
+    /* Every allocation failing in turn: NO_MEMORY, and ASan sees no leak. */
+    for (long k = 0; k < 8; k++) {
+        onic_status_t status;
+        onic_mem_fail_after(k);
+        status = onic_matcher_create_cfg("alpu", &cfg, &m);
+        onic_mem_fail_after(-1);
+        CHECK(status == ONIC_OK || status == ONIC_ERR_NO_MEMORY);
+        if (status == ONIC_OK) {
+            ok++;
+            onic_matcher_destroy(m);
+        }
+        m = NULL;
+    }
+    CHECK(ok > 0 && ok < 8);
+}
+
+static void test_engine_refill(onic_simd_t simd)
+{
+    onic_matcher_t *m = alpu_new(8, 2, 0, simd);
+    unsigned in_order = 1, counts_ok = 1;
+
+    for (uintptr_t i = 0; i < 40; i++)
+        CHECK(onic_matcher_append(m, key(3, i), NONE, cookie(i), NULL) == ONIC_OK);
+    CHECK(loaded(m) == 0);  /* loading waits for a lookup */
+    for (uintptr_t i = 0; i < 40; i++) {
+        unsigned left = 40 - (unsigned)i - 1;
+        if (onic_matcher_match(m, key(3, 0), key(0, UINT64_MAX)) != cookie(i))
+            in_order = 0;
+        if (loaded(m) != (left < 7 ? left : 7))
+            counts_ok = 0;
+    }
+    CHECK(in_order);
+    CHECK(counts_ok);
+    CHECK(onic_matcher_length(m) == 0);
+    CHECK(onic_matcher_match(m, key(3, 0), ALL) == NULL);
+    onic_matcher_destroy(m);
+}
+
+static void test_engine_threshold(void)
+{
+    onic_matcher_t *m = alpu_new(8, 2, 5, ONIC_SIMD_AUTO);
+    onic_match_stats_t st;
+
+    for (uintptr_t i = 0; i < 5; i++)
+        onic_matcher_append(m, key(1, i), NONE, cookie(i), NULL);
+    CHECK(onic_matcher_peek(m, key(2, 0), NONE) == NULL);
+    CHECK(loaded(m) == 0);
+    onic_matcher_stats(m, &st);
+    CHECK(st.inspected == 5);  /* a plain walk */
+    onic_matcher_append(m, key(1, 5), NONE, cookie(5), NULL);
+    CHECK(onic_matcher_peek(m, key(2, 0), NONE) == NULL);
+    CHECK(loaded(m) == 6);
+    onic_matcher_stats(m, &st);
+    CHECK(st.inspected == 5 + 6);  /* the unit compared all 6 cells */
+    /* Once loaded, short queues still ask the unit (it holds their entries). */
+    CHECK(onic_matcher_match(m, key(1, 4), NONE) == cookie(4));
+    CHECK(onic_matcher_match(m, key(1, 1), NONE) == cookie(1));
+    CHECK(loaded(m) == 4);
+    onic_matcher_append(m, key(1, 6), NONE, cookie(6), NULL);
+    CHECK(onic_matcher_match(m, key(1, 6), NONE) == cookie(6));  /* from the walk */
+    CHECK(loaded(m) == 4);
+    onic_matcher_destroy(m);
+}
+
+static void test_engine_cancel(onic_simd_t simd)
+{
+    onic_matcher_t *m = alpu_new(8, 2, 0, simd);
+    onic_mentry_t *ea = NULL, *ed = NULL;
+
+    onic_matcher_append(m, key(5, 1), NONE, cookie(0), &ea);
+    onic_matcher_append(m, key(5, 1), NONE, cookie(1), NULL);
+    onic_matcher_append(m, key(6, 1), NONE, cookie(2), NULL);
+    CHECK(onic_matcher_peek(m, key(7, 7), NONE) == NULL);
+    CHECK(loaded(m) == 3);
+    CHECK(onic_matcher_remove(m, ea) == ONIC_OK);
+    /* The pool hands ea's memory to the next append: its old cell must not
+     * find the new entry. */
+    onic_matcher_append(m, key(5, 1), NONE, cookie(3), &ed);
+    CHECK(ed == ea);
+    CHECK(onic_matcher_peek(m, key(5, 1), NONE) == cookie(1));
+    CHECK(loaded(m) == 3);  /* the probe dropped the tombstone; ed got a cell */
+    CHECK(onic_matcher_match(m, key(5, 1), NONE) == cookie(1));
+    CHECK(onic_matcher_match(m, key(5, 1), NONE) == cookie(3));
+    CHECK(onic_matcher_match(m, key(5, 1), NONE) == NULL);
+    CHECK(onic_matcher_length(m) == 1 && loaded(m) == 1);
+    onic_matcher_destroy(m);
+}
+
+static void test_engine_many_cancels(onic_simd_t simd)
+{
+    onic_matcher_t *m = alpu_new(8, 2, 0, simd);
+    onic_mentry_t *e[20];
+    static const unsigned gone[] = {0, 2, 4, 6, 1};
+    unsigned char removed[20] = {0};
+    onic_alpu_unit_counters_t c;
+    unsigned in_order = 1;
+
+    for (uintptr_t i = 0; i < 20; i++)
+        onic_matcher_append(m, key(4, i), NONE, cookie(i), &e[i]);
+    CHECK(onic_matcher_peek(m, key(9, 9), NONE) == NULL);
+    CHECK(loaded(m) == 8);
+    for (unsigned i = 0; i < 5; i++) {
+        CHECK(onic_matcher_remove(m, e[gone[i]]) == ONIC_OK);
+        removed[gone[i]] = 1;
+    }
+    /* The fifth tombstone is more than half of 8 cells: RESET. */
+    onic_alpu_unit_counters(onic_match_alpu_unit(m), &c);
+    CHECK(c.resets == 1);
+    CHECK(loaded(m) == 0);
+    CHECK(onic_matcher_peek(m, key(4, 3), NONE) == cookie(3));
+    CHECK(loaded(m) == 8);  /* reloaded from the oldest live entry */
+    CHECK(onic_matcher_remove(m, e[19]) == ONIC_OK);  /* unloaded: just unlinked */
+    removed[19] = 1;
+    for (uintptr_t i = 0; i < 20; i++) {
+        if (removed[i])
+            continue;
+        if (onic_matcher_match(m, key(4, 0), key(0, UINT64_MAX)) != cookie(i))
+            in_order = 0;
+    }
+    CHECK(in_order);
+    CHECK(onic_matcher_match(m, key(4, 0), ALL) == NULL);
+    CHECK(onic_matcher_length(m) == 0);
+    onic_matcher_destroy(m);
+}
+
+/* The alpu engine against the list engine on one random operation stream. */
+static void test_engine_differential(unsigned cells, unsigned block, unsigned threshold,
+                                     onic_simd_t simd, unsigned ops)
+{
+    onic_matcher_t *ml = NULL, *ma = alpu_new(cells, block, threshold, simd);
+    onic_config_t cfg;
+    onic_mentry_t **hl = calloc(ops, sizeof(*hl)), **ha = calloc(ops, sizeof(*ha));
+    uint32_t *live = calloc(ops, sizeof(*live)), *pos = calloc(ops, sizeof(*pos));
+    unsigned nlive = 0, next = 0, bad = 0;
+
+    onic_config_defaults(&cfg);
+    CHECK(onic_matcher_create_cfg("list", &cfg, &ml) == ONIC_OK);
+    rng_state = 0x1234567ull + cells * 31 + threshold;
+    for (unsigned op = 0; op < ops; op++) {
+        unsigned r = (unsigned)(rng() % 100);
+        /* Hover around a queue a few times the cell count. */
+        unsigned grow = nlive < 3 * cells ? 45 : 30;
+
+        if (r < grow) {
+            onic_mkey_t k = random_key(), ign = rng() % 3 ? NONE : random_mask();
+            onic_matcher_append(ml, k, ign, cookie(next), &hl[next]);
+            onic_matcher_append(ma, k, ign, cookie(next), &ha[next]);
+            pos[next] = nlive;
+            live[nlive++] = next++;
+        } else if (r < 85 || nlive == 0) {
+            onic_mkey_t k = random_key(), ign = rng() % 4 ? NONE : random_mask();
+            int peek = r >= 70;
+            void *cl = peek ? onic_matcher_peek(ml, k, ign) : onic_matcher_match(ml, k, ign);
+            void *ca = peek ? onic_matcher_peek(ma, k, ign) : onic_matcher_match(ma, k, ign);
+
+            if (cl != ca)
+                bad++;
+            if (cl != NULL && !peek) {
+                uint32_t id = (uint32_t)((uintptr_t)cl - 1);
+                live[pos[id]] = live[--nlive];
+                pos[live[pos[id]]] = pos[id];
+            }
+        } else {
+            unsigned at = (unsigned)(rng() % nlive);
+            uint32_t id = live[at];
+
+            if (onic_matcher_remove(ml, hl[id]) != ONIC_OK ||
+                onic_matcher_remove(ma, ha[id]) != ONIC_OK)
+                bad++;
+            live[at] = live[--nlive];
+            pos[live[at]] = at;
+        }
+        if (onic_matcher_length(ml) != onic_matcher_length(ma))
+            bad++;
+    }
+    if (bad != 0)
+        fprintf(stderr, "differential cells %u block %u threshold %u simd %d: %u differences\n",
+                cells, block, threshold, (int)simd, bad);
+    CHECK(bad == 0);
+    onic_matcher_destroy(ml);
+    onic_matcher_destroy(ma);
+    free(hl);
+    free(ha);
+    free(live);
+    free(pos);
+}
+
+int main(void)
+{
+    static const unsigned shapes[][3] = {
+        {8, 2, 0}, {8, 2, 5}, {256, 32, 0}, {256, 32, 5}, {2, 1, 0}, {4, 4, 1}, {16, 1, 3}};
+    onic_simd_t simds[2] = {ONIC_SIMD_SCALAR, ONIC_SIMD_AVX2};
+    int nsimd = onic_cpu_has_avx2() ? 2 : 1;
+
+    test_unit_create();
+    test_unit_start_ack();
+    test_unit_held_match();
+    test_unit_oldest_wins();
+    test_unit_delete_compacts();
+    test_unit_probe_reset();
+    test_unit_discard();
+    test_unit_fifos_full();
+    test_unit_simd_agree();
+
+    test_engine_init();
+    test_engine_threshold();
+    for (int s = 0; s < nsimd; s++) {
+        test_engine_refill(simds[s]);
+        test_engine_cancel(simds[s]);
+        test_engine_many_cancels(simds[s]);
+        for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+            test_engine_differential(shapes[i][0], shapes[i][1], shapes[i][2], simds[s], 30000);
+    }
+
+    printf("alpu_unit: %u passed, %u failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}
