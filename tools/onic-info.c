@@ -1,0 +1,49 @@
+/* onic-info: what this build of onic is and how it is configured. */
+#include "base/config.h"
+#include "base/cpu.h"
+#include "match/engine.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int main(int argc, char **argv)
+{
+    size_t n;
+    const onic_config_var_t *vars = onic_config_vars(&n);
+    onic_config_t dflt, cur;
+    onic_status_t status;
+
+    if (argc > 1) {
+        fprintf(stderr, "usage: %s\nprints onic's version, CPU features, ONIC_* variables "
+                "and matching engines\n", argv[0]);
+        return strcmp(argv[1], "--help") == 0 ? 0 : 2;
+    }
+    onic_config_defaults(&dflt);
+    status = onic_config_read(&cur);
+
+    printf("onic %s\n\n", ONIC_VERSION);
+    printf("cpu features\n  avx2: %s\n\n", onic_cpu_has_avx2() ? "yes" : "no");
+
+    printf("variables (set in the environment)\n");
+    printf("  %-22s %-8s %-8s %s\n", "name", "default", "current", "description");
+    for (size_t i = 0; i < n; i++) {
+        char d[32], c[32];
+        const char *env = onic_config_env(&vars[i]);
+        onic_config_format(&vars[i], &dflt, d, sizeof(d));
+        if (status == ONIC_OK)
+            onic_config_format(&vars[i], &cur, c, sizeof(c));
+        else
+            snprintf(c, sizeof(c), "%s", env != NULL ? env : d);
+        printf("  %-22s %-8s %-8s %s\n", vars[i].name, d, c, vars[i].desc);
+    }
+
+    printf("\nmatching engines (ONIC_MATCH)\n");
+    for (const char *const *e = onic_match_engines(); *e != NULL; e++)
+        printf("  %-6s %s\n", *e, onic_match_ops_find(*e)->desc);
+
+    if (status != ONIC_OK) {
+        fprintf(stderr, "\nonic-info: the environment holds an invalid ONIC_* value (see above)\n");
+        return 1;
+    }
+    return 0;
+}
