@@ -124,88 +124,115 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static unsigned bench_ops_per_rep(const bench_opts_t *o, unsigned depth)
+/* Random numbers for one chunk of operations, drawn before it is timed. A
+ * chunk is small so its arrays do not push the queue out of the caches. */
+#define BENCH_CHUNK 1024
+
+typedef struct bench_run {
+    onic_matcher_t    *m;
+    const bench_mix_t *mix;
+    int                unexpected;
+    unsigned           depth;
+    unsigned           entry_any_src, entry_any_tag;
+    bench_key_t       *slots;  /* slot i: the live entry whose cookie is i + 1 */
+    uint64_t           misses;
+    uint32_t           targets[BENCH_CHUNK];
+    uint64_t           rolls[BENCH_CHUNK];
+    bench_key_t        fresh[BENCH_CHUNK];
+} bench_run_t;
+
+/* Time `ops` operations (match the target, append a replacement); ns. */
+static uint64_t bench_ops(bench_run_t *b, uint64_t ops)
 {
-    unsigned k = 2000000 / (depth ? depth : 1);
-    if (k < 2000)
-        k = 2000;
-    if (k > 200000)
-        k = 200000;
-    return o->quick ? k / 10 : k;
+    uint64_t ns = 0;
+
+    while (ops > 0) {
+        unsigned n = ops < BENCH_CHUNK ? (unsigned)ops : BENCH_CHUNK;
+        uint64_t t0;
+
+        for (unsigned i = 0; i < n; i++) {
+            b->targets[i] = rng_below(b->depth);
+            b->rolls[i] = rng();
+            b->fresh[i] = bench_key_new(b->entry_any_src, b->entry_any_tag);
+        }
+        t0 = onic_time_ns();
+        for (unsigned i = 0; i < n; i++) {
+            bench_key_t q = bench_query_for(b->slots[b->targets[i]], b->unexpected, b->mix,
+                                            b->rolls[i]);
+            void *c = onic_matcher_match(b->m, q.key, q.ignore);
+            if (__builtin_expect(c == NULL, 0)) {
+                b->misses++; /* cannot happen: every query targets a live entry */
+                continue;
+            }
+            b->slots[(uintptr_t)c - 1] = b->fresh[i];
+            onic_matcher_append(b->m, b->fresh[i].key, b->fresh[i].ignore, c, NULL);
+        }
+        ns += onic_time_ns() - t0;
+        ops -= n;
+    }
+    return ns;
 }
 
 static int bench_one(const bench_opts_t *o, const char *engine, int unexpected,
                      const bench_mix_t *mix, unsigned depth, bench_result_t *r)
 {
+    /* Each timed repetition lasts about this long, whatever the engine. */
+    const double rep_ns = o->quick ? 2e6 : 20e6;
     onic_config_t cfg;
-    onic_matcher_t *m;
-    unsigned ops = bench_ops_per_rep(o, depth);
-    bench_key_t *slots = malloc(depth * sizeof(*slots));
-    uint32_t *targets = malloc(ops * sizeof(*targets));
-    uint64_t *rolls = malloc(ops * sizeof(*rolls));
-    bench_key_t *fresh = malloc(ops * sizeof(*fresh));
+    bench_run_t *b = calloc(1, sizeof(*b));
     double *ns = malloc((o->reps + 1) * sizeof(*ns));
-    unsigned entry_any_src = unexpected ? 0 : mix->any_source_pct;
-    unsigned entry_any_tag = unexpected ? 0 : mix->any_tag_pct;
     onic_match_stats_t s0, s1;
-    uint64_t inspected = 0, lookups = 0, misses = 0;
+    uint64_t ops;
     int ok = 1;
 
     onic_config_defaults(&cfg);
-    if (slots == NULL || targets == NULL || rolls == NULL || fresh == NULL || ns == NULL ||
-        onic_matcher_create_cfg(engine, &cfg, &m) != ONIC_OK) {
+    if (getenv("XB")) cfg.hash_buckets = atoi(getenv("XB"));
+    if (b == NULL || ns == NULL || (b->slots = malloc(depth * sizeof(*b->slots))) == NULL ||
+        onic_matcher_create_cfg(engine, &cfg, &b->m) != ONIC_OK) {
         fprintf(stderr, "onic-bench-match: cannot set up %s at depth %u\n", engine, depth);
-        free(slots), free(targets), free(rolls), free(fresh), free(ns);
+        if (b != NULL)
+            free(b->slots);
+        free(b), free(ns);
         return 0;
     }
+    b->mix = mix;
+    b->unexpected = unexpected;
+    b->depth = depth;
+    b->entry_any_src = unexpected ? 0 : mix->any_source_pct;
+    b->entry_any_tag = unexpected ? 0 : mix->any_tag_pct;
     rng_state = 0x9e3779b97f4a7c15ull + depth; /* every engine sees the same stream */
     next_tag = 0;
     for (unsigned i = 0; i < depth; i++) {
-        slots[i] = bench_key_new(entry_any_src, entry_any_tag);
+        b->slots[i] = bench_key_new(b->entry_any_src, b->entry_any_tag);
         /* The cookie is slot + 1: NULL means "no match". */
-        onic_matcher_append(m, slots[i].key, slots[i].ignore, (void *)(uintptr_t)(i + 1), NULL);
+        onic_matcher_append(b->m, b->slots[i].key, b->slots[i].ignore,
+                            (void *)(uintptr_t)(i + 1), NULL);
     }
 
-    /* Repetition 0 warms caches and grows pools; it is not counted. */
-    for (unsigned rep = 0; rep <= o->reps && ok; rep++) {
-        uint64_t t0, t1;
-        for (unsigned i = 0; i < ops; i++) {
-            targets[i] = rng_below(depth);
-            rolls[i] = rng();
-            fresh[i] = bench_key_new(entry_any_src, entry_any_tag);
-        }
-        onic_matcher_stats(m, &s0);
-        t0 = onic_time_ns();
-        for (unsigned i = 0; i < ops; i++) {
-            bench_key_t q = bench_query_for(slots[targets[i]], unexpected, mix, rolls[i]);
-            void *c = onic_matcher_match(m, q.key, q.ignore);
-            if (__builtin_expect(c == NULL, 0)) {
-                misses++; /* cannot happen: every query targets a live entry */
-                continue;
-            }
-            slots[(uintptr_t)c - 1] = fresh[i];
-            onic_matcher_append(m, fresh[i].key, fresh[i].ignore, c, NULL);
-        }
-        t1 = onic_time_ns();
-        onic_matcher_stats(m, &s1);
-        ns[rep] = (double)(t1 - t0) / ops;
-        if (rep > 0) {
-            inspected += s1.inspected - s0.inspected;
-            lookups += s1.lookups - s0.lookups;
-        }
-    }
-    if (misses != 0) {
+    /* Warm up (caches, pools, lazy indices) and size the repetitions. */
+    ops = 256;
+    ns[0] = (double)bench_ops(b, ops) / (double)ops;
+    ops = (uint64_t)(rep_ns / (ns[0] > 1 ? ns[0] : 1));
+    ops = ops < 256 ? 256 : ops;
+    onic_matcher_stats(b->m, &s0);
+    for (unsigned rep = 1; rep <= o->reps; rep++)
+        ns[rep] = (double)bench_ops(b, ops) / (double)ops;
+    onic_matcher_stats(b->m, &s1);
+
+    if (b->misses != 0) {
         fprintf(stderr, "onic-bench-match: %s missed %llu targets at depth %u\n", engine,
-                (unsigned long long)misses, depth);
+                (unsigned long long)b->misses, depth);
         ok = 0;
     }
     qsort(ns + 1, o->reps, sizeof(double), cmp_double);
     r->ns_median = ns[1 + o->reps / 2];
     r->ns_min = ns[1];
     r->ns_max = ns[o->reps];
-    r->inspected = lookups ? (double)inspected / (double)lookups : 0;
-    onic_matcher_destroy(m);
-    free(slots), free(targets), free(rolls), free(fresh), free(ns);
+    r->inspected = s1.lookups > s0.lookups
+                       ? (double)(s1.inspected - s0.inspected) / (double)(s1.lookups - s0.lookups)
+                       : 0;
+    onic_matcher_destroy(b->m);
+    free(b->slots), free(b), free(ns);
     return ok;
 }
 
@@ -215,7 +242,8 @@ static void usage(const char *argv0)
             "usage: %s [--quick] [--csv] [--reps N] [--cpu N|-1] [--engines a,b] [--depths 1,8]\n"
             "  --quick    fewer operations and repetitions (the demo)\n"
             "  --csv      CSV instead of the table\n"
-            "  --reps N   timed repetitions per cell (median reported; default 11, quick 3)\n"
+            "  --reps N   timed repetitions of ~20 ms per cell (median reported; default 7,\n"
+            "             quick: 3 of ~2 ms)\n"
             "  --cpu N    pin to CPU N (default: the last CPU; -1: do not pin)\n"
             "  --engines  engines to run; list is always added as the baseline\n"
             "  --depths   queue depths (default 1,8,64,256,1024,4096)\n", argv0);
@@ -239,7 +267,7 @@ static int parse_opts(int argc, char **argv, bench_opts_t *o)
         else return 0;
     }
     if (o->reps == 0)
-        o->reps = o->quick ? 3 : 11;
+        o->reps = o->quick ? 3 : 7;
 
     o->engines[o->nengines++] = "list";
     if (engines == NULL) {

@@ -11,12 +11,13 @@
 
 #include <assert.h>
 
-#define ALPU_LOADED 1u  /* engine_flags: the entry has a cell in the unit */
+#define ALPU_LOADED 1u  /* flags: the entry has a cell in the unit */
 
 typedef struct alpu_entry {
     onic_mentry_t super;
     onic_dlist_t  link;
     uint32_t      slot;  /* the tag of its cell, while ALPU_LOADED */
+    uint32_t      flags;
 } alpu_entry_t;
 
 /* Cell tags are indices into slots[], never entry pointers: the cell of a
@@ -102,6 +103,7 @@ static void alpu_append(onic_matcher_t *m, onic_mentry_t *e)
     alpu_engine_t *a = m->engine;
     alpu_entry_t *ae = (alpu_entry_t *)e;
 
+    ae->flags = 0;
     onic_dlist_push_tail(&a->live, &ae->link);
     if (a->unloaded == &a->live)
         a->unloaded = &ae->link;
@@ -166,7 +168,7 @@ static void alpu_load(onic_matcher_t *m)
 
         a->slots[slot] = e;
         e->slot = slot;
-        e->super.engine_flags |= ALPU_LOADED;
+        e->flags |= ALPU_LOADED;
         cmd.key    = e->super.key;
         cmd.ignore = e->super.ignore;
         cmd.tag    = slot;
@@ -187,7 +189,7 @@ static void alpu_reset(alpu_engine_t *a)
     alpu_cmd(a, &cmd);
     onic_alpu_unit_run(a->unit);
     for (onic_dlist_t *l = a->live.next; l != a->unloaded; l = l->next)
-        onic_container_of(l, alpu_entry_t, link)->super.engine_flags &= ~ALPU_LOADED;
+        onic_container_of(l, alpu_entry_t, link)->flags &= ~ALPU_LOADED;
     a->unloaded = a->live.next;
     for (unsigned i = 0; i < a->cells; i++)
         a->slots[i] = NULL;
@@ -225,7 +227,7 @@ static onic_mentry_t *alpu_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t 
         }
         if (remove) {
             alpu_slot_put(a, slot);
-            e->super.engine_flags &= ~ALPU_LOADED;
+            e->flags &= ~ALPU_LOADED;
             onic_dlist_del(&e->link);
         }
         return &e->super;
@@ -257,10 +259,10 @@ static void alpu_remove(onic_matcher_t *m, onic_mentry_t *e)
     alpu_engine_t *a = m->engine;
     alpu_entry_t *ae = (alpu_entry_t *)e;
 
-    if (e->engine_flags & ALPU_LOADED) {
+    if (ae->flags & ALPU_LOADED) {
         a->slots[ae->slot] = NULL;
         a->dead++;
-        e->engine_flags &= ~ALPU_LOADED;
+        ae->flags &= ~ALPU_LOADED;
     } else if (&ae->link == a->unloaded) {
         a->unloaded = ae->link.next;
     }

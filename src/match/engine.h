@@ -10,18 +10,23 @@
 #include "base/config.h"
 #include "base/pool.h"
 
-enum onic_mentry_state { ONIC_MENTRY_FREE = 0, ONIC_MENTRY_QUEUED = 1 };
-
 /* The part of every entry the front end owns. An engine's entry type embeds it
- * as its first member; the pool hands out ops->entry_size bytes. */
+ * as its first member; the pool hands out ops->entry_size bytes. It is 48
+ * bytes so an engine can keep its own hottest link in the same cache line. */
 struct onic_mentry {
     onic_mkey_t key;
     onic_mkey_t ignore;
     void       *cookie;
-    uint64_t    seq;    /* append order: smaller is older */
-    uint32_t    state;  /* enum onic_mentry_state */
-    uint32_t    engine_flags; /* free for the engine */
+    uint64_t    seq;    /* append order, smaller is older; ONIC_MENTRY_FREE once
+                           matched or removed */
 };
+
+#define ONIC_MENTRY_FREE UINT64_MAX
+
+static inline int onic_mentry_queued(const onic_mentry_t *e)
+{
+    return e->seq != ONIC_MENTRY_FREE;
+}
 
 typedef struct onic_match_ops {
     const char *name;

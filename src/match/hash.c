@@ -4,44 +4,49 @@
  * four: exact, any-source, any-tag, both). Within a class, every entry that
  * matches a query q has the same key under the combined mask ~(class | q), so
  * one hash index per (class, combined mask) -- a "view" -- puts all of them in
- * one bucket, chained oldest first. A lookup probes one bucket per class and
- * keeps the candidate with the smallest sequence number: the oldest match
- * across classes. Views are built lazily on the first query that needs them,
- * so an exact header costs one view per class and an ANY_SOURCE receive
- * searching exact unexpected headers gets its own view of that class.
+ * one bucket, chained oldest first. A lookup probes one bucket per live class
+ * and keeps the candidate with the smallest sequence number: the oldest match
+ * across classes. Each class's primary view (combined mask = the class's own,
+ * what exact headers use) exists from the class's first entry; the views
+ * wildcard queries need (an ANY_SOURCE receive searching exact unexpected
+ * headers) are built on first use.
  *
- * Short queues are walked in order instead (depth 1 costs one compare), and
- * the rare shapes the index does not cover -- more than HASH_MAX_CLASSES live
- * masks, more than HASH_MAX_VIEWS query masks per class, an index that could
- * not be allocated -- fall back to the same ordered walk, so the answer is
- * always the list engine's answer. */
+ * There is no list of all entries: keeping one would cost two random cache
+ * lines per removal. The shapes the index does not cover -- more than
+ * HASH_MAX_CLASSES live masks, more than HASH_MAX_VIEWS query masks for a
+ * class, an index that could not be allocated -- are still answered exactly:
+ * entries without a class sit in an ordered overflow list, and a query without
+ * a view scans every entry and keeps the smallest sequence number. */
 #include "match/engine.h"
 #include "base/list.h"
 #include "base/log.h"
 #include "base/mem.h"
 
+#include <assert.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define HASH_MAX_CLASSES 8   /* distinct entry ignore masks with an index */
 #define HASH_MAX_VIEWS   4   /* indices per class: one per combined mask */
-#define HASH_LINEAR_MAX  8   /* at or below this length, walk the order list */
-#define HASH_NO_CLASS    0xff
+#define HASH_SMALL_MAX   8   /* a queue this short is an ordered array */
+#define HASH_NO_CLASS    0xffu
+#define HASH_IN_SMALL    0x100u /* hash_entry_t.where: the entry is in small[] */
 
-typedef struct hash_entry hash_entry_t;
-
-typedef struct hash_link {
-    hash_entry_t *prev, *next;
-} hash_link_t;
-
+/* Two cache lines: the key, sequence number and the primary view's links,
+ * everything a lookup by exact header touches, share the first. */
 struct hash_entry {
     onic_mentry_t super;
-    onic_dlist_t  order;                  /* every entry, oldest first */
-    hash_link_t   vlink[HASH_MAX_VIEWS];  /* bucket chain of each view of its class */
-};
+    onic_dlist_t  vlink[HASH_MAX_VIEWS]; /* bucket chain of each view of its class;
+                                            vlink[0] chains the overflow list */
+    uint32_t      where;                 /* class index, HASH_NO_CLASS or HASH_IN_SMALL */
+} __attribute__((aligned(64)));
+typedef struct hash_entry hash_entry_t;
 
-typedef struct hash_bucket {
-    hash_entry_t *head, *tail;
-} hash_bucket_t;
+static_assert(sizeof(hash_entry_t) == 128, "a hash entry is two cache lines");
+
+/* Buckets are circular list heads, so an entry unlinks from every chain
+ * without knowing its bucket. */
+typedef onic_dlist_t hash_bucket_t;
 
 typedef struct hash_view {
     onic_mkey_t    ignore;   /* class mask | query mask */
@@ -52,23 +57,24 @@ typedef struct hash_view {
 typedef struct hash_class {
     onic_mkey_t ignore;
     size_t      count;
-    unsigned    nviews;
+    unsigned    nviews;      /* 0: slot unused; views[0] is the primary view */
     hash_view_t views[HASH_MAX_VIEWS];
 } hash_class_t;
 
 typedef struct hash_engine {
-    onic_dlist_t order;
-    size_t       unindexed;  /* entries whose mask found no class slot */
-    unsigned     nclasses;   /* class slots in use, live or empty */
-    uint64_t     min_buckets;
-    hash_class_t classes[HASH_MAX_CLASSES];
+    /* Small mode: the queue has stayed within HASH_SMALL_MAX entries since it
+     * was last empty and lives in small[], oldest first, indexed by nothing:
+     * a ping-pong of post and match costs one compare. The first append past
+     * that moves it into the index, where it stays until it empties. */
+    int           indexed;
+    unsigned      nsmall;
+    hash_entry_t *small[HASH_SMALL_MAX];
+    unsigned      nclasses;  /* class slots in use, live or empty */
+    uint64_t      min_buckets;
+    hash_bucket_t overflow;  /* entries no class could take, oldest first */
+    size_t        unindexed;
+    hash_class_t  classes[HASH_MAX_CLASSES];
 } hash_engine_t;
-
-/* The class index lives in the entry's engine_flags. */
-static inline unsigned hash_entry_class(const hash_entry_t *e)
-{
-    return e->super.engine_flags;
-}
 
 static inline uint64_t hash_key(onic_mkey_t key, onic_mkey_t ignore)
 {
@@ -87,42 +93,28 @@ static inline hash_bucket_t *hash_view_bucket(const hash_view_t *v, onic_mkey_t 
     return &v->buckets[hash_key(key, v->ignore) & (v->nbuckets - 1)];
 }
 
-static void hash_view_link(hash_view_t *v, unsigned slot, hash_entry_t *e)
+static inline hash_entry_t *hash_entry_of(onic_dlist_t *l, unsigned slot)
 {
-    hash_bucket_t *b = hash_view_bucket(v, e->super.key);
-
-    e->vlink[slot].next = NULL;
-    e->vlink[slot].prev = b->tail;
-    if (b->tail != NULL)
-        b->tail->vlink[slot].next = e;
-    else
-        b->head = e;
-    b->tail = e;
+    return (hash_entry_t *)((char *)(l - slot) - offsetof(hash_entry_t, vlink));
 }
 
-static void hash_view_unlink(hash_view_t *v, unsigned slot, hash_entry_t *e)
+static hash_bucket_t *hash_buckets_alloc(uint64_t n)
 {
-    hash_bucket_t *b = hash_view_bucket(v, e->super.key);
-    hash_link_t *l = &e->vlink[slot];
-
-    if (l->prev != NULL)
-        l->prev->vlink[slot].next = l->next;
-    else
-        b->head = l->next;
-    if (l->next != NULL)
-        l->next->vlink[slot].prev = l->prev;
-    else
-        b->tail = l->prev;
+    hash_bucket_t *b = onic_malloc(n * sizeof(*b));
+    if (b != NULL)
+        for (uint64_t i = 0; i < n; i++)
+            onic_dlist_init(&b[i]);
+    return b;
 }
 
 /* Double the buckets. Each new bucket draws from exactly one old bucket, so
  * walking old chains in order keeps every chain oldest first. On allocation
- * failure the view keeps its size: slower chains, same answers. */
+ * failure the view keeps its size: longer chains, same answers. */
 static void hash_view_grow(hash_view_t *v, unsigned slot)
 {
     uint64_t n = v->nbuckets * 2;
     hash_bucket_t *old = v->buckets;
-    hash_bucket_t *nb = onic_calloc(n, sizeof(*nb));
+    hash_bucket_t *nb = hash_buckets_alloc(n);
 
     if (nb == NULL) {
         onic_debug("match/hash: cannot grow a view to %llu buckets; keeping %llu",
@@ -132,14 +124,21 @@ static void hash_view_grow(hash_view_t *v, unsigned slot)
     v->buckets = nb;
     v->nbuckets = n;
     for (uint64_t i = 0; i < n / 2; i++) {
-        hash_entry_t *e = old[i].head;
-        while (e != NULL) {
-            hash_entry_t *next = e->vlink[slot].next;
-            hash_view_link(v, slot, e);
-            e = next;
+        for (onic_dlist_t *l = old[i].next, *next; l != &old[i]; l = next) {
+            next = l->next;
+            onic_dlist_push_tail(hash_view_bucket(v, hash_entry_of(l, slot)->super.key), l);
         }
     }
     onic_free(old);
+}
+
+/* Buckets for a view of `count` entries: load factor at most one half. */
+static uint64_t hash_view_size(const hash_engine_t *h, size_t count)
+{
+    uint64_t n = h->min_buckets;
+    while (n < 2 * (uint64_t)count)
+        n *= 2;
+    return n;
 }
 
 static onic_status_t hash_init(onic_matcher_t *m)
@@ -148,8 +147,8 @@ static onic_status_t hash_init(onic_matcher_t *m)
 
     if (h == NULL)
         return ONIC_ERR_NO_MEMORY;
-    onic_dlist_init(&h->order);
     h->min_buckets = m->cfg.hash_buckets;
+    onic_dlist_init(&h->overflow);
     m->engine = h;
     return ONIC_OK;
 }
@@ -170,170 +169,247 @@ static void hash_fini(onic_matcher_t *m)
     onic_free(h);
 }
 
-/* The class slot for an entry mask: an existing one, a new one, or an empty
- * one recycled. HASH_NO_CLASS when all slots hold live entries. */
-static unsigned hash_class_find(hash_engine_t *h, onic_mkey_t ignore)
+/* The class for an entry mask: an existing one, else a new or recycled empty
+ * slot with its primary view. HASH_NO_CLASS when every slot holds live
+ * entries or the primary view cannot be allocated. */
+static unsigned hash_class_get(hash_engine_t *h, onic_mkey_t ignore)
 {
-    unsigned empty = HASH_NO_CLASS;
+    unsigned slot = HASH_NO_CLASS;
+    hash_class_t *c;
+    hash_bucket_t *buckets;
 
     for (unsigned i = 0; i < h->nclasses; i++) {
-        if (hash_mkey_eq(h->classes[i].ignore, ignore))
+        if (h->classes[i].nviews > 0 && hash_mkey_eq(h->classes[i].ignore, ignore))
             return i;
-        if (h->classes[i].count == 0 && empty == HASH_NO_CLASS)
-            empty = i;
+        if (h->classes[i].count == 0 && slot == HASH_NO_CLASS)
+            slot = i;
     }
+    /* A fresh slot first: an empty class is likely to be used again, and
+     * recycling it would throw its views away. */
     if (h->nclasses < HASH_MAX_CLASSES)
-        empty = h->nclasses++;
-    if (empty != HASH_NO_CLASS) {
-        hash_class_drop_views(&h->classes[empty]);
-        h->classes[empty].ignore = ignore;
+        slot = h->nclasses;
+    if (slot == HASH_NO_CLASS)
+        return HASH_NO_CLASS;
+    buckets = hash_buckets_alloc(h->min_buckets);
+    if (buckets == NULL) {
+        onic_debug("match/hash: cannot index a new mask class; its entries go unindexed");
+        return HASH_NO_CLASS;
     }
-    return empty;
+    if (slot == h->nclasses)
+        h->nclasses++;
+    c = &h->classes[slot];
+    hash_class_drop_views(c);
+    c->ignore = ignore;
+    c->views[0].ignore = ignore;
+    c->views[0].nbuckets = h->min_buckets;
+    c->views[0].buckets = buckets;
+    c->nviews = 1;
+    return slot;
 }
 
-static void hash_append(onic_matcher_t *m, onic_mentry_t *me)
+static void hash_index(hash_engine_t *h, hash_entry_t *e)
 {
-    hash_engine_t *h = m->engine;
-    hash_entry_t *e = (hash_entry_t *)me;
-    unsigned ci = hash_class_find(h, me->ignore);
+    onic_mentry_t *me = &e->super;
+    unsigned ci = hash_class_get(h, me->ignore);
     hash_class_t *c;
 
-    onic_dlist_push_tail(&h->order, &e->order);
-    me->engine_flags = ci;
+    e->where = ci;
     if (ci == HASH_NO_CLASS) {
+        onic_dlist_push_tail(&h->overflow, &e->vlink[0]);
         h->unindexed++;
         return;
     }
     c = &h->classes[ci];
     c->count++;
     for (unsigned s = 0; s < c->nviews; s++) {
-        hash_view_link(&c->views[s], s, e);
-        if (c->count > c->views[s].nbuckets)
-            hash_view_grow(&c->views[s], s);
+        hash_view_t *v = &c->views[s];
+        onic_dlist_push_tail(hash_view_bucket(v, me->key), &e->vlink[s]);
+        if (c->count * 2 > v->nbuckets)
+            hash_view_grow(v, s);
     }
 }
 
-static void hash_unlink(hash_engine_t *h, hash_entry_t *e)
+static void hash_append(onic_matcher_t *m, onic_mentry_t *me)
 {
-    unsigned ci = hash_entry_class(e);
+    hash_engine_t *h = m->engine;
 
-    onic_dlist_del(&e->order);
+    if (!h->indexed) {
+        if (h->nsmall < HASH_SMALL_MAX) {
+            ((hash_entry_t *)me)->where = HASH_IN_SMALL;
+            h->small[h->nsmall++] = (hash_entry_t *)me;
+            return;
+        }
+        for (unsigned i = 0; i < h->nsmall; i++)
+            hash_index(h, h->small[i]);
+        h->nsmall = 0;
+        h->indexed = 1;
+    }
+    hash_index(h, (hash_entry_t *)me);
+}
+
+static void hash_unlink(onic_matcher_t *m, hash_entry_t *e)
+{
+    hash_engine_t *h = m->engine;
+    unsigned ci = e->where;
+    hash_class_t *c;
+
+    if (ci == HASH_IN_SMALL) {
+        unsigned i = 0;
+        while (h->small[i] != e)
+            i++;
+        h->nsmall--;
+        memmove(&h->small[i], &h->small[i + 1], (h->nsmall - i) * sizeof(h->small[0]));
+        return;
+    }
+    if (m->length == 1)
+        h->indexed = 0; /* emptied: back to small mode */
+
     if (ci == HASH_NO_CLASS) {
+        onic_dlist_del(&e->vlink[0]);
         h->unindexed--;
         return;
     }
-    hash_class_t *c = &h->classes[ci];
+    c = &h->classes[ci];
     c->count--;
     for (unsigned s = 0; s < c->nviews; s++)
-        hash_view_unlink(&c->views[s], s, e);
+        onic_dlist_del(&e->vlink[s]);
 }
 
-/* The view of class c for combined mask `ignore`, built now if missing.
- * NULL if the class has no free view slot or memory ran out. */
+static int hash_seq_cmp(const void *a, const void *b)
+{
+    uint64_t x = (*(hash_entry_t *const *)a)->super.seq;
+    uint64_t y = (*(hash_entry_t *const *)b)->super.seq;
+    return (x > y) - (x < y);
+}
+
+/* The view of class ci for combined mask `ignore`, built now if missing: the
+ * class's entries, gathered from the primary view and sorted by sequence
+ * number, linked in order. NULL if the class has no free view slot or memory
+ * ran out. */
 static hash_view_t *hash_view_get(hash_engine_t *h, unsigned ci, onic_mkey_t ignore)
 {
     hash_class_t *c = &h->classes[ci];
+    const hash_view_t *primary = &c->views[0];
+    hash_entry_t **all;
     hash_view_t *v;
-    uint64_t n = h->min_buckets;
+    size_t n = 0;
 
     for (unsigned s = 0; s < c->nviews; s++)
         if (hash_mkey_eq(c->views[s].ignore, ignore))
             return &c->views[s];
     if (c->nviews == HASH_MAX_VIEWS)
         return NULL;
-    while (n < c->count)
-        n *= 2;
     v = &c->views[c->nviews];
-    v->buckets = onic_calloc(n, sizeof(*v->buckets));
-    if (v->buckets == NULL) {
-        onic_debug("match/hash: cannot build a view of %llu buckets; walking the queue",
-                   (unsigned long long)n);
+    v->nbuckets = hash_view_size(h, c->count);
+    v->buckets = hash_buckets_alloc(v->nbuckets);
+    all = onic_malloc(c->count * sizeof(*all) + 1);
+    if (v->buckets == NULL || all == NULL) {
+        onic_debug("match/hash: cannot build a view of %zu entries; scanning instead", c->count);
+        onic_free(v->buckets);
+        onic_free(all);
         return NULL;
     }
+    for (uint64_t b = 0; b < primary->nbuckets; b++)
+        for (onic_dlist_t *l = primary->buckets[b].next; l != &primary->buckets[b]; l = l->next)
+            all[n++] = hash_entry_of(l, 0);
+    qsort(all, n, sizeof(*all), hash_seq_cmp);
     v->ignore = ignore;
-    v->nbuckets = n;
-    for (onic_dlist_t *l = h->order.next; l != &h->order; l = l->next) {
-        hash_entry_t *e = onic_container_of(l, hash_entry_t, order);
-        if (hash_entry_class(e) == ci)
-            hash_view_link(v, c->nviews, e);
-    }
-    c->nviews++;
-    return v;
+    for (size_t i = 0; i < n; i++)
+        onic_dlist_push_tail(hash_view_bucket(v, all[i]->super.key), &all[i]->vlink[c->nviews]);
+    onic_free(all);
+    return &c->views[c->nviews++];
 }
 
-static hash_entry_t *hash_find_linear(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore)
+/* The oldest match in a chain, if older than *best_p. */
+static inline void hash_chain_find(onic_dlist_t *chain, unsigned slot, onic_mkey_t key,
+                                   onic_mkey_t ignore, hash_entry_t **best_p,
+                                   uint64_t *inspected_p)
 {
-    hash_engine_t *h = m->engine;
-    uint64_t inspected = 0;
-
-    for (onic_dlist_t *l = h->order.next; l != &h->order; l = l->next) {
-        hash_entry_t *e = onic_container_of(l, hash_entry_t, order);
-        inspected++;
+    for (onic_dlist_t *l = chain->next; l != chain; l = l->next) {
+        hash_entry_t *e = hash_entry_of(l, slot);
+        if (*best_p != NULL && e->super.seq > (*best_p)->super.seq)
+            return; /* chains are oldest first: nothing older follows */
+        (*inspected_p)++;
         if (onic_mentry_matches(&e->super, key, ignore)) {
-            m->stats.inspected += inspected;
-            return e;
+            *best_p = e;
+            return;
         }
     }
-    m->stats.inspected += inspected;
-    return NULL;
 }
 
-/* One bucket probe per live class; the smallest sequence number wins.
- * Returns 0 when some class cannot be indexed for this query. */
-static int hash_find_indexed(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
-                             hash_entry_t **best_p)
+/* Every entry, no index: the smallest sequence number that matches. */
+static hash_entry_t *hash_find_scan(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore)
 {
     hash_engine_t *h = m->engine;
     hash_entry_t *best = NULL;
     uint64_t inspected = 0;
 
     for (unsigned ci = 0; ci < h->nclasses; ci++) {
-        hash_class_t *c = &h->classes[ci];
-        onic_mkey_t vignore = {c->ignore.bits | ignore.bits, c->ignore.id | ignore.id};
-        hash_view_t *v;
-        unsigned s;
-
-        if (c->count == 0)
+        const hash_view_t *v = &h->classes[ci].views[0];
+        if (h->classes[ci].count == 0)
             continue;
-        v = hash_view_get(h, ci, vignore);
-        if (v == NULL) {
-            m->stats.inspected += inspected;
-            return 0;
-        }
-        s = (unsigned)(v - c->views);
-        for (hash_entry_t *e = hash_view_bucket(v, key)->head; e != NULL; e = e->vlink[s].next) {
-            inspected++;
-            if (best != NULL && e->super.seq > best->super.seq)
-                break; /* the chain is oldest first: nothing older follows */
-            if (onic_mentry_matches(&e->super, key, ignore)) {
-                best = e;
-                break;
-            }
-        }
+        for (uint64_t b = 0; b < v->nbuckets; b++)
+            hash_chain_find(&v->buckets[b], 0, key, ignore, &best, &inspected);
     }
+    hash_chain_find(&h->overflow, 0, key, ignore, &best, &inspected);
     m->stats.inspected += inspected;
-    *best_p = best;
-    return 1;
+    return best;
 }
 
 static onic_mentry_t *hash_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int remove)
 {
     hash_engine_t *h = m->engine;
-    hash_entry_t *e;
+    hash_entry_t *best = NULL;
+    uint64_t inspected = 0;
+    int exact = (ignore.bits | ignore.id) == 0;
 
-    if (m->length <= HASH_LINEAR_MAX || h->unindexed > 0 ||
-        !hash_find_indexed(m, key, ignore, &e))
-        e = hash_find_linear(m, key, ignore);
-    if (e == NULL)
+    if (!h->indexed) {
+        for (unsigned i = 0; i < h->nsmall; i++) {
+            if (onic_mentry_matches(&h->small[i]->super, key, ignore)) {
+                best = h->small[i];
+                m->stats.inspected += i + 1;
+                goto found;
+            }
+        }
+        m->stats.inspected += h->nsmall;
+        return NULL;
+    }
+
+    for (unsigned ci = 0; ci < h->nclasses; ci++) {
+        hash_class_t *c = &h->classes[ci];
+        hash_view_t *v;
+        unsigned s;
+
+        if (c->count == 0)
+            continue;
+        if (exact) {
+            v = &c->views[0];
+        } else {
+            onic_mkey_t combined = {c->ignore.bits | ignore.bits, c->ignore.id | ignore.id};
+            v = hash_view_get(h, ci, combined);
+            if (__builtin_expect(v == NULL, 0)) {
+                m->stats.inspected += inspected;
+                best = hash_find_scan(m, key, ignore);
+                goto found;
+            }
+        }
+        s = (unsigned)(v - c->views);
+        hash_chain_find(hash_view_bucket(v, key), s, key, ignore, &best, &inspected);
+    }
+    if (__builtin_expect(h->unindexed > 0, 0))
+        hash_chain_find(&h->overflow, 0, key, ignore, &best, &inspected);
+    m->stats.inspected += inspected;
+found:
+    if (best == NULL)
         return NULL;
     if (remove)
-        hash_unlink(h, e);
-    return &e->super;
+        hash_unlink(m, best);
+    return &best->super;
 }
 
 static void hash_remove(onic_matcher_t *m, onic_mentry_t *e)
 {
-    hash_unlink(m->engine, (hash_entry_t *)e);
+    hash_unlink(m, (hash_entry_t *)e);
 }
 
 const onic_match_ops_t onic_match_hash_ops = {

@@ -116,8 +116,6 @@ onic_status_t onic_matcher_append(onic_matcher_t *m, onic_mkey_t key, onic_mkey_
     e->ignore = ignore;
     e->cookie = cookie;
     e->seq    = m->next_seq++;
-    e->state  = ONIC_MENTRY_QUEUED;
-    e->engine_flags = 0;
     m->ops->append(m, e);
     m->length++;
     m->stats.appends++;
@@ -130,7 +128,7 @@ onic_status_t onic_matcher_append(onic_matcher_t *m, onic_mkey_t key, onic_mkey_
 
 static void match_entry_release(onic_matcher_t *m, onic_mentry_t *e)
 {
-    e->state = ONIC_MENTRY_FREE;
+    e->seq = ONIC_MENTRY_FREE;
     m->length--;
     onic_pool_put(&m->pool, e);
 }
@@ -172,7 +170,7 @@ onic_status_t onic_matcher_remove(onic_matcher_t *m, onic_mentry_t *e)
         onic_error("match: remove with a NULL %s", m == NULL ? "matcher" : "entry");
         return ONIC_ERR_INVALID_PARAM;
     }
-    if (e->state != ONIC_MENTRY_QUEUED) {
+    if (!onic_mentry_queued(e)) {
         onic_debug("match: remove of entry %p that is no longer queued", (void *)e);
         return ONIC_ERR_NO_ELEM;
     }

@@ -43,8 +43,9 @@
 typedef struct wide_block wide_block_t;
 
 typedef struct wide_entry {
-    onic_mentry_t  super;  /* super.engine_flags: the slot in block */
-    wide_block_t  *block;  /* so remove finds its slot in O(1) */
+    onic_mentry_t  super;
+    wide_block_t  *block;  /* with slot, so remove finds its place in O(1) */
+    uint32_t       slot;
 } wide_entry_t;
 
 /* The header shares no cache line with the keys, and the arrays are 64-byte
@@ -169,7 +170,7 @@ static void wide_slot_set(wide_block_t *b, unsigned s, wide_entry_t *we)
     b->ignore_id[s]   = we->super.ignore.id;
     b->entry[s]       = we;
     we->block = b;
-    we->super.engine_flags = s;
+    we->slot = s;
 }
 
 /* Copy slot s of src to slot d of dst; the caller fixes both valid masks. */
@@ -183,7 +184,7 @@ static void wide_slot_move(wide_block_t *dst, unsigned d, const wide_block_t *sr
     dst->ignore_id[d]   = src->ignore_id[s];
     dst->entry[d]       = we;
     we->block = dst;
-    we->super.engine_flags = d;
+    we->slot = d;
 }
 
 /* A new tail from the free list, which reserve made non-empty. */
@@ -377,7 +378,7 @@ static void wide_remove(onic_matcher_t *m, onic_mentry_t *e)
     wide_t *w = m->engine;
     wide_entry_t *we = (wide_entry_t *)e;
 
-    wide_slot_clear(w, we->block, e->engine_flags);
+    wide_slot_clear(w, we->block, we->slot);
     wide_cleanup_step(w);
 }
 
@@ -420,8 +421,8 @@ int onic_match_wide_check(const onic_matcher_t *m)
             const wide_entry_t *we = b->entry[s];
             if (!(b->valid & (1u << s)))
                 continue;
-            if (we->block != b || we->super.engine_flags != s ||
-                we->super.state != ONIC_MENTRY_QUEUED ||
+            if (we->block != b || we->slot != s ||
+                !onic_mentry_queued(&we->super) ||
                 b->bits[s] != we->super.key.bits || b->id[s] != we->super.key.id ||
                 b->ignore_bits[s] != we->super.ignore.bits ||
                 b->ignore_id[s] != we->super.ignore.id ||

@@ -299,7 +299,7 @@ static void test_against_list(unsigned simd, unsigned cleanup, unsigned wild_pct
             mismatches += a != b;
             if (a != NULL)
                 for (size_t i = 0; i < live; i++)
-                    if (re[i]->state != ONIC_MENTRY_QUEUED) {
+                    if (!onic_mentry_queued(re[i])) {
                         re[i] = re[--live];
                         we[i] = we[live];
                         break;
