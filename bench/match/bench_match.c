@@ -12,6 +12,7 @@
  * engine walks D/2 entries on average. Reported: the median ns per operation
  * over repeated runs and the mean entries inspected per lookup. */
 #include "base/clock.h"
+#include "base/rand.h"
 #include "base/config.h"
 #include "match/engine.h"
 
@@ -57,19 +58,16 @@ typedef struct bench_result {
 
 /* --- random numbers, drawn before timing --- */
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static onic_rand_t rng_state;
 
 static uint64_t rng(void)
 {
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 0x2545f4914f6cdd1dull;
+    return onic_rand_next(&rng_state);
 }
 
 static unsigned rng_below(unsigned n)
 {
-    return (unsigned)((rng() >> 32) % n);
+    return onic_rand_below(&rng_state, n);
 }
 
 /* One queue entry or query shape: a fresh tag, a source, wildcards. */
@@ -186,7 +184,6 @@ static int bench_one(const bench_opts_t *o, const char *engine, int unexpected,
     int ok = 1;
 
     onic_config_defaults(&cfg);
-    if (getenv("XB")) cfg.hash_buckets = atoi(getenv("XB"));
     if (b == NULL || ns == NULL || (b->slots = malloc(depth * sizeof(*b->slots))) == NULL ||
         onic_matcher_create_cfg(engine, &cfg, &b->m) != ONIC_OK) {
         fprintf(stderr, "onic-bench-match: cannot set up %s at depth %u\n", engine, depth);
@@ -200,7 +197,7 @@ static int bench_one(const bench_opts_t *o, const char *engine, int unexpected,
     b->depth = depth;
     b->entry_any_src = unexpected ? 0 : mix->any_source_pct;
     b->entry_any_tag = unexpected ? 0 : mix->any_tag_pct;
-    rng_state = 0x9e3779b97f4a7c15ull + depth; /* every engine sees the same stream */
+    onic_rand_seed(&rng_state, 0x9e3779b97f4a7c15ull + depth); /* every engine sees the same stream */
     next_tag = 0;
     for (unsigned i = 0; i < depth; i++) {
         b->slots[i] = bench_key_new(b->entry_any_src, b->entry_any_tag);

@@ -8,6 +8,7 @@
  * runs. A failure prints the seed and step; --seed S reproduces it. */
 #include "check.h"
 #include "base/mem.h"
+#include "base/rand.h"
 #include "match/engine.h"
 
 #include <inttypes.h>
@@ -55,20 +56,11 @@ static void ref_delete(ref_queue_t *q, size_t i)
 
 /* --- random keys --- */
 
-static uint64_t rng_state;
-
-static uint64_t rng(void)
-{
-    /* xorshift64* */
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 0x2545f4914f6cdd1dull;
-}
+static onic_rand_t rng_state;
 
 static unsigned rng_below(unsigned n)
 {
-    return (unsigned)((rng() >> 32) % n);
+    return onic_rand_below(&rng_state, n);
 }
 
 /* A few Portals-style masks beyond MPI's four, so engines meet more mask
@@ -122,7 +114,7 @@ static int diff_run(const diff_case_t *c, unsigned wild_pct, uint64_t seed, uint
         fprintf(stderr, "%s: cannot create the matcher\n", c->label);
         return 1;
     }
-    rng_state = seed ? seed : 1;
+    onic_rand_seed(&rng_state, seed);
 
     for (step = 0; step < ops && !failed; step++) {
         onic_mkey_t key, ignore;
