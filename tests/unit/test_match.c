@@ -270,6 +270,45 @@ static void test_out_of_memory(void)
     onic_mem_fail_after(-1);
 }
 
+/* Pools, not the allocator, in the steady state: once a queue has reached
+ * its size (and any lazy index was built), matching and re-posting at that
+ * size succeeds with every allocation failing. */
+static void test_steady_state_allocates_nothing(void)
+{
+    static const unsigned depths[] = {1, 8, 300};
+    for (unsigned d = 0; d < sizeof(depths) / sizeof(depths[0]); d++) {
+        onic_matcher_t *m = make();
+        unsigned depth = depths[d], failures = 0;
+
+        for (unsigned i = 0; i < depth; i++)
+            post(m, 0, (int)(i % 13), (int)i, i + 1);
+        /* Warm up every query shape once, with memory. */
+        CHECK(arrive(m, 0, 0, 0, 1) == 1);
+        post(m, 0, 0, 0, 1);
+        CHECK(arrive(m, 0, -1, 0, 1) == 1);
+        post(m, 0, 0, 0, 1);
+        onic_mem_fail_after(0);
+        for (unsigned i = 0; i < 5000; i++) {
+            unsigned k = (i * 7919u) % depth;
+            onic_mkey_t ign, key = key_of(0, (int)(k % 13), (int)k, &ign);
+            uintptr_t c = (uintptr_t)onic_matcher_match(m, key, ign);
+            if (c == 0 || onic_matcher_append(m, key, ign, (void *)c, NULL) != ONIC_OK)
+                failures++;
+            if (i % 10 == 0) { /* wildcard receives now and then */
+                key = key_of(0, -1, (int)k, &ign);
+                c = (uintptr_t)onic_matcher_match(m, key, ign);
+                key = key_of(0, (int)(k % 13), (int)k, &ign);
+                if (c == 0 || onic_matcher_append(m, key, ign, (void *)c, NULL) != ONIC_OK)
+                    failures++;
+            }
+        }
+        onic_mem_fail_after(-1);
+        CHECK_EQ(failures, 0);
+        CHECK_EQ(onic_matcher_length(m), depth);
+        onic_matcher_destroy(m);
+    }
+}
+
 static void run_engine_case(const engine_case_t *c)
 {
     unsigned before = check_failed;
@@ -284,6 +323,7 @@ static void run_engine_case(const engine_case_t *c)
     test_long_queue();
     test_portals_masks();
     test_out_of_memory();
+    test_steady_state_allocates_nothing();
     printf("%-28s %s\n", c->label, check_failed == before ? "ok" : "FAILED");
 }
 
