@@ -30,6 +30,12 @@ static const onic_config_var_t config_vars[] = {
      "operation", ONIC_CONFIG_UINT, 1, 1024, NULL, CFG_FIELD(wide_cleanup)},
     {"ONIC_HASH_BUCKETS", "64", "initial buckets of each hash index (they grow with the queue)",
      ONIC_CONFIG_UINT_POW2, 1, 1u << 24, NULL, CFG_FIELD(hash_buckets)},
+    {"ONIC_RANK", "0", "this process's rank in its job (set by onicrun)",
+     ONIC_CONFIG_UINT, 0, 0x7fffffff, NULL, CFG_FIELD(rank)},
+    {"ONIC_SIZE", "1", "processes in the job (set by onicrun)",
+     ONIC_CONFIG_UINT, 1, 0x7fffffff, NULL, CFG_FIELD(size)},
+    {"ONIC_JOBID", "", "the job's unguessable id, naming its shared memory (set by onicrun)",
+     ONIC_CONFIG_TOKEN, 0, 0, NULL, CFG_FIELD(jobid)},
 };
 
 #define CONFIG_NVARS (sizeof(config_vars) / sizeof(config_vars[0]))
@@ -40,9 +46,9 @@ const onic_config_var_t *onic_config_vars(size_t *count_p)
     return config_vars;
 }
 
-static unsigned *config_field(onic_config_t *cfg, const onic_config_var_t *var)
+static void *config_field(onic_config_t *cfg, const onic_config_var_t *var)
 {
-    return (unsigned *)((char *)cfg + var->offset);
+    return (char *)cfg + var->offset;
 }
 
 static void config_accepted(const onic_config_var_t *var, char *buf, size_t len)
@@ -56,6 +62,9 @@ static void config_accepted(const onic_config_var_t *var, char *buf, size_t len)
     case ONIC_CONFIG_UINT_POW2:
         snprintf(buf, len, "a power of two from %u to %u", var->min, var->max);
         return;
+    case ONIC_CONFIG_TOKEN:
+        snprintf(buf, len, "1 to %d lowercase hex digits", ONIC_CONFIG_TOKEN_MAX);
+        return;
     case ONIC_CONFIG_ENUM:
         buf[0] = '\0';
         for (const char *const *v = var->values; *v != NULL && used < len; v++)
@@ -65,16 +74,22 @@ static void config_accepted(const onic_config_var_t *var, char *buf, size_t len)
 }
 
 onic_status_t onic_config_parse(const onic_config_var_t *var, const char *str,
-                                unsigned *value_p, char *err, size_t errlen)
+                                void *value_p, char *err, size_t errlen)
 {
     char accepted[128];
     char *end;
     unsigned long v;
 
-    if (var->type == ONIC_CONFIG_ENUM) {
+    if (var->type == ONIC_CONFIG_TOKEN) {
+        size_t len = strspn(str, "0123456789abcdef");
+        if (len > 0 && len <= ONIC_CONFIG_TOKEN_MAX && str[len] == '\0') {
+            memcpy(value_p, str, len + 1);
+            return ONIC_OK;
+        }
+    } else if (var->type == ONIC_CONFIG_ENUM) {
         for (unsigned i = 0; var->values[i] != NULL; i++) {
             if (strcmp(str, var->values[i]) == 0) {
-                *value_p = i;
+                *(unsigned *)value_p = i;
                 return ONIC_OK;
             }
         }
@@ -84,7 +99,7 @@ onic_status_t onic_config_parse(const onic_config_var_t *var, const char *str,
         if (str[0] >= '0' && str[0] <= '9' && *end == '\0' && errno == 0 &&
             v >= var->min && v <= var->max &&
             (var->type != ONIC_CONFIG_UINT_POW2 || (v & (v - 1)) == 0)) {
-            *value_p = (unsigned)v;
+            *(unsigned *)value_p = (unsigned)v;
             return ONIC_OK;
         }
     }
@@ -96,8 +111,11 @@ onic_status_t onic_config_parse(const onic_config_var_t *var, const char *str,
 void onic_config_format(const onic_config_var_t *var, const onic_config_t *cfg,
                         char *buf, size_t len)
 {
-    unsigned v = *config_field((onic_config_t *)cfg, var);
-    if (var->type == ONIC_CONFIG_ENUM)
+    const void *field = config_field((onic_config_t *)cfg, var);
+    unsigned v = var->type == ONIC_CONFIG_TOKEN ? 0 : *(const unsigned *)field;
+    if (var->type == ONIC_CONFIG_TOKEN)
+        snprintf(buf, len, "%s", *(const char *)field ? (const char *)field : "-");
+    else if (var->type == ONIC_CONFIG_ENUM)
         snprintf(buf, len, "%s", var->values[v]);
     else
         snprintf(buf, len, "%u", v);
@@ -111,8 +129,13 @@ const char *onic_config_env(const onic_config_var_t *var)
 void onic_config_defaults(onic_config_t *cfg_p)
 {
     char err[16];
+
+    memset(cfg_p, 0, sizeof(*cfg_p));
     for (size_t i = 0; i < CONFIG_NVARS; i++) {
-        /* The table's defaults are valid by construction (a test checks). */
+        /* The table's defaults are valid by construction (a test checks);
+         * an empty default leaves a token empty. */
+        if (config_vars[i].dflt[0] == '\0')
+            continue;
         (void)onic_config_parse(&config_vars[i], config_vars[i].dflt,
                                 config_field(cfg_p, &config_vars[i]), err, sizeof(err));
     }

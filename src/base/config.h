@@ -15,6 +15,8 @@ typedef enum onic_simd {
     ONIC_SIMD_AVX2   = 2
 } onic_simd_t;
 
+#define ONIC_CONFIG_TOKEN_MAX 32
+
 typedef struct onic_config {
     unsigned    log_level;      /* ONIC_LOG: onic_log_level_t */
     unsigned    match_engine;   /* ONIC_MATCH: index into onic_config_match_engines */
@@ -24,12 +26,17 @@ typedef struct onic_config {
     unsigned    alpu_threshold; /* ONIC_ALPU_THRESHOLD */
     unsigned    wide_cleanup;   /* ONIC_WIDE_CLEANUP */
     unsigned    hash_buckets;   /* ONIC_HASH_BUCKETS */
+    unsigned    rank;           /* ONIC_RANK, set by the launcher */
+    unsigned    size;           /* ONIC_SIZE, set by the launcher */
+    char        jobid[ONIC_CONFIG_TOKEN_MAX + 1]; /* ONIC_JOBID, "" outside a job */
 } onic_config_t;
 
 typedef enum onic_config_type {
     ONIC_CONFIG_UINT,       /* decimal in [min, max] */
     ONIC_CONFIG_UINT_POW2,  /* a power of two in [min, max] */
-    ONIC_CONFIG_ENUM        /* one of values[] */
+    ONIC_CONFIG_ENUM,       /* one of values[] */
+    ONIC_CONFIG_TOKEN       /* 1 to ONIC_CONFIG_TOKEN_MAX lowercase hex digits,
+                               in a char[ONIC_CONFIG_TOKEN_MAX + 1] field */
 } onic_config_type_t;
 
 typedef struct onic_config_var {
@@ -39,7 +46,8 @@ typedef struct onic_config_var {
     onic_config_type_t  type;
     unsigned            min, max;
     const char *const  *values;   /* ONIC_CONFIG_ENUM, NULL-terminated */
-    size_t              offset;   /* of the unsigned field in onic_config_t */
+    size_t              offset;   /* of the field in onic_config_t: unsigned, or
+                                     char[] for ONIC_CONFIG_TOKEN */
 } onic_config_var_t;
 
 extern const char *const onic_config_match_engines[];
@@ -51,9 +59,11 @@ void onic_config_defaults(onic_config_t *cfg_p);
  * logging which variable and what it accepts) if any value is invalid;
  * *cfg_p is written only on success. Unknown ONIC_* variables get a warning. */
 onic_status_t onic_config_read(onic_config_t *cfg_p);
-/* Parse one value for var into *value_p; on failure writes a message. */
+/* Parse one value for var into value_p (an unsigned, or a char[] of
+ * ONIC_CONFIG_TOKEN_MAX + 1 for tokens); on failure writes a message to err
+ * and leaves *value_p alone. */
 onic_status_t onic_config_parse(const onic_config_var_t *var, const char *str,
-                                unsigned *value_p, char *err, size_t errlen);
+                                void *value_p, char *err, size_t errlen);
 /* Format var's value in cfg ("hash", "256") into buf. */
 void onic_config_format(const onic_config_var_t *var, const onic_config_t *cfg,
                         char *buf, size_t len);

@@ -42,7 +42,13 @@ static void test_config_table(void)
         unsigned v;
         CHECK(strncmp(vars[i].name, "ONIC_", 5) == 0);
         CHECK(vars[i].desc != NULL && vars[i].desc[0] != '\0');
-        CHECK(onic_config_parse(&vars[i], vars[i].dflt, &v, err, sizeof(err)) == ONIC_OK);
+        char tok[ONIC_CONFIG_TOKEN_MAX + 1];
+        if (vars[i].dflt[0] == '\0') /* only tokens may default to nothing */
+            CHECK(vars[i].type == ONIC_CONFIG_TOKEN);
+        else
+            CHECK(onic_config_parse(&vars[i], vars[i].dflt,
+                                    vars[i].type == ONIC_CONFIG_TOKEN ? (void *)tok : (void *)&v,
+                                    err, sizeof(err)) == ONIC_OK);
         for (size_t j = i + 1; j < n; j++)
             CHECK(strcmp(vars[i].name, vars[j].name) != 0);
     }
@@ -73,6 +79,36 @@ static void test_config_parse(void)
     CHECK(strcmp(onic_config_match_engines[v], "wide") == 0);
     CHECK(onic_config_parse(match, "Hash", &v, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
     CHECK(strstr(err, "ONIC_MATCH") != NULL && strstr(err, "hash|list|alpu|wide") != NULL);
+}
+
+static void test_config_token(void)
+{
+    const onic_config_var_t *job = var_named("ONIC_JOBID");
+    char tok[ONIC_CONFIG_TOKEN_MAX + 1] = "keep";
+    char err[256];
+    onic_config_t cfg;
+
+    CHECK(job != NULL && job->type == ONIC_CONFIG_TOKEN);
+    CHECK(onic_config_parse(job, "0123abcdef", tok, err, sizeof(err)) == ONIC_OK);
+    CHECK(strcmp(tok, "0123abcdef") == 0);
+    CHECK(onic_config_parse(job, "", tok, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
+    CHECK(onic_config_parse(job, "../etc", tok, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
+    CHECK(onic_config_parse(job, "ABC", tok, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
+    CHECK(onic_config_parse(job, "0123456789abcdef0123456789abcdef0", tok, err, sizeof(err)) ==
+          ONIC_ERR_INVALID_PARAM);
+    CHECK(strcmp(tok, "0123abcdef") == 0);
+    CHECK(strstr(err, "ONIC_JOBID") != NULL && strstr(err, "hex") != NULL);
+
+    onic_config_defaults(&cfg);
+    CHECK(cfg.jobid[0] == '\0' && cfg.rank == 0 && cfg.size == 1);
+    setenv("ONIC_JOBID", "00ff", 1);
+    setenv("ONIC_RANK", "3", 1);
+    setenv("ONIC_SIZE", "4", 1);
+    CHECK(onic_config_read(&cfg) == ONIC_OK);
+    CHECK(strcmp(cfg.jobid, "00ff") == 0 && cfg.rank == 3 && cfg.size == 4);
+    unsetenv("ONIC_JOBID");
+    unsetenv("ONIC_RANK");
+    unsetenv("ONIC_SIZE");
 }
 
 static void test_config_read(void)
@@ -171,6 +207,7 @@ int main(void)
     test_status();
     test_config_table();
     test_config_parse();
+    test_config_token();
     test_config_read();
     test_config_format();
     test_pool();
