@@ -1,18 +1,20 @@
 #!/bin/sh
 # Installs the Debian packages onic needs to build, test and benchmark, and
-# only those that are missing. Called by the Makefile; safe to run again.
+# only when something is missing. Called by the Makefile; safe to run again.
 set -eu
 
-need="cmake gcc make pkg-config"
-pkgs="cmake gcc make pkg-config"
+pkgs="cmake gcc make pkg-config libhwloc-dev"
 
 missing=""
-for tool in $need; do
-    command -v "$tool" >/dev/null 2>&1 || missing="yes"
+for tool in cmake gcc make pkg-config; do
+    command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
 done
+if command -v pkg-config >/dev/null 2>&1; then
+    pkg-config --exists hwloc || missing="$missing hwloc"
+fi
 [ -z "$missing" ] && exit 0
 
-echo "install-deps: installing $pkgs"
+echo "install-deps: missing:$missing; installing $pkgs"
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive

@@ -1,0 +1,105 @@
+#!/bin/sh
+# onicrun's contract, observed from outside: exit codes, messages, how fast a
+# failed job stops, and that no shared memory of a job is left behind.
+#   test_onicrun.sh ONICRUN JOB_HELPER
+set -u
+run=$1
+helper=$2
+out=$(mktemp)
+pass=0
+fail=0
+
+check() { # description, then a command that must succeed
+    desc=$1
+    shift
+    if "$@"; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAILED: $desc"
+        sed 's/^/  | /' "$out"
+    fi
+}
+
+# Runs onicrun with a time limit; sets rc and secs (wall seconds, rounded up).
+go() {
+    t0=$(date +%s%N)
+    timeout 20 "$run" "$@" >"$out" 2>&1
+    rc=$?
+    secs=$(( ($(date +%s%N) - t0 + 999999999) / 1000000000 ))
+}
+
+no_job_shm() { # the job id from the helper's output
+    job=$(grep -o 'onic-[0-9a-f]\{16\}' "$out" | head -1 | cut -c6-)
+    [ -n "$job" ] && ! ls /dev/shm 2>/dev/null | grep -q "onic-$job"
+}
+
+# Usage errors exit 2.
+go;                          check "no arguments: usage, exit 2" [ $rc -eq 2 ]
+check "usage is printed" grep -q "usage: onicrun" "$out"
+go -n 0 "$helper";           check "-n 0: exit 2" [ $rc -eq 2 ]
+go -n 2;                     check "no program: exit 2" [ $rc -eq 2 ]
+go -n 2 --frobnicate "$helper"; check "unknown option: exit 2" [ $rc -eq 2 ]
+go -n 2 --bind socket "$helper"; check "bad --bind: exit 2" [ $rc -eq 2 ]
+go -n 2 --timeout soon "$helper"; check "bad --timeout: exit 2" [ $rc -eq 2 ]
+check "and says what is wrong" grep -q "timeout soon: expected" "$out"
+
+# Ranks, size and one job id.
+go -n 4 "$helper" env
+check "4 processes exit 0" [ $rc -eq 0 ]
+check "ranks 0-3 each once" [ "$(grep -o 'rank [0-9]*' "$out" | sort | tr '\n' ' ')" = "rank 0 rank 1 rank 2 rank 3 " ]
+check "one job id" [ "$(grep -o 'job [0-9a-f]*' "$out" | sort -u | wc -l)" -eq 1 ]
+go -n 2 "$helper" env; first=$(grep -o 'job [0-9a-f]*' "$out" | head -1)
+go -n 2 "$helper" env; check "a fresh job id per run" [ "$first" != "$(grep -o 'job [0-9a-f]*' "$out" | head -1)" ]
+
+# A failure stops the job within a second, names the rank, and fails.
+go -n 3 "$helper" exit 1
+check "exit 3 of rank 1 is onicrun's status" [ $rc -eq 3 ]
+check "the failing rank is named" grep -q "rank 1 (pid [0-9]*) exited with status 3" "$out"
+check "the job stopped within 2 s" [ $secs -le 2 ]
+go -n 2 "$helper" abort 0
+check "abort fails the job" [ $rc -eq 134 ]
+check "the signal is named" grep -q "rank 0 (pid [0-9]*) was killed by signal 6" "$out"
+go -n 4 "$helper" kill 3
+check "SIGKILL fails the job" [ $rc -eq 137 ] && check "in time" [ $secs -le 2 ]
+go -n 3 "$helper" stubborn
+check "processes ignoring SIGTERM are killed" [ $rc -eq 1 ] && check "within 2 s" [ $secs -le 2 ]
+
+# Shared memory of the job is removed, even when its owner died by SIGKILL.
+go -n 2 "$helper" shm 1
+check "a process killed holding shm fails the job" [ $rc -eq 137 ]
+check "both processes created a shm object" [ "$(grep -c "/onic-[0-9a-f]*-test-[01]" "$out")" -eq 2 ]
+check "no shm object of the job is left" no_job_shm
+
+# Timeout.
+go -n 2 --timeout 0.5 "$helper" sleep
+check "timeout exits 124" [ $rc -eq 124 ] && check "soon after the timeout" [ $secs -le 2 ]
+check "timeout is reported" grep -q "did not finish within 0.5 s" "$out"
+
+# A program that cannot be started.
+go -n 2 /nonexistent/program
+check "a missing program fails with 127" [ $rc -eq 127 ]
+check "and says so" grep -q "cannot run /nonexistent/program" "$out"
+
+# SIGTERM to onicrun reaches the job.
+"$run" -n 2 "$helper" sleep >"$out" 2>&1 &
+pid=$!
+sleep 0.3
+kill -TERM $pid
+t0=$(date +%s)
+wait $pid
+rc=$?
+check "SIGTERM to onicrun: exit 143" [ $rc -eq 143 ]
+check "promptly" [ $(( $(date +%s) - t0 )) -le 2 ]
+check "no helper left running" sh -c "! pgrep -f -x '$helper sleep' >/dev/null"
+
+# Binding.
+go -n 2 --bind core "$helper" cpus
+check "--bind core runs" [ $rc -eq 0 ]
+check "--bind core gives each process one core's CPUs" [ "$(sort -n "$out" | tail -1)" -le "$(getconf _NPROCESSORS_ONLN)" ]
+go -n 1 --bind none "$helper" cpus
+check "--bind none leaves every CPU" [ "$(cat "$out")" -eq "$(nproc --all 2>/dev/null || getconf _NPROCESSORS_ONLN)" ]
+
+rm -f "$out"
+echo "onicrun: $pass passed, $fail failed"
+[ $fail -eq 0 ]
