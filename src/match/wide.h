@@ -6,7 +6,7 @@
 #include "match/engine.h"
 
 typedef struct onic_match_wide_info {
-    size_t blocks;  /* blocks in the chain */
+    size_t blocks;  /* blocks in the chain; an emptied queue keeps its last one */
     size_t spare;   /* blocks allocated and free for appends */
     size_t holes;   /* free slots in the chain, the tail's unused ones included */
 } onic_match_wide_info_t;

@@ -1,6 +1,8 @@
 /* src/match/wide.c: oldest match within and across blocks, peek and match,
- * compaction of holes and the order it keeps, scalar and AVX2 agreeing, the
- * list engine agreeing, and the block reserve under injected out-of-memory. */
+ * compaction of holes and the order it keeps, the last block kept when the
+ * queue empties, short queues packed in place, the fingerprint filter with
+ * colliding keys and partial ignore masks, scalar and AVX2 agreeing, the list
+ * engine agreeing, and the block reserve under injected out-of-memory. */
 #include "check.h"
 #include "match/engine.h"
 #include "match/wide.h"
@@ -218,7 +220,9 @@ static void test_order_kept(unsigned simd, unsigned cleanup)
     }
     CHECK(in_order);
     CHECK_EQ(want, N + 1);
-    CHECK(onic_matcher_length(m) == 0 && blocks_of(m) == 0);
+    /* The last block stays, empty, for the next append. */
+    CHECK(onic_matcher_length(m) == 0 && blocks_of(m) == 1);
+    CHECK(onic_match_wide_check(m));
     onic_matcher_destroy(m);
 }
 
@@ -380,6 +384,194 @@ out:
     onic_matcher_destroy(v);
 }
 
+/* A queue that goes between empty and one entry keeps its one block: nothing
+ * is unlinked or relinked, and no allocation happens even with every
+ * allocation failing. */
+static void test_lone_block_kept(unsigned simd)
+{
+    onic_matcher_t *m = wide_create(simd, 2);
+    onic_match_wide_info_t before, after;
+    size_t failed = 0;
+
+    CHECK(m != NULL);
+    if (m == NULL)
+        return;
+    CHECK(onic_matcher_append(m, mkey(0, 0), exact, cookie(0), NULL) == ONIC_OK);
+    CHECK(onic_matcher_match(m, mkey(0, 0), exact) == cookie(0));
+    CHECK(onic_matcher_length(m) == 0 && blocks_of(m) == 1);
+    CHECK(onic_matcher_peek(m, anything, anything) == NULL);
+    CHECK(onic_match_wide_check(m));
+    onic_match_wide_info_get(m, &before);
+
+    onic_mem_fail_after(0);
+    for (uintptr_t i = 1; i <= 1000; i++) {
+        failed += onic_matcher_append(m, mkey(i, 7), exact, cookie(i), NULL) != ONIC_OK;
+        failed += onic_matcher_length(m) != 1 || blocks_of(m) != 1;
+        failed += onic_matcher_match(m, mkey(i, 7), exact) != cookie(i);
+    }
+    /* A removal empties it the same way. */
+    {
+        onic_mentry_t *e = NULL;
+        failed += onic_matcher_append(m, mkey(1, 1), exact, cookie(1), &e) != ONIC_OK;
+        failed += e == NULL || onic_matcher_remove(m, e) != ONIC_OK;
+    }
+    onic_mem_fail_after(-1);
+    CHECK_EQ(failed, 0);
+    onic_match_wide_info_get(m, &after);
+    CHECK(after.blocks == 1 && after.holes == 16 && after.spare == before.spare);
+    CHECK(onic_match_wide_check(m));
+    onic_matcher_destroy(m);
+}
+
+/* Up to 12 entries matched in random order: the full tail is packed in place,
+ * its ring wrapping round, so the queue never takes a second block; answers
+ * and order agree with the list engine throughout. */
+static void test_short_queue(unsigned simd)
+{
+    enum { N = 12, OPS = 20000 };
+    onic_matcher_t *ref = NULL, *m = wide_create(simd, 2);
+    onic_config_t cfg;
+    uint64_t keys[N];
+    uintptr_t next = 0;
+    size_t failed = 0, mismatches = 0, extra_blocks = 0, bad_checks = 0;
+    void *a, *b;
+
+    onic_config_defaults(&cfg);
+    CHECK(m != NULL && onic_matcher_create_cfg("list", &cfg, &ref) == ONIC_OK);
+    if (m == NULL || ref == NULL)
+        goto out;
+    for (; next < N; next++) {
+        keys[next] = next;
+        failed += onic_matcher_append(ref, mkey(next, next % 3), exact, cookie(next), NULL) !=
+                  ONIC_OK;
+        failed += onic_matcher_append(m, mkey(next, next % 3), exact, cookie(next), NULL) !=
+                  ONIC_OK;
+    }
+    for (unsigned op = 0; op < OPS; op++, next++) {
+        size_t j = rng() % N;
+        /* Every other lookup ignores the id: the filter then uses bits alone. */
+        onic_mkey_t ign = op % 2 ? mkey(0, ALL) : exact;
+        a = onic_matcher_match(ref, mkey(keys[j], keys[j] % 3), ign);
+        b = onic_matcher_match(m, mkey(keys[j], keys[j] % 3), ign);
+        mismatches += a != b || a == NULL;
+        keys[j] = next;
+        failed += onic_matcher_append(ref, mkey(next, next % 3), exact, cookie(next), NULL) !=
+                  ONIC_OK;
+        failed += onic_matcher_append(m, mkey(next, next % 3), exact, cookie(next), NULL) !=
+                  ONIC_OK;
+        extra_blocks += blocks_of(m) != 1;
+        if (op % 101 == 0)
+            bad_checks += !onic_match_wide_check(m);
+    }
+    while ((a = onic_matcher_match(ref, anything, anything)) != NULL)
+        mismatches += onic_matcher_match(m, anything, anything) != a;
+    CHECK_EQ(failed, 0);
+    CHECK_EQ(mismatches, 0);
+    CHECK_EQ(extra_blocks, 0);
+    CHECK_EQ(bad_checks, 0);
+    CHECK(onic_matcher_length(m) == 0 && onic_match_wide_check(m));
+out:
+    onic_matcher_destroy(ref);
+    onic_matcher_destroy(m);
+}
+
+/* An ignore mask for the filter test: mostly none, else part or all of one
+ * word, or scattered bits of both. */
+static onic_mkey_t random_ignore(unsigned pct)
+{
+    uint64_t r = rng();
+
+    if (r % 100 >= pct)
+        return exact;
+    switch ((r >> 8) % 4) {
+    case 0: return mkey(0xff, 0);
+    case 1: return mkey(0, ALL);
+    case 2: return mkey(ALL, 0);
+    default: return mkey(rng() & rng() & rng(), rng() & rng() & rng());
+    }
+}
+
+/* Keys from a range wide enough that fingerprints collide inside blocks,
+ * entries and queries that ignore parts of words the filter must see
+ * through, random appends, matches, peeks and removals: the same answers as
+ * the list engine. */
+static void test_filter_against_list(unsigned simd, unsigned cleanup)
+{
+    enum { MAXLIVE = 500, OPS = 60000 };
+    onic_config_t cfg;
+    onic_matcher_t *ref = NULL, *m = wide_create(simd, cleanup);
+    onic_mentry_t *re[MAXLIVE], *we[MAXLIVE];
+    onic_mkey_t live_keys[MAXLIVE];
+    size_t live = 0, mismatches = 0, bad_checks = 0;
+    uintptr_t next_cookie = 0;
+    onic_match_stats_t st;
+
+    onic_config_defaults(&cfg);
+    CHECK(m != NULL && onic_matcher_create_cfg("list", &cfg, &ref) == ONIC_OK);
+    if (m == NULL || ref == NULL)
+        goto out;
+    for (unsigned op = 0; op < OPS; op++) {
+        uint64_t r = rng();
+        /* Grow to about MAXLIVE / 2, then hold there. */
+        unsigned what = live < MAXLIVE / 2 ? (unsigned)(r % 2) * 3 : (unsigned)(r % 4);
+        onic_mkey_t key = mkey(rng() % 3000, rng() % 40), ign;
+
+        if (what != 3 && live > 0 && (r >> 8) % 5 != 0)
+            key = live_keys[(r >> 16) % live];  /* aim at a queued key */
+        if (what == 3 && live == MAXLIVE)
+            what = 1;
+        switch (what) {
+        case 0: {
+            void *a, *b;
+            ign = random_ignore(20);
+            a = onic_matcher_match(ref, key, ign);
+            b = onic_matcher_match(m, key, ign);
+            mismatches += a != b;
+            if (a != NULL)
+                for (size_t i = 0; i < live; i++)
+                    if (!onic_mentry_queued(re[i])) {
+                        re[i] = re[--live];
+                        we[i] = we[live];
+                        live_keys[i] = live_keys[live];
+                        break;
+                    }
+            break;
+        }
+        case 1:
+            ign = random_ignore(20);
+            mismatches += onic_matcher_peek(ref, key, ign) != onic_matcher_peek(m, key, ign);
+            break;
+        case 2:
+            if (live > 0) {
+                size_t i = (r >> 32) % live;
+                mismatches += onic_matcher_remove(ref, re[i]) != onic_matcher_remove(m, we[i]);
+                re[i] = re[--live];
+                we[i] = we[live];
+                live_keys[i] = live_keys[live];
+            }
+            break;
+        default:
+            ign = random_ignore(30);
+            mismatches += onic_matcher_append(ref, key, ign, cookie(next_cookie), &re[live]) !=
+                          onic_matcher_append(m, key, ign, cookie(next_cookie), &we[live]);
+            live_keys[live++] = key;
+            next_cookie++;
+            break;
+        }
+        mismatches += onic_matcher_length(ref) != onic_matcher_length(m);
+        if (op % 89 == 0)
+            bad_checks += !onic_match_wide_check(m);
+    }
+    onic_matcher_stats(m, &st);
+    CHECK_EQ(mismatches, 0);
+    CHECK_EQ(bad_checks, 0);
+    CHECK(st.hits > OPS / 8 && st.max_length > MAXLIVE / 3);
+    CHECK(onic_match_wide_check(m));
+out:
+    onic_matcher_destroy(ref);
+    onic_matcher_destroy(m);
+}
+
 /* With every allocation failing, an append that needs a new block fails in
  * reserve and changes nothing; one that fits the tail still succeeds. */
 static void test_reserve_oom(void)
@@ -480,6 +672,12 @@ int main(void)
         test_against_list(simds[i], 1, 10);
         test_against_list(simds[i], 1, 50);
         test_against_list(simds[i], 1024, 50);
+    }
+    for (size_t i = 0; i < 2; i++) {
+        test_lone_block_kept(simds[i]);
+        test_short_queue(simds[i]);
+        test_filter_against_list(simds[i], 2);
+        test_filter_against_list(simds[i], 1024);
     }
     test_peek_and_remove();
     test_compaction(1);
