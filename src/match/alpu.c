@@ -2,7 +2,9 @@
  * ordered software list (the NIC processor's copy); its oldest entries are
  * also loaded, as a prefix, into a software ALPU unit (alpu_unit.c) that
  * finds the oldest match among them in one request. A MATCH_FAILURE means
- * none of them matched, so only the unloaded rest of the list is walked. */
+ * none of them matched, so only the unloaded rest of the list is walked.
+ * Inserts are batched (section IV.B: "conglomerate insertions"), so a short
+ * unloaded tail is normal and the walk covers it. */
 #include "match/engine.h"
 #include "match/alpu_unit.h"
 #include "base/list.h"
@@ -28,13 +30,16 @@ typedef struct alpu_entry {
 typedef struct alpu_engine {
     onic_dlist_t      live;      /* every queued entry, oldest first */
     onic_dlist_t     *unloaded;  /* first entry without a cell, or &live */
+    size_t            nunloaded; /* entries from `unloaded` to the tail */
     onic_alpu_unit_t *unit;
     alpu_entry_t    **slots;
     uint32_t         *free_slots;  /* stack of unused tags */
     unsigned          nfree;
     unsigned          cells;
+    unsigned          batch;       /* entries worth a load round, see alpu_load_due */
     unsigned          dead;        /* tombstones still holding a cell */
     unsigned          threshold;
+    uint64_t          compared;    /* the unit's compared count, last seen */
 } alpu_engine_t;
 
 static void alpu_slots_clear(alpu_engine_t *a)
@@ -73,6 +78,9 @@ static onic_status_t alpu_init(onic_matcher_t *m)
     a->unloaded  = &a->live;
     a->unit      = unit;
     a->cells     = cells;
+    /* A load round's fixed cost includes a compaction linear in the unit,
+     * so the batch grows with it; a block's worth at least. */
+    a->batch     = cells / 8 > m->cfg.alpu_block ? cells / 8 : m->cfg.alpu_block;
     a->threshold = m->cfg.alpu_threshold;
     alpu_slots_clear(a);
     m->engine = a;
@@ -107,6 +115,7 @@ static void alpu_append(onic_matcher_t *m, onic_mentry_t *e)
     onic_dlist_push_tail(&a->live, &ae->link);
     if (a->unloaded == &a->live)
         a->unloaded = &ae->link;
+    a->nunloaded++;
 }
 
 /* Commands never back up for long: the unit drains its command FIFO in
@@ -128,32 +137,47 @@ static void alpu_request(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
 {
     alpu_engine_t *a = m->engine;
     onic_alpu_hdr_t hdr = {.key = key, .ignore = ignore, .probe = (uint32_t)probe};
-    onic_alpu_unit_counters_t before, after;
     onic_status_t status;
+    uint64_t compared;
 
-    onic_alpu_unit_counters(a->unit, &before);
     status = onic_alpu_unit_hdr_push(a->unit, &hdr);
     assert(status == ONIC_OK);
     onic_alpu_unit_run(a->unit);
     status = onic_alpu_unit_result_pop(a->unit, res_p);
     assert(status == ONIC_OK && res_p->type != ONIC_ALPU_RES_START_ACK);
     (void)status;
-    onic_alpu_unit_counters(a->unit, &after);
-    m->stats.inspected += after.compared - before.compared;
+    compared = onic_alpu_unit_compared(a->unit);
+    m->stats.inspected += compared - a->compared;
+    a->compared = compared;
 }
 
-/* Batch-load the oldest unloaded entries into the free cells, once the queue
- * is long enough to be worth it. Loading in queue order keeps the loaded
- * entries a prefix: each is older than every unloaded one. */
-static void alpu_load(onic_matcher_t *m)
+/* Whether a load round is worth its fixed cost (START_INSERT, the wait for
+ * START_ACKNOWLEDGE, STOP_INSERT, the unit's compaction) now. Always when
+ * the unit is empty; otherwise once a batch has piled up and has room:
+ * a->batch unloaded entries and free cells, or half the queue for a queue
+ * too short to reach that. Until then the few unloaded entries are found by
+ * the walk after MATCH_FAILURE, which a request for them pays for. */
+static int alpu_load_due(const onic_matcher_t *m, const alpu_engine_t *a)
 {
-    alpu_engine_t *a = m->engine;
+    size_t want;
+
+    if (m->length <= a->threshold || a->nunloaded == 0 || a->nfree == 0)
+        return 0;
+    if (a->nfree == a->cells)
+        return 1;
+    want = m->length / 2 < a->batch ? m->length / 2 : a->batch;
+    return a->nunloaded >= want && a->nfree >= want;
+}
+
+/* Batch-load the oldest unloaded entries into the free cells. Loading in
+ * queue order keeps the loaded entries a prefix: each is older than every
+ * unloaded one. */
+static void alpu_load(alpu_engine_t *a)
+{
     onic_alpu_cmd_t cmd = {.type = ONIC_ALPU_CMD_START_INSERT};
     onic_alpu_result_t res;
     unsigned room;
 
-    if (m->length <= a->threshold || a->unloaded == &a->live || a->nfree == 0)
-        return;
     alpu_cmd(a, &cmd);
     onic_alpu_unit_run(a->unit);
     if (onic_alpu_unit_result_pop(a->unit, &res) != ONIC_OK || res.type != ONIC_ALPU_RES_START_ACK) {
@@ -174,6 +198,7 @@ static void alpu_load(onic_matcher_t *m)
         cmd.tag    = slot;
         alpu_cmd(a, &cmd);
         a->unloaded = a->unloaded->next;
+        a->nunloaded--;
     }
     cmd.type = ONIC_ALPU_CMD_STOP_INSERT;
     alpu_cmd(a, &cmd);
@@ -188,8 +213,10 @@ static void alpu_reset(alpu_engine_t *a)
 
     alpu_cmd(a, &cmd);
     onic_alpu_unit_run(a->unit);
-    for (onic_dlist_t *l = a->live.next; l != a->unloaded; l = l->next)
+    for (onic_dlist_t *l = a->live.next; l != a->unloaded; l = l->next) {
         onic_container_of(l, alpu_entry_t, link)->flags &= ~ALPU_LOADED;
+        a->nunloaded++;
+    }
     a->unloaded = a->live.next;
     for (unsigned i = 0; i < a->cells; i++)
         a->slots[i] = NULL;
@@ -202,7 +229,8 @@ static onic_mentry_t *alpu_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t 
     onic_alpu_result_t res;
     uint64_t walked = 0;
 
-    alpu_load(m);
+    if (alpu_load_due(m, a))
+        alpu_load(a);
     while (a->nfree < a->cells) {
         alpu_entry_t *e;
         uint32_t slot;
@@ -243,6 +271,7 @@ static onic_mentry_t *alpu_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t 
                 if (l == a->unloaded)
                     a->unloaded = l->next;
                 onic_dlist_del(l);
+                a->nunloaded--;
             }
             return &e->super;
         }
@@ -263,8 +292,10 @@ static void alpu_remove(onic_matcher_t *m, onic_mentry_t *e)
         a->slots[ae->slot] = NULL;
         a->dead++;
         ae->flags &= ~ALPU_LOADED;
-    } else if (&ae->link == a->unloaded) {
-        a->unloaded = ae->link.next;
+    } else {
+        if (&ae->link == a->unloaded)
+            a->unloaded = ae->link.next;
+        a->nunloaded--;
     }
     onic_dlist_del(&ae->link);
     if (a->dead > a->cells / 2)

@@ -1,5 +1,6 @@
-/* The software ALPU: cells in structure-of-arrays form, three FIFO rings and
- * the figure 3 state machine. See alpu_unit.h for the protocol. */
+/* The software ALPU: cells in structure-of-arrays form grouped in blocks,
+ * three FIFO rings and the figure 3 state machine. See alpu_unit.h for the
+ * protocol. */
 #include "match/alpu_unit.h"
 #include "base/cpu.h"
 #include "base/log.h"
@@ -18,18 +19,35 @@
 #define UNIT_FIFO_MASK (ONIC_ALPU_UNIT_FIFO_DEPTH - 1)
 static_assert((ONIC_ALPU_UNIT_FIFO_DEPTH & UNIT_FIFO_MASK) == 0, "fifo depth is a power of two");
 
+/* The AVX2 compares look at this many cells per step: one hit mask ANDed
+ * with one valid bitmap word, then one branch. */
+#define UNIT_CHUNK 64u
+#define UNIT_NONE  UINT32_MAX  /* no cell matched */
+
 /* Free-running counters: length is tail - head, even across wrap-around. */
 typedef struct unit_ring {
     uint32_t head, tail;
 } unit_ring_t;
 
 struct onic_alpu_unit {
-    /* Cells [0, count) are valid, oldest first. Structure of arrays so one
-     * AVX2 compare covers four cells; every array is 32-byte aligned and
-     * padded to a multiple of four cells so vector loads stay inside it. */
+    /* Cells in structure-of-arrays form so one AVX2 compare covers four;
+     * every array is 32-byte aligned and padded to UNIT_CHUNK cells so the
+     * vector loads of a chunk stay inside it. */
     uint64_t   *key_bits, *key_id, *ign_bits, *ign_id, *tag;
+    /* A byte per cell: a hash of the key, or 0 when the cell has ignore bits
+     * set. A request without ignore bits can only match cells whose byte is
+     * its own hash or 0, so the AVX2 path filters 32 cells per byte compare
+     * and runs the full compare only on those. */
+    uint8_t    *hash;
+    /* Bit i: cell i is valid. A delete only clears its bit (the hole stays
+     * where it is) and the compare ANDs the bits into its hit mask. */
+    uint64_t   *valid;
+    uint32_t   *block_count;  /* valid cells per block */
     void       *cell_mem;
-    unsigned    cells, block, count;
+    unsigned    cells, block, block_shift;
+    unsigned    count;  /* valid cells */
+    unsigned    top;    /* one past the youngest valid cell; 0 when empty */
+    unsigned    wild;   /* valid cells with ignore bits (hash 0) */
     int         avx2;
     int         insert_mode;
     int         held;  /* the request at the header FIFO's head failed in insert mode */
@@ -55,11 +73,26 @@ static inline int unit_pow2(unsigned v)
     return v != 0 && (v & (v - 1)) == 0;
 }
 
+/* Never 0: that marks a cell with ignore bits. Equal keys hash equal,
+ * which is all the filter needs. */
+static inline uint8_t unit_key_hash(uint64_t bits, uint64_t id)
+{
+    uint64_t h = (bits ^ (id * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+    uint8_t b = (uint8_t)(h >> 56);
+
+    return b != 0 ? b : 1;
+}
+
+static inline int unit_valid(const onic_alpu_unit_t *u, unsigned i)
+{
+    return (int)((u->valid[i / 64] >> (i % 64)) & 1);
+}
+
 onic_status_t onic_alpu_unit_create(unsigned cells, unsigned block, onic_simd_t simd,
                                     onic_alpu_unit_t **unit_p)
 {
     onic_alpu_unit_t *u;
-    size_t stride;
+    size_t stride, words, bytes;
     int avx2;
 
     if (!unit_pow2(cells) || cells > ONIC_ALPU_UNIT_MAX_CELLS) {
@@ -96,23 +129,34 @@ onic_status_t onic_alpu_unit_create(unsigned cells, unsigned block, onic_simd_t 
         onic_error("alpu: cannot allocate a unit of %u cells", cells);
         return ONIC_ERR_NO_MEMORY;
     }
-    stride = cells < 4 ? 4 : cells;
-    u->cell_mem = onic_aligned_alloc(32, 5 * stride * sizeof(uint64_t));
+    /* cells is a power of two, so the stride is a multiple of the chunk. */
+    stride = cells < UNIT_CHUNK ? UNIT_CHUNK : cells;
+    words  = (stride + 63) / 64;
+    bytes  = (5 * stride + words) * sizeof(uint64_t) + stride +
+             (cells / block) * sizeof(uint32_t);
+    u->cell_mem = onic_aligned_alloc(32, bytes);
     if (u->cell_mem == NULL) {
         onic_error("alpu: cannot allocate %u cells", cells);
         onic_free(u);
         return ONIC_ERR_NO_MEMORY;
     }
-    /* Zeroed so the padding lanes a vector load may read are defined. */
-    memset(u->cell_mem, 0, 5 * stride * sizeof(uint64_t));
-    u->key_bits = u->cell_mem;
-    u->key_id   = u->key_bits + stride;
-    u->ign_bits = u->key_id + stride;
-    u->ign_id   = u->ign_bits + stride;
-    u->tag      = u->ign_id + stride;
-    u->cells    = cells;
-    u->block    = block;
-    u->avx2     = avx2;
+    /* Zeroed: padding lanes a vector load may read are defined, no cell is
+     * valid and every block is empty. */
+    memset(u->cell_mem, 0, bytes);
+    u->key_bits    = u->cell_mem;
+    u->key_id      = u->key_bits + stride;
+    u->ign_bits    = u->key_id + stride;
+    u->ign_id      = u->ign_bits + stride;
+    u->tag         = u->ign_id + stride;
+    /* hash follows the 8-byte arrays so it keeps their 32-byte alignment;
+     * its stride bytes are a multiple of 32 too. */
+    u->hash        = (uint8_t *)(u->tag + stride);
+    u->valid       = (uint64_t *)(u->hash + stride);
+    u->block_count = (uint32_t *)(u->valid + words);
+    u->cells       = cells;
+    u->block       = block;
+    u->block_shift = (unsigned)__builtin_ctz(block);
+    u->avx2        = avx2;
     *unit_p = u;
     return ONIC_OK;
 }
@@ -125,27 +169,51 @@ void onic_alpu_unit_destroy(onic_alpu_unit_t *u)
     onic_free(u);
 }
 
+/* The FIFO copies go field by field: the caller has usually just written
+ * the struct one field at a time, and a whole-struct copy (16-byte loads)
+ * cannot be forwarded from those narrower stores, which stalls the copy
+ * until they reach the cache, on every request. */
 onic_status_t onic_alpu_unit_cmd_push(onic_alpu_unit_t *u, const onic_alpu_cmd_t *cmd)
 {
+    onic_alpu_cmd_t *c;
+
     if (unit_ring_full(&u->cmd_ring))
         return ONIC_ERR_NO_RESOURCE;
-    u->cmds[u->cmd_ring.tail++ & UNIT_FIFO_MASK] = *cmd;
+    c = &u->cmds[u->cmd_ring.tail++ & UNIT_FIFO_MASK];
+    c->type        = cmd->type;
+    c->key.bits    = cmd->key.bits;
+    c->key.id      = cmd->key.id;
+    c->ignore.bits = cmd->ignore.bits;
+    c->ignore.id   = cmd->ignore.id;
+    c->tag         = cmd->tag;
     return ONIC_OK;
 }
 
 onic_status_t onic_alpu_unit_hdr_push(onic_alpu_unit_t *u, const onic_alpu_hdr_t *hdr)
 {
+    onic_alpu_hdr_t *h;
+
     if (unit_ring_full(&u->hdr_ring))
         return ONIC_ERR_NO_RESOURCE;
-    u->hdrs[u->hdr_ring.tail++ & UNIT_FIFO_MASK] = *hdr;
+    h = &u->hdrs[u->hdr_ring.tail++ & UNIT_FIFO_MASK];
+    h->key.bits    = hdr->key.bits;
+    h->key.id      = hdr->key.id;
+    h->ignore.bits = hdr->ignore.bits;
+    h->ignore.id   = hdr->ignore.id;
+    h->probe       = hdr->probe;
     return ONIC_OK;
 }
 
 onic_status_t onic_alpu_unit_result_pop(onic_alpu_unit_t *u, onic_alpu_result_t *res_p)
 {
+    const onic_alpu_result_t *r;
+
     if (unit_ring_len(&u->res_ring) == 0)
         return ONIC_ERR_NO_ELEM;
-    *res_p = u->results[u->res_ring.head++ & UNIT_FIFO_MASK];
+    r = &u->results[u->res_ring.head++ & UNIT_FIFO_MASK];
+    res_p->type = r->type;
+    res_p->free = r->free;
+    res_p->tag  = r->tag;
     return ONIC_OK;
 }
 
@@ -163,90 +231,384 @@ static void unit_result_push(onic_alpu_unit_t *u, uint32_t type, uint32_t free, 
 /* --- compare paths ---
  * The hardware compares every cell at once and its priority logic picks the
  * first block with a hit, then the lowest cell in it: that is the lowest
- * matching index, which both paths return (count for none). */
+ * matching valid index, which both paths return (UNIT_NONE for none). Each
+ * also sets *compared_p to the valid cells in the blocks up to the one with
+ * the hit (all of them on a miss): blocks after the first hit need not be
+ * looked at. The scalar path counts with the block counts, the AVX2 path
+ * with the valid bitmap, so test_unit_simd_agree checks that they agree. */
 
-static unsigned unit_scan_scalar(const onic_alpu_unit_t *u, onic_mkey_t key, onic_mkey_t ignore)
+static inline int unit_cell_matches(const onic_alpu_unit_t *u, unsigned i,
+                                    const onic_alpu_hdr_t *h)
 {
-    for (unsigned i = 0; i < u->count; i++) {
-        if ((((u->key_bits[i] ^ key.bits) & ~(u->ign_bits[i] | ignore.bits)) |
-             ((u->key_id[i] ^ key.id) & ~(u->ign_id[i] | ignore.id))) == 0)
-            return i;
+    return (((u->key_bits[i] ^ h->key.bits) & ~(u->ign_bits[i] | h->ignore.bits)) |
+            ((u->key_id[i] ^ h->key.id) & ~(u->ign_id[i] | h->ignore.id))) == 0;
+}
+
+static unsigned unit_scan_scalar(const onic_alpu_unit_t *u, const onic_alpu_hdr_t *h,
+                                 unsigned *compared_p)
+{
+    unsigned nblocks = (u->top + u->block - 1) >> u->block_shift;
+    unsigned compared = 0;
+
+    for (unsigned b = 0; b < nblocks; b++) {
+        unsigned i = b << u->block_shift, end = i + u->block;
+
+        if (u->block_count[b] == 0)
+            continue;
+        compared += u->block_count[b];
+        for (; i < end; i++) {
+            if (unit_valid(u, i) && unit_cell_matches(u, i, h)) {
+                *compared_p = compared;
+                return i;
+            }
+        }
     }
-    return u->count;
+    *compared_p = u->count;
+    return UNIT_NONE;
 }
 
 #if UNIT_HAVE_AVX2
+/* Valid cells in the blocks up to the one holding `at`, given `before`, the
+ * valid cells in the bitmap words before at's. */
 __attribute__((target("avx2")))
-static unsigned unit_scan_avx2(const onic_alpu_unit_t *u, onic_mkey_t key, onic_mkey_t ignore)
+static inline unsigned unit_compared_avx2(const onic_alpu_unit_t *u, unsigned at, unsigned before)
 {
-    const __m256i kb   = _mm256_set1_epi64x((long long)key.bits);
-    const __m256i ki   = _mm256_set1_epi64x((long long)key.id);
-    const __m256i qb   = _mm256_set1_epi64x((long long)ignore.bits);
-    const __m256i qi   = _mm256_set1_epi64x((long long)ignore.id);
-    const __m256i zero = _mm256_setzero_si256();
+    unsigned end = ((at >> u->block_shift) + 1) << u->block_shift;
+    unsigned w = at / 64;
 
-    for (unsigned i = 0; i < u->count; i += 4) {
-        __m256i db = _mm256_xor_si256(_mm256_load_si256((const __m256i *)&u->key_bits[i]), kb);
-        __m256i di = _mm256_xor_si256(_mm256_load_si256((const __m256i *)&u->key_id[i]), ki);
-        __m256i mb = _mm256_or_si256(_mm256_load_si256((const __m256i *)&u->ign_bits[i]), qb);
-        __m256i mi = _mm256_or_si256(_mm256_load_si256((const __m256i *)&u->ign_id[i]), qi);
-        __m256i diff = _mm256_or_si256(_mm256_andnot_si256(mb, db), _mm256_andnot_si256(mi, di));
-        unsigned hits = (unsigned)_mm256_movemask_pd(
-            _mm256_castsi256_pd(_mm256_cmpeq_epi64(diff, zero)));
+    if (end > u->top)
+        end = u->top;
+    for (; w < end / 64; w++)
+        before += (unsigned)__builtin_popcountll(u->valid[w]);
+    if (end % 64 != 0)
+        before += (unsigned)__builtin_popcountll(u->valid[w] & ((1ull << (end % 64)) - 1));
+    return before;
+}
 
+/* Bit j set: cell i + j matches, valid or not. */
+__attribute__((target("avx2")))
+static inline unsigned unit_hits4_avx2(const onic_alpu_unit_t *u, unsigned i, __m256i kb,
+                                       __m256i ki, __m256i qb, __m256i qi)
+{
+    __m256i db = _mm256_xor_si256(_mm256_load_si256((const __m256i *)&u->key_bits[i]), kb);
+    __m256i di = _mm256_xor_si256(_mm256_load_si256((const __m256i *)&u->key_id[i]), ki);
+    __m256i mb = _mm256_or_si256(_mm256_load_si256((const __m256i *)&u->ign_bits[i]), qb);
+    __m256i mi = _mm256_or_si256(_mm256_load_si256((const __m256i *)&u->ign_id[i]), qi);
+    __m256i diff = _mm256_or_si256(_mm256_andnot_si256(mb, db), _mm256_andnot_si256(mi, di));
+
+    return (unsigned)_mm256_movemask_pd(
+        _mm256_castsi256_pd(_mm256_cmpeq_epi64(diff, _mm256_setzero_si256())));
+}
+
+/* A request with ignore bits: every cell gets the full compare. */
+__attribute__((target("avx2")))
+static unsigned unit_scan_avx2_wild(const onic_alpu_unit_t *u, const onic_alpu_hdr_t *h,
+                                    unsigned *compared_p)
+{
+    const __m256i kb = _mm256_set1_epi64x((long long)h->key.bits);
+    const __m256i ki = _mm256_set1_epi64x((long long)h->key.id);
+    const __m256i qb = _mm256_set1_epi64x((long long)h->ignore.bits);
+    const __m256i qi = _mm256_set1_epi64x((long long)h->ignore.id);
+    unsigned before = 0;
+
+    for (unsigned i = 0; i < u->top; i += UNIT_CHUNK) {
+        /* Holes and cells past top hold stale data: the valid bits decide. */
+        uint64_t hits = 0;
+
+        for (unsigned j = 0; j < UNIT_CHUNK; j += 4)
+            hits |= (uint64_t)unit_hits4_avx2(u, i + j, kb, ki, qb, qi) << j;
+        hits &= u->valid[i / 64];
         if (hits != 0) {
-            /* Lanes at or past count hold stale cells; a valid hit would
-             * be a lower bit, so a stale lowest bit means no match. */
-            unsigned at = i + (unsigned)__builtin_ctz(hits);
-            return at < u->count ? at : u->count;
+            unsigned at = i + (unsigned)__builtin_ctzll(hits);
+            *compared_p = unit_compared_avx2(u, at, before);
+            return at;
         }
+        before += (unsigned)__builtin_popcountll(u->valid[i / 64]);
     }
-    return u->count;
+    *compared_p = u->count;
+    return UNIT_NONE;
+}
+
+/* A request without ignore bits: the hash filter, then the full compare on
+ * the valid candidates in order. */
+__attribute__((target("avx2")))
+static unsigned unit_scan_avx2_exact(const onic_alpu_unit_t *u, const onic_alpu_hdr_t *h,
+                                     unsigned *compared_p)
+{
+    const __m256i qh = _mm256_set1_epi8((char)unit_key_hash(h->key.bits, h->key.id));
+    /* Wildcard cells (hash 0) are candidates too; when there are none the
+     * compare against 0 matches nothing new, so it compares qh again. */
+    const __m256i qw = u->wild != 0 ? _mm256_setzero_si256() : qh;
+    unsigned before = 0;
+
+    for (unsigned i = 0; i < u->top; i += UNIT_CHUNK) {
+        __m256i c0 = _mm256_load_si256((const __m256i *)&u->hash[i]);
+        __m256i c1 = _mm256_load_si256((const __m256i *)&u->hash[i + 32]);
+        __m256i m0 = _mm256_or_si256(_mm256_cmpeq_epi8(c0, qh), _mm256_cmpeq_epi8(c0, qw));
+        __m256i m1 = _mm256_or_si256(_mm256_cmpeq_epi8(c1, qh), _mm256_cmpeq_epi8(c1, qw));
+        uint64_t cand = (uint64_t)(uint32_t)_mm256_movemask_epi8(m0) |
+                        (uint64_t)(uint32_t)_mm256_movemask_epi8(m1) << 32;
+
+        for (cand &= u->valid[i / 64]; cand != 0; cand &= cand - 1) {
+            unsigned at = i + (unsigned)__builtin_ctzll(cand);
+            if (unit_cell_matches(u, at, h)) {
+                *compared_p = unit_compared_avx2(u, at, before);
+                return at;
+            }
+        }
+        before += (unsigned)__builtin_popcountll(u->valid[i / 64]);
+    }
+    *compared_p = u->count;
+    return UNIT_NONE;
+}
+
+__attribute__((target("avx2")))
+static unsigned unit_scan_avx2(const onic_alpu_unit_t *u, const onic_alpu_hdr_t *h,
+                               unsigned *compared_p)
+{
+    if ((h->ignore.bits | h->ignore.id) != 0)
+        return unit_scan_avx2_wild(u, h, compared_p);
+    return unit_scan_avx2_exact(u, h, compared_p);
 }
 #endif
 
-static unsigned unit_scan(const onic_alpu_unit_t *u, onic_mkey_t key, onic_mkey_t ignore)
+/* The request is read field by field where it is used: it was just written
+ * that way, and 16-byte loads of it would wait for those stores. */
+static unsigned unit_scan(const onic_alpu_unit_t *u, const onic_alpu_hdr_t *h,
+                          unsigned *compared_p)
 {
 #if UNIT_HAVE_AVX2
     if (u->avx2)
-        return unit_scan_avx2(u, key, ignore);
+        return unit_scan_avx2(u, h, compared_p);
 #endif
-    return unit_scan_scalar(u, key, ignore);
+    return unit_scan_scalar(u, h, compared_p);
 }
 
-/* Valid cells in the blocks up to the one holding `at` (all of them on a
- * miss): blocks after the first hit need not be looked at. */
-static unsigned unit_compared(const onic_alpu_unit_t *u, unsigned at)
-{
-    unsigned end;
-
-    if (at >= u->count)
-        return u->count;
-    end = (at / u->block + 1) * u->block;
-    return end < u->count ? end : u->count;
-}
-
-/* Drop cell `at`; the younger cells shift up one so the order is kept. */
+/* Drop cell `at` by clearing its valid bit. The paper's unit shifts the
+ * younger cells up in the same clock; in software that is a copy of every
+ * cell array per delete, so the hole stays (the compare skips it) until
+ * insert mode compacts it away. The valid cells stay in age order either
+ * way. */
 static void unit_delete(onic_alpu_unit_t *u, unsigned at)
 {
-    size_t bytes = (size_t)(u->count - at - 1) * sizeof(uint64_t);
-
-    memmove(&u->key_bits[at], &u->key_bits[at + 1], bytes);
-    memmove(&u->key_id[at],   &u->key_id[at + 1],   bytes);
-    memmove(&u->ign_bits[at], &u->ign_bits[at + 1], bytes);
-    memmove(&u->ign_id[at],   &u->ign_id[at + 1],   bytes);
-    memmove(&u->tag[at],      &u->tag[at + 1],      bytes);
+    u->wild -= u->hash[at] == 0;
+    u->valid[at / 64] &= ~(1ull << (at % 64));
+    u->block_count[at >> u->block_shift]--;
     u->count--;
+    if (at + 1 == u->top) {
+        /* The youngest cell went: top drops to the next valid one. */
+        unsigned w = at / 64;
+        uint64_t bits = u->valid[w];
+
+        while (bits == 0 && w > 0)
+            bits = u->valid[--w];
+        u->top = bits == 0 ? 0 : w * 64 + 64 - (unsigned)__builtin_clzll(bits);
+    }
+}
+
+/* First cell at or after i whose valid bit is `want`; `limit` if none
+ * before it. */
+static unsigned unit_valid_next(const onic_alpu_unit_t *u, unsigned i, unsigned limit, int want)
+{
+    while (i < limit) {
+        uint64_t bits = (want ? u->valid[i / 64] : ~u->valid[i / 64]) >> (i % 64);
+
+        if (bits != 0) {
+            i += (unsigned)__builtin_ctzll(bits);
+            return i < limit ? i : limit;
+        }
+        i = (i / 64 + 1) * 64;
+    }
+    return limit;
+}
+
+/* Runs shorter than this are copied cell by cell: six memmove calls cost
+ * more than copying a few cells. */
+#define UNIT_MOVE_MIN 16u
+
+/* Move the n cells at src down to dst (dst < src). */
+static void unit_move(onic_alpu_unit_t *u, unsigned dst, unsigned src, unsigned n)
+{
+    size_t bytes = (size_t)n * sizeof(uint64_t);
+
+    if (n < UNIT_MOVE_MIN) {
+        for (unsigned i = 0; i < n; i++) {
+            u->key_bits[dst + i] = u->key_bits[src + i];
+            u->key_id[dst + i]   = u->key_id[src + i];
+            u->ign_bits[dst + i] = u->ign_bits[src + i];
+            u->ign_id[dst + i]   = u->ign_id[src + i];
+            u->tag[dst + i]      = u->tag[src + i];
+            u->hash[dst + i]     = u->hash[src + i];
+        }
+    } else {
+        memmove(&u->key_bits[dst], &u->key_bits[src], bytes);
+        memmove(&u->key_id[dst],   &u->key_id[src],   bytes);
+        memmove(&u->ign_bits[dst], &u->ign_bits[src], bytes);
+        memmove(&u->ign_id[dst],   &u->ign_id[src],   bytes);
+        memmove(&u->tag[dst],      &u->tag[src],      bytes);
+        memmove(&u->hash[dst],     &u->hash[src],     n);
+    }
+}
+
+/* Scalar compaction from the first hole: runs of valid cells move down. */
+static void unit_compact_scalar(onic_alpu_unit_t *u, unsigned dst)
+{
+    unsigned src = dst;
+
+    while ((src = unit_valid_next(u, src, u->top, 1)) < u->top) {
+        unsigned end = unit_valid_next(u, src, u->top, 0);
+
+        unit_move(u, dst, src, end - src);
+        dst += end - src;
+        src = end;
+    }
+}
+
+#if UNIT_HAVE_AVX2
+/* Left-pack tables for a group of four cells, indexed by its valid mask:
+ * the 32-bit lane pairs of the valid 64-bit cells in order, and the same
+ * order as byte indices for the hash bytes. Unused lanes are don't-care. */
+static const uint32_t unit_pack_perm[16][8] = {
+    {0, 0, 0, 0, 0, 0, 0, 0}, {0, 1, 0, 0, 0, 0, 0, 0},
+    {2, 3, 0, 0, 0, 0, 0, 0}, {0, 1, 2, 3, 0, 0, 0, 0},
+    {4, 5, 0, 0, 0, 0, 0, 0}, {0, 1, 4, 5, 0, 0, 0, 0},
+    {2, 3, 4, 5, 0, 0, 0, 0}, {0, 1, 2, 3, 4, 5, 0, 0},
+    {6, 7, 0, 0, 0, 0, 0, 0}, {0, 1, 6, 7, 0, 0, 0, 0},
+    {2, 3, 6, 7, 0, 0, 0, 0}, {0, 1, 2, 3, 6, 7, 0, 0},
+    {4, 5, 6, 7, 0, 0, 0, 0}, {0, 1, 4, 5, 6, 7, 0, 0},
+    {2, 3, 4, 5, 6, 7, 0, 0}, {0, 1, 2, 3, 4, 5, 6, 7},
+};
+static const uint32_t unit_pack_bytes[16] = {
+    0x00000000, 0x00000000, 0x00000001, 0x00000100,
+    0x00000002, 0x00000200, 0x00000201, 0x00020100,
+    0x00000003, 0x00000300, 0x00000301, 0x00030100,
+    0x00000302, 0x00030200, 0x00030201, 0x03020100,
+};
+
+__attribute__((target("avx2")))
+static inline void unit_pack4_avx2(uint64_t *a, unsigned dst, unsigned src, __m256i perm)
+{
+    _mm256_storeu_si256((__m256i *)&a[dst],
+                        _mm256_permutevar8x32_epi32(_mm256_load_si256((const __m256i *)&a[src]),
+                                                    perm));
+}
+
+/* AVX2 compaction: short runs are the common case (holes are spread by
+ * random matches), so pack four cells per step with a permute instead of
+ * copying run by run. A step stores four lanes at dst <= src after loading
+ * them, so it never overwrites a cell not yet read; lanes past the packed
+ * ones land on holes or stale cells. */
+__attribute__((target("avx2")))
+static void unit_compact_avx2(onic_alpu_unit_t *u, unsigned dst)
+{
+    /* The group holding the first hole: its valid cells (all before the
+     * hole) pack onto themselves. */
+    dst &= ~3u;
+    for (unsigned src = dst; src < u->top; src += 4) {
+        unsigned m = (unsigned)(u->valid[src / 64] >> (src % 64)) & 0xf;
+        __m256i perm;
+        __m128i hb;
+        uint32_t h4;
+
+        if (m == 0)
+            continue;
+        perm = _mm256_loadu_si256((const __m256i *)unit_pack_perm[m]);
+        unit_pack4_avx2(u->key_bits, dst, src, perm);
+        unit_pack4_avx2(u->key_id, dst, src, perm);
+        unit_pack4_avx2(u->ign_bits, dst, src, perm);
+        unit_pack4_avx2(u->ign_id, dst, src, perm);
+        unit_pack4_avx2(u->tag, dst, src, perm);
+        memcpy(&h4, &u->hash[src], sizeof(h4));
+        hb = _mm_shuffle_epi8(_mm_cvtsi32_si128((int)h4), _mm_cvtsi32_si128((int)unit_pack_bytes[m]));
+        h4 = (uint32_t)_mm_cvtsi128_si32(hb);
+        memcpy(&u->hash[dst], &h4, sizeof(h4));
+        dst += (unsigned)__builtin_popcount(m);
+    }
+}
+#endif
+
+/* Section III.B's "space available" compaction, which the hardware does
+ * while in insert mode: every valid cell moves up over the holes before it,
+ * so the valid cells are [0, count) again and an insert has room after them.
+ * Out of line: it is rare, and inlined it would make every command pay for
+ * saving the registers it needs. */
+__attribute__((noinline))
+static void unit_compact(onic_alpu_unit_t *u)
+{
+    unsigned nblocks = (u->top + u->block - 1) >> u->block_shift;
+    unsigned hole = unit_valid_next(u, 0, u->top, 0);
+
+#if UNIT_HAVE_AVX2
+    if (u->avx2)
+        unit_compact_avx2(u, hole);
+    else
+#endif
+        unit_compact_scalar(u, hole);
+    for (unsigned b = 0; b < nblocks; b++) {
+        unsigned base = b << u->block_shift;
+        u->block_count[b] = u->count <= base ? 0
+                          : u->count - base < u->block ? u->count - base : u->block;
+    }
+    for (unsigned w = 0; w < (u->top + 63) / 64; w++) {
+        unsigned lo = w * 64;
+        u->valid[w] = u->count >= lo + 64 ? UINT64_MAX
+                    : u->count > lo ? (1ull << (u->count - lo)) - 1 : 0;
+    }
+    /* Every valid cell after the first hole moved. */
+    u->counters.moved += u->count - hole;
+    u->counters.compactions++;
+    u->top = u->count;
+}
+
+/* Fill the cell after the youngest valid one. Compact first when there is
+ * no cell after it, or when holes outnumber the valid cells: each hole
+ * costs every request a little compare work and a compaction copies every
+ * cell after the first hole, so compacting on each insert round would copy
+ * far more than the holes cost. */
+static void unit_insert(onic_alpu_unit_t *u, const onic_alpu_cmd_t *c)
+{
+    unsigned at;
+
+    if (u->top == u->cells || u->top - u->count > u->count)
+        unit_compact(u);
+    at = u->top++;
+    u->key_bits[at] = c->key.bits;
+    u->key_id[at]   = c->key.id;
+    u->ign_bits[at] = c->ignore.bits;
+    u->ign_id[at]   = c->ignore.id;
+    u->tag[at]      = c->tag;
+    if ((c->ignore.bits | c->ignore.id) != 0) {
+        u->hash[at] = 0;
+        u->wild++;
+    } else {
+        u->hash[at] = unit_key_hash(c->key.bits, c->key.id);
+    }
+    u->valid[at / 64] |= 1ull << (at % 64);
+    u->block_count[at >> u->block_shift]++;
+    u->count++;
+    u->counters.inserts++;
+}
+
+static void unit_reset(onic_alpu_unit_t *u)
+{
+    memset(u->valid, 0, (u->top + 63) / 64 * sizeof(uint64_t));
+    memset(u->block_count, 0,
+           ((u->top + u->block - 1) >> u->block_shift) * sizeof(uint32_t));
+    u->count = 0;
+    u->top = 0;
+    u->wild = 0;
+    u->counters.resets++;
 }
 
 /* Serve the request at the header FIFO's head. */
 static void unit_match(onic_alpu_unit_t *u)
 {
     const onic_alpu_hdr_t *h = &u->hdrs[u->hdr_ring.head & UNIT_FIFO_MASK];
-    unsigned at = unit_scan(u, h->key, h->ignore);
+    unsigned compared;
+    unsigned at = unit_scan(u, h, &compared);
 
-    u->counters.compared += unit_compared(u, at);
-    if (at == u->count) {
+    u->counters.compared += compared;
+    if (at == UNIT_NONE) {
         if (u->insert_mode) {
             /* A cell still to be inserted may match: hold it for a retry
              * after STOP_INSERT instead of reporting a failure. */
@@ -274,8 +636,7 @@ static void unit_command(onic_alpu_unit_t *u)
 
         if (!u->insert_mode) {
             if (c->type == ONIC_ALPU_CMD_RESET) {
-                u->count = 0;
-                u->counters.resets++;
+                unit_reset(u);
                 return;
             }
             if (c->type == ONIC_ALPU_CMD_START_INSERT) {
@@ -287,13 +648,7 @@ static void unit_command(onic_alpu_unit_t *u)
             continue;
         }
         if (c->type == ONIC_ALPU_CMD_INSERT && u->count < u->cells) {
-            unsigned at = u->count++;
-            u->key_bits[at] = c->key.bits;
-            u->key_id[at]   = c->key.id;
-            u->ign_bits[at] = c->ignore.bits;
-            u->ign_id[at]   = c->ignore.id;
-            u->tag[at]      = c->tag;
-            u->counters.inserts++;
+            unit_insert(u, c);
         } else if (c->type == ONIC_ALPU_CMD_STOP_INSERT) {
             u->insert_mode = 0;
             u->held = 0;  /* the held request is retried on the next step */
@@ -337,6 +692,16 @@ unsigned onic_alpu_unit_count(const onic_alpu_unit_t *u)
 unsigned onic_alpu_unit_free_cells(const onic_alpu_unit_t *u)
 {
     return u->cells - u->count;
+}
+
+unsigned onic_alpu_unit_span(const onic_alpu_unit_t *u)
+{
+    return u->top;
+}
+
+uint64_t onic_alpu_unit_compared(const onic_alpu_unit_t *u)
+{
+    return u->counters.compared;
 }
 
 const char *onic_alpu_unit_simd(const onic_alpu_unit_t *u)

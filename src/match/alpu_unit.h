@@ -8,10 +8,17 @@
  * and onic_alpu_unit_run() plays the state machine of figure 3 until it has
  * nothing to do or the result FIFO is full.
  *
- * Cells are kept oldest first (cell 0 has the highest priority) and always
- * packed: a deleting match shifts the younger cells up, an INSERT fills the
- * first cell after the valid ones. A request matches the oldest valid cell
- * under the symmetric predicate of onic_mkey_matches().
+ * Cells are kept oldest first (cell 0 has the highest priority) in blocks
+ * of `block` cells (section III.B), each cell with a valid bit. A request
+ * matches the oldest valid cell under the symmetric predicate of
+ * onic_mkey_matches(). The paper's unit shifts the younger cells up on a
+ * deleting match; this model only clears the cell's valid bit, and the hole
+ * stays until insert mode compacts the holes away ("space available"): an
+ * INSERT first compacts when no cell is left after the youngest valid one,
+ * or when holes outnumber valid cells, then fills the cell after the
+ * youngest valid one. Holes never change an answer, so the valid cells are
+ * always in age order and START_ACKNOWLEDGE reports cells - valid cells; a
+ * shift per delete would only cost a copy of the younger cells each time.
  *
  * State machine, one step serving at most one request and then one command:
  *   match state   requests answered MATCH_SUCCESS or MATCH_FAILURE; pending
@@ -80,6 +87,8 @@ typedef struct onic_alpu_unit_counters {
     uint64_t inserts;    /* INSERTs that filled a cell */
     uint64_t resets;     /* RESETs obeyed */
     uint64_t discarded;  /* commands not valid in the state they arrived in */
+    uint64_t compactions;  /* times an INSERT compacted the holes away */
+    uint64_t moved;      /* valid cells those compactions moved */
 } onic_alpu_unit_counters_t;
 
 typedef struct onic_alpu_unit onic_alpu_unit_t;
@@ -99,10 +108,15 @@ unsigned      onic_alpu_unit_run(onic_alpu_unit_t *unit);
 /* ONIC_ERR_NO_ELEM when the result FIFO is empty. */
 onic_status_t onic_alpu_unit_result_pop(onic_alpu_unit_t *unit, onic_alpu_result_t *res_p);
 
-/* Observation only (the engine tracks these itself, as the paper's
- * processor does): valid cells, free cells, the compare path, counters. */
+/* Observation only (the engine tracks cells itself, as the paper's
+ * processor does): valid cells, free cells, the span of cells up to and
+ * including the youngest valid one (valid cells plus holes), the compare
+ * path, counters. compared is counters.compared without copying them all,
+ * for a caller that reads it on every request. */
 unsigned      onic_alpu_unit_count(const onic_alpu_unit_t *unit);
 unsigned      onic_alpu_unit_free_cells(const onic_alpu_unit_t *unit);
+unsigned      onic_alpu_unit_span(const onic_alpu_unit_t *unit);
+uint64_t      onic_alpu_unit_compared(const onic_alpu_unit_t *unit);
 const char   *onic_alpu_unit_simd(const onic_alpu_unit_t *unit);  /* "avx2" or "scalar" */
 void          onic_alpu_unit_counters(const onic_alpu_unit_t *unit,
                                       onic_alpu_unit_counters_t *counters_p);

@@ -117,6 +117,14 @@ static void insert_exact(onic_alpu_unit_t *u, uint64_t bits, uint64_t first, uns
     stop_insert(u);
 }
 
+/* Insert one cell with ignore bits. */
+static void insert_wild(onic_alpu_unit_t *u, onic_mkey_t k, onic_mkey_t ign, uint64_t tag)
+{
+    start_insert(u);
+    cmd(u, ONIC_ALPU_CMD_INSERT, k, ign, tag);
+    stop_insert(u);
+}
+
 /* One request run to completion: the result type, the tag in *tag_p. */
 static uint32_t request(onic_alpu_unit_t *u, onic_mkey_t k, onic_mkey_t ign, int probe,
                         uint64_t *tag_p)
@@ -254,30 +262,182 @@ static void test_unit_oldest_wins(void)
     onic_alpu_unit_destroy(u);
 }
 
-static void test_unit_delete_compacts(void)
+static onic_alpu_unit_counters_t counters(const onic_alpu_unit_t *u)
 {
-    onic_alpu_unit_t *u = unit_new(8, 4, ONIC_SIMD_AUTO);
-    static const uint64_t order[] = {0, 1, 3, 4, 5};
     onic_alpu_unit_counters_t c;
-    uint64_t tag = 0;
+    onic_alpu_unit_counters(u, &c);
+    return c;
+}
+
+/* A deleting match leaves a hole where the cell was: nothing moves, the
+ * compare skips it, and the span follows the youngest valid cell back. */
+static void test_unit_delete_hole(onic_simd_t simd)
+{
+    onic_alpu_unit_t *u = unit_new(8, 4, simd);
+    onic_mkey_t low2 = {0, 3};  /* ignore the low two id bits */
+    uint64_t before, tag = 0;
 
     insert_exact(u, 7, 0, 6);
     CHECK(request(u, key(7, 2), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 2);
     CHECK(onic_alpu_unit_count(u) == 5 && onic_alpu_unit_free_cells(u) == 3);
-    /* Cell 5 hits in block 1: 4 + 1 valid cells compared. */
-    onic_alpu_unit_counters(u, &c);
+    CHECK(onic_alpu_unit_span(u) == 6);  /* the hole at cell 2 stays */
+    CHECK(counters(u).moved == 0 && counters(u).compactions == 0);
+    CHECK(request(u, key(7, 2), NONE, 1, &tag) == ONIC_ALPU_RES_MATCH_FAILURE);
+    CHECK(onic_alpu_unit_compared(u) == counters(u).compared);
+    /* Cell 5 hits in block 1: blocks 0 and 1 hold 3 + 2 valid cells. */
+    before = counters(u).compared;
     CHECK(request(u, key(7, 5), NONE, 1, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 5);
-    {
-        onic_alpu_unit_counters_t c2;
-        onic_alpu_unit_counters(u, &c2);
-        CHECK(c2.compared - c.compared == 5);
-    }
-    /* A refill goes after the valid cells, behind the older ones. */
-    insert_exact(u, 7, 6, 1);
-    for (unsigned i = 0; i < 5; i++)
-        CHECK(request(u, key(7, 0), ALL, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS &&
+    CHECK(counters(u).compared - before == 5);
+    /* A miss compares every valid cell, none of the holes. */
+    before = counters(u).compared;
+    CHECK(request(u, key(8, 0), NONE, 1, &tag) == ONIC_ALPU_RES_MATCH_FAILURE);
+    CHECK(counters(u).compared - before == 5);
+    /* Oldest first around the hole: ids 0..3 match, cell 2 does not. */
+    CHECK(request(u, key(7, 0), ALL, 1, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 0);
+    CHECK(request(u, key(7, 2), key(0, 1), 1, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 3);
+    CHECK(request(u, key(7, 1), low2, 1, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 0);
+
+    /* Deleting the youngest cell pulls the span back, over holes too. */
+    CHECK(request(u, key(7, 5), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 5);
+    CHECK(onic_alpu_unit_span(u) == 5);
+    CHECK(request(u, key(7, 4), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 4);
+    CHECK(onic_alpu_unit_span(u) == 4);
+    CHECK(request(u, key(7, 3), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 3);
+    CHECK(onic_alpu_unit_span(u) == 2);
+    CHECK(request(u, key(7, 0), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 0);
+    CHECK(onic_alpu_unit_span(u) == 2 && onic_alpu_unit_count(u) == 1);
+    CHECK(request(u, key(7, 1), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 1);
+    CHECK(onic_alpu_unit_span(u) == 0 && onic_alpu_unit_count(u) == 0);
+    CHECK(counters(u).moved == 0);
+    /* Empty again: the next insert lands in cell 0. */
+    insert_exact(u, 7, 9, 1);
+    CHECK(onic_alpu_unit_span(u) == 1 && counters(u).compactions == 0);
+    onic_alpu_unit_destroy(u);
+}
+
+/* Insert mode compacts the holes away ("space available") when no cell is
+ * left after the youngest valid one, or when holes outnumber valid cells;
+ * the order survives and START_ACKNOWLEDGE counts free cells, holes too. */
+static void test_unit_compaction(onic_simd_t simd)
+{
+    onic_alpu_unit_t *u = unit_new(8, 2, simd);
+    static const uint64_t order[] = {0, 2, 3, 5, 6, 7, 8, 9};
+    uint64_t tag = 0;
+
+    insert_exact(u, 3, 0, 8);
+    CHECK(request(u, key(3, 1), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 1);
+    CHECK(request(u, key(3, 4), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 4);
+    CHECK(onic_alpu_unit_span(u) == 8 && onic_alpu_unit_count(u) == 6);
+    CHECK(start_insert(u) == 2);  /* exact: the two holes are free cells */
+    cmd(u, ONIC_ALPU_CMD_INSERT, key(3, 8), NONE, 8);
+    onic_alpu_unit_run(u);
+    /* No cell after cell 7: compact first. The five valid cells after the
+     * first hole (cell 1) moved. */
+    CHECK(counters(u).compactions == 1 && counters(u).moved == 5);
+    CHECK(onic_alpu_unit_span(u) == 7 && onic_alpu_unit_count(u) == 7);
+    cmd(u, ONIC_ALPU_CMD_INSERT, key(3, 9), NONE, 9);
+    stop_insert(u);
+    CHECK(counters(u).compactions == 1);  /* packed: the next one just fits */
+    CHECK(onic_alpu_unit_span(u) == 8 && onic_alpu_unit_free_cells(u) == 0);
+    for (unsigned i = 0; i < 8; i++)
+        CHECK(request(u, key(3, 0), ALL, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS &&
               tag == order[i]);
-    CHECK(request(u, key(7, 0), ALL, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 6);
+    CHECK(onic_alpu_unit_count(u) == 0 && onic_alpu_unit_span(u) == 0);
+
+    /* Room after the youngest cell and no more holes than valid cells: the
+     * insert goes after the holes, nothing moves. */
+    insert_exact(u, 4, 0, 4);
+    CHECK(request(u, key(4, 1), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 1);
+    insert_exact(u, 4, 4, 1);
+    CHECK(counters(u).compactions == 1 && onic_alpu_unit_span(u) == 5);
+    /* Three holes, two valid cells: compact before the next insert. */
+    CHECK(request(u, key(4, 0), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 0);
+    CHECK(request(u, key(4, 2), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 2);
+    insert_exact(u, 4, 5, 1);
+    CHECK(counters(u).compactions == 2 && onic_alpu_unit_span(u) == 3);
+    for (uint64_t t = 3; t < 6; t++)
+        CHECK(request(u, key(4, 0), ALL, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == t);
+
+    /* A match between INSERTs (insert mode keeps matching) makes a hole
+     * that the next INSERT may have to compact. */
+    insert_exact(u, 5, 0, 7);
+    start_insert(u);
+    CHECK(request(u, key(5, 6), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 6);
+    CHECK(request(u, key(5, 0), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 0);
+    cmd(u, ONIC_ALPU_CMD_INSERT, key(5, 7), NONE, 7);
+    cmd(u, ONIC_ALPU_CMD_INSERT, key(5, 8), NONE, 8);
+    cmd(u, ONIC_ALPU_CMD_INSERT, key(5, 9), NONE, 9);
+    stop_insert(u);
+    CHECK(onic_alpu_unit_count(u) == 8 && onic_alpu_unit_span(u) == 8);
+    for (uint64_t t = 1; t < 10; t++) {
+        if (t == 6)
+            continue;
+        CHECK(request(u, key(5, 0), ALL, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == t);
+    }
+    onic_alpu_unit_destroy(u);
+
+    /* Long runs across bitmap words: holes at cells 0, 70 and 100 of a full
+     * 128-cell unit, then one insert. */
+    u = unit_new(128, 16, simd);
+    insert_exact(u, 6, 0, 128);
+    CHECK(request(u, key(6, 0), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 0);
+    CHECK(request(u, key(6, 70), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 70);
+    CHECK(request(u, key(6, 100), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 100);
+    insert_exact(u, 6, 128, 1);
+    CHECK(counters(u).compactions == 1 && counters(u).moved == 125);
+    CHECK(onic_alpu_unit_span(u) == 126 && onic_alpu_unit_count(u) == 126);
+    {
+        unsigned in_order = 1;
+        for (uint64_t t = 1; t < 129; t++) {
+            if (t == 70 || t == 100)
+                continue;
+            if (request(u, key(6, t), NONE, 1, &tag) != ONIC_ALPU_RES_MATCH_SUCCESS || tag != t ||
+                request(u, key(6, 0), ALL, 0, &tag) != ONIC_ALPU_RES_MATCH_SUCCESS || tag != t)
+                in_order = 0;
+        }
+        CHECK(in_order);
+    }
+    CHECK(onic_alpu_unit_count(u) == 0);
+    onic_alpu_unit_destroy(u);
+}
+
+/* Cells with ignore bits among exact ones, asked by exact requests (the
+ * AVX2 path filters exact requests by a key hash, which such cells must
+ * pass), before and after they are deleted and compacted. */
+static void test_unit_wild_cells(onic_simd_t simd)
+{
+    onic_alpu_unit_t *u = unit_new(8, 2, simd);
+    onic_mkey_t any_id = {0, UINT64_MAX}, any_low = {0xffull, 0};
+    uint64_t tag = 0;
+
+    start_insert(u);
+    cmd(u, ONIC_ALPU_CMD_INSERT, key(1, 1), NONE, 10);
+    cmd(u, ONIC_ALPU_CMD_INSERT, key(1, 0), any_id, 11);
+    cmd(u, ONIC_ALPU_CMD_INSERT, key(1, 2), NONE, 12);
+    cmd(u, ONIC_ALPU_CMD_INSERT, key(0x100, 2), any_low, 13);
+    stop_insert(u);
+    CHECK(request(u, key(1, 2), NONE, 1, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 11);
+    CHECK(request(u, key(1, 1), NONE, 1, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 10);
+    CHECK(request(u, key(0x1ab, 2), NONE, 1, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 13);
+    CHECK(request(u, key(0x2ab, 2), NONE, 1, &tag) == ONIC_ALPU_RES_MATCH_FAILURE);
+    CHECK(request(u, key(1, 7), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 11);
+    /* The any-id cell is gone: exact cells only answer their own key. */
+    CHECK(request(u, key(1, 7), NONE, 1, &tag) == ONIC_ALPU_RES_MATCH_FAILURE);
+    CHECK(request(u, key(1, 2), NONE, 1, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 12);
+    CHECK(request(u, key(0x100, 2), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 13);
+    /* No wildcard cell left; then one comes back. */
+    CHECK(request(u, key(1, 3), NONE, 1, &tag) == ONIC_ALPU_RES_MATCH_FAILURE);
+    insert_wild(u, key(1, 0), any_id, 14);
+    CHECK(request(u, key(1, 3), NONE, 1, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 14);
+    /* Leave it alone behind three holes: the next insert compacts, and the
+     * wildcard cell must still answer from its new place. */
+    CHECK(request(u, key(1, 1), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 10);
+    CHECK(request(u, key(1, 2), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 12);
+    CHECK(onic_alpu_unit_count(u) == 1 && onic_alpu_unit_span(u) == 4);
+    insert_exact(u, 1, 9, 1);
+    CHECK(counters(u).compactions == 1 && onic_alpu_unit_span(u) == 2);
+    CHECK(request(u, key(1, 5), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 14);
+    CHECK(request(u, key(1, 9), NONE, 0, &tag) == ONIC_ALPU_RES_MATCH_SUCCESS && tag == 9);
     CHECK(onic_alpu_unit_count(u) == 0);
     onic_alpu_unit_destroy(u);
 }
@@ -445,6 +605,7 @@ static void test_unit_simd_agree(void)
             CHECK(mismatches == 0);
             CHECK(memcmp(&cs, &cv, sizeof(cs)) == 0);
             CHECK(cs.hits > 0 && cs.hits < cs.matches);
+            CHECK(shapes[s][0] < 8 || cs.compactions > 0);
             CHECK(onic_alpu_unit_count(us) == onic_alpu_unit_count(uv));
         }
         onic_alpu_unit_destroy(us);
@@ -511,25 +672,97 @@ static void test_engine_init(void)
     CHECK(ok > 0 && ok < 8);
 }
 
+static uint64_t unit_inserts(const onic_matcher_t *m)
+{
+    return counters(onic_match_alpu_unit(m)).inserts;
+}
+
+/* Draining a queue longer than the unit, oldest first: the unit is loaded
+ * in batches, never one entry per lookup, and every entry is loaded once. */
 static void test_engine_refill(onic_simd_t simd)
 {
     onic_matcher_t *m = alpu_new(8, 2, 0, simd);
-    unsigned in_order = 1, counts_ok = 1;
+    unsigned in_order = 1, counts_ok = 1, rounds = 0, prev = 0;
 
     for (uintptr_t i = 0; i < 40; i++)
         CHECK(onic_matcher_append(m, key(3, i), NONE, cookie(i), NULL) == ONIC_OK);
     CHECK(loaded(m) == 0);  /* loading waits for a lookup */
     for (uintptr_t i = 0; i < 40; i++) {
-        unsigned left = 40 - (unsigned)i - 1;
+        unsigned left = 40 - (unsigned)i - 1, now;
         if (onic_matcher_match(m, key(3, 0), key(0, UINT64_MAX)) != cookie(i))
             in_order = 0;
-        if (loaded(m) != (left < 7 ? left : 7))
+        now = loaded(m);
+        if (now + 1 > prev)
+            rounds++;  /* cells were loaded before this match */
+        /* Batches of 2 (a block): at most one cell short of full. */
+        if (now > (left < 7 ? left : 7) || now + 1 < (left < 7 ? left : 7))
             counts_ok = 0;
+        prev = now;
     }
     CHECK(in_order);
     CHECK(counts_ok);
+    CHECK(rounds <= 21);  /* 8, then 2 at a time */
+    CHECK(unit_inserts(m) == 40);
     CHECK(onic_matcher_length(m) == 0);
     CHECK(onic_matcher_match(m, key(3, 0), ALL) == NULL);
+    onic_matcher_destroy(m);
+}
+
+/* The batching rule: an empty unit is loaded at once; otherwise a load
+ * waits for `batch` (the larger of a block and cells / 8) unloaded entries
+ * and free cells, or half the queue when it is shorter than two batches.
+ * Meanwhile the unloaded entries are found by the walk after the unit
+ * answers MATCH_FAILURE. */
+static void test_engine_batching(onic_simd_t simd)
+{
+    onic_matcher_t *m = alpu_new(64, 8, 0, simd);  /* batch 8 */
+    onic_match_stats_t st0, st1;
+
+    for (uintptr_t i = 0; i < 100; i++)
+        onic_matcher_append(m, key(5, i), NONE, cookie(i), NULL);
+    CHECK(onic_matcher_peek(m, key(9, 9), NONE) == NULL);
+    CHECK(loaded(m) == 64 && unit_inserts(m) == 64);
+    for (uintptr_t i = 0; i < 3; i++)
+        CHECK(onic_matcher_match(m, key(5, i), NONE) == cookie(i));
+    for (uintptr_t i = 100; i < 103; i++)
+        onic_matcher_append(m, key(5, i), NONE, cookie(i), NULL);
+    /* 3 free cells: no load. An unloaded entry is found by the walk after
+     * the unit compared its 61 cells. */
+    onic_matcher_stats(m, &st0);
+    CHECK(onic_matcher_match(m, key(5, 70), NONE) == cookie(70));
+    onic_matcher_stats(m, &st1);
+    CHECK(unit_inserts(m) == 64 && loaded(m) == 61);
+    CHECK(st1.inspected - st0.inspected == 61 + (70 - 64 + 1));
+    CHECK(onic_matcher_peek(m, key(5, 102), NONE) == cookie(102));
+    CHECK(unit_inserts(m) == 64);
+    /* Five more matches free 8 cells: the next lookup loads 8. */
+    for (uintptr_t i = 3; i < 8; i++)
+        CHECK(onic_matcher_match(m, key(5, i), NONE) == cookie(i));
+    CHECK(loaded(m) == 56 && unit_inserts(m) == 64);
+    CHECK(onic_matcher_peek(m, key(9, 9), NONE) == NULL);
+    CHECK(loaded(m) == 64 && unit_inserts(m) == 72);
+    onic_matcher_destroy(m);
+
+    /* A short queue never piles up a batch of 8: half the queue will do. */
+    m = alpu_new(64, 8, 0, simd);
+    for (uintptr_t i = 0; i < 6; i++)
+        onic_matcher_append(m, key(6, i), NONE, cookie(i), NULL);
+    CHECK(onic_matcher_peek(m, key(9, 9), NONE) == NULL);
+    CHECK(loaded(m) == 6);
+    for (uintptr_t i = 6; i < 10; i++)
+        onic_matcher_append(m, key(6, i), NONE, cookie(i), NULL);
+    CHECK(onic_matcher_peek(m, key(9, 9), NONE) == NULL);
+    CHECK(loaded(m) == 6);  /* 4 unloaded of 10 */
+    onic_matcher_append(m, key(6, 10), NONE, cookie(10), NULL);
+    CHECK(onic_matcher_peek(m, key(9, 9), NONE) == NULL);
+    CHECK(loaded(m) == 11);  /* 5 unloaded of 11 */
+    /* Drained, the unit is empty and the next lookup loads what is left. */
+    for (uintptr_t i = 0; i < 11; i++)
+        CHECK(onic_matcher_match(m, key(6, i), NONE) == cookie(i));
+    onic_matcher_append(m, key(6, 11), NONE, cookie(11), NULL);
+    CHECK(loaded(m) == 0);
+    CHECK(onic_matcher_peek(m, key(6, 11), NONE) == cookie(11));
+    CHECK(loaded(m) == 1);
     onic_matcher_destroy(m);
 }
 
@@ -693,16 +926,21 @@ int main(void)
     test_unit_start_ack();
     test_unit_held_match();
     test_unit_oldest_wins();
-    test_unit_delete_compacts();
     test_unit_probe_reset();
     test_unit_discard();
     test_unit_fifos_full();
+    for (int s = 0; s < nsimd; s++) {
+        test_unit_delete_hole(simds[s]);
+        test_unit_compaction(simds[s]);
+        test_unit_wild_cells(simds[s]);
+    }
     test_unit_simd_agree();
 
     test_engine_init();
     test_engine_threshold();
     for (int s = 0; s < nsimd; s++) {
         test_engine_refill(simds[s]);
+        test_engine_batching(simds[s]);
         test_engine_cancel(simds[s]);
         test_engine_many_cancels(simds[s]);
         for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
