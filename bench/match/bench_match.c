@@ -42,6 +42,7 @@ static const bench_mix_t mixes[] = {
 static const char *const scenarios[] = {"posted", "unexpected"};
 
 typedef struct bench_opts {
+    onic_config_t cfg;  /* engine parameters: ONIC_* from the environment */
     int         quick, csv;
     unsigned    reps;
     int         cpu;
@@ -176,16 +177,14 @@ static int bench_one(const bench_opts_t *o, const char *engine, int unexpected,
 {
     /* Each timed repetition lasts about this long, whatever the engine. */
     const double rep_ns = o->quick ? 2e6 : 20e6;
-    onic_config_t cfg;
     bench_run_t *b = calloc(1, sizeof(*b));
     double *ns = malloc((o->reps + 1) * sizeof(*ns));
     onic_match_stats_t s0, s1;
     uint64_t ops;
     int ok = 1;
 
-    onic_config_defaults(&cfg);
     if (b == NULL || ns == NULL || (b->slots = malloc(depth * sizeof(*b->slots))) == NULL ||
-        onic_matcher_create_cfg(engine, &cfg, &b->m) != ONIC_OK) {
+        onic_matcher_create_cfg(engine, &o->cfg, &b->m) != ONIC_OK) {
         fprintf(stderr, "onic-bench-match: cannot set up %s at depth %u\n", engine, depth);
         if (b != NULL)
             free(b->slots);
@@ -243,7 +242,9 @@ static void usage(const char *argv0)
             "             quick: 3 of ~2 ms)\n"
             "  --cpu N    pin to CPU N (default: the last CPU; -1: do not pin)\n"
             "  --engines  engines to run; list is always added as the baseline\n"
-            "  --depths   queue depths (default 1,8,64,256,1024,4096)\n", argv0);
+            "  --depths   queue depths (default 1,8,64,256,1024,4096)\n"
+            "Engine parameters come from ONIC_* variables (see onic-info), e.g.\n"
+            "ONIC_ALPU_THRESHOLD=0 to load the alpu unit from the first entry.\n", argv0);
 }
 
 static int parse_opts(int argc, char **argv, bench_opts_t *o)
@@ -252,6 +253,8 @@ static int parse_opts(int argc, char **argv, bench_opts_t *o)
     char *engines = NULL, *depths = NULL;
 
     memset(o, 0, sizeof(*o));
+    if (onic_config_read(&o->cfg) != ONIC_OK)
+        return 0; /* the variable and what it accepts were logged */
     o->cpu = (int)sysconf(_SC_NPROCESSORS_ONLN) - 1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) o->quick = 1;
