@@ -30,15 +30,16 @@
 #define HASH_MAX_VIEWS   4   /* indices per class: one per combined mask */
 #define HASH_SMALL_MAX   8   /* a queue this short is an ordered array */
 #define HASH_NO_CLASS    0xffu
-#define HASH_IN_SMALL    0x100u /* hash_entry_t.where: the entry is in small[] */
 
-/* Two cache lines: the key, sequence number and the primary view's links,
- * everything a lookup by exact header touches, share the first. */
+/* Two cache lines. The key, sequence number and the primary view's links,
+ * everything an exact header touches, fill the first; the second holds the
+ * links of the views wildcard queries use. An entry's class is not stored:
+ * it is the class whose mask equals the entry's (or none, for the overflow
+ * list), and in small mode vlink[0].next is NULL. */
 struct hash_entry {
     onic_mentry_t super;
     onic_dlist_t  vlink[HASH_MAX_VIEWS]; /* bucket chain of each view of its class;
                                             vlink[0] chains the overflow list */
-    uint32_t      where;                 /* class index, HASH_NO_CLASS or HASH_IN_SMALL */
 } __attribute__((aligned(64)));
 typedef struct hash_entry hash_entry_t;
 
@@ -169,6 +170,28 @@ static void hash_fini(onic_matcher_t *m)
     onic_free(h);
 }
 
+/* The class an entry with this mask belongs to: HASH_NO_CLASS means the
+ * overflow list. Invariant: while a class with mask M exists, every entry
+ * with mask M is in it. */
+static inline unsigned hash_class_of(const hash_engine_t *h, onic_mkey_t ignore)
+{
+    for (unsigned i = 0; i < h->nclasses; i++)
+        if (h->classes[i].nviews > 0 && hash_mkey_eq(h->classes[i].ignore, ignore))
+            return i;
+    return HASH_NO_CLASS;
+}
+
+static void hash_class_link(hash_class_t *c, hash_entry_t *e)
+{
+    c->count++;
+    for (unsigned s = 0; s < c->nviews; s++) {
+        hash_view_t *v = &c->views[s];
+        onic_dlist_push_tail(hash_view_bucket(v, e->super.key), &e->vlink[s]);
+        if (c->count * 2 > v->nbuckets)
+            hash_view_grow(v, s);
+    }
+}
+
 /* The class for an entry mask: an existing one, else a new or recycled empty
  * slot with its primary view. HASH_NO_CLASS when every slot holds live
  * entries or the primary view cannot be allocated. */
@@ -204,6 +227,18 @@ static unsigned hash_class_get(hash_engine_t *h, onic_mkey_t ignore)
     c->views[0].nbuckets = h->min_buckets;
     c->views[0].buckets = buckets;
     c->nviews = 1;
+    /* Keep the invariant: older entries with this mask that found no class
+     * join it now, in order, before the entry being appended. */
+    for (onic_dlist_t *l = h->overflow.next, *next; h->unindexed > 0 && l != &h->overflow;
+         l = next) {
+        hash_entry_t *e = hash_entry_of(l, 0);
+        next = l->next;
+        if (hash_mkey_eq(e->super.ignore, ignore)) {
+            onic_dlist_del(l);
+            h->unindexed--;
+            hash_class_link(c, e);
+        }
+    }
     return slot;
 }
 
@@ -211,22 +246,13 @@ static void hash_index(hash_engine_t *h, hash_entry_t *e)
 {
     onic_mentry_t *me = &e->super;
     unsigned ci = hash_class_get(h, me->ignore);
-    hash_class_t *c;
 
-    e->where = ci;
     if (ci == HASH_NO_CLASS) {
         onic_dlist_push_tail(&h->overflow, &e->vlink[0]);
         h->unindexed++;
         return;
     }
-    c = &h->classes[ci];
-    c->count++;
-    for (unsigned s = 0; s < c->nviews; s++) {
-        hash_view_t *v = &c->views[s];
-        onic_dlist_push_tail(hash_view_bucket(v, me->key), &e->vlink[s]);
-        if (c->count * 2 > v->nbuckets)
-            hash_view_grow(v, s);
-    }
+    hash_class_link(&h->classes[ci], e);
 }
 
 static void hash_append(onic_matcher_t *m, onic_mentry_t *me)
@@ -235,7 +261,7 @@ static void hash_append(onic_matcher_t *m, onic_mentry_t *me)
 
     if (!h->indexed) {
         if (h->nsmall < HASH_SMALL_MAX) {
-            ((hash_entry_t *)me)->where = HASH_IN_SMALL;
+            ((hash_entry_t *)me)->vlink[0].next = NULL;
             h->small[h->nsmall++] = (hash_entry_t *)me;
             return;
         }
@@ -250,10 +276,10 @@ static void hash_append(onic_matcher_t *m, onic_mentry_t *me)
 static void hash_unlink(onic_matcher_t *m, hash_entry_t *e)
 {
     hash_engine_t *h = m->engine;
-    unsigned ci = e->where;
+    unsigned ci;
     hash_class_t *c;
 
-    if (ci == HASH_IN_SMALL) {
+    if (e->vlink[0].next == NULL) { /* small mode */
         unsigned i = 0;
         while (h->small[i] != e)
             i++;
@@ -263,6 +289,7 @@ static void hash_unlink(onic_matcher_t *m, hash_entry_t *e)
     }
     if (m->length == 1)
         h->indexed = 0; /* emptied: back to small mode */
+    ci = hash_class_of(h, e->super.ignore);
 
     if (ci == HASH_NO_CLASS) {
         onic_dlist_del(&e->vlink[0]);
