@@ -30,6 +30,16 @@ static unsigned check_passed, check_failed;
         } \
     } while (0)
 
+/* For helpers called many times: a failure counts, a pass does not, so the
+ * total says how many things the tests themselves checked. */
+#define REQUIRE(_cond) \
+    do { \
+        if (!(_cond)) { \
+            check_failed++; \
+            fprintf(stderr, "%s:%d: required: %s\n", __FILE__, __LINE__, #_cond); \
+        } \
+    } while (0)
+
 static inline int check_summary(const char *name)
 {
     printf("%s: %u passed, %u failed\n", name, check_passed, check_failed);

@@ -1,6 +1,7 @@
 /* Tests of the software ALPU unit (its protocol, one request at a time) and
  * of the alpu engine that drives it, including a small differential run
  * against the list engine. Deterministic: every random stream is seeded. */
+#include "check.h"
 #include "match/alpu_unit.h"
 #include "match/engine.h"
 #include "base/cpu.h"
@@ -11,28 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static unsigned passed, failed;
-
-#define CHECK(_cond) \
-    do { \
-        if (_cond) { \
-            passed++; \
-        } else { \
-            failed++; \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #_cond); \
-        } \
-    } while (0)
-
-/* For helpers: a failure counts, a pass does not, so the total says how
- * many things the tests themselves checked. */
-#define REQUIRE(_cond) \
-    do { \
-        if (!(_cond)) { \
-            failed++; \
-            fprintf(stderr, "%s:%d: REQUIRE failed: %s\n", __FILE__, __LINE__, #_cond); \
-        } \
-    } while (0)
 
 static const onic_mkey_t NONE = {0, 0};
 static const onic_mkey_t ALL  = {UINT64_MAX, UINT64_MAX};
@@ -947,6 +926,5 @@ int main(void)
             test_engine_differential(shapes[i][0], shapes[i][1], shapes[i][2], simds[s], 30000);
     }
 
-    printf("alpu_unit: %u passed, %u failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return check_summary("alpu_unit");
 }
