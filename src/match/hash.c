@@ -52,6 +52,7 @@ typedef onic_dlist_t hash_bucket_t;
 typedef struct hash_view {
     onic_mkey_t    ignore;   /* class mask | query mask */
     uint64_t       nbuckets; /* power of two */
+    unsigned       shift;    /* 63 - log2(nbuckets): the hash's top bits pick the bucket */
     hash_bucket_t *buckets;
 } hash_view_t;
 
@@ -77,11 +78,19 @@ typedef struct hash_engine {
     hash_class_t  classes[HASH_MAX_CLASSES];
 } hash_engine_t;
 
+/* Multiplicative hashing: each word times an odd constant, so the top bits
+ * of the product depend on every bit of the word; the bucket is the top bits.
+ * The two multiplies are independent, which keeps the key-to-bucket latency,
+ * paid on every lookup and append, to one multiply. */
 static inline uint64_t hash_key(onic_mkey_t key, onic_mkey_t ignore)
 {
-    uint64_t h = (key.bits & ~ignore.bits) ^ ((key.id & ~ignore.id) * 0x9e3779b97f4a7c15ull);
-    h *= 0xff51afd7ed558ccdull;
-    return h ^ (h >> 29);
+    return ((key.bits & ~ignore.bits) * 0x9e3779b97f4a7c15ull) ^
+           ((key.id & ~ignore.id) * 0xc2b2ae3d27d4eb4full);
+}
+
+static unsigned hash_shift(uint64_t nbuckets)
+{
+    return 63u - (unsigned)__builtin_ctzll(nbuckets);
 }
 
 static inline int hash_mkey_eq(onic_mkey_t a, onic_mkey_t b)
@@ -91,7 +100,8 @@ static inline int hash_mkey_eq(onic_mkey_t a, onic_mkey_t b)
 
 static inline hash_bucket_t *hash_view_bucket(const hash_view_t *v, onic_mkey_t key)
 {
-    return &v->buckets[hash_key(key, v->ignore) & (v->nbuckets - 1)];
+    /* Two shifts so that one bucket (shift 63) needs no shift by 64. */
+    return &v->buckets[(hash_key(key, v->ignore) >> 1) >> v->shift];
 }
 
 static inline hash_entry_t *hash_entry_of(onic_dlist_t *l, unsigned slot)
@@ -124,6 +134,7 @@ static void hash_view_grow(hash_view_t *v, unsigned slot)
     }
     v->buckets = nb;
     v->nbuckets = n;
+    v->shift = hash_shift(n);
     for (uint64_t i = 0; i < n / 2; i++) {
         for (onic_dlist_t *l = old[i].next, *next; l != &old[i]; l = next) {
             next = l->next;
@@ -225,6 +236,7 @@ static unsigned hash_class_get(hash_engine_t *h, onic_mkey_t ignore)
     c->ignore = ignore;
     c->views[0].ignore = ignore;
     c->views[0].nbuckets = h->min_buckets;
+    c->views[0].shift = hash_shift(h->min_buckets);
     c->views[0].buckets = buckets;
     c->nviews = 1;
     /* Keep the invariant: older entries with this mask that found no class
@@ -328,6 +340,7 @@ static hash_view_t *hash_view_get(hash_engine_t *h, unsigned ci, onic_mkey_t ign
         return NULL;
     v = &c->views[c->nviews];
     v->nbuckets = hash_view_size(h, c->count);
+    v->shift = hash_shift(v->nbuckets);
     v->buckets = hash_buckets_alloc(v->nbuckets);
     all = onic_malloc(c->count * sizeof(*all) + 1);
     if (v->buckets == NULL || all == NULL) {
