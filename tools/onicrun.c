@@ -5,11 +5,15 @@
  * Each process gets ONIC_RANK, ONIC_SIZE and ONIC_JOBID (16 random hex
  * digits: the job's shared-memory objects are named /onic-<jobid>-..., so
  * two jobs never collide and no one outside the job can guess the names).
- * The processes share one process group. SIGINT, SIGTERM and SIGHUP are
- * forwarded to it. When a process exits non-zero or dies from a signal, or
- * the timeout passes, the others get SIGTERM and, half a second later,
- * SIGKILL. Whatever happened, the job's shared-memory objects are removed
- * before onicrun exits.
+ * The processes share one process group. SIGINT, SIGTERM, SIGHUP, SIGQUIT,
+ * SIGUSR1, SIGUSR2 and SIGALRM are forwarded to it. When a process exits
+ * non-zero, dies from a signal or stops, or the timeout passes, the others
+ * get SIGTERM and, half a second later, SIGKILL. The job's shared-memory
+ * objects are removed before onicrun exits; if onicrun itself is killed by
+ * SIGKILL its processes die with it (PR_SET_PDEATHSIG), but what they left
+ * in /dev/shm stays. Standard input goes to rank 0 unless it is a terminal
+ * (the job is not the terminal's foreground group, so reading it would stop
+ * the process); every other rank reads /dev/null.
  *
  * Exit status: 0 when every process exited 0; else the first failing
  * process's exit status, 128 + its signal number if a signal killed it,
@@ -22,7 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -35,6 +41,9 @@
 #define RUN_EXIT_USAGE   2
 #define RUN_EXIT_TIMEOUT 124
 
+/* Signals onicrun passes on to the job instead of dying from them. */
+static const int run_forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
+
 typedef struct run_opts {
     long        nprocs;
     int         bind_core;
@@ -45,6 +54,7 @@ typedef struct run_opts {
 typedef struct run_job {
     char     jobid[17];
     pid_t    pgid;
+    pid_t    launcher;  /* onicrun's own pid, for the children to check */
     pid_t   *pids;      /* by rank; 0 once reaped */
     long     alive;
     int      status;    /* onicrun's exit status so far */
@@ -184,6 +194,16 @@ static void run_child(const run_opts_t *o, run_job_t *job, long rank, hwloc_topo
     char buf[32];
 
     setpgid(0, job->pgid); /* the first process (pgid 0) founds the group */
+    /* Die with onicrun, even if it is SIGKILLed; it may already be gone. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != job->launcher)
+        _exit(127);
+    if (rank != 0 || isatty(STDIN_FILENO)) {
+        int null = open("/dev/null", O_RDONLY);
+        if (null >= 0 && null != STDIN_FILENO) {
+            dup2(null, STDIN_FILENO);
+            close(null);
+        }
+    }
     snprintf(buf, sizeof(buf), "%ld", rank);
     setenv("ONIC_RANK", buf, 1);
     snprintf(buf, sizeof(buf), "%ld", o->nprocs);
@@ -196,9 +216,7 @@ static void run_child(const run_opts_t *o, run_job_t *job, long rank, hwloc_topo
             fprintf(stderr, "onicrun: rank %ld: cannot bind to core %ld: %m (running unbound)\n",
                     rank, rank % ncores);
     }
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGHUP, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, oldmask, NULL);
     execvp(o->argv[0], o->argv);
     fprintf(stderr, "onicrun: rank %ld: cannot run %s: %m\n", rank, o->argv[0]);
@@ -238,12 +256,23 @@ static void run_reap(run_job_t *job, long n)
     pid_t pid;
     int st;
 
-    while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+    while ((pid = waitpid(-1, &st, WNOHANG | WUNTRACED)) > 0) {
         long rank = run_rank_of(job, n, pid);
         int failed = 0, code = 0;
 
         if (rank < 0)
             continue;
+        if (WIFSTOPPED(st)) {
+            /* A stopped process would hang the job: treat it as failed. */
+            if (!job->stopping) {
+                fprintf(stderr, "onicrun: rank %ld (pid %d) was stopped by signal %d (%s)\n",
+                        rank, (int)pid, WSTOPSIG(st), strsignal(WSTOPSIG(st)));
+                job->status = 128 + WSTOPSIG(st);
+            }
+            kill(pid, SIGKILL);
+            run_stop(job, n, SIGTERM);
+            continue;
+        }
         job->pids[rank] = 0;
         job->alive--;
         if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
@@ -261,10 +290,11 @@ static void run_reap(run_job_t *job, long n)
         }
         if (failed && !job->stopping) {
             job->status = code;
-            if (job->alive > 0)
+            if (job->alive > 0) {
                 fprintf(stderr, "onicrun: stopping the other %ld process%s\n", job->alive,
                         job->alive == 1 ? "" : "es");
-            run_stop(job, n, SIGTERM);
+                run_stop(job, n, SIGTERM);
+            }
         }
     }
 }
@@ -281,6 +311,7 @@ int main(int argc, char **argv)
     if (rc != 0)
         return rc;
     memset(&job, 0, sizeof(job));
+    job.launcher = getpid();
     if (run_jobid_make(job.jobid) != 0)
         return 1;
     job.pids = calloc((size_t)o.nprocs, sizeof(*job.pids));
@@ -297,10 +328,10 @@ int main(int argc, char **argv)
     /* Signals are taken synchronously by sigtimedwait below. */
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
+    for (size_t i = 0; i < sizeof(run_forwarded) / sizeof(run_forwarded[0]); i++)
+        sigaddset(&set, run_forwarded[i]);
     sigprocmask(SIG_BLOCK, &set, &oldmask);
+    signal(SIGPIPE, SIG_IGN); /* a closed stderr must not kill onicrun before cleanup */
 
     for (long r = 0; r < o.nprocs; r++) {
         pid_t pid = fork();
@@ -327,7 +358,7 @@ int main(int argc, char **argv)
         int sig = sigtimedwait(&set, &info, &poll);
         uint64_t now;
 
-        if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+        if (sig > 0 && sig != SIGCHLD) {
             if (!job.stopping) {
                 fprintf(stderr, "onicrun: got signal %d (%s), stopping the job\n", sig,
                         strsignal(sig));

@@ -9,10 +9,13 @@
  *     kill RANK   rank RANK kills itself with SIGKILL, the others sleep
  *     stubborn    ignore SIGTERM and sleep; rank 0 exits 1 after 0.2 s
  *     sleep       sleep (for timeouts and signal forwarding)
- *     cpus        print how many CPUs this process may run on */
+ *     cpus        print how many CPUs this process may run on and the first one
+ * Each line is written with one write() so lines of different ranks do not
+ * interleave. */
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +40,20 @@ static long env_long(const char *name)
     return x;
 }
 
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    char line[256];
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    if (n > 0 && write(STDOUT_FILENO, line, (size_t)n) != n)
+        exit(13);
+}
+
 static void sleep_long(void)
 {
     for (int i = 0; i < 600; i++)
@@ -57,9 +74,8 @@ int main(int argc, char **argv)
                 size, job ? job : "unset");
         return 10;
     }
-    setvbuf(stdout, NULL, _IONBF, 0);
     if (strcmp(mode, "env") == 0) {
-        printf("rank %ld size %ld job %s\n", rank, size, job);
+        say("rank %ld size %ld job %s\n", rank, size, job);
         return 0;
     }
     if (strcmp(mode, "shm") == 0) {
@@ -71,7 +87,7 @@ int main(int argc, char **argv)
             perror("job_helper: shm_open");
             return 11;
         }
-        printf("%s\n", name);
+        say("%s\n", name);
         if (rank == who) {
             usleep(200000); /* let the others create theirs */
             raise(SIGKILL); /* dies holding it: onicrun must remove it */
@@ -101,8 +117,11 @@ int main(int argc, char **argv)
         sleep_long();
     if (strcmp(mode, "cpus") == 0) {
         cpu_set_t set;
+        int first = 0;
         sched_getaffinity(0, sizeof(set), &set);
-        printf("%d\n", CPU_COUNT(&set));
+        while (first < CPU_SETSIZE && !CPU_ISSET(first, &set))
+            first++;
+        say("%d %d\n", CPU_COUNT(&set), first);
         return 0;
     }
     fprintf(stderr, "job_helper: unknown mode %s\n", mode);
