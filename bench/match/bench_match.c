@@ -259,8 +259,24 @@ static int parse_opts(int argc, char **argv, bench_opts_t *o)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) o->quick = 1;
         else if (strcmp(argv[i], "--csv") == 0) o->csv = 1;
-        else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) o->reps = (unsigned)atoi(argv[++i]);
-        else if (strcmp(argv[i], "--cpu") == 0 && i + 1 < argc) o->cpu = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
+            char *end;
+            unsigned long r = strtoul(argv[++i], &end, 10);
+            if (*end != '\0' || argv[i][0] < '1' || argv[i][0] > '9' || r > 1000) {
+                fprintf(stderr, "onic-bench-match: --reps %s is not in 1..1000\n", argv[i]);
+                return 0;
+            }
+            o->reps = (unsigned)r;
+        }
+        else if (strcmp(argv[i], "--cpu") == 0 && i + 1 < argc) {
+            char *end;
+            long c = strtol(argv[++i], &end, 10);
+            if (*end != '\0' || argv[i][0] == '\0' || c < -1 || c >= CPU_SETSIZE) {
+                fprintf(stderr, "onic-bench-match: --cpu %s is not -1 or a CPU number\n", argv[i]);
+                return 0;
+            }
+            o->cpu = (int)c;
+        }
         else if (strcmp(argv[i], "--engines") == 0 && i + 1 < argc) engines = argv[++i];
         else if (strcmp(argv[i], "--depths") == 0 && i + 1 < argc) depths = argv[++i];
         else if (strcmp(argv[i], "--help") == 0) { usage(argv[0]); exit(0); }
@@ -290,8 +306,9 @@ static int parse_opts(int argc, char **argv, bench_opts_t *o)
     } else {
         for (char *tok = strtok(depths, ","); tok != NULL && o->ndepths < BENCH_MAX_DEPTHS;
              tok = strtok(NULL, ",")) {
-            int d = atoi(tok);
-            if (d < 1 || d > 1 << 20) {
+            char *end;
+            long d = strtol(tok, &end, 10);
+            if (*end != '\0' || d < 1 || d > 1 << 20) {
                 fprintf(stderr, "onic-bench-match: depth \"%s\" is not in 1..1048576\n", tok);
                 return 0;
             }

@@ -10,8 +10,9 @@
  * so one queue type serves posted receives (wildcard entries, exact headers)
  * and unexpected messages (exact entries, possibly wildcard queries).
  *
- * Ownership: a matcher has one owner at a time. No call is thread-safe; a
- * caller that shares a matcher between threads must serialize all calls.
+ * Ownership: a matcher has one owner at a time. Calls on one matcher are not
+ * thread-safe: a caller that shares it between threads must serialize them.
+ * Different matchers may be used from different threads at once.
  * Memory: entries come from a per-matcher pool that grows in chunks, so the
  * steady state allocates nothing. An allocation failure returns
  * ONIC_ERR_NO_MEMORY and leaves the queue exactly as it was. */
@@ -30,7 +31,10 @@ typedef struct onic_mkey {
 typedef struct onic_matcher onic_matcher_t;
 /* A handle to one queued entry, valid until the entry is matched or removed.
  * Removing it after that returns ONIC_ERR_NO_ELEM until the library reuses
- * its memory for a later append; do not keep handles to matched entries. */
+ * its memory for a later append; do not keep handles to matched entries.
+ * A handle belongs to the matcher that made it: passing it to another one is
+ * undefined (entries carry no owner, to keep them one cache line on the hot
+ * path). */
 typedef struct onic_mentry onic_mentry_t;
 
 typedef struct onic_match_stats {
@@ -46,7 +50,7 @@ typedef struct onic_match_stats {
  * ONIC_ERR_INVALID_PARAM for an unknown name or an invalid ONIC_* value. */
 onic_status_t onic_matcher_create(const char *engine, onic_matcher_t **m_p);
 void          onic_matcher_destroy(onic_matcher_t *m);
-const char   *onic_matcher_engine(const onic_matcher_t *m);
+const char   *onic_matcher_engine(const onic_matcher_t *m); /* NULL for a NULL matcher */
 
 /* Append at the tail (the youngest). entry_p may be NULL. */
 onic_status_t onic_matcher_append(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,

@@ -1,6 +1,7 @@
 #include "base/config.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,7 @@ static const onic_config_var_t config_vars[] = {
     {"ONIC_WIDE_CLEANUP", "2", "blocks of 16 the wide engine's clean-up pass compacts per "
      "operation", ONIC_CONFIG_UINT, 1, 1024, NULL, CFG_FIELD(wide_cleanup)},
     {"ONIC_HASH_BUCKETS", "64", "initial buckets of each hash index (they grow with the queue)",
-     ONIC_CONFIG_UINT_POW2, 1, 1u << 24, NULL, CFG_FIELD(hash_buckets)},
+     ONIC_CONFIG_UINT_POW2, 1, 65536, NULL, CFG_FIELD(hash_buckets)},
     {"ONIC_RANK", "0", "this process's rank in its job (set by onicrun)",
      ONIC_CONFIG_UINT, 0, 0x7fffffff, NULL, CFG_FIELD(rank)},
     {"ONIC_SIZE", "1", "processes in the job (set by onicrun)",
@@ -143,11 +144,10 @@ void onic_config_defaults(onic_config_t *cfg_p)
 
 static void config_warn_unknown(void)
 {
-    static int warned;
+    static atomic_flag warned = ATOMIC_FLAG_INIT;
 
-    if (warned)
+    if (atomic_flag_test_and_set(&warned))
         return;
-    warned = 1;
     for (char **env = environ; env != NULL && *env != NULL; env++) {
         size_t len;
         int known = 0;
@@ -183,6 +183,11 @@ onic_status_t onic_config_read(onic_config_t *cfg_p)
     if (status == ONIC_OK && cfg.alpu_block > cfg.alpu_cells) {
         onic_error("invalid ONIC_ALPU_BLOCK=%u: must not exceed ONIC_ALPU_CELLS=%u",
                    cfg.alpu_block, cfg.alpu_cells);
+        status = ONIC_ERR_INVALID_PARAM;
+    }
+    if (status == ONIC_OK && cfg.rank >= cfg.size) {
+        onic_error("invalid ONIC_RANK=%u: must be below ONIC_SIZE=%u (start jobs with onicrun)",
+                   cfg.rank, cfg.size);
         status = ONIC_ERR_INVALID_PARAM;
     }
     config_warn_unknown();

@@ -2,24 +2,31 @@
 #include "base/config.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 static const char *const level_names[] = {"error", "warn", "info", "debug", "trace"};
-static int log_level = -1; /* -1: not read from ONIC_LOG yet */
+/* -1: not read from ONIC_LOG yet. Threads that race to read it all read the
+ * same value, so relaxed atomics suffice. */
+static _Atomic int log_level = -1;
 
 int onic_log_enabled(onic_log_level_t level)
 {
-    if (__builtin_expect(log_level < 0, 0))
-        log_level = (int)onic_config_log_level();
-    return (int)level <= log_level;
+    int cur = atomic_load_explicit(&log_level, memory_order_relaxed);
+
+    if (__builtin_expect(cur < 0, 0)) {
+        cur = (int)onic_config_log_level();
+        atomic_store_explicit(&log_level, cur, memory_order_relaxed);
+    }
+    return (int)level <= cur;
 }
 
 void onic_log_set_level(onic_log_level_t level)
 {
-    log_level = (int)level;
+    atomic_store_explicit(&log_level, (int)level, memory_order_relaxed);
 }
 
 void onic_log_emit(onic_log_level_t level, const char *file, int line, const char *fmt, ...)

@@ -95,8 +95,8 @@ onic_status_t onic_alpu_unit_create(unsigned cells, unsigned block, onic_simd_t 
     size_t stride, words, bytes;
     int avx2;
 
-    if (!unit_pow2(cells) || cells > ONIC_ALPU_UNIT_MAX_CELLS) {
-        onic_error("alpu: ONIC_ALPU_CELLS=%u is not a power of two from 1 to %u",
+    if (!unit_pow2(cells) || cells < 2 || cells > ONIC_ALPU_UNIT_MAX_CELLS) {
+        onic_error("alpu: ONIC_ALPU_CELLS=%u is not a power of two from 2 to %u",
                    cells, ONIC_ALPU_UNIT_MAX_CELLS);
         return ONIC_ERR_INVALID_PARAM;
     }

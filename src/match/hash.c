@@ -157,8 +157,10 @@ static onic_status_t hash_init(onic_matcher_t *m)
 {
     hash_engine_t *h = onic_calloc(1, sizeof(*h));
 
-    if (h == NULL)
+    if (h == NULL) {
+        onic_error("match/hash: cannot allocate the engine (%zu bytes)", sizeof(*h));
         return ONIC_ERR_NO_MEMORY;
+    }
     h->min_buckets = m->cfg.hash_buckets;
     onic_dlist_init(&h->overflow);
     m->engine = h;

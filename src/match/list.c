@@ -12,7 +12,11 @@ static onic_status_t list_init(onic_matcher_t *m)
 {
     static_assert(sizeof(onic_dlist_t) == 2 * sizeof(void *), "list head is two pointers");
     m->engine = onic_dlist_head_alloc();
-    return m->engine == NULL ? ONIC_ERR_NO_MEMORY : ONIC_OK;
+    if (m->engine == NULL) {
+        onic_error("match/list: cannot allocate the list head");
+        return ONIC_ERR_NO_MEMORY;
+    }
+    return ONIC_OK;
 }
 
 static void list_fini(onic_matcher_t *m)

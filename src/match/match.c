@@ -6,7 +6,8 @@
 
 #include <string.h>
 
-/* Every engine, default first; onic_config_match_engines lists the same names. */
+/* Every engine, default first, in the order of onic_config_match_engines
+ * (the names ONIC_MATCH accepts); a test checks the two agree. */
 static const onic_match_ops_t *const engines[] = {
     &onic_match_hash_ops,
     &onic_match_list_ops,
@@ -27,10 +28,7 @@ const onic_match_ops_t *onic_match_ops_find(const char *name)
 
 const char *const *onic_match_engines(void)
 {
-    static const char *names[MATCH_NENGINES + 1];
-    for (size_t i = 0; i < MATCH_NENGINES; i++)
-        names[i] = engines[i]->name;
-    return names;
+    return onic_config_match_engines;
 }
 
 onic_status_t onic_matcher_create_cfg(const char *engine, const onic_config_t *cfg,
@@ -44,8 +42,13 @@ onic_status_t onic_matcher_create_cfg(const char *engine, const onic_config_t *c
         onic_error("match: NULL %s passed to onic_matcher_create", m_p == NULL ? "m_p" : "cfg");
         return ONIC_ERR_INVALID_PARAM;
     }
-    if (engine == NULL)
+    if (engine == NULL) {
+        if (cfg->match_engine >= MATCH_NENGINES) {
+            onic_error("match: engine index %u in the config is out of range", cfg->match_engine);
+            return ONIC_ERR_INVALID_PARAM;
+        }
         engine = onic_config_match_engines[cfg->match_engine];
+    }
     ops = onic_match_ops_find(engine);
     if (ops == NULL) {
         onic_error("match: unknown engine \"%s\"; choose hash, list, alpu or wide", engine);
@@ -138,8 +141,10 @@ void *onic_matcher_match(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore)
     onic_mentry_t *e;
     void *cookie;
 
-    if (m == NULL)
+    if (m == NULL) {
+        onic_error("match: match on a NULL matcher");
         return NULL;
+    }
     m->stats.lookups++;
     e = m->ops->find(m, key, ignore, 1);
     if (e == NULL)
@@ -154,8 +159,10 @@ void *onic_matcher_peek(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore)
 {
     onic_mentry_t *e;
 
-    if (m == NULL)
+    if (m == NULL) {
+        onic_error("match: peek on a NULL matcher");
         return NULL;
+    }
     m->stats.lookups++;
     e = m->ops->find(m, key, ignore, 0);
     if (e == NULL)

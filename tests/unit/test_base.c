@@ -106,6 +106,9 @@ static void test_config_token(void)
     setenv("ONIC_SIZE", "4", 1);
     CHECK(onic_config_read(&cfg) == ONIC_OK);
     CHECK(strcmp(cfg.jobid, "00ff") == 0 && cfg.rank == 3 && cfg.size == 4);
+    setenv("ONIC_RANK", "4", 1); /* a rank must be inside the job */
+    fprintf(stderr, "(an error about ONIC_RANK is expected next)\n");
+    CHECK(onic_config_read(&cfg) == ONIC_ERR_INVALID_PARAM);
     unsetenv("ONIC_JOBID");
     unsetenv("ONIC_RANK");
     unsetenv("ONIC_SIZE");

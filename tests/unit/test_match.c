@@ -414,6 +414,9 @@ int main(void)
         n++;
     CHECK_EQ(n, 4);
     CHECK(strcmp(names[0], "hash") == 0);
+    for (size_t i = 0; i < n; i++) /* every name ONIC_MATCH accepts is an engine */
+        CHECK(onic_match_ops_find(names[i]) != NULL &&
+              strcmp(onic_match_ops_find(names[i])->name, names[i]) == 0);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         run_engine_case(&cases[i]);
     test_mpi_encoding();
