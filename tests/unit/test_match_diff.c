@@ -1,6 +1,8 @@
 /* Randomized differential test: every engine, with ordinary and unusual
  * parameters, against a plain ordered array, over random appends, matches,
- * peeks and removes in a small key space so collisions are common.
+ * peeks and removes in a small key space so collisions are common. Keys
+ * carry random bits where their masks ignore them, and one operation in 50
+ * runs with every allocation failing.
  *
  *   test_match_diff [--ops N] [--seed S] [--long]
  *
@@ -11,10 +13,12 @@
 #include "base/rand.h"
 #include "match/engine.h"
 
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* --- the reference: an array in append order, searched from the front --- */
 
@@ -85,6 +89,36 @@ static void random_key(unsigned wild_pct, onic_mkey_t *key_p, onic_mkey_t *ignor
         abort();
     if (wild_pct > 0 && rng_below(100) < 2)
         ignore_p->bits |= odd_masks[rng_below(sizeof(odd_masks) / sizeof(odd_masks[0]))];
+    /* Junk where the mask says "don't care": it must never change an answer. */
+    key_p->bits ^= onic_rand_next(&rng_state) & ignore_p->bits;
+    key_p->id ^= onic_rand_next(&rng_state) & ignore_p->id;
+}
+
+/* Every allocation fails from now until starve_end(); the library's error
+ * messages for it (expected here) go to /dev/null meanwhile. */
+static int saved_stderr = -1;
+static unsigned long refused; /* appends that failed for lack of memory */
+
+static void starve_begin(void)
+{
+    int null = open("/dev/null", O_WRONLY);
+    fflush(stderr);
+    saved_stderr = dup(STDERR_FILENO);
+    if (null >= 0) {
+        dup2(null, STDERR_FILENO);
+        close(null);
+    }
+    onic_mem_fail_after(0);
+}
+
+static void starve_end(void)
+{
+    onic_mem_fail_after(-1);
+    if (saved_stderr >= 0) {
+        dup2(saved_stderr, STDERR_FILENO);
+        close(saved_stderr);
+        saved_stderr = -1;
+    }
 }
 
 /* --- one run: one engine configuration, one mix --- */
@@ -131,12 +165,25 @@ static int diff_run(const diff_case_t *c, unsigned wild_pct, uint64_t seed, uint
             e.key = key;
             e.ignore = ignore;
             e.cookie = next_cookie++;
-            if (onic_matcher_append(m, key, ignore, (void *)e.cookie, &e.handle) != ONIC_OK) {
-                fprintf(stderr, "append failed\n");
+            /* Now and then with memory failing -- always worth trying when
+             * the entry pool is about to need a chunk: the append either
+             * succeeds or fails with NO_MEMORY and changes nothing (length is
+             * checked below, answers on later steps). */
+            int starve = (m->pool.free_list == NULL && rng_below(2) == 0) || rng_below(50) == 0;
+            if (starve)
+                starve_begin();
+            onic_status_t st = onic_matcher_append(m, key, ignore, (void *)e.cookie, &e.handle);
+            if (starve)
+                starve_end();
+            if (st == ONIC_OK) {
+                ref_append(&ref, e);
+            } else if (starve && st == ONIC_ERR_NO_MEMORY) {
+                refused++;
+            } else if (!starve || st != ONIC_ERR_NO_MEMORY) {
+                fprintf(stderr, "%s: append failed: %s\n", c->label, onic_status_str(st));
                 failed = 1;
                 break;
             }
-            ref_append(&ref, e);
         } else if (op < append_pct + 45) {
             int peek = rng_below(5) == 0;
             long i;
@@ -145,8 +192,13 @@ static int diff_run(const diff_case_t *c, unsigned wild_pct, uint64_t seed, uint
             random_key(wild_pct, &key, &ignore);
             i = ref_find(&ref, key, ignore);
             want = i < 0 ? 0 : ref.v[i].cookie;
+            int starve = rng_below(50) == 0; /* lazily built indices may want memory */
+            if (starve)
+                starve_begin();
             got = (uintptr_t)(peek ? onic_matcher_peek(m, key, ignore)
                                    : onic_matcher_match(m, key, ignore));
+            if (starve)
+                starve_end();
             if (got != want) {
                 fprintf(stderr, "%s %s: cookie %" PRIuPTR ", reference %" PRIuPTR "\n",
                         c->label, peek ? "peek" : "match", got, want);
@@ -252,6 +304,7 @@ int main(int argc, char **argv)
             printf("%-32s %2u%% wildcards  %s\n", cases[c].label, mixes[x], f ? "FAILED" : "ok");
         }
     }
+    printf("%lu appends were refused for lack of memory, each changing nothing\n", refused);
     printf("match_diff: %u passed, %u failed\n", runs - failures, failures);
     return failures ? 1 : 0;
 }
