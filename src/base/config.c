@@ -31,6 +31,9 @@ static const onic_config_var_t config_vars[] = {
      "operation", ONIC_CONFIG_UINT, 1, 1024, NULL, CFG_FIELD(wide_cleanup)},
     {"ONIC_HASH_BUCKETS", "64", "initial buckets of each hash index (they grow with the queue)",
      ONIC_CONFIG_UINT_POW2, 1, 65536, NULL, CFG_FIELD(hash_buckets)},
+    {"ONIC_SHM_RING_SLOTS", "256", "64-byte slots in each sender's ring in a receiver's shared "
+     "memory (credits per sender); a message takes 1 + payload/64",
+     ONIC_CONFIG_UINT_POW2, 2, 65536, NULL, CFG_FIELD(shm_ring_slots)},
     {"ONIC_RANK", "0", "this process's rank in its job (set by onicrun)",
      ONIC_CONFIG_UINT, 0, 0x7fffffff, NULL, CFG_FIELD(rank)},
     {"ONIC_SIZE", "1", "processes in the job (set by onicrun)",

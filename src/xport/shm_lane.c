@@ -1,0 +1,115 @@
+#include "xport/shm_lane.h"
+
+#include <string.h>
+
+void onic_shm_tx_init(onic_shm_tx_t *tx, onic_shm_lane_t *lane, uint32_t nslots)
+{
+    tx->lane   = lane;
+    tx->slots  = (uint8_t *)(lane + 1);
+    tx->nslots = nslots;
+    tx->tail   = 0;
+    tx->credit = 0;
+}
+
+void onic_shm_rx_init(onic_shm_rx_t *rx, onic_shm_lane_t *lane, uint32_t nslots, uint32_t src)
+{
+    rx->lane      = lane;
+    rx->slots     = (uint8_t *)(lane + 1);
+    rx->nslots    = nslots;
+    rx->src       = src;
+    rx->head      = 0;
+    rx->published = 0;
+    rx->broken    = 0;
+}
+
+static inline uint8_t *lane_slot(uint8_t *slots, uint32_t nslots, uint64_t at)
+{
+    return slots + (size_t)(at & (nslots - 1)) * ONIC_SHM_SLOT;
+}
+
+/* Copy len bytes between a buffer and the ring starting at slot `at`,
+ * wrapping at the ring's end. */
+static void lane_copy_in(uint8_t *slots, uint32_t nslots, uint64_t at, const void *src, size_t len)
+{
+    size_t off = (size_t)(at & (nslots - 1)) * ONIC_SHM_SLOT;
+    size_t ring = (size_t)nslots * ONIC_SHM_SLOT;
+    size_t first = len < ring - off ? len : ring - off;
+
+    memcpy(slots + off, src, first);
+    memcpy(slots, (const uint8_t *)src + first, len - first);
+}
+
+onic_status_t onic_shm_tx_try(onic_shm_tx_t *tx, const void *user_hdr, size_t user_len,
+                              const void *payload, size_t len)
+{
+    uint32_t need = onic_shm_msg_slots(len);
+    onic_xport_hdr_t *hdr;
+
+    if (tx->nslots - (tx->tail - tx->credit) < need) {
+        tx->credit = __atomic_load_n(&tx->lane->consumed, __ATOMIC_ACQUIRE);
+        if (tx->nslots - (tx->tail - tx->credit) < need)
+            return ONIC_ERR_NO_RESOURCE;
+    }
+    if (len > 0)
+        lane_copy_in(tx->slots, tx->nslots, tx->tail + 1, payload, len);
+    hdr = (onic_xport_hdr_t *)lane_slot(tx->slots, tx->nslots, tx->tail);
+    hdr->len = (uint32_t)len;
+    hdr->user_len = (uint32_t)user_len;
+    if (user_len > 0)
+        memcpy(hdr->user, user_hdr, user_len);
+    __atomic_store_n(&hdr->ready, (uint64_t)need, __ATOMIC_RELEASE);
+    tx->tail += need;
+    return ONIC_OK;
+}
+
+static void lane_publish(onic_shm_rx_t *rx)
+{
+    __atomic_store_n(&rx->lane->consumed, rx->head, __ATOMIC_RELEASE);
+    rx->published = rx->head;
+}
+
+unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload, void *bounce,
+                          onic_xport_recv_cb_t cb, void *cb_arg)
+{
+    unsigned delivered = 0;
+
+    while (delivered < max && !rx->broken) {
+        onic_xport_hdr_t *hdr = (onic_xport_hdr_t *)lane_slot(rx->slots, rx->nslots, rx->head);
+        uint64_t need = __atomic_load_n(&hdr->ready, __ATOMIC_ACQUIRE);
+        uint32_t len, user_len;
+        size_t off;
+        const void *payload;
+
+        if (need == 0)
+            break;
+        len = hdr->len;
+        user_len = hdr->user_len;
+        if (need > rx->nslots || len > max_payload || onic_shm_msg_slots(len) != need ||
+            user_len > ONIC_XPORT_USER_HDR) {
+            rx->broken = 1; /* the caller counts and reports it */
+            break;
+        }
+        off = (size_t)((rx->head + 1) & (rx->nslots - 1)) * ONIC_SHM_SLOT;
+        if (len <= (size_t)rx->nslots * ONIC_SHM_SLOT - off) {
+            payload = rx->slots + off;
+        } else { /* wraps: hand the callback one piece */
+            size_t first = (size_t)rx->nslots * ONIC_SHM_SLOT - off;
+            memcpy(bounce, rx->slots + off, first);
+            memcpy((uint8_t *)bounce + first, rx->slots, len - first);
+            payload = bounce;
+        }
+        cb(cb_arg, rx->src, hdr->user, user_len, payload, len);
+        /* Every consumed slot's first word back to zero before its credit
+         * returns: a stale non-zero word must never look like a message. */
+        for (uint64_t i = 0; i < need; i++)
+            __atomic_store_n((uint64_t *)lane_slot(rx->slots, rx->nslots, rx->head + i), 0,
+                             __ATOMIC_RELAXED);
+        rx->head += need;
+        delivered++;
+        if (rx->head - rx->published >= rx->nslots / 4)
+            lane_publish(rx);
+    }
+    if (rx->head != rx->published && delivered < max)
+        lane_publish(rx); /* found the lane empty: give every credit back */
+    return delivered;
+}

@@ -1,0 +1,75 @@
+/* One sender's lane in a receiver's shared-memory region (paper 004, III.B):
+ * a ring of 64-byte slots that only that sender writes and only the receiver
+ * reads, and a counter of the slots the receiver has freed, which is how
+ * credits return. A message takes one header slot plus ceil(len / 64)
+ * payload slots; the sender writes the payload, then the header, then the
+ * header's first word with release semantics. The receiver polls only that
+ * word, delivers, zeroes the first word of every slot it consumed and
+ * publishes the consumed count in batches (and whenever it finds the lane
+ * empty, so a waiting sender always gets its credits back).
+ *
+ * Nothing read from the ring is trusted: a header whose sizes do not add up
+ * breaks the lane (the receiver stops reading it) instead of being followed. */
+#ifndef ONIC_XPORT_SHM_LANE_H
+#define ONIC_XPORT_SHM_LANE_H
+
+#include "xport/xport.h"
+
+#define ONIC_SHM_SLOT 64
+
+/* In shared memory: the counter alone on its line, then the slots. */
+typedef struct onic_shm_lane {
+    uint64_t consumed;  /* written by the receiver (release), read by the sender */
+    uint8_t  pad[ONIC_SHM_SLOT - sizeof(uint64_t)];
+} onic_shm_lane_t;
+
+static_assert(sizeof(onic_shm_lane_t) == ONIC_SHM_SLOT, "the lane header is one line");
+
+/* Bytes of one lane with nslots slots. */
+static inline size_t onic_shm_lane_size(uint32_t nslots)
+{
+    return sizeof(onic_shm_lane_t) + (size_t)nslots * ONIC_SHM_SLOT;
+}
+
+/* The sender's private view of a lane. */
+typedef struct onic_shm_tx {
+    onic_shm_lane_t *lane;
+    uint8_t         *slots;
+    uint32_t         nslots;   /* a power of two */
+    uint64_t         tail;     /* slots written, ever */
+    uint64_t         credit;   /* the last consumed count read */
+} onic_shm_tx_t;
+
+/* The receiver's private view of a lane. */
+typedef struct onic_shm_rx {
+    onic_shm_lane_t *lane;
+    uint8_t         *slots;
+    uint32_t         nslots;
+    uint32_t         src;        /* the sender: the lane, never the wire, says who */
+    uint64_t         head;       /* slots consumed, ever */
+    uint64_t         published;  /* the consumed count last made visible */
+    int              broken;     /* a malformed header was seen */
+} onic_shm_rx_t;
+
+void onic_shm_tx_init(onic_shm_tx_t *tx, onic_shm_lane_t *lane, uint32_t nslots);
+void onic_shm_rx_init(onic_shm_rx_t *rx, onic_shm_lane_t *lane, uint32_t nslots, uint32_t src);
+
+/* Slots a message of len payload bytes takes. */
+static inline uint32_t onic_shm_msg_slots(size_t len)
+{
+    return 1u + (uint32_t)((len + ONIC_SHM_SLOT - 1) / ONIC_SHM_SLOT);
+}
+
+/* Put a message in the ring. ONIC_ERR_NO_RESOURCE when it does not fit now
+ * (nothing written: poll your own lanes and try again). The caller checks
+ * user_len <= ONIC_XPORT_USER_HDR and that the message fits the ring. */
+onic_status_t onic_shm_tx_try(onic_shm_tx_t *tx, const void *user_hdr, size_t user_len,
+                              const void *payload, size_t len);
+
+/* Deliver up to max messages through cb. bounce holds max_payload bytes, for
+ * a payload that wraps around the ring's end. Returns the number delivered;
+ * sets rx->broken (and stops) on a malformed header. */
+unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload, void *bounce,
+                          onic_xport_recv_cb_t cb, void *cb_arg);
+
+#endif

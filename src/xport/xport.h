@@ -1,0 +1,67 @@
+/* onic transports: move small messages between the processes of a job.
+ *
+ * A message is a 64-byte header, of which the layer above owns
+ * ONIC_XPORT_USER_HDR bytes, plus an inline payload of up to the transport's
+ * limit. Messages between one pair of processes arrive in the order sent, and
+ * none is ever dropped: a sender without room makes progress on its own
+ * receives until the receiver has made room, so processes flooding each
+ * other cannot deadlock.
+ *
+ * Transports plug in through onic_xport_ops_t, chosen at open: `self` for a
+ * process's messages to itself, `shm` for the other processes on this node
+ * (ONIC_XPORT). An endpoint has one owner: no call is thread-safe. */
+#ifndef ONIC_XPORT_XPORT_H
+#define ONIC_XPORT_XPORT_H
+
+#include <assert.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <onic/status.h>
+#include "base/config.h"
+
+#define ONIC_XPORT_USER_HDR 48
+
+/* The first cache line of every message on the wire. `ready` is written last
+ * with release semantics: non-zero marks a complete message and gives its
+ * length in 64-byte slots (this one included). */
+typedef struct onic_xport_hdr {
+    uint64_t ready;
+    uint32_t len;                        /* payload bytes after this line */
+    uint32_t user_len;                   /* bytes of user[] in use */
+    uint8_t  user[ONIC_XPORT_USER_HDR];  /* the layer above's header */
+} onic_xport_hdr_t;
+
+static_assert(sizeof(onic_xport_hdr_t) == 64, "a message header is one cache line");
+
+/* Called by poll for each message, in order per sender. The pointers are
+ * valid only during the call. */
+typedef void (*onic_xport_recv_cb_t)(void *arg, uint32_t src, const void *user_hdr,
+                                     size_t user_len, const void *payload, size_t len);
+
+typedef struct onic_xport_params {
+    uint32_t             rank, size;  /* this process in its job */
+    const char          *jobid;       /* names the job's shared memory; NULL if size 1 */
+    onic_xport_recv_cb_t recv_cb;
+    void                *cb_arg;
+    const onic_config_t *cfg;         /* ONIC_SHM_* and friends */
+} onic_xport_params_t;
+
+typedef struct onic_xport onic_xport_t;
+
+/* Open this process's endpoint: all of the job's endpoints must open before
+ * any returns (each waits for the others, up to a timeout). */
+onic_status_t onic_xport_open(const onic_xport_params_t *params, onic_xport_t **x_p);
+void          onic_xport_close(onic_xport_t *x);
+
+/* Send user_len (<= ONIC_XPORT_USER_HDR) header bytes and len payload bytes
+ * (<= onic_xport_max_payload) to peer. Returns once the message is in the
+ * peer's ring; may deliver arriving messages meanwhile. */
+onic_status_t onic_xport_send(onic_xport_t *x, uint32_t peer, const void *user_hdr,
+                              size_t user_len, const void *payload, size_t len);
+/* Deliver what has arrived through recv_cb; returns how many messages. */
+unsigned      onic_xport_poll(onic_xport_t *x);
+size_t        onic_xport_max_payload(const onic_xport_t *x);
+/* Messages dropped because what arrived was malformed (a broken sender). */
+uint64_t      onic_xport_drops(const onic_xport_t *x);
+
+#endif
