@@ -1,0 +1,171 @@
+/* The transport between processes, run through onicrun.
+ *
+ *   xport_job fanin N   every rank but 0 sends N messages to rank 0, which
+ *                       checks per-sender order, sizes and contents
+ *   xport_job flood N   every rank sends N messages to every rank (itself
+ *                       included) while receiving: nobody may deadlock
+ *   xport_job errors    bad rank, over-long payload and header are errors
+ *
+ * Payload sizes cycle from 0 to 200 bytes (or the endpoint's limit, if
+ * lower); with ONIC_SHM_RING_SLOTS=4 the
+ * credit path runs on nearly every message. Prints "xport_job: N passed,
+ * M failed" per rank; exit status 1 on any failure. */
+#include "base/config.h"
+#include "xport/xport.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct job {
+    uint32_t  rank, size;
+    uint64_t *next_seq;   /* by sender: the sequence number expected next */
+    uint64_t  received;
+    uint64_t  bad;
+} job_t;
+
+static size_t max_len = 200; /* lowered to the endpoint's limit at open */
+
+static size_t msg_len(uint64_t seq)
+{
+    return (size_t)(seq % (max_len + 1));
+}
+
+static uint8_t msg_byte(uint32_t src, uint64_t seq, size_t i)
+{
+    return (uint8_t)(src * 131 + seq * 7 + i);
+}
+
+static void on_message(void *arg, uint32_t src, const void *user_hdr, size_t user_len,
+                       const void *payload, size_t len)
+{
+    job_t *j = arg;
+    uint64_t seq;
+    const uint8_t *p = payload;
+
+    j->received++;
+    if (src >= j->size || user_len != sizeof(seq)) {
+        j->bad++;
+        return;
+    }
+    memcpy(&seq, user_hdr, sizeof(seq));
+    if (seq != j->next_seq[src] || len != msg_len(seq)) {
+        if (j->bad++ < 5)
+            fprintf(stderr, "rank %u: from %u got seq %llu (len %zu), expected %llu\n", j->rank,
+                    src, (unsigned long long)seq, len, (unsigned long long)j->next_seq[src]);
+    }
+    for (size_t i = 0; i < len; i++)
+        if (p[i] != msg_byte(src, seq, i)) {
+            j->bad++;
+            break;
+        }
+    j->next_seq[src] = seq + 1;
+}
+
+/* Until there is a blocking wait: poll, and let others run when nothing came
+ * (there may be more processes than cores). */
+static void poll_until(onic_xport_t *x, const job_t *j, uint64_t expect)
+{
+    while (j->received < expect)
+        if (onic_xport_poll(x) == 0)
+            sched_yield();
+}
+
+static int send_stream(onic_xport_t *x, job_t *j, uint32_t peer, uint64_t seq)
+{
+    uint8_t payload[256];
+    size_t len = msg_len(seq);
+
+    for (size_t i = 0; i < len; i++)
+        payload[i] = msg_byte(j->rank, seq, i);
+    return onic_xport_send(x, peer, &seq, sizeof(seq), payload, len) == ONIC_OK;
+}
+
+int main(int argc, char **argv)
+{
+    onic_config_t cfg;
+    onic_xport_params_t p;
+    onic_xport_t *x;
+    job_t j = {0};
+    const char *mode = argc > 1 ? argv[1] : "fanin";
+    uint64_t n = argc > 2 ? strtoull(argv[2], NULL, 10) : 10000;
+    unsigned passed = 0, failed = 0;
+
+    if (onic_config_read(&cfg) != ONIC_OK || cfg.jobid[0] == '\0') {
+        fprintf(stderr, "xport_job: run me with onicrun\n");
+        return 2;
+    }
+    j.rank = cfg.rank;
+    j.size = cfg.size;
+    j.next_seq = calloc(j.size, sizeof(*j.next_seq));
+    p.rank = cfg.rank;
+    p.size = cfg.size;
+    p.jobid = cfg.jobid;
+    p.recv_cb = on_message;
+    p.cb_arg = &j;
+    p.cfg = &cfg;
+    if (j.next_seq == NULL || onic_xport_open(&p, &x) != ONIC_OK) {
+        fprintf(stderr, "xport_job: rank %u cannot open its endpoint\n", j.rank);
+        return 1;
+    }
+    if (onic_xport_max_payload(x) < max_len)
+        max_len = onic_xport_max_payload(x);
+
+    if (strcmp(mode, "fanin") == 0) {
+        uint64_t expect = j.rank == 0 ? n * (j.size - 1) : 0;
+        if (j.rank != 0)
+            for (uint64_t s = 0; s < n; s++)
+                failed += !send_stream(x, &j, 0, s);
+        poll_until(x, &j, expect);
+        for (uint32_t r = 1; j.rank == 0 && r < j.size; r++) {
+            if (j.next_seq[r] == n)
+                passed++;
+            else
+                failed++;
+        }
+    } else if (strcmp(mode, "flood") == 0) {
+        for (uint64_t s = 0; s < n; s++)
+            for (uint32_t r = 0; r < j.size; r++)
+                failed += !send_stream(x, &j, (j.rank + r) % j.size, s);
+        poll_until(x, &j, n * j.size);
+        for (uint32_t r = 0; r < j.size; r++) {
+            if (j.next_seq[r] == n)
+                passed++;
+            else
+                failed++;
+        }
+    } else if (strcmp(mode, "errors") == 0) {
+        uint8_t big[4096] = {0}, hdr[64] = {0};
+        size_t max = onic_xport_max_payload(x);
+        int ok[4];
+        fprintf(stderr, "(three errors are expected next)\n");
+        ok[0] = onic_xport_send(x, j.size, hdr, 8, NULL, 0) == ONIC_ERR_INVALID_PARAM;
+        ok[1] = onic_xport_send(x, 0, hdr, 8, big, max + 1) == ONIC_ERR_INVALID_PARAM;
+        ok[2] = onic_xport_send(x, 0, hdr, ONIC_XPORT_USER_HDR + 1, NULL, 0) ==
+                ONIC_ERR_INVALID_PARAM;
+        ok[3] = max == 2048 || (max < 2048 && max == (cfg.shm_ring_slots - 1) * 64u);
+        for (int i = 0; i < 4; i++) {
+            if (ok[i])
+                passed++;
+            else
+                failed++;
+        }
+    } else {
+        fprintf(stderr, "xport_job: unknown mode %s\n", mode);
+        return 2;
+    }
+    if (j.bad > 0)
+        failed++;
+    else
+        passed++;
+    if (onic_xport_drops(x) != 0)
+        failed++;
+    /* Everyone is done receiving before anyone unmaps: a late sender's
+     * credits must still come back. */
+    onic_xport_close(x);
+    printf("xport_job rank %u: %u passed, %u failed (%llu messages received)\n", j.rank, passed,
+           failed, (unsigned long long)j.received);
+    free(j.next_seq);
+    return failed == 0 ? 0 : 1;
+}
