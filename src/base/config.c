@@ -34,6 +34,9 @@ static const onic_config_var_t config_vars[] = {
     {"ONIC_SHM_RING_SLOTS", "256", "64-byte slots in each sender's ring in a receiver's shared "
      "memory (credits per sender); a message takes 1 + payload/64",
      ONIC_CONFIG_UINT_POW2, 2, 65536, NULL, CFG_FIELD(shm_ring_slots)},
+    {"ONIC_WAIT_SPIN_US", "50", "a blocking wait spins this long, then yields, then sleeps "
+     "on a futex until a sender wakes it", ONIC_CONFIG_UINT, 0, 1000000, NULL,
+     CFG_FIELD(wait_spin_us)},
     {"ONIC_RANK", "0", "this process's rank in its job (set by onicrun)",
      ONIC_CONFIG_UINT, 0, 0x7fffffff, NULL, CFG_FIELD(rank)},
     {"ONIC_SIZE", "1", "processes in the job (set by onicrun)",

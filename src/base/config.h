@@ -27,6 +27,7 @@ typedef struct onic_config {
     unsigned    wide_cleanup;   /* ONIC_WIDE_CLEANUP */
     unsigned    hash_buckets;   /* ONIC_HASH_BUCKETS */
     unsigned    shm_ring_slots; /* ONIC_SHM_RING_SLOTS */
+    unsigned    wait_spin_us;   /* ONIC_WAIT_SPIN_US */
     unsigned    rank;           /* ONIC_RANK, set by the launcher */
     unsigned    size;           /* ONIC_SIZE, set by the launcher */
     char        jobid[ONIC_CONFIG_TOKEN_MAX + 1]; /* ONIC_JOBID, "" outside a job */

@@ -16,11 +16,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SHM_MAGIC          0x6f6e69632d73686dull /* "onic-shm" */
@@ -32,7 +35,9 @@ typedef struct shm_region_hdr {
     uint32_t size;      /* processes in the job */
     uint32_t nslots;    /* slots per lane */
     uint32_t attached;  /* peers that have mapped this region */
-    uint8_t  pad[ONIC_SHM_SLOT - 20];
+    uint32_t sleeping;  /* the owner is (about to be) asleep on `wake` */
+    uint32_t wake;      /* futex word: senders bump it to wake a sleeper */
+    uint8_t  pad[ONIC_SHM_SLOT - 28];
 } shm_region_hdr_t;
 
 static_assert(sizeof(shm_region_hdr_t) == ONIC_SHM_SLOT, "the region header is one line");
@@ -228,11 +233,52 @@ static onic_status_t shm_endpoint_open(const onic_xport_params_t *p, void **stat
     return ONIC_OK;
 }
 
+static long shm_futex(uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
+{
+    return syscall(SYS_futex, word, op, val, timeout, NULL, 0);
+}
+
+/* Wake the peer only if it said it sleeps. The message's `ready` store, this
+ * load, the sleeper's store to `sleeping` and its re-check of the lanes are
+ * all seq_cst, so in their single order either the sleeper sees the message
+ * or we see it asleep: no wake-up is lost. */
+static void shm_wake(shm_state_t *s, uint32_t peer)
+{
+    shm_region_hdr_t *h = s->regions[peer];
+
+    if (__atomic_load_n(&h->sleeping, __ATOMIC_SEQ_CST)) {
+        __atomic_fetch_add(&h->wake, 1, __ATOMIC_RELEASE);
+        shm_futex(&h->wake, FUTEX_WAKE, 1, NULL);
+    }
+}
+
 static onic_status_t shm_send(void *state, uint32_t peer, const void *user_hdr, size_t user_len,
                               const void *payload, size_t len)
 {
     shm_state_t *s = state;
-    return onic_shm_tx_try(&s->tx[peer], user_hdr, user_len, payload, len);
+    onic_status_t status = onic_shm_tx_try(&s->tx[peer], user_hdr, user_len, payload, len);
+
+    if (status == ONIC_OK)
+        shm_wake(s, peer);
+    return status;
+}
+
+/* Sleep until a sender wakes us or timeout_ns pass, unless something is
+ * already waiting in a lane. */
+static void shm_sleep(void *state, uint64_t timeout_ns)
+{
+    shm_state_t *s = state;
+    shm_region_hdr_t *h = s->regions[s->rank];
+    uint32_t seq = __atomic_load_n(&h->wake, __ATOMIC_ACQUIRE);
+    struct timespec ts = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
+    int pending = 0;
+
+    __atomic_store_n(&h->sleeping, 1, __ATOMIC_SEQ_CST);
+    for (uint32_t r = 0; r < s->size && !pending; r++)
+        pending = r != s->rank && !s->rx[r].broken && onic_shm_rx_pending(&s->rx[r]);
+    if (!pending)
+        shm_futex(&h->wake, FUTEX_WAIT, seq, &ts); /* returns at once if seq moved */
+    __atomic_store_n(&h->sleeping, 0, __ATOMIC_RELAXED);
 }
 
 static unsigned shm_poll(void *state, const onic_xport_params_t *p)
@@ -273,4 +319,5 @@ const onic_xport_ops_t onic_xport_shm_ops = {
     .poll        = shm_poll,
     .max_payload = shm_max_payload,
     .drops       = shm_drops,
+    .sleep       = shm_sleep,
 };

@@ -57,7 +57,9 @@ onic_status_t onic_shm_tx_try(onic_shm_tx_t *tx, const void *user_hdr, size_t us
     hdr->user_len = (uint32_t)user_len;
     if (user_len > 0)
         memcpy(hdr->user, user_hdr, user_len);
-    __atomic_store_n(&hdr->ready, (uint64_t)need, __ATOMIC_RELEASE);
+    /* seq_cst, not just release: it is one side of the no-lost-wake-up
+     * handshake with a receiver going to sleep (shm.c). */
+    __atomic_store_n(&hdr->ready, (uint64_t)need, __ATOMIC_SEQ_CST);
     tx->tail += need;
     return ONIC_OK;
 }

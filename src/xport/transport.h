@@ -17,6 +17,9 @@ typedef struct onic_xport_ops {
     unsigned      (*poll)(void *state, const onic_xport_params_t *p);
     size_t        (*max_payload)(const void *state);
     uint64_t      (*drops)(const void *state);
+    /* Optional: sleep until a message may have arrived or timeout_ns pass,
+     * without losing a wake-up from a sender. NULL: cannot sleep. */
+    void          (*sleep)(void *state, uint64_t timeout_ns);
 } onic_xport_ops_t;
 
 extern const onic_xport_ops_t onic_xport_self_ops;

@@ -3,6 +3,7 @@
  * room, during which this process keeps delivering what arrives so that
  * processes flooding each other cannot deadlock. Also the self transport. */
 #include "xport/transport.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/mem.h"
 
@@ -107,6 +108,36 @@ onic_status_t onic_xport_send(onic_xport_t *x, uint32_t peer, const void *user_h
         }
     }
     return status;
+}
+
+#define XPORT_YIELDS_BEFORE_SLEEP 16
+#define XPORT_SLEEP_MAX_NS        100000000ull /* wake up to re-check now and then */
+
+unsigned onic_xport_wait(onic_xport_t *x, uint64_t timeout_ns)
+{
+    uint64_t start, now, spin_ns, deadline;
+    unsigned n, yields = 0;
+
+    if (x == NULL)
+        return 0;
+    start = onic_time_ns();
+    spin_ns = (uint64_t)x->cfg.wait_spin_us * 1000u;
+    deadline = timeout_ns > UINT64_MAX - start ? UINT64_MAX : start + timeout_ns;
+    while ((n = onic_xport_poll(x)) == 0) {
+        now = onic_time_ns();
+        if (now >= deadline)
+            return 0;
+        if (now - start < spin_ns)
+            continue;
+        if (yields < XPORT_YIELDS_BEFORE_SLEEP || x->shm == NULL) {
+            yields++;
+            sched_yield();
+            continue;
+        }
+        onic_xport_shm_ops.sleep(x->shm, deadline - now < XPORT_SLEEP_MAX_NS
+                                              ? deadline - now : XPORT_SLEEP_MAX_NS);
+    }
+    return n;
 }
 
 size_t onic_xport_max_payload(const onic_xport_t *x)
@@ -249,4 +280,5 @@ const onic_xport_ops_t onic_xport_self_ops = {
     .poll        = self_poll,
     .max_payload = self_max_payload,
     .drops       = self_drops,
+    .sleep       = NULL, /* its messages come from this process: nothing to wait for */
 };

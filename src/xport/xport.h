@@ -60,6 +60,11 @@ onic_status_t onic_xport_send(onic_xport_t *x, uint32_t peer, const void *user_h
                               size_t user_len, const void *payload, size_t len);
 /* Deliver what has arrived through recv_cb; returns how many messages. */
 unsigned      onic_xport_poll(onic_xport_t *x);
+/* Like poll, but wait up to timeout_ns for something to arrive: spin for
+ * ONIC_WAIT_SPIN_US, then yield the core a few times, then sleep on a futex
+ * until a sender wakes this process. Returns how many messages it delivered
+ * (0 after the timeout). */
+unsigned      onic_xport_wait(onic_xport_t *x, uint64_t timeout_ns);
 size_t        onic_xport_max_payload(const onic_xport_t *x);
 /* Messages dropped because what arrived was malformed (a broken sender). */
 uint64_t      onic_xport_drops(const onic_xport_t *x);

@@ -4,12 +4,17 @@
  *                       checks per-sender order, sizes and contents
  *   xport_job flood N   every rank sends N messages to every rank (itself
  *                       included) while receiving: nobody may deadlock
+ *   xport_job pingpong N  ranks 0 and 1 bounce a message N times, each side
+ *                       waiting with onic_xport_wait; rank 1 answers late
+ *                       now and then so rank 0 really sleeps (run with
+ *                       ONIC_WAIT_SPIN_US=0): a lost wake-up hangs the job
  *   xport_job errors    bad rank, over-long payload and header are errors
  *
  * Payload sizes cycle from 0 to 200 bytes (or the endpoint's limit, if
  * lower); with ONIC_SHM_RING_SLOTS=4 the
  * credit path runs on nearly every message. Prints "xport_job: N passed,
  * M failed" per rank; exit status 1 on any failure. */
+#include "base/clock.h"
 #include "base/config.h"
 #include "xport/xport.h"
 
@@ -17,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct job {
     uint32_t  rank, size;
@@ -63,13 +69,11 @@ static void on_message(void *arg, uint32_t src, const void *user_hdr, size_t use
     j->next_seq[src] = seq + 1;
 }
 
-/* Until there is a blocking wait: poll, and let others run when nothing came
- * (there may be more processes than cores). */
-static void poll_until(onic_xport_t *x, const job_t *j, uint64_t expect)
+/* Blocking receive: spin, yield, then sleep until a sender wakes us. */
+static void wait_until(onic_xport_t *x, const job_t *j, uint64_t expect)
 {
     while (j->received < expect)
-        if (onic_xport_poll(x) == 0)
-            sched_yield();
+        onic_xport_wait(x, UINT64_MAX);
 }
 
 static int send_stream(onic_xport_t *x, job_t *j, uint32_t peer, uint64_t seq)
@@ -117,7 +121,7 @@ int main(int argc, char **argv)
         if (j.rank != 0)
             for (uint64_t s = 0; s < n; s++)
                 failed += !send_stream(x, &j, 0, s);
-        poll_until(x, &j, expect);
+        wait_until(x, &j, expect);
         for (uint32_t r = 1; j.rank == 0 && r < j.size; r++) {
             if (j.next_seq[r] == n)
                 passed++;
@@ -128,12 +132,38 @@ int main(int argc, char **argv)
         for (uint64_t s = 0; s < n; s++)
             for (uint32_t r = 0; r < j.size; r++)
                 failed += !send_stream(x, &j, (j.rank + r) % j.size, s);
-        poll_until(x, &j, n * j.size);
+        wait_until(x, &j, n * j.size);
         for (uint32_t r = 0; r < j.size; r++) {
             if (j.next_seq[r] == n)
                 passed++;
             else
                 failed++;
+        }
+    } else if (strcmp(mode, "pingpong") == 0) {
+        uint64_t t0 = onic_time_ns();
+        for (uint64_t s = 0; s < n && j.rank < 2; s++) {
+            if (j.rank == 0) {
+                failed += !send_stream(x, &j, 1, s);
+                wait_until(x, &j, s + 1);
+            } else {
+                wait_until(x, &j, s + 1);
+                if (s % 50 == 0)
+                    usleep(2000); /* long enough for rank 0 to go to sleep */
+                failed += !send_stream(x, &j, 0, s);
+            }
+        }
+        if (j.rank < 2) {
+            /* A lost wake-up is caught by the sleeper's 100 ms re-check, so
+             * it shows as time: 2000 round trips with 40 late answers take
+             * about 0.1 s, and losing most wake-ups would take over 4 s. */
+            double secs = (double)(onic_time_ns() - t0) / 1e9;
+            if (j.next_seq[1 - j.rank] == n && secs < 2.0)
+                passed++;
+            else
+                failed++;
+            if (secs >= 2.0)
+                fprintf(stderr, "rank %u: %llu round trips took %.1f s: wake-ups were lost\n",
+                        j.rank, (unsigned long long)n, secs);
         }
     } else if (strcmp(mode, "errors") == 0) {
         uint8_t big[4096] = {0}, hdr[64] = {0};
