@@ -27,6 +27,8 @@ demo: build
 	$(BUILD)/onic-info
 	@echo
 	$(BUILD)/onic-bench-match --quick
+	@echo
+	$(BUILD)/onicrun -n 2 --bind core --timeout 120 $(BUILD)/onic-bench-xport --quick
 
 clean:
 	rm -rf build build-*
