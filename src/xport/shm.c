@@ -28,7 +28,6 @@
 
 #define SHM_MAGIC          0x6f6e69632d73686dull /* "onic-shm" */
 #define SHM_OPEN_TIMEOUT_NS (30ull * 1000000000ull)
-#define SHM_MAX_PAYLOAD    2048u
 
 typedef struct shm_region_hdr {
     uint64_t magic;     /* written last, with release: the region is ready */
@@ -49,7 +48,6 @@ typedef struct shm_state {
     void         **regions;  /* by rank; regions[rank] is ours */
     onic_shm_tx_t *tx;       /* by peer: our lane in its region */
     onic_shm_rx_t *rx;       /* by peer: its lane in our region */
-    void          *bounce;   /* a wrapped payload, made contiguous */
     uint32_t       next_rx;  /* where polling starts, for fairness */
     uint64_t       drops;
 } shm_state_t;
@@ -77,7 +75,6 @@ static void shm_endpoint_close(void *state)
     onic_free(s->regions);
     onic_free(s->tx);
     onic_free(s->rx);
-    onic_free(s->bounce);
     onic_free(s);
 }
 
@@ -94,7 +91,9 @@ static onic_status_t shm_attach(shm_state_t *s, const char *jobid, uint32_t peer
     for (;;) {
         if (fd < 0)
             fd = shm_open(name, O_RDWR, 0);
-        if (fd >= 0 && fstat(fd, &st) == 0 && (size_t)st.st_size == s->region_bytes)
+        if (fd >= 0 && fstat(fd, &st) != 0)
+            st.st_size = 0;
+        if (fd >= 0 && (size_t)st.st_size == s->region_bytes)
             break;
         /* ftruncate sizes a region in one step: any other non-zero size is
          * a process set up differently. */
@@ -192,13 +191,12 @@ static onic_status_t shm_endpoint_open(const onic_xport_params_t *p, void **stat
     s->nslots = p->cfg->shm_ring_slots;
     s->region_bytes = sizeof(shm_region_hdr_t) + (size_t)s->size * onic_shm_lane_size(s->nslots);
     s->max_payload = (size_t)(s->nslots - 1) * ONIC_SHM_SLOT;
-    if (s->max_payload > SHM_MAX_PAYLOAD)
-        s->max_payload = SHM_MAX_PAYLOAD;
+    if (s->max_payload > ONIC_SHM_MAX_PAYLOAD)
+        s->max_payload = ONIC_SHM_MAX_PAYLOAD;
     s->regions = onic_calloc(s->size, sizeof(*s->regions));
     s->tx = onic_calloc(s->size, sizeof(*s->tx));
     s->rx = onic_calloc(s->size, sizeof(*s->rx));
-    s->bounce = onic_malloc(s->max_payload);
-    if (s->regions == NULL || s->tx == NULL || s->rx == NULL || s->bounce == NULL) {
+    if (s->regions == NULL || s->tx == NULL || s->rx == NULL) {
         shm_endpoint_close(s);
         return ONIC_ERR_NO_MEMORY;
     }
@@ -291,7 +289,7 @@ static unsigned shm_poll(void *state, const onic_xport_params_t *p)
         onic_shm_rx_t *rx = &s->rx[r];
         if (r == s->rank || rx->broken)
             continue;
-        n += onic_shm_rx_poll(rx, 64, s->max_payload, s->bounce, p->recv_cb, p->cb_arg);
+        n += onic_shm_rx_poll(rx, 64, s->max_payload, p->recv_cb, p->cb_arg);
         if (rx->broken) {
             s->drops++;
             onic_error("shm: malformed message from rank %u; ignoring that rank from now on", r);

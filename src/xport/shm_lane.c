@@ -70,7 +70,7 @@ static void lane_publish(onic_shm_rx_t *rx)
     rx->published = rx->head;
 }
 
-unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload, void *bounce,
+unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload,
                           onic_xport_recv_cb_t cb, void *cb_arg)
 {
     unsigned delivered = 0;
@@ -78,38 +78,42 @@ unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload, v
     while (delivered < max && !rx->broken) {
         onic_xport_hdr_t *hdr = (onic_xport_hdr_t *)lane_slot(rx->slots, rx->nslots, rx->head);
         uint64_t need = __atomic_load_n(&hdr->ready, __ATOMIC_ACQUIRE);
+        /* Each field read once (the peer could change it between a check
+         * and a use), and the message copied out of the ring: the slots go
+         * back before the callback runs, so a callback that sends -- and
+         * so polls this lane again -- sees the next message, not this one. */
         uint32_t len, user_len;
-        size_t off;
-        const void *payload;
+        uint8_t user[ONIC_XPORT_USER_HDR];
+        uint8_t payload[ONIC_SHM_MAX_PAYLOAD];
+        size_t off, ring = (size_t)rx->nslots * ONIC_SHM_SLOT;
 
         if (need == 0)
             break;
-        len = hdr->len;
-        user_len = hdr->user_len;
-        if (need > rx->nslots || len > max_payload || onic_shm_msg_slots(len) != need ||
-            user_len > ONIC_XPORT_USER_HDR) {
+        len = __atomic_load_n(&hdr->len, __ATOMIC_RELAXED);
+        user_len = __atomic_load_n(&hdr->user_len, __ATOMIC_RELAXED);
+        if (need > rx->nslots || len > max_payload || len > sizeof(payload) ||
+            onic_shm_msg_slots(len) != need || user_len > ONIC_XPORT_USER_HDR) {
             rx->broken = 1; /* the caller counts and reports it */
             break;
         }
+        memcpy(user, hdr->user, user_len);
         off = (size_t)((rx->head + 1) & (rx->nslots - 1)) * ONIC_SHM_SLOT;
-        if (len <= (size_t)rx->nslots * ONIC_SHM_SLOT - off) {
-            payload = rx->slots + off;
-        } else { /* wraps: hand the callback one piece */
-            size_t first = (size_t)rx->nslots * ONIC_SHM_SLOT - off;
-            memcpy(bounce, rx->slots + off, first);
-            memcpy((uint8_t *)bounce + first, rx->slots, len - first);
-            payload = bounce;
+        if (len <= ring - off) {
+            memcpy(payload, rx->slots + off, len);
+        } else {
+            memcpy(payload, rx->slots + off, ring - off);
+            memcpy(payload + (ring - off), rx->slots, len - (ring - off));
         }
-        cb(cb_arg, rx->src, hdr->user, user_len, payload, len);
         /* Every consumed slot's first word back to zero before its credit
          * returns: a stale non-zero word must never look like a message. */
         for (uint64_t i = 0; i < need; i++)
             __atomic_store_n((uint64_t *)lane_slot(rx->slots, rx->nslots, rx->head + i), 0,
                              __ATOMIC_RELAXED);
         rx->head += need;
-        delivered++;
         if (rx->head - rx->published >= rx->nslots / 4)
             lane_publish(rx);
+        delivered++;
+        cb(cb_arg, rx->src, user, user_len, payload, len);
     }
     if (rx->head != rx->published && delivered < max)
         lane_publish(rx); /* found the lane empty: give every credit back */

@@ -15,7 +15,8 @@
 
 #include "xport/xport.h"
 
-#define ONIC_SHM_SLOT 64
+#define ONIC_SHM_SLOT        64
+#define ONIC_SHM_MAX_PAYLOAD 2048  /* inline payload limit, whatever the ring size */
 
 /* In shared memory: the counter alone on its line, then the slots. */
 typedef struct onic_shm_lane {
@@ -75,10 +76,10 @@ static inline int onic_shm_rx_pending(const onic_shm_rx_t *rx)
     return __atomic_load_n(first, __ATOMIC_SEQ_CST) != 0;
 }
 
-/* Deliver up to max messages through cb. bounce holds max_payload bytes, for
- * a payload that wraps around the ring's end. Returns the number delivered;
+/* Deliver up to max messages through cb, each copied out of the ring first
+ * (so cb may send, and poll this lane again). Returns the number delivered;
  * sets rx->broken (and stops) on a malformed header. */
-unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload, void *bounce,
+unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload,
                           onic_xport_recv_cb_t cb, void *cb_arg);
 
 #endif

@@ -1,7 +1,11 @@
 /* The transport front end: argument checks, the transport for each peer
  * (self for this process, shm for the rest of the job) and the wait for
- * room, during which this process keeps delivering what arrives so that
- * processes flooding each other cannot deadlock. Also the self transport. */
+ * room, during which this process keeps draining its own rings so that
+ * processes flooding each other cannot deadlock. What it drains is queued
+ * (`deferred`) and delivered by the next poll, before anything newer: a
+ * callback never runs inside send, so sends complete in the order they are
+ * called, even sends made from callbacks. Also the self transport. */
+#include "xport/msgq.h"
 #include "xport/transport.h"
 #include "base/clock.h"
 #include "base/log.h"
@@ -18,7 +22,36 @@ struct onic_xport {
     void               *self;
     void               *shm;   /* NULL in a job of one */
     size_t              max_payload;
+    onic_xport_msgq_t   deferred;       /* drained during send, not yet delivered */
+    onic_xport_params_t defer_params;   /* rings' messages go to deferred */
+    onic_xport_params_t poll_params;    /* rings' messages go to xport_deliver */
+    unsigned            shm_delivered;  /* by xport_deliver during this poll */
 };
+
+static void xport_defer(void *arg, uint32_t src, const void *user_hdr, size_t user_len,
+                        const void *payload, size_t len)
+{
+    onic_xport_t *x = arg;
+    /* On failure the message would be lost: there is no way back into the
+     * ring. Running out of memory here is logged by the queue. */
+    if (onic_xport_msgq_push(&x->deferred, src, user_hdr, user_len, payload, len) != ONIC_OK)
+        onic_error("xport: lost a message from rank %u for lack of memory", src);
+}
+
+/* A message from a ring during poll: to the caller, unless older ones wait
+ * in `deferred` (a callback's send drained them), in which case behind them. */
+static void xport_deliver(void *arg, uint32_t src, const void *user_hdr, size_t user_len,
+                          const void *payload, size_t len)
+{
+    onic_xport_t *x = arg;
+
+    if (!onic_xport_msgq_empty(&x->deferred))
+        xport_defer(x, src, user_hdr, user_len, payload, len);
+    else {
+        x->shm_delivered++;
+        x->params.recv_cb(x->params.cb_arg, src, user_hdr, user_len, payload, len);
+    }
+}
 
 onic_status_t onic_xport_open(const onic_xport_params_t *p, onic_xport_t **x_p)
 {
@@ -37,6 +70,12 @@ onic_status_t onic_xport_open(const onic_xport_params_t *p, onic_xport_t **x_p)
     x->params = *p;
     x->cfg = *p->cfg;
     x->params.cfg = &x->cfg;
+    x->defer_params = x->params;
+    x->defer_params.recv_cb = xport_defer;
+    x->defer_params.cb_arg = x;
+    x->poll_params = x->params;
+    x->poll_params.recv_cb = xport_deliver;
+    x->poll_params.cb_arg = x;
     status = onic_xport_self_ops.open(&x->params, &x->self);
     if (status == ONIC_OK && p->size > 1)
         status = onic_xport_shm_ops.open(&x->params, &x->shm);
@@ -59,6 +98,7 @@ void onic_xport_close(onic_xport_t *x)
     if (x->shm != NULL)
         onic_xport_shm_ops.close(x->shm);
     onic_xport_self_ops.close(x->self);
+    onic_xport_msgq_fini(&x->deferred);
     onic_free(x);
 }
 
@@ -68,9 +108,17 @@ unsigned onic_xport_poll(onic_xport_t *x)
 
     if (x == NULL)
         return 0;
-    n = onic_xport_self_ops.poll(x->self, &x->params);
-    if (x->shm != NULL)
-        n += onic_xport_shm_ops.poll(x->shm, &x->params);
+    /* What send drained comes first: it is older than what is in the rings. */
+    n = onic_xport_msgq_drain(&x->deferred, x->params.recv_cb, x->params.cb_arg);
+    n += onic_xport_self_ops.poll(x->self, &x->params);
+    if (x->shm != NULL) {
+        onic_xport_shm_ops.poll(x->shm, &x->poll_params);
+        /* Counted when delivered: what a callback's send drained, and what
+         * arrived behind it, goes out now, in order. */
+        n += x->shm_delivered;
+        x->shm_delivered = 0;
+        n += onic_xport_msgq_drain(&x->deferred, x->params.recv_cb, x->params.cb_arg);
+    }
     return n;
 }
 
@@ -98,11 +146,12 @@ onic_status_t onic_xport_send(onic_xport_t *x, uint32_t peer, const void *user_h
     }
     ops = peer == x->params.rank ? &onic_xport_self_ops : &onic_xport_shm_ops;
     state = peer == x->params.rank ? x->self : x->shm;
-    /* No room: deliver our own arrivals (the peer may be waiting on us), spin
-     * briefly, then let others run. */
+    /* No room: drain our own rings into `deferred` (the peer may be waiting
+     * for room in them), spin briefly, then let others run. */
     while ((status = ops->send(state, peer, user_hdr, user_len, payload, len)) ==
            ONIC_ERR_NO_RESOURCE) {
-        if (onic_xport_poll(x) == 0 && ++spins >= XPORT_SPINS_BEFORE_YIELD) {
+        unsigned n = x->shm != NULL ? onic_xport_shm_ops.poll(x->shm, &x->defer_params) : 0;
+        if (n == 0 && ++spins >= XPORT_SPINS_BEFORE_YIELD) {
             sched_yield();
             spins = 0;
         }
@@ -150,120 +199,38 @@ uint64_t onic_xport_drops(const onic_xport_t *x)
     return x == NULL || x->shm == NULL ? 0 : onic_xport_shm_ops.drops(x->shm);
 }
 
-/* --- self: messages to this process, delivered in order at the next poll.
- * A byte queue of records that grows by doubling and never shrinks, so a
- * steady stream allocates nothing. */
-
-#define SELF_MAX_PAYLOAD 2048u
-
-typedef struct self_rec {
-    uint32_t user_len, len;
-    uint8_t  user[ONIC_XPORT_USER_HDR];
-} self_rec_t;
-
-typedef struct self_state {
-    uint8_t *buf;
-    size_t   cap, head, tail;  /* records live in buf[head, tail) */
-    int      polling;          /* a callback may send to self: no re-entry */
-    uint8_t *retired;          /* the buffer a running callback reads, if it grew */
-} self_state_t;
+/* --- self: messages to this process, queued and delivered in order at the
+ * next poll. */
 
 static onic_status_t self_open(const onic_xport_params_t *p, void **state_p)
 {
     (void)p;
-    *state_p = onic_calloc(1, sizeof(self_state_t));
+    *state_p = onic_calloc(1, sizeof(onic_xport_msgq_t));
     return *state_p == NULL ? ONIC_ERR_NO_MEMORY : ONIC_OK;
 }
 
 static void self_close(void *state)
 {
-    self_state_t *s = state;
-    if (s != NULL)
-        onic_free(s->buf);
-    onic_free(s);
-}
-
-static size_t self_rec_size(size_t len)
-{
-    return (sizeof(self_rec_t) + len + 7) & ~(size_t)7;
+    if (state != NULL)
+        onic_xport_msgq_fini(state);
+    onic_free(state);
 }
 
 static onic_status_t self_send(void *state, uint32_t peer, const void *user_hdr, size_t user_len,
                                const void *payload, size_t len)
 {
-    self_state_t *s = state;
-    size_t need = self_rec_size(len);
-    self_rec_t rec;
-
-    (void)peer;
-    if (s->tail + need > s->cap) {
-        if (s->head > 0 && !s->polling) { /* slide the live records down first */
-            memmove(s->buf, s->buf + s->head, s->tail - s->head);
-            s->tail -= s->head;
-            s->head = 0;
-        }
-        if (s->tail + need > s->cap) {
-            size_t cap = s->cap ? s->cap : 4096;
-            uint8_t *buf;
-            while (cap < s->tail + need)
-                cap *= 2;
-            buf = onic_malloc(cap);
-            if (buf == NULL) {
-                onic_error("xport/self: cannot grow the queue to %zu bytes", cap);
-                return ONIC_ERR_NO_MEMORY;
-            }
-            if (s->tail > 0)
-                memcpy(buf, s->buf, s->tail);
-            /* A callback delivering from the old buffer may be running: keep
-             * that one until the poll ends (later ones nobody reads). */
-            if (s->polling && s->retired == NULL)
-                s->retired = s->buf;
-            else
-                onic_free(s->buf);
-            s->buf = buf;
-            s->cap = cap;
-        }
-    }
-    rec.user_len = (uint32_t)user_len;
-    rec.len = (uint32_t)len;
-    if (user_len > 0)
-        memcpy(rec.user, user_hdr, user_len);
-    memcpy(s->buf + s->tail, &rec, sizeof(rec));
-    if (len > 0)
-        memcpy(s->buf + s->tail + sizeof(rec), payload, len);
-    s->tail += need;
-    return ONIC_OK;
+    return onic_xport_msgq_push(state, peer, user_hdr, user_len, payload, len);
 }
 
 static unsigned self_poll(void *state, const onic_xport_params_t *p)
 {
-    self_state_t *s = state;
-    unsigned n = 0;
-
-    if (s->polling)
-        return 0;
-    s->polling = 1;
-    while (s->head < s->tail) {
-        self_rec_t rec;
-        size_t at = s->head;
-        memcpy(&rec, s->buf + at, sizeof(rec));
-        s->head += self_rec_size(rec.len);
-        /* Records keep their offsets while polling (no slide), so a send
-         * from the callback that grows buf leaves the rest where it was. */
-        p->recv_cb(p->cb_arg, p->rank, rec.user, rec.user_len, s->buf + at + sizeof(rec), rec.len);
-        n++;
-    }
-    s->head = s->tail = 0;
-    s->polling = 0;
-    onic_free(s->retired);
-    s->retired = NULL;
-    return n;
+    return onic_xport_msgq_drain(state, p->recv_cb, p->cb_arg);
 }
 
 static size_t self_max_payload(const void *state)
 {
     (void)state;
-    return SELF_MAX_PAYLOAD;
+    return ONIC_XPORT_MSGQ_MAX_PAYLOAD;
 }
 
 static uint64_t self_drops(const void *state)

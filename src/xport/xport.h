@@ -33,8 +33,10 @@ typedef struct onic_xport_hdr {
 
 static_assert(sizeof(onic_xport_hdr_t) == 64, "a message header is one cache line");
 
-/* Called by poll for each message, in order per sender. The pointers are
- * valid only during the call. */
+/* Called by poll and wait for each message, in order per sender; never by
+ * send (what arrives while a send waits for room is queued for the next
+ * poll). The pointers are valid only during the call. The callback may
+ * send, to any rank. */
 typedef void (*onic_xport_recv_cb_t)(void *arg, uint32_t src, const void *user_hdr,
                                      size_t user_len, const void *payload, size_t len);
 
@@ -55,7 +57,8 @@ void          onic_xport_close(onic_xport_t *x);
 
 /* Send user_len (<= ONIC_XPORT_USER_HDR) header bytes and len payload bytes
  * (<= onic_xport_max_payload) to peer. Returns once the message is in the
- * peer's ring; may deliver arriving messages meanwhile. */
+ * peer's ring (or queue, for oneself); while it waits for room it drains this
+ * process's rings into a queue the next poll delivers. */
 onic_status_t onic_xport_send(onic_xport_t *x, uint32_t peer, const void *user_hdr,
                               size_t user_len, const void *payload, size_t len);
 /* Deliver what has arrived through recv_cb; returns how many messages. */

@@ -8,6 +8,9 @@
  *                       waiting with onic_xport_wait; rank 1 answers late
  *                       now and then so rank 0 really sleeps (run with
  *                       ONIC_WAIT_SPIN_US=0): a lost wake-up hangs the job
+ *   xport_job echo N    rank 1 streams N messages to rank 0, whose callback
+ *                       sends each back to rank 1 and to itself: sends made
+ *                       from callbacks, through full rings, stay in order
  *   xport_job errors    bad rank, over-long payload and header are errors
  *
  * Payload sizes cycle from 0 to 200 bytes (or the endpoint's limit, if
@@ -25,6 +28,8 @@
 #include <unistd.h>
 
 typedef struct job {
+    onic_xport_t *x;
+    int       echo;       /* rank 0 answers from inside its callback */
     uint32_t  rank, size;
     uint64_t *next_seq;   /* by sender: the sequence number expected next */
     uint64_t  received;
@@ -67,6 +72,16 @@ static void on_message(void *arg, uint32_t src, const void *user_hdr, size_t use
             break;
         }
     j->next_seq[src] = seq + 1;
+    if (j->echo && j->rank == 0 && src == 1) {
+        /* Send from the callback, to the sender and to oneself: through
+         * full rings these sends wait, and must still leave in order. */
+        uint8_t out[256];
+        for (size_t i = 0; i < len; i++)
+            out[i] = msg_byte(0, seq, i);
+        if (onic_xport_send(j->x, 1, &seq, sizeof(seq), out, len) != ONIC_OK ||
+            onic_xport_send(j->x, 0, &seq, sizeof(seq), out, len) != ONIC_OK)
+            j->bad++;
+    }
 }
 
 /* Blocking receive: spin, yield, then sleep until a sender wakes us. */
@@ -115,6 +130,7 @@ int main(int argc, char **argv)
     }
     if (onic_xport_max_payload(x) < max_len)
         max_len = onic_xport_max_payload(x);
+    j.x = x;
 
     if (strcmp(mode, "fanin") == 0) {
         uint64_t expect = j.rank == 0 ? n * (j.size - 1) : 0;
@@ -164,6 +180,21 @@ int main(int argc, char **argv)
             if (secs >= 2.0)
                 fprintf(stderr, "rank %u: %llu round trips took %.1f s: wake-ups were lost\n",
                         j.rank, (unsigned long long)n, secs);
+        }
+    } else if (strcmp(mode, "echo") == 0) {
+        j.echo = 1;
+        if (j.rank == 1) {
+            for (uint64_t s = 0; s < n; s++)
+                failed += !send_stream(x, &j, 0, s);
+            wait_until(x, &j, n);
+        } else if (j.rank == 0) {
+            wait_until(x, &j, 2 * n); /* n from rank 1, n from itself */
+        }
+        if (j.rank < 2) {
+            if (j.next_seq[1 - j.rank] == n && (j.rank == 1 || j.next_seq[0] == n))
+                passed++;
+            else
+                failed++;
         }
     } else if (strcmp(mode, "errors") == 0) {
         uint8_t big[4096] = {0}, hdr[64] = {0};

@@ -1,0 +1,86 @@
+#include "xport/msgq.h"
+#include "base/log.h"
+#include "base/mem.h"
+
+#include <string.h>
+
+typedef struct msgq_rec {
+    uint32_t src, user_len, len, pad;
+    uint8_t  user[ONIC_XPORT_USER_HDR];
+} msgq_rec_t;
+
+static size_t msgq_rec_size(size_t len)
+{
+    return (sizeof(msgq_rec_t) + len + 7) & ~(size_t)7;
+}
+
+onic_status_t onic_xport_msgq_push(onic_xport_msgq_t *q, uint32_t src, const void *user_hdr,
+                                   size_t user_len, const void *payload, size_t len)
+{
+    size_t need = msgq_rec_size(len);
+    msgq_rec_t rec;
+
+    if (q->tail + need > q->cap) {
+        if (q->head > 0 && !q->draining) { /* slide the live records down first */
+            memmove(q->buf, q->buf + q->head, q->tail - q->head);
+            q->tail -= q->head;
+            q->head = 0;
+        }
+        if (q->tail + need > q->cap) {
+            size_t cap = q->cap ? q->cap : 4096;
+            uint8_t *buf;
+            while (cap < q->tail + need)
+                cap *= 2;
+            buf = onic_malloc(cap);
+            if (buf == NULL) {
+                onic_error("xport: cannot grow a message queue to %zu bytes", cap);
+                return ONIC_ERR_NO_MEMORY;
+            }
+            if (q->tail > 0)
+                memcpy(buf, q->buf, q->tail);
+            onic_free(q->buf); /* nobody reads it: drain copies records out */
+            q->buf = buf;
+            q->cap = cap;
+        }
+    }
+    memset(&rec, 0, sizeof(rec));
+    rec.src = src;
+    rec.user_len = (uint32_t)user_len;
+    rec.len = (uint32_t)len;
+    if (user_len > 0)
+        memcpy(rec.user, user_hdr, user_len);
+    memcpy(q->buf + q->tail, &rec, sizeof(rec));
+    if (len > 0)
+        memcpy(q->buf + q->tail + sizeof(rec), payload, len);
+    q->tail += need;
+    return ONIC_OK;
+}
+
+unsigned onic_xport_msgq_drain(onic_xport_msgq_t *q, onic_xport_recv_cb_t cb, void *cb_arg)
+{
+    unsigned n = 0;
+
+    if (q->draining)
+        return 0;
+    q->draining = 1;
+    while (q->head < q->tail) {
+        /* Records keep their offsets while draining (no slide), and each is
+         * copied out: a callback's push may move buf. */
+        msgq_rec_t rec;
+        uint8_t payload[ONIC_XPORT_MSGQ_MAX_PAYLOAD];
+        memcpy(&rec, q->buf + q->head, sizeof(rec));
+        memcpy(payload, q->buf + q->head + sizeof(rec), rec.len);
+        q->head += msgq_rec_size(rec.len);
+        cb(cb_arg, rec.src, rec.user, rec.user_len, payload, rec.len);
+        n++;
+    }
+    q->head = q->tail = 0;
+    q->draining = 0;
+    return n;
+}
+
+void onic_xport_msgq_fini(onic_xport_msgq_t *q)
+{
+    onic_free(q->buf);
+    memset(q, 0, sizeof(*q));
+}

@@ -1,0 +1,32 @@
+/* A queue of copied messages, delivered in order by a later drain: the
+ * self transport's messages, and what send moves out of the rings while it
+ * waits for room (so callbacks never run inside send). Records live in one
+ * buffer that doubles when full and never shrinks, so a steady stream
+ * allocates nothing. */
+#ifndef ONIC_XPORT_MSGQ_H
+#define ONIC_XPORT_MSGQ_H
+
+#include "xport/xport.h"
+
+#define ONIC_XPORT_MSGQ_MAX_PAYLOAD 2048u
+
+typedef struct onic_xport_msgq {
+    uint8_t *buf;
+    size_t   cap, head, tail;  /* records in buf[head, tail) */
+    int      draining;         /* a drain is running: no slide, no nested drain */
+} onic_xport_msgq_t;
+
+/* ONIC_ERR_NO_MEMORY when the buffer cannot grow (nothing queued). */
+onic_status_t onic_xport_msgq_push(onic_xport_msgq_t *q, uint32_t src, const void *user_hdr,
+                                   size_t user_len, const void *payload, size_t len);
+/* Deliver every record, including those pushed by the callbacks meanwhile;
+ * each is copied out first, so callbacks may push. 0 when nested. */
+unsigned      onic_xport_msgq_drain(onic_xport_msgq_t *q, onic_xport_recv_cb_t cb, void *cb_arg);
+void          onic_xport_msgq_fini(onic_xport_msgq_t *q);
+
+static inline int onic_xport_msgq_empty(const onic_xport_msgq_t *q)
+{
+    return q->head == q->tail;
+}
+
+#endif
