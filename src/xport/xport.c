@@ -108,16 +108,22 @@ unsigned onic_xport_poll(onic_xport_t *x)
 
     if (x == NULL)
         return 0;
-    /* What send drained comes first: it is older than what is in the rings. */
-    n = onic_xport_msgq_drain(&x->deferred, x->params.recv_cb, x->params.cb_arg);
-    n += onic_xport_self_ops.poll(x->self, &x->params);
+    /* What send drained comes first: it is older than what is in the rings.
+     * The queues are checked inline: polling an idle endpoint is the
+     * latency path. */
+    n = 0;
+    if (!onic_xport_msgq_empty(&x->deferred))
+        n += onic_xport_msgq_drain(&x->deferred, x->params.recv_cb, x->params.cb_arg);
+    if (!onic_xport_msgq_empty(x->self)) /* self's state is its queue */
+        n += onic_xport_self_ops.poll(x->self, &x->params);
     if (x->shm != NULL) {
         onic_xport_shm_ops.poll(x->shm, &x->poll_params);
         /* Counted when delivered: what a callback's send drained, and what
          * arrived behind it, goes out now, in order. */
         n += x->shm_delivered;
         x->shm_delivered = 0;
-        n += onic_xport_msgq_drain(&x->deferred, x->params.recv_cb, x->params.cb_arg);
+        if (!onic_xport_msgq_empty(&x->deferred))
+            n += onic_xport_msgq_drain(&x->deferred, x->params.recv_cb, x->params.cb_arg);
     }
     return n;
 }
