@@ -20,6 +20,11 @@ onic_status_t onic_xport_msgq_push(onic_xport_msgq_t *q, uint32_t src, const voi
     size_t need = msgq_rec_size(len);
     msgq_rec_t rec;
 
+    if (len > ONIC_XPORT_MAX_PAYLOAD || user_len > ONIC_XPORT_USER_HDR) {
+        onic_error("xport: a queued message of %zu + %zu bytes is over the limits (%u, %d)",
+                   user_len, len, ONIC_XPORT_MAX_PAYLOAD, ONIC_XPORT_USER_HDR);
+        return ONIC_ERR_INVALID_PARAM;
+    }
     if (q->tail + need > q->cap) {
         if (q->head > 0 && !q->draining) { /* slide the live records down first */
             memmove(q->buf, q->buf + q->head, q->tail - q->head);
@@ -67,7 +72,7 @@ unsigned onic_xport_msgq_drain(onic_xport_msgq_t *q, onic_xport_recv_cb_t cb, vo
         /* Records keep their offsets while draining (no slide), and each is
          * copied out: a callback's push may move buf. */
         msgq_rec_t rec;
-        uint8_t payload[ONIC_XPORT_MSGQ_MAX_PAYLOAD];
+        uint8_t payload[ONIC_XPORT_MAX_PAYLOAD];
         memcpy(&rec, q->buf + q->head, sizeof(rec));
         memcpy(payload, q->buf + q->head + sizeof(rec), rec.len);
         q->head += msgq_rec_size(rec.len);

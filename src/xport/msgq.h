@@ -8,15 +8,14 @@
 
 #include "xport/xport.h"
 
-#define ONIC_XPORT_MSGQ_MAX_PAYLOAD 2048u
-
 typedef struct onic_xport_msgq {
     uint8_t *buf;
     size_t   cap, head, tail;  /* records in buf[head, tail) */
     int      draining;         /* a drain is running: no slide, no nested drain */
 } onic_xport_msgq_t;
 
-/* ONIC_ERR_NO_MEMORY when the buffer cannot grow (nothing queued). */
+/* ONIC_ERR_INVALID_PARAM for more than ONIC_XPORT_MAX_PAYLOAD bytes,
+ * ONIC_ERR_NO_MEMORY when the buffer cannot grow; nothing queued then. */
 onic_status_t onic_xport_msgq_push(onic_xport_msgq_t *q, uint32_t src, const void *user_hdr,
                                    size_t user_len, const void *payload, size_t len);
 /* Deliver every record, including those pushed by the callbacks meanwhile;

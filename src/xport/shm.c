@@ -191,8 +191,8 @@ static onic_status_t shm_endpoint_open(const onic_xport_params_t *p, void **stat
     s->nslots = p->cfg->shm_ring_slots;
     s->region_bytes = sizeof(shm_region_hdr_t) + (size_t)s->size * onic_shm_lane_size(s->nslots);
     s->max_payload = (size_t)(s->nslots - 1) * ONIC_SHM_SLOT;
-    if (s->max_payload > ONIC_SHM_MAX_PAYLOAD)
-        s->max_payload = ONIC_SHM_MAX_PAYLOAD;
+    if (s->max_payload > ONIC_XPORT_MAX_PAYLOAD)
+        s->max_payload = ONIC_XPORT_MAX_PAYLOAD;
     s->regions = onic_calloc(s->size, sizeof(*s->regions));
     s->tx = onic_calloc(s->size, sizeof(*s->tx));
     s->rx = onic_calloc(s->size, sizeof(*s->rx));

@@ -84,7 +84,7 @@ unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload,
          * so polls this lane again -- sees the next message, not this one. */
         uint32_t len, user_len;
         uint8_t user[ONIC_XPORT_USER_HDR];
-        uint8_t payload[ONIC_SHM_MAX_PAYLOAD];
+        uint8_t payload[ONIC_XPORT_MAX_PAYLOAD];
         size_t off, ring = (size_t)rx->nslots * ONIC_SHM_SLOT;
 
         if (need == 0)

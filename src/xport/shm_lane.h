@@ -15,8 +15,7 @@
 
 #include "xport/xport.h"
 
-#define ONIC_SHM_SLOT        64
-#define ONIC_SHM_MAX_PAYLOAD 2048  /* inline payload limit, whatever the ring size */
+#define ONIC_SHM_SLOT 64
 
 /* In shared memory: the counter alone on its line, then the slots. */
 typedef struct onic_shm_lane {

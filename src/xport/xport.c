@@ -236,7 +236,7 @@ static unsigned self_poll(void *state, const onic_xport_params_t *p)
 static size_t self_max_payload(const void *state)
 {
     (void)state;
-    return ONIC_XPORT_MSGQ_MAX_PAYLOAD;
+    return ONIC_XPORT_MAX_PAYLOAD;
 }
 
 static uint64_t self_drops(const void *state)

@@ -19,7 +19,10 @@
 #include <onic/status.h>
 #include "base/config.h"
 
-#define ONIC_XPORT_USER_HDR 48
+#define ONIC_XPORT_USER_HDR    48
+/* The largest inline payload of any transport; larger data goes by RMA. Every
+ * queue and copy-out buffer on the receive path is sized by it. */
+#define ONIC_XPORT_MAX_PAYLOAD 2048u
 
 /* The first cache line of every message on the wire. `ready` is written last
  * with release semantics: non-zero marks a complete message and gives its
