@@ -11,6 +11,7 @@ extern char **environ;
 const char *const onic_config_match_engines[] = {"hash", "list", "alpu", "wide", NULL};
 static const char *const log_values[]  = {"error", "warn", "info", "debug", "trace", NULL};
 static const char *const simd_values[] = {"auto", "scalar", "avx2", NULL};
+const char *const onic_config_shm_rma_values[] = {"auto", "cma", "copy", NULL};
 
 #define CFG_FIELD(_f) offsetof(onic_config_t, _f)
 
@@ -34,6 +35,18 @@ static const onic_config_var_t config_vars[] = {
     {"ONIC_SHM_RING_SLOTS", "256", "64-byte slots in each sender's ring in a receiver's shared "
      "memory (credits per sender); a message takes 1 + payload/64",
      ONIC_CONFIG_UINT_POW2, 2, 65536, NULL, CFG_FIELD(shm_ring_slots)},
+    {"ONIC_SHM_RMA", "auto", "how shm moves RMA data: cma (one copy by process_vm_readv/"
+     "writev), copy (two processes copying through shared bounce buffers at once) or auto "
+     "(cma from ONIC_SHM_CMA_MIN bytes up, where the kernel allows it)", ONIC_CONFIG_ENUM, 0, 0,
+     onic_config_shm_rma_values, CFG_FIELD(shm_rma)},
+    {"ONIC_SHM_CMA_MIN", "262144", "with ONIC_SHM_RMA=auto, the smallest RMA in bytes that "
+     "goes by cma", ONIC_CONFIG_UINT, 0, 0x7fffffff, NULL, CFG_FIELD(shm_cma_min)},
+    {"ONIC_SHM_BOUNCE_CHUNK", "65536", "bytes in each chunk of a bounce buffer (one per sender "
+     "in a receiver's shared memory)", ONIC_CONFIG_UINT_POW2, 4096, 4194304, NULL,
+     CFG_FIELD(shm_bounce_chunk)},
+    {"ONIC_SHM_BOUNCE_CHUNKS", "4", "chunks in each bounce buffer: how far the copying "
+     "sender may run ahead of the receiver", ONIC_CONFIG_UINT_POW2, 2, 256, NULL,
+     CFG_FIELD(shm_bounce_chunks)},
     {"ONIC_WAIT_SPIN_US", "50", "a blocking wait spins this long, then yields, then sleeps "
      "on a futex until a sender wakes it", ONIC_CONFIG_UINT, 0, 1000000, NULL,
      CFG_FIELD(wait_spin_us)},

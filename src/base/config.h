@@ -15,6 +15,12 @@ typedef enum onic_simd {
     ONIC_SIMD_AVX2   = 2
 } onic_simd_t;
 
+typedef enum onic_config_shm_rma {
+    ONIC_SHM_RMA_AUTO = 0,
+    ONIC_SHM_RMA_CMA  = 1,
+    ONIC_SHM_RMA_COPY = 2
+} onic_config_shm_rma_t;
+
 #define ONIC_CONFIG_TOKEN_MAX 32
 
 typedef struct onic_config {
@@ -27,6 +33,10 @@ typedef struct onic_config {
     unsigned    wide_cleanup;   /* ONIC_WIDE_CLEANUP */
     unsigned    hash_buckets;   /* ONIC_HASH_BUCKETS */
     unsigned    shm_ring_slots; /* ONIC_SHM_RING_SLOTS */
+    unsigned    shm_rma;        /* ONIC_SHM_RMA: onic_config_shm_rma_t */
+    unsigned    shm_cma_min;    /* ONIC_SHM_CMA_MIN */
+    unsigned    shm_bounce_chunk;  /* ONIC_SHM_BOUNCE_CHUNK */
+    unsigned    shm_bounce_chunks; /* ONIC_SHM_BOUNCE_CHUNKS */
     unsigned    wait_spin_us;   /* ONIC_WAIT_SPIN_US */
     unsigned    rank;           /* ONIC_RANK, set by the launcher */
     unsigned    size;           /* ONIC_SIZE, set by the launcher */
@@ -53,6 +63,7 @@ typedef struct onic_config_var {
 } onic_config_var_t;
 
 extern const char *const onic_config_match_engines[];
+extern const char *const onic_config_shm_rma_values[];
 
 /* The whole table, for onic-info. */
 const onic_config_var_t *onic_config_vars(size_t *count_p);

@@ -1,13 +1,24 @@
 /* shm: the processes of a job on one node. Each process owns one region in
  * POSIX shared memory, /onic-<jobid>-shm-<rank>, created O_EXCL with mode
- * 0600: a header line, then one lane per possible sender (shm_lane.h), so
- * every sender writes its own lane and the receiver polls only its region.
+ * 0600: a header line, one lane per possible sender (shm_lane.h), so every
+ * sender writes its own lane and the receiver polls only its region, then one
+ * bounce buffer per possible sender (shm_bounce.h) for RMA data.
  *
  * Opening: create and initialise the own region, map every peer's (waiting
  * for it to appear and be initialised), tell each peer so by bumping its
  * `attached` count, then wait until every peer has mapped ours and unlink
  * our name: from then on the job holds its memory only through mappings, so
- * nothing is left in /dev/shm however the processes end. */
+ * nothing is left in /dev/shm however the processes end.
+ *
+ * RMA goes by CMA (cma.h, one copy, needs nothing from the peer) or through
+ * the bounce buffers (two copies at once, needs the peer to poll): a read
+ * sends the peer a request in our lane and the data comes back in the peer's
+ * bounce buffer in our region; a write streams data into our bounce buffer
+ * in the peer's region and learns from it when the data landed. Which one:
+ * ONIC_SHM_RMA, by size in auto mode, and the copy wherever CMA failed its
+ * probe. */
+#include "xport/cma.h"
+#include "xport/shm_bounce.h"
 #include "xport/shm_lane.h"
 #include "xport/transport.h"
 #include "base/clock.h"
@@ -23,11 +34,25 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
 #define SHM_MAGIC          0x6f6e69632d73686dull /* "onic-shm" */
 #define SHM_OPEN_TIMEOUT_NS (30ull * 1000000000ull)
+
+/* Kinds of shm's own messages (ONIC_XPORT_KIND_USER is the layer above's). */
+enum { SHM_KIND_READ_REQ = 1, SHM_KIND_MAX = SHM_KIND_READ_REQ };
+
+/* The user header of a READ_REQ: send len bytes at (key, roff) of your
+ * memory into your bounce buffer in my region, tagged with my op id. */
+typedef struct shm_read_req {
+    uint64_t          op;
+    onic_xport_mkey_t key;
+    uint64_t          roff, len;
+} shm_read_req_t;
+
+static_assert(sizeof(shm_read_req_t) == ONIC_XPORT_USER_HDR, "a read request fills a header");
 
 typedef struct shm_region_hdr {
     uint64_t magic;     /* written last, with release: the region is ready */
@@ -36,20 +61,44 @@ typedef struct shm_region_hdr {
     uint32_t attached;  /* peers that have mapped this region */
     uint32_t sleeping;  /* the owner is (about to be) asleep on `wake` */
     uint32_t wake;      /* futex word: senders bump it to wake a sleeper */
-    uint8_t  pad[ONIC_SHM_SLOT - 28];
+    uint32_t pid;       /* the owner, for CMA */
+    uint64_t nonce;     /* random; the CMA probe reads it at nonce_addr */
+    uint64_t nonce_addr;
+    uint32_t chunk, nchunks;  /* bounce buffer geometry */
 } shm_region_hdr_t;
 
-static_assert(sizeof(shm_region_hdr_t) == ONIC_SHM_SLOT, "the region header is one line");
+static_assert(sizeof(shm_region_hdr_t) <= ONIC_SHM_SLOT, "the region header is one line");
+
+/* A copy-path RMA operation this process started. */
+typedef struct shm_rma_op {
+    uint8_t  *local;
+    uint64_t  len, done;
+    void     *ctx;
+    uint32_t  peer;
+    uint32_t  gen;   /* part of the id, bumped when the slot is freed */
+    uint32_t  next;  /* free list, by index + 1 */
+    uint8_t   used, write;
+} shm_rma_op_t;
 
 typedef struct shm_state {
     uint32_t       rank, size, nslots;
-    size_t         region_bytes;
+    size_t         region_bytes, bounce_bytes, bounce_off;
     size_t         max_payload;
     void         **regions;  /* by rank; regions[rank] is ours */
     onic_shm_tx_t *tx;       /* by peer: our lane in its region */
     onic_shm_rx_t *rx;       /* by peer: its lane in our region */
+    onic_shm_btx_t *btx;     /* by peer: our bounce buffer in its region */
+    onic_shm_brx_t *brx;     /* by peer: its bounce buffer in our region */
+    pid_t         *pids;     /* by peer; 0 where CMA failed its probe */
+    uint32_t      *window;   /* by peer: copy operations in flight */
     uint32_t       next_rx;  /* where polling starts, for fairness */
     uint64_t       drops;
+    unsigned       rma_mode; /* onic_config_shm_rma_t */
+    uint64_t       cma_min;
+    shm_rma_op_t  *ops;
+    uint32_t       ops_cap, ops_free;
+    const onic_xport_mreg_t *mreg;
+    onic_xport_notify_t     *notify;
 } shm_state_t;
 
 static void shm_name(char *buf, size_t len, const char *jobid, uint32_t rank)
@@ -63,6 +112,11 @@ static onic_shm_lane_t *shm_lane(void *region, uint32_t nslots, uint32_t sender)
                                (size_t)sender * onic_shm_lane_size(nslots));
 }
 
+static void *shm_bounce(const shm_state_t *s, void *region, uint32_t sender)
+{
+    return (uint8_t *)region + s->bounce_off + (size_t)sender * s->bounce_bytes;
+}
+
 static void shm_endpoint_close(void *state)
 {
     shm_state_t *s = state;
@@ -72,9 +126,16 @@ static void shm_endpoint_close(void *state)
     for (uint32_t r = 0; s->regions != NULL && r < s->size; r++)
         if (s->regions[r] != NULL)
             munmap(s->regions[r], s->region_bytes);
+    for (uint32_t r = 0; s->btx != NULL && r < s->size; r++)
+        onic_shm_btx_fini(&s->btx[r]);
     onic_free(s->regions);
     onic_free(s->tx);
     onic_free(s->rx);
+    onic_free(s->btx);
+    onic_free(s->brx);
+    onic_free(s->pids);
+    onic_free(s->window);
+    onic_free(s->ops);
     onic_free(s);
 }
 
@@ -99,7 +160,8 @@ static onic_status_t shm_attach(shm_state_t *s, const char *jobid, uint32_t peer
          * a process set up differently. */
         if (fd >= 0 && st.st_size != 0 && (size_t)st.st_size != s->region_bytes) {
             onic_error("shm: the region of rank %u has %lld bytes where this process expects "
-                       "%zu; set ONIC_SHM_RING_SLOTS the same for every process", peer,
+                       "%zu; set ONIC_SHM_RING_SLOTS, ONIC_SHM_BOUNCE_CHUNK and "
+                       "ONIC_SHM_BOUNCE_CHUNKS the same for every process", peer,
                        (long long)st.st_size, s->region_bytes);
             close(fd);
             return ONIC_ERR_INVALID_PARAM;
@@ -132,20 +194,23 @@ static onic_status_t shm_attach(shm_state_t *s, const char *jobid, uint32_t peer
         }
         sched_yield();
     }
-    if (h->size != s->size || h->nslots != s->nslots) {
-        onic_error("shm: rank %u runs with %u processes and %u ring slots, this one with %u and "
-                   "%u; set ONIC_SHM_RING_SLOTS the same everywhere", peer, h->size, h->nslots,
-                   s->size, s->nslots);
+    if (h->size != s->size || h->nslots != s->nslots ||
+        h->chunk != ((shm_region_hdr_t *)s->regions[s->rank])->chunk ||
+        h->nchunks != ((shm_region_hdr_t *)s->regions[s->rank])->nchunks) {
+        onic_error("shm: rank %u runs with %u processes, %u ring slots and %u bounce chunks of "
+                   "%u bytes, this one otherwise; set ONIC_SHM_* the same everywhere", peer,
+                   h->size, h->nslots, h->nchunks, h->chunk);
         return ONIC_ERR_INVALID_PARAM;
     }
     __atomic_fetch_add(&h->attached, 1, __ATOMIC_RELEASE);
     return ONIC_OK;
 }
 
-static onic_status_t shm_open_region(shm_state_t *s, const char *jobid)
+static onic_status_t shm_open_region(shm_state_t *s, const char *jobid, const onic_config_t *cfg)
 {
     char name[80];
     shm_region_hdr_t *h;
+    uint64_t nonce = 0;
     int fd;
 
     shm_name(name, sizeof(name), jobid, s->rank);
@@ -170,15 +235,53 @@ static onic_status_t shm_open_region(shm_state_t *s, const char *jobid)
         shm_unlink(name);
         return ONIC_ERR_NO_MEMORY;
     }
+    if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce))
+        nonce = onic_time_ns() ^ ((uint64_t)getpid() << 32);
     h = s->regions[s->rank];
     h->size = s->size;
     h->nslots = s->nslots;
+    h->pid = (uint32_t)getpid();
+    h->nonce = nonce | 1;
+    h->nonce_addr = (uint64_t)(uintptr_t)&h->nonce;
+    h->chunk = cfg->shm_bounce_chunk;
+    h->nchunks = cfg->shm_bounce_chunks;
     __atomic_store_n(&h->magic, SHM_MAGIC, __ATOMIC_RELEASE);
     return ONIC_OK;
 }
 
-static onic_status_t shm_endpoint_open(const onic_xport_params_t *p, void **state_p)
+/* CMA towards each peer, unless told to copy: probe it, and say once what
+ * RMA will use. */
+static void shm_cma_setup(shm_state_t *s)
 {
+    uint32_t ok = 0, tried = 0;
+
+    for (uint32_t r = 0; r < s->size; r++) {
+        shm_region_hdr_t *h = s->regions[r];
+        if (r == s->rank || s->rma_mode == ONIC_SHM_RMA_COPY)
+            continue;
+        tried++;
+        if (onic_xport_cma_probe((pid_t)h->pid, h->nonce_addr, h->nonce)) {
+            s->pids[r] = (pid_t)h->pid;
+            ok++;
+        }
+    }
+    if (s->rma_mode == ONIC_SHM_RMA_COPY)
+        onic_info("shm: RMA through bounce buffers (ONIC_SHM_RMA=copy)");
+    else if (ok < tried)
+        onic_log(s->rma_mode == ONIC_SHM_RMA_CMA ? ONIC_LOG_WARN : ONIC_LOG_INFO,
+                 "shm: the kernel refused cross-memory attach to %u of %u peers (ptrace "
+                 "restrictions or a container?); RMA with them goes through bounce buffers",
+                 tried - ok, tried);
+    else if (s->rma_mode == ONIC_SHM_RMA_CMA)
+        onic_info("shm: RMA by cross-memory attach (ONIC_SHM_RMA=cma)");
+    else
+        onic_info("shm: RMA by cross-memory attach from %llu bytes, bounce buffers below",
+                  (unsigned long long)s->cma_min);
+}
+
+static onic_status_t shm_endpoint_open(const onic_xport_tparams_t *tp, void **state_p)
+{
+    const onic_xport_params_t *p = tp->p;
     shm_state_t *s = onic_calloc(1, sizeof(*s));
     uint64_t deadline = onic_time_ns() + SHM_OPEN_TIMEOUT_NS;
     onic_status_t status;
@@ -189,18 +292,31 @@ static onic_status_t shm_endpoint_open(const onic_xport_params_t *p, void **stat
     s->rank = p->rank;
     s->size = p->size;
     s->nslots = p->cfg->shm_ring_slots;
-    s->region_bytes = sizeof(shm_region_hdr_t) + (size_t)s->size * onic_shm_lane_size(s->nslots);
+    s->rma_mode = p->cfg->shm_rma;
+    s->cma_min = p->cfg->shm_cma_min;
+    s->mreg = tp->mreg;
+    s->notify = tp->notify;
+    s->bounce_bytes = onic_shm_bounce_size(p->cfg->shm_bounce_chunks, p->cfg->shm_bounce_chunk);
+    s->bounce_off = sizeof(shm_region_hdr_t) + (size_t)s->size * onic_shm_lane_size(s->nslots);
+    s->bounce_off = (s->bounce_off + ONIC_SHM_BOUNCE_ALIGN - 1) / ONIC_SHM_BOUNCE_ALIGN *
+                    ONIC_SHM_BOUNCE_ALIGN;
+    s->region_bytes = s->bounce_off + (size_t)s->size * s->bounce_bytes;
     s->max_payload = (size_t)(s->nslots - 1) * ONIC_SHM_SLOT;
     if (s->max_payload > ONIC_XPORT_MAX_PAYLOAD)
         s->max_payload = ONIC_XPORT_MAX_PAYLOAD;
     s->regions = onic_calloc(s->size, sizeof(*s->regions));
     s->tx = onic_calloc(s->size, sizeof(*s->tx));
     s->rx = onic_calloc(s->size, sizeof(*s->rx));
-    if (s->regions == NULL || s->tx == NULL || s->rx == NULL) {
+    s->btx = onic_calloc(s->size, sizeof(*s->btx));
+    s->brx = onic_calloc(s->size, sizeof(*s->brx));
+    s->pids = onic_calloc(s->size, sizeof(*s->pids));
+    s->window = onic_calloc(s->size, sizeof(*s->window));
+    if (s->regions == NULL || s->tx == NULL || s->rx == NULL || s->btx == NULL ||
+        s->brx == NULL || s->pids == NULL || s->window == NULL) {
         shm_endpoint_close(s);
         return ONIC_ERR_NO_MEMORY;
     }
-    status = shm_open_region(s, p->jobid);
+    status = shm_open_region(s, p->jobid, p->cfg);
     for (uint32_t r = 0; status == ONIC_OK && r < s->size; r++)
         if (r != s->rank)
             status = shm_attach(s, p->jobid, r, deadline);
@@ -217,16 +333,21 @@ static onic_status_t shm_endpoint_open(const onic_xport_params_t *p, void **stat
     shm_name(name, sizeof(name), p->jobid, s->rank);
     if (s->regions[s->rank] != NULL)
         shm_unlink(name);
-    if (status != ONIC_OK) {
-        shm_endpoint_close(s);
-        return status;
-    }
-    for (uint32_t r = 0; r < s->size; r++) {
+    for (uint32_t r = 0; status == ONIC_OK && r < s->size; r++) {
         if (r == s->rank)
             continue;
         onic_shm_tx_init(&s->tx[r], shm_lane(s->regions[r], s->nslots, s->rank), s->nslots);
         onic_shm_rx_init(&s->rx[r], shm_lane(s->regions[s->rank], s->nslots, r), s->nslots, r);
+        status = onic_shm_btx_init(&s->btx[r], shm_bounce(s, s->regions[r], s->rank),
+                                   p->cfg->shm_bounce_chunks, p->cfg->shm_bounce_chunk);
+        onic_shm_brx_init(&s->brx[r], shm_bounce(s, s->regions[s->rank], r),
+                          p->cfg->shm_bounce_chunks, p->cfg->shm_bounce_chunk);
     }
+    if (status != ONIC_OK) {
+        shm_endpoint_close(s);
+        return status;
+    }
+    shm_cma_setup(s);
     *state_p = s;
     return ONIC_OK;
 }
@@ -236,10 +357,11 @@ static long shm_futex(uint32_t *word, int op, uint32_t val, const struct timespe
     return syscall(SYS_futex, word, op, val, timeout, NULL, 0);
 }
 
-/* Wake the peer only if it said it sleeps. The message's `ready` store, this
- * load, the sleeper's store to `sleeping` and its re-check of the lanes are
- * all seq_cst, so in their single order either the sleeper sees the message
- * or we see it asleep: no wake-up is lost. */
+/* Wake the peer only if it said it sleeps. Whatever we published for it (a
+ * message's `ready`, a chunk's `ready`, a freed chunk count), this load, the
+ * sleeper's store to `sleeping` and its re-check of the same words are all
+ * seq_cst, so in their single order either the sleeper sees our work or we
+ * see it asleep: no wake-up is lost. */
 static void shm_wake(shm_state_t *s, uint32_t peer)
 {
     shm_region_hdr_t *h = s->regions[peer];
@@ -254,49 +376,313 @@ static onic_status_t shm_send(void *state, uint32_t peer, const void *user_hdr, 
                               const void *payload, size_t len)
 {
     shm_state_t *s = state;
-    onic_status_t status = onic_shm_tx_try(&s->tx[peer], user_hdr, user_len, payload, len);
+    onic_status_t status = onic_shm_tx_try(&s->tx[peer], ONIC_XPORT_KIND_USER, user_hdr,
+                                           user_len, payload, len);
 
     if (status == ONIC_OK)
         shm_wake(s, peer);
     return status;
 }
 
-/* Sleep until a sender wakes us or timeout_ns pass, unless something is
- * already waiting in a lane. */
+/* Whether anything waits for this process: a message, a chunk, or room for
+ * a copy it has queued. */
+static int shm_pending(shm_state_t *s)
+{
+    for (uint32_t r = 0; r < s->size; r++) {
+        if (r == s->rank)
+            continue;
+        if ((!s->rx[r].broken && onic_shm_rx_pending(&s->rx[r])) ||
+            (!s->brx[r].broken && onic_shm_brx_pending(&s->brx[r])) ||
+            (onic_shm_btx_busy(&s->btx[r]) && onic_shm_btx_freed(&s->btx[r])))
+            return 1;
+    }
+    return 0;
+}
+
+/* Sleep until a peer wakes us or timeout_ns pass, unless something already
+ * waits. */
 static void shm_sleep(void *state, uint64_t timeout_ns)
 {
     shm_state_t *s = state;
     shm_region_hdr_t *h = s->regions[s->rank];
     uint32_t seq = __atomic_load_n(&h->wake, __ATOMIC_ACQUIRE);
     struct timespec ts = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
-    int pending = 0;
 
     __atomic_store_n(&h->sleeping, 1, __ATOMIC_SEQ_CST);
-    for (uint32_t r = 0; r < s->size && !pending; r++)
-        pending = r != s->rank && !s->rx[r].broken && onic_shm_rx_pending(&s->rx[r]);
-    if (!pending)
+    if (!shm_pending(s))
         shm_futex(&h->wake, FUTEX_WAIT, seq, &ts); /* returns at once if seq moved */
     __atomic_store_n(&h->sleeping, 0, __ATOMIC_RELAXED);
+}
+
+/* --- RMA through the bounce buffers ---------------------------------- */
+
+static uint64_t shm_op_id(const shm_state_t *s, const shm_rma_op_t *op)
+{
+    return (uint64_t)op->gen << 32 | (uint64_t)(op - s->ops + 1);
+}
+
+/* The operation an id from shared memory names, if it is ours, in flight,
+ * with that peer and of that direction. */
+static shm_rma_op_t *shm_op_find(shm_state_t *s, uint64_t id, uint32_t peer, int write)
+{
+    uint64_t index = (id & 0xffffffffu) - 1;
+    shm_rma_op_t *op;
+
+    if ((id & 0xffffffffu) == 0 || index >= s->ops_cap)
+        return NULL;
+    op = &s->ops[index];
+    if (!op->used || op->gen != (uint32_t)(id >> 32) || op->peer != peer || op->write != write)
+        return NULL;
+    return op;
+}
+
+static shm_rma_op_t *shm_op_alloc(shm_state_t *s)
+{
+    shm_rma_op_t *op;
+
+    if (s->ops_free == 0) {
+        uint32_t cap = s->ops_cap == 0 ? 64 : s->ops_cap * 2;
+        shm_rma_op_t *ops = onic_calloc(cap, sizeof(*ops));
+        if (ops == NULL)
+            return NULL;
+        if (s->ops != NULL)
+            memcpy(ops, s->ops, s->ops_cap * sizeof(*ops));
+        for (uint32_t i = cap; i > s->ops_cap; i--) {
+            ops[i - 1].gen = 1;
+            ops[i - 1].next = s->ops_free;
+            s->ops_free = i;
+        }
+        onic_free(s->ops);
+        s->ops = ops;
+        s->ops_cap = cap;
+    }
+    op = &s->ops[s->ops_free - 1];
+    s->ops_free = op->next;
+    op->used = 1;
+    return op;
+}
+
+static void shm_op_free(shm_state_t *s, shm_rma_op_t *op)
+{
+    op->used = 0;
+    op->gen = op->gen == UINT32_MAX ? 1 : op->gen + 1;
+    op->next = s->ops_free;
+    s->ops_free = (uint32_t)(op - s->ops) + 1;
+}
+
+static void shm_op_complete(shm_state_t *s, shm_rma_op_t *op, onic_status_t status)
+{
+    s->window[op->peer]--;
+    onic_xport_notify_post(s->notify, op->ctx, status);
+    shm_op_free(s, op);
+}
+
+/* A broken peer: its operations will never finish, so fail them now. */
+static void shm_ops_fail_peer(shm_state_t *s, uint32_t peer)
+{
+    for (uint32_t i = 0; i < s->ops_cap; i++)
+        if (s->ops[i].used && s->ops[i].peer == peer)
+            shm_op_complete(s, &s->ops[i], ONIC_ERR_IO);
+}
+
+typedef struct shm_chunk_ctx {
+    shm_state_t *s;
+    uint32_t     src;
+} shm_chunk_ctx_t;
+
+/* A chunk from src's bounce buffer in our region (checked by shm_bounce for
+ * kind and length; here for the operation and the range). */
+static onic_status_t shm_chunk(void *arg, const onic_shm_chunk_t *c, const void *data)
+{
+    shm_chunk_ctx_t *cc = arg;
+    shm_state_t *s = cc->s;
+    shm_rma_op_t *op;
+    void *dst;
+
+    switch (c->kind) {
+    case ONIC_SHM_CHUNK_READ_DATA:
+        op = shm_op_find(s, c->op, cc->src, 0);
+        if (op == NULL || c->offset != op->done || c->len > op->len - op->done)
+            return ONIC_ERR_IO;
+        memcpy(op->local + op->done, data, c->len);
+        op->done += c->len;
+        if (op->done == op->len)
+            shm_op_complete(s, op, ONIC_OK);
+        return ONIC_OK;
+    case ONIC_SHM_CHUNK_READ_ERR:
+        op = shm_op_find(s, c->op, cc->src, 0);
+        if (op == NULL || c->status >= 0 || c->status <= ONIC_ERR_LAST)
+            return ONIC_ERR_IO;
+        shm_op_complete(s, op, (onic_status_t)c->status);
+        return ONIC_OK;
+    default: /* WRITE_DATA: into our memory, only where we registered it */
+        if (c->roff > UINT64_MAX - c->offset)
+            return ONIC_ERR_INVALID_PARAM;
+        dst = onic_xport_mreg_find(s->mreg, &c->key, c->roff + c->offset, c->len);
+        if (dst == NULL)
+            return ONIC_ERR_INVALID_PARAM;
+        memcpy(dst, data, c->len);
+        return ONIC_OK;
+    }
+}
+
+static void shm_write_done(void *arg, uint64_t id, onic_status_t status)
+{
+    shm_chunk_ctx_t *cc = arg;
+    shm_rma_op_t *op = shm_op_find(cc->s, id, cc->src, 1);
+
+    if (op != NULL) /* our own records name it: it is there */
+        shm_op_complete(cc->s, op, status);
+}
+
+/* src asks for a range of our memory: queue the data, or a refusal. */
+static void shm_read_req(shm_state_t *s, uint32_t src, const void *user_hdr, size_t user_len)
+{
+    shm_read_req_t req;
+    onic_shm_bjob_t job = {0};
+
+    if (user_len != sizeof(req)) {
+        s->rx[src].broken = 1;
+        return;
+    }
+    memcpy(&req, user_hdr, sizeof(req));
+    job.op = req.op;
+    job.len = req.len;
+    job.src = req.len == 0 ? NULL : onic_xport_mreg_find(s->mreg, &req.key, req.roff, req.len);
+    if (job.src != NULL) {
+        job.kind = ONIC_SHM_CHUNK_READ_DATA;
+    } else {
+        job.kind = ONIC_SHM_CHUNK_READ_ERR;
+        job.status = ONIC_ERR_INVALID_PARAM;
+        job.len = 0;
+    }
+    /* A peer keeps at most ONIC_SHM_RMA_WINDOW requests in flight, so the
+     * job ring has room; if not, the peer is broken. */
+    if (onic_shm_btx_push(&s->btx[src], &job) != ONIC_OK)
+        s->rx[src].broken = 1;
+}
+
+/* Lane messages: the layer above's go to recv_cb, ours are handled here. */
+typedef struct shm_msg_ctx {
+    shm_state_t               *s;
+    const onic_xport_params_t *p;
+} shm_msg_ctx_t;
+
+static void shm_msg(void *arg, uint32_t src, unsigned kind, const void *user_hdr,
+                    size_t user_len, const void *payload, size_t len)
+{
+    shm_msg_ctx_t *mc = arg;
+
+    if (kind == ONIC_XPORT_KIND_USER)
+        mc->p->recv_cb(mc->p->cb_arg, src, user_hdr, user_len, payload, len);
+    else if (len == 0) /* SHM_KIND_READ_REQ */
+        shm_read_req(mc->s, src, user_hdr, user_len);
+    else
+        mc->s->rx[src].broken = 1;
+}
+
+/* Move src's RMA along: take its chunks in our region, fill ours in its. */
+static void shm_rma_progress(shm_state_t *s, uint32_t r)
+{
+    shm_chunk_ctx_t cc = {s, r};
+
+    if (!s->brx[r].broken && onic_shm_brx_pending(&s->brx[r])) {
+        if (onic_shm_brx_poll(&s->brx[r], shm_chunk, &cc) > 0)
+            shm_wake(s, r); /* it may sleep waiting for room */
+        if (s->brx[r].broken) {
+            s->drops++;
+            onic_error("shm: malformed RMA data from rank %u; failing what is in flight with it",
+                       r);
+            shm_ops_fail_peer(s, r);
+        }
+    }
+    if (onic_shm_btx_busy(&s->btx[r]) &&
+        onic_shm_btx_progress(&s->btx[r], shm_write_done, &cc) > 0)
+        shm_wake(s, r);
 }
 
 static unsigned shm_poll(void *state, const onic_xport_params_t *p)
 {
     shm_state_t *s = state;
+    shm_msg_ctx_t mc = {s, p};
     unsigned n = 0;
 
     for (uint32_t i = 0; i < s->size; i++) {
         uint32_t r = (s->next_rx + i) % s->size;
         onic_shm_rx_t *rx = &s->rx[r];
-        if (r == s->rank || rx->broken)
+        if (r == s->rank)
             continue;
-        n += onic_shm_rx_poll(rx, 64, s->max_payload, p->recv_cb, p->cb_arg);
-        if (rx->broken) {
-            s->drops++;
-            onic_error("shm: malformed message from rank %u; ignoring that rank from now on", r);
+        if (!rx->broken) {
+            n += onic_shm_rx_poll(rx, 64, s->max_payload, SHM_KIND_MAX, shm_msg, &mc);
+            if (rx->broken) {
+                s->drops++;
+                onic_error("shm: malformed message from rank %u; ignoring that rank from now on",
+                           r);
+            }
         }
+        shm_rma_progress(s, r);
     }
     s->next_rx = (s->next_rx + 1) % s->size;
     return n;
+}
+
+static onic_status_t shm_rma(void *state, uint32_t peer, int write, void *local,
+                             const onic_xport_mkey_t *rkey, uint64_t roffset, size_t len,
+                             void *ctx)
+{
+    shm_state_t *s = state;
+    shm_rma_op_t *op;
+    onic_status_t status;
+
+    if (s->pids[peer] != 0 && (s->rma_mode == ONIC_SHM_RMA_CMA || len >= s->cma_min)) {
+        status = write ? onic_xport_cma_write(s->pids[peer], local, rkey->addr + roffset, len)
+                       : onic_xport_cma_read(s->pids[peer], local, rkey->addr + roffset, len);
+        if (status != ONIC_ERR_UNSUPPORTED) {
+            onic_xport_notify_post(s->notify, ctx, status);
+            return ONIC_OK;
+        }
+        /* Refused after the probe passed (a ptrace policy changed): copy. */
+        onic_warn("shm: the kernel now refuses cross-memory attach to rank %u; copying", peer);
+        s->pids[peer] = 0;
+    }
+    if (s->window[peer] >= ONIC_SHM_RMA_WINDOW)
+        return ONIC_ERR_NO_RESOURCE;
+    op = shm_op_alloc(s);
+    if (op == NULL)
+        return ONIC_ERR_NO_MEMORY;
+    op->local = local;
+    op->len = len;
+    op->done = 0;
+    op->ctx = ctx;
+    op->peer = peer;
+    op->write = (uint8_t)write;
+    if (write) {
+        onic_shm_bjob_t job = {.kind = ONIC_SHM_CHUNK_WRITE_DATA, .op = shm_op_id(s, op),
+                               .src = local, .len = len, .key = *rkey, .roff = roffset};
+        status = onic_shm_btx_push(&s->btx[peer], &job);
+    } else {
+        shm_read_req_t req = {.op = shm_op_id(s, op), .key = *rkey, .roff = roffset,
+                              .len = len};
+        status = onic_shm_tx_try(&s->tx[peer], SHM_KIND_READ_REQ, &req, sizeof(req), NULL, 0);
+    }
+    if (status != ONIC_OK) {
+        shm_op_free(s, op);
+        return status;
+    }
+    s->window[peer]++;
+    if (write)
+        shm_rma_progress(s, peer);
+    else
+        shm_wake(s, peer);
+    return ONIC_OK;
+}
+
+static unsigned shm_caps(const void *state, uint32_t peer)
+{
+    const shm_state_t *s = state;
+
+    return ONIC_XPORT_CAP_RMA | ONIC_XPORT_CAP_SLEEP |
+           (s->pids[peer] != 0 ? ONIC_XPORT_CAP_CMA : 0u);
 }
 
 static size_t shm_max_payload(const void *state)
@@ -318,4 +704,6 @@ const onic_xport_ops_t onic_xport_shm_ops = {
     .max_payload = shm_max_payload,
     .drops       = shm_drops,
     .sleep       = shm_sleep,
+    .rma         = shm_rma,
+    .caps        = shm_caps,
 };

@@ -39,8 +39,8 @@ static void lane_copy_in(uint8_t *slots, uint32_t nslots, uint64_t at, const voi
     memcpy(slots, (const uint8_t *)src + first, len - first);
 }
 
-onic_status_t onic_shm_tx_try(onic_shm_tx_t *tx, const void *user_hdr, size_t user_len,
-                              const void *payload, size_t len)
+onic_status_t onic_shm_tx_try(onic_shm_tx_t *tx, unsigned kind, const void *user_hdr,
+                              size_t user_len, const void *payload, size_t len)
 {
     uint32_t need = onic_shm_msg_slots(len);
     onic_xport_hdr_t *hdr;
@@ -54,7 +54,8 @@ onic_status_t onic_shm_tx_try(onic_shm_tx_t *tx, const void *user_hdr, size_t us
         lane_copy_in(tx->slots, tx->nslots, tx->tail + 1, payload, len);
     hdr = (onic_xport_hdr_t *)lane_slot(tx->slots, tx->nslots, tx->tail);
     hdr->len = (uint32_t)len;
-    hdr->user_len = (uint32_t)user_len;
+    hdr->user_len = (uint16_t)user_len;
+    hdr->kind = (uint16_t)kind;
     if (user_len > 0)
         memcpy(hdr->user, user_hdr, user_len);
     /* seq_cst, not just release: it is one side of the no-lost-wake-up
@@ -70,8 +71,8 @@ static void lane_publish(onic_shm_rx_t *rx)
     rx->published = rx->head;
 }
 
-unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload,
-                          onic_xport_recv_cb_t cb, void *cb_arg)
+unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload, unsigned max_kind,
+                          onic_shm_recv_cb_t cb, void *cb_arg)
 {
     unsigned delivered = 0;
 
@@ -82,7 +83,7 @@ unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload,
          * and a use), and the message copied out of the ring: the slots go
          * back before the callback runs, so a callback that sends -- and
          * so polls this lane again -- sees the next message, not this one. */
-        uint32_t len, user_len;
+        uint32_t len, user_len, kind;
         uint8_t user[ONIC_XPORT_USER_HDR];
         uint8_t payload[ONIC_XPORT_MAX_PAYLOAD];
         size_t off, ring = (size_t)rx->nslots * ONIC_SHM_SLOT;
@@ -91,8 +92,10 @@ unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload,
             break;
         len = __atomic_load_n(&hdr->len, __ATOMIC_RELAXED);
         user_len = __atomic_load_n(&hdr->user_len, __ATOMIC_RELAXED);
+        kind = __atomic_load_n(&hdr->kind, __ATOMIC_RELAXED);
         if (need > rx->nslots || len > max_payload || len > sizeof(payload) ||
-            onic_shm_msg_slots(len) != need || user_len > ONIC_XPORT_USER_HDR) {
+            onic_shm_msg_slots(len) != need || user_len > ONIC_XPORT_USER_HDR ||
+            kind > max_kind) {
             rx->broken = 1; /* the caller counts and reports it */
             break;
         }
@@ -113,7 +116,7 @@ unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload,
         if (rx->head - rx->published >= rx->nslots / 4)
             lane_publish(rx);
         delivered++;
-        cb(cb_arg, rx->src, user, user_len, payload, len);
+        cb(cb_arg, rx->src, kind, user, user_len, payload, len);
     }
     if (rx->head != rx->published && delivered < max)
         lane_publish(rx); /* found the lane empty: give every credit back */

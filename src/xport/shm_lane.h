@@ -63,8 +63,8 @@ static inline uint32_t onic_shm_msg_slots(size_t len)
 /* Put a message in the ring. ONIC_ERR_NO_RESOURCE when it does not fit now
  * (nothing written: poll your own lanes and try again). The caller checks
  * user_len <= ONIC_XPORT_USER_HDR and that the message fits the ring. */
-onic_status_t onic_shm_tx_try(onic_shm_tx_t *tx, const void *user_hdr, size_t user_len,
-                              const void *payload, size_t len);
+onic_status_t onic_shm_tx_try(onic_shm_tx_t *tx, unsigned kind, const void *user_hdr,
+                              size_t user_len, const void *payload, size_t len);
 
 /* Whether a message waits at the head of the lane. seq_cst: the re-check
  * of a receiver about to sleep (see shm.c's shm_wake). */
@@ -78,7 +78,11 @@ static inline int onic_shm_rx_pending(const onic_shm_rx_t *rx)
 /* Deliver up to max messages through cb, each copied out of the ring first
  * (so cb may send, and poll this lane again). Returns the number delivered;
  * sets rx->broken (and stops) on a malformed header. */
-unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload,
-                          onic_xport_recv_cb_t cb, void *cb_arg);
+typedef void (*onic_shm_recv_cb_t)(void *arg, uint32_t src, unsigned kind, const void *user_hdr,
+                                   size_t user_len, const void *payload, size_t len);
+
+/* kinds above max_kind are malformed. */
+unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload, unsigned max_kind,
+                          onic_shm_recv_cb_t cb, void *cb_arg);
 
 #endif

@@ -5,21 +5,42 @@
 #ifndef ONIC_XPORT_TRANSPORT_H
 #define ONIC_XPORT_TRANSPORT_H
 
-#include "xport/xport.h"
+#include "xport/mreg.h"
+#include "xport/notify.h"
+
+/* What a transport gets at open, besides the caller's parameters: the
+ * process's registrations, to check the ranges peers name, and its
+ * notification queue, where it posts finished RMA operations (the front end
+ * reserved the slot before starting the operation). */
+typedef struct onic_xport_tparams {
+    const onic_xport_params_t *p;
+    const onic_xport_mreg_t   *mreg;
+    onic_xport_notify_t       *notify;
+} onic_xport_tparams_t;
 
 typedef struct onic_xport_ops {
     const char *name;
-    onic_status_t (*open)(const onic_xport_params_t *p, void **state_p);
+    onic_status_t (*open)(const onic_xport_tparams_t *tp, void **state_p);
     void          (*close)(void *state);
     /* ONIC_ERR_NO_RESOURCE: no room now, nothing sent. */
     onic_status_t (*send)(void *state, uint32_t peer, const void *user_hdr, size_t user_len,
                           const void *payload, size_t len);
+    /* Delivers user messages through p->recv_cb and returns how many; also
+     * moves RMA along, posting what finishes to the notification queue. */
     unsigned      (*poll)(void *state, const onic_xport_params_t *p);
     size_t        (*max_payload)(const void *state);
     uint64_t      (*drops)(const void *state);
     /* Optional: sleep until a message may have arrived or timeout_ns pass,
      * without losing a wake-up from a sender. NULL: cannot sleep. */
     void          (*sleep)(void *state, uint64_t timeout_ns);
+    /* Start an RMA read (write = 0) or write of len > 0 bytes, whose range
+     * the front end checked against rkey; post its completion (ctx) to the
+     * notification queue, now or from a later poll. ONIC_ERR_NO_RESOURCE:
+     * too many in flight now, nothing started. */
+    onic_status_t (*rma)(void *state, uint32_t peer, int write, void *local,
+                         const onic_xport_mkey_t *rkey, uint64_t roffset, size_t len, void *ctx);
+    /* ONIC_XPORT_CAP_* this transport offers towards peer. */
+    unsigned      (*caps)(const void *state, uint32_t peer);
 } onic_xport_ops_t;
 
 extern const onic_xport_ops_t onic_xport_self_ops;

@@ -19,6 +19,9 @@
 struct onic_xport {
     onic_xport_params_t params;
     onic_config_t       cfg;
+    onic_xport_mreg_t   mreg;    /* memory this process exposes to RMA */
+    onic_xport_notify_t notify;  /* finished RMA operations, for rma_cb */
+    onic_xport_tparams_t tparams;
     void               *self;
     void               *shm;   /* NULL in a job of one */
     size_t              max_payload;
@@ -76,9 +79,12 @@ onic_status_t onic_xport_open(const onic_xport_params_t *p, onic_xport_t **x_p)
     x->poll_params = x->params;
     x->poll_params.recv_cb = xport_deliver;
     x->poll_params.cb_arg = x;
-    status = onic_xport_self_ops.open(&x->params, &x->self);
+    x->tparams.p = &x->params;
+    x->tparams.mreg = &x->mreg;
+    x->tparams.notify = &x->notify;
+    status = onic_xport_self_ops.open(&x->tparams, &x->self);
     if (status == ONIC_OK && p->size > 1)
-        status = onic_xport_shm_ops.open(&x->params, &x->shm);
+        status = onic_xport_shm_ops.open(&x->tparams, &x->shm);
     if (status != ONIC_OK) {
         onic_xport_self_ops.close(x->self);
         onic_free(x);
@@ -99,6 +105,8 @@ void onic_xport_close(onic_xport_t *x)
         onic_xport_shm_ops.close(x->shm);
     onic_xport_self_ops.close(x->self);
     onic_xport_msgq_fini(&x->deferred);
+    onic_xport_mreg_fini(&x->mreg);
+    onic_xport_notify_fini(&x->notify);
     onic_free(x);
 }
 
@@ -125,7 +133,21 @@ unsigned onic_xport_poll(onic_xport_t *x)
         if (!onic_xport_msgq_empty(&x->deferred))
             n += onic_xport_msgq_drain(&x->deferred, x->params.recv_cb, x->params.cb_arg);
     }
+    if (!onic_xport_notify_empty(&x->notify))
+        n += onic_xport_notify_drain(&x->notify, x->params.rma_cb, x->params.cb_arg);
     return n;
+}
+
+/* No room: drain our own rings into `deferred` (the peer may be waiting
+ * for room in them) and move RMA along, spin briefly, then let others run. */
+static void xport_progress_deferred(onic_xport_t *x, unsigned *spins)
+{
+    unsigned n = x->shm != NULL ? onic_xport_shm_ops.poll(x->shm, &x->defer_params) : 0;
+
+    if (n == 0 && ++*spins >= XPORT_SPINS_BEFORE_YIELD) {
+        sched_yield();
+        *spins = 0;
+    }
 }
 
 onic_status_t onic_xport_send(onic_xport_t *x, uint32_t peer, const void *user_hdr,
@@ -152,16 +174,9 @@ onic_status_t onic_xport_send(onic_xport_t *x, uint32_t peer, const void *user_h
     }
     ops = peer == x->params.rank ? &onic_xport_self_ops : &onic_xport_shm_ops;
     state = peer == x->params.rank ? x->self : x->shm;
-    /* No room: drain our own rings into `deferred` (the peer may be waiting
-     * for room in them), spin briefly, then let others run. */
     while ((status = ops->send(state, peer, user_hdr, user_len, payload, len)) ==
-           ONIC_ERR_NO_RESOURCE) {
-        unsigned n = x->shm != NULL ? onic_xport_shm_ops.poll(x->shm, &x->defer_params) : 0;
-        if (n == 0 && ++spins >= XPORT_SPINS_BEFORE_YIELD) {
-            sched_yield();
-            spins = 0;
-        }
-    }
+           ONIC_ERR_NO_RESOURCE)
+        xport_progress_deferred(x, &spins);
     return status;
 }
 
@@ -195,6 +210,117 @@ unsigned onic_xport_wait(onic_xport_t *x, uint64_t timeout_ns)
     return n;
 }
 
+onic_status_t onic_xport_mem_reg(onic_xport_t *x, void *addr, size_t len, onic_xport_mkey_t *key_p)
+{
+    onic_status_t status;
+
+    if (x == NULL || key_p == NULL || (addr == NULL && len > 0)) {
+        onic_error("xport: mem_reg needs an endpoint, a key to fill and, for a non-empty "
+                   "range, an address");
+        return ONIC_ERR_INVALID_PARAM;
+    }
+    status = onic_xport_mreg_add(&x->mreg, addr, len, key_p);
+    if (status != ONIC_OK)
+        onic_error("xport: cannot register %zu bytes at %p: %s", len, addr,
+                   onic_status_str(status));
+    return status;
+}
+
+onic_status_t onic_xport_mem_dereg(onic_xport_t *x, const onic_xport_mkey_t *key)
+{
+    if (x == NULL || key == NULL) {
+        onic_error("xport: mem_dereg with a NULL endpoint or key");
+        return ONIC_ERR_INVALID_PARAM;
+    }
+    return onic_xport_mreg_del(&x->mreg, key);
+}
+
+/* RMA to oneself: the owner is here, so the range is checked against the
+ * registration too, and the copy is done at once. */
+static onic_status_t xport_self_rma(onic_xport_t *x, int write, void *local,
+                                    const onic_xport_mkey_t *rkey, uint64_t roffset, size_t len)
+{
+    void *remote = onic_xport_mreg_find(&x->mreg, rkey, roffset, len);
+
+    if (remote == NULL)
+        return ONIC_ERR_INVALID_PARAM;
+    if (write)
+        memmove(remote, local, len);
+    else
+        memmove(local, remote, len);
+    return ONIC_OK;
+}
+
+static onic_status_t xport_rma(onic_xport_t *x, uint32_t peer, int write, void *local,
+                               const onic_xport_mkey_t *rkey, uint64_t roffset, size_t len,
+                               void *ctx)
+{
+    const char *what = write ? "rma_write" : "rma_read";
+    onic_status_t status;
+    unsigned spins = 0;
+
+    if (x == NULL || peer >= x->params.size || rkey == NULL || (local == NULL && len > 0) ||
+        x->params.rma_cb == NULL) {
+        if (x != NULL && peer >= x->params.size)
+            onic_error("xport: %s to rank %u, but the job has ranks 0 to %u", what, peer,
+                       x->params.size - 1);
+        else if (x != NULL && x->params.rma_cb == NULL)
+            onic_error("xport: %s on an endpoint opened without an rma_cb to report it to",
+                       what);
+        else
+            onic_error("xport: %s with a NULL endpoint, key or buffer", what);
+        return ONIC_ERR_INVALID_PARAM;
+    }
+    if (!onic_xport_mkey_covers(rkey->len, roffset, len)) {
+        onic_error("xport: %s of %zu bytes at offset %llu is outside the %llu bytes the key "
+                   "names", what, len, (unsigned long long)roffset,
+                   (unsigned long long)rkey->len);
+        return ONIC_ERR_INVALID_PARAM;
+    }
+    status = onic_xport_notify_reserve(&x->notify);
+    if (status != ONIC_OK)
+        return status;
+    if (peer == x->params.rank) {
+        onic_xport_notify_post(&x->notify, ctx, xport_self_rma(x, write, local, rkey, roffset,
+                                                               len));
+        return ONIC_OK;
+    }
+    if (len == 0) {
+        onic_xport_notify_post(&x->notify, ctx, ONIC_OK);
+        return ONIC_OK;
+    }
+    /* Too many in flight with this peer: move them along until one ends. */
+    while ((status = onic_xport_shm_ops.rma(x->shm, peer, write, local, rkey, roffset, len,
+                                            ctx)) == ONIC_ERR_NO_RESOURCE)
+        xport_progress_deferred(x, &spins);
+    if (status != ONIC_OK)
+        onic_xport_notify_unreserve(&x->notify);
+    return status;
+}
+
+onic_status_t onic_xport_rma_read(onic_xport_t *x, uint32_t peer, void *local,
+                                  const onic_xport_mkey_t *rkey, uint64_t roffset, size_t len,
+                                  void *ctx)
+{
+    return xport_rma(x, peer, 0, local, rkey, roffset, len, ctx);
+}
+
+onic_status_t onic_xport_rma_write(onic_xport_t *x, uint32_t peer, const void *local,
+                                   const onic_xport_mkey_t *rkey, uint64_t roffset, size_t len,
+                                   void *ctx)
+{
+    return xport_rma(x, peer, 1, (void *)(uintptr_t)local, rkey, roffset, len, ctx);
+}
+
+unsigned onic_xport_caps(const onic_xport_t *x, uint32_t peer)
+{
+    if (x == NULL || peer >= x->params.size)
+        return 0;
+    if (peer == x->params.rank)
+        return onic_xport_self_ops.caps(x->self, peer);
+    return onic_xport_shm_ops.caps(x->shm, peer);
+}
+
 size_t onic_xport_max_payload(const onic_xport_t *x)
 {
     return x == NULL ? 0 : x->max_payload;
@@ -208,9 +334,9 @@ uint64_t onic_xport_drops(const onic_xport_t *x)
 /* --- self: messages to this process, queued and delivered in order at the
  * next poll. */
 
-static onic_status_t self_open(const onic_xport_params_t *p, void **state_p)
+static onic_status_t self_open(const onic_xport_tparams_t *tp, void **state_p)
 {
-    (void)p;
+    (void)tp;
     *state_p = onic_calloc(1, sizeof(onic_xport_msgq_t));
     return *state_p == NULL ? ONIC_ERR_NO_MEMORY : ONIC_OK;
 }
@@ -245,6 +371,13 @@ static uint64_t self_drops(const void *state)
     return 0;
 }
 
+static unsigned self_caps(const void *state, uint32_t peer)
+{
+    (void)state;
+    (void)peer;
+    return ONIC_XPORT_CAP_RMA; /* done by the front end: the owner is here */
+}
+
 const onic_xport_ops_t onic_xport_self_ops = {
     .name        = "self",
     .open        = self_open,
@@ -254,4 +387,6 @@ const onic_xport_ops_t onic_xport_self_ops = {
     .max_payload = self_max_payload,
     .drops       = self_drops,
     .sleep       = NULL, /* its messages come from this process: nothing to wait for */
+    .rma         = NULL, /* the front end copies: see xport_self_rma */
+    .caps        = self_caps,
 };

@@ -30,11 +30,16 @@
 typedef struct onic_xport_hdr {
     uint64_t ready;
     uint32_t len;                        /* payload bytes after this line */
-    uint32_t user_len;                   /* bytes of user[] in use */
+    uint16_t user_len;                   /* bytes of user[] in use */
+    uint16_t kind;                       /* ONIC_XPORT_KIND_USER, or the transport's own */
     uint8_t  user[ONIC_XPORT_USER_HDR];  /* the layer above's header */
 } onic_xport_hdr_t;
 
 static_assert(sizeof(onic_xport_hdr_t) == 64, "a message header is one cache line");
+
+/* A message for the layer above; other kinds are a transport's own control
+ * messages (an RMA request), handled inside the transport. */
+#define ONIC_XPORT_KIND_USER 0
 
 /* Called by poll and wait for each message, in order per sender; never by
  * send (what arrives while a send waits for room is queued for the next
@@ -43,11 +48,16 @@ static_assert(sizeof(onic_xport_hdr_t) == 64, "a message header is one cache lin
 typedef void (*onic_xport_recv_cb_t)(void *arg, uint32_t src, const void *user_hdr,
                                      size_t user_len, const void *payload, size_t len);
 
+/* Called by poll and wait for each finished RMA operation, with the ctx it
+ * was started with and ONIC_OK or why it failed. May send and start RMA. */
+typedef void (*onic_xport_rma_cb_t)(void *arg, void *ctx, onic_status_t status);
+
 typedef struct onic_xport_params {
     uint32_t             rank, size;  /* this process in its job */
     const char          *jobid;       /* names the job's shared memory; NULL if size 1 */
     onic_xport_recv_cb_t recv_cb;
-    void                *cb_arg;
+    void                *cb_arg;      /* for recv_cb and rma_cb */
+    onic_xport_rma_cb_t  rma_cb;      /* NULL: this process starts no RMA */
     const onic_config_t *cfg;         /* ONIC_SHM_* and friends */
 } onic_xport_params_t;
 
@@ -71,6 +81,39 @@ unsigned      onic_xport_poll(onic_xport_t *x);
  * until a sender wakes this process. Returns how many messages it delivered
  * (0 after the timeout). */
 unsigned      onic_xport_wait(onic_xport_t *x, uint64_t timeout_ns);
+/* --- RMA: read and write another process's memory (paper 004, III.C).
+ * A process exposes a range with mem_reg and sends the key to a peer inside
+ * a message; the peer names (key, offset, length) in rma_read / rma_write.
+ * The operation runs asynchronously and its completion is posted to this
+ * process's notification queue, which poll and wait deliver through rma_cb.
+ * The range is checked against the key by the initiator and again by the
+ * owner when the owner takes part (the copy mechanism); an operation outside
+ * it completes with ONIC_ERR_INVALID_PARAM. Buffers stay untouched by the
+ * caller until completion. */
+typedef struct onic_xport_mkey {
+    uint64_t addr;  /* the range in its owner's address space */
+    uint64_t len;
+    uint64_t id;    /* names the registration at its owner; 0 is never valid */
+} onic_xport_mkey_t;
+
+onic_status_t onic_xport_mem_reg(onic_xport_t *x, void *addr, size_t len, onic_xport_mkey_t *key_p);
+/* Later operations naming key fail; ones already running may still finish. */
+onic_status_t onic_xport_mem_dereg(onic_xport_t *x, const onic_xport_mkey_t *key);
+/* Copy len bytes from the peer's range (rkey, roffset) into local. */
+onic_status_t onic_xport_rma_read(onic_xport_t *x, uint32_t peer, void *local,
+                                  const onic_xport_mkey_t *rkey, uint64_t roffset, size_t len,
+                                  void *ctx);
+/* Copy len bytes from local into the peer's range (rkey, roffset). */
+onic_status_t onic_xport_rma_write(onic_xport_t *x, uint32_t peer, const void *local,
+                                   const onic_xport_mkey_t *rkey, uint64_t roffset, size_t len,
+                                   void *ctx);
+
+/* What the transport to peer offers. */
+#define ONIC_XPORT_CAP_RMA   0x1u  /* rma_read and rma_write */
+#define ONIC_XPORT_CAP_SLEEP 0x2u  /* wait can sleep until this peer sends */
+#define ONIC_XPORT_CAP_CMA   0x4u  /* RMA can go by one copy (process_vm_readv/writev) */
+unsigned      onic_xport_caps(const onic_xport_t *x, uint32_t peer);
+
 size_t        onic_xport_max_payload(const onic_xport_t *x);
 /* Messages dropped because what arrived was malformed (a broken sender). */
 uint64_t      onic_xport_drops(const onic_xport_t *x);

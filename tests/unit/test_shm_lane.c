@@ -44,13 +44,13 @@ static void *producer(void *arg)
         size_t len = msg_len(seq, t->max_len);
         for (size_t i = 0; i < len; i++)
             payload[i] = msg_byte(seq, i);
-        while (onic_shm_tx_try(&tx, &seq, sizeof(seq), payload, len) == ONIC_ERR_NO_RESOURCE)
+        while (onic_shm_tx_try(&tx, (unsigned)(seq % 3), &seq, sizeof(seq), payload, len) == ONIC_ERR_NO_RESOURCE)
             sched_yield();
     }
     return NULL;
 }
 
-static void on_message(void *arg, uint32_t src, const void *user_hdr, size_t user_len,
+static void on_message(void *arg, uint32_t src, unsigned kind, const void *user_hdr, size_t user_len,
                        const void *payload, size_t len)
 {
     lane_test_t *t = arg;
@@ -62,6 +62,8 @@ static void on_message(void *arg, uint32_t src, const void *user_hdr, size_t use
         return;
     }
     memcpy(&seq, user_hdr, sizeof(seq));
+    if (kind != seq % 3)
+        t->bad++;
     if (seq != t->next_seq || len != msg_len(seq, t->max_len))
         t->bad++;
     for (size_t i = 0; i < len; i++)
@@ -89,7 +91,7 @@ static void run_pair(uint32_t nslots, uint64_t count, size_t max_len)
     onic_shm_rx_init(&rx, t.lane, nslots, 7);
     CHECK(pthread_create(&th, NULL, producer, &t) == 0);
     while (t.next_seq < count && !rx.broken)
-        if (onic_shm_rx_poll(&rx, 16, max_len, on_message, &t) == 0)
+        if (onic_shm_rx_poll(&rx, 16, max_len, 2, on_message, &t) == 0)
             sched_yield();
     CHECK(pthread_join(th, NULL) == 0);
     CHECK(!rx.broken);
@@ -113,7 +115,7 @@ static void test_malformed(void)
     onic_shm_rx_init(&rx, lane, nslots, 7);
     hdr->ready = 3;     /* claims 3 slots... */
     hdr->len = 1000;    /* ...but a payload that needs 17 */
-    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, on_message, &t), 0);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 0);
     CHECK(rx.broken);
     CHECK_EQ(rx.head, 0);
 
@@ -121,14 +123,21 @@ static void test_malformed(void)
     onic_shm_rx_init(&rx, lane, nslots, 7);
     hdr->ready = 1u << 20; /* more slots than the ring has */
     hdr->len = 0;
-    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, on_message, &t), 0);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 0);
     CHECK(rx.broken);
 
     memset(lane, 0, onic_shm_lane_size(nslots));
     onic_shm_rx_init(&rx, lane, nslots, 7);
     hdr->ready = 1;
     hdr->user_len = 49; /* over the user header */
-    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, on_message, &t), 0);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 0);
+    CHECK(rx.broken);
+
+    memset(lane, 0, onic_shm_lane_size(nslots));
+    onic_shm_rx_init(&rx, lane, nslots, 7);
+    hdr->ready = 1;
+    hdr->kind = 3; /* a kind this receiver does not know */
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 0);
     CHECK(rx.broken);
     onic_free(lane);
 }
