@@ -5,11 +5,14 @@
  *   raw ring       a plain single-producer ring of 16-byte items (items/s)
  *   shm latency    onic_xport_send + poll ping-pong, 8 B and 1 KB (one-way ns)
  *   shm rate       8-byte messages, 64 in flight, one reply per window (msgs/s)
+ *   RMA bandwidth  onic_xport_rma_read of 4 KiB to 64 MiB from the other
+ *                  process, with each mechanism (cma, copy), beside memcpy
+ *                  of the same sizes in one process (GB/s)
  *
  * Run it as two processes bound to two cores:
  *     onicrun -n 2 --bind core build/onic-bench-xport [--quick] [--csv] [--reps N]
  * Rank 0 prints the median of the repetitions and each figure's ratio to
- * its raw floor. (RMA bandwidth comes with RMA.) */
+ * its raw floor, and each RMA figure's ratio to memcpy. */
 #include "base/clock.h"
 #include "base/config.h"
 #include "xport/xport.h"
@@ -22,6 +25,24 @@
 #include <unistd.h>
 
 #define RAW_RING_ITEMS 1024
+#define RMA_MAX        (64u << 20)
+#define RAW_LANES      64
+#define RAW_SLOTS      256
+#define RAW_CHUNK      65536
+#define RAW_CHUNKS     4
+
+/* The two receive-queue designs, plainly: a slot is one line whose first
+ * word is the message's sequence number + 1, written last. */
+typedef struct raw_slot {
+    uint64_t ready;
+    uint64_t data[7];
+} raw_slot_t;
+
+typedef struct raw_lane {
+    _Alignas(64) uint64_t head;  /* consumer's count */
+    _Alignas(64) uint64_t tail;  /* producers' count (kept across runs) */
+    _Alignas(64) raw_slot_t slots[RAW_SLOTS];
+} raw_lane_t;
 
 /* The raw floor's shared memory: flags and ring on their own lines. */
 typedef struct raw_shared {
@@ -30,6 +51,13 @@ typedef struct raw_shared {
     _Alignas(64) uint64_t head;   /* consumer's count */
     _Alignas(64) uint64_t tail;   /* producer's count */
     _Alignas(64) uint64_t go;     /* a two-process barrier */
+    _Alignas(64) uint64_t stop;   /* rank 0 is done with what rank 1 serves */
+    _Alignas(64) onic_xport_mkey_t key;  /* rank 1's RMA source */
+    raw_lane_t lanes[RAW_LANES];         /* one per sender; only lane 0 is fed */
+    raw_lane_t mpsc;                     /* one ring every sender claims slots in */
+    _Alignas(64) uint64_t chunk_prod;    /* the raw pipelined copy */
+    _Alignas(64) uint64_t chunk_cons;
+    _Alignas(4096) uint8_t chunks[RAW_CHUNKS][RAW_CHUNK];
     _Alignas(64) uint64_t items[RAW_RING_ITEMS][2];
 } raw_shared_t;
 
@@ -37,7 +65,8 @@ typedef struct bench {
     uint32_t       rank;
     raw_shared_t  *raw;
     onic_xport_t  *x;
-    uint64_t       received;
+    uint64_t       received, completed;
+    uint8_t       *src, *dst;     /* RMA_MAX bytes each */
     int            quick, csv;
     unsigned       reps;
 } bench_t;
@@ -103,6 +132,88 @@ static double raw_ring(bench_t *b, uint64_t n)
     return (double)n * 1e9 / (double)(onic_time_ns() - t0);
 }
 
+/* Messages per second from rank 0 into rank 1 through lane 0 of `lanes`
+ * lanes (the receiver visits all of them, as it must when any sender may
+ * write), or, with mpsc, through one ring whose slots a sender claims with
+ * an atomic add on the shared tail, as every sender of a shared ring must. */
+static double raw_queue(bench_t *b, uint64_t n, unsigned lanes, int mpsc)
+{
+    raw_lane_t *q = mpsc ? &b->raw->mpsc : &b->raw->lanes[0];
+    uint64_t t0 = onic_time_ns(), bad = 0;
+
+    if (b->rank == 0) {
+        uint64_t head = __atomic_load_n(&q->head, __ATOMIC_ACQUIRE);
+        uint64_t tail = q->tail;
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t pos = mpsc ? __atomic_fetch_add(&q->tail, 1, __ATOMIC_RELAXED) : tail++;
+            while (pos - head >= RAW_SLOTS)
+                head = __atomic_load_n(&q->head, __ATOMIC_ACQUIRE);
+            q->slots[pos % RAW_SLOTS].data[0] = i;
+            __atomic_store_n(&q->slots[pos % RAW_SLOTS].ready, pos + 1, __ATOMIC_RELEASE);
+        }
+        if (!mpsc)
+            q->tail = tail;
+    } else {
+        raw_lane_t *all = mpsc ? q : b->raw->lanes;
+        uint64_t got = 0, heads[RAW_LANES];
+        for (unsigned l = 0; l < lanes; l++)
+            heads[l] = all[l].head;
+        while (got < n) {
+            for (unsigned l = 0; l < lanes; l++) {
+                raw_lane_t *lane = &all[l];
+                unsigned k = 0;
+                while (k < 64 && __atomic_load_n(&lane->slots[heads[l] % RAW_SLOTS].ready,
+                                                 __ATOMIC_ACQUIRE) == heads[l] + 1) {
+                    bad += lane->slots[heads[l] % RAW_SLOTS].data[0] != got + k;
+                    heads[l]++;
+                    k++;
+                    if (heads[l] % 32 == 0)
+                        __atomic_store_n(&lane->head, heads[l], __ATOMIC_RELEASE);
+                }
+                got += k;
+            }
+        }
+        for (unsigned l = 0; l < lanes; l++)
+            __atomic_store_n(&all[l].head, heads[l], __ATOMIC_RELEASE);
+        if (bad)
+            fprintf(stderr, "onic-bench-xport: raw queue data out of order\n");
+    }
+    return (double)n * 1e9 / (double)(onic_time_ns() - t0);
+}
+
+/* GB/s of len bytes moved n times from rank 1's memory into rank 0's by two
+ * plain memcpys at once through RAW_CHUNKS shared chunks: the floor of the
+ * copy mechanism. */
+static double raw_copy_bw(bench_t *b, uint64_t n, size_t len)
+{
+    raw_shared_t *r = b->raw;
+    uint64_t t0 = onic_time_ns();
+    uint64_t per = (len + RAW_CHUNK - 1) / RAW_CHUNK;
+
+    if (b->rank == 1) {
+        uint64_t p = r->chunk_prod;
+        for (uint64_t i = 0; i < n; i++)
+            for (uint64_t c = 0; c < per; c++, p++) {
+                size_t off = c * RAW_CHUNK, l = len - off < RAW_CHUNK ? len - off : RAW_CHUNK;
+                while (p - __atomic_load_n(&r->chunk_cons, __ATOMIC_ACQUIRE) >= RAW_CHUNKS)
+                    ;
+                memcpy(r->chunks[p % RAW_CHUNKS], b->src + off, l);
+                __atomic_store_n(&r->chunk_prod, p + 1, __ATOMIC_RELEASE);
+            }
+        return 0;
+    }
+    uint64_t q = r->chunk_cons;
+    for (uint64_t i = 0; i < n; i++)
+        for (uint64_t c = 0; c < per; c++, q++) {
+            size_t off = c * RAW_CHUNK, l = len - off < RAW_CHUNK ? len - off : RAW_CHUNK;
+            while (__atomic_load_n(&r->chunk_prod, __ATOMIC_ACQUIRE) == q)
+                ;
+            memcpy(b->dst + off, r->chunks[q % RAW_CHUNKS], l);
+            __atomic_store_n(&r->chunk_cons, q + 1, __ATOMIC_RELEASE);
+        }
+    return (double)n * (double)len / (double)(onic_time_ns() - t0);
+}
+
 static void recv_until(bench_t *b, uint64_t count)
 {
     while (b->received < count)
@@ -145,6 +256,50 @@ static double shm_rate(bench_t *b, uint64_t windows)
     return (double)windows * 64 * 1e9 / (double)(onic_time_ns() - t0);
 }
 
+static void on_rma(void *arg, void *ctx, onic_status_t status)
+{
+    (void)ctx;
+    if (status != ONIC_OK)
+        fprintf(stderr, "onic-bench-xport: RMA failed: %s\n", onic_status_str(status));
+    ((bench_t *)arg)->completed++;
+}
+
+/* GB/s of reads of len bytes from rank 1's source, n times, one at a time
+ * (rank 1 polls meanwhile, which the copy mechanism needs). */
+static double rma_read_bw(bench_t *b, uint64_t n, size_t len)
+{
+    uint64_t t0 = onic_time_ns();
+
+    if (b->rank == 1) {
+        while (!__atomic_load_n(&b->raw->stop, __ATOMIC_ACQUIRE))
+            onic_xport_poll(b->x);
+        return 0;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t want = b->completed + 1;
+        onic_xport_rma_read(b->x, 1, b->dst, &b->raw->key, 0, len, NULL);
+        while (b->completed < want)
+            onic_xport_poll(b->x);
+    }
+    t0 = onic_time_ns() - t0;
+    __atomic_store_n(&b->raw->stop, 1, __ATOMIC_RELEASE);
+    return (double)n * (double)len / (double)t0;
+}
+
+/* GB/s of memcpy of len bytes in rank 0, n times: what RMA is held to. */
+static double memcpy_bw(bench_t *b, uint64_t n, size_t len)
+{
+    uint64_t t0 = onic_time_ns();
+
+    if (b->rank == 1)
+        return 0;
+    for (uint64_t i = 0; i < n; i++) {
+        memcpy(b->dst, b->src + (i & 1) * 64, len);
+        __asm__ volatile("" ::: "memory"); /* each copy happens */
+    }
+    return (double)n * (double)len / (double)(onic_time_ns() - t0);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -157,6 +312,8 @@ static double fn_raw_pingpong(bench_t *b, uint64_t n, size_t len) { (void)len; r
 static double fn_raw_ring(bench_t *b, uint64_t n, size_t len) { (void)len; return raw_ring(b, n); }
 static double fn_shm_pingpong(bench_t *b, uint64_t n, size_t len) { return shm_pingpong(b, n, len); }
 static double fn_shm_rate(bench_t *b, uint64_t n, size_t len) { (void)len; return shm_rate(b, n); }
+static double fn_raw_lanes(bench_t *b, uint64_t n, size_t len) { return raw_queue(b, n, (unsigned)len, 0); }
+static double fn_raw_mpsc(bench_t *b, uint64_t n, size_t len) { (void)len; return raw_queue(b, n, 1, 1); }
 
 /* Median of b->reps repetitions, each after a barrier. */
 static double bench_median(bench_t *b, uint64_t *round, bench_fn_t fn, uint64_t n, size_t len)
@@ -164,11 +321,16 @@ static double bench_median(bench_t *b, uint64_t *round, bench_fn_t fn, uint64_t 
     double v[64];
     unsigned reps = b->reps < 64 ? b->reps : 64;
 
-    raw_barrier(b, ++*round);
-    fn(b, n / 4 + 1, len); /* warm-up */
-    for (unsigned r = 0; r < reps; r++) {
+    for (unsigned r = 0; r <= reps; r++) {
+        /* Both clear `stop` between two barriers: then neither can see the
+         * other's clear after the run has begun. */
         raw_barrier(b, ++*round);
-        v[r] = fn(b, n, len);
+        __atomic_store_n(&b->raw->stop, 0, __ATOMIC_RELAXED);
+        raw_barrier(b, ++*round);
+        if (r == 0)
+            fn(b, n / 4 + 1, len); /* warm-up */
+        else
+            v[r - 1] = fn(b, n, len);
     }
     qsort(v, reps, sizeof(v[0]), cmp_double);
     return v[reps / 2];
@@ -177,7 +339,7 @@ static double bench_median(bench_t *b, uint64_t *round, bench_fn_t fn, uint64_t 
 int main(int argc, char **argv)
 {
     onic_config_t cfg;
-    onic_xport_params_t p;
+    onic_xport_params_t p = {0};
     bench_t b = {0};
     char name[80];
     uint64_t round = 0, scale;
@@ -218,6 +380,7 @@ int main(int argc, char **argv)
     p.size = cfg.size;
     p.jobid = cfg.jobid;
     p.recv_cb = on_message;
+    p.rma_cb = on_rma;
     p.cb_arg = &b;
     p.cfg = &cfg;
     if (b.raw == MAP_FAILED || onic_xport_open(&p, &b.x) != ONIC_OK) {
@@ -230,6 +393,51 @@ int main(int argc, char **argv)
     double lat8 = bench_median(&b, &round, fn_shm_pingpong, 10000 * scale, 8);
     double lat1k = bench_median(&b, &round, fn_shm_pingpong, 10000 * scale, 1024);
     double rate = bench_median(&b, &round, fn_shm_rate, 2000 * scale, 0);
+    double lane1 = bench_median(&b, &round, fn_raw_lanes, 200000 * scale, 1);
+    double lane64 = bench_median(&b, &round, fn_raw_lanes, 200000 * scale, RAW_LANES);
+    double mpsc = bench_median(&b, &round, fn_raw_mpsc, 200000 * scale, 0);
+
+    /* RMA: reopen the endpoint with each mechanism forced. */
+    static const size_t bw_sizes[] = {4096, 65536, 1u << 20, 4u << 20, 16u << 20, RMA_MAX};
+    enum { NBW = sizeof(bw_sizes) / sizeof(bw_sizes[0]) };
+    static const unsigned bw_modes[] = {ONIC_SHM_RMA_CMA, ONIC_SHM_RMA_COPY};
+    double bw_memcpy[NBW], bw_rma[2][NBW];
+    int bw_cma_ok = 1;
+    b.src = malloc(RMA_MAX + 128);
+    b.dst = malloc(RMA_MAX + 128);
+    if (b.src == NULL || b.dst == NULL) {
+        fprintf(stderr, "onic-bench-xport: cannot allocate RMA buffers\n");
+        return 1;
+    }
+    memset(b.src, 1, RMA_MAX + 128); /* fault every page in before timing */
+    memset(b.dst, 2, RMA_MAX + 128);
+    double bw_raw[NBW];
+    for (int k = 0; k < NBW; k++) {
+        uint64_t n = (b.quick ? 64ull << 20 : 512ull << 20) / bw_sizes[k] + 2;
+        bw_memcpy[k] = bench_median(&b, &round, memcpy_bw, n, bw_sizes[k]);
+        bw_raw[k] = bench_median(&b, &round, raw_copy_bw, n, bw_sizes[k]);
+    }
+    for (int m = 0; m < 2; m++) {
+        onic_xport_mkey_t key;
+        raw_barrier(&b, ++round);
+        onic_xport_close(b.x);
+        raw_barrier(&b, ++round); /* both closed before either reopens */
+        cfg.shm_rma = bw_modes[m];
+        if (onic_xport_open(&p, &b.x) != ONIC_OK)
+            return 1;
+        if (b.rank == 1) {
+            if (onic_xport_mem_reg(b.x, b.src, RMA_MAX, &key) != ONIC_OK)
+                return 1;
+            b.raw->key = key;
+        }
+        if (bw_modes[m] == ONIC_SHM_RMA_CMA && !(onic_xport_caps(b.x, 1 - b.rank) & ONIC_XPORT_CAP_CMA))
+            bw_cma_ok = 0;
+        raw_barrier(&b, ++round); /* the key is out */
+        for (int k = 0; k < NBW; k++)
+            bw_rma[m][k] = bench_median(&b, &round, rma_read_bw,
+                                        (b.quick ? 64ull << 20 : 512ull << 20) / bw_sizes[k] + 2,
+                                        bw_sizes[k]);
+    }
     raw_barrier(&b, ++round);
 
     if (b.rank == 0) {
@@ -240,6 +448,17 @@ int main(int argc, char **argv)
             printf("shm_latency_8B,%.1f,ns,%.2f\n", lat8, lat8 / raw_pp);
             printf("shm_latency_1KB,%.1f,ns,%.2f\n", lat1k, lat1k / raw_pp);
             printf("shm_rate_8B_64_in_flight,%.0f,msgs/s,%.2f\n", rate, rate / raw_rg);
+            printf("raw_lane_of_1_64B_slots,%.0f,msgs/s,1.00\n", lane1);
+            printf("raw_lane_of_64_64B_slots,%.0f,msgs/s,%.2f\n", lane64, lane64 / lane1);
+            printf("raw_mpsc_ring_64B_slots,%.0f,msgs/s,%.2f\n", mpsc, mpsc / lane1);
+            for (int k = 0; k < NBW; k++) {
+                printf("memcpy_%zuB,%.2f,GB/s,1.00\n", bw_sizes[k], bw_memcpy[k]);
+                printf("raw_pipelined_copy_%zuB,%.2f,GB/s,%.2f\n", bw_sizes[k], bw_raw[k],
+                       bw_raw[k] / bw_memcpy[k]);
+                for (int m = 0; m < 2; m++)
+                    printf("rma_read_%s_%zuB,%.2f,GB/s,%.2f\n", m == 0 ? "cma" : "copy",
+                           bw_sizes[k], bw_rma[m][k], bw_rma[m][k] / bw_memcpy[k]);
+            }
         } else {
             printf("onic-bench-xport: median of %u repetitions, 2 processes (ONIC_SHM_RING_SLOTS=%u)\n",
                    b.reps, cfg.shm_ring_slots);
@@ -251,10 +470,26 @@ int main(int argc, char **argv)
                    lat1k, lat1k / raw_pp);
             printf("  shm rate, 8 B, 64 in flight  %8.1f M msgs/s     %.0f%% of the raw ring\n",
                    rate / 1e6, 100.0 * rate / raw_rg);
+            printf("  receive-queue designs, raw, 64-byte slots, one sender:\n");
+            printf("    a lane per sender, 1 lane  %8.1f M msgs/s\n", lane1 / 1e6);
+            printf("    ... receiver visits 64     %8.1f M msgs/s     %.2fx\n", lane64 / 1e6,
+                   lane64 / lane1);
+            printf("    one shared (MPSC) ring     %8.1f M msgs/s     %.2fx\n", mpsc / 1e6,
+                   mpsc / lane1);
+            printf("  RMA read bandwidth, GB/s (and share of memcpy)%s:\n",
+                   bw_cma_ok ? "" : " [cma refused by the kernel: both rows copy]");
+            printf("  %10s %8s %16s %16s %16s\n", "bytes", "memcpy", "raw 2-copy", "cma", "copy");
+            for (int k = 0; k < NBW; k++)
+                printf("  %10zu %8.2f %9.2f (%3.0f%%) %9.2f (%3.0f%%) %9.2f (%3.0f%%)\n",
+                       bw_sizes[k], bw_memcpy[k], bw_raw[k], 100.0 * bw_raw[k] / bw_memcpy[k],
+                       bw_rma[0][k], 100.0 * bw_rma[0][k] / bw_memcpy[k],
+                       bw_rma[1][k], 100.0 * bw_rma[1][k] / bw_memcpy[k]);
         }
     }
     onic_xport_close(b.x);
     munmap(b.raw, sizeof(raw_shared_t));
+    free(b.src);
+    free(b.dst);
     if (b.rank == 0)
         shm_unlink(name);
     return 0;
