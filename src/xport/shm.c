@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -65,6 +66,7 @@ typedef struct shm_region_hdr {
     uint64_t nonce;     /* random; the CMA probe reads it at nonce_addr */
     uint64_t nonce_addr;
     uint32_t chunk, nchunks;  /* bounce buffer geometry */
+    uint32_t fences;    /* the owner issues a global membarrier before it sleeps */
 } shm_region_hdr_t;
 
 static_assert(sizeof(shm_region_hdr_t) <= ONIC_SHM_SLOT, "the region header is one line");
@@ -92,6 +94,8 @@ typedef struct shm_state {
     pid_t         *pids;     /* by peer; 0 where CMA failed its probe */
     uint32_t      *window;   /* by peer: copy operations in flight */
     uint32_t       next_rx;  /* where polling starts, for fairness */
+    int            fences;   /* we issue MEMBARRIER_CMD_GLOBAL_EXPEDITED before sleeping */
+    int            fenced;   /* membarrier can interrupt us: our stores may be plain */
     uint64_t       drops;
     unsigned       rma_mode; /* onic_config_shm_rma_t */
     uint64_t       cma_min;
@@ -245,8 +249,27 @@ static onic_status_t shm_open_region(shm_state_t *s, const char *jobid, const on
     h->nonce_addr = (uint64_t)(uintptr_t)&h->nonce;
     h->chunk = cfg->shm_bounce_chunk;
     h->nchunks = cfg->shm_bounce_chunks;
+    h->fences = (uint32_t)s->fences;
     __atomic_store_n(&h->magic, SHM_MAGIC, __ATOMIC_RELEASE);
     return ONIC_OK;
+}
+
+/* The no-lost-wake-up handshake (shm_wake) needs a full fence between a
+ * sender's store of `ready` and its load of `sleeping`: a seq_cst store, an
+ * atomic exchange paid on every message. Where the kernel has membarrier,
+ * the sleeper pays instead, once per sleep: it interrupts every registered
+ * process with a barrier after announcing it sleeps and before it re-checks
+ * its lanes, so a registered sender's plain release store is either seen by
+ * the re-check or ordered before its own load, which then sees `sleeping`. */
+static void shm_fence_setup(shm_state_t *s)
+{
+    long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+
+    if (cmds < 0)
+        return;
+    s->fences = (cmds & MEMBARRIER_CMD_GLOBAL_EXPEDITED) != 0;
+    s->fenced = (cmds & MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) != 0 &&
+                syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
 }
 
 /* CMA towards each peer, unless told to copy: probe it, and say once what
@@ -316,6 +339,7 @@ static onic_status_t shm_endpoint_open(const onic_xport_tparams_t *tp, void **st
         shm_endpoint_close(s);
         return ONIC_ERR_NO_MEMORY;
     }
+    shm_fence_setup(s);
     status = shm_open_region(s, p->jobid, p->cfg);
     for (uint32_t r = 0; status == ONIC_OK && r < s->size; r++)
         if (r != s->rank)
@@ -337,6 +361,7 @@ static onic_status_t shm_endpoint_open(const onic_xport_tparams_t *tp, void **st
         if (r == s->rank)
             continue;
         onic_shm_tx_init(&s->tx[r], shm_lane(s->regions[r], s->nslots, s->rank), s->nslots);
+        s->tx[r].release_only = s->fenced && ((shm_region_hdr_t *)s->regions[r])->fences;
         onic_shm_rx_init(&s->rx[r], shm_lane(s->regions[s->rank], s->nslots, r), s->nslots, r);
         status = onic_shm_btx_init(&s->btx[r], shm_bounce(s, s->regions[r], s->rank),
                                    p->cfg->shm_bounce_chunks, p->cfg->shm_bounce_chunk);
@@ -360,8 +385,9 @@ static long shm_futex(uint32_t *word, int op, uint32_t val, const struct timespe
 /* Wake the peer only if it said it sleeps. Whatever we published for it (a
  * message's `ready`, a chunk's `ready`, a freed chunk count), this load, the
  * sleeper's store to `sleeping` and its re-check of the same words are all
- * seq_cst, so in their single order either the sleeper sees our work or we
- * see it asleep: no wake-up is lost. */
+ * seq_cst (or the sleeper's membarrier stands in for our store's fence, see
+ * shm_fence_setup), so either the sleeper sees our work or we see it asleep:
+ * no wake-up is lost. */
 static void shm_wake(shm_state_t *s, uint32_t peer)
 {
     shm_region_hdr_t *h = s->regions[peer];
@@ -409,6 +435,12 @@ static void shm_sleep(void *state, uint64_t timeout_ns)
     struct timespec ts = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
 
     __atomic_store_n(&h->sleeping, 1, __ATOMIC_SEQ_CST);
+    if (s->fences && syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) != 0) {
+        /* Cannot fence any more: senders that count on it might go unseen,
+         * so do not sleep for long. */
+        ts.tv_sec = 0;
+        ts.tv_nsec = 1000000;
+    }
     if (!shm_pending(s))
         shm_futex(&h->wake, FUTEX_WAIT, seq, &ts); /* returns at once if seq moved */
     __atomic_store_n(&h->sleeping, 0, __ATOMIC_RELAXED);

@@ -9,6 +9,7 @@ void onic_shm_tx_init(onic_shm_tx_t *tx, onic_shm_lane_t *lane, uint32_t nslots)
     tx->nslots = nslots;
     tx->tail   = 0;
     tx->credit = 0;
+    tx->release_only = 0;
 }
 
 void onic_shm_rx_init(onic_shm_rx_t *rx, onic_shm_lane_t *lane, uint32_t nslots, uint32_t src)
@@ -42,7 +43,7 @@ static void lane_copy_in(uint8_t *slots, uint32_t nslots, uint64_t at, const voi
 onic_status_t onic_shm_tx_try(onic_shm_tx_t *tx, unsigned kind, const void *user_hdr,
                               size_t user_len, const void *payload, size_t len)
 {
-    uint32_t need = onic_shm_msg_slots(len);
+    uint32_t need = onic_shm_msg_slots(user_len, len);
     onic_xport_hdr_t *hdr;
 
     if (tx->nslots - (tx->tail - tx->credit) < need) {
@@ -50,17 +51,23 @@ onic_status_t onic_shm_tx_try(onic_shm_tx_t *tx, unsigned kind, const void *user
         if (tx->nslots - (tx->tail - tx->credit) < need)
             return ONIC_ERR_NO_RESOURCE;
     }
-    if (len > 0)
-        lane_copy_in(tx->slots, tx->nslots, tx->tail + 1, payload, len);
     hdr = (onic_xport_hdr_t *)lane_slot(tx->slots, tx->nslots, tx->tail);
+    if (need == 1 && len > 0)
+        memcpy(hdr->user + user_len, payload, len);
+    else if (len > 0)
+        lane_copy_in(tx->slots, tx->nslots, tx->tail + 1, payload, len);
     hdr->len = (uint32_t)len;
     hdr->user_len = (uint16_t)user_len;
     hdr->kind = (uint16_t)kind;
     if (user_len > 0)
         memcpy(hdr->user, user_hdr, user_len);
-    /* seq_cst, not just release: it is one side of the no-lost-wake-up
-     * handshake with a receiver going to sleep (shm.c). */
-    __atomic_store_n(&hdr->ready, (uint64_t)need, __ATOMIC_SEQ_CST);
+    /* One side of the no-lost-wake-up handshake with a receiver going to
+     * sleep (shm.c): seq_cst, unless the receiver's asymmetric fence orders
+     * this store for us. */
+    if (tx->release_only)
+        __atomic_store_n(&hdr->ready, (uint64_t)need, __ATOMIC_RELEASE);
+    else
+        __atomic_store_n(&hdr->ready, (uint64_t)need, __ATOMIC_SEQ_CST);
     tx->tail += need;
     return ONIC_OK;
 }
@@ -94,14 +101,16 @@ unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload, u
         user_len = __atomic_load_n(&hdr->user_len, __ATOMIC_RELAXED);
         kind = __atomic_load_n(&hdr->kind, __ATOMIC_RELAXED);
         if (need > rx->nslots || len > max_payload || len > sizeof(payload) ||
-            onic_shm_msg_slots(len) != need || user_len > ONIC_XPORT_USER_HDR ||
+            user_len > ONIC_XPORT_USER_HDR || onic_shm_msg_slots(user_len, len) != need ||
             kind > max_kind) {
             rx->broken = 1; /* the caller counts and reports it */
             break;
         }
         memcpy(user, hdr->user, user_len);
         off = (size_t)((rx->head + 1) & (rx->nslots - 1)) * ONIC_SHM_SLOT;
-        if (len <= ring - off) {
+        if (need == 1) {
+            memcpy(payload, hdr->user + user_len, len);
+        } else if (len <= ring - off) {
             memcpy(payload, rx->slots + off, len);
         } else {
             memcpy(payload, rx->slots + off, ring - off);

@@ -2,8 +2,9 @@
  * a ring of 64-byte slots that only that sender writes and only the receiver
  * reads, and a counter of the slots the receiver has freed, which is how
  * credits return. A message takes one header slot plus ceil(len / 64)
- * payload slots; the sender writes the payload, then the header, then the
- * header's first word with release semantics. The receiver polls only that
+ * payload slots, or the header slot alone when the payload fits behind the
+ * caller's header in it; the sender writes the payload, then the header,
+ * then the header's first word with release semantics. The receiver polls only that
  * word, delivers, zeroes the first word of every slot it consumed and
  * publishes the consumed count in batches (and whenever it finds the lane
  * empty, so a waiting sender always gets its credits back).
@@ -38,6 +39,9 @@ typedef struct onic_shm_tx {
     uint32_t         nslots;   /* a power of two */
     uint64_t         tail;     /* slots written, ever */
     uint64_t         credit;   /* the last consumed count read */
+    /* The receiver fences asymmetrically before it sleeps (shm.c): publish
+     * with a plain release store instead of a seq_cst one. */
+    int              release_only;
 } onic_shm_tx_t;
 
 /* The receiver's private view of a lane. */
@@ -54,9 +58,13 @@ typedef struct onic_shm_rx {
 void onic_shm_tx_init(onic_shm_tx_t *tx, onic_shm_lane_t *lane, uint32_t nslots);
 void onic_shm_rx_init(onic_shm_rx_t *rx, onic_shm_lane_t *lane, uint32_t nslots, uint32_t src);
 
-/* Slots a message of len payload bytes takes. */
-static inline uint32_t onic_shm_msg_slots(size_t len)
+/* Slots a message takes: one when the payload fits in the header's user
+ * bytes behind the caller's header (a small message is then one cache line
+ * to move, not two), else the header plus one per 64 payload bytes. */
+static inline uint32_t onic_shm_msg_slots(size_t user_len, size_t len)
 {
+    if (user_len + len <= ONIC_XPORT_USER_HDR)
+        return 1u;
     return 1u + (uint32_t)((len + ONIC_SHM_SLOT - 1) / ONIC_SHM_SLOT);
 }
 

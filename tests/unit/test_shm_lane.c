@@ -139,6 +139,22 @@ static void test_malformed(void)
     hdr->kind = 3; /* a kind this receiver does not know */
     CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 0);
     CHECK(rx.broken);
+
+    memset(lane, 0, onic_shm_lane_size(nslots));
+    onic_shm_rx_init(&rx, lane, nslots, 7);
+    hdr->ready = 1;     /* one slot... */
+    hdr->user_len = 40;
+    hdr->len = 20;      /* ...but 60 bytes do not fit behind the header */
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 0);
+    CHECK(rx.broken);
+
+    memset(lane, 0, onic_shm_lane_size(nslots));
+    onic_shm_rx_init(&rx, lane, nslots, 7);
+    hdr->ready = 2;     /* two slots for what fits in one: not what a sender writes */
+    hdr->user_len = 8;
+    hdr->len = 8;
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 0);
+    CHECK(rx.broken);
     onic_free(lane);
 }
 
