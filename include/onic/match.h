@@ -1,6 +1,9 @@
 /* onic matching: an ordered queue of match entries where a lookup finds the
- * OLDEST entry that matches. One interface, several engines (list, alpu,
- * wide, hash) chosen by name at run time.
+ * FIRST entry in queue order that matches. Append puts an entry last;
+ * onic_matcher_insert can put it first or next to another entry (Portals
+ * PtlMEAttach / PtlMEInsert), and onic_matcher_find can skip entries that
+ * refuse the operation. One interface, several engines (list, alpu, wide,
+ * hash) chosen by name at run time.
  *
  * A key is two 64-bit words: `bits` (Portals match bits; for MPI the context
  * id and tag) and `id` (Portals initiator id; for MPI the source rank). Entries
@@ -38,9 +41,9 @@ typedef struct onic_matcher onic_matcher_t;
 typedef struct onic_mentry onic_mentry_t;
 
 typedef struct onic_match_stats {
-    uint64_t appends;    /* entries appended */
+    uint64_t appends;    /* entries appended or inserted */
     uint64_t removes;    /* entries removed by onic_matcher_remove */
-    uint64_t lookups;    /* match and peek calls */
+    uint64_t lookups;    /* match, peek and find calls */
     uint64_t hits;       /* lookups that found an entry */
     uint64_t inspected;  /* entries whose key was compared, by any means */
     uint64_t max_length; /* longest the queue has been */
@@ -52,15 +55,43 @@ onic_status_t onic_matcher_create(const char *engine, onic_matcher_t **m_p);
 void          onic_matcher_destroy(onic_matcher_t *m);
 const char   *onic_matcher_engine(const onic_matcher_t *m); /* NULL for a NULL matcher */
 
-/* Append at the tail (the youngest). entry_p may be NULL. */
+/* Append at the tail (last in queue order). entry_p may be NULL. */
 onic_status_t onic_matcher_append(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
                                   void *cookie, onic_mentry_t **entry_p);
-/* The cookie of the oldest matching entry, removed; NULL if none. */
+/* The cookie of the first matching entry, removed; NULL if none. */
 void         *onic_matcher_match(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore);
-/* The cookie of the oldest matching entry, kept; NULL if none. */
+/* The cookie of the first matching entry, kept; NULL if none. */
 void         *onic_matcher_peek(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore);
 /* Cancel / unlink a queued entry. ONIC_ERR_NO_ELEM if it is no longer queued. */
 onic_status_t onic_matcher_remove(onic_matcher_t *m, onic_mentry_t *entry);
+/* --- Ordered insertion and conditional lookup (what Portals match lists need)
+ * "First" means first in queue order: append puts an entry last, and
+ * onic_matcher_insert can put it anywhere. Every engine honours both calls. */
+typedef enum onic_match_pos {
+    ONIC_MATCH_TAIL,    /* last, like append */
+    ONIC_MATCH_HEAD,    /* first */
+    ONIC_MATCH_BEFORE,  /* just ahead of anchor */
+    ONIC_MATCH_AFTER,   /* just behind anchor */
+} onic_match_pos_t;
+
+/* Insert at pos (anchor: a queued entry of this matcher for BEFORE and AFTER,
+ * ignored otherwise). ONIC_ERR_INVALID_PARAM for an unknown pos or a NULL
+ * anchor, ONIC_ERR_NO_ELEM if anchor is no longer queued; the queue is then
+ * unchanged. entry_p may be NULL. */
+onic_status_t onic_matcher_insert(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
+                                  void *cookie, onic_match_pos_t pos, onic_mentry_t *anchor,
+                                  onic_mentry_t **entry_p);
+
+/* Whether a matching entry takes the operation (Portals: whether the entry's
+ * first memory descriptor accepts it). Must not change the matcher. */
+typedef int (*onic_match_accept_t)(void *arg, void *cookie);
+
+/* The cookie of the first matching entry that accept takes, removed when
+ * remove is set; NULL if none. accept is called on matching entries in queue
+ * order until one is taken; a refused entry is skipped and the search goes
+ * on behind it. accept NULL takes the first match (match / peek). */
+void         *onic_matcher_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
+                                onic_match_accept_t accept, void *arg, int remove);
 size_t        onic_matcher_length(const onic_matcher_t *m);
 void          onic_matcher_stats(const onic_matcher_t *m, onic_match_stats_t *stats_p);
 

@@ -1,10 +1,18 @@
 /* alpu: the list management of paper 000 section IV. The whole queue is an
- * ordered software list (the NIC processor's copy); its oldest entries are
+ * ordered software list (the NIC processor's copy); its first entries are
  * also loaded, as a prefix, into a software ALPU unit (alpu_unit.c) that
- * finds the oldest match among them in one request. A MATCH_FAILURE means
+ * finds the first match among them in one request. A MATCH_FAILURE means
  * none of them matched, so only the unloaded rest of the list is walked.
- * Inserts are batched (section IV.B: "conglomerate insertions"), so a short
- * unloaded tail is normal and the walk covers it. */
+ * Loads are batched (section IV.B: "conglomerate insertions"), so a short
+ * unloaded tail is normal and the walk covers it.
+ *
+ * The unit only ever adds cells behind its youngest one, so an entry
+ * inserted in front of a loaded one cuts the prefix there: the loaded
+ * entries behind it become tombstones, as if cancelled, and are loaded again
+ * after it by the next round. A lookup with an accept callback asks the unit
+ * to probe; if accept refuses that first match, the unit cannot be asked for
+ * the match behind it (a request always answers the first valid cell), so
+ * the search goes on in software along the list from the refused entry. */
 #include "match/engine.h"
 #include "match/alpu_unit.h"
 #include "base/list.h"
@@ -28,7 +36,7 @@ typedef struct alpu_entry {
  * slots[t] is the entry in the cell tagged t, or NULL for a tombstone. A
  * slot is taken per cell, so `cells` slots always suffice. */
 typedef struct alpu_engine {
-    onic_dlist_t      live;      /* every queued entry, oldest first */
+    onic_dlist_t      live;      /* every queued entry, in queue order */
     onic_dlist_t     *unloaded;  /* first entry without a cell, or &live */
     size_t            nunloaded; /* entries from `unloaded` to the tail */
     onic_alpu_unit_t *unit;
@@ -205,6 +213,20 @@ static void alpu_load(alpu_engine_t *a)
     onic_alpu_unit_run(a->unit);
 }
 
+/* Take the loaded entries from l to the end of the prefix out of the unit,
+ * leaving tombstones, so that the prefix ends before l. */
+static void alpu_unload_from(alpu_engine_t *a, onic_dlist_t *l)
+{
+    for (onic_dlist_t *x = l; x != a->unloaded; x = x->next) {
+        alpu_entry_t *e = onic_container_of(x, alpu_entry_t, link);
+        a->slots[e->slot] = NULL;
+        a->dead++;
+        e->flags &= ~ALPU_LOADED;
+        a->nunloaded++;
+    }
+    a->unloaded = l;
+}
+
 /* Too many tombstones waste cells: clear the unit and let the next find
  * reload it from the oldest live entry. */
 static void alpu_reset(alpu_engine_t *a)
@@ -221,6 +243,70 @@ static void alpu_reset(alpu_engine_t *a)
     for (unsigned i = 0; i < a->cells; i++)
         a->slots[i] = NULL;
     alpu_slots_clear(a);
+}
+
+static void alpu_remove(onic_matcher_t *m, onic_mentry_t *e);
+
+/* find with accept. The unit probes (it keeps the cell) so that a refused
+ * entry stays queued; a taken one is then deleted with the same query, which
+ * hits the same cell. After a refusal the walk starts behind the refused
+ * entry, loaded or not, and a loaded entry it takes and removes leaves a
+ * tombstone, as a cancel does. */
+static onic_mentry_t *alpu_find_accept(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
+                                       onic_match_accept_t accept, void *arg, int remove)
+{
+    alpu_engine_t *a = m->engine;
+    onic_dlist_t *from = NULL;
+    onic_alpu_result_t res;
+    uint64_t walked = 0;
+
+    if (alpu_load_due(m, a))
+        alpu_load(a);
+    while (a->nfree < a->cells) {
+        alpu_entry_t *e;
+        uint32_t slot;
+
+        alpu_request(m, key, ignore, 1, &res);
+        if (res.type == ONIC_ALPU_RES_MATCH_FAILURE)
+            break;
+        slot = (uint32_t)res.tag;
+        assert(res.tag < a->cells);
+        e = a->slots[slot];
+        if (e == NULL) { /* a tombstone: drop it, ask again */
+            alpu_request(m, key, ignore, 0, &res);
+            assert(res.type == ONIC_ALPU_RES_MATCH_SUCCESS && res.tag == slot);
+            alpu_slot_put(a, slot);
+            a->dead--;
+            continue;
+        }
+        if (!accept(arg, e->super.cookie)) {
+            from = e->link.next;
+            break;
+        }
+        if (remove) {
+            alpu_request(m, key, ignore, 0, &res);
+            assert(res.type == ONIC_ALPU_RES_MATCH_SUCCESS && res.tag == slot);
+            alpu_slot_put(a, slot);
+            e->flags &= ~ALPU_LOADED;
+            onic_dlist_del(&e->link);
+        }
+        return &e->super;
+    }
+    if (from == NULL)
+        from = a->unloaded;
+    for (onic_dlist_t *l = from; l != &a->live; l = l->next) {
+        alpu_entry_t *e = onic_container_of(l, alpu_entry_t, link);
+
+        walked++;
+        if (onic_mentry_matches(&e->super, key, ignore) && accept(arg, e->super.cookie)) {
+            m->stats.inspected += walked;
+            if (remove)
+                alpu_remove(m, &e->super);
+            return &e->super;
+        }
+    }
+    m->stats.inspected += walked;
+    return NULL;
 }
 
 static onic_mentry_t *alpu_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int remove)
@@ -280,6 +366,47 @@ static onic_mentry_t *alpu_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t 
     return NULL;
 }
 
+/* Link in the list; in front of a loaded entry, cut the prefix there. */
+static onic_status_t alpu_insert(onic_matcher_t *m, onic_mentry_t *e, onic_mentry_t *anchor,
+                                 int after)
+{
+    alpu_engine_t *a = m->engine;
+    alpu_entry_t *ae = (alpu_entry_t *)e;
+    onic_dlist_t *at = anchor != NULL ? &((alpu_entry_t *)anchor)->link : &a->live;
+    onic_dlist_t *next;
+
+    ae->flags = 0;
+    onic_match_dlist_insert(after || anchor == NULL ? at : at->prev, &ae->link);
+    next = ae->link.next;
+    if (next != &a->live && (onic_container_of(next, alpu_entry_t, link)->flags & ALPU_LOADED))
+        alpu_unload_from(a, next);
+    if (next == a->unloaded)
+        a->unloaded = &ae->link;
+    a->nunloaded++;
+    if (a->dead > a->cells / 2)
+        alpu_reset(a);
+    return ONIC_OK;
+}
+
+static onic_mentry_t *alpu_neighbour(onic_matcher_t *m, const onic_mentry_t *e, int after)
+{
+    alpu_engine_t *a = m->engine;
+    const onic_dlist_t *l = &((const alpu_entry_t *)e)->link;
+    onic_dlist_t *n = after ? l->next : l->prev;
+
+    return n == &a->live ? NULL : &onic_container_of(n, alpu_entry_t, link)->super;
+}
+
+/* The unit holds tags, not order keys: only the list needs the new keys. */
+static onic_status_t alpu_renumber(onic_matcher_t *m, uint64_t base, uint64_t stride)
+{
+    alpu_engine_t *a = m->engine;
+
+    for (onic_dlist_t *l = a->live.next; l != &a->live; l = l->next, base += stride)
+        onic_container_of(l, alpu_entry_t, link)->super.seq = base;
+    return ONIC_OK;
+}
+
 /* The unit has no delete-by-tag, so a loaded entry leaves a tombstone: its
  * slot forgets the entry (which the front end frees once we return) and the
  * cell goes when a request next hits it, or at a RESET. */
@@ -312,11 +439,15 @@ const onic_alpu_unit_t *onic_match_alpu_unit(const onic_matcher_t *m)
 const onic_match_ops_t onic_match_alpu_ops = {
     .name       = "alpu",
     .desc       = "software model of paper 000's associative list unit, "
-                  "loaded with the oldest entries",
+                  "loaded with the first entries",
     .entry_size = sizeof(alpu_entry_t),
     .init       = alpu_init,
     .fini       = alpu_fini,
     .append     = alpu_append,
+    .insert     = alpu_insert,
+    .neighbour  = alpu_neighbour,
+    .renumber   = alpu_renumber,
     .find       = alpu_find,
+    .find_accept = alpu_find_accept,
     .remove     = alpu_remove,
 };

@@ -1,13 +1,22 @@
 /* The interface between the matching front end (match.c) and its engines.
  * An engine fills one const onic_match_ops_t and is listed in engines[] in
- * match.c. The front end owns the entry pool, sequence numbers, statistics
- * and argument checks; an engine only keeps its entries in order and finds
- * the oldest match. */
+ * match.c. The front end owns the entry pool, order keys, statistics and
+ * argument checks; an engine only keeps its entries in queue order and finds
+ * the first match in that order.
+ *
+ * Order keys: `seq` is not a counter but a position with gaps. Append stamps
+ * the largest so far plus ONIC_MATCH_SEQ_STRIDE; an insert takes a value
+ * between its neighbours' (the front end asks the engine for them); when two
+ * neighbours have no value left between them, the front end has the engine
+ * renumber the whole queue in order, O(n) and rare. So for any two queued
+ * entries, a smaller seq is always earlier in the queue, and an engine may
+ * order by seq (hash does) or by its own links (list, alpu, wide). */
 #ifndef ONIC_MATCH_ENGINE_H
 #define ONIC_MATCH_ENGINE_H
 
 #include <onic/match.h>
 #include "base/config.h"
+#include "base/list.h"
 #include "base/pool.h"
 
 /* The part of every entry the front end owns. An engine's entry type embeds it
@@ -17,11 +26,20 @@ struct onic_mentry {
     onic_mkey_t key;
     onic_mkey_t ignore;
     void       *cookie;
-    uint64_t    seq;    /* append order, smaller is older; ONIC_MENTRY_FREE once
-                           matched or removed */
+    uint64_t    seq;    /* order key, smaller is earlier in the queue; never 0;
+                           ONIC_MENTRY_FREE once matched or removed */
 };
 
 #define ONIC_MENTRY_FREE UINT64_MAX
+/* Order keys live in [ONIC_MATCH_SEQ_STRIDE, UINT64_MAX - STRIDE]: appends
+ * count up from ONIC_MATCH_SEQ_BASE (a key is taken only if adding the
+ * stride to it does not overflow) and head inserts down from it, each by a
+ * stride, so either end lasts 2^30 operations before a renumbering; an
+ * insert between two entries takes a step of their gap (match_seq_pick in
+ * match.c). */
+#define ONIC_MATCH_SEQ_STRIDE (1ull << 32)
+#define ONIC_MATCH_SEQ_STEP   (1ull << 16)
+#define ONIC_MATCH_SEQ_BASE   (1ull << 62)
 
 static inline int onic_mentry_queued(const onic_mentry_t *e)
 {
@@ -40,13 +58,33 @@ typedef struct onic_match_ops {
      * entry from the pool: make sure the next append has all the memory it
      * needs, or return ONIC_ERR_NO_MEMORY and the append fails unchanged. */
     onic_status_t (*reserve)(onic_matcher_t *m);
-    /* Link a filled entry (seq already stamped, youngest so far) at the tail.
-     * Cannot fail: what it needs was reserved, and an engine that wants to
-     * grow an index and cannot just keeps the smaller one. */
+    /* Link a filled entry (seq already stamped, the largest queued) at the
+     * tail. Cannot fail: what it needs was reserved, and an engine that wants
+     * to grow an index and cannot just keeps the smaller one. */
     void          (*append)(onic_matcher_t *m, onic_mentry_t *e);
-    /* The oldest queued entry matching (key, ignore); unlinked when remove is
-     * set. NULL if none. Adds the entries it compared to m->stats.inspected. */
+    /* Link a filled entry just after `anchor` (after set) or just before it;
+     * anchor NULL means the head. e->seq is already between its neighbours'.
+     * ONIC_ERR_NO_MEMORY leaves the queue unchanged; nothing is reserved for
+     * inserts, which are rarer than appends. */
+    onic_status_t (*insert)(onic_matcher_t *m, onic_mentry_t *e, onic_mentry_t *anchor,
+                            int after);
+    /* The queued entry just after (after set) or just before e; NULL at the
+     * end. Need not be fast: only inserts next to an anchor ask. */
+    onic_mentry_t *(*neighbour)(onic_matcher_t *m, const onic_mentry_t *e, int after);
+    /* Give the queued entries seq base, base + stride, ... in queue order.
+     * ONIC_ERR_NO_MEMORY (only if the engine needs scratch memory) changes
+     * nothing. */
+    onic_status_t (*renumber)(onic_matcher_t *m, uint64_t base, uint64_t stride);
+    /* The first queued entry in queue order that matches (key, ignore),
+     * unlinked when remove is set; NULL if none. Adds the entries it compared
+     * to m->stats.inspected. The hot path: six arguments, all in registers
+     * (the keys are passed by value), which is why accept has its own op. */
     onic_mentry_t *(*find)(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int remove);
+    /* find, but only an entry that accept takes counts: accept (not NULL) is
+     * called on matching entries in queue order, each at most once, until it
+     * takes one; the search goes on behind a refused entry. */
+    onic_mentry_t *(*find_accept)(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
+                                  onic_match_accept_t accept, void *arg, int remove);
     /* Unlink a queued entry. */
     void          (*remove)(onic_matcher_t *m, onic_mentry_t *e);
 } onic_match_ops_t;
@@ -57,8 +95,12 @@ struct onic_matcher {
     onic_config_t           cfg;     /* parameters read at create */
     onic_pool_t             pool;    /* entries of ops->entry_size bytes */
     size_t                  length;
-    uint64_t                next_seq;
+    uint64_t                next_seq;   /* above every queued seq: the next append's */
+    uint64_t                seq_stride; /* ONIC_MATCH_SEQ_STRIDE and _STEP; tests make */
     onic_match_stats_t      stats;
+    uint64_t                seq_step;   /* them small so renumbering happens often */
+    uint64_t                low_seq;    /* at or below every queued seq */
+    uint64_t                renumbers;  /* times the queue was renumbered (tests) */
 };
 
 /* Create with explicit parameters instead of the environment (tests, bench). */
@@ -70,6 +112,15 @@ extern const onic_match_ops_t onic_match_list_ops;
 extern const onic_match_ops_t onic_match_alpu_ops;
 extern const onic_match_ops_t onic_match_wide_ops;
 extern const onic_match_ops_t onic_match_hash_ops;
+
+/* Link l just after pos (a list head for the front). */
+static inline void onic_match_dlist_insert(onic_dlist_t *pos, onic_dlist_t *l)
+{
+    l->prev = pos;
+    l->next = pos->next;
+    pos->next->prev = l;
+    pos->next = l;
+}
 
 static inline int onic_mentry_matches(const onic_mentry_t *e, onic_mkey_t key, onic_mkey_t ignore)
 {

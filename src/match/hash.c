@@ -4,10 +4,13 @@
  * four: exact, any-source, any-tag, both). Within a class, every entry that
  * matches a query q has the same key under the combined mask ~(class | q), so
  * one hash index per (class, combined mask) -- a "view" -- puts all of them in
- * one bucket, chained oldest first. A lookup probes one bucket per live class
- * and keeps the candidate with the smallest sequence number: the oldest match
- * across classes. Each class's primary view (combined mask = the class's own,
- * what exact headers use) exists from the class's first entry; the views
+ * one bucket, chained in queue order (by order key, seq). A lookup probes one
+ * bucket per live class and keeps the candidate with the smallest seq: the
+ * first match in queue order across classes. An append goes at the back of
+ * its chains; an insert anywhere else walks its chains from the back to its
+ * seq. A lookup with an accept callback merges the probed chains' matches in
+ * seq order, so a refused entry moves only its own chain on. Each class's
+ * primary view (combined mask = the class's own, what exact headers use) exists from the class's first entry; the views
  * wildcard queries need (an ANY_SOURCE receive searching exact unexpected
  * headers) are built on first use.
  *
@@ -16,7 +19,11 @@
  * HASH_MAX_CLASSES live masks, more than HASH_MAX_VIEWS query masks for a
  * class, an index that could not be allocated -- are still answered exactly:
  * entries without a class sit in an ordered overflow list, and a query without
- * a view scans every entry and keeps the smallest sequence number. */
+ * a view scans every entry and keeps the smallest seq.
+ *
+ * With no list of all entries, an insert next to an anchor finds the anchor's
+ * neighbour by scanning every entry, and a renumbering sorts them all: both
+ * O(n), which appends and lookups never pay. */
 #include "match/engine.h"
 #include "base/list.h"
 #include "base/log.h"
@@ -31,7 +38,7 @@
 #define HASH_SMALL_MAX   8   /* a queue this short is an ordered array */
 #define HASH_NO_CLASS    0xffu
 
-/* Two cache lines. The key, sequence number and the primary view's links,
+/* Two cache lines. The key, order key and the primary view's links,
  * everything an exact header touches, fill the first; the second holds the
  * links of the views wildcard queries use. An entry's class is not stored:
  * it is the class whose mask equals the entry's (or none, for the overflow
@@ -65,7 +72,7 @@ typedef struct hash_class {
 
 typedef struct hash_engine {
     /* Small mode: the queue has stayed within HASH_SMALL_MAX entries since it
-     * was last empty and lives in small[], oldest first, indexed by nothing:
+     * was last empty and lives in small[], in queue order, indexed by nothing:
      * a ping-pong of post and match costs one compare. The first append past
      * that moves it into the index, where it stays until it empties. */
     int           indexed;
@@ -73,7 +80,7 @@ typedef struct hash_engine {
     hash_entry_t *small[HASH_SMALL_MAX];
     unsigned      nclasses;  /* class slots in use, live or empty */
     uint64_t      min_buckets;
-    hash_bucket_t overflow;  /* entries no class could take, oldest first */
+    hash_bucket_t overflow;  /* entries no class could take, in queue order */
     size_t        unindexed;
     hash_class_t  classes[HASH_MAX_CLASSES];
 } hash_engine_t;
@@ -119,7 +126,7 @@ static hash_bucket_t *hash_buckets_alloc(uint64_t n)
 }
 
 /* Double the buckets. Each new bucket draws from exactly one old bucket, so
- * walking old chains in order keeps every chain oldest first. On allocation
+ * walking old chains in order keeps every chain in queue order. On allocation
  * failure the view keeps its size: longer chains, same answers. */
 static void hash_view_grow(hash_view_t *v, unsigned slot)
 {
@@ -194,12 +201,28 @@ static inline unsigned hash_class_of(const hash_engine_t *h, onic_mkey_t ignore)
     return HASH_NO_CLASS;
 }
 
-static void hash_class_link(hash_class_t *c, hash_entry_t *e)
+/* Link l into a chain at its place by seq, walking from the back: an insert
+ * lands near the back as often as anywhere, and chains are short. */
+static void hash_chain_link_at(onic_dlist_t *chain, onic_dlist_t *l, unsigned slot, uint64_t seq)
+{
+    onic_dlist_t *pos = chain->prev;
+
+    while (pos != chain && hash_entry_of(pos, slot)->super.seq > seq)
+        pos = pos->prev;
+    onic_match_dlist_insert(pos, l);
+}
+
+/* sorted: link at the place by seq (an insert), else at the back (an
+ * append, or entries moved over in order). */
+static void hash_class_link(hash_class_t *c, hash_entry_t *e, int sorted)
 {
     c->count++;
     for (unsigned s = 0; s < c->nviews; s++) {
         hash_view_t *v = &c->views[s];
-        onic_dlist_push_tail(hash_view_bucket(v, e->super.key), &e->vlink[s]);
+        if (sorted)
+            hash_chain_link_at(hash_view_bucket(v, e->super.key), &e->vlink[s], s, e->super.seq);
+        else
+            onic_dlist_push_tail(hash_view_bucket(v, e->super.key), &e->vlink[s]);
         if (c->count * 2 > v->nbuckets)
             hash_view_grow(v, s);
     }
@@ -250,23 +273,35 @@ static unsigned hash_class_get(hash_engine_t *h, onic_mkey_t ignore)
         if (hash_mkey_eq(e->super.ignore, ignore)) {
             onic_dlist_del(l);
             h->unindexed--;
-            hash_class_link(c, e);
+            hash_class_link(c, e, 0);
         }
     }
     return slot;
 }
 
-static void hash_index(hash_engine_t *h, hash_entry_t *e)
+static void hash_index(hash_engine_t *h, hash_entry_t *e, int sorted)
 {
     onic_mentry_t *me = &e->super;
     unsigned ci = hash_class_get(h, me->ignore);
 
     if (ci == HASH_NO_CLASS) {
-        onic_dlist_push_tail(&h->overflow, &e->vlink[0]);
+        if (sorted)
+            hash_chain_link_at(&h->overflow, &e->vlink[0], 0, me->seq);
+        else
+            onic_dlist_push_tail(&h->overflow, &e->vlink[0]);
         h->unindexed++;
         return;
     }
-    hash_class_link(&h->classes[ci], e);
+    hash_class_link(&h->classes[ci], e, sorted);
+}
+
+/* Leave small mode: index the array's entries in order. */
+static void hash_small_index(hash_engine_t *h)
+{
+    for (unsigned i = 0; i < h->nsmall; i++)
+        hash_index(h, h->small[i], 0);
+    h->nsmall = 0;
+    h->indexed = 1;
 }
 
 static void hash_append(onic_matcher_t *m, onic_mentry_t *me)
@@ -279,12 +314,125 @@ static void hash_append(onic_matcher_t *m, onic_mentry_t *me)
             h->small[h->nsmall++] = (hash_entry_t *)me;
             return;
         }
-        for (unsigned i = 0; i < h->nsmall; i++)
-            hash_index(h, h->small[i]);
-        h->nsmall = 0;
-        h->indexed = 1;
+        hash_small_index(h);
     }
-    hash_index(h, (hash_entry_t *)me);
+    hash_index(h, (hash_entry_t *)me, 0);
+}
+
+/* The place is in e's seq: the anchor is not needed. */
+static onic_status_t hash_insert(onic_matcher_t *m, onic_mentry_t *me, onic_mentry_t *anchor,
+                                 int after)
+{
+    hash_engine_t *h = m->engine;
+    hash_entry_t *e = (hash_entry_t *)me;
+
+    (void)anchor;
+    (void)after;
+    if (!h->indexed) {
+        if (h->nsmall < HASH_SMALL_MAX) {
+            unsigned i = h->nsmall;
+            while (i > 0 && h->small[i - 1]->super.seq > me->seq)
+                i--;
+            memmove(&h->small[i + 1], &h->small[i], (h->nsmall - i) * sizeof(h->small[0]));
+            e->vlink[0].next = NULL;
+            h->small[i] = e;
+            h->nsmall++;
+            return ONIC_OK;
+        }
+        hash_small_index(h);
+    }
+    hash_index(h, e, 1);
+    return ONIC_OK;
+}
+
+/* Calls fn on every indexed entry (not the small array), in no order. */
+static void hash_each(hash_engine_t *h, void (*fn)(hash_entry_t *e, void *ctx), void *ctx)
+{
+    for (unsigned ci = 0; ci < h->nclasses; ci++) {
+        const hash_view_t *v = &h->classes[ci].views[0];
+        if (h->classes[ci].count == 0)
+            continue;
+        for (uint64_t b = 0; b < v->nbuckets; b++)
+            for (onic_dlist_t *l = v->buckets[b].next; l != &v->buckets[b]; l = l->next)
+                fn(hash_entry_of(l, 0), ctx);
+    }
+    for (onic_dlist_t *l = h->overflow.next; l != &h->overflow; l = l->next)
+        fn(hash_entry_of(l, 0), ctx);
+}
+
+typedef struct hash_nearest {
+    uint64_t      seq;
+    int           after;
+    hash_entry_t *best;
+} hash_nearest_t;
+
+static void hash_nearest_visit(hash_entry_t *e, void *ctx)
+{
+    hash_nearest_t *n = ctx;
+    uint64_t s = e->super.seq;
+
+    if (n->after ? s > n->seq && (n->best == NULL || s < n->best->super.seq)
+                 : s < n->seq && (n->best == NULL || s > n->best->super.seq))
+        n->best = e;
+}
+
+static onic_mentry_t *hash_neighbour(onic_matcher_t *m, const onic_mentry_t *me, int after)
+{
+    hash_engine_t *h = m->engine;
+    hash_nearest_t n = {me->seq, after, NULL};
+
+    if (!h->indexed) {
+        unsigned i = 0;
+        while (&h->small[i]->super != me)
+            i++;
+        if (after)
+            return i + 1 < h->nsmall ? &h->small[i + 1]->super : NULL;
+        return i > 0 ? &h->small[i - 1]->super : NULL;
+    }
+    hash_each(h, hash_nearest_visit, &n);
+    return n.best != NULL ? &n.best->super : NULL;
+}
+
+typedef struct hash_gather {
+    hash_entry_t **all;
+    size_t         n, max;
+} hash_gather_t;
+
+static void hash_gather_visit(hash_entry_t *e, void *ctx)
+{
+    hash_gather_t *g = ctx;
+
+    if (g->n < g->max)
+        g->all[g->n] = e;
+    g->n++;
+}
+
+static int hash_seq_cmp(const void *a, const void *b);
+
+/* Chains stay in order: the new keys keep the old ones' order. */
+static onic_status_t hash_renumber(onic_matcher_t *m, uint64_t base, uint64_t stride)
+{
+    hash_engine_t *h = m->engine;
+    hash_gather_t g = {NULL, 0, m->length};
+
+    if (!h->indexed) {
+        for (unsigned i = 0; i < h->nsmall; i++, base += stride)
+            h->small[i]->super.seq = base;
+        return ONIC_OK;
+    }
+    g.all = onic_malloc(g.max * sizeof(*g.all) + 1);
+    if (g.all == NULL) {
+        onic_error("match/hash: cannot renumber a queue of %zu entries (no memory to sort them)",
+                   m->length);
+        return ONIC_ERR_NO_MEMORY;
+    }
+    hash_each(h, hash_gather_visit, &g);
+    assert(g.n == g.max);
+    qsort(g.all, g.n, sizeof(*g.all), hash_seq_cmp);
+    for (size_t i = 0; i < g.n; i++, base += stride)
+        g.all[i]->super.seq = base;
+    onic_free(g.all);
+    return ONIC_OK;
 }
 
 static void hash_unlink(onic_matcher_t *m, hash_entry_t *e)
@@ -324,8 +472,8 @@ static int hash_seq_cmp(const void *a, const void *b)
 }
 
 /* The view of class ci for combined mask `ignore`, built now if missing: the
- * class's entries, gathered from the primary view and sorted by sequence
- * number, linked in order. NULL if the class has no free view slot or memory
+ * class's entries, gathered from the primary view and sorted by seq, linked
+ * in order. NULL if the class has no free view slot or memory
  * ran out. */
 static hash_view_t *hash_view_get(hash_engine_t *h, unsigned ci, onic_mkey_t ignore)
 {
@@ -362,7 +510,7 @@ static hash_view_t *hash_view_get(hash_engine_t *h, unsigned ci, onic_mkey_t ign
     return &c->views[c->nviews++];
 }
 
-/* The oldest match in a chain, if older than *best_p. */
+/* The first match in a chain, if earlier than *best_p. */
 static inline void hash_chain_find(onic_dlist_t *chain, unsigned slot, onic_mkey_t key,
                                    onic_mkey_t ignore, hash_entry_t **best_p,
                                    uint64_t *inspected_p)
@@ -370,7 +518,7 @@ static inline void hash_chain_find(onic_dlist_t *chain, unsigned slot, onic_mkey
     for (onic_dlist_t *l = chain->next; l != chain; l = l->next) {
         hash_entry_t *e = hash_entry_of(l, slot);
         if (*best_p != NULL && e->super.seq > (*best_p)->super.seq)
-            return; /* chains are oldest first: nothing older follows */
+            return; /* chains are in order: nothing earlier follows */
         (*inspected_p)++;
         if (onic_mentry_matches(&e->super, key, ignore)) {
             *best_p = e;
@@ -379,23 +527,133 @@ static inline void hash_chain_find(onic_dlist_t *chain, unsigned slot, onic_mkey
     }
 }
 
-/* Every entry, no index: the smallest sequence number that matches. */
-static hash_entry_t *hash_find_scan(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore)
-{
-    hash_engine_t *h = m->engine;
-    hash_entry_t *best = NULL;
-    uint64_t inspected = 0;
+typedef struct hash_scan {
+    onic_mkey_t   key, ignore;
+    uint64_t      after;  /* only entries with a larger seq count; seq is never 0 */
+    uint64_t      inspected;
+    hash_entry_t *best;
+} hash_scan_t;
 
-    for (unsigned ci = 0; ci < h->nclasses; ci++) {
-        const hash_view_t *v = &h->classes[ci].views[0];
-        if (h->classes[ci].count == 0)
-            continue;
-        for (uint64_t b = 0; b < v->nbuckets; b++)
-            hash_chain_find(&v->buckets[b], 0, key, ignore, &best, &inspected);
+static void hash_scan_visit(hash_entry_t *e, void *ctx)
+{
+    hash_scan_t *sc = ctx;
+
+    if (e->super.seq <= sc->after || (sc->best != NULL && e->super.seq > sc->best->super.seq))
+        return;
+    sc->inspected++;
+    if (onic_mentry_matches(&e->super, sc->key, sc->ignore))
+        sc->best = e;
+}
+
+/* Every entry, no index (a query shape without a view): the smallest seq
+ * that matches and that accept takes. A refusal scans again for the next
+ * match behind it: O(n) each, on a path that is already O(n). */
+static hash_entry_t *hash_find_scan(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
+                                    onic_match_accept_t accept, void *arg)
+{
+    hash_scan_t sc = {key, ignore, 0, 0, NULL};
+
+    for (;;) {
+        hash_each(m->engine, hash_scan_visit, &sc);
+        if (sc.best == NULL || accept == NULL || accept(arg, sc.best->super.cookie))
+            break;
+        sc.after = sc.best->super.seq;
+        sc.best = NULL;
     }
-    hash_chain_find(&h->overflow, 0, key, ignore, &best, &inspected);
-    m->stats.inspected += inspected;
-    return best;
+    m->stats.inspected += sc.inspected;
+    return sc.best;
+}
+
+/* The first match in a chain from link l on. */
+static inline hash_entry_t *hash_chain_next(onic_dlist_t *chain, onic_dlist_t *l, unsigned slot,
+                                            onic_mkey_t key, onic_mkey_t ignore,
+                                            uint64_t *inspected_p)
+{
+    for (; l != chain; l = l->next) {
+        hash_entry_t *e = hash_entry_of(l, slot);
+        (*inspected_p)++;
+        if (onic_mentry_matches(&e->super, key, ignore))
+            return e;
+    }
+    return NULL;
+}
+
+/* find with accept. Every chain a lookup would probe gets a cursor at its
+ * first match; the cursor with the smallest seq is offered to accept, and a
+ * refusal moves only that cursor to its chain's next match. So accept sees
+ * the matches in queue order, and each chain is walked once. */
+static hash_entry_t *hash_find_accept(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
+                                      onic_match_accept_t accept, void *arg)
+{
+    struct {
+        onic_dlist_t *chain;
+        unsigned      slot;
+        hash_entry_t *e;
+    } cur[HASH_MAX_CLASSES + 1];
+    hash_engine_t *h = m->engine;
+    uint64_t inspected = 0;
+    unsigned n = 0;
+    int exact = (ignore.bits | ignore.id) == 0;
+
+    if (!h->indexed) {
+        for (unsigned i = 0; i < h->nsmall; i++) {
+            inspected++;
+            if (onic_mentry_matches(&h->small[i]->super, key, ignore) &&
+                accept(arg, h->small[i]->super.cookie)) {
+                m->stats.inspected += inspected;
+                return h->small[i];
+            }
+        }
+        m->stats.inspected += inspected;
+        return NULL;
+    }
+    for (unsigned ci = 0; ci < h->nclasses; ci++) {
+        hash_class_t *c = &h->classes[ci];
+        hash_view_t *v;
+
+        if (c->count == 0)
+            continue;
+        if (exact) {
+            v = &c->views[0];
+        } else {
+            onic_mkey_t combined = {c->ignore.bits | ignore.bits, c->ignore.id | ignore.id};
+            v = hash_view_get(h, ci, combined);
+            if (v == NULL) {
+                m->stats.inspected += inspected;
+                return hash_find_scan(m, key, ignore, accept, arg);
+            }
+        }
+        cur[n].chain = hash_view_bucket(v, key);
+        cur[n].slot = (unsigned)(v - c->views);
+        cur[n].e = hash_chain_next(cur[n].chain, cur[n].chain->next, cur[n].slot, key, ignore,
+                                   &inspected);
+        n++;
+    }
+    if (h->unindexed > 0) {
+        cur[n].chain = &h->overflow;
+        cur[n].slot = 0;
+        cur[n].e = hash_chain_next(&h->overflow, h->overflow.next, 0, key, ignore, &inspected);
+        n++;
+    }
+    for (;;) {
+        unsigned best = n;
+        hash_entry_t *e;
+
+        for (unsigned i = 0; i < n; i++)
+            if (cur[i].e != NULL && (best == n || cur[i].e->super.seq < cur[best].e->super.seq))
+                best = i;
+        if (best == n) {
+            m->stats.inspected += inspected;
+            return NULL;
+        }
+        e = cur[best].e;
+        if (accept(arg, e->super.cookie)) {
+            m->stats.inspected += inspected;
+            return e;
+        }
+        cur[best].e = hash_chain_next(cur[best].chain, e->vlink[cur[best].slot].next,
+                                      cur[best].slot, key, ignore, &inspected);
+    }
 }
 
 static onic_mentry_t *hash_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int remove)
@@ -431,7 +689,7 @@ static onic_mentry_t *hash_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t 
             v = hash_view_get(h, ci, combined);
             if (__builtin_expect(v == NULL, 0)) {
                 m->stats.inspected += inspected;
-                best = hash_find_scan(m, key, ignore);
+                best = hash_find_scan(m, key, ignore, NULL, NULL);
                 goto found;
             }
         }
@@ -449,6 +707,19 @@ found:
     return &best->super;
 }
 
+static onic_mentry_t *hash_find_accept_op(onic_matcher_t *m, onic_mkey_t key,
+                                          onic_mkey_t ignore, onic_match_accept_t accept,
+                                          void *arg, int remove)
+{
+    hash_entry_t *e = hash_find_accept(m, key, ignore, accept, arg);
+
+    if (e == NULL)
+        return NULL;
+    if (remove)
+        hash_unlink(m, e);
+    return &e->super;
+}
+
 static void hash_remove(onic_matcher_t *m, onic_mentry_t *e)
 {
     hash_unlink(m, (hash_entry_t *)e);
@@ -456,12 +727,16 @@ static void hash_remove(onic_matcher_t *m, onic_mentry_t *e)
 
 const onic_match_ops_t onic_match_hash_ops = {
     .name       = "hash",
-    .desc       = "hash index per ignore-mask class, oldest match by sequence number (default)",
+    .desc       = "hash index per ignore-mask class, first match by order key (default)",
     .entry_size = sizeof(hash_entry_t),
     .init       = hash_init,
     .fini       = hash_fini,
     .reserve    = NULL,
     .append     = hash_append,
+    .insert     = hash_insert,
+    .neighbour  = hash_neighbour,
+    .renumber   = hash_renumber,
     .find       = hash_find,
+    .find_accept = hash_find_accept_op,
     .remove     = hash_remove,
 };

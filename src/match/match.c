@@ -1,9 +1,10 @@
-/* The matching front end: argument checks, the entry pool, sequence numbers
- * and statistics, then one call into the engine chosen at create. */
+/* The matching front end: argument checks, the entry pool, order keys and
+ * statistics, then one call into the engine chosen at create. */
 #include "match/engine.h"
 #include "base/log.h"
 #include "base/mem.h"
 
+#include <assert.h>
 #include <string.h>
 
 /* Every engine, default first, in the order of onic_config_match_engines
@@ -61,6 +62,9 @@ onic_status_t onic_matcher_create_cfg(const char *engine, const onic_config_t *c
     }
     m->ops = ops;
     m->cfg = *cfg;
+    m->next_seq = m->low_seq = ONIC_MATCH_SEQ_BASE;
+    m->seq_stride = ONIC_MATCH_SEQ_STRIDE;
+    m->seq_step = ONIC_MATCH_SEQ_STEP;
     onic_pool_init(&m->pool, ops->entry_size, MATCH_POOL_CHUNK);
     status = ops->init(m);
     if (status != ONIC_OK) {
@@ -95,14 +99,85 @@ const char *onic_matcher_engine(const onic_matcher_t *m)
     return m == NULL ? NULL : m->ops->name;
 }
 
+/* Order keys again from ONIC_MATCH_SEQ_BASE, a stride apart, when two
+ * neighbours or an end of the range have no room left. */
+static onic_status_t match_renumber(onic_matcher_t *m)
+{
+    onic_status_t status = m->ops->renumber(m, ONIC_MATCH_SEQ_BASE, m->seq_stride);
+
+    if (status != ONIC_OK)
+        return status;
+    m->low_seq = ONIC_MATCH_SEQ_BASE;
+    m->next_seq = ONIC_MATCH_SEQ_BASE + m->length * m->seq_stride;
+    m->renumbers++;
+    return ONIC_OK;
+}
+
+/* The order key for a new entry at pos (HEAD, BEFORE or AFTER), renumbering
+ * first if there is no room. Between two neighbours the key goes a step
+ * above the earlier one, not halfway: the usual Portals patterns fill
+ * forward (insert before a fixed marker, or after the entry just inserted),
+ * and each of those then costs one step of the gap, so a renumbering comes
+ * once per stride / step inserts at one place rather than once per 32.
+ * Filling backward halves the gap each time and renumbers sooner. */
+static onic_status_t match_seq_pick(onic_matcher_t *m, onic_match_pos_t pos,
+                                    const onic_mentry_t *anchor, uint64_t *seq_p)
+{
+    for (int renumbered = 0;; renumbered = 1) {
+        const onic_mentry_t *n = NULL;
+        onic_status_t status;
+
+        if (pos != ONIC_MATCH_HEAD)
+            n = m->ops->neighbour(m, anchor, pos == ONIC_MATCH_AFTER);
+        if (n == NULL && pos != ONIC_MATCH_AFTER) {
+            /* The new head. */
+            if (m->low_seq >= 2 * m->seq_stride) {
+                m->low_seq -= m->seq_stride;
+                *seq_p = m->low_seq;
+                return ONIC_OK;
+            }
+        } else if (n == NULL) {
+            /* After the tail: an append's key. */
+            uint64_t next;
+            if (!__builtin_add_overflow(m->next_seq, m->seq_stride, &next)) {
+                *seq_p = m->next_seq;
+                m->next_seq = next;
+                return ONIC_OK;
+            }
+        } else {
+            uint64_t lo = pos == ONIC_MATCH_BEFORE ? n->seq : anchor->seq;
+            uint64_t hi = pos == ONIC_MATCH_BEFORE ? anchor->seq : n->seq;
+            uint64_t step = (hi - lo) / 2 < m->seq_step ? (hi - lo) / 2 : m->seq_step;
+            if (step > 0) {
+                *seq_p = lo + step;
+                return ONIC_OK;
+            }
+        }
+        /* After a renumbering every gap is a stride and both ends have room. */
+        assert(!renumbered);
+        (void)renumbered;
+        status = match_renumber(m);
+        if (status != ONIC_OK)
+            return status;
+    }
+}
+
 onic_status_t onic_matcher_append(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
                                   void *cookie, onic_mentry_t **entry_p)
 {
     onic_mentry_t *e;
+    uint64_t next;
 
     if (m == NULL) {
         onic_error("match: append on a NULL matcher");
         return ONIC_ERR_INVALID_PARAM;
+    }
+    /* The end of the key range is the add's carry: no compare of its own. */
+    if (__builtin_expect(__builtin_add_overflow(m->next_seq, m->seq_stride, &next), 0)) {
+        onic_status_t status = match_renumber(m);
+        if (status != ONIC_OK)
+            return status;
+        next = m->next_seq + m->seq_stride;
     }
     if (m->ops->reserve != NULL) {
         onic_status_t status = m->ops->reserve(m);
@@ -118,7 +193,8 @@ onic_status_t onic_matcher_append(onic_matcher_t *m, onic_mkey_t key, onic_mkey_
     e->key    = key;
     e->ignore = ignore;
     e->cookie = cookie;
-    e->seq    = m->next_seq++;
+    e->seq    = m->next_seq;
+    m->next_seq = next;
     m->ops->append(m, e);
     m->length++;
     m->stats.appends++;
@@ -136,39 +212,119 @@ static void match_entry_release(onic_matcher_t *m, onic_mentry_t *e)
     onic_pool_put(&m->pool, e);
 }
 
-void *onic_matcher_match(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore)
+onic_status_t onic_matcher_insert(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
+                                  void *cookie, onic_match_pos_t pos, onic_mentry_t *anchor,
+                                  onic_mentry_t **entry_p)
+{
+    onic_mentry_t *e;
+    onic_status_t status;
+    uint64_t seq;
+
+    if (m == NULL) {
+        onic_error("match: insert on a NULL matcher");
+        return ONIC_ERR_INVALID_PARAM;
+    }
+    switch (pos) {
+    case ONIC_MATCH_TAIL:
+        return onic_matcher_append(m, key, ignore, cookie, entry_p);
+    case ONIC_MATCH_HEAD:
+        anchor = NULL;
+        break;
+    case ONIC_MATCH_BEFORE:
+    case ONIC_MATCH_AFTER:
+        if (anchor == NULL) {
+            onic_error("match: insert %s a NULL anchor entry",
+                       pos == ONIC_MATCH_BEFORE ? "before" : "after");
+            return ONIC_ERR_INVALID_PARAM;
+        }
+        if (!onic_mentry_queued(anchor)) {
+            onic_debug("match: insert next to entry %p that is no longer queued", (void *)anchor);
+            return ONIC_ERR_NO_ELEM;
+        }
+        break;
+    default:
+        onic_error("match: insert at unknown position %d; use ONIC_MATCH_TAIL, _HEAD, "
+                   "_BEFORE or _AFTER", (int)pos);
+        return ONIC_ERR_INVALID_PARAM;
+    }
+    e = onic_pool_get(&m->pool);
+    if (e == NULL) {
+        onic_error("match: cannot allocate an entry for a %s queue of length %zu",
+                   m->ops->name, m->length);
+        return ONIC_ERR_NO_MEMORY;
+    }
+    /* A renumbering keeps the order, so a failure after one still leaves
+     * the queue as the caller saw it. */
+    status = match_seq_pick(m, pos, anchor, &seq);
+    if (status == ONIC_OK) {
+        e->key    = key;
+        e->ignore = ignore;
+        e->cookie = cookie;
+        e->seq    = seq;
+        status = m->ops->insert(m, e, anchor, pos == ONIC_MATCH_AFTER);
+    }
+    if (status != ONIC_OK) {
+        e->seq = ONIC_MENTRY_FREE;
+        onic_pool_put(&m->pool, e);
+        return status;
+    }
+    m->length++;
+    m->stats.appends++;
+    if (m->length > m->stats.max_length)
+        m->stats.max_length = m->length;
+    if (entry_p != NULL)
+        *entry_p = e;
+    return ONIC_OK;
+}
+
+/* Inline into match and peek, so their constant accept and remove cost
+ * nothing. */
+static inline void *match_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
+                               onic_match_accept_t accept, void *arg, int remove)
 {
     onic_mentry_t *e;
     void *cookie;
 
-    if (m == NULL) {
-        onic_error("match: match on a NULL matcher");
-        return NULL;
-    }
     m->stats.lookups++;
-    e = m->ops->find(m, key, ignore, 1);
+    if (accept == NULL)
+        e = m->ops->find(m, key, ignore, remove);
+    else
+        e = m->ops->find_accept(m, key, ignore, accept, arg, remove);
     if (e == NULL)
         return NULL;
     m->stats.hits++;
     cookie = e->cookie;
-    match_entry_release(m, e);
+    if (remove)
+        match_entry_release(m, e);
     return cookie;
+}
+
+void *onic_matcher_match(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore)
+{
+    if (m == NULL) {
+        onic_error("match: match on a NULL matcher");
+        return NULL;
+    }
+    return match_find(m, key, ignore, NULL, NULL, 1);
 }
 
 void *onic_matcher_peek(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore)
 {
-    onic_mentry_t *e;
-
     if (m == NULL) {
         onic_error("match: peek on a NULL matcher");
         return NULL;
     }
-    m->stats.lookups++;
-    e = m->ops->find(m, key, ignore, 0);
-    if (e == NULL)
+    return match_find(m, key, ignore, NULL, NULL, 0);
+}
+
+void *onic_matcher_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
+                        onic_match_accept_t accept, void *arg, int remove)
+{
+    if (m == NULL) {
+        onic_error("match: find on a NULL matcher");
         return NULL;
-    m->stats.hits++;
-    return e->cookie;
+    }
+    return match_find(m, key, ignore, accept, arg, remove != 0);
 }
 
 onic_status_t onic_matcher_remove(onic_matcher_t *m, onic_mentry_t *e)

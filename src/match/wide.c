@@ -14,13 +14,21 @@
  * the word (it always passes), and a query that ignores part of a word skips
  * that word's filter.
  *
- * Order: blocks are chained oldest first. A block's slots form a ring: its
- * entries sit in age order from slot `start` on, wrapping at 16, so the oldest
- * match is the first hit counting from start in the first block with a hit.
- * Appends only ever go after the tail's youngest entry, never into a hole, and
- * compaction only moves entries towards the head, keeping order. The ring is
- * what makes compaction cheap: a block hands entries from its front to the
+ * Order: blocks are chained in queue order. A block's slots form a ring: its
+ * entries sit in queue order from slot `start` on, wrapping at 16, so the
+ * first match is the first hit counting from start in the first block with a
+ * hit. Appends only ever go after the tail's last entry, never into a hole,
+ * and compaction only moves entries towards the head, keeping order. The ring
+ * is what makes compaction cheap: a block hands entries from its front to the
  * previous block without sliding the rest down.
+ *
+ * Inserts: an entry inserted anywhere but the tail packs its block and
+ * slides the entries on the shorter side of its place by one slot (the ring
+ * lets either side move); a full block is split in two first, the entries
+ * from the place on going to a new block linked behind it. The clean-up pass
+ * later merges what a split left half empty. A lookup with an accept
+ * callback, after a refusal, tries the block's later candidates and then
+ * resumes the block scan at the next block.
  *
  * Clean-up: a cursor sweeps the chain, head to tail and round again,
  * compacting up to `wide_cleanup` blocks per operation. Compacting a block
@@ -370,6 +378,50 @@ static void wide_slot_move(wide_block_t *dst, unsigned d, const wide_block_t *sr
     we->slot = d;
 }
 
+/* Make sure the free list has a block. */
+static onic_status_t wide_blocks_ensure(wide_t *w)
+{
+    if (w->blocks.free_list != NULL)
+        return ONIC_OK;
+    if (!onic_pool_grow(&w->blocks)) {
+        onic_error("match: cannot allocate %d wide blocks for a queue of length %zu",
+                   WIDE_BLOCK_CHUNK, w->count);
+        return ONIC_ERR_NO_MEMORY;
+    }
+    /* The free list is exactly the new chunk. Define its slots once, past the
+     * link word, so compares of unused slots never read uninitialized memory
+     * and no append has to clear a block. */
+    for (void **e = w->blocks.free_list; e != NULL; e = *e)
+        memset(e + 1, 0, sizeof(wide_block_t) - sizeof(*e));
+    w->capacity += WIDE_BLOCK_CHUNK;
+    return ONIC_OK;
+}
+
+/* A new, empty block linked after b, from the free list, which the caller
+ * made non-empty. */
+static wide_block_t *wide_block_link_after(wide_t *w, wide_block_t *b)
+{
+    wide_block_t *nb = onic_pool_get(&w->blocks);
+
+    assert(nb != NULL && "wide: insert without a free block");
+    nb->valid = 0;
+    nb->start = 0;
+    nb->used  = 0;
+    nb->prev  = b;
+    nb->next  = b->next;
+    if (b->next != NULL)
+        b->next->prev = nb;
+    else
+        w->tail = nb;
+    b->next = nb;
+    nb->skip = nb->next != NULL ? nb->next->next : NULL;
+    b->skip = nb->next;
+    if (b->prev != NULL)
+        b->prev->skip = nb;
+    w->nblocks++;
+    return nb;
+}
+
 /* A new, empty tail from the free list, which reserve made non-empty. Only
  * the header is reset: slot contents count only under valid. */
 static wide_block_t *wide_block_push(wide_t *w)
@@ -602,20 +654,9 @@ static onic_status_t wide_reserve(onic_matcher_t *m)
 {
     wide_t *w = m->engine;
 
-    if ((w->tail != NULL && wide_tail_fits(w->tail)) || w->blocks.free_list != NULL)
+    if (w->tail != NULL && wide_tail_fits(w->tail))
         return ONIC_OK;
-    if (!onic_pool_grow(&w->blocks)) {
-        onic_error("match: cannot allocate %d wide blocks for a queue of length %zu",
-                   WIDE_BLOCK_CHUNK, w->count);
-        return ONIC_ERR_NO_MEMORY;
-    }
-    /* The free list is exactly the new chunk. Define its slots once, past the
-     * link word, so compares of unused slots never read uninitialized memory
-     * and no append has to clear a block. */
-    for (void **e = w->blocks.free_list; e != NULL; e = *e)
-        memset(e + 1, 0, sizeof(wide_block_t) - sizeof(*e));
-    w->capacity += WIDE_BLOCK_CHUNK;
-    return ONIC_OK;
+    return wide_blocks_ensure(w);
 }
 
 static void wide_append(onic_matcher_t *m, onic_mentry_t *e)
@@ -635,6 +676,137 @@ static void wide_append(onic_matcher_t *m, onic_mentry_t *e)
     b->valid |= (uint16_t)(1u << s);
     w->count++;
     wide_cleanup_step(w, 0);
+}
+
+/* Put e at position p (0: in front of the first entry) of b's queue order.
+ * Needs a free block if b is full. */
+static void wide_block_put(wide_t *w, wide_block_t *b, unsigned p, wide_entry_t *e)
+{
+    unsigned start, used;
+
+    if (wide_live(b) != b->used)
+        wide_block_pack(b);
+    if (b->used == WIDE_SLOTS) {
+        /* Split: positions p.. go to a new block behind b. */
+        wide_block_t *nb = wide_block_link_after(w, b);
+        unsigned n = 0;
+
+        for (unsigned i = p; i < WIDE_SLOTS; i++)
+            wide_slot_move(nb, n++, b, wide_pos(b, i));
+        nb->used = (uint8_t)n;
+        nb->valid = (uint16_t)((1u << n) - 1);
+        b->used = (uint8_t)p;
+        b->valid = (uint16_t)wide_rotl((1u << p) - 1, b->start);
+        if (p == WIDE_SLOTS) {
+            b = nb;
+            p = 0;
+        }
+    }
+    /* Dense with room: slide the shorter side by one slot. Locals: the
+     * byte stores of a move could alias the header. */
+    start = b->start;
+    used = b->used;
+    if (p >= used - p) {
+        for (unsigned i = used; i > p; i--)
+            wide_slot_move(b, (start + i) & (WIDE_SLOTS - 1),
+                           b, (start + i - 1) & (WIDE_SLOTS - 1));
+    } else {
+        start = (start - 1) & (WIDE_SLOTS - 1);
+        for (unsigned i = 0; i < p; i++)
+            wide_slot_move(b, (start + i) & (WIDE_SLOTS - 1),
+                           b, (start + i + 1) & (WIDE_SLOTS - 1));
+    }
+    used++;
+    wide_slot_set(b, (start + p) & (WIDE_SLOTS - 1), e);
+    b->start = (uint8_t)start;
+    b->used  = (uint8_t)used;
+    b->valid = (uint16_t)wide_rotl((1u << used) - 1, start);
+}
+
+static onic_status_t wide_insert(onic_matcher_t *m, onic_mentry_t *e, onic_mentry_t *anchor,
+                                 int after)
+{
+    wide_t *w = m->engine;
+    wide_entry_t *we = (wide_entry_t *)e, *at = (wide_entry_t *)anchor;
+    wide_block_t *b;
+    onic_status_t status;
+
+    if (w->count == 0) {
+        status = wide_reserve(m);
+        if (status == ONIC_OK)
+            wide_append(m, e);
+        return status;
+    }
+    b = at != NULL ? at->block : w->head;
+    if (wide_live(b) == WIDE_SLOTS && (status = wide_blocks_ensure(w)) != ONIC_OK)
+        return status;
+    if (wide_live(b) != b->used)
+        wide_block_pack(b);  /* before reading the anchor's place: packing moves it */
+    wide_block_put(w, b, at == NULL ? 0 : ((at->slot - b->start) & (WIDE_SLOTS - 1)) + (after != 0),
+                   we);
+    w->count++;
+    wide_cleanup_step(w, 0);
+    return ONIC_OK;
+}
+
+static onic_mentry_t *wide_neighbour(onic_matcher_t *m, const onic_mentry_t *e, int after)
+{
+    const wide_entry_t *we = (const wide_entry_t *)e;
+    const wide_block_t *b = we->block;
+    unsigned p = (we->slot - b->start) & (WIDE_SLOTS - 1);
+    unsigned live = wide_rotr(b->valid, b->start);
+    unsigned rest = after ? live & ~((2u << p) - 1) : live & ((1u << p) - 1);
+
+    (void)m;
+    if (rest == 0) {
+        b = after ? b->next : b->prev;
+        if (b == NULL)
+            return NULL;
+        rest = wide_rotr(b->valid, b->start); /* not empty: only a lone block may be */
+    }
+    p = after ? (unsigned)__builtin_ctz(rest) : 31u - (unsigned)__builtin_clz(rest);
+    return &b->entry[wide_pos(b, p)]->super;
+}
+
+static onic_status_t wide_renumber(onic_matcher_t *m, uint64_t base, uint64_t stride)
+{
+    wide_t *w = m->engine;
+
+    for (wide_block_t *b = w->head; b != NULL; b = b->next)
+        for (unsigned i = 0; i < b->used; i++)
+            if (b->valid & (1u << wide_pos(b, i))) {
+                b->entry[wide_pos(b, i)]->super.seq = base;
+                base += stride;
+            }
+    return ONIC_OK;
+}
+
+/* find with accept: from each block the scan stops at, the block's later
+ * slots are tried in order (the scan already counted them as inspected),
+ * then the scan resumes at the next block. */
+static wide_block_t *wide_find_accept(wide_t *w, onic_mkey_t key, onic_mkey_t ignore,
+                                      onic_match_accept_t accept, void *arg, unsigned *slot_p,
+                                      uint64_t *inspected_p)
+{
+    uint64_t inspected = 0, part;
+    unsigned s;
+    wide_block_t *b = w->scan(w->head, key, ignore, &s, &inspected);
+
+    while (b != NULL) {
+        unsigned p = (s - b->start) & (WIDE_SLOTS - 1);
+        for (unsigned rest = wide_rotr(b->valid, b->start) >> p << p; rest != 0; rest &= rest - 1) {
+            s = wide_pos(b, (unsigned)__builtin_ctz(rest));
+            if (wide_slot_matches(b, s, key, ignore) && accept(arg, b->entry[s]->super.cookie)) {
+                *slot_p = s;
+                *inspected_p = inspected;
+                return b;
+            }
+        }
+        b = w->scan(b->next, key, ignore, &s, &part);
+        inspected += part;
+    }
+    *inspected_p = inspected;
+    return NULL;
 }
 
 static onic_mentry_t *wide_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int remove)
@@ -665,6 +837,23 @@ static onic_mentry_t *wide_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t 
     return we != NULL ? &we->super : NULL;
 }
 
+static onic_mentry_t *wide_find_accept_op(onic_matcher_t *m, onic_mkey_t key,
+                                          onic_mkey_t ignore, onic_match_accept_t accept,
+                                          void *arg, int remove)
+{
+    wide_t *w = m->engine;
+    uint64_t inspected;
+    unsigned s = 0;
+    wide_block_t *b = wide_find_accept(w, key, ignore, accept, arg, &s, &inspected);
+    wide_entry_t *we = b != NULL ? b->entry[s] : NULL;
+
+    m->stats.inspected += inspected;
+    if (b != NULL && remove)
+        wide_slot_clear(w, b, s);
+    wide_cleanup_step(w, b == NULL || !remove);
+    return we != NULL ? &we->super : NULL;
+}
+
 static void wide_remove(onic_matcher_t *m, onic_mentry_t *e)
 {
     wide_t *w = m->engine;
@@ -683,7 +872,11 @@ const onic_match_ops_t onic_match_wide_ops = {
     .fini       = wide_fini,
     .reserve    = wide_reserve,
     .append     = wide_append,
+    .insert     = wide_insert,
+    .neighbour  = wide_neighbour,
+    .renumber   = wide_renumber,
     .find       = wide_find,
+    .find_accept = wide_find_accept_op,
     .remove     = wide_remove,
 };
 

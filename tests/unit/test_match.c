@@ -309,6 +309,329 @@ static void test_steady_state_allocates_nothing(void)
     }
 }
 
+/* --- ordered insertion and find with accept --- */
+
+static const onic_mkey_t any_key = {0, 0}, any_ign = {~0ull, ~0ull}, no_ign = {0, 0};
+
+static onic_mentry_t *ins(onic_matcher_t *m, onic_match_pos_t pos, onic_mentry_t *anchor,
+                          uint64_t bits, uintptr_t c)
+{
+    onic_mkey_t key = {bits, 0};
+    onic_mentry_t *e = NULL;
+    REQUIRE(onic_matcher_insert(m, key, no_ign, (void *)c, pos, anchor, &e) == ONIC_OK);
+    REQUIRE(e != NULL);
+    return e;
+}
+
+/* Take everything out with a full wildcard: the cookies must come in order. */
+static void drain_expect(onic_matcher_t *m, const uintptr_t *want, size_t n)
+{
+    CHECK_EQ(onic_matcher_length(m), n);
+    for (size_t i = 0; i < n; i++) {
+        uintptr_t got = (uintptr_t)onic_matcher_match(m, any_key, any_ign);
+        if (got != want[i]) {
+            CHECK_EQ(got, want[i]);
+            return;
+        }
+    }
+    CHECK(onic_matcher_match(m, any_key, any_ign) == NULL);
+}
+
+static void test_insert_positions(void)
+{
+    onic_matcher_t *m = make();
+    onic_mentry_t *e1, *e2, *e0, *e3, *e10, *e20, *gone;
+    onic_match_stats_t st;
+
+    e0 = ins(m, ONIC_MATCH_HEAD, NULL, 1, 100);      /* into an empty queue */
+    e1 = ins(m, ONIC_MATCH_TAIL, NULL, 1, 101);
+    e2 = post(m, 0, 0, 0, 102);                       /* an append, key {0, 0} */
+    e3 = ins(m, ONIC_MATCH_HEAD, NULL, 1, 99);        /* new head */
+    e10 = ins(m, ONIC_MATCH_BEFORE, e1, 1, 110);      /* 99 100 110 101 102 */
+    e20 = ins(m, ONIC_MATCH_AFTER, e2, 1, 120);       /* after the tail */
+    ins(m, ONIC_MATCH_BEFORE, e3, 1, 98);             /* before the head */
+    ins(m, ONIC_MATCH_AFTER, e10, 1, 111);            /* anchors made by inserts */
+    ins(m, ONIC_MATCH_BEFORE, e20, 1, 119);
+    ins(m, ONIC_MATCH_AFTER, e0, 1, 105);
+    CHECK((gone = ins(m, ONIC_MATCH_TAIL, NULL, 1, 200)) != NULL);
+    CHECK(onic_matcher_remove(m, gone) == ONIC_OK);
+    /* The query {1, 0} fits everything but the append: the first in order. */
+    onic_mkey_t one = {1, 0};
+    CHECK_EQ((uintptr_t)onic_matcher_peek(m, one, no_ign), 98);
+    CHECK_EQ(arrive(m, 0, 0, 0, 0), 102);
+    onic_matcher_stats(m, &st);
+    CHECK_EQ(st.appends, 11);
+    CHECK_EQ(st.max_length, 11);
+    static const uintptr_t want[] = {98, 99, 100, 105, 110, 111, 101, 102, 119, 120};
+    drain_expect(m, want, 10);
+
+    /* Removed anchors, including removed by a match, and the anchor's own
+     * neighbours gone. */
+    e1 = ins(m, ONIC_MATCH_TAIL, NULL, 1, 1);
+    e2 = ins(m, ONIC_MATCH_TAIL, NULL, 2, 2);
+    e3 = ins(m, ONIC_MATCH_TAIL, NULL, 3, 3);
+    CHECK(onic_matcher_remove(m, e1) == ONIC_OK);
+    CHECK(onic_matcher_remove(m, e3) == ONIC_OK);
+    ins(m, ONIC_MATCH_BEFORE, e2, 4, 4);
+    ins(m, ONIC_MATCH_AFTER, e2, 5, 5);
+    onic_mkey_t two = {2, 0};
+    CHECK_EQ((uintptr_t)onic_matcher_match(m, two, no_ign), 2);
+    e0 = NULL;
+    onic_mkey_t k = {7, 0};
+    fprintf(stderr, "(errors about bad inserts are expected next)\n");
+    CHECK(onic_matcher_insert(m, k, no_ign, (void *)7, ONIC_MATCH_AFTER, e2, &e0) ==
+          ONIC_ERR_NO_ELEM);
+    CHECK(onic_matcher_insert(m, k, no_ign, (void *)7, ONIC_MATCH_BEFORE, NULL, &e0) ==
+          ONIC_ERR_INVALID_PARAM);
+    CHECK(onic_matcher_insert(m, k, no_ign, (void *)7, ONIC_MATCH_AFTER, NULL, &e0) ==
+          ONIC_ERR_INVALID_PARAM);
+    CHECK(onic_matcher_insert(m, k, no_ign, (void *)7, (onic_match_pos_t)4, e2, &e0) ==
+          ONIC_ERR_INVALID_PARAM);
+    CHECK(onic_matcher_insert(m, k, no_ign, (void *)7, (onic_match_pos_t)-1, NULL, &e0) ==
+          ONIC_ERR_INVALID_PARAM);
+    CHECK(onic_matcher_insert(NULL, k, no_ign, (void *)7, ONIC_MATCH_HEAD, NULL, &e0) ==
+          ONIC_ERR_INVALID_PARAM);
+    CHECK(e0 == NULL); /* outputs only on success */
+    onic_matcher_stats(m, &st);
+    CHECK_EQ(st.appends, 16);
+    static const uintptr_t want2[] = {4, 5};
+    drain_expect(m, want2, 2);
+    /* HEAD and TAIL ignore the anchor, even a stale one. */
+    ins(m, ONIC_MATCH_TAIL, e2, 1, 11);
+    ins(m, ONIC_MATCH_HEAD, e2, 1, 10);
+    static const uintptr_t want3[] = {10, 11};
+    drain_expect(m, want3, 2);
+    onic_matcher_destroy(m);
+}
+
+/* Deep queues (past hash's small array, alpu's threshold and batches, many
+ * wide blocks), and inserts that use up the gaps between keys: with tiny
+ * gaps every few inserts renumber the queue. */
+static void test_insert_long(int tiny)
+{
+    enum { N = 400, EXTRA = 600 };
+    onic_matcher_t *m = make();
+    static onic_mentry_t *e[N];
+    static uintptr_t want[N + EXTRA + 4];
+    size_t n = 0;
+
+    if (tiny) {
+        m->seq_stride = 2;
+        m->seq_step = 1;
+    }
+    for (int i = 0; i < N; i++)
+        e[i] = ins(m, ONIC_MATCH_TAIL, NULL, (uint64_t)i, (uintptr_t)i + 1);
+    /* Look-ups first, so that the alpu unit is loaded and hash views exist. */
+    onic_mkey_t k = {123, 0};
+    CHECK_EQ((uintptr_t)onic_matcher_peek(m, k, no_ign), 124);
+    CHECK_EQ((uintptr_t)onic_matcher_peek(m, any_key, any_ign), 1);
+    /* Forward fills before a marker (entry 200) and after the last insert. */
+    onic_mentry_t *last = e[300];
+    for (int i = 0; i < EXTRA / 2; i++) {
+        ins(m, ONIC_MATCH_BEFORE, e[200], 123, 10000 + (uintptr_t)i);
+        last = ins(m, ONIC_MATCH_AFTER, last, 123, 20000 + (uintptr_t)i);
+    }
+    ins(m, ONIC_MATCH_HEAD, NULL, 123, 90005);
+    ins(m, ONIC_MATCH_AFTER, e[N - 1], 123, 90006);
+    ins(m, ONIC_MATCH_BEFORE, e[0], 123, 90007);
+    ins(m, ONIC_MATCH_AFTER, e[0], 123, 90008);
+    if (tiny)
+        CHECK(m->renumbers > 0);
+    else
+        CHECK_EQ(m->renumbers, 0);
+    /* The first with key 123 is the head insert; after it, order. */
+    CHECK_EQ((uintptr_t)onic_matcher_peek(m, k, no_ign), 90005);
+    want[n++] = 90005;
+    want[n++] = 90007;
+    for (int i = 0; i < N; i++) {
+        if (i == 200)
+            for (int j = 0; j < EXTRA / 2; j++)
+                want[n++] = 10000 + (uintptr_t)j;
+        want[n++] = (uintptr_t)i + 1;
+        if (i == 0)
+            want[n++] = 90008;
+        if (i == 300)
+            for (int j = 0; j < EXTRA / 2; j++)
+                want[n++] = 20000 + (uintptr_t)j;
+    }
+    want[n++] = 90006;
+    /* Exact look-ups of key 123 come out in order too, with removes. */
+    CHECK_EQ((uintptr_t)onic_matcher_match(m, k, no_ign), 90005);
+    CHECK_EQ((uintptr_t)onic_matcher_match(m, k, no_ign), 90007);
+    CHECK_EQ((uintptr_t)onic_matcher_match(m, k, no_ign), 90008);
+    CHECK_EQ((uintptr_t)onic_matcher_match(m, k, no_ign), 124); /* entry 123 */
+    CHECK_EQ((uintptr_t)onic_matcher_match(m, k, no_ign), 10000);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+        if (want[i] != 90005 && want[i] != 90007 && want[i] != 90008 && want[i] != 124 &&
+            want[i] != 10000)
+            want[kept++] = want[i];
+    drain_expect(m, want, kept);
+    onic_matcher_destroy(m);
+}
+
+typedef struct accept_log {
+    uintptr_t refuse_below;  /* refuse cookies under this */
+    uintptr_t refuse_odd;    /* and odd ones, when set */
+    size_t    n;
+    uintptr_t calls[64];
+} accept_log_t;
+
+static int accept_log(void *arg, void *cookie)
+{
+    accept_log_t *a = arg;
+    uintptr_t c = (uintptr_t)cookie;
+
+    if (a->n < 64)
+        a->calls[a->n] = c;
+    a->n++;
+    return c >= a->refuse_below && !(a->refuse_odd && (c & 1));
+}
+
+static void test_find_accept(void)
+{
+    onic_matcher_t *m = make();
+    accept_log_t a = {0, 0, 0, {0}};
+    onic_match_stats_t st;
+
+    for (uintptr_t i = 1; i <= 10; i++)
+        post(m, 0, 1, 1, i);
+    /* accept NULL: match and peek. */
+    CHECK_EQ((uintptr_t)onic_matcher_find(m, key_of(0, 1, 1, &(onic_mkey_t){0}), no_ign, NULL,
+                                          NULL, 0), 1);
+    /* Refuse the first k, keep. */
+    for (uintptr_t k = 0; k < 10; k++) {
+        a = (accept_log_t){k + 1, 0, 0, {0}};
+        CHECK_EQ((uintptr_t)onic_matcher_find(m, key_of(0, 1, 1, &(onic_mkey_t){0}), no_ign,
+                                              accept_log, &a, 0), k + 1);
+        CHECK_EQ(a.n, k + 1);
+        for (size_t i = 0; i < a.n && i < 64; i++)
+            REQUIRE(a.calls[i] == i + 1);
+    }
+    /* Refuse all: NULL, every match offered once, in order. */
+    a = (accept_log_t){1000, 0, 0, {0}};
+    CHECK(onic_matcher_find(m, key_of(0, 1, 1, &(onic_mkey_t){0}), no_ign, accept_log, &a, 1) ==
+          NULL);
+    CHECK_EQ(a.n, 10);
+    CHECK_EQ(onic_matcher_length(m), 10);
+    /* Refuse the odd ones, remove: 2, 4, ... come out and the odd stay. */
+    for (uintptr_t i = 2; i <= 10; i += 2) {
+        a = (accept_log_t){0, 1, 0, {0}};
+        CHECK_EQ((uintptr_t)onic_matcher_find(m, key_of(0, 1, 1, &(onic_mkey_t){0}), no_ign,
+                                              accept_log, &a, 1), i);
+        CHECK_EQ(a.n, i / 2 + 1);
+    }
+    CHECK_EQ(onic_matcher_length(m), 5);
+    static const uintptr_t odd[] = {1, 3, 5, 7, 9};
+    drain_expect(m, odd, 5);
+
+    /* Wildcard entries and a non-matching entry in between: only matches
+     * are offered, in queue order across wildcard shapes. */
+    post(m, 0, -1, 5, 1);   /* ANY_SOURCE */
+    post(m, 0, 3, 6, 2);    /* no match for (3, 5) */
+    post(m, 0, 3, 5, 3);    /* exact */
+    post(m, 0, 3, -1, 4);   /* ANY_TAG */
+    post(m, 0, -1, -1, 5);  /* both */
+    onic_mkey_t hdr_ign, hdr = key_of(0, 3, 5, &hdr_ign);
+    a = (accept_log_t){5, 0, 0, {0}};
+    CHECK_EQ((uintptr_t)onic_matcher_find(m, hdr, hdr_ign, accept_log, &a, 1), 5);
+    CHECK_EQ(a.n, 4);
+    CHECK(a.calls[0] == 1 && a.calls[1] == 3 && a.calls[2] == 4 && a.calls[3] == 5);
+    drain_expect(m, (const uintptr_t[]){1, 2, 3, 4}, 4);
+
+    /* Exact entries, wildcard queries (unexpected messages). */
+    for (uintptr_t i = 1; i <= 6; i++)
+        post(m, 0, (int)(i % 3), (int)(i % 2), i);  /* (src, tag): 1,1 2,0 0,1 1,0 2,1 0,0 */
+    onic_mkey_t qi, q = key_of(0, -1, 1, &qi);           /* ANY_SOURCE tag 1: 1, 3, 5 */
+    a = (accept_log_t){4, 0, 0, {0}};
+    CHECK_EQ((uintptr_t)onic_matcher_find(m, q, qi, accept_log, &a, 0), 5);
+    CHECK(a.n == 3 && a.calls[0] == 1 && a.calls[1] == 3 && a.calls[2] == 5);
+    q = key_of(0, -1, -1, &qi);
+    a = (accept_log_t){0, 1, 0, {0}};
+    CHECK_EQ((uintptr_t)onic_matcher_find(m, q, qi, accept_log, &a, 1), 2);
+    CHECK_EQ(a.n, 2);
+    onic_matcher_stats(m, &st);
+    CHECK(st.lookups > 15 && st.hits > 10);
+    CHECK(onic_matcher_find(NULL, q, qi, accept_log, &a, 1) == NULL);
+    drain_expect(m, (const uintptr_t[]){1, 3, 4, 5, 6}, 5);
+    onic_matcher_destroy(m);
+}
+
+/* find with accept in deep queues, where engines take their long paths:
+ * refusals deep in the alpu unit, across wide blocks and hash views. */
+static void test_find_accept_long(void)
+{
+    enum { N = 700 };
+    onic_matcher_t *m = make();
+    accept_log_t a;
+
+    for (int i = 0; i < N; i++)
+        post(m, 0, i % 4, i % 5, (uintptr_t)i + 1);
+    /* Exact (1, 1): entries 1, 21, 41, ... (i = 1 mod 20); refuse below 500. */
+    a = (accept_log_t){500, 0, 0, {0}};
+    CHECK_EQ(arrive(m, 0, 1, 1, 0), 2);
+    onic_mkey_t ki, k = key_of(0, 1, 1, &ki);
+    CHECK_EQ((uintptr_t)onic_matcher_find(m, k, ki, accept_log, &a, 1), 502);
+    CHECK_EQ(a.n, 26);
+    CHECK_EQ(arrive(m, 0, -1, 1, 0), 2);
+    k = key_of(0, -1, 1, &ki); /* i = 1 mod 5 */
+    a = (accept_log_t){600, 1, 0, {0}};
+    CHECK_EQ((uintptr_t)onic_matcher_find(m, k, ki, accept_log, &a, 1), 602);
+    CHECK_EQ(a.n, 120); /* 2, 7, ... 597 but 502, then 602 */
+    CHECK_EQ(onic_matcher_length(m), N - 2);
+    CHECK_EQ(arrive(m, 0, -1, -1, 1), 1);
+    onic_matcher_destroy(m);
+}
+
+static void test_insert_out_of_memory(int tiny)
+{
+    static const onic_match_pos_t poss[] = {ONIC_MATCH_HEAD, ONIC_MATCH_BEFORE, ONIC_MATCH_AFTER,
+                                            ONIC_MATCH_TAIL};
+    enum { MAX = 3000 };
+    static uintptr_t want[MAX];
+    static onic_mentry_t *h[MAX];
+    onic_matcher_t *m = make();
+    size_t n = 0;
+    onic_status_t s = ONIC_OK;
+    unsigned refused = 0;
+
+    if (tiny) {
+        m->seq_stride = 2;
+        m->seq_step = 1;
+    }
+    for (; n < 300; n++) {
+        h[n] = ins(m, ONIC_MATCH_TAIL, NULL, n % 7, n + 1);
+        want[n] = n + 1;
+    }
+    CHECK_EQ((uintptr_t)onic_matcher_peek(m, any_key, any_ign), 1);
+    onic_mem_fail_after(0);
+    for (unsigned i = 0; n < MAX && refused < 40; i++) {
+        onic_match_pos_t pos = poss[i % 4];
+        size_t at = pos == ONIC_MATCH_HEAD ? 0 : pos == ONIC_MATCH_TAIL ? n : (i * 7919u) % n;
+        onic_mentry_t *anchor = pos == ONIC_MATCH_HEAD || pos == ONIC_MATCH_TAIL ? NULL : h[at];
+        onic_mentry_t *e = NULL;
+        onic_mkey_t key = {i % 7, 0};
+
+        at += pos == ONIC_MATCH_AFTER;
+        s = onic_matcher_insert(m, key, no_ign, (void *)(uintptr_t)(10000 + i), pos, anchor, &e);
+        if (s != ONIC_OK) {
+            REQUIRE(s == ONIC_ERR_NO_MEMORY && e == NULL);
+            REQUIRE(onic_matcher_length(m) == n);
+            refused++;
+            continue;
+        }
+        memmove(&want[at + 1], &want[at], (n - at) * sizeof(want[0]));
+        memmove(&h[at + 1], &h[at], (n - at) * sizeof(h[0]));
+        want[at] = 10000 + i;
+        h[at] = e;
+        n++;
+    }
+    onic_mem_fail_after(-1);
+    CHECK_EQ(refused, 40);
+    drain_expect(m, want, n);
+    onic_matcher_destroy(m);
+}
+
 static void run_engine_case(const engine_case_t *c)
 {
     unsigned before = check_failed;
@@ -324,6 +647,13 @@ static void run_engine_case(const engine_case_t *c)
     test_portals_masks();
     test_out_of_memory();
     test_steady_state_allocates_nothing();
+    test_insert_positions();
+    test_insert_long(0);
+    test_insert_long(1);
+    test_find_accept();
+    test_find_accept_long();
+    test_insert_out_of_memory(0);
+    test_insert_out_of_memory(1);
     printf("%-28s %s\n", c->label, check_failed == before ? "ok" : "FAILED");
 }
 
