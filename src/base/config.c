@@ -12,6 +12,7 @@ const char *const onic_config_match_engines[] = {"hash", "list", "alpu", "wide",
 static const char *const log_values[]  = {"error", "warn", "info", "debug", "trace", NULL};
 static const char *const simd_values[] = {"auto", "scalar", "avx2", NULL};
 const char *const onic_config_shm_rma_values[] = {"auto", "cma", "copy", NULL};
+const char *const onic_config_xport_values[] = {"shm", NULL};
 
 #define CFG_FIELD(_f) offsetof(onic_config_t, _f)
 
@@ -32,8 +33,12 @@ static const onic_config_var_t config_vars[] = {
      "operation", ONIC_CONFIG_UINT, 1, 1024, NULL, CFG_FIELD(wide_cleanup)},
     {"ONIC_HASH_BUCKETS", "64", "initial buckets of each hash index (they grow with the queue)",
      ONIC_CONFIG_UINT_POW2, 1, 65536, NULL, CFG_FIELD(hash_buckets)},
+    {"ONIC_XPORT", "shm", "transport to the job's other processes (a process reaches itself "
+     "through self): shm, shared memory on this node", ONIC_CONFIG_ENUM, 0, 0,
+     onic_config_xport_values, CFG_FIELD(xport)},
     {"ONIC_SHM_RING_SLOTS", "256", "64-byte slots in each sender's ring in a receiver's shared "
-     "memory (credits per sender); a message takes 1 + payload/64",
+     "memory (credits per sender); a message takes one, plus payload/64 when its payload does "
+     "not fit behind its header",
      ONIC_CONFIG_UINT_POW2, 2, 65536, NULL, CFG_FIELD(shm_ring_slots)},
     {"ONIC_SHM_RMA", "auto", "how shm moves RMA data: cma (one copy by process_vm_readv/"
      "writev), copy (two processes copying through shared bounce buffers at once) or auto "

@@ -15,6 +15,12 @@ typedef enum onic_simd {
     ONIC_SIMD_AVX2   = 2
 } onic_simd_t;
 
+/* ONIC_XPORT: the transport to the other processes of a job. */
+typedef enum onic_config_xport {
+    ONIC_XPORT_SHM = 0,
+    ONIC_XPORT_COUNT
+} onic_config_xport_t;
+
 typedef enum onic_config_shm_rma {
     ONIC_SHM_RMA_AUTO = 0,
     ONIC_SHM_RMA_CMA  = 1,
@@ -32,6 +38,7 @@ typedef struct onic_config {
     unsigned    alpu_threshold; /* ONIC_ALPU_THRESHOLD */
     unsigned    wide_cleanup;   /* ONIC_WIDE_CLEANUP */
     unsigned    hash_buckets;   /* ONIC_HASH_BUCKETS */
+    unsigned    xport;          /* ONIC_XPORT: onic_config_xport_t */
     unsigned    shm_ring_slots; /* ONIC_SHM_RING_SLOTS */
     unsigned    shm_rma;        /* ONIC_SHM_RMA: onic_config_shm_rma_t */
     unsigned    shm_cma_min;    /* ONIC_SHM_CMA_MIN */
@@ -64,6 +71,7 @@ typedef struct onic_config_var {
 
 extern const char *const onic_config_match_engines[];
 extern const char *const onic_config_shm_rma_values[];
+extern const char *const onic_config_xport_values[];
 
 /* The whole table, for onic-info. */
 const onic_config_var_t *onic_config_vars(size_t *count_p);

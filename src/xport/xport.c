@@ -1,10 +1,12 @@
 /* The transport front end: argument checks, the transport for each peer
- * (self for this process, shm for the rest of the job) and the wait for
- * room, during which this process keeps draining its own rings so that
- * processes flooding each other cannot deadlock. What it drains is queued
- * (`deferred`) and delivered by the next poll, before anything newer: a
- * callback never runs inside send, so sends complete in the order they are
- * called, even sends made from callbacks. Also the self transport. */
+ * (self for this process, the one ONIC_XPORT names for the rest of the job)
+ * and the wait for room, during which this process keeps draining its own
+ * rings so that processes flooding each other cannot deadlock. What it
+ * drains is queued (`deferred`) and delivered by the next poll, before
+ * anything newer: a callback never runs inside send, so sends complete in
+ * the order they are called, even sends made from callbacks. Also RMA
+ * argument checks, registrations, the notification queue, and the self
+ * transport. */
 #include "xport/msgq.h"
 #include "xport/transport.h"
 #include "base/clock.h"
@@ -16,6 +18,15 @@
 
 #define XPORT_SPINS_BEFORE_YIELD 64
 
+/* The transports to other processes, by ONIC_XPORT (in the order of
+ * onic_config_xport_values). */
+static const onic_xport_ops_t *const xport_transports[] = {
+    &onic_xport_shm_ops,
+};
+
+static_assert(sizeof(xport_transports) / sizeof(xport_transports[0]) == ONIC_XPORT_COUNT,
+              "a transport for every ONIC_XPORT value");
+
 struct onic_xport {
     onic_xport_params_t params;
     onic_config_t       cfg;
@@ -23,12 +34,13 @@ struct onic_xport {
     onic_xport_notify_t notify;  /* finished RMA operations, for rma_cb */
     onic_xport_tparams_t tparams;
     void               *self;
-    void               *shm;   /* NULL in a job of one */
+    const onic_xport_ops_t *net;  /* to the other processes: ONIC_XPORT */
+    void               *peers;    /* net's state; NULL in a job of one */
     size_t              max_payload;
     onic_xport_msgq_t   deferred;       /* drained during send, not yet delivered */
     onic_xport_params_t defer_params;   /* rings' messages go to deferred */
     onic_xport_params_t poll_params;    /* rings' messages go to xport_deliver */
-    unsigned            shm_delivered;  /* by xport_deliver during this poll */
+    unsigned            net_delivered;  /* by xport_deliver during this poll */
 };
 
 static void xport_defer(void *arg, uint32_t src, const void *user_hdr, size_t user_len,
@@ -51,7 +63,7 @@ static void xport_deliver(void *arg, uint32_t src, const void *user_hdr, size_t 
     if (!onic_xport_msgq_empty(&x->deferred))
         xport_defer(x, src, user_hdr, user_len, payload, len);
     else {
-        x->shm_delivered++;
+        x->net_delivered++;
         x->params.recv_cb(x->params.cb_arg, src, user_hdr, user_len, payload, len);
     }
 }
@@ -82,17 +94,18 @@ onic_status_t onic_xport_open(const onic_xport_params_t *p, onic_xport_t **x_p)
     x->tparams.p = &x->params;
     x->tparams.mreg = &x->mreg;
     x->tparams.notify = &x->notify;
+    x->net = xport_transports[x->cfg.xport];
     status = onic_xport_self_ops.open(&x->tparams, &x->self);
     if (status == ONIC_OK && p->size > 1)
-        status = onic_xport_shm_ops.open(&x->tparams, &x->shm);
+        status = x->net->open(&x->tparams, &x->peers);
     if (status != ONIC_OK) {
         onic_xport_self_ops.close(x->self);
         onic_free(x);
         return status;
     }
     x->max_payload = onic_xport_self_ops.max_payload(x->self);
-    if (x->shm != NULL && onic_xport_shm_ops.max_payload(x->shm) < x->max_payload)
-        x->max_payload = onic_xport_shm_ops.max_payload(x->shm);
+    if (x->peers != NULL && x->net->max_payload(x->peers) < x->max_payload)
+        x->max_payload = x->net->max_payload(x->peers);
     *x_p = x;
     return ONIC_OK;
 }
@@ -101,8 +114,8 @@ void onic_xport_close(onic_xport_t *x)
 {
     if (x == NULL)
         return;
-    if (x->shm != NULL)
-        onic_xport_shm_ops.close(x->shm);
+    if (x->peers != NULL)
+        x->net->close(x->peers);
     onic_xport_self_ops.close(x->self);
     onic_xport_msgq_fini(&x->deferred);
     onic_xport_mreg_fini(&x->mreg);
@@ -124,12 +137,12 @@ unsigned onic_xport_poll(onic_xport_t *x)
         n += onic_xport_msgq_drain(&x->deferred, x->params.recv_cb, x->params.cb_arg);
     if (!onic_xport_msgq_empty(x->self)) /* self's state is its queue */
         n += onic_xport_self_ops.poll(x->self, &x->params);
-    if (x->shm != NULL) {
-        onic_xport_shm_ops.poll(x->shm, &x->poll_params);
+    if (x->peers != NULL) {
+        x->net->poll(x->peers, &x->poll_params);
         /* Counted when delivered: what a callback's send drained, and what
          * arrived behind it, goes out now, in order. */
-        n += x->shm_delivered;
-        x->shm_delivered = 0;
+        n += x->net_delivered;
+        x->net_delivered = 0;
         if (!onic_xport_msgq_empty(&x->deferred))
             n += onic_xport_msgq_drain(&x->deferred, x->params.recv_cb, x->params.cb_arg);
     }
@@ -142,7 +155,7 @@ unsigned onic_xport_poll(onic_xport_t *x)
  * for room in them) and move RMA along, spin briefly, then let others run. */
 static void xport_progress_deferred(onic_xport_t *x, unsigned *spins)
 {
-    unsigned n = x->shm != NULL ? onic_xport_shm_ops.poll(x->shm, &x->defer_params) : 0;
+    unsigned n = x->peers != NULL ? x->net->poll(x->peers, &x->defer_params) : 0;
 
     if (n == 0 && ++*spins >= XPORT_SPINS_BEFORE_YIELD) {
         sched_yield();
@@ -172,8 +185,8 @@ onic_status_t onic_xport_send(onic_xport_t *x, uint32_t peer, const void *user_h
                        "(at most %d)", user_len, ONIC_XPORT_USER_HDR);
         return ONIC_ERR_INVALID_PARAM;
     }
-    ops = peer == x->params.rank ? &onic_xport_self_ops : &onic_xport_shm_ops;
-    state = peer == x->params.rank ? x->self : x->shm;
+    ops = peer == x->params.rank ? &onic_xport_self_ops : x->net;
+    state = peer == x->params.rank ? x->self : x->peers;
     while ((status = ops->send(state, peer, user_hdr, user_len, payload, len)) ==
            ONIC_ERR_NO_RESOURCE)
         xport_progress_deferred(x, &spins);
@@ -199,12 +212,12 @@ unsigned onic_xport_wait(onic_xport_t *x, uint64_t timeout_ns)
             return 0;
         if (now - start < spin_ns)
             continue;
-        if (yields < XPORT_YIELDS_BEFORE_SLEEP || x->shm == NULL) {
+        if (yields < XPORT_YIELDS_BEFORE_SLEEP || x->peers == NULL || x->net->sleep == NULL) {
             yields++;
             sched_yield();
             continue;
         }
-        onic_xport_shm_ops.sleep(x->shm, deadline - now < XPORT_SLEEP_MAX_NS
+        x->net->sleep(x->peers, deadline - now < XPORT_SLEEP_MAX_NS
                                               ? deadline - now : XPORT_SLEEP_MAX_NS);
     }
     return n;
@@ -289,8 +302,13 @@ static onic_status_t xport_rma(onic_xport_t *x, uint32_t peer, int write, void *
         onic_xport_notify_post(&x->notify, ctx, ONIC_OK);
         return ONIC_OK;
     }
+    if (x->net->rma == NULL) {
+        onic_xport_notify_unreserve(&x->notify);
+        onic_error("xport: the %s transport has no RMA", x->net->name);
+        return ONIC_ERR_UNSUPPORTED;
+    }
     /* Too many in flight with this peer: move them along until one ends. */
-    while ((status = onic_xport_shm_ops.rma(x->shm, peer, write, local, rkey, roffset, len,
+    while ((status = x->net->rma(x->peers, peer, write, local, rkey, roffset, len,
                                             ctx)) == ONIC_ERR_NO_RESOURCE)
         xport_progress_deferred(x, &spins);
     if (status != ONIC_OK)
@@ -318,7 +336,7 @@ unsigned onic_xport_caps(const onic_xport_t *x, uint32_t peer)
         return 0;
     if (peer == x->params.rank)
         return onic_xport_self_ops.caps(x->self, peer);
-    return onic_xport_shm_ops.caps(x->shm, peer);
+    return x->net->caps(x->peers, peer);
 }
 
 size_t onic_xport_max_payload(const onic_xport_t *x)
@@ -328,7 +346,7 @@ size_t onic_xport_max_payload(const onic_xport_t *x)
 
 uint64_t onic_xport_drops(const onic_xport_t *x)
 {
-    return x == NULL || x->shm == NULL ? 0 : onic_xport_shm_ops.drops(x->shm);
+    return x == NULL || x->peers == NULL ? 0 : x->net->drops(x->peers);
 }
 
 /* --- self: messages to this process, queued and delivered in order at the
