@@ -242,6 +242,11 @@ static onic_status_t shm_open_region(shm_state_t *s, const char *jobid, const on
     if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce))
         nonce = onic_time_ns() ^ ((uint64_t)getpid() << 32);
     h = s->regions[s->rank];
+    /* Each lane's key: a stale slot must not pass for a message by chance. */
+    for (uint32_t r = 0; r < s->size; r++) {
+        nonce = nonce * 6364136223846793005ull + 1442695040888963407ull;
+        shm_lane(h, s->nslots, r)->key = nonce ^ (nonce >> 29);
+    }
     h->size = s->size;
     h->nslots = s->nslots;
     h->pid = (uint32_t)getpid();

@@ -9,6 +9,7 @@ void onic_shm_tx_init(onic_shm_tx_t *tx, onic_shm_lane_t *lane, uint32_t nslots)
     tx->nslots = nslots;
     tx->tail   = 0;
     tx->credit = 0;
+    tx->key    = __atomic_load_n(&lane->key, __ATOMIC_RELAXED);
     tx->release_only = 0;
 }
 
@@ -20,6 +21,7 @@ void onic_shm_rx_init(onic_shm_rx_t *rx, onic_shm_lane_t *lane, uint32_t nslots,
     rx->src       = src;
     rx->head      = 0;
     rx->published = 0;
+    rx->key       = __atomic_load_n(&lane->key, __ATOMIC_RELAXED);
     rx->broken    = 0;
 }
 
@@ -65,9 +67,11 @@ onic_status_t onic_shm_tx_try(onic_shm_tx_t *tx, unsigned kind, const void *user
      * sleep (shm.c): seq_cst, unless the receiver's asymmetric fence orders
      * this store for us. */
     if (tx->release_only)
-        __atomic_store_n(&hdr->ready, (uint64_t)need, __ATOMIC_RELEASE);
+        __atomic_store_n(&hdr->ready, onic_shm_ready_word(tx->key, tx->tail, need),
+                         __ATOMIC_RELEASE);
     else
-        __atomic_store_n(&hdr->ready, (uint64_t)need, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&hdr->ready, onic_shm_ready_word(tx->key, tx->tail, need),
+                         __ATOMIC_SEQ_CST);
     tx->tail += need;
     return ONIC_OK;
 }
@@ -85,7 +89,8 @@ unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload, u
 
     while (delivered < max && !rx->broken) {
         onic_xport_hdr_t *hdr = (onic_xport_hdr_t *)lane_slot(rx->slots, rx->nslots, rx->head);
-        uint64_t need = __atomic_load_n(&hdr->ready, __ATOMIC_ACQUIRE);
+        uint64_t word = __atomic_load_n(&hdr->ready, __ATOMIC_ACQUIRE) ^ rx->key;
+        uint64_t need = word & 0xff;
         /* Each field read once (the peer could change it between a check
          * and a use), and the message copied out of the ring: the slots go
          * back before the callback runs, so a callback that sends -- and
@@ -95,12 +100,12 @@ unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload, u
         uint8_t payload[ONIC_XPORT_MAX_PAYLOAD];
         size_t off, ring = (size_t)rx->nslots * ONIC_SHM_SLOT;
 
-        if (need == 0)
-            break;
+        if (word >> 8 != rx->head + 1)
+            break;  /* not written yet: what is there is from an earlier lap */
         len = __atomic_load_n(&hdr->len, __ATOMIC_RELAXED);
         user_len = __atomic_load_n(&hdr->user_len, __ATOMIC_RELAXED);
         kind = __atomic_load_n(&hdr->kind, __ATOMIC_RELAXED);
-        if (need > rx->nslots || len > max_payload || len > sizeof(payload) ||
+        if (need == 0 || need > rx->nslots || len > max_payload || len > sizeof(payload) ||
             user_len > ONIC_XPORT_USER_HDR || onic_shm_msg_slots(user_len, len) != need ||
             kind > max_kind) {
             rx->broken = 1; /* the caller counts and reports it */
@@ -116,11 +121,6 @@ unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload, u
             memcpy(payload, rx->slots + off, ring - off);
             memcpy(payload + (ring - off), rx->slots, len - (ring - off));
         }
-        /* Every consumed slot's first word back to zero before its credit
-         * returns: a stale non-zero word must never look like a message. */
-        for (uint64_t i = 0; i < need; i++)
-            __atomic_store_n((uint64_t *)lane_slot(rx->slots, rx->nslots, rx->head + i), 0,
-                             __ATOMIC_RELAXED);
         rx->head += need;
         if (rx->head - rx->published >= rx->nslots / 4)
             lane_publish(rx);

@@ -4,10 +4,18 @@
  * credits return. A message takes one header slot plus ceil(len / 64)
  * payload slots, or the header slot alone when the payload fits behind the
  * caller's header in it; the sender writes the payload, then the header,
- * then the header's first word with release semantics. The receiver polls only that
- * word, delivers, zeroes the first word of every slot it consumed and
- * publishes the consumed count in batches (and whenever it finds the lane
- * empty, so a waiting sender always gets its credits back).
+ * then the header's first word with release semantics.
+ *
+ * That word, `ready`, is stamped with the header slot's sequence number (its
+ * position counted from the lane's start, never wrapping) and the message's
+ * length in slots, xored with a random per-lane key. The receiver polls only
+ * the word at its head and takes it as a message only if it carries the
+ * head's own sequence number: whatever a slot held on an earlier lap cannot
+ * match, so the receiver never writes to the slots -- each slot line moves
+ * once from sender to receiver and once back, instead of three times with
+ * a zeroing store. The consumed count is published in batches (and whenever
+ * the receiver finds the lane empty, so a waiting sender always gets its
+ * credits back).
  *
  * Nothing read from the ring is trusted: a header whose sizes do not add up
  * breaks the lane (the receiver stops reading it) instead of being followed. */
@@ -18,11 +26,19 @@
 
 #define ONIC_SHM_SLOT 64
 
-/* In shared memory: the counter alone on its line, then the slots. */
+/* In shared memory: the counter and the key on their line, then the slots. */
 typedef struct onic_shm_lane {
     uint64_t consumed;  /* written by the receiver (release), read by the sender */
-    uint8_t  pad[ONIC_SHM_SLOT - sizeof(uint64_t)];
+    uint64_t key;       /* set by the receiver before the region is published */
+    uint8_t  pad[ONIC_SHM_SLOT - 2 * sizeof(uint64_t)];
 } onic_shm_lane_t;
+
+/* The ready word of a message of `need` slots whose header slot has
+ * sequence number seq. need < 256: a message is at most 1 + 2048 / 64. */
+static inline uint64_t onic_shm_ready_word(uint64_t key, uint64_t seq, uint32_t need)
+{
+    return ((seq + 1) << 8 | need) ^ key;
+}
 
 static_assert(sizeof(onic_shm_lane_t) == ONIC_SHM_SLOT, "the lane header is one line");
 
@@ -39,6 +55,7 @@ typedef struct onic_shm_tx {
     uint32_t         nslots;   /* a power of two */
     uint64_t         tail;     /* slots written, ever */
     uint64_t         credit;   /* the last consumed count read */
+    uint64_t         key;      /* the lane's, read once at init */
     /* The receiver fences asymmetrically before it sleeps (shm.c): publish
      * with a plain release store instead of a seq_cst one. */
     int              release_only;
@@ -52,6 +69,7 @@ typedef struct onic_shm_rx {
     uint32_t         src;        /* the sender: the lane, never the wire, says who */
     uint64_t         head;       /* slots consumed, ever */
     uint64_t         published;  /* the consumed count last made visible */
+    uint64_t         key;
     int              broken;     /* a malformed header was seen */
 } onic_shm_rx_t;
 
@@ -80,7 +98,7 @@ static inline int onic_shm_rx_pending(const onic_shm_rx_t *rx)
 {
     const uint64_t *first = (const uint64_t *)(rx->slots + (size_t)(rx->head & (rx->nslots - 1)) *
                                                              ONIC_SHM_SLOT);
-    return __atomic_load_n(first, __ATOMIC_SEQ_CST) != 0;
+    return ((__atomic_load_n(first, __ATOMIC_SEQ_CST) ^ rx->key) >> 8) == rx->head + 1;
 }
 
 /* Deliver up to max messages through cb, each copied out of the ring first

@@ -25,8 +25,9 @@
 #define ONIC_XPORT_MAX_PAYLOAD 2048u
 
 /* The first cache line of every message on the wire. `ready` is written last
- * with release semantics: non-zero marks a complete message and gives its
- * length in 64-byte slots (this one included). */
+ * with release semantics and tells the receiver the message is complete;
+ * what else it says is the transport's (shm: the slot's sequence number and
+ * the message's length in slots). */
 typedef struct onic_xport_hdr {
     uint64_t ready;
     uint32_t len;                        /* payload bytes after this line */

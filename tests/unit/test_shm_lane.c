@@ -113,7 +113,7 @@ static void test_malformed(void)
 
     memset(lane, 0, onic_shm_lane_size(nslots));
     onic_shm_rx_init(&rx, lane, nslots, 7);
-    hdr->ready = 3;     /* claims 3 slots... */
+    hdr->ready = onic_shm_ready_word(0, 0, 3);  /* claims 3 slots... */
     hdr->len = 1000;    /* ...but a payload that needs 17 */
     CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 0);
     CHECK(rx.broken);
@@ -121,28 +121,28 @@ static void test_malformed(void)
 
     memset(lane, 0, onic_shm_lane_size(nslots));
     onic_shm_rx_init(&rx, lane, nslots, 7);
-    hdr->ready = 1u << 20; /* more slots than the ring has */
+    hdr->ready = onic_shm_ready_word(0, 0, 9);  /* more slots than the ring has */
     hdr->len = 0;
     CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 0);
     CHECK(rx.broken);
 
     memset(lane, 0, onic_shm_lane_size(nslots));
     onic_shm_rx_init(&rx, lane, nslots, 7);
-    hdr->ready = 1;
+    hdr->ready = onic_shm_ready_word(0, 0, 1);
     hdr->user_len = 49; /* over the user header */
     CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 0);
     CHECK(rx.broken);
 
     memset(lane, 0, onic_shm_lane_size(nslots));
     onic_shm_rx_init(&rx, lane, nslots, 7);
-    hdr->ready = 1;
+    hdr->ready = onic_shm_ready_word(0, 0, 1);
     hdr->kind = 3; /* a kind this receiver does not know */
     CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 0);
     CHECK(rx.broken);
 
     memset(lane, 0, onic_shm_lane_size(nslots));
     onic_shm_rx_init(&rx, lane, nslots, 7);
-    hdr->ready = 1;     /* one slot... */
+    hdr->ready = onic_shm_ready_word(0, 0, 1);  /* one slot... */
     hdr->user_len = 40;
     hdr->len = 20;      /* ...but 60 bytes do not fit behind the header */
     CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 0);
@@ -150,9 +150,20 @@ static void test_malformed(void)
 
     memset(lane, 0, onic_shm_lane_size(nslots));
     onic_shm_rx_init(&rx, lane, nslots, 7);
-    hdr->ready = 2;     /* two slots for what fits in one: not what a sender writes */
+    hdr->ready = onic_shm_ready_word(0, 0, 2);  /* two slots for what fits in one */
     hdr->user_len = 8;
     hdr->len = 8;
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 0);
+    CHECK(rx.broken);
+
+    /* A word stamped for another lap, or a zero need, is not a message. */
+    memset(lane, 0, onic_shm_lane_size(nslots));
+    onic_shm_rx_init(&rx, lane, nslots, 7);
+    hdr->ready = onic_shm_ready_word(0, nslots, 1);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 0);
+    CHECK(!rx.broken);
+    CHECK(!onic_shm_rx_pending(&rx));
+    hdr->ready = onic_shm_ready_word(0, 0, 0);
     CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 0);
     CHECK(rx.broken);
     onic_free(lane);
