@@ -44,8 +44,10 @@ static_assert(sizeof(onic_xport_hdr_t) == 64, "a message header is one cache lin
 
 /* Called by poll and wait for each message, in order per sender; never by
  * send (what arrives while a send waits for room is queued for the next
- * poll). The pointers are valid only during the call. The callback may
- * send, to any rank. */
+ * poll). The pointers are valid only during the call. user_hdr is a private
+ * copy; payload may be read in place from shared memory, which a faulty
+ * peer could change meanwhile, so copy out what you check before you use
+ * it. The callback may send, to any rank. */
 typedef void (*onic_xport_recv_cb_t)(void *arg, uint32_t src, const void *user_hdr,
                                      size_t user_len, const void *payload, size_t len);
 
