@@ -127,6 +127,13 @@ static inline int onic_shm_btx_freed(const onic_shm_btx_t *tx)
 /* Handle every ready chunk in order through cb and free it. Returns how many
  * it handled; sets rx->broken on a malformed chunk. */
 unsigned      onic_shm_brx_poll(onic_shm_brx_t *rx, onic_shm_chunk_cb_t cb, void *arg);
+/* Whether a chunk is ready (acquire: for polling). */
+static inline int onic_shm_brx_ready(const onic_shm_brx_t *rx)
+{
+    return __atomic_load_n(&rx->hdrs[rx->consumed & (rx->nchunks - 1)].ready,
+                           __ATOMIC_ACQUIRE) == rx->consumed + 1;
+}
+
 /* Whether a chunk is ready. seq_cst: a consumer's re-check before it sleeps. */
 static inline int onic_shm_brx_pending(const onic_shm_brx_t *rx)
 {

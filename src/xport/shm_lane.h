@@ -94,8 +94,16 @@ static inline uint32_t onic_shm_msg_slots(size_t user_len, size_t len)
 onic_status_t onic_shm_tx_try(onic_shm_tx_t *tx, unsigned kind, const void *user_hdr,
                               size_t user_len, const void *payload, size_t len);
 
-/* Whether a message waits at the head of the lane. seq_cst: the re-check
- * of a receiver about to sleep (see shm.c's shm_wake). */
+/* Whether a message waits at the head of the lane (acquire: for polling). */
+static inline int onic_shm_rx_ready(const onic_shm_rx_t *rx)
+{
+    const uint64_t *first = (const uint64_t *)(rx->slots + (size_t)(rx->head & (rx->nslots - 1)) *
+                                                             ONIC_SHM_SLOT);
+    return ((__atomic_load_n(first, __ATOMIC_ACQUIRE) ^ rx->key) >> 8) == rx->head + 1;
+}
+
+/* The same, seq_cst: the re-check of a receiver about to sleep (see shm.c's
+ * shm_wake). */
 static inline int onic_shm_rx_pending(const onic_shm_rx_t *rx)
 {
     const uint64_t *first = (const uint64_t *)(rx->slots + (size_t)(rx->head & (rx->nslots - 1)) *
