@@ -44,8 +44,9 @@ static const onic_config_var_t config_vars[] = {
      "writev), copy (two processes copying through shared bounce buffers at once) or auto "
      "(cma from ONIC_SHM_CMA_MIN bytes up, where the kernel allows it)", ONIC_CONFIG_ENUM, 0, 0,
      onic_config_shm_rma_values, CFG_FIELD(shm_rma)},
-    {"ONIC_SHM_CMA_MIN", "262144", "with ONIC_SHM_RMA=auto, the smallest RMA in bytes that "
-     "goes by cma", ONIC_CONFIG_UINT, 0, 0x7fffffff, NULL, CFG_FIELD(shm_cma_min)},
+    {"ONIC_SHM_CMA_MIN", "0", "with ONIC_SHM_RMA=auto, the smallest RMA in bytes that goes by "
+     "cma (measured here, cma was never slower than the copy, and needs nothing from the peer)",
+     ONIC_CONFIG_UINT, 0, 0x7fffffff, NULL, CFG_FIELD(shm_cma_min)},
     {"ONIC_SHM_BOUNCE_CHUNK", "65536", "bytes in each chunk of a bounce buffer (one per sender "
      "in a receiver's shared memory)", ONIC_CONFIG_UINT_POW2, 4096, 4194304, NULL,
      CFG_FIELD(shm_bounce_chunk)},
