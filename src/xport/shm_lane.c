@@ -55,10 +55,17 @@ onic_status_t onic_shm_tx_try(onic_shm_tx_t *tx, unsigned kind, const void *user
             return ONIC_ERR_NO_RESOURCE;
     }
     hdr = (onic_xport_hdr_t *)lane_slot(tx->slots, tx->nslots, tx->tail);
-    if (need == 1 && len > 0)
+    if (need == 1 && len > 0) {
         memcpy(hdr->user + user_len, payload, len);
-    else if (len > 0)
+    } else if (len > 0) {
         lane_copy_in(tx->slots, tx->nslots, tx->tail + 1, payload, len);
+        /* Write the last payload slot's first word whole: a word left half
+         * from a header two laps ago could, by chance, carry the sequence
+         * number the receiver waits for there (see the lane header). */
+        if (len % ONIC_SHM_SLOT != 0 && len % ONIC_SHM_SLOT < sizeof(uint64_t))
+            memset(lane_slot(tx->slots, tx->nslots, tx->tail + need - 1) + len % ONIC_SHM_SLOT,
+                   0, sizeof(uint64_t) - len % ONIC_SHM_SLOT);
+    }
     hdr->len = (uint32_t)len;
     hdr->user_len = (uint16_t)user_len;
     hdr->kind = (uint16_t)kind;

@@ -13,7 +13,11 @@
  * head's own sequence number: whatever a slot held on an earlier lap cannot
  * match, so the receiver never writes to the slots -- each slot line moves
  * once from sender to receiver and once back, instead of three times with
- * a zeroing store. The consumed count is published in batches (and whenever
+ * a zeroing store. That holds because every lap writes the first word of
+ * every slot whole (a header's ready word, or a payload slot's first eight
+ * bytes, padded when the payload ends inside them): a word mixing a few new
+ * payload bytes with an old header's bytes could otherwise carry the right
+ * sequence number by chance. The consumed count is published in batches (and whenever
  * the receiver finds the lane empty, so a waiting sender always gets its
  * credits back).
  *

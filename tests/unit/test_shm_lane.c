@@ -169,8 +169,51 @@ static void test_malformed(void)
     onic_free(lane);
 }
 
+static void on_66(void *arg, uint32_t src, unsigned kind, const void *user_hdr, size_t user_len,
+                  const void *payload, size_t len)
+{
+    const uint8_t *p = payload;
+    unsigned *ok = arg;
+
+    (void)src, (void)kind, (void)user_hdr;
+    *ok = user_len == sizeof(uint64_t) && len == 66;
+    for (size_t i = 0; *ok && i < len; i++)
+        *ok = p[i] == msg_byte(0, i);
+}
+
+/* A payload that ends a few bytes into its last slot still writes that
+ * slot's whole first word, so no word can mix new payload bytes with an old
+ * header's (which could carry the sequence number the receiver waits for). */
+static void test_first_words_whole(void)
+{
+    uint32_t nslots = 8;
+    onic_shm_lane_t *lane = onic_aligned_alloc(64, onic_shm_lane_size(nslots));
+    uint8_t *slots = (uint8_t *)(lane + 1);
+    uint8_t payload[66];
+    onic_shm_tx_t tx;
+    onic_shm_rx_t rx;
+    unsigned ok = 0;
+    uint64_t seq = 0;
+
+    memset(lane, 0, sizeof(*lane));
+    memset(slots, 0xab, (size_t)nslots * ONIC_SHM_SLOT); /* old data everywhere */
+    for (size_t i = 0; i < sizeof(payload); i++)
+        payload[i] = msg_byte(0, i);
+    onic_shm_tx_init(&tx, lane, nslots);
+    CHECK_EQ(onic_shm_tx_try(&tx, 0, &seq, sizeof(seq), payload, sizeof(payload)), ONIC_OK);
+    CHECK_EQ(tx.tail, 3);  /* header, a full payload slot, two bytes in a third */
+    for (size_t i = 2; i < 8; i++)
+        CHECK_EQ(slots[2 * ONIC_SHM_SLOT + i], 0);
+    onic_shm_rx_init(&rx, lane, nslots, 7);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, 2048, 2, on_66, &ok), 1);
+    CHECK(!rx.broken);
+    CHECK(ok);
+    onic_free(lane);
+}
+
 int main(void)
 {
+    test_first_words_whole();
     run_pair(2, 200000, 64);     /* one payload slot: every message waits for credit */
     run_pair(4, 200000, 150);    /* payloads wrap around the ring's end */
     run_pair(256, 300000, 2048);
