@@ -7,7 +7,7 @@ comma    := ,
 BUILD    ?= build$(if $(SANITIZE),-$(subst $(comma),-,$(SANITIZE)))
 DEPS_OK  := $(BUILD)/.deps-ok
 
-.PHONY: all build test demo deps clean
+.PHONY: all build test demo deps clean fuzz
 
 all: build
 
@@ -29,6 +29,11 @@ demo: build
 	$(BUILD)/onic-bench-match --quick
 	@echo
 	$(BUILD)/onicrun -n 2 --bind core --timeout 120 $(BUILD)/onic-bench-xport --quick
+
+# The Portals target-side fuzzer (clang, ASan), FUZZ_SECONDS long.
+FUZZ_SECONDS ?= 60
+fuzz:
+	./scripts/fuzz.sh $(FUZZ_SECONDS)
 
 clean:
 	rm -rf build build-*

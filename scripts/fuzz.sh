@@ -1,0 +1,20 @@
+#!/bin/sh
+# Builds the libFuzzer targets with clang (installing it if missing) in
+# build-fuzz and runs the Portals target-side fuzzer for SECONDS (default 60).
+# Exits non-zero if the fuzzer finds anything.
+set -eu
+SECONDS_TO_RUN=${1:-60}
+cd "$(dirname "$0")/.."
+
+if ! command -v clang >/dev/null 2>&1; then
+    echo "fuzz: installing clang"
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get install -y -q --no-install-recommends clang
+fi
+cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DONIC_FUZZ=ON >/dev/null
+cmake --build build-fuzz -j "$(nproc 2>/dev/null || echo 2)" --target fuzz_ptl_target
+mkdir -p build-fuzz/corpus-ptl
+ONIC_LOG=error build-fuzz/tests/fuzz_ptl_target -max_total_time="$SECONDS_TO_RUN" \
+    -max_len=4096 -print_final_stats=1 build-fuzz/corpus-ptl

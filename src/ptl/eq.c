@@ -1,0 +1,208 @@
+/* Event queues: circular. When the consumer falls behind, the oldest event
+ * is overwritten and the next read says so (PTL_EQ_DROPPED): events are
+ * never lost silently (paper 003, 4.8). */
+#include "ptl/ptl.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/mem.h"
+
+#include <string.h>
+
+#define EQ_MAX_COUNT (UINT64_C(1) << 20)
+#define EQ_POLL_MAX  64
+
+void onic_ptl_eq_post(onic_ptl_eq_t *eq, ptl_event_t *ev)
+{
+    onic_ptl_ni_t *ni = eq->ni;
+
+    ev->sequence = eq->seq++;
+    if (eq->tail - eq->head == eq->count) {
+        eq->head++;
+        eq->dropped = 1;
+    }
+    eq->ring[eq->tail % eq->count] = *ev;
+    eq->tail++;
+    if (eq->handler != PTL_EQ_HANDLER_NONE) {
+        if (ni->hq_len == ONIC_PTL_HANDLER_QUEUE) /* never: steps are small */
+            onic_ptl_eq_run_handlers(ni);
+        ni->hq[ni->hq_len].eq = eq->handle;
+        ni->hq[ni->hq_len].ev = *ev;
+        ni->hq_len++;
+    }
+}
+
+void onic_ptl_eq_run_handlers(onic_ptl_ni_t *ni)
+{
+    onic_ptl_handler_call_t call;
+    onic_ptl_eq_t *eq;
+
+    /* FIFO, one at a time: a handler's own calls may queue more. */
+    while (ni->hq_len > 0) {
+        call = ni->hq[0];
+        memmove(&ni->hq[0], &ni->hq[1], --ni->hq_len * sizeof(ni->hq[0]));
+        eq = onic_ptl_htab_get(&ni->eqs, call.eq);
+        if (eq != NULL && eq->handler != PTL_EQ_HANDLER_NONE) {
+            ni->in_handler++;
+            eq->handler(&call.ev);
+            ni->in_handler--;
+        }
+    }
+}
+
+uint64_t onic_ptl_eq_room(const onic_ptl_eq_t *eq)
+{
+    return eq->count - (eq->tail - eq->head);
+}
+
+onic_ptl_eq_t *onic_ptl_md_eq(onic_ptl_ni_t *ni, const onic_ptl_md_t *md)
+{
+    if (md->desc.eq_handle == PTL_EQ_NONE)
+        return NULL;
+    return onic_ptl_htab_get(&ni->eqs, md->desc.eq_handle);
+}
+
+/* PTL_EQ_EMPTY, or the oldest event with PTL_OK or PTL_EQ_DROPPED. */
+static int eq_take(onic_ptl_eq_t *eq, ptl_event_t *event)
+{
+    int rc;
+
+    if (eq->head == eq->tail)
+        return PTL_EQ_EMPTY;
+    *event = eq->ring[eq->head % eq->count];
+    eq->head++;
+    rc = eq->dropped ? PTL_EQ_DROPPED : PTL_OK;
+    eq->dropped = 0;
+    return rc;
+}
+
+int PtlEQAlloc(ptl_handle_ni_t ni_handle, ptl_size_t count, ptl_eq_handler_t handler,
+               ptl_handle_eq_t *eq_handle)
+{
+    onic_ptl_ni_t *ni;
+    onic_ptl_eq_t *eq;
+    onic_status_t status;
+    int rc = onic_ptl_ni_of(ni_handle, &ni);
+
+    if (rc != PTL_OK)
+        return rc;
+    if (eq_handle == NULL) {
+        onic_error("ptl: PtlEQAlloc with a NULL eq_handle: pass where to store the handle");
+        return PTL_SEGV;
+    }
+    if (count == 0 || count > EQ_MAX_COUNT) {
+        onic_error("ptl: PtlEQAlloc: count %llu; an event queue holds 1 to %llu events",
+                   (unsigned long long)count, (unsigned long long)EQ_MAX_COUNT);
+        return PTL_FAIL;
+    }
+    eq = onic_calloc(1, sizeof(*eq));
+    if (eq == NULL)
+        return PTL_NO_SPACE;
+    eq->ring = onic_calloc(count, sizeof(*eq->ring));
+    if (eq->ring == NULL) {
+        onic_free(eq);
+        return PTL_NO_SPACE;
+    }
+    eq->ni = ni;
+    eq->count = count;
+    eq->handler = handler;
+    status = onic_ptl_htab_add(&ni->eqs, eq, &eq->handle);
+    if (status != ONIC_OK) {
+        onic_error("ptl: PtlEQAlloc: %s (at most %d event queues)", onic_status_str(status),
+                   ni->limits.max_eqs);
+        onic_free(eq->ring);
+        onic_free(eq);
+        return PTL_NO_SPACE;
+    }
+    *eq_handle = eq->handle;
+    return PTL_OK;
+}
+
+/* MDs that name a freed queue keep working without events, and an ack for
+ * it is dropped (paper 003, 4.8): the handle is simply dead. */
+int PtlEQFree(ptl_handle_eq_t eq_handle)
+{
+    onic_ptl_ni_t *ni;
+    onic_ptl_eq_t *eq;
+    int rc = onic_ptl_eq_of(eq_handle, &ni, &eq);
+
+    if (rc != PTL_OK)
+        return rc;
+    onic_ptl_htab_del(&ni->eqs, eq_handle);
+    onic_free(eq->ring);
+    onic_free(eq);
+    return PTL_OK;
+}
+
+int PtlEQGet(ptl_handle_eq_t eq_handle, ptl_event_t *event)
+{
+    onic_ptl_ni_t *ni;
+    onic_ptl_eq_t *eq;
+    int rc = onic_ptl_eq_of(eq_handle, &ni, &eq);
+
+    if (rc != PTL_OK)
+        return rc;
+    if (event == NULL) {
+        onic_error("ptl: PtlEQGet with a NULL event: pass where to store it");
+        return PTL_SEGV;
+    }
+    if (eq->head == eq->tail) {
+        onic_ptl_ni_progress(ni, 0);
+        /* An EQ handler may have freed the queue. */
+        if ((rc = onic_ptl_eq_of(eq_handle, &ni, &eq)) != PTL_OK)
+            return rc;
+    }
+    return eq_take(eq, event);
+}
+
+int PtlEQWait(ptl_handle_eq_t eq_handle, ptl_event_t *event)
+{
+    return PtlEQPoll(&eq_handle, 1, PTL_TIME_FOREVER, event, NULL);
+}
+
+int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_event_t *event,
+              int *which)
+{
+    onic_ptl_ni_t *ni = NULL;
+    onic_ptl_eq_t *eq;
+    uint64_t deadline = UINT64_MAX, now;
+    int rc, i, polled = 0;
+
+    if (eq_handles == NULL || event == NULL) {
+        onic_error("ptl: PtlEQPoll/Wait with a NULL %s", event == NULL ? "event" : "eq_handles");
+        /* Before PtlInit that is still PTL_NO_INIT. */
+        return onic_ptl_eq_of(PTL_EQ_NONE, &ni, &eq) == PTL_NO_INIT ? PTL_NO_INIT : PTL_SEGV;
+    }
+    if (size < 1 || size > EQ_POLL_MAX) {
+        onic_error("ptl: PtlEQPoll: size %d; poll 1 to %d event queues", size, EQ_POLL_MAX);
+        return onic_ptl_eq_of(PTL_EQ_NONE, &ni, &eq) == PTL_NO_INIT ? PTL_NO_INIT : PTL_FAIL;
+    }
+    if (timeout < 0 && timeout != PTL_TIME_FOREVER) {
+        onic_error("ptl: PtlEQPoll: timeout %d ms; use 0 or more, or PTL_TIME_FOREVER", timeout);
+        return onic_ptl_eq_of(PTL_EQ_NONE, &ni, &eq) == PTL_NO_INIT ? PTL_NO_INIT : PTL_FAIL;
+    }
+    if (timeout != PTL_TIME_FOREVER)
+        deadline = onic_time_ns() + (uint64_t)timeout * 1000000u;
+    for (;;) {
+        /* Every handle is checked on every round: a handler may free one. */
+        for (i = 0; i < size; i++) {
+            if ((rc = onic_ptl_eq_of(eq_handles[i], &ni, &eq)) != PTL_OK)
+                return rc;
+            rc = eq_take(eq, event);
+            if (rc != PTL_EQ_EMPTY) {
+                if (which != NULL)
+                    *which = i;
+                return rc;
+            }
+        }
+        now = onic_time_ns();
+        if (polled && now >= deadline)
+            return PTL_EQ_EMPTY;
+        /* Sleeps in the transport when nothing comes (onic_xport_wait). */
+        onic_ptl_ni_progress(ni, polled ? deadline - now : 0);
+        polled = 1;
+        if (ni->in_progress && deadline == UINT64_MAX) {
+            onic_error("ptl: PtlEQWait from inside an event handler would wait for ever");
+            return PTL_FAIL;
+        }
+    }
+}

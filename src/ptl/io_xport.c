@@ -1,0 +1,122 @@
+/* The transport glue: the NI of this process on the job's xport endpoint.
+ * Arrivals go to the target side (onic_ptl_ni_deliver); the target's
+ * answers and the initiator's requests go out as one message each, the
+ * Portals header in the transport's user header. */
+#include "ptl/ptl.h"
+#include "base/config.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "xport/xport.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static_assert(sizeof(onic_ptl_wire_t) == ONIC_XPORT_USER_HDR,
+              "the Portals header is exactly the transport's user header");
+
+typedef struct ptl_xport {
+    onic_xport_t  *x;
+    onic_ptl_ni_t *ni;
+} ptl_xport_t;
+
+static void ptl_xport_recv(void *arg, uint32_t src, const void *hdr, size_t hdr_len,
+                           const void *payload, size_t len)
+{
+    ptl_xport_t *px = arg;
+    onic_ptl_ni_deliver(px->ni, src, hdr, hdr_len, payload, len);
+}
+
+static onic_status_t ptl_xport_send(void *arg, uint32_t dest, const onic_ptl_wire_t *hdr,
+                                    const void *payload, size_t len)
+{
+    ptl_xport_t *px = arg;
+    return onic_xport_send(px->x, dest, hdr, sizeof(*hdr), payload, len);
+}
+
+static unsigned ptl_xport_progress(void *arg, uint64_t timeout_ns)
+{
+    ptl_xport_t *px = arg;
+    return timeout_ns == 0 ? onic_xport_poll(px->x) : onic_xport_wait(px->x, timeout_ns);
+}
+
+static void ptl_xport_close(void *arg)
+{
+    ptl_xport_t *px = arg;
+    onic_xport_close(px->x);
+    onic_free(px);
+}
+
+static const onic_ptl_io_t ptl_xport_io = {
+    .send = ptl_xport_send,
+    .progress = ptl_xport_progress,
+    .close = ptl_xport_close,
+};
+
+/* The job id as a ptl_jid_t: its last 8 hex digits; a job of one started
+ * without onicrun gets one from its process id. Never PTL_JID_NONE (system
+ * processes) nor PTL_JID_ANY. */
+static ptl_jid_t ptl_xport_jid(const char *jobid)
+{
+    size_t len = strlen(jobid);
+    ptl_jid_t jid = len > 0 ? (ptl_jid_t)strtoul(jobid + (len > 8 ? len - 8 : 0), NULL, 16)
+                            : (ptl_jid_t)getpid();
+    return jid == PTL_JID_NONE || jid == PTL_JID_ANY ? 1 : jid;
+}
+
+int onic_ptl_xport_ni_open(ptl_pid_t pid, const ptl_ni_limits_t *desired,
+                           ptl_ni_limits_t *actual, ptl_handle_ni_t *ni_handle)
+{
+    onic_config_t cfg;
+    onic_ptl_ni_params_t p;
+    onic_xport_params_t xp;
+    ptl_xport_t *px;
+    onic_ptl_ni_t *ni;
+    onic_status_t status;
+    ptl_handle_ni_t h;
+    int rc;
+
+    if (onic_config_read(&cfg) != ONIC_OK) {
+        onic_error("ptl: PtlNIInit: the ONIC_* environment is invalid (see above)");
+        return PTL_FAIL;
+    }
+    if (pid != PTL_PID_ANY && pid != cfg.rank) {
+        onic_error("ptl: PtlNIInit: pid %u; this process is rank %u of its job (or pass "
+                   "PTL_PID_ANY)", pid, cfg.rank);
+        return PTL_PID_INVALID;
+    }
+    px = onic_calloc(1, sizeof(*px));
+    if (px == NULL)
+        return PTL_NO_SPACE;
+    memset(&p, 0, sizeof(p));
+    p.rank = cfg.rank;
+    p.size = cfg.size;
+    p.uid = (ptl_uid_t)getuid();
+    p.jid = ptl_xport_jid(cfg.jobid);
+    p.desired = desired;
+    p.io = &ptl_xport_io;
+    p.io_arg = px;
+    rc = onic_ptl_ni_open(&p, actual, &h);
+    if (rc != PTL_OK) {
+        onic_free(px);
+        return rc;
+    }
+    onic_ptl_ni_of(h, &ni);
+    px->ni = ni;
+    memset(&xp, 0, sizeof(xp));
+    xp.rank = cfg.rank;
+    xp.size = cfg.size;
+    xp.jobid = cfg.size > 1 ? cfg.jobid : NULL;
+    xp.recv_cb = ptl_xport_recv;
+    xp.cb_arg = px;
+    xp.cfg = &cfg;
+    status = onic_xport_open(&xp, &px->x);
+    if (status != ONIC_OK) {
+        onic_error("ptl: PtlNIInit: cannot open the transport: %s", onic_status_str(status));
+        PtlNIFini(h); /* closes px */
+        return PTL_NAL_FAILED;
+    }
+    ni->max_inline = onic_xport_max_payload(px->x);
+    *ni_handle = h;
+    return PTL_OK;
+}

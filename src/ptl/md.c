@@ -1,0 +1,239 @@
+/* Memory descriptors: checks, the acceptance rule of paper 003 4.8 (enabled
+ * for the operation; not too long unless truncating), the threshold and
+ * local offset, unlinking. */
+#include "ptl/ptl.h"
+#include "base/log.h"
+#include "base/mem.h"
+
+#include <string.h>
+
+#define MD_OPTIONS_ALL (PTL_MD_OP_PUT | PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE | PTL_MD_TRUNCATE | \
+                        PTL_MD_ACK_DISABLE | PTL_MD_MAX_SIZE | PTL_MD_EVENT_START_DISABLE | \
+                        PTL_MD_EVENT_END_DISABLE)
+
+int onic_ptl_md_check(onic_ptl_ni_t *ni, const ptl_md_t *md, ptl_unlink_t unlink, const char *call)
+{
+    if (md->start == NULL && md->length > 0) {
+        onic_error("ptl: %s: md.start is NULL with md.length %llu", call,
+                   (unsigned long long)md->length);
+        return PTL_MD_ILLEGAL;
+    }
+    if (md->length > ONIC_PTL_MAX_LEN) {
+        onic_error("ptl: %s: md.length %llu is 2^48 or more", call, (unsigned long long)md->length);
+        return PTL_MD_ILLEGAL;
+    }
+    if (md->threshold < 0 && md->threshold != PTL_MD_THRESH_INF) {
+        onic_error("ptl: %s: md.threshold %d; use 0 or more, or PTL_MD_THRESH_INF", call,
+                   md->threshold);
+        return PTL_MD_ILLEGAL;
+    }
+    if ((md->options & ~MD_OPTIONS_ALL) != 0) {
+        onic_error("ptl: %s: md.options %#x has unknown bits%s", call, md->options,
+                   (md->options & PTL_MD_IOVEC) ? " (PTL_MD_IOVEC: onic has no I/O vectors)" : "");
+        return PTL_MD_ILLEGAL;
+    }
+    if ((md->options & PTL_MD_MAX_SIZE) && md->max_size > md->length) {
+        onic_error("ptl: %s: md.max_size %llu is larger than md.length %llu", call,
+                   (unsigned long long)md->max_size, (unsigned long long)md->length);
+        return PTL_MD_ILLEGAL;
+    }
+    if (unlink != PTL_UNLINK && unlink != PTL_RETAIN) {
+        onic_error("ptl: %s: unlink_op %d; use PTL_UNLINK or PTL_RETAIN", call, (int)unlink);
+        return PTL_MD_ILLEGAL;
+    }
+    if (md->eq_handle != PTL_EQ_NONE && onic_ptl_htab_get(&ni->eqs, md->eq_handle) == NULL) {
+        onic_error("ptl: %s: md.eq_handle %#llx is no live event queue (or PTL_EQ_NONE)", call,
+                   (unsigned long long)md->eq_handle);
+        return PTL_EQ_INVALID;
+    }
+    return PTL_OK;
+}
+
+int onic_ptl_md_create(onic_ptl_ni_t *ni, const ptl_md_t *desc, ptl_unlink_t unlink,
+                       onic_ptl_me_t *me, onic_ptl_md_t **md_p)
+{
+    onic_ptl_md_t *md = onic_calloc(1, sizeof(*md));
+    onic_status_t status;
+
+    if (md == NULL)
+        return PTL_NO_SPACE;
+    md->desc = *desc;
+    md->unlink = unlink;
+    md->me = me;
+    status = onic_ptl_htab_add(&ni->mds, md, &md->handle);
+    if (status != ONIC_OK) {
+        onic_error("ptl: cannot create a memory descriptor: %s (at most %d)",
+                   onic_status_str(status), ni->limits.max_mds);
+        onic_free(md);
+        return PTL_NO_SPACE;
+    }
+    if (me != NULL)
+        onic_dlist_push_tail(&me->mds, &md->link);
+    *md_p = md;
+    return PTL_OK;
+}
+
+int onic_ptl_md_used_up(const onic_ptl_md_t *md)
+{
+    if (md->desc.threshold == 0)
+        return 1;
+    return (md->desc.options & PTL_MD_MAX_SIZE) &&
+           (md->local_offset > md->desc.length ||
+            md->desc.length - md->local_offset < md->desc.max_size);
+}
+
+int onic_ptl_md_accepts(const onic_ptl_md_t *md, unsigned op, uint64_t rlength, uint64_t roffset,
+                        uint64_t *offset_p, uint64_t *mlength_p)
+{
+    unsigned options = md->desc.options;
+    uint64_t offset, room;
+
+    if (onic_ptl_md_used_up(md))
+        return 0;
+    if (!(options & (op == ONIC_PTL_OP_PUT ? PTL_MD_OP_PUT : PTL_MD_OP_GET)))
+        return 0;
+    offset = (options & PTL_MD_MANAGE_REMOTE) ? roffset : md->local_offset;
+    room = offset < md->desc.length ? md->desc.length - offset : 0;
+    if ((options & PTL_MD_MAX_SIZE) && md->desc.max_size < room)
+        room = md->desc.max_size;
+    if (rlength > room && !(options & PTL_MD_TRUNCATE))
+        return 0;
+    *offset_p = offset;
+    *mlength_p = rlength < room ? rlength : room;
+    return 1;
+}
+
+void onic_ptl_md_count(onic_ptl_md_t *md)
+{
+    if (md->desc.threshold > 0)
+        md->desc.threshold--;
+}
+
+void onic_ptl_md_consume(onic_ptl_md_t *md, uint64_t mlength)
+{
+    onic_ptl_md_count(md);
+    if (!(md->desc.options & PTL_MD_MANAGE_REMOTE))
+        md->local_offset += mlength;
+}
+
+int onic_ptl_md_should_unlink(const onic_ptl_md_t *md)
+{
+    return md->unlink == PTL_UNLINK && md->pending == 0 && onic_ptl_md_used_up(md);
+}
+
+void onic_ptl_md_snapshot(const onic_ptl_md_t *md, ptl_md_t *out)
+{
+    *out = md->desc;
+}
+
+void onic_ptl_md_destroy(onic_ptl_ni_t *ni, onic_ptl_md_t *md)
+{
+    onic_ptl_me_t *me = md->me;
+
+    if (me != NULL)
+        onic_dlist_del(&md->link);
+    onic_ptl_htab_del(&ni->mds, md->handle);
+    onic_free(md);
+    /* Paper 003, 4.4: an entry whose MD list this empties goes too, if it
+     * was attached with PTL_UNLINK. */
+    if (me != NULL && onic_dlist_empty(&me->mds) && me->unlink == PTL_UNLINK)
+        onic_ptl_me_destroy(ni, me);
+}
+
+int PtlMDAttach(ptl_handle_me_t me_handle, ptl_md_t md, ptl_unlink_t unlink_op,
+                ptl_handle_md_t *md_handle)
+{
+    onic_ptl_ni_t *ni;
+    onic_ptl_me_t *me;
+    onic_ptl_md_t *obj;
+    int rc = onic_ptl_me_of(me_handle, &ni, &me);
+
+    if (rc != PTL_OK) {
+        if (rc == PTL_ME_INVALID)
+            onic_error("ptl: PtlMDAttach: me_handle %#llx names no live match entry",
+                       (unsigned long long)me_handle);
+        return rc;
+    }
+    if (md_handle == NULL) {
+        onic_error("ptl: PtlMDAttach with a NULL md_handle: pass where to store the handle");
+        return PTL_SEGV;
+    }
+    if ((rc = onic_ptl_md_check(ni, &md, unlink_op, "PtlMDAttach")) != PTL_OK)
+        return rc;
+    if ((rc = onic_ptl_md_create(ni, &md, unlink_op, me, &obj)) != PTL_OK)
+        return rc;
+    *md_handle = obj->handle;
+    return PTL_OK;
+}
+
+int PtlMDBind(ptl_handle_ni_t ni_handle, ptl_md_t md, ptl_unlink_t unlink_op,
+              ptl_handle_md_t *md_handle)
+{
+    onic_ptl_ni_t *ni;
+    onic_ptl_md_t *obj;
+    int rc = onic_ptl_ni_of(ni_handle, &ni);
+
+    if (rc != PTL_OK)
+        return rc;
+    if (md_handle == NULL) {
+        onic_error("ptl: PtlMDBind with a NULL md_handle: pass where to store the handle");
+        return PTL_SEGV;
+    }
+    if ((rc = onic_ptl_md_check(ni, &md, unlink_op, "PtlMDBind")) != PTL_OK)
+        return rc;
+    if ((rc = onic_ptl_md_create(ni, &md, unlink_op, NULL, &obj)) != PTL_OK)
+        return rc;
+    *md_handle = obj->handle;
+    return PTL_OK;
+}
+
+int PtlMDUnlink(ptl_handle_md_t md_handle)
+{
+    onic_ptl_ni_t *ni;
+    onic_ptl_md_t *md;
+    int rc = onic_ptl_md_of(md_handle, &ni, &md);
+
+    if (rc != PTL_OK)
+        return rc;
+    if (md->pending > 0) {
+        onic_error("ptl: PtlMDUnlink: MD %#llx waits for %u replies; unlink it after their "
+                   "REPLY_END events", (unsigned long long)md_handle, md->pending);
+        return PTL_MD_IN_USE;
+    }
+    onic_ptl_md_destroy(ni, md);
+    return PTL_OK;
+}
+
+int PtlMDUpdate(ptl_handle_md_t md_handle, ptl_md_t *old_md, ptl_md_t *new_md,
+                ptl_handle_eq_t eq_handle)
+{
+    onic_ptl_ni_t *ni;
+    onic_ptl_md_t *md;
+    onic_ptl_eq_t *eq = NULL;
+    int rc = onic_ptl_md_of(md_handle, &ni, &md);
+
+    if (rc != PTL_OK)
+        return rc;
+    if (eq_handle != PTL_EQ_NONE && (eq = onic_ptl_htab_get(&ni->eqs, eq_handle)) == NULL) {
+        onic_error("ptl: PtlMDUpdate: eq_handle %#llx is no live event queue (or PTL_EQ_NONE)",
+                   (unsigned long long)eq_handle);
+        return PTL_EQ_INVALID;
+    }
+    if (new_md != NULL && (rc = onic_ptl_md_check(ni, new_md, md->unlink, "PtlMDUpdate")) != PTL_OK)
+        return rc;
+    if (old_md != NULL)
+        onic_ptl_md_snapshot(md, old_md);
+    if (new_md == NULL)
+        return PTL_OK;
+    /* No transport poll here: the test and the update are one step. */
+    if (eq != NULL && eq->head != eq->tail)
+        return PTL_MD_NO_UPDATE;
+    if (md->pending > 0) {
+        onic_error("ptl: PtlMDUpdate: MD %#llx waits for %u replies", (unsigned long long)md_handle,
+                   md->pending);
+        return PTL_MD_IN_USE;
+    }
+    md->desc = *new_md;
+    md->local_offset = 0;
+    return PTL_OK;
+}

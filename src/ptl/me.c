@@ -1,0 +1,316 @@
+/* Match entries and the portal table: each portal has a match list and an
+ * overflow list (onic extension), both onic matchers, so the entry that
+ * takes a request is found by the matching library in list order
+ * (onic_matcher_find skips entries whose first MD rejects). */
+#include "ptl/ptl.h"
+#include "base/log.h"
+#include "base/mem.h"
+
+#include <string.h>
+
+static onic_mkey_t me_key(ptl_process_id_t id, ptl_match_bits_t bits, ptl_match_bits_t ignore,
+                          onic_mkey_t *ignore_p)
+{
+    onic_mkey_t key = {bits, 0};
+    ignore_p->bits = ignore;
+    onic_ptl_id_key(id, &key.id, &ignore_p->id);
+    return key;
+}
+
+static onic_status_t pt_matcher(onic_ptl_ni_t *ni, onic_matcher_t **m_p)
+{
+    if (*m_p != NULL)
+        return ONIC_OK;
+    return onic_matcher_create(ni->engine, m_p);
+}
+
+void onic_ptl_pt_fini(onic_ptl_pt_t *pt)
+{
+    const onic_mkey_t any = {UINT64_MAX, UINT64_MAX};
+    onic_ptl_ovf_t *rec;
+
+    if (pt->unexpected != NULL)
+        while ((rec = onic_matcher_match(pt->unexpected, any, any)) != NULL)
+            onic_free(rec);
+    onic_matcher_destroy(pt->list);
+    onic_matcher_destroy(pt->overflow);
+    onic_matcher_destroy(pt->unexpected);
+    memset(pt, 0, sizeof(*pt));
+}
+
+void onic_ptl_me_destroy(onic_ptl_ni_t *ni, onic_ptl_me_t *me)
+{
+    onic_ptl_pt_t *pt = &ni->pt[me->pt_index];
+
+    /* Its MDs go with it, without events (there is no ME unlink event). */
+    while (!onic_dlist_empty(&me->mds)) {
+        onic_ptl_md_t *md = onic_container_of(me->mds.next, onic_ptl_md_t, link);
+        onic_dlist_del(&md->link);
+        onic_ptl_htab_del(&ni->mds, md->handle);
+        onic_free(md);
+    }
+    onic_matcher_remove(me->overflow ? pt->overflow : pt->list, me->entry);
+    if (me->overflow)
+        pt->noverflow--;
+    else
+        pt->nlist--;
+    onic_ptl_htab_del(&ni->mes, me->handle);
+    onic_free(me);
+}
+
+/* Insert a new entry into pt_index's list (overflow or not) at pos, next to
+ * anchor for BEFORE/AFTER. A Portals code. */
+static int me_insert(onic_ptl_ni_t *ni, const char *call, ptl_pt_index_t pt_index, int overflow,
+                     ptl_process_id_t match_id, ptl_match_bits_t match_bits,
+                     ptl_match_bits_t ignore_bits, ptl_unlink_t unlink, onic_match_pos_t pos,
+                     onic_ptl_me_t *anchor, onic_ptl_me_t **me_p)
+{
+    onic_ptl_pt_t *pt = &ni->pt[pt_index];
+    onic_matcher_t **m = overflow ? &pt->overflow : &pt->list;
+    uint32_t *n = overflow ? &pt->noverflow : &pt->nlist;
+    onic_mkey_t key, ignore;
+    onic_ptl_me_t *me;
+    onic_status_t status;
+
+    if (!onic_ptl_id_valid(ni, match_id, 1)) {
+        onic_error("ptl: %s: match_id {%u, %u} is no process of this job (nid 0 or PTL_NID_ANY, "
+                   "pid below %u or PTL_PID_ANY)", call, match_id.nid, match_id.pid, ni->size);
+        return PTL_PROCESS_INVALID;
+    }
+    if (unlink != PTL_UNLINK && unlink != PTL_RETAIN) {
+        onic_error("ptl: %s: unlink %d; use PTL_UNLINK or PTL_RETAIN", call, (int)unlink);
+        return PTL_FAIL;
+    }
+    if (*n >= (uint32_t)ni->limits.max_me_list) {
+        onic_error("ptl: %s: portal %u already has %u entries (max_me_list)", call, pt_index, *n);
+        return PTL_ME_LIST_TOO_LONG;
+    }
+    if (pt_matcher(ni, m) != ONIC_OK)
+        return PTL_NO_SPACE;
+    if (overflow && pt_matcher(ni, &pt->unexpected) != ONIC_OK)
+        return PTL_NO_SPACE;
+    me = onic_calloc(1, sizeof(*me));
+    if (me == NULL)
+        return PTL_NO_SPACE;
+    me->pt_index = pt_index;
+    me->overflow = overflow;
+    me->match_id = match_id;
+    me->match_bits = match_bits;
+    me->ignore_bits = ignore_bits;
+    me->unlink = unlink;
+    onic_dlist_init(&me->mds);
+    status = onic_ptl_htab_add(&ni->mes, me, &me->handle);
+    if (status != ONIC_OK) {
+        onic_error("ptl: %s: %s (at most %d match entries)", call, onic_status_str(status),
+                   ni->limits.max_mes);
+        goto err_free_me;
+    }
+    key = me_key(match_id, match_bits, ignore_bits, &ignore);
+    status = onic_matcher_insert(*m, key, ignore, me, pos, anchor != NULL ? anchor->entry : NULL,
+                                 &me->entry);
+    if (status != ONIC_OK) {
+        onic_error("ptl: %s: cannot insert into portal %u's list: %s", call, pt_index,
+                   onic_status_str(status));
+        goto err_del_handle;
+    }
+    (*n)++;
+    *me_p = me;
+    return PTL_OK;
+
+err_del_handle:
+    onic_ptl_htab_del(&ni->mes, me->handle);
+err_free_me:
+    onic_free(me);
+    return onic_ptl_status_to_ptl(status);
+}
+
+static int me_check_pt(onic_ptl_ni_t *ni, ptl_pt_index_t pt_index, const char *call)
+{
+    if (pt_index > (ptl_pt_index_t)ni->limits.max_pt_index) {
+        onic_error("ptl: %s: pt_index %u is beyond the portal table (0 to %d)", call, pt_index,
+                   ni->limits.max_pt_index);
+        return PTL_PT_INDEX_INVALID;
+    }
+    return PTL_OK;
+}
+
+static int me_check_pos(ptl_ins_pos_t position, const char *call)
+{
+    if (position != PTL_INS_BEFORE && position != PTL_INS_AFTER) {
+        onic_error("ptl: %s: position %d; use PTL_INS_BEFORE or PTL_INS_AFTER", call,
+                   (int)position);
+        return PTL_FAIL;
+    }
+    return PTL_OK;
+}
+
+static int me_attach(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, int overflow,
+                     ptl_process_id_t match_id, ptl_match_bits_t match_bits,
+                     ptl_match_bits_t ignore_bits, ptl_unlink_t unlink, ptl_ins_pos_t position,
+                     ptl_handle_me_t *me_handle, const char *call)
+{
+    onic_ptl_ni_t *ni;
+    onic_ptl_me_t *me;
+    int rc = onic_ptl_ni_of(ni_handle, &ni);
+
+    if (rc != PTL_OK)
+        return rc;
+    if (me_handle == NULL) {
+        onic_error("ptl: %s with a NULL me_handle: pass where to store the handle", call);
+        return PTL_SEGV;
+    }
+    if ((rc = me_check_pt(ni, pt_index, call)) != PTL_OK ||
+        (rc = me_check_pos(position, call)) != PTL_OK)
+        return rc;
+    rc = me_insert(ni, call, pt_index, overflow, match_id, match_bits, ignore_bits, unlink,
+                   position == PTL_INS_BEFORE ? ONIC_MATCH_HEAD : ONIC_MATCH_TAIL, NULL, &me);
+    if (rc == PTL_OK)
+        *me_handle = me->handle;
+    return rc;
+}
+
+int PtlMEAttach(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, ptl_process_id_t match_id,
+                ptl_match_bits_t match_bits, ptl_match_bits_t ignore_bits, ptl_unlink_t unlink,
+                ptl_ins_pos_t position, ptl_handle_me_t *me_handle)
+{
+    return me_attach(ni_handle, pt_index, 0, match_id, match_bits, ignore_bits, unlink, position,
+                     me_handle, "PtlMEAttach");
+}
+
+int PtlMEAttachOverflow(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
+                        ptl_process_id_t match_id, ptl_match_bits_t match_bits,
+                        ptl_match_bits_t ignore_bits, ptl_unlink_t unlink,
+                        ptl_ins_pos_t position, ptl_handle_me_t *me_handle)
+{
+    return me_attach(ni_handle, pt_index, 1, match_id, match_bits, ignore_bits, unlink, position,
+                     me_handle, "PtlMEAttachOverflow");
+}
+
+int PtlMEAttachAny(ptl_handle_ni_t ni_handle, ptl_pt_index_t *pt_index, ptl_process_id_t match_id,
+                   ptl_match_bits_t match_bits, ptl_match_bits_t ignore_bits, ptl_unlink_t unlink,
+                   ptl_handle_me_t *me_handle)
+{
+    onic_ptl_ni_t *ni;
+    onic_ptl_me_t *me;
+    int rc = onic_ptl_ni_of(ni_handle, &ni);
+
+    if (rc != PTL_OK)
+        return rc;
+    if (pt_index == NULL || me_handle == NULL) {
+        onic_error("ptl: PtlMEAttachAny with a NULL %s", pt_index == NULL ? "pt_index" : "me_handle");
+        return PTL_SEGV;
+    }
+    for (ptl_pt_index_t i = 0; i <= (ptl_pt_index_t)ni->limits.max_pt_index; i++) {
+        if (ni->pt[i].nlist != 0 || ni->pt[i].noverflow != 0)
+            continue;
+        rc = me_insert(ni, "PtlMEAttachAny", i, 0, match_id, match_bits, ignore_bits, unlink,
+                       ONIC_MATCH_TAIL, NULL, &me);
+        if (rc == PTL_OK) {
+            *pt_index = i;
+            *me_handle = me->handle;
+        }
+        return rc;
+    }
+    onic_error("ptl: PtlMEAttachAny: every portal (0 to %d) has entries", ni->limits.max_pt_index);
+    return PTL_PT_FULL;
+}
+
+int PtlMEInsert(ptl_handle_me_t base, ptl_process_id_t match_id, ptl_match_bits_t match_bits,
+                ptl_match_bits_t ignore_bits, ptl_unlink_t unlink, ptl_ins_pos_t position,
+                ptl_handle_me_t *me_handle)
+{
+    onic_ptl_ni_t *ni;
+    onic_ptl_me_t *anchor, *me;
+    int rc = onic_ptl_me_of(base, &ni, &anchor);
+
+    if (rc != PTL_OK) {
+        if (rc == PTL_ME_INVALID)
+            onic_error("ptl: PtlMEInsert: base %#llx names no live match entry",
+                       (unsigned long long)base);
+        return rc;
+    }
+    if (me_handle == NULL) {
+        onic_error("ptl: PtlMEInsert with a NULL me_handle: pass where to store the handle");
+        return PTL_SEGV;
+    }
+    if ((rc = me_check_pos(position, "PtlMEInsert")) != PTL_OK)
+        return rc;
+    rc = me_insert(ni, "PtlMEInsert", anchor->pt_index, anchor->overflow, match_id, match_bits,
+                   ignore_bits, unlink,
+                   position == PTL_INS_BEFORE ? ONIC_MATCH_BEFORE : ONIC_MATCH_AFTER, anchor, &me);
+    if (rc == PTL_OK)
+        *me_handle = me->handle;
+    return rc;
+}
+
+int PtlMEUnlink(ptl_handle_me_t me_handle)
+{
+    onic_ptl_ni_t *ni;
+    onic_ptl_me_t *me;
+    onic_dlist_t *l;
+    int rc = onic_ptl_me_of(me_handle, &ni, &me);
+
+    if (rc != PTL_OK)
+        return rc;
+    for (l = me->mds.next; l != &me->mds; l = l->next)
+        if (onic_container_of(l, onic_ptl_md_t, link)->pending > 0) {
+            onic_error("ptl: PtlMEUnlink: an MD of entry %#llx waits for a reply",
+                       (unsigned long long)me_handle);
+            return PTL_ME_IN_USE;
+        }
+    onic_ptl_me_destroy(ni, me);
+    return PTL_OK;
+}
+
+int PtlMEAttachSearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
+                      ptl_process_id_t match_id, ptl_match_bits_t match_bits,
+                      ptl_match_bits_t ignore_bits, ptl_unlink_t unlink, ptl_ins_pos_t position,
+                      ptl_md_t md, ptl_unlink_t md_unlink, ptl_handle_me_t *me_handle,
+                      ptl_handle_md_t *md_handle, ptl_ovf_header_t *header)
+{
+    const char *call = "PtlMEAttachSearch";
+    onic_ptl_ni_t *ni;
+    onic_ptl_me_t *me;
+    onic_ptl_md_t *obj;
+    onic_ptl_ovf_t *rec;
+    onic_mkey_t key, ignore;
+    int rc = onic_ptl_ni_of(ni_handle, &ni);
+
+    if (rc != PTL_OK)
+        return rc;
+    if (me_handle == NULL || md_handle == NULL || header == NULL) {
+        onic_error("ptl: %s with a NULL %s", call,
+                   me_handle == NULL ? "me_handle" : md_handle == NULL ? "md_handle" : "header");
+        return PTL_SEGV;
+    }
+    if ((rc = me_check_pt(ni, pt_index, call)) != PTL_OK ||
+        (rc = me_check_pos(position, call)) != PTL_OK ||
+        (rc = onic_ptl_md_check(ni, &md, md_unlink, call)) != PTL_OK)
+        return rc;
+    if (!onic_ptl_id_valid(ni, match_id, 1)) {
+        onic_error("ptl: %s: match_id {%u, %u} is no process of this job", call, match_id.nid,
+                   match_id.pid);
+        return PTL_PROCESS_INVALID;
+    }
+    /* Search and attach with no poll in between: nothing can arrive. */
+    if (ni->pt[pt_index].unexpected != NULL) {
+        key = me_key(match_id, match_bits, ignore_bits, &ignore);
+        rec = onic_matcher_match(ni->pt[pt_index].unexpected, key, ignore);
+        if (rec != NULL) {
+            *header = rec->hdr;
+            onic_free(rec);
+            return PTL_OVF_MATCHED;
+        }
+    }
+    rc = me_insert(ni, call, pt_index, 0, match_id, match_bits, ignore_bits, unlink,
+                   position == PTL_INS_BEFORE ? ONIC_MATCH_HEAD : ONIC_MATCH_TAIL, NULL, &me);
+    if (rc != PTL_OK)
+        return rc;
+    if ((rc = onic_ptl_md_create(ni, &md, md_unlink, me, &obj)) != PTL_OK) {
+        onic_ptl_me_destroy(ni, me);
+        return rc;
+    }
+    *me_handle = me->handle;
+    *md_handle = obj->handle;
+    return PTL_OK;
+}

@@ -1,0 +1,463 @@
+/* The network interface: PtlInit/PtlFini, PtlNIInit and friends, the access
+ * control list, the one NI of this process and the lookups every public
+ * call starts with. */
+#include "ptl/ptl.h"
+#include "base/log.h"
+#include "base/mem.h"
+
+#include <string.h>
+
+/* The process's Portals state. One NI: onic gives a process one interface. */
+static struct {
+    int            init;   /* PtlInit called, PtlFini not yet */
+    onic_ptl_ni_t *ni;
+    unsigned       epoch;  /* bumped by every NI, so old handles name nothing */
+} ptl_g;
+
+static const char *const ptl_err_names[PTL_MAX_ERRNO] = {
+    [PTL_OK] = "PTL_OK",
+    [PTL_SEGV] = "PTL_SEGV",
+    [PTL_NO_SPACE] = "PTL_NO_SPACE",
+    [PTL_ME_IN_USE] = "PTL_ME_IN_USE",
+    [PTL_NAL_FAILED] = "PTL_NAL_FAILED",
+    [PTL_NO_INIT] = "PTL_NO_INIT",
+    [PTL_IFACE_DUP] = "PTL_IFACE_DUP",
+    [PTL_IFACE_INVALID] = "PTL_IFACE_INVALID",
+    [PTL_HANDLE_INVALID] = "PTL_HANDLE_INVALID",
+    [PTL_MD_INVALID] = "PTL_MD_INVALID",
+    [PTL_ME_INVALID] = "PTL_ME_INVALID",
+    [PTL_PROCESS_INVALID] = "PTL_PROCESS_INVALID",
+    [PTL_PT_INDEX_INVALID] = "PTL_PT_INDEX_INVALID",
+    [PTL_SR_INDEX_INVALID] = "PTL_SR_INDEX_INVALID",
+    [PTL_EQ_INVALID] = "PTL_EQ_INVALID",
+    [PTL_EQ_DROPPED] = "PTL_EQ_DROPPED",
+    [PTL_EQ_EMPTY] = "PTL_EQ_EMPTY",
+    [PTL_MD_NO_UPDATE] = "PTL_MD_NO_UPDATE",
+    [PTL_FAIL] = "PTL_FAIL",
+    [PTL_AC_INDEX_INVALID] = "PTL_AC_INDEX_INVALID",
+    [PTL_MD_ILLEGAL] = "PTL_MD_ILLEGAL",
+    [PTL_ME_LIST_TOO_LONG] = "PTL_ME_LIST_TOO_LONG",
+    [PTL_MD_IN_USE] = "PTL_MD_IN_USE",
+    [PTL_NI_INVALID] = "PTL_NI_INVALID",
+    [PTL_PID_INVALID] = "PTL_PID_INVALID",
+    [PTL_PT_FULL] = "PTL_PT_FULL",
+    [PTL_OVF_MATCHED] = "PTL_OVF_MATCHED",
+};
+
+const char *PtlErrorStr(int errnum)
+{
+    if (errnum < 0 || errnum >= PTL_MAX_ERRNO || ptl_err_names[errnum] == NULL)
+        return "unknown Portals return code";
+    return ptl_err_names[errnum];
+}
+
+int onic_ptl_status_to_ptl(onic_status_t status)
+{
+    switch (status) {
+    case ONIC_OK:
+        return PTL_OK;
+    case ONIC_ERR_NO_MEMORY:
+    case ONIC_ERR_NO_RESOURCE:
+        return PTL_NO_SPACE;
+    default:
+        return PTL_FAIL;
+    }
+}
+
+/* --- Limits ------------------------------------------------------------------ */
+static const ptl_ni_limits_t ptl_limits_max = {
+    .max_mes = ONIC_PTL_MAX_OBJECTS,
+    .max_mds = ONIC_PTL_MAX_OBJECTS,
+    .max_eqs = ONIC_PTL_MAX_OBJECTS,
+    .max_ac_index = ONIC_PTL_AC_LIMIT - 1,
+    .max_pt_index = ONIC_PTL_PT_LIMIT - 1,
+    .max_md_iovecs = 1,
+    .max_me_list = ONIC_PTL_MAX_OBJECTS,
+    .max_getput_md = 0,
+};
+
+static const ptl_ni_limits_t ptl_limits_default = {
+    .max_mes = ONIC_PTL_MAX_OBJECTS,
+    .max_mds = ONIC_PTL_MAX_OBJECTS,
+    .max_eqs = ONIC_PTL_MAX_OBJECTS,
+    .max_ac_index = 63,
+    .max_pt_index = 63,
+    .max_md_iovecs = 1,
+    .max_me_list = ONIC_PTL_MAX_OBJECTS,
+    .max_getput_md = 0,
+};
+
+static int clamp(int v, int lo, int hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+void onic_ptl_ni_clamp_limits(const ptl_ni_limits_t *desired, ptl_ni_limits_t *actual)
+{
+    const ptl_ni_limits_t *d = desired != NULL ? desired : &ptl_limits_default;
+    const ptl_ni_limits_t *m = &ptl_limits_max;
+
+    actual->max_mes = clamp(d->max_mes, 1, m->max_mes);
+    actual->max_mds = clamp(d->max_mds, 1, m->max_mds);
+    actual->max_eqs = clamp(d->max_eqs, 1, m->max_eqs);
+    actual->max_ac_index = clamp(d->max_ac_index, 1, m->max_ac_index); /* entries 0 and 1 */
+    actual->max_pt_index = clamp(d->max_pt_index, 0, m->max_pt_index);
+    actual->max_md_iovecs = 1;
+    actual->max_me_list = clamp(d->max_me_list, 1, m->max_me_list);
+    actual->max_getput_md = 0;
+}
+
+/* --- Process ids ----------------------------------------------------------------- */
+int onic_ptl_id_valid(const onic_ptl_ni_t *ni, ptl_process_id_t id, int wildcards)
+{
+    int nid_ok = id.nid == 0 || (wildcards && id.nid == PTL_NID_ANY);
+    int pid_ok = id.pid < ni->size || (wildcards && id.pid == PTL_PID_ANY);
+    return nid_ok && pid_ok;
+}
+
+void onic_ptl_id_key(ptl_process_id_t id, uint64_t *id_p, uint64_t *ignore_p)
+{
+    *id_p = (uint64_t)id.nid << 32 | id.pid;
+    *ignore_p = (id.nid == PTL_NID_ANY ? UINT64_C(0xffffffff) << 32 : 0) |
+                (id.pid == PTL_PID_ANY ? UINT64_C(0xffffffff) : 0);
+}
+
+/* --- The NI ---------------------------------------------------------------------- */
+static void ni_destroy(onic_ptl_ni_t *ni)
+{
+    if (ni->pt != NULL) {
+        for (uint32_t i = 0; i < ni->mes.used; i++)
+            if (ni->mes.obj[i] != NULL)
+                onic_ptl_me_destroy(ni, ni->mes.obj[i]);
+        for (int i = 0; i <= ni->limits.max_pt_index; i++)
+            onic_ptl_pt_fini(&ni->pt[i]);
+    }
+    for (uint32_t i = 0; i < ni->mds.used; i++)
+        if (ni->mds.obj[i] != NULL)
+            onic_ptl_md_destroy(ni, ni->mds.obj[i]);
+    for (uint32_t i = 0; i < ni->eqs.used; i++) {
+        onic_ptl_eq_t *eq = ni->eqs.obj[i];
+        if (eq != NULL) {
+            onic_free(eq->ring);
+            onic_free(eq);
+        }
+    }
+    onic_ptl_htab_fini(&ni->mes);
+    onic_ptl_htab_fini(&ni->mds);
+    onic_ptl_htab_fini(&ni->eqs);
+    onic_free(ni->pt);
+    onic_free(ni->acl);
+    onic_free(ni);
+}
+
+int onic_ptl_ni_open(const onic_ptl_ni_params_t *p, ptl_ni_limits_t *actual,
+                     ptl_handle_ni_t *ni_handle)
+{
+    onic_ptl_ni_t *ni;
+
+    if (!ptl_g.init)
+        return PTL_NO_INIT;
+    if (ni_handle == NULL) {
+        onic_error("ptl: PtlNIInit with a NULL ni_handle: pass where to store the handle");
+        return PTL_SEGV;
+    }
+    if (ptl_g.ni != NULL) {
+        *ni_handle = ptl_g.ni->handle;
+        if (actual != NULL)
+            *actual = ptl_g.ni->limits;
+        return PTL_IFACE_DUP;
+    }
+    ni = onic_calloc(1, sizeof(*ni));
+    if (ni == NULL)
+        return PTL_NO_SPACE;
+    ptl_g.epoch = (ptl_g.epoch + 1) & 0xff;
+    ni->handle = onic_ptl_handle_make(ONIC_PTL_KIND_NI, ptl_g.epoch, 0, 0);
+    ni->rank = p->rank;
+    ni->size = p->size;
+    ni->uid = p->uid;
+    ni->jid = p->jid;
+    ni->max_inline = p->max_inline;
+    ni->engine = p->engine;
+    ni->io = p->io;
+    ni->io_arg = p->io_arg;
+    onic_ptl_ni_clamp_limits(p->desired, &ni->limits);
+    onic_ptl_htab_init(&ni->mes, ONIC_PTL_KIND_ME, ptl_g.epoch, (uint32_t)ni->limits.max_mes);
+    onic_ptl_htab_init(&ni->mds, ONIC_PTL_KIND_MD, ptl_g.epoch, (uint32_t)ni->limits.max_mds);
+    onic_ptl_htab_init(&ni->eqs, ONIC_PTL_KIND_EQ, ptl_g.epoch, (uint32_t)ni->limits.max_eqs);
+    ni->pt = onic_calloc((size_t)ni->limits.max_pt_index + 1, sizeof(*ni->pt));
+    ni->acl = onic_calloc((size_t)ni->limits.max_ac_index + 1, sizeof(*ni->acl));
+    if (ni->pt == NULL || ni->acl == NULL) {
+        ni_destroy(ni);
+        return PTL_NO_SPACE;
+    }
+    /* Paper 003, 4.5: entry 0 admits the job, entry 1 system processes. */
+    ni->acl[0] = (onic_ptl_ace_t){1, {PTL_NID_ANY, PTL_PID_ANY}, PTL_UID_ANY, ni->jid,
+                                  PTL_PT_INDEX_ANY};
+    ni->acl[1] = (onic_ptl_ace_t){1, {PTL_NID_ANY, PTL_PID_ANY}, PTL_UID_ANY, PTL_JID_NONE,
+                                  PTL_PT_INDEX_ANY};
+    ptl_g.ni = ni;
+    if (actual != NULL)
+        *actual = ni->limits;
+    *ni_handle = ni->handle;
+    return PTL_OK;
+}
+
+static int ni_close(const char *call)
+{
+    onic_ptl_ni_t *ni = ptl_g.ni;
+
+    if (ni == NULL)
+        return PTL_OK;
+    if (ni->in_handler || ni->in_progress) {
+        onic_error("ptl: %s from inside an event handler: the NI is in use; finalize after "
+                   "the handler returns", call);
+        return PTL_FAIL;
+    }
+    /* The transport first: nothing may arrive into state being freed. */
+    if (ni->io != NULL && ni->io->close != NULL)
+        ni->io->close(ni->io_arg);
+    ptl_g.ni = NULL;
+    ni_destroy(ni);
+    return PTL_OK;
+}
+
+int onic_ptl_ni_of(ptl_handle_ni_t h, onic_ptl_ni_t **ni_p)
+{
+    if (!ptl_g.init)
+        return PTL_NO_INIT;
+    if (ptl_g.ni == NULL || h != ptl_g.ni->handle)
+        return PTL_NI_INVALID;
+    *ni_p = ptl_g.ni;
+    return PTL_OK;
+}
+
+#define PTL_OBJ_OF(_name, _type, _table, _invalid) \
+    int onic_ptl_##_name##_of(uint64_t h, onic_ptl_ni_t **ni_p, _type **obj_p) \
+    { \
+        _type *obj; \
+        if (!ptl_g.init) \
+            return PTL_NO_INIT; \
+        if (ptl_g.ni == NULL || (obj = onic_ptl_htab_get(&ptl_g.ni->_table, h)) == NULL) \
+            return _invalid; \
+        *ni_p = ptl_g.ni; \
+        *obj_p = obj; \
+        return PTL_OK; \
+    }
+
+PTL_OBJ_OF(me, onic_ptl_me_t, mes, PTL_ME_INVALID)
+PTL_OBJ_OF(md, onic_ptl_md_t, mds, PTL_MD_INVALID)
+PTL_OBJ_OF(eq, onic_ptl_eq_t, eqs, PTL_EQ_INVALID)
+
+unsigned onic_ptl_ni_progress(onic_ptl_ni_t *ni, uint64_t timeout_ns)
+{
+    unsigned n;
+
+    if (ni->in_progress || ni->io == NULL || ni->io->progress == NULL)
+        return 0;
+    ni->in_progress = 1;
+    n = ni->io->progress(ni->io_arg, timeout_ns);
+    ni->in_progress = 0;
+    return n;
+}
+
+void onic_ptl_ni_deliver(onic_ptl_ni_t *ni, uint32_t src, const void *hdr, size_t hdr_len,
+                         const void *payload, size_t len)
+{
+    onic_ptl_out_t out;
+    onic_status_t status;
+
+    onic_ptl_target_recv(ni, src, hdr, hdr_len, payload, len, &out);
+    if (out.send) {
+        status = ni->io->send(ni->io_arg, out.dest, &out.hdr, out.payload, out.len);
+        if (status != ONIC_OK)
+            onic_error("ptl: cannot answer rank %u: %s", out.dest, onic_status_str(status));
+    }
+    onic_ptl_eq_run_handlers(ni);
+}
+
+void onic_ptl_ni_drop(onic_ptl_ni_t *ni, onic_ptl_drop_t why)
+{
+    ni->drops[why]++;
+    ni->dropped++;
+}
+
+/* --- Public calls -------------------------------------------------------------------- */
+int PtlInit(int *max_interfaces)
+{
+    if (max_interfaces == NULL) {
+        onic_error("ptl: PtlInit with a NULL max_interfaces: pass where to store the count");
+        return PTL_SEGV;
+    }
+    ptl_g.init = 1;
+    *max_interfaces = 1;
+    return PTL_OK;
+}
+
+void PtlFini(void)
+{
+    if (ni_close("PtlFini") == PTL_OK)
+        ptl_g.init = 0;
+}
+
+int PtlNIInit(ptl_interface_t iface, ptl_pid_t pid, ptl_ni_limits_t *desired,
+              ptl_ni_limits_t *actual, ptl_handle_ni_t *ni_handle)
+{
+    if (!ptl_g.init)
+        return PTL_NO_INIT;
+    if (ni_handle == NULL) {
+        onic_error("ptl: PtlNIInit with a NULL ni_handle: pass where to store the handle");
+        return PTL_SEGV;
+    }
+    if (iface != PTL_IFACE_DEFAULT) {
+        onic_error("ptl: PtlNIInit: interface %d does not exist; onic has one, PTL_IFACE_DEFAULT",
+                   iface);
+        return PTL_IFACE_INVALID;
+    }
+    if (ptl_g.ni != NULL)
+        return onic_ptl_ni_open(NULL, actual, ni_handle); /* PTL_IFACE_DUP */
+    return onic_ptl_xport_ni_open(pid, desired, actual, ni_handle);
+}
+
+int PtlNIFini(ptl_handle_ni_t ni_handle)
+{
+    onic_ptl_ni_t *ni;
+    int rc = onic_ptl_ni_of(ni_handle, &ni);
+
+    if (rc != PTL_OK)
+        return rc;
+    return ni_close("PtlNIFini");
+}
+
+int PtlNIStatus(ptl_handle_ni_t ni_handle, ptl_sr_index_t reg, ptl_sr_value_t *status)
+{
+    onic_ptl_ni_t *ni;
+    int rc = onic_ptl_ni_of(ni_handle, &ni);
+
+    if (rc != PTL_OK)
+        return rc;
+    if (status == NULL) {
+        onic_error("ptl: PtlNIStatus with a NULL status: pass where to store the value");
+        return PTL_SEGV;
+    }
+    if (reg != PTL_SR_DROP_COUNT) {
+        onic_error("ptl: PtlNIStatus: status register %d does not exist; use PTL_SR_DROP_COUNT",
+                   reg);
+        return PTL_SR_INDEX_INVALID;
+    }
+    /* Messages that arrived and are waiting count once looked at. */
+    onic_ptl_ni_progress(ni, 0);
+    *status = ni->dropped > INT32_MAX ? INT32_MAX : (ptl_sr_value_t)ni->dropped;
+    return PTL_OK;
+}
+
+int PtlNIHandle(ptl_handle_any_t handle, ptl_handle_ni_t *ni_handle)
+{
+    onic_ptl_ni_t *ni = NULL;
+    void *obj;
+    int rc;
+
+    if (!ptl_g.init)
+        return PTL_NO_INIT;
+    if (ni_handle == NULL) {
+        onic_error("ptl: PtlNIHandle with a NULL ni_handle: pass where to store the handle");
+        return PTL_SEGV;
+    }
+    switch (onic_ptl_handle_kind(handle)) {
+    case ONIC_PTL_KIND_NI:
+        rc = onic_ptl_ni_of(handle, &ni);
+        break;
+    case ONIC_PTL_KIND_ME:
+        rc = onic_ptl_me_of(handle, &ni, (onic_ptl_me_t **)&obj);
+        break;
+    case ONIC_PTL_KIND_MD:
+        rc = onic_ptl_md_of(handle, &ni, (onic_ptl_md_t **)&obj);
+        break;
+    case ONIC_PTL_KIND_EQ:
+        rc = onic_ptl_eq_of(handle, &ni, (onic_ptl_eq_t **)&obj);
+        break;
+    default:
+        rc = PTL_HANDLE_INVALID;
+        break;
+    }
+    if (rc != PTL_OK) {
+        onic_error("ptl: PtlNIHandle: handle %#llx names no live object",
+                   (unsigned long long)handle);
+        return PTL_HANDLE_INVALID;
+    }
+    *ni_handle = ni->handle;
+    return PTL_OK;
+}
+
+int PtlGetId(ptl_handle_ni_t ni_handle, ptl_process_id_t *id)
+{
+    onic_ptl_ni_t *ni;
+    int rc = onic_ptl_ni_of(ni_handle, &ni);
+
+    if (rc != PTL_OK)
+        return rc;
+    if (id == NULL) {
+        onic_error("ptl: PtlGetId with a NULL id: pass where to store it");
+        return PTL_SEGV;
+    }
+    id->nid = 0;
+    id->pid = ni->rank;
+    return PTL_OK;
+}
+
+int PtlGetUid(ptl_handle_ni_t ni_handle, ptl_uid_t *uid)
+{
+    onic_ptl_ni_t *ni;
+    int rc = onic_ptl_ni_of(ni_handle, &ni);
+
+    if (rc != PTL_OK)
+        return rc;
+    if (uid == NULL) {
+        onic_error("ptl: PtlGetUid with a NULL uid: pass where to store it");
+        return PTL_SEGV;
+    }
+    *uid = ni->uid;
+    return PTL_OK;
+}
+
+int PtlGetJid(ptl_handle_ni_t ni_handle, ptl_jid_t *jid)
+{
+    onic_ptl_ni_t *ni;
+    int rc = onic_ptl_ni_of(ni_handle, &ni);
+
+    if (rc != PTL_OK)
+        return rc;
+    if (jid == NULL) {
+        onic_error("ptl: PtlGetJid with a NULL jid: pass where to store it");
+        return PTL_SEGV;
+    }
+    *jid = ni->jid;
+    return PTL_OK;
+}
+
+int PtlACEntry(ptl_handle_ni_t ni_handle, ptl_ac_index_t ac_index, ptl_process_id_t match_id,
+               ptl_uid_t uid, ptl_jid_t jid, ptl_pt_index_t pt_index)
+{
+    onic_ptl_ni_t *ni;
+    int rc = onic_ptl_ni_of(ni_handle, &ni);
+
+    if (rc != PTL_OK)
+        return rc;
+    if (ac_index > (ptl_ac_index_t)ni->limits.max_ac_index) {
+        onic_error("ptl: PtlACEntry: ac_index %u is beyond the access control list (0 to %d)",
+                   ac_index, ni->limits.max_ac_index);
+        return PTL_AC_INDEX_INVALID;
+    }
+    if (!onic_ptl_id_valid(ni, match_id, 1)) {
+        onic_error("ptl: PtlACEntry: match_id {%u, %u} is no process of this job (nid 0 or "
+                   "PTL_NID_ANY, pid below %u or PTL_PID_ANY)", match_id.nid, match_id.pid,
+                   ni->size);
+        return PTL_PROCESS_INVALID;
+    }
+    if (pt_index != PTL_PT_INDEX_ANY && pt_index > (ptl_pt_index_t)ni->limits.max_pt_index) {
+        onic_error("ptl: PtlACEntry: pt_index %u is beyond the portal table (0 to %d, or "
+                   "PTL_PT_INDEX_ANY)", pt_index, ni->limits.max_pt_index);
+        return PTL_PT_INDEX_INVALID;
+    }
+    ni->acl[ac_index] = (onic_ptl_ace_t){1, match_id, uid, jid, pt_index};
+    return PTL_OK;
+}

@@ -1,0 +1,324 @@
+/* The Portals layer's internals: objects, handle tables, the wire header,
+ * and the calls between the public API (ni.c me.c md.c eq.c initiator.c),
+ * the target side (target.c) and the transport glue (io_xport.c).
+ *
+ * The target side is a function of an NI's state and one incoming message;
+ * it reaches the outside only through what it returns (onic_ptl_out_t), so
+ * the onload engine can run it for another process and the tests can feed it
+ * headers with no transport at all. */
+#ifndef ONIC_PTL_PTL_H
+#define ONIC_PTL_PTL_H
+
+#include <assert.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <onic/match.h>
+#include <onic/portals.h>
+#include <onic/status.h>
+#include "base/list.h"
+
+/* --- Handles -----------------------------------------------------------------
+ * kind:4 | epoch:8 | generation:28 | index:24. The kind says which table; the
+ * epoch which PtlNIInit made it (so a handle outlives neither its NI nor a
+ * later one); the generation, bumped when a slot is freed, which object of
+ * the slot. PTL_INVALID_HANDLE has kind 15, which no table uses. */
+enum {
+    ONIC_PTL_KIND_NI = 1,
+    ONIC_PTL_KIND_ME = 2,
+    ONIC_PTL_KIND_MD = 3,
+    ONIC_PTL_KIND_EQ = 4,
+};
+#define ONIC_PTL_MAX_OBJECTS (1u << 20) /* per kind; well inside 24 index bits */
+
+static inline unsigned onic_ptl_handle_kind(uint64_t h)
+{
+    return (unsigned)(h >> 60);
+}
+
+static inline uint64_t onic_ptl_handle_make(unsigned kind, unsigned epoch, uint32_t gen,
+                                            uint32_t index)
+{
+    return (uint64_t)kind << 60 | (uint64_t)(epoch & 0xff) << 52 |
+           (uint64_t)(gen & 0xfffffff) << 24 | (index & 0xffffff);
+}
+
+typedef struct onic_ptl_htab {
+    void    **obj;    /* by index; NULL when free */
+    uint32_t *gen;    /* by index */
+    uint32_t *free;   /* stack of free indexes */
+    uint32_t  nfree;
+    uint32_t  used;   /* slots handed out so far */
+    uint32_t  cap;    /* slots allocated */
+    uint32_t  max;    /* the NI's limit */
+    uint32_t  live;
+    unsigned  kind, epoch;
+} onic_ptl_htab_t;
+
+void          onic_ptl_htab_init(onic_ptl_htab_t *t, unsigned kind, unsigned epoch, uint32_t max);
+void          onic_ptl_htab_fini(onic_ptl_htab_t *t);
+/* ONIC_ERR_NO_RESOURCE at the limit, ONIC_ERR_NO_MEMORY. */
+onic_status_t onic_ptl_htab_add(onic_ptl_htab_t *t, void *obj, uint64_t *handle_p);
+/* The object, or NULL for anything that does not name a live one of t. */
+void         *onic_ptl_htab_get(const onic_ptl_htab_t *t, uint64_t handle);
+void          onic_ptl_htab_del(onic_ptl_htab_t *t, uint64_t handle);
+
+/* --- Wire header --------------------------------------------------------------
+ * One message per put, get, ack and reply: this 48-byte header in the
+ * transport's user header, the data as its payload. Six words:
+ *   w0 match bits
+ *   w1 put: hdr_data; get: local offset; ack, reply: manipulated length
+ *   w2 the initiator's MD handle (echoed in the ack and the reply)
+ *   w3 put, ack: the initiator's event queue for the ack; reply: local offset
+ *   w4 remote offset:48 | portal index:16
+ *   w5 requested length:48 | op:4 | flags:4 | ACL index:8
+ * The initiator is the transport's source rank, never a header field.
+ * Lengths and offsets are below 2^48 (no address space is larger). */
+enum {
+    ONIC_PTL_OP_PUT   = 1,
+    ONIC_PTL_OP_GET   = 2,
+    ONIC_PTL_OP_ACK   = 3,
+    ONIC_PTL_OP_REPLY = 4,
+};
+#define ONIC_PTL_FLAG_ACK   0x1u /* put: acknowledge it */
+#define ONIC_PTL_FLAGS_ALL  0x1u
+#define ONIC_PTL_MAX_LEN    ((UINT64_C(1) << 48) - 1)
+#define ONIC_PTL_PT_LIMIT   4096 /* portal indexes fit the wire's 16 bits */
+#define ONIC_PTL_AC_LIMIT   256  /* ACL indexes fit its 8 bits */
+
+typedef struct onic_ptl_wire {
+    uint64_t w[6];
+} onic_ptl_wire_t;
+static_assert(sizeof(onic_ptl_wire_t) == 48, "the Portals header fills the transport's user header");
+
+/* A header unpacked: every field, whatever the op. */
+typedef struct onic_ptl_msg {
+    unsigned         op, flags;
+    ptl_pt_index_t   pt_index;
+    ptl_ac_index_t   ac_index;
+    ptl_match_bits_t match_bits;
+    uint64_t         offset;       /* remote offset requested; echoed */
+    uint64_t         rlength;      /* requested length; echoed */
+    uint64_t         mlength;      /* ack, reply: manipulated length */
+    uint64_t         hdr_data;     /* put */
+    uint64_t         local_offset; /* get, reply: where the reply lands in the initiator's MD */
+    ptl_handle_md_t  md;           /* the initiator's MD; echoed */
+    ptl_handle_eq_t  eq;           /* put, ack: the initiator's queue for the ack */
+} onic_ptl_msg_t;
+
+/* Fields beyond the wire's widths must have been refused by the caller. */
+void          onic_ptl_msg_pack(const onic_ptl_msg_t *m, onic_ptl_wire_t *w);
+/* ONIC_ERR_INVALID_PARAM for a wrong size, an unknown op or flag. */
+onic_status_t onic_ptl_msg_unpack(const void *buf, size_t len, onic_ptl_msg_t *m_p);
+
+/* --- Objects -------------------------------------------------------------------- */
+typedef struct onic_ptl_ni onic_ptl_ni_t;
+
+typedef struct onic_ptl_eq {
+    onic_ptl_ni_t   *ni;
+    ptl_handle_eq_t  handle;
+    ptl_event_t     *ring;
+    uint64_t         count;
+    uint64_t         head, tail;  /* read and write positions, ever increasing */
+    int              dropped;     /* events were overwritten since the last read */
+    ptl_seq_t        seq;         /* the next event's sequence number */
+    ptl_eq_handler_t handler;
+} onic_ptl_eq_t;
+
+typedef struct onic_ptl_me onic_ptl_me_t;
+
+typedef struct onic_ptl_md {
+    ptl_md_t         desc;          /* threshold counts down in place */
+    ptl_handle_md_t  handle;
+    ptl_unlink_t     unlink;
+    ptl_size_t       local_offset;  /* advanced by operations without MANAGE_REMOTE */
+    onic_ptl_me_t   *me;            /* NULL for a bound MD */
+    onic_dlist_t     link;          /* in me->mds */
+    unsigned         pending;       /* gets waiting for their reply */
+} onic_ptl_md_t;
+
+struct onic_ptl_me {
+    ptl_handle_me_t  handle;
+    ptl_pt_index_t   pt_index;
+    int              overflow;      /* in the portal's overflow list */
+    ptl_process_id_t match_id;
+    ptl_match_bits_t match_bits, ignore_bits;
+    ptl_unlink_t     unlink;
+    onic_mentry_t   *entry;         /* in the portal's matcher */
+    onic_dlist_t     mds;           /* the first is the one considered */
+};
+
+/* A kept header of a put that landed in an overflow entry (the extension). */
+typedef struct onic_ptl_ovf {
+    ptl_ovf_header_t hdr;
+} onic_ptl_ovf_t;
+
+typedef struct onic_ptl_pt {
+    onic_matcher_t *list;        /* the match list; created on first use */
+    onic_matcher_t *overflow;    /* searched when the list takes nothing */
+    onic_matcher_t *unexpected;  /* onic_ptl_ovf_t, oldest first */
+    uint32_t        nlist, noverflow;
+} onic_ptl_pt_t;
+
+typedef struct onic_ptl_ace {
+    int              admit;  /* 0: the entry denies everything */
+    ptl_process_id_t id;
+    ptl_uid_t        uid;
+    ptl_jid_t        jid;
+    ptl_pt_index_t   pt_index;
+} onic_ptl_ace_t;
+
+/* Why a message was discarded. PTL_SR_DROP_COUNT is their sum. */
+typedef enum onic_ptl_drop {
+    ONIC_PTL_DROP_MALFORMED,     /* header or sizes do not add up, unknown source */
+    ONIC_PTL_DROP_PT_INDEX,      /* no such portal */
+    ONIC_PTL_DROP_AC_INDEX,      /* no such ACL entry */
+    ONIC_PTL_DROP_AC_DENIED,     /* the entry does not admit the initiator */
+    ONIC_PTL_DROP_AC_PT,         /* the entry does not admit the portal */
+    ONIC_PTL_DROP_NO_MATCH,      /* no entry whose first MD accepts */
+    ONIC_PTL_DROP_NO_MEMORY,     /* an overflow header could not be kept */
+    ONIC_PTL_DROP_ACK_EQ,        /* ack: its event queue is gone */
+    ONIC_PTL_DROP_REPLY_MD,      /* reply: its MD is gone (or waits for none) */
+    ONIC_PTL_DROP_REPLY_EQ_FULL, /* reply: its MD's event queue has no room */
+    ONIC_PTL_DROP_REASONS
+} onic_ptl_drop_t;
+
+/* How an NI reaches the outside: the transport glue, or a test's capture. */
+typedef struct onic_ptl_io {
+    onic_status_t (*send)(void *arg, uint32_t dest, const onic_ptl_wire_t *hdr,
+                          const void *payload, size_t len);
+    /* Deliver what has arrived (to onic_ptl_ni_deliver), waiting up to
+     * timeout_ns for something; the number delivered. */
+    unsigned      (*progress)(void *arg, uint64_t timeout_ns);
+    void          (*close)(void *arg);
+} onic_ptl_io_t;
+
+/* An event whose queue has a handler, waiting for the step that recorded it
+ * to finish: handlers run when no object is half-way through an operation,
+ * so one may unlink, free or put whatever it likes. */
+typedef struct onic_ptl_handler_call {
+    ptl_handle_eq_t eq;
+    ptl_event_t     ev;
+} onic_ptl_handler_call_t;
+#define ONIC_PTL_HANDLER_QUEUE 8 /* a step records at most 3 events */
+
+struct onic_ptl_ni {
+    ptl_handle_ni_t      handle;
+    uint32_t             rank, size;
+    ptl_uid_t            uid;
+    ptl_jid_t            jid;
+    size_t               max_inline;   /* the largest payload of one message */
+    ptl_ni_limits_t      limits;
+    const char          *engine;       /* matching engine; NULL: ONIC_MATCH */
+    onic_ptl_htab_t      mes, mds, eqs;
+    onic_ptl_pt_t       *pt;           /* limits.max_pt_index + 1 */
+    onic_ptl_ace_t      *acl;          /* limits.max_ac_index + 1 */
+    uint64_t             drops[ONIC_PTL_DROP_REASONS];
+    uint64_t             dropped;
+    const onic_ptl_io_t *io;
+    void                *io_arg;
+    int                  in_progress;  /* an EQ handler must not poll again */
+    int                  in_handler;   /* nor finalize the NI under its caller */
+    onic_ptl_handler_call_t hq[ONIC_PTL_HANDLER_QUEUE];
+    unsigned             hq_len;
+};
+
+typedef struct onic_ptl_ni_params {
+    uint32_t             rank, size;
+    ptl_uid_t            uid;
+    ptl_jid_t            jid;
+    size_t               max_inline;
+    const char          *engine;
+    const ptl_ni_limits_t *desired;    /* NULL: defaults */
+    const onic_ptl_io_t *io;
+    void                *io_arg;
+} onic_ptl_ni_params_t;
+
+/* --- ni.c ------------------------------------------------------------------------ */
+/* Create the process's NI (PtlInit must have been called; PTL_IFACE_DUP if
+ * there is one) on io; a Portals return code. PtlNIInit calls it with the
+ * transport glue, tests with their own io. */
+int  onic_ptl_ni_open(const onic_ptl_ni_params_t *p, ptl_ni_limits_t *actual,
+                      ptl_handle_ni_t *ni_handle);
+void onic_ptl_ni_clamp_limits(const ptl_ni_limits_t *desired, ptl_ni_limits_t *actual);
+/* The live NI for a handle of each kind, with the Portals code when there is
+ * none (PTL_NO_INIT, or the kind's INVALID code). */
+int  onic_ptl_ni_of(ptl_handle_ni_t h, onic_ptl_ni_t **ni_p);
+int  onic_ptl_me_of(ptl_handle_me_t h, onic_ptl_ni_t **ni_p, onic_ptl_me_t **me_p);
+int  onic_ptl_md_of(ptl_handle_md_t h, onic_ptl_ni_t **ni_p, onic_ptl_md_t **md_p);
+int  onic_ptl_eq_of(ptl_handle_eq_t h, onic_ptl_ni_t **ni_p, onic_ptl_eq_t **eq_p);
+/* Let arrivals in (not from inside an EQ handler); how many arrived. */
+unsigned onic_ptl_ni_progress(onic_ptl_ni_t *ni, uint64_t timeout_ns);
+/* An arrival from the transport: run the target side, send what it answers. */
+void onic_ptl_ni_deliver(onic_ptl_ni_t *ni, uint32_t src, const void *hdr, size_t hdr_len,
+                         const void *payload, size_t len);
+void onic_ptl_ni_drop(onic_ptl_ni_t *ni, onic_ptl_drop_t why);
+int  onic_ptl_status_to_ptl(onic_status_t status);
+/* {0, rank} or wildcards; 0 if not a process of this job. */
+int  onic_ptl_id_valid(const onic_ptl_ni_t *ni, ptl_process_id_t id, int wildcards);
+/* The matching key of a process id with wildcards. */
+void onic_ptl_id_key(ptl_process_id_t id, uint64_t *id_p, uint64_t *ignore_p);
+
+/* --- eq.c ---------------------------------------------------------------------- */
+/* Record ev (its sequence set here); overwrites the oldest when full. A
+ * handler's call is queued for onic_ptl_eq_run_handlers. */
+void     onic_ptl_eq_post(onic_ptl_eq_t *eq, ptl_event_t *ev);
+/* Call the handlers of what the last step recorded (their queues may have
+ * been freed since: then nothing). */
+void     onic_ptl_eq_run_handlers(onic_ptl_ni_t *ni);
+uint64_t onic_ptl_eq_room(const onic_ptl_eq_t *eq);
+/* The MD's live event queue, or NULL (none, or freed since). */
+onic_ptl_eq_t *onic_ptl_md_eq(onic_ptl_ni_t *ni, const onic_ptl_md_t *md);
+
+/* --- md.c ---------------------------------------------------------------------- */
+int  onic_ptl_md_check(onic_ptl_ni_t *ni, const ptl_md_t *md, ptl_unlink_t unlink, const char *call);
+/* A new MD on me (NULL: bound); a Portals code. */
+int  onic_ptl_md_create(onic_ptl_ni_t *ni, const ptl_md_t *desc, ptl_unlink_t unlink,
+                        onic_ptl_me_t *me, onic_ptl_md_t **md_p);
+/* Threshold 0, or with PTL_MD_MAX_SIZE less than max_size left. */
+int  onic_ptl_md_used_up(const onic_ptl_md_t *md);
+/* Whether md takes an incoming put or get of rlength bytes at roffset; if so
+ * where (offset_p) and how much (mlength_p). Changes nothing. */
+int  onic_ptl_md_accepts(const onic_ptl_md_t *md, unsigned op, uint64_t rlength,
+                         uint64_t roffset, uint64_t *offset_p, uint64_t *mlength_p);
+/* Count one operation against the threshold (PtlPut and PtlGet count when
+ * they start: a get's reply only completes it). */
+void onic_ptl_md_count(onic_ptl_md_t *md);
+/* Count one incoming operation; the local offset advances by mlength unless
+ * the MD manages offsets remotely. */
+void onic_ptl_md_consume(onic_ptl_md_t *md, uint64_t mlength);
+/* Used up, PTL_UNLINK, and no get waiting for its reply (which would then
+ * find no MD): time to unlink. */
+int  onic_ptl_md_should_unlink(const onic_ptl_md_t *md);
+/* Detach (and unlink the ME if that empties it and it says so) and free. */
+void onic_ptl_md_destroy(onic_ptl_ni_t *ni, onic_ptl_md_t *md);
+/* The state an event reports. */
+void onic_ptl_md_snapshot(const onic_ptl_md_t *md, ptl_md_t *out);
+
+/* --- me.c ---------------------------------------------------------------------- */
+/* Remove from its list, free its MDs and itself. */
+void onic_ptl_me_destroy(onic_ptl_ni_t *ni, onic_ptl_me_t *me);
+void onic_ptl_pt_fini(onic_ptl_pt_t *pt);
+
+/* --- target.c: the target side --------------------------------------------------- */
+/* What the target answers: at most one message back to the initiator. The
+ * payload points into an MD and is valid until the NI is next used. */
+typedef struct onic_ptl_out {
+    int             send;
+    uint32_t        dest;
+    onic_ptl_wire_t hdr;
+    const void     *payload;
+    size_t          len;
+} onic_ptl_out_t;
+
+/* One message from rank src (a header of hdr_len bytes and its payload):
+ * checks, translation, delivery, events, and the answer in *out. Every
+ * field is untrusted: anything malformed is a counted drop. */
+void onic_ptl_target_recv(onic_ptl_ni_t *ni, uint32_t src, const void *hdr, size_t hdr_len,
+                          const void *payload, size_t len, onic_ptl_out_t *out);
+
+/* --- io_xport.c: the transport glue -------------------------------------------- */
+/* The NI of this process on the job's transport (PtlNIInit). */
+int onic_ptl_xport_ni_open(ptl_pid_t pid, const ptl_ni_limits_t *desired,
+                           ptl_ni_limits_t *actual, ptl_handle_ni_t *ni_handle);
+
+#endif

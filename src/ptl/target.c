@@ -1,0 +1,381 @@
+/* The target side: what happens when a put, get, ack or reply arrives.
+ *
+ * A function of the NI's state and one incoming message, nothing else: no
+ * transport, no process. Its only way out is the answer it leaves in
+ * onic_ptl_out_t (an ack or a reply for the caller to send), so the onload
+ * engine can run it for another process and the tests can drive it with
+ * hand-made headers.
+ *
+ * A put or get follows paper 003's figure 4, one function per step:
+ *   target_portal    the portal index names a portal             (4.8)
+ *   target_admit     the ACL entry admits initiator and portal   (4.5)
+ *   target_translate the first entry that matches and whose FIRST MD
+ *                    accepts; the match list, then the overflow list (4.4)
+ *   target_deliver   move the data, count the operation, record events,
+ *                    unlink a used-up MD (and an emptied entry)  (4.4, 4.6)
+ *   target_answer    the ack or the reply                         (4.7)
+ * Acks and replies bypass access control and translation and are dropped
+ * only for the paper's reasons (4.8): target_ack, target_reply.
+ *
+ * Nothing from the wire is trusted: sizes are checked against the header,
+ * the header against the state, handles through their tables, and the
+ * initiator is the transport's source rank. Whatever does not add up is a
+ * counted drop. */
+#include "ptl/ptl.h"
+#include "base/log.h"
+#include "base/mem.h"
+
+#include <string.h>
+
+/* What translation found, and where and how much the MD takes. */
+typedef struct target_xlate {
+    unsigned       op;
+    uint64_t       rlength, roffset;
+    onic_ptl_me_t *me;
+    onic_ptl_md_t *md;
+    uint64_t       offset, mlength;
+} target_xlate_t;
+
+static void target_drop(onic_ptl_ni_t *ni, onic_ptl_drop_t why, uint32_t src,
+                        const onic_ptl_msg_t *m)
+{
+    /* Debug, not error: a peer must not be able to flood the log. */
+    onic_debug("ptl: dropped op %u from rank %u (portal %u, bits %#llx): reason %d",
+               m != NULL ? m->op : 0, src, m != NULL ? m->pt_index : 0,
+               m != NULL ? (unsigned long long)m->match_bits : 0ull, (int)why);
+    onic_ptl_ni_drop(ni, why);
+}
+
+static void target_event_base(const onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m,
+                              ptl_event_t *ev)
+{
+    memset(ev, 0, sizeof(*ev));
+    ev->initiator.nid = 0;
+    ev->initiator.pid = src;
+    /* Every process that reaches us is of our job and our user: the shared
+     * memory that carries messages is private to both. */
+    ev->uid = ni->uid;
+    ev->jid = ni->jid;
+    ev->pt_index = m->pt_index;
+    ev->match_bits = m->match_bits;
+    ev->rlength = m->rlength;
+    ev->ni_fail_type = PTL_NI_OK;
+}
+
+/* START and END (each unless disabled), END linked to its START. */
+static void target_post_pair(onic_ptl_eq_t *eq, unsigned options, ptl_event_kind_t start,
+                             ptl_event_t *ev)
+{
+    ptl_seq_t link;
+
+    if (eq == NULL)
+        return;
+    link = eq->seq;
+    if (!(options & PTL_MD_EVENT_START_DISABLE)) {
+        ev->type = start;
+        ev->link = link;
+        onic_ptl_eq_post(eq, ev);
+    }
+    if (!(options & PTL_MD_EVENT_END_DISABLE)) {
+        ev->type = (ptl_event_kind_t)(start + 1); /* every *_END follows its *_START */
+        ev->link = link;
+        onic_ptl_eq_post(eq, ev);
+    }
+}
+
+static void target_post_unlink(onic_ptl_eq_t *eq, ptl_event_t *ev)
+{
+    if (eq == NULL)
+        return;
+    ev->type = PTL_EVENT_UNLINK;
+    ev->link = eq->seq;
+    onic_ptl_eq_post(eq, ev);
+}
+
+/* --- put and get ------------------------------------------------------------ */
+static onic_ptl_pt_t *target_portal(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m)
+{
+    if (m->pt_index > (ptl_pt_index_t)ni->limits.max_pt_index) {
+        target_drop(ni, ONIC_PTL_DROP_PT_INDEX, src, m);
+        return NULL;
+    }
+    return &ni->pt[m->pt_index];
+}
+
+static int target_admit(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m)
+{
+    const onic_ptl_ace_t *ace;
+
+    if (m->ac_index > (ptl_ac_index_t)ni->limits.max_ac_index) {
+        target_drop(ni, ONIC_PTL_DROP_AC_INDEX, src, m);
+        return 0;
+    }
+    ace = &ni->acl[m->ac_index];
+    if (!ace->admit || (ace->id.nid != PTL_NID_ANY && ace->id.nid != 0) ||
+        (ace->id.pid != PTL_PID_ANY && ace->id.pid != src) ||
+        (ace->uid != PTL_UID_ANY && ace->uid != ni->uid) ||
+        (ace->jid != PTL_JID_ANY && ace->jid != ni->jid)) {
+        target_drop(ni, ONIC_PTL_DROP_AC_DENIED, src, m);
+        return 0;
+    }
+    if (ace->pt_index != PTL_PT_INDEX_ANY && ace->pt_index != m->pt_index) {
+        target_drop(ni, ONIC_PTL_DROP_AC_PT, src, m);
+        return 0;
+    }
+    return 1;
+}
+
+/* The matcher's accept callback: only the entry's FIRST MD is considered;
+ * if it rejects, the search goes on with the next entry. */
+static int target_first_md_takes(void *arg, void *cookie)
+{
+    target_xlate_t *x = arg;
+    onic_ptl_me_t *me = cookie;
+    onic_ptl_md_t *md;
+
+    if (onic_dlist_empty(&me->mds))
+        return 0;
+    md = onic_container_of(me->mds.next, onic_ptl_md_t, link);
+    if (!onic_ptl_md_accepts(md, x->op, x->rlength, x->roffset, &x->offset, &x->mlength))
+        return 0;
+    x->me = me;
+    x->md = md;
+    return 1;
+}
+
+static int target_translate(onic_ptl_pt_t *pt, uint32_t src, const onic_ptl_msg_t *m,
+                            target_xlate_t *x)
+{
+    const onic_mkey_t key = {m->match_bits, src}, exact = {0, 0}; /* nid 0: this node */
+
+    x->op = m->op;
+    x->rlength = m->rlength;
+    x->roffset = m->offset;
+    if (pt->list != NULL &&
+        onic_matcher_find(pt->list, key, exact, target_first_md_takes, x, 0) != NULL)
+        return 1;
+    return pt->overflow != NULL &&
+           onic_matcher_find(pt->overflow, key, exact, target_first_md_takes, x, 0) != NULL;
+}
+
+/* onic extension: keep the header of a put an overflow entry took. Made
+ * before anything changes, so running out of memory is a clean drop. */
+static onic_ptl_ovf_t *target_keep_header(onic_ptl_pt_t *pt, uint32_t src, const onic_ptl_msg_t *m,
+                                          const target_xlate_t *x)
+{
+    const onic_mkey_t key = {m->match_bits, src}, exact = {0, 0};
+    onic_ptl_ovf_t *rec = onic_malloc(sizeof(*rec));
+
+    if (rec == NULL)
+        return NULL;
+    rec->hdr.initiator.nid = 0;
+    rec->hdr.initiator.pid = src;
+    rec->hdr.pt_index = m->pt_index;
+    rec->hdr.match_bits = m->match_bits;
+    rec->hdr.rlength = m->rlength;
+    rec->hdr.mlength = x->mlength;
+    rec->hdr.offset = x->offset;
+    rec->hdr.md_handle = x->md->handle;
+    rec->hdr.start = x->mlength > 0 ? (char *)x->md->desc.start + x->offset : NULL;
+    rec->hdr.hdr_data = m->hdr_data;
+    if (onic_matcher_append(pt->unexpected, key, exact, rec, NULL) != ONIC_OK) {
+        onic_free(rec);
+        return NULL;
+    }
+    return rec;
+}
+
+/* Move the data, count the operation, record the events, unlink. Returns
+ * the options the MD had (the answer depends on them) and, for a get, where
+ * the data to send back is. */
+static unsigned target_deliver(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m,
+                               const target_xlate_t *x, const void *payload,
+                               const void **data_p)
+{
+    onic_ptl_md_t *md = x->md;
+    onic_ptl_eq_t *eq = onic_ptl_md_eq(ni, md);
+    unsigned options = md->desc.options;
+    char *at = x->mlength > 0 ? (char *)md->desc.start + x->offset : NULL;
+    ptl_event_t ev;
+
+    if (m->op == ONIC_PTL_OP_PUT && x->mlength > 0)
+        memcpy(at, payload, x->mlength);
+    *data_p = at;
+    onic_ptl_md_consume(md, x->mlength);
+    target_event_base(ni, src, m, &ev);
+    ev.mlength = x->mlength;
+    ev.offset = x->offset;
+    ev.md_handle = md->handle;
+    ev.hdr_data = m->op == ONIC_PTL_OP_PUT ? m->hdr_data : 0;
+    onic_ptl_md_snapshot(md, &ev.md);
+    target_post_pair(eq, options,
+                     m->op == ONIC_PTL_OP_PUT ? PTL_EVENT_PUT_START : PTL_EVENT_GET_START, &ev);
+    if (onic_ptl_md_should_unlink(md)) {
+        target_post_unlink(eq, &ev);
+        onic_ptl_md_destroy(ni, md); /* and the entry, if this empties it */
+    }
+    return options;
+}
+
+static void target_answer(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m,
+                          const target_xlate_t *x, unsigned options, const void *data,
+                          onic_ptl_out_t *out)
+{
+    onic_ptl_msg_t a = *m; /* echoes portal, bits, offset, length, MD (tables 2, 4) */
+
+    a.mlength = x->mlength;
+    a.pt_index = m->pt_index;
+    a.ac_index = 0;
+    a.flags = 0;
+    if (m->op == ONIC_PTL_OP_PUT) {
+        if (!(m->flags & ONIC_PTL_FLAG_ACK) || (options & PTL_MD_ACK_DISABLE) ||
+            m->eq == PTL_EQ_NONE)
+            return;
+        a.op = ONIC_PTL_OP_ACK;
+    } else {
+        a.op = ONIC_PTL_OP_REPLY;
+        out->payload = data;
+        out->len = x->mlength;
+    }
+    (void)ni;
+    onic_ptl_msg_pack(&a, &out->hdr);
+    out->dest = src;
+    out->send = 1;
+}
+
+static void target_request(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m,
+                           const void *payload, onic_ptl_out_t *out)
+{
+    onic_ptl_pt_t *pt;
+    target_xlate_t x;
+    const void *data;
+    unsigned options;
+
+    if ((pt = target_portal(ni, src, m)) == NULL || !target_admit(ni, src, m))
+        return;
+    if (!target_translate(pt, src, m, &x)) {
+        target_drop(ni, ONIC_PTL_DROP_NO_MATCH, src, m);
+        return;
+    }
+    if (x.me->overflow && m->op == ONIC_PTL_OP_PUT && target_keep_header(pt, src, m, &x) == NULL) {
+        target_drop(ni, ONIC_PTL_DROP_NO_MEMORY, src, m);
+        return;
+    }
+    options = target_deliver(ni, src, m, &x, payload, &data);
+    target_answer(ni, src, m, &x, options, data, out);
+}
+
+/* --- ack and reply ----------------------------------------------------------- */
+/* Dropped only if its event queue is gone (4.8). The MD that sent the put
+ * may be gone too; the event then reports it as it was sent (md zeroed
+ * but for its event queue). */
+static void target_ack(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m)
+{
+    onic_ptl_eq_t *eq = m->eq == PTL_EQ_NONE ? NULL : onic_ptl_htab_get(&ni->eqs, m->eq);
+    onic_ptl_md_t *md;
+    ptl_event_t ev;
+
+    if (eq == NULL) {
+        target_drop(ni, ONIC_PTL_DROP_ACK_EQ, src, m);
+        return;
+    }
+    target_event_base(ni, src, m, &ev);
+    ev.type = PTL_EVENT_ACK;
+    ev.mlength = m->mlength;
+    ev.offset = m->offset;
+    ev.md_handle = m->md;
+    if ((md = onic_ptl_htab_get(&ni->mds, m->md)) != NULL)
+        onic_ptl_md_snapshot(md, &ev.md);
+    else
+        ev.md.eq_handle = m->eq;
+    ev.link = eq->seq;
+    onic_ptl_eq_post(eq, &ev);
+}
+
+/* Dropped only if its MD is gone (or expects no reply) or the MD's event
+ * queue has no room for what the reply records (4.8). Every MD accepts and
+ * truncates a reply: it lands at the get's local offset, cut to the MD. */
+static void target_reply(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m,
+                         const void *payload)
+{
+    onic_ptl_md_t *md = onic_ptl_htab_get(&ni->mds, m->md);
+    onic_ptl_eq_t *eq;
+    unsigned options;
+    uint64_t room, mlength, need;
+    int unlink;
+    ptl_event_t ev;
+
+    if (md == NULL || md->pending == 0) {
+        target_drop(ni, ONIC_PTL_DROP_REPLY_MD, src, m);
+        return;
+    }
+    eq = onic_ptl_md_eq(ni, md);
+    options = md->desc.options;
+    unlink = md->unlink == PTL_UNLINK && md->pending == 1 && onic_ptl_md_used_up(md);
+    need = !(options & PTL_MD_EVENT_START_DISABLE) + !(options & PTL_MD_EVENT_END_DISABLE) +
+           (unsigned)unlink;
+    if (eq != NULL && onic_ptl_eq_room(eq) < need) {
+        md->pending--; /* this get is over: its reply is gone */
+        target_drop(ni, ONIC_PTL_DROP_REPLY_EQ_FULL, src, m);
+        return;
+    }
+    md->pending--;
+    room = m->local_offset < md->desc.length ? md->desc.length - m->local_offset : 0;
+    mlength = m->mlength < room ? m->mlength : room;
+    if (mlength > 0)
+        memcpy((char *)md->desc.start + m->local_offset, payload, mlength);
+    target_event_base(ni, src, m, &ev);
+    ev.mlength = mlength;
+    ev.offset = m->local_offset;
+    ev.md_handle = md->handle;
+    onic_ptl_md_snapshot(md, &ev.md);
+    target_post_pair(eq, options, PTL_EVENT_REPLY_START, &ev);
+    if (onic_ptl_md_should_unlink(md)) {
+        target_post_unlink(eq, &ev);
+        onic_ptl_md_destroy(ni, md);
+    }
+}
+
+/* --- the entry point ------------------------------------------------------------ */
+/* Sizes that do not add up for the op, before any state is looked at. */
+static int target_sizes_ok(const onic_ptl_ni_t *ni, const onic_ptl_msg_t *m, size_t len)
+{
+    switch (m->op) {
+    case ONIC_PTL_OP_PUT:
+        return len == m->rlength;
+    case ONIC_PTL_OP_GET:
+        /* The reply must fit one message: the initiator asks for no more. */
+        return len == 0 && m->rlength <= ni->max_inline;
+    case ONIC_PTL_OP_ACK:
+        return len == 0 && m->mlength <= m->rlength;
+    case ONIC_PTL_OP_REPLY:
+        return len == m->mlength && m->mlength <= m->rlength;
+    default:
+        return 0;
+    }
+}
+
+void onic_ptl_target_recv(onic_ptl_ni_t *ni, uint32_t src, const void *hdr, size_t hdr_len,
+                          const void *payload, size_t len, onic_ptl_out_t *out)
+{
+    onic_ptl_msg_t m;
+
+    memset(out, 0, sizeof(*out));
+    if (src >= ni->size || onic_ptl_msg_unpack(hdr, hdr_len, &m) != ONIC_OK ||
+        (len > 0 && payload == NULL) || !target_sizes_ok(ni, &m, len)) {
+        target_drop(ni, ONIC_PTL_DROP_MALFORMED, src, NULL);
+        return;
+    }
+    switch (m.op) {
+    case ONIC_PTL_OP_PUT:
+    case ONIC_PTL_OP_GET:
+        target_request(ni, src, &m, payload, out);
+        break;
+    case ONIC_PTL_OP_ACK:
+        target_ack(ni, src, &m);
+        break;
+    case ONIC_PTL_OP_REPLY:
+        target_reply(ni, src, &m, payload);
+        break;
+    }
+}

@@ -1,0 +1,321 @@
+/* Every Portals call with invalid arguments returns the specified error and
+ * crashes nothing: calls before PtlInit, bad handles of each kind (another
+ * kind's, freed ones, an old NI's), NULL outputs, out-of-range indexes.
+ * Then a job of one (no onicrun) puts and gets to itself through the real
+ * transport, waiting in PtlEQWait. */
+#include "check.h"
+#include "base/mem.h"
+#include "base/clock.h"
+#include <onic/portals.h>
+
+#include <string.h>
+
+#define SELF   ((ptl_process_id_t){0, 0})
+#define ANYONE ((ptl_process_id_t){PTL_NID_ANY, PTL_PID_ANY})
+
+static ptl_md_t md_desc(void *buf, size_t len, int threshold, unsigned options, ptl_handle_eq_t eq)
+{
+    ptl_md_t md = {buf, len, threshold, 0, options, NULL, eq};
+    return md;
+}
+
+/* Every call, with handles that may or may not be valid: the same code. */
+static void all_calls_return(int rc, ptl_handle_ni_t ni, ptl_handle_me_t me, ptl_handle_md_t md,
+                             ptl_handle_eq_t eq)
+{
+    ptl_handle_any_t h;
+    ptl_pt_index_t pt;
+    ptl_sr_value_t v;
+    ptl_process_id_t id;
+    ptl_uid_t uid;
+    ptl_jid_t jid;
+    ptl_event_t ev;
+    ptl_md_t d = md_desc(NULL, 0, 1, 0, PTL_EQ_NONE);
+    ptl_ovf_header_t hdr;
+    int which;
+
+    CHECK_EQ(PtlNIFini(ni), rc == PTL_NO_INIT ? PTL_NO_INIT : PTL_NI_INVALID);
+    CHECK_EQ(PtlNIStatus(ni, PTL_SR_DROP_COUNT, &v), rc == PTL_NO_INIT ? rc : PTL_NI_INVALID);
+    CHECK_EQ(PtlGetId(ni, &id), rc == PTL_NO_INIT ? rc : PTL_NI_INVALID);
+    CHECK_EQ(PtlGetUid(ni, &uid), rc == PTL_NO_INIT ? rc : PTL_NI_INVALID);
+    CHECK_EQ(PtlGetJid(ni, &jid), rc == PTL_NO_INIT ? rc : PTL_NI_INVALID);
+    CHECK_EQ(PtlNIHandle(md, &h), rc == PTL_NO_INIT ? rc : PTL_HANDLE_INVALID);
+    CHECK_EQ(PtlMEAttach(ni, 0, ANYONE, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &h),
+             rc == PTL_NO_INIT ? rc : PTL_NI_INVALID);
+    CHECK_EQ(PtlMEAttachAny(ni, &pt, ANYONE, 0, 0, PTL_RETAIN, &h),
+             rc == PTL_NO_INIT ? rc : PTL_NI_INVALID);
+    CHECK_EQ(PtlMEAttachOverflow(ni, 0, ANYONE, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &h),
+             rc == PTL_NO_INIT ? rc : PTL_NI_INVALID);
+    CHECK_EQ(PtlMEAttachSearch(ni, 0, ANYONE, 0, 0, PTL_RETAIN, PTL_INS_AFTER, d, PTL_RETAIN, &h,
+                               &h, &hdr), rc == PTL_NO_INIT ? rc : PTL_NI_INVALID);
+    CHECK_EQ(PtlMEInsert(me, ANYONE, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &h),
+             rc == PTL_NO_INIT ? rc : PTL_ME_INVALID);
+    CHECK_EQ(PtlMEUnlink(me), rc == PTL_NO_INIT ? rc : PTL_ME_INVALID);
+    CHECK_EQ(PtlMDAttach(me, d, PTL_RETAIN, &h), rc == PTL_NO_INIT ? rc : PTL_ME_INVALID);
+    CHECK_EQ(PtlMDBind(ni, d, PTL_RETAIN, &h), rc == PTL_NO_INIT ? rc : PTL_NI_INVALID);
+    CHECK_EQ(PtlMDUnlink(md), rc == PTL_NO_INIT ? rc : PTL_MD_INVALID);
+    CHECK_EQ(PtlMDUpdate(md, NULL, &d, PTL_EQ_NONE), rc == PTL_NO_INIT ? rc : PTL_MD_INVALID);
+    CHECK_EQ(PtlEQAlloc(ni, 4, PTL_EQ_HANDLER_NONE, &h), rc == PTL_NO_INIT ? rc : PTL_NI_INVALID);
+    CHECK_EQ(PtlEQFree(eq), rc == PTL_NO_INIT ? rc : PTL_EQ_INVALID);
+    CHECK_EQ(PtlEQGet(eq, &ev), rc == PTL_NO_INIT ? rc : PTL_EQ_INVALID);
+    CHECK_EQ(PtlEQWait(eq, &ev), rc == PTL_NO_INIT ? rc : PTL_EQ_INVALID);
+    CHECK_EQ(PtlEQPoll(&eq, 1, 0, &ev, &which), rc == PTL_NO_INIT ? rc : PTL_EQ_INVALID);
+    CHECK_EQ(PtlACEntry(ni, 2, ANYONE, PTL_UID_ANY, PTL_JID_ANY, PTL_PT_INDEX_ANY),
+             rc == PTL_NO_INIT ? rc : PTL_NI_INVALID);
+    CHECK_EQ(PtlPut(md, PTL_NOACK_REQ, SELF, 0, 0, 0, 0, 0), rc == PTL_NO_INIT ? rc : PTL_MD_INVALID);
+    CHECK_EQ(PtlPutRegion(md, 0, 0, PTL_NOACK_REQ, SELF, 0, 0, 0, 0, 0),
+             rc == PTL_NO_INIT ? rc : PTL_MD_INVALID);
+    CHECK_EQ(PtlGet(md, SELF, 0, 0, 0, 0), rc == PTL_NO_INIT ? rc : PTL_MD_INVALID);
+    CHECK_EQ(PtlGetRegion(md, 0, 0, SELF, 0, 0, 0, 0), rc == PTL_NO_INIT ? rc : PTL_MD_INVALID);
+}
+
+static void test_before_init(void)
+{
+    ptl_handle_ni_t ni;
+
+    all_calls_return(PTL_NO_INIT, 0, 0, 0, 0);
+    CHECK_EQ(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, &ni), PTL_NO_INIT);
+    CHECK_EQ(PtlInit(NULL), PTL_SEGV);
+    PtlFini(); /* harmless without PtlInit */
+}
+
+static void test_errors(void)
+{
+    ptl_handle_ni_t ni, ni2;
+    ptl_handle_me_t me, me2;
+    ptl_handle_md_t md, md2;
+    ptl_handle_eq_t eq, eq2;
+    ptl_ni_limits_t want, got;
+    ptl_pt_index_t pt;
+    ptl_event_t ev;
+    ptl_sr_value_t v;
+    ptl_ovf_header_t hdr;
+    uint8_t buf[4096];
+    ptl_md_t d;
+    int n, which;
+    uint64_t t0;
+
+    CHECK_EQ(PtlInit(&n), PTL_OK);
+    CHECK_EQ(n, 1);
+    /* No NI yet: every handle names nothing. */
+    all_calls_return(PTL_OK, 0, 0, 0, 0);
+    CHECK_EQ(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, NULL), PTL_SEGV);
+    CHECK_EQ(PtlNIInit(3, PTL_PID_ANY, NULL, NULL, &ni), PTL_IFACE_INVALID);
+    CHECK_EQ(PtlNIInit(PTL_IFACE_DEFAULT, 7, NULL, NULL, &ni), PTL_PID_INVALID);
+    memset(&want, 0, sizeof(want));
+    want.max_pt_index = 15;
+    want.max_ac_index = 100000;
+    want.max_mes = want.max_mds = want.max_eqs = want.max_me_list = 1000;
+    CHECK_EQ(PtlNIInit(PTL_IFACE_DEFAULT, 0, &want, &got, &ni), PTL_OK);
+    CHECK_EQ(got.max_pt_index, 15);
+    CHECK_EQ(got.max_ac_index, 255);
+    CHECK_EQ(got.max_mds, 1000);
+    CHECK_EQ(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, &ni2), PTL_IFACE_DUP);
+    CHECK(ni2 == ni);
+
+    CHECK_EQ(PtlNIStatus(ni, 1, &v), PTL_SR_INDEX_INVALID);
+    CHECK_EQ(PtlNIStatus(ni, PTL_SR_DROP_COUNT, NULL), PTL_SEGV);
+    CHECK_EQ(PtlGetId(ni, NULL), PTL_SEGV);
+    CHECK_EQ(PtlGetUid(ni, NULL), PTL_SEGV);
+    CHECK_EQ(PtlGetJid(ni, NULL), PTL_SEGV);
+    CHECK_EQ(PtlNIHandle(PTL_INVALID_HANDLE, &ni2), PTL_HANDLE_INVALID);
+    CHECK_EQ(PtlNIHandle(ni, NULL), PTL_SEGV);
+    CHECK_EQ(PtlNIHandle(ni, &ni2), PTL_OK);
+
+    /* Match entries. */
+    CHECK_EQ(PtlMEAttach(ni, 16, ANYONE, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &me), PTL_PT_INDEX_INVALID);
+    CHECK_EQ(PtlMEAttach(ni, 0, ((ptl_process_id_t){1, 0}), 0, 0, PTL_RETAIN, PTL_INS_AFTER, &me),
+             PTL_PROCESS_INVALID);
+    CHECK_EQ(PtlMEAttach(ni, 0, ((ptl_process_id_t){0, 1}), 0, 0, PTL_RETAIN, PTL_INS_AFTER, &me),
+             PTL_PROCESS_INVALID); /* a job of one */
+    CHECK_EQ(PtlMEAttach(ni, 0, ANYONE, 0, 0, (ptl_unlink_t)7, PTL_INS_AFTER, &me), PTL_FAIL);
+    CHECK_EQ(PtlMEAttach(ni, 0, ANYONE, 0, 0, PTL_RETAIN, (ptl_ins_pos_t)7, &me), PTL_FAIL);
+    CHECK_EQ(PtlMEAttach(ni, 0, ANYONE, 0, 0, PTL_RETAIN, PTL_INS_AFTER, NULL), PTL_SEGV);
+    CHECK_EQ(PtlMEAttach(ni + 1, 0, ANYONE, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &me), PTL_NI_INVALID);
+    CHECK_EQ(PtlMEAttach(ni, 0, ANYONE, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &me), PTL_OK);
+    CHECK_EQ(PtlMEAttach(me, 0, ANYONE, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &me2), PTL_NI_INVALID);
+    CHECK_EQ(PtlMEInsert(ni, ANYONE, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &me2), PTL_ME_INVALID);
+    CHECK_EQ(PtlMEInsert(me, ANYONE, 0, 0, PTL_RETAIN, PTL_INS_AFTER, NULL), PTL_SEGV);
+    CHECK_EQ(PtlMEInsert(me, ANYONE, 0, 0, PTL_RETAIN, (ptl_ins_pos_t)-1, &me2), PTL_FAIL);
+    CHECK_EQ(PtlMEAttachAny(ni, NULL, ANYONE, 0, 0, PTL_RETAIN, &me2), PTL_SEGV);
+    CHECK_EQ(PtlMEAttachAny(ni, &pt, ANYONE, 0, 0, PTL_RETAIN, NULL), PTL_SEGV);
+    for (int i = 1; i <= 15; i++) {
+        CHECK_EQ(PtlMEAttachAny(ni, &pt, ANYONE, 0, 0, PTL_RETAIN, &me2), PTL_OK);
+        CHECK_EQ(pt, (unsigned)i);
+    }
+    CHECK_EQ(PtlMEAttachAny(ni, &pt, ANYONE, 0, 0, PTL_RETAIN, &me2), PTL_PT_FULL);
+    CHECK_EQ(PtlMEUnlink(me2), PTL_OK);
+    CHECK_EQ(PtlMEUnlink(me2), PTL_ME_INVALID);                 /* use after free */
+    CHECK_EQ(PtlMEInsert(me2, ANYONE, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &me2), PTL_ME_INVALID);
+    CHECK_EQ(PtlMEAttachOverflow(ni, 99, ANYONE, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &me2),
+             PTL_PT_INDEX_INVALID);
+
+    /* Event queues. */
+    CHECK_EQ(PtlEQAlloc(ni, 0, PTL_EQ_HANDLER_NONE, &eq), PTL_FAIL);
+    CHECK_EQ(PtlEQAlloc(ni, 4, PTL_EQ_HANDLER_NONE, NULL), PTL_SEGV);
+    onic_mem_fail_after(0);
+    CHECK_EQ(PtlEQAlloc(ni, 4, PTL_EQ_HANDLER_NONE, &eq), PTL_NO_SPACE);
+    onic_mem_fail_after(-1);
+    CHECK_EQ(PtlEQAlloc(ni, 8, PTL_EQ_HANDLER_NONE, &eq), PTL_OK);
+    CHECK_EQ(PtlEQAlloc(ni, 8, PTL_EQ_HANDLER_NONE, &eq2), PTL_OK);
+    CHECK_EQ(PtlEQGet(eq, NULL), PTL_SEGV);
+    CHECK_EQ(PtlEQGet(me, &ev), PTL_EQ_INVALID);
+    CHECK_EQ(PtlEQGet(eq, &ev), PTL_EQ_EMPTY);
+    CHECK_EQ(PtlEQPoll(&eq, 0, 0, &ev, &which), PTL_FAIL);
+    CHECK_EQ(PtlEQPoll(&eq, 1, -5, &ev, &which), PTL_FAIL);
+    CHECK_EQ(PtlEQPoll(NULL, 1, 0, &ev, &which), PTL_SEGV);
+    CHECK_EQ(PtlEQPoll(&eq, 1, 0, NULL, &which), PTL_SEGV);
+    CHECK_EQ(PtlEQWait(eq, NULL), PTL_SEGV);
+    t0 = onic_time_ns();
+    CHECK_EQ(PtlEQPoll(&eq, 1, 20, &ev, &which), PTL_EQ_EMPTY);
+    CHECK(onic_time_ns() - t0 >= 20000000u);
+    CHECK_EQ(PtlEQFree(eq2), PTL_OK);
+    CHECK_EQ(PtlEQFree(eq2), PTL_EQ_INVALID);
+    CHECK_EQ(PtlEQGet(eq2, &ev), PTL_EQ_INVALID);
+    {
+        ptl_handle_eq_t two[2] = {eq, eq2};
+        CHECK_EQ(PtlEQPoll(two, 2, 0, &ev, &which), PTL_EQ_INVALID);
+    }
+
+    /* Memory descriptors. */
+    CHECK_EQ(PtlMDAttach(me, md_desc(NULL, 4, 1, 0, PTL_EQ_NONE), PTL_RETAIN, &md), PTL_MD_ILLEGAL);
+    CHECK_EQ(PtlMDAttach(me, md_desc(buf, 4, -2, 0, PTL_EQ_NONE), PTL_RETAIN, &md), PTL_MD_ILLEGAL);
+    CHECK_EQ(PtlMDAttach(me, md_desc(buf, 4, 1, PTL_MD_IOVEC, PTL_EQ_NONE), PTL_RETAIN, &md),
+             PTL_MD_ILLEGAL);
+    CHECK_EQ(PtlMDAttach(me, md_desc(buf, 4, 1, 0x10000, PTL_EQ_NONE), PTL_RETAIN, &md),
+             PTL_MD_ILLEGAL);
+    CHECK_EQ(PtlMDAttach(me, md_desc(buf, (ptl_size_t)1 << 48, 1, 0, PTL_EQ_NONE), PTL_RETAIN, &md),
+             PTL_MD_ILLEGAL);
+    d = md_desc(buf, 4, 1, PTL_MD_MAX_SIZE, PTL_EQ_NONE);
+    d.max_size = 5;
+    CHECK_EQ(PtlMDAttach(me, d, PTL_RETAIN, &md), PTL_MD_ILLEGAL);
+    CHECK_EQ(PtlMDAttach(me, md_desc(buf, 4, 1, 0, PTL_EQ_NONE), (ptl_unlink_t)3, &md),
+             PTL_MD_ILLEGAL);
+    CHECK_EQ(PtlMDAttach(me, md_desc(buf, 4, 1, 0, eq2), PTL_RETAIN, &md), PTL_EQ_INVALID);
+    CHECK_EQ(PtlMDAttach(me, md_desc(buf, 4, 1, 0, me), PTL_RETAIN, &md), PTL_EQ_INVALID);
+    CHECK_EQ(PtlMDAttach(me, md_desc(buf, 4, 1, 0, PTL_EQ_NONE), PTL_RETAIN, NULL), PTL_SEGV);
+    CHECK_EQ(PtlMDAttach(eq, md_desc(buf, 4, 1, 0, PTL_EQ_NONE), PTL_RETAIN, &md), PTL_ME_INVALID);
+    CHECK_EQ(PtlMDBind(me, md_desc(buf, 4, 1, 0, PTL_EQ_NONE), PTL_RETAIN, &md), PTL_NI_INVALID);
+    CHECK_EQ(PtlMDBind(ni, md_desc(buf, 4, 1, 0, PTL_EQ_NONE), PTL_RETAIN, NULL), PTL_SEGV);
+    CHECK_EQ(PtlMDBind(ni, md_desc(buf, 4096, 1, 0, eq), PTL_RETAIN, &md), PTL_OK);
+    CHECK_EQ(PtlMDUpdate(md, NULL, NULL, eq2), PTL_EQ_INVALID);
+    CHECK_EQ(PtlMDUpdate(md, NULL, NULL, PTL_EQ_NONE), PTL_OK);
+    CHECK_EQ(PtlMDUnlink(eq), PTL_MD_INVALID);
+
+    /* Access control. */
+    CHECK_EQ(PtlACEntry(ni, 256, ANYONE, PTL_UID_ANY, PTL_JID_ANY, 0), PTL_AC_INDEX_INVALID);
+    CHECK_EQ(PtlACEntry(ni, 2, ((ptl_process_id_t){3, 0}), PTL_UID_ANY, PTL_JID_ANY, 0),
+             PTL_PROCESS_INVALID);
+    CHECK_EQ(PtlACEntry(ni, 2, ANYONE, PTL_UID_ANY, PTL_JID_ANY, 16), PTL_PT_INDEX_INVALID);
+    CHECK_EQ(PtlACEntry(ni, 2, ANYONE, PTL_UID_ANY, PTL_JID_ANY, PTL_PT_INDEX_ANY), PTL_OK);
+
+    /* Puts and gets. */
+    CHECK_EQ(PtlPut(md, (ptl_ack_req_t)5, SELF, 0, 0, 0, 0, 0), PTL_FAIL);
+    CHECK_EQ(PtlPutRegion(md, 0, 8, PTL_NOACK_REQ, ((ptl_process_id_t){0, 1}), 0, 0, 0, 0, 0),
+             PTL_PROCESS_INVALID);
+    CHECK_EQ(PtlPutRegion(md, 0, 8, PTL_NOACK_REQ, ((ptl_process_id_t){PTL_NID_ANY, 0}), 0, 0, 0, 0,
+                          0), PTL_PROCESS_INVALID);
+    CHECK_EQ(PtlPutRegion(md, 0, 8, PTL_NOACK_REQ, SELF, 16, 0, 0, 0, 0), PTL_PT_INDEX_INVALID);
+    CHECK_EQ(PtlPutRegion(md, 0, 8, PTL_NOACK_REQ, SELF, 0, 256, 0, 0, 0), PTL_AC_INDEX_INVALID);
+    CHECK_EQ(PtlPutRegion(md, 4090, 8, PTL_NOACK_REQ, SELF, 0, 0, 0, 0, 0), PTL_MD_ILLEGAL);
+    CHECK_EQ(PtlPutRegion(md, (ptl_size_t)-1, 8, PTL_NOACK_REQ, SELF, 0, 0, 0, 0, 0), PTL_MD_ILLEGAL);
+    CHECK_EQ(PtlPutRegion(md, 0, 8, PTL_NOACK_REQ, SELF, 0, 0, 0, (ptl_size_t)1 << 48, 0), PTL_FAIL);
+    CHECK_EQ(PtlGetRegion(md, 8, 4089, SELF, 0, 0, 0, 0), PTL_MD_ILLEGAL);
+    CHECK_EQ(PtlGetRegion(md, 0, 8, ((ptl_process_id_t){0, 9}), 0, 0, 0, 0), PTL_PROCESS_INVALID);
+    CHECK_EQ(PtlGet(md, SELF, 0, 300, 0, 0), PTL_AC_INDEX_INVALID);
+    CHECK_EQ(PtlGet(eq, SELF, 0, 0, 0, 0), PTL_MD_INVALID);
+    CHECK_EQ(PtlMDBind(ni, md_desc(buf, 4, 0, 0, PTL_EQ_NONE), PTL_RETAIN, &md2), PTL_OK);
+    CHECK_EQ(PtlPut(md2, PTL_NOACK_REQ, SELF, 0, 0, 0, 0, 0), PTL_MD_INVALID); /* used up */
+    CHECK_EQ(PtlGet(md2, SELF, 0, 0, 0, 0), PTL_MD_INVALID);
+    CHECK_EQ(PtlMDUnlink(md2), PTL_OK);
+    CHECK_EQ(PtlPut(md2, PTL_NOACK_REQ, SELF, 0, 0, 0, 0, 0), PTL_MD_INVALID); /* freed */
+    CHECK_EQ(PtlMEAttachSearch(ni, 0, ANYONE, 0, 0, PTL_RETAIN, PTL_INS_AFTER,
+                               md_desc(buf, 4, 1, 0, PTL_EQ_NONE), PTL_RETAIN, &me2, &md2, NULL),
+             PTL_SEGV);
+    CHECK_EQ(PtlMEAttachSearch(ni, 0, ANYONE, 0, 0, PTL_RETAIN, PTL_INS_AFTER,
+                               md_desc(NULL, 4, 1, 0, PTL_EQ_NONE), PTL_RETAIN, &me2, &md2, &hdr),
+             PTL_MD_ILLEGAL);
+
+    CHECK(strcmp(PtlErrorStr(PTL_EQ_EMPTY), "PTL_EQ_EMPTY") == 0);
+    CHECK(strcmp(PtlErrorStr(PTL_OVF_MATCHED), "PTL_OVF_MATCHED") == 0);
+    CHECK(PtlErrorStr(-1) != NULL && PtlErrorStr(PTL_MAX_ERRNO) != NULL);
+
+    /* Finalized: the NI's handles are dead, of every kind. */
+    CHECK_EQ(PtlNIFini(ni), PTL_OK);
+    all_calls_return(PTL_OK, ni, me, md, eq);
+    PtlFini();
+    all_calls_return(PTL_NO_INIT, ni, me, md, eq);
+}
+
+/* A job of one puts and gets to itself through the transport. */
+static void test_self(void)
+{
+    ptl_handle_ni_t ni;
+    ptl_handle_me_t me;
+    ptl_handle_md_t tmd, smd, gmd;
+    ptl_handle_eq_t teq, seq;
+    ptl_process_id_t id;
+    ptl_sr_value_t drops;
+    ptl_event_t ev;
+    uint8_t target[64] = {0}, source[4096], back[2048];
+    int n, got_ack = 0, got_end = 0;
+
+    CHECK_EQ(PtlInit(&n), PTL_OK);
+    CHECK_EQ(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, &ni), PTL_OK);
+    CHECK_EQ(PtlGetId(ni, &id), PTL_OK);
+    CHECK_EQ(id.nid, 0);
+    CHECK_EQ(id.pid, 0);
+    CHECK_EQ(PtlEQAlloc(ni, 16, PTL_EQ_HANDLER_NONE, &teq), PTL_OK);
+    CHECK_EQ(PtlEQAlloc(ni, 16, PTL_EQ_HANDLER_NONE, &seq), PTL_OK);
+    CHECK_EQ(PtlMEAttach(ni, 5, ANYONE, 0x77, 0, PTL_RETAIN, PTL_INS_AFTER, &me), PTL_OK);
+    CHECK_EQ(PtlMDAttach(me, md_desc(target, 64, PTL_MD_THRESH_INF,
+                                     PTL_MD_OP_PUT | PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE |
+                                         PTL_MD_EVENT_START_DISABLE, teq),
+                         PTL_RETAIN, &tmd), PTL_OK);
+    for (int i = 0; i < 4096; i++)
+        source[i] = (uint8_t)(i * 7);
+    CHECK_EQ(PtlMDBind(ni, md_desc(source, 4096, PTL_MD_THRESH_INF, PTL_MD_EVENT_START_DISABLE, seq),
+                       PTL_RETAIN, &smd), PTL_OK);
+    CHECK_EQ(PtlPutRegion(smd, 100, 32, PTL_ACK_REQ, id, 5, 0, 0x77, 8, 5), PTL_OK);
+    CHECK_EQ(PtlEQWait(teq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_PUT_END);
+    CHECK_EQ(ev.mlength, 32);
+    CHECK_EQ(ev.hdr_data, 5);
+    CHECK(memcmp(target + 8, source + 100, 32) == 0);
+    while (!got_ack) {
+        CHECK_EQ(PtlEQWait(seq, &ev), PTL_OK);
+        got_end += ev.type == PTL_EVENT_SEND_END;
+        got_ack += ev.type == PTL_EVENT_ACK;
+    }
+    CHECK_EQ(got_end, 1);
+    CHECK_EQ(ev.mlength, 32);
+    /* A get: the whole target MD back, truncated to what was asked. */
+    CHECK_EQ(PtlMDBind(ni, md_desc(back, 2048, 1, 0, seq), PTL_UNLINK, &gmd), PTL_OK);
+    CHECK_EQ(PtlGetRegion(gmd, 0, 40, id, 5, 0, 0x77, 8), PTL_OK);
+    CHECK_EQ(PtlEQWait(seq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_REPLY_START);
+    CHECK_EQ(PtlEQWait(seq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_REPLY_END);
+    CHECK_EQ(ev.mlength, 40);
+    CHECK(memcmp(back, source + 100, 32) == 0);
+    CHECK_EQ(PtlEQWait(seq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_UNLINK);
+    /* The largest inline put, and one byte more (until RMA). */
+    CHECK_EQ(PtlMDAttach(me, md_desc(back, 2048, 1, PTL_MD_OP_PUT, PTL_EQ_NONE), PTL_UNLINK, &gmd),
+             PTL_OK);
+    CHECK_EQ(PtlPutRegion(smd, 0, 2049, PTL_NOACK_REQ, id, 5, 0, 0x77, 0, 0), PTL_FAIL);
+    /* A put nobody takes is counted. */
+    CHECK_EQ(PtlPutRegion(smd, 0, 8, PTL_NOACK_REQ, id, 6, 0, 0x77, 0, 0), PTL_OK);
+    CHECK_EQ(PtlNIStatus(ni, PTL_SR_DROP_COUNT, &drops), PTL_OK);
+    CHECK_EQ(drops, 1);
+    CHECK_EQ(PtlNIFini(ni), PTL_OK);
+    PtlFini();
+}
+
+int main(void)
+{
+    test_before_init();
+    test_errors();
+    test_self();
+    return check_summary("test_ptl_api");
+}
