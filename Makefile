@@ -7,7 +7,9 @@ comma    := ,
 BUILD    ?= build$(if $(SANITIZE),-$(subst $(comma),-,$(SANITIZE)))
 DEPS_OK  := $(BUILD)/.deps-ok
 
-.PHONY: all build test demo deps clean fuzz
+PREFIX   ?= /usr/local
+
+.PHONY: all build test demo deps clean install fuzz
 
 all: build
 
@@ -29,6 +31,17 @@ demo: build
 	$(BUILD)/onic-bench-match --quick
 	@echo
 	$(BUILD)/onicrun -n 2 --bind core --timeout 120 $(BUILD)/onic-bench-xport --quick
+	@echo
+	$(BUILD)/onicc -show examples/ring.c -o $(BUILD)/ring
+	$(BUILD)/onicc -O2 examples/ring.c -o $(BUILD)/ring
+	$(BUILD)/onicc -O2 examples/pingpong.c -o $(BUILD)/pingpong
+	$(BUILD)/onicrun -n 2 --timeout 60 $(BUILD)/ring
+	$(BUILD)/onicrun -n 4 --timeout 60 $(BUILD)/ring
+	$(BUILD)/onicrun -n 2 --timeout 120 $(BUILD)/pingpong
+	$(BUILD)/onicrun -n 4 --timeout 120 $(BUILD)/pingpong
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 # The Portals target-side fuzzer (clang, ASan), FUZZ_SECONDS long.
 FUZZ_SECONDS ?= 60

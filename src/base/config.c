@@ -56,6 +56,14 @@ static const onic_config_var_t config_vars[] = {
     {"ONIC_WAIT_SPIN_US", "50", "a blocking wait spins this long, then yields, then sleeps "
      "on a futex until a sender wakes it", ONIC_CONFIG_UINT, 0, 1000000, NULL,
      CFG_FIELD(wait_spin_us)},
+    {"ONIC_EAGER_LIMIT", "2048", "MPI: messages up to this many bytes go eagerly (one put "
+     "into the posted buffer or unexpected space), larger ones by rendezvous (the receiver "
+     "pulls them); at most what one Portals put carries", ONIC_CONFIG_UINT, 0, 2048, NULL,
+     CFG_FIELD(eager_limit)},
+    {"ONIC_EAGER_CREDITS", "64", "MPI: eager messages a process may have outstanding at one "
+     "receiver; beyond that its messages wait for their receive (rendezvous). Each process "
+     "sets aside this many x processes x ONIC_EAGER_LIMIT bytes for unexpected messages",
+     ONIC_CONFIG_UINT, 1, 65536, NULL, CFG_FIELD(eager_credits)},
     {"ONIC_RANK", "0", "this process's rank in its job (set by onicrun)",
      ONIC_CONFIG_UINT, 0, 0x7fffffff, NULL, CFG_FIELD(rank)},
     {"ONIC_SIZE", "1", "processes in the job (set by onicrun)",

@@ -45,6 +45,8 @@ typedef struct onic_config {
     unsigned    shm_bounce_chunk;  /* ONIC_SHM_BOUNCE_CHUNK */
     unsigned    shm_bounce_chunks; /* ONIC_SHM_BOUNCE_CHUNKS */
     unsigned    wait_spin_us;   /* ONIC_WAIT_SPIN_US */
+    unsigned    eager_limit;    /* ONIC_EAGER_LIMIT */
+    unsigned    eager_credits;  /* ONIC_EAGER_CREDITS */
     unsigned    rank;           /* ONIC_RANK, set by the launcher */
     unsigned    size;           /* ONIC_SIZE, set by the launcher */
     char        jobid[ONIC_CONFIG_TOKEN_MAX + 1]; /* ONIC_JOBID, "" outside a job */

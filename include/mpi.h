@@ -1,0 +1,272 @@
+/* onic MPI: the point-to-point subset of MPI 3.1 on onic's Portals layer,
+ * with simple collectives built on point-to-point (docs/architecture.md,
+ * "mpi").
+ *
+ * Handles are ints, as in MPICH: a kind, a generation and an index, so every
+ * call can tell a freed, foreign or made-up handle from a live one and
+ * answer with the right error class. The *_NULL handles are 0. Threads:
+ * MPI_THREAD_SINGLE and MPI_THREAD_FUNNELED. Every error class is also the
+ * error code (there are no user-defined codes). */
+#ifndef ONIC_MPI_H
+#define ONIC_MPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MPI_VERSION    3
+#define MPI_SUBVERSION 1
+
+typedef int MPI_Comm;
+typedef int MPI_Group;
+typedef int MPI_Datatype;
+typedef int MPI_Op;
+typedef int MPI_Request;
+typedef int MPI_Errhandler;
+typedef intptr_t MPI_Aint;
+typedef long long MPI_Count;
+typedef long long MPI_Offset;
+
+typedef struct MPI_Status {
+    int MPI_SOURCE;
+    int MPI_TAG;
+    int MPI_ERROR;
+    int onic_cancelled;        /* MPI_Test_cancelled */
+    long long onic_count;      /* bytes received (MPI_Get_count) */
+} MPI_Status;
+
+/* --- Handles ------------------------------------------------------------------ */
+#define MPI_COMM_NULL       ((MPI_Comm)0)
+#define MPI_COMM_WORLD      ((MPI_Comm)0x04000000)
+#define MPI_COMM_SELF       ((MPI_Comm)0x04000001)
+
+#define MPI_GROUP_NULL      ((MPI_Group)0)
+#define MPI_GROUP_EMPTY     ((MPI_Group)0x08000000)
+
+#define MPI_REQUEST_NULL    ((MPI_Request)0)
+
+#define MPI_ERRHANDLER_NULL   ((MPI_Errhandler)0)
+#define MPI_ERRORS_ARE_FATAL  ((MPI_Errhandler)0x18000000)
+#define MPI_ERRORS_RETURN     ((MPI_Errhandler)0x18000001)
+
+#define MPI_OP_NULL  ((MPI_Op)0)
+#define MPI_MAX      ((MPI_Op)0x10000000)
+#define MPI_MIN      ((MPI_Op)0x10000001)
+#define MPI_SUM      ((MPI_Op)0x10000002)
+#define MPI_PROD     ((MPI_Op)0x10000003)
+#define MPI_LAND     ((MPI_Op)0x10000004)
+#define MPI_BAND     ((MPI_Op)0x10000005)
+#define MPI_LOR      ((MPI_Op)0x10000006)
+#define MPI_BOR      ((MPI_Op)0x10000007)
+#define MPI_LXOR     ((MPI_Op)0x10000008)
+#define MPI_BXOR     ((MPI_Op)0x10000009)
+#define MPI_MAXLOC   ((MPI_Op)0x1000000a)
+#define MPI_MINLOC   ((MPI_Op)0x1000000b)
+
+#define MPI_DATATYPE_NULL       ((MPI_Datatype)0)
+#define MPI_CHAR                ((MPI_Datatype)0x0c000000)
+#define MPI_SIGNED_CHAR         ((MPI_Datatype)0x0c000001)
+#define MPI_UNSIGNED_CHAR       ((MPI_Datatype)0x0c000002)
+#define MPI_BYTE                ((MPI_Datatype)0x0c000003)
+#define MPI_SHORT               ((MPI_Datatype)0x0c000004)
+#define MPI_UNSIGNED_SHORT      ((MPI_Datatype)0x0c000005)
+#define MPI_INT                 ((MPI_Datatype)0x0c000006)
+#define MPI_UNSIGNED            ((MPI_Datatype)0x0c000007)
+#define MPI_LONG                ((MPI_Datatype)0x0c000008)
+#define MPI_UNSIGNED_LONG       ((MPI_Datatype)0x0c000009)
+#define MPI_LONG_LONG_INT       ((MPI_Datatype)0x0c00000a)
+#define MPI_LONG_LONG           MPI_LONG_LONG_INT
+#define MPI_UNSIGNED_LONG_LONG  ((MPI_Datatype)0x0c00000b)
+#define MPI_FLOAT               ((MPI_Datatype)0x0c00000c)
+#define MPI_DOUBLE              ((MPI_Datatype)0x0c00000d)
+#define MPI_LONG_DOUBLE         ((MPI_Datatype)0x0c00000e)
+#define MPI_INT8_T              ((MPI_Datatype)0x0c00000f)
+#define MPI_INT16_T             ((MPI_Datatype)0x0c000010)
+#define MPI_INT32_T             ((MPI_Datatype)0x0c000011)
+#define MPI_INT64_T             ((MPI_Datatype)0x0c000012)
+#define MPI_UINT8_T             ((MPI_Datatype)0x0c000013)
+#define MPI_UINT16_T            ((MPI_Datatype)0x0c000014)
+#define MPI_UINT32_T            ((MPI_Datatype)0x0c000015)
+#define MPI_UINT64_T            ((MPI_Datatype)0x0c000016)
+#define MPI_FLOAT_INT           ((MPI_Datatype)0x0c000017)
+#define MPI_DOUBLE_INT          ((MPI_Datatype)0x0c000018)
+#define MPI_LONG_INT            ((MPI_Datatype)0x0c000019)
+#define MPI_2INT                ((MPI_Datatype)0x0c00001a)
+#define MPI_SHORT_INT           ((MPI_Datatype)0x0c00001b)
+#define MPI_LONG_DOUBLE_INT     ((MPI_Datatype)0x0c00001c)
+#define MPI_C_BOOL              ((MPI_Datatype)0x0c00001d)
+#define MPI_WCHAR               ((MPI_Datatype)0x0c00001e)
+#define MPI_AINT                ((MPI_Datatype)0x0c00001f)
+
+/* --- Constants ---------------------------------------------------------------- */
+#define MPI_SUCCESS           0
+#define MPI_ERR_BUFFER        1
+#define MPI_ERR_COUNT         2
+#define MPI_ERR_TYPE          3
+#define MPI_ERR_TAG           4
+#define MPI_ERR_COMM          5
+#define MPI_ERR_RANK          6
+#define MPI_ERR_ROOT          7
+#define MPI_ERR_GROUP         8
+#define MPI_ERR_OP            9
+#define MPI_ERR_ARG           12
+#define MPI_ERR_UNKNOWN       13
+#define MPI_ERR_TRUNCATE      14
+#define MPI_ERR_OTHER         15
+#define MPI_ERR_INTERN        16
+#define MPI_ERR_IN_STATUS     17
+#define MPI_ERR_PENDING       18
+#define MPI_ERR_REQUEST       19
+#define MPI_ERR_KEYVAL        20
+#define MPI_ERR_NO_MEM        21
+#define MPI_ERR_LASTCODE      21
+
+#define MPI_PROC_NULL   (-1)
+#define MPI_ANY_SOURCE  (-2)
+#define MPI_ANY_TAG     (-1)
+#define MPI_UNDEFINED   (-32766)
+#define MPI_ROOT        (-3)
+
+#define MPI_STATUS_IGNORE    ((MPI_Status *)1)
+#define MPI_STATUSES_IGNORE  ((MPI_Status *)1)
+#define MPI_IN_PLACE         ((void *)-1)
+#define MPI_BOTTOM           ((void *)0)
+
+#define MPI_MAX_PROCESSOR_NAME          256
+#define MPI_MAX_ERROR_STRING            512
+#define MPI_MAX_LIBRARY_VERSION_STRING  256
+#define MPI_BSEND_OVERHEAD              64
+
+#define MPI_THREAD_SINGLE      0
+#define MPI_THREAD_FUNNELED    1
+#define MPI_THREAD_SERIALIZED  2
+#define MPI_THREAD_MULTIPLE    3
+
+/* MPI_Comm_compare */
+#define MPI_IDENT      0
+#define MPI_CONGRUENT  1
+#define MPI_SIMILAR    2
+#define MPI_UNEQUAL    3
+
+/* Predefined attribute keys (MPI_Comm_get_attr). */
+#define MPI_KEYVAL_INVALID   0
+#define MPI_TAG_UB           1
+#define MPI_HOST             2
+#define MPI_IO               3
+#define MPI_WTIME_IS_GLOBAL  4
+
+/* --- Setup ---------------------------------------------------------------------- */
+int MPI_Init(int *argc, char ***argv);
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided);
+int MPI_Initialized(int *flag);
+int MPI_Finalize(void);
+int MPI_Finalized(int *flag);
+int MPI_Abort(MPI_Comm comm, int errorcode);
+int MPI_Query_thread(int *provided);
+int MPI_Get_processor_name(char *name, int *resultlen);
+int MPI_Get_version(int *version, int *subversion);
+int MPI_Get_library_version(char *version, int *resultlen);
+double MPI_Wtime(void);
+double MPI_Wtick(void);
+
+/* --- Communicators and groups ------------------------------------------------- */
+int MPI_Comm_rank(MPI_Comm comm, int *rank);
+int MPI_Comm_size(MPI_Comm comm, int *size);
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
+int MPI_Comm_free(MPI_Comm *comm);
+int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
+int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
+int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
+int MPI_Group_size(MPI_Group group, int *size);
+int MPI_Group_rank(MPI_Group group, int *rank);
+int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup);
+int MPI_Group_free(MPI_Group *group);
+int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
+                              int ranks2[]);
+
+/* --- Point-to-point ----------------------------------------------------------- */
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+             MPI_Status *status);
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+              MPI_Request *request);
+int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm, MPI_Request *request);
+int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm, MPI_Request *request);
+int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Request *request);
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                 int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                 int recvtag, MPI_Comm comm, MPI_Status *status);
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                         int source, int recvtag, MPI_Comm comm, MPI_Status *status);
+int MPI_Buffer_attach(void *buffer, int size);
+int MPI_Buffer_detach(void *buffer_addr, int *size);
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
+int MPI_Cancel(MPI_Request *request);
+int MPI_Test_cancelled(const MPI_Status *status, int *flag);
+int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
+int MPI_Wait(MPI_Request *request, MPI_Status *status);
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
+int MPI_Waitall(int count, MPI_Request *array_of_requests, MPI_Status *array_of_statuses);
+int MPI_Testall(int count, MPI_Request *array_of_requests, int *flag,
+                MPI_Status *array_of_statuses);
+int MPI_Waitany(int count, MPI_Request *array_of_requests, int *index, MPI_Status *status);
+int MPI_Testany(int count, MPI_Request *array_of_requests, int *index, int *flag,
+                MPI_Status *status);
+int MPI_Waitsome(int incount, MPI_Request *array_of_requests, int *outcount,
+                 int *array_of_indices, MPI_Status *array_of_statuses);
+int MPI_Request_free(MPI_Request *request);
+int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *request);
+int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                  MPI_Comm comm, MPI_Request *request);
+int MPI_Start(MPI_Request *request);
+int MPI_Startall(int count, MPI_Request *array_of_requests);
+
+/* --- Collectives (on point-to-point) ------------------------------------------- */
+int MPI_Barrier(MPI_Comm comm);
+int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               int root, MPI_Comm comm);
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                  MPI_Op op, MPI_Comm comm);
+int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+
+/* --- Datatypes ------------------------------------------------------------------ */
+int MPI_Type_size(MPI_Datatype datatype, int *size);
+int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
+                    MPI_Datatype *newtype);
+int MPI_Type_commit(MPI_Datatype *datatype);
+int MPI_Type_free(MPI_Datatype *datatype);
+int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
+
+/* --- Errors --------------------------------------------------------------------- */
+int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
+int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
+int MPI_Error_string(int errorcode, char *string, int *resultlen);
+int MPI_Error_class(int errorcode, int *errorclass);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

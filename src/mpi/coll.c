@@ -1,0 +1,689 @@
+/* Collectives, simple and correct, on point-to-point over the
+ * communicator's collective context (so they never match the program's own
+ * messages): a dissemination barrier, binomial-tree broadcast and reduce,
+ * allreduce as reduce then broadcast, linear gather and scatter, allgather
+ * as gather then broadcast, and alltoall with every transfer posted at
+ * once. Each collective uses its own tag; MPI has every process call a
+ * communicator's collectives in the same order, and messages between two
+ * processes on one tag never overtake each other, so that is enough.
+ *
+ * Reductions work on packed data: each element is unpacked from
+ * its basic kind (int, double, a value-index pair ...), combined, and the
+ * root unpacks the result into the receive buffer's layout. */
+#include "mpi/mpi_impl.h"
+#include "base/mem.h"
+
+#include <stdbool.h>
+#include <string.h>
+#include <wchar.h>
+
+enum {
+    COLL_TAG_BARRIER = 1,
+    COLL_TAG_BCAST,
+    COLL_TAG_REDUCE,
+    COLL_TAG_GATHER,
+    COLL_TAG_SCATTER,
+    COLL_TAG_ALLTOALL,
+    COLL_TAG_CTX,
+};
+
+/* --- Reduction operations ----------------------------------------------------------------- */
+typedef enum { OP_MAX, OP_MIN, OP_SUM, OP_PROD, OP_LAND, OP_BAND, OP_LOR, OP_BOR, OP_LXOR,
+               OP_BXOR, OP_MAXLOC, OP_MINLOC, OP_COUNT } coll_op_t;
+
+static const char *const coll_op_names[OP_COUNT] = {
+    "MPI_MAX", "MPI_MIN", "MPI_SUM", "MPI_PROD", "MPI_LAND", "MPI_BAND", "MPI_LOR", "MPI_BOR",
+    "MPI_LXOR", "MPI_BXOR", "MPI_MAXLOC", "MPI_MINLOC"};
+
+/* Which family a basic kind is in, for the op/type rules of MPI 3.1, 5.9.2. */
+enum { FAM_NONE, FAM_INT, FAM_FLOAT, FAM_BYTE, FAM_PAIR, FAM_BOOL };
+
+static int coll_family(onic_mpi_basic_t b)
+{
+    switch (b) {
+    case ONIC_MPI_B_CHAR: case ONIC_MPI_B_SCHAR: case ONIC_MPI_B_UCHAR: case ONIC_MPI_B_SHORT:
+    case ONIC_MPI_B_USHORT: case ONIC_MPI_B_INT: case ONIC_MPI_B_UINT: case ONIC_MPI_B_LONG:
+    case ONIC_MPI_B_ULONG: case ONIC_MPI_B_LLONG: case ONIC_MPI_B_ULLONG: case ONIC_MPI_B_INT8:
+    case ONIC_MPI_B_INT16: case ONIC_MPI_B_INT32: case ONIC_MPI_B_INT64: case ONIC_MPI_B_UINT8:
+    case ONIC_MPI_B_UINT16: case ONIC_MPI_B_UINT32: case ONIC_MPI_B_UINT64: case ONIC_MPI_B_WCHAR:
+    case ONIC_MPI_B_AINT:
+        return FAM_INT;
+    case ONIC_MPI_B_FLOAT: case ONIC_MPI_B_DOUBLE: case ONIC_MPI_B_LDOUBLE:
+        return FAM_FLOAT;
+    case ONIC_MPI_B_BYTE:
+        return FAM_BYTE;
+    case ONIC_MPI_B_BOOL:
+        return FAM_BOOL;
+    case ONIC_MPI_B_FLOAT_INT: case ONIC_MPI_B_DOUBLE_INT: case ONIC_MPI_B_LONG_INT:
+    case ONIC_MPI_B_2INT: case ONIC_MPI_B_SHORT_INT: case ONIC_MPI_B_LDOUBLE_INT:
+        return FAM_PAIR;
+    default:
+        return FAM_NONE;
+    }
+}
+
+static int coll_op_allowed(coll_op_t op, int fam)
+{
+    switch (op) {
+    case OP_MAX: case OP_MIN: case OP_SUM: case OP_PROD:
+        return fam == FAM_INT || fam == FAM_FLOAT;
+    case OP_LAND: case OP_LOR: case OP_LXOR:
+        return fam == FAM_INT || fam == FAM_BOOL;
+    case OP_BAND: case OP_BOR: case OP_BXOR:
+        return fam == FAM_INT || fam == FAM_BYTE;
+    case OP_MAXLOC: case OP_MINLOC:
+        return fam == FAM_PAIR;
+    default:
+        return 0;
+    }
+}
+
+/* inout[i] = in[i] op inout[i] over n packed elements of one C type. The
+ * element loads go through memcpy: packed data need not be aligned. */
+#define COLL_ARITH(_T) \
+    static void coll_arith_##_T(coll_op_t op, const char *in, char *io, size_t n) \
+    { \
+        for (size_t i = 0; i < n; i++) { \
+            _T a, b; \
+            memcpy(&a, in + i * sizeof(_T), sizeof(_T)); \
+            memcpy(&b, io + i * sizeof(_T), sizeof(_T)); \
+            switch (op) { \
+            case OP_MAX: b = a > b ? a : b; break; \
+            case OP_MIN: b = a < b ? a : b; break; \
+            case OP_SUM: b = (_T)(a + b); break; \
+            case OP_PROD: b = (_T)(a * b); break; \
+            case OP_LAND: b = (_T)(a && b); break; \
+            case OP_LOR: b = (_T)(a || b); break; \
+            case OP_LXOR: b = (_T)(!a != !b); break; \
+            default: break; \
+            } \
+            memcpy(io + i * sizeof(_T), &b, sizeof(_T)); \
+        } \
+    }
+
+#define COLL_BITS(_T) \
+    static void coll_bits_##_T(coll_op_t op, const char *in, char *io, size_t n) \
+    { \
+        for (size_t i = 0; i < n; i++) { \
+            _T a, b; \
+            memcpy(&a, in + i * sizeof(_T), sizeof(_T)); \
+            memcpy(&b, io + i * sizeof(_T), sizeof(_T)); \
+            switch (op) { \
+            case OP_BAND: b = (_T)(a & b); break; \
+            case OP_BOR: b = (_T)(a | b); break; \
+            case OP_BXOR: b = (_T)(a ^ b); break; \
+            default: break; \
+            } \
+            memcpy(io + i * sizeof(_T), &b, sizeof(_T)); \
+        } \
+    }
+
+/* Value-index pairs, packed as the value then the int. MPI 3.1, 5.9.4:
+ * the better value wins; on a tie, the smaller index. */
+#define COLL_LOC(_T) \
+    static void coll_loc_##_T(coll_op_t op, const char *in, char *io, size_t n) \
+    { \
+        const size_t sz = sizeof(_T) + sizeof(int); \
+        for (size_t i = 0; i < n; i++) { \
+            _T a, b; \
+            int ia, ib; \
+            memcpy(&a, in + i * sz, sizeof(_T)); \
+            memcpy(&ia, in + i * sz + sizeof(_T), sizeof(int)); \
+            memcpy(&b, io + i * sz, sizeof(_T)); \
+            memcpy(&ib, io + i * sz + sizeof(_T), sizeof(int)); \
+            if ((op == OP_MAXLOC ? a > b : a < b) || (a == b && ia < ib)) { \
+                memcpy(io + i * sz, &a, sizeof(_T)); \
+                memcpy(io + i * sz + sizeof(_T), &ia, sizeof(int)); \
+            } \
+        } \
+    }
+
+typedef signed char schar;
+typedef unsigned char uchar;
+typedef unsigned short ushort;
+typedef unsigned int uint;
+typedef unsigned long ulong;
+typedef long long llong;
+typedef unsigned long long ullong;
+typedef long double ldouble;
+
+COLL_ARITH(char) COLL_ARITH(schar) COLL_ARITH(uchar) COLL_ARITH(short) COLL_ARITH(ushort)
+COLL_ARITH(int) COLL_ARITH(uint) COLL_ARITH(long) COLL_ARITH(ulong) COLL_ARITH(llong)
+COLL_ARITH(ullong) COLL_ARITH(float) COLL_ARITH(double) COLL_ARITH(ldouble)
+COLL_ARITH(int8_t) COLL_ARITH(int16_t) COLL_ARITH(int32_t) COLL_ARITH(int64_t)
+COLL_ARITH(uint8_t) COLL_ARITH(uint16_t) COLL_ARITH(uint32_t) COLL_ARITH(uint64_t)
+COLL_ARITH(wchar_t) COLL_ARITH(intptr_t)
+COLL_BITS(char) COLL_BITS(schar) COLL_BITS(uchar) COLL_BITS(short) COLL_BITS(ushort)
+COLL_BITS(int) COLL_BITS(uint) COLL_BITS(long) COLL_BITS(ulong) COLL_BITS(llong)
+COLL_BITS(ullong) COLL_BITS(int8_t) COLL_BITS(int16_t) COLL_BITS(int32_t) COLL_BITS(int64_t)
+COLL_BITS(uint8_t) COLL_BITS(uint16_t) COLL_BITS(uint32_t) COLL_BITS(uint64_t)
+COLL_BITS(wchar_t) COLL_BITS(intptr_t)
+COLL_LOC(float) COLL_LOC(double) COLL_LOC(long) COLL_LOC(int) COLL_LOC(short) COLL_LOC(ldouble)
+
+/* C _Bool takes the logical operations only (MPI 3.1, 5.9.2). */
+static void coll_logic_bool(coll_op_t op, const char *in, char *io, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        bool a, b;
+        memcpy(&a, in + i, 1);
+        memcpy(&b, io + i, 1);
+        b = op == OP_LAND ? (a && b) : op == OP_LOR ? (a || b) : (a != b);
+        memcpy(io + i, &b, 1);
+    }
+}
+
+typedef void (*coll_fn_t)(coll_op_t op, const char *in, char *io, size_t n);
+
+typedef struct coll_kind_fns {
+    coll_fn_t arith, bits, loc;
+} coll_kind_fns_t;
+
+static const coll_kind_fns_t coll_fns[ONIC_MPI_B_COUNT] = {
+    [ONIC_MPI_B_CHAR] = {coll_arith_char, coll_bits_char, NULL},
+    [ONIC_MPI_B_SCHAR] = {coll_arith_schar, coll_bits_schar, NULL},
+    [ONIC_MPI_B_UCHAR] = {coll_arith_uchar, coll_bits_uchar, NULL},
+    [ONIC_MPI_B_BYTE] = {NULL, coll_bits_uchar, NULL},
+    [ONIC_MPI_B_SHORT] = {coll_arith_short, coll_bits_short, NULL},
+    [ONIC_MPI_B_USHORT] = {coll_arith_ushort, coll_bits_ushort, NULL},
+    [ONIC_MPI_B_INT] = {coll_arith_int, coll_bits_int, NULL},
+    [ONIC_MPI_B_UINT] = {coll_arith_uint, coll_bits_uint, NULL},
+    [ONIC_MPI_B_LONG] = {coll_arith_long, coll_bits_long, NULL},
+    [ONIC_MPI_B_ULONG] = {coll_arith_ulong, coll_bits_ulong, NULL},
+    [ONIC_MPI_B_LLONG] = {coll_arith_llong, coll_bits_llong, NULL},
+    [ONIC_MPI_B_ULLONG] = {coll_arith_ullong, coll_bits_ullong, NULL},
+    [ONIC_MPI_B_FLOAT] = {coll_arith_float, NULL, NULL},
+    [ONIC_MPI_B_DOUBLE] = {coll_arith_double, NULL, NULL},
+    [ONIC_MPI_B_LDOUBLE] = {coll_arith_ldouble, NULL, NULL},
+    [ONIC_MPI_B_INT8] = {coll_arith_int8_t, coll_bits_int8_t, NULL},
+    [ONIC_MPI_B_INT16] = {coll_arith_int16_t, coll_bits_int16_t, NULL},
+    [ONIC_MPI_B_INT32] = {coll_arith_int32_t, coll_bits_int32_t, NULL},
+    [ONIC_MPI_B_INT64] = {coll_arith_int64_t, coll_bits_int64_t, NULL},
+    [ONIC_MPI_B_UINT8] = {coll_arith_uint8_t, coll_bits_uint8_t, NULL},
+    [ONIC_MPI_B_UINT16] = {coll_arith_uint16_t, coll_bits_uint16_t, NULL},
+    [ONIC_MPI_B_UINT32] = {coll_arith_uint32_t, coll_bits_uint32_t, NULL},
+    [ONIC_MPI_B_UINT64] = {coll_arith_uint64_t, coll_bits_uint64_t, NULL},
+    [ONIC_MPI_B_FLOAT_INT] = {NULL, NULL, coll_loc_float},
+    [ONIC_MPI_B_DOUBLE_INT] = {NULL, NULL, coll_loc_double},
+    [ONIC_MPI_B_LONG_INT] = {NULL, NULL, coll_loc_long},
+    [ONIC_MPI_B_2INT] = {NULL, NULL, coll_loc_int},
+    [ONIC_MPI_B_SHORT_INT] = {NULL, NULL, coll_loc_short},
+    [ONIC_MPI_B_LDOUBLE_INT] = {NULL, NULL, coll_loc_ldouble},
+    [ONIC_MPI_B_BOOL] = {coll_logic_bool, NULL, NULL},
+    [ONIC_MPI_B_WCHAR] = {coll_arith_wchar_t, coll_bits_wchar_t, NULL},
+    [ONIC_MPI_B_AINT] = {coll_arith_intptr_t, coll_bits_intptr_t, NULL},
+};
+
+/* Combine `bytes` of packed data of type t: io = in op io. */
+static void coll_apply(coll_op_t op, const onic_mpi_type_t *t, const char *in, char *io,
+                       size_t bytes)
+{
+    const coll_kind_fns_t *f = &coll_fns[t->basic];
+    size_t n = bytes / t->basic_size;
+
+    if (op == OP_MAXLOC || op == OP_MINLOC)
+        f->loc(op, in, io, n);
+    else if (op == OP_BAND || op == OP_BOR || op == OP_BXOR)
+        f->bits(op, in, io, bytes / (t->basic_size));
+    else
+        f->arith(op, in, io, n);
+}
+
+static int coll_op_check(MPI_Op h, onic_mpi_type_t *t, onic_mpi_comm_t *c, const char *call,
+                         coll_op_t *op_p)
+{
+    int fam = coll_family(t->basic);
+    coll_op_t op;
+
+    if (h < MPI_MAX || h > MPI_MINLOC)
+        return onic_mpi_err(c, MPI_ERR_OP, call, "op %#x is not an operation; use MPI_SUM, "
+                            "MPI_MAX and the other predefined ones", (unsigned)h);
+    op = (coll_op_t)(h - MPI_MAX);
+    if (!coll_op_allowed(op, fam))
+        return onic_mpi_err(c, MPI_ERR_OP, call, "%s is not defined on this datatype (%s); see "
+                            "MPI 3.1 section 5.9.2 for which types each operation takes",
+                            coll_op_names[op], t->predefined ? t->name : "a derived type");
+    *op_p = op;
+    return MPI_SUCCESS;
+}
+
+/* --- Shared checks ------------------------------------------------------------------------ */
+static int coll_comm(MPI_Comm comm, const char *call, onic_mpi_comm_t **c_p)
+{
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((*c_p = onic_mpi_comm_get(comm, call, &rc)) == NULL)
+        return rc;
+    return MPI_SUCCESS;
+}
+
+static int coll_buf(onic_mpi_comm_t *c, const char *call, const char *what, const void *buf,
+                    int count, MPI_Datatype type, onic_mpi_type_t **t_p)
+{
+    int rc;
+
+    if (count < 0)
+        return onic_mpi_err(c, MPI_ERR_COUNT, call, "%scount %d is negative", what, count);
+    if ((*t_p = onic_mpi_type_check(type, c, call, &rc)) == NULL)
+        return rc;
+    if (buf == NULL && count > 0 && (*t_p)->size > 0)
+        return onic_mpi_err(c, MPI_ERR_BUFFER, call, "%sbuf is NULL with count %d", what, count);
+    return MPI_SUCCESS;
+}
+
+static int coll_root(onic_mpi_comm_t *c, const char *call, int root)
+{
+    if (root < 0 || root >= c->size)
+        return onic_mpi_err(c, MPI_ERR_ROOT, call, "root %d is not a rank of the communicator "
+                            "(0 to %d)", root, c->size - 1);
+    return MPI_SUCCESS;
+}
+
+static onic_mpi_type_t *coll_bytes(void)
+{
+    return onic_mpi_type_get(MPI_BYTE);
+}
+
+/* --- Barrier ------------------------------------------------------------------------------- */
+int onic_mpi_coll_barrier(onic_mpi_comm_t *c, const char *call)
+{
+    onic_mpi_req_t *r[2];
+    int rc;
+
+    /* Dissemination: in round k, send to rank + 2^k and hear from rank - 2^k. */
+    for (int dist = 1; dist < c->size; dist *= 2) {
+        int to = (c->rank + dist) % c->size, from = (c->rank - dist + c->size) % c->size;
+        r[0] = r[1] = NULL;
+        if ((rc = onic_mpi_coll_irecv(NULL, 0, coll_bytes(), from, COLL_TAG_BARRIER, c,
+                                      &r[0])) != MPI_SUCCESS ||
+            (rc = onic_mpi_coll_isend(NULL, 0, coll_bytes(), to, COLL_TAG_BARRIER, c, &r[1])) !=
+                MPI_SUCCESS) {
+            onic_mpi_coll_waitall(2, r, call);
+            return rc;
+        }
+        if ((rc = onic_mpi_coll_waitall(2, r, call)) != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+int MPI_Barrier(MPI_Comm comm)
+{
+    onic_mpi_comm_t *c;
+    int rc = coll_comm(comm, "MPI_Barrier", &c);
+
+    return rc != MPI_SUCCESS ? rc : onic_mpi_coll_barrier(c, "MPI_Barrier");
+}
+
+/* --- Broadcast ----------------------------------------------------------------------------- */
+static int coll_bcast(onic_mpi_comm_t *c, void *buf, int count, onic_mpi_type_t *t, int root,
+                      const char *call)
+{
+    int rel = (c->rank - root + c->size) % c->size, mask, rc;
+    onic_mpi_req_t *r = NULL;
+
+    /* Binomial tree: receive from the parent (the rank that differs in the
+     * lowest set bit), then send to the children below that bit. */
+    for (mask = 1; mask < c->size; mask <<= 1)
+        if (rel & mask) {
+            int parent = (rel - mask + root) % c->size;
+            if ((rc = onic_mpi_coll_irecv(buf, count, t, parent, COLL_TAG_BCAST, c, &r)) !=
+                    MPI_SUCCESS ||
+                (rc = onic_mpi_coll_waitall(1, &r, call)) != MPI_SUCCESS)
+                return rc;
+            break;
+        }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (rel + mask < c->size) {
+            int child = (rel + mask + root) % c->size;
+            if ((rc = onic_mpi_coll_isend(buf, count, t, child, COLL_TAG_BCAST, c, &r)) !=
+                    MPI_SUCCESS ||
+                (rc = onic_mpi_coll_waitall(1, &r, call)) != MPI_SUCCESS)
+                return rc;
+        }
+    return MPI_SUCCESS;
+}
+
+int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    const char *call = "MPI_Bcast";
+    onic_mpi_comm_t *c;
+    onic_mpi_type_t *t;
+    int rc;
+
+    if ((rc = coll_comm(comm, call, &c)) != MPI_SUCCESS ||
+        (rc = coll_buf(c, call, "", buffer, count, datatype, &t)) != MPI_SUCCESS ||
+        (rc = coll_root(c, call, root)) != MPI_SUCCESS)
+        return rc;
+    return coll_bcast(c, buffer, count, t, root, call);
+}
+
+/* --- Reduce -------------------------------------------------------------------------------- */
+/* Reduce count elements (packed in acc, which is overwritten) to root; the
+ * root's acc holds the result. */
+static int coll_reduce_packed(onic_mpi_comm_t *c, char *acc, size_t bytes, onic_mpi_type_t *t,
+                              coll_op_t op, int root, const char *call)
+{
+    int rel = (c->rank - root + c->size) % c->size, rc = MPI_SUCCESS;
+    onic_mpi_req_t *r = NULL;
+    char *tmp = onic_malloc(bytes + 1);
+
+    if (tmp == NULL)
+        return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for %zu bytes", bytes);
+    /* Binomial tree toward the root: take the children's partial results,
+     * then pass ours to the parent. */
+    for (int mask = 1; mask < c->size; mask <<= 1) {
+        if (rel & mask) {
+            int parent = (rel - mask + root) % c->size;
+            if ((rc = onic_mpi_coll_isend(acc, (int)bytes, coll_bytes(), parent,
+                                          COLL_TAG_REDUCE, c, &r)) == MPI_SUCCESS)
+                rc = onic_mpi_coll_waitall(1, &r, call);
+            break;
+        }
+        if (rel + mask < c->size) {
+            int child = (rel + mask + root) % c->size;
+            if ((rc = onic_mpi_coll_irecv(tmp, (int)bytes, coll_bytes(), child, COLL_TAG_REDUCE,
+                                          c, &r)) != MPI_SUCCESS ||
+                (rc = onic_mpi_coll_waitall(1, &r, call)) != MPI_SUCCESS)
+                break;
+            coll_apply(op, t, tmp, acc, bytes);
+        }
+    }
+    onic_free(tmp);
+    return rc;
+}
+
+/* Validate, pack the input into a fresh buffer; *acc_p is the caller's. */
+static int coll_reduce_begin(const char *call, MPI_Comm comm, const void *sendbuf, void *recvbuf,
+                             int count, MPI_Datatype datatype, MPI_Op op, int root, int all,
+                             onic_mpi_comm_t **c_p, onic_mpi_type_t **t_p, coll_op_t *op_p,
+                             char **acc_p, size_t *bytes_p)
+{
+    onic_mpi_comm_t *c;
+    onic_mpi_type_t *t;
+    const void *in;
+    int rc, is_root;
+
+    if ((rc = coll_comm(comm, call, &c)) != MPI_SUCCESS)
+        return rc;
+    if (!all && (rc = coll_root(c, call, root)) != MPI_SUCCESS)
+        return rc;
+    is_root = all || c->rank == root;
+    in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    if (sendbuf == MPI_IN_PLACE && !is_root)
+        return onic_mpi_err(c, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is for the root only");
+    if ((rc = coll_buf(c, call, "send", in, count, datatype, &t)) != MPI_SUCCESS ||
+        (is_root && (rc = coll_buf(c, call, "recv", recvbuf, count, datatype, &t)) != MPI_SUCCESS))
+        return rc;
+    if ((rc = coll_op_check(op, t, c, call, op_p)) != MPI_SUCCESS)
+        return rc;
+    *bytes_p = t->size * (size_t)count;
+    if ((*acc_p = onic_malloc(*bytes_p + 1)) == NULL)
+        return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for %zu bytes", *bytes_p);
+    onic_mpi_type_pack(t, in, count, *acc_p);
+    *c_p = c;
+    *t_p = t;
+    return MPI_SUCCESS;
+}
+
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               int root, MPI_Comm comm)
+{
+    const char *call = "MPI_Reduce";
+    onic_mpi_comm_t *c;
+    onic_mpi_type_t *t;
+    coll_op_t o;
+    char *acc;
+    size_t bytes;
+    int rc = coll_reduce_begin(call, comm, sendbuf, recvbuf, count, datatype, op, root, 0, &c, &t,
+                               &o, &acc, &bytes);
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = coll_reduce_packed(c, acc, bytes, t, o, root, call);
+    if (rc == MPI_SUCCESS && c->rank == root)
+        onic_mpi_type_unpack(t, acc, bytes, recvbuf, count);
+    onic_free(acc);
+    return rc;
+}
+
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                  MPI_Op op, MPI_Comm comm)
+{
+    const char *call = "MPI_Allreduce";
+    onic_mpi_comm_t *c;
+    onic_mpi_type_t *t;
+    coll_op_t o;
+    char *acc;
+    size_t bytes;
+    int rc = coll_reduce_begin(call, comm, sendbuf, recvbuf, count, datatype, op, 0, 1, &c, &t,
+                               &o, &acc, &bytes);
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = coll_reduce_packed(c, acc, bytes, t, o, 0, call);
+    if (rc == MPI_SUCCESS)
+        rc = coll_bcast(c, acc, (int)bytes, coll_bytes(), 0, call);
+    if (rc == MPI_SUCCESS)
+        onic_mpi_type_unpack(t, acc, bytes, recvbuf, count);
+    onic_free(acc);
+    return rc;
+}
+
+int onic_mpi_coll_ctx_agree(onic_mpi_comm_t *c, uint64_t *mask, int nwords, const char *call)
+{
+    onic_mpi_type_t *t = onic_mpi_type_get(MPI_UINT64_T);
+    int rc = coll_reduce_packed(c, (char *)mask, (size_t)nwords * sizeof(uint64_t), t, OP_BAND, 0,
+                                call);
+
+    if (rc == MPI_SUCCESS)
+        rc = coll_bcast(c, mask, nwords, t, 0, call);
+    return rc;
+}
+
+/* --- Gather, scatter, allgather, alltoall ------------------------------------------------- */
+static char *coll_at(void *buf, const onic_mpi_type_t *t, int count, int i)
+{
+    return (char *)buf + (ptrdiff_t)i * count * t->extent;
+}
+
+/* Copy between two typed buffers on this process (via a packed copy). */
+static int coll_local_copy(onic_mpi_comm_t *c, const char *call, const void *src, int scount,
+                           onic_mpi_type_t *st, void *dst, int rcount, onic_mpi_type_t *rt)
+{
+    size_t sb = st->size * (size_t)scount, rb = rt->size * (size_t)rcount;
+    char *tmp;
+
+    if (sb > rb)
+        return onic_mpi_err(c, MPI_ERR_TRUNCATE, call, "this process's own block is %zu bytes "
+                            "but its receive block only %zu", sb, rb);
+    if ((tmp = onic_malloc(sb + 1)) == NULL)
+        return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for %zu bytes", sb);
+    onic_mpi_type_pack(st, src, scount, tmp);
+    onic_mpi_type_unpack(rt, tmp, sb, dst, rcount);
+    onic_free(tmp);
+    return MPI_SUCCESS;
+}
+
+static int coll_gather(onic_mpi_comm_t *c, const void *sendbuf, int sendcount,
+                       onic_mpi_type_t *st, void *recvbuf, int recvcount, onic_mpi_type_t *rt,
+                       int root, const char *call)
+{
+    onic_mpi_req_t *one = NULL, **reqs;
+    int rc;
+
+    if (c->rank != root) {
+        if ((rc = onic_mpi_coll_isend(sendbuf, sendcount, st, root, COLL_TAG_GATHER, c, &one)) !=
+            MPI_SUCCESS)
+            return rc;
+        return onic_mpi_coll_waitall(1, &one, call);
+    }
+    if ((reqs = onic_calloc((size_t)c->size, sizeof(*reqs))) == NULL)
+        return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for %d requests", c->size);
+    rc = MPI_SUCCESS;
+    for (int i = 0; i < c->size && rc == MPI_SUCCESS; i++)
+        if (i != root)
+            rc = onic_mpi_coll_irecv(coll_at(recvbuf, rt, recvcount, i), recvcount, rt, i,
+                                     COLL_TAG_GATHER, c, &reqs[i]);
+    if (rc == MPI_SUCCESS && sendbuf != MPI_IN_PLACE)
+        rc = coll_local_copy(c, call, sendbuf, sendcount, st,
+                             coll_at(recvbuf, rt, recvcount, root), recvcount, rt);
+    {
+        int rc2 = onic_mpi_coll_waitall(c->size, reqs, call);
+        if (rc == MPI_SUCCESS)
+            rc = rc2;
+    }
+    onic_free(reqs);
+    return rc;
+}
+
+/* Checks of the send and receive sides: at the root (or everywhere, for
+ * the all- forms) the receive side, elsewhere the send side. */
+static int coll_sides(onic_mpi_comm_t *c, const char *call, const void *sendbuf, int sendcount,
+                      MPI_Datatype sendtype, const void *recvbuf, int recvcount,
+                      MPI_Datatype recvtype, int check_send, int check_recv,
+                      onic_mpi_type_t **st_p, onic_mpi_type_t **rt_p)
+{
+    int rc;
+
+    *st_p = *rt_p = NULL;
+    if (check_send && (rc = coll_buf(c, call, "send", sendbuf, sendcount, sendtype, st_p)) !=
+        MPI_SUCCESS)
+        return rc;
+    if (check_recv && (rc = coll_buf(c, call, "recv", recvbuf, recvcount, recvtype, rt_p)) !=
+        MPI_SUCCESS)
+        return rc;
+    return MPI_SUCCESS;
+}
+
+int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    const char *call = "MPI_Gather";
+    onic_mpi_comm_t *c;
+    onic_mpi_type_t *st, *rt;
+    int rc, is_root;
+
+    if ((rc = coll_comm(comm, call, &c)) != MPI_SUCCESS ||
+        (rc = coll_root(c, call, root)) != MPI_SUCCESS)
+        return rc;
+    is_root = c->rank == root;
+    if (sendbuf == MPI_IN_PLACE && !is_root)
+        return onic_mpi_err(c, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is for the root only");
+    if ((rc = coll_sides(c, call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                         sendbuf != MPI_IN_PLACE, is_root, &st, &rt)) != MPI_SUCCESS)
+        return rc;
+    return coll_gather(c, sendbuf, sendcount, st, recvbuf, recvcount, rt, root, call);
+}
+
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const char *call = "MPI_Allgather";
+    onic_mpi_comm_t *c;
+    onic_mpi_type_t *st, *rt;
+    int rc;
+
+    if ((rc = coll_comm(comm, call, &c)) != MPI_SUCCESS ||
+        (rc = coll_sides(c, call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                         sendbuf != MPI_IN_PLACE, 1, &st, &rt)) != MPI_SUCCESS)
+        return rc;
+    if (sendbuf == MPI_IN_PLACE && c->rank != 0) {
+        /* Our block is already in place: send it from there. */
+        sendbuf = coll_at(recvbuf, rt, recvcount, c->rank);
+        sendcount = recvcount;
+        st = rt;
+    }
+    if ((long long)recvcount * c->size > INT32_MAX)
+        return onic_mpi_err(c, MPI_ERR_COUNT, call, "recvcount %d times %d processes is more "
+                            "elements than an int counts", recvcount, c->size);
+    if ((rc = coll_gather(c, sendbuf, sendcount, st, recvbuf, recvcount, rt, 0, call)) !=
+        MPI_SUCCESS)
+        return rc;
+    /* Block i starts at element i * recvcount: the whole buffer is one run. */
+    return coll_bcast(c, recvbuf, recvcount * c->size, rt, 0, call);
+}
+
+int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    const char *call = "MPI_Scatter";
+    onic_mpi_comm_t *c;
+    onic_mpi_type_t *st, *rt;
+    onic_mpi_req_t *one = NULL, **reqs;
+    int rc, is_root;
+
+    if ((rc = coll_comm(comm, call, &c)) != MPI_SUCCESS ||
+        (rc = coll_root(c, call, root)) != MPI_SUCCESS)
+        return rc;
+    is_root = c->rank == root;
+    if (recvbuf == MPI_IN_PLACE && !is_root)
+        return onic_mpi_err(c, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is for the root only");
+    if ((rc = coll_sides(c, call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                         is_root, recvbuf != MPI_IN_PLACE, &st, &rt)) != MPI_SUCCESS)
+        return rc;
+    if (!is_root) {
+        if ((rc = onic_mpi_coll_irecv(recvbuf, recvcount, rt, root, COLL_TAG_SCATTER, c, &one)) !=
+            MPI_SUCCESS)
+            return rc;
+        return onic_mpi_coll_waitall(1, &one, call);
+    }
+    if ((reqs = onic_calloc((size_t)c->size, sizeof(*reqs))) == NULL)
+        return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for %d requests", c->size);
+    for (int i = 0; i < c->size && rc == MPI_SUCCESS; i++)
+        if (i != root)
+            rc = onic_mpi_coll_isend(coll_at((void *)sendbuf, st, sendcount, i), sendcount, st, i,
+                                     COLL_TAG_SCATTER, c, &reqs[i]);
+    if (rc == MPI_SUCCESS && recvbuf != MPI_IN_PLACE)
+        rc = coll_local_copy(c, call, coll_at((void *)sendbuf, st, sendcount, root), sendcount,
+                             st, recvbuf, recvcount, rt);
+    {
+        int rc2 = onic_mpi_coll_waitall(c->size, reqs, call);
+        if (rc == MPI_SUCCESS)
+            rc = rc2;
+    }
+    onic_free(reqs);
+    return rc;
+}
+
+int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const char *call = "MPI_Alltoall";
+    onic_mpi_comm_t *c;
+    onic_mpi_type_t *st, *rt;
+    onic_mpi_req_t **reqs;
+    char *copy = NULL;
+    int rc, rc2;
+
+    if ((rc = coll_comm(comm, call, &c)) != MPI_SUCCESS ||
+        (rc = coll_sides(c, call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                         sendbuf != MPI_IN_PLACE, 1, &st, &rt)) != MPI_SUCCESS)
+        return rc;
+    if (sendbuf == MPI_IN_PLACE) {
+        /* Send from a packed copy of the receive buffer. */
+        size_t bytes = rt->size * (size_t)recvcount * (size_t)c->size;
+        if ((copy = onic_malloc(bytes + 1)) == NULL)
+            return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for %zu bytes", bytes);
+        onic_mpi_type_pack(rt, recvbuf, recvcount * c->size, copy);
+        sendbuf = copy;
+        st = coll_bytes();
+        sendcount = (int)(rt->size * (size_t)recvcount);
+    }
+    if ((reqs = onic_calloc(2 * (size_t)c->size, sizeof(*reqs))) == NULL) {
+        onic_free(copy);
+        return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for %d requests", 2 * c->size);
+    }
+    for (int i = 0; i < c->size && rc == MPI_SUCCESS; i++) {
+        int peer = (c->rank + i) % c->size; /* spread the load: not all to rank 0 first */
+        rc = onic_mpi_coll_irecv(coll_at(recvbuf, rt, recvcount, peer), recvcount, rt, peer,
+                                 COLL_TAG_ALLTOALL, c, &reqs[2 * i]);
+        if (rc == MPI_SUCCESS)
+            rc = onic_mpi_coll_isend(coll_at((void *)sendbuf, st, sendcount, peer), sendcount, st,
+                                     peer, COLL_TAG_ALLTOALL, c, &reqs[2 * i + 1]);
+    }
+    rc2 = onic_mpi_coll_waitall(2 * c->size, reqs, call);
+    onic_free(reqs);
+    onic_free(copy);
+    return rc != MPI_SUCCESS ? rc : rc2;
+}

@@ -1,0 +1,583 @@
+/* Communicators and groups.
+ *
+ * A group is the list of world ranks of its members (world ranks are
+ * Portals pids). A communicator is a group, this process's rank in it, and
+ * a context id from 0 to ONIC_MPI_MAX_CTX - 1: its point-to-point traffic
+ * carries context 2*id in the match bits, its collectives 2*id + 1, so
+ * neither can match the other's, nor another communicator's.
+ *
+ * Context ids: every process keeps a mask of the ids it does not use; a new
+ * communicator takes the lowest id free at every process of the parent (an
+ * allreduce with MPI_BAND over the masks), so an id is never in use twice
+ * at any process that could receive on it. World is 0, self 1 (self's
+ * traffic never leaves the process). Freed ids return to the mask. */
+#include "mpi/mpi_impl.h"
+#include "base/mem.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static onic_mpi_group_t comm_group_empty = {MPI_GROUP_EMPTY, 0, NULL, 1, 1};
+
+static onic_mpi_group_t *group_new(int size)
+{
+    onic_mpi_group_t *g = onic_calloc(1, sizeof(*g));
+
+    if (g == NULL)
+        return NULL;
+    g->size = size;
+    g->refs = 1;
+    g->handle = MPI_GROUP_NULL;
+    if (size > 0 && (g->world = onic_calloc((size_t)size, sizeof(int))) == NULL) {
+        onic_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+static void group_unref(onic_mpi_group_t *g)
+{
+    if (g->predefined || --g->refs > 0)
+        return;
+    onic_free(g->world);
+    onic_free(g);
+}
+
+/* A handle for a new group object: the handle owns its reference. Groups
+ * behind handles are never shared with communicators (copies are), so
+ * MPI_Group_free can always drop the handle and its object together. */
+static int group_publish(onic_mpi_group_t *g, MPI_Group *h)
+{
+    if (onic_mpi_htab_add(&onic_mpi_g.groups, g, &g->handle) != 0)
+        return -1;
+    *h = g->handle;
+    return 0;
+}
+
+static onic_mpi_group_t *group_copy(const onic_mpi_group_t *g)
+{
+    onic_mpi_group_t *c = group_new(g->size);
+
+    if (c != NULL && g->size > 0)
+        memcpy(c->world, g->world, (size_t)g->size * sizeof(int));
+    return c;
+}
+
+onic_mpi_group_t *onic_mpi_group_get(MPI_Group h)
+{
+    return onic_mpi_htab_get(&onic_mpi_g.groups, h);
+}
+
+static onic_mpi_comm_t *comm_new(onic_mpi_group_t *g, int id, MPI_Errhandler errh)
+{
+    onic_mpi_comm_t *c = onic_calloc(1, sizeof(*c));
+
+    if (c == NULL)
+        return NULL;
+    c->id = id;
+    c->group = g;
+    c->size = g->size;
+    c->rank = MPI_UNDEFINED;
+    for (int i = 0; i < g->size; i++)
+        if (g->world[i] == onic_mpi_g.rank)
+            c->rank = i;
+    c->errh = errh;
+    return c;
+}
+
+static void comm_destroy(onic_mpi_comm_t *c)
+{
+    onic_mpi_g.ctx_free[c->id / 64] |= UINT64_C(1) << (c->id % 64);
+    group_unref(c->group);
+    onic_free(c);
+}
+
+int onic_mpi_comm_init(void)
+{
+    onic_mpi_group_t *gw = group_new(onic_mpi_g.size), *gs = group_new(1);
+    onic_mpi_comm_t *world, *self;
+
+    if (gw == NULL || gs == NULL)
+        goto err_free_groups;
+    for (int i = 0; i < onic_mpi_g.size; i++)
+        gw->world[i] = i;
+    gs->world[0] = onic_mpi_g.rank;
+    memset(onic_mpi_g.ctx_free, 0xff, sizeof(onic_mpi_g.ctx_free));
+    onic_mpi_g.ctx_free[0] &= ~UINT64_C(3);
+    world = comm_new(gw, 0, MPI_ERRORS_ARE_FATAL);
+    self = comm_new(gs, 1, MPI_ERRORS_ARE_FATAL);
+    if (world == NULL || self == NULL) {
+        onic_free(world);
+        onic_free(self);
+        goto err_free_groups;
+    }
+    world->handle = MPI_COMM_WORLD;
+    world->predefined = 1;
+    self->handle = MPI_COMM_SELF;
+    self->predefined = 1;
+    if (onic_mpi_htab_set(&onic_mpi_g.comms, 0, world) != 0 ||
+        onic_mpi_htab_set(&onic_mpi_g.comms, 1, self) != 0 ||
+        onic_mpi_htab_set(&onic_mpi_g.groups, 0, &comm_group_empty) != 0) {
+        onic_free(world);
+        onic_free(self);
+        goto err_free_groups;
+    }
+    return 0;
+
+err_free_groups:
+    if (gw != NULL)
+        group_unref(gw);
+    if (gs != NULL)
+        group_unref(gs);
+    return -1;
+}
+
+void onic_mpi_comm_fini(void)
+{
+    onic_mpi_htab_t *t = &onic_mpi_g.comms;
+
+    for (int i = 0; i < t->used; i++)
+        if (t->obj[i] != NULL)
+            comm_destroy(t->obj[i]);
+    t = &onic_mpi_g.groups;
+    for (int i = 1; i < t->used; i++) {
+        onic_mpi_group_t *g = t->obj[i];
+        if (g != NULL) { /* handles the program never freed */
+            onic_free(g->world);
+            onic_free(g);
+        }
+    }
+}
+
+onic_mpi_comm_t *onic_mpi_comm_get(MPI_Comm h, const char *call, int *rc_p)
+{
+    onic_mpi_comm_t *c = onic_mpi_htab_get(&onic_mpi_g.comms, h);
+
+    if (c == NULL)
+        *rc_p = onic_mpi_err(NULL, MPI_ERR_COMM, call, "communicator %#x is %s; pass "
+                             "MPI_COMM_WORLD, MPI_COMM_SELF or one made by MPI_Comm_dup, "
+                             "MPI_Comm_split or MPI_Comm_create", (unsigned)h,
+                             h == MPI_COMM_NULL ? "MPI_COMM_NULL" : "not a live communicator");
+    return c;
+}
+
+int MPI_Comm_rank(MPI_Comm comm, int *rank)
+{
+    onic_mpi_comm_t *c;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT("MPI_Comm_rank");
+    if ((c = onic_mpi_comm_get(comm, "MPI_Comm_rank", &rc)) == NULL)
+        return rc;
+    if (rank == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_rank", "rank is NULL; pass an int's "
+                            "address");
+    *rank = c->rank;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_size(MPI_Comm comm, int *size)
+{
+    onic_mpi_comm_t *c;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT("MPI_Comm_size");
+    if ((c = onic_mpi_comm_get(comm, "MPI_Comm_size", &rc)) == NULL)
+        return rc;
+    if (size == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_size", "size is NULL; pass an int's "
+                            "address");
+    *size = c->size;
+    return MPI_SUCCESS;
+}
+
+/* Agree with the rest of parent on a free context id. */
+static int comm_ctx_alloc(onic_mpi_comm_t *parent, const char *call, int *id_p)
+{
+    uint64_t mask[ONIC_MPI_MAX_CTX / 64];
+    int rc;
+
+    memcpy(mask, onic_mpi_g.ctx_free, sizeof(mask));
+    if ((rc = onic_mpi_coll_ctx_agree(parent, mask, ONIC_MPI_MAX_CTX / 64, call)) != MPI_SUCCESS)
+        return rc;
+    for (int w = 0; w < ONIC_MPI_MAX_CTX / 64; w++)
+        if (mask[w] != 0) {
+            int id = w * 64 + __builtin_ctzll(mask[w]);
+            *id_p = id;
+            return MPI_SUCCESS;
+        }
+    return onic_mpi_err(parent, MPI_ERR_OTHER, call, "all %d communicator context ids are in "
+                        "use at some process of the communicator; free communicators with "
+                        "MPI_Comm_free", ONIC_MPI_MAX_CTX);
+}
+
+/* A new communicator over g (taken over) with context id, or MPI_COMM_NULL
+ * if this process is not in g. */
+static int comm_publish(onic_mpi_comm_t *parent, onic_mpi_group_t *g, int id, const char *call,
+                        MPI_Comm *newcomm)
+{
+    onic_mpi_comm_t *c;
+
+    c = comm_new(g, id, parent->errh);
+    if (c == NULL) {
+        group_unref(g);
+        return onic_mpi_err(parent, MPI_ERR_NO_MEM, call, "no memory for a communicator");
+    }
+    if (c->rank == MPI_UNDEFINED) {
+        group_unref(g);
+        onic_free(c);
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    if (onic_mpi_htab_add(&onic_mpi_g.comms, c, &c->handle) != 0) {
+        group_unref(g);
+        onic_free(c);
+        return onic_mpi_err(parent, MPI_ERR_NO_MEM, call, "no room for a communicator handle");
+    }
+    onic_mpi_g.ctx_free[id / 64] &= ~(UINT64_C(1) << (id % 64));
+    *newcomm = c->handle;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    onic_mpi_comm_t *c;
+    onic_mpi_group_t *g;
+    int rc, id;
+
+    ONIC_MPI_CHECK_INIT("MPI_Comm_dup");
+    if ((c = onic_mpi_comm_get(comm, "MPI_Comm_dup", &rc)) == NULL)
+        return rc;
+    if (newcomm == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_dup", "newcomm is NULL");
+    if ((rc = comm_ctx_alloc(c, "MPI_Comm_dup", &id)) != MPI_SUCCESS)
+        return rc;
+    g = c->group;
+    g->refs++;
+    return comm_publish(c, g, id, "MPI_Comm_dup", newcomm);
+}
+
+typedef struct comm_split_entry {
+    int color, key, rank;
+} comm_split_entry_t;
+
+static int comm_split_cmp(const void *a, const void *b)
+{
+    const comm_split_entry_t *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    const char *call = "MPI_Comm_split";
+    onic_mpi_comm_t *c;
+    onic_mpi_group_t *g;
+    comm_split_entry_t *all;
+    int mine[2] = {color, key}, *pairs, rc, id, n = 0;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL)
+        return rc;
+    if (newcomm == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "newcomm is NULL");
+    if (color < 0 && color != MPI_UNDEFINED)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "color %d; use a color of 0 or more, or "
+                            "MPI_UNDEFINED to be in no new communicator", color);
+    pairs = onic_malloc((size_t)c->size * 2 * sizeof(int));
+    all = onic_malloc((size_t)c->size * sizeof(*all));
+    if (pairs == NULL || all == NULL) {
+        onic_free(pairs);
+        onic_free(all);
+        return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for %d colors", c->size);
+    }
+    rc = MPI_Allgather(mine, 2, MPI_INT, pairs, 2, MPI_INT, c->handle);
+    if (rc == MPI_SUCCESS)
+        rc = comm_ctx_alloc(c, call, &id);
+    if (rc != MPI_SUCCESS) {
+        onic_free(pairs);
+        onic_free(all);
+        return rc;
+    }
+    for (int i = 0; i < c->size; i++)
+        if (color != MPI_UNDEFINED && pairs[2 * i] == color)
+            all[n++] = (comm_split_entry_t){pairs[2 * i], pairs[2 * i + 1], i};
+    onic_free(pairs);
+    if (color == MPI_UNDEFINED) {
+        onic_free(all);
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    qsort(all, (size_t)n, sizeof(*all), comm_split_cmp);
+    if ((g = group_new(n)) == NULL) {
+        onic_free(all);
+        return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for a group of %d", n);
+    }
+    for (int i = 0; i < n; i++)
+        g->world[i] = c->group->world[all[i].rank];
+    onic_free(all);
+    /* Every color gets the same id: the new communicators are disjoint. */
+    return comm_publish(c, g, id, call, newcomm);
+}
+
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+    const char *call = "MPI_Comm_create";
+    onic_mpi_comm_t *c;
+    onic_mpi_group_t *g;
+    int rc, id;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL)
+        return rc;
+    if ((g = onic_mpi_group_get(group)) == NULL)
+        return onic_mpi_err(c, MPI_ERR_GROUP, call, "group %#x is not a live group",
+                            (unsigned)group);
+    if (newcomm == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "newcomm is NULL");
+    for (int i = 0; i < g->size; i++) {
+        int in = 0;
+        for (int j = 0; j < c->size && !in; j++)
+            in = c->group->world[j] == g->world[i];
+        if (!in)
+            return onic_mpi_err(c, MPI_ERR_GROUP, call, "member %d of the group (world rank "
+                                "%d) is not in the communicator; the group must be a subset",
+                                i, g->world[i]);
+    }
+    if ((rc = comm_ctx_alloc(c, call, &id)) != MPI_SUCCESS)
+        return rc;
+    if (g->size == 0) {
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    if ((g = group_copy(g)) == NULL)
+        return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for a group");
+    return comm_publish(c, g, id, call, newcomm);
+}
+
+int MPI_Comm_free(MPI_Comm *comm)
+{
+    onic_mpi_comm_t *c;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT("MPI_Comm_free");
+    if (comm == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Comm_free", "comm is NULL; pass the "
+                            "address of the handle");
+    if ((c = onic_mpi_comm_get(*comm, "MPI_Comm_free", &rc)) == NULL)
+        return rc;
+    if (c->predefined)
+        return onic_mpi_err(c, MPI_ERR_COMM, "MPI_Comm_free", "%s cannot be freed",
+                            c->handle == MPI_COMM_WORLD ? "MPI_COMM_WORLD" : "MPI_COMM_SELF");
+    onic_mpi_htab_del(&onic_mpi_g.comms, c->handle);
+    comm_destroy(c);
+    *comm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
+{
+    onic_mpi_comm_t *a, *b;
+    int rc, same = 1, similar = 1;
+
+    ONIC_MPI_CHECK_INIT("MPI_Comm_compare");
+    if ((a = onic_mpi_comm_get(comm1, "MPI_Comm_compare", &rc)) == NULL ||
+        (b = onic_mpi_comm_get(comm2, "MPI_Comm_compare", &rc)) == NULL)
+        return rc;
+    if (result == NULL)
+        return onic_mpi_err(a, MPI_ERR_ARG, "MPI_Comm_compare", "result is NULL");
+    if (a == b) {
+        *result = MPI_IDENT;
+        return MPI_SUCCESS;
+    }
+    if (a->size != b->size) {
+        *result = MPI_UNEQUAL;
+        return MPI_SUCCESS;
+    }
+    for (int i = 0; i < a->size; i++) {
+        int found = 0;
+        same &= a->group->world[i] == b->group->world[i];
+        for (int j = 0; j < b->size && !found; j++)
+            found = a->group->world[i] == b->group->world[j];
+        similar &= found;
+    }
+    *result = same ? MPI_CONGRUENT : similar ? MPI_SIMILAR : MPI_UNEQUAL;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
+{
+    onic_mpi_comm_t *c;
+    onic_mpi_group_t *g;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT("MPI_Comm_group");
+    if ((c = onic_mpi_comm_get(comm, "MPI_Comm_group", &rc)) == NULL)
+        return rc;
+    if (group == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_group", "group is NULL");
+    if ((g = group_copy(c->group)) == NULL || group_publish(g, group) != 0) {
+        if (g != NULL)
+            group_unref(g);
+        return onic_mpi_err(c, MPI_ERR_NO_MEM, "MPI_Comm_group", "no room for a group");
+    }
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
+{
+    static int tag_ub = ONIC_MPI_TAG_UB, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtime = 0;
+    onic_mpi_comm_t *c;
+    int *val;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT("MPI_Comm_get_attr");
+    if ((c = onic_mpi_comm_get(comm, "MPI_Comm_get_attr", &rc)) == NULL)
+        return rc;
+    if (attribute_val == NULL || flag == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_get_attr", "%s is NULL",
+                            flag == NULL ? "flag" : "attribute_val");
+    switch (comm_keyval) {
+    case MPI_TAG_UB: val = &tag_ub; break;
+    case MPI_HOST: val = &host; break;
+    case MPI_IO: val = &io; break;
+    case MPI_WTIME_IS_GLOBAL: val = &wtime; break;
+    default:
+        return onic_mpi_err(c, MPI_ERR_KEYVAL, "MPI_Comm_get_attr", "keyval %d is not an "
+                            "attribute key; onic has MPI_TAG_UB, MPI_HOST, MPI_IO and "
+                            "MPI_WTIME_IS_GLOBAL", comm_keyval);
+    }
+    /* The value is a pointer to the attribute, as the standard has it. */
+    *(int **)attribute_val = val;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+/* --- Groups ------------------------------------------------------------------------- */
+static onic_mpi_group_t *group_check(MPI_Group h, const char *call, int *rc_p)
+{
+    onic_mpi_group_t *g = onic_mpi_group_get(h);
+
+    if (g == NULL)
+        *rc_p = onic_mpi_err(NULL, MPI_ERR_GROUP, call, "group %#x is %s; pass one from "
+                             "MPI_Comm_group or MPI_Group_incl, or MPI_GROUP_EMPTY",
+                             (unsigned)h, h == MPI_GROUP_NULL ? "MPI_GROUP_NULL" : "not live");
+    return g;
+}
+
+int MPI_Group_size(MPI_Group group, int *size)
+{
+    onic_mpi_group_t *g;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT("MPI_Group_size");
+    if ((g = group_check(group, "MPI_Group_size", &rc)) == NULL)
+        return rc;
+    if (size == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Group_size", "size is NULL");
+    *size = g->size;
+    return MPI_SUCCESS;
+}
+
+int MPI_Group_rank(MPI_Group group, int *rank)
+{
+    onic_mpi_group_t *g;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT("MPI_Group_rank");
+    if ((g = group_check(group, "MPI_Group_rank", &rc)) == NULL)
+        return rc;
+    if (rank == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Group_rank", "rank is NULL");
+    *rank = MPI_UNDEFINED;
+    for (int i = 0; i < g->size; i++)
+        if (g->world[i] == onic_mpi_g.rank)
+            *rank = i;
+    return MPI_SUCCESS;
+}
+
+int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
+{
+    const char *call = "MPI_Group_incl";
+    onic_mpi_group_t *g, *ng;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((g = group_check(group, call, &rc)) == NULL)
+        return rc;
+    if (n < 0 || n > g->size)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "n %d; include 0 to %d ranks", n, g->size);
+    if ((n > 0 && ranks == NULL) || newgroup == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "%s is NULL",
+                            newgroup == NULL ? "newgroup" : "ranks");
+    for (int i = 0; i < n; i++) {
+        if (ranks[i] < 0 || ranks[i] >= g->size)
+            return onic_mpi_err(NULL, MPI_ERR_RANK, call, "ranks[%d] = %d is not a rank of the "
+                                "group (0 to %d)", i, ranks[i], g->size - 1);
+        for (int j = 0; j < i; j++)
+            if (ranks[j] == ranks[i])
+                return onic_mpi_err(NULL, MPI_ERR_RANK, call, "rank %d appears twice "
+                                    "(ranks[%d] and ranks[%d]); list each once", ranks[i], j, i);
+    }
+    if (n == 0) {
+        *newgroup = MPI_GROUP_EMPTY;
+        return MPI_SUCCESS;
+    }
+    if ((ng = group_new(n)) == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for a group of %d", n);
+    for (int i = 0; i < n; i++)
+        ng->world[i] = g->world[ranks[i]];
+    if (group_publish(ng, newgroup) != 0) {
+        group_unref(ng);
+        return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no room for a group handle");
+    }
+    return MPI_SUCCESS;
+}
+
+int MPI_Group_free(MPI_Group *group)
+{
+    onic_mpi_group_t *g;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT("MPI_Group_free");
+    if (group == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Group_free", "group is NULL");
+    if ((g = group_check(*group, "MPI_Group_free", &rc)) == NULL)
+        return rc;
+    if (!g->predefined) {
+        onic_mpi_htab_del(&onic_mpi_g.groups, g->handle);
+        group_unref(g);
+    }
+    *group = MPI_GROUP_NULL;
+    return MPI_SUCCESS;
+}
+
+int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
+                              int ranks2[])
+{
+    const char *call = "MPI_Group_translate_ranks";
+    onic_mpi_group_t *a, *b;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((a = group_check(group1, call, &rc)) == NULL || (b = group_check(group2, call, &rc)) == NULL)
+        return rc;
+    if (n < 0 || (n > 0 && (ranks1 == NULL || ranks2 == NULL)))
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "n %d with %s", n,
+                            n < 0 ? "a negative count" : "a NULL rank array");
+    for (int i = 0; i < n; i++) {
+        if (ranks1[i] == MPI_PROC_NULL) {
+            ranks2[i] = MPI_PROC_NULL;
+            continue;
+        }
+        if (ranks1[i] < 0 || ranks1[i] >= a->size)
+            return onic_mpi_err(NULL, MPI_ERR_RANK, call, "ranks1[%d] = %d is not a rank of "
+                                "group1 (0 to %d)", i, ranks1[i], a->size - 1);
+        ranks2[i] = MPI_UNDEFINED;
+        for (int j = 0; j < b->size; j++)
+            if (b->world[j] == a->world[ranks1[i]])
+                ranks2[i] = j;
+    }
+    return MPI_SUCCESS;
+}

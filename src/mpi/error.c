@@ -1,0 +1,188 @@
+/* Errors: classes and their strings, the two predefined handlers, the
+ * report every failing call makes, and MPI_Abort.
+ *
+ * A report names the call, this rank, what was wrong and what to do. Under
+ * MPI_ERRORS_ARE_FATAL (the default) it is printed and the job stops with
+ * the error class as the exit status (onicrun then stops the other ranks);
+ * under MPI_ERRORS_RETURN the class is returned and the text goes to the
+ * debug log only, since the program asked to handle errors itself. */
+#include "mpi/mpi_impl.h"
+#include "base/log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const error_strings[MPI_ERR_LASTCODE + 1] = {
+    [MPI_SUCCESS] = "MPI_SUCCESS: no error",
+    [MPI_ERR_BUFFER] = "MPI_ERR_BUFFER: invalid buffer pointer or buffered-send space",
+    [MPI_ERR_COUNT] = "MPI_ERR_COUNT: invalid count argument",
+    [MPI_ERR_TYPE] = "MPI_ERR_TYPE: invalid datatype",
+    [MPI_ERR_TAG] = "MPI_ERR_TAG: invalid tag",
+    [MPI_ERR_COMM] = "MPI_ERR_COMM: invalid communicator",
+    [MPI_ERR_RANK] = "MPI_ERR_RANK: invalid rank",
+    [MPI_ERR_ROOT] = "MPI_ERR_ROOT: invalid root",
+    [MPI_ERR_GROUP] = "MPI_ERR_GROUP: invalid group",
+    [MPI_ERR_OP] = "MPI_ERR_OP: invalid reduction operation",
+    [10] = "unused error class",
+    [11] = "unused error class",
+    [MPI_ERR_ARG] = "MPI_ERR_ARG: invalid argument",
+    [MPI_ERR_UNKNOWN] = "MPI_ERR_UNKNOWN: unknown error",
+    [MPI_ERR_TRUNCATE] = "MPI_ERR_TRUNCATE: message truncated on receive",
+    [MPI_ERR_OTHER] = "MPI_ERR_OTHER: other error",
+    [MPI_ERR_INTERN] = "MPI_ERR_INTERN: internal error",
+    [MPI_ERR_IN_STATUS] = "MPI_ERR_IN_STATUS: error code is in status",
+    [MPI_ERR_PENDING] = "MPI_ERR_PENDING: pending request",
+    [MPI_ERR_REQUEST] = "MPI_ERR_REQUEST: invalid request",
+    [MPI_ERR_KEYVAL] = "MPI_ERR_KEYVAL: invalid attribute key",
+    [MPI_ERR_NO_MEM] = "MPI_ERR_NO_MEM: out of memory",
+};
+
+/* The predefined handlers' objects: only their handles matter. */
+static int errh_fatal_obj, errh_return_obj;
+
+void onic_mpi_errh_init(void)
+{
+    onic_mpi_htab_set(&onic_mpi_g.errhs, MPI_ERRORS_ARE_FATAL & 0xfffff, &errh_fatal_obj);
+    onic_mpi_htab_set(&onic_mpi_g.errhs, MPI_ERRORS_RETURN & 0xfffff, &errh_return_obj);
+}
+
+static const char *error_name(int cls)
+{
+    static const char *const names[MPI_ERR_LASTCODE + 1] = {
+        "MPI_SUCCESS", "MPI_ERR_BUFFER", "MPI_ERR_COUNT", "MPI_ERR_TYPE", "MPI_ERR_TAG",
+        "MPI_ERR_COMM", "MPI_ERR_RANK", "MPI_ERR_ROOT", "MPI_ERR_GROUP", "MPI_ERR_OP",
+        "?", "?", "MPI_ERR_ARG", "MPI_ERR_UNKNOWN", "MPI_ERR_TRUNCATE", "MPI_ERR_OTHER",
+        "MPI_ERR_INTERN", "MPI_ERR_IN_STATUS", "MPI_ERR_PENDING", "MPI_ERR_REQUEST",
+        "MPI_ERR_KEYVAL", "MPI_ERR_NO_MEM"};
+    return cls >= 0 && cls <= MPI_ERR_LASTCODE ? names[cls] : "MPI_ERR_UNKNOWN";
+}
+
+_Noreturn void onic_mpi_die(int code)
+{
+    /* Exit statuses are 8 bits, and 0 would not stop the job. */
+    int status = code & 0xff;
+    fflush(stdout);
+    fflush(stderr);
+    _exit(status != 0 ? status : 1);
+}
+
+static int error_report(onic_mpi_comm_t *comm, int cls, const char *call, const char *fmt,
+                        va_list ap)
+{
+    char what[768];
+    MPI_Errhandler errh = MPI_ERRORS_ARE_FATAL;
+    onic_mpi_comm_t *world;
+
+    vsnprintf(what, sizeof(what), fmt, ap);
+    if (comm != NULL)
+        errh = comm->errh;
+    else if (onic_mpi_g.initialized &&
+             (world = onic_mpi_htab_get(&onic_mpi_g.comms, MPI_COMM_WORLD)) != NULL)
+        errh = world->errh;
+    if (errh == MPI_ERRORS_RETURN) {
+        onic_debug("mpi: %s on rank %d: %s: %s", call, onic_mpi_g.rank, error_name(cls), what);
+        return cls;
+    }
+    fprintf(stderr, "onic: %s on rank %d failed: %s: %s (MPI_ERRORS_ARE_FATAL: stopping the "
+            "job with exit status %d)\n", call, onic_mpi_g.rank, error_name(cls), what, cls);
+    onic_mpi_die(cls);
+}
+
+int onic_mpi_err(onic_mpi_comm_t *comm, int cls, const char *call, const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+
+    va_start(ap, fmt);
+    rc = error_report(comm, cls, call, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int onic_mpi_err_ptl(onic_mpi_comm_t *comm, const char *call, const char *what, int rc)
+{
+    return onic_mpi_err(comm, MPI_ERR_INTERN, call, "the Portals layer failed to %s: %s (the "
+                        "log above says why; ONIC_LOG=debug says more)", what, PtlErrorStr(rc));
+}
+
+int onic_mpi_err_state(const char *call)
+{
+    fprintf(stderr, "onic: %s on rank %d failed: MPI_ERR_OTHER: %s (MPI_ERRORS_ARE_FATAL: "
+            "stopping with exit status %d)\n", call, onic_mpi_g.rank,
+            onic_mpi_g.finalized ? "MPI_Finalize has been called; no MPI call but "
+            "MPI_Initialized, MPI_Finalized, MPI_Get_version and friends may follow it"
+                                 : "MPI is not initialized; call MPI_Init first",
+            MPI_ERR_OTHER);
+    onic_mpi_die(MPI_ERR_OTHER);
+}
+
+int MPI_Error_class(int errorcode, int *errorclass)
+{
+    if (errorclass == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Error_class",
+                            "errorclass is NULL; pass where to store the class");
+    if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE || errorcode == 10 || errorcode == 11)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Error_class",
+                            "error code %d is not one onic returns (0 to %d)", errorcode,
+                            MPI_ERR_LASTCODE);
+    *errorclass = errorcode;
+    return MPI_SUCCESS;
+}
+
+int MPI_Error_string(int errorcode, char *string, int *resultlen)
+{
+    if (string == NULL || resultlen == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Error_string",
+                            "%s is NULL; pass a buffer of MPI_MAX_ERROR_STRING characters and "
+                            "an int", string == NULL ? "string" : "resultlen");
+    if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE || errorcode == 10 || errorcode == 11)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Error_string",
+                            "error code %d is not one onic returns (0 to %d)", errorcode,
+                            MPI_ERR_LASTCODE);
+    snprintf(string, MPI_MAX_ERROR_STRING, "%s", error_strings[errorcode]);
+    *resultlen = (int)strlen(string);
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    onic_mpi_comm_t *c;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT("MPI_Comm_set_errhandler");
+    if ((c = onic_mpi_comm_get(comm, "MPI_Comm_set_errhandler", &rc)) == NULL)
+        return rc;
+    if (onic_mpi_htab_get(&onic_mpi_g.errhs, errhandler) == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
+                            "errhandler %#x is not an error handler; use MPI_ERRORS_ARE_FATAL "
+                            "or MPI_ERRORS_RETURN", (unsigned)errhandler);
+    c->errh = errhandler;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    onic_mpi_comm_t *c;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT("MPI_Comm_get_errhandler");
+    if ((c = onic_mpi_comm_get(comm, "MPI_Comm_get_errhandler", &rc)) == NULL)
+        return rc;
+    if (errhandler == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_get_errhandler",
+                            "errhandler is NULL; pass where to store the handler");
+    *errhandler = c->errh;
+    return MPI_SUCCESS;
+}
+
+int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+    /* Whatever comm is, the whole job stops: onicrun ends the other ranks
+     * when one exits non-zero, and its own exit status is this one's. */
+    (void)comm;
+    fprintf(stderr, "onic: MPI_Abort called on rank %d with error code %d; stopping the job\n",
+            onic_mpi_g.rank, errorcode);
+    onic_mpi_die(errorcode);
+}

@@ -1,0 +1,120 @@
+/* Handle tables: every MPI handle is an int naming a slot of its kind's
+ * table, so a stale, foreign or invented handle is refused, never followed. */
+#include "mpi/mpi_impl.h"
+#include "base/mem.h"
+
+#include <string.h>
+
+#define HANDLE_KIND_SHIFT 26
+#define HANDLE_GEN_SHIFT  20
+#define HANDLE_GEN_MASK   0x3f
+#define HANDLE_INDEX_MASK (ONIC_MPI_HANDLE_INDEX_MAX - 1)
+
+static int handle_make(int kind, unsigned gen, int index)
+{
+    return kind << HANDLE_KIND_SHIFT | (int)((gen & HANDLE_GEN_MASK) << HANDLE_GEN_SHIFT) | index;
+}
+
+void onic_mpi_htab_init(onic_mpi_htab_t *t, int kind)
+{
+    memset(t, 0, sizeof(*t));
+    t->kind = kind;
+}
+
+void onic_mpi_htab_fini(onic_mpi_htab_t *t)
+{
+    onic_free(t->obj);
+    onic_free(t->gen);
+    onic_free(t->free);
+    memset(t, 0, sizeof(*t));
+}
+
+static int htab_grow(onic_mpi_htab_t *t, int need)
+{
+    int cap = t->cap == 0 ? 64 : t->cap;
+    void **obj;
+    uint8_t *gen;
+    int *fr;
+
+    if (need <= t->cap)
+        return 0;
+    while (cap < need)
+        cap *= 2;
+    if (cap > ONIC_MPI_HANDLE_INDEX_MAX)
+        cap = ONIC_MPI_HANDLE_INDEX_MAX;
+    if (cap < need)
+        return -1;
+    obj = onic_calloc((size_t)cap, sizeof(*obj));
+    gen = onic_calloc((size_t)cap, sizeof(*gen));
+    fr = onic_calloc((size_t)cap, sizeof(*fr));
+    if (obj == NULL || gen == NULL || fr == NULL) {
+        onic_free(obj);
+        onic_free(gen);
+        onic_free(fr);
+        return -1;
+    }
+    if (t->cap > 0) {
+        memcpy(obj, t->obj, (size_t)t->cap * sizeof(*obj));
+        memcpy(gen, t->gen, (size_t)t->cap * sizeof(*gen));
+        memcpy(fr, t->free, (size_t)t->nfree * sizeof(*fr));
+    }
+    onic_free(t->obj);
+    onic_free(t->gen);
+    onic_free(t->free);
+    t->obj = obj;
+    t->gen = gen;
+    t->free = fr;
+    t->cap = cap;
+    return 0;
+}
+
+int onic_mpi_htab_set(onic_mpi_htab_t *t, int index, void *obj)
+{
+    if (htab_grow(t, index + 1) != 0)
+        return -1;
+    t->obj[index] = obj;
+    if (index >= t->used)
+        t->used = index + 1;
+    return 0;
+}
+
+int onic_mpi_htab_add(onic_mpi_htab_t *t, void *obj, int *h)
+{
+    int index;
+
+    if (t->nfree > 0) {
+        index = t->free[--t->nfree];
+    } else {
+        if (htab_grow(t, t->used + 1) != 0)
+            return -1;
+        index = t->used++;
+        t->gen[index] = 1; /* generation 0 is the predefined objects' */
+    }
+    t->obj[index] = obj;
+    *h = handle_make(t->kind, t->gen[index], index);
+    return 0;
+}
+
+void *onic_mpi_htab_get(const onic_mpi_htab_t *t, int h)
+{
+    int index = h & HANDLE_INDEX_MASK;
+
+    if (h <= 0 || h >> HANDLE_KIND_SHIFT != t->kind || index >= t->used ||
+        t->obj[index] == NULL ||
+        (unsigned)(h >> HANDLE_GEN_SHIFT & HANDLE_GEN_MASK) != t->gen[index])
+        return NULL;
+    return t->obj[index];
+}
+
+void onic_mpi_htab_del(onic_mpi_htab_t *t, int h)
+{
+    int index = h & HANDLE_INDEX_MASK;
+
+    if (onic_mpi_htab_get(t, h) == NULL)
+        return;
+    t->obj[index] = NULL;
+    /* Skip 0 when wrapping: it marks the predefined objects. */
+    t->gen[index] = (uint8_t)((t->gen[index] & HANDLE_GEN_MASK) == HANDLE_GEN_MASK
+                                  ? 1 : t->gen[index] + 1);
+    t->free[t->nfree++] = index;
+}

@@ -1,0 +1,225 @@
+/* MPI_Init and MPI_Finalize, and the calls that describe the library.
+ *
+ * A program started without onicrun is a job of one process: the config
+ * registry then reads ONIC_RANK 0 and ONIC_SIZE 1, and Portals opens a
+ * transport that only reaches the process itself. */
+#include "mpi/mpi_impl.h"
+#include "base/log.h"
+#include "base/mem.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+onic_mpi_state_t onic_mpi_g;
+
+static void init_tables(void)
+{
+    onic_mpi_htab_init(&onic_mpi_g.comms, ONIC_MPI_KIND_COMM);
+    onic_mpi_htab_init(&onic_mpi_g.groups, ONIC_MPI_KIND_GROUP);
+    onic_mpi_htab_init(&onic_mpi_g.types, ONIC_MPI_KIND_TYPE);
+    onic_mpi_htab_init(&onic_mpi_g.ops, ONIC_MPI_KIND_OP);
+    onic_mpi_htab_init(&onic_mpi_g.reqs, ONIC_MPI_KIND_REQ);
+    onic_mpi_htab_init(&onic_mpi_g.errhs, ONIC_MPI_KIND_ERRH);
+}
+
+static void fini_tables(void)
+{
+    onic_mpi_htab_t *t = &onic_mpi_g.reqs;
+
+    for (int i = 0; i < t->used; i++)
+        onic_free(t->obj[i]); /* requests never completed (reported by MPI_Finalize) */
+    onic_mpi_htab_fini(&onic_mpi_g.comms);
+    onic_mpi_htab_fini(&onic_mpi_g.groups);
+    onic_mpi_htab_fini(&onic_mpi_g.types);
+    onic_mpi_htab_fini(&onic_mpi_g.ops);
+    onic_mpi_htab_fini(&onic_mpi_g.reqs);
+    onic_mpi_htab_fini(&onic_mpi_g.errhs);
+}
+
+/* Every process must split messages and unexpected space the same way, or
+ * an eager message could find no slot at its receiver. */
+static int init_check_agreement(void)
+{
+    long long mine[4] = {(long long)onic_mpi_g.eager_limit, -(long long)onic_mpi_g.eager_limit,
+                         onic_mpi_g.credits_per_peer, -(long long)onic_mpi_g.credits_per_peer};
+    long long all[4];
+    int rc = MPI_Allreduce(mine, all, 4, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (all[0] != -all[1] || all[2] != -all[3])
+        return onic_mpi_err(NULL, MPI_ERR_OTHER, "MPI_Init", "the processes of this job have "
+                            "different ONIC_EAGER_LIMIT (%lld to %lld) or ONIC_EAGER_CREDITS "
+                            "(%lld to %lld); give every process the same values", -all[1],
+                            all[0], -all[3], all[2]);
+    return MPI_SUCCESS;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc;
+
+    (void)argc;
+    (void)argv;
+    if (onic_mpi_g.initialized || onic_mpi_g.finalized) {
+        fprintf(stderr, "onic: MPI_Init on rank %d failed: MPI_ERR_OTHER: MPI is already %s; "
+                "call MPI_Init once per process\n", onic_mpi_g.rank,
+                onic_mpi_g.finalized ? "finalized" : "initialized");
+        onic_mpi_die(MPI_ERR_OTHER);
+    }
+    if (provided == NULL || required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE) {
+        fprintf(stderr, "onic: MPI_Init_thread failed: MPI_ERR_ARG: %s\n",
+                provided == NULL ? "provided is NULL" : "required is not one of "
+                "MPI_THREAD_SINGLE, _FUNNELED, _SERIALIZED, _MULTIPLE");
+        onic_mpi_die(MPI_ERR_ARG);
+    }
+    init_tables();
+    onic_mpi_errh_init();
+    if (onic_mpi_type_init() != 0)
+        goto err_no_mem;
+    if ((rc = onic_mpi_p2p_init()) != MPI_SUCCESS)
+        return rc;
+    if (onic_mpi_comm_init() != 0)
+        goto err_no_mem;
+    onic_mpi_g.initialized = 1;
+    /* One thread at a time, always the same: no call takes a lock. */
+    onic_mpi_g.thread_level = required < MPI_THREAD_FUNNELED ? required : MPI_THREAD_FUNNELED;
+    *provided = onic_mpi_g.thread_level;
+    return init_check_agreement();
+
+err_no_mem:
+    fprintf(stderr, "onic: MPI_Init failed: MPI_ERR_NO_MEM: no memory for MPI's tables\n");
+    onic_mpi_die(MPI_ERR_NO_MEM);
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+    int provided;
+    return MPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided);
+}
+
+int MPI_Initialized(int *flag)
+{
+    if (flag == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Initialized", "flag is NULL");
+    *flag = onic_mpi_g.initialized || onic_mpi_g.finalized;
+    return MPI_SUCCESS;
+}
+
+int MPI_Finalized(int *flag)
+{
+    if (flag == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Finalized", "flag is NULL");
+    *flag = onic_mpi_g.finalized;
+    return MPI_SUCCESS;
+}
+
+int MPI_Query_thread(int *provided)
+{
+    ONIC_MPI_CHECK_INIT("MPI_Query_thread");
+    if (provided == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Query_thread", "provided is NULL");
+    *provided = onic_mpi_g.thread_level;
+    return MPI_SUCCESS;
+}
+
+/* Describe what is still pending, for MPI_Finalize's report. */
+static int fini_pending(char *buf, size_t len)
+{
+    onic_dlist_t *l;
+    int n = 0;
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (l = onic_mpi_g.active.next; l != &onic_mpi_g.active; l = l->next) {
+        onic_mpi_req_t *r = onic_container_of(l, onic_mpi_req_t, link);
+        if (n < 3 && used < len)
+            used += (size_t)snprintf(buf + used, len - used, "%s%s %s rank %d tag %d",
+                                     n > 0 ? "; " : "", r->call,
+                                     r->kind == ONIC_MPI_REQ_SEND ? "to" : "from", r->peer,
+                                     r->tag);
+        n++;
+    }
+    return n;
+}
+
+int MPI_Finalize(void)
+{
+    char what[512];
+    int rc, n;
+
+    ONIC_MPI_CHECK_INIT("MPI_Finalize");
+    /* Everyone arrives before anyone leaves: a rank may still be pulling a
+     * message from us. The barrier's progress serves those pulls. */
+    rc = onic_mpi_coll_barrier(onic_mpi_htab_get(&onic_mpi_g.comms, MPI_COMM_WORLD),
+                               "MPI_Finalize");
+    /* Pulls whose requests were queued before the barrier completed. */
+    while (onic_mpi_progress(0) > 0)
+        ;
+    /* From here on, credits owed to processes that may have left stay here. */
+    onic_mpi_g.finalizing = 1;
+    n = fini_pending(what, sizeof(what));
+    if (rc == MPI_SUCCESS && n > 0)
+        rc = onic_mpi_err(NULL, MPI_ERR_PENDING, "MPI_Finalize", "%d operation%s never "
+                          "completed (%s%s); complete every request with MPI_Wait or MPI_Test "
+                          "(or cancel receives) before MPI_Finalize", n, n > 1 ? "s" : "", what,
+                          n > 3 ? "; ..." : "");
+    onic_mpi_comm_fini();
+    onic_mpi_type_fini();
+    onic_mpi_p2p_fini();
+    fini_tables();
+    onic_mpi_g.initialized = 0;
+    onic_mpi_g.finalized = 1;
+    return rc;
+}
+
+int MPI_Get_processor_name(char *name, int *resultlen)
+{
+    ONIC_MPI_CHECK_INIT("MPI_Get_processor_name");
+    if (name == NULL || resultlen == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_processor_name", "%s is NULL",
+                            name == NULL ? "name" : "resultlen");
+    if (gethostname(name, MPI_MAX_PROCESSOR_NAME) != 0)
+        snprintf(name, MPI_MAX_PROCESSOR_NAME, "localhost");
+    name[MPI_MAX_PROCESSOR_NAME - 1] = '\0';
+    *resultlen = (int)strlen(name);
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_version(int *version, int *subversion)
+{
+    if (version == NULL || subversion == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_version", "%s is NULL",
+                            version == NULL ? "version" : "subversion");
+    *version = MPI_VERSION;
+    *subversion = MPI_SUBVERSION;
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_library_version(char *version, int *resultlen)
+{
+    if (version == NULL || resultlen == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_library_version", "%s is NULL",
+                            version == NULL ? "version" : "resultlen");
+    snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "onic %s: MPI %d.%d point-to-point subset "
+             "on Portals", ONIC_VERSION, MPI_VERSION, MPI_SUBVERSION);
+    *resultlen = (int)strlen(version);
+    return MPI_SUCCESS;
+}
+
+double MPI_Wtime(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double MPI_Wtick(void)
+{
+    struct timespec ts;
+    if (clock_getres(CLOCK_MONOTONIC, &ts) != 0)
+        return 1e-9;
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}

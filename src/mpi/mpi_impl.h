@@ -1,0 +1,340 @@
+/* The MPI layer's internals: handle tables, objects, the envelope in the
+ * match bits, the protocols' wire words, and the calls between the files of
+ * src/mpi/. Everything below talks to the rest of onic only through
+ * include/onic/portals.h (and the base utilities).
+ *
+ *   init.c      MPI_Init/Finalize, the Portals setup, unexpected slots, credits
+ *   error.c     error classes, messages, handlers, MPI_Abort
+ *   handle.c    the handle tables
+ *   comm.c      communicators, groups, context ids, attributes
+ *   datatype.c  datatypes, pack and unpack
+ *   p2p.c       the protocols (eager, rendezvous), progress, events, probe
+ *   request.c   the MPI point-to-point calls, requests, wait and test
+ *   coll.c      collectives on point-to-point, reduction operations */
+#ifndef ONIC_MPI_IMPL_H
+#define ONIC_MPI_IMPL_H
+
+#include <mpi.h>
+#include <onic/portals.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "base/list.h"
+
+/* --- Handles -----------------------------------------------------------------
+ * kind:4 (bits 26..29) | generation:6 (20..25) | index:20. Predefined objects
+ * sit at fixed indexes with generation 0 (their values are in mpi.h); a slot's
+ * generation moves on when it is freed, so a stale handle is refused. */
+enum {
+    ONIC_MPI_KIND_COMM  = 1,
+    ONIC_MPI_KIND_GROUP = 2,
+    ONIC_MPI_KIND_TYPE  = 3,
+    ONIC_MPI_KIND_OP    = 4,
+    ONIC_MPI_KIND_REQ   = 5,
+    ONIC_MPI_KIND_ERRH  = 6,
+};
+#define ONIC_MPI_HANDLE_INDEX_MAX (1 << 20)
+
+typedef struct onic_mpi_htab {
+    void   **obj;
+    uint8_t *gen;
+    int     *free;   /* stack of free indexes */
+    int      nfree, used, cap, kind;
+} onic_mpi_htab_t;
+
+void  onic_mpi_htab_init(onic_mpi_htab_t *t, int kind);
+void  onic_mpi_htab_fini(onic_mpi_htab_t *t);
+/* A predefined object at a fixed index (generation 0). 0 or -1 (no memory). */
+int   onic_mpi_htab_set(onic_mpi_htab_t *t, int index, void *obj);
+/* A new handle for obj in *h; 0 or -1 (no memory, or the table is full). */
+int   onic_mpi_htab_add(onic_mpi_htab_t *t, void *obj, int *h);
+/* The object, or NULL for anything that is not a live handle of t. */
+void *onic_mpi_htab_get(const onic_mpi_htab_t *t, int h);
+void  onic_mpi_htab_del(onic_mpi_htab_t *t, int h);
+
+/* --- Objects --------------------------------------------------------------------- */
+typedef struct onic_mpi_group {
+    int  handle;
+    int  size;
+    int *world;        /* world rank of each group rank */
+    int  refs;         /* handles and communicators that hold it */
+    int  predefined;
+} onic_mpi_group_t;
+
+#define ONIC_MPI_MAX_CTX 4096 /* communicator ids a process can hold at once */
+
+typedef struct onic_mpi_comm {
+    int               handle;
+    int               id;       /* context id: p2p context 2*id, collectives 2*id + 1 */
+    int               rank, size;
+    onic_mpi_group_t *group;    /* group->world maps ranks to Portals pids */
+    MPI_Errhandler    errh;
+    int               predefined;
+} onic_mpi_comm_t;
+
+/* One block of a datatype's element: `len` bytes at `off` from its start. */
+typedef struct onic_mpi_block {
+    ptrdiff_t off;
+    size_t    len;
+} onic_mpi_block_t;
+
+/* The kinds of basic elements the reduction operations know. */
+typedef enum onic_mpi_basic {
+    ONIC_MPI_B_NONE = 0, /* a mix or no arithmetic: only transfer */
+    ONIC_MPI_B_CHAR, ONIC_MPI_B_SCHAR, ONIC_MPI_B_UCHAR, ONIC_MPI_B_BYTE,
+    ONIC_MPI_B_SHORT, ONIC_MPI_B_USHORT, ONIC_MPI_B_INT, ONIC_MPI_B_UINT,
+    ONIC_MPI_B_LONG, ONIC_MPI_B_ULONG, ONIC_MPI_B_LLONG, ONIC_MPI_B_ULLONG,
+    ONIC_MPI_B_FLOAT, ONIC_MPI_B_DOUBLE, ONIC_MPI_B_LDOUBLE,
+    ONIC_MPI_B_INT8, ONIC_MPI_B_INT16, ONIC_MPI_B_INT32, ONIC_MPI_B_INT64,
+    ONIC_MPI_B_UINT8, ONIC_MPI_B_UINT16, ONIC_MPI_B_UINT32, ONIC_MPI_B_UINT64,
+    ONIC_MPI_B_FLOAT_INT, ONIC_MPI_B_DOUBLE_INT, ONIC_MPI_B_LONG_INT, ONIC_MPI_B_2INT,
+    ONIC_MPI_B_SHORT_INT, ONIC_MPI_B_LDOUBLE_INT, ONIC_MPI_B_BOOL, ONIC_MPI_B_WCHAR,
+    ONIC_MPI_B_AINT,
+    ONIC_MPI_B_COUNT
+} onic_mpi_basic_t;
+
+typedef struct onic_mpi_type {
+    int               handle;
+    const char       *name;      /* predefined: "MPI_INT" */
+    size_t            size;      /* bytes of data in one element */
+    ptrdiff_t         lb, extent;
+    size_t            nblocks;   /* one element's data, merged where adjacent */
+    onic_mpi_block_t *blocks;
+    int               contig;    /* count elements are size*count bytes at lb... no gaps */
+    int               committed;
+    int               predefined;
+    onic_mpi_basic_t  basic;     /* every element of this basic kind, or NONE */
+    size_t            basic_size;
+    int               refs;      /* the handle, and types built from it */
+} onic_mpi_type_t;
+
+/* --- Requests ---------------------------------------------------------------------- */
+typedef enum { ONIC_MPI_REQ_SEND = 1, ONIC_MPI_REQ_RECV = 2 } onic_mpi_req_kind_t;
+typedef enum {
+    ONIC_MPI_MODE_STANDARD = 0,
+    ONIC_MPI_MODE_SYNC,      /* complete only once matched: always rendezvous */
+    ONIC_MPI_MODE_BUFFERED,  /* from the attached buffer (an internal request) */
+    ONIC_MPI_MODE_READY,
+} onic_mpi_mode_t;
+
+typedef struct onic_mpi_bseg onic_mpi_bseg_t;
+
+typedef struct onic_mpi_req {
+    int                 handle;
+    onic_mpi_req_kind_t kind;
+    onic_mpi_mode_t     mode;
+    int                 persistent;
+    int                 active;     /* started and not yet completed by wait/test */
+    int                 complete;   /* the operation is over (status is set) */
+    int                 user_freed; /* MPI_Request_free while active: free at completion */
+    int                 internal;   /* collectives' own: no user handle semantics */
+    const char         *call;       /* the MPI call that made it, for messages */
+    /* The operation as asked. */
+    void               *buf;
+    int                 count;
+    onic_mpi_type_t    *type;
+    int                 peer;       /* comm rank, MPI_ANY_SOURCE or MPI_PROC_NULL */
+    int                 tag;
+    onic_mpi_comm_t    *comm;
+    int                 coll;       /* on the communicator's collective context */
+    /* Where the data lives: the user's buffer, or a packed copy. */
+    char               *data;
+    size_t              bytes;      /* send: message bytes; recv: capacity */
+    void               *pack;       /* owned packed buffer, or NULL */
+    onic_mpi_bseg_t    *bseg;       /* buffered send: its segment of the attached buffer */
+    /* Portals state. */
+    ptl_handle_me_t     me;         /* posted receive / exposed rendezvous buffer */
+    ptl_handle_md_t     md;         /* rendezvous: the get MD of a receive */
+    /* Rendezvous pull (receive side). */
+    uint32_t            rv_peer;    /* world rank of the sender */
+    uint64_t            rv_cookie;
+    uint64_t            rv_total;   /* what the sender has */
+    uint64_t            rv_want;    /* what fits here */
+    uint64_t            rv_issued;  /* bytes asked for */
+    unsigned            rv_gets, rv_replies, rv_inflight; /* gets to send, replies seen */
+    int                 rv_final_sent; /* the zero-byte get that ends a cut-short pull */
+    /* Result. */
+    MPI_Status          status;
+    onic_dlist_t        link;       /* in the active list (MPI_Finalize's check) */
+} onic_mpi_req_t;
+
+/* --- The envelope in the match bits ------------------------------------------------
+ *   context:16 (bits 48..63) | source comm rank:24 (24..47) | tag:24 (0..23)
+ * MPI_ANY_SOURCE ignores the source bits (and the match id is PTL_NID_ANY /
+ * PTL_PID_ANY), MPI_ANY_TAG the tag bits. */
+#define ONIC_MPI_TAG_UB        ((1 << 24) - 1)
+#define ONIC_MPI_RANK_MAX      ((1 << 24) - 1)
+#define ONIC_MPI_BITS_TAG      UINT64_C(0xffffff)
+#define ONIC_MPI_BITS_SRC      (UINT64_C(0xffffff) << 24)
+
+static inline uint64_t onic_mpi_bits(unsigned ctx, unsigned src, unsigned tag)
+{
+    return (uint64_t)ctx << 48 | (uint64_t)src << 24 | tag;
+}
+
+/* --- The protocols' header data (the put's hdr_data) --------------------------------
+ *   kind:2 (62..63) | rendezvous cookie:20 (42..61) | message length:42 (0..41)
+ * EAGER: the data is the put's payload. RNDV: the put carries nothing; the
+ * receiver pulls `length` bytes by PtlGet from the sender's portal
+ * ONIC_MPI_PT_RNDV with match bits = cookie. */
+#define ONIC_MPI_HDR_EAGER     0u
+#define ONIC_MPI_HDR_RNDV      1u
+#define ONIC_MPI_LEN_MAX       ((UINT64_C(1) << 42) - 1)
+#define ONIC_MPI_COOKIE_MASK   ((UINT64_C(1) << 20) - 1)
+
+static inline uint64_t onic_mpi_hdr(unsigned kind, uint64_t cookie, uint64_t len)
+{
+    return (uint64_t)kind << 62 | (cookie & ONIC_MPI_COOKIE_MASK) << 42 | len;
+}
+
+/* Portal indexes. */
+#define ONIC_MPI_PT_P2P     1  /* messages: posted receives, overflow slots */
+#define ONIC_MPI_PT_RNDV    2  /* senders' buffers exposed for pulling */
+#define ONIC_MPI_PT_CREDIT  3  /* credit returns for eager flow control */
+
+/* The most one Portals get moves (portals.h: puts and gets are limited to the
+ * transport's inline payload until the transport's RMA is wired in); a pull
+ * is split into gets of this size, ONIC_MPI_PULL_DEPTH of them in flight.
+ * Portals does not say its limit; a smaller transport (few ring slots)
+ * refuses such a get with PTL_FAIL and the chunk is halved (get_chunk). */
+#define ONIC_MPI_GET_CHUNK  2048u
+#define ONIC_MPI_PULL_DEPTH 8u
+
+/* --- The process's state ------------------------------------------------------------ */
+typedef struct onic_mpi_slot {
+    ptl_handle_me_t me;
+    int             posted;   /* in the overflow list, waiting for a message */
+} onic_mpi_slot_t;
+
+typedef struct onic_mpi_pulled onic_mpi_pulled_t;
+
+typedef struct onic_mpi_state {
+    int              initialized, finalized, finalizing;
+    int              thread_level;
+    int              rank, size;       /* in the world */
+    ptl_handle_ni_t  ni;
+    ptl_handle_eq_t  eq;               /* operations: receives, pulls, credits */
+    ptl_handle_eq_t  eq_unexp;         /* unexpected arrivals: only wakes a blocked probe */
+    ptl_handle_md_t  zero_md;          /* zero bytes, for RTS and credit puts */
+    ptl_handle_me_t  zero_me;          /* overflow: takes every zero-byte put */
+    ptl_handle_me_t  credit_me;
+    /* Unexpected eager data: nslots slots of slot_size bytes, each a one-shot
+     * overflow entry re-posted once its message is consumed. */
+    char            *slot_mem;
+    size_t           slot_size;
+    unsigned         nslots;
+    onic_mpi_slot_t *slots;
+    size_t           eager_limit;      /* lowered if Portals refuses an eager put's size */
+    uint64_t         get_chunk;        /* ONIC_MPI_GET_CHUNK, or less (see there) */
+    unsigned         credits_per_peer;
+    unsigned        *credits;          /* by world rank: eager messages I may still send */
+    unsigned        *owed;             /* by world rank: consumed, not yet returned */
+    uint64_t         next_cookie;
+    onic_dlist_t     active;           /* requests started and not complete */
+    onic_dlist_t     pulled;           /* headers taken out of Portals by probes */
+    uint64_t         ctx_free[ONIC_MPI_MAX_CTX / 64];
+    onic_mpi_htab_t  comms, groups, types, ops, reqs, errhs;
+    /* MPI_Buffer_attach */
+    char            *bbuf;
+    size_t           bbuf_size;
+    onic_dlist_t     bsegs;            /* by address */
+} onic_mpi_state_t;
+
+extern onic_mpi_state_t onic_mpi_g;
+
+/* A kept unexpected header, taken out of Portals by a probe. */
+struct onic_mpi_pulled {
+    ptl_ovf_header_t hdr;
+    onic_dlist_t     link;
+};
+
+struct onic_mpi_bseg {
+    size_t       off, len;   /* in the attached buffer, overhead included */
+    onic_dlist_t link;
+};
+
+/* --- error.c ---------------------------------------------------------------------- */
+/* Report an error of class cls from call: the message names the call, this
+ * rank and what to do; then the communicator's handler runs (comm NULL:
+ * MPI_COMM_WORLD's): ERRORS_ARE_FATAL stops the job, ERRORS_RETURN returns
+ * cls. */
+int  onic_mpi_err(onic_mpi_comm_t *comm, int cls, const char *call, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* A Portals failure from call, as MPI_ERR_INTERN. */
+int  onic_mpi_err_ptl(onic_mpi_comm_t *comm, const char *call, const char *what, int rc);
+/* Before MPI_Init or after MPI_Finalize: the fatal report. */
+int  onic_mpi_err_state(const char *call);
+void onic_mpi_errh_init(void);
+_Noreturn void onic_mpi_die(int code);
+
+/* Argument checks shared by the calls: each returns MPI_SUCCESS or reports.
+ * Checks that a call is allowed at all (MPI_Init done, not finalized). */
+#define ONIC_MPI_CHECK_INIT(_call) \
+    do { \
+        if (!onic_mpi_g.initialized || onic_mpi_g.finalized) \
+            return onic_mpi_err_state(_call); \
+    } while (0)
+
+/* --- comm.c ---------------------------------------------------------------------- */
+int  onic_mpi_comm_init(void);
+void onic_mpi_comm_fini(void);
+/* The live communicator, or NULL after reporting MPI_ERR_COMM (*rc_p). */
+onic_mpi_comm_t *onic_mpi_comm_get(MPI_Comm h, const char *call, int *rc_p);
+onic_mpi_group_t *onic_mpi_group_get(MPI_Group h);
+static inline uint32_t onic_mpi_comm_world_rank(const onic_mpi_comm_t *c, int rank)
+{
+    return (uint32_t)c->group->world[rank];
+}
+
+/* --- datatype.c ---------------------------------------------------------------------- */
+int  onic_mpi_type_init(void);
+void onic_mpi_type_fini(void);
+onic_mpi_type_t *onic_mpi_type_get(MPI_Datatype h);
+/* A committed type usable for communication, or NULL after reporting. */
+onic_mpi_type_t *onic_mpi_type_check(MPI_Datatype h, onic_mpi_comm_t *comm, const char *call,
+                                     int *rc_p);
+/* Operations under way keep a derived type alive after MPI_Type_free. */
+void onic_mpi_type_ref(onic_mpi_type_t *t);
+void onic_mpi_type_unref(onic_mpi_type_t *t);
+/* Pack count elements at buf into out (type->size * count bytes). */
+void onic_mpi_type_pack(const onic_mpi_type_t *t, const void *buf, int count, void *out);
+/* Unpack the first `bytes` bytes of packed data into count elements at buf. */
+void onic_mpi_type_unpack(const onic_mpi_type_t *t, const void *in, size_t bytes, void *buf,
+                          int count);
+
+/* --- p2p.c ---------------------------------------------------------------------- */
+int  onic_mpi_p2p_init(void);
+void onic_mpi_p2p_fini(void);
+/* Handle what Portals reports; block: wait (sleeping) for something if
+ * nothing is there. The number of events handled. */
+unsigned onic_mpi_progress(int block);
+/* Start a request (send or receive) whose fields are filled; MPI_SUCCESS or
+ * the class reported. A request that completes at once is complete here. */
+int  onic_mpi_p2p_start(onic_mpi_req_t *r);
+/* Cancel a receive that has not matched; 1 if it was cancelled. */
+int  onic_mpi_p2p_cancel(onic_mpi_req_t *r);
+/* Look for a matching message without receiving it. */
+int  onic_mpi_p2p_iprobe(onic_mpi_comm_t *comm, int coll, int source, int tag, int *flag,
+                         MPI_Status *status, const char *call);
+
+/* --- request.c ---------------------------------------------------------------------- */
+onic_mpi_req_t *onic_mpi_req_new(onic_mpi_req_kind_t kind, const char *call);
+void onic_mpi_req_free(onic_mpi_req_t *r);
+/* The operation is over: status set; unlink from the active list. */
+void onic_mpi_req_complete(onic_mpi_req_t *r);
+/* Internal (collectives): start a send or a receive on comm's collective
+ * context and wait for it / for all of them. */
+int  onic_mpi_coll_isend(const void *buf, int count, onic_mpi_type_t *t, int dest, int tag,
+                         onic_mpi_comm_t *comm, onic_mpi_req_t **r_p);
+int  onic_mpi_coll_irecv(void *buf, int count, onic_mpi_type_t *t, int src, int tag,
+                         onic_mpi_comm_t *comm, onic_mpi_req_t **r_p);
+int  onic_mpi_coll_waitall(int n, onic_mpi_req_t **reqs, const char *call);
+/* MPI_Buffer_detach's wait; MPI_Finalize's detach. */
+void onic_mpi_bsend_reap(void);
+
+/* --- coll.c ---------------------------------------------------------------------- */
+/* The allreduce of context-id masks behind every new communicator. */
+int  onic_mpi_coll_ctx_agree(onic_mpi_comm_t *comm, uint64_t *mask, int nwords,
+                             const char *call);
+int  onic_mpi_coll_barrier(onic_mpi_comm_t *comm, const char *call);
+
+#endif

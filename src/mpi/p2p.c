@@ -1,0 +1,716 @@
+/* Point-to-point on Portals: the protocols, the unexpected slots and their
+ * credits, progress, probe and cancel (docs/architecture.md, "mpi").
+ *
+ * Portal ONIC_MPI_PT_P2P carries every message. Its match list holds the
+ * posted receives (one ME + MD on the receive buffer each, threshold 1,
+ * truncating); its overflow list holds, first, one entry taking every
+ * zero-byte put (rendezvous requests, empty messages), then one one-shot
+ * entry per unexpected slot. A receive is posted with PtlMEAttachSearch, so
+ * it either finds the oldest matching unexpected header or is attached,
+ * with no message able to slip in between.
+ *
+ *   eager (<= ONIC_EAGER_LIMIT, a credit left): one put with the data; it
+ *       lands in the posted buffer or in a slot; the send is complete at once.
+ *   rendezvous (larger, no credit, or synchronous): the sender exposes its
+ *       buffer on ONIC_MPI_PT_RNDV under a cookie and puts a zero-byte
+ *       request carrying cookie and length; once it matches, the receiver
+ *       pulls with gets and the sender completes on the GET_END of the get
+ *       that reaches the end of its buffer (a cut-short pull ends with a
+ *       zero-byte get at that offset).
+ *
+ * Progress happens inside MPI calls: onic_mpi_progress drains the one event
+ * queue; blocking calls wait in PtlEQPoll, which sleeps in the transport. */
+#include "mpi/mpi_impl.h"
+#include "base/config.h"
+#include "base/log.h"
+#include "base/mem.h"
+
+#include <string.h>
+
+#define P2P_EQ_MIN 16384u
+#define P2P_EQ_MAX (1u << 20)
+#define P2P_EQ_UNEXP 1024u /* unexpected arrivals: overflow is harmless */
+#define P2P_WAIT_MS 200 /* a blocked wait looks up again this often */
+
+static const ptl_process_id_t p2p_any = {PTL_NID_ANY, PTL_PID_ANY};
+
+static ptl_process_id_t p2p_pid(uint32_t world)
+{
+    ptl_process_id_t id = {0, world};
+    return id;
+}
+
+/* A Portals failure inside progress has no call to return through: the
+ * state it leaves cannot be trusted, so the job stops with a clear report. */
+static _Noreturn void p2p_fatal(const char *what, int rc)
+{
+    onic_mpi_err(NULL, MPI_ERR_INTERN, "MPI progress", "the Portals layer failed to %s: %s",
+                 what, PtlErrorStr(rc));
+    onic_mpi_die(MPI_ERR_INTERN); /* even under MPI_ERRORS_RETURN */
+}
+
+/* --- Unexpected slots and credits -------------------------------------------------- */
+static void slot_post(unsigned i)
+{
+    onic_mpi_slot_t *s = &onic_mpi_g.slots[i];
+    ptl_md_t md = {
+        .start = onic_mpi_g.slot_mem + (size_t)i * onic_mpi_g.slot_size,
+        .length = onic_mpi_g.slot_size,
+        .threshold = 1,
+        .user_ptr = NULL,
+        /* The kept header is all a receive needs; the event (ignored) wakes
+         * a blocked MPI_Probe. */
+        .options = PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE,
+        .eq_handle = onic_mpi_g.eq_unexp,
+    };
+    ptl_handle_md_t mdh;
+    int rc;
+
+    rc = PtlMEAttachOverflow(onic_mpi_g.ni, ONIC_MPI_PT_P2P, p2p_any, 0, ~UINT64_C(0),
+                             PTL_UNLINK, PTL_INS_AFTER, &s->me);
+    if (rc != PTL_OK)
+        p2p_fatal("attach an unexpected-message slot", rc);
+    if ((rc = PtlMDAttach(s->me, md, PTL_UNLINK, &mdh)) != PTL_OK)
+        p2p_fatal("attach an unexpected-message slot's buffer", rc);
+    s->posted = 1;
+}
+
+/* A message of `initiator` was consumed: its credit goes back, in batches
+ * of half the credits so a stream costs one small put per batch. */
+static void credit_owe(uint32_t initiator)
+{
+    unsigned batch = onic_mpi_g.credits_per_peer / 2;
+    int rc;
+
+    if (++onic_mpi_g.owed[initiator] < (batch > 0 ? batch : 1) || onic_mpi_g.finalizing)
+        return;
+    rc = PtlPut(onic_mpi_g.zero_md, PTL_NOACK_REQ, p2p_pid(initiator), ONIC_MPI_PT_CREDIT, 0, 0,
+                0, onic_mpi_g.owed[initiator]);
+    if (rc != PTL_OK)
+        p2p_fatal("return eager credits", rc);
+    onic_mpi_g.owed[initiator] = 0;
+}
+
+/* The data of an unexpected eager message has been copied out: its slot
+ * takes messages again and its sender gets the credit back. */
+static void slot_release(const ptl_ovf_header_t *h)
+{
+    size_t off = (size_t)((char *)h->start - onic_mpi_g.slot_mem);
+
+    onic_mpi_g.slots[off / onic_mpi_g.slot_size].posted = 0;
+    slot_post((unsigned)(off / onic_mpi_g.slot_size));
+    credit_owe(h->initiator.pid);
+}
+
+/* --- The receive side ------------------------------------------------------------------ */
+static void recv_envelope(onic_mpi_req_t *r, ptl_match_bits_t bits)
+{
+    r->status.MPI_SOURCE = (int)(bits >> 24 & 0xffffff);
+    r->status.MPI_TAG = (int)(bits & ONIC_MPI_BITS_TAG);
+}
+
+/* got bytes are in r->data; the sender had sent. */
+static void recv_finish(onic_mpi_req_t *r, uint64_t got, uint64_t sent)
+{
+    if (r->pack != NULL)
+        onic_mpi_type_unpack(r->type, r->pack, got, r->buf, r->count);
+    r->status.onic_count = (long long)got;
+    r->status.MPI_ERROR = sent > got ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+    onic_mpi_req_complete(r);
+}
+
+static void recv_fail(onic_mpi_req_t *r, const char *what, int rc)
+{
+    onic_error("mpi: rank %d: a receive from rank %d failed: cannot %s: %s", onic_mpi_g.rank,
+               r->status.MPI_SOURCE, what, PtlErrorStr(rc));
+    r->status.MPI_ERROR = MPI_ERR_INTERN;
+    onic_mpi_req_complete(r);
+}
+
+/* Ask for more of a rendezvous message: at most `budget` gets now, so one
+ * event never adds more than a few transport polls' worth of events. */
+static void rndv_pull(onic_mpi_req_t *r, unsigned budget)
+{
+    int rc;
+
+    while (budget > 0 && r->rv_inflight < ONIC_MPI_PULL_DEPTH && r->rv_issued < r->rv_want) {
+        uint64_t n = r->rv_want - r->rv_issued;
+        if (n > onic_mpi_g.get_chunk)
+            n = onic_mpi_g.get_chunk;
+        rc = PtlGetRegion(r->md, r->rv_issued, n, p2p_pid(r->rv_peer), ONIC_MPI_PT_RNDV, 0,
+                          r->rv_cookie, r->rv_issued);
+        if (rc == PTL_FAIL && n > 64) {
+            /* Refused before anything was sent: too long for this transport. */
+            onic_mpi_g.get_chunk = n / 2;
+            onic_warn("mpi: Portals refused a %llu-byte get; pulling in %llu-byte pieces",
+                      (unsigned long long)n, (unsigned long long)onic_mpi_g.get_chunk);
+            continue;
+        }
+        if (rc != PTL_OK)
+            p2p_fatal("pull a rendezvous message", rc);
+        r->rv_issued += n;
+        r->rv_inflight++;
+        budget--;
+    }
+    /* A pull that stops short of the sender's end (a short buffer, or an
+     * empty message) ends with a zero-byte get at that end, which is what
+     * tells the sender it is done. */
+    if (budget > 0 && r->rv_issued == r->rv_want && !r->rv_final_sent &&
+        (r->rv_want < r->rv_total || r->rv_total == 0)) {
+        rc = PtlGetRegion(r->md, r->rv_want, 0, p2p_pid(r->rv_peer), ONIC_MPI_PT_RNDV, 0,
+                          r->rv_cookie, r->rv_total);
+        if (rc != PTL_OK)
+            p2p_fatal("end a rendezvous pull", rc);
+        r->rv_final_sent = 1;
+        r->rv_inflight++;
+    }
+}
+
+static int rndv_pull_done(const onic_mpi_req_t *r)
+{
+    int final_needed = r->rv_want < r->rv_total || r->rv_total == 0;
+    return r->rv_issued == r->rv_want && (!final_needed || r->rv_final_sent) &&
+           r->rv_inflight == 0;
+}
+
+static void rndv_start(onic_mpi_req_t *r, uint32_t peer, ptl_hdr_data_t hdr)
+{
+    ptl_md_t md;
+    int rc;
+
+    r->rv_peer = peer;
+    r->rv_cookie = hdr >> 42 & ONIC_MPI_COOKIE_MASK;
+    r->rv_total = hdr & ONIC_MPI_LEN_MAX;
+    r->rv_want = r->rv_total < r->bytes ? r->rv_total : r->bytes;
+    r->rv_issued = 0;
+    r->rv_inflight = 0;
+    r->rv_final_sent = 0;
+    memset(&md, 0, sizeof(md));
+    md.start = r->rv_want > 0 ? r->data : NULL;
+    md.length = r->rv_want;
+    md.threshold = PTL_MD_THRESH_INF;
+    md.options = PTL_MD_EVENT_START_DISABLE;
+    md.user_ptr = r;
+    md.eq_handle = onic_mpi_g.eq;
+    if ((rc = PtlMDBind(onic_mpi_g.ni, md, PTL_RETAIN, &r->md)) != PTL_OK) {
+        recv_fail(r, "bind the receive buffer for a rendezvous pull", rc);
+        return;
+    }
+    rndv_pull(r, 2);
+}
+
+static void rndv_reply(onic_mpi_req_t *r)
+{
+    int rc;
+
+    r->rv_inflight--;
+    rndv_pull(r, 2);
+    if (!rndv_pull_done(r))
+        return;
+    if ((rc = PtlMDUnlink(r->md)) != PTL_OK)
+        onic_error("mpi: cannot unlink a finished pull's MD: %s", PtlErrorStr(rc));
+    r->md = PTL_INVALID_HANDLE;
+    recv_finish(r, r->rv_want, r->rv_total);
+}
+
+/* A message for r, found among the unexpected headers. */
+static void recv_consume(onic_mpi_req_t *r, const ptl_ovf_header_t *h)
+{
+    recv_envelope(r, h->match_bits);
+    if ((h->hdr_data >> 62) == ONIC_MPI_HDR_RNDV) {
+        rndv_start(r, h->initiator.pid, h->hdr_data);
+        return;
+    }
+    uint64_t got = h->mlength < r->bytes ? h->mlength : r->bytes;
+    if (got > 0)
+        memcpy(r->data, h->start, got);
+    if (h->rlength > 0)
+        slot_release(h);
+    recv_finish(r, got, h->rlength);
+}
+
+/* A posted receive took a message (PUT_END). Its ME and MD are gone. */
+static void recv_matched(onic_mpi_req_t *r, const ptl_event_t *ev)
+{
+    r->me = PTL_INVALID_HANDLE;
+    recv_envelope(r, ev->match_bits);
+    if ((ev->hdr_data >> 62) == ONIC_MPI_HDR_RNDV) {
+        rndv_start(r, ev->initiator.pid, ev->hdr_data);
+        return;
+    }
+    if (ev->rlength > 0)
+        credit_owe(ev->initiator.pid);
+    recv_finish(r, ev->mlength, ev->rlength);
+}
+
+/* --- The send side ---------------------------------------------------------------------- */
+static void send_done(onic_mpi_req_t *r)
+{
+    onic_mpi_req_complete(r);
+}
+
+/* GET_END on an exposed buffer: done when the get reaches its end. */
+static void send_pulled(onic_mpi_req_t *r, const ptl_event_t *ev)
+{
+    int rc;
+
+    if (ev->offset + ev->mlength != r->bytes)
+        return;
+    if ((rc = PtlMEUnlink(r->me)) != PTL_OK)
+        onic_error("mpi: cannot unlink a finished send's exposed buffer: %s", PtlErrorStr(rc));
+    r->me = PTL_INVALID_HANDLE;
+    send_done(r);
+}
+
+static int send_start(onic_mpi_req_t *r)
+{
+    onic_mpi_comm_t *c = r->comm;
+    uint32_t dest = onic_mpi_comm_world_rank(c, r->peer);
+    unsigned ctx = 2u * (unsigned)c->id + (unsigned)r->coll;
+    ptl_match_bits_t bits = onic_mpi_bits(ctx, (unsigned)c->rank, (unsigned)r->tag);
+    ptl_md_t md;
+    ptl_handle_md_t mdh;
+    uint64_t cookie;
+    int rc;
+
+    memset(&md, 0, sizeof(md));
+    md.eq_handle = PTL_EQ_NONE;
+    if (r->mode != ONIC_MPI_MODE_SYNC && r->bytes <= onic_mpi_g.eager_limit &&
+        (r->bytes == 0 || onic_mpi_g.credits[dest] > 0)) {
+        if (r->bytes == 0) {
+            mdh = onic_mpi_g.zero_md;
+        } else {
+            md.start = r->data;
+            md.length = r->bytes;
+            md.threshold = 1; /* gone after the put: one MD per message */
+            if ((rc = PtlMDBind(onic_mpi_g.ni, md, PTL_UNLINK, &mdh)) != PTL_OK)
+                return onic_mpi_err_ptl(c, r->call, "bind a send buffer", rc);
+        }
+        rc = PtlPut(mdh, PTL_NOACK_REQ, p2p_pid(dest), ONIC_MPI_PT_P2P, 0, bits, 0,
+                    onic_mpi_hdr(ONIC_MPI_HDR_EAGER, 0, r->bytes));
+        if (rc == PTL_OK) {
+            if (r->bytes > 0)
+                onic_mpi_g.credits[dest]--;
+            send_done(r);
+            return MPI_SUCCESS;
+        }
+        if (r->bytes > 0)
+            PtlMDUnlink(mdh);
+        if (rc != PTL_FAIL || r->bytes == 0)
+            return onic_mpi_err_ptl(c, r->call, "put an eager message", rc);
+        /* Refused before anything was sent: more than this transport puts
+         * in one message. This one and larger ones go by rendezvous. */
+        onic_mpi_g.eager_limit = r->bytes / 2;
+        onic_warn("mpi: Portals refused a %zu-byte put; eager messages are now at most %zu "
+                  "bytes (set ONIC_EAGER_LIMIT lower to avoid this)", r->bytes,
+                  onic_mpi_g.eager_limit);
+        memset(&md, 0, sizeof(md));
+        md.eq_handle = PTL_EQ_NONE;
+    }
+    /* Rendezvous: expose the buffer to dest alone, under a cookie no other
+     * exposed buffer of this process has (fewer than 2^20 MEs can exist). */
+    cookie = onic_mpi_g.next_cookie++ & ONIC_MPI_COOKIE_MASK;
+    rc = PtlMEAttach(onic_mpi_g.ni, ONIC_MPI_PT_RNDV, p2p_pid(dest), cookie, 0, PTL_UNLINK,
+                     PTL_INS_AFTER, &r->me);
+    if (rc != PTL_OK)
+        return onic_mpi_err_ptl(c, r->call, "expose a send buffer", rc);
+    md.start = r->bytes > 0 ? r->data : NULL;
+    md.length = r->bytes;
+    md.threshold = PTL_MD_THRESH_INF;
+    md.options = PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE | PTL_MD_EVENT_START_DISABLE;
+    md.user_ptr = r;
+    md.eq_handle = onic_mpi_g.eq;
+    if ((rc = PtlMDAttach(r->me, md, PTL_UNLINK, &mdh)) != PTL_OK)
+        goto err_unlink_me;
+    rc = PtlPut(onic_mpi_g.zero_md, PTL_NOACK_REQ, p2p_pid(dest), ONIC_MPI_PT_P2P, 0, bits, 0,
+                onic_mpi_hdr(ONIC_MPI_HDR_RNDV, cookie, r->bytes));
+    if (rc != PTL_OK)
+        goto err_unlink_me;
+    return MPI_SUCCESS;
+
+err_unlink_me:
+    PtlMEUnlink(r->me);
+    r->me = PTL_INVALID_HANDLE;
+    return onic_mpi_err_ptl(c, r->call, "start a rendezvous send", rc);
+}
+
+/* --- Headers taken out of Portals by probes --------------------------------------------- */
+typedef struct p2p_query {
+    ptl_process_id_t id;      /* the source's pid, or any */
+    ptl_match_bits_t bits, ignore;
+} p2p_query_t;
+
+static void p2p_query_make(onic_mpi_comm_t *c, int coll, int source, int tag, p2p_query_t *q)
+{
+    unsigned ctx = 2u * (unsigned)c->id + (unsigned)coll;
+
+    q->bits = onic_mpi_bits(ctx, source == MPI_ANY_SOURCE ? 0 : (unsigned)source,
+                            tag == MPI_ANY_TAG ? 0 : (unsigned)tag);
+    q->ignore = (source == MPI_ANY_SOURCE ? ONIC_MPI_BITS_SRC : 0) |
+                (tag == MPI_ANY_TAG ? ONIC_MPI_BITS_TAG : 0);
+    q->id = source == MPI_ANY_SOURCE ? p2p_any : p2p_pid(onic_mpi_comm_world_rank(c, source));
+}
+
+static int p2p_query_hit(const p2p_query_t *q, const ptl_ovf_header_t *h)
+{
+    return ((h->match_bits ^ q->bits) & ~q->ignore) == 0;
+}
+
+/* The oldest pulled header matching q. Headers are pulled from Portals
+ * oldest first per sender, so the pulled list holds a prefix of each
+ * sender's unexpected messages: a match here is older than any matching
+ * header of the same sender still in Portals (the non-overtaking rule). */
+static onic_mpi_pulled_t *pulled_find(const p2p_query_t *q)
+{
+    onic_dlist_t *l;
+
+    for (l = onic_mpi_g.pulled.next; l != &onic_mpi_g.pulled; l = l->next) {
+        onic_mpi_pulled_t *p = onic_container_of(l, onic_mpi_pulled_t, link);
+        if (p2p_query_hit(q, &p->hdr))
+            return p;
+    }
+    return NULL;
+}
+
+/* Take the oldest unexpected header from `from` (a pid or any) out of
+ * Portals into the pulled list; NULL if there is none. The search attaches
+ * an entry when it finds nothing; it takes nothing (its MD is used up) and
+ * goes at once, before any poll could deliver into it. */
+static onic_mpi_pulled_t *pulled_take(ptl_process_id_t from, const char *call, int *rc_p)
+{
+    ptl_md_t md;
+    ptl_handle_me_t me;
+    ptl_handle_md_t mdh;
+    onic_mpi_pulled_t *p;
+    int rc;
+
+    *rc_p = MPI_SUCCESS;
+    memset(&md, 0, sizeof(md));
+    md.threshold = 0;
+    md.eq_handle = PTL_EQ_NONE;
+    p = onic_malloc(sizeof(*p));
+    if (p == NULL) {
+        *rc_p = onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory to keep a probed header");
+        return NULL;
+    }
+    rc = PtlMEAttachSearch(onic_mpi_g.ni, ONIC_MPI_PT_P2P, from, 0, ~UINT64_C(0), PTL_UNLINK,
+                           PTL_INS_BEFORE, md, PTL_UNLINK, &me, &mdh, &p->hdr);
+    if (rc == PTL_OVF_MATCHED) {
+        onic_dlist_push_tail(&onic_mpi_g.pulled, &p->link);
+        return p;
+    }
+    onic_free(p);
+    if (rc == PTL_OK) {
+        if ((rc = PtlMEUnlink(me)) != PTL_OK)
+            p2p_fatal("remove a probe's search entry", rc);
+        return NULL;
+    }
+    *rc_p = onic_mpi_err_ptl(NULL, call, "search the unexpected messages", rc);
+    return NULL;
+}
+
+static uint64_t hdr_length(const ptl_ovf_header_t *h)
+{
+    return (h->hdr_data >> 62) == ONIC_MPI_HDR_RNDV ? (h->hdr_data & ONIC_MPI_LEN_MAX)
+                                                    : h->rlength;
+}
+
+int onic_mpi_p2p_iprobe(onic_mpi_comm_t *comm, int coll, int source, int tag, int *flag,
+                        MPI_Status *status, const char *call)
+{
+    p2p_query_t q;
+    onic_mpi_pulled_t *p;
+    int rc;
+
+    onic_mpi_progress(0);
+    p2p_query_make(comm, coll, source, tag, &q);
+    p = pulled_find(&q);
+    while (p == NULL) {
+        p = pulled_take(q.id, call, &rc);
+        if (p == NULL) {
+            *flag = 0;
+            return rc;
+        }
+        if (!p2p_query_hit(&q, &p->hdr))
+            p = NULL;
+    }
+    *flag = 1;
+    if (status != MPI_STATUS_IGNORE) {
+        status->MPI_SOURCE = (int)(p->hdr.match_bits >> 24 & 0xffffff);
+        status->MPI_TAG = (int)(p->hdr.match_bits & ONIC_MPI_BITS_TAG);
+        status->MPI_ERROR = MPI_SUCCESS;
+        status->onic_count = (long long)hdr_length(&p->hdr);
+        status->onic_cancelled = 0;
+    }
+    return MPI_SUCCESS;
+}
+
+/* --- Starting requests ------------------------------------------------------------------ */
+static int recv_start(onic_mpi_req_t *r)
+{
+    p2p_query_t q;
+    onic_mpi_pulled_t *p;
+    ptl_md_t md;
+    ptl_handle_md_t mdh;
+    ptl_ovf_header_t h;
+    int rc;
+
+    p2p_query_make(r->comm, r->coll, r->peer, r->tag, &q);
+    if (!onic_dlist_empty(&onic_mpi_g.pulled) && (p = pulled_find(&q)) != NULL) {
+        onic_dlist_del(&p->link);
+        h = p->hdr;
+        onic_free(p);
+        recv_consume(r, &h);
+        return MPI_SUCCESS;
+    }
+    memset(&md, 0, sizeof(md));
+    md.start = r->bytes > 0 ? r->data : NULL;
+    md.length = r->bytes;
+    md.threshold = 1;
+    md.options = PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE;
+    md.user_ptr = r;
+    md.eq_handle = onic_mpi_g.eq;
+    rc = PtlMEAttachSearch(onic_mpi_g.ni, ONIC_MPI_PT_P2P, q.id, q.bits, q.ignore, PTL_UNLINK,
+                           PTL_INS_AFTER, md, PTL_UNLINK, &r->me, &mdh, &h);
+    if (rc == PTL_OVF_MATCHED) {
+        r->me = PTL_INVALID_HANDLE;
+        recv_consume(r, &h);
+        return MPI_SUCCESS;
+    }
+    if (rc != PTL_OK) {
+        r->me = PTL_INVALID_HANDLE;
+        return onic_mpi_err_ptl(r->comm, r->call, "post a receive", rc);
+    }
+    return MPI_SUCCESS;
+}
+
+int onic_mpi_p2p_start(onic_mpi_req_t *r)
+{
+    /* Drain what earlier calls' polls recorded, so a long run of sends or
+     * receives without a wait never lets the event queue overflow. */
+    onic_mpi_progress(0);
+    r->me = PTL_INVALID_HANDLE;
+    r->md = PTL_INVALID_HANDLE;
+    return r->kind == ONIC_MPI_REQ_SEND ? send_start(r) : recv_start(r);
+}
+
+int onic_mpi_p2p_cancel(onic_mpi_req_t *r)
+{
+    int rc;
+
+    if (r->kind != ONIC_MPI_REQ_RECV || r->complete)
+        return 0;
+    /* Everything that arrived is handled first; with the queue empty and no
+     * poll between, an unlinked entry cannot have taken a message. */
+    onic_mpi_progress(0);
+    if (r->complete || r->me == PTL_INVALID_HANDLE)
+        return 0;
+    if ((rc = PtlMEUnlink(r->me)) != PTL_OK)
+        return 0;
+    r->me = PTL_INVALID_HANDLE;
+    r->status.MPI_SOURCE = MPI_ANY_SOURCE;
+    r->status.MPI_TAG = MPI_ANY_TAG;
+    r->status.onic_cancelled = 1;
+    r->status.onic_count = 0;
+    onic_mpi_req_complete(r);
+    return 1;
+}
+
+/* --- Progress ------------------------------------------------------------------------------ */
+static void p2p_event(const ptl_event_t *ev)
+{
+    onic_mpi_req_t *r = ev->md.user_ptr;
+
+    switch (ev->type) {
+    case PTL_EVENT_PUT_END:
+        if (ev->pt_index == ONIC_MPI_PT_CREDIT)
+            onic_mpi_g.credits[ev->initiator.pid] += (unsigned)ev->hdr_data;
+        else if (r != NULL)
+            recv_matched(r, ev);
+        /* else: an unexpected message landed in the overflow list; its
+         * header waits there for a receive or a probe. */
+        break;
+    case PTL_EVENT_GET_END:
+        send_pulled(r, ev);
+        break;
+    case PTL_EVENT_REPLY_END:
+        rndv_reply(r);
+        break;
+    default:
+        /* UNLINK of MDs that finished their work: nothing left to do. */
+        break;
+    }
+}
+
+/* Unexpected arrivals only say "something came": their events may be
+ * dropped when a burst overflows that queue, which is harmless. */
+static unsigned p2p_drain_unexp(void)
+{
+    ptl_event_t ev;
+    unsigned n = 0;
+    int rc;
+
+    while ((rc = PtlEQGet(onic_mpi_g.eq_unexp, &ev)) == PTL_OK || rc == PTL_EQ_DROPPED)
+        n++;
+    if (rc != PTL_EQ_EMPTY)
+        p2p_fatal("read the unexpected-arrival event queue", rc);
+    return n;
+}
+
+unsigned onic_mpi_progress(int block)
+{
+    ptl_handle_eq_t eqs[2] = {onic_mpi_g.eq, onic_mpi_g.eq_unexp};
+    ptl_event_t ev;
+    unsigned n = 0;
+    int rc, which = 0;
+
+    for (;;) {
+        rc = PtlEQGet(onic_mpi_g.eq, &ev);
+        if (rc == PTL_EQ_EMPTY) {
+            n += p2p_drain_unexp();
+            if (n > 0 || !block)
+                return n;
+            /* Sleeps in the transport until something arrives. */
+            rc = PtlEQPoll(eqs, 2, P2P_WAIT_MS, &ev, &which);
+            if (rc == PTL_EQ_EMPTY)
+                return 0;
+            if (which == 1) {
+                n++;
+                continue;
+            }
+        }
+        /* Every event here belongs to an operation this process started
+         * (a posted receive, a pull, an exposed buffer, a credit), so the
+         * queue is sized by those, and losing one would lose an operation. */
+        if (rc == PTL_EQ_DROPPED)
+            p2p_fatal("keep every event (more operations completed at once than the event "
+                      "queue holds)", rc);
+        if (rc != PTL_OK)
+            p2p_fatal("read the event queue", rc);
+        p2p_event(&ev);
+        n++;
+    }
+}
+
+/* --- Setup ------------------------------------------------------------------------------------- */
+int onic_mpi_p2p_init(void)
+{
+    onic_config_t cfg;
+    ptl_md_t md;
+    ptl_handle_md_t mdh;
+    uint64_t eqn;
+    int rc, maxif;
+    const char *what;
+
+    if (onic_config_read(&cfg) != ONIC_OK)
+        return onic_mpi_err(NULL, MPI_ERR_OTHER, "MPI_Init", "the ONIC_* environment is "
+                            "invalid (the message above says which variable); fix it or unset it");
+    onic_mpi_g.rank = (int)cfg.rank;
+    onic_mpi_g.size = (int)cfg.size;
+    if (cfg.size - 1 > ONIC_MPI_RANK_MAX)
+        return onic_mpi_err(NULL, MPI_ERR_OTHER, "MPI_Init", "a job of %u processes; onic's "
+                            "MPI carries ranks in 24 bits (at most %d processes)", cfg.size,
+                            ONIC_MPI_RANK_MAX + 1);
+    onic_mpi_g.eager_limit = cfg.eager_limit;
+    onic_mpi_g.get_chunk = ONIC_MPI_GET_CHUNK;
+    onic_mpi_g.credits_per_peer = cfg.eager_credits;
+    onic_dlist_init(&onic_mpi_g.active);
+    onic_dlist_init(&onic_mpi_g.pulled);
+    onic_dlist_init(&onic_mpi_g.bsegs);
+    if ((rc = PtlInit(&maxif)) != PTL_OK) {
+        what = "initialize";
+        goto err;
+    }
+    if ((rc = PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, &onic_mpi_g.ni)) != PTL_OK) {
+        what = "open this process's network interface";
+        goto err_fini;
+    }
+    /* Operations' events: at most two per posted receive, one per get in
+     * flight each way, one per credit batch; room for every sender's ring
+     * full of messages that complete posted receives, twice over. */
+    eqn = 4ull * cfg.shm_ring_slots * cfg.size + 4096;
+    eqn = eqn < P2P_EQ_MIN ? P2P_EQ_MIN : eqn > P2P_EQ_MAX ? P2P_EQ_MAX : eqn;
+    if ((rc = PtlEQAlloc(onic_mpi_g.ni, eqn, PTL_EQ_HANDLER_NONE, &onic_mpi_g.eq)) != PTL_OK ||
+        (rc = PtlEQAlloc(onic_mpi_g.ni, P2P_EQ_UNEXP, PTL_EQ_HANDLER_NONE,
+                         &onic_mpi_g.eq_unexp)) != PTL_OK) {
+        what = "allocate the event queues";
+        goto err_ni;
+    }
+    memset(&md, 0, sizeof(md));
+    md.threshold = PTL_MD_THRESH_INF;
+    md.eq_handle = PTL_EQ_NONE;
+    if ((rc = PtlMDBind(onic_mpi_g.ni, md, PTL_RETAIN, &onic_mpi_g.zero_md)) != PTL_OK) {
+        what = "bind the zero-byte MD";
+        goto err_ni;
+    }
+    /* Credits come back as zero-byte puts with the count in hdr_data. */
+    rc = PtlMEAttach(onic_mpi_g.ni, ONIC_MPI_PT_CREDIT, p2p_any, 0, ~UINT64_C(0), PTL_RETAIN,
+                     PTL_INS_AFTER, &onic_mpi_g.credit_me);
+    md.options = PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE;
+    md.eq_handle = onic_mpi_g.eq;
+    if (rc != PTL_OK || (rc = PtlMDAttach(onic_mpi_g.credit_me, md, PTL_RETAIN, &mdh)) != PTL_OK) {
+        what = "attach the credit portal's entry";
+        goto err_ni;
+    }
+    /* First in the overflow list: every zero-byte put (a rendezvous request
+     * or an empty message) lands here, never in a slot, and never fails. */
+    rc = PtlMEAttachOverflow(onic_mpi_g.ni, ONIC_MPI_PT_P2P, p2p_any, 0, ~UINT64_C(0),
+                             PTL_RETAIN, PTL_INS_AFTER, &onic_mpi_g.zero_me);
+    md.options = PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE;
+    md.eq_handle = onic_mpi_g.eq_unexp; /* an event, ignored, wakes a blocked MPI_Probe */
+    if (rc != PTL_OK || (rc = PtlMDAttach(onic_mpi_g.zero_me, md, PTL_RETAIN, &mdh)) != PTL_OK) {
+        what = "attach the zero-byte overflow entry";
+        goto err_ni;
+    }
+    onic_mpi_g.credits = onic_calloc((size_t)cfg.size, sizeof(unsigned));
+    onic_mpi_g.owed = onic_calloc((size_t)cfg.size, sizeof(unsigned));
+    if (onic_mpi_g.credits == NULL || onic_mpi_g.owed == NULL)
+        goto err_no_mem;
+    for (unsigned i = 0; i < cfg.size; i++)
+        onic_mpi_g.credits[i] = onic_mpi_g.eager_limit > 0 ? cfg.eager_credits : 0;
+    /* One slot per credit any sender can hold: the slots never run out. */
+    if (onic_mpi_g.eager_limit > 0) {
+        onic_mpi_g.slot_size = onic_mpi_g.eager_limit;
+        onic_mpi_g.nslots = cfg.eager_credits * cfg.size;
+        onic_mpi_g.slot_mem = onic_malloc(onic_mpi_g.slot_size * onic_mpi_g.nslots);
+        onic_mpi_g.slots = onic_calloc(onic_mpi_g.nslots, sizeof(*onic_mpi_g.slots));
+        if (onic_mpi_g.nslots > 0 && (onic_mpi_g.slot_mem == NULL || onic_mpi_g.slots == NULL))
+            goto err_no_mem;
+        for (unsigned i = 0; i < onic_mpi_g.nslots; i++)
+            slot_post(i);
+    }
+    return MPI_SUCCESS;
+
+err_no_mem:
+    onic_mpi_p2p_fini();
+    return onic_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Init", "no memory for %u unexpected-message "
+                        "slots of %zu bytes (ONIC_EAGER_CREDITS x processes x ONIC_EAGER_LIMIT)",
+                        cfg.eager_credits * cfg.size, onic_mpi_g.eager_limit);
+err_ni:
+    PtlNIFini(onic_mpi_g.ni);
+err_fini:
+    PtlFini();
+err:
+    return onic_mpi_err(NULL, MPI_ERR_OTHER, "MPI_Init", "the Portals layer failed to %s: %s",
+                        what, PtlErrorStr(rc));
+}
+
+void onic_mpi_p2p_fini(void)
+{
+    onic_dlist_t *l;
+
+    while ((l = onic_mpi_g.pulled.next) != &onic_mpi_g.pulled && l != NULL) {
+        onic_dlist_del(l);
+        onic_free(onic_container_of(l, onic_mpi_pulled_t, link));
+    }
+    /* Closing the interface frees every ME, MD and event queue with it. */
+    PtlNIFini(onic_mpi_g.ni);
+    PtlFini();
+    onic_free(onic_mpi_g.slot_mem);
+    onic_free(onic_mpi_g.slots);
+    onic_free(onic_mpi_g.credits);
+    onic_free(onic_mpi_g.owed);
+    onic_mpi_g.slot_mem = NULL;
+    onic_mpi_g.slots = NULL;
+    onic_mpi_g.credits = onic_mpi_g.owed = NULL;
+}

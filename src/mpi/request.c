@@ -1,0 +1,1090 @@
+/* The point-to-point calls: argument checks, requests (plain, persistent,
+ * buffered), wait and test in all their forms, probe, cancel. The protocols
+ * behind them are in p2p.c.
+ *
+ * A request is started (active), then complete (the operation is over and
+ * its status set), then finished by a wait or test, which frees it, or,
+ * for a persistent one, makes it inactive again. MPI_Request_free on an
+ * active request lets it finish on its own and free itself. */
+#include "mpi/mpi_impl.h"
+#include "base/log.h"
+#include "base/mem.h"
+
+#include <string.h>
+
+static void req_status_empty(MPI_Status *s)
+{
+    s->MPI_SOURCE = MPI_ANY_SOURCE;
+    s->MPI_TAG = MPI_ANY_TAG;
+    s->MPI_ERROR = MPI_SUCCESS;
+    s->onic_count = 0;
+    s->onic_cancelled = 0;
+}
+
+onic_mpi_req_t *onic_mpi_req_new(onic_mpi_req_kind_t kind, const char *call)
+{
+    onic_mpi_req_t *r = onic_calloc(1, sizeof(*r));
+
+    if (r == NULL)
+        return NULL;
+    if (onic_mpi_htab_add(&onic_mpi_g.reqs, r, &r->handle) != 0) {
+        onic_free(r);
+        return NULL;
+    }
+    r->kind = kind;
+    r->call = call;
+    r->me = PTL_INVALID_HANDLE;
+    r->md = PTL_INVALID_HANDLE;
+    onic_dlist_init(&r->link);
+    req_status_empty(&r->status);
+    return r;
+}
+
+static void bseg_release(onic_mpi_bseg_t *s)
+{
+    onic_dlist_del(&s->link);
+    onic_free(s);
+}
+
+void onic_mpi_req_free(onic_mpi_req_t *r)
+{
+    if (r->active && !r->complete)
+        onic_dlist_del(&r->link);
+    onic_free(r->pack);
+    if (r->bseg != NULL)
+        bseg_release(r->bseg);
+    if (r->type != NULL)
+        onic_mpi_type_unref(r->type);
+    onic_mpi_htab_del(&onic_mpi_g.reqs, r->handle);
+    onic_free(r);
+}
+
+void onic_mpi_req_complete(onic_mpi_req_t *r)
+{
+    r->complete = 1;
+    onic_dlist_del(&r->link);
+    onic_dlist_init(&r->link);
+    /* A send's data has left; a receive's is unpacked by now. */
+    onic_free(r->pack);
+    r->pack = NULL;
+    if (r->bseg != NULL) {
+        bseg_release(r->bseg);
+        r->bseg = NULL;
+    }
+    if (r->user_freed) {
+        if (r->status.MPI_ERROR != MPI_SUCCESS)
+            onic_warn("mpi: rank %d: a freed request of %s ended with error %d; nobody will "
+                      "see it", onic_mpi_g.rank, r->call, r->status.MPI_ERROR);
+        r->active = 0;
+        onic_mpi_req_free(r);
+    }
+}
+
+/* Put the data where the protocols want it and start. */
+static int req_start(onic_mpi_req_t *r)
+{
+    onic_mpi_type_t *t = r->type;
+    size_t bytes = t->size * (size_t)r->count;
+    int rc;
+
+    r->active = 1;
+    r->complete = 0;
+    req_status_empty(&r->status);
+    onic_dlist_push_tail(&onic_mpi_g.active, &r->link);
+    if (r->peer == MPI_PROC_NULL) {
+        r->status.MPI_SOURCE = MPI_PROC_NULL;
+        onic_mpi_req_complete(r);
+        return MPI_SUCCESS;
+    }
+    r->bytes = bytes;
+    if (r->bseg == NULL) {
+        if (t->contig || bytes == 0) {
+            r->data = bytes == 0 ? r->buf : (char *)r->buf + t->blocks[0].off;
+        } else {
+            if ((r->pack = onic_malloc(bytes)) == NULL) {
+                onic_dlist_del(&r->link);
+                onic_dlist_init(&r->link);
+                r->active = 0;
+                return onic_mpi_err(r->comm, MPI_ERR_NO_MEM, r->call, "no memory to pack "
+                                    "%zu bytes of a non-contiguous datatype", bytes);
+            }
+            if (r->kind == ONIC_MPI_REQ_SEND)
+                onic_mpi_type_pack(t, r->buf, r->count, r->pack);
+            r->data = r->pack;
+        }
+    }
+    rc = onic_mpi_p2p_start(r);
+    if (rc != MPI_SUCCESS && !r->complete) {
+        onic_dlist_del(&r->link);
+        onic_dlist_init(&r->link);
+        r->active = 0;
+        onic_free(r->pack);
+        r->pack = NULL;
+    }
+    return rc;
+}
+
+/* --- Argument checks ---------------------------------------------------------------- */
+typedef struct req_args {
+    onic_mpi_comm_t *comm;
+    onic_mpi_type_t *type;
+} req_args_t;
+
+static int req_check(const char *call, int is_send, const void *buf, int count,
+                     MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, req_args_t *a)
+{
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((a->comm = onic_mpi_comm_get(comm, call, &rc)) == NULL)
+        return rc;
+    if (count < 0)
+        return onic_mpi_err(a->comm, MPI_ERR_COUNT, call, "count %d is negative; pass the "
+                            "number of elements, 0 or more", count);
+    if ((a->type = onic_mpi_type_check(datatype, a->comm, call, &rc)) == NULL)
+        return rc;
+    if (buf == NULL && count > 0 && a->type->size > 0)
+        return onic_mpi_err(a->comm, MPI_ERR_BUFFER, call, "buf is NULL with count %d; pass "
+                            "a buffer of the message's size", count);
+    if (a->type->size * (size_t)count > ONIC_MPI_LEN_MAX)
+        return onic_mpi_err(a->comm, MPI_ERR_COUNT, call, "%d elements of %zu bytes: onic "
+                            "moves at most 2^42 bytes in one message", count, a->type->size);
+    if (peer != MPI_PROC_NULL && (peer < 0 || peer >= a->comm->size) &&
+        (is_send || peer != MPI_ANY_SOURCE))
+        return onic_mpi_err(a->comm, MPI_ERR_RANK, call, "%s %d is not a rank of the "
+                            "communicator (0 to %d%s, or MPI_PROC_NULL)",
+                            is_send ? "dest" : "source", peer, a->comm->size - 1,
+                            is_send ? "" : ", MPI_ANY_SOURCE");
+    if ((tag < 0 || tag > ONIC_MPI_TAG_UB) && (is_send || tag != MPI_ANY_TAG))
+        return onic_mpi_err(a->comm, MPI_ERR_TAG, call, "tag %d is outside 0 to %d (MPI_TAG_UB)"
+                            "%s", tag, ONIC_MPI_TAG_UB, is_send ? "" : " and not MPI_ANY_TAG");
+    return MPI_SUCCESS;
+}
+
+static onic_mpi_req_t *req_make(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, const char *call,
+                                const void *buf, int count, const req_args_t *a, int peer,
+                                int tag, int *rc_p)
+{
+    onic_mpi_req_t *r = onic_mpi_req_new(kind, call);
+
+    if (r == NULL) {
+        *rc_p = onic_mpi_err(a->comm, MPI_ERR_NO_MEM, call, "no memory for a request");
+        return NULL;
+    }
+    r->mode = mode;
+    r->buf = (void *)buf;
+    r->count = count;
+    r->type = a->type;
+    onic_mpi_type_ref(a->type);
+    r->peer = peer;
+    r->tag = tag;
+    r->comm = a->comm;
+    return r;
+}
+
+static int req_immediate(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, const char *call,
+                         const void *buf, int count, MPI_Datatype datatype, int peer, int tag,
+                         MPI_Comm comm, MPI_Request *request)
+{
+    req_args_t a;
+    onic_mpi_req_t *r;
+    int rc = req_check(call, kind == ONIC_MPI_REQ_SEND, buf, count, datatype, peer, tag, comm, &a);
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (request == NULL)
+        return onic_mpi_err(a.comm, MPI_ERR_ARG, call, "request is NULL; pass where to store "
+                            "the request");
+    if ((r = req_make(kind, mode, call, buf, count, &a, peer, tag, &rc)) == NULL)
+        return rc;
+    if ((rc = req_start(r)) != MPI_SUCCESS) {
+        onic_mpi_req_free(r);
+        return rc;
+    }
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+
+/* --- Finishing requests ----------------------------------------------------------------- */
+static onic_mpi_req_t *req_get(MPI_Request h, const char *call, int *rc_p)
+{
+    onic_mpi_req_t *r = onic_mpi_htab_get(&onic_mpi_g.reqs, h);
+
+    if (r == NULL || r->internal)
+        *rc_p = onic_mpi_err(NULL, MPI_ERR_REQUEST, call, "request %#x is not a live request "
+                             "(already completed and freed, or never made); requests are freed "
+                             "by the wait or test that completes them", (unsigned)h);
+    return r == NULL || r->internal ? NULL : r;
+}
+
+/* The request is complete: hand out its status, free or deactivate it.
+ * Returns its error class (not yet reported). */
+static int req_finish(MPI_Request *h, onic_mpi_req_t *r, MPI_Status *status)
+{
+    int err = r->status.MPI_ERROR;
+
+    if (status != MPI_STATUS_IGNORE)
+        *status = r->status;
+    if (r->persistent) {
+        r->active = 0;
+        r->complete = 0;
+    } else {
+        onic_mpi_req_free(r);
+        *h = MPI_REQUEST_NULL;
+    }
+    return err;
+}
+
+static int req_report(onic_mpi_comm_t *comm, int err, const MPI_Status *s, const char *call)
+{
+    if (err == MPI_ERR_TRUNCATE)
+        return onic_mpi_err(comm, err, call, "a message of %lld bytes or more from rank %d (tag "
+                            "%d) was cut to the receive buffer (%lld bytes kept); receive with "
+                            "a larger count", s->onic_count + 1, s->MPI_SOURCE, s->MPI_TAG,
+                            s->onic_count);
+    return onic_mpi_err(comm, err, call, "the operation failed (see the log above)");
+}
+
+/* Inactive: a null handle or a persistent request not started. */
+static int req_inactive(onic_mpi_req_t *r)
+{
+    return r == NULL || !r->active;
+}
+
+int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    onic_mpi_req_t *r;
+    onic_mpi_comm_t *c;
+    MPI_Status s;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT("MPI_Wait");
+    if (request == NULL || status == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Wait", "%s is NULL",
+                            request == NULL ? "request" : "status (use MPI_STATUS_IGNORE)");
+    if (*request == MPI_REQUEST_NULL) {
+        if (status != MPI_STATUS_IGNORE)
+            req_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    if ((r = req_get(*request, "MPI_Wait", &rc)) == NULL)
+        return rc;
+    if (req_inactive(r)) {
+        if (status != MPI_STATUS_IGNORE)
+            req_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    while (!r->complete)
+        onic_mpi_progress(1);
+    c = r->comm;
+    rc = req_finish(request, r, &s);
+    if (status != MPI_STATUS_IGNORE)
+        *status = s;
+    return rc == MPI_SUCCESS ? MPI_SUCCESS : req_report(c, rc, &s, "MPI_Wait");
+}
+
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    onic_mpi_req_t *r;
+    onic_mpi_comm_t *c;
+    MPI_Status s;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT("MPI_Test");
+    if (request == NULL || flag == NULL || status == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Test", "%s is NULL",
+                            request == NULL ? "request" : flag == NULL ? "flag" : "status");
+    if (*request == MPI_REQUEST_NULL) {
+        *flag = 1;
+        if (status != MPI_STATUS_IGNORE)
+            req_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    if ((r = req_get(*request, "MPI_Test", &rc)) == NULL)
+        return rc;
+    if (req_inactive(r)) {
+        *flag = 1;
+        if (status != MPI_STATUS_IGNORE)
+            req_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    if (!r->complete)
+        onic_mpi_progress(0);
+    if (!r->complete) {
+        *flag = 0;
+        return MPI_SUCCESS;
+    }
+    *flag = 1;
+    c = r->comm;
+    rc = req_finish(request, r, &s);
+    if (status != MPI_STATUS_IGNORE)
+        *status = s;
+    return rc == MPI_SUCCESS ? MPI_SUCCESS : req_report(c, rc, &s, "MPI_Test");
+}
+
+/* Look up every handle of an array first, so a bad one is reported before
+ * anything changes. */
+static int req_array(const char *call, int count, MPI_Request reqs[], onic_mpi_req_t **out)
+{
+    int rc;
+
+    for (int i = 0; i < count; i++) {
+        out[i] = NULL;
+        if (reqs[i] == MPI_REQUEST_NULL)
+            continue;
+        if ((out[i] = onic_mpi_htab_get(&onic_mpi_g.reqs, reqs[i])) == NULL || out[i]->internal)
+            return onic_mpi_err(NULL, MPI_ERR_REQUEST, call, "array_of_requests[%d] = %#x is "
+                                "not a live request (use MPI_REQUEST_NULL for empty places)",
+                                i, (unsigned)reqs[i]);
+        (void)rc;
+    }
+    return MPI_SUCCESS;
+}
+
+#define REQ_STACK 64
+
+static int req_array_begin(const char *call, int count, MPI_Request reqs[],
+                           onic_mpi_req_t **stack, onic_mpi_req_t ***rs_p)
+{
+    onic_mpi_req_t **rs = stack;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if (count < 0)
+        return onic_mpi_err(NULL, MPI_ERR_COUNT, call, "count %d is negative", count);
+    if (count > 0 && reqs == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "array_of_requests is NULL with count %d",
+                            count);
+    if (count > REQ_STACK && (rs = onic_malloc((size_t)count * sizeof(*rs))) == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for %d requests", count);
+    if ((rc = req_array(call, count, reqs, rs)) != MPI_SUCCESS) {
+        if (rs != stack)
+            onic_free(rs);
+        return rc;
+    }
+    *rs_p = rs;
+    return MPI_SUCCESS;
+}
+
+static void req_array_end(onic_mpi_req_t **stack, onic_mpi_req_t **rs)
+{
+    if (rs != stack)
+        onic_free(rs);
+}
+
+/* Finish the complete requests among rs; errors go into the statuses. */
+static int req_finish_all(int count, MPI_Request reqs[], onic_mpi_req_t **rs,
+                          MPI_Status statuses[], onic_mpi_comm_t **errcomm_p)
+{
+    int err = MPI_SUCCESS;
+
+    for (int i = 0; i < count; i++) {
+        MPI_Status s;
+        int e;
+
+        if (req_inactive(rs[i])) {
+            req_status_empty(&s);
+        } else {
+            onic_mpi_comm_t *c = rs[i]->comm;
+            e = req_finish(&reqs[i], rs[i], &s);
+            s.MPI_ERROR = e;
+            if (e != MPI_SUCCESS && err == MPI_SUCCESS) {
+                err = e;
+                *errcomm_p = c;
+            }
+        }
+        if (statuses != MPI_STATUSES_IGNORE)
+            statuses[i] = s;
+    }
+    return err;
+}
+
+static int req_all_done(int count, onic_mpi_req_t **rs)
+{
+    for (int i = 0; i < count; i++)
+        if (!req_inactive(rs[i]) && !rs[i]->complete)
+            return 0;
+    return 1;
+}
+
+int MPI_Waitall(int count, MPI_Request *array_of_requests, MPI_Status *array_of_statuses)
+{
+    onic_mpi_req_t *stack[REQ_STACK], **rs;
+    onic_mpi_comm_t *c = NULL;
+    int rc = req_array_begin("MPI_Waitall", count, array_of_requests, stack, &rs);
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (array_of_statuses == NULL) {
+        req_array_end(stack, rs);
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Waitall", "array_of_statuses is NULL; use "
+                            "MPI_STATUSES_IGNORE");
+    }
+    while (!req_all_done(count, rs))
+        onic_mpi_progress(1);
+    rc = req_finish_all(count, array_of_requests, rs, array_of_statuses, &c);
+    req_array_end(stack, rs);
+    if (rc == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    return onic_mpi_err(c, MPI_ERR_IN_STATUS, "MPI_Waitall", "a request ended with %s; the "
+                        "statuses' MPI_ERROR fields say which",
+                        rc == MPI_ERR_TRUNCATE ? "MPI_ERR_TRUNCATE" : "an error");
+}
+
+int MPI_Testall(int count, MPI_Request *array_of_requests, int *flag,
+                MPI_Status *array_of_statuses)
+{
+    onic_mpi_req_t *stack[REQ_STACK], **rs;
+    onic_mpi_comm_t *c = NULL;
+    int rc = req_array_begin("MPI_Testall", count, array_of_requests, stack, &rs);
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (flag == NULL || array_of_statuses == NULL) {
+        req_array_end(stack, rs);
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Testall", "%s is NULL",
+                            flag == NULL ? "flag" : "array_of_statuses (use MPI_STATUSES_IGNORE)");
+    }
+    if (!req_all_done(count, rs))
+        onic_mpi_progress(0);
+    if (!req_all_done(count, rs)) {
+        *flag = 0;
+        req_array_end(stack, rs);
+        return MPI_SUCCESS;
+    }
+    *flag = 1;
+    rc = req_finish_all(count, array_of_requests, rs, array_of_statuses, &c);
+    req_array_end(stack, rs);
+    if (rc == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    return onic_mpi_err(c, MPI_ERR_IN_STATUS, "MPI_Testall", "a request ended with an error; "
+                        "the statuses' MPI_ERROR fields say which");
+}
+
+/* The first complete active request, -1 if none, -2 if none is active. */
+static int req_any(int count, onic_mpi_req_t **rs)
+{
+    int active = 0;
+
+    for (int i = 0; i < count; i++) {
+        if (req_inactive(rs[i]))
+            continue;
+        active = 1;
+        if (rs[i]->complete)
+            return i;
+    }
+    return active ? -1 : -2;
+}
+
+static int req_any_finish(int i, MPI_Request reqs[], onic_mpi_req_t **rs, int *index,
+                          MPI_Status *status, const char *call)
+{
+    onic_mpi_comm_t *c = rs[i]->comm;
+    MPI_Status s;
+    int e = req_finish(&reqs[i], rs[i], &s);
+
+    *index = i;
+    if (status != MPI_STATUS_IGNORE)
+        *status = s;
+    return e == MPI_SUCCESS ? MPI_SUCCESS : req_report(c, e, &s, call);
+}
+
+int MPI_Waitany(int count, MPI_Request *array_of_requests, int *index, MPI_Status *status)
+{
+    onic_mpi_req_t *stack[REQ_STACK], **rs;
+    int rc = req_array_begin("MPI_Waitany", count, array_of_requests, stack, &rs), i;
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (index == NULL || status == NULL) {
+        req_array_end(stack, rs);
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Waitany", "%s is NULL",
+                            index == NULL ? "index" : "status (use MPI_STATUS_IGNORE)");
+    }
+    while ((i = req_any(count, rs)) == -1)
+        onic_mpi_progress(1);
+    if (i == -2) {
+        *index = MPI_UNDEFINED;
+        if (status != MPI_STATUS_IGNORE)
+            req_status_empty(status);
+        rc = MPI_SUCCESS;
+    } else {
+        rc = req_any_finish(i, array_of_requests, rs, index, status, "MPI_Waitany");
+    }
+    req_array_end(stack, rs);
+    return rc;
+}
+
+int MPI_Testany(int count, MPI_Request *array_of_requests, int *index, int *flag,
+                MPI_Status *status)
+{
+    onic_mpi_req_t *stack[REQ_STACK], **rs;
+    int rc = req_array_begin("MPI_Testany", count, array_of_requests, stack, &rs), i;
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (index == NULL || flag == NULL || status == NULL) {
+        req_array_end(stack, rs);
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Testany", "%s is NULL",
+                            index == NULL ? "index" : flag == NULL ? "flag" : "status");
+    }
+    if ((i = req_any(count, rs)) == -1) {
+        onic_mpi_progress(0);
+        i = req_any(count, rs);
+    }
+    rc = MPI_SUCCESS;
+    if (i < 0) {
+        *flag = i == -2; /* nothing active counts as done */
+        *index = MPI_UNDEFINED;
+        if (i == -2 && status != MPI_STATUS_IGNORE)
+            req_status_empty(status);
+    } else {
+        *flag = 1;
+        rc = req_any_finish(i, array_of_requests, rs, index, status, "MPI_Testany");
+    }
+    req_array_end(stack, rs);
+    return rc;
+}
+
+int MPI_Waitsome(int incount, MPI_Request *array_of_requests, int *outcount,
+                 int *array_of_indices, MPI_Status *array_of_statuses)
+{
+    onic_mpi_req_t *stack[REQ_STACK], **rs;
+    onic_mpi_comm_t *c = NULL;
+    int rc = req_array_begin("MPI_Waitsome", incount, array_of_requests, stack, &rs), i, n = 0;
+    int err = MPI_SUCCESS;
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (outcount == NULL || (incount > 0 && array_of_indices == NULL) ||
+        array_of_statuses == NULL) {
+        req_array_end(stack, rs);
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Waitsome", "%s is NULL",
+                            outcount == NULL ? "outcount" : array_of_statuses == NULL
+                            ? "array_of_statuses (use MPI_STATUSES_IGNORE)" : "array_of_indices");
+    }
+    while ((i = req_any(incount, rs)) == -1)
+        onic_mpi_progress(1);
+    if (i == -2) {
+        *outcount = MPI_UNDEFINED;
+        req_array_end(stack, rs);
+        return MPI_SUCCESS;
+    }
+    for (i = 0; i < incount; i++) {
+        MPI_Status s;
+        int e;
+        if (req_inactive(rs[i]) || !rs[i]->complete)
+            continue;
+        if (err == MPI_SUCCESS)
+            c = rs[i]->comm;
+        e = req_finish(&array_of_requests[i], rs[i], &s);
+        s.MPI_ERROR = e;
+        if (e != MPI_SUCCESS && err == MPI_SUCCESS)
+            err = e;
+        array_of_indices[n] = i;
+        if (array_of_statuses != MPI_STATUSES_IGNORE)
+            array_of_statuses[n] = s;
+        n++;
+    }
+    *outcount = n;
+    req_array_end(stack, rs);
+    if (err == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    return onic_mpi_err(c, MPI_ERR_IN_STATUS, "MPI_Waitsome", "a request ended with an error; "
+                        "the statuses' MPI_ERROR fields say which");
+}
+
+int MPI_Request_free(MPI_Request *request)
+{
+    onic_mpi_req_t *r;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT("MPI_Request_free");
+    if (request == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Request_free", "request is NULL");
+    if ((r = req_get(*request, "MPI_Request_free", &rc)) == NULL)
+        return rc;
+    if (r->active && !r->complete)
+        r->user_freed = 1; /* it frees itself when it completes */
+    else
+        onic_mpi_req_free(r);
+    *request = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+
+int MPI_Cancel(MPI_Request *request)
+{
+    onic_mpi_req_t *r;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT("MPI_Cancel");
+    if (request == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Cancel", "request is NULL");
+    if ((r = req_get(*request, "MPI_Cancel", &rc)) == NULL)
+        return rc;
+    if (!r->active)
+        return onic_mpi_err(r->comm, MPI_ERR_REQUEST, "MPI_Cancel", "the persistent request is "
+                            "not started; only an active request can be cancelled");
+    /* A send is never cancelled: it completes normally (MPI allows either
+     * outcome), which MPI_Test_cancelled then reports. */
+    onic_mpi_p2p_cancel(r);
+    return MPI_SUCCESS;
+}
+
+int MPI_Test_cancelled(const MPI_Status *status, int *flag)
+{
+    ONIC_MPI_CHECK_INIT("MPI_Test_cancelled");
+    if (status == NULL || status == MPI_STATUS_IGNORE || flag == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Test_cancelled", "%s",
+                            flag == NULL ? "flag is NULL" : "status must be a real status, not "
+                            "NULL or MPI_STATUS_IGNORE");
+    *flag = status->onic_cancelled;
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    onic_mpi_type_t *t;
+
+    ONIC_MPI_CHECK_INIT("MPI_Get_count");
+    if (status == NULL || status == MPI_STATUS_IGNORE || count == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_count", "%s",
+                            count == NULL ? "count is NULL" : "status must be a real status, "
+                            "not NULL or MPI_STATUS_IGNORE");
+    if ((t = onic_mpi_type_get(datatype)) == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_TYPE, "MPI_Get_count", "datatype %#x is not a "
+                            "datatype", (unsigned)datatype);
+    if (t->size == 0)
+        *count = 0;
+    else if (status->onic_count % (long long)t->size != 0 ||
+             status->onic_count / (long long)t->size > INT32_MAX)
+        *count = MPI_UNDEFINED;
+    else
+        *count = (int)(status->onic_count / (long long)t->size);
+    return MPI_SUCCESS;
+}
+
+/* --- Sends and receives ---------------------------------------------------------------- */
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+              MPI_Request *request)
+{
+    return req_immediate(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_STANDARD, "MPI_Isend", buf, count,
+                         datatype, dest, tag, comm, request);
+}
+
+int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm, MPI_Request *request)
+{
+    return req_immediate(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_SYNC, "MPI_Issend", buf, count,
+                         datatype, dest, tag, comm, request);
+}
+
+int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm, MPI_Request *request)
+{
+    return req_immediate(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_READY, "MPI_Irsend", buf, count,
+                         datatype, dest, tag, comm, request);
+}
+
+int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Request *request)
+{
+    return req_immediate(ONIC_MPI_REQ_RECV, ONIC_MPI_MODE_STANDARD, "MPI_Irecv", buf, count,
+                         datatype, source, tag, comm, request);
+}
+
+static int req_blocking(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, const char *call,
+                        const void *buf, int count, MPI_Datatype datatype, int peer, int tag,
+                        MPI_Comm comm, MPI_Status *status)
+{
+    req_args_t a;
+    onic_mpi_req_t *r;
+    MPI_Status s;
+    int rc = req_check(call, kind == ONIC_MPI_REQ_SEND, buf, count, datatype, peer, tag, comm, &a);
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (status == NULL)
+        return onic_mpi_err(a.comm, MPI_ERR_ARG, call, "status is NULL; use MPI_STATUS_IGNORE");
+    if ((r = req_make(kind, mode, call, buf, count, &a, peer, tag, &rc)) == NULL)
+        return rc;
+    if ((rc = req_start(r)) != MPI_SUCCESS) {
+        onic_mpi_req_free(r);
+        return rc;
+    }
+    while (!r->complete)
+        onic_mpi_progress(1);
+    s = r->status;
+    onic_mpi_req_free(r);
+    if (status != MPI_STATUS_IGNORE)
+        *status = s;
+    return s.MPI_ERROR == MPI_SUCCESS ? MPI_SUCCESS : req_report(a.comm, s.MPI_ERROR, &s, call);
+}
+
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    return req_blocking(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_STANDARD, "MPI_Send", buf, count,
+                        datatype, dest, tag, comm, MPI_STATUS_IGNORE);
+}
+
+int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    return req_blocking(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_SYNC, "MPI_Ssend", buf, count,
+                        datatype, dest, tag, comm, MPI_STATUS_IGNORE);
+}
+
+int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    return req_blocking(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_READY, "MPI_Rsend", buf, count,
+                        datatype, dest, tag, comm, MPI_STATUS_IGNORE);
+}
+
+int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+             MPI_Status *status)
+{
+    return req_blocking(ONIC_MPI_REQ_RECV, ONIC_MPI_MODE_STANDARD, "MPI_Recv", buf, count,
+                        datatype, source, tag, comm, status);
+}
+
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                 int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                 int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    const char *call = "MPI_Sendrecv";
+    req_args_t sa, ra;
+    onic_mpi_req_t *sr, *rr;
+    MPI_Status s;
+    int rc;
+
+    if ((rc = req_check(call, 1, sendbuf, sendcount, sendtype, dest, sendtag, comm, &sa)) !=
+            MPI_SUCCESS ||
+        (rc = req_check(call, 0, recvbuf, recvcount, recvtype, source, recvtag, comm, &ra)) !=
+            MPI_SUCCESS)
+        return rc;
+    if (status == NULL)
+        return onic_mpi_err(ra.comm, MPI_ERR_ARG, call, "status is NULL; use MPI_STATUS_IGNORE");
+    if ((rr = req_make(ONIC_MPI_REQ_RECV, ONIC_MPI_MODE_STANDARD, call, recvbuf, recvcount, &ra,
+                       source, recvtag, &rc)) == NULL)
+        return rc;
+    if ((rc = req_start(rr)) != MPI_SUCCESS) {
+        onic_mpi_req_free(rr);
+        return rc;
+    }
+    if ((sr = req_make(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_STANDARD, call, sendbuf, sendcount, &sa,
+                       dest, sendtag, &rc)) == NULL || (rc = req_start(sr)) != MPI_SUCCESS) {
+        /* The receive stays posted and frees itself when a message comes. */
+        if (sr != NULL)
+            onic_mpi_req_free(sr);
+        if (!onic_mpi_p2p_cancel(rr) && !rr->complete)
+            rr->user_freed = 1;
+        else
+            onic_mpi_req_free(rr);
+        return rc;
+    }
+    while (!sr->complete || !rr->complete)
+        onic_mpi_progress(1);
+    onic_mpi_req_free(sr);
+    s = rr->status;
+    onic_mpi_req_free(rr);
+    if (status != MPI_STATUS_IGNORE)
+        *status = s;
+    return s.MPI_ERROR == MPI_SUCCESS ? MPI_SUCCESS : req_report(ra.comm, s.MPI_ERROR, &s, call);
+}
+
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                         int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    const char *call = "MPI_Sendrecv_replace";
+    req_args_t a;
+    void *copy;
+    int rc;
+
+    if ((rc = req_check(call, 1, buf, count, datatype, dest, sendtag, comm, &a)) != MPI_SUCCESS ||
+        (rc = req_check(call, 0, buf, count, datatype, source, recvtag, comm, &a)) != MPI_SUCCESS)
+        return rc;
+    /* The outgoing message is a packed copy, so the receive may overwrite buf. */
+    if ((copy = onic_malloc(a.type->size * (size_t)count + 1)) == NULL)
+        return onic_mpi_err(a.comm, MPI_ERR_NO_MEM, call, "no memory for a %zu-byte copy",
+                            a.type->size * (size_t)count);
+    onic_mpi_type_pack(a.type, buf, count, copy);
+    rc = MPI_Sendrecv(copy, (int)(a.type->size * (size_t)count), MPI_BYTE, dest, sendtag, buf,
+                      count, datatype, source, recvtag, comm, status);
+    onic_free(copy);
+    return rc;
+}
+
+/* --- Persistent requests --------------------------------------------------------------- */
+static int req_init(onic_mpi_req_kind_t kind, const char *call, const void *buf, int count,
+                    MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    req_args_t a;
+    onic_mpi_req_t *r;
+    int rc = req_check(call, kind == ONIC_MPI_REQ_SEND, buf, count, datatype, peer, tag, comm, &a);
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (request == NULL)
+        return onic_mpi_err(a.comm, MPI_ERR_ARG, call, "request is NULL");
+    if ((r = req_make(kind, ONIC_MPI_MODE_STANDARD, call, buf, count, &a, peer, tag, &rc)) == NULL)
+        return rc;
+    r->persistent = 1;
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+
+int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *request)
+{
+    return req_init(ONIC_MPI_REQ_SEND, "MPI_Send_init", buf, count, datatype, dest, tag, comm,
+                    request);
+}
+
+int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                  MPI_Comm comm, MPI_Request *request)
+{
+    return req_init(ONIC_MPI_REQ_RECV, "MPI_Recv_init", buf, count, datatype, source, tag, comm,
+                    request);
+}
+
+static int req_start_one(MPI_Request *request, const char *call)
+{
+    onic_mpi_req_t *r;
+    int rc;
+
+    if (request == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "request is NULL");
+    if ((r = req_get(*request, call, &rc)) == NULL)
+        return rc;
+    if (!r->persistent || r->active)
+        return onic_mpi_err(r->comm, MPI_ERR_REQUEST, call, "request %#x is %s; start only an "
+                            "inactive persistent request (MPI_Send_init, MPI_Recv_init)",
+                            (unsigned)*request, r->persistent ? "already active" : "not persistent");
+    return req_start(r);
+}
+
+int MPI_Start(MPI_Request *request)
+{
+    ONIC_MPI_CHECK_INIT("MPI_Start");
+    return req_start_one(request, "MPI_Start");
+}
+
+int MPI_Startall(int count, MPI_Request *array_of_requests)
+{
+    int rc;
+
+    ONIC_MPI_CHECK_INIT("MPI_Startall");
+    if (count < 0 || (count > 0 && array_of_requests == NULL))
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Startall", "count %d with %s", count,
+                            count < 0 ? "a negative count" : "a NULL array");
+    for (int i = 0; i < count; i++)
+        if ((rc = req_start_one(&array_of_requests[i], "MPI_Startall")) != MPI_SUCCESS)
+            return rc;
+    return MPI_SUCCESS;
+}
+
+/* --- Probe ---------------------------------------------------------------------------------- */
+static int probe_check(const char *call, int source, int tag, MPI_Comm comm, req_args_t *a)
+{
+    return req_check(call, 0, NULL, 0, MPI_BYTE, source, tag, comm, a);
+}
+
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    req_args_t a;
+    int rc = probe_check("MPI_Iprobe", source, tag, comm, &a);
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (flag == NULL || status == NULL)
+        return onic_mpi_err(a.comm, MPI_ERR_ARG, "MPI_Iprobe", "%s is NULL",
+                            flag == NULL ? "flag" : "status (use MPI_STATUS_IGNORE)");
+    if (source == MPI_PROC_NULL) {
+        *flag = 1;
+        if (status != MPI_STATUS_IGNORE) {
+            req_status_empty(status);
+            status->MPI_SOURCE = MPI_PROC_NULL;
+        }
+        return MPI_SUCCESS;
+    }
+    return onic_mpi_p2p_iprobe(a.comm, 0, source, tag, flag, status, "MPI_Iprobe");
+}
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    req_args_t a;
+    int flag = 0, rc = probe_check("MPI_Probe", source, tag, comm, &a);
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (status == NULL)
+        return onic_mpi_err(a.comm, MPI_ERR_ARG, "MPI_Probe", "status is NULL; use "
+                            "MPI_STATUS_IGNORE");
+    if (source == MPI_PROC_NULL)
+        return MPI_Iprobe(source, tag, comm, &flag, status);
+    for (;;) {
+        rc = onic_mpi_p2p_iprobe(a.comm, 0, source, tag, &flag, status, "MPI_Probe");
+        if (rc != MPI_SUCCESS || flag)
+            return rc;
+        onic_mpi_progress(1);
+    }
+}
+
+/* --- Buffered sends -------------------------------------------------------------------------- */
+int MPI_Buffer_attach(void *buffer, int size)
+{
+    ONIC_MPI_CHECK_INIT("MPI_Buffer_attach");
+    if (onic_mpi_g.bbuf != NULL)
+        return onic_mpi_err(NULL, MPI_ERR_BUFFER, "MPI_Buffer_attach", "a buffer is already "
+                            "attached; detach it first with MPI_Buffer_detach");
+    if (size < 0 || (buffer == NULL && size > 0))
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Buffer_attach", "buffer %p with size %d",
+                            buffer, size);
+    onic_mpi_g.bbuf = buffer;
+    onic_mpi_g.bbuf_size = (size_t)size;
+    return MPI_SUCCESS;
+}
+
+void onic_mpi_bsend_reap(void)
+{
+    while (!onic_dlist_empty(&onic_mpi_g.bsegs))
+        onic_mpi_progress(1);
+}
+
+int MPI_Buffer_detach(void *buffer_addr, int *size)
+{
+    ONIC_MPI_CHECK_INIT("MPI_Buffer_detach");
+    if (buffer_addr == NULL || size == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Buffer_detach", "%s is NULL",
+                            size == NULL ? "size" : "buffer_addr");
+    /* Every buffered message is delivered before the buffer is handed back. */
+    onic_mpi_bsend_reap();
+    *(void **)buffer_addr = onic_mpi_g.bbuf;
+    *size = (int)onic_mpi_g.bbuf_size;
+    onic_mpi_g.bbuf = NULL;
+    onic_mpi_g.bbuf_size = 0;
+    return MPI_SUCCESS;
+}
+
+/* First fit in the attached buffer; segments are kept in address order. */
+static onic_mpi_bseg_t *bseg_alloc(size_t len)
+{
+    size_t at = 0;
+    onic_dlist_t *l;
+    onic_mpi_bseg_t *s;
+
+    for (l = onic_mpi_g.bsegs.next; l != &onic_mpi_g.bsegs; l = l->next) {
+        onic_mpi_bseg_t *u = onic_container_of(l, onic_mpi_bseg_t, link);
+        if (u->off - at >= len)
+            break;
+        at = u->off + u->len;
+    }
+    if (onic_mpi_g.bbuf_size < at || onic_mpi_g.bbuf_size - at < len)
+        return NULL;
+    if ((s = onic_malloc(sizeof(*s))) == NULL)
+        return NULL;
+    s->off = at;
+    s->len = len;
+    /* Before l: the list stays in address order. */
+    s->link.next = l;
+    s->link.prev = l->prev;
+    l->prev->next = &s->link;
+    l->prev = &s->link;
+    return s;
+}
+
+int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    const char *call = "MPI_Bsend";
+    req_args_t a;
+    onic_mpi_req_t *r;
+    onic_mpi_bseg_t *s;
+    size_t bytes, need;
+    int rc = req_check(call, 1, buf, count, datatype, dest, tag, comm, &a);
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (dest == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    bytes = a.type->size * (size_t)count;
+    need = ((bytes + 7) & ~(size_t)7) + MPI_BSEND_OVERHEAD;
+    if ((s = bseg_alloc(need)) == NULL) {
+        onic_mpi_progress(0); /* finished buffered sends give their space back */
+        s = bseg_alloc(need);
+    }
+    if (s == NULL)
+        return onic_mpi_err(a.comm, MPI_ERR_BUFFER, call, "the attached buffer (%zu bytes) has "
+                            "no room for %zu more bytes (the message plus MPI_BSEND_OVERHEAD); "
+                            "attach a larger buffer with MPI_Buffer_attach", onic_mpi_g.bbuf_size,
+                            need);
+    if ((r = req_make(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_BUFFERED, call, buf, count, &a, dest, tag,
+                      &rc)) == NULL) {
+        bseg_release(s);
+        return rc;
+    }
+    r->bseg = s;
+    r->data = onic_mpi_g.bbuf + s->off;
+    onic_mpi_type_pack(a.type, buf, count, r->data);
+    r->user_freed = 1; /* nobody waits for it; it frees itself (and its space) */
+    if ((rc = req_start(r)) != MPI_SUCCESS) {
+        r->user_freed = 0;
+        onic_mpi_req_free(r);
+    }
+    return rc;
+}
+
+/* --- Collectives' own requests ----------------------------------------------------------- */
+static int coll_req(onic_mpi_req_kind_t kind, const void *buf, int count, onic_mpi_type_t *t,
+                    int peer, int tag, onic_mpi_comm_t *comm, onic_mpi_req_t **r_p)
+{
+    req_args_t a = {comm, t};
+    onic_mpi_req_t *r;
+    int rc;
+
+    if ((r = req_make(kind, ONIC_MPI_MODE_STANDARD, "a collective", buf, count, &a, peer, tag,
+                      &rc)) == NULL)
+        return rc;
+    r->internal = 1;
+    r->coll = 1;
+    if ((rc = req_start(r)) != MPI_SUCCESS) {
+        onic_mpi_req_free(r);
+        return rc;
+    }
+    *r_p = r;
+    return MPI_SUCCESS;
+}
+
+int onic_mpi_coll_isend(const void *buf, int count, onic_mpi_type_t *t, int dest, int tag,
+                        onic_mpi_comm_t *comm, onic_mpi_req_t **r_p)
+{
+    return coll_req(ONIC_MPI_REQ_SEND, buf, count, t, dest, tag, comm, r_p);
+}
+
+int onic_mpi_coll_irecv(void *buf, int count, onic_mpi_type_t *t, int src, int tag,
+                        onic_mpi_comm_t *comm, onic_mpi_req_t **r_p)
+{
+    return coll_req(ONIC_MPI_REQ_RECV, buf, count, t, src, tag, comm, r_p);
+}
+
+int onic_mpi_coll_waitall(int n, onic_mpi_req_t **reqs, const char *call)
+{
+    int err = MPI_SUCCESS;
+    onic_mpi_comm_t *c = NULL;
+
+    for (int i = 0; i < n; i++) {
+        if (reqs[i] == NULL)
+            continue;
+        while (!reqs[i]->complete)
+            onic_mpi_progress(1);
+        if (reqs[i]->status.MPI_ERROR != MPI_SUCCESS && err == MPI_SUCCESS) {
+            err = reqs[i]->status.MPI_ERROR;
+            c = reqs[i]->comm;
+        }
+        onic_mpi_req_free(reqs[i]);
+        reqs[i] = NULL;
+    }
+    if (err == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    return onic_mpi_err(c, err, call, "%s", err == MPI_ERR_TRUNCATE
+                        ? "a process sent more than this one's counts allow; every process "
+                          "must pass matching counts and types" : "a transfer failed");
+}

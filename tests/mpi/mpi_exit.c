@@ -1,0 +1,46 @@
+/* How an MPI job ends, observed by test_exit.sh through onicrun's status:
+ *   abort    rank 1 calls MPI_Abort(MPI_COMM_WORLD, 42) while rank 0 waits
+ *            for a message that never comes: the job stops with status 42;
+ *   fatal    a send to a rank that does not exist, under the default
+ *            MPI_ERRORS_ARE_FATAL: status MPI_ERR_RANK;
+ *   pending  MPI_Finalize with a receive never matched, under
+ *            MPI_ERRORS_RETURN: MPI_ERR_PENDING is returned, no hang
+ *            (exit 0 when that is what happened). */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+int main(int argc, char **argv)
+{
+    int rank, size, v = 0;
+    MPI_Request r;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc < 2)
+        return 2;
+    if (strcmp(argv[1], "abort") == 0) {
+        if (rank == 1)
+            MPI_Abort(MPI_COMM_WORLD, 42);
+        MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        return 3; /* never */
+    }
+    if (strcmp(argv[1], "fatal") == 0) {
+        MPI_Send(&v, 1, MPI_INT, size + 5, 0, MPI_COMM_WORLD);
+        return 3; /* never */
+    }
+    if (strcmp(argv[1], "pending") == 0) {
+        int rc;
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        MPI_Irecv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, &r);
+        rc = MPI_Finalize();
+        if (rc != MPI_ERR_PENDING) {
+            fprintf(stderr, "rank %d: MPI_Finalize returned %d, expected MPI_ERR_PENDING\n",
+                    rank, rc);
+            return 1;
+        }
+        return 0;
+    }
+    return 2;
+}

@@ -1,0 +1,989 @@
+/* onic's MPI, tested through onicrun: `mpi_tests NAME...` runs the named
+ * tests (or `all`) on every rank; each rank counts its failed checks and
+ * the job fails if any rank's count is not zero. Every expectation is
+ * computed, never read from a table. Works with 2 or more processes (and
+ * most tests with 1). */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int rank, size, failed;
+
+#define CHECK(_c) \
+    do { \
+        if (!(_c)) { \
+            failed++; \
+            fprintf(stderr, "rank %d: %s:%d: check failed: %s\n", rank, __FILE__, __LINE__, #_c); \
+        } \
+    } while (0)
+#define CHECK_EQ(_a, _b) \
+    do { \
+        long long _x = (long long)(_a), _y = (long long)(_b); \
+        if (_x != _y) { \
+            failed++; \
+            fprintf(stderr, "rank %d: %s:%d: %s == %s (%lld != %lld)\n", rank, __FILE__, \
+                    __LINE__, #_a, #_b, _x, _y); \
+        } \
+    } while (0)
+
+static unsigned char pattern(long long seed, size_t i)
+{
+    return (unsigned char)((seed * 131 + (long long)i * 7 + (long long)(i >> 8)) & 0xff);
+}
+
+/* --- ordering with mixed wildcard and exact receives ------------------------------ */
+static void test_order(void)
+{
+    enum { N = 200 };
+    int buf[N];
+    MPI_Status st;
+
+    if (size < 2)
+        return;
+    /* Rank 1 sends N messages to rank 0 with tags cycling 0..3; rank 0
+     * receives them with a mix of exact tags, ANY_TAG and ANY_SOURCE, some
+     * posted before the messages, some after; per tag and overall the
+     * sequence numbers must come in send order. */
+    if (rank == 1) {
+        /* Nonblocking: the receiver takes them out of order, and once the
+         * eager credits are used up a send waits for its receive. */
+        MPI_Request q[N + 40];
+        char *big[40];
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int i = 0; i < N; i++) {
+            buf[i] = i;
+            MPI_Isend(&buf[i], 1, MPI_INT, 0, i % 4, MPI_COMM_WORLD, &q[i]);
+        }
+        /* Mixed sizes: eager and rendezvous interleaved keep their order. */
+        for (int i = 0; i < 40; i++) {
+            size_t n = i % 3 == 0 ? 100000 : 8;
+            big[i] = malloc(n);
+            memset(big[i], i, n);
+            MPI_Isend(big[i], (int)n, MPI_CHAR, 0, 9, MPI_COMM_WORLD, &q[N + i]);
+        }
+        MPI_Waitall(N + 40, q, MPI_STATUSES_IGNORE);
+        for (int i = 0; i < 40; i++)
+            free(big[i]);
+    } else if (rank == 0) {
+        MPI_Request pre[4];
+        int pv[4];
+        /* Posted before anything is sent: one ANY_SOURCE/ANY_TAG, then exact. */
+        MPI_Irecv(&pv[0], 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &pre[0]);
+        MPI_Irecv(&pv[1], 1, MPI_INT, 1, 1, MPI_COMM_WORLD, &pre[1]);
+        MPI_Irecv(&pv[2], 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &pre[2]);
+        MPI_Irecv(&pv[3], 1, MPI_INT, 1, MPI_ANY_TAG, MPI_COMM_WORLD, &pre[3]);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Waitall(4, pre, MPI_STATUSES_IGNORE);
+        /* Messages 0..3 have tags 0..3: ANY/ANY takes 0 (tag 0), (1,1)
+         * takes 1, (ANY,0) takes 4 (next tag 0), (1,ANY) takes 2. */
+        CHECK_EQ(pv[0], 0);
+        CHECK_EQ(pv[1], 1);
+        CHECK_EQ(pv[2], 4);
+        CHECK_EQ(pv[3], 2);
+        int last[4] = {4, 1, 2, -1}, seen = 3; /* messages 0,1,2,4 are taken */
+        int taken[N] = {0};
+        taken[0] = taken[1] = taken[2] = taken[4] = 1;
+        last[0] = 4;
+        usleep(20000); /* let the rest arrive: most are unexpected now */
+        for (int k = 0; k < N - 4; k++) {
+            int mode = k % 3, v;
+            if (mode == 0)
+                MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+            else if (mode == 1)
+                MPI_Recv(&v, 1, MPI_INT, 1, k % 4, MPI_COMM_WORLD, &st);
+            else
+                MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, (k + 1) % 4, MPI_COMM_WORLD, &st);
+            CHECK(v >= 0 && v < N && !taken[v]);
+            if (v < 0 || v >= N)
+                continue;
+            taken[v] = 1;
+            CHECK_EQ(st.MPI_TAG, v % 4);
+            CHECK_EQ(st.MPI_SOURCE, 1);
+            /* Per tag, values arrive in increasing order. */
+            CHECK(v > last[v % 4]);
+            last[v % 4] = v;
+            if (mode == 0) {
+                /* ANY/ANY must take the oldest not yet taken. */
+                for (int j = 0; j < v; j++)
+                    CHECK(taken[j]);
+            }
+            (void)seen;
+        }
+        for (int i = 0; i < 40; i++) {
+            size_t n = i % 3 == 0 ? 100000 : 8;
+            char *b = calloc(1, n);
+            MPI_Recv(b, (int)n, MPI_CHAR, i % 2 ? MPI_ANY_SOURCE : 1, 9, MPI_COMM_WORLD, &st);
+            int cnt;
+            MPI_Get_count(&st, MPI_CHAR, &cnt);
+            CHECK_EQ(cnt, (long long)n);
+            CHECK(b[0] == (char)i && b[n - 1] == (char)i);
+            free(b);
+        }
+    } else {
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* --- thousands of unexpected messages, above and below the eager limit ------------- */
+static void test_unexpected(void)
+{
+    enum { N = 3000, BIG = 5000 };
+    MPI_Request *reqs;
+    char *bufs;
+
+    if (size < 2)
+        return;
+    /* Every rank but 0 sends N messages to rank 0 before rank 0 posts a
+     * single receive; every 10th is above the eager limit. The senders'
+     * eager credits run out early, so most go by rendezvous: nothing is
+     * dropped, nothing reordered. */
+    if (rank != 0) {
+        reqs = malloc(N * sizeof(*reqs));
+        bufs = malloc((size_t)N * BIG);
+        for (int i = 0; i < N; i++) {
+            size_t n = i % 10 == 9 ? BIG : (size_t)(i % 64) + 1;
+            for (size_t j = 0; j < n; j++)
+                bufs[(size_t)i * BIG + j] = (char)pattern(rank * 100000 + i, j);
+            MPI_Isend(bufs + (size_t)i * BIG, (int)n, MPI_CHAR, 0, i % 7, MPI_COMM_WORLD,
+                      &reqs[i]);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Waitall(N, reqs, MPI_STATUSES_IGNORE);
+        free(reqs);
+        free(bufs);
+    } else {
+        char *b = malloc(BIG);
+        int next[64] = {0};
+        MPI_Barrier(MPI_COMM_WORLD);
+        usleep(50000);
+        /* Receive per sender with ANY_TAG: must come in send order. */
+        for (int k = 0; k < N * (size - 1); k++) {
+            MPI_Status st;
+            int src = 1 + k % (size - 1), cnt, i;
+            MPI_Recv(b, BIG, MPI_CHAR, src, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+            i = next[src]++;
+            size_t n = i % 10 == 9 ? BIG : (size_t)(i % 64) + 1;
+            MPI_Get_count(&st, MPI_CHAR, &cnt);
+            CHECK_EQ(cnt, (long long)n);
+            CHECK_EQ(st.MPI_TAG, i % 7);
+            int ok = 1;
+            for (size_t j = 0; j < n; j++)
+                ok &= b[j] == (char)pattern(src * 100000 + i, j);
+            CHECK(ok);
+            if (failed > 10)
+                break;
+        }
+        free(b);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* --- probe then receive ---------------------------------------------------------------- */
+static void test_probe(void)
+{
+    MPI_Status st;
+    int flag, cnt;
+
+    if (size < 2)
+        return;
+    if (rank == 1) {
+        int a[3] = {1, 2, 3};
+        double d[5000];
+        for (int i = 0; i < 5000; i++)
+            d[i] = i * 0.5;
+        /* Nonblocking: rank 0 probes for the second message first, and a
+         * send may wait for its receive (always, with ONIC_EAGER_LIMIT=0). */
+        MPI_Request q[3];
+        MPI_Isend(a, 3, MPI_INT, 0, 5, MPI_COMM_WORLD, &q[0]);
+        MPI_Isend(d, 5000, MPI_DOUBLE, 0, 6, MPI_COMM_WORLD, &q[1]);
+        MPI_Isend(a, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, &q[2]);
+        MPI_Waitall(3, q, MPI_STATUSES_IGNORE);
+    } else if (rank == 0) {
+        /* Probe for tag 6 first (pulls tag 5's header past it), then ANY. */
+        MPI_Probe(1, 6, MPI_COMM_WORLD, &st);
+        MPI_Get_count(&st, MPI_DOUBLE, &cnt);
+        CHECK_EQ(cnt, 5000);
+        CHECK_EQ(st.MPI_TAG, 6);
+        MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+        CHECK_EQ(st.MPI_TAG, 5); /* the oldest */
+        MPI_Get_count(&st, MPI_INT, &cnt);
+        CHECK_EQ(cnt, 3);
+        /* Receiving with ANY_TAG must take tag 5 (oldest), not 6. */
+        int a[3] = {0};
+        MPI_Recv(a, 3, MPI_INT, 1, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+        CHECK_EQ(st.MPI_TAG, 5);
+        CHECK(a[0] == 1 && a[2] == 3);
+        double *d = calloc(5000, sizeof(double));
+        MPI_Iprobe(1, 6, MPI_COMM_WORLD, &flag, &st);
+        CHECK(flag);
+        MPI_Recv(d, 5000, MPI_DOUBLE, MPI_ANY_SOURCE, 6, MPI_COMM_WORLD, &st);
+        CHECK(d[4999] == 4999 * 0.5 && d[1] == 0.5);
+        free(d);
+        do
+            MPI_Iprobe(1, 7, MPI_COMM_WORLD, &flag, &st);
+        while (!flag);
+        MPI_Recv(a, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, &st);
+        CHECK_EQ(a[0], 1);
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+        CHECK(!flag);
+        MPI_Iprobe(MPI_PROC_NULL, 0, MPI_COMM_WORLD, &flag, &st);
+        CHECK(flag && st.MPI_SOURCE == MPI_PROC_NULL);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* --- cancel -------------------------------------------------------------------------------- */
+static void test_cancel(void)
+{
+    MPI_Request r;
+    MPI_Status st;
+    int v = -1, flag;
+
+    /* A cancelled receive never takes a message: the message sent after it
+     * goes to the next receive. */
+    MPI_Irecv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 77, MPI_COMM_WORLD, &r);
+    MPI_Cancel(&r);
+    MPI_Wait(&r, &st);
+    MPI_Test_cancelled(&st, &flag);
+    CHECK(flag);
+    CHECK_EQ(v, -1);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (size >= 2) {
+        if (rank == 1) {
+            int x = 42;
+            MPI_Send(&x, 1, MPI_INT, 0, 77, MPI_COMM_WORLD);
+        } else if (rank == 0) {
+            int y = 0;
+            MPI_Recv(&y, 1, MPI_INT, 1, 77, MPI_COMM_WORLD, &st);
+            CHECK_EQ(y, 42);
+            CHECK_EQ(v, -1);
+        }
+    }
+    /* A receive that already matched is not cancelled. */
+    if (size >= 2 && rank <= 1) {
+        int x = 7, y = 0;
+        if (rank == 1)
+            MPI_Send(&x, 1, MPI_INT, 0, 78, MPI_COMM_WORLD);
+        else {
+            MPI_Irecv(&y, 1, MPI_INT, 1, 78, MPI_COMM_WORLD, &r);
+            usleep(10000);
+            MPI_Cancel(&r);
+            MPI_Wait(&r, &st);
+            MPI_Test_cancelled(&st, &flag);
+            if (!flag)
+                CHECK_EQ(y, 7);
+            else { /* cancelled before it arrived: it must still be there */
+                MPI_Recv(&y, 1, MPI_INT, 1, 78, MPI_COMM_WORLD, &st);
+                CHECK_EQ(y, 7);
+            }
+        }
+    }
+    /* Cancelling a send: it completes normally. */
+    {
+        int x = 1, y;
+        MPI_Isend(&x, 1, MPI_INT, rank, 79, MPI_COMM_WORLD, &r);
+        MPI_Cancel(&r);
+        MPI_Recv(&y, 1, MPI_INT, rank, 79, MPI_COMM_WORLD, &st);
+        CHECK_EQ(y, 1);
+        MPI_Wait(&r, &st);
+        MPI_Test_cancelled(&st, &flag);
+        CHECK(!flag);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* --- truncation ----------------------------------------------------------------------------- */
+static void test_truncate(void)
+{
+    MPI_Status st;
+    int rc, cnt;
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    /* Eager posted, eager unexpected, rendezvous posted and unexpected. */
+    for (int big = 0; big < 2; big++)
+        for (int unexp = 0; unexp < 2; unexp++) {
+            int n = big ? 20000 : 100, cap = n / 2;
+            char *s = malloc((size_t)n), *r = calloc(1, (size_t)n);
+            for (int i = 0; i < n; i++)
+                s[i] = (char)(i * 3 + big);
+            int to = (rank + 1) % size, from = (rank - 1 + size) % size;
+            MPI_Request rq, sq;
+            if (unexp) {
+                MPI_Isend(s, n, MPI_CHAR, to, 90, MPI_COMM_WORLD, &sq);
+                MPI_Barrier(MPI_COMM_WORLD);
+                rc = MPI_Recv(r, cap, MPI_CHAR, from, 90, MPI_COMM_WORLD, &st);
+            } else {
+                MPI_Irecv(r, cap, MPI_CHAR, from, 90, MPI_COMM_WORLD, &rq);
+                MPI_Barrier(MPI_COMM_WORLD);
+                MPI_Isend(s, n, MPI_CHAR, to, 90, MPI_COMM_WORLD, &sq);
+                rc = MPI_Wait(&rq, &st);
+            }
+            CHECK_EQ(rc, MPI_ERR_TRUNCATE);
+            CHECK_EQ(st.MPI_ERROR, MPI_ERR_TRUNCATE);
+            MPI_Get_count(&st, MPI_CHAR, &cnt);
+            CHECK_EQ(cnt, cap);
+            int ok = 1;
+            for (int i = 0; i < cap; i++)
+                ok &= r[i] == (char)(i * 3 + big);
+            CHECK(ok);
+            CHECK_EQ(r[cap], 0);
+            CHECK_EQ(MPI_Wait(&sq, MPI_STATUS_IGNORE), MPI_SUCCESS);
+            free(s);
+            free(r);
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+/* --- synchronous, buffered and ready sends --------------------------------------------- */
+static void test_modes(void)
+{
+    MPI_Request r;
+    MPI_Status st;
+    int flag, v;
+
+    if (size < 2)
+        return;
+    /* Issend of a small message must not complete before the receive is posted. */
+    if (rank == 0) {
+        v = 5;
+        MPI_Issend(&v, 1, MPI_INT, 1, 30, MPI_COMM_WORLD, &r);
+        double t0 = MPI_Wtime();
+        int done = 0;
+        while (MPI_Wtime() - t0 < 0.05) {
+            MPI_Test(&r, &flag, &st);
+            if (flag) {
+                done = 1;
+                break;
+            }
+        }
+        CHECK(!done); /* rank 1 has not posted its receive yet */
+        MPI_Send(&v, 1, MPI_INT, 1, 31, MPI_COMM_WORLD); /* now it may */
+        if (!done)
+            MPI_Wait(&r, &st);
+        MPI_Ssend(&v, 0, MPI_INT, 1, 32, MPI_COMM_WORLD);
+    } else if (rank == 1) {
+        int a, b;
+        MPI_Recv(&b, 1, MPI_INT, 0, 31, MPI_COMM_WORLD, &st);
+        MPI_Recv(&a, 1, MPI_INT, 0, 30, MPI_COMM_WORLD, &st);
+        CHECK_EQ(a, 5);
+        MPI_Recv(&a, 1, MPI_INT, 0, 32, MPI_COMM_WORLD, &st);
+        MPI_Get_count(&st, MPI_INT, &a);
+        CHECK_EQ(a, 0);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* Buffered sends: return at once, the buffer is reused at detach. */
+    {
+        int bsize = 10 * (4000 + MPI_BSEND_OVERHEAD) + 64;
+        char *bb = malloc((size_t)bsize), *msg = malloc(4000);
+        void *back;
+        int back_size;
+        MPI_Buffer_attach(bb, bsize);
+        if (rank == 0) {
+            for (int i = 0; i < 10; i++) {
+                memset(msg, i, 4000);
+                CHECK_EQ(MPI_Bsend(msg, 4000, MPI_CHAR, 1, 40 + i, MPI_COMM_WORLD), MPI_SUCCESS);
+            }
+            memset(msg, 0xee, 4000); /* the messages were copied */
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 1)
+            for (int i = 9; i >= 0; i--) {
+                MPI_Recv(msg, 4000, MPI_CHAR, 0, 40 + i, MPI_COMM_WORLD, &st);
+                CHECK(msg[0] == (char)i && msg[3999] == (char)i);
+            }
+        MPI_Buffer_detach(&back, &back_size);
+        CHECK(back == bb);
+        CHECK_EQ(back_size, bsize);
+        free(bb);
+        free(msg);
+    }
+    /* Buffered send with no room: MPI_ERR_BUFFER under ERRORS_RETURN. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    {
+        char small[100], m[200] = {0};
+        MPI_Buffer_attach(small, sizeof(small));
+        CHECK_EQ(MPI_Bsend(m, 200, MPI_CHAR, (rank + 1) % size, 50, MPI_COMM_WORLD),
+                 MPI_ERR_BUFFER);
+        void *b;
+        int s;
+        MPI_Buffer_detach(&b, &s);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    /* Ready send to a posted receive. */
+    if (rank == 1) {
+        MPI_Irecv(&v, 1, MPI_INT, 0, 60, MPI_COMM_WORLD, &r);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Wait(&r, &st);
+        CHECK_EQ(v, 99);
+    } else {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0) {
+            v = 99;
+            MPI_Rsend(&v, 1, MPI_INT, 1, 60, MPI_COMM_WORLD);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* --- persistent requests ------------------------------------------------------------------ */
+static void test_persistent(void)
+{
+    int to = (rank + 1) % size, from = (rank - 1 + size) % size;
+    int sv[3000] = {0}, rv[3000] = {0};
+    MPI_Request r[2];
+    MPI_Status st[2];
+
+    MPI_Send_init(sv, 3000, MPI_INT, to, 11, MPI_COMM_WORLD, &r[0]);
+    MPI_Recv_init(rv, 3000, MPI_INT, from, 11, MPI_COMM_WORLD, &r[1]);
+    for (int it = 0; it < 20; it++) {
+        int n = it % 2 ? 3000 : 10; /* both protocols through one request */
+        for (int i = 0; i < 3000; i++)
+            sv[i] = rank * 1000000 + it * 1000 + i;
+        (void)n;
+        MPI_Startall(2, r);
+        MPI_Waitall(2, r, st);
+        CHECK(r[0] != MPI_REQUEST_NULL && r[1] != MPI_REQUEST_NULL);
+        CHECK_EQ(rv[0], from * 1000000 + it * 1000);
+        CHECK_EQ(rv[2999], from * 1000000 + it * 1000 + 2999);
+    }
+    /* Waiting on an inactive persistent request returns at once. */
+    CHECK_EQ(MPI_Wait(&r[0], &st[0]), MPI_SUCCESS);
+    MPI_Request_free(&r[0]);
+    MPI_Request_free(&r[1]);
+    CHECK(r[0] == MPI_REQUEST_NULL);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* --- large messages, 1 MiB to 64 MiB --------------------------------------------------- */
+static void test_large(void)
+{
+    if (size < 2)
+        return;
+    for (size_t n = 1 << 20; n <= (64u << 20); n *= 4) {
+        if (rank == 0) {
+            unsigned char *b = malloc(n);
+            for (size_t i = 0; i < n; i++)
+                b[i] = pattern((long long)n, i);
+            MPI_Send(b, (int)n, MPI_BYTE, 1, 3, MPI_COMM_WORLD);
+            free(b);
+        } else if (rank == 1) {
+            unsigned char *b = malloc(n);
+            MPI_Status st;
+            int cnt;
+            MPI_Recv(b, (int)n, MPI_BYTE, 0, 3, MPI_COMM_WORLD, &st);
+            MPI_Get_count(&st, MPI_BYTE, &cnt);
+            CHECK_EQ(cnt, (long long)n);
+            size_t bad = n;
+            for (size_t i = 0; i < n && bad == n; i++)
+                if (b[i] != pattern((long long)n, i))
+                    bad = i;
+            if (bad != n)
+                fprintf(stderr, "rank 1: %zu-byte message differs at byte %zu\n", n, bad);
+            CHECK(bad == n);
+            free(b);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* --- datatypes -------------------------------------------------------------------------- */
+static void test_types(void)
+{
+    MPI_Datatype vec, con;
+    MPI_Aint lb, ext;
+    int sz, to = (rank + 1) % size, from = (rank - 1 + size) % size;
+    double m[10][10], col[10];
+    MPI_Status st;
+
+    MPI_Type_vector(10, 1, 10, MPI_DOUBLE, &vec);
+    MPI_Type_commit(&vec);
+    MPI_Type_size(vec, &sz);
+    CHECK_EQ(sz, 10 * 8);
+    MPI_Type_get_extent(vec, &lb, &ext);
+    CHECK_EQ(lb, 0);
+    CHECK_EQ(ext, (9 * 10 + 1) * 8);
+    MPI_Type_contiguous(3, vec, &con);
+    MPI_Type_commit(&con);
+    MPI_Type_size(con, &sz);
+    CHECK_EQ(sz, 240);
+    MPI_Type_free(&con);
+    CHECK(con == MPI_DATATYPE_NULL);
+    for (int i = 0; i < 10; i++)
+        for (int j = 0; j < 10; j++)
+            m[i][j] = rank * 100 + i * 10 + j;
+    /* A column goes out as a vector and comes in as 10 doubles. */
+    MPI_Sendrecv(&m[0][3], 1, vec, to, 12, col, 10, MPI_DOUBLE, from, 12, MPI_COMM_WORLD, &st);
+    for (int i = 0; i < 10; i++)
+        CHECK(col[i] == from * 100 + i * 10 + 3);
+    /* And back into a column. */
+    for (int i = 0; i < 10; i++)
+        col[i] = -i;
+    MPI_Sendrecv(col, 10, MPI_DOUBLE, to, 13, &m[0][5], 1, vec, from, 13, MPI_COMM_WORLD, &st);
+    for (int i = 0; i < 10; i++) {
+        CHECK(m[i][5] == -i);
+        CHECK(m[i][4] == rank * 100 + i * 10 + 4);
+    }
+    int cnt;
+    MPI_Get_count(&st, vec, &cnt);
+    CHECK_EQ(cnt, 1);
+    MPI_Get_count(&st, MPI_INT, &cnt);
+    CHECK_EQ(cnt, 20);
+    MPI_Type_free(&vec);
+    /* Sendrecv_replace and PROC_NULL. */
+    int x = rank;
+    MPI_Sendrecv_replace(&x, 1, MPI_INT, to, 14, from, 14, MPI_COMM_WORLD, &st);
+    CHECK_EQ(x, from);
+    MPI_Recv(&x, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st);
+    CHECK_EQ(st.MPI_SOURCE, MPI_PROC_NULL);
+    MPI_Get_count(&st, MPI_INT, &cnt);
+    CHECK_EQ(cnt, 0);
+    MPI_Send(&x, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* --- communicators --------------------------------------------------------------------------- */
+static void test_comm(void)
+{
+    MPI_Comm dup, half, sub;
+    MPI_Group wg, g2;
+    int r, s, res, v;
+    MPI_Status st;
+
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_compare(MPI_COMM_WORLD, dup, &res);
+    CHECK_EQ(res, MPI_CONGRUENT);
+    MPI_Comm_compare(dup, dup, &res);
+    CHECK_EQ(res, MPI_IDENT);
+    /* The same tag on world and dup: each receive gets its own comm's message. */
+    if (size >= 2 && rank < 2) {
+        int other = 1 - rank, a = 100 + rank, b = 200 + rank, x, y;
+        MPI_Request q[2];
+        MPI_Isend(&a, 1, MPI_INT, other, 1, MPI_COMM_WORLD, &q[0]);
+        MPI_Isend(&b, 1, MPI_INT, other, 1, dup, &q[1]);
+        MPI_Recv(&y, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, dup, &st);
+        MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+        CHECK_EQ(x, 100 + other);
+        CHECK_EQ(y, 200 + other);
+        MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+    }
+    /* Split into evens and odds, ordered by descending world rank. */
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &half);
+    MPI_Comm_rank(half, &r);
+    MPI_Comm_size(half, &s);
+    CHECK_EQ(s, (size - rank % 2 + 1) / 2);
+    int above = 0;
+    for (int j = rank + 2; j < size; j += 2)
+        above++; /* same color, larger world rank: smaller key, so earlier */
+    CHECK_EQ(r, above);
+    /* Sum of world ranks within each half, by allreduce on the half. */
+    int sum = 0, expect = 0;
+    MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, half);
+    for (int i = rank % 2; i < size; i += 2)
+        expect += i;
+    CHECK_EQ(sum, expect);
+    /* Traffic on half does not leak to world with the same tag. */
+    v = rank;
+    int got = -1;
+    MPI_Sendrecv(&v, 1, MPI_INT, (r + 1) % s, 5, &got, 1, MPI_INT, (r - 1 + s) % s, 5, half, &st);
+    CHECK_EQ(got % 2, rank % 2);
+    /* MPI_UNDEFINED: no communicator. */
+    MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? MPI_UNDEFINED : 1, 0, &sub);
+    CHECK((rank == 0) == (sub == MPI_COMM_NULL));
+    if (sub != MPI_COMM_NULL)
+        MPI_Comm_free(&sub);
+    /* Groups: translate and create. */
+    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    int ranks[2] = {size - 1, 0}, out[2];
+    MPI_Group_incl(wg, size >= 2 ? 2 : 1, ranks, &g2);
+    MPI_Group_size(g2, &s);
+    CHECK_EQ(s, size >= 2 ? 2 : 1);
+    MPI_Group_rank(g2, &r);
+    CHECK_EQ(r, rank == size - 1 ? 0 : rank == 0 ? 1 : MPI_UNDEFINED);
+    int in[2] = {0, 1};
+    MPI_Group_translate_ranks(g2, s, in, wg, out);
+    CHECK_EQ(out[0], size - 1);
+    if (s == 2)
+        CHECK_EQ(out[1], 0);
+    MPI_Comm_create(MPI_COMM_WORLD, g2, &sub);
+    CHECK((sub != MPI_COMM_NULL) == (rank == 0 || rank == size - 1));
+    if (sub != MPI_COMM_NULL) {
+        int b = rank == size - 1 ? 1234 : 0;
+        MPI_Bcast(&b, 1, MPI_INT, 0, sub);
+        CHECK_EQ(b, 1234);
+        MPI_Comm_compare(sub, MPI_COMM_WORLD, &res);
+        /* {size-1, 0}: world itself at 1 process, reordered at 2, fewer above. */
+        CHECK_EQ(res, size == 1 ? MPI_CONGRUENT : size == 2 ? MPI_SIMILAR : MPI_UNEQUAL);
+        MPI_Comm_free(&sub);
+    }
+    MPI_Group_free(&g2);
+    MPI_Group_free(&wg);
+    CHECK(wg == MPI_GROUP_NULL);
+    /* Dup and free many times: context ids come back. */
+    for (int i = 0; i < 5000; i++) {
+        MPI_Comm c;
+        MPI_Comm_dup(half, &c);
+        MPI_Comm_free(&c);
+    }
+    int *tagub, flag;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tagub, &flag);
+    CHECK(flag && *tagub >= 32767);
+    MPI_Comm_free(&half);
+    MPI_Comm_free(&dup);
+    CHECK(dup == MPI_COMM_NULL);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* --- collectives ---------------------------------------------------------------------------- */
+static void test_coll(void)
+{
+    for (int root = 0; root < size; root++) {
+        /* Bcast, eager and rendezvous sized. */
+        for (int n = 1; n <= 10000; n *= 100) {
+            int *b = malloc((size_t)n * sizeof(int));
+            for (int i = 0; i < n; i++)
+                b[i] = rank == root ? root * 7 + i : -1;
+            MPI_Bcast(b, n, MPI_INT, root, MPI_COMM_WORLD);
+            CHECK_EQ(b[0], root * 7);
+            CHECK_EQ(b[n - 1], root * 7 + n - 1);
+            free(b);
+        }
+        /* Reduce with every op on ints, doubles and pairs. */
+        int iv[2] = {rank + 1, -rank}, ir[2] = {0, 0};
+        long long exp_sum = 0, exp_prod = 1;
+        for (int i = 0; i < size; i++) {
+            exp_sum += i + 1;
+            exp_prod *= i + 1;
+        }
+        MPI_Reduce(iv, ir, 2, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD);
+        if (rank == root) {
+            CHECK_EQ(ir[0], exp_sum);
+            CHECK_EQ(ir[1], -(long long)size * (size - 1) / 2);
+        }
+        MPI_Reduce(iv, ir, 1, MPI_INT, MPI_PROD, root, MPI_COMM_WORLD);
+        if (rank == root)
+            CHECK_EQ(ir[0], exp_prod);
+        MPI_Reduce(iv, ir, 2, MPI_INT, MPI_MAX, root, MPI_COMM_WORLD);
+        if (rank == root) {
+            CHECK_EQ(ir[0], size);
+            CHECK_EQ(ir[1], 0);
+        }
+        MPI_Reduce(iv, ir, 2, MPI_INT, MPI_MIN, root, MPI_COMM_WORLD);
+        if (rank == root) {
+            CHECK_EQ(ir[0], 1);
+            CHECK_EQ(ir[1], -(size - 1));
+        }
+    }
+    int one = 1, zero = 0, r1, bits = 1 << rank, rb;
+    MPI_Allreduce(&one, &r1, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    CHECK_EQ(r1, 1);
+    MPI_Allreduce(rank == 0 ? &zero : &one, &r1, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    CHECK_EQ(r1, 0);
+    MPI_Allreduce(rank == 0 ? &one : &zero, &r1, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    CHECK_EQ(r1, 1);
+    MPI_Allreduce(&one, &r1, 1, MPI_INT, MPI_LXOR, MPI_COMM_WORLD);
+    CHECK_EQ(r1, size % 2);
+    MPI_Allreduce(&bits, &rb, 1, MPI_INT, MPI_BOR, MPI_COMM_WORLD);
+    CHECK_EQ(rb, (1 << size) - 1);
+    MPI_Allreduce(&bits, &rb, 1, MPI_INT, MPI_BAND, MPI_COMM_WORLD);
+    CHECK_EQ(rb, size == 1 ? 1 : 0);
+    MPI_Allreduce(&bits, &rb, 1, MPI_INT, MPI_BXOR, MPI_COMM_WORLD);
+    CHECK_EQ(rb, (1 << size) - 1);
+    unsigned char ub = (unsigned char)(1 << rank), ubr;
+    MPI_Allreduce(&ub, &ubr, 1, MPI_BYTE, MPI_BOR, MPI_COMM_WORLD);
+    CHECK_EQ(ubr, (1 << size) - 1);
+    double d = rank + 0.5, dr;
+    MPI_Allreduce(&d, &dr, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(dr == size * (size - 1) / 2.0 + size * 0.5);
+    /* In place, long long, unsigned, float. */
+    long long ll = (long long)rank << 40;
+    MPI_Allreduce(MPI_IN_PLACE, &ll, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    CHECK_EQ(ll, (long long)(size - 1) << 40);
+    uint64_t u = 3;
+    MPI_Allreduce(MPI_IN_PLACE, &u, 1, MPI_UINT64_T, MPI_PROD, MPI_COMM_WORLD);
+    uint64_t ue = 1;
+    for (int i = 0; i < size; i++)
+        ue *= 3;
+    CHECK(u == ue);
+    float f = (float)rank, fr;
+    MPI_Allreduce(&f, &fr, 1, MPI_FLOAT, MPI_MIN, MPI_COMM_WORLD);
+    CHECK(fr == 0.0f);
+    /* MAXLOC / MINLOC: values collide so the smaller index must win. */
+    struct { double v; int i; } dl = {(double)(rank % 2), rank}, dlr;
+    MPI_Allreduce(&dl, &dlr, 1, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD);
+    CHECK(dlr.v == (size > 1 ? 1.0 : 0.0) && dlr.i == (size > 1 ? 1 : 0));
+    MPI_Allreduce(&dl, &dlr, 1, MPI_DOUBLE_INT, MPI_MINLOC, MPI_COMM_WORLD);
+    CHECK(dlr.v == 0.0 && dlr.i == 0);
+    struct { int v; int i; } il[2] = {{-rank, rank}, {rank * rank, rank}}, ilr[2];
+    MPI_Allreduce(il, ilr, 2, MPI_2INT, MPI_MINLOC, MPI_COMM_WORLD);
+    CHECK(ilr[0].v == -(size - 1) && ilr[0].i == size - 1);
+    CHECK(ilr[1].v == 0 && ilr[1].i == 0);
+    struct { short v; int i; } sl = {(short)(10 - rank), rank}, slr;
+    MPI_Allreduce(&sl, &slr, 1, MPI_SHORT_INT, MPI_MAXLOC, MPI_COMM_WORLD);
+    CHECK(slr.v == 10 && slr.i == 0);
+    /* Bad op/type pairs are refused. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK_EQ(MPI_Allreduce(&d, &dr, 1, MPI_DOUBLE, MPI_BAND, MPI_COMM_WORLD), MPI_ERR_OP);
+    CHECK_EQ(MPI_Allreduce(&d, &dr, 1, MPI_DOUBLE, MPI_MAXLOC, MPI_COMM_WORLD), MPI_ERR_OP);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    /* Gather, scatter, allgather, alltoall. */
+    for (int root = 0; root < size; root++) {
+        int mine[3] = {rank, rank * 2, rank * 3}, *all = malloc((size_t)size * 3 * sizeof(int));
+        for (int i = 0; i < size * 3; i++)
+            all[i] = -1;
+        MPI_Gather(mine, 3, MPI_INT, all, 3, MPI_INT, root, MPI_COMM_WORLD);
+        if (rank == root)
+            for (int i = 0; i < size; i++)
+                CHECK(all[3 * i] == i && all[3 * i + 1] == 2 * i && all[3 * i + 2] == 3 * i);
+        if (rank == root)
+            for (int i = 0; i < size * 3; i++)
+                all[i] = 1000 * (i / 3) + i;
+        int part[3] = {-1, -1, -1};
+        MPI_Scatter(all, 3, MPI_INT, part, 3, MPI_INT, root, MPI_COMM_WORLD);
+        CHECK(part[0] == 1000 * rank + 3 * rank && part[2] == 1000 * rank + 3 * rank + 2);
+        /* Gather in place at the root. */
+        if (rank == root) {
+            for (int i = 0; i < size * 3; i++)
+                all[i] = -1;
+            all[3 * root] = root;
+            all[3 * root + 1] = 2 * root;
+            all[3 * root + 2] = 3 * root;
+            MPI_Gather(MPI_IN_PLACE, 3, MPI_INT, all, 3, MPI_INT, root, MPI_COMM_WORLD);
+            for (int i = 0; i < size; i++)
+                CHECK(all[3 * i] == i && all[3 * i + 2] == 3 * i);
+        } else {
+            MPI_Gather(mine, 3, MPI_INT, NULL, 0, MPI_INT, root, MPI_COMM_WORLD);
+        }
+        free(all);
+    }
+    {
+        long *ag = malloc((size_t)size * 2 * sizeof(long));
+        long m2[2] = {rank * 10L, rank * 10L + 1};
+        MPI_Allgather(m2, 2, MPI_LONG, ag, 2, MPI_LONG, MPI_COMM_WORLD);
+        for (int i = 0; i < size; i++)
+            CHECK(ag[2 * i] == i * 10L && ag[2 * i + 1] == i * 10L + 1);
+        for (int i = 0; i < size * 2; i++)
+            ag[i] = i / 2 == rank ? m2[i % 2] : -5;
+        MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, ag, 2, MPI_LONG, MPI_COMM_WORLD);
+        for (int i = 0; i < size; i++)
+            CHECK(ag[2 * i] == i * 10L && ag[2 * i + 1] == i * 10L + 1);
+        free(ag);
+    }
+    {
+        /* Alltoall with blocks big enough for rendezvous. */
+        int blk = 1500;
+        int *s = malloc((size_t)size * blk * sizeof(int)), *r = malloc((size_t)size * blk * sizeof(int));
+        for (int p = 0; p < size; p++)
+            for (int i = 0; i < blk; i++)
+                s[p * blk + i] = rank * 100000 + p * 1000 + i % 1000;
+        MPI_Alltoall(s, blk, MPI_INT, r, blk, MPI_INT, MPI_COMM_WORLD);
+        int ok = 1;
+        for (int p = 0; p < size; p++)
+            for (int i = 0; i < blk; i++)
+                ok &= r[p * blk + i] == p * 100000 + rank * 1000 + i % 1000;
+        CHECK(ok);
+        MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r, blk, MPI_INT, MPI_COMM_WORLD);
+        ok = 1;
+        for (int p = 0; p < size; p++)
+            for (int i = 0; i < blk; i++)
+                ok &= r[p * blk + i] == rank * 100000 + p * 1000 + i % 1000;
+        CHECK(ok);
+        free(s);
+        free(r);
+    }
+    for (int i = 0; i < 50; i++)
+        MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* --- MPI_ERRORS_RETURN: bad arguments -------------------------------------------------- */
+static void test_errors(void)
+{
+    int v = 0, flag;
+    MPI_Request r = MPI_REQUEST_NULL, bogus;
+    MPI_Status st;
+    MPI_Errhandler eh;
+    char s[MPI_MAX_ERROR_STRING];
+    int len, cls;
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_get_errhandler(MPI_COMM_WORLD, &eh);
+    CHECK(eh == MPI_ERRORS_RETURN);
+    CHECK_EQ(MPI_Send(&v, 1, MPI_INT, size, 0, MPI_COMM_WORLD), MPI_ERR_RANK);
+    CHECK_EQ(MPI_Send(&v, 1, MPI_INT, -7, 0, MPI_COMM_WORLD), MPI_ERR_RANK);
+    CHECK_EQ(MPI_Send(&v, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD), MPI_ERR_RANK);
+    CHECK_EQ(MPI_Recv(&v, 1, MPI_INT, size + 3, 0, MPI_COMM_WORLD, &st), MPI_ERR_RANK);
+    CHECK_EQ(MPI_Send(&v, 1, MPI_INT, 0, -1, MPI_COMM_WORLD), MPI_ERR_TAG);
+    CHECK_EQ(MPI_Send(&v, 1, MPI_INT, 0, MPI_ANY_TAG, MPI_COMM_WORLD), MPI_ERR_TAG);
+    CHECK_EQ(MPI_Irecv(&v, 1, MPI_INT, 0, 1 << 30, MPI_COMM_WORLD, &r), MPI_ERR_TAG);
+    CHECK_EQ(MPI_Send(&v, -1, MPI_INT, 0, 0, MPI_COMM_WORLD), MPI_ERR_COUNT);
+    CHECK_EQ(MPI_Send(NULL, 5, MPI_INT, 0, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+    CHECK_EQ(MPI_Send(&v, 1, MPI_DATATYPE_NULL, 0, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
+    CHECK_EQ(MPI_Send(&v, 1, 12345, 0, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
+    MPI_Datatype unc;
+    MPI_Type_contiguous(2, MPI_INT, &unc);
+    CHECK_EQ(MPI_Send(&v, 1, unc, 0, 0, MPI_COMM_WORLD), MPI_ERR_TYPE); /* not committed */
+    MPI_Type_free(&unc);
+    CHECK_EQ(MPI_Type_free(&unc), MPI_ERR_TYPE);
+    /* Bad communicators report through MPI_COMM_WORLD's handler. */
+    CHECK_EQ(MPI_Send(&v, 1, MPI_INT, 0, 0, MPI_COMM_NULL), MPI_ERR_COMM);
+    CHECK_EQ(MPI_Send(&v, 1, MPI_INT, 0, 0, 0x04000077), MPI_ERR_COMM);
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm freed = c;
+    MPI_Comm_free(&c);
+    CHECK_EQ(MPI_Barrier(freed), MPI_ERR_COMM);
+    int sz;
+    CHECK_EQ(MPI_Comm_size(MPI_COMM_NULL, &sz), MPI_ERR_COMM);
+    CHECK_EQ(MPI_Comm_free(&(MPI_Comm){MPI_COMM_WORLD}), MPI_ERR_COMM);
+    /* Requests. */
+    bogus = 0x14000123;
+    CHECK_EQ(MPI_Wait(&bogus, &st), MPI_ERR_REQUEST);
+    CHECK_EQ(MPI_Test(&bogus, &flag, &st), MPI_ERR_REQUEST);
+    MPI_Request self_recv;
+    MPI_Irecv(&v, 1, MPI_INT, rank, 3, MPI_COMM_WORLD, &self_recv);
+    MPI_Isend(&v, 1, MPI_INT, rank, 3, MPI_COMM_WORLD, &r);
+    MPI_Request old = r;
+    MPI_Wait(&r, &st);
+    CHECK(r == MPI_REQUEST_NULL);
+    CHECK_EQ(MPI_Wait(&old, &st), MPI_ERR_REQUEST); /* freed by the wait */
+    MPI_Request arr[2] = {MPI_REQUEST_NULL, old};
+    CHECK_EQ(MPI_Waitall(2, arr, MPI_STATUSES_IGNORE), MPI_ERR_REQUEST);
+    CHECK_EQ(MPI_Start(&bogus), MPI_ERR_REQUEST);
+    CHECK_EQ(MPI_Request_free(&bogus), MPI_ERR_REQUEST);
+    MPI_Wait(&self_recv, &st);
+    /* Waiting on null requests. */
+    r = MPI_REQUEST_NULL;
+    CHECK_EQ(MPI_Wait(&r, &st), MPI_SUCCESS);
+    CHECK_EQ(st.MPI_SOURCE, MPI_ANY_SOURCE);
+    int idx;
+    MPI_Request nulls[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    CHECK_EQ(MPI_Waitany(3, nulls, &idx, &st), MPI_SUCCESS);
+    CHECK_EQ(idx, MPI_UNDEFINED);
+    /* Groups, roots, ops, keys, errors' own calls. */
+    CHECK_EQ(MPI_Bcast(&v, 1, MPI_INT, size, MPI_COMM_WORLD), MPI_ERR_ROOT);
+    CHECK_EQ(MPI_Reduce(&v, &sz, 1, MPI_INT, MPI_OP_NULL, 0, MPI_COMM_WORLD), MPI_ERR_OP);
+    CHECK_EQ(MPI_Group_size(MPI_GROUP_NULL, &sz), MPI_ERR_GROUP);
+    int *val;
+    CHECK_EQ(MPI_Comm_get_attr(MPI_COMM_WORLD, 999, &val, &flag), MPI_ERR_KEYVAL);
+    CHECK_EQ(MPI_Error_string(MPI_ERR_TRUNCATE, s, &len), MPI_SUCCESS);
+    CHECK(strstr(s, "TRUNCATE") != NULL && len == (int)strlen(s));
+    CHECK_EQ(MPI_Error_class(MPI_ERR_RANK, &cls), MPI_SUCCESS);
+    CHECK_EQ(cls, MPI_ERR_RANK);
+    CHECK_EQ(MPI_Error_class(9999, &cls), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Comm_set_errhandler(MPI_COMM_WORLD, 77), MPI_ERR_ARG);
+    /* A bad rank on another communicator uses that communicator's handler. */
+    MPI_Comm_dup(MPI_COMM_WORLD, &c); /* inherits ERRORS_RETURN */
+    CHECK_EQ(MPI_Send(&v, 1, MPI_INT, size + 1, 0, c), MPI_ERR_RANK);
+    MPI_Comm_free(&c);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* --- the rest of the setup calls ---------------------------------------------------------- */
+static void test_setup(void)
+{
+    int flag, prov, v, sv, len;
+    char name[MPI_MAX_PROCESSOR_NAME], lib[MPI_MAX_LIBRARY_VERSION_STRING];
+
+    MPI_Initialized(&flag);
+    CHECK(flag);
+    MPI_Finalized(&flag);
+    CHECK(!flag);
+    MPI_Query_thread(&prov);
+    CHECK(prov == MPI_THREAD_FUNNELED);
+    MPI_Get_version(&v, &sv);
+    CHECK(v == MPI_VERSION && sv == MPI_SUBVERSION);
+    MPI_Get_processor_name(name, &len);
+    CHECK(len > 0 && (int)strlen(name) == len);
+    MPI_Get_library_version(lib, &len);
+    CHECK(strstr(lib, "onic") != NULL);
+    double t0 = MPI_Wtime();
+    CHECK(MPI_Wtick() > 0 && MPI_Wtick() < 0.01);
+    CHECK(MPI_Wtime() >= t0);
+    /* Wait forms over a mix of sends and receives to self and a neighbour. */
+    int to = (rank + 1) % size, from = (rank - 1 + size) % size, s[4] = {1, 2, 3, 4}, r[4];
+    MPI_Request q[8];
+    for (int i = 0; i < 4; i++) {
+        MPI_Irecv(&r[i], 1, MPI_INT, from, 20 + i, MPI_COMM_WORLD, &q[i]);
+        MPI_Isend(&s[i], 1, MPI_INT, to, 20 + i, MPI_COMM_WORLD, &q[4 + i]);
+    }
+    int done = 0, idx[8], out;
+    MPI_Status sts[8];
+    while (done < 8) {
+        MPI_Waitsome(8, q, &out, idx, sts);
+        CHECK(out >= 1);
+        done += out;
+    }
+    MPI_Waitsome(8, q, &out, idx, sts);
+    CHECK_EQ(out, MPI_UNDEFINED);
+    CHECK(r[0] == 1 && r[3] == 4);
+    for (int i = 0; i < 4; i++) {
+        MPI_Irecv(&r[i], 1, MPI_INT, from, 30 + i, MPI_COMM_WORLD, &q[i]);
+        MPI_Isend(&s[i], 1, MPI_INT, to, 30 + i, MPI_COMM_WORLD, &q[4 + i]);
+    }
+    for (int k = 0; k < 8; k++) {
+        int i;
+        MPI_Waitany(8, q, &i, &sts[0]);
+        CHECK(i >= 0 && i < 8 && q[i] == MPI_REQUEST_NULL);
+    }
+    for (int i = 0; i < 4; i++) {
+        MPI_Irecv(&r[i], 1, MPI_INT, from, 40 + i, MPI_COMM_WORLD, &q[i]);
+        MPI_Isend(&s[i], 1, MPI_INT, to, 40 + i, MPI_COMM_WORLD, &q[4 + i]);
+    }
+    int all = 0;
+    while (!all)
+        MPI_Testall(8, q, &all, MPI_STATUSES_IGNORE);
+    for (int i = 0; i < 8; i++)
+        CHECK(q[i] == MPI_REQUEST_NULL);
+    MPI_Irecv(&r[0], 1, MPI_INT, from, 50, MPI_COMM_WORLD, &q[0]);
+    MPI_Isend(&s[0], 1, MPI_INT, to, 50, MPI_COMM_WORLD, &q[1]);
+    int got = 0;
+    while (got < 2) {
+        int i;
+        MPI_Testany(2, q, &i, &flag, MPI_STATUS_IGNORE);
+        if (flag && i != MPI_UNDEFINED)
+            got++;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+typedef struct test {
+    const char *name;
+    void (*fn)(void);
+} test_t;
+
+static const test_t tests[] = {
+    {"setup", test_setup},         {"order", test_order},   {"unexpected", test_unexpected},
+    {"probe", test_probe},         {"cancel", test_cancel}, {"truncate", test_truncate},
+    {"modes", test_modes},         {"persistent", test_persistent},
+    {"types", test_types},         {"comm", test_comm},     {"coll", test_coll},
+    {"errors", test_errors},       {"large", test_large},
+};
+
+int main(int argc, char **argv)
+{
+    int total = 0, prov;
+
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &prov);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int a = 1; a < argc; a++)
+        for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++)
+            if (strcmp(argv[a], "all") == 0 || strcmp(argv[a], tests[t].name) == 0) {
+                double t0 = MPI_Wtime();
+                tests[t].fn();
+                if (rank == 0)
+                    printf("%-11s %s (%.2f s)\n", tests[t].name, failed ? "FAILED" : "ok",
+                           MPI_Wtime() - t0);
+                fflush(stdout);
+            }
+    MPI_Allreduce(&failed, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("%s: %d failed checks over %d processes\n", total ? "FAIL" : "PASS", total, size);
+    MPI_Finalize();
+    return total != 0;
+}

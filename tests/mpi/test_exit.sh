@@ -1,0 +1,20 @@
+#!/bin/sh
+# How MPI jobs end: test_exit.sh ONICRUN MPI_EXIT. Each case checks
+# onicrun's exit status (see mpi_exit.c).
+onicrun=$1 prog=$2 fail=0
+check() { # expected-status nprocs case
+    "$onicrun" -n "$2" --timeout 30 "$prog" "$3" >/dev/null 2>&1
+    got=$?
+    if [ "$got" -ne "$1" ]; then
+        echo "FAIL: $3 with $2 processes: exit status $got, expected $1"
+        fail=1
+    else
+        echo "ok: $3 with $2 processes: exit status $got"
+    fi
+}
+check 42 2 abort
+check 42 4 abort
+check 6 2 fatal      # MPI_ERR_RANK
+check 0 2 pending
+check 0 4 pending
+exit $fail
