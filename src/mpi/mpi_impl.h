@@ -191,12 +191,12 @@ static inline uint64_t onic_mpi_hdr(unsigned kind, uint64_t cookie, uint64_t len
 #define ONIC_MPI_PT_RNDV    2  /* senders' buffers exposed for pulling */
 #define ONIC_MPI_PT_CREDIT  3  /* credit returns for eager flow control */
 
-/* The most one Portals get moves (portals.h: puts and gets are limited to the
- * transport's inline payload until the transport's RMA is wired in); a pull
- * is split into gets of this size, ONIC_MPI_PULL_DEPTH of them in flight.
- * Portals does not say its limit; a smaller transport (few ring slots)
- * refuses such a get with PTL_FAIL and the chunk is halved (get_chunk). */
-#define ONIC_MPI_GET_CHUNK  2048u
+/* The most one pull asks for in one get: Portals moves a get longer than a
+ * message by the transport's RMA (one copy with CMA), so one get per
+ * message up to this size, and ONIC_MPI_PULL_DEPTH of them in flight beyond.
+ * A transport without RMA refuses such a get with PTL_FAIL, and the chunk
+ * is halved until it fits (get_chunk). */
+#define ONIC_MPI_GET_CHUNK  (16u << 20)
 #define ONIC_MPI_PULL_DEPTH 8u
 
 /* --- The process's state ------------------------------------------------------------ */

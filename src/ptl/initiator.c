@@ -2,7 +2,14 @@
  * target (ptl.h, "Wire header"); the data of a put travels inline. A put
  * counts as an operation of its MD and completes when the message is on its
  * way (SEND_START, SEND_END); a get counts when it starts and completes with
- * its reply (target.c), the MD held until then (pending). */
+ * its reply (target.c), the MD held until then (pending).
+ *
+ * Larger than one message carries: the region is registered with the
+ * transport and its key travels instead of the data; the target moves the
+ * data by RMA. A large put's SEND_END (and its ack) then comes with the
+ * target's DONE, the MD held until then (inflight); a large get completes
+ * with its reply as any get. Either way a record (large.c) keeps what the
+ * completion reports and the registration to drop. */
 #include "ptl/ptl.h"
 #include "base/log.h"
 
@@ -45,13 +52,58 @@ static int initiator_check(onic_ptl_ni_t *ni, const onic_ptl_md_t *md, ptl_size_
                    (unsigned long long)remote_offset);
         return PTL_FAIL;
     }
-    if (length > ni->max_inline) {
-        /* The large-message path (RMA through the transport) plugs in here. */
-        onic_error("ptl: %s: %llu bytes; onic moves at most %zu bytes per put or get until "
-                   "the transport offers RMA", call, (unsigned long long)length, ni->max_inline);
+    if (length > ni->max_inline && ni->io->rma == NULL) {
+        onic_error("ptl: %s: %llu bytes; this interface moves at most %zu bytes per put or "
+                   "get (its transport has no RMA)", call, (unsigned long long)length,
+                   ni->max_inline);
         return PTL_FAIL;
     }
     return PTL_OK;
+}
+
+/* Register [local_offset, +length) of md and remember the operation; the
+ * payload to send instead of the data. A Portals code. */
+static int initiator_large(onic_ptl_ni_t *ni, onic_ptl_md_t *md, int get, uint32_t target,
+                           const onic_ptl_msg_t *m, ptl_size_t local_offset,
+                           onic_ptl_large_desc_t *desc, const char *call)
+{
+    onic_ptl_large_t *rec;
+    onic_status_t status;
+    int rc = onic_ptl_large_add(ni, &desc->cookie, &rec);
+
+    if (rc != PTL_OK) {
+        onic_error("ptl: %s: no room to track another large operation", call);
+        return rc;
+    }
+    status = ni->io->mem_reg(ni->io_arg, (char *)md->desc.start + local_offset, m->rlength,
+                             &desc->key);
+    if (status != ONIC_OK) {
+        onic_ptl_large_del(ni, rec);
+        onic_error("ptl: %s: cannot expose %llu bytes for the target to move: %s", call,
+                   (unsigned long long)m->rlength, onic_status_str(status));
+        return onic_ptl_status_to_ptl(status);
+    }
+    rec->get = get;
+    rec->target = target;
+    rec->md = md->handle;
+    rec->key = desc->key;
+    rec->pt_index = m->pt_index;
+    rec->match_bits = m->match_bits;
+    rec->rlength = m->rlength;
+    rec->local_offset = local_offset;
+    rec->hdr_data = m->hdr_data;
+    return PTL_OK;
+}
+
+/* The send failed: forget the large operation. */
+static void initiator_large_undo(onic_ptl_ni_t *ni, const onic_ptl_large_desc_t *desc,
+                                 uint32_t target)
+{
+    onic_ptl_large_t *rec = onic_ptl_large_find(ni, desc->cookie, target);
+
+    ni->io->mem_dereg(ni->io_arg, &desc->key);
+    if (rec != NULL)
+        onic_ptl_large_del(ni, rec);
 }
 
 int PtlPutRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t length,
@@ -64,8 +116,10 @@ int PtlPutRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t 
     onic_ptl_eq_t *eq;
     onic_ptl_msg_t m;
     onic_ptl_wire_t w;
+    onic_ptl_large_desc_t desc;
     onic_status_t status;
     ptl_event_t ev;
+    int large;
     int rc = onic_ptl_md_of(md_handle, &ni, &md);
 
     if (rc != PTL_OK) {
@@ -95,14 +149,29 @@ int PtlPutRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t 
     m.offset = remote_offset;
     m.rlength = length;
     m.hdr_data = hdr_data;
+    large = length > ni->max_inline;
+    if (large) {
+        m.flags |= ONIC_PTL_FLAG_LARGE;
+        rc = initiator_large(ni, md, 0, target_id.pid, &m, local_offset, &desc, "PtlPut");
+        if (rc != PTL_OK)
+            return rc;
+    }
     onic_ptl_msg_pack(&m, &w);
-    status = ni->io->send(ni->io_arg, target_id.pid, &w,
-                          length > 0 ? (const char *)md->desc.start + local_offset : NULL, length);
+    if (large)
+        status = ni->io->send(ni->io_arg, target_id.pid, &w, &desc, sizeof(desc));
+    else
+        status = ni->io->send(ni->io_arg, target_id.pid, &w,
+                              length > 0 ? (const char *)md->desc.start + local_offset : NULL,
+                              length);
     if (status != ONIC_OK) {
+        if (large)
+            initiator_large_undo(ni, &desc, target_id.pid);
         onic_error("ptl: PtlPut to rank %u: %s", target_id.pid, onic_status_str(status));
         return onic_ptl_status_to_ptl(status);
     }
     onic_ptl_md_count(md);
+    if (large)
+        md->inflight++; /* until the target's DONE: SEND_END, ack, unlink then */
     if (eq != NULL) {
         unsigned options = md->desc.options;
         memset(&ev, 0, sizeof(ev));
@@ -121,7 +190,7 @@ int PtlPutRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t 
             ev.type = PTL_EVENT_SEND_START;
             onic_ptl_eq_post(eq, &ev);
         }
-        if (!(options & PTL_MD_EVENT_END_DISABLE)) {
+        if (!(options & PTL_MD_EVENT_END_DISABLE) && !large) {
             ev.type = PTL_EVENT_SEND_END;
             onic_ptl_eq_post(eq, &ev);
         }
@@ -164,7 +233,9 @@ int PtlGetRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t 
     onic_ptl_md_t *md;
     onic_ptl_msg_t m;
     onic_ptl_wire_t w;
+    onic_ptl_large_desc_t desc;
     onic_status_t status;
+    int large;
     int rc = onic_ptl_md_of(md_handle, &ni, &md);
 
     if (rc != PTL_OK) {
@@ -187,9 +258,19 @@ int PtlGetRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t 
     m.offset = remote_offset;
     m.rlength = length;
     m.local_offset = local_offset;
+    large = length > ni->max_inline;
+    if (large) {
+        m.flags |= ONIC_PTL_FLAG_LARGE;
+        rc = initiator_large(ni, md, 1, target_id.pid, &m, local_offset, &desc, "PtlGet");
+        if (rc != PTL_OK)
+            return rc;
+    }
     onic_ptl_msg_pack(&m, &w);
-    status = ni->io->send(ni->io_arg, target_id.pid, &w, NULL, 0);
+    status = ni->io->send(ni->io_arg, target_id.pid, &w, large ? &desc : NULL,
+                          large ? sizeof(desc) : 0);
     if (status != ONIC_OK) {
+        if (large)
+            initiator_large_undo(ni, &desc, target_id.pid);
         onic_error("ptl: PtlGet from rank %u: %s", target_id.pid, onic_status_str(status));
         return onic_ptl_status_to_ptl(status);
     }

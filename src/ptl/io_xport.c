@@ -40,6 +40,44 @@ static unsigned ptl_xport_progress(void *arg, uint64_t timeout_ns)
     return timeout_ns == 0 ? onic_xport_poll(px->x) : onic_xport_wait(px->x, timeout_ns);
 }
 
+static void ptl_xport_rma_cb(void *arg, void *ctx, onic_status_t status)
+{
+    ptl_xport_t *px = arg;
+    onic_ptl_ni_rma_done(px->ni, ctx, status);
+}
+
+static_assert(sizeof(onic_ptl_rkey_t) == sizeof(onic_xport_mkey_t),
+              "a Portals region key is the transport's");
+
+static onic_status_t ptl_xport_mem_reg(void *arg, void *addr, size_t len, onic_ptl_rkey_t *key_p)
+{
+    ptl_xport_t *px = arg;
+    onic_xport_mkey_t key;
+    onic_status_t status = onic_xport_mem_reg(px->x, addr, len, &key);
+
+    key_p->addr = key.addr;
+    key_p->len = key.len;
+    key_p->id = key.id;
+    return status;
+}
+
+static void ptl_xport_mem_dereg(void *arg, const onic_ptl_rkey_t *key)
+{
+    ptl_xport_t *px = arg;
+    onic_xport_mkey_t k = {key->addr, key->len, key->id};
+    onic_xport_mem_dereg(px->x, &k);
+}
+
+static onic_status_t ptl_xport_rma(void *arg, uint32_t peer, int write, void *local,
+                                   const onic_ptl_rkey_t *key, size_t len, void *ctx)
+{
+    ptl_xport_t *px = arg;
+    onic_xport_mkey_t k = {key->addr, key->len, key->id};
+
+    return write ? onic_xport_rma_write(px->x, peer, local, &k, 0, len, ctx)
+                 : onic_xport_rma_read(px->x, peer, local, &k, 0, len, ctx);
+}
+
 static void ptl_xport_close(void *arg)
 {
     ptl_xport_t *px = arg;
@@ -51,6 +89,9 @@ static const onic_ptl_io_t ptl_xport_io = {
     .send = ptl_xport_send,
     .progress = ptl_xport_progress,
     .close = ptl_xport_close,
+    .mem_reg = ptl_xport_mem_reg,
+    .mem_dereg = ptl_xport_mem_dereg,
+    .rma = ptl_xport_rma,
 };
 
 /* The job id as a ptl_jid_t: its last 8 hex digits; a job of one started
@@ -108,6 +149,7 @@ int onic_ptl_xport_ni_open(ptl_pid_t pid, const ptl_ni_limits_t *desired,
     xp.size = cfg.size;
     xp.jobid = cfg.size > 1 ? cfg.jobid : NULL;
     xp.recv_cb = ptl_xport_recv;
+    xp.rma_cb = ptl_xport_rma_cb;
     xp.cb_arg = px;
     xp.cfg = &cfg;
     status = onic_xport_open(&xp, &px->x);

@@ -118,7 +118,7 @@ void onic_ptl_md_consume(onic_ptl_md_t *md, uint64_t mlength)
 
 int onic_ptl_md_should_unlink(const onic_ptl_md_t *md)
 {
-    return md->unlink == PTL_UNLINK && md->pending == 0 && onic_ptl_md_used_up(md);
+    return md->unlink == PTL_UNLINK && !onic_ptl_md_busy(md) && onic_ptl_md_used_up(md);
 }
 
 void onic_ptl_md_snapshot(const onic_ptl_md_t *md, ptl_md_t *out)
@@ -195,9 +195,10 @@ int PtlMDUnlink(ptl_handle_md_t md_handle)
 
     if (rc != PTL_OK)
         return rc;
-    if (md->pending > 0) {
-        onic_error("ptl: PtlMDUnlink: MD %#llx waits for %u replies; unlink it after their "
-                   "REPLY_END events", (unsigned long long)md_handle, md->pending);
+    if (onic_ptl_md_busy(md)) {
+        onic_error("ptl: PtlMDUnlink: MD %#llx waits for %u replies and %u large transfers; "
+                   "unlink it after their END events", (unsigned long long)md_handle,
+                   md->pending, md->inflight);
         return PTL_MD_IN_USE;
     }
     onic_ptl_md_destroy(ni, md);
@@ -228,9 +229,9 @@ int PtlMDUpdate(ptl_handle_md_t md_handle, ptl_md_t *old_md, ptl_md_t *new_md,
     /* No transport poll here: the test and the update are one step. */
     if (eq != NULL && eq->head != eq->tail)
         return PTL_MD_NO_UPDATE;
-    if (md->pending > 0) {
-        onic_error("ptl: PtlMDUpdate: MD %#llx waits for %u replies", (unsigned long long)md_handle,
-                   md->pending);
+    if (onic_ptl_md_busy(md)) {
+        onic_error("ptl: PtlMDUpdate: MD %#llx waits for %u replies and %u large transfers",
+                   (unsigned long long)md_handle, md->pending, md->inflight);
         return PTL_MD_IN_USE;
     }
     md->desc = *new_md;

@@ -253,8 +253,8 @@ int PtlMEUnlink(ptl_handle_me_t me_handle)
     if (rc != PTL_OK)
         return rc;
     for (l = me->mds.next; l != &me->mds; l = l->next)
-        if (onic_container_of(l, onic_ptl_md_t, link)->pending > 0) {
-            onic_error("ptl: PtlMEUnlink: an MD of entry %#llx waits for a reply",
+        if (onic_ptl_md_busy(onic_container_of(l, onic_ptl_md_t, link))) {
+            onic_error("ptl: PtlMEUnlink: an MD of entry %#llx waits for a reply or a transfer",
                        (unsigned long long)me_handle);
             return PTL_ME_IN_USE;
         }

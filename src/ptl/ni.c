@@ -142,6 +142,8 @@ static void ni_destroy(onic_ptl_ni_t *ni)
             onic_free(eq);
         }
     }
+    onic_ptl_target_fini(ni);
+    onic_ptl_large_fini(ni);
     onic_ptl_htab_fini(&ni->mes);
     onic_ptl_htab_fini(&ni->mds);
     onic_ptl_htab_fini(&ni->eqs);
@@ -180,6 +182,7 @@ int onic_ptl_ni_open(const onic_ptl_ni_params_t *p, ptl_ni_limits_t *actual,
     ni->engine = p->engine;
     ni->io = p->io;
     ni->io_arg = p->io_arg;
+    onic_dlist_init(&ni->rma_pending);
     onic_ptl_ni_clamp_limits(p->desired, &ni->limits);
     onic_ptl_htab_init(&ni->mes, ONIC_PTL_KIND_ME, ptl_g.epoch, (uint32_t)ni->limits.max_mes);
     onic_ptl_htab_init(&ni->mds, ONIC_PTL_KIND_MD, ptl_g.epoch, (uint32_t)ni->limits.max_mds);
@@ -260,18 +263,46 @@ unsigned onic_ptl_ni_progress(onic_ptl_ni_t *ni, uint64_t timeout_ns)
     return n;
 }
 
+/* Do what the target side answered: drop a registration, start an RMA (if
+ * that fails, the operation ends there and then), send a message. */
+static void ni_answer(onic_ptl_ni_t *ni, onic_ptl_out_t *out)
+{
+    onic_status_t status;
+
+    if (out->dereg)
+        ni->io->mem_dereg(ni->io_arg, &out->dereg_key);
+    if (out->rma) {
+        status = ni->io->rma(ni->io_arg, out->dest, out->rma_write, out->rma_local,
+                             &out->rma_key, out->rma_len, out->rma_ctx);
+        if (status != ONIC_OK) {
+            onic_ptl_target_rma_done(ni, out->rma_ctx, status, out);
+            ni_answer(ni, out);
+            return;
+        }
+    }
+    if (out->send) {
+        status = ni->io->send(ni->io_arg, out->dest, &out->hdr, out->payload, out->len);
+        if (status != ONIC_OK)
+            onic_error("ptl: cannot answer rank %u: %s", out->dest, onic_status_str(status));
+    }
+}
+
 void onic_ptl_ni_deliver(onic_ptl_ni_t *ni, uint32_t src, const void *hdr, size_t hdr_len,
                          const void *payload, size_t len)
 {
     onic_ptl_out_t out;
-    onic_status_t status;
 
     onic_ptl_target_recv(ni, src, hdr, hdr_len, payload, len, &out);
-    if (out.send) {
-        status = ni->io->send(ni->io_arg, out.dest, &out.hdr, out.payload, out.len);
-        if (status != ONIC_OK)
-            onic_error("ptl: cannot answer rank %u: %s", out.dest, onic_status_str(status));
-    }
+    ni_answer(ni, &out);
+    onic_ptl_eq_run_handlers(ni);
+}
+
+void onic_ptl_ni_rma_done(onic_ptl_ni_t *ni, void *ctx, onic_status_t status)
+{
+    onic_ptl_out_t out;
+
+    onic_ptl_target_rma_done(ni, ctx, status, &out);
+    ni_answer(ni, &out);
     onic_ptl_eq_run_handlers(ni);
 }
 

@@ -71,16 +71,27 @@ void          onic_ptl_htab_del(onic_ptl_htab_t *t, uint64_t handle);
  *   w3 put, ack: the initiator's event queue for the ack; reply: local offset
  *   w4 remote offset:48 | portal index:16
  *   w5 requested length:48 | op:4 | flags:4 | ACL index:8
+ *   (done: w1 manipulated length, w3 the initiator's cookie; a large reply:
+ *   w3 the cookie instead of the local offset)
  * The initiator is the transport's source rank, never a header field.
- * Lengths and offsets are below 2^48 (no address space is larger). */
+ * Lengths and offsets are below 2^48 (no address space is larger).
+ *
+ * Large data (more than one message carries): a put or get with
+ * ONIC_PTL_FLAG_LARGE carries, as its payload, the key of the initiator's
+ * region registered for RMA and a cookie naming the operation at the
+ * initiator. The target, once translation and access control pass, pulls a
+ * put's data (RMA read) or pushes a get's (RMA write) straight between the
+ * two MDs, then answers DONE (with the ack, if one is due) or the reply. */
 enum {
     ONIC_PTL_OP_PUT   = 1,
     ONIC_PTL_OP_GET   = 2,
     ONIC_PTL_OP_ACK   = 3,
     ONIC_PTL_OP_REPLY = 4,
+    ONIC_PTL_OP_DONE  = 5,  /* a large put was pulled: the initiator may reuse its data */
 };
-#define ONIC_PTL_FLAG_ACK   0x1u /* put: acknowledge it */
-#define ONIC_PTL_FLAGS_ALL  0x1u
+#define ONIC_PTL_FLAG_ACK   0x1u /* put: acknowledge it; done: and acknowledged */
+#define ONIC_PTL_FLAG_LARGE 0x2u /* put, get, reply: the data moves by RMA */
+#define ONIC_PTL_FLAGS_ALL  0x3u
 #define ONIC_PTL_MAX_LEN    ((UINT64_C(1) << 48) - 1)
 #define ONIC_PTL_PT_LIMIT   4096 /* portal indexes fit the wire's 16 bits */
 #define ONIC_PTL_AC_LIMIT   256  /* ACL indexes fit its 8 bits */
@@ -103,7 +114,20 @@ typedef struct onic_ptl_msg {
     uint64_t         local_offset; /* get, reply: where the reply lands in the initiator's MD */
     ptl_handle_md_t  md;           /* the initiator's MD; echoed */
     ptl_handle_eq_t  eq;           /* put, ack: the initiator's queue for the ack */
+    uint64_t         cookie;       /* done, large reply: the initiator's operation */
 } onic_ptl_msg_t;
+
+/* A registered region as the transport names it (the layout of
+ * onic_xport_mkey_t), opaque to everything but the glue. */
+typedef struct onic_ptl_rkey {
+    uint64_t addr, len, id;
+} onic_ptl_rkey_t;
+
+/* The payload of a large put or get. */
+typedef struct onic_ptl_large_desc {
+    onic_ptl_rkey_t key;
+    uint64_t        cookie;
+} onic_ptl_large_desc_t;
 
 /* Fields beyond the wire's widths must have been refused by the caller. */
 void          onic_ptl_msg_pack(const onic_ptl_msg_t *m, onic_ptl_wire_t *w);
@@ -134,7 +158,27 @@ typedef struct onic_ptl_md {
     onic_ptl_me_t   *me;            /* NULL for a bound MD */
     onic_dlist_t     link;          /* in me->mds */
     unsigned         pending;       /* gets waiting for their reply */
+    unsigned         inflight;      /* large puts not yet pulled, RMA into or out of it */
 } onic_ptl_md_t;
+
+/* Whether operations are under way on md (it cannot be unlinked or changed). */
+static inline int onic_ptl_md_busy(const onic_ptl_md_t *md)
+{
+    return md->pending > 0 || md->inflight > 0;
+}
+
+/* A large put or get this process started, until its DONE or reply: what
+ * its completion reports, and the registration to drop then. */
+typedef struct onic_ptl_large {
+    int              used, get;
+    uint32_t         gen, next;     /* the cookie's generation; free list */
+    uint32_t         target;
+    ptl_handle_md_t  md;
+    onic_ptl_rkey_t  key;
+    ptl_pt_index_t   pt_index;
+    ptl_match_bits_t match_bits;
+    uint64_t         rlength, local_offset, hdr_data;
+} onic_ptl_large_t;
 
 struct onic_ptl_me {
     ptl_handle_me_t  handle;
@@ -190,6 +234,13 @@ typedef struct onic_ptl_io {
      * timeout_ns for something; the number delivered. */
     unsigned      (*progress)(void *arg, uint64_t timeout_ns);
     void          (*close)(void *arg);
+    /* Optional, all three or none (no large puts and gets then). */
+    onic_status_t (*mem_reg)(void *arg, void *addr, size_t len, onic_ptl_rkey_t *key_p);
+    void          (*mem_dereg)(void *arg, const onic_ptl_rkey_t *key);
+    /* Start an RMA read (write = 0) or write with the peer's region key; its
+     * completion comes back through onic_ptl_ni_rma_done(ctx). */
+    onic_status_t (*rma)(void *arg, uint32_t peer, int write, void *local,
+                         const onic_ptl_rkey_t *key, size_t len, void *ctx);
 } onic_ptl_io_t;
 
 /* An event whose queue has a handler, waiting for the step that recorded it
@@ -220,6 +271,9 @@ struct onic_ptl_ni {
     int                  in_handler;   /* nor finalize the NI under its caller */
     onic_ptl_handler_call_t hq[ONIC_PTL_HANDLER_QUEUE];
     unsigned             hq_len;
+    onic_dlist_t         rma_pending;  /* the target side's RMA under way */
+    onic_ptl_large_t    *large;        /* by cookie index */
+    uint32_t             large_cap, large_free;
 };
 
 typedef struct onic_ptl_ni_params {
@@ -251,7 +305,18 @@ unsigned onic_ptl_ni_progress(onic_ptl_ni_t *ni, uint64_t timeout_ns);
 /* An arrival from the transport: run the target side, send what it answers. */
 void onic_ptl_ni_deliver(onic_ptl_ni_t *ni, uint32_t src, const void *hdr, size_t hdr_len,
                          const void *payload, size_t len);
+/* An RMA the target side asked for has finished: complete it, send what it
+ * answers. */
+void onic_ptl_ni_rma_done(onic_ptl_ni_t *ni, void *ctx, onic_status_t status);
 void onic_ptl_ni_drop(onic_ptl_ni_t *ni, onic_ptl_drop_t why);
+/* Large operations this process started (large.c). add: a Portals code. */
+int               onic_ptl_large_add(onic_ptl_ni_t *ni, uint64_t *cookie_p,
+                                     onic_ptl_large_t **rec_p);
+/* The live record a cookie from the wire names, started towards src; NULL
+ * for anything else. */
+onic_ptl_large_t *onic_ptl_large_find(onic_ptl_ni_t *ni, uint64_t cookie, uint32_t src);
+void              onic_ptl_large_del(onic_ptl_ni_t *ni, onic_ptl_large_t *rec);
+void              onic_ptl_large_fini(onic_ptl_ni_t *ni);
 int  onic_ptl_status_to_ptl(onic_status_t status);
 /* {0, rank} or wildcards; 0 if not a process of this job. */
 int  onic_ptl_id_valid(const onic_ptl_ni_t *ni, ptl_process_id_t id, int wildcards);
@@ -308,6 +373,16 @@ typedef struct onic_ptl_out {
     onic_ptl_wire_t hdr;
     const void     *payload;
     size_t          len;
+    /* An RMA to start with dest (a large put's pull, a large get's push),
+     * reported back with rma_ctx through onic_ptl_target_rma_done. */
+    int             rma, rma_write;
+    void           *rma_local;
+    onic_ptl_rkey_t rma_key;
+    size_t          rma_len;
+    void           *rma_ctx;
+    /* A registration of this process's to drop (its large op is over). */
+    int             dereg;
+    onic_ptl_rkey_t dereg_key;
 } onic_ptl_out_t;
 
 /* One message from rank src (a header of hdr_len bytes and its payload):
@@ -315,6 +390,13 @@ typedef struct onic_ptl_out {
  * field is untrusted: anything malformed is a counted drop. */
 void onic_ptl_target_recv(onic_ptl_ni_t *ni, uint32_t src, const void *hdr, size_t hdr_len,
                           const void *payload, size_t len, onic_ptl_out_t *out);
+/* The RMA an answer asked for (out->rma_ctx) has finished with status: the
+ * END events, an unlink that waited for it, and the DONE or reply in *out.
+ * If it could not even start, the caller passes the reason as status. */
+void onic_ptl_target_rma_done(onic_ptl_ni_t *ni, void *ctx, onic_status_t status,
+                              onic_ptl_out_t *out);
+/* Forget the RMA still under way (the NI is going). */
+void onic_ptl_target_fini(onic_ptl_ni_t *ni);
 
 /* --- io_xport.c: the transport glue -------------------------------------------- */
 /* The NI of this process on the job's transport (PtlNIInit). */

@@ -17,6 +17,15 @@
  * Acks and replies bypass access control and translation and are dropped
  * only for the paper's reasons (4.8): target_ack, target_reply.
  *
+ * Large puts and gets (ONIC_PTL_FLAG_LARGE) take the same steps, but the
+ * data moves by RMA between the two MDs: target_large asks for it in the
+ * answer (out->rma), START events are recorded then, and the END events,
+ * an unlink that waits for them and the DONE or reply follow when the RMA
+ * is over (onic_ptl_target_rma_done). A large put that is dropped still
+ * answers DONE (nothing moved), so its initiator can let go of its data.
+ * At the initiator, DONE and a large reply complete the operation its
+ * cookie names (target_done, target_reply).
+ *
  * Nothing from the wire is trusted: sizes are checked against the header,
  * the header against the state, handles through their tables, and the
  * initiator is the transport's source rank. Whatever does not add up is a
@@ -35,6 +44,17 @@ typedef struct target_xlate {
     onic_ptl_md_t *md;
     uint64_t       offset, mlength;
 } target_xlate_t;
+
+/* A large put or get whose RMA is under way: what its completion needs. */
+typedef struct target_rma {
+    onic_dlist_t          link;  /* in ni->rma_pending */
+    ptl_handle_md_t       md;
+    uint32_t              src;
+    onic_ptl_msg_t        m;
+    uint64_t              offset, mlength;
+    unsigned              options;
+    onic_ptl_large_desc_t desc;
+} target_rma_t;
 
 static void target_drop(onic_ptl_ni_t *ni, onic_ptl_drop_t why, uint32_t src,
                         const onic_ptl_msg_t *m)
@@ -243,26 +263,174 @@ static void target_answer(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t 
     out->send = 1;
 }
 
+/* The answer to a large put (DONE, with the ack if one is due) or get (the
+ * reply, its data already written), mlength bytes having moved. */
+static void target_large_answer(uint32_t src, const onic_ptl_msg_t *m,
+                                const onic_ptl_large_desc_t *desc, uint64_t mlength, int ack,
+                                onic_ptl_out_t *out)
+{
+    onic_ptl_msg_t a = *m;
+
+    a.op = m->op == ONIC_PTL_OP_PUT ? ONIC_PTL_OP_DONE : ONIC_PTL_OP_REPLY;
+    a.flags = m->op == ONIC_PTL_OP_PUT ? (ack ? ONIC_PTL_FLAG_ACK : 0) : ONIC_PTL_FLAG_LARGE;
+    a.mlength = mlength;
+    a.cookie = desc->cookie;
+    a.ac_index = 0;
+    onic_ptl_msg_pack(&a, &out->hdr);
+    out->dest = src;
+    out->send = 1;
+}
+
+static int target_ack_due(const onic_ptl_msg_t *m, unsigned options)
+{
+    return m->op == ONIC_PTL_OP_PUT && (m->flags & ONIC_PTL_FLAG_ACK) &&
+           !(options & PTL_MD_ACK_DISABLE) && m->eq != PTL_EQ_NONE;
+}
+
+/* The end of a large operation at the target: END events (failed ones say
+ * so), the unlink that waited, the answer. */
+static void target_large_finish(onic_ptl_ni_t *ni, const target_rma_t *r, onic_status_t status,
+                                onic_ptl_out_t *out)
+{
+    onic_ptl_md_t *md = onic_ptl_htab_get(&ni->mds, r->md);
+    onic_ptl_eq_t *eq;
+    ptl_event_t ev;
+
+    if (md != NULL) {
+        md->inflight--;
+        eq = onic_ptl_md_eq(ni, md);
+        target_event_base(ni, r->src, &r->m, &ev);
+        ev.mlength = status == ONIC_OK ? r->mlength : 0;
+        ev.offset = r->offset;
+        ev.md_handle = md->handle;
+        ev.hdr_data = r->m.op == ONIC_PTL_OP_PUT ? r->m.hdr_data : 0;
+        ev.ni_fail_type = status == ONIC_OK ? PTL_NI_OK : PTL_NI_FAIL;
+        onic_ptl_md_snapshot(md, &ev.md);
+        if (eq != NULL && !(r->options & PTL_MD_EVENT_END_DISABLE)) {
+            ev.type = r->m.op == ONIC_PTL_OP_PUT ? PTL_EVENT_PUT_END : PTL_EVENT_GET_END;
+            ev.link = eq->seq;
+            onic_ptl_eq_post(eq, &ev);
+        }
+        if (onic_ptl_md_should_unlink(md)) {
+            target_post_unlink(eq, &ev);
+            onic_ptl_md_destroy(ni, md);
+        }
+    }
+    if (status != ONIC_OK)
+        onic_warn("ptl: moving %llu bytes of a large %s with rank %u failed: %s",
+                  (unsigned long long)r->mlength, r->m.op == ONIC_PTL_OP_PUT ? "put" : "get",
+                  r->src, onic_status_str(status));
+    target_large_answer(r->src, &r->m, &r->desc, status == ONIC_OK ? r->mlength : 0,
+                        status == ONIC_OK && target_ack_due(&r->m, r->options), out);
+}
+
+/* Translation found where a large put or get goes: count it, record START,
+ * and ask for the RMA (or finish at once when nothing is to move). */
+static void target_large(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m,
+                         const target_xlate_t *x, const onic_ptl_large_desc_t *desc,
+                         onic_ptl_out_t *out)
+{
+    onic_ptl_md_t *md = x->md;
+    onic_ptl_eq_t *eq = onic_ptl_md_eq(ni, md);
+    target_rma_t now, *r;
+    ptl_event_t ev;
+
+    onic_ptl_md_consume(md, x->mlength);
+    md->inflight++;
+    target_event_base(ni, src, m, &ev);
+    ev.mlength = x->mlength;
+    ev.offset = x->offset;
+    ev.md_handle = md->handle;
+    ev.hdr_data = m->op == ONIC_PTL_OP_PUT ? m->hdr_data : 0;
+    onic_ptl_md_snapshot(md, &ev.md);
+    if (eq != NULL && !(md->desc.options & PTL_MD_EVENT_START_DISABLE)) {
+        ev.type = m->op == ONIC_PTL_OP_PUT ? PTL_EVENT_PUT_START : PTL_EVENT_GET_START;
+        ev.link = eq->seq;
+        onic_ptl_eq_post(eq, &ev);
+    }
+    r = x->mlength > 0 ? onic_malloc(sizeof(*r)) : NULL;
+    if (r == NULL)
+        r = &now;
+    r->md = md->handle;
+    r->src = src;
+    r->m = *m;
+    r->offset = x->offset;
+    r->mlength = x->mlength;
+    r->options = md->desc.options;
+    r->desc = *desc;
+    if (r == &now) {
+        /* Nothing to move, or no memory to remember the move by. */
+        if (x->mlength > 0)
+            onic_ptl_ni_drop(ni, ONIC_PTL_DROP_NO_MEMORY);
+        target_large_finish(ni, r, x->mlength > 0 ? ONIC_ERR_NO_MEMORY : ONIC_OK, out);
+        return;
+    }
+    onic_dlist_push_tail(&ni->rma_pending, &r->link);
+    out->rma = 1;
+    out->rma_write = m->op == ONIC_PTL_OP_GET;
+    out->rma_local = (char *)md->desc.start + x->offset;
+    out->rma_key = desc->key;
+    out->rma_len = x->mlength;
+    out->rma_ctx = r;
+    out->dest = src;
+}
+
+void onic_ptl_target_rma_done(onic_ptl_ni_t *ni, void *ctx, onic_status_t status,
+                              onic_ptl_out_t *out)
+{
+    target_rma_t *r = ctx;
+
+    memset(out, 0, sizeof(*out));
+    onic_dlist_del(&r->link);
+    target_large_finish(ni, r, status, out);
+    onic_free(r);
+}
+
+void onic_ptl_target_fini(onic_ptl_ni_t *ni)
+{
+    while (!onic_dlist_empty(&ni->rma_pending)) {
+        target_rma_t *r = onic_container_of(ni->rma_pending.next, target_rma_t, link);
+        onic_dlist_del(&r->link);
+        onic_free(r);
+    }
+}
+
 static void target_request(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m,
                            const void *payload, onic_ptl_out_t *out)
 {
+    onic_ptl_large_desc_t desc;
+    int large = (m->flags & ONIC_PTL_FLAG_LARGE) != 0;
     onic_ptl_pt_t *pt;
     target_xlate_t x;
     const void *data;
     unsigned options;
+    onic_ptl_drop_t why;
 
+    if (large)
+        memcpy(&desc, payload, sizeof(desc)); /* once: the sizes were checked */
     if ((pt = target_portal(ni, src, m)) == NULL || !target_admit(ni, src, m))
-        return;
+        goto dropped;
     if (!target_translate(pt, src, m, &x)) {
-        target_drop(ni, ONIC_PTL_DROP_NO_MATCH, src, m);
-        return;
+        why = ONIC_PTL_DROP_NO_MATCH;
+        goto drop;
     }
     if (x.me->overflow && m->op == ONIC_PTL_OP_PUT && target_keep_header(pt, src, m, &x) == NULL) {
-        target_drop(ni, ONIC_PTL_DROP_NO_MEMORY, src, m);
+        why = ONIC_PTL_DROP_NO_MEMORY;
+        goto drop;
+    }
+    if (large) {
+        target_large(ni, src, m, &x, &desc, out);
         return;
     }
     options = target_deliver(ni, src, m, &x, payload, &data);
     target_answer(ni, src, m, &x, options, data, out);
+    return;
+drop:
+    target_drop(ni, why, src, m);
+dropped:
+    /* A dropped large put still tells its initiator that nothing moved. */
+    if (large && m->op == ONIC_PTL_OP_PUT)
+        target_large_answer(src, m, &desc, 0, 0, out);
 }
 
 /* --- ack and reply ----------------------------------------------------------- */
@@ -296,22 +464,36 @@ static void target_ack(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m)
  * queue has no room for what the reply records (4.8). Every MD accepts and
  * truncates a reply: it lands at the get's local offset, cut to the MD. */
 static void target_reply(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m,
-                         const void *payload)
+                         const void *payload, onic_ptl_out_t *out)
 {
     onic_ptl_md_t *md = onic_ptl_htab_get(&ni->mds, m->md);
+    onic_ptl_large_t *rec = NULL;
     onic_ptl_eq_t *eq;
     unsigned options;
-    uint64_t room, mlength, need;
+    uint64_t room, mlength, need, local_offset = m->local_offset;
     int unlink;
     ptl_event_t ev;
 
+    if (m->flags & ONIC_PTL_FLAG_LARGE) {
+        /* The data is already in place; the cookie says where it went. */
+        rec = onic_ptl_large_find(ni, m->cookie, src);
+        if (rec == NULL || !rec->get || rec->md != m->md) {
+            target_drop(ni, ONIC_PTL_DROP_MALFORMED, src, m);
+            return;
+        }
+        out->dereg = 1;
+        out->dereg_key = rec->key;
+        local_offset = rec->local_offset;
+        onic_ptl_large_del(ni, rec);
+    }
     if (md == NULL || md->pending == 0) {
         target_drop(ni, ONIC_PTL_DROP_REPLY_MD, src, m);
         return;
     }
     eq = onic_ptl_md_eq(ni, md);
     options = md->desc.options;
-    unlink = md->unlink == PTL_UNLINK && md->pending == 1 && onic_ptl_md_used_up(md);
+    unlink = md->unlink == PTL_UNLINK && md->pending == 1 && md->inflight == 0 &&
+             onic_ptl_md_used_up(md);
     need = !(options & PTL_MD_EVENT_START_DISABLE) + !(options & PTL_MD_EVENT_END_DISABLE) +
            (unsigned)unlink;
     if (eq != NULL && onic_ptl_eq_room(eq) < need) {
@@ -320,16 +502,77 @@ static void target_reply(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *
         return;
     }
     md->pending--;
-    room = m->local_offset < md->desc.length ? md->desc.length - m->local_offset : 0;
+    room = local_offset < md->desc.length ? md->desc.length - local_offset : 0;
     mlength = m->mlength < room ? m->mlength : room;
-    if (mlength > 0)
-        memcpy((char *)md->desc.start + m->local_offset, payload, mlength);
+    if (mlength > 0 && rec == NULL)
+        memcpy((char *)md->desc.start + local_offset, payload, mlength);
     target_event_base(ni, src, m, &ev);
     ev.mlength = mlength;
-    ev.offset = m->local_offset;
+    ev.offset = local_offset;
     ev.md_handle = md->handle;
     onic_ptl_md_snapshot(md, &ev.md);
     target_post_pair(eq, options, PTL_EVENT_REPLY_START, &ev);
+    if (onic_ptl_md_should_unlink(md)) {
+        target_post_unlink(eq, &ev);
+        onic_ptl_md_destroy(ni, md);
+    }
+}
+
+/* A large put of ours was pulled (or dropped: mlength 0): SEND_END, the ack
+ * it brings, the unlink that waited for it, and the registration to drop. */
+static void target_done(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m,
+                        onic_ptl_out_t *out)
+{
+    onic_ptl_large_t *rec = onic_ptl_large_find(ni, m->cookie, src);
+    onic_ptl_large_t r;
+    onic_ptl_md_t *md;
+    onic_ptl_eq_t *eq;
+    ptl_event_t ev;
+
+    if (rec == NULL || rec->get || rec->md != m->md) {
+        target_drop(ni, ONIC_PTL_DROP_MALFORMED, src, m);
+        return;
+    }
+    r = *rec;
+    onic_ptl_large_del(ni, rec);
+    out->dereg = 1;
+    out->dereg_key = r.key;
+    md = onic_ptl_htab_get(&ni->mds, r.md);
+    if (md == NULL)
+        return; /* the NI was reset under it; nothing left to report to */
+    md->inflight--;
+    eq = onic_ptl_md_eq(ni, md);
+    memset(&ev, 0, sizeof(ev));
+    ev.initiator.pid = ni->rank;
+    ev.uid = ni->uid;
+    ev.jid = ni->jid;
+    ev.pt_index = r.pt_index;
+    ev.match_bits = r.match_bits;
+    ev.rlength = r.rlength;
+    ev.mlength = r.rlength;
+    ev.offset = r.local_offset;
+    ev.md_handle = md->handle;
+    ev.hdr_data = r.hdr_data;
+    onic_ptl_md_snapshot(md, &ev.md);
+    if (eq != NULL && !(md->desc.options & PTL_MD_EVENT_END_DISABLE)) {
+        ev.type = PTL_EVENT_SEND_END;
+        ev.link = eq->seq;
+        onic_ptl_eq_post(eq, &ev);
+    }
+    if (m->flags & ONIC_PTL_FLAG_ACK) {
+        /* As target_ack: only its event queue must still exist (the MD's,
+         * which cannot change while the put is under way). */
+        if (eq == NULL) {
+            target_drop(ni, ONIC_PTL_DROP_ACK_EQ, src, m);
+        } else {
+            ev.type = PTL_EVENT_ACK;
+            ev.initiator.pid = src;
+            ev.mlength = m->mlength;
+            ev.offset = m->offset;
+            ev.link = eq->seq;
+            onic_ptl_eq_post(eq, &ev);
+        }
+    }
     if (onic_ptl_md_should_unlink(md)) {
         target_post_unlink(eq, &ev);
         onic_ptl_md_destroy(ni, md);
@@ -340,16 +583,20 @@ static void target_reply(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *
 /* Sizes that do not add up for the op, before any state is looked at. */
 static int target_sizes_ok(const onic_ptl_ni_t *ni, const onic_ptl_msg_t *m, size_t len)
 {
+    int large = (m->flags & ONIC_PTL_FLAG_LARGE) != 0;
+
     switch (m->op) {
     case ONIC_PTL_OP_PUT:
-        return len == m->rlength;
+        return large ? len == sizeof(onic_ptl_large_desc_t) : len == m->rlength;
     case ONIC_PTL_OP_GET:
-        /* The reply must fit one message: the initiator asks for no more. */
-        return len == 0 && m->rlength <= ni->max_inline;
+        /* A small reply must fit one message: the initiator asks for no more. */
+        return large ? len == sizeof(onic_ptl_large_desc_t)
+                     : len == 0 && m->rlength <= ni->max_inline;
     case ONIC_PTL_OP_ACK:
+    case ONIC_PTL_OP_DONE:
         return len == 0 && m->mlength <= m->rlength;
     case ONIC_PTL_OP_REPLY:
-        return len == m->mlength && m->mlength <= m->rlength;
+        return (large ? len == 0 : len == m->mlength) && m->mlength <= m->rlength;
     default:
         return 0;
     }
@@ -375,7 +622,10 @@ void onic_ptl_target_recv(onic_ptl_ni_t *ni, uint32_t src, const void *hdr, size
         target_ack(ni, src, &m);
         break;
     case ONIC_PTL_OP_REPLY:
-        target_reply(ni, src, &m, payload);
+        target_reply(ni, src, &m, payload, out);
+        break;
+    case ONIC_PTL_OP_DONE:
+        target_done(ni, src, &m, out);
         break;
     }
 }

@@ -25,7 +25,11 @@ void onic_ptl_msg_pack(const onic_ptl_msg_t *m, onic_ptl_wire_t *w)
         break;
     case ONIC_PTL_OP_REPLY:
         w->w[1] = m->mlength;
-        w->w[3] = m->local_offset;
+        w->w[3] = (m->flags & ONIC_PTL_FLAG_LARGE) ? m->cookie : m->local_offset;
+        break;
+    case ONIC_PTL_OP_DONE:
+        w->w[1] = m->mlength;
+        w->w[3] = m->cookie;
         break;
     default:
         break;
@@ -69,12 +73,22 @@ onic_status_t onic_ptl_msg_unpack(const void *buf, size_t len, onic_ptl_msg_t *m
         break;
     case ONIC_PTL_OP_REPLY:
         m.mlength = w.w[1];
-        m.local_offset = w.w[3];
+        if (m.flags & ONIC_PTL_FLAG_LARGE)
+            m.cookie = w.w[3];
+        else
+            m.local_offset = w.w[3];
+        break;
+    case ONIC_PTL_OP_DONE:
+        m.mlength = w.w[1];
+        m.cookie = w.w[3];
         break;
     default:
         return ONIC_ERR_INVALID_PARAM;
     }
-    if (m.op != ONIC_PTL_OP_PUT && m.flags != 0)
+    /* ACK: a put asks for one, a DONE brings one; LARGE: put, get, reply. */
+    if (((m.flags & ONIC_PTL_FLAG_ACK) && m.op != ONIC_PTL_OP_PUT && m.op != ONIC_PTL_OP_DONE) ||
+        ((m.flags & ONIC_PTL_FLAG_LARGE) && m.op != ONIC_PTL_OP_PUT && m.op != ONIC_PTL_OP_GET &&
+         m.op != ONIC_PTL_OP_REPLY))
         return ONIC_ERR_INVALID_PARAM;
     *m_p = m;
     return ONIC_OK;

@@ -45,7 +45,68 @@ static unsigned harness_progress(void *arg, uint64_t timeout_ns)
     return 0;
 }
 
-static const onic_ptl_io_t harness_io = {harness_send, harness_progress, NULL};
+/* RMA as the tests see it: registrations counted, each RMA recorded to be
+ * finished by hand (harness_rma_finish), in one address space. */
+#define HARNESS_MAX_RMA 16
+
+typedef struct harness_rma {
+    uint32_t        dest;
+    int             write;
+    void           *local;
+    onic_ptl_rkey_t key;
+    size_t          len;
+    void           *ctx;
+} harness_rma_t;
+
+static harness_rma_t harness_rmas[HARNESS_MAX_RMA];
+static unsigned      harness_nrma, harness_nreg, harness_ndereg;
+
+static onic_status_t harness_mem_reg(void *arg, void *addr, size_t len, onic_ptl_rkey_t *key_p)
+{
+    (void)arg;
+    key_p->addr = (uint64_t)(uintptr_t)addr;
+    key_p->len = len;
+    key_p->id = ++harness_nreg;
+    return ONIC_OK;
+}
+
+static void harness_mem_dereg(void *arg, const onic_ptl_rkey_t *key)
+{
+    (void)arg;
+    (void)key;
+    harness_ndereg++;
+}
+
+static onic_status_t harness_rma(void *arg, uint32_t peer, int write, void *local,
+                                 const onic_ptl_rkey_t *key, size_t len, void *ctx)
+{
+    (void)arg;
+    if (harness_nrma == HARNESS_MAX_RMA)
+        return ONIC_ERR_NO_RESOURCE;
+    harness_rmas[harness_nrma++] = (harness_rma_t){peer, write, local, *key, len, ctx};
+    return ONIC_OK;
+}
+
+/* Do recorded RMA i as a transport would (status ONIC_OK: copy), then report
+ * it to the NI. */
+static void harness_rma_finish(onic_ptl_ni_t *ni, unsigned i, onic_status_t status)
+{
+    harness_rma_t *r = &harness_rmas[i];
+    void *remote = (void *)(uintptr_t)r->key.addr;
+
+    if (status == ONIC_OK && r->len > 0)
+        memcpy(r->write ? remote : r->local, r->write ? r->local : remote, r->len);
+    onic_ptl_ni_rma_done(ni, r->ctx, status);
+}
+
+static const onic_ptl_io_t harness_io = {
+    .send = harness_send,
+    .progress = harness_progress,
+    .close = NULL,
+    .mem_reg = harness_mem_reg,
+    .mem_dereg = harness_mem_dereg,
+    .rma = harness_rma,
+};
 
 /* PtlInit and an NI of rank `rank` in a job of `size` on `engine`. */
 static onic_ptl_ni_t *harness_open(uint32_t rank, uint32_t size, const char *engine,
@@ -64,7 +125,7 @@ static onic_ptl_ni_t *harness_open(uint32_t rank, uint32_t size, const char *eng
     p.engine = engine;
     p.desired = desired;
     p.io = &harness_io;
-    harness_nsent = 0;
+    harness_nsent = harness_nrma = harness_nreg = harness_ndereg = 0;
     if (PtlInit(&n) != PTL_OK || onic_ptl_ni_open(&p, NULL, h_p) != PTL_OK ||
         onic_ptl_ni_of(*h_p, &ni) != PTL_OK)
         return NULL;

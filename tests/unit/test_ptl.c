@@ -617,6 +617,153 @@ static void test_get_reply(void)
 }
 
 /* --- event queues ------------------------------------------------------------------ */
+/* --- large puts and gets (the data by RMA) ----------------------------------------- */
+static void test_large(void)
+{
+    enum { BIG = 5000 };
+    static uint8_t src[BIG], dst[8192], got[BIG];
+    ptl_handle_me_t me, gme;
+    ptl_handle_md_t smd, gmd;
+    ptl_handle_eq_t eq, seq;
+    ptl_event_t ev;
+    onic_ptl_out_t out, done;
+    onic_ptl_msg_t m, a;
+    onic_ptl_large_desc_t desc;
+    uint8_t small[100];
+
+    open_ni();
+    eq = eq_alloc(64);
+    seq = eq_alloc(64);
+    for (int i = 0; i < BIG; i++)
+        src[i] = (uint8_t)(i * 7);
+    me = me_attach(1, ME_ANY, 1, 0, PTL_RETAIN, PTL_INS_AFTER);
+    md_attach(me, md_desc(dst, sizeof(dst), PTL_MD_THRESH_INF,
+                          PTL_MD_OP_PUT | PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE, eq),
+              PTL_RETAIN);
+    /* PtlPut of more than one message: the key travels, SEND_END waits. */
+    CHECK_EQ(PtlMDBind(nih, md_desc(src, BIG, 1, 0, seq), PTL_UNLINK, &smd), PTL_OK);
+    CHECK_EQ(PtlPut(smd, PTL_ACK_REQ, ((ptl_process_id_t){0, 0}), 1, 0, 1, 0, 5), PTL_OK);
+    CHECK_EQ(harness_nsent, 1);
+    CHECK_EQ(harness_nreg, 1);
+    CHECK_EQ(harness_sent[0].len, sizeof(desc));
+    memcpy(&desc, harness_sent[0].payload, sizeof(desc));
+    CHECK(desc.key.addr == (uint64_t)(uintptr_t)src && desc.key.len == BIG);
+    CHECK_EQ(next_event(seq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_SEND_START);
+    CHECK_EQ(next_event(seq, &ev), PTL_EQ_EMPTY);
+    CHECK_EQ(PtlMDUnlink(smd), PTL_MD_IN_USE);  /* the target still pulls from it */
+    /* The target (ourselves) asks for the data, records PUT_START only. */
+    onic_ptl_target_recv(ni, 0, &harness_sent[0].hdr, sizeof(harness_sent[0].hdr),
+                         harness_sent[0].payload, harness_sent[0].len, &out);
+    CHECK(!out.send);
+    CHECK(out.rma && !out.rma_write && out.rma_len == BIG && out.rma_local == dst);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_PUT_START);
+    CHECK_EQ(next_event(eq, &ev), PTL_EQ_EMPTY);
+    /* The pull lands: PUT_END, and DONE with the ack. */
+    memcpy(out.rma_local, (void *)(uintptr_t)out.rma_key.addr, out.rma_len);
+    onic_ptl_target_rma_done(ni, out.rma_ctx, ONIC_OK, &done);
+    CHECK_EQ(memcmp(dst, src, BIG), 0);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_PUT_END);
+    CHECK_EQ(ev.mlength, BIG);
+    CHECK_EQ(ev.hdr_data, 5);
+    CHECK(done.send && !done.rma);
+    CHECK_EQ(onic_ptl_msg_unpack(&done.hdr, sizeof(done.hdr), &a), ONIC_OK);
+    CHECK_EQ(a.op, ONIC_PTL_OP_DONE);
+    CHECK(a.flags & ONIC_PTL_FLAG_ACK);
+    CHECK_EQ(a.mlength, BIG);
+    CHECK(a.cookie == desc.cookie);
+    /* DONE comes home: SEND_END, ACK, the unlink that waited; the key goes. */
+    onic_ptl_target_recv(ni, 0, &done.hdr, sizeof(done.hdr), NULL, 0, &out);
+    CHECK(out.dereg && out.dereg_key.id == desc.key.id);
+    CHECK_EQ(next_event(seq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_SEND_END);
+    CHECK_EQ(next_event(seq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_ACK);
+    CHECK_EQ(ev.mlength, BIG);
+    CHECK_EQ(next_event(seq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_UNLINK);
+    CHECK_EQ(PtlMDUnlink(smd), PTL_MD_INVALID);
+    /* The same DONE again names nothing: a counted drop. */
+    onic_ptl_target_recv(ni, 0, &done.hdr, sizeof(done.hdr), NULL, 0, &out);
+    CHECK(!out.dereg);
+    CHECK_EQ(drops(ONIC_PTL_DROP_MALFORMED), 1);
+
+    /* A large put nobody takes still answers DONE, with nothing moved. */
+    m = req(ONIC_PTL_OP_PUT, 1, 99, BIG);
+    m.flags = ONIC_PTL_FLAG_LARGE;
+    desc.cookie = 4242;
+    out = feed(3, &m, &desc, sizeof(desc));
+    CHECK(out.send && !out.rma);
+    CHECK_EQ(onic_ptl_msg_unpack(&out.hdr, sizeof(out.hdr), &a), ONIC_OK);
+    CHECK(a.op == ONIC_PTL_OP_DONE && a.mlength == 0 && a.cookie == 4242);
+    CHECK_EQ(drops(ONIC_PTL_DROP_NO_MATCH), 1);
+    /* A failed pull: PUT_END says so, and DONE reports nothing moved. */
+    m.match_bits = 1;
+    out = feed(3, &m, &desc, sizeof(desc));
+    CHECK(out.rma);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);  /* PUT_START */
+    onic_ptl_target_rma_done(ni, out.rma_ctx, ONIC_ERR_INVALID_PARAM, &done);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK(ev.type == PTL_EVENT_PUT_END && ev.ni_fail_type == PTL_NI_FAIL);
+    CHECK_EQ(onic_ptl_msg_unpack(&done.hdr, sizeof(done.hdr), &a), ONIC_OK);
+    CHECK(a.op == ONIC_PTL_OP_DONE && a.mlength == 0);
+    /* A large put whose payload is not exactly a key is malformed. */
+    out = feed(3, &m, small, sizeof(small));
+    CHECK(!out.send && !out.rma);
+    CHECK_EQ(drops(ONIC_PTL_DROP_MALFORMED), 2);
+
+    /* PtlGet of more than one message: the target pushes, then replies. */
+    gme = me_attach(2, ME_ANY, 7, 0, PTL_RETAIN, PTL_INS_AFTER);
+    md_attach(gme, md_desc(src, BIG, PTL_MD_THRESH_INF, PTL_MD_OP_GET, eq), PTL_RETAIN);
+    memset(got, 0, sizeof(got));
+    CHECK_EQ(PtlMDBind(nih, md_desc(got, BIG, 1, 0, seq), PTL_UNLINK, &gmd), PTL_OK);
+    harness_nsent = 0;
+    CHECK_EQ(PtlGet(gmd, ((ptl_process_id_t){0, 0}), 2, 0, 7, 0), PTL_OK);
+    CHECK_EQ(harness_nsent, 1);
+    onic_ptl_target_recv(ni, 0, &harness_sent[0].hdr, sizeof(harness_sent[0].hdr),
+                         harness_sent[0].payload, harness_sent[0].len, &out);
+    CHECK(out.rma && out.rma_write && out.rma_len == BIG);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_GET_START);
+    memcpy((void *)(uintptr_t)out.rma_key.addr, out.rma_local, out.rma_len);
+    onic_ptl_target_rma_done(ni, out.rma_ctx, ONIC_OK, &done);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_GET_END);
+    CHECK_EQ(onic_ptl_msg_unpack(&done.hdr, sizeof(done.hdr), &a), ONIC_OK);
+    CHECK(a.op == ONIC_PTL_OP_REPLY && (a.flags & ONIC_PTL_FLAG_LARGE) && a.mlength == BIG);
+    onic_ptl_target_recv(ni, 0, &done.hdr, sizeof(done.hdr), NULL, 0, &out);
+    CHECK(out.dereg);
+    CHECK_EQ(memcmp(got, src, BIG), 0);
+    CHECK_EQ(next_event(seq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_REPLY_START);
+    CHECK_EQ(next_event(seq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_REPLY_END);
+    CHECK_EQ(ev.mlength, BIG);
+    CHECK_EQ(next_event(seq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_UNLINK);
+    /* Through the NI's own path: the recorded RMA finished by the harness. */
+    harness_nsent = harness_nrma = 0;
+    m = req(ONIC_PTL_OP_PUT, 1, 1, BIG);
+    m.flags = ONIC_PTL_FLAG_LARGE;
+    desc.key.addr = (uint64_t)(uintptr_t)src;
+    desc.key.len = BIG;
+    memset(dst, 0, sizeof(dst));
+    {
+        onic_ptl_wire_t w;
+        onic_ptl_msg_pack(&m, &w);
+        onic_ptl_ni_deliver(ni, 2, &w, sizeof(w), &desc, sizeof(desc));
+    }
+    CHECK_EQ(harness_nrma, 1);
+    CHECK_EQ(harness_nsent, 0);
+    harness_rma_finish(ni, 0, ONIC_OK);
+    CHECK_EQ(harness_nsent, 1);
+    CHECK_EQ(harness_sent[0].dest, 2);
+    CHECK_EQ(memcmp(dst, src, BIG), 0);
+    close_ni();
+}
+
 static unsigned handler_calls;
 static void count_handler(ptl_event_t *ev)
 {
@@ -862,6 +1009,7 @@ int main(void)
         test_acl();
         test_ack();
         test_get_reply();
+        test_large();
         test_eq_overflow();
         test_md_update();
         test_malformed();

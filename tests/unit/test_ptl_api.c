@@ -258,6 +258,7 @@ static void test_self(void)
     ptl_sr_value_t drops;
     ptl_event_t ev;
     uint8_t target[64] = {0}, source[4096], back[2048];
+    static uint8_t big[4096], back2[4096];
     int n, got_ack = 0, got_end = 0;
 
     CHECK_EQ(PtlInit(&n), PTL_OK);
@@ -300,14 +301,41 @@ static void test_self(void)
     CHECK(memcmp(back, source + 100, 32) == 0);
     CHECK_EQ(PtlEQWait(seq, &ev), PTL_OK);
     CHECK_EQ(ev.type, PTL_EVENT_UNLINK);
-    /* The largest inline put, and one byte more (until RMA). */
-    CHECK_EQ(PtlMDAttach(me, md_desc(back, 2048, 1, PTL_MD_OP_PUT, PTL_EQ_NONE), PTL_UNLINK, &gmd),
-             PTL_OK);
-    CHECK_EQ(PtlPutRegion(smd, 0, 2049, PTL_NOACK_REQ, id, 5, 0, 0x77, 0, 0), PTL_FAIL);
-    /* A put nobody takes is counted. */
+    /* More than one message carries: by the transport's RMA, to oneself. */
+    CHECK_EQ(PtlMEAttach(ni, 5, ANYONE, 0x88, 0, PTL_RETAIN, PTL_INS_AFTER, &me), PTL_OK);
+    CHECK_EQ(PtlMDAttach(me, md_desc(big, sizeof(big), PTL_MD_THRESH_INF,
+                                     PTL_MD_OP_PUT | PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE |
+                                         PTL_MD_EVENT_START_DISABLE, teq),
+                         PTL_RETAIN, &tmd), PTL_OK);
+    CHECK_EQ(PtlPutRegion(smd, 500, 3000, PTL_ACK_REQ, id, 5, 0, 0x88, 10, 0), PTL_OK);
+    do /* past the get's GET_END */
+        CHECK_EQ(PtlEQWait(teq, &ev), PTL_OK);
+    while (ev.type != PTL_EVENT_PUT_END);
+    CHECK_EQ(ev.mlength, 3000);
+    CHECK(memcmp(big + 10, source + 500, 3000) == 0);
+    for (got_ack = got_end = 0; !got_ack;) {
+        CHECK_EQ(PtlEQWait(seq, &ev), PTL_OK);
+        got_end += ev.type == PTL_EVENT_SEND_END;
+        got_ack += ev.type == PTL_EVENT_ACK;
+    }
+    CHECK_EQ(got_end, 1);
+    CHECK_EQ(ev.mlength, 3000);
+    memset(back2, 0, sizeof(back2));
+    CHECK_EQ(PtlMDBind(ni, md_desc(back2, sizeof(back2), 1, 0, seq), PTL_UNLINK, &gmd), PTL_OK);
+    CHECK_EQ(PtlGetRegion(gmd, 0, 3000, id, 5, 0, 0x88, 10), PTL_OK);
+    do
+        CHECK_EQ(PtlEQWait(seq, &ev), PTL_OK);
+    while (ev.type != PTL_EVENT_REPLY_END);
+    CHECK_EQ(ev.mlength, 3000);
+    CHECK(memcmp(back2, source + 500, 3000) == 0);
+    /* A put nobody takes is counted, large or not; the large one still ends. */
     CHECK_EQ(PtlPutRegion(smd, 0, 8, PTL_NOACK_REQ, id, 6, 0, 0x77, 0, 0), PTL_OK);
+    CHECK_EQ(PtlPutRegion(smd, 0, 4096, PTL_NOACK_REQ, id, 6, 0, 0x77, 0, 0), PTL_OK);
+    do
+        CHECK_EQ(PtlEQWait(seq, &ev), PTL_OK);
+    while (ev.type != PTL_EVENT_SEND_END);
     CHECK_EQ(PtlNIStatus(ni, PTL_SR_DROP_COUNT, &drops), PTL_OK);
-    CHECK_EQ(drops, 1);
+    CHECK_EQ(drops, 2);
     CHECK_EQ(PtlNIFini(ni), PTL_OK);
     PtlFini();
 }
