@@ -18,8 +18,9 @@
  *   MD's threshold.
  * Limits of this implementation: no I/O vectors (PTL_MD_IOVEC is illegal);
  * lengths and offsets below 2^48; PtlGetPut is not offered. Puts and gets
- * longer than the transport's inline limit (2048 bytes) need the transport's
- * RMA and fail with PTL_FAIL until it is there.
+ * longer than the transport's inline limit (2048 bytes) move by its RMA,
+ * straight between the two MDs; a put's SEND_END then means the target has
+ * taken the data.
  *
  * onic extension (marked "onic extension" below): an overflow list per
  * portal whose entries keep the headers of the puts they take, and
