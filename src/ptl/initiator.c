@@ -119,6 +119,7 @@ int PtlPutRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t 
     onic_ptl_large_desc_t desc;
     onic_status_t status;
     ptl_event_t ev;
+    size_t hdr_len;
     int large;
     int rc = onic_ptl_md_of(md_handle, &ni, &md);
 
@@ -156,11 +157,11 @@ int PtlPutRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t 
         if (rc != PTL_OK)
             return rc;
     }
-    onic_ptl_msg_pack(&m, &w);
+    hdr_len = onic_ptl_msg_pack(&m, &w);
     if (large)
-        status = ni->io->send(ni->io_arg, target_id.pid, &w, &desc, sizeof(desc));
+        status = ni->io->send(ni->io_arg, target_id.pid, &w, hdr_len, &desc, sizeof(desc));
     else
-        status = ni->io->send(ni->io_arg, target_id.pid, &w,
+        status = ni->io->send(ni->io_arg, target_id.pid, &w, hdr_len,
                               length > 0 ? (const char *)md->desc.start + local_offset : NULL,
                               length);
     if (status != ONIC_OK) {
@@ -235,6 +236,7 @@ int PtlGetRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t 
     onic_ptl_wire_t w;
     onic_ptl_large_desc_t desc;
     onic_status_t status;
+    size_t hdr_len;
     int large;
     int rc = onic_ptl_md_of(md_handle, &ni, &md);
 
@@ -265,8 +267,8 @@ int PtlGetRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t 
         if (rc != PTL_OK)
             return rc;
     }
-    onic_ptl_msg_pack(&m, &w);
-    status = ni->io->send(ni->io_arg, target_id.pid, &w, large ? &desc : NULL,
+    hdr_len = onic_ptl_msg_pack(&m, &w);
+    status = ni->io->send(ni->io_arg, target_id.pid, &w, hdr_len, large ? &desc : NULL,
                           large ? sizeof(desc) : 0);
     if (status != ONIC_OK) {
         if (large)

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static_assert(sizeof(onic_ptl_wire_t) == ONIC_XPORT_USER_HDR,
-              "the Portals header is exactly the transport's user header");
+static_assert(sizeof(onic_ptl_wire_t) <= ONIC_XPORT_USER_HDR,
+              "the Portals header fits the transport's user header");
 
 typedef struct ptl_xport {
     onic_xport_t  *x;
@@ -28,10 +28,10 @@ static void ptl_xport_recv(void *arg, uint32_t src, const void *hdr, size_t hdr_
 }
 
 static onic_status_t ptl_xport_send(void *arg, uint32_t dest, const onic_ptl_wire_t *hdr,
-                                    const void *payload, size_t len)
+                                    size_t hdr_len, const void *payload, size_t len)
 {
     ptl_xport_t *px = arg;
-    return onic_xport_send(px->x, dest, hdr, sizeof(*hdr), payload, len);
+    return onic_xport_send(px->x, dest, hdr, hdr_len, payload, len);
 }
 
 static unsigned ptl_xport_progress(void *arg, uint64_t timeout_ns)

@@ -281,7 +281,8 @@ static void ni_answer(onic_ptl_ni_t *ni, onic_ptl_out_t *out)
         }
     }
     if (out->send) {
-        status = ni->io->send(ni->io_arg, out->dest, &out->hdr, out->payload, out->len);
+        status = ni->io->send(ni->io_arg, out->dest, &out->hdr, out->hdr_len, out->payload,
+                              out->len);
         if (status != ONIC_OK)
             onic_error("ptl: cannot answer rank %u: %s", out->dest, onic_status_str(status));
     }

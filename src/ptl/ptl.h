@@ -63,16 +63,18 @@ void         *onic_ptl_htab_get(const onic_ptl_htab_t *t, uint64_t handle);
 void          onic_ptl_htab_del(onic_ptl_htab_t *t, uint64_t handle);
 
 /* --- Wire header --------------------------------------------------------------
- * One message per put, get, ack and reply: this 48-byte header in the
- * transport's user header, the data as its payload. Six words:
- *   w0 match bits
- *   w1 put: hdr_data; get: local offset; ack, reply: manipulated length
- *   w2 the initiator's MD handle (echoed in the ack and the reply)
- *   w3 put, ack: the initiator's event queue for the ack; reply: local offset
- *   w4 remote offset:48 | portal index:16
- *   w5 requested length:48 | op:4 | flags:4 | ACL index:8
- *   (done: w1 manipulated length, w3 the initiator's cookie; a large reply:
- *   w3 the cookie instead of the local offset)
+ * One message per put, get, ack, reply and done: this header in the
+ * transport's user header, the data as its payload. Six words, of which a
+ * message carries only the first onic_ptl_wire_len(op, flags) bytes -- a put
+ * without ack four words, a get five, the rest six -- so that a small put
+ * and its data share one cache line:
+ *   w0 requested length:48 | op:4 | flags:4 | ACL index:8
+ *   w1 remote offset:48 | portal index:16
+ *   w2 match bits
+ *   w3 put: hdr_data; get: local offset; ack, reply, done: manipulated length
+ *   w4 the initiator's MD handle (echoed)
+ *   w5 put, ack: the initiator's event queue for the ack; reply: local
+ *      offset (a large reply: the initiator's cookie); done: the cookie
  * The initiator is the transport's source rank, never a header field.
  * Lengths and offsets are below 2^48 (no address space is larger).
  *
@@ -129,9 +131,12 @@ typedef struct onic_ptl_large_desc {
     uint64_t        cookie;
 } onic_ptl_large_desc_t;
 
-/* Fields beyond the wire's widths must have been refused by the caller. */
-void          onic_ptl_msg_pack(const onic_ptl_msg_t *m, onic_ptl_wire_t *w);
-/* ONIC_ERR_INVALID_PARAM for a wrong size, an unknown op or flag. */
+/* Fields beyond the wire's widths must have been refused by the caller.
+ * Fills all six words; returns how many bytes of them to send. */
+size_t        onic_ptl_msg_pack(const onic_ptl_msg_t *m, onic_ptl_wire_t *w);
+size_t        onic_ptl_wire_len(unsigned op, unsigned flags);
+/* ONIC_ERR_INVALID_PARAM for a size that is neither the op's nor the whole
+ * header, an unknown op or flag. */
 onic_status_t onic_ptl_msg_unpack(const void *buf, size_t len, onic_ptl_msg_t *m_p);
 
 /* --- Objects -------------------------------------------------------------------- */
@@ -228,7 +233,7 @@ typedef enum onic_ptl_drop {
 
 /* How an NI reaches the outside: the transport glue, or a test's capture. */
 typedef struct onic_ptl_io {
-    onic_status_t (*send)(void *arg, uint32_t dest, const onic_ptl_wire_t *hdr,
+    onic_status_t (*send)(void *arg, uint32_t dest, const onic_ptl_wire_t *hdr, size_t hdr_len,
                           const void *payload, size_t len);
     /* Deliver what has arrived (to onic_ptl_ni_deliver), waiting up to
      * timeout_ns for something; the number delivered. */
@@ -371,6 +376,7 @@ typedef struct onic_ptl_out {
     int             send;
     uint32_t        dest;
     onic_ptl_wire_t hdr;
+    size_t          hdr_len;
     const void     *payload;
     size_t          len;
     /* An RMA to start with dest (a large put's pull, a large get's push),

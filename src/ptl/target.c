@@ -237,20 +237,25 @@ static unsigned target_deliver(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_m
     return options;
 }
 
+static int target_ack_due(const onic_ptl_msg_t *m, unsigned options)
+{
+    return m->op == ONIC_PTL_OP_PUT && (m->flags & ONIC_PTL_FLAG_ACK) &&
+           !(options & PTL_MD_ACK_DISABLE) && m->eq != PTL_EQ_NONE;
+}
+
 static void target_answer(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m,
                           const target_xlate_t *x, unsigned options, const void *data,
                           onic_ptl_out_t *out)
 {
-    onic_ptl_msg_t a = *m; /* echoes portal, bits, offset, length, MD (tables 2, 4) */
+    onic_ptl_msg_t a;
 
+    if (m->op == ONIC_PTL_OP_PUT && !target_ack_due(m, options))
+        return; /* the common case: nothing to answer */
+    a = *m; /* echoes portal, bits, offset, length, MD (tables 2, 4) */
     a.mlength = x->mlength;
-    a.pt_index = m->pt_index;
     a.ac_index = 0;
     a.flags = 0;
     if (m->op == ONIC_PTL_OP_PUT) {
-        if (!(m->flags & ONIC_PTL_FLAG_ACK) || (options & PTL_MD_ACK_DISABLE) ||
-            m->eq == PTL_EQ_NONE)
-            return;
         a.op = ONIC_PTL_OP_ACK;
     } else {
         a.op = ONIC_PTL_OP_REPLY;
@@ -258,7 +263,7 @@ static void target_answer(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t 
         out->len = x->mlength;
     }
     (void)ni;
-    onic_ptl_msg_pack(&a, &out->hdr);
+    out->hdr_len = onic_ptl_msg_pack(&a, &out->hdr);
     out->dest = src;
     out->send = 1;
 }
@@ -276,16 +281,11 @@ static void target_large_answer(uint32_t src, const onic_ptl_msg_t *m,
     a.mlength = mlength;
     a.cookie = desc->cookie;
     a.ac_index = 0;
-    onic_ptl_msg_pack(&a, &out->hdr);
+    out->hdr_len = onic_ptl_msg_pack(&a, &out->hdr);
     out->dest = src;
     out->send = 1;
 }
 
-static int target_ack_due(const onic_ptl_msg_t *m, unsigned options)
-{
-    return m->op == ONIC_PTL_OP_PUT && (m->flags & ONIC_PTL_FLAG_ACK) &&
-           !(options & PTL_MD_ACK_DISABLE) && m->eq != PTL_EQ_NONE;
-}
 
 /* The end of a large operation at the target: END events (failed ones say
  * so), the unlink that waited, the answer. */
@@ -607,7 +607,10 @@ void onic_ptl_target_recv(onic_ptl_ni_t *ni, uint32_t src, const void *hdr, size
 {
     onic_ptl_msg_t m;
 
-    memset(out, 0, sizeof(*out));
+    /* Not a memset: this runs for every message, and these say it all. */
+    out->send = out->rma = out->dereg = 0;
+    out->payload = NULL;
+    out->len = 0;
     if (src >= ni->size || onic_ptl_msg_unpack(hdr, hdr_len, &m) != ONIC_OK ||
         (len > 0 && payload == NULL) || !target_sizes_ok(ni, &m, len)) {
         target_drop(ni, ONIC_PTL_DROP_MALFORMED, src, NULL);

@@ -75,9 +75,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (plen > size)
             plen = size;
         if (ctl & 0x08)
-            w.w[2] = md[w.w[2] % 6];
+            w.w[4] = md[w.w[4] % 6];
         if (ctl & 0x10)
-            w.w[3] = eq[w.w[3] % 2];
+            w.w[5] = eq[w.w[5] % 2];
         onic_ptl_target_recv(ni, ctl & 7, &w, sizeof(w), plen > 0 ? data : NULL, plen, &out);
         if (out.send && (ctl & 0x20)) {
             onic_ptl_out_t in = out;

@@ -14,6 +14,7 @@
 typedef struct harness_msg {
     uint32_t        dest;
     onic_ptl_wire_t hdr;
+    size_t          hdr_len;
     uint8_t         payload[4096];
     size_t          len;
 } harness_msg_t;
@@ -22,7 +23,7 @@ static harness_msg_t harness_sent[HARNESS_MAX_MSGS];
 static unsigned      harness_nsent;
 
 static onic_status_t harness_send(void *arg, uint32_t dest, const onic_ptl_wire_t *hdr,
-                                  const void *payload, size_t len)
+                                  size_t hdr_len, const void *payload, size_t len)
 {
     harness_msg_t *m;
 
@@ -32,6 +33,7 @@ static onic_status_t harness_send(void *arg, uint32_t dest, const onic_ptl_wire_
     m = &harness_sent[harness_nsent++];
     m->dest = dest;
     m->hdr = *hdr;
+    m->hdr_len = hdr_len;
     m->len = len;
     if (len > 0)
         memcpy(m->payload, payload, len);

@@ -479,7 +479,7 @@ static void test_ack(void)
     CHECK_EQ(ev.type, PTL_EVENT_UNLINK); /* threshold 1: the send used it up */
     CHECK_EQ(PtlMDUnlink(smd), PTL_MD_INVALID);
     /* The target (ourselves) takes it, truncated to 12 at offset 4, and acks. */
-    onic_ptl_target_recv(ni, 0, &harness_sent[0].hdr, sizeof(harness_sent[0].hdr),
+    onic_ptl_target_recv(ni, 0, &harness_sent[0].hdr, harness_sent[0].hdr_len,
                          harness_sent[0].payload, harness_sent[0].len, &out);
     CHECK(out.send);
     CHECK_EQ(buf[4], 's');
@@ -548,7 +548,7 @@ static void test_get_reply(void)
     /* Get 8 bytes at remote offset 28 into dst+4: truncated to 4 there. */
     CHECK_EQ(PtlGetRegion(gmd, 4, 8, ((ptl_process_id_t){0, 0}), 4, 0, 9, 28), PTL_OK);
     CHECK_EQ(PtlMDUnlink(gmd), PTL_MD_IN_USE);
-    onic_ptl_target_recv(ni, 0, &harness_sent[0].hdr, sizeof(harness_sent[0].hdr), NULL, 0, &out);
+    onic_ptl_target_recv(ni, 0, &harness_sent[0].hdr, harness_sent[0].hdr_len, NULL, 0, &out);
     CHECK(out.send);
     CHECK_EQ(out.len, 4);
     CHECK_EQ(next_event(eq, &ev), PTL_OK);
@@ -653,7 +653,7 @@ static void test_large(void)
     CHECK_EQ(next_event(seq, &ev), PTL_EQ_EMPTY);
     CHECK_EQ(PtlMDUnlink(smd), PTL_MD_IN_USE);  /* the target still pulls from it */
     /* The target (ourselves) asks for the data, records PUT_START only. */
-    onic_ptl_target_recv(ni, 0, &harness_sent[0].hdr, sizeof(harness_sent[0].hdr),
+    onic_ptl_target_recv(ni, 0, &harness_sent[0].hdr, harness_sent[0].hdr_len,
                          harness_sent[0].payload, harness_sent[0].len, &out);
     CHECK(!out.send);
     CHECK(out.rma && !out.rma_write && out.rma_len == BIG && out.rma_local == dst);
@@ -722,7 +722,7 @@ static void test_large(void)
     harness_nsent = 0;
     CHECK_EQ(PtlGet(gmd, ((ptl_process_id_t){0, 0}), 2, 0, 7, 0), PTL_OK);
     CHECK_EQ(harness_nsent, 1);
-    onic_ptl_target_recv(ni, 0, &harness_sent[0].hdr, sizeof(harness_sent[0].hdr),
+    onic_ptl_target_recv(ni, 0, &harness_sent[0].hdr, harness_sent[0].hdr_len,
                          harness_sent[0].payload, harness_sent[0].len, &out);
     CHECK(out.rma && out.rma_write && out.rma_len == BIG);
     CHECK_EQ(next_event(eq, &ev), PTL_OK);
@@ -854,15 +854,30 @@ static void test_malformed(void)
 
     open_ni();
     m = req(ONIC_PTL_OP_PUT, 1, 1, 4);
-    onic_ptl_msg_pack(&m, &w);
+    /* A put without ack sends four words, a get five, the rest six; a header
+     * of the op's length or of all six words is taken, any other is not. */
+    CHECK_EQ(onic_ptl_msg_pack(&m, &w), 32);
+    {
+        onic_ptl_msg_t g = req(ONIC_PTL_OP_GET, 1, 1, 4), u;
+        CHECK_EQ(onic_ptl_msg_pack(&g, &w), 40);
+        CHECK_EQ(onic_ptl_msg_unpack(&w, 40, &u), ONIC_OK);
+        CHECK_EQ(onic_ptl_msg_unpack(&w, 32, &u), ONIC_ERR_INVALID_PARAM);
+        m.flags = ONIC_PTL_FLAG_ACK;
+        CHECK_EQ(onic_ptl_msg_pack(&m, &w), 48);
+        CHECK_EQ(onic_ptl_msg_unpack(&w, 32, &u), ONIC_ERR_INVALID_PARAM);
+        m.flags = 0;
+        onic_ptl_msg_pack(&m, &w);
+        CHECK_EQ(onic_ptl_msg_unpack(&w, 32, &u), ONIC_OK);
+        CHECK(u.eq == PTL_EQ_NONE && u.rlength == 4 && u.match_bits == 1);
+    }
     onic_ptl_target_recv(ni, 1, &w, sizeof(w) - 1, "abcd", 4, &out);  /* short header */
     onic_ptl_target_recv(ni, 8, &w, sizeof(w), "abcd", 4, &out);      /* no such rank */
     onic_ptl_target_recv(ni, 1, &w, sizeof(w), "abc", 3, &out);       /* length mismatch */
     onic_ptl_target_recv(ni, 1, &w, sizeof(w), NULL, 4, &out);        /* no payload */
-    w.w[5] |= (uint64_t)0xf << 48;                                    /* unknown op */
+    w.w[0] |= (uint64_t)0xf << 48;                                    /* unknown op */
     onic_ptl_target_recv(ni, 1, &w, sizeof(w), "abcd", 4, &out);
     onic_ptl_msg_pack(&m, &w);
-    w.w[5] |= (uint64_t)0x8 << 52;                                    /* unknown flag */
+    w.w[0] |= (uint64_t)0x8 << 52;                                    /* unknown flag */
     onic_ptl_target_recv(ni, 1, &w, sizeof(w), "abcd", 4, &out);
     m = req(ONIC_PTL_OP_GET, 1, 1, 4096);                             /* reply too big */
     feed(1, &m, NULL, 0);
