@@ -22,14 +22,16 @@ static void init_tables(void)
     onic_mpi_htab_init(&onic_mpi_g.ops, ONIC_MPI_KIND_OP);
     onic_mpi_htab_init(&onic_mpi_g.reqs, ONIC_MPI_KIND_REQ);
     onic_mpi_htab_init(&onic_mpi_g.errhs, ONIC_MPI_KIND_ERRH);
+    onic_pool_init(&onic_mpi_g.req_pool, sizeof(onic_mpi_req_t), 64);
 }
 
 static void fini_tables(void)
 {
     onic_mpi_htab_t *t = &onic_mpi_g.reqs;
 
-    for (int i = 0; i < t->used; i++)
-        onic_free(t->obj[i]); /* requests never completed (reported by MPI_Finalize) */
+    /* Requests never completed (reported by MPI_Finalize) go with the pool. */
+    (void)t;
+    onic_pool_fini(&onic_mpi_g.req_pool);
     onic_mpi_htab_fini(&onic_mpi_g.comms);
     onic_mpi_htab_fini(&onic_mpi_g.groups);
     onic_mpi_htab_fini(&onic_mpi_g.types);

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "base/list.h"
+#include "base/pool.h"
 
 /* --- Handles -----------------------------------------------------------------
  * kind:4 (bits 26..29) | generation:6 (20..25) | index:20. Predefined objects
@@ -233,6 +234,7 @@ typedef struct onic_mpi_state {
     onic_dlist_t     pulled;           /* headers taken out of Portals by probes */
     uint64_t         ctx_free[ONIC_MPI_MAX_CTX / 64];
     onic_mpi_htab_t  comms, groups, types, ops, reqs, errhs;
+    onic_pool_t      req_pool;  /* a request per operation: no malloc per message */
     /* MPI_Buffer_attach */
     char            *bbuf;
     size_t           bbuf_size;

@@ -23,12 +23,13 @@ static void req_status_empty(MPI_Status *s)
 
 onic_mpi_req_t *onic_mpi_req_new(onic_mpi_req_kind_t kind, const char *call)
 {
-    onic_mpi_req_t *r = onic_calloc(1, sizeof(*r));
+    onic_mpi_req_t *r = onic_pool_get(&onic_mpi_g.req_pool);
 
     if (r == NULL)
         return NULL;
+    memset(r, 0, sizeof(*r));
     if (onic_mpi_htab_add(&onic_mpi_g.reqs, r, &r->handle) != 0) {
-        onic_free(r);
+        onic_pool_put(&onic_mpi_g.req_pool, r);
         return NULL;
     }
     r->kind = kind;
@@ -56,7 +57,7 @@ void onic_mpi_req_free(onic_mpi_req_t *r)
     if (r->type != NULL)
         onic_mpi_type_unref(r->type);
     onic_mpi_htab_del(&onic_mpi_g.reqs, r->handle);
-    onic_free(r);
+    onic_pool_put(&onic_mpi_g.req_pool, r);
 }
 
 void onic_mpi_req_complete(onic_mpi_req_t *r)

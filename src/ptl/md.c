@@ -52,11 +52,12 @@ int onic_ptl_md_check(onic_ptl_ni_t *ni, const ptl_md_t *md, ptl_unlink_t unlink
 int onic_ptl_md_create(onic_ptl_ni_t *ni, const ptl_md_t *desc, ptl_unlink_t unlink,
                        onic_ptl_me_t *me, onic_ptl_md_t **md_p)
 {
-    onic_ptl_md_t *md = onic_calloc(1, sizeof(*md));
+    onic_ptl_md_t *md = onic_pool_get(&ni->md_pool);
     onic_status_t status;
 
     if (md == NULL)
         return PTL_NO_SPACE;
+    memset(md, 0, sizeof(*md));
     md->desc = *desc;
     md->unlink = unlink;
     md->me = me;
@@ -64,7 +65,7 @@ int onic_ptl_md_create(onic_ptl_ni_t *ni, const ptl_md_t *desc, ptl_unlink_t unl
     if (status != ONIC_OK) {
         onic_error("ptl: cannot create a memory descriptor: %s (at most %d)",
                    onic_status_str(status), ni->limits.max_mds);
-        onic_free(md);
+        onic_pool_put(&ni->md_pool, md);
         return PTL_NO_SPACE;
     }
     if (me != NULL)
@@ -133,7 +134,7 @@ void onic_ptl_md_destroy(onic_ptl_ni_t *ni, onic_ptl_md_t *md)
     if (me != NULL)
         onic_dlist_del(&md->link);
     onic_ptl_htab_del(&ni->mds, md->handle);
-    onic_free(md);
+    onic_pool_put(&ni->md_pool, md);
     /* Paper 003, 4.4: an entry whose MD list this empties goes too, if it
      * was attached with PTL_UNLINK. */
     if (me != NULL && onic_dlist_empty(&me->mds) && me->unlink == PTL_UNLINK)

@@ -47,7 +47,7 @@ void onic_ptl_me_destroy(onic_ptl_ni_t *ni, onic_ptl_me_t *me)
         onic_ptl_md_t *md = onic_container_of(me->mds.next, onic_ptl_md_t, link);
         onic_dlist_del(&md->link);
         onic_ptl_htab_del(&ni->mds, md->handle);
-        onic_free(md);
+        onic_pool_put(&ni->md_pool, md);
     }
     onic_matcher_remove(me->overflow ? pt->overflow : pt->list, me->entry);
     if (me->overflow)
@@ -55,7 +55,7 @@ void onic_ptl_me_destroy(onic_ptl_ni_t *ni, onic_ptl_me_t *me)
     else
         pt->nlist--;
     onic_ptl_htab_del(&ni->mes, me->handle);
-    onic_free(me);
+    onic_pool_put(&ni->me_pool, me);
 }
 
 /* Insert a new entry into pt_index's list (overflow or not) at pos, next to
@@ -89,9 +89,10 @@ static int me_insert(onic_ptl_ni_t *ni, const char *call, ptl_pt_index_t pt_inde
         return PTL_NO_SPACE;
     if (overflow && pt_matcher(ni, &pt->unexpected) != ONIC_OK)
         return PTL_NO_SPACE;
-    me = onic_calloc(1, sizeof(*me));
+    me = onic_pool_get(&ni->me_pool);
     if (me == NULL)
         return PTL_NO_SPACE;
+    memset(me, 0, sizeof(*me));
     me->pt_index = pt_index;
     me->overflow = overflow;
     me->match_id = match_id;
@@ -120,7 +121,7 @@ static int me_insert(onic_ptl_ni_t *ni, const char *call, ptl_pt_index_t pt_inde
 err_del_handle:
     onic_ptl_htab_del(&ni->mes, me->handle);
 err_free_me:
-    onic_free(me);
+    onic_pool_put(&ni->me_pool, me);
     return onic_ptl_status_to_ptl(status);
 }
 

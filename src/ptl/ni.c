@@ -144,6 +144,8 @@ static void ni_destroy(onic_ptl_ni_t *ni)
     }
     onic_ptl_target_fini(ni);
     onic_ptl_large_fini(ni);
+    onic_pool_fini(&ni->me_pool);
+    onic_pool_fini(&ni->md_pool);
     onic_ptl_htab_fini(&ni->mes);
     onic_ptl_htab_fini(&ni->mds);
     onic_ptl_htab_fini(&ni->eqs);
@@ -183,6 +185,8 @@ int onic_ptl_ni_open(const onic_ptl_ni_params_t *p, ptl_ni_limits_t *actual,
     ni->io = p->io;
     ni->io_arg = p->io_arg;
     onic_dlist_init(&ni->rma_pending);
+    onic_pool_init(&ni->me_pool, sizeof(onic_ptl_me_t), 64);
+    onic_pool_init(&ni->md_pool, sizeof(onic_ptl_md_t), 64);
     onic_ptl_ni_clamp_limits(p->desired, &ni->limits);
     onic_ptl_htab_init(&ni->mes, ONIC_PTL_KIND_ME, ptl_g.epoch, (uint32_t)ni->limits.max_mes);
     onic_ptl_htab_init(&ni->mds, ONIC_PTL_KIND_MD, ptl_g.epoch, (uint32_t)ni->limits.max_mds);

@@ -16,6 +16,7 @@
 #include <onic/portals.h>
 #include <onic/status.h>
 #include "base/list.h"
+#include "base/pool.h"
 
 /* --- Handles -----------------------------------------------------------------
  * kind:4 | epoch:8 | generation:28 | index:24. The kind says which table; the
@@ -277,6 +278,8 @@ struct onic_ptl_ni {
     onic_ptl_handler_call_t hq[ONIC_PTL_HANDLER_QUEUE];
     unsigned             hq_len;
     onic_dlist_t         rma_pending;  /* the target side's RMA under way */
+    /* MEs and MDs come and go with every MPI receive: pools, not malloc. */
+    onic_pool_t          me_pool, md_pool;
     onic_ptl_large_t    *large;        /* by cookie index */
     uint32_t             large_cap, large_free;
 };
