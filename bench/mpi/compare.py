@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Run bench/mpi/p2p.c with onic, MPICH and Open MPI, pinned the same way,
+and print one table per mode with the three side by side.
+
+    bench/mpi/compare.py [--build build] [--runs 3] [--reps 5] [--modes latency,bw,rate]
+
+Each MPI's program is built from the same source with its own compiler
+wrapper (build/onicc, mpicc.mpich, mpicc.openmpi) and run as 2 processes
+bound to 2 cores (onicrun --bind core, mpirun.mpich -bind-to core,
+mpirun.openmpi --bind-to core). Every run prints the median of REPS timed
+repetitions per size; the table gives the median over RUNS runs, run
+interleaved (onic, MPICH, Open MPI, onic, ...) so drift on a shared
+machine hits all three alike. An MPI that is not installed is left out,
+with a note. The ratio column compares onic with the better of the
+others: latency ratio below 1 and bandwidth or rate ratio above 1 mean
+onic is ahead."""
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SRC = os.path.join(ROOT, "bench", "mpi", "p2p.c")
+UNITS = {"latency": "one-way us", "bw": "GB/s", "rate": "M msgs/s"}
+
+
+def mpis(build):
+    onicrun = os.path.join(build, "onicrun")
+    env_ompi = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    return [
+        ("onic", [os.path.join(build, "onicc")], [onicrun, "-n", "2", "--bind", "core"], None),
+        ("MPICH", ["mpicc.mpich"], ["mpirun.mpich", "-n", "2", "-bind-to", "core"], None),
+        ("Open MPI", ["mpicc.openmpi"], ["mpirun.openmpi", "-n", "2", "--bind-to", "core"],
+         env_ompi),
+    ]
+
+
+def build_all(build):
+    out = os.path.join(build, "bench-mpi")
+    os.makedirs(out, exist_ok=True)
+    ready = []
+    for name, cc, run, env in mpis(build):
+        if shutil.which(cc[0]) is None and not os.path.exists(cc[0]):
+            print(f"note: {name} left out: {cc[0]} not found", file=sys.stderr)
+            continue
+        exe = os.path.join(out, "p2p-" + name.replace(" ", "").lower())
+        r = subprocess.run(cc + ["-O2", "-o", exe, SRC], capture_output=True, text=True)
+        if r.returncode != 0:
+            print(f"note: {name} left out: building failed:\n{r.stderr}", file=sys.stderr)
+            continue
+        ready.append((name, run, env, exe))
+    return ready
+
+
+def run_one(run, env, exe, mode, reps):
+    r = subprocess.run(run + [exe, mode, str(reps)], capture_output=True, text=True, env=env,
+                       timeout=900)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(run)} {exe} {mode} failed:\n{r.stdout}{r.stderr}")
+    res = {}
+    for line in r.stdout.splitlines():
+        f = line.split(",")
+        if len(f) == 5 and f[0] == mode:
+            res[int(f[1])] = float(f[2])
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--modes", default="latency,bw,rate")
+    args = ap.parse_args()
+    ready = build_all(args.build)
+    if not ready:
+        sys.exit("nothing to run")
+    for mode in args.modes.split(","):
+        samples = {name: {} for name, _, _, _ in ready}
+        for _ in range(args.runs):
+            for name, run, env, exe in ready:
+                for size, v in run_one(run, env, exe, mode, args.reps).items():
+                    samples[name].setdefault(size, []).append(v)
+        names = [n for n, _, _, _ in ready]
+        print(f"\n### {mode} ({UNITS[mode]}), median of {args.runs} runs x {args.reps} repetitions\n")
+        print("| bytes | " + " | ".join(names) + " | onic vs best other |")
+        print("|---:|" + "---:|" * len(names) + "---:|")
+        sizes = sorted(samples[names[0]])
+        for size in sizes:
+            med = {n: statistics.median(samples[n][size]) for n in names if size in samples[n]}
+            others = [v for n, v in med.items() if n != "onic"]
+            ratio = ""
+            if "onic" in med and others:
+                best = min(others) if mode == "latency" else max(others)
+                ratio = f"{med['onic'] / best:.2f}x"
+            cells = [f"{med[n]:.3f}" if n in med else "-" for n in names]
+            print(f"| {size} | " + " | ".join(cells) + f" | {ratio} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+/* Point-to-point benchmarks as a plain MPI program, built unchanged with
+ * onicc, MPICH's mpicc and Open MPI's mpicc, so every MPI runs the same
+ * source (bench/mpi/compare.py drives all three):
+ *
+ *   latency   ping-pong, one-way time in microseconds, 0 B to 4 MiB
+ *   bw        streaming bandwidth: a window of 64 sends, then a 1-byte
+ *             acknowledgment, in GB/s (10^9 bytes per second), 1 KiB to 4 MiB
+ *   rate      64 messages in flight, then an acknowledgment, in millions of
+ *             messages per second, 1 B to 4 KiB
+ *
+ * Usage: p2p MODE [REPS] (2 processes). Each size is timed REPS times (5 by
+ * default) after a warm-up; rank 0 prints "MODE,SIZE,MEDIAN,MIN,MAX" per size. */
+#include <mpi.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WINDOW 64
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Iterations so that one repetition moves about 64 MiB, or takes about
+ * 10000 round trips for small sizes. */
+static long iterations(const char *mode, long size)
+{
+    long n = size == 0 ? 10000 : (64L << 20) / (size * (strcmp(mode, "latency") == 0 ? 1 : WINDOW));
+
+    if (n > 10000)
+        n = 10000;
+    if (strcmp(mode, "rate") == 0 && n > 2000)
+        n = 2000;
+    return n < 4 ? 4 : n;
+}
+
+static double run(const char *mode, int rank, char *buf, long size, long n)
+{
+    MPI_Request req[WINDOW];
+    MPI_Status st[WINDOW];  /* not MPI_STATUSES_IGNORE: some headers make gcc warn about it */
+    char ack = 0;
+    double t0;
+
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    for (long i = 0; i < n; i++) {
+        if (strcmp(mode, "latency") == 0) {
+            if (rank == 0) {
+                MPI_Send(buf, (int)size, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
+                MPI_Recv(buf, (int)size, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Recv(buf, (int)size, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(buf, (int)size, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+            }
+            continue;
+        }
+        /* bw and rate: a window of sends (each from its own slot of buf for
+         * rate, the same buffer for bw), then one acknowledgment back. */
+        for (int w = 0; w < WINDOW; w++) {
+            char *p = strcmp(mode, "rate") == 0 ? buf + (long)w * size : buf;
+            if (rank == 0)
+                MPI_Isend(p, (int)size, MPI_CHAR, 1, 2, MPI_COMM_WORLD, &req[w]);
+            else
+                MPI_Irecv(p, (int)size, MPI_CHAR, 0, 2, MPI_COMM_WORLD, &req[w]);
+        }
+        MPI_Waitall(WINDOW, req, st);
+        if (rank == 0)
+            MPI_Recv(&ack, 1, MPI_CHAR, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        else
+            MPI_Send(&ack, 1, MPI_CHAR, 0, 3, MPI_COMM_WORLD);
+    }
+    return MPI_Wtime() - t0;
+}
+
+int main(int argc, char **argv)
+{
+    static const long lat_sizes[] = {0, 1, 8, 64, 512, 4096, 32768, 262144, 1 << 20, 4 << 20};
+    static const long bw_sizes[] = {1024, 8192, 65536, 262144, 1 << 20, 4 << 20};
+    static const long rate_sizes[] = {1, 8, 64, 256, 1024, 4096};
+    const char *mode = argc > 1 ? argv[1] : "latency";
+    int reps = argc > 2 ? atoi(argv[2]) : 5;
+    const long *sizes;
+    size_t nsizes;
+    int rank, size;
+    char *buf;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != 2 || reps < 1 || reps > 100 ||
+        (strcmp(mode, "latency") && strcmp(mode, "bw") && strcmp(mode, "rate"))) {
+        if (rank == 0)
+            fprintf(stderr, "usage: run with 2 processes: p2p latency|bw|rate [REPS]\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (strcmp(mode, "latency") == 0)
+        sizes = lat_sizes, nsizes = sizeof(lat_sizes) / sizeof(lat_sizes[0]);
+    else if (strcmp(mode, "bw") == 0)
+        sizes = bw_sizes, nsizes = sizeof(bw_sizes) / sizeof(bw_sizes[0]);
+    else
+        sizes = rate_sizes, nsizes = sizeof(rate_sizes) / sizeof(rate_sizes[0]);
+    buf = malloc((size_t)WINDOW * 4096 + (4 << 20));
+    if (buf == NULL)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    memset(buf, 1, (size_t)WINDOW * 4096 + (4 << 20));
+
+    for (size_t k = 0; k < nsizes; k++) {
+        long n = iterations(mode, sizes[k]);
+        double v[100];
+        run(mode, rank, buf, sizes[k], n / 4 + 1); /* warm-up */
+        for (int r = 0; r < reps; r++) {
+            double t = run(mode, rank, buf, sizes[k], n);
+            if (strcmp(mode, "latency") == 0)
+                v[r] = t * 1e6 / (2.0 * (double)n);
+            else if (strcmp(mode, "bw") == 0)
+                v[r] = (double)sizes[k] * WINDOW * (double)n / t / 1e9;
+            else
+                v[r] = (double)WINDOW * (double)n / t / 1e6;
+        }
+        qsort(v, (size_t)reps, sizeof(v[0]), cmp_double);
+        if (rank == 0)
+            printf("%s,%ld,%.4f,%.4f,%.4f\n", mode, sizes[k], v[reps / 2], v[0], v[reps - 1]);
+    }
+    free(buf);
+    MPI_Finalize();
+    return 0;
+}
