@@ -11,6 +11,7 @@ if ! command -v clang >/dev/null 2>&1; then
     SUDO=""
     [ "$(id -u)" -ne 0 ] && SUDO="sudo"
     export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -q
     $SUDO apt-get install -y -q --no-install-recommends clang
 fi
 cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DONIC_FUZZ=ON >/dev/null

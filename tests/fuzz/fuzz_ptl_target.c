@@ -5,7 +5,8 @@
  *   ctl:1  src = ctl & 7 (the job has 4 ranks: 4..7 are strangers)
  *          0x08 replace the MD word with a live handle, 0x10 the EQ word,
  *          0x20 feed the answer back as the initiator would see it,
- *          0x40 search the overflow headers afterwards
+ *          0x40 search the overflow headers afterwards,
+ *          0x80 a large put's or get's RMA fails (else it succeeds)
  *   hdr:48 the wire header, as is
  *   plen:1 payload bytes that follow (at most what is left)
  * Built only with clang (-DONIC_FUZZ=ON); `make fuzz` runs it. */
@@ -79,6 +80,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (ctl & 0x10)
             w.w[5] = eq[w.w[5] % 2];
         onic_ptl_target_recv(ni, ctl & 7, &w, sizeof(w), plen > 0 ? data : NULL, plen, &out);
+        if (out.rma) {
+            /* A large put or get: end its RMA at once, as if the transport
+             * had moved the data (0x80: as if it had failed). */
+            onic_ptl_target_rma_done(ni, out.rma_ctx, (ctl & 0x80) ? ONIC_ERR_IO : ONIC_OK, &out);
+        }
         if (out.send && (ctl & 0x20)) {
             onic_ptl_out_t in = out;
             onic_ptl_target_recv(ni, in.dest, &in.hdr, sizeof(in.hdr), in.payload, in.len, &out);

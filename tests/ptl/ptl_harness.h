@@ -91,7 +91,7 @@ static onic_status_t harness_rma(void *arg, uint32_t peer, int write, void *loca
 
 /* Do recorded RMA i as a transport would (status ONIC_OK: copy), then report
  * it to the NI. */
-static void harness_rma_finish(onic_ptl_ni_t *ni, unsigned i, onic_status_t status)
+static inline void harness_rma_finish(onic_ptl_ni_t *ni, unsigned i, onic_status_t status)
 {
     harness_rma_t *r = &harness_rmas[i];
     void *remote = (void *)(uintptr_t)r->key.addr;
