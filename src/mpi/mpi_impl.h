@@ -235,6 +235,7 @@ typedef struct onic_mpi_state {
     uint64_t         ctx_free[ONIC_MPI_MAX_CTX / 64];
     onic_mpi_htab_t  comms, groups, types, ops, reqs, errhs;
     onic_pool_t      req_pool;  /* a request per operation: no malloc per message */
+    unsigned         starts_undrained;  /* operations started since the last drain */
     /* MPI_Buffer_attach */
     char            *bbuf;
     size_t           bbuf_size;
