@@ -106,6 +106,43 @@ static void initiator_large_undo(onic_ptl_ni_t *ni, const onic_ptl_large_desc_t 
         onic_ptl_large_del(ni, rec);
 }
 
+/* Send m (its region [local_offset, +m->rlength) of md: inline, or for more
+ * than a message carries, its key); sets *large_p. A Portals code. */
+static int initiator_send(onic_ptl_ni_t *ni, onic_ptl_md_t *md, onic_ptl_msg_t *m,
+                          uint32_t target, ptl_size_t local_offset, int *large_p,
+                          const char *call)
+{
+    onic_ptl_large_desc_t desc;
+    onic_ptl_wire_t w;
+    onic_status_t status;
+    const void *payload = NULL;
+    size_t len = 0, hdr_len;
+    int large = m->rlength > ni->max_inline, rc;
+
+    if (large) {
+        m->flags |= ONIC_PTL_FLAG_LARGE;
+        rc = initiator_large(ni, md, m->op == ONIC_PTL_OP_GET, target, m, local_offset, &desc,
+                             call);
+        if (rc != PTL_OK)
+            return rc;
+        payload = &desc;
+        len = sizeof(desc);
+    } else if (m->op == ONIC_PTL_OP_PUT && m->rlength > 0) {
+        payload = (const char *)md->desc.start + local_offset;
+        len = m->rlength;
+    }
+    hdr_len = onic_ptl_msg_pack(m, &w);
+    status = ni->io->send(ni->io_arg, target, &w, hdr_len, payload, len);
+    if (status != ONIC_OK) {
+        if (large)
+            initiator_large_undo(ni, &desc, target);
+        onic_error("ptl: %s with rank %u: %s", call, target, onic_status_str(status));
+        return onic_ptl_status_to_ptl(status);
+    }
+    *large_p = large;
+    return PTL_OK;
+}
+
 int PtlPutRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t length,
                  ptl_ack_req_t ack_req, ptl_process_id_t target_id, ptl_pt_index_t pt_index,
                  ptl_ac_index_t ac_index, ptl_match_bits_t match_bits, ptl_size_t remote_offset,
@@ -115,11 +152,7 @@ int PtlPutRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t 
     onic_ptl_md_t *md;
     onic_ptl_eq_t *eq;
     onic_ptl_msg_t m;
-    onic_ptl_wire_t w;
-    onic_ptl_large_desc_t desc;
-    onic_status_t status;
     ptl_event_t ev;
-    size_t hdr_len;
     int large;
     int rc = onic_ptl_md_of(md_handle, &ni, &md);
 
@@ -150,26 +183,9 @@ int PtlPutRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t 
     m.offset = remote_offset;
     m.rlength = length;
     m.hdr_data = hdr_data;
-    large = length > ni->max_inline;
-    if (large) {
-        m.flags |= ONIC_PTL_FLAG_LARGE;
-        rc = initiator_large(ni, md, 0, target_id.pid, &m, local_offset, &desc, "PtlPut");
-        if (rc != PTL_OK)
-            return rc;
-    }
-    hdr_len = onic_ptl_msg_pack(&m, &w);
-    if (large)
-        status = ni->io->send(ni->io_arg, target_id.pid, &w, hdr_len, &desc, sizeof(desc));
-    else
-        status = ni->io->send(ni->io_arg, target_id.pid, &w, hdr_len,
-                              length > 0 ? (const char *)md->desc.start + local_offset : NULL,
-                              length);
-    if (status != ONIC_OK) {
-        if (large)
-            initiator_large_undo(ni, &desc, target_id.pid);
-        onic_error("ptl: PtlPut to rank %u: %s", target_id.pid, onic_status_str(status));
-        return onic_ptl_status_to_ptl(status);
-    }
+    rc = initiator_send(ni, md, &m, target_id.pid, local_offset, &large, "PtlPut");
+    if (rc != PTL_OK)
+        return rc;
     onic_ptl_md_count(md);
     if (large)
         md->inflight++; /* until the target's DONE: SEND_END, ack, unlink then */
@@ -233,10 +249,6 @@ int PtlGetRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t 
     onic_ptl_ni_t *ni;
     onic_ptl_md_t *md;
     onic_ptl_msg_t m;
-    onic_ptl_wire_t w;
-    onic_ptl_large_desc_t desc;
-    onic_status_t status;
-    size_t hdr_len;
     int large;
     int rc = onic_ptl_md_of(md_handle, &ni, &md);
 
@@ -260,22 +272,9 @@ int PtlGetRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t 
     m.offset = remote_offset;
     m.rlength = length;
     m.local_offset = local_offset;
-    large = length > ni->max_inline;
-    if (large) {
-        m.flags |= ONIC_PTL_FLAG_LARGE;
-        rc = initiator_large(ni, md, 1, target_id.pid, &m, local_offset, &desc, "PtlGet");
-        if (rc != PTL_OK)
-            return rc;
-    }
-    hdr_len = onic_ptl_msg_pack(&m, &w);
-    status = ni->io->send(ni->io_arg, target_id.pid, &w, hdr_len, large ? &desc : NULL,
-                          large ? sizeof(desc) : 0);
-    if (status != ONIC_OK) {
-        if (large)
-            initiator_large_undo(ni, &desc, target_id.pid);
-        onic_error("ptl: PtlGet from rank %u: %s", target_id.pid, onic_status_str(status));
-        return onic_ptl_status_to_ptl(status);
-    }
+    rc = initiator_send(ni, md, &m, target_id.pid, local_offset, &large, "PtlGet");
+    if (rc != PTL_OK)
+        return rc;
     /* The reply cannot arrive before this: it is delivered by a later poll. */
     onic_ptl_md_count(md);
     md->pending++;

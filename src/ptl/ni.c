@@ -187,6 +187,7 @@ int onic_ptl_ni_open(const onic_ptl_ni_params_t *p, ptl_ni_limits_t *actual,
     onic_dlist_init(&ni->rma_pending);
     onic_pool_init(&ni->me_pool, sizeof(onic_ptl_me_t), 64);
     onic_pool_init(&ni->md_pool, sizeof(onic_ptl_md_t), 64);
+    onic_ptl_large_init(ni);
     onic_ptl_ni_clamp_limits(p->desired, &ni->limits);
     onic_ptl_htab_init(&ni->mes, ONIC_PTL_KIND_ME, ptl_g.epoch, (uint32_t)ni->limits.max_mes);
     onic_ptl_htab_init(&ni->mds, ONIC_PTL_KIND_MD, ptl_g.epoch, (uint32_t)ni->limits.max_mds);

@@ -17,6 +17,7 @@
 #include <onic/status.h>
 #include "base/list.h"
 #include "base/pool.h"
+#include "base/slots.h"
 
 /* --- Handles -----------------------------------------------------------------
  * kind:4 | epoch:8 | generation:28 | index:24. The kind says which table; the
@@ -176,8 +177,7 @@ static inline int onic_ptl_md_busy(const onic_ptl_md_t *md)
 /* A large put or get this process started, until its DONE or reply: what
  * its completion reports, and the registration to drop then. */
 typedef struct onic_ptl_large {
-    int              used, get;
-    uint32_t         gen, next;     /* the cookie's generation; free list */
+    int              get;
     uint32_t         target;
     ptl_handle_md_t  md;
     onic_ptl_rkey_t  key;
@@ -280,8 +280,7 @@ struct onic_ptl_ni {
     onic_dlist_t         rma_pending;  /* the target side's RMA under way */
     /* MEs and MDs come and go with every MPI receive: pools, not malloc. */
     onic_pool_t          me_pool, md_pool;
-    onic_ptl_large_t    *large;        /* by cookie index */
-    uint32_t             large_cap, large_free;
+    onic_slots_t         large;        /* onic_ptl_large_t, by cookie */
 };
 
 typedef struct onic_ptl_ni_params {
@@ -324,6 +323,7 @@ int               onic_ptl_large_add(onic_ptl_ni_t *ni, uint64_t *cookie_p,
  * for anything else. */
 onic_ptl_large_t *onic_ptl_large_find(onic_ptl_ni_t *ni, uint64_t cookie, uint32_t src);
 void              onic_ptl_large_del(onic_ptl_ni_t *ni, onic_ptl_large_t *rec);
+void              onic_ptl_large_init(onic_ptl_ni_t *ni);
 void              onic_ptl_large_fini(onic_ptl_ni_t *ni);
 int  onic_ptl_status_to_ptl(onic_status_t status);
 /* {0, rank} or wildcards; 0 if not a process of this job. */

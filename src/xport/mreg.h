@@ -1,23 +1,16 @@
 /* Memory this process exposes to RMA: a table of registered ranges, each
- * named by an id that packs a slot index and the slot's generation, so a key
- * kept after mem_dereg, or forged, finds nothing instead of stale memory.
- * Every range a peer names is checked here before this process touches it. */
+ * named by a slot id (base/slots.h), so a key kept after mem_dereg, or
+ * forged, finds nothing instead of stale memory. Every range a peer names
+ * is checked here before this process touches it. */
 #ifndef ONIC_XPORT_MREG_H
 #define ONIC_XPORT_MREG_H
 
 #include "xport/xport.h"
-
-typedef struct onic_xport_mreg_slot {
-    uint64_t addr, len;
-    uint32_t gen;      /* bumped at each dereg; part of the id */
-    uint32_t next;     /* free list, by index + 1; 0 ends it */
-    int      used;
-} onic_xport_mreg_slot_t;
+#include "base/slots.h"
 
 typedef struct onic_xport_mreg {
-    onic_xport_mreg_slot_t *slots;
-    uint32_t                cap, count;
-    uint32_t                free;  /* index + 1 of the first free slot; 0: none */
+    onic_slots_t ranges;  /* of {addr, len}; created on first use */
+    int          ready;
 } onic_xport_mreg_t;
 
 onic_status_t onic_xport_mreg_add(onic_xport_mreg_t *t, void *addr, size_t len,

@@ -71,15 +71,14 @@ typedef struct shm_region_hdr {
 
 static_assert(sizeof(shm_region_hdr_t) <= ONIC_SHM_SLOT, "the region header is one line");
 
-/* A copy-path RMA operation this process started. */
+/* A copy-path RMA operation this process started (a record of s->ops,
+ * named on the wire by its slot id). */
 typedef struct shm_rma_op {
     uint8_t  *local;
     uint64_t  len, done;
     void     *ctx;
     uint32_t  peer;
-    uint32_t  gen;   /* part of the id, bumped when the slot is freed */
-    uint32_t  next;  /* free list, by index + 1 */
-    uint8_t   used, write;
+    uint8_t   write;
 } shm_rma_op_t;
 
 typedef struct shm_state {
@@ -99,8 +98,7 @@ typedef struct shm_state {
     uint64_t       drops;
     unsigned       rma_mode; /* onic_config_shm_rma_t */
     uint64_t       cma_min;
-    shm_rma_op_t  *ops;
-    uint32_t       ops_cap, ops_free;
+    onic_slots_t   ops;      /* shm_rma_op_t */
     const onic_xport_mreg_t *mreg;
     onic_xport_notify_t     *notify;
 } shm_state_t;
@@ -139,7 +137,7 @@ static void shm_endpoint_close(void *state)
     onic_free(s->brx);
     onic_free(s->pids);
     onic_free(s->window);
-    onic_free(s->ops);
+    onic_slots_fini(&s->ops);
     onic_free(s);
 }
 
@@ -339,6 +337,7 @@ static onic_status_t shm_endpoint_open(const onic_xport_tparams_t *tp, void **st
     s->brx = onic_calloc(s->size, sizeof(*s->brx));
     s->pids = onic_calloc(s->size, sizeof(*s->pids));
     s->window = onic_calloc(s->size, sizeof(*s->window));
+    onic_slots_init(&s->ops, sizeof(shm_rma_op_t), UINT32_MAX / 2);
     if (s->regions == NULL || s->tx == NULL || s->rx == NULL || s->btx == NULL ||
         s->brx == NULL || s->pids == NULL || s->window == NULL) {
         shm_endpoint_close(s);
@@ -453,73 +452,30 @@ static void shm_sleep(void *state, uint64_t timeout_ns)
 
 /* --- RMA through the bounce buffers ---------------------------------- */
 
-static uint64_t shm_op_id(const shm_state_t *s, const shm_rma_op_t *op)
-{
-    return (uint64_t)op->gen << 32 | (uint64_t)(op - s->ops + 1);
-}
-
 /* The operation an id from shared memory names, if it is ours, in flight,
  * with that peer and of that direction. */
 static shm_rma_op_t *shm_op_find(shm_state_t *s, uint64_t id, uint32_t peer, int write)
 {
-    uint64_t index = (id & 0xffffffffu) - 1;
-    shm_rma_op_t *op;
+    shm_rma_op_t *op = onic_slots_find(&s->ops, id);
 
-    if ((id & 0xffffffffu) == 0 || index >= s->ops_cap)
-        return NULL;
-    op = &s->ops[index];
-    if (!op->used || op->gen != (uint32_t)(id >> 32) || op->peer != peer || op->write != write)
-        return NULL;
-    return op;
-}
-
-static shm_rma_op_t *shm_op_alloc(shm_state_t *s)
-{
-    shm_rma_op_t *op;
-
-    if (s->ops_free == 0) {
-        uint32_t cap = s->ops_cap == 0 ? 64 : s->ops_cap * 2;
-        shm_rma_op_t *ops = onic_calloc(cap, sizeof(*ops));
-        if (ops == NULL)
-            return NULL;
-        if (s->ops != NULL)
-            memcpy(ops, s->ops, s->ops_cap * sizeof(*ops));
-        for (uint32_t i = cap; i > s->ops_cap; i--) {
-            ops[i - 1].gen = 1;
-            ops[i - 1].next = s->ops_free;
-            s->ops_free = i;
-        }
-        onic_free(s->ops);
-        s->ops = ops;
-        s->ops_cap = cap;
-    }
-    op = &s->ops[s->ops_free - 1];
-    s->ops_free = op->next;
-    op->used = 1;
-    return op;
-}
-
-static void shm_op_free(shm_state_t *s, shm_rma_op_t *op)
-{
-    op->used = 0;
-    op->gen = op->gen == UINT32_MAX ? 1 : op->gen + 1;
-    op->next = s->ops_free;
-    s->ops_free = (uint32_t)(op - s->ops) + 1;
+    return op != NULL && op->peer == peer && op->write == write ? op : NULL;
 }
 
 static void shm_op_complete(shm_state_t *s, shm_rma_op_t *op, onic_status_t status)
 {
     s->window[op->peer]--;
     onic_xport_notify_post(s->notify, op->ctx, status);
-    shm_op_free(s, op);
+    onic_slots_del(&s->ops, op);
 }
 
 /* A broken peer: its operations will never finish, so fail them now. */
 static void shm_ops_fail_peer(shm_state_t *s, uint32_t peer)
 {
-    for (uint32_t i = 0; i < s->ops_cap; i++)
-        if (s->ops[i].used && s->ops[i].peer == peer)
-            shm_op_complete(s, &s->ops[i], ONIC_ERR_IO);
+    for (uint32_t i = 0; i < s->ops.cap; i++) {
+        shm_rma_op_t *op = onic_slots_at(&s->ops, i);
+        if (op != NULL && op->peer == peer)
+            shm_op_complete(s, op, ONIC_ERR_IO);
+    }
 }
 
 typedef struct shm_chunk_ctx {
@@ -673,6 +629,7 @@ static onic_status_t shm_rma(void *state, uint32_t peer, int write, void *local,
     shm_state_t *s = state;
     shm_rma_op_t *op;
     onic_status_t status;
+    uint64_t id;
 
     if (s->pids[peer] != 0 && (s->rma_mode == ONIC_SHM_RMA_CMA || len >= s->cma_min)) {
         status = write ? onic_xport_cma_write(s->pids[peer], local, rkey->addr + roffset, len)
@@ -687,7 +644,7 @@ static onic_status_t shm_rma(void *state, uint32_t peer, int write, void *local,
     }
     if (s->window[peer] >= ONIC_SHM_RMA_WINDOW)
         return ONIC_ERR_NO_RESOURCE;
-    op = shm_op_alloc(s);
+    op = onic_slots_add(&s->ops, &id);
     if (op == NULL)
         return ONIC_ERR_NO_MEMORY;
     op->local = local;
@@ -697,16 +654,16 @@ static onic_status_t shm_rma(void *state, uint32_t peer, int write, void *local,
     op->peer = peer;
     op->write = (uint8_t)write;
     if (write) {
-        onic_shm_bjob_t job = {.kind = ONIC_SHM_CHUNK_WRITE_DATA, .op = shm_op_id(s, op),
+        onic_shm_bjob_t job = {.kind = ONIC_SHM_CHUNK_WRITE_DATA, .op = id,
                                .src = local, .len = len, .key = *rkey, .roff = roffset};
         status = onic_shm_btx_push(&s->btx[peer], &job);
     } else {
-        shm_read_req_t req = {.op = shm_op_id(s, op), .key = *rkey, .roff = roffset,
+        shm_read_req_t req = {.op = id, .key = *rkey, .roff = roffset,
                               .len = len};
         status = onic_shm_tx_try(&s->tx[peer], SHM_KIND_READ_REQ, &req, sizeof(req), NULL, 0);
     }
     if (status != ONIC_OK) {
-        shm_op_free(s, op);
+        onic_slots_del(&s->ops, op);
         return status;
     }
     s->window[peer]++;

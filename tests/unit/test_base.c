@@ -5,6 +5,7 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/pool.h"
+#include "base/slots.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -205,8 +206,50 @@ static void test_mem_injection(void)
     onic_free(b);
 }
 
+/* Slot ids: live records found, stale and forged ids not, the table full
+ * at its limit, records kept across growth, out of memory a clean NULL. */
+static void test_slots(void)
+{
+    onic_slots_t t;
+    uint64_t ids[40], stale, id;
+    uint32_t *rec;
+
+    onic_slots_init(&t, sizeof(uint32_t), 40);
+    for (uint32_t i = 0; i < 40; i++) {
+        rec = onic_slots_add(&t, &ids[i]);
+        REQUIRE(rec != NULL);
+        CHECK(ids[i] != 0);
+        CHECK_EQ(*rec, 0);  /* zeroed */
+        *rec = i * 3;
+    }
+    CHECK(onic_slots_add(&t, &id) == NULL);  /* at the limit */
+    for (uint32_t i = 0; i < 40; i++) {
+        rec = onic_slots_find(&t, ids[i]);
+        CHECK(rec != NULL && *rec == i * 3);  /* kept across growth */
+        CHECK(rec != NULL && onic_slots_id(&t, rec) == ids[i]);
+    }
+    stale = ids[7];
+    onic_slots_del(&t, onic_slots_find(&t, stale));
+    CHECK(onic_slots_find(&t, stale) == NULL);
+    rec = onic_slots_add(&t, &id);  /* reuses the slot, with a new id */
+    CHECK(rec != NULL && id != stale && (id & 0xffffffffu) == (stale & 0xffffffffu));
+    CHECK(onic_slots_find(&t, stale) == NULL);
+    CHECK(onic_slots_find(&t, 0) == NULL);
+    CHECK(onic_slots_find(&t, (uint64_t)1 << 32 | 41) == NULL);  /* beyond the table */
+    CHECK(onic_slots_find(&t, ids[3] ^ (uint64_t)1 << 40) == NULL);  /* forged generation */
+    CHECK(onic_slots_at(&t, 3) != NULL && onic_slots_at(&t, 40) == NULL);
+    onic_slots_fini(&t);
+    onic_slots_init(&t, 8, 1000);
+    onic_mem_fail_after(0);
+    CHECK(onic_slots_add(&t, &id) == NULL);
+    onic_mem_fail_after(-1);
+    CHECK(onic_slots_add(&t, &id) != NULL);
+    onic_slots_fini(&t);
+}
+
 int main(void)
 {
+    test_slots();
     test_status();
     test_config_table();
     test_config_parse();
