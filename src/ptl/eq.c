@@ -194,11 +194,14 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
                 return rc;
             }
         }
-        now = onic_time_ns();
+        /* The first round only polls; the clock matters after that, and
+         * not at all without a deadline. */
+        now = polled && deadline != UINT64_MAX ? onic_time_ns() : 0;
         if (polled && now >= deadline)
             return PTL_EQ_EMPTY;
         /* Sleeps in the transport when nothing comes (onic_xport_wait). */
-        onic_ptl_ni_progress(ni, polled ? deadline - now : 0);
+        onic_ptl_ni_progress(ni, !polled ? 0 : deadline == UINT64_MAX ? UINT64_MAX
+                                                                        : deadline - now);
         polled = 1;
         if (ni->in_progress && deadline == UINT64_MAX) {
             onic_error("ptl: PtlEQWait from inside an event handler would wait for ever");
