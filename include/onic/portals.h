@@ -6,9 +6,12 @@
  * onicrun is a job of one process and can put and get to itself.
  *
  * Progress: the target side (what happens when a put, get, ack or reply
- * arrives) runs inside this process's own Portals calls: PtlEQGet, PtlEQWait,
- * PtlEQPoll, PtlPut and PtlGet poll the transport; PtlEQWait sleeps when
- * nothing arrives. No call is thread-safe: one thread at a time.
+ * arrives) runs inside this process's own Portals calls that read events:
+ * PtlEQGet, PtlEQWait and PtlEQPoll poll the transport (one poll hands over
+ * a bounded number of messages), PtlEQWait sleeps when nothing arrives.
+ * PtlPut and PtlGet do not poll, so what a caller starts while handling its
+ * events never floods its queues. No call is thread-safe: one thread at a
+ * time.
  *
  * Differences from the 3.3 specification, all from paper 003:
  * - a match entry holds a LIST of memory descriptors; PtlMDAttach appends to

@@ -219,7 +219,9 @@ int PtlPutRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t 
     }
     if (onic_ptl_md_should_unlink(md))
         onic_ptl_md_destroy(ni, md);
-    onic_ptl_ni_progress(ni, 0);
+    /* No poll here: arrivals come in only where the caller reads events,
+     * so a caller handling its events (and starting puts and gets as it
+     * goes) never has more recorded behind its back than one poll brings. */
     onic_ptl_eq_run_handlers(ni);
     return PTL_OK;
 }
@@ -278,7 +280,9 @@ int PtlGetRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t 
     /* The reply cannot arrive before this: it is delivered by a later poll. */
     onic_ptl_md_count(md);
     md->pending++;
-    onic_ptl_ni_progress(ni, 0);
+    /* No poll here: arrivals come in only where the caller reads events,
+     * so a caller handling its events (and starting puts and gets as it
+     * goes) never has more recorded behind its back than one poll brings. */
     onic_ptl_eq_run_handlers(ni);
     return PTL_OK;
 }

@@ -61,14 +61,15 @@ onic_status_t onic_xport_msgq_push(onic_xport_msgq_t *q, uint32_t src, const voi
     return ONIC_OK;
 }
 
-unsigned onic_xport_msgq_drain(onic_xport_msgq_t *q, onic_xport_recv_cb_t cb, void *cb_arg)
+unsigned onic_xport_msgq_drain(onic_xport_msgq_t *q, unsigned max, onic_xport_recv_cb_t cb,
+                               void *cb_arg)
 {
     unsigned n = 0;
 
     if (q->draining)
         return 0;
     q->draining = 1;
-    while (q->head < q->tail) {
+    while (q->head < q->tail && n < max) {
         /* Records keep their offsets while draining (no slide), and each is
          * copied out: a callback's push may move buf. */
         msgq_rec_t rec;
@@ -79,7 +80,8 @@ unsigned onic_xport_msgq_drain(onic_xport_msgq_t *q, onic_xport_recv_cb_t cb, vo
         cb(cb_arg, rec.src, rec.user, rec.user_len, payload, rec.len);
         n++;
     }
-    q->head = q->tail = 0;
+    if (q->head == q->tail)
+        q->head = q->tail = 0;
     q->draining = 0;
     return n;
 }

@@ -18,9 +18,11 @@ typedef struct onic_xport_msgq {
  * ONIC_ERR_NO_MEMORY when the buffer cannot grow; nothing queued then. */
 onic_status_t onic_xport_msgq_push(onic_xport_msgq_t *q, uint32_t src, const void *user_hdr,
                                    size_t user_len, const void *payload, size_t len);
-/* Deliver every record, including those pushed by the callbacks meanwhile;
- * each is copied out first, so callbacks may push. 0 when nested. */
-unsigned      onic_xport_msgq_drain(onic_xport_msgq_t *q, onic_xport_recv_cb_t cb, void *cb_arg);
+/* Deliver up to max records, oldest first, including those pushed by the
+ * callbacks meanwhile; each is copied out first, so callbacks may push. 0
+ * when nested. */
+unsigned      onic_xport_msgq_drain(onic_xport_msgq_t *q, unsigned max, onic_xport_recv_cb_t cb,
+                                    void *cb_arg);
 void          onic_xport_msgq_fini(onic_xport_msgq_t *q);
 
 static inline int onic_xport_msgq_empty(const onic_xport_msgq_t *q)

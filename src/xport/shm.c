@@ -468,12 +468,15 @@ static void shm_op_complete(shm_state_t *s, shm_rma_op_t *op, onic_status_t stat
     onic_slots_del(&s->ops, op);
 }
 
-/* A broken peer: its operations will never finish, so fail them now. */
+/* The peer broke its bounce buffer in our region: the reads whose data it
+ * owed us there will never finish, so fail them now. (Our writes to it go
+ * through our buffer in its region and still hold our data in their jobs:
+ * they end only through that buffer.) */
 static void shm_ops_fail_peer(shm_state_t *s, uint32_t peer)
 {
     for (uint32_t i = 0; i < s->ops.cap; i++) {
         shm_rma_op_t *op = onic_slots_at(&s->ops, i);
-        if (op != NULL && op->peer == peer)
+        if (op != NULL && op->peer == peer && !op->write)
             shm_op_complete(s, op, ONIC_ERR_IO);
     }
 }
@@ -594,7 +597,7 @@ static void __attribute__((noinline)) shm_rma_progress(shm_state_t *s, uint32_t 
         shm_wake(s, r);
 }
 
-static unsigned shm_poll(void *state, const onic_xport_params_t *p)
+static unsigned shm_poll(void *state, const onic_xport_params_t *p, unsigned max)
 {
     shm_state_t *s = state;
     shm_msg_ctx_t mc = {s, p};
@@ -607,8 +610,9 @@ static unsigned shm_poll(void *state, const onic_xport_params_t *p)
         onic_shm_rx_t *rx = &s->rx[r];
         if (r == s->rank)
             continue;
-        if (!rx->broken && (onic_shm_rx_ready(rx) || rx->head != rx->published)) {
-            n += onic_shm_rx_poll(rx, 64, s->max_payload, SHM_KIND_MAX, shm_msg, &mc);
+        if (!rx->broken && n < max && (onic_shm_rx_ready(rx) || rx->head != rx->published)) {
+            n += onic_shm_rx_poll(rx, max - n < 64 ? max - n : 64, s->max_payload, SHM_KIND_MAX,
+                                  shm_msg, &mc);
             if (rx->broken) {
                 s->drops++;
                 onic_error("shm: malformed message from rank %u; ignoring that rank from now on",
@@ -641,6 +645,10 @@ static onic_status_t shm_rma(void *state, uint32_t peer, int write, void *local,
         /* Refused after the probe passed (a ptrace policy changed): copy. */
         onic_warn("shm: the kernel now refuses cross-memory attach to rank %u; copying", peer);
         s->pids[peer] = 0;
+    }
+    if (!write && s->brx[peer].broken) {
+        onic_error("shm: rank %u sent malformed RMA data before; no more reads from it", peer);
+        return ONIC_ERR_IO;
     }
     if (s->window[peer] >= ONIC_SHM_RMA_WINDOW)
         return ONIC_ERR_NO_RESOURCE;

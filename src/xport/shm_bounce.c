@@ -68,7 +68,11 @@ static void btx_reclaim(onic_shm_btx_t *tx, onic_shm_write_done_t done, void *ar
         struct onic_shm_btx_rec *rec = &tx->recs[idx];
         if (!rec->write)
             continue;
-        onic_status_t status = (onic_status_t)tx->hdrs[idx].status;
+        /* From shared memory: anything but success or a known error is
+         * a broken consumer, reported as such. */
+        int16_t raw = __atomic_load_n(&tx->hdrs[idx].status, __ATOMIC_RELAXED);
+        onic_status_t status = raw == 0 ? ONIC_OK
+                             : raw < 0 && raw > ONIC_ERR_LAST ? (onic_status_t)raw : ONIC_ERR_IO;
         if (rec->first)
             tx->reclaim_status = ONIC_OK;
         if (tx->reclaim_status == ONIC_OK)

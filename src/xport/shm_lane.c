@@ -21,7 +21,6 @@ void onic_shm_rx_init(onic_shm_rx_t *rx, onic_shm_lane_t *lane, uint32_t nslots,
     rx->src       = src;
     rx->head      = 0;
     rx->published = 0;
-    rx->held      = UINT64_MAX;
     rx->key       = __atomic_load_n(&lane->key, __ATOMIC_RELAXED);
     rx->broken    = 0;
 }
@@ -74,25 +73,25 @@ onic_status_t onic_shm_tx_try(onic_shm_tx_t *tx, unsigned kind, const void *user
     /* One side of the no-lost-wake-up handshake with a receiver going to
      * sleep (shm.c): seq_cst, unless the receiver's asymmetric fence orders
      * this store for us. */
-    if (tx->release_only)
+    if (tx->release_only) {
         __atomic_store_n(&hdr->ready, onic_shm_ready_word(tx->key, tx->tail, need),
                          __ATOMIC_RELEASE);
-    else
+        /* The handshake needs the caller's later load of `sleeping` to stay
+         * after this store in program order; the membarrier supplies the
+         * rest. No instruction: it only stops the compiler. */
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    } else {
         __atomic_store_n(&hdr->ready, onic_shm_ready_word(tx->key, tx->tail, need),
                          __ATOMIC_SEQ_CST);
+    }
     tx->tail += need;
     return ONIC_OK;
 }
 
-/* Return credits up to the head, or up to a message a callback still reads. */
 static void lane_publish(onic_shm_rx_t *rx)
 {
-    uint64_t upto = rx->head < rx->held ? rx->head : rx->held;
-
-    if (upto != rx->published) {
-        __atomic_store_n(&rx->lane->consumed, upto, __ATOMIC_RELEASE);
-        rx->published = upto;
-    }
+    __atomic_store_n(&rx->lane->consumed, rx->head, __ATOMIC_RELEASE);
+    rx->published = rx->head;
 }
 
 unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload, unsigned max_kind,
@@ -103,13 +102,17 @@ unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload, u
     while (delivered < max && !rx->broken) {
         onic_xport_hdr_t *hdr = (onic_xport_hdr_t *)lane_slot(rx->slots, rx->nslots, rx->head);
         uint64_t word = __atomic_load_n(&hdr->ready, __ATOMIC_ACQUIRE) ^ rx->key;
-        uint64_t need = word & 0xff, start = rx->head, held;
+        uint64_t need = word & 0xff;
         /* Each field read once (the peer could change it between a check
-         * and a use); the payload stays in place unless it wraps. */
+         * and a use), and the message copied out of the ring: its slots go
+         * back before the callback runs. A callback may send, and a send
+         * that waits for room at a peer which is itself waiting for room in
+         * this lane needs these credits back to make progress: holding them
+         * through the callback could deadlock two processes answering each
+         * other from their callbacks. */
         uint32_t len, user_len, kind;
         uint8_t user[ONIC_XPORT_USER_HDR];
-        uint8_t wrapped[ONIC_XPORT_MAX_PAYLOAD];
-        const uint8_t *payload;
+        uint8_t payload[ONIC_XPORT_MAX_PAYLOAD];
         size_t off, ring = (size_t)rx->nslots * ONIC_SHM_SLOT;
 
         if (word >> 8 != rx->head + 1)
@@ -117,7 +120,7 @@ unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload, u
         len = __atomic_load_n(&hdr->len, __ATOMIC_RELAXED);
         user_len = __atomic_load_n(&hdr->user_len, __ATOMIC_RELAXED);
         kind = __atomic_load_n(&hdr->kind, __ATOMIC_RELAXED);
-        if (need == 0 || need > rx->nslots || len > max_payload || len > sizeof(wrapped) ||
+        if (need == 0 || need > rx->nslots || len > max_payload || len > sizeof(payload) ||
             user_len > ONIC_XPORT_USER_HDR || onic_shm_msg_slots(user_len, len) != need ||
             kind > max_kind) {
             rx->broken = 1; /* the caller counts and reports it */
@@ -126,26 +129,18 @@ unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload, u
         memcpy(user, hdr->user, user_len);
         off = (size_t)((rx->head + 1) & (rx->nslots - 1)) * ONIC_SHM_SLOT;
         if (need == 1) {
-            payload = hdr->user + user_len;
+            memcpy(payload, hdr->user + user_len, len);
         } else if (len <= ring - off) {
-            payload = rx->slots + off;
+            memcpy(payload, rx->slots + off, len);
         } else {
-            memcpy(wrapped, rx->slots + off, ring - off);
-            memcpy(wrapped + (ring - off), rx->slots, len - (ring - off));
-            payload = wrapped;
+            memcpy(payload, rx->slots + off, ring - off);
+            memcpy(payload + (ring - off), rx->slots, len - (ring - off));
         }
-        /* The head moves on now, so a poll from inside cb goes on with the
-         * next message; this one's slots stay the sender's to keep until cb
-         * returns (an outer delivery may already hold earlier ones). */
         rx->head += need;
-        held = rx->held;
-        if (held == UINT64_MAX)
-            rx->held = start;
         if (rx->head - rx->published >= rx->nslots / 4)
             lane_publish(rx);
         delivered++;
         cb(cb_arg, rx->src, kind, user, user_len, payload, len);
-        rx->held = held;
     }
     if (rx->head != rx->published && delivered < max)
         lane_publish(rx); /* found the lane empty: give every credit back */

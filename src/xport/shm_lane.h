@@ -73,8 +73,6 @@ typedef struct onic_shm_rx {
     uint32_t         src;        /* the sender: the lane, never the wire, says who */
     uint64_t         head;       /* slots consumed, ever */
     uint64_t         published;  /* the consumed count last made visible */
-    uint64_t         held;       /* first slot of a message a callback is reading in
-                                    place: credits stop there; UINT64_MAX if none */
     uint64_t         key;
     int              broken;     /* a malformed header was seen */
 } onic_shm_rx_t;
@@ -115,12 +113,9 @@ static inline int onic_shm_rx_pending(const onic_shm_rx_t *rx)
     return ((__atomic_load_n(first, __ATOMIC_SEQ_CST) ^ rx->key) >> 8) == rx->head + 1;
 }
 
-/* Deliver up to max messages through cb. The header fields are read once
- * and the caller's header copied out; the payload is passed in place in the
- * ring (copied out only where it wraps around the ring's end), and its slots
- * go back to the sender only after cb returns. The lane's head moves before
- * cb runs, so cb may send -- which may poll this lane again -- and the nested
- * poll delivers the next message, not this one. Returns the number delivered;
+/* Deliver up to max messages through cb, each copied out of the ring first
+ * (so cb may send, and poll this lane again, and its slots are free for
+ * the sender meanwhile). Returns the number delivered;
  * sets rx->broken (and stops) on a malformed header. */
 typedef void (*onic_shm_recv_cb_t)(void *arg, uint32_t src, unsigned kind, const void *user_hdr,
                                    size_t user_len, const void *payload, size_t len);

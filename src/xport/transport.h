@@ -25,9 +25,10 @@ typedef struct onic_xport_ops {
     /* ONIC_ERR_NO_RESOURCE: no room now, nothing sent. */
     onic_status_t (*send)(void *state, uint32_t peer, const void *user_hdr, size_t user_len,
                           const void *payload, size_t len);
-    /* Delivers user messages through p->recv_cb and returns how many; also
-     * moves RMA along, posting what finishes to the notification queue. */
-    unsigned      (*poll)(void *state, const onic_xport_params_t *p);
+    /* Delivers up to max user messages through p->recv_cb and returns how
+     * many; also moves RMA along, posting what finishes to the notification
+     * queue. */
+    unsigned      (*poll)(void *state, const onic_xport_params_t *p, unsigned max);
     size_t        (*max_payload)(const void *state);
     uint64_t      (*drops)(const void *state);
     /* Optional: sleep until a message may have arrived or timeout_ns pass,

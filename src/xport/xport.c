@@ -13,10 +13,15 @@
 #include "base/log.h"
 #include "base/mem.h"
 
+#include <limits.h>
 #include <sched.h>
 #include <string.h>
 
 #define XPORT_SPINS_BEFORE_YIELD 64
+/* Messages one poll hands to the caller at most, however many wait (a send
+ * that waited for room may have queued thousands): what a caller must make
+ * room for between polls -- MPI's event queue -- stays bounded. */
+#define XPORT_POLL_MAX 128
 
 /* The transports to other processes, by ONIC_XPORT (in the order of
  * onic_config_xport_values). */
@@ -133,18 +138,23 @@ unsigned onic_xport_poll(onic_xport_t *x)
      * The queues are checked inline: polling an idle endpoint is the
      * latency path. */
     n = 0;
-    if (!onic_xport_msgq_empty(&x->deferred))
-        n += onic_xport_msgq_drain(&x->deferred, x->params.recv_cb, x->params.cb_arg);
-    if (!onic_xport_msgq_empty(x->self)) /* self's state is its queue */
-        n += onic_xport_self_ops.poll(x->self, &x->params);
-    if (x->peers != NULL) {
-        x->net->poll(x->peers, &x->poll_params);
+    if (!onic_xport_msgq_empty(&x->deferred)) {
+        n += onic_xport_msgq_drain(&x->deferred, XPORT_POLL_MAX, x->params.recv_cb,
+                                   x->params.cb_arg);
+        if (!onic_xport_msgq_empty(&x->deferred))
+            return n; /* the rest, and what is behind it, next time */
+    }
+    if (!onic_xport_msgq_empty(x->self) && n < XPORT_POLL_MAX) /* self's state is its queue */
+        n += onic_xport_self_ops.poll(x->self, &x->params, XPORT_POLL_MAX - n);
+    if (x->peers != NULL && n < XPORT_POLL_MAX) {
+        x->net->poll(x->peers, &x->poll_params, XPORT_POLL_MAX - n);
         /* Counted when delivered: what a callback's send drained, and what
          * arrived behind it, goes out now, in order. */
         n += x->net_delivered;
         x->net_delivered = 0;
-        if (!onic_xport_msgq_empty(&x->deferred))
-            n += onic_xport_msgq_drain(&x->deferred, x->params.recv_cb, x->params.cb_arg);
+        if (!onic_xport_msgq_empty(&x->deferred) && n < XPORT_POLL_MAX)
+            n += onic_xport_msgq_drain(&x->deferred, XPORT_POLL_MAX - n, x->params.recv_cb,
+                                       x->params.cb_arg);
     }
     if (!onic_xport_notify_empty(&x->notify))
         n += onic_xport_notify_drain(&x->notify, x->params.rma_cb, x->params.cb_arg);
@@ -155,7 +165,8 @@ unsigned onic_xport_poll(onic_xport_t *x)
  * for room in them) and move RMA along, spin briefly, then let others run. */
 static void xport_progress_deferred(onic_xport_t *x, unsigned *spins)
 {
-    unsigned n = x->peers != NULL ? x->net->poll(x->peers, &x->defer_params) : 0;
+    /* Into `deferred`: no caller sees these yet, so no bound. */
+    unsigned n = x->peers != NULL ? x->net->poll(x->peers, &x->defer_params, UINT_MAX) : 0;
 
     if (n == 0 && ++*spins >= XPORT_SPINS_BEFORE_YIELD) {
         sched_yield();
@@ -377,9 +388,9 @@ static onic_status_t self_send(void *state, uint32_t peer, const void *user_hdr,
     return onic_xport_msgq_push(state, peer, user_hdr, user_len, payload, len);
 }
 
-static unsigned self_poll(void *state, const onic_xport_params_t *p)
+static unsigned self_poll(void *state, const onic_xport_params_t *p, unsigned max)
 {
-    return onic_xport_msgq_drain(state, p->recv_cb, p->cb_arg);
+    return onic_xport_msgq_drain(state, max, p->recv_cb, p->cb_arg);
 }
 
 static size_t self_max_payload(const void *state)

@@ -44,10 +44,8 @@ static_assert(sizeof(onic_xport_hdr_t) == 64, "a message header is one cache lin
 
 /* Called by poll and wait for each message, in order per sender; never by
  * send (what arrives while a send waits for room is queued for the next
- * poll). The pointers are valid only during the call. user_hdr is a private
- * copy; payload may be read in place from shared memory, which a faulty
- * peer could change meanwhile, so copy out what you check before you use
- * it. The callback may send, to any rank. */
+ * poll). The pointers are valid only during the call and point to private
+ * copies. The callback may send, to any rank. */
 typedef void (*onic_xport_recv_cb_t)(void *arg, uint32_t src, const void *user_hdr,
                                      size_t user_len, const void *payload, size_t len);
 
@@ -77,7 +75,9 @@ void          onic_xport_close(onic_xport_t *x);
  * process's rings into a queue the next poll delivers. */
 onic_status_t onic_xport_send(onic_xport_t *x, uint32_t peer, const void *user_hdr,
                               size_t user_len, const void *payload, size_t len);
-/* Deliver what has arrived through recv_cb; returns how many messages. */
+/* Deliver what has arrived through recv_cb (and finished RMA through
+ * rma_cb), at most 128 messages per call so a caller's own queues stay
+ * bounded; returns how many. */
 unsigned      onic_xport_poll(onic_xport_t *x);
 /* Like poll, but wait up to timeout_ns for something to arrive: spin for
  * ONIC_WAIT_SPIN_US, then yield the core a few times, then sleep on a futex
