@@ -11,6 +11,11 @@
  *   xport_job echo N    rank 1 streams N messages to rank 0, whose callback
  *                       sends each back to rank 1 and to itself: sends made
  *                       from callbacks, through full rings, stay in order
+ *   xport_job crossreply N  ranks 0 and 1 each send N 1-KB requests (15
+ *                       fill a 256-slot ring) and only then poll; each callback
+ *                       answers every request with a 1-KB reply: a callback
+ *                       waiting for room must not keep the slots the other
+ *                       side waits for (a deadlock hangs the job)
  *   xport_job errors    bad rank, over-long payload and header are errors
  *
  * Payload sizes cycle from 0 to 200 bytes (or the endpoint's limit, if
@@ -30,6 +35,8 @@
 typedef struct job {
     onic_xport_t *x;
     int       echo;       /* rank 0 answers from inside its callback */
+    int       cross;      /* crossreply: answer every request from the callback */
+    uint64_t  requests, replies;
     uint32_t  rank, size;
     uint64_t *next_seq;   /* by sender: the sequence number expected next */
     uint64_t  received;
@@ -56,6 +63,19 @@ static void on_message(void *arg, uint32_t src, const void *user_hdr, size_t use
     const uint8_t *p = payload;
 
     j->received++;
+    if (j->cross) {
+        static uint8_t reply[1024];
+        memcpy(&seq, user_hdr, sizeof(seq));
+        if (seq != UINT64_MAX) {
+            j->replies++;
+        } else {
+            /* Answer from the callback, through a ring the peer has filled. */
+            seq = j->requests++;
+            if (onic_xport_send(j->x, src, &seq, sizeof(seq), reply, sizeof(reply)) != ONIC_OK)
+                j->bad++;
+        }
+        return;
+    }
     if (src >= j->size || user_len != sizeof(seq)) {
         j->bad++;
         return;
@@ -192,6 +212,23 @@ int main(int argc, char **argv)
         }
         if (j.rank < 2) {
             if (j.next_seq[1 - j.rank] == n && (j.rank == 1 || j.next_seq[0] == n))
+                passed++;
+            else
+                failed++;
+        }
+    } else if (strcmp(mode, "crossreply") == 0) {
+        static uint8_t req[1024];
+        j.cross = 1;
+        for (uint64_t r = 0; r < n && j.rank < 2; r++) {
+            uint64_t tag = UINT64_MAX; /* a request; replies carry their number */
+            failed += onic_xport_send(x, 1 - j.rank, &tag, sizeof(tag), req, sizeof(req)) !=
+                      ONIC_OK;
+        }
+        usleep(200000); /* both rings full of requests before either side polls */
+        while (j.rank < 2 && (j.replies < n || j.requests < n))
+            onic_xport_wait(x, UINT64_MAX);
+        if (j.rank < 2) {
+            if (j.replies == n && j.requests == n)
                 passed++;
             else
                 failed++;
