@@ -16,6 +16,7 @@
 #include "base/clock.h"
 #include "base/config.h"
 #include "xport/xport.h"
+#include "../pair.h"
 #include <onic/match.h>
 #include <onic/portals.h>
 
@@ -31,14 +32,9 @@
 #define WINDOW   64
 #define EQ_COUNT 4096
 
-typedef struct bench_shared {
-    _Alignas(64) uint64_t go;    /* a two-process barrier */
-    _Alignas(64) uint64_t stop;  /* rank 0 is done with what rank 1 serves */
-} bench_shared_t;
-
 typedef struct bench {
     uint32_t        rank;
-    bench_shared_t *sh;
+    bench_pair_t *sh;
     uint64_t        round;
     unsigned        reps;
     int             quick, csv;
@@ -55,38 +51,12 @@ typedef struct bench {
 
 static void barrier(bench_t *b)
 {
-    b->round++;
-    __atomic_fetch_add(&b->sh->go, 1, __ATOMIC_ACQ_REL);
-    while (__atomic_load_n(&b->sh->go, __ATOMIC_ACQUIRE) < 2 * b->round)
-        ;
+    bench_barrier(b->sh, ++b->round);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-typedef double (*bench_fn_t)(bench_t *b, uint64_t n);
-
-/* Median of b->reps runs after a warm-up, each between barriers; `stop`
- * cleared by both between two barriers before each run. */
 static double median(bench_t *b, bench_fn_t fn, uint64_t n)
 {
-    double v[64];
-    unsigned reps = b->reps < 64 ? b->reps : 64;
-
-    for (unsigned r = 0; r <= reps; r++) {
-        barrier(b);
-        __atomic_store_n(&b->sh->stop, 0, __ATOMIC_RELAXED);
-        barrier(b);
-        if (r == 0)
-            fn(b, n / 4 + 1);
-        else
-            v[r - 1] = fn(b, n);
-    }
-    qsort(v, reps, sizeof(v[0]), cmp_double);
-    return v[reps / 2];
+    return bench_median(b->sh, &b->round, b->reps, fn, b, n, 0);
 }
 
 /* --- the raw transport ---------------------------------------------------- */
@@ -98,10 +68,12 @@ static void on_message(void *arg, uint32_t src, const void *user_hdr, size_t use
     ((bench_t *)arg)->received++;
 }
 
-static double raw_pingpong(bench_t *b, uint64_t n)
+static double raw_pingpong(void *arg, uint64_t n, size_t len)
 {
+    bench_t *b = arg;
     uint64_t word = 7, t0 = onic_time_ns(), base = b->received;
 
+    (void)len;
     for (uint64_t i = 1; i <= n; i++) {
         if (b->rank == 0)
             onic_xport_send(b->x, 1, NULL, 0, &word, sizeof(word));
@@ -113,10 +85,12 @@ static double raw_pingpong(bench_t *b, uint64_t n)
     return (double)(onic_time_ns() - t0) / (2.0 * (double)n);
 }
 
-static double raw_rate(bench_t *b, uint64_t windows)
+static double raw_rate(void *arg, uint64_t windows, size_t len)
 {
+    bench_t *b = arg;
     uint64_t word = 7, t0 = onic_time_ns(), base = b->received;
 
+    (void)len;
     for (uint64_t w = 1; w <= windows; w++) {
         if (b->rank == 0) {
             for (int i = 0; i < WINDOW; i++)
@@ -161,10 +135,12 @@ static void serve(bench_t *b)
         PtlEQGet(b->eq, &ev);
 }
 
-static double put_pingpong(bench_t *b, uint64_t n)
+static double put_pingpong(void *arg, uint64_t n, size_t len)
 {
+    bench_t *b = arg;
     uint64_t t0 = onic_time_ns();
 
+    (void)len;
     for (uint64_t i = 0; i < n; i++) {
         if (b->rank == 0)
             PtlPut(b->md_noeq, PTL_NOACK_REQ, peer_of[0], PT, 0, BITS, 0, 0);
@@ -175,10 +151,12 @@ static double put_pingpong(bench_t *b, uint64_t n)
     return (double)(onic_time_ns() - t0) / (2.0 * (double)n);
 }
 
-static double put_ack(bench_t *b, uint64_t n)
+static double put_ack(void *arg, uint64_t n, size_t len)
 {
+    bench_t *b = arg;
     uint64_t t0 = onic_time_ns();
 
+    (void)len;
     if (b->rank == 1) {
         serve(b);
         return 0;
@@ -192,10 +170,12 @@ static double put_ack(bench_t *b, uint64_t n)
     return (double)t0 / (double)n;
 }
 
-static double get_latency(bench_t *b, uint64_t n)
+static double get_latency(void *arg, uint64_t n, size_t len)
 {
+    bench_t *b = arg;
     uint64_t t0 = onic_time_ns();
 
+    (void)len;
     if (b->rank == 1) {
         serve(b);
         return 0;
@@ -209,10 +189,12 @@ static double get_latency(bench_t *b, uint64_t n)
     return (double)t0 / (double)n;
 }
 
-static double put_rate(bench_t *b, uint64_t windows)
+static double put_rate(void *arg, uint64_t windows, size_t len)
 {
+    bench_t *b = arg;
     uint64_t t0 = onic_time_ns();
 
+    (void)len;
     for (uint64_t w = 0; w < windows; w++) {
         if (b->rank == 0) {
             for (int i = 0; i < WINDOW; i++)
@@ -283,25 +265,17 @@ int main(int argc, char **argv)
     onic_config_t cfg;
     onic_xport_params_t p = {0};
     bench_t b = {0};
+    bench_opts_t opt;
     char name[80];
     uint64_t scale;
     double raw_lat, raw_rt;
     int fd;
 
-    b.reps = 5;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--quick") == 0)
-            b.quick = 1, b.reps = 3;
-        else if (strcmp(argv[i], "--csv") == 0)
-            b.csv = 1;
-        else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0)
-            b.reps = (unsigned)atoi(argv[++i]);
-        else {
-            fprintf(stderr, "usage: onicrun -n 2 --bind core %s [--quick] [--csv] [--reps N]\n",
-                    argv[0]);
-            return 2;
-        }
-    }
+    if (bench_opts_parse(argc, argv, &opt) != 0)
+        return 2;
+    b.quick = opt.quick;
+    b.csv = opt.csv;
+    b.reps = opt.reps;
     if (onic_config_read(&cfg) != ONIC_OK || cfg.size != 2 || cfg.jobid[0] == '\0') {
         fprintf(stderr, "onic-bench-ptl: run it as two processes: onicrun -n 2 --bind core %s\n",
                 argv[0]);
@@ -311,11 +285,11 @@ int main(int argc, char **argv)
     scale = b.quick ? 1 : 10;
     snprintf(name, sizeof(name), "/onic-%s-bench-ptl", cfg.jobid);
     fd = shm_open(name, O_CREAT | O_RDWR, 0600);
-    if (fd < 0 || ftruncate(fd, sizeof(bench_shared_t)) != 0) {
+    if (fd < 0 || ftruncate(fd, sizeof(bench_pair_t)) != 0) {
         fprintf(stderr, "onic-bench-ptl: cannot create %s: %m\n", name);
         return 1;
     }
-    b.sh = mmap(NULL, sizeof(bench_shared_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    b.sh = mmap(NULL, sizeof(bench_pair_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (b.sh == MAP_FAILED)
         return 1;
@@ -371,7 +345,7 @@ int main(int argc, char **argv)
                        put, put - raw_lat, ack, get, rate / 1e6, 1e9 / rate - 1e9 / raw_rt);
         }
     }
-    munmap(b.sh, sizeof(bench_shared_t));
+    munmap(b.sh, sizeof(bench_pair_t));
     if (b.rank == 0)
         shm_unlink(name);
     return 0;

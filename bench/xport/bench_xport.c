@@ -16,6 +16,7 @@
 #include "base/clock.h"
 #include "base/config.h"
 #include "xport/xport.h"
+#include "../pair.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -50,8 +51,7 @@ typedef struct raw_shared {
     _Alignas(64) uint64_t pong;
     _Alignas(64) uint64_t head;   /* consumer's count */
     _Alignas(64) uint64_t tail;   /* producer's count */
-    _Alignas(64) uint64_t go;     /* a two-process barrier */
-    _Alignas(64) uint64_t stop;   /* rank 0 is done with what rank 1 serves */
+    bench_pair_t pair;            /* barrier and stop flag */
     _Alignas(64) onic_xport_mkey_t key;  /* rank 1's RMA source */
     raw_lane_t lanes[RAW_LANES];         /* one per sender; only lane 0 is fed */
     raw_lane_t mpsc;                     /* one ring every sender claims slots in */
@@ -80,9 +80,7 @@ static void on_message(void *arg, uint32_t src, const void *user_hdr, size_t use
 
 static void raw_barrier(bench_t *b, uint64_t round)
 {
-    __atomic_fetch_add(&b->raw->go, 1, __ATOMIC_ACQ_REL);
-    while (__atomic_load_n(&b->raw->go, __ATOMIC_ACQUIRE) < 2 * round)
-        ;
+    bench_barrier(&b->raw->pair, round);
 }
 
 /* One-way ns of a cache line bounced n times. */
@@ -184,8 +182,9 @@ static double raw_queue(bench_t *b, uint64_t n, unsigned lanes, int mpsc)
 /* GB/s of len bytes moved n times from rank 1's memory into rank 0's by two
  * plain memcpys at once through RAW_CHUNKS shared chunks: the floor of the
  * copy mechanism. */
-static double raw_copy_bw(bench_t *b, uint64_t n, size_t len)
+static double raw_copy_bw(void *arg, uint64_t n, size_t len)
 {
+    bench_t *b = arg;
     raw_shared_t *r = b->raw;
     uint64_t t0 = onic_time_ns();
     uint64_t per = (len + RAW_CHUNK - 1) / RAW_CHUNK;
@@ -266,12 +265,13 @@ static void on_rma(void *arg, void *ctx, onic_status_t status)
 
 /* GB/s of reads of len bytes from rank 1's source, n times, one at a time
  * (rank 1 polls meanwhile, which the copy mechanism needs). */
-static double rma_read_bw(bench_t *b, uint64_t n, size_t len)
+static double rma_read_bw(void *arg, uint64_t n, size_t len)
 {
+    bench_t *b = arg;
     uint64_t t0 = onic_time_ns();
 
     if (b->rank == 1) {
-        while (!__atomic_load_n(&b->raw->stop, __ATOMIC_ACQUIRE))
+        while (!__atomic_load_n(&b->raw->pair.stop, __ATOMIC_ACQUIRE))
             onic_xport_poll(b->x);
         return 0;
     }
@@ -282,13 +282,14 @@ static double rma_read_bw(bench_t *b, uint64_t n, size_t len)
             onic_xport_poll(b->x);
     }
     t0 = onic_time_ns() - t0;
-    __atomic_store_n(&b->raw->stop, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&b->raw->pair.stop, 1, __ATOMIC_RELEASE);
     return (double)n * (double)len / (double)t0;
 }
 
 /* GB/s of memcpy of len bytes in rank 0, n times: what RMA is held to. */
-static double memcpy_bw(bench_t *b, uint64_t n, size_t len)
+static double memcpy_bw(void *arg, uint64_t n, size_t len)
 {
+    bench_t *b = arg;
     uint64_t t0 = onic_time_ns();
 
     if (b->rank == 1)
@@ -300,40 +301,16 @@ static double memcpy_bw(bench_t *b, uint64_t n, size_t len)
     return (double)n * (double)len / (double)(onic_time_ns() - t0);
 }
 
-static int cmp_double(const void *a, const void *b)
+static double fn_raw_pingpong(void *arg, uint64_t n, size_t len) { (void)len; return raw_pingpong(arg, n); }
+static double fn_raw_ring(void *arg, uint64_t n, size_t len) { (void)len; return raw_ring(arg, n); }
+static double fn_shm_pingpong(void *arg, uint64_t n, size_t len) { return shm_pingpong(arg, n, len); }
+static double fn_shm_rate(void *arg, uint64_t n, size_t len) { (void)len; return shm_rate(arg, n); }
+static double fn_raw_lanes(void *arg, uint64_t n, size_t len) { return raw_queue(arg, n, (unsigned)len, 0); }
+static double fn_raw_mpsc(void *arg, uint64_t n, size_t len) { (void)len; return raw_queue(arg, n, 1, 1); }
+
+static double median(bench_t *b, uint64_t *round, bench_fn_t fn, uint64_t n, size_t len)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-typedef double (*bench_fn_t)(bench_t *b, uint64_t n, size_t len);
-
-static double fn_raw_pingpong(bench_t *b, uint64_t n, size_t len) { (void)len; return raw_pingpong(b, n); }
-static double fn_raw_ring(bench_t *b, uint64_t n, size_t len) { (void)len; return raw_ring(b, n); }
-static double fn_shm_pingpong(bench_t *b, uint64_t n, size_t len) { return shm_pingpong(b, n, len); }
-static double fn_shm_rate(bench_t *b, uint64_t n, size_t len) { (void)len; return shm_rate(b, n); }
-static double fn_raw_lanes(bench_t *b, uint64_t n, size_t len) { return raw_queue(b, n, (unsigned)len, 0); }
-static double fn_raw_mpsc(bench_t *b, uint64_t n, size_t len) { (void)len; return raw_queue(b, n, 1, 1); }
-
-/* Median of b->reps repetitions, each after a barrier. */
-static double bench_median(bench_t *b, uint64_t *round, bench_fn_t fn, uint64_t n, size_t len)
-{
-    double v[64];
-    unsigned reps = b->reps < 64 ? b->reps : 64;
-
-    for (unsigned r = 0; r <= reps; r++) {
-        /* Both clear `stop` between two barriers: then neither can see the
-         * other's clear after the run has begun. */
-        raw_barrier(b, ++*round);
-        __atomic_store_n(&b->raw->stop, 0, __ATOMIC_RELAXED);
-        raw_barrier(b, ++*round);
-        if (r == 0)
-            fn(b, n / 4 + 1, len); /* warm-up */
-        else
-            v[r - 1] = fn(b, n, len);
-    }
-    qsort(v, reps, sizeof(v[0]), cmp_double);
-    return v[reps / 2];
+    return bench_median(&b->raw->pair, round, b->reps, fn, b, n, len);
 }
 
 int main(int argc, char **argv)
@@ -341,24 +318,16 @@ int main(int argc, char **argv)
     onic_config_t cfg;
     onic_xport_params_t p = {0};
     bench_t b = {0};
+    bench_opts_t opt;
     char name[80];
     uint64_t round = 0, scale;
     int fd;
 
-    b.reps = 5;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--quick") == 0)
-            b.quick = 1, b.reps = 3;
-        else if (strcmp(argv[i], "--csv") == 0)
-            b.csv = 1;
-        else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0)
-            b.reps = (unsigned)atoi(argv[++i]);
-        else {
-            fprintf(stderr, "usage: onicrun -n 2 --bind core %s [--quick] [--csv] [--reps N]\n",
-                    argv[0]);
-            return 2;
-        }
-    }
+    if (bench_opts_parse(argc, argv, &opt) != 0)
+        return 2;
+    b.quick = opt.quick;
+    b.csv = opt.csv;
+    b.reps = opt.reps;
     if (onic_config_read(&cfg) != ONIC_OK || cfg.size != 2 || cfg.jobid[0] == '\0') {
         fprintf(stderr, "onic-bench-xport: run it as two processes: "
                         "onicrun -n 2 --bind core %s\n", argv[0]);
@@ -388,14 +357,14 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    double raw_pp = bench_median(&b, &round, fn_raw_pingpong, 20000 * scale, 0);
-    double raw_rg = bench_median(&b, &round, fn_raw_ring, 200000 * scale, 0);
-    double lat8 = bench_median(&b, &round, fn_shm_pingpong, 10000 * scale, 8);
-    double lat1k = bench_median(&b, &round, fn_shm_pingpong, 10000 * scale, 1024);
-    double rate = bench_median(&b, &round, fn_shm_rate, 2000 * scale, 0);
-    double lane1 = bench_median(&b, &round, fn_raw_lanes, 200000 * scale, 1);
-    double lane64 = bench_median(&b, &round, fn_raw_lanes, 200000 * scale, RAW_LANES);
-    double mpsc = bench_median(&b, &round, fn_raw_mpsc, 200000 * scale, 0);
+    double raw_pp = median(&b, &round, fn_raw_pingpong, 20000 * scale, 0);
+    double raw_rg = median(&b, &round, fn_raw_ring, 200000 * scale, 0);
+    double lat8 = median(&b, &round, fn_shm_pingpong, 10000 * scale, 8);
+    double lat1k = median(&b, &round, fn_shm_pingpong, 10000 * scale, 1024);
+    double rate = median(&b, &round, fn_shm_rate, 2000 * scale, 0);
+    double lane1 = median(&b, &round, fn_raw_lanes, 200000 * scale, 1);
+    double lane64 = median(&b, &round, fn_raw_lanes, 200000 * scale, RAW_LANES);
+    double mpsc = median(&b, &round, fn_raw_mpsc, 200000 * scale, 0);
 
     /* RMA: reopen the endpoint with each mechanism forced. */
     static const size_t bw_sizes[] = {4096, 65536, 1u << 20, 4u << 20, 16u << 20, RMA_MAX};
@@ -414,8 +383,8 @@ int main(int argc, char **argv)
     double bw_raw[NBW];
     for (int k = 0; k < NBW; k++) {
         uint64_t n = (b.quick ? 64ull << 20 : 512ull << 20) / bw_sizes[k] + 2;
-        bw_memcpy[k] = bench_median(&b, &round, memcpy_bw, n, bw_sizes[k]);
-        bw_raw[k] = bench_median(&b, &round, raw_copy_bw, n, bw_sizes[k]);
+        bw_memcpy[k] = median(&b, &round, memcpy_bw, n, bw_sizes[k]);
+        bw_raw[k] = median(&b, &round, raw_copy_bw, n, bw_sizes[k]);
     }
     for (int m = 0; m < 2; m++) {
         onic_xport_mkey_t key;
@@ -434,7 +403,7 @@ int main(int argc, char **argv)
             bw_cma_ok = 0;
         raw_barrier(&b, ++round); /* the key is out */
         for (int k = 0; k < NBW; k++)
-            bw_rma[m][k] = bench_median(&b, &round, rma_read_bw,
+            bw_rma[m][k] = median(&b, &round, rma_read_bw,
                                         (b.quick ? 64ull << 20 : 512ull << 20) / bw_sizes[k] + 2,
                                         bw_sizes[k]);
     }

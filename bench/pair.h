@@ -1,0 +1,83 @@
+/* What the two-process benchmarks (onic-bench-xport, onic-bench-ptl) share:
+ * their options, a barrier through a shared page, and the median of
+ * repeated runs. Header-only: each benchmark is one small program. */
+#ifndef ONIC_BENCH_PAIR_H
+#define ONIC_BENCH_PAIR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* In shared memory, each word on its own line. */
+typedef struct bench_pair {
+    _Alignas(64) uint64_t go;    /* barrier arrivals, ever */
+    _Alignas(64) uint64_t stop;  /* rank 0 is done with what rank 1 serves */
+} bench_pair_t;
+
+typedef struct bench_opts {
+    int      quick, csv;
+    unsigned reps;
+} bench_opts_t;
+
+/* --quick, --csv, --reps N. 0, or 2 after printing the usage. */
+static inline int bench_opts_parse(int argc, char **argv, bench_opts_t *o)
+{
+    o->quick = o->csv = 0;
+    o->reps = 5;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0)
+            o->quick = 1, o->reps = 3;
+        else if (strcmp(argv[i], "--csv") == 0)
+            o->csv = 1;
+        else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0)
+            o->reps = (unsigned)atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: onicrun -n 2 --bind core %s [--quick] [--csv] [--reps N]\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+/* Both processes pass round r (1, 2, ...) together. */
+static inline void bench_barrier(bench_pair_t *p, uint64_t round)
+{
+    __atomic_fetch_add(&p->go, 1, __ATOMIC_ACQ_REL);
+    while (__atomic_load_n(&p->go, __ATOMIC_ACQUIRE) < 2 * round)
+        ;
+}
+
+static inline int bench_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef double (*bench_fn_t)(void *arg, uint64_t n, size_t len);
+
+/* The median of reps runs of fn (at most 64), after a warm-up of n / 4 + 1.
+ * Before each, both clear `stop` between two barriers: then neither can see
+ * the other's clear after the run has begun. */
+static inline double bench_median(bench_pair_t *p, uint64_t *round, unsigned reps, bench_fn_t fn,
+                                  void *arg, uint64_t n, size_t len)
+{
+    double v[64];
+
+    reps = reps < 64 ? reps : 64;
+    for (unsigned r = 0; r <= reps; r++) {
+        bench_barrier(p, ++*round);
+        __atomic_store_n(&p->stop, 0, __ATOMIC_RELAXED);
+        bench_barrier(p, ++*round);
+        if (r == 0)
+            fn(arg, n / 4 + 1, len);
+        else
+            v[r - 1] = fn(arg, n, len);
+    }
+    qsort(v, reps, sizeof(v[0]), bench_cmp_double);
+    return v[reps / 2];
+}
+
+#endif
