@@ -12,16 +12,26 @@
  *  - reads and writes outside a key, through a deregistered key and a forged
  *    one: errors, never a crash and never wrong data.
  * ONIC_SHM_RMA picks the mechanism; with "cma" the test also requires that
- * cross-memory attach is in use, with "copy" that it is not. Every rank keeps
+ * cross-memory attach is in use, with "copy" that it is not. With the
+ * argument "nocma" every rank first forbids itself process_vm_readv/writev
+ * (seccomp, as a container's profile may): then even ONIC_SHM_RMA=cma must
+ * fall back to the copy and everything must still work. Every rank keeps
  * polling until all are done, since the copy mechanism needs the owner. */
 #include "base/clock.h"
 #include "base/config.h"
 #include "base/rand.h"
 #include "xport/xport.h"
 
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 
 #define RMA_BUF   (64u << 20)
 #define RMA_BURST 300
@@ -132,8 +142,31 @@ static void send_msg(rma_job_t *j, uint32_t peer, const rma_msg_t *m, const void
     check(j, onic_xport_send(j->x, peer, m, sizeof(*m), payload, len) == ONIC_OK, "send", len);
 }
 
-int main(void)
+/* Make process_vm_readv/writev fail with EPERM in this process, as a
+ * seccomp profile may; 0 if the filter is in place. */
+static int forbid_cma(void)
 {
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 2, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_writev, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+    };
+    struct sock_fprog prog = {(unsigned short)(sizeof(f) / sizeof(f[0])), f};
+
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+        return -1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int nocma = argc > 1 && strcmp(argv[1], "nocma") == 0;
     static const uint64_t sizes[] = {1, 7, 64, 4095, 4096, 65536 + 13, 1u << 20,
                                      (8u << 20) + 5, RMA_BUF};
     onic_config_t cfg;
@@ -151,6 +184,10 @@ int main(void)
     }
     j.rank = cfg.rank;
     j.size = cfg.size;
+    if (nocma && forbid_cma() != 0) {
+        fprintf(stderr, "rma_job: cannot install a seccomp filter: %s\n", strerror(errno));
+        return 1;
+    }
     p.rank = cfg.rank;
     p.size = cfg.size;
     p.jobid = cfg.jobid;
@@ -183,7 +220,9 @@ int main(void)
     peer = (j.rank + 1) % j.size;
     caps = onic_xport_caps(j.x, peer);
     check(&j, (caps & ONIC_XPORT_CAP_RMA) != 0, "RMA capability", 0);
-    if (cfg.shm_rma == ONIC_SHM_RMA_CMA)
+    if (nocma)
+        check(&j, (caps & ONIC_XPORT_CAP_CMA) == 0, "the copy where the kernel refuses CMA", 0);
+    else if (cfg.shm_rma == ONIC_SHM_RMA_CMA)
         check(&j, (caps & ONIC_XPORT_CAP_CMA) != 0, "cross-memory attach in use", 0);
     if (cfg.shm_rma == ONIC_SHM_RMA_COPY)
         check(&j, (caps & ONIC_XPORT_CAP_CMA) == 0, "bounce buffers in use", 0);
@@ -253,7 +292,7 @@ int main(void)
         bad_key.len = 4096;
         check(&j, rma_sync(&j, 0, peer, local, &bad_key, 0, 4096) == ONIC_ERR_INVALID_PARAM,
               "read of unmapped memory", 4096);
-        if (cfg.shm_rma == ONIC_SHM_RMA_COPY) {
+        if (cfg.shm_rma == ONIC_SHM_RMA_COPY || nocma) {
             /* Only the owner can refuse a key it no longer honours. */
             bad_key = k;
             bad_key.id ^= 1ull << 40;
