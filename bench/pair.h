@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* In shared memory, each word on its own line. */
 typedef struct bench_pair {
@@ -40,6 +43,28 @@ static inline int bench_opts_parse(int argc, char **argv, bench_opts_t *o)
         }
     }
     return 0;
+}
+
+/* Map size bytes of shared memory named /onic-<jobid>-bench-<what> (the
+ * launcher removes every object of the job), both processes opening it;
+ * the name goes to name[len] for the unlink. NULL after a message. */
+static inline void *bench_shared_map(const char *jobid, const char *what, size_t size,
+                                     char *name, size_t len)
+{
+    void *mem;
+    int fd;
+
+    snprintf(name, len, "/onic-%s-bench-%s", jobid, what);
+    fd = shm_open(name, O_CREAT | O_RDWR, 0600);
+    if (fd < 0 || ftruncate(fd, (off_t)size) != 0) {
+        fprintf(stderr, "onic-bench: cannot create %s: %m\n", name);
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    return mem == MAP_FAILED ? NULL : mem;
 }
 
 /* Both processes pass round r (1, 2, ...) together. */

@@ -151,42 +151,38 @@ static double put_pingpong(void *arg, uint64_t n, size_t len)
     return (double)(onic_time_ns() - t0) / (2.0 * (double)n);
 }
 
-static double put_ack(void *arg, uint64_t n, size_t len)
+/* Round trips started by rank 0 (a put asking for an ack, or a get) while
+ * rank 1 serves them; ns each. */
+static double round_trips(bench_t *b, uint64_t n, int get)
 {
-    bench_t *b = arg;
     uint64_t t0 = onic_time_ns();
 
-    (void)len;
     if (b->rank == 1) {
         serve(b);
         return 0;
     }
     for (uint64_t i = 0; i < n; i++) {
-        PtlPut(b->md_ack, PTL_ACK_REQ, peer_of[0], PT, 0, BITS, 0, 0);
-        wait_event(b->send_eq, PTL_EVENT_ACK);
+        if (get)
+            PtlGet(b->md_get, peer_of[0], PT, 0, BITS, 0);
+        else
+            PtlPut(b->md_ack, PTL_ACK_REQ, peer_of[0], PT, 0, BITS, 0, 0);
+        wait_event(b->send_eq, get ? PTL_EVENT_REPLY_END : PTL_EVENT_ACK);
     }
     t0 = onic_time_ns() - t0;
     __atomic_store_n(&b->sh->stop, 1, __ATOMIC_RELEASE);
     return (double)t0 / (double)n;
 }
 
+static double put_ack(void *arg, uint64_t n, size_t len)
+{
+    (void)len;
+    return round_trips(arg, n, 0);
+}
+
 static double get_latency(void *arg, uint64_t n, size_t len)
 {
-    bench_t *b = arg;
-    uint64_t t0 = onic_time_ns();
-
     (void)len;
-    if (b->rank == 1) {
-        serve(b);
-        return 0;
-    }
-    for (uint64_t i = 0; i < n; i++) {
-        PtlGet(b->md_get, peer_of[0], PT, 0, BITS, 0);
-        wait_event(b->send_eq, PTL_EVENT_REPLY_END);
-    }
-    t0 = onic_time_ns() - t0;
-    __atomic_store_n(&b->sh->stop, 1, __ATOMIC_RELEASE);
-    return (double)t0 / (double)n;
+    return round_trips(arg, n, 1);
 }
 
 static double put_rate(void *arg, uint64_t windows, size_t len)
@@ -269,7 +265,6 @@ int main(int argc, char **argv)
     char name[80];
     uint64_t scale;
     double raw_lat, raw_rt;
-    int fd;
 
     if (bench_opts_parse(argc, argv, &opt) != 0)
         return 2;
@@ -283,15 +278,8 @@ int main(int argc, char **argv)
     }
     b.rank = cfg.rank;
     scale = b.quick ? 1 : 10;
-    snprintf(name, sizeof(name), "/onic-%s-bench-ptl", cfg.jobid);
-    fd = shm_open(name, O_CREAT | O_RDWR, 0600);
-    if (fd < 0 || ftruncate(fd, sizeof(bench_pair_t)) != 0) {
-        fprintf(stderr, "onic-bench-ptl: cannot create %s: %m\n", name);
-        return 1;
-    }
-    b.sh = mmap(NULL, sizeof(bench_pair_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (b.sh == MAP_FAILED)
+    b.sh = bench_shared_map(cfg.jobid, "ptl", sizeof(bench_pair_t), name, sizeof(name));
+    if (b.sh == NULL)
         return 1;
 
     /* The floor: the transport alone, closed again before Portals opens it. */

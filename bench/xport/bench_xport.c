@@ -321,7 +321,6 @@ int main(int argc, char **argv)
     bench_opts_t opt;
     char name[80];
     uint64_t round = 0, scale;
-    int fd;
 
     if (bench_opts_parse(argc, argv, &opt) != 0)
         return 2;
@@ -337,14 +336,7 @@ int main(int argc, char **argv)
     scale = b.quick ? 1 : 10;
 
     /* The raw floor's memory, named like every object of the job. */
-    snprintf(name, sizeof(name), "/onic-%s-bench-raw", cfg.jobid);
-    fd = shm_open(name, O_CREAT | O_RDWR, 0600);
-    if (fd < 0 || ftruncate(fd, sizeof(raw_shared_t)) != 0) {
-        fprintf(stderr, "onic-bench-xport: cannot create %s: %m\n", name);
-        return 1;
-    }
-    b.raw = mmap(NULL, sizeof(raw_shared_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
+    b.raw = bench_shared_map(cfg.jobid, "raw", sizeof(raw_shared_t), name, sizeof(name));
     p.rank = cfg.rank;
     p.size = cfg.size;
     p.jobid = cfg.jobid;
@@ -352,7 +344,7 @@ int main(int argc, char **argv)
     p.rma_cb = on_rma;
     p.cb_arg = &b;
     p.cfg = &cfg;
-    if (b.raw == MAP_FAILED || onic_xport_open(&p, &b.x) != ONIC_OK) {
+    if (b.raw == NULL || onic_xport_open(&p, &b.x) != ONIC_OK) {
         fprintf(stderr, "onic-bench-xport: cannot set up rank %u\n", b.rank);
         return 1;
     }
