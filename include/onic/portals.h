@@ -139,6 +139,10 @@ typedef void (*ptl_eq_handler_t)(ptl_event_t *event);
 #define PTL_EQ_NONE         PTL_INVALID_HANDLE
 #define PTL_EQ_HANDLER_NONE ((ptl_eq_handler_t)0)
 #define PTL_MD_THRESH_INF   (-1)
+/* onic extension, as Portals 4: an MD with start NULL and this length spans
+ * the whole address space, so an offset into it is an address. One such MD
+ * serves every send of a program that would otherwise bind one per send. */
+#define PTL_SIZE_MAX        UINT64_MAX
 #define PTL_TIME_FOREVER    (-1)
 #define PTL_SR_DROP_COUNT   0
 #define PTL_NI_OK           0

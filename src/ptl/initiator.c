@@ -75,7 +75,7 @@ static int initiator_large(onic_ptl_ni_t *ni, onic_ptl_md_t *md, int get, uint32
         onic_error("ptl: %s: no room to track another large operation", call);
         return rc;
     }
-    status = ni->io->mem_reg(ni->io_arg, (char *)md->desc.start + local_offset, m->rlength,
+    status = ni->io->mem_reg(ni->io_arg, onic_ptl_md_at(md, local_offset), m->rlength,
                              &desc->key);
     if (status != ONIC_OK) {
         onic_ptl_large_del(ni, rec);
@@ -128,7 +128,7 @@ static int initiator_send(onic_ptl_ni_t *ni, onic_ptl_md_t *md, onic_ptl_msg_t *
         payload = &desc;
         len = sizeof(desc);
     } else if (m->op == ONIC_PTL_OP_PUT && m->rlength > 0) {
-        payload = (const char *)md->desc.start + local_offset;
+        payload = onic_ptl_md_at(md, local_offset);
         len = m->rlength;
     }
     hdr_len = onic_ptl_msg_pack(m, &w);

@@ -13,12 +13,13 @@
 
 int onic_ptl_md_check(onic_ptl_ni_t *ni, const ptl_md_t *md, ptl_unlink_t unlink, const char *call)
 {
-    if (md->start == NULL && md->length > 0) {
-        onic_error("ptl: %s: md.start is NULL with md.length %llu", call,
+    if (md->start == NULL && md->length > 0 && md->length != PTL_SIZE_MAX) {
+        onic_error("ptl: %s: md.start is NULL with md.length %llu (only PTL_SIZE_MAX, the "
+                   "whole address space, may start at NULL)", call,
                    (unsigned long long)md->length);
         return PTL_MD_ILLEGAL;
     }
-    if (md->length > ONIC_PTL_MAX_LEN) {
+    if (md->length > ONIC_PTL_MAX_LEN && !(md->start == NULL && md->length == PTL_SIZE_MAX)) {
         onic_error("ptl: %s: md.length %llu is 2^48 or more", call, (unsigned long long)md->length);
         return PTL_MD_ILLEGAL;
     }

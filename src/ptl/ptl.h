@@ -174,6 +174,13 @@ static inline int onic_ptl_md_busy(const onic_ptl_md_t *md)
     return md->pending > 0 || md->inflight > 0;
 }
 
+/* The address at offset off of md. Integer arithmetic: an MD spanning the
+ * whole address space starts at NULL (PTL_SIZE_MAX). */
+static inline char *onic_ptl_md_at(const onic_ptl_md_t *md, ptl_size_t off)
+{
+    return (char *)((uintptr_t)md->desc.start + (uintptr_t)off);
+}
+
 /* A large put or get this process started, until its DONE or reply: what
  * its completion reports, and the registration to drop then. */
 typedef struct onic_ptl_large {

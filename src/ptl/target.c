@@ -196,7 +196,7 @@ static onic_ptl_ovf_t *target_keep_header(onic_ptl_pt_t *pt, uint32_t src, const
     rec->hdr.mlength = x->mlength;
     rec->hdr.offset = x->offset;
     rec->hdr.md_handle = x->md->handle;
-    rec->hdr.start = x->mlength > 0 ? (char *)x->md->desc.start + x->offset : NULL;
+    rec->hdr.start = x->mlength > 0 ? onic_ptl_md_at(x->md, x->offset) : NULL;
     rec->hdr.hdr_data = m->hdr_data;
     if (onic_matcher_append(pt->unexpected, key, exact, rec, NULL) != ONIC_OK) {
         onic_free(rec);
@@ -215,7 +215,7 @@ static unsigned target_deliver(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_m
     onic_ptl_md_t *md = x->md;
     onic_ptl_eq_t *eq = onic_ptl_md_eq(ni, md);
     unsigned options = md->desc.options;
-    char *at = x->mlength > 0 ? (char *)md->desc.start + x->offset : NULL;
+    char *at = x->mlength > 0 ? onic_ptl_md_at(md, x->offset) : NULL;
     ptl_event_t ev;
 
     if (m->op == ONIC_PTL_OP_PUT && x->mlength > 0)
@@ -368,7 +368,7 @@ static void target_large(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *
     onic_dlist_push_tail(&ni->rma_pending, &r->link);
     out->rma = 1;
     out->rma_write = m->op == ONIC_PTL_OP_GET;
-    out->rma_local = (char *)md->desc.start + x->offset;
+    out->rma_local = onic_ptl_md_at(md, x->offset);
     out->rma_key = desc->key;
     out->rma_len = x->mlength;
     out->rma_ctx = r;
@@ -505,7 +505,7 @@ static void target_reply(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *
     room = local_offset < md->desc.length ? md->desc.length - local_offset : 0;
     mlength = m->mlength < room ? m->mlength : room;
     if (mlength > 0 && rec == NULL)
-        memcpy((char *)md->desc.start + local_offset, payload, mlength);
+        memcpy(onic_ptl_md_at(md, local_offset), payload, mlength);
     target_event_base(ni, src, m, &ev);
     ev.mlength = mlength;
     ev.offset = local_offset;

@@ -179,6 +179,8 @@ static void test_errors(void)
 
     /* Memory descriptors. */
     CHECK_EQ(PtlMDAttach(me, md_desc(NULL, 4, 1, 0, PTL_EQ_NONE), PTL_RETAIN, &md), PTL_MD_ILLEGAL);
+    CHECK_EQ(PtlMDBind(ni, md_desc(NULL, (ptl_size_t)1 << 47, 1, 0, PTL_EQ_NONE), PTL_RETAIN, &md),
+             PTL_MD_ILLEGAL); /* only PTL_SIZE_MAX may start at NULL */
     CHECK_EQ(PtlMDAttach(me, md_desc(buf, 4, -2, 0, PTL_EQ_NONE), PTL_RETAIN, &md), PTL_MD_ILLEGAL);
     CHECK_EQ(PtlMDAttach(me, md_desc(buf, 4, 1, PTL_MD_IOVEC, PTL_EQ_NONE), PTL_RETAIN, &md),
              PTL_MD_ILLEGAL);
@@ -301,6 +303,21 @@ static void test_self(void)
     CHECK(memcmp(back, source + 100, 32) == 0);
     CHECK_EQ(PtlEQWait(seq, &ev), PTL_OK);
     CHECK_EQ(ev.type, PTL_EVENT_UNLINK);
+    /* From an MD spanning all memory, offsets are addresses. */
+    {
+        ptl_handle_md_t all;
+        CHECK_EQ(PtlMDBind(ni, md_desc(NULL, PTL_SIZE_MAX, PTL_MD_THRESH_INF, 0, PTL_EQ_NONE),
+                           PTL_RETAIN, &all), PTL_OK);
+        memset(target, 0, sizeof(target));
+        CHECK_EQ(PtlPutRegion(all, (ptl_size_t)(uintptr_t)(source + 40), 16, PTL_NOACK_REQ, id, 5,
+                              0, 0x77, 4, 0), PTL_OK);
+        do /* past the get's GET_END */
+            CHECK_EQ(PtlEQWait(teq, &ev), PTL_OK);
+        while (ev.type != PTL_EVENT_PUT_END);
+        CHECK_EQ(ev.mlength, 16);
+        CHECK(memcmp(target + 4, source + 40, 16) == 0);
+        CHECK_EQ(PtlMDUnlink(all), PTL_OK);
+    }
     /* More than one message carries: by the transport's RMA, to oneself. */
     CHECK_EQ(PtlMEAttach(ni, 5, ANYONE, 0x88, 0, PTL_RETAIN, PTL_INS_AFTER, &me), PTL_OK);
     CHECK_EQ(PtlMDAttach(me, md_desc(big, sizeof(big), PTL_MD_THRESH_INF,
@@ -308,7 +325,7 @@ static void test_self(void)
                                          PTL_MD_EVENT_START_DISABLE, teq),
                          PTL_RETAIN, &tmd), PTL_OK);
     CHECK_EQ(PtlPutRegion(smd, 500, 3000, PTL_ACK_REQ, id, 5, 0, 0x88, 10, 0), PTL_OK);
-    do /* past the get's GET_END */
+    do
         CHECK_EQ(PtlEQWait(teq, &ev), PTL_OK);
     while (ev.type != PTL_EVENT_PUT_END);
     CHECK_EQ(ev.mlength, 3000);
