@@ -60,9 +60,11 @@ static const onic_config_var_t config_vars[] = {
      "into the posted buffer or unexpected space), larger ones by rendezvous (the receiver "
      "pulls them); at most what one Portals put carries", ONIC_CONFIG_UINT, 0, 2048, NULL,
      CFG_FIELD(eager_limit)},
-    {"ONIC_EAGER_CREDITS", "64", "MPI: eager messages a process may have outstanding at one "
-     "receiver; beyond that its messages wait for their receive (rendezvous). Each process "
-     "sets aside this many x processes x ONIC_EAGER_LIMIT bytes for unexpected messages",
+    {"ONIC_EAGER_CREDITS", "64", "MPI: eager messages of ONIC_EAGER_LIMIT bytes a process may "
+     "have outstanding at one receiver (a smaller one costs its size, at least 64 bytes); "
+     "beyond that its messages wait for their receive (rendezvous). Each process sets aside "
+     "this many x processes x ONIC_EAGER_LIMIT bytes for unexpected messages, more only while "
+     "messages wait unreceived",
      ONIC_CONFIG_UINT, 1, 65536, NULL, CFG_FIELD(eager_credits)},
     {"ONIC_RANK", "0", "this process's rank in its job (set by onicrun)",
      ONIC_CONFIG_UINT, 0, 0x7fffffff, NULL, CFG_FIELD(rank)},

@@ -41,11 +41,11 @@ static void fini_tables(void)
 }
 
 /* Every process must split messages and unexpected space the same way, or
- * an eager message could find no slot at its receiver. */
+ * an eager message could find no room at its receiver. */
 static int init_check_agreement(void)
 {
     long long mine[4] = {(long long)onic_mpi_g.eager_limit, -(long long)onic_mpi_g.eager_limit,
-                         onic_mpi_g.credits_per_peer, -(long long)onic_mpi_g.credits_per_peer};
+                         (long long)onic_mpi_g.credits_per_peer, -(long long)onic_mpi_g.credits_per_peer};
     long long all[4];
     int rc = MPI_Allreduce(mine, all, 4, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
 
@@ -54,7 +54,7 @@ static int init_check_agreement(void)
     if (all[0] != -all[1] || all[2] != -all[3])
         return onic_mpi_err(NULL, MPI_ERR_OTHER, "MPI_Init", "the processes of this job have "
                             "different ONIC_EAGER_LIMIT (%lld to %lld) or ONIC_EAGER_CREDITS "
-                            "(%lld to %lld); give every process the same values", -all[1],
+                            "(%lld to %lld bytes of credit); give every process the same values", -all[1],
                             all[0], -all[3], all[2]);
     return MPI_SUCCESS;
 }

@@ -3,12 +3,13 @@
  * src/mpi/. Everything below talks to the rest of onic only through
  * include/onic/portals.h (and the base utilities).
  *
- *   init.c      MPI_Init/Finalize, the Portals setup, unexpected slots, credits
+ *   init.c      MPI_Init/Finalize
  *   error.c     error classes, messages, handlers, MPI_Abort
  *   handle.c    the handle tables
  *   comm.c      communicators, groups, context ids, attributes
  *   datatype.c  datatypes, pack and unpack
- *   p2p.c       the protocols (eager, rendezvous), progress, events, probe
+ *   p2p.c       the Portals setup, the protocols (eager, rendezvous), unexpected
+ *               buffers and credits, progress, events, probe
  *   request.c   the MPI point-to-point calls, requests, wait and test
  *   coll.c      collectives on point-to-point, reduction operations */
 #ifndef ONIC_MPI_IMPL_H
@@ -188,7 +189,7 @@ static inline uint64_t onic_mpi_hdr(unsigned kind, uint64_t cookie, uint64_t len
 }
 
 /* Portal indexes. */
-#define ONIC_MPI_PT_P2P     1  /* messages: posted receives, overflow slots */
+#define ONIC_MPI_PT_P2P     1  /* messages: posted receives, unexpected buffers */
 #define ONIC_MPI_PT_RNDV    2  /* senders' buffers exposed for pulling */
 #define ONIC_MPI_PT_CREDIT  3  /* credit returns for eager flow control */
 
@@ -201,10 +202,20 @@ static inline uint64_t onic_mpi_hdr(unsigned kind, uint64_t cookie, uint64_t len
 #define ONIC_MPI_PULL_DEPTH 8u
 
 /* --- The process's state ------------------------------------------------------------ */
-typedef struct onic_mpi_slot {
-    ptl_handle_me_t me;
-    int             posted;   /* in the overflow list, waiting for a message */
-} onic_mpi_slot_t;
+/* Unexpected eager data lands in buffers: each is one overflow entry whose
+ * MD takes message after message (locally managed offset, max_size the eager
+ * limit) until less than that is left, then unlinks; once every message in
+ * it has been received it is posted again. The descriptor sits in the first
+ * cache line of the buffer's own aligned allocation, so a message's address
+ * finds its buffer (p2p.c). */
+typedef struct onic_mpi_ubuf onic_mpi_ubuf_t;
+struct onic_mpi_ubuf {
+    uint64_t         landed;    /* bytes put into it since posted (PUT_END) */
+    uint64_t         charged;   /* what those messages cost their senders in credit */
+    uint64_t         consumed;  /* bytes of those messages received */
+    int              linked;    /* in the overflow list (its UNLINK not yet seen) */
+    onic_mpi_ubuf_t *next;      /* every buffer, to free them */
+};
 
 typedef struct onic_mpi_pulled onic_mpi_pulled_t;
 
@@ -218,17 +229,18 @@ typedef struct onic_mpi_state {
     ptl_handle_md_t  zero_md;          /* zero bytes, for RTS and credit puts */
     ptl_handle_me_t  zero_me;          /* overflow: takes every zero-byte put */
     ptl_handle_me_t  credit_me;
-    /* Unexpected eager data: nslots slots of slot_size bytes, each a one-shot
-     * overflow entry re-posted once its message is consumed. */
-    char            *slot_mem;
-    size_t           slot_size;
-    unsigned         nslots;
-    onic_mpi_slot_t *slots;
+    ptl_handle_md_t  all_md;           /* the whole address space: every eager send */
+    onic_mpi_ubuf_t *ubufs;
+    size_t           ubuf_size;        /* allocation and alignment, a power of two */
+    size_t           ubuf_max;         /* largest message a buffer takes */
+    /* A lower bound of the unexpected space sure to be free minus the credit
+     * senders hold: kept >= 0, so no eager message ever finds no room. */
+    int64_t          ubuf_slack;
     size_t           eager_limit;      /* lowered if Portals refuses an eager put's size */
     uint64_t         get_chunk;        /* ONIC_MPI_GET_CHUNK, or less (see there) */
-    unsigned         credits_per_peer;
-    unsigned        *credits;          /* by world rank: eager messages I may still send */
-    unsigned        *owed;             /* by world rank: consumed, not yet returned */
+    uint64_t         credits_per_peer; /* bytes of unexpected space per sender */
+    uint64_t        *credits;          /* by world rank: eager bytes I may still send */
+    uint64_t        *owed;             /* by world rank: consumed, not yet returned */
     uint64_t         next_cookie;
     onic_dlist_t     active;           /* requests started and not complete */
     onic_dlist_t     pulled;           /* headers taken out of Portals by probes */

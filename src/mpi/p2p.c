@@ -1,16 +1,17 @@
-/* Point-to-point on Portals: the protocols, the unexpected slots and their
+/* Point-to-point on Portals: the protocols, the unexpected buffers and their
  * credits, progress, probe and cancel (docs/architecture.md, "mpi").
  *
  * Portal ONIC_MPI_PT_P2P carries every message. Its match list holds the
  * posted receives (one ME + MD on the receive buffer each, threshold 1,
  * truncating); its overflow list holds, first, one entry taking every
- * zero-byte put (rendezvous requests, empty messages), then one one-shot
- * entry per unexpected slot. A receive is posted with PtlMEAttachSearch, so
- * it either finds the oldest matching unexpected header or is attached,
- * with no message able to slip in between.
+ * zero-byte put (rendezvous requests, empty messages), then the unexpected
+ * buffers, which take eager messages one after another. A receive is posted
+ * with PtlMEAttachSearch, so it either finds the oldest matching unexpected
+ * header or is attached, with no message able to slip in between.
  *
- *   eager (<= ONIC_EAGER_LIMIT, a credit left): one put with the data; it
- *       lands in the posted buffer or in a slot; the send is complete at once.
+ *   eager (<= ONIC_EAGER_LIMIT, credit left): one put with the data, from
+ *       the MD spanning all memory; it lands in the posted buffer or in an
+ *       unexpected buffer; the send is complete at once.
  *   rendezvous (larger, no credit, or synchronous): the sender exposes its
  *       buffer on ONIC_MPI_PT_RNDV under a cookie and puts a zero-byte
  *       request carrying cookie and length; once it matches, the receiver
@@ -49,57 +50,137 @@ static _Noreturn void p2p_fatal(const char *what, int rc)
     onic_mpi_die(MPI_ERR_INTERN); /* even under MPI_ERRORS_RETURN */
 }
 
-/* --- Unexpected slots and credits -------------------------------------------------- */
-static void slot_post(unsigned i)
+/* --- Unexpected buffers and credits ----------------------------------------------- *
+ *
+ * Credit is counted in bytes: an eager message costs its sender
+ * p2p_charge(length) of its credit at the receiver, which returns it once
+ * the message is received. The receiver keeps ubuf_slack, a lower bound of
+ * (space its posted buffers are sure to take) - (credit its senders hold),
+ * at 0 or more, so every eager message finds room:
+ *   - a posted buffer is sure to take all but ubuf_max - 1 of its bytes
+ *     (it takes messages while ubuf_max is left): +ubuf_sure();
+ *   - an arrival costs its sender at least its length in credit and the
+ *     buffer at most that much sure space: the bound holds unchanged;
+ *   - an unlinked buffer took `charged` credit for its ubuf_sure(): the
+ *     difference is added back then;
+ *   - a message matching a posted receive costs credit and no space: its
+ *     charge is added back when it arrives;
+ *   - credit goes back to a sender only with slack behind it: buffers are
+ *     added first when there is too little. */
+#define P2P_UBUF_HDR   64u  /* the descriptor's cache line, before the data */
+#define P2P_UBUF_MIN   (64u << 10)
+#define P2P_CHARGE_MIN 64u  /* bounds the headers and events a sender's credit causes */
+
+static uint64_t p2p_charge(uint64_t length)
 {
-    onic_mpi_slot_t *s = &onic_mpi_g.slots[i];
+    return length < P2P_CHARGE_MIN ? P2P_CHARGE_MIN : length;
+}
+
+static int64_t ubuf_sure(void)
+{
+    return (int64_t)(onic_mpi_g.ubuf_size - P2P_UBUF_HDR - onic_mpi_g.ubuf_max + 1);
+}
+
+static void ubuf_post(onic_mpi_ubuf_t *b)
+{
     ptl_md_t md = {
-        .start = onic_mpi_g.slot_mem + (size_t)i * onic_mpi_g.slot_size,
-        .length = onic_mpi_g.slot_size,
-        .threshold = 1,
-        .user_ptr = NULL,
-        /* The kept header is all a receive needs; the event (ignored) wakes
-         * a blocked MPI_Probe. */
-        .options = PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE,
-        .eq_handle = onic_mpi_g.eq_unexp,
+        .start = (char *)b + P2P_UBUF_HDR,
+        .length = onic_mpi_g.ubuf_size - P2P_UBUF_HDR,
+        .threshold = PTL_MD_THRESH_INF,
+        .max_size = onic_mpi_g.ubuf_max,
+        /* PUT_END says how much landed (and wakes a blocked probe); the
+         * UNLINK that follows the last one says the buffer is full. */
+        .options = PTL_MD_OP_PUT | PTL_MD_MAX_SIZE | PTL_MD_EVENT_START_DISABLE,
+        .user_ptr = b,
+        .eq_handle = onic_mpi_g.eq,
     };
+    ptl_handle_me_t me;
     ptl_handle_md_t mdh;
     int rc;
 
     rc = PtlMEAttachOverflow(onic_mpi_g.ni, ONIC_MPI_PT_P2P, p2p_any, 0, ~UINT64_C(0),
-                             PTL_UNLINK, PTL_INS_AFTER, &s->me);
+                             PTL_UNLINK, PTL_INS_AFTER, &me);
     if (rc != PTL_OK)
-        p2p_fatal("attach an unexpected-message slot", rc);
-    if ((rc = PtlMDAttach(s->me, md, PTL_UNLINK, &mdh)) != PTL_OK)
-        p2p_fatal("attach an unexpected-message slot's buffer", rc);
-    s->posted = 1;
+        p2p_fatal("attach an unexpected-message buffer", rc);
+    if ((rc = PtlMDAttach(me, md, PTL_UNLINK, &mdh)) != PTL_OK)
+        p2p_fatal("attach an unexpected-message buffer's memory", rc);
+    b->landed = b->charged = b->consumed = 0;
+    b->linked = 1;
+    onic_mpi_g.ubuf_slack += ubuf_sure();
 }
 
-/* A message of `initiator` was consumed: its credit goes back, in batches
- * of half the credits so a stream costs one small put per batch. */
-static void credit_owe(uint32_t initiator)
+static int ubuf_add(void)
 {
-    unsigned batch = onic_mpi_g.credits_per_peer / 2;
+    onic_mpi_ubuf_t *b = onic_aligned_alloc(onic_mpi_g.ubuf_size, onic_mpi_g.ubuf_size);
+
+    if (b == NULL)
+        return 0;
+    onic_debug("mpi: rank %d: another %zu-byte unexpected-message buffer (slack %lld)",
+               onic_mpi_g.rank, onic_mpi_g.ubuf_size, (long long)onic_mpi_g.ubuf_slack);
+    b->next = onic_mpi_g.ubufs;
+    onic_mpi_g.ubufs = b;
+    ubuf_post(b);
+    return 1;
+}
+
+/* The buffer a kept header's data is in. */
+static onic_mpi_ubuf_t *ubuf_of(const void *data)
+{
+    return (onic_mpi_ubuf_t *)((uintptr_t)data & ~(uintptr_t)(onic_mpi_g.ubuf_size - 1));
+}
+
+static void ubuf_recycle(onic_mpi_ubuf_t *b)
+{
+    if (!b->linked && b->consumed == b->landed)
+        ubuf_post(b);
+}
+
+static void ubuf_landed(onic_mpi_ubuf_t *b, const ptl_event_t *ev)
+{
+    b->landed += ev->mlength;
+    b->charged += p2p_charge(ev->rlength);
+}
+
+static void ubuf_unlinked(onic_mpi_ubuf_t *b)
+{
+    b->linked = 0;
+    onic_mpi_g.ubuf_slack += (int64_t)b->charged - ubuf_sure();
+    ubuf_recycle(b);
+}
+
+/* A message of `initiator` costing `charge` was received: its credit goes
+ * back, in batches of half the credit so a stream costs one small put per
+ * batch. */
+static void credit_owe(uint32_t initiator, uint64_t charge)
+{
+    uint64_t *owed = &onic_mpi_g.owed[initiator];
     int rc;
 
-    if (++onic_mpi_g.owed[initiator] < (batch > 0 ? batch : 1) || onic_mpi_g.finalizing)
+    *owed += charge;
+    if (*owed < onic_mpi_g.credits_per_peer / 2 || onic_mpi_g.finalizing)
         return;
+    while (onic_mpi_g.ubuf_slack < (int64_t)*owed)
+        if (!ubuf_add()) {
+            onic_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI progress", "no memory for another "
+                         "%zu-byte unexpected-message buffer", onic_mpi_g.ubuf_size);
+            onic_mpi_die(MPI_ERR_NO_MEM);
+        }
+    onic_mpi_g.ubuf_slack -= (int64_t)*owed;
     rc = PtlPut(onic_mpi_g.zero_md, PTL_NOACK_REQ, p2p_pid(initiator), ONIC_MPI_PT_CREDIT, 0, 0,
-                0, onic_mpi_g.owed[initiator]);
+                0, *owed);
     if (rc != PTL_OK)
         p2p_fatal("return eager credits", rc);
-    onic_mpi_g.owed[initiator] = 0;
+    *owed = 0;
 }
 
-/* The data of an unexpected eager message has been copied out: its slot
- * takes messages again and its sender gets the credit back. */
-static void slot_release(const ptl_ovf_header_t *h)
+/* The data of an unexpected eager message has been copied out. */
+static void ubuf_consumed(const ptl_ovf_header_t *h)
 {
-    size_t off = (size_t)((char *)h->start - onic_mpi_g.slot_mem);
+    onic_mpi_ubuf_t *b = ubuf_of(h->start);
 
-    onic_mpi_g.slots[off / onic_mpi_g.slot_size].posted = 0;
-    slot_post((unsigned)(off / onic_mpi_g.slot_size));
-    credit_owe(h->initiator.pid);
+    b->consumed += h->mlength;
+    credit_owe(h->initiator.pid, p2p_charge(h->rlength));
+    ubuf_recycle(b);
 }
 
 /* --- The receive side ------------------------------------------------------------------ */
@@ -225,7 +306,7 @@ static void recv_consume(onic_mpi_req_t *r, const ptl_ovf_header_t *h)
     if (got > 0)
         memcpy(r->data, h->start, got);
     if (h->rlength > 0)
-        slot_release(h);
+        ubuf_consumed(h);
     recv_finish(r, got, h->rlength);
 }
 
@@ -238,8 +319,11 @@ static void recv_matched(onic_mpi_req_t *r, const ptl_event_t *ev)
         rndv_start(r, ev->initiator.pid, ev->hdr_data);
         return;
     }
-    if (ev->rlength > 0)
-        credit_owe(ev->initiator.pid);
+    if (ev->rlength > 0) {
+        uint64_t charge = p2p_charge(ev->rlength);
+        onic_mpi_g.ubuf_slack += (int64_t)charge; /* credit spent, no space taken */
+        credit_owe(ev->initiator.pid, charge);
+    }
     recv_finish(r, ev->mlength, ev->rlength);
 }
 
@@ -273,29 +357,17 @@ static int send_start(onic_mpi_req_t *r)
     uint64_t cookie;
     int rc;
 
-    memset(&md, 0, sizeof(md));
-    md.eq_handle = PTL_EQ_NONE;
     if (r->mode != ONIC_MPI_MODE_SYNC && r->bytes <= onic_mpi_g.eager_limit &&
-        (r->bytes == 0 || onic_mpi_g.credits[dest] > 0)) {
-        if (r->bytes == 0) {
-            mdh = onic_mpi_g.zero_md;
-        } else {
-            md.start = r->data;
-            md.length = r->bytes;
-            md.threshold = 1; /* gone after the put: one MD per message */
-            if ((rc = PtlMDBind(onic_mpi_g.ni, md, PTL_UNLINK, &mdh)) != PTL_OK)
-                return onic_mpi_err_ptl(c, r->call, "bind a send buffer", rc);
-        }
-        rc = PtlPut(mdh, PTL_NOACK_REQ, p2p_pid(dest), ONIC_MPI_PT_P2P, 0, bits, 0,
-                    onic_mpi_hdr(ONIC_MPI_HDR_EAGER, 0, r->bytes));
+        (r->bytes == 0 || onic_mpi_g.credits[dest] >= p2p_charge(r->bytes))) {
+        rc = PtlPutRegion(onic_mpi_g.all_md, (ptl_size_t)(uintptr_t)r->data, r->bytes,
+                          PTL_NOACK_REQ, p2p_pid(dest), ONIC_MPI_PT_P2P, 0, bits, 0,
+                          onic_mpi_hdr(ONIC_MPI_HDR_EAGER, 0, r->bytes));
         if (rc == PTL_OK) {
             if (r->bytes > 0)
-                onic_mpi_g.credits[dest]--;
+                onic_mpi_g.credits[dest] -= p2p_charge(r->bytes);
             send_done(r);
             return MPI_SUCCESS;
         }
-        if (r->bytes > 0)
-            PtlMDUnlink(mdh);
         if (rc != PTL_FAIL || r->bytes == 0)
             return onic_mpi_err_ptl(c, r->call, "put an eager message", rc);
         /* Refused before anything was sent: more than this transport puts
@@ -304,9 +376,8 @@ static int send_start(onic_mpi_req_t *r)
         onic_warn("mpi: Portals refused a %zu-byte put; eager messages are now at most %zu "
                   "bytes (set ONIC_EAGER_LIMIT lower to avoid this)", r->bytes,
                   onic_mpi_g.eager_limit);
-        memset(&md, 0, sizeof(md));
-        md.eq_handle = PTL_EQ_NONE;
     }
+    memset(&md, 0, sizeof(md));
     /* Rendezvous: expose the buffer to dest alone, under a cookie no other
      * exposed buffer of this process has (fewer than 2^20 MEs can exist). */
     cookie = onic_mpi_g.next_cookie++ & ONIC_MPI_COOKIE_MASK;
@@ -533,11 +604,11 @@ static void p2p_event(const ptl_event_t *ev)
     switch (ev->type) {
     case PTL_EVENT_PUT_END:
         if (ev->pt_index == ONIC_MPI_PT_CREDIT)
-            onic_mpi_g.credits[ev->initiator.pid] += (unsigned)ev->hdr_data;
-        else if (r != NULL)
+            onic_mpi_g.credits[ev->initiator.pid] += ev->hdr_data;
+        else if (ev->md.options & PTL_MD_MAX_SIZE)
+            ubuf_landed(ev->md.user_ptr, ev); /* its header waits for a receive or probe */
+        else
             recv_matched(r, ev);
-        /* else: an unexpected message landed in the overflow list; its
-         * header waits there for a receive or a probe. */
         break;
     case PTL_EVENT_GET_END:
         send_pulled(r, ev);
@@ -545,8 +616,12 @@ static void p2p_event(const ptl_event_t *ev)
     case PTL_EVENT_REPLY_END:
         rndv_reply(r);
         break;
+    case PTL_EVENT_UNLINK:
+        if (ev->md.options & PTL_MD_MAX_SIZE)
+            ubuf_unlinked(ev->md.user_ptr);
+        /* else: an MD that finished its work; nothing left to do. */
+        break;
     default:
-        /* UNLINK of MDs that finished their work: nothing left to do. */
         break;
     }
 }
@@ -622,7 +697,8 @@ int onic_mpi_p2p_init(void)
                             ONIC_MPI_RANK_MAX + 1);
     onic_mpi_g.eager_limit = cfg.eager_limit;
     onic_mpi_g.get_chunk = ONIC_MPI_GET_CHUNK;
-    onic_mpi_g.credits_per_peer = cfg.eager_credits;
+    /* ONIC_EAGER_CREDITS messages of the largest eager size. */
+    onic_mpi_g.credits_per_peer = (uint64_t)cfg.eager_credits * p2p_charge(cfg.eager_limit);
     onic_dlist_init(&onic_mpi_g.active);
     onic_dlist_init(&onic_mpi_g.pulled);
     onic_dlist_init(&onic_mpi_g.bsegs);
@@ -638,6 +714,8 @@ int onic_mpi_p2p_init(void)
      * flight each way, one per credit batch; room for every sender's ring
      * full of messages that complete posted receives, twice over. */
     eqn = 4ull * cfg.shm_ring_slots * cfg.size + 4096;
+    /* and two per unexpected message the senders' credit allows */
+    eqn += 2ull * cfg.size * cfg.eager_credits * cfg.eager_limit / P2P_CHARGE_MIN;
     eqn = eqn < P2P_EQ_MIN ? P2P_EQ_MIN : eqn > P2P_EQ_MAX ? P2P_EQ_MAX : eqn;
     if ((rc = PtlEQAlloc(onic_mpi_g.ni, eqn, PTL_EQ_HANDLER_NONE, &onic_mpi_g.eq)) != PTL_OK ||
         (rc = PtlEQAlloc(onic_mpi_g.ni, P2P_EQ_UNEXP, PTL_EQ_HANDLER_NONE,
@@ -662,7 +740,7 @@ int onic_mpi_p2p_init(void)
         goto err_ni;
     }
     /* First in the overflow list: every zero-byte put (a rendezvous request
-     * or an empty message) lands here, never in a slot, and never fails. */
+     * or an empty message) lands here, never in a buffer, and never fails. */
     rc = PtlMEAttachOverflow(onic_mpi_g.ni, ONIC_MPI_PT_P2P, p2p_any, 0, ~UINT64_C(0),
                              PTL_RETAIN, PTL_INS_AFTER, &onic_mpi_g.zero_me);
     md.options = PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE;
@@ -671,30 +749,42 @@ int onic_mpi_p2p_init(void)
         what = "attach the zero-byte overflow entry";
         goto err_ni;
     }
-    onic_mpi_g.credits = onic_calloc((size_t)cfg.size, sizeof(unsigned));
-    onic_mpi_g.owed = onic_calloc((size_t)cfg.size, sizeof(unsigned));
+    /* Every eager send goes from this one MD: no MD to bind per message. */
+    memset(&md, 0, sizeof(md));
+    md.length = PTL_SIZE_MAX;
+    md.threshold = PTL_MD_THRESH_INF;
+    md.eq_handle = PTL_EQ_NONE;
+    if ((rc = PtlMDBind(onic_mpi_g.ni, md, PTL_RETAIN, &onic_mpi_g.all_md)) != PTL_OK) {
+        what = "bind the MD of all memory";
+        goto err_ni;
+    }
+    onic_mpi_g.credits = onic_calloc((size_t)cfg.size, sizeof(*onic_mpi_g.credits));
+    onic_mpi_g.owed = onic_calloc((size_t)cfg.size, sizeof(*onic_mpi_g.owed));
     if (onic_mpi_g.credits == NULL || onic_mpi_g.owed == NULL)
         goto err_no_mem;
-    for (unsigned i = 0; i < cfg.size; i++)
-        onic_mpi_g.credits[i] = onic_mpi_g.eager_limit > 0 ? cfg.eager_credits : 0;
-    /* One slot per credit any sender can hold: the slots never run out. */
     if (onic_mpi_g.eager_limit > 0) {
-        onic_mpi_g.slot_size = onic_mpi_g.eager_limit;
-        onic_mpi_g.nslots = cfg.eager_credits * cfg.size;
-        onic_mpi_g.slot_mem = onic_malloc(onic_mpi_g.slot_size * onic_mpi_g.nslots);
-        onic_mpi_g.slots = onic_calloc(onic_mpi_g.nslots, sizeof(*onic_mpi_g.slots));
-        if (onic_mpi_g.nslots > 0 && (onic_mpi_g.slot_mem == NULL || onic_mpi_g.slots == NULL))
-            goto err_no_mem;
-        for (unsigned i = 0; i < onic_mpi_g.nslots; i++)
-            slot_post(i);
+        uint64_t total = onic_mpi_g.credits_per_peer * cfg.size;
+
+        onic_mpi_g.ubuf_max = onic_mpi_g.eager_limit;
+        onic_mpi_g.ubuf_size = P2P_UBUF_MIN;
+        while (onic_mpi_g.ubuf_size < 16 * (onic_mpi_g.ubuf_max + P2P_UBUF_HDR))
+            onic_mpi_g.ubuf_size *= 2;
+        for (unsigned i = 0; i < cfg.size; i++)
+            onic_mpi_g.credits[i] = onic_mpi_g.credits_per_peer;
+        /* Space for all the credit handed out, before any is used. */
+        while (onic_mpi_g.ubuf_slack < (int64_t)total)
+            if (!ubuf_add())
+                goto err_no_mem;
+        onic_mpi_g.ubuf_slack -= (int64_t)total;
     }
     return MPI_SUCCESS;
 
 err_no_mem:
     onic_mpi_p2p_fini();
-    return onic_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Init", "no memory for %u unexpected-message "
-                        "slots of %zu bytes (ONIC_EAGER_CREDITS x processes x ONIC_EAGER_LIMIT)",
-                        cfg.eager_credits * cfg.size, onic_mpi_g.eager_limit);
+    return onic_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Init", "no memory for %llu bytes of "
+                        "unexpected-message buffers (ONIC_EAGER_CREDITS x processes x "
+                        "ONIC_EAGER_LIMIT)", (unsigned long long)onic_mpi_g.credits_per_peer *
+                        cfg.size);
 err_ni:
     PtlNIFini(onic_mpi_g.ni);
 err_fini:
@@ -715,11 +805,13 @@ void onic_mpi_p2p_fini(void)
     /* Closing the interface frees every ME, MD and event queue with it. */
     PtlNIFini(onic_mpi_g.ni);
     PtlFini();
-    onic_free(onic_mpi_g.slot_mem);
-    onic_free(onic_mpi_g.slots);
+    while (onic_mpi_g.ubufs != NULL) {
+        onic_mpi_ubuf_t *b = onic_mpi_g.ubufs;
+        onic_mpi_g.ubufs = b->next;
+        onic_free(b);
+    }
+    onic_mpi_g.ubuf_slack = 0;
     onic_free(onic_mpi_g.credits);
     onic_free(onic_mpi_g.owed);
-    onic_mpi_g.slot_mem = NULL;
-    onic_mpi_g.slots = NULL;
     onic_mpi_g.credits = onic_mpi_g.owed = NULL;
 }

@@ -182,6 +182,59 @@ static void test_unexpected(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* --- unexpected buffers pinned by messages left waiting ------------------------------- */
+static size_t pinned_len(int i)
+{
+    return (size_t)(i * 37 % 2048) + 1;
+}
+
+static void test_pinned(void)
+{
+    enum { ROUNDS = 20, STREAM = 400, N = ROUNDS * (STREAM + 1) };
+
+    if (size < 2)
+        return;
+    /* Every sender interleaves one tag-1 message per round with a stream
+     * of tag-2 ones, all of eager sizes; rank 0 receives every tag-2
+     * message first, so the tag-1 ones stay unexpected, each keeping its
+     * unexpected buffer from being reused while the stream goes on.
+     * Everything must arrive intact and in order per tag. */
+    if (rank != 0) {
+        MPI_Request *reqs = malloc(N * sizeof(*reqs));
+        char *bufs = malloc((size_t)N * 2048);
+        for (int i = 0; i < N; i++) {
+            for (size_t j = 0; j < pinned_len(i); j++)
+                bufs[(size_t)i * 2048 + j] = (char)pattern(rank * 100000 + i, j);
+            MPI_Isend(bufs + (size_t)i * 2048, (int)pinned_len(i), MPI_CHAR, 0,
+                      i % (STREAM + 1) == 0 ? 1 : 2, MPI_COMM_WORLD, &reqs[i]);
+        }
+        MPI_Waitall(N, reqs, MPI_STATUSES_IGNORE);
+        free(reqs);
+        free(bufs);
+    } else {
+        char *b = malloc(2048);
+        for (int tag = 2; tag >= 1; tag--)
+            for (int src = 1; src < size; src++)
+                for (int i = 0; i < N; i++) {
+                    MPI_Status st;
+                    int cnt, ok = 1;
+                    if ((i % (STREAM + 1) == 0) != (tag == 1))
+                        continue;
+                    MPI_Recv(b, 2048, MPI_CHAR, src, tag, MPI_COMM_WORLD, &st);
+                    MPI_Get_count(&st, MPI_CHAR, &cnt);
+                    CHECK_EQ(cnt, (long long)pinned_len(i));
+                    for (size_t j = 0; j < pinned_len(i) && j < (size_t)cnt; j++)
+                        ok &= b[j] == (char)pattern(src * 100000 + i, j);
+                    CHECK(ok);
+                    if (failed > 10)
+                        goto out;
+                }
+out:
+        free(b);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* --- probe then receive ---------------------------------------------------------------- */
 static void test_probe(void)
 {
@@ -958,6 +1011,7 @@ typedef struct test {
 
 static const test_t tests[] = {
     {"setup", test_setup},         {"order", test_order},   {"unexpected", test_unexpected},
+    {"pinned", test_pinned},
     {"probe", test_probe},         {"cancel", test_cancel}, {"truncate", test_truncate},
     {"modes", test_modes},         {"persistent", test_persistent},
     {"types", test_types},         {"comm", test_comm},     {"coll", test_coll},
