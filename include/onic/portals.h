@@ -159,6 +159,10 @@ typedef void (*ptl_eq_handler_t)(ptl_event_t *event);
                                                used up when less than max_size is left */
 #define PTL_MD_EVENT_START_DISABLE 0x0080u
 #define PTL_MD_EVENT_END_DISABLE   0x0100u
+/* onic extension, as Portals 4's PTL_ME_EVENT_UNLINK_DISABLE: no UNLINK
+ * event when the MD is unlinked automatically (the END event that used it
+ * up already says so to a caller that counts). */
+#define PTL_MD_EVENT_UNLINK_DISABLE 0x0200u
 
 /* --- Return codes ------------------------------------------------------------ */
 enum {

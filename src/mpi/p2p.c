@@ -538,7 +538,10 @@ static int recv_start(onic_mpi_req_t *r)
     md.start = r->bytes > 0 ? r->data : NULL;
     md.length = r->bytes;
     md.threshold = 1;
-    md.options = PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE;
+    /* PUT_END alone completes the receive: its UNLINK would be one more
+     * event to post and read per message. */
+    md.options = PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE |
+                 PTL_MD_EVENT_UNLINK_DISABLE;
     md.user_ptr = r;
     md.eq_handle = onic_mpi_g.eq;
     rc = PtlMEAttachSearch(onic_mpi_g.ni, ONIC_MPI_PT_P2P, q.id, q.bits, q.ignore, PTL_UNLINK,

@@ -211,7 +211,7 @@ int PtlPutRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t 
             ev.type = PTL_EVENT_SEND_END;
             onic_ptl_eq_post(eq, &ev);
         }
-        if (onic_ptl_md_should_unlink(md)) {
+        if (onic_ptl_md_should_unlink(md) && !(options & PTL_MD_EVENT_UNLINK_DISABLE)) {
             ev.type = PTL_EVENT_UNLINK;
             ev.link = eq->seq;
             onic_ptl_eq_post(eq, &ev);

@@ -9,7 +9,7 @@
 
 #define MD_OPTIONS_ALL (PTL_MD_OP_PUT | PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE | PTL_MD_TRUNCATE | \
                         PTL_MD_ACK_DISABLE | PTL_MD_MAX_SIZE | PTL_MD_EVENT_START_DISABLE | \
-                        PTL_MD_EVENT_END_DISABLE)
+                        PTL_MD_EVENT_END_DISABLE | PTL_MD_EVENT_UNLINK_DISABLE)
 
 int onic_ptl_md_check(onic_ptl_ni_t *ni, const ptl_md_t *md, ptl_unlink_t unlink, const char *call)
 {

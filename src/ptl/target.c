@@ -103,9 +103,9 @@ static void target_post_pair(onic_ptl_eq_t *eq, unsigned options, ptl_event_kind
     }
 }
 
-static void target_post_unlink(onic_ptl_eq_t *eq, ptl_event_t *ev)
+static void target_post_unlink(onic_ptl_eq_t *eq, const onic_ptl_md_t *md, ptl_event_t *ev)
 {
-    if (eq == NULL)
+    if (eq == NULL || (md->desc.options & PTL_MD_EVENT_UNLINK_DISABLE))
         return;
     ev->type = PTL_EVENT_UNLINK;
     ev->link = eq->seq;
@@ -231,7 +231,7 @@ static unsigned target_deliver(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_m
     target_post_pair(eq, options,
                      m->op == ONIC_PTL_OP_PUT ? PTL_EVENT_PUT_START : PTL_EVENT_GET_START, &ev);
     if (onic_ptl_md_should_unlink(md)) {
-        target_post_unlink(eq, &ev);
+        target_post_unlink(eq, md, &ev);
         onic_ptl_md_destroy(ni, md); /* and the entry, if this empties it */
     }
     return options;
@@ -312,7 +312,7 @@ static void target_large_finish(onic_ptl_ni_t *ni, const target_rma_t *r, onic_s
             onic_ptl_eq_post(eq, &ev);
         }
         if (onic_ptl_md_should_unlink(md)) {
-            target_post_unlink(eq, &ev);
+            target_post_unlink(eq, md, &ev);
             onic_ptl_md_destroy(ni, md);
         }
     }
@@ -513,7 +513,7 @@ static void target_reply(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *
     onic_ptl_md_snapshot(md, &ev.md);
     target_post_pair(eq, options, PTL_EVENT_REPLY_START, &ev);
     if (onic_ptl_md_should_unlink(md)) {
-        target_post_unlink(eq, &ev);
+        target_post_unlink(eq, md, &ev);
         onic_ptl_md_destroy(ni, md);
     }
 }
@@ -574,7 +574,7 @@ static void target_done(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m
         }
     }
     if (onic_ptl_md_should_unlink(md)) {
-        target_post_unlink(eq, &ev);
+        target_post_unlink(eq, md, &ev);
         onic_ptl_md_destroy(ni, md);
     }
 }

@@ -316,6 +316,25 @@ static void test_self(void)
         while (ev.type != PTL_EVENT_PUT_END);
         CHECK_EQ(ev.mlength, 16);
         CHECK(memcmp(target + 4, source + 40, 16) == 0);
+        /* A one-shot MD with PTL_MD_EVENT_UNLINK_DISABLE: its END event is
+         * the last, and it is gone after it. */
+        {
+            ptl_handle_me_t me1;
+            ptl_handle_md_t md1;
+            uint8_t one[8];
+            CHECK_EQ(PtlMEAttach(ni, 6, ANYONE, 1, 0, PTL_UNLINK, PTL_INS_AFTER, &me1), PTL_OK);
+            CHECK_EQ(PtlMDAttach(me1, md_desc(one, 8, 1, PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE |
+                                                           PTL_MD_EVENT_UNLINK_DISABLE, teq),
+                                 PTL_UNLINK, &md1), PTL_OK);
+            CHECK_EQ(PtlPutRegion(all, (ptl_size_t)(uintptr_t)source, 8, PTL_NOACK_REQ, id, 6, 0,
+                                  1, 0, 0), PTL_OK);
+            CHECK_EQ(PtlEQWait(teq, &ev), PTL_OK);
+            CHECK_EQ(ev.type, PTL_EVENT_PUT_END);
+            CHECK(memcmp(one, source, 8) == 0);
+            CHECK_EQ(PtlEQGet(teq, &ev), PTL_EQ_EMPTY);
+            CHECK_EQ(PtlMDUnlink(md1), PTL_MD_INVALID);
+            CHECK_EQ(PtlMEUnlink(me1), PTL_ME_INVALID);
+        }
         CHECK_EQ(PtlMDUnlink(all), PTL_OK);
     }
     /* More than one message carries: by the transport's RMA, to oneself. */
