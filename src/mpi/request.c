@@ -400,19 +400,20 @@ static int req_finish_all(int count, MPI_Request reqs[], onic_mpi_req_t **rs,
     return err;
 }
 
-static int req_all_done(int count, onic_mpi_req_t **rs)
+/* Whether every request from *from on is done; *from advances past the
+ * done ones, which stay done, so a wait rescans nothing. */
+static int req_all_done(int count, onic_mpi_req_t **rs, int *from)
 {
-    for (int i = 0; i < count; i++)
-        if (!req_inactive(rs[i]) && !rs[i]->complete)
-            return 0;
-    return 1;
+    while (*from < count && (req_inactive(rs[*from]) || rs[*from]->complete))
+        (*from)++;
+    return *from == count;
 }
 
 int MPI_Waitall(int count, MPI_Request *array_of_requests, MPI_Status *array_of_statuses)
 {
     onic_mpi_req_t *stack[REQ_STACK], **rs;
     onic_mpi_comm_t *c = NULL;
-    int rc = req_array_begin("MPI_Waitall", count, array_of_requests, stack, &rs);
+    int from = 0, rc = req_array_begin("MPI_Waitall", count, array_of_requests, stack, &rs);
 
     if (rc != MPI_SUCCESS)
         return rc;
@@ -421,7 +422,7 @@ int MPI_Waitall(int count, MPI_Request *array_of_requests, MPI_Status *array_of_
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Waitall", "array_of_statuses is NULL; use "
                             "MPI_STATUSES_IGNORE");
     }
-    while (!req_all_done(count, rs))
+    while (!req_all_done(count, rs, &from))
         onic_mpi_progress(1);
     rc = req_finish_all(count, array_of_requests, rs, array_of_statuses, &c);
     req_array_end(stack, rs);
@@ -437,7 +438,7 @@ int MPI_Testall(int count, MPI_Request *array_of_requests, int *flag,
 {
     onic_mpi_req_t *stack[REQ_STACK], **rs;
     onic_mpi_comm_t *c = NULL;
-    int rc = req_array_begin("MPI_Testall", count, array_of_requests, stack, &rs);
+    int from = 0, rc = req_array_begin("MPI_Testall", count, array_of_requests, stack, &rs);
 
     if (rc != MPI_SUCCESS)
         return rc;
@@ -446,9 +447,9 @@ int MPI_Testall(int count, MPI_Request *array_of_requests, int *flag,
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Testall", "%s is NULL",
                             flag == NULL ? "flag" : "array_of_statuses (use MPI_STATUSES_IGNORE)");
     }
-    if (!req_all_done(count, rs))
+    if (!req_all_done(count, rs, &from))
         onic_mpi_progress(0);
-    if (!req_all_done(count, rs)) {
+    if (!req_all_done(count, rs, &from)) {
         *flag = 0;
         req_array_end(stack, rs);
         return MPI_SUCCESS;
