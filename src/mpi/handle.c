@@ -5,9 +5,9 @@
 
 #include <string.h>
 
-#define HANDLE_KIND_SHIFT 26
-#define HANDLE_GEN_SHIFT  20
-#define HANDLE_GEN_MASK   0x3f
+#define HANDLE_KIND_SHIFT ONIC_MPI_HANDLE_KIND_SHIFT
+#define HANDLE_GEN_SHIFT  ONIC_MPI_HANDLE_GEN_SHIFT
+#define HANDLE_GEN_MASK   ONIC_MPI_HANDLE_GEN_MASK
 #define HANDLE_INDEX_MASK (ONIC_MPI_HANDLE_INDEX_MAX - 1)
 
 static int handle_make(int kind, unsigned gen, int index)
@@ -93,17 +93,6 @@ int onic_mpi_htab_add(onic_mpi_htab_t *t, void *obj, int *h)
     t->obj[index] = obj;
     *h = handle_make(t->kind, t->gen[index], index);
     return 0;
-}
-
-void *onic_mpi_htab_get(const onic_mpi_htab_t *t, int h)
-{
-    int index = h & HANDLE_INDEX_MASK;
-
-    if (h <= 0 || h >> HANDLE_KIND_SHIFT != t->kind || index >= t->used ||
-        t->obj[index] == NULL ||
-        (unsigned)(h >> HANDLE_GEN_SHIFT & HANDLE_GEN_MASK) != t->gen[index])
-        return NULL;
-    return t->obj[index];
 }
 
 void onic_mpi_htab_del(onic_mpi_htab_t *t, int h)

@@ -49,8 +49,21 @@ void  onic_mpi_htab_fini(onic_mpi_htab_t *t);
 int   onic_mpi_htab_set(onic_mpi_htab_t *t, int index, void *obj);
 /* A new handle for obj in *h; 0 or -1 (no memory, or the table is full). */
 int   onic_mpi_htab_add(onic_mpi_htab_t *t, void *obj, int *h);
-/* The object, or NULL for anything that is not a live handle of t. */
-void *onic_mpi_htab_get(const onic_mpi_htab_t *t, int h);
+/* The object, or NULL for anything that is not a live handle of t. Inline:
+ * every call looks up a communicator, a datatype and requests. */
+#define ONIC_MPI_HANDLE_KIND_SHIFT 26
+#define ONIC_MPI_HANDLE_GEN_SHIFT  20
+#define ONIC_MPI_HANDLE_GEN_MASK   0x3f
+static inline void *onic_mpi_htab_get(const onic_mpi_htab_t *t, int h)
+{
+    int index = h & (ONIC_MPI_HANDLE_INDEX_MAX - 1);
+
+    if (h <= 0 || h >> ONIC_MPI_HANDLE_KIND_SHIFT != t->kind || index >= t->used ||
+        t->obj[index] == NULL ||
+        (unsigned)(h >> ONIC_MPI_HANDLE_GEN_SHIFT & ONIC_MPI_HANDLE_GEN_MASK) != t->gen[index])
+        return NULL;
+    return t->obj[index];
+}
 void  onic_mpi_htab_del(onic_mpi_htab_t *t, int h);
 
 /* --- Objects --------------------------------------------------------------------- */

@@ -74,17 +74,6 @@ onic_status_t onic_ptl_htab_add(onic_ptl_htab_t *t, void *obj, uint64_t *handle_
     return ONIC_OK;
 }
 
-void *onic_ptl_htab_get(const onic_ptl_htab_t *t, uint64_t handle)
-{
-    uint32_t index = (uint32_t)(handle & 0xffffff);
-
-    if (onic_ptl_handle_kind(handle) != t->kind || ((handle >> 52) & 0xff) != (t->epoch & 0xff) ||
-        index >= t->used || t->obj[index] == NULL ||
-        ((handle >> 24) & 0xfffffff) != (t->gen[index] & 0xfffffff))
-        return NULL;
-    return t->obj[index];
-}
-
 void onic_ptl_htab_del(onic_ptl_htab_t *t, uint64_t handle)
 {
     uint32_t index = (uint32_t)(handle & 0xffffff);
