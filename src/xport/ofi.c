@@ -13,9 +13,9 @@
  * buffer and none is ever dropped, whatever the provider does without one.
  * (Receive memory grows with the peers on other nodes: credits x 2 KB each.)
  *
- * RMA: libfabric reads and writes of memory registered under the key the
- * front end's table gave it (so the key a peer names is the same for shm and
- * ofi: no provider-chosen keys). Providers whose data progress is manual
+ * RMA: libfabric reads and writes of memory registered under a key made from
+ * the front end's key (so the key a peer names is the same for shm and ofi:
+ * no provider-chosen keys, and a forged one names nothing). Providers whose data progress is manual
  * move RMA only while the target calls into libfabric: every poll reads the
  * completion queue, and a wait polls (or sleeps on the queue's file
  * descriptor, which such providers wake when data arrives), so a process
@@ -134,6 +134,27 @@ typedef struct ofi_state {
 } ofi_state_t;
 
 #define OFI_NONE UINT32_MAX
+
+/* The libfabric key of a registration: its id, address and length mixed,
+ * so a peer naming a live id with another range names no key at all and
+ * the target's provider refuses it -- the check mreg_find makes for shm,
+ * made by the network card. */
+static uint64_t ofi_key(const onic_xport_mkey_t *k)
+{
+    uint64_t z = k->id ^ (k->addr * 0x9e3779b97f4a7c15ull) ^ (k->len * 0xbf58476d1ce4e5b9ull);
+
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* What a failed RMA means for the caller: a key or range the owner does not
+ * have is the caller's mistake; anything else the network's. */
+static onic_status_t ofi_rma_status(int err)
+{
+    return err == FI_EACCES || err == FI_EKEYREJECTED || err == FI_EINVAL || err == FI_ENOKEY
+               ? ONIC_ERR_INVALID_PARAM : ONIC_ERR_IO;
+}
 
 static void ofi_perror(const char *what, int rc)
 {
@@ -449,7 +470,8 @@ static onic_status_t ofi_send(void *state, uint32_t peer, const void *user_hdr, 
         return ONIC_ERR_NO_RESOURCE;
     if (rc != 0) {
         char str[128];
-        onic_error("ofi: cannot send to rank %u at %s: %s", peer,
+        onic_error("ofi: cannot send to rank %u at %s: %s; is that address reachable from "
+                   "here (FI_TCP_IFACE, routes, firewalls)?", peer,
                    ofi_peer_str(s, peer, str, sizeof(str)), fi_strerror((int)-rc));
         return ONIC_ERR_IO;
     }
@@ -534,10 +556,10 @@ static void ofi_cq_error(ofi_state_t *s)
     if (c == NULL)
         return;
     if (c->type == OFI_CTX_RMA) {
-        onic_error("ofi: RMA with rank %u at %s failed: %s", c->peer,
-                   ofi_peer_str(s, c->peer, str, sizeof(str)),
+        onic_error("ofi: RMA with rank %u at %s failed: %s (%s)", c->peer,
+                   ofi_peer_str(s, c->peer, str, sizeof(str)), fi_strerror(err.err),
                    fi_cq_strerror(s->cq, err.prov_errno, err.err_data, NULL, 0));
-        onic_xport_notify_post(s->notify, c->user, ONIC_ERR_IO);
+        onic_xport_notify_post(s->notify, c->user, ofi_rma_status(err.err));
         ofi_rma_free(s, c);
     } else if (c->type == OFI_CTX_TX) {
         onic_error("ofi: a message to rank %u at %s failed: %s (%s); is that address "
@@ -624,7 +646,7 @@ static onic_status_t ofi_rma(void *state, uint32_t peer, int write, void *local,
     c->user = ctx;
     if (write) {
         struct iovec iov = {local, len};
-        struct fi_rma_iov riov = {raddr, len, rkey->id};
+        struct fi_rma_iov riov = {raddr, len, ofi_key(rkey)};
         struct fi_msg_rma msg = {.msg_iov = &iov, .desc = NULL, .iov_count = 1,
                                  .addr = pr->addr, .rma_iov = &riov, .rma_iov_count = 1,
                                  .context = c, .data = 0};
@@ -633,7 +655,7 @@ static onic_status_t ofi_rma(void *state, uint32_t peer, int write, void *local,
          * delivery before completion. */
         rc = fi_writemsg(s->ep, &msg, FI_COMPLETION | (uint64_t)s->write_flags);
     } else {
-        rc = fi_read(s->ep, local, len, NULL, pr->addr, raddr, rkey->id, c);
+        rc = fi_read(s->ep, local, len, NULL, pr->addr, raddr, ofi_key(rkey), c);
     }
     if (rc == -FI_EAGAIN)
         return ONIC_ERR_NO_RESOURCE;
@@ -666,8 +688,8 @@ static onic_status_t ofi_mem_reg(void *state, void *addr, size_t len, const onic
         s->mrs = m;
         s->mrs_cap = cap;
     }
-    rc = fi_mr_reg(s->domain, addr, len, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, key->id, 0, &mr,
-                   NULL);
+    rc = fi_mr_reg(s->domain, addr, len, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, ofi_key(key), 0,
+                   &mr, NULL);
     if (rc != 0) {
         ofi_perror("registering memory", rc);
         return rc == -FI_ENOMEM ? ONIC_ERR_NO_MEMORY : ONIC_ERR_IO;

@@ -1,0 +1,113 @@
+#!/bin/bash
+# Two "hosts" on one machine: network namespaces A and B joined by a veth
+# pair (198.18.8.1 and .2, an interface named onic0 on both sides), made and
+# removed by this script. Launchers run on A and reach B through a
+# remote-shell stand-in that enters B's namespace.
+#   test_netns.sh MPI_TESTS MPI_EXIT
+# Runs the MPI test suite across the hosts with 2 and 4 processes under
+# Open MPI's mpirun and MPICH's Hydra (ranks on one host by shm, across by
+# ofi over tcp), then the faults: a rank on B killed mid-run, and a peer
+# that published an address A cannot reach. Exit 77 (skipped) where
+# namespaces cannot be made (not root, no ip netns).
+set -u
+tests=$1 exitprog=$2 fail=0
+id=$$
+A=onicA$id B=onicB$id
+tmp=$(mktemp -d /tmp/onic-netns.XXXXXX)
+
+cleanup() {
+    for ns in $A $B; do
+        for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null; done
+        ip netns del "$ns" 2>/dev/null
+    done
+    ip link del "va$id" 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null 2>&1 || ! ip netns add "$A" 2>/dev/null; then
+    echo "skip: cannot create network namespaces here (needs root and iproute2)"
+    exit 77
+fi
+if ! ip netns add "$B" || ! ip link add "va$id" type veth peer name "vb$id" ||
+   ! ip link set "va$id" netns "$A" || ! ip link set "vb$id" netns "$B"; then
+    echo "skip: cannot join two network namespaces with a veth pair"
+    exit 77
+fi
+ip -n "$A" link set "va$id" name onic0
+ip -n "$B" link set "vb$id" name onic0
+ip -n "$A" addr add 198.18.8.1/24 dev onic0
+ip -n "$B" addr add 198.18.8.2/24 dev onic0
+for ns in $A $B; do
+    ip -n "$ns" link set lo up
+    ip -n "$ns" link set onic0 up
+done
+
+# The remote shell: "nsrsh HOST COMMAND..." runs COMMAND in HOST's network
+# namespace, under HOST's own host name (a UTS namespace): launchers tell
+# nodes apart by name, as on a real cluster.
+cat > "$tmp/nsrsh" <<EOS
+#!/bin/sh
+host=\$1; shift
+case "\$host" in
+198.18.8.1) ns=$A ;;
+198.18.8.2) ns=$B ;;
+*) echo "nsrsh: unknown host \$host" >&2; exit 255 ;;
+esac
+exec ip netns exec "\$ns" unshare --uts sh -c "hostname \$ns; \$*"
+EOS
+chmod +x "$tmp/nsrsh"
+
+export FI_PROVIDER=tcp FI_TCP_IFACE=onic0
+ompi=$(command -v mpirun.openmpi || true)
+hydra=$(command -v mpiexec.hydra || true)
+
+run() { # name expected(0|nonzero) command...
+    local name=$1 want=$2 out got
+    shift 2
+    out=$(timeout 120 ip netns exec "$A" unshare --uts sh -c 'hostname "$0"; exec "$@"' "$A" "$@" 2>&1)
+    got=$?
+    if [ "$got" -eq 124 ]; then
+        echo "FAIL: $name: hung (killed after 120 s)"; echo "$out" | tail -8; fail=1
+    elif [ "$want" = 0 ] && [ "$got" -ne 0 ]; then
+        echo "FAIL: $name: exit status $got"; echo "$out" | tail -15; fail=1
+    elif [ "$want" = nonzero ] && [ "$got" -eq 0 ]; then
+        echo "FAIL: $name: exit status 0, expected an error"; echo "$out" | tail -8; fail=1
+    else
+        echo "ok: $name (exit status $got)"
+    fi
+    last_out=$out
+}
+
+# A rank on B publishes an address on B's loopback: A cannot reach it.
+cat > "$tmp/badaddr" <<EOS
+#!/bin/sh
+[ "\$(ip netns identify \$\$)" = "$B" ] && export FI_TCP_IFACE=lo
+exec "\$@"
+EOS
+chmod +x "$tmp/badaddr"
+
+if [ -n "$ompi" ]; then
+    om="$ompi --allow-run-as-root --oversubscribe --bind-to none --mca plm_rsh_agent $tmp/nsrsh
+        --mca oob_tcp_if_include onic0 --mca btl_tcp_if_include onic0 -x FI_PROVIDER -x FI_TCP_IFACE"
+    run "mpirun, 2 hosts x 1: mpi_tests all" 0 $om --host 198.18.8.1:1,198.18.8.2:1 -n 2 "$tests" all
+    run "mpirun, 2 hosts x 2: mpi_tests all" 0 $om --host 198.18.8.1:2,198.18.8.2:2 -n 4 "$tests" all
+    run "mpirun, 2 hosts x 2: a rank on B killed" nonzero $om --host 198.18.8.1:2,198.18.8.2:2 -n 4 \
+        "$exitprog" die
+    run "mpirun, 2 hosts: an unreachable address" nonzero $om --host 198.18.8.1:1,198.18.8.2:1 -n 2 \
+        "$tmp/badaddr" "$tests" setup
+    echo "$last_out" | grep "error: ofi" | head -2
+else
+    echo "skip: mpirun.openmpi not installed"
+fi
+if [ -n "$hydra" ]; then
+    hy="$hydra -launcher rsh -launcher-exec $tmp/nsrsh -iface onic0"
+    run "hydra, 2 hosts x 1: mpi_tests all" 0 $hy -hosts 198.18.8.1:1,198.18.8.2:1 -n 2 "$tests" all
+    run "hydra, 2 hosts x 2: mpi_tests all" 0 $hy -hosts 198.18.8.1:2,198.18.8.2:2 -n 4 "$tests" all
+    run "hydra, 2 hosts x 2: a rank on B killed" nonzero $hy -hosts 198.18.8.1:2,198.18.8.2:2 -n 4 \
+        "$exitprog" die
+else
+    echo "skip: mpiexec.hydra not installed"
+fi
+[ -z "$ompi" ] && [ -z "$hydra" ] && exit 77
+exit $fail
