@@ -1,7 +1,9 @@
 /* onic-info: what this build of onic is and how it is configured. */
 #include "base/config.h"
 #include "base/cpu.h"
+#include "boot/boot.h"
 #include "match/engine.h"
+#include "xport/xport.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -40,6 +42,23 @@ int main(int argc, char **argv)
     printf("\nmatching engines (ONIC_MATCH)\n");
     for (const char *const *e = onic_match_engines(); *e != NULL; e++)
         printf("  %-6s %s\n", *e, onic_match_ops_find(*e)->desc);
+
+    printf("\ntransports (ONIC_XPORT)\n");
+    printf("  %-7s %s\n", "self", "built: a process's messages to itself");
+    printf("  %-7s %s\n", "shm", "built: the processes on this node, through shared memory");
+    if (onic_xport_transport_missing("ofi") != NULL)
+        printf("  %-7s not built: %s\n", "ofi", onic_xport_transport_missing("ofi"));
+    else
+        printf("  %-7s %s\n", "ofi", "built: processes on other nodes, through libfabric");
+
+    printf("\nbootstraps (ONIC_BOOT; auto: PMIX_NAMESPACE, PMI_FD, else onicrun)\n");
+    {
+        size_t nb;
+        const onic_boot_ops_t *const *boots = onic_boot_all(&nb);
+        for (size_t i = 0; i < nb; i++)
+            printf("  %-7s %s%s\n", boots[i]->name, boots[i]->missing != NULL ? "not built: " : "built",
+                   boots[i]->missing != NULL ? boots[i]->missing : "");
+    }
 
     if (status != ONIC_OK) {
         fprintf(stderr, "\nonic-info: the environment holds an invalid ONIC_* value (see above)\n");

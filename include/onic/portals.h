@@ -145,6 +145,7 @@ typedef void (*ptl_eq_handler_t)(ptl_event_t *event);
 #define PTL_SIZE_MAX        UINT64_MAX
 #define PTL_TIME_FOREVER    (-1)
 #define PTL_SR_DROP_COUNT   0
+#define PTL_SR_JOB_SIZE     1   /* onic extension: processes in the NI's job */
 #define PTL_NI_OK           0
 #define PTL_NI_FAIL         1
 
@@ -217,7 +218,9 @@ int PtlNIInit(ptl_interface_t iface, ptl_pid_t pid, ptl_ni_limits_t *desired,
               ptl_ni_limits_t *actual, ptl_handle_ni_t *ni_handle);
 int PtlNIFini(ptl_handle_ni_t ni_handle);
 /* reg: PTL_SR_DROP_COUNT (else PTL_SR_INDEX_INVALID): messages discarded, for
- * every reason of paper 003 section 4.8 and for malformed ones. */
+ * every reason of paper 003 section 4.8 and for malformed ones;
+ * PTL_SR_JOB_SIZE (onic): the processes of the job, pids 0 to that - 1, as
+ * the launcher said. */
 int PtlNIStatus(ptl_handle_ni_t ni_handle, ptl_sr_index_t reg, ptl_sr_value_t *status);
 /* The interface of any handle; PTL_HANDLE_INVALID if it names nothing. */
 int PtlNIHandle(ptl_handle_any_t handle, ptl_handle_ni_t *ni_handle);

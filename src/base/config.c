@@ -12,7 +12,8 @@ const char *const onic_config_match_engines[] = {"hash", "list", "alpu", "wide",
 static const char *const log_values[]  = {"error", "warn", "info", "debug", "trace", NULL};
 static const char *const simd_values[] = {"auto", "scalar", "avx2", NULL};
 const char *const onic_config_shm_rma_values[] = {"auto", "cma", "copy", NULL};
-const char *const onic_config_xport_values[] = {"shm", NULL};
+const char *const onic_config_xport_values[] = {"auto", "shm", "ofi", NULL};
+const char *const onic_config_boot_values[] = {"auto", "onicrun", "pmi1", "pmix", NULL};
 
 #define CFG_FIELD(_f) offsetof(onic_config_t, _f)
 
@@ -33,9 +34,22 @@ static const onic_config_var_t config_vars[] = {
      "operation", ONIC_CONFIG_UINT, 1, 1024, NULL, CFG_FIELD(wide_cleanup)},
     {"ONIC_HASH_BUCKETS", "64", "initial buckets of each hash index (they grow with the queue)",
      ONIC_CONFIG_UINT_POW2, 1, 65536, NULL, CFG_FIELD(hash_buckets)},
-    {"ONIC_XPORT", "shm", "transport to the job's other processes (a process reaches itself "
-     "through self): shm, shared memory on this node", ONIC_CONFIG_ENUM, 0, 0,
-     onic_config_xport_values, CFG_FIELD(xport)},
+    {"ONIC_XPORT", "auto", "transport to the job's other processes (a process reaches itself "
+     "through self): auto (shm to processes on this node, ofi to other nodes), shm (shared "
+     "memory only: the job must fit on one node) or ofi (libfabric to every other process, "
+     "even on this node)", ONIC_CONFIG_ENUM, 0, 0, onic_config_xport_values, CFG_FIELD(xport)},
+    {"ONIC_BOOT", "auto", "who tells a process its rank, its job and its node: auto (PMIx if "
+     "PMIX_NAMESPACE is set, the PMI-1 wire protocol if PMI_FD is set, else onicrun), onicrun, "
+     "pmi1 or pmix", ONIC_CONFIG_ENUM, 0, 0, onic_config_boot_values, CFG_FIELD(boot)},
+    {"ONIC_NODES", "1", "onicrun jobs: split the ranks into this many blocks that act as "
+     "separate nodes (shm within a block, ofi between blocks), to try a multi-node job on one "
+     "machine; at most ONIC_SIZE", ONIC_CONFIG_UINT, 1, 0x7fffffff, NULL, CFG_FIELD(nodes)},
+    {"ONIC_OFI_PROVIDER", "", "libfabric provider for ofi (\"tcp\", \"verbs\", ...); empty: "
+     "FI_PROVIDER if set, else the first libfabric offers with reliable datagrams and RMA",
+     ONIC_CONFIG_STRING, 0, 0, NULL, CFG_FIELD(ofi_provider)},
+    {"ONIC_OFI_CREDITS", "32", "ofi: messages a process may have in flight to one peer; each "
+     "process posts this many (plus 2) receive buffers of 2 KB per peer on other nodes",
+     ONIC_CONFIG_UINT, 4, 32768, NULL, CFG_FIELD(ofi_credits)},
     {"ONIC_SHM_RING_SLOTS", "256", "64-byte slots in each sender's ring in a receiver's shared "
      "memory (credits per sender); a message takes one, plus payload/64 when its payload does "
      "not fit behind its header",
@@ -101,6 +115,10 @@ static void config_accepted(const onic_config_var_t *var, char *buf, size_t len)
     case ONIC_CONFIG_TOKEN:
         snprintf(buf, len, "1 to %d lowercase hex digits", ONIC_CONFIG_TOKEN_MAX);
         return;
+    case ONIC_CONFIG_STRING:
+        snprintf(buf, len, "at most %d printable characters without blanks",
+                 ONIC_CONFIG_STRING_MAX);
+        return;
     case ONIC_CONFIG_ENUM:
         buf[0] = '\0';
         for (const char *const *v = var->values; *v != NULL && used < len; v++)
@@ -119,6 +137,14 @@ onic_status_t onic_config_parse(const onic_config_var_t *var, const char *str,
     if (var->type == ONIC_CONFIG_TOKEN) {
         size_t len = strspn(str, "0123456789abcdef");
         if (len > 0 && len <= ONIC_CONFIG_TOKEN_MAX && str[len] == '\0') {
+            memcpy(value_p, str, len + 1);
+            return ONIC_OK;
+        }
+    } else if (var->type == ONIC_CONFIG_STRING) {
+        size_t len = 0;
+        while (str[len] > ' ' && str[len] < 0x7f)
+            len++;
+        if (len <= ONIC_CONFIG_STRING_MAX && str[len] == '\0') {
             memcpy(value_p, str, len + 1);
             return ONIC_OK;
         }
@@ -148,8 +174,9 @@ void onic_config_format(const onic_config_var_t *var, const onic_config_t *cfg,
                         char *buf, size_t len)
 {
     const void *field = config_field((onic_config_t *)cfg, var);
-    unsigned v = var->type == ONIC_CONFIG_TOKEN ? 0 : *(const unsigned *)field;
-    if (var->type == ONIC_CONFIG_TOKEN)
+    int text = var->type == ONIC_CONFIG_TOKEN || var->type == ONIC_CONFIG_STRING;
+    unsigned v = text ? 0 : *(const unsigned *)field;
+    if (text)
         snprintf(buf, len, "%s", *(const char *)field ? (const char *)field : "-");
     else if (var->type == ONIC_CONFIG_ENUM)
         snprintf(buf, len, "%s", var->values[v]);
@@ -218,6 +245,11 @@ onic_status_t onic_config_read(onic_config_t *cfg_p)
     if (status == ONIC_OK && cfg.alpu_block > cfg.alpu_cells) {
         onic_error("invalid ONIC_ALPU_BLOCK=%u: must not exceed ONIC_ALPU_CELLS=%u",
                    cfg.alpu_block, cfg.alpu_cells);
+        status = ONIC_ERR_INVALID_PARAM;
+    }
+    if (status == ONIC_OK && cfg.nodes > cfg.size) {
+        onic_error("invalid ONIC_NODES=%u: a job of ONIC_SIZE=%u processes has at most that "
+                   "many nodes", cfg.nodes, cfg.size);
         status = ONIC_ERR_INVALID_PARAM;
     }
     if (status == ONIC_OK && cfg.rank >= cfg.size) {

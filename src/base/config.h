@@ -17,9 +17,18 @@ typedef enum onic_simd {
 
 /* ONIC_XPORT: the transport to the other processes of a job. */
 typedef enum onic_config_xport {
-    ONIC_XPORT_SHM = 0,
-    ONIC_XPORT_COUNT
+    ONIC_XPORT_AUTO = 0,  /* shm to this node's processes, ofi to other nodes' */
+    ONIC_XPORT_SHM  = 1,  /* shm only: the job must fit on one node */
+    ONIC_XPORT_OFI  = 2   /* ofi to every other process, even on this node */
 } onic_config_xport_t;
+
+/* ONIC_BOOT: who tells a process its rank and its job (src/boot). */
+typedef enum onic_config_boot {
+    ONIC_BOOT_AUTO    = 0,  /* from the environment: PMIX_NAMESPACE, PMI_FD, else onicrun */
+    ONIC_BOOT_ONICRUN = 1,
+    ONIC_BOOT_PMI1    = 2,
+    ONIC_BOOT_PMIX    = 3
+} onic_config_boot_t;
 
 typedef enum onic_config_shm_rma {
     ONIC_SHM_RMA_AUTO = 0,
@@ -28,6 +37,7 @@ typedef enum onic_config_shm_rma {
 } onic_config_shm_rma_t;
 
 #define ONIC_CONFIG_TOKEN_MAX 32
+#define ONIC_CONFIG_STRING_MAX 63
 
 typedef struct onic_config {
     unsigned    log_level;      /* ONIC_LOG: onic_log_level_t */
@@ -47,6 +57,10 @@ typedef struct onic_config {
     unsigned    wait_spin_us;   /* ONIC_WAIT_SPIN_US */
     unsigned    eager_limit;    /* ONIC_EAGER_LIMIT */
     unsigned    eager_credits;  /* ONIC_EAGER_CREDITS */
+    unsigned    boot;           /* ONIC_BOOT: onic_config_boot_t */
+    unsigned    nodes;          /* ONIC_NODES */
+    unsigned    ofi_credits;    /* ONIC_OFI_CREDITS */
+    char        ofi_provider[ONIC_CONFIG_STRING_MAX + 1]; /* ONIC_OFI_PROVIDER, "" for any */
     unsigned    rank;           /* ONIC_RANK, set by the launcher */
     unsigned    size;           /* ONIC_SIZE, set by the launcher */
     char        jobid[ONIC_CONFIG_TOKEN_MAX + 1]; /* ONIC_JOBID, "" outside a job */
@@ -56,8 +70,10 @@ typedef enum onic_config_type {
     ONIC_CONFIG_UINT,       /* decimal in [min, max] */
     ONIC_CONFIG_UINT_POW2,  /* a power of two in [min, max] */
     ONIC_CONFIG_ENUM,       /* one of values[] */
-    ONIC_CONFIG_TOKEN       /* 1 to ONIC_CONFIG_TOKEN_MAX lowercase hex digits,
+    ONIC_CONFIG_TOKEN,      /* 1 to ONIC_CONFIG_TOKEN_MAX lowercase hex digits,
                                in a char[ONIC_CONFIG_TOKEN_MAX + 1] field */
+    ONIC_CONFIG_STRING      /* 0 to ONIC_CONFIG_STRING_MAX printable characters, no
+                               blanks, in a char[ONIC_CONFIG_STRING_MAX + 1] field */
 } onic_config_type_t;
 
 typedef struct onic_config_var {
@@ -74,6 +90,7 @@ typedef struct onic_config_var {
 extern const char *const onic_config_match_engines[];
 extern const char *const onic_config_shm_rma_values[];
 extern const char *const onic_config_xport_values[];
+extern const char *const onic_config_boot_values[];
 
 /* The whole table, for onic-info. */
 const onic_config_var_t *onic_config_vars(size_t *count_p);

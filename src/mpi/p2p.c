@@ -688,16 +688,12 @@ int onic_mpi_p2p_init(void)
     uint64_t eqn;
     int rc, maxif;
     const char *what;
+    ptl_process_id_t id;
+    ptl_sr_value_t job_size;
 
     if (onic_config_read(&cfg) != ONIC_OK)
         return onic_mpi_err(NULL, MPI_ERR_OTHER, "MPI_Init", "the ONIC_* environment is "
                             "invalid (the message above says which variable); fix it or unset it");
-    onic_mpi_g.rank = (int)cfg.rank;
-    onic_mpi_g.size = (int)cfg.size;
-    if (cfg.size - 1 > ONIC_MPI_RANK_MAX)
-        return onic_mpi_err(NULL, MPI_ERR_OTHER, "MPI_Init", "a job of %u processes; onic's "
-                            "MPI carries ranks in 24 bits (at most %d processes)", cfg.size,
-                            ONIC_MPI_RANK_MAX + 1);
     onic_mpi_g.eager_limit = cfg.eager_limit;
     onic_mpi_g.get_chunk = ONIC_MPI_GET_CHUNK;
     /* ONIC_EAGER_CREDITS messages of the largest eager size. */
@@ -712,6 +708,22 @@ int onic_mpi_p2p_init(void)
     if ((rc = PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, &onic_mpi_g.ni)) != PTL_OK) {
         what = "open this process's network interface";
         goto err_fini;
+    }
+    /* Who this process is, as its launcher told the transport. */
+    if ((rc = PtlGetId(onic_mpi_g.ni, &id)) != PTL_OK ||
+        (rc = PtlNIStatus(onic_mpi_g.ni, PTL_SR_JOB_SIZE, &job_size)) != PTL_OK) {
+        what = "learn this process's rank and the job's size";
+        goto err_ni;
+    }
+    onic_mpi_g.rank = (int)id.pid;
+    onic_mpi_g.size = (int)job_size;
+    cfg.size = (unsigned)job_size;
+    if (cfg.size - 1 > ONIC_MPI_RANK_MAX) {
+        PtlNIFini(onic_mpi_g.ni);
+        PtlFini();
+        return onic_mpi_err(NULL, MPI_ERR_OTHER, "MPI_Init", "a job of %u processes; onic's "
+                            "MPI carries ranks in 24 bits (at most %d processes)", cfg.size,
+                            ONIC_MPI_RANK_MAX + 1);
     }
     /* Operations' events: at most two per posted receive, one per get in
      * flight each way, one per credit batch; room for every sender's ring

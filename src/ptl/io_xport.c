@@ -121,33 +121,13 @@ int onic_ptl_xport_ni_open(ptl_pid_t pid, const ptl_ni_limits_t *desired,
         onic_error("ptl: PtlNIInit: the ONIC_* environment is invalid (see above)");
         return PTL_FAIL;
     }
-    if (pid != PTL_PID_ANY && pid != cfg.rank) {
-        onic_error("ptl: PtlNIInit: pid %u; this process is rank %u of its job (or pass "
-                   "PTL_PID_ANY)", pid, cfg.rank);
-        return PTL_PID_INVALID;
-    }
     px = onic_calloc(1, sizeof(*px));
     if (px == NULL)
         return PTL_NO_SPACE;
-    memset(&p, 0, sizeof(p));
-    p.rank = cfg.rank;
-    p.size = cfg.size;
-    p.uid = (ptl_uid_t)getuid();
-    p.jid = ptl_xport_jid(cfg.jobid);
-    p.desired = desired;
-    p.io = &ptl_xport_io;
-    p.io_arg = px;
-    rc = onic_ptl_ni_open(&p, actual, &h);
-    if (rc != PTL_OK) {
-        onic_free(px);
-        return rc;
-    }
-    onic_ptl_ni_of(h, &ni);
-    px->ni = ni;
+    /* The transport first: it learns from the launcher who this process is.
+     * Nothing is delivered before the first poll, when px->ni is set. */
     memset(&xp, 0, sizeof(xp));
-    xp.rank = cfg.rank;
-    xp.size = cfg.size;
-    xp.jobid = cfg.size > 1 ? cfg.jobid : NULL;
+    xp.size = 0; /* from the launcher */
     xp.recv_cb = ptl_xport_recv;
     xp.rma_cb = ptl_xport_rma_cb;
     xp.cb_arg = px;
@@ -155,9 +135,30 @@ int onic_ptl_xport_ni_open(ptl_pid_t pid, const ptl_ni_limits_t *desired,
     status = onic_xport_open(&xp, &px->x);
     if (status != ONIC_OK) {
         onic_error("ptl: PtlNIInit: cannot open the transport: %s", onic_status_str(status));
-        PtlNIFini(h); /* closes px */
+        onic_free(px);
         return PTL_NAL_FAILED;
     }
+    if (pid != PTL_PID_ANY && pid != onic_xport_rank(px->x)) {
+        onic_error("ptl: PtlNIInit: pid %u; this process is rank %u of its job (or pass "
+                   "PTL_PID_ANY)", pid, onic_xport_rank(px->x));
+        ptl_xport_close(px);
+        return PTL_PID_INVALID;
+    }
+    memset(&p, 0, sizeof(p));
+    p.rank = onic_xport_rank(px->x);
+    p.size = onic_xport_size(px->x);
+    p.uid = (ptl_uid_t)getuid();
+    p.jid = ptl_xport_jid(onic_xport_jobid(px->x));
+    p.desired = desired;
+    p.io = &ptl_xport_io;
+    p.io_arg = px;
+    rc = onic_ptl_ni_open(&p, actual, &h);
+    if (rc != PTL_OK) {
+        ptl_xport_close(px);
+        return rc;
+    }
+    onic_ptl_ni_of(h, &ni);
+    px->ni = ni;
     ni->max_inline = onic_xport_max_payload(px->x);
     *ni_handle = h;
     return PTL_OK;

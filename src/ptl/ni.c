@@ -376,9 +376,13 @@ int PtlNIStatus(ptl_handle_ni_t ni_handle, ptl_sr_index_t reg, ptl_sr_value_t *s
         onic_error("ptl: PtlNIStatus with a NULL status: pass where to store the value");
         return PTL_SEGV;
     }
+    if (reg == PTL_SR_JOB_SIZE) {
+        *status = (ptl_sr_value_t)ni->size;
+        return PTL_OK;
+    }
     if (reg != PTL_SR_DROP_COUNT) {
-        onic_error("ptl: PtlNIStatus: status register %d does not exist; use PTL_SR_DROP_COUNT",
-                   reg);
+        onic_error("ptl: PtlNIStatus: status register %d does not exist; use PTL_SR_DROP_COUNT "
+                   "or PTL_SR_JOB_SIZE", reg);
         return PTL_SR_INDEX_INVALID;
     }
     /* Messages that arrived and are waiting count once looked at. */

@@ -1,21 +1,26 @@
 /* The interface between the transport front end (xport.c) and each
  * transport. A transport fills one const onic_xport_ops_t; the front end
  * validates arguments, picks the transport per peer (self for this process,
- * shm for the others) and loops on ONIC_ERR_NO_RESOURCE. */
+ * shm for the others on this node, ofi for other nodes') and loops on
+ * ONIC_ERR_NO_RESOURCE. Each transport numbers its peers its own way (shm:
+ * the node's ranks 0 to n-1); the front end translates. */
 #ifndef ONIC_XPORT_TRANSPORT_H
 #define ONIC_XPORT_TRANSPORT_H
 
 #include "xport/mreg.h"
 #include "xport/notify.h"
+#include "boot/boot.h"
 
 /* What a transport gets at open, besides the caller's parameters: the
  * process's registrations, to check the ranges peers name, and its
  * notification queue, where it posts finished RMA operations (the front end
  * reserved the slot before starting the operation). */
 typedef struct onic_xport_tparams {
-    const onic_xport_params_t *p;
+    const onic_xport_params_t *p;       /* rank and size in the transport's own numbering */
     const onic_xport_mreg_t   *mreg;
     onic_xport_notify_t       *notify;
+    onic_boot_t               *boot;    /* the launcher's store; NULL without one */
+    const uint8_t             *serve;   /* by peer: 1 if this transport carries it */
 } onic_xport_tparams_t;
 
 typedef struct onic_xport_ops {
@@ -42,9 +47,17 @@ typedef struct onic_xport_ops {
                          const onic_xport_mkey_t *rkey, uint64_t roffset, size_t len, void *ctx);
     /* ONIC_XPORT_CAP_* this transport offers towards peer. */
     unsigned      (*caps)(const void *state, uint32_t peer);
+    /* Optional: make a registered range reachable by peers' RMA through this
+     * transport (a network card's registration), under the id in key; and
+     * undo it. NULL: the mreg table is all it needs. */
+    onic_status_t (*mem_reg)(void *state, void *addr, size_t len, const onic_xport_mkey_t *key);
+    void          (*mem_dereg)(void *state, const onic_xport_mkey_t *key);
+    /* NULL when built; else why not (for onic-info and the error at open). */
+    const char   *missing;
 } onic_xport_ops_t;
 
 extern const onic_xport_ops_t onic_xport_self_ops;
 extern const onic_xport_ops_t onic_xport_shm_ops;
+extern const onic_xport_ops_t onic_xport_ofi_ops;
 
 #endif

@@ -1,12 +1,18 @@
 /* The transport front end: argument checks, the transport for each peer
- * (self for this process, the one ONIC_XPORT names for the rest of the job)
- * and the wait for room, during which this process keeps draining its own
- * rings so that processes flooding each other cannot deadlock. What it
- * drains is queued (`deferred`) and delivered by the next poll, before
- * anything newer: a callback never runs inside send, so sends complete in
- * the order they are called, even sends made from callbacks. Also RMA
- * argument checks, registrations, the notification queue, and the self
- * transport. */
+ * (self for this process, shm for the others on this node, ofi for other
+ * nodes', as the launcher placed them and ONIC_XPORT allows) and the wait
+ * for room, during which this process keeps draining its own transports so
+ * that processes flooding each other cannot deadlock. What it drains is
+ * queued (`deferred`) and delivered by the next poll, before anything
+ * newer: a callback never runs inside send, so sends complete in the order
+ * they are called, even sends made from callbacks. Also RMA argument checks,
+ * registrations, the notification queue, and the self transport.
+ *
+ * Opening a job learnt from the launcher: the node's first rank makes up an
+ * unguessable name for the node's shared memory (unless the launcher gave
+ * one) and ofi publishes its address, both through the launcher's store,
+ * then one fence; shm then opens among the node's ranks only, numbered 0 to
+ * n-1 in rank order, and ofi looks addresses up when it first needs them. */
 #include "xport/msgq.h"
 #include "xport/transport.h"
 #include "base/clock.h"
@@ -15,7 +21,9 @@
 
 #include <limits.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 
 #define XPORT_SPINS_BEFORE_YIELD 64
 /* Messages one poll hands to the caller at most, however many wait (a send
@@ -23,48 +31,68 @@
  * room for between polls -- MPI's event queue -- stays bounded. */
 #define XPORT_POLL_MAX 128
 
-/* The transports to other processes, by ONIC_XPORT (in the order of
- * onic_config_xport_values). */
-static const onic_xport_ops_t *const xport_transports[] = {
-    &onic_xport_shm_ops,
-};
+/* The transports to other processes, by route. */
+enum { XPORT_SELF = 0, XPORT_SHM = 1, XPORT_OFI = 2, XPORT_NTR = 3 };
+static const char *const xport_route_names[XPORT_NTR] = {"self", "shm", "ofi"};
 
-static_assert(sizeof(xport_transports) / sizeof(xport_transports[0]) == ONIC_XPORT_COUNT,
-              "a transport for every ONIC_XPORT value");
+typedef struct xport_tr {
+    const onic_xport_ops_t *ops;
+    void                   *state;      /* NULL: not open */
+    struct onic_xport      *x;
+    const uint32_t         *ranks;      /* transport's numbering -> job rank; NULL: the same */
+    onic_xport_params_t     params;     /* rank and size in the transport's numbering */
+    onic_xport_params_t     defer_params;  /* messages go to deferred */
+    onic_xport_params_t     poll_params;   /* messages go to xport_deliver */
+    onic_xport_tparams_t    tp;
+} xport_tr_t;
 
 struct onic_xport {
     onic_xport_params_t params;
     onic_config_t       cfg;
     onic_xport_mreg_t   mreg;    /* memory this process exposes to RMA */
     onic_xport_notify_t notify;  /* finished RMA operations, for rma_cb */
-    onic_xport_tparams_t tparams;
     void               *self;
-    const onic_xport_ops_t *net;  /* to the other processes: ONIC_XPORT */
-    void               *peers;    /* net's state; NULL in a job of one */
+    xport_tr_t          tr[XPORT_NTR];  /* [XPORT_SHM], [XPORT_OFI]; [XPORT_SELF] unused */
+    xport_tr_t         *open[XPORT_NTR];/* the open ones, nopen of them */
+    unsigned            nopen;
+    uint8_t            *route;   /* by peer: XPORT_SELF, _SHM or _OFI */
+    uint32_t           *index;   /* by peer: its number in its transport; NULL: the rank */
+    uint8_t            *serve_ofi;  /* by peer: 1 if ofi carries it */
+    onic_boot_t        *boot;    /* NULL for a job given by params */
+    char                jobid[17];
+    char                nodeid[ONIC_BOOT_JOBID_MAX + 1];
     size_t              max_payload;
     onic_xport_msgq_t   deferred;       /* drained during send, not yet delivered */
-    onic_xport_params_t defer_params;   /* rings' messages go to deferred */
-    onic_xport_params_t poll_params;    /* rings' messages go to xport_deliver */
     unsigned            net_delivered;  /* by xport_deliver during this poll */
 };
 
-static void xport_defer(void *arg, uint32_t src, const void *user_hdr, size_t user_len,
+static void xport_defer(onic_xport_t *x, uint32_t src, const void *user_hdr, size_t user_len,
                         const void *payload, size_t len)
 {
-    onic_xport_t *x = arg;
     /* On failure the message would be lost: there is no way back into the
      * ring. Running out of memory here is logged by the queue. */
     if (onic_xport_msgq_push(&x->deferred, src, user_hdr, user_len, payload, len) != ONIC_OK)
         onic_error("xport: lost a message from rank %u for lack of memory", src);
 }
 
-/* A message from a ring during poll: to the caller, unless older ones wait
- * in `deferred` (a callback's send drained them), in which case behind them. */
-static void xport_deliver(void *arg, uint32_t src, const void *user_hdr, size_t user_len,
-                          const void *payload, size_t len)
+static void xport_tr_defer(void *arg, uint32_t src, const void *user_hdr, size_t user_len,
+                           const void *payload, size_t len)
 {
-    onic_xport_t *x = arg;
+    xport_tr_t *t = arg;
+    xport_defer(t->x, t->ranks != NULL ? t->ranks[src] : src, user_hdr, user_len, payload, len);
+}
 
+/* A message from a transport during poll: to the caller, unless older ones
+ * wait in `deferred` (a callback's send drained them), in which case behind
+ * them. */
+static void xport_tr_deliver(void *arg, uint32_t src, const void *user_hdr, size_t user_len,
+                             const void *payload, size_t len)
+{
+    xport_tr_t *t = arg;
+    onic_xport_t *x = t->x;
+
+    if (t->ranks != NULL)
+        src = t->ranks[src];
     if (!onic_xport_msgq_empty(&x->deferred))
         xport_defer(x, src, user_hdr, user_len, payload, len);
     else {
@@ -73,15 +101,203 @@ static void xport_deliver(void *arg, uint32_t src, const void *user_hdr, size_t 
     }
 }
 
+static void xport_tr_setup(onic_xport_t *x, unsigned which, const onic_xport_ops_t *ops,
+                           uint32_t rank, uint32_t size, const char *jobid, const uint32_t *ranks)
+{
+    xport_tr_t *t = &x->tr[which];
+
+    t->ops = ops;
+    t->x = x;
+    t->ranks = ranks;
+    t->params = x->params;
+    t->params.rank = rank;
+    t->params.size = size;
+    t->params.jobid = jobid;
+    t->defer_params = t->params;
+    t->defer_params.recv_cb = xport_tr_defer;
+    t->defer_params.cb_arg = t;
+    t->poll_params = t->params;
+    t->poll_params.recv_cb = xport_tr_deliver;
+    t->poll_params.cb_arg = t;
+    t->tp.p = &t->params;
+    t->tp.mreg = &x->mreg;
+    t->tp.notify = &x->notify;
+    t->tp.boot = x->boot;
+    t->tp.serve = which == XPORT_OFI ? x->serve_ofi : NULL;
+}
+
+static onic_status_t xport_tr_open(onic_xport_t *x, unsigned which)
+{
+    xport_tr_t *t = &x->tr[which];
+    onic_status_t status;
+
+    if (t->ops->missing != NULL) {
+        onic_error("xport: the %s transport is not built: %s", t->ops->name, t->ops->missing);
+        return ONIC_ERR_UNSUPPORTED;
+    }
+    status = t->ops->open(&t->tp, &t->state);
+    if (status == ONIC_OK)
+        x->open[x->nopen++] = t;
+    return status;
+}
+
+/* A 16-hex-digit id for the whole job: onicrun's own, or a hash of the
+ * launcher's name for the job (every process hashes the same name). */
+static void xport_jobid(onic_xport_t *x, const char *name)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t len = strspn(name, "0123456789abcdef");
+
+    if (len > 0 && len <= 16 && name[len] == '\0') {
+        snprintf(x->jobid, sizeof(x->jobid), "%s", name);
+        return;
+    }
+    for (const char *p = name; *p != '\0'; p++)
+        h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+    snprintf(x->jobid, sizeof(x->jobid), "%016llx", (unsigned long long)h);
+}
+
+/* Which transport reaches each peer, from where the launcher put it. */
+static onic_status_t xport_routes(onic_xport_t *x)
+{
+    onic_boot_t *b = x->boot;
+    uint32_t n = x->params.size, nofi = 0;
+
+    x->route = onic_calloc(n, 1);
+    x->serve_ofi = onic_calloc(n, 1);
+    if (x->route == NULL || x->serve_ofi == NULL)
+        return ONIC_ERR_NO_MEMORY;
+    for (uint32_t r = 0; r < n; r++) {
+        int local = b == NULL || onic_boot_is_local(b, r);
+        if (r == x->params.rank)
+            x->route[r] = XPORT_SELF;
+        else if (local && x->cfg.xport != ONIC_XPORT_OFI)
+            x->route[r] = XPORT_SHM;
+        else if (!local && x->cfg.xport == ONIC_XPORT_SHM) {
+            onic_error("xport: ONIC_XPORT=shm, but rank %u runs on another node; use "
+                       "ONIC_XPORT=auto (shm on this node, ofi between nodes)", r);
+            return ONIC_ERR_INVALID_PARAM;
+        } else {
+            x->route[r] = XPORT_OFI;
+            x->serve_ofi[r] = 1;
+            nofi++;
+        }
+    }
+    onic_debug("xport: rank %u reaches %u ranks by shm and %u by ofi", x->params.rank,
+               b == NULL ? n - 1 : (x->cfg.xport == ONIC_XPORT_OFI ? 0 : b->nlocal - 1), nofi);
+    return ONIC_OK;
+}
+
+/* The job from the launcher: routes, the node's shared-memory name and the
+ * transports' addresses through the store, then the transports. */
+static onic_status_t xport_open_booted(onic_xport_t *x)
+{
+    onic_boot_t *b;
+    onic_status_t status;
+    uint32_t nshm;
+    int need_fence, need_nodeid;
+
+    status = onic_boot_open(&x->cfg, &x->boot);
+    if (status != ONIC_OK)
+        return status;
+    b = x->boot;
+    x->params.rank = b->rank;
+    x->params.size = b->size;
+    xport_jobid(x, b->jobid);
+    status = xport_routes(x);
+    if (status != ONIC_OK)
+        return status;
+    nshm = x->cfg.xport == ONIC_XPORT_OFI ? 0 : b->nlocal - 1;
+    /* Whether anybody needs the store is the same answer everywhere: the
+     * launcher, ONIC_XPORT and "the job spans nodes" are. */
+    need_nodeid = b->nodeid[0] == '\0' && x->cfg.xport != ONIC_XPORT_OFI;
+    need_fence = b->size > 1 && (need_nodeid || x->cfg.xport == ONIC_XPORT_OFI ||
+                                 b->nlocal < b->size);
+    if (need_nodeid && b->rank == b->local[0] && nshm > 0) {
+        /* The node's first rank names the node's shared memory; the name is
+         * in the launcher's store, which only the job's processes read. */
+        uint8_t rnd[8];
+        if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) {
+            onic_error("xport: no random bytes to name this node's shared memory: %m");
+            return ONIC_ERR_IO;
+        }
+        for (int i = 0; i < 8; i++)
+            snprintf(x->nodeid + 2 * i, 3, "%02x", rnd[i]);
+        status = onic_boot_put(b, "shm-node", x->nodeid, 16);
+        if (status != ONIC_OK)
+            return status;
+    }
+    for (uint32_t r = 0; r < b->size; r++) {
+        if (x->serve_ofi[r]) { /* ofi puts its address before the fence */
+            xport_tr_setup(x, XPORT_OFI, &onic_xport_ofi_ops, b->rank, b->size, x->jobid, NULL);
+            status = xport_tr_open(x, XPORT_OFI);
+            if (status != ONIC_OK)
+                return status;
+            break;
+        }
+    }
+    if (need_fence) {
+        status = onic_boot_fence(b);
+        if (status != ONIC_OK)
+            return status;
+    }
+    if (nshm == 0)
+        return ONIC_OK;
+    if (!need_nodeid) {
+        snprintf(x->nodeid, sizeof(x->nodeid), "%s", b->nodeid);
+    } else if (b->rank != b->local[0]) {
+        size_t len = 16;
+        status = onic_boot_get(b, b->local[0], "shm-node", x->nodeid, &len);
+        if (status != ONIC_OK)
+            return status;
+        if (len != 16 || strspn(x->nodeid, "0123456789abcdef") < 16) {
+            onic_error("xport: rank %u named this node's shared memory oddly", b->local[0]);
+            return ONIC_ERR_IO;
+        }
+        x->nodeid[16] = '\0';
+    }
+    if (b->nlocal < b->size) {
+        /* shm numbers the node's ranks 0 to n-1. */
+        x->index = onic_calloc(b->size, sizeof(*x->index));
+        if (x->index == NULL)
+            return ONIC_ERR_NO_MEMORY;
+        for (uint32_t i = 0; i < b->nlocal; i++)
+            x->index[b->local[i]] = i;
+        xport_tr_setup(x, XPORT_SHM, &onic_xport_shm_ops, b->local_index, b->nlocal, x->nodeid,
+                       b->local);
+    } else {
+        xport_tr_setup(x, XPORT_SHM, &onic_xport_shm_ops, b->rank, b->size, x->nodeid, NULL);
+    }
+    return xport_tr_open(x, XPORT_SHM);
+}
+
+void onic_xport_close(onic_xport_t *x)
+{
+    if (x == NULL)
+        return;
+    for (unsigned i = 0; i < x->nopen; i++)
+        x->open[i]->ops->close(x->open[i]->state);
+    if (x->self != NULL)
+        onic_xport_self_ops.close(x->self);
+    onic_xport_msgq_fini(&x->deferred);
+    onic_xport_mreg_fini(&x->mreg);
+    onic_xport_notify_fini(&x->notify);
+    onic_free(x->route);
+    onic_free(x->index);
+    onic_free(x->serve_ofi);
+    onic_boot_close(x->boot);
+    onic_free(x);
+}
+
 onic_status_t onic_xport_open(const onic_xport_params_t *p, onic_xport_t **x_p)
 {
     onic_xport_t *x;
     onic_status_t status;
 
-    if (p == NULL || x_p == NULL || p->recv_cb == NULL || p->cfg == NULL || p->size == 0 ||
-        p->rank >= p->size || (p->size > 1 && p->jobid == NULL)) {
-        onic_error("xport: open needs a callback, a config, rank < size and, in a job of more "
-                   "than one process, a job id (start the job with onicrun)");
+    if (p == NULL || x_p == NULL || p->recv_cb == NULL || p->cfg == NULL ||
+        (p->size > 0 && p->rank >= p->size) || (p->size > 1 && p->jobid == NULL)) {
+        onic_error("xport: open needs a callback, a config and either size 0 (ask the "
+                   "launcher) or rank < size and, in a job of more than one process, a job id");
         return ONIC_ERR_INVALID_PARAM;
     }
     x = onic_calloc(1, sizeof(*x));
@@ -90,42 +306,41 @@ onic_status_t onic_xport_open(const onic_xport_params_t *p, onic_xport_t **x_p)
     x->params = *p;
     x->cfg = *p->cfg;
     x->params.cfg = &x->cfg;
-    x->defer_params = x->params;
-    x->defer_params.recv_cb = xport_defer;
-    x->defer_params.cb_arg = x;
-    x->poll_params = x->params;
-    x->poll_params.recv_cb = xport_deliver;
-    x->poll_params.cb_arg = x;
-    x->tparams.p = &x->params;
-    x->tparams.mreg = &x->mreg;
-    x->tparams.notify = &x->notify;
-    x->net = xport_transports[x->cfg.xport];
-    status = onic_xport_self_ops.open(&x->tparams, &x->self);
-    if (status == ONIC_OK && p->size > 1)
-        status = x->net->open(&x->tparams, &x->peers);
+    status = onic_xport_self_ops.open(NULL, &x->self);
+    if (status == ONIC_OK && p->size == 0) {
+        status = xport_open_booted(x);
+    } else if (status == ONIC_OK) {
+        /* A job of one node, given: everyone else by shm. */
+        xport_jobid(x, p->jobid != NULL ? p->jobid : "");
+        if (x->cfg.xport == ONIC_XPORT_OFI)
+            onic_warn("xport: ONIC_XPORT=ofi needs a job learnt from its launcher; this "
+                      "endpoint was given its job, so it uses shm");
+        x->cfg.xport = ONIC_XPORT_SHM;
+        status = xport_routes(x);
+        if (status == ONIC_OK && p->size > 1) {
+            xport_tr_setup(x, XPORT_SHM, &onic_xport_shm_ops, p->rank, p->size, p->jobid, NULL);
+            status = xport_tr_open(x, XPORT_SHM);
+        }
+    }
     if (status != ONIC_OK) {
-        onic_xport_self_ops.close(x->self);
-        onic_free(x);
+        onic_xport_close(x);
         return status;
     }
     x->max_payload = onic_xport_self_ops.max_payload(x->self);
-    if (x->peers != NULL && x->net->max_payload(x->peers) < x->max_payload)
-        x->max_payload = x->net->max_payload(x->peers);
+    for (unsigned i = 0; i < x->nopen; i++)
+        if (x->open[i]->ops->max_payload(x->open[i]->state) < x->max_payload)
+            x->max_payload = x->open[i]->ops->max_payload(x->open[i]->state);
     *x_p = x;
     return ONIC_OK;
 }
 
-void onic_xport_close(onic_xport_t *x)
+/* The transport to peer and the peer's number in it. */
+static inline xport_tr_t *xport_peer(onic_xport_t *x, uint32_t peer, uint32_t *idx_p)
 {
-    if (x == NULL)
-        return;
-    if (x->peers != NULL)
-        x->net->close(x->peers);
-    onic_xport_self_ops.close(x->self);
-    onic_xport_msgq_fini(&x->deferred);
-    onic_xport_mreg_fini(&x->mreg);
-    onic_xport_notify_fini(&x->notify);
-    onic_free(x);
+    xport_tr_t *t = &x->tr[x->route[peer]];
+
+    *idx_p = t->ranks != NULL ? x->index[peer] : peer;
+    return t;
 }
 
 unsigned onic_xport_poll(onic_xport_t *x)
@@ -146,8 +361,9 @@ unsigned onic_xport_poll(onic_xport_t *x)
     }
     if (!onic_xport_msgq_empty(x->self) && n < XPORT_POLL_MAX) /* self's state is its queue */
         n += onic_xport_self_ops.poll(x->self, &x->params, XPORT_POLL_MAX - n);
-    if (x->peers != NULL && n < XPORT_POLL_MAX) {
-        x->net->poll(x->peers, &x->poll_params, XPORT_POLL_MAX - n);
+    for (unsigned i = 0; i < x->nopen && n < XPORT_POLL_MAX; i++) {
+        xport_tr_t *t = x->open[i];
+        t->ops->poll(t->state, &t->poll_params, XPORT_POLL_MAX - n);
         /* Counted when delivered: what a callback's send drained, and what
          * arrived behind it, goes out now, in order. */
         n += x->net_delivered;
@@ -161,13 +377,16 @@ unsigned onic_xport_poll(onic_xport_t *x)
     return n;
 }
 
-/* No room: drain our own rings into `deferred` (the peer may be waiting
- * for room in them) and move RMA along, spin briefly, then let others run. */
+/* No room: drain our own transports into `deferred` (the peer may be
+ * waiting for room in them) and move RMA along, spin briefly, then let
+ * others run. */
 static void xport_progress_deferred(onic_xport_t *x, unsigned *spins)
 {
-    /* Into `deferred`: no caller sees these yet, so no bound. */
-    unsigned n = x->peers != NULL ? x->net->poll(x->peers, &x->defer_params, UINT_MAX) : 0;
+    unsigned n = 0;
 
+    /* Into `deferred`: no caller sees these yet, so no bound. */
+    for (unsigned i = 0; i < x->nopen; i++)
+        n += x->open[i]->ops->poll(x->open[i]->state, &x->open[i]->defer_params, UINT_MAX);
     if (n == 0 && ++*spins >= XPORT_SPINS_BEFORE_YIELD) {
         sched_yield();
         *spins = 0;
@@ -177,8 +396,8 @@ static void xport_progress_deferred(onic_xport_t *x, unsigned *spins)
 onic_status_t onic_xport_send(onic_xport_t *x, uint32_t peer, const void *user_hdr,
                               size_t user_len, const void *payload, size_t len)
 {
-    const onic_xport_ops_t *ops;
-    void *state;
+    xport_tr_t *t;
+    uint32_t idx;
     onic_status_t status;
     unsigned spins = 0;
 
@@ -196,9 +415,10 @@ onic_status_t onic_xport_send(onic_xport_t *x, uint32_t peer, const void *user_h
                        "(at most %d)", user_len, ONIC_XPORT_USER_HDR);
         return ONIC_ERR_INVALID_PARAM;
     }
-    ops = peer == x->params.rank ? &onic_xport_self_ops : x->net;
-    state = peer == x->params.rank ? x->self : x->peers;
-    while ((status = ops->send(state, peer, user_hdr, user_len, payload, len)) ==
+    if (peer == x->params.rank)
+        return onic_xport_self_ops.send(x->self, peer, user_hdr, user_len, payload, len);
+    t = xport_peer(x, peer, &idx);
+    while ((status = t->ops->send(t->state, idx, user_hdr, user_len, payload, len)) ==
            ONIC_ERR_NO_RESOURCE)
         xport_progress_deferred(x, &spins);
     return status;
@@ -207,11 +427,14 @@ onic_status_t onic_xport_send(onic_xport_t *x, uint32_t peer, const void *user_h
 #define XPORT_YIELDS_BEFORE_SLEEP 16
 #define XPORT_POLLS_PER_CLOCK     32
 #define XPORT_SLEEP_MAX_NS        100000000ull /* wake up to re-check now and then */
+/* With two transports, each can sleep only on its own wake-up: sleep in
+ * short turns so neither waits long for the other's. */
+#define XPORT_SLEEP_SHARED_NS     1000000ull
 
 unsigned onic_xport_wait(onic_xport_t *x, uint64_t timeout_ns)
 {
-    uint64_t start, now, spin_ns, deadline;
-    unsigned n, yields = 0, polls = 0;
+    uint64_t start, now, spin_ns, deadline, slice;
+    unsigned n, yields = 0, polls = 0, turn = 0;
 
     if (x == NULL)
         return 0;
@@ -219,6 +442,7 @@ unsigned onic_xport_wait(onic_xport_t *x, uint64_t timeout_ns)
     spin_ns = (uint64_t)x->cfg.wait_spin_us * 1000u;
     deadline = timeout_ns > UINT64_MAX - start ? UINT64_MAX : start + timeout_ns;
     while ((n = onic_xport_poll(x)) == 0) {
+        xport_tr_t *t;
         /* Reading the clock costs more than an idle poll: while spinning,
          * look at it only now and then. */
         if (++polls % XPORT_POLLS_PER_CLOCK != 0 && timeout_ns != 0)
@@ -228,19 +452,21 @@ unsigned onic_xport_wait(onic_xport_t *x, uint64_t timeout_ns)
             return 0;
         if (now - start < spin_ns)
             continue;
-        if (yields < XPORT_YIELDS_BEFORE_SLEEP || x->peers == NULL || x->net->sleep == NULL) {
+        t = x->nopen > 0 ? x->open[turn++ % x->nopen] : NULL;
+        if (yields < XPORT_YIELDS_BEFORE_SLEEP || t == NULL || t->ops->sleep == NULL) {
             yields++;
             sched_yield();
             continue;
         }
-        x->net->sleep(x->peers, deadline - now < XPORT_SLEEP_MAX_NS
-                                              ? deadline - now : XPORT_SLEEP_MAX_NS);
+        slice = x->nopen > 1 ? XPORT_SLEEP_SHARED_NS : XPORT_SLEEP_MAX_NS;
+        t->ops->sleep(t->state, deadline - now < slice ? deadline - now : slice);
     }
     return n;
 }
 
 onic_status_t onic_xport_mem_reg(onic_xport_t *x, void *addr, size_t len, onic_xport_mkey_t *key_p)
 {
+    onic_xport_mkey_t key;
     onic_status_t status;
 
     if (x == NULL || key_p == NULL || (addr == NULL && len > 0)) {
@@ -248,20 +474,42 @@ onic_status_t onic_xport_mem_reg(onic_xport_t *x, void *addr, size_t len, onic_x
                    "range, an address");
         return ONIC_ERR_INVALID_PARAM;
     }
-    status = onic_xport_mreg_add(&x->mreg, addr, len, key_p);
-    if (status != ONIC_OK)
+    status = onic_xport_mreg_add(&x->mreg, addr, len, &key);
+    for (unsigned i = 0; status == ONIC_OK && i < x->nopen; i++) {
+        xport_tr_t *t = x->open[i];
+        if (t->ops->mem_reg == NULL)
+            continue;
+        status = t->ops->mem_reg(t->state, addr, len, &key);
+        if (status != ONIC_OK) {
+            for (unsigned j = 0; j < i; j++)
+                if (x->open[j]->ops->mem_dereg != NULL)
+                    x->open[j]->ops->mem_dereg(x->open[j]->state, &key);
+            onic_xport_mreg_del(&x->mreg, &key);
+        }
+    }
+    if (status != ONIC_OK) {
         onic_error("xport: cannot register %zu bytes at %p: %s", len, addr,
                    onic_status_str(status));
-    return status;
+        return status;
+    }
+    *key_p = key;
+    return ONIC_OK;
 }
 
 onic_status_t onic_xport_mem_dereg(onic_xport_t *x, const onic_xport_mkey_t *key)
 {
+    onic_status_t status;
+
     if (x == NULL || key == NULL) {
         onic_error("xport: mem_dereg with a NULL endpoint or key");
         return ONIC_ERR_INVALID_PARAM;
     }
-    return onic_xport_mreg_del(&x->mreg, key);
+    status = onic_xport_mreg_del(&x->mreg, key);
+    if (status == ONIC_OK) /* only what this table knew: a forged key undoes nothing */
+        for (unsigned i = 0; i < x->nopen; i++)
+            if (x->open[i]->ops->mem_dereg != NULL)
+                x->open[i]->ops->mem_dereg(x->open[i]->state, key);
+    return status;
 }
 
 /* RMA to oneself: the owner is here, so the range is checked against the
@@ -287,6 +535,8 @@ static onic_status_t xport_rma(onic_xport_t *x, uint32_t peer, int write, void *
     const char *what = write ? "rma_write" : "rma_read";
     onic_status_t status;
     unsigned spins = 0;
+    xport_tr_t *t;
+    uint32_t idx;
 
     if (x == NULL || peer >= x->params.size || rkey == NULL || (local == NULL && len > 0) ||
         x->params.rma_cb == NULL) {
@@ -318,14 +568,15 @@ static onic_status_t xport_rma(onic_xport_t *x, uint32_t peer, int write, void *
         onic_xport_notify_post(&x->notify, ctx, ONIC_OK);
         return ONIC_OK;
     }
-    if (x->net->rma == NULL) {
+    t = xport_peer(x, peer, &idx);
+    if (t->ops->rma == NULL) {
         onic_xport_notify_unreserve(&x->notify);
-        onic_error("xport: the %s transport has no RMA", x->net->name);
+        onic_error("xport: the %s transport has no RMA", t->ops->name);
         return ONIC_ERR_UNSUPPORTED;
     }
     /* Too many in flight with this peer: move them along until one ends. */
-    while ((status = x->net->rma(x->peers, peer, write, local, rkey, roffset, len,
-                                            ctx)) == ONIC_ERR_NO_RESOURCE)
+    while ((status = t->ops->rma(t->state, idx, write, local, rkey, roffset, len, ctx)) ==
+           ONIC_ERR_NO_RESOURCE)
         xport_progress_deferred(x, &spins);
     if (status != ONIC_OK)
         onic_xport_notify_unreserve(&x->notify);
@@ -348,11 +599,15 @@ onic_status_t onic_xport_rma_write(onic_xport_t *x, uint32_t peer, const void *l
 
 unsigned onic_xport_caps(const onic_xport_t *x, uint32_t peer)
 {
+    uint32_t idx;
+    xport_tr_t *t;
+
     if (x == NULL || peer >= x->params.size)
         return 0;
     if (peer == x->params.rank)
         return onic_xport_self_ops.caps(x->self, peer);
-    return x->net->caps(x->peers, peer);
+    t = xport_peer((onic_xport_t *)x, peer, &idx);
+    return t->ops->caps(t->state, idx);
 }
 
 size_t onic_xport_max_payload(const onic_xport_t *x)
@@ -362,7 +617,40 @@ size_t onic_xport_max_payload(const onic_xport_t *x)
 
 uint64_t onic_xport_drops(const onic_xport_t *x)
 {
-    return x == NULL || x->peers == NULL ? 0 : x->net->drops(x->peers);
+    uint64_t n = 0;
+
+    for (unsigned i = 0; x != NULL && i < x->nopen; i++)
+        n += x->open[i]->ops->drops(x->open[i]->state);
+    return n;
+}
+
+uint32_t onic_xport_rank(const onic_xport_t *x)
+{
+    return x == NULL ? 0 : x->params.rank;
+}
+
+uint32_t onic_xport_size(const onic_xport_t *x)
+{
+    return x == NULL ? 0 : x->params.size;
+}
+
+const char *onic_xport_jobid(const onic_xport_t *x)
+{
+    return x == NULL ? "" : x->jobid;
+}
+
+const char *onic_xport_peer_transport(const onic_xport_t *x, uint32_t peer)
+{
+    if (x == NULL || peer >= x->params.size)
+        return NULL;
+    return xport_route_names[x->route[peer]];
+}
+
+const char *onic_xport_transport_missing(const char *name)
+{
+    if (name != NULL && strcmp(name, "ofi") == 0)
+        return onic_xport_ofi_ops.missing;
+    return NULL;
 }
 
 /* --- self: messages to this process, queued and delivered in order at the

@@ -7,9 +7,12 @@
  * receives until the receiver has made room, so processes flooding each
  * other cannot deadlock.
  *
- * Transports plug in through onic_xport_ops_t, chosen at open: `self` for a
- * process's messages to itself, `shm` for the other processes on this node
- * (ONIC_XPORT). An endpoint has one owner: no call is thread-safe. */
+ * Transports plug in through onic_xport_ops_t, chosen per peer at open:
+ * `self` for a process's messages to itself, `shm` for the other processes
+ * on this node, `ofi` (libfabric) for processes on other nodes; ONIC_XPORT
+ * can force shm only or ofi for every peer. Which processes share a node
+ * comes from the launcher (src/boot). An endpoint has one owner: no call is
+ * thread-safe. */
 #ifndef ONIC_XPORT_XPORT_H
 #define ONIC_XPORT_XPORT_H
 
@@ -54,8 +57,12 @@ typedef void (*onic_xport_recv_cb_t)(void *arg, uint32_t src, const void *user_h
 typedef void (*onic_xport_rma_cb_t)(void *arg, void *ctx, onic_status_t status);
 
 typedef struct onic_xport_params {
-    uint32_t             rank, size;  /* this process in its job */
-    const char          *jobid;       /* names the job's shared memory; NULL if size 1 */
+    /* This process in its job. size 0: ask the launcher (src/boot) for rank,
+     * size, the job's nodes and addresses; then every transport is possible.
+     * Otherwise the job is the given ranks of one node, reached by shm, and
+     * jobid names its shared memory (NULL if size 1). */
+    uint32_t             rank, size;
+    const char          *jobid;
     onic_xport_recv_cb_t recv_cb;
     void                *cb_arg;      /* for recv_cb and rma_cb */
     onic_xport_rma_cb_t  rma_cb;      /* NULL: this process starts no RMA */
@@ -118,6 +125,16 @@ onic_status_t onic_xport_rma_write(onic_xport_t *x, uint32_t peer, const void *l
 unsigned      onic_xport_caps(const onic_xport_t *x, uint32_t peer);
 
 size_t        onic_xport_max_payload(const onic_xport_t *x);
+/* This process's rank, the job's size (as learnt at open), and an id the
+ * same in every process of the job: 1 to 16 lowercase hex digits. */
+uint32_t      onic_xport_rank(const onic_xport_t *x);
+uint32_t      onic_xport_size(const onic_xport_t *x);
+const char   *onic_xport_jobid(const onic_xport_t *x);
+/* The transport that carries messages to peer: "self", "shm" or "ofi". */
+const char   *onic_xport_peer_transport(const onic_xport_t *x, uint32_t peer);
+/* Every transport but self, and why one is not built (NULL if it is); for
+ * onic-info. */
+const char   *onic_xport_transport_missing(const char *name);
 /* Messages dropped because what arrived was malformed (a broken sender). */
 uint64_t      onic_xport_drops(const onic_xport_t *x);
 

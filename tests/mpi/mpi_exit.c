@@ -5,8 +5,11 @@
  *            MPI_ERRORS_ARE_FATAL: status MPI_ERR_RANK;
  *   pending  MPI_Finalize with a receive never matched, under
  *            MPI_ERRORS_RETURN: MPI_ERR_PENDING is returned, no hang
- *            (exit 0 when that is what happened). */
+ *            (exit 0 when that is what happened);
+ *   die      the last rank is killed (SIGKILL) while the others wait for its
+ *            message: the launcher must end the job with an error, not hang. */
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,6 +44,13 @@ int main(int argc, char **argv)
             return 1;
         }
         return 0;
+    }
+    if (strcmp(argv[1], "die") == 0) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == size - 1)
+            raise(SIGKILL);
+        MPI_Recv(&v, 1, MPI_INT, size - 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        return 3; /* never */
     }
     return 2;
 }

@@ -1004,6 +1004,82 @@ static void test_setup(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* --- many senders, wildcard receives -------------------------------------------------- */
+
+/* Every other rank sends rank 0 a stream of eager and rendezvous messages
+ * with sequence numbers; rank 0 takes them with ANY_SOURCE receives (ANY_TAG
+ * or a tag), some posted early, most late. Whatever transport each sender
+ * uses (shm on this node, ofi from another), each sender's messages must
+ * arrive in the order sent, per tag and overall (MPI's non-overtaking). */
+static void test_fanin(void)
+{
+    enum { N = 240, BIG = 5000 };
+    static unsigned char msg[BIG];
+
+    if (size < 2)
+        return;
+    if (rank != 0) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int i = 0; i < N; i++) {
+            int len = i % 5 == 0 ? BIG : 8;
+            memcpy(msg, &i, sizeof(i));
+            memset(msg + sizeof(i), rank, (size_t)len - sizeof(i));
+            MPI_Send(msg, len, MPI_BYTE, 0, i % 2, MPI_COMM_WORLD);
+        }
+    } else {
+        int last[64][3], from = 0, nsrc = size - 1 < 64 ? size - 1 : 63;
+        unsigned char (*got)[N] = calloc(64, N);
+        MPI_Request early[8];
+        static unsigned char eb[8][BIG];
+        MPI_Status st;
+
+        for (int s = 0; s < 64; s++)
+            last[s][0] = last[s][1] = last[s][2] = -1;
+        for (int k = 0; k < 8; k++)
+            MPI_Irecv(eb[k], BIG, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
+                      &early[k]);
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int k = 0; k < N * (size - 1); k++) {
+            unsigned char *b = msg;
+            int seq, cnt, src;
+            if (k < 8) {
+                MPI_Wait(&early[k], &st);
+                b = eb[k];
+            } else if (k % 3 == 0) {
+                MPI_Recv(msg, BIG, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+            } else {
+                /* A tag: only messages with it, from anyone. */
+                MPI_Recv(msg, BIG, MPI_BYTE, MPI_ANY_SOURCE, k % 2, MPI_COMM_WORLD, &st);
+            }
+            MPI_Get_count(&st, MPI_BYTE, &cnt);
+            memcpy(&seq, b, sizeof(seq));
+            src = st.MPI_SOURCE;
+            CHECK(src >= 1 && src < size);
+            if (src < 1 || src > nsrc)
+                continue;
+            CHECK_EQ(cnt, seq % 5 == 0 ? BIG : 8);
+            CHECK_EQ(b[cnt - 1], src);
+            CHECK_EQ(st.MPI_TAG, seq % 2);
+            /* Nothing earlier of this sender that this receive could have
+             * taken is still waiting: with ANY_TAG none at all, with a tag
+             * none of that tag. */
+            CHECK(!got[src][seq]);
+            got[src][seq] = 1;
+            for (int e = 0; e < seq; e++)
+                if (!got[src][e] && (k < 8 || k % 3 == 0 || e % 2 == st.MPI_TAG)) {
+                    CHECK(got[src][e]);
+                    break;
+                }
+            last[src][0] = seq > last[src][0] ? seq : last[src][0];
+            from |= 1 << (src < 30 ? src : 30);
+        }
+        for (int s = 1; s <= nsrc; s++)
+            CHECK_EQ(last[s][0], N - 1);
+        free(got);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 typedef struct test {
     const char *name;
     void (*fn)(void);
@@ -1015,7 +1091,7 @@ static const test_t tests[] = {
     {"probe", test_probe},         {"cancel", test_cancel}, {"truncate", test_truncate},
     {"modes", test_modes},         {"persistent", test_persistent},
     {"types", test_types},         {"comm", test_comm},     {"coll", test_coll},
-    {"errors", test_errors},       {"large", test_large},
+    {"errors", test_errors},       {"large", test_large},   {"fanin", test_fanin},
 };
 
 int main(int argc, char **argv)

@@ -43,12 +43,12 @@ static void test_config_table(void)
         unsigned v;
         CHECK(strncmp(vars[i].name, "ONIC_", 5) == 0);
         CHECK(vars[i].desc != NULL && vars[i].desc[0] != '\0');
-        char tok[ONIC_CONFIG_TOKEN_MAX + 1];
-        if (vars[i].dflt[0] == '\0') /* only tokens may default to nothing */
-            CHECK(vars[i].type == ONIC_CONFIG_TOKEN);
+        char tok[ONIC_CONFIG_STRING_MAX + 1];
+        int text = vars[i].type == ONIC_CONFIG_TOKEN || vars[i].type == ONIC_CONFIG_STRING;
+        if (vars[i].dflt[0] == '\0') /* only tokens and strings may default to nothing */
+            CHECK(text);
         else
-            CHECK(onic_config_parse(&vars[i], vars[i].dflt,
-                                    vars[i].type == ONIC_CONFIG_TOKEN ? (void *)tok : (void *)&v,
+            CHECK(onic_config_parse(&vars[i], vars[i].dflt, text ? (void *)tok : (void *)&v,
                                     err, sizeof(err)) == ONIC_OK);
         for (size_t j = i + 1; j < n; j++)
             CHECK(strcmp(vars[i].name, vars[j].name) != 0);
@@ -112,6 +112,32 @@ static void test_config_token(void)
     CHECK(onic_config_read(&cfg) == ONIC_ERR_INVALID_PARAM);
     unsetenv("ONIC_JOBID");
     unsetenv("ONIC_RANK");
+    unsetenv("ONIC_SIZE");
+}
+
+static void test_config_string(void)
+{
+    const onic_config_var_t *prov = var_named("ONIC_OFI_PROVIDER");
+    const onic_config_var_t *nodes = var_named("ONIC_NODES");
+    char str[ONIC_CONFIG_STRING_MAX + 1] = "keep";
+    char err[256];
+    onic_config_t cfg;
+
+    CHECK(prov != NULL && prov->type == ONIC_CONFIG_STRING && nodes != NULL);
+    CHECK(onic_config_parse(prov, "tcp;ofi_rxm", str, err, sizeof(err)) == ONIC_OK);
+    CHECK(strcmp(str, "tcp;ofi_rxm") == 0);
+    CHECK(onic_config_parse(prov, "", str, err, sizeof(err)) == ONIC_OK && str[0] == '\0');
+    CHECK(onic_config_parse(prov, "tcp ", str, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
+    CHECK(onic_config_parse(prov, "0123456789012345678901234567890123456789012345678901234567890"
+                            "123", str, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
+    CHECK(strstr(err, "ONIC_OFI_PROVIDER") != NULL);
+    /* More nodes than processes is refused, naming the variable. */
+    setenv("ONIC_NODES", "2", 1);
+    fprintf(stderr, "(an error about ONIC_NODES is expected next)\n");
+    CHECK(onic_config_read(&cfg) == ONIC_ERR_INVALID_PARAM);
+    setenv("ONIC_SIZE", "2", 1);
+    CHECK(onic_config_read(&cfg) == ONIC_OK && cfg.nodes == 2);
+    unsetenv("ONIC_NODES");
     unsetenv("ONIC_SIZE");
 }
 
@@ -254,6 +280,7 @@ int main(void)
     test_config_table();
     test_config_parse();
     test_config_token();
+    test_config_string();
     test_config_read();
     test_config_format();
     test_pool();

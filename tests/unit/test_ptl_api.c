@@ -113,7 +113,10 @@ static void test_errors(void)
     CHECK_EQ(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, &ni2), PTL_IFACE_DUP);
     CHECK(ni2 == ni);
 
-    CHECK_EQ(PtlNIStatus(ni, 1, &v), PTL_SR_INDEX_INVALID);
+    CHECK_EQ(PtlNIStatus(ni, 2, &v), PTL_SR_INDEX_INVALID);
+    /* onic's register: the job's size, a job of one here. */
+    CHECK_EQ(PtlNIStatus(ni, PTL_SR_JOB_SIZE, &v), PTL_OK);
+    CHECK_EQ(v, 1);
     CHECK_EQ(PtlNIStatus(ni, PTL_SR_DROP_COUNT, NULL), PTL_SEGV);
     CHECK_EQ(PtlGetId(ni, NULL), PTL_SEGV);
     CHECK_EQ(PtlGetUid(ni, NULL), PTL_SEGV);

@@ -124,7 +124,7 @@ static int send_stream(onic_xport_t *x, job_t *j, uint32_t peer, uint64_t seq)
 int main(int argc, char **argv)
 {
     onic_config_t cfg;
-    onic_xport_params_t p;
+    onic_xport_params_t p = {0};
     onic_xport_t *x;
     job_t j = {0};
     const char *mode = argc > 1 ? argv[1] : "fanin";
@@ -138,9 +138,7 @@ int main(int argc, char **argv)
     j.rank = cfg.rank;
     j.size = cfg.size;
     j.next_seq = calloc(j.size, sizeof(*j.next_seq));
-    p.rank = cfg.rank;
-    p.size = cfg.size;
-    p.jobid = cfg.jobid;
+    p.size = 0; /* from the launcher: onicrun's shm, or ofi with ONIC_XPORT=ofi */
     p.recv_cb = on_message;
     p.cb_arg = &j;
     p.cfg = &cfg;

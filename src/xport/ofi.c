@@ -1,0 +1,779 @@
+/* ofi: the processes of a job on other nodes, through libfabric reliable
+ * datagram endpoints (FI_EP_RDM) -- tcp, verbs, whatever the provider is
+ * (ONIC_OFI_PROVIDER, else FI_PROVIDER, else libfabric's first choice; the
+ * interface by the provider's own variables, FI_TCP_IFACE for tcp).
+ *
+ * Messages: one libfabric send each, an 8-byte header (sender, credits
+ * returned, kind, user header length), the user header, the payload.
+ * Messages to one peer stay in order (FI_ORDER_SAS is required). A process
+ * may have ONIC_OFI_CREDITS messages in flight to each peer; the receiver
+ * posts that many buffers per peer it serves, plus two for credit returns,
+ * and gives credits back in the header of its own messages or, when half
+ * are owed, in a message of their own. So every message finds a posted
+ * buffer and none is ever dropped, whatever the provider does without one.
+ * (Receive memory grows with the peers on other nodes: credits x 2 KB each.)
+ *
+ * RMA: libfabric reads and writes of memory registered under a key made from
+ * the front end's key (so the key a peer names is the same for shm and ofi:
+ * no provider-chosen keys, and a forged one names nothing). Providers whose data progress is manual
+ * move RMA only while the target calls into libfabric: every poll reads the
+ * completion queue, and a wait polls (or sleeps on the queue's file
+ * descriptor, which such providers wake when data arrives), so a process
+ * blocked in onic keeps serving its peers' reads.
+ *
+ * Addresses: each process puts its endpoint name in the launcher's store
+ * before the job's fence; a peer's is looked up and inserted the first time
+ * this process talks to it, so the state kept per peer is a few words.
+ * Everything a peer sent is checked before use: a malformed message is
+ * dropped and counted, and its sender ignored from then on.
+ *
+ * Built only where pkg-config finds libfabric (ONIC_HAVE_OFI). */
+#include "xport/transport.h"
+
+#ifdef ONIC_HAVE_OFI
+
+#include "base/log.h"
+#include "base/mem.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#define OFI_VERSION     FI_VERSION(1, 5)
+#define OFI_ADDR_MAX    ONIC_BOOT_VAL_MAX
+#define OFI_TX_BUFS     64   /* copies of messages too big to inject, in flight */
+#define OFI_RMA_OPS     64   /* RMA operations in flight, all peers */
+#define OFI_RMA_WINDOW  16   /* ... with one peer */
+#define OFI_CQ_BATCH    32
+
+enum { OFI_KIND_USER = 0, OFI_KIND_CREDIT = 1 };
+
+typedef struct ofi_wire {
+    uint32_t src;       /* the sender's rank */
+    uint16_t credits;   /* credits the sender gives back */
+    uint8_t  kind;
+    uint8_t  user_len;
+} ofi_wire_t;
+
+static_assert(sizeof(ofi_wire_t) == 8, "the ofi header is 8 bytes");
+
+#define OFI_MSG_MAX (sizeof(ofi_wire_t) + ONIC_XPORT_USER_HDR + ONIC_XPORT_MAX_PAYLOAD)
+#define OFI_BUF_SIZE ((OFI_MSG_MAX + 63) / 64 * 64)
+
+/* What a completion's op_context points to: a receive buffer, a send copy
+ * or an RMA operation. The fi_context2 comes first for providers that want
+ * FI_CONTEXT / FI_CONTEXT2. */
+enum { OFI_CTX_RX = 1, OFI_CTX_TX, OFI_CTX_RMA };
+
+typedef struct ofi_ctx {
+    struct fi_context2 fi;
+    uint8_t            type;
+    uint32_t           peer;    /* TX and RMA */
+    uint32_t           next;    /* free list */
+    void              *user;    /* RMA: the front end's ctx */
+    uint8_t           *buf;     /* RX and TX */
+} ofi_ctx_t;
+
+typedef struct ofi_peer {
+    fi_addr_t addr;
+    uint8_t   resolved;
+    uint8_t   broken;      /* unreachable, or sent something malformed */
+    uint8_t   credit_due;  /* a credit message could not go out yet */
+    uint32_t  credits;     /* messages we may still send it */
+    uint32_t  owed;        /* messages of its we consumed and not yet credited */
+    uint32_t  window;      /* RMA operations in flight with it */
+} ofi_peer_t;
+
+typedef struct ofi_mr {
+    uint64_t       id;
+    struct fid_mr *mr;
+} ofi_mr_t;
+
+typedef struct ofi_state {
+    uint32_t           rank, size, credits;
+    struct fi_info    *info;
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_av     *av;
+    struct fid_cq     *cq;
+    struct fid_ep     *ep;
+    int                wait_fd;     /* -1: the queue has none; waits poll */
+    int                virt_addr;   /* RMA addresses are virtual, not offsets */
+    int                write_flags; /* FI_DELIVERY_COMPLETE where sends may pass writes */
+    size_t             inject_max;
+    onic_boot_t       *boot;
+    const uint8_t     *serve;
+    onic_xport_notify_t *notify;
+    ofi_peer_t        *peers;       /* by rank */
+    uint8_t           *rx_mem;
+    ofi_ctx_t         *rx;          /* nrx receive buffers */
+    uint32_t           nrx;
+    uint8_t           *tx_mem;
+    ofi_ctx_t          tx[OFI_TX_BUFS];
+    uint32_t           tx_free;     /* list head, UINT32_MAX when empty */
+    ofi_ctx_t          rma[OFI_RMA_OPS];
+    uint32_t           rma_free;
+    ofi_mr_t          *mrs;
+    size_t             nmrs, mrs_cap;
+    uint32_t           credit_pending;  /* peers with credit_due set */
+    /* Completions read but not yet handled, oldest first: a callback's send
+     * may poll again, and the nested poll must take the next one, not read
+     * past it. */
+    struct fi_cq_msg_entry cqe[OFI_CQ_BATCH];
+    unsigned           cq_head, cq_tail;
+    uint64_t           drops;
+} ofi_state_t;
+
+#define OFI_NONE UINT32_MAX
+
+/* The libfabric key of a registration: its id, address and length mixed,
+ * so a peer naming a live id with another range names no key at all and
+ * the target's provider refuses it -- the check mreg_find makes for shm,
+ * made by the network card. */
+static uint64_t ofi_key(const onic_xport_mkey_t *k)
+{
+    uint64_t z = k->id ^ (k->addr * 0x9e3779b97f4a7c15ull) ^ (k->len * 0xbf58476d1ce4e5b9ull);
+
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* What a failed RMA means for the caller: a key or range the owner does not
+ * have is the caller's mistake; anything else the network's. */
+static onic_status_t ofi_rma_status(int err)
+{
+    return err == FI_EACCES || err == FI_EKEYREJECTED || err == FI_EINVAL || err == FI_ENOKEY
+               ? ONIC_ERR_INVALID_PARAM : ONIC_ERR_IO;
+}
+
+static void ofi_perror(const char *what, int rc)
+{
+    onic_error("ofi: %s failed: %s (%d)", what, fi_strerror(-rc), rc);
+}
+
+static void ofi_close_fid(void *fid)
+{
+    if (fid != NULL)
+        fi_close((struct fid *)fid);
+}
+
+static void ofi_endpoint_close(void *state)
+{
+    ofi_state_t *s = state;
+
+    if (s == NULL)
+        return;
+    ofi_close_fid(s->ep);
+    for (size_t i = 0; i < s->nmrs; i++)
+        ofi_close_fid(s->mrs[i].mr);
+    ofi_close_fid(s->av);
+    ofi_close_fid(s->cq);
+    ofi_close_fid(s->domain);
+    ofi_close_fid(s->fabric);
+    if (s->info != NULL)
+        fi_freeinfo(s->info);
+    onic_free(s->mrs);
+    onic_free(s->peers);
+    onic_free(s->rx);
+    onic_free(s->rx_mem);
+    onic_free(s->tx_mem);
+    onic_free(s);
+}
+
+/* A provider that gives reliable, ordered datagrams with RMA, and lets us
+ * choose memory keys. */
+static onic_status_t ofi_getinfo(ofi_state_t *s, const onic_config_t *cfg)
+{
+    struct fi_info *hints = fi_allocinfo();
+    int rc;
+
+    if (hints == NULL)
+        return ONIC_ERR_NO_MEMORY;
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+    hints->mode = FI_CONTEXT | FI_CONTEXT2;
+    hints->tx_attr->msg_order = FI_ORDER_SAS;
+    hints->rx_attr->msg_order = FI_ORDER_SAS;
+    hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED;
+    hints->domain_attr->threading = FI_THREAD_DOMAIN;
+    hints->domain_attr->resource_mgmt = FI_RM_ENABLED;
+    if (cfg->ofi_provider[0] != '\0') {
+        hints->fabric_attr->prov_name = strdup(cfg->ofi_provider);
+        if (hints->fabric_attr->prov_name == NULL) {
+            fi_freeinfo(hints);
+            return ONIC_ERR_NO_MEMORY;
+        }
+    }
+    rc = fi_getinfo(OFI_VERSION, NULL, NULL, 0, hints, &s->info);
+    fi_freeinfo(hints);
+    if (rc != 0 || s->info == NULL) {
+        onic_error("ofi: no libfabric provider%s%s offers reliable datagrams with ordered "
+                   "messages, RMA and keys chosen by onic: %s (%d); see fi_info, and set "
+                   "ONIC_OFI_PROVIDER or FI_PROVIDER to one that does (tcp does)",
+                   cfg->ofi_provider[0] != '\0' ? " named " : "", cfg->ofi_provider,
+                   fi_strerror(-rc), rc);
+        s->info = NULL;
+        return ONIC_ERR_UNSUPPORTED;
+    }
+    s->virt_addr = (s->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
+    s->write_flags = (s->info->tx_attr->msg_order & FI_ORDER_SAW) ? 0 : FI_DELIVERY_COMPLETE;
+    s->inject_max = s->info->tx_attr->inject_size;
+    if (s->info->domain_attr->mr_key_size < sizeof(uint64_t)) {
+        onic_error("ofi: the %s provider's memory keys have %zu bytes; onic needs 8",
+                   s->info->fabric_attr->prov_name, s->info->domain_attr->mr_key_size);
+        return ONIC_ERR_UNSUPPORTED;
+    }
+    onic_info("ofi: provider %s, fabric %s, domain %s", s->info->fabric_attr->prov_name,
+              s->info->fabric_attr->name, s->info->domain_attr->name);
+    return ONIC_OK;
+}
+
+static onic_status_t ofi_post_rx(ofi_state_t *s, ofi_ctx_t *c)
+{
+    ssize_t rc;
+
+    /* Nothing else to do while the receive queue is busy: it is sized for
+     * all the buffers, so EAGAIN only means "progress first". */
+    while ((rc = fi_recv(s->ep, c->buf, OFI_BUF_SIZE, NULL, FI_ADDR_UNSPEC, c)) == -FI_EAGAIN)
+        (void)fi_cq_read(s->cq, NULL, 0);
+    if (rc != 0) {
+        ofi_perror("posting a receive buffer", (int)rc);
+        return ONIC_ERR_IO;
+    }
+    return ONIC_OK;
+}
+
+static onic_status_t ofi_endpoint_open(const onic_xport_tparams_t *tp, void **state_p)
+{
+    const onic_xport_params_t *p = tp->p;
+    ofi_state_t *s;
+    struct fi_cq_attr cq_attr;
+    struct fi_av_attr av_attr;
+    uint8_t addr[OFI_ADDR_MAX];
+    size_t addrlen = sizeof(addr);
+    uint32_t nserve = 0;
+    onic_status_t status;
+    int rc;
+
+    if (tp->boot == NULL || tp->serve == NULL) {
+        onic_error("ofi: needs a job learnt from its launcher (mpirun, srun, mpiexec or "
+                   "onicrun) to exchange addresses");
+        return ONIC_ERR_INVALID_PARAM;
+    }
+    s = onic_calloc(1, sizeof(*s));
+    if (s == NULL)
+        return ONIC_ERR_NO_MEMORY;
+    s->rank = p->rank;
+    s->size = p->size;
+    s->credits = p->cfg->ofi_credits;
+    s->boot = tp->boot;
+    s->serve = tp->serve;
+    s->notify = tp->notify;
+    s->wait_fd = -1;
+    status = ofi_getinfo(s, p->cfg);
+    if (status != ONIC_OK)
+        goto err_close;
+    status = ONIC_ERR_IO;
+    if ((rc = fi_fabric(s->info->fabric_attr, &s->fabric, NULL)) != 0) {
+        ofi_perror("opening the fabric", rc);
+        goto err_close;
+    }
+    if ((rc = fi_domain(s->fabric, s->info, &s->domain, NULL)) != 0) {
+        ofi_perror("opening the domain", rc);
+        goto err_close;
+    }
+    for (uint32_t r = 0; r < s->size; r++)
+        nserve += s->serve[r];
+    s->nrx = nserve * (s->credits + 2);
+    memset(&cq_attr, 0, sizeof(cq_attr));
+    cq_attr.format = FI_CQ_FORMAT_MSG;
+    cq_attr.size = (size_t)s->nrx + OFI_TX_BUFS + OFI_RMA_OPS;
+    cq_attr.wait_obj = FI_WAIT_FD;
+    if (fi_cq_open(s->domain, &cq_attr, &s->cq, NULL) != 0) {
+        /* No descriptor to sleep on: waits will poll. */
+        cq_attr.wait_obj = FI_WAIT_NONE;
+        if ((rc = fi_cq_open(s->domain, &cq_attr, &s->cq, NULL)) != 0) {
+            ofi_perror("opening the completion queue", rc);
+            goto err_close;
+        }
+    } else if (fi_control(&s->cq->fid, FI_GETWAIT, &s->wait_fd) != 0) {
+        s->wait_fd = -1;
+    }
+    memset(&av_attr, 0, sizeof(av_attr));
+    av_attr.type = FI_AV_TABLE;
+    if ((rc = fi_av_open(s->domain, &av_attr, &s->av, NULL)) != 0) {
+        ofi_perror("opening the address vector", rc);
+        goto err_close;
+    }
+    if ((rc = fi_endpoint(s->domain, s->info, &s->ep, NULL)) != 0 ||
+        (rc = fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV)) != 0 ||
+        (rc = fi_ep_bind(s->ep, &s->av->fid, 0)) != 0 || (rc = fi_enable(s->ep)) != 0) {
+        ofi_perror("opening the endpoint", rc);
+        goto err_close;
+    }
+    if ((rc = fi_getname(&s->ep->fid, addr, &addrlen)) != 0) {
+        ofi_perror("reading the endpoint's address", rc);
+        goto err_close;
+    }
+    status = ONIC_ERR_NO_MEMORY;
+    s->peers = onic_calloc(s->size, sizeof(*s->peers));
+    s->rx = onic_calloc(s->nrx > 0 ? s->nrx : 1, sizeof(*s->rx));
+    s->rx_mem = onic_malloc((size_t)s->nrx * OFI_BUF_SIZE + 1);
+    s->tx_mem = onic_malloc((size_t)OFI_TX_BUFS * OFI_BUF_SIZE);
+    if (s->peers == NULL || s->rx == NULL || s->rx_mem == NULL || s->tx_mem == NULL)
+        goto err_close;
+    for (uint32_t r = 0; r < s->size; r++)
+        s->peers[r].credits = s->credits;
+    for (uint32_t i = 0; i < OFI_TX_BUFS; i++) {
+        s->tx[i].type = OFI_CTX_TX;
+        s->tx[i].buf = s->tx_mem + (size_t)i * OFI_BUF_SIZE;
+        s->tx[i].next = i + 1 < OFI_TX_BUFS ? i + 1 : OFI_NONE;
+    }
+    s->tx_free = 0;
+    for (uint32_t i = 0; i < OFI_RMA_OPS; i++) {
+        s->rma[i].type = OFI_CTX_RMA;
+        s->rma[i].next = i + 1 < OFI_RMA_OPS ? i + 1 : OFI_NONE;
+    }
+    s->rma_free = 0;
+    for (uint32_t i = 0; i < s->nrx; i++) {
+        s->rx[i].type = OFI_CTX_RX;
+        s->rx[i].buf = s->rx_mem + (size_t)i * OFI_BUF_SIZE;
+        status = ofi_post_rx(s, &s->rx[i]);
+        if (status != ONIC_OK)
+            goto err_close;
+    }
+    status = onic_boot_put(s->boot, "ofi-addr", addr, addrlen);
+    if (status != ONIC_OK)
+        goto err_close;
+    *state_p = s;
+    return ONIC_OK;
+
+err_close:
+    ofi_endpoint_close(s);
+    return status;
+}
+
+/* The peer's address, from the launcher's store, the first time. */
+static onic_status_t ofi_resolve(ofi_state_t *s, uint32_t peer)
+{
+    ofi_peer_t *pr = &s->peers[peer];
+    uint8_t addr[OFI_ADDR_MAX];
+    size_t len = sizeof(addr);
+    onic_status_t status;
+    int rc;
+
+    if (pr->resolved)
+        return ONIC_OK;
+    if (pr->broken)
+        return ONIC_ERR_IO;
+    status = onic_boot_get(s->boot, peer, "ofi-addr", addr, &len);
+    if (status == ONIC_OK && (rc = fi_av_insert(s->av, addr, 1, &pr->addr, 0, NULL)) != 1) {
+        char str[128];
+        size_t slen = sizeof(str);
+        onic_error("ofi: cannot use rank %u's address %s: %s", peer,
+                   fi_av_straddr(s->av, addr, str, &slen),
+                   rc < 0 ? fi_strerror(-rc) : "not inserted");
+        status = ONIC_ERR_IO;
+    }
+    if (status != ONIC_OK) {
+        pr->broken = 1;
+        return status;
+    }
+    pr->resolved = 1;
+    return ONIC_OK;
+}
+
+static const char *ofi_peer_str(ofi_state_t *s, uint32_t peer, char *buf, size_t len)
+{
+    uint8_t addr[OFI_ADDR_MAX];
+    size_t alen = sizeof(addr);
+
+    buf[0] = '\0';
+    if (s->peers[peer].resolved && fi_av_lookup(s->av, s->peers[peer].addr, addr, &alen) == 0)
+        fi_av_straddr(s->av, addr, buf, &len);
+    return buf[0] != '\0' ? buf : "(address unknown)";
+}
+
+/* Give back what we owe peer in a message of its own (no credit needed: at
+ * most two are ever in flight, and two buffers per peer wait for them). */
+static void ofi_credit_send(ofi_state_t *s, uint32_t peer)
+{
+    ofi_peer_t *pr = &s->peers[peer];
+    ofi_wire_t w = {s->rank, (uint16_t)pr->owed, OFI_KIND_CREDIT, 0};
+    ssize_t rc = fi_inject(s->ep, &w, sizeof(w), pr->addr);
+
+    if (rc == 0) {
+        pr->owed = 0;
+        if (pr->credit_due) {
+            pr->credit_due = 0;
+            s->credit_pending--;
+        }
+    } else if (rc == -FI_EAGAIN) {
+        if (!pr->credit_due) {
+            pr->credit_due = 1;
+            s->credit_pending++;
+        }
+    } else {
+        ofi_perror("returning credits", (int)rc);
+    }
+}
+
+static onic_status_t ofi_send(void *state, uint32_t peer, const void *user_hdr, size_t user_len,
+                              const void *payload, size_t len)
+{
+    ofi_state_t *s = state;
+    ofi_peer_t *pr = &s->peers[peer];
+    size_t total = sizeof(ofi_wire_t) + user_len + len;
+    ofi_wire_t w;
+    ofi_ctx_t *c;
+    uint8_t small[256];
+    uint8_t *buf;
+    ssize_t rc;
+
+    if (!pr->resolved && ofi_resolve(s, peer) != ONIC_OK)
+        return ONIC_ERR_IO;
+    if (pr->broken)
+        return ONIC_ERR_IO;
+    if (pr->credits == 0)
+        return ONIC_ERR_NO_RESOURCE; /* the front end polls: credits come back */
+    w.src = s->rank;
+    w.credits = (uint16_t)pr->owed;
+    w.kind = OFI_KIND_USER;
+    w.user_len = (uint8_t)user_len;
+    if (total <= s->inject_max && total <= sizeof(small)) {
+        buf = small;
+        c = NULL;
+    } else {
+        if (s->tx_free == OFI_NONE)
+            return ONIC_ERR_NO_RESOURCE; /* copies in flight: the front end polls */
+        c = &s->tx[s->tx_free];
+        buf = c->buf;
+    }
+    memcpy(buf, &w, sizeof(w));
+    if (user_len > 0)
+        memcpy(buf + sizeof(w), user_hdr, user_len);
+    if (len > 0)
+        memcpy(buf + sizeof(w) + user_len, payload, len);
+    rc = c == NULL ? fi_inject(s->ep, buf, total, pr->addr)
+                   : fi_send(s->ep, buf, total, NULL, pr->addr, c);
+    if (rc == -FI_EAGAIN)
+        return ONIC_ERR_NO_RESOURCE;
+    if (rc != 0) {
+        char str[128];
+        onic_error("ofi: cannot send to rank %u at %s: %s; is that address reachable from "
+                   "here (FI_TCP_IFACE, routes, firewalls)?", peer,
+                   ofi_peer_str(s, peer, str, sizeof(str)), fi_strerror((int)-rc));
+        return ONIC_ERR_IO;
+    }
+    if (c != NULL) {
+        s->tx_free = c->next;
+        c->peer = peer;
+    }
+    pr->credits--;
+    if (pr->credit_due) {
+        pr->credit_due = 0;
+        s->credit_pending--;
+    }
+    pr->owed = 0;
+    return ONIC_OK;
+}
+
+static void ofi_rma_free(ofi_state_t *s, ofi_ctx_t *c)
+{
+    s->peers[c->peer].window--;
+    c->next = s->rma_free;
+    s->rma_free = (uint32_t)(c - s->rma);
+}
+
+/* A message in receive buffer c: check it, hand it up, post the buffer
+ * again. Returns 1 if it was the layer above's. */
+static unsigned ofi_rx(ofi_state_t *s, const onic_xport_params_t *p, ofi_ctx_t *c, size_t len)
+{
+    ofi_wire_t w;
+    ofi_peer_t *pr;
+    unsigned delivered = 0;
+
+    if (len < sizeof(w))
+        goto err_drop;
+    memcpy(&w, c->buf, sizeof(w));
+    if (w.src >= s->size || !s->serve[w.src] || w.user_len > ONIC_XPORT_USER_HDR ||
+        sizeof(w) + w.user_len > len || len - sizeof(w) - w.user_len > ONIC_XPORT_MAX_PAYLOAD ||
+        w.kind > OFI_KIND_CREDIT || (w.kind == OFI_KIND_CREDIT && len != sizeof(w)))
+        goto err_drop;
+    pr = &s->peers[w.src];
+    if (pr->broken || w.credits > s->credits - pr->credits)
+        goto err_bad_peer;
+    pr->credits += w.credits;
+    if (w.kind == OFI_KIND_USER) {
+        /* Post the buffer again only after the callback: it reads from it. */
+        pr->owed++;
+        p->recv_cb(p->cb_arg, w.src, c->buf + sizeof(w), w.user_len,
+                   c->buf + sizeof(w) + w.user_len, len - sizeof(w) - w.user_len);
+        delivered = 1;
+        if (pr->owed >= s->credits / 2 && !pr->credit_due) {
+            if (!pr->resolved)
+                (void)ofi_resolve(s, w.src);
+            if (pr->resolved)
+                ofi_credit_send(s, w.src);
+        }
+    }
+    (void)ofi_post_rx(s, c);
+    return delivered;
+
+err_bad_peer:
+    if (!pr->broken)
+        onic_error("ofi: rank %u returned more credits than it had; ignoring it from now on",
+                   w.src);
+    pr->broken = 1;
+err_drop:
+    s->drops++;
+    onic_error("ofi: dropped a malformed message of %zu bytes", len);
+    (void)ofi_post_rx(s, c);
+    return 0;
+}
+
+/* A failed operation: say which and why, fail what depended on it. */
+static void ofi_cq_error(ofi_state_t *s)
+{
+    struct fi_cq_err_entry err;
+    ofi_ctx_t *c;
+    char str[128];
+
+    memset(&err, 0, sizeof(err));
+    if (fi_cq_readerr(s->cq, &err, 0) != 1)
+        return;
+    c = err.op_context;
+    if (c == NULL)
+        return;
+    if (c->type == OFI_CTX_RMA) {
+        onic_error("ofi: RMA with rank %u at %s failed: %s (%s)", c->peer,
+                   ofi_peer_str(s, c->peer, str, sizeof(str)), fi_strerror(err.err),
+                   fi_cq_strerror(s->cq, err.prov_errno, err.err_data, NULL, 0));
+        onic_xport_notify_post(s->notify, c->user, ofi_rma_status(err.err));
+        ofi_rma_free(s, c);
+    } else if (c->type == OFI_CTX_TX) {
+        onic_error("ofi: a message to rank %u at %s failed: %s (%s); is that address "
+                   "reachable from here (FI_TCP_IFACE, firewalls)?", c->peer,
+                   ofi_peer_str(s, c->peer, str, sizeof(str)), fi_strerror(err.err),
+                   fi_cq_strerror(s->cq, err.prov_errno, err.err_data, NULL, 0));
+        s->peers[c->peer].broken = 1;
+        c->next = s->tx_free;
+        s->tx_free = (uint32_t)(c - s->tx);
+    } else if (err.err != FI_ECANCELED) {
+        onic_error("ofi: a receive failed: %s", fi_strerror(err.err));
+        (void)ofi_post_rx(s, c);
+    }
+}
+
+static unsigned ofi_poll(void *state, const onic_xport_params_t *p, unsigned max)
+{
+    ofi_state_t *s = state;
+    unsigned n = 0;
+
+    if (s->credit_pending > 0)
+        for (uint32_t r = 0; r < s->size && s->credit_pending > 0; r++)
+            if (s->peers[r].credit_due)
+                ofi_credit_send(s, r);
+    while (n < max) {
+        struct fi_cq_msg_entry e;
+        ofi_ctx_t *c;
+        if (s->cq_head == s->cq_tail) {
+            size_t want = max - n < OFI_CQ_BATCH ? max - n : OFI_CQ_BATCH;
+            ssize_t got = fi_cq_read(s->cq, s->cqe, want);
+            if (got == -FI_EAVAIL) {
+                ofi_cq_error(s);
+                continue;
+            }
+            if (got <= 0)
+                break;
+            s->cq_head = 0;
+            s->cq_tail = (unsigned)got;
+        }
+        e = s->cqe[s->cq_head++];
+        c = e.op_context;
+        if (c == NULL)
+            continue;
+        switch (c->type) {
+        case OFI_CTX_RX:
+            n += ofi_rx(s, p, c, e.len);
+            break;
+        case OFI_CTX_TX:
+            c->next = s->tx_free;
+            s->tx_free = (uint32_t)(c - s->tx);
+            break;
+        case OFI_CTX_RMA:
+            onic_xport_notify_post(s->notify, c->user, ONIC_OK);
+            ofi_rma_free(s, c);
+            break;
+        }
+    }
+    return n;
+}
+
+static onic_status_t ofi_rma(void *state, uint32_t peer, int write, void *local,
+                             const onic_xport_mkey_t *rkey, uint64_t roffset, size_t len,
+                             void *ctx)
+{
+    ofi_state_t *s = state;
+    ofi_peer_t *pr = &s->peers[peer];
+    uint64_t raddr = s->virt_addr ? rkey->addr + roffset : roffset;
+    ofi_ctx_t *c;
+    ssize_t rc;
+
+    if (!pr->resolved && ofi_resolve(s, peer) != ONIC_OK)
+        return ONIC_ERR_IO;
+    if (pr->broken)
+        return ONIC_ERR_IO;
+    if (len > s->info->ep_attr->max_msg_size) {
+        onic_error("ofi: an RMA of %zu bytes is over the provider's limit of %zu", len,
+                   s->info->ep_attr->max_msg_size);
+        return ONIC_ERR_INVALID_PARAM;
+    }
+    if (s->rma_free == OFI_NONE || pr->window >= OFI_RMA_WINDOW)
+        return ONIC_ERR_NO_RESOURCE;
+    c = &s->rma[s->rma_free];
+    c->peer = peer;
+    c->user = ctx;
+    if (write) {
+        struct iovec iov = {local, len};
+        struct fi_rma_iov riov = {raddr, len, ofi_key(rkey)};
+        struct fi_msg_rma msg = {.msg_iov = &iov, .desc = NULL, .iov_count = 1,
+                                 .addr = pr->addr, .rma_iov = &riov, .rma_iov_count = 1,
+                                 .context = c, .data = 0};
+        /* A message sent after this write completes must find the data in
+         * place: the provider orders it (FI_ORDER_SAW) or we ask for
+         * delivery before completion. */
+        rc = fi_writemsg(s->ep, &msg, FI_COMPLETION | (uint64_t)s->write_flags);
+    } else {
+        rc = fi_read(s->ep, local, len, NULL, pr->addr, raddr, ofi_key(rkey), c);
+    }
+    if (rc == -FI_EAGAIN)
+        return ONIC_ERR_NO_RESOURCE;
+    if (rc != 0) {
+        onic_error("ofi: cannot start an RMA %s of %zu bytes with rank %u: %s",
+                   write ? "write" : "read", len, peer, fi_strerror((int)-rc));
+        return ONIC_ERR_IO;
+    }
+    s->rma_free = c->next;
+    pr->window++;
+    return ONIC_OK;
+}
+
+static onic_status_t ofi_mem_reg(void *state, void *addr, size_t len, const onic_xport_mkey_t *key)
+{
+    ofi_state_t *s = state;
+    struct fid_mr *mr;
+    int rc;
+
+    if (len == 0)
+        return ONIC_OK; /* nothing to reach; RMA of 0 bytes never leaves the front end */
+    if (s->nmrs == s->mrs_cap) {
+        size_t cap = s->mrs_cap == 0 ? 16 : 2 * s->mrs_cap;
+        ofi_mr_t *m = onic_malloc(cap * sizeof(*m));
+        if (m == NULL)
+            return ONIC_ERR_NO_MEMORY;
+        if (s->nmrs > 0)
+            memcpy(m, s->mrs, s->nmrs * sizeof(*m));
+        onic_free(s->mrs);
+        s->mrs = m;
+        s->mrs_cap = cap;
+    }
+    rc = fi_mr_reg(s->domain, addr, len, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, ofi_key(key), 0,
+                   &mr, NULL);
+    if (rc != 0) {
+        ofi_perror("registering memory", rc);
+        return rc == -FI_ENOMEM ? ONIC_ERR_NO_MEMORY : ONIC_ERR_IO;
+    }
+    s->mrs[s->nmrs].id = key->id;
+    s->mrs[s->nmrs].mr = mr;
+    s->nmrs++;
+    return ONIC_OK;
+}
+
+static void ofi_mem_dereg(void *state, const onic_xport_mkey_t *key)
+{
+    ofi_state_t *s = state;
+
+    /* Newest first: registrations are mostly short-lived. */
+    for (size_t i = s->nmrs; i-- > 0;) {
+        if (s->mrs[i].id != key->id)
+            continue;
+        fi_close(&s->mrs[i].mr->fid);
+        s->mrs[i] = s->mrs[--s->nmrs];
+        return;
+    }
+}
+
+/* Sleep on the completion queue's descriptor until something may have
+ * completed, unless something already has (fi_trywait). */
+static void ofi_sleep(void *state, uint64_t timeout_ns)
+{
+    ofi_state_t *s = state;
+    struct fid *fids[1] = {&s->cq->fid};
+    struct pollfd pfd = {s->wait_fd, POLLIN, 0};
+    int ms = (int)((timeout_ns + 999999) / 1000000);
+
+    if (s->cq_head != s->cq_tail)
+        return;
+    if (s->wait_fd < 0) {
+        struct timespec ts = {0, timeout_ns < 50000 ? (long)timeout_ns : 50000};
+        nanosleep(&ts, NULL);
+        return;
+    }
+    if (fi_trywait(s->fabric, fids, 1) == FI_SUCCESS)
+        (void)poll(&pfd, 1, ms);
+}
+
+static unsigned ofi_caps(const void *state, uint32_t peer)
+{
+    (void)state;
+    (void)peer;
+    return ONIC_XPORT_CAP_RMA | ONIC_XPORT_CAP_SLEEP;
+}
+
+static size_t ofi_max_payload(const void *state)
+{
+    (void)state;
+    return ONIC_XPORT_MAX_PAYLOAD;
+}
+
+static uint64_t ofi_drops(const void *state)
+{
+    return ((const ofi_state_t *)state)->drops;
+}
+
+const onic_xport_ops_t onic_xport_ofi_ops = {
+    .name        = "ofi",
+    .open        = ofi_endpoint_open,
+    .close       = ofi_endpoint_close,
+    .send        = ofi_send,
+    .poll        = ofi_poll,
+    .max_payload = ofi_max_payload,
+    .drops       = ofi_drops,
+    .sleep       = ofi_sleep,
+    .rma         = ofi_rma,
+    .caps        = ofi_caps,
+    .mem_reg     = ofi_mem_reg,
+    .mem_dereg   = ofi_mem_dereg,
+    .missing     = NULL,
+};
+
+#else /* !ONIC_HAVE_OFI */
+
+/* Never opened: the front end refuses a transport that names what is missing. */
+const onic_xport_ops_t onic_xport_ofi_ops = {
+    .name    = "ofi",
+    .missing = "libfabric not found at build time (install libfabric-dev and rebuild)",
+};
+
+#endif
