@@ -116,17 +116,17 @@ def jobs(quick):
         work, oiters, oreps = "0,100,400,1600", "15", "5"
         asizes, aiters = "8,1024,16384,262144,1048576", "30"
         jn, jit, cn = "128,512,1024", "30", "256,512"
-        reps, skew_iters, skew_reps = "5", "100", "1"
+        reps, skew_iters, skew_reps, skew_work = "5", "100", "1", work
     else:
         lens, fracs, qsizes, rounds = "0,10,30,100,300,1000,3000", "0,0.25,0.5,0.75,1", \
             "8,1024,16384", "50"
         tsizes = "0,64,1024,4096,16384,65536"
-        rsizes, riters = "1,2,4,8,16,32,64,128,256,512,1024,2048,4096", "2000"
+        rsizes, riters = "1,2,4,8,16,32,64,128,256,512,1024,2048,4096", "1000"
         rsizes4 = "1,8,64,512,4096"
         work, oiters, oreps = "0,25,50,100,200,400,800,1600,3200", "30", "5"
-        asizes, aiters = "8,64,512,1024,2048,4096,16384,65536,262144,1048576", "200"
+        asizes, aiters = "8,64,512,1024,2048,4096,16384,65536,262144,1048576", "100"
         jn, jit, cn = "64,128,256,512,1024,2048", "50", "256,512,1024"
-        reps, skew_iters, skew_reps = "7", "1000", "1"
+        reps, skew_iters, skew_reps, skew_work = "7", "1000", "1", "0,50,100,200,400,800,1600"
     j = [
         Job("p2p", "p2p", ["latency", reps]),
         Job("p2p", "p2p", ["bw", reps]),
@@ -143,7 +143,7 @@ def jobs(quick):
             j.append(Job("overlap", "overlap", ["overlap", side, "--size", size, "--work", work,
                                                 "--iters", oiters, "--reps", oreps]))
     j += [
-        Job("overlap", "overlap", ["skew", "--size", "1048576", "--work", work, "--iters",
+        Job("overlap", "overlap", ["skew", "--size", "1048576", "--work", skew_work, "--iters",
                                    skew_iters, "--reps", skew_reps]),
         Job("overlap", "overlap", ["avail", "send", "--sizes", asizes, "--iters",
                                    aiters, "--reps", oreps]),
@@ -920,11 +920,11 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--out", default=os.path.join(ROOT, "results"))
     ap.add_argument("--runs", type=int, default=None,
-                    help="repetitions of every program per MPI (default 5, quick 3)")
+                    help="repetitions of every program per MPI (default 3, quick 2)")
     ap.add_argument("--only", default="", help="groups to run: " + ",".join(sorted(ALL)))
     ap.add_argument("--timeout", type=int, default=None, help="seconds per program run")
     args = ap.parse_args()
-    args.runs = args.runs or (3 if args.quick else 5)
+    args.runs = args.runs or (2 if args.quick else 3)
     args.timeout = args.timeout or (180 if args.quick else 900)
     build = os.path.abspath(args.build)
     t0 = time.time()
