@@ -1,6 +1,7 @@
 # Thin wrapper over CMake. `make` builds, `make test` builds and runs every
-# test, `make demo` builds and shows what onic does. SANITIZE=address,undefined
-# builds a separate tree with those sanitizers.
+# test, `make demo` builds and shows what onic does (ending with the quick
+# benchmark suite), `make bench` runs the whole suite against MPICH and Open
+# MPI. SANITIZE=address,undefined builds a separate tree with those sanitizers.
 SANITIZE ?=
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 comma    := ,
@@ -8,8 +9,10 @@ BUILD    ?= build$(if $(SANITIZE),-$(subst $(comma),-,$(SANITIZE)))
 DEPS_OK  := $(BUILD)/.deps-ok
 
 PREFIX   ?= /usr/local
+# The suite runs under Debian's python3, where python3-matplotlib installs.
+PYTHON   ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
 
-.PHONY: all build test demo deps clean install fuzz
+.PHONY: all build test demo bench bench-deps deps clean install fuzz
 
 all: build
 
@@ -29,12 +32,17 @@ SAN_ENV := $(if $(SANITIZE),LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers
 test: build
 	cd $(BUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS)
 
-demo: build
+# MPICH, Open MPI and matplotlib for the suite; what cannot be installed is
+# left out of the report, which says so.
+bench-deps:
+	./scripts/install-deps.sh bench
+
+# The papers' benchmarks, onic against MPICH and Open MPI: results/<date>/.
+bench: build bench-deps
+	$(PYTHON) bench/suite.py --build $(BUILD)
+
+demo: build bench-deps
 	$(BUILD)/onic-info
-	@echo
-	$(BUILD)/onic-bench-match --quick
-	@echo
-	$(BUILD)/onicrun -n 2 --bind core --timeout 120 $(BUILD)/onic-bench-xport --quick
 	@echo
 	$(BUILD)/onicc -show examples/ring.c -o $(BUILD)/ring
 	$(BUILD)/onicc -O2 examples/ring.c -o $(BUILD)/ring
@@ -43,6 +51,12 @@ demo: build
 	$(BUILD)/onicrun -n 4 --timeout 60 $(BUILD)/ring
 	$(BUILD)/onicrun -n 2 --timeout 120 $(BUILD)/pingpong
 	$(BUILD)/onicrun -n 4 --timeout 120 $(BUILD)/pingpong
+	@echo
+	$(BUILD)/onic-bench-match --quick
+	@echo
+	$(BUILD)/onicrun -n 2 --bind core --timeout 120 $(BUILD)/onic-bench-xport --quick
+	@echo
+	$(PYTHON) bench/suite.py --quick --build $(BUILD)
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)

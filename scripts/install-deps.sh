@@ -1,14 +1,37 @@
 #!/bin/sh
-# Installs the Debian packages onic needs to build, test and benchmark, and
-# only when something is missing. Called by the Makefile; safe to run again.
-# PMIx and libfabric are optional for onic itself (without them it builds
-# and runs on one node); the tests use them, Open MPI's mpirun and MPICH's
-# Hydra as launchers, fi_pingpong and iproute2 for the two-host tests.
+# Installs the Debian packages onic needs, and only when something is
+# missing. Called by the Makefile; safe to run again.
+#
+#   install-deps.sh          what building and testing need (make, make test):
+#                            PMIx and libfabric (optional for onic itself:
+#                            without them it builds and runs on one node; the
+#                            tests use them), Open MPI's mpirun and MPICH's
+#                            Hydra as launchers, fi_pingpong and iproute2 for
+#                            the two-host tests
+#   install-deps.sh bench    also what the benchmark suite compares onic with
+#                            and draws its report with (make bench, make demo):
+#                            MPICH's and Open MPI's compilers, matplotlib for
+#                            /usr/bin/python3
+#
+# A benchmark package that cannot be installed is not an error: the suite
+# leaves that MPI out (or the plots) and its report says so.
 set -eu
+
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+updated=""
+
+apt_install() {
+    if [ -z "$updated" ]; then
+        $SUDO apt-get update -q
+        updated=1
+    fi
+    $SUDO apt-get install -y -q --no-install-recommends "$@"
+}
 
 pkgs="cmake gcc make pkg-config libhwloc-dev libpmix-dev libfabric-dev libfabric-bin
       openmpi-bin libopenmpi-dev mpich iproute2"
-
 missing=""
 for tool in cmake gcc make pkg-config mpirun.openmpi mpiexec.hydra fi_pingpong ip; do
     command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
@@ -18,11 +41,26 @@ if command -v pkg-config >/dev/null 2>&1; then
         pkg-config --exists $pc || missing="$missing $pc"
     done
 fi
-[ -z "$missing" ] && exit 0
+if [ -n "$missing" ]; then
+    echo "install-deps: missing:$missing; installing $pkgs"
+    apt_install $pkgs
+fi
 
-echo "install-deps: missing:$missing; installing $pkgs"
-SUDO=""
-[ "$(id -u)" -ne 0 ] && SUDO="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -q
-$SUDO apt-get install -y -q --no-install-recommends $pkgs
+[ "${1:-}" = "bench" ] || exit 0
+
+# The suite runs under Debian's python3 (/usr/bin/python3), which is where
+# python3-matplotlib installs, whatever python3 comes first in PATH.
+bench=""
+command -v mpicc.mpich >/dev/null 2>&1 && command -v mpirun.mpich >/dev/null 2>&1 ||
+    bench="$bench mpich libmpich-dev"
+command -v mpicc.openmpi >/dev/null 2>&1 && command -v mpirun.openmpi >/dev/null 2>&1 ||
+    bench="$bench openmpi-bin libopenmpi-dev"
+/usr/bin/python3 -c "import matplotlib" >/dev/null 2>&1 || bench="$bench python3-matplotlib"
+[ -z "$bench" ] && exit 0
+
+echo "install-deps: for the benchmark suite, installing:$bench"
+# One at a time, so what can be installed is, and the rest is reported.
+for p in $bench; do
+    apt_install "$p" || echo "install-deps: could not install $p; the benchmark report will say what is missing"
+done
+exit 0
