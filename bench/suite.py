@@ -438,26 +438,44 @@ def summary_rows(agg, variants):
                        if x is not None], default=None), "high",
         note="2 pairs = 4 processes on 2 cores (oversubscribed)")
     w_over = max((p[1] for p in points(agg, "overlap_send")), default=None)
-    onload_target = ("set by the onload issue, with --onload",
-                     lambda v, r: "needs --onload: not available yet" if not onload_ok
-                     else "compare the onload variant")
+    ol = "onic --onload"
+
+    def onload_target(text, op, bound):
+        """A target of the onload issue, checked on the onload variant."""
+        return (f"{ol}: {text}",
+                lambda v, r: "needs --onload: not available yet" if not onload_ok
+                else cmp(v.get(ol), op, bound))
     if w_over is not None:
         add(f"Sender-side overlap, 1 MB, {w_over:g} us computation",
-            lambda n: val(agg, n, "overlap_send", 1048576, w_over), "high", onload_target)
+            lambda n: val(agg, n, "overlap_send", 1048576, w_over), "high")
         add(f"Receiver-side overlap, 1 MB, {w_over:g} us computation",
-            lambda n: val(agg, n, "overlap_recv", 1048576, w_over), "high", onload_target)
-    add("Sender availability, 1 MB", lambda n: val(agg, n, "avail_send", 1048576), "high",
-        onload_target)
-    add("Receiver availability, 1 MB", lambda n: val(agg, n, "avail_recv", 1048576), "high",
-        onload_target)
+            lambda n: val(agg, n, "overlap_recv", 1048576, w_over), "high",
+            onload_target(">= 0.95 once computation is twice the transfer", ">=", 0.95),
+            subject=ol if onload_ok else "onic")
+    for size, label, bound in ((262144, "256 KB", 0.95), (1048576, "1 MB", 0.98)):
+        for side in ("send", "recv"):
+            add(f"{'Sender' if side == 'send' else 'Receiver'} availability, {label}",
+                lambda n, side=side, size=size: val(agg, n, f"avail_{side}", size), "high",
+                onload_target(f">= {bound:g}", ">=", bound),
+                subject=ol if onload_ok else "onic")
+    add("8 B latency with --onload over inline (ratio)",
+        lambda n: (lambda a, b: a / b if a and b else None)(
+            val(agg, ol, "p2p_latency", 8), val(agg, "onic", "p2p_latency", 8))
+        if n == ol else None, "low", onload_target("<= 2x inline", "<=", 2.0), subject=ol)
     w_skew = max((p[1] for p in points(agg, "skew")), default=None)
     if w_skew is not None:
         add(f"Skew, 1 MB: time per iteration (us), {w_skew:g} us computation",
             lambda n: val(agg, n, "skew", 1048576, w_skew), "low")
     w_byp = max((p[1] for p in points(agg, "bypass")), default=None)
+    w_byp0 = min((p[1] for p in points(agg, "bypass")), default=None)
     if w_byp is not None:
         add(f"Application bypass, 10 x 50 KB: wait after {w_byp:g} us computation (us)",
             lambda n: val(agg, n, "bypass", 51200, w_byp, 10), "low")
+        add(f"Application bypass: that wait over the wait after {w_byp0:g} us (ratio)",
+            lambda n: (lambda a, b: a / b if a is not None and b else None)(
+                val(agg, n, "bypass", 51200, w_byp, 10), val(agg, n, "bypass", 51200, w_byp0, 10)),
+            "low", onload_target("near zero (<= 0.05)", "<=", 0.05),
+            subject=ol if onload_ok else "onic")
     jp = points(agg, "jacobi_iter")
     if jp:
         big = max(jp)
