@@ -28,9 +28,12 @@ build: deps
 # Sanitized runs leave out leaks inside other projects' libraries (the file
 # says which); launchers pass the environment on to the processes.
 SAN_ENV := $(if $(SANITIZE),LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp)
+# ThreadSanitizer runs the in-process tests, where the threaded harnesses are
+# (tests/CMakeLists.txt); it sees nothing between processes.
+TEST_SEL := $(if $(findstring thread,$(SANITIZE)),-L unit)
 
 test: build
-	cd $(BUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS) $(TEST_SEL)
 
 # MPICH, Open MPI and matplotlib for the suite; what cannot be installed is
 # left out of the report, which says so.
