@@ -235,7 +235,42 @@ def detect(build, variants):
             v.missing = f"{ms[v.mpi].name} missing: {ms[v.mpi].missing}"
         elif v.needs and v.needs not in onic_help:
             v.missing = f"not available yet: onicrun has no {v.needs} option"
+        elif v.needs:
+            v.missing = probe(build, ms[v.mpi], v)
     return ms
+
+
+PROBE_SRC = r"""
+#include <mpi.h>
+int main(int argc, char **argv)
+{
+    int rank, x = 0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Allreduce(&rank, &x, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return x == 1 ? 0 : 1;
+}
+"""
+
+
+def probe(build, m, v):
+    """None if an MPI program of 2 processes runs as variant v, else why not:
+    an onicrun option may exist before everything runs under it."""
+    d = os.path.join(build, "bench-suite", "probe")
+    os.makedirs(d, exist_ok=True)
+    src, exe = os.path.join(d, "probe.c"), os.path.join(d, "probe")
+    with open(src, "w") as f:
+        f.write(PROBE_SRC)
+    rc, _, err = run_cmd([m.cc, "-O2", "-o", exe, src], m.env, 120)
+    if rc == 0:
+        rc, out, err = run_cmd([m.run, "-n", "2"] + v.extra + [exe], dict(m.env, **v.env), 60)
+        err = out + err
+    if rc == 0:
+        return None
+    lines = [l for l in err.strip().splitlines() if l.strip()]
+    why = next((l for l in lines if "not available" in l), lines[-1] if lines else f"exit {rc}")
+    return f"not available yet: {why.strip()[:300]}"
 
 
 def build_programs(ms, bindir):
