@@ -13,6 +13,7 @@ static const char *const log_values[]  = {"error", "warn", "info", "debug", "tra
 static const char *const simd_values[] = {"auto", "scalar", "avx2", NULL};
 const char *const onic_config_shm_rma_values[] = {"auto", "cma", "copy", NULL};
 const char *const onic_config_xport_values[] = {"shm", NULL};
+static const char *const core_words[] = {"last", NULL};
 
 #define CFG_FIELD(_f) offsetof(onic_config_t, _f)
 
@@ -66,6 +67,14 @@ static const onic_config_var_t config_vars[] = {
      "this many x processes x ONIC_EAGER_LIMIT bytes for unexpected messages, more only while "
      "messages wait unreceived",
      ONIC_CONFIG_UINT, 1, 65536, NULL, CFG_FIELD(eager_credits)},
+    {"ONIC_ONLOAD", "0", "1: the job runs with an onload engine (onicrun --onload sets it): "
+     "onicrun starts onic-engine on its own core before the processes and stops it after "
+     "them. The engine does not serve Portals calls yet, so PtlNIInit (and MPI_Init) refuse "
+     "to open an interface with it",
+     ONIC_CONFIG_UINT, 0, 1, NULL, CFG_FIELD(onload)},
+    {"ONIC_ONLOAD_CORE", "last", "the core (hwloc's logical index) onicrun pins the onload "
+     "engine to, or last; with --bind core the processes use the other cores",
+     ONIC_CONFIG_UINT, 0, 4095, core_words, CFG_FIELD(onload_core)},
     {"ONIC_RANK", "0", "this process's rank in its job (set by onicrun)",
      ONIC_CONFIG_UINT, 0, 0x7fffffff, NULL, CFG_FIELD(rank)},
     {"ONIC_SIZE", "1", "processes in the job (set by onicrun)",
@@ -82,6 +91,14 @@ const onic_config_var_t *onic_config_vars(size_t *count_p)
     return config_vars;
 }
 
+const onic_config_var_t *onic_config_var_find(const char *name)
+{
+    for (size_t i = 0; i < CONFIG_NVARS; i++)
+        if (strcmp(config_vars[i].name, name) == 0)
+            return &config_vars[i];
+    return NULL;
+}
+
 static void *config_field(onic_config_t *cfg, const onic_config_var_t *var)
 {
     return (char *)cfg + var->offset;
@@ -93,7 +110,8 @@ static void config_accepted(const onic_config_var_t *var, char *buf, size_t len)
 
     switch (var->type) {
     case ONIC_CONFIG_UINT:
-        snprintf(buf, len, "an integer from %u to %u", var->min, var->max);
+        snprintf(buf, len, "an integer from %u to %u%s%s", var->min, var->max,
+                 var->values != NULL ? " or " : "", var->values != NULL ? var->values[0] : "");
         return;
     case ONIC_CONFIG_UINT_POW2:
         snprintf(buf, len, "a power of two from %u to %u", var->min, var->max);
@@ -129,6 +147,10 @@ onic_status_t onic_config_parse(const onic_config_var_t *var, const char *str,
                 return ONIC_OK;
             }
         }
+    } else if (var->type == ONIC_CONFIG_UINT && var->values != NULL &&
+               strcmp(str, var->values[0]) == 0) {
+        *(unsigned *)value_p = ONIC_CONFIG_LAST;
+        return ONIC_OK;
     } else {
         errno = 0;
         v = strtoul(str, &end, 10);
@@ -153,6 +175,8 @@ void onic_config_format(const onic_config_var_t *var, const onic_config_t *cfg,
         snprintf(buf, len, "%s", *(const char *)field ? (const char *)field : "-");
     else if (var->type == ONIC_CONFIG_ENUM)
         snprintf(buf, len, "%s", var->values[v]);
+    else if (var->values != NULL && v == ONIC_CONFIG_LAST)
+        snprintf(buf, len, "%s", var->values[0]);
     else
         snprintf(buf, len, "%u", v);
 }

@@ -121,6 +121,12 @@ int onic_ptl_xport_ni_open(ptl_pid_t pid, const ptl_ni_limits_t *desired,
         onic_error("ptl: PtlNIInit: the ONIC_* environment is invalid (see above)");
         return PTL_FAIL;
     }
+    if (cfg.onload) {
+        /* Running inline instead would look like onload working. */
+        onic_error("onload: not available yet: the engine does not run the Portals target "
+                   "side for the job's processes; run without --onload (ONIC_ONLOAD=0)");
+        return PTL_NAL_FAILED;
+    }
     if (pid != PTL_PID_ANY && pid != cfg.rank) {
         onic_error("ptl: PtlNIInit: pid %u; this process is rank %u of its job (or pass "
                    "PTL_PID_ANY)", pid, cfg.rank);
