@@ -29,5 +29,5 @@ int main(int argc, char **argv)
     sigaddset(&set, SIGHUP);
     sigprocmask(SIG_BLOCK, &set, NULL);
     /* onicrun sets ONIC_ONLOAD_CORE to the core it pinned us to. */
-    return onic_onload_engine_run(cfg.jobid, cfg.onload_core) == ONIC_OK ? 0 : 1;
+    return onic_onload_engine_run(&cfg) == ONIC_OK ? 0 : 1;
 }

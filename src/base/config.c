@@ -75,6 +75,12 @@ static const onic_config_var_t config_vars[] = {
     {"ONIC_ONLOAD_CORE", "last", "the core (hwloc's logical index) onicrun pins the onload "
      "engine to, or last; with --bind core the processes use the other cores",
      ONIC_CONFIG_UINT, 0, 4095, core_words, CFG_FIELD(onload_core)},
+    {"ONIC_ONLOAD_CMD_RECS", "256", "records of 128 bytes in each process's command ring to "
+     "the onload engine; a process finding it full takes its events and retries",
+     ONIC_CONFIG_UINT_POW2, 2, 65536, NULL, CFG_FIELD(onload_cmd_recs)},
+    {"ONIC_ONLOAD_EVENT_RECS", "1024", "records of 128 bytes in each process's event ring from "
+     "the onload engine; the engine holds a process's work while its ring is full",
+     ONIC_CONFIG_UINT_POW2, 2, 65536, NULL, CFG_FIELD(onload_event_recs)},
     {"ONIC_RANK", "0", "this process's rank in its job (set by onicrun)",
      ONIC_CONFIG_UINT, 0, 0x7fffffff, NULL, CFG_FIELD(rank)},
     {"ONIC_SIZE", "1", "processes in the job (set by onicrun)",

@@ -49,6 +49,8 @@ typedef struct onic_config {
     unsigned    eager_credits;  /* ONIC_EAGER_CREDITS */
     unsigned    onload;         /* ONIC_ONLOAD: 0 inline, 1 the onload engine */
     unsigned    onload_core;    /* ONIC_ONLOAD_CORE: a core, or ONIC_CONFIG_LAST */
+    unsigned    onload_cmd_recs;   /* ONIC_ONLOAD_CMD_RECS */
+    unsigned    onload_event_recs; /* ONIC_ONLOAD_EVENT_RECS */
     unsigned    rank;           /* ONIC_RANK, set by the launcher */
     unsigned    size;           /* ONIC_SIZE, set by the launcher */
     char        jobid[ONIC_CONFIG_TOKEN_MAX + 1]; /* ONIC_JOBID, "" outside a job */

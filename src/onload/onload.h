@@ -1,13 +1,14 @@
 /* The onload engine (paper 001, ProOnE): one process per node, on its own
  * core, started by onicrun before a job's processes and stopped after them.
  * This header is the layer's interface: the engine's status segment, which
- * onicrun and onic-info read, and the engine's main loop (tools/onic-engine.c).
- * The rings between the engine and each process are in ring.h.
+ * onicrun and onic-info read; the engine's main loop (tools/onic-engine.c);
+ * and the client side a process uses to reach its engine: a segment of its
+ * own holding a command ring and an event ring (ring.h).
  *
- * Today the engine runs, publishes its status and counters and sleeps on a
- * futex while there is no work; it does not serve Portals calls yet, and
- * PtlNIInit refuses to open an interface when ONIC_ONLOAD=1 (see
- * docs/architecture.md, "onload"). */
+ * Today the engine attaches processes, serves their command rings and
+ * answers on their event rings, with the commands below; it does not serve
+ * Portals calls yet, and PtlNIInit refuses to open an interface when
+ * ONIC_ONLOAD=1 (see docs/architecture.md, "onload"). */
 #ifndef ONIC_ONLOAD_ONLOAD_H
 #define ONIC_ONLOAD_ONLOAD_H
 
@@ -16,6 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <onic/status.h>
+#include "base/config.h"
 
 #define ONIC_ONLOAD_STATUS_MAGIC   0x6f6e6c73u /* "onls" */
 #define ONIC_ONLOAD_STATUS_VERSION 1u
@@ -27,9 +29,10 @@ typedef enum onic_onload_state {
     ONIC_ONLOAD_STOPPED  = 2   /* left its loop; the segment is going away */
 } onic_onload_state_t;
 
-/* The engine's status segment, /onic-<jobid>-onload, mode 0600, written only
- * by the engine. Readers check magic, version and the mapping's size, and
- * use the counters only as numbers to show. */
+/* The engine's status segment, /onic-<jobid>-onload, mode 0600, written by
+ * the engine but for its bell, which processes ring. Readers check magic,
+ * version and the mapping's size, and use the counters only as numbers to
+ * show. */
 typedef struct onic_onload_status {
     uint32_t magic;
     uint32_t version;
@@ -56,6 +59,38 @@ typedef struct onic_onload_status {
 
 static_assert(sizeof(onic_onload_status_t) == 4 * 64, "the status segment is four lines");
 
+/* Records of the command and event rings: fixed by the protocol. */
+#define ONIC_ONLOAD_REC 128
+
+/* Commands (process to engine). */
+typedef enum onic_onload_cmd {
+    ONIC_ONLOAD_CMD_PING = 1,  /* answered by PONG with the same payload */
+    ONIC_ONLOAD_CMD_BYE  = 2   /* the process detaches; no answer */
+} onic_onload_cmd_t;
+
+/* Events (engine to process). */
+typedef enum onic_onload_evt {
+    ONIC_ONLOAD_EVT_WELCOME = 1, /* the engine attached the process's segment */
+    ONIC_ONLOAD_EVT_PONG    = 2
+} onic_onload_evt_t;
+
+#define ONIC_ONLOAD_PROC_MAGIC 0x6f6e6c70u /* "onlp" */
+
+/* The head of a process's segment, /onic-<jobid>-onload-<rank>, mode 0600,
+ * written by the process before it rings the engine's bell; the engine
+ * checks every field against the mapping before it uses one. */
+typedef struct onic_onload_proc_hdr {
+    uint32_t magic;
+    uint32_t version;    /* ONIC_ONLOAD_STATUS_VERSION */
+    uint32_t rank;
+    int32_t  pid;
+    uint64_t cmd_off, cmd_bytes;
+    uint64_t evt_off, evt_bytes;
+    uint8_t  pad[64 - 48];
+} onic_onload_proc_hdr_t;
+
+static_assert(sizeof(onic_onload_proc_hdr_t) == 64, "a process segment's header is one line");
+
 /* "/onic-<jobid>-onload" into buf (ONIC_ONLOAD_NAME_MAX bytes). */
 void onic_onload_status_name(const char *jobid, char *buf);
 
@@ -68,9 +103,48 @@ onic_status_t onic_onload_status_read(const char *jobid, onic_onload_status_t *s
  * is READY. */
 int onic_onload_status_alive(const onic_onload_status_t *status);
 
-/* The engine: create the status segment for jobid, report READY, and serve
- * until SIGTERM, SIGINT or SIGHUP (the caller blocks them first). core is
- * what to publish as the engine's core. */
-onic_status_t onic_onload_engine_run(const char *jobid, uint32_t core);
+/* "/onic-<jobid>-onload-<rank>". */
+void onic_onload_proc_name(const char *jobid, uint32_t rank, char *buf);
+
+/* The engine: create the status segment for cfg->jobid, report READY, and
+ * serve the job's cfg->size processes until SIGTERM, SIGINT or SIGHUP (the
+ * caller blocks them first). cfg->onload_core is published as its core. */
+onic_status_t onic_onload_engine_run(const onic_config_t *cfg);
+
+/* --- the process's side --------------------------------------------- */
+
+typedef struct onic_onload_client onic_onload_client_t;
+
+/* Reach the job's engine: create this process's segment (rings sized by
+ * ONIC_ONLOAD_CMD_RECS and ONIC_ONLOAD_EVENT_RECS), ring the engine's bell
+ * and wait for its WELCOME, then remove the segment's name (the mappings
+ * hold it). ONIC_ERR_NO_ELEM if the job has no engine, ONIC_ERR_IO if it
+ * dies or does not answer within 10 s. */
+onic_status_t onic_onload_client_open(const onic_config_t *cfg, onic_onload_client_t **client_p);
+
+/* Say BYE (if the engine still lives) and unmap. */
+void onic_onload_client_close(onic_onload_client_t *client);
+
+/* A command to the engine. ONIC_ERR_NO_RESOURCE when the command ring is
+ * full (nothing written: take events, then retry), ONIC_ERR_INVALID_PARAM
+ * when len exceeds ONIC_ONLOAD_REC - 8, ONIC_ERR_IO when the engine is gone
+ * or the ring broken. */
+onic_status_t onic_onload_client_push(onic_onload_client_t *client, uint32_t kind,
+                                      const void *data, size_t len);
+
+/* The oldest event, its payload into buf (ONIC_ONLOAD_REC bytes).
+ * ONIC_ERR_NO_ELEM when there is none. */
+onic_status_t onic_onload_client_poll(onic_onload_client_t *client, uint32_t *kind_p, void *buf,
+                                      size_t *len_p);
+
+/* The same, waiting up to timeout_ns: spin ONIC_WAIT_SPIN_US, yield, then
+ * sleep on the event ring's bell, checking every 100 ms that the engine
+ * lives. ONIC_ERR_NO_ELEM after the timeout, ONIC_ERR_IO (logged) if the
+ * engine is gone. */
+onic_status_t onic_onload_client_wait(onic_onload_client_t *client, uint32_t *kind_p, void *buf,
+                                      size_t *len_p, uint64_t timeout_ns);
+
+/* ONIC_OK while the engine lives, ONIC_ERR_IO once it is found gone. */
+onic_status_t onic_onload_client_check(onic_onload_client_t *client);
 
 #endif

@@ -199,6 +199,13 @@ uint32_t onic_onload_ring_room(onic_onload_ring_t *ring)
     return ring->nrecs - (uint32_t)(ring->next - ring->other);
 }
 
+int onic_onload_ring_pending(onic_onload_ring_t *ring)
+{
+    if (ring->broken || !ring_read_tail(ring, __ATOMIC_SEQ_CST))
+        return 0;
+    return ring->other != ring->next;
+}
+
 void onic_onload_ring_sleep(onic_onload_ring_t *ring, uint64_t timeout_ns)
 {
     onic_onload_ring_hdr_t *h = ring->hdr;

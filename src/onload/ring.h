@@ -109,6 +109,12 @@ onic_status_t onic_onload_ring_pop(onic_onload_ring_t *ring, uint32_t *kind_p, v
 uint32_t onic_onload_ring_count(onic_onload_ring_t *ring);
 uint32_t onic_onload_ring_room(onic_onload_ring_t *ring);
 
+/* Consumer: whether a record waits, by a seq_cst load of the tail: the
+ * re-check of a consumer that sleeps on a bell other than the ring's own,
+ * after storing its `sleeping` (seq_cst), as the onload engine does for all
+ * its command rings at once. 0 on a broken ring. */
+int onic_onload_ring_pending(onic_onload_ring_t *ring);
+
 /* Consumer: sleep until a producer pushes or timeout_ns pass, unless a
  * record already waits. A spurious early return is allowed. */
 void onic_onload_ring_sleep(onic_onload_ring_t *ring, uint64_t timeout_ns);

@@ -3,12 +3,13 @@
 # processes start (they see it running in onic-info), pinned away from them,
 # stopped after them, its death stops the job, nothing of it is left, and an
 # MPI program is refused (not run inline) while the engine serves nothing.
-#   test_onload.sh ONICRUN ONIC_INFO JOB_HELPER MPI_TESTS
+#   test_onload.sh ONICRUN ONIC_INFO JOB_HELPER MPI_TESTS ONLOAD_JOB
 set -u
 run=$1
 info=$2
 helper=$3
 mpi=$4
+onload_job=$5
 out=$(mktemp)
 pass=0
 fail=0
@@ -83,6 +84,13 @@ check "a killed engine fails the job" [ $rc -eq 137 ]
 check "and says so" grep -q "the onload engine (pid [0-9]*) was killed by signal 9; stopping the job" "$out"
 check "within 3 s" [ $secs -le 3 ]
 check "nothing of the job is left in /dev/shm" no_job_shm
+
+# Processes blocked waiting for their engine get an error when it dies.
+go --onload -n 2 "$onload_job" killed
+check "the job fails with the engine's signal" [ $rc -eq 137 ]
+check "rank 0, blocked in a wait, gets an error, not a hang" \
+    grep -q "rank 0: waiting for an event: input/output error after [0-9]* ms" "$out"
+check "no process of the job hangs" [ $secs -le 3 ]
 
 # An MPI program with --onload is refused with a reason, not run inline.
 go --onload -n 2 "$mpi" setup
