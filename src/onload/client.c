@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -157,6 +158,10 @@ onic_status_t onic_onload_client_open(const onic_config_t *cfg, onic_onload_clie
     h->cmd_bytes = cmd_bytes;
     h->evt_off = sizeof(*h) + cmd_bytes;
     h->evt_bytes = evt_bytes;
+    h->self_addr = (uint64_t)(uintptr_t)h;
+    /* Where Yama restricts ptrace to descendants, let the engine use CMA
+     * on us (EINVAL without Yama: nothing to allow). */
+    (void)prctl(PR_SET_PTRACER, (unsigned long)c->engine_pid, 0, 0, 0);
     if (onic_onload_ring_format((uint8_t *)c->map + h->cmd_off, cmd_bytes, cfg->onload_cmd_recs,
                                 ONIC_ONLOAD_REC) != ONIC_OK ||
         onic_onload_ring_format((uint8_t *)c->map + h->evt_off, evt_bytes,

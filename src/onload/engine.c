@@ -4,6 +4,7 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "onload/ring.h"
+#include "xport/cma.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -92,17 +93,36 @@ static int engine_stop_requested(void)
     return sigtimedwait(&set, NULL, &zero) > 0;
 }
 
+/* A range a process lets others pull from. */
+typedef struct engine_reg {
+    int      used;
+    uint64_t id, addr, len;
+} engine_reg_t;
+
 /* One process the engine serves. */
 typedef struct engine_proc {
     int                 state;  /* ENGINE_PROC_* */
     void               *map;
     size_t              bytes;
     pid_t               pid;
+    int                 cma;    /* the engine can read and write its memory */
     onic_onload_ring_t  cmd;    /* we consume */
     onic_onload_ring_t  evt;    /* we produce */
+    engine_reg_t        regs[ONIC_ONLOAD_REGS];
 } engine_proc_t;
 
 enum { ENGINE_PROC_NONE = 0, ENGINE_PROC_ATTACHED, ENGINE_PROC_DONE };
+
+/* A pull in progress: moving, then telling the puller, then the owner. */
+typedef struct engine_move {
+    int                 phase;  /* ENGINE_MOVE_* */
+    uint32_t            dst, src;
+    uint64_t            src_addr, dst_addr, len, done;
+    uint64_t            cookie, reg_id;
+    onic_status_t       status;
+} engine_move_t;
+
+enum { ENGINE_MOVE_FREE = 0, ENGINE_MOVE_COPY, ENGINE_MOVE_TELL_DST, ENGINE_MOVE_TELL_SRC };
 
 typedef struct engine {
     const onic_config_t   *cfg;
@@ -111,6 +131,9 @@ typedef struct engine {
     uint32_t               nprocs;
     uint32_t               attached;
     uint32_t               done;
+    engine_move_t          moves[ONIC_ONLOAD_MOVES];
+    unsigned               nmoves;
+    uint8_t               *chunk;   /* ONIC_ONLOAD_CHUNK bytes on their way */
 } engine_t;
 
 static void engine_proc_detach(engine_t *e, engine_proc_t *p)
@@ -180,6 +203,16 @@ static void engine_proc_attach(engine_t *e, uint32_t rank)
         return;
     }
     p->pid = (pid_t)h.pid;
+    /* Read the header back from the process itself: proves the pid (pid
+     * namespaces, a stale segment) and that the kernel lets us use CMA. */
+    {
+        onic_onload_proc_hdr_t back;
+        p->cma = onic_xport_cma_read(p->pid, &back, h.self_addr, sizeof(back)) == ONIC_OK &&
+                 memcmp(&back, &h, sizeof(h)) == 0;
+        if (!p->cma)
+            onic_warn("onload: cannot reach rank %u (pid %d) by cross-memory attach; pulls "
+                      "from or to it will fail", rank, (int)p->pid);
+    }
     /* The event ring is empty: WELCOME always fits. */
     onic_onload_ring_push(&p->evt, ONIC_ONLOAD_EVT_WELCOME, NULL, 0);
     onic_debug("onload: serving rank %u (pid %d)", rank, (int)p->pid);
@@ -194,11 +227,147 @@ static void engine_attach_scan(engine_t *e)
 
 #define ENGINE_BATCH 64
 
+static engine_reg_t *engine_reg_find(engine_proc_t *p, uint64_t id)
+{
+    for (unsigned i = 0; i < ONIC_ONLOAD_REGS; i++)
+        if (p->regs[i].used && p->regs[i].id == id)
+            return &p->regs[i];
+    return NULL;
+}
+
+static void engine_tell(engine_proc_t *p, uint32_t kind, uint64_t cookie, uint64_t len,
+                        onic_status_t status, uint32_t peer)
+{
+    onic_onload_done_t d = {cookie, len, (int32_t)status, peer};
+
+    /* The caller made sure of room. */
+    onic_onload_ring_push(&p->evt, kind, &d, sizeof(d));
+}
+
+/* REG and DEREG: answered only when they fail. */
+static void engine_reg_cmd(engine_proc_t *p, uint32_t kind, const onic_onload_reg_t *r)
+{
+    engine_reg_t *reg = engine_reg_find(p, r->id);
+    onic_status_t status = ONIC_OK;
+
+    if (kind == ONIC_ONLOAD_CMD_DEREG) {
+        if (reg == NULL)
+            status = ONIC_ERR_NO_ELEM;
+        else
+            reg->used = 0;
+    } else if (reg != NULL || r->addr + r->len < r->addr) {
+        status = ONIC_ERR_INVALID_PARAM;
+    } else {
+        status = ONIC_ERR_NO_RESOURCE;
+        for (unsigned i = 0; i < ONIC_ONLOAD_REGS && status != ONIC_OK; i++) {
+            if (!p->regs[i].used) {
+                p->regs[i] = (engine_reg_t){1, r->id, r->addr, r->len};
+                status = ONIC_OK;
+            }
+        }
+    }
+    if (status != ONIC_OK)
+        engine_tell(p, ONIC_ONLOAD_EVT_ERROR, r->id, 0, status, 0);
+}
+
+/* PULL: checked against the owner's registration, then queued; a pull that
+ * cannot be done is answered at once. */
+static void engine_pull_cmd(engine_t *e, uint32_t dst, const onic_onload_pull_t *pl)
+{
+    engine_proc_t *p = &e->procs[dst], *src;
+    engine_reg_t *reg;
+    onic_status_t status = ONIC_OK;
+
+    if (pl->src >= e->nprocs || e->procs[pl->src].state != ENGINE_PROC_ATTACHED) {
+        status = ONIC_ERR_NO_ELEM;
+    } else {
+        src = &e->procs[pl->src];
+        reg = engine_reg_find(src, pl->reg_id);
+        if (reg == NULL)
+            status = ONIC_ERR_NO_ELEM;
+        else if (pl->offset > reg->len || pl->len > reg->len - pl->offset ||
+                 pl->dst_addr + pl->len < pl->dst_addr)
+            status = ONIC_ERR_INVALID_PARAM;
+        else if (!src->cma || !p->cma)
+            status = ONIC_ERR_UNSUPPORTED;
+        if (status == ONIC_OK) {
+            for (unsigned i = 0; i < ONIC_ONLOAD_MOVES; i++) {
+                engine_move_t *m = &e->moves[i];
+                if (m->phase != ENGINE_MOVE_FREE)
+                    continue;
+                *m = (engine_move_t){ENGINE_MOVE_COPY, dst, pl->src, reg->addr + pl->offset,
+                                     pl->dst_addr, pl->len, 0, pl->cookie, pl->reg_id, ONIC_OK};
+                e->nmoves++;
+                return;
+            }
+            status = ONIC_ERR_NO_RESOURCE; /* unreachable: the caller checked nmoves */
+        }
+    }
+    engine_tell(p, ONIC_ONLOAD_EVT_PULLED, pl->cookie, 0, status, pl->src);
+}
+
+/* One chunk of every pull, and the news of finished ones where there is
+ * room for it. Returns the steps taken; sets *blocked_p when news waits. */
+static unsigned engine_moves_progress(engine_t *e, int *blocked_p)
+{
+    unsigned work = 0;
+
+    for (unsigned i = 0; i < ONIC_ONLOAD_MOVES && e->nmoves > 0; i++) {
+        engine_move_t *m = &e->moves[i];
+        engine_proc_t *dst = &e->procs[m->dst], *src = &e->procs[m->src];
+
+        if (m->phase == ENGINE_MOVE_COPY) {
+            size_t n = m->len - m->done < ONIC_ONLOAD_CHUNK ? (size_t)(m->len - m->done)
+                                                            : ONIC_ONLOAD_CHUNK;
+            /* Two copies through the engine: CMA moves between the caller
+             * and one other process only. */
+            if (n > 0) {
+                m->status = onic_xport_cma_read(src->pid, e->chunk, m->src_addr + m->done, n);
+                if (m->status == ONIC_OK)
+                    m->status = onic_xport_cma_write(dst->pid, e->chunk, m->dst_addr + m->done, n);
+            }
+            if (m->status == ONIC_OK) {
+                m->done += n;
+                __atomic_fetch_add(&e->status->bytes, n, __ATOMIC_RELAXED);
+            }
+            if (m->status != ONIC_OK || m->done == m->len)
+                m->phase = ENGINE_MOVE_TELL_DST;
+            work++;
+        }
+        if (m->phase == ENGINE_MOVE_TELL_DST) {
+            if (dst->state != ENGINE_PROC_ATTACHED) {
+                m->phase = ENGINE_MOVE_TELL_SRC;
+            } else if (onic_onload_ring_room(&dst->evt) > 0) {
+                engine_tell(dst, ONIC_ONLOAD_EVT_PULLED, m->cookie, m->done, m->status, m->src);
+                m->phase = ENGINE_MOVE_TELL_SRC;
+                work++;
+            } else {
+                *blocked_p = 1;
+            }
+        }
+        if (m->phase == ENGINE_MOVE_TELL_SRC) {
+            if (src->state != ENGINE_PROC_ATTACHED) {
+                m->phase = ENGINE_MOVE_FREE;
+            } else if (onic_onload_ring_room(&src->evt) > 0) {
+                engine_tell(src, ONIC_ONLOAD_EVT_READ, m->reg_id, m->done, m->status, m->dst);
+                m->phase = ENGINE_MOVE_FREE;
+                work++;
+            } else {
+                *blocked_p = 1;
+            }
+            if (m->phase == ENGINE_MOVE_FREE)
+                e->nmoves--;
+        }
+    }
+    return work;
+}
+
 /* Take up to ENGINE_BATCH commands of one process, each only while its
  * answer has room (a full event ring holds the work, never drops it).
  * Returns the commands taken; sets *blocked_p if some wait for room. */
-static unsigned engine_proc_serve(engine_t *e, engine_proc_t *p, int *blocked_p)
+static unsigned engine_proc_serve(engine_t *e, uint32_t rank, int *blocked_p)
 {
+    engine_proc_t *p = &e->procs[rank];
     uint8_t buf[ONIC_ONLOAD_REC];
     unsigned n = 0;
 
@@ -207,7 +376,8 @@ static unsigned engine_proc_serve(engine_t *e, engine_proc_t *p, int *blocked_p)
         size_t len;
         onic_status_t st;
 
-        if (onic_onload_ring_room(&p->evt) == 0) {
+        /* Room for any command's immediate answer, and for a pull. */
+        if (onic_onload_ring_room(&p->evt) == 0 || e->nmoves == ONIC_ONLOAD_MOVES) {
             if (onic_onload_ring_count(&p->cmd) > 0)
                 *blocked_p = 1;
             break;
@@ -222,12 +392,21 @@ static unsigned engine_proc_serve(engine_t *e, engine_proc_t *p, int *blocked_p)
         n++;
         if (kind == ONIC_ONLOAD_CMD_PING) {
             onic_onload_ring_push(&p->evt, ONIC_ONLOAD_EVT_PONG, buf, len);
+        } else if ((kind == ONIC_ONLOAD_CMD_REG || kind == ONIC_ONLOAD_CMD_DEREG) &&
+                   len == sizeof(onic_onload_reg_t)) {
+            onic_onload_reg_t r;
+            memcpy(&r, buf, sizeof(r));
+            engine_reg_cmd(p, kind, &r);
+        } else if (kind == ONIC_ONLOAD_CMD_PULL && len == sizeof(onic_onload_pull_t)) {
+            onic_onload_pull_t pl;
+            memcpy(&pl, buf, sizeof(pl));
+            engine_pull_cmd(e, rank, &pl);
         } else if (kind == ONIC_ONLOAD_CMD_BYE) {
             engine_proc_detach(e, p);
             break;
         } else {
-            onic_error("onload: unknown command %u from pid %d; not serving it any more", kind,
-                       (int)p->pid);
+            onic_error("onload: command %u of %zu bytes from pid %d makes no sense; not serving "
+                       "it any more", kind, len, (int)p->pid);
             engine_proc_detach(e, p);
             break;
         }
@@ -281,9 +460,12 @@ static void engine_loop(engine_t *e)
         scan = 0;
         for (uint32_t r = 0; r < e->nprocs; r++)
             if (e->procs[r].state == ENGINE_PROC_ATTACHED)
-                work += engine_proc_serve(e, &e->procs[r], &blocked);
-        if (work > 0) {
+                work += engine_proc_serve(e, r, &blocked);
+        if (work > 0)
             __atomic_fetch_add(&e->status->commands, work, __ATOMIC_RELAXED);
+        if (e->nmoves > 0)
+            work += engine_moves_progress(e, &blocked);
+        if (work > 0) {
             __atomic_fetch_add(&e->status->busy_ns, onic_time_ns() - t0, __ATOMIC_RELAXED);
             idle_since = 0;
             continue;
@@ -314,7 +496,8 @@ onic_status_t onic_onload_engine_run(const onic_config_t *cfg)
     e.cfg = cfg;
     e.nprocs = cfg->size;
     e.procs = onic_calloc(e.nprocs, sizeof(*e.procs));
-    if (e.procs == NULL) {
+    e.chunk = onic_malloc(ONIC_ONLOAD_CHUNK);
+    if (e.procs == NULL || e.chunk == NULL) {
         onic_error("onload: no memory for %u processes", e.nprocs);
         return ONIC_ERR_NO_MEMORY;
     }
@@ -355,12 +538,14 @@ onic_status_t onic_onload_engine_run(const onic_config_t *cfg)
             engine_proc_detach(&e, &e.procs[r]);
     munmap(s, sizeof(*s));
     shm_unlink(name);
+    onic_free(e.chunk);
     onic_free(e.procs);
     return ONIC_OK;
 
 err_unlink:
     shm_unlink(name);
 err_free_procs:
+    onic_free(e.chunk);
     onic_free(e.procs);
     return ONIC_ERR_IO;
 }

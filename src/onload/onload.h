@@ -64,15 +64,52 @@ static_assert(sizeof(onic_onload_status_t) == 4 * 64, "the status segment is fou
 
 /* Commands (process to engine). */
 typedef enum onic_onload_cmd {
-    ONIC_ONLOAD_CMD_PING = 1,  /* answered by PONG with the same payload */
-    ONIC_ONLOAD_CMD_BYE  = 2   /* the process detaches; no answer */
+    ONIC_ONLOAD_CMD_PING  = 1, /* answered by PONG with the same payload */
+    ONIC_ONLOAD_CMD_BYE   = 2, /* the process detaches; no answer */
+    ONIC_ONLOAD_CMD_REG   = 3, /* onic_onload_reg_t: others may pull from this range */
+    ONIC_ONLOAD_CMD_DEREG = 4, /* onic_onload_reg_t (id only) */
+    ONIC_ONLOAD_CMD_PULL  = 5  /* onic_onload_pull_t: move another process's
+                                  registered data into this process's memory */
 } onic_onload_cmd_t;
 
 /* Events (engine to process). */
 typedef enum onic_onload_evt {
     ONIC_ONLOAD_EVT_WELCOME = 1, /* the engine attached the process's segment */
-    ONIC_ONLOAD_EVT_PONG    = 2
+    ONIC_ONLOAD_EVT_PONG    = 2,
+    ONIC_ONLOAD_EVT_PULLED  = 3, /* onic_onload_done_t, to the puller: the data is in */
+    ONIC_ONLOAD_EVT_READ    = 4, /* onic_onload_done_t, to the owner of the range */
+    ONIC_ONLOAD_EVT_ERROR   = 5  /* onic_onload_done_t: a REG or DEREG failed */
 } onic_onload_evt_t;
+
+typedef struct onic_onload_reg {
+    uint64_t id;    /* the process's own name for the range */
+    uint64_t addr;
+    uint64_t len;
+} onic_onload_reg_t;
+
+typedef struct onic_onload_pull {
+    uint32_t src;       /* the rank that registered the range */
+    uint32_t pad;
+    uint64_t reg_id;
+    uint64_t offset;    /* in the range */
+    uint64_t len;
+    uint64_t dst_addr;  /* in the puller's memory */
+    uint64_t cookie;    /* echoed in PULLED */
+} onic_onload_pull_t;
+
+typedef struct onic_onload_done {
+    uint64_t cookie;    /* PULLED: the pull's; READ: the range's id; ERROR: the id */
+    uint64_t len;       /* bytes moved */
+    int32_t  status;    /* onic_status_t */
+    uint32_t peer;      /* PULLED: the source rank; READ: the puller */
+} onic_onload_done_t;
+
+/* Ranges one process may have registered at once. */
+#define ONIC_ONLOAD_REGS 64
+/* Pulls the engine moves at once (for all processes): each round of its loop
+ * moves one chunk of each, so a large pull does not hold up the others. */
+#define ONIC_ONLOAD_MOVES 64
+#define ONIC_ONLOAD_CHUNK (256u << 10)
 
 #define ONIC_ONLOAD_PROC_MAGIC 0x6f6e6c70u /* "onlp" */
 
@@ -86,7 +123,10 @@ typedef struct onic_onload_proc_hdr {
     int32_t  pid;
     uint64_t cmd_off, cmd_bytes;
     uint64_t evt_off, evt_bytes;
-    uint8_t  pad[64 - 48];
+    /* Where this header is mapped in the process: the engine reads it there
+     * by CMA, which proves pid is this process and that CMA works. */
+    uint64_t self_addr;
+    uint8_t  pad[64 - 56];
 } onic_onload_proc_hdr_t;
 
 static_assert(sizeof(onic_onload_proc_hdr_t) == 64, "a process segment's header is one line");

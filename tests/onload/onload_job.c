@@ -5,6 +5,12 @@
  *                           taking pongs whenever the ring is full, and
  *                           checks every pong, in order; then the engine's
  *                           command counter covers them
+ *   onload_job pull SIZE    odd ranks pull SIZE bytes that the even rank
+ *                           below registered, then compute without calling
+ *                           onic, watching their buffer (with a memory
+ *                           barrier) until the engine has filled it; the
+ *                           owner learns its range was read. Also pulls
+ *                           that must fail (unknown range, out of bounds).
  *   onload_job killed       rank 0 kills the engine with SIGKILL; every
  *                           rank blocked waiting for an event must get an
  *                           error within 5 s, not hang (SIGTERM from
@@ -14,6 +20,7 @@
 #include "onload/onload.h"
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +96,150 @@ static int run_ping(const onic_config_t *cfg, onic_onload_client_t *c, uint64_t 
     return 0;
 }
 
+static uint8_t pull_byte(uint64_t i)
+{
+    return (uint8_t)(i * 7 + (i >> 12));
+}
+
+/* Wait for one event of kind; 0 and the done record on success. */
+static int wait_done(onic_onload_client_t *c, uint32_t want, onic_onload_done_t *d)
+{
+    uint8_t buf[ONIC_ONLOAD_REC];
+    uint32_t kind;
+    size_t len;
+    onic_status_t s = onic_onload_client_wait(c, &kind, buf, &len, 30000000000ull);
+
+    if (s != ONIC_OK || kind != want || len != sizeof(*d)) {
+        fprintf(stderr, "waiting for event %u: %s, kind %u, len %zu\n", want, onic_status_str(s),
+                kind, len);
+        return 1;
+    }
+    memcpy(d, buf, sizeof(*d));
+    return 0;
+}
+
+static int push_retry(onic_onload_client_t *c, uint32_t kind, const void *data, size_t len)
+{
+    onic_status_t s;
+
+    while ((s = onic_onload_client_push(c, kind, data, len)) == ONIC_ERR_NO_RESOURCE)
+        ;
+    return s == ONIC_OK ? 0 : 1;
+}
+
+static int pull_once(onic_onload_client_t *c, onic_onload_pull_t *pl, onic_onload_done_t *d)
+{
+    return push_retry(c, ONIC_ONLOAD_CMD_PULL, pl, sizeof(*pl)) ||
+           wait_done(c, ONIC_ONLOAD_EVT_PULLED, d) || d->cookie != pl->cookie;
+}
+
+/* Where buf first differs from want (size if nowhere), reading buf through
+ * volatile loads: the engine writes it from another process while we look,
+ * so the compiler must not assume it stays as it was. */
+static size_t first_diff(const volatile uint8_t *buf, const uint8_t *want, size_t size)
+{
+    size_t i = 0;
+
+    for (; i + 8 <= size; i += 8) {
+        uint64_t a, b;
+        a = (uint64_t)buf[i] | (uint64_t)buf[i + 1] << 8 | (uint64_t)buf[i + 2] << 16 |
+            (uint64_t)buf[i + 3] << 24 | (uint64_t)buf[i + 4] << 32 | (uint64_t)buf[i + 5] << 40 |
+            (uint64_t)buf[i + 6] << 48 | (uint64_t)buf[i + 7] << 56;
+        memcpy(&b, want + i, sizeof(b));
+        if (a != b)
+            break;
+    }
+    for (; i < size; i++)
+        if (buf[i] != want[i])
+            return i;
+    return size;
+}
+
+static int run_pull(const onic_config_t *cfg, onic_onload_client_t *c, size_t size)
+{
+    uint8_t *buf = malloc(size ? size : 1), *want = malloc(size ? size : 1);
+    onic_onload_done_t d;
+    int rc = 1;
+
+    if (buf == NULL || want == NULL)
+        goto out;
+    for (size_t i = 0; i < size; i++)
+        want[i] = pull_byte(i);
+    if (cfg->rank % 2 == 0) {
+        /* The owner: expose the data, then wait until it has been read. */
+        onic_onload_reg_t r = {1, (uint64_t)(uintptr_t)want, size};
+        if (cfg->rank + 1 >= cfg->size) {
+            rc = 0;
+            goto out;
+        }
+        if (push_retry(c, ONIC_ONLOAD_CMD_REG, &r, sizeof(r)))
+            goto out;
+        /* The puller's one-byte probes first, then the whole range. */
+        do {
+            if (wait_done(c, ONIC_ONLOAD_EVT_READ, &d))
+                goto out;
+        } while (d.len == 1 && size != 1 && d.status == ONIC_OK);
+        if (d.cookie != 1 || d.len != size || d.status != ONIC_OK || d.peer != cfg->rank + 1) {
+            fprintf(stderr, "rank %u: READ says id %llu, %llu bytes, %s, by %u\n", cfg->rank,
+                    (unsigned long long)d.cookie, (unsigned long long)d.len,
+                    onic_status_str(d.status), d.peer);
+            goto out;
+        }
+        printf("rank %u: the engine read my %zu bytes\n", cfg->rank, size);
+        rc = 0;
+    } else {
+        onic_onload_pull_t pl = {cfg->rank - 1, 0, 1, 0, 1, (uint64_t)(uintptr_t)buf, 100};
+        uint64_t t0, t_in, spins = 0;
+
+        /* The owner's range exists once a one-byte pull works. */
+        do {
+            pl.cookie++;
+            if (pull_once(c, &pl, &d))
+                goto out;
+        } while (d.status == ONIC_ERR_NO_ELEM);
+        if (d.status != ONIC_OK || d.len != 1 || buf[0] != want[0]) {
+            fprintf(stderr, "rank %u: first pull: %s\n", cfg->rank, onic_status_str(d.status));
+            goto out;
+        }
+        /* Past the range's end, and a range that does not exist. */
+        pl = (onic_onload_pull_t){cfg->rank - 1, 0, 1, size, 1, (uint64_t)(uintptr_t)buf, 200};
+        if (pull_once(c, &pl, &d) || d.status != ONIC_ERR_INVALID_PARAM || d.len != 0)
+            goto out;
+        pl = (onic_onload_pull_t){cfg->rank - 1, 0, 2, 0, 1, (uint64_t)(uintptr_t)buf, 201};
+        if (pull_once(c, &pl, &d) || d.status != ONIC_ERR_NO_ELEM)
+            goto out;
+
+        memset(buf, 0, size);
+        pl = (onic_onload_pull_t){cfg->rank - 1, 0, 1, 0, size, (uint64_t)(uintptr_t)buf, 300};
+        if (push_retry(c, ONIC_ONLOAD_CMD_PULL, &pl, sizeof(pl)))
+            goto out;
+        /* Compute, calling nothing of onic: the engine moves the data. */
+        t0 = onic_time_ns();
+        for (;;) {
+            atomic_thread_fence(memory_order_seq_cst);
+            spins++;
+            if (first_diff(buf, want, size) == size)
+                break;
+            if (spins % 64 == 0 && onic_time_ns() - t0 > 20000000000ull) {
+                fprintf(stderr, "rank %u: the data did not arrive while computing\n", cfg->rank);
+                goto out;
+            }
+        }
+        t_in = onic_time_ns();
+        if (wait_done(c, ONIC_ONLOAD_EVT_PULLED, &d) || d.cookie != 300 || d.status != ONIC_OK ||
+            d.len != size)
+            goto out;
+        printf("rank %u: %zu bytes arrived %.3f ms after the pull, while computing without "
+               "calling onic (%llu checks)\n", cfg->rank, size, (t_in - t0) / 1e6,
+               (unsigned long long)spins);
+        rc = 0;
+    }
+out:
+    free(buf);
+    free(want);
+    return rc;
+}
+
 static int run_killed(const onic_config_t *cfg, onic_onload_client_t *c)
 {
     uint8_t buf[ONIC_ONLOAD_REC];
@@ -130,6 +281,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "ping") == 0 && argc == 3)
         rc = run_ping(&cfg, c, strtoull(argv[2], NULL, 10));
+    else if (strcmp(argv[1], "pull") == 0 && argc == 3)
+        rc = run_pull(&cfg, c, (size_t)strtoull(argv[2], NULL, 10));
     else if (strcmp(argv[1], "killed") == 0)
         rc = run_killed(&cfg, c);
     else
