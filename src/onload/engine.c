@@ -143,6 +143,7 @@ static void engine_proc_detach(engine_t *e, engine_proc_t *p)
     p->state = ENGINE_PROC_DONE;
     e->attached--;
     e->done++;
+    __atomic_store_n(&e->status->procs, e->attached, __ATOMIC_RELAXED);
 }
 
 /* Map rank's segment if it exists yet, check it, and welcome the process.
@@ -183,6 +184,8 @@ static void engine_proc_attach(engine_t *e, uint32_t rank)
     p->bytes = (size_t)st.st_size;
     e->attached++;
     p->state = ENGINE_PROC_ATTACHED;
+    __atomic_store_n(&e->status->procs, e->attached, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->status->procs_seen, e->attached + e->done, __ATOMIC_RELAXED);
     if (h.version != ONIC_ONLOAD_STATUS_VERSION || h.rank != rank || h.pid <= 0 ||
         h.cmd_off < sizeof(h) || h.cmd_off > p->bytes || h.cmd_bytes > p->bytes - h.cmd_off ||
         h.evt_off < sizeof(h) || h.evt_off > p->bytes || h.evt_bytes > p->bytes - h.evt_off ||
@@ -216,6 +219,19 @@ static void engine_proc_attach(engine_t *e, uint32_t rank)
     /* The event ring is empty: WELCOME always fits. */
     onic_onload_ring_push(&p->evt, ONIC_ONLOAD_EVT_WELCOME, NULL, 0);
     onic_debug("onload: serving rank %u (pid %d)", rank, (int)p->pid);
+}
+
+/* A process that died without BYE: stop serving it (its pulls in progress
+ * then fail at their next chunk, and their news to it is skipped). */
+static void engine_reap_dead(engine_t *e)
+{
+    for (uint32_t r = 0; r < e->nprocs; r++) {
+        engine_proc_t *p = &e->procs[r];
+        if (p->state == ENGINE_PROC_ATTACHED && kill(p->pid, 0) != 0 && errno == ESRCH) {
+            onic_debug("onload: rank %u (pid %d) is gone", r, (int)p->pid);
+            engine_proc_detach(e, p);
+        }
+    }
 }
 
 static void engine_attach_scan(engine_t *e)
@@ -454,6 +470,7 @@ static void engine_loop(engine_t *e)
             __atomic_fetch_add(&e->status->heartbeat, 1, __ATOMIC_RELEASE);
             last_beat = t0;
             scan = 1;
+            engine_reap_dead(e);
         }
         if (scan && e->attached + e->done < e->nprocs)
             engine_attach_scan(e);

@@ -51,7 +51,9 @@ typedef struct onic_onload_status {
     uint64_t matches;     /* arrivals the target side matched */
     uint64_t bytes;       /* bytes moved between processes */
     uint64_t busy_ns;     /* time spent with work to do */
-    uint8_t  pad3[64 - 32];
+    uint64_t procs;       /* processes attached now */
+    uint64_t procs_seen;  /* processes ever attached */
+    uint8_t  pad3[64 - 48];
     uint32_t wake;        /* futex word: bumped to wake a sleeping engine */
     uint32_t sleeping;
     uint8_t  pad4[64 - 8];

@@ -92,6 +92,13 @@ check "rank 0, blocked in a wait, gets an error, not a hang" \
     grep -q "rank 0: waiting for an event: input/output error after [0-9]* ms" "$out"
 check "no process of the job hangs" [ $secs -le 3 ]
 
+# A process that exits without detaching is no longer served, and the
+# others still are.
+go --onload -n 2 "$onload_job" vanish
+check "a vanished process: the job goes on" [ $rc -eq 0 ]
+check "the engine drops it" grep -q "rank 0: the engine stopped serving the vanished process" "$out"
+check "and serves the other" grep -q "rank 0: 1000 pings answered in order" "$out"
+
 # An MPI program with --onload is refused with a reason, not run inline.
 go --onload -n 2 "$mpi" setup
 check "MPI under --onload fails while the engine serves nothing" [ $rc -ne 0 ]

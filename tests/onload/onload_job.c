@@ -5,12 +5,17 @@
  *                           taking pongs whenever the ring is full, and
  *                           checks every pong, in order; then the engine's
  *                           command counter covers them
+ *   onload_job latency COUNT  one 8-byte ping at a time, COUNT times: prints
+ *                           the median round trip through the engine
  *   onload_job pull SIZE    odd ranks pull SIZE bytes that the even rank
  *                           below registered, then compute without calling
  *                           onic, watching their buffer (with a memory
  *                           barrier) until the engine has filled it; the
  *                           owner learns its range was read. Also pulls
  *                           that must fail (unknown range, out of bounds).
+ *   onload_job vanish       rank 1 exits without saying BYE; the engine
+ *                           stops serving it within a second, and rank 0
+ *                           is still served
  *   onload_job killed       rank 0 kills the engine with SIGKILL; every
  *                           rank blocked waiting for an event must get an
  *                           error within 5 s, not hang (SIGTERM from
@@ -95,6 +100,8 @@ static int run_ping(const onic_config_t *cfg, onic_onload_client_t *c, uint64_t 
            (unsigned long long)count, (unsigned long long)full);
     return 0;
 }
+
+static _Atomic uint64_t barrier_word;
 
 static uint8_t pull_byte(uint64_t i)
 {
@@ -216,7 +223,9 @@ static int run_pull(const onic_config_t *cfg, onic_onload_client_t *c, size_t si
         /* Compute, calling nothing of onic: the engine moves the data. */
         t0 = onic_time_ns();
         for (;;) {
-            atomic_thread_fence(memory_order_seq_cst);
+            /* A full barrier (a locked read-modify-write; ThreadSanitizer
+             * builds refuse atomic_thread_fence) before each look. */
+            atomic_fetch_add_explicit(&barrier_word, 0, memory_order_seq_cst);
             spins++;
             if (first_diff(buf, want, size) == size)
                 break;
@@ -238,6 +247,65 @@ out:
     free(buf);
     free(want);
     return rc;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int run_latency(const onic_config_t *cfg, onic_onload_client_t *c, uint64_t count)
+{
+    uint64_t *t = malloc((count ? count : 1) * sizeof(*t));
+    uint8_t buf[ONIC_ONLOAD_REC];
+    int rc = 1;
+
+    if (t == NULL || count == 0)
+        goto out;
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t t0 = onic_time_ns();
+        uint32_t kind;
+        size_t len;
+        if (push_retry(c, ONIC_ONLOAD_CMD_PING, &i, sizeof(i)) ||
+            onic_onload_client_wait(c, &kind, buf, &len, 10000000000ull) != ONIC_OK ||
+            kind != ONIC_ONLOAD_EVT_PONG || len != sizeof(i) || memcmp(buf, &i, sizeof(i)) != 0)
+            goto out;
+        t[i] = onic_time_ns() - t0;
+    }
+    qsort(t, count, sizeof(*t), cmp_u64);
+    printf("rank %u: 8-byte ping through the engine: median round trip %.0f ns, "
+           "one way %.0f ns (%llu round trips)\n", cfg->rank, (double)t[count / 2],
+           t[count / 2] / 2.0, (unsigned long long)count);
+    rc = 0;
+out:
+    free(t);
+    return rc;
+}
+
+static int run_vanish(const onic_config_t *cfg, onic_onload_client_t *c)
+{
+    onic_onload_status_t st;
+    uint64_t t0 = onic_time_ns();
+
+    if (cfg->rank == 1)
+        _exit(0); /* no BYE, no unmapping */
+    if (cfg->rank != 0)
+        return 0;
+    /* Both attached (rank 1 before it could exit), one still served. */
+    do {
+        if (onic_onload_status_read(cfg->jobid, &st) != ONIC_OK)
+            return 1;
+        if (onic_time_ns() - t0 > 5000000000ull) {
+            fprintf(stderr, "rank 0: the engine still serves %llu processes\n",
+                    (unsigned long long)st.procs);
+            return 1;
+        }
+        usleep(10000);
+    } while (st.procs_seen != 2 || st.procs != 1);
+    printf("rank 0: the engine stopped serving the vanished process after %.0f ms\n",
+           (onic_time_ns() - t0) / 1e6);
+    return run_ping(cfg, c, 1000);
 }
 
 static int run_killed(const onic_config_t *cfg, onic_onload_client_t *c)
@@ -281,8 +349,12 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "ping") == 0 && argc == 3)
         rc = run_ping(&cfg, c, strtoull(argv[2], NULL, 10));
+    else if (strcmp(argv[1], "latency") == 0 && argc == 3)
+        rc = run_latency(&cfg, c, strtoull(argv[2], NULL, 10));
     else if (strcmp(argv[1], "pull") == 0 && argc == 3)
         rc = run_pull(&cfg, c, (size_t)strtoull(argv[2], NULL, 10));
+    else if (strcmp(argv[1], "vanish") == 0)
+        rc = run_vanish(&cfg, c);
     else if (strcmp(argv[1], "killed") == 0)
         rc = run_killed(&cfg, c);
     else
