@@ -106,17 +106,22 @@ typedef struct engine_proc {
     size_t              bytes;
     pid_t               pid;
     int                 cma;    /* the engine can read and write its memory */
+    uint64_t            gen;    /* bumped at every attach: which incarnation */
     onic_onload_ring_t  cmd;    /* we consume */
     onic_onload_ring_t  evt;    /* we produce */
     engine_reg_t        regs[ONIC_ONLOAD_REGS];
 } engine_proc_t;
 
+/* NONE: may attach (again: a process may close and reopen); DONE: refused
+ * for good (its segment or commands made no sense). */
 enum { ENGINE_PROC_NONE = 0, ENGINE_PROC_ATTACHED, ENGINE_PROC_DONE };
 
 /* A pull in progress: moving, then telling the puller, then the owner. */
 typedef struct engine_move {
     int                 phase;  /* ENGINE_MOVE_* */
     uint32_t            dst, src;
+    pid_t               dst_pid, src_pid;
+    uint64_t            dst_gen, src_gen;  /* tell only the incarnations involved */
     uint64_t            src_addr, dst_addr, len, done;
     uint64_t            cookie, reg_id;
     onic_status_t       status;
@@ -130,19 +135,21 @@ typedef struct engine {
     engine_proc_t         *procs;   /* by rank */
     uint32_t               nprocs;
     uint32_t               attached;
-    uint32_t               done;
+    uint32_t               done;     /* refused for good */
+    uint64_t               seen;     /* attaches, ever */
     engine_move_t          moves[ONIC_ONLOAD_MOVES];
     unsigned               nmoves;
     uint8_t               *chunk;   /* ONIC_ONLOAD_CHUNK bytes on their way */
 } engine_t;
 
-static void engine_proc_detach(engine_t *e, engine_proc_t *p)
+static void engine_proc_detach(engine_t *e, engine_proc_t *p, int refuse)
 {
     munmap(p->map, p->bytes);
     p->map = NULL;
-    p->state = ENGINE_PROC_DONE;
+    memset(p->regs, 0, sizeof(p->regs)); /* a later incarnation starts afresh */
+    p->state = refuse ? ENGINE_PROC_DONE : ENGINE_PROC_NONE;
     e->attached--;
-    e->done++;
+    e->done += refuse != 0;
     __atomic_store_n(&e->status->procs, e->attached, __ATOMIC_RELAXED);
 }
 
@@ -185,7 +192,8 @@ static void engine_proc_attach(engine_t *e, uint32_t rank)
     e->attached++;
     p->state = ENGINE_PROC_ATTACHED;
     __atomic_store_n(&e->status->procs, e->attached, __ATOMIC_RELAXED);
-    __atomic_store_n(&e->status->procs_seen, e->attached + e->done, __ATOMIC_RELAXED);
+    p->gen = ++e->seen;
+    __atomic_store_n(&e->status->procs_seen, e->seen, __ATOMIC_RELAXED);
     if (h.version != ONIC_ONLOAD_STATUS_VERSION || h.rank != rank || h.pid <= 0 ||
         h.cmd_off < sizeof(h) || h.cmd_off > p->bytes || h.cmd_bytes > p->bytes - h.cmd_off ||
         h.evt_off < sizeof(h) || h.evt_off > p->bytes || h.evt_bytes > p->bytes - h.evt_off ||
@@ -194,7 +202,7 @@ static void engine_proc_attach(engine_t *e, uint32_t rank)
                                : h.evt_off + h.evt_bytes > h.cmd_off)) {
         onic_error("onload: %s: header of version %u for rank %u does not describe the segment "
                    "(%zu bytes); not serving it", name, h.version, h.rank, p->bytes);
-        engine_proc_detach(e, p);
+        engine_proc_detach(e, p, 1);
         return;
     }
     if (onic_onload_ring_attach((uint8_t *)map + h.cmd_off, h.cmd_bytes, &p->cmd) != ONIC_OK ||
@@ -202,7 +210,7 @@ static void engine_proc_attach(engine_t *e, uint32_t rank)
         p->cmd.rec_size != ONIC_ONLOAD_REC || p->evt.rec_size != ONIC_ONLOAD_REC) {
         onic_error("onload: %s: its rings are not of this engine's version and record size; "
                    "not serving rank %u", name, rank);
-        engine_proc_detach(e, p);
+        engine_proc_detach(e, p, 1);
         return;
     }
     p->pid = (pid_t)h.pid;
@@ -229,7 +237,7 @@ static void engine_reap_dead(engine_t *e)
         engine_proc_t *p = &e->procs[r];
         if (p->state == ENGINE_PROC_ATTACHED && kill(p->pid, 0) != 0 && errno == ESRCH) {
             onic_debug("onload: rank %u (pid %d) is gone", r, (int)p->pid);
-            engine_proc_detach(e, p);
+            engine_proc_detach(e, p, 0);
         }
     }
 }
@@ -311,8 +319,9 @@ static void engine_pull_cmd(engine_t *e, uint32_t dst, const onic_onload_pull_t 
                 engine_move_t *m = &e->moves[i];
                 if (m->phase != ENGINE_MOVE_FREE)
                     continue;
-                *m = (engine_move_t){ENGINE_MOVE_COPY, dst, pl->src, reg->addr + pl->offset,
-                                     pl->dst_addr, pl->len, 0, pl->cookie, pl->reg_id, ONIC_OK};
+                *m = (engine_move_t){ENGINE_MOVE_COPY, dst, pl->src, p->pid, src->pid, p->gen,
+                                     src->gen, reg->addr + pl->offset, pl->dst_addr, pl->len,
+                                     0, pl->cookie, pl->reg_id, ONIC_OK};
                 e->nmoves++;
                 return;
             }
@@ -338,9 +347,10 @@ static unsigned engine_moves_progress(engine_t *e, int *blocked_p)
             /* Two copies through the engine: CMA moves between the caller
              * and one other process only. */
             if (n > 0) {
-                m->status = onic_xport_cma_read(src->pid, e->chunk, m->src_addr + m->done, n);
+                m->status = onic_xport_cma_read(m->src_pid, e->chunk, m->src_addr + m->done, n);
                 if (m->status == ONIC_OK)
-                    m->status = onic_xport_cma_write(dst->pid, e->chunk, m->dst_addr + m->done, n);
+                    m->status = onic_xport_cma_write(m->dst_pid, e->chunk, m->dst_addr + m->done,
+                                                     n);
             }
             if (m->status == ONIC_OK) {
                 m->done += n;
@@ -351,7 +361,7 @@ static unsigned engine_moves_progress(engine_t *e, int *blocked_p)
             work++;
         }
         if (m->phase == ENGINE_MOVE_TELL_DST) {
-            if (dst->state != ENGINE_PROC_ATTACHED) {
+            if (dst->state != ENGINE_PROC_ATTACHED || dst->gen != m->dst_gen) {
                 m->phase = ENGINE_MOVE_TELL_SRC;
             } else if (onic_onload_ring_room(&dst->evt) > 0) {
                 engine_tell(dst, ONIC_ONLOAD_EVT_PULLED, m->cookie, m->done, m->status, m->src);
@@ -362,7 +372,7 @@ static unsigned engine_moves_progress(engine_t *e, int *blocked_p)
             }
         }
         if (m->phase == ENGINE_MOVE_TELL_SRC) {
-            if (src->state != ENGINE_PROC_ATTACHED) {
+            if (src->state != ENGINE_PROC_ATTACHED || src->gen != m->src_gen) {
                 m->phase = ENGINE_MOVE_FREE;
             } else if (onic_onload_ring_room(&src->evt) > 0) {
                 engine_tell(src, ONIC_ONLOAD_EVT_READ, m->reg_id, m->done, m->status, m->dst);
@@ -402,7 +412,7 @@ static unsigned engine_proc_serve(engine_t *e, uint32_t rank, int *blocked_p)
         if (st == ONIC_ERR_NO_ELEM)
             break;
         if (st != ONIC_OK) { /* broken: logged by the ring */
-            engine_proc_detach(e, p);
+            engine_proc_detach(e, p, 1);
             break;
         }
         n++;
@@ -418,12 +428,12 @@ static unsigned engine_proc_serve(engine_t *e, uint32_t rank, int *blocked_p)
             memcpy(&pl, buf, sizeof(pl));
             engine_pull_cmd(e, rank, &pl);
         } else if (kind == ONIC_ONLOAD_CMD_BYE) {
-            engine_proc_detach(e, p);
+            engine_proc_detach(e, p, 0);
             break;
         } else {
             onic_error("onload: command %u of %zu bytes from pid %d makes no sense; not serving "
                        "it any more", kind, len, (int)p->pid);
-            engine_proc_detach(e, p);
+            engine_proc_detach(e, p, 1);
             break;
         }
     }
@@ -552,7 +562,7 @@ onic_status_t onic_onload_engine_run(const onic_config_t *cfg)
     __atomic_store_n(&s->state, ONIC_ONLOAD_STOPPED, __ATOMIC_RELEASE);
     for (uint32_t r = 0; r < e.nprocs; r++)
         if (e.procs[r].state == ENGINE_PROC_ATTACHED)
-            engine_proc_detach(&e, &e.procs[r]);
+            engine_proc_detach(&e, &e.procs[r], 0);
     munmap(s, sizeof(*s));
     shm_unlink(name);
     onic_free(e.chunk);

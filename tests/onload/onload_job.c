@@ -16,6 +16,8 @@
  *   onload_job vanish       rank 1 exits without saying BYE; the engine
  *                           stops serving it within a second, and rank 0
  *                           is still served
+ *   onload_job reopen       every rank closes and reopens its connection to
+ *                           the engine three times, pinging each time
  *   onload_job killed       rank 0 kills the engine with SIGKILL; every
  *                           rank blocked waiting for an event must get an
  *                           error within 5 s, not hang (SIGTERM from
@@ -347,7 +349,22 @@ int main(int argc, char **argv)
         printf("rank %u: cannot reach the engine: %s\n", cfg.rank, onic_status_str(s));
         return 1;
     }
-    if (strcmp(argv[1], "ping") == 0 && argc == 3)
+    if (strcmp(argv[1], "reopen") == 0) {
+        for (int i = 0; i < 3; i++) {
+            if (run_ping(&cfg, c, 100) != 0)
+                return 1;
+            onic_onload_client_close(c);
+            s = onic_onload_client_open(&cfg, &c);
+            if (s != ONIC_OK) {
+                printf("rank %u: cannot reach the engine again: %s\n", cfg.rank,
+                       onic_status_str(s));
+                return 1;
+            }
+        }
+    }
+    if (strcmp(argv[1], "reopen") == 0)
+        rc = run_ping(&cfg, c, 100);
+    else if (strcmp(argv[1], "ping") == 0 && argc == 3)
         rc = run_ping(&cfg, c, strtoull(argv[2], NULL, 10));
     else if (strcmp(argv[1], "latency") == 0 && argc == 3)
         rc = run_latency(&cfg, c, strtoull(argv[2], NULL, 10));
