@@ -99,6 +99,15 @@ check "a vanished process: the job goes on" [ $rc -eq 0 ]
 check "the engine drops it" grep -q "rank 0: the engine stopped serving the vanished process" "$out"
 check "and serves the other" grep -q "rank 0: 1000 pings answered in order" "$out"
 
+# What a process must not get away with; a segment that does not add up.
+go --onload -n 1 "$onload_job" misuse
+check "misuse is refused, one by one" grep -q "rank 0: every misuse refused" "$out"
+check "a senseless command is named" grep -q "command 99 of 0 bytes from pid [0-9]* makes no sense" "$out"
+go --onload -n 2 "$onload_job" badseg
+check "a bad segment: the job goes on" [ $rc -eq 0 ]
+check "the engine refuses it" grep -q "does not describe the segment" "$out"
+check "and serves the good process" grep -q "rank 0: 1000 pings answered in order" "$out"
+
 # An MPI program with --onload is refused with a reason, not run inline.
 go --onload -n 2 "$mpi" setup
 check "MPI under --onload fails while the engine serves nothing" [ $rc -ne 0 ]

@@ -18,6 +18,15 @@
  *                           is still served
  *   onload_job reopen       every rank closes and reopens its connection to
  *                           the engine three times, pinging each time
+ *   onload_job misuse       (one rank) registrations that must fail, pulls
+ *                           the engine must refuse or fail, a pull from
+ *                           oneself, then a command that makes no sense:
+ *                           the engine stops serving this process (its
+ *                           next ping goes unanswered) but keeps running
+ *   onload_job badseg       (two ranks) rank 1 publishes a segment whose
+ *                           rings overlap: the engine refuses it and still
+ *                           serves rank 0
+
  *   onload_job killed       rank 0 kills the engine with SIGKILL; every
  *                           rank blocked waiting for an event must get an
  *                           error within 5 s, not hang (SIGTERM from
@@ -25,8 +34,11 @@
 #include "base/clock.h"
 #include "base/config.h"
 #include "onload/onload.h"
+#include "onload/ring.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -310,6 +322,129 @@ static int run_vanish(const onic_config_t *cfg, onic_onload_client_t *c)
     return run_ping(cfg, c, 1000);
 }
 
+/* The next event must be kind with cookie and status. */
+static int expect_done(onic_onload_client_t *c, uint32_t kind, uint64_t cookie,
+                       onic_status_t status)
+{
+    onic_onload_done_t d;
+
+    if (wait_done(c, kind, &d))
+        return 1;
+    if (d.cookie != cookie || d.status != status) {
+        fprintf(stderr, "event %u: cookie %llu status %s; expected %llu, %s\n", kind,
+                (unsigned long long)d.cookie, onic_status_str(d.status),
+                (unsigned long long)cookie, onic_status_str(status));
+        return 1;
+    }
+    return 0;
+}
+
+static int run_misuse(const onic_config_t *cfg, onic_onload_client_t *c)
+{
+    static uint8_t src[4096], dst[4096];
+    onic_onload_reg_t r = {1, (uint64_t)(uintptr_t)src, sizeof(src)};
+    onic_onload_pull_t pl;
+    uint8_t buf[ONIC_ONLOAD_REC];
+    uint32_t kind;
+    size_t len;
+    int bad = 0;
+
+    for (size_t i = 0; i < sizeof(src); i++)
+        src[i] = pull_byte(i);
+    /* Registrations: twice the same id, an unknown id, one too many. */
+    bad |= push_retry(c, ONIC_ONLOAD_CMD_REG, &r, sizeof(r));
+    bad |= push_retry(c, ONIC_ONLOAD_CMD_REG, &r, sizeof(r));
+    bad |= expect_done(c, ONIC_ONLOAD_EVT_ERROR, 1, ONIC_ERR_INVALID_PARAM);
+    r.id = 77;
+    bad |= push_retry(c, ONIC_ONLOAD_CMD_DEREG, &r, sizeof(r));
+    bad |= expect_done(c, ONIC_ONLOAD_EVT_ERROR, 77, ONIC_ERR_NO_ELEM);
+    for (uint64_t id = 100; id < 100 + ONIC_ONLOAD_REGS; id++) {
+        r.id = id;
+        bad |= push_retry(c, ONIC_ONLOAD_CMD_REG, &r, sizeof(r));
+    }
+    bad |= expect_done(c, ONIC_ONLOAD_EVT_ERROR, 100 + ONIC_ONLOAD_REGS - 1, ONIC_ERR_NO_RESOURCE);
+    r.id = 100;
+    bad |= push_retry(c, ONIC_ONLOAD_CMD_DEREG, &r, sizeof(r));
+
+    /* Pulls: an unknown rank, sizes that wrap around, memory that is not
+     * there, then one that works (from oneself). */
+    pl = (onic_onload_pull_t){99, 0, 1, 0, 8, (uint64_t)(uintptr_t)dst, 1};
+    bad |= push_retry(c, ONIC_ONLOAD_CMD_PULL, &pl, sizeof(pl));
+    bad |= expect_done(c, ONIC_ONLOAD_EVT_PULLED, 1, ONIC_ERR_NO_ELEM);
+    pl = (onic_onload_pull_t){cfg->rank, 0, 1, 1, UINT64_MAX, (uint64_t)(uintptr_t)dst, 2};
+    bad |= push_retry(c, ONIC_ONLOAD_CMD_PULL, &pl, sizeof(pl));
+    bad |= expect_done(c, ONIC_ONLOAD_EVT_PULLED, 2, ONIC_ERR_INVALID_PARAM);
+    pl = (onic_onload_pull_t){cfg->rank, 0, 1, 0, 8, UINT64_MAX - 3, 3};
+    bad |= push_retry(c, ONIC_ONLOAD_CMD_PULL, &pl, sizeof(pl));
+    bad |= expect_done(c, ONIC_ONLOAD_EVT_PULLED, 3, ONIC_ERR_INVALID_PARAM);
+    pl = (onic_onload_pull_t){cfg->rank, 0, 1, 0, 8, 8, 4}; /* address 8: nothing mapped */
+    bad |= push_retry(c, ONIC_ONLOAD_CMD_PULL, &pl, sizeof(pl));
+    bad |= expect_done(c, ONIC_ONLOAD_EVT_PULLED, 4, ONIC_ERR_INVALID_PARAM);
+    bad |= expect_done(c, ONIC_ONLOAD_EVT_READ, 1, ONIC_ERR_INVALID_PARAM);
+    pl = (onic_onload_pull_t){cfg->rank, 0, 1, 100, 3000, (uint64_t)(uintptr_t)dst, 5};
+    bad |= push_retry(c, ONIC_ONLOAD_CMD_PULL, &pl, sizeof(pl));
+    bad |= expect_done(c, ONIC_ONLOAD_EVT_PULLED, 5, ONIC_OK);
+    bad |= expect_done(c, ONIC_ONLOAD_EVT_READ, 1, ONIC_OK);
+    bad |= memcmp(dst, src + 100, 3000) != 0;
+    if (bad) {
+        fprintf(stderr, "rank %u: misuse: something was not refused as it should be\n",
+                cfg->rank);
+        return 1;
+    }
+
+    /* A command that makes no sense: no longer served, the engine lives on. */
+    bad |= push_retry(c, 99, NULL, 0);
+    bad |= push_retry(c, ONIC_ONLOAD_CMD_PING, &r, 8);
+    bad |= onic_onload_client_wait(c, &kind, buf, &len, 500000000ull) != ONIC_ERR_NO_ELEM;
+    bad |= onic_onload_client_check(c) != ONIC_OK;
+    if (bad) {
+        fprintf(stderr, "rank %u: the engine answered after a senseless command\n", cfg->rank);
+        return 1;
+    }
+    printf("rank %u: every misuse refused\n", cfg->rank);
+    return 0;
+}
+
+/* Rank 1 makes its segment by hand, with the event ring overlapping the
+ * command ring, instead of calling onic_onload_client_open. */
+static int run_badseg(const onic_config_t *cfg)
+{
+    char name[ONIC_ONLOAD_NAME_MAX];
+    size_t ring = onic_onload_ring_bytes(4, ONIC_ONLOAD_REC);
+    size_t bytes = sizeof(onic_onload_proc_hdr_t) + 2 * ring;
+    onic_onload_proc_hdr_t *h;
+    onic_onload_status_t st, st2;
+    uint64_t t0 = onic_time_ns();
+    int fd;
+
+    if (onic_onload_status_read(cfg->jobid, &st) != ONIC_OK)
+        return 1;
+    onic_onload_proc_name(cfg->jobid, cfg->rank, name);
+    fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0 || ftruncate(fd, (off_t)bytes) != 0)
+        return 1;
+    h = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (h == MAP_FAILED)
+        return 1;
+    *h = (onic_onload_proc_hdr_t){0, ONIC_ONLOAD_STATUS_VERSION, cfg->rank, (int32_t)getpid(),
+                                  sizeof(*h), ring, sizeof(*h) + ring / 2, ring,
+                                  (uint64_t)(uintptr_t)h, {0}};
+    __atomic_store_n(&h->magic, ONIC_ONLOAD_PROC_MAGIC, __ATOMIC_RELEASE);
+    /* The engine looks for new segments at least every 100 ms. */
+    do {
+        usleep(10000);
+        if (onic_onload_status_read(cfg->jobid, &st2) != ONIC_OK ||
+            onic_time_ns() - t0 > 5000000000ull) {
+            fprintf(stderr, "rank %u: the engine never looked at the bad segment\n", cfg->rank);
+            return 1;
+        }
+    } while (st2.procs_seen == st.procs_seen || st2.procs != st.procs);
+    shm_unlink(name);
+    printf("rank %u: the engine looked at the bad segment and did not serve it\n", cfg->rank);
+    return 0;
+}
+
 static int run_killed(const onic_config_t *cfg, onic_onload_client_t *c)
 {
     uint8_t buf[ONIC_ONLOAD_REC];
@@ -344,6 +479,8 @@ int main(int argc, char **argv)
         return 2;
     if (strcmp(argv[1], "killed") == 0)
         signal(SIGTERM, SIG_IGN);
+    if (strcmp(argv[1], "badseg") == 0 && cfg.rank == 1)
+        return run_badseg(&cfg);
     s = onic_onload_client_open(&cfg, &c);
     if (s != ONIC_OK) {
         printf("rank %u: cannot reach the engine: %s\n", cfg.rank, onic_status_str(s));
@@ -370,6 +507,10 @@ int main(int argc, char **argv)
         rc = run_latency(&cfg, c, strtoull(argv[2], NULL, 10));
     else if (strcmp(argv[1], "pull") == 0 && argc == 3)
         rc = run_pull(&cfg, c, (size_t)strtoull(argv[2], NULL, 10));
+    else if (strcmp(argv[1], "misuse") == 0)
+        rc = run_misuse(&cfg, c);
+    else if (strcmp(argv[1], "badseg") == 0)
+        rc = run_ping(&cfg, c, 1000);
     else if (strcmp(argv[1], "vanish") == 0)
         rc = run_vanish(&cfg, c);
     else if (strcmp(argv[1], "killed") == 0)
