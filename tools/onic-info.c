@@ -37,8 +37,9 @@ static void info_onload(const onic_config_t *cfg)
         printf("%u", st.core);
     printf(", up %.1f s, last heartbeat %.1f s ago\n", (onic_time_ns() - st.started_ns) / 1e9,
            (onic_time_ns() - st.heartbeat_ns) / 1e9);
-    printf("  processes attached %llu, commands %llu, matches %llu, bytes moved %llu, "
-           "time busy %.3f s\n", (unsigned long long)st.procs, (unsigned long long)st.commands,
+    printf("  processes attached %llu (refused %llu), commands %llu, matches %llu, bytes moved "
+           "%llu, time busy %.3f s\n", (unsigned long long)st.procs,
+           (unsigned long long)st.refused, (unsigned long long)st.commands,
            (unsigned long long)st.matches, (unsigned long long)st.bytes, st.busy_ns / 1e9);
 }
 

@@ -14,6 +14,7 @@ static const char *const simd_values[] = {"auto", "scalar", "avx2", NULL};
 const char *const onic_config_shm_rma_values[] = {"auto", "cma", "copy", NULL};
 const char *const onic_config_xport_values[] = {"shm", NULL};
 static const char *const core_words[] = {"last", NULL};
+const char *const onic_config_onload_rma_values[] = {"auto", "copy", NULL};
 
 #define CFG_FIELD(_f) offsetof(onic_config_t, _f)
 
@@ -81,6 +82,10 @@ static const onic_config_var_t config_vars[] = {
     {"ONIC_ONLOAD_EVENT_RECS", "1024", "records of 128 bytes in each process's event ring from "
      "the onload engine; the engine holds a process's work while its ring is full",
      ONIC_CONFIG_UINT_POW2, 2, 65536, NULL, CFG_FIELD(onload_event_recs)},
+    {"ONIC_ONLOAD_RMA", "auto", "how the onload engine reaches this process's data: auto "
+     "(cross-memory attach where the kernel allows it, else copy) or copy (the process "
+     "copies through a bounce area in its segment, in its own onic calls)",
+     ONIC_CONFIG_ENUM, 0, 0, onic_config_onload_rma_values, CFG_FIELD(onload_rma)},
     {"ONIC_RANK", "0", "this process's rank in its job (set by onicrun)",
      ONIC_CONFIG_UINT, 0, 0x7fffffff, NULL, CFG_FIELD(rank)},
     {"ONIC_SIZE", "1", "processes in the job (set by onicrun)",

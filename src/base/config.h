@@ -27,6 +27,11 @@ typedef enum onic_config_shm_rma {
     ONIC_SHM_RMA_COPY = 2
 } onic_config_shm_rma_t;
 
+typedef enum onic_config_onload_rma {
+    ONIC_ONLOAD_RMA_AUTO = 0,
+    ONIC_ONLOAD_RMA_COPY = 1
+} onic_config_onload_rma_t;
+
 #define ONIC_CONFIG_TOKEN_MAX 32
 
 typedef struct onic_config {
@@ -51,6 +56,7 @@ typedef struct onic_config {
     unsigned    onload_core;    /* ONIC_ONLOAD_CORE: a core, or ONIC_CONFIG_LAST */
     unsigned    onload_cmd_recs;   /* ONIC_ONLOAD_CMD_RECS */
     unsigned    onload_event_recs; /* ONIC_ONLOAD_EVENT_RECS */
+    unsigned    onload_rma;     /* ONIC_ONLOAD_RMA: onic_config_onload_rma_t */
     unsigned    rank;           /* ONIC_RANK, set by the launcher */
     unsigned    size;           /* ONIC_SIZE, set by the launcher */
     char        jobid[ONIC_CONFIG_TOKEN_MAX + 1]; /* ONIC_JOBID, "" outside a job */
@@ -83,6 +89,7 @@ typedef struct onic_config_var {
 extern const char *const onic_config_match_engines[];
 extern const char *const onic_config_shm_rma_values[];
 extern const char *const onic_config_xport_values[];
+extern const char *const onic_config_onload_rma_values[];
 
 /* The whole table, for onic-info. */
 const onic_config_var_t *onic_config_vars(size_t *count_p);

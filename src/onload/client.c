@@ -22,6 +22,13 @@
 #define CLIENT_CHECK_NS     100000000ull   /* liveness check period while waiting */
 #define CLIENT_YIELDS       16
 
+/* A range this process registered, or the target of a pull it started. */
+typedef struct client_range {
+    int      used;
+    uint64_t key;   /* the range's id, or the pull's cookie */
+    uint64_t addr, len;
+} client_range_t;
+
 struct onic_onload_client {
     onic_onload_status_t *engine;   /* its status segment, mapped read-write for the bell */
     pid_t                 engine_pid;
@@ -29,8 +36,11 @@ struct onic_onload_client {
     size_t                bytes;
     onic_onload_ring_t    cmd;      /* we produce */
     onic_onload_ring_t    evt;      /* we consume */
+    uint8_t              *bounce;   /* ONIC_ONLOAD_CHUNK bytes in our segment */
     uint64_t              spin_ns;
     int                   gone;     /* the engine was found dead */
+    client_range_t        regs[ONIC_ONLOAD_REGS];
+    client_range_t        pulls[ONIC_ONLOAD_MOVES];
 };
 
 static long client_futex(uint32_t *word, int op, uint32_t val)
@@ -120,7 +130,7 @@ onic_status_t onic_onload_client_open(const onic_config_t *cfg, onic_onload_clie
     evt_bytes = onic_onload_ring_bytes(cfg->onload_event_recs, ONIC_ONLOAD_REC);
     if (cmd_bytes == 0 || evt_bytes == 0)
         return ONIC_ERR_INVALID_PARAM; /* the registry's ranges make this unreachable */
-    bytes = sizeof(*h) + cmd_bytes + evt_bytes;
+    bytes = sizeof(*h) + cmd_bytes + evt_bytes + ONIC_ONLOAD_CHUNK;
     c = onic_calloc(1, sizeof(*c));
     if (c == NULL)
         return ONIC_ERR_NO_MEMORY;
@@ -158,7 +168,10 @@ onic_status_t onic_onload_client_open(const onic_config_t *cfg, onic_onload_clie
     h->cmd_bytes = cmd_bytes;
     h->evt_off = sizeof(*h) + cmd_bytes;
     h->evt_bytes = evt_bytes;
-    h->self_addr = (uint64_t)(uintptr_t)h;
+    /* 0 asks the engine not to use CMA on us (its probe then fails). */
+    h->self_addr = cfg->onload_rma == ONIC_ONLOAD_RMA_COPY ? 0 : (uint64_t)(uintptr_t)h;
+    h->bounce_off = sizeof(*h) + cmd_bytes + evt_bytes;
+    c->bounce = (uint8_t *)c->map + h->bounce_off;
     /* Where Yama restricts ptrace to descendants, let the engine use CMA
      * on us (EINVAL without Yama: nothing to allow). */
     (void)prctl(PR_SET_PTRACER, (unsigned long)c->engine_pid, 0, 0, 0);
@@ -223,16 +236,36 @@ void onic_onload_client_close(onic_onload_client_t *c)
     onic_free(c);
 }
 
-onic_status_t onic_onload_client_push(onic_onload_client_t *c, uint32_t kind, const void *data,
-                                      size_t len)
+static client_range_t *client_range_find(client_range_t *t, unsigned n, uint64_t key)
 {
-    onic_status_t status;
+    for (unsigned i = 0; i < n; i++)
+        if (t[i].used && t[i].key == key)
+            return &t[i];
+    return NULL;
+}
 
-    if (c == NULL)
-        return ONIC_ERR_INVALID_PARAM;
-    if (c->gone)
-        return ONIC_ERR_IO;
-    status = onic_onload_ring_push(&c->cmd, kind, data, len);
+static client_range_t *client_range_free(client_range_t *t, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (!t[i].used)
+            return &t[i];
+    return NULL;
+}
+
+/* Whether [addr, addr + len) lies inside one of the ranges of t. */
+static int client_range_covers(const client_range_t *t, unsigned n, uint64_t addr, uint64_t len)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (t[i].used && addr >= t[i].addr && len <= t[i].len && addr - t[i].addr <= t[i].len - len)
+            return 1;
+    return 0;
+}
+
+static onic_status_t client_push_raw(onic_onload_client_t *c, uint32_t kind, const void *data,
+                                     size_t len)
+{
+    onic_status_t status = onic_onload_ring_push(&c->cmd, kind, data, len);
+
     if (status == ONIC_OK)
         client_ring_bell(c);
     else if (status == ONIC_ERR_NO_RESOURCE)
@@ -241,12 +274,107 @@ onic_status_t onic_onload_client_push(onic_onload_client_t *c, uint32_t kind, co
     return status;
 }
 
+onic_status_t onic_onload_client_push(onic_onload_client_t *c, uint32_t kind, const void *data,
+                                      size_t len)
+{
+    client_range_t *slot = NULL;
+    onic_onload_reg_t reg;
+    onic_onload_pull_t pull;
+    onic_status_t status;
+
+    if (c == NULL)
+        return ONIC_ERR_INVALID_PARAM;
+    if (c->gone)
+        return ONIC_ERR_IO;
+    if (kind == ONIC_ONLOAD_CMD_PULL && len == sizeof(pull) && data != NULL) {
+        memcpy(&pull, data, sizeof(pull));
+        slot = client_range_free(c->pulls, ONIC_ONLOAD_MOVES);
+        if (slot == NULL)
+            return ONIC_ERR_NO_RESOURCE; /* take PULLED events first */
+    }
+    status = client_push_raw(c, kind, data, len);
+    if (status != ONIC_OK)
+        return status;
+    if (slot != NULL) {
+        *slot = (client_range_t){1, pull.cookie, pull.dst_addr, pull.len};
+    } else if ((kind == ONIC_ONLOAD_CMD_REG || kind == ONIC_ONLOAD_CMD_DEREG) &&
+               len == sizeof(reg) && data != NULL) {
+        /* Mirror what the engine will do (it refuses a duplicate id, and
+         * beyond ONIC_ONLOAD_REGS), to check its FILL requests. */
+        memcpy(&reg, data, sizeof(reg));
+        client_range_t *old = client_range_find(c->regs, ONIC_ONLOAD_REGS, reg.id);
+        if (kind == ONIC_ONLOAD_CMD_DEREG && old != NULL)
+            old->used = 0;
+        else if (kind == ONIC_ONLOAD_CMD_REG && old == NULL &&
+                 (slot = client_range_free(c->regs, ONIC_ONLOAD_REGS)) != NULL)
+            *slot = (client_range_t){1, reg.id, reg.addr, reg.len};
+    }
+    return ONIC_OK;
+}
+
+/* FILL or DRAIN: the engine cannot reach our memory, so we copy between
+ * it and our bounce area, but only within what we registered or asked to
+ * be pulled into. The answer goes back at once: we just took an event, so
+ * the engine takes our commands again soon. */
+static onic_status_t client_copy(onic_onload_client_t *c, uint32_t kind, const void *buf,
+                                 size_t len)
+{
+    onic_onload_copy_t cp = {0, 0};
+    onic_onload_done_t d = {0, 0, ONIC_OK, 0};
+    onic_status_t status;
+    uint32_t answer = kind == ONIC_ONLOAD_EVT_FILL ? ONIC_ONLOAD_CMD_FILLED
+                                                   : ONIC_ONLOAD_CMD_DRAINED;
+
+    if (len != sizeof(cp)) {
+        d.status = ONIC_ERR_INVALID_PARAM;
+    } else {
+        memcpy(&cp, buf, sizeof(cp));
+        d.len = cp.len;
+        if (cp.len > ONIC_ONLOAD_CHUNK)
+            d.status = ONIC_ERR_INVALID_PARAM;
+        else if (kind == ONIC_ONLOAD_EVT_FILL &&
+                 client_range_covers(c->regs, ONIC_ONLOAD_REGS, cp.addr, cp.len))
+            memcpy(c->bounce, (const void *)(uintptr_t)cp.addr, cp.len);
+        else if (kind == ONIC_ONLOAD_EVT_DRAIN &&
+                 client_range_covers(c->pulls, ONIC_ONLOAD_MOVES, cp.addr, cp.len))
+            memcpy((void *)(uintptr_t)cp.addr, c->bounce, cp.len);
+        else
+            d.status = ONIC_ERR_INVALID_PARAM;
+    }
+    if (d.status != ONIC_OK)
+        onic_error("onload: the engine asked for a copy of %llu bytes at %#llx outside what this "
+                   "process exposed or asked for; refused",
+                   (unsigned long long)cp.len, (unsigned long long)cp.addr);
+    while ((status = client_push_raw(c, answer, &d, sizeof(d))) == ONIC_ERR_NO_RESOURCE)
+        sched_yield();
+    return status;
+}
+
 onic_status_t onic_onload_client_poll(onic_onload_client_t *c, uint32_t *kind_p, void *buf,
                                       size_t *len_p)
 {
+    onic_status_t status;
+
     if (c == NULL || kind_p == NULL || buf == NULL || len_p == NULL)
         return ONIC_ERR_INVALID_PARAM;
-    return onic_onload_ring_pop(&c->evt, kind_p, buf, len_p);
+    for (;;) {
+        status = onic_onload_ring_pop(&c->evt, kind_p, buf, len_p);
+        if (status != ONIC_OK)
+            return status;
+        if (*kind_p != ONIC_ONLOAD_EVT_FILL && *kind_p != ONIC_ONLOAD_EVT_DRAIN)
+            break;
+        status = client_copy(c, *kind_p, buf, *len_p);
+        if (status != ONIC_OK)
+            return status;
+    }
+    if (*kind_p == ONIC_ONLOAD_EVT_PULLED && *len_p == sizeof(onic_onload_done_t)) {
+        onic_onload_done_t d;
+        client_range_t *slot;
+        memcpy(&d, buf, sizeof(d));
+        if ((slot = client_range_find(c->pulls, ONIC_ONLOAD_MOVES, d.cookie)) != NULL)
+            slot->used = 0;
+    }
+    return ONIC_OK;
 }
 
 onic_status_t onic_onload_client_wait(onic_onload_client_t *c, uint32_t *kind_p, void *buf,

@@ -107,6 +107,9 @@ typedef struct engine_proc {
     pid_t               pid;
     int                 cma;    /* the engine can read and write its memory */
     uint64_t            gen;    /* bumped at every attach: which incarnation */
+    uint8_t            *bounce;     /* ONIC_ONLOAD_CHUNK bytes of its segment */
+    int                 fill_move;  /* the move its bounce area holds data for, or -1 */
+    int                 drain_move; /* the move waiting for it to drain the area, or -1 */
     onic_onload_ring_t  cmd;    /* we consume */
     onic_onload_ring_t  evt;    /* we produce */
     engine_reg_t        regs[ONIC_ONLOAD_REGS];
@@ -125,9 +128,17 @@ typedef struct engine_move {
     uint64_t            src_addr, dst_addr, len, done;
     uint64_t            cookie, reg_id;
     onic_status_t       status;
+    int                 sub;    /* ENGINE_CHUNK_*: where the current chunk is */
+    size_t              n;      /* its length */
 } engine_move_t;
 
 enum { ENGINE_MOVE_FREE = 0, ENGINE_MOVE_COPY, ENGINE_MOVE_TELL_DST, ENGINE_MOVE_TELL_SRC };
+
+/* A chunk's way when a process cannot be reached by CMA: the owner copies
+ * it into its bounce area (FILL), the engine moves it on, the puller
+ * copies it out of its own (DRAIN). */
+enum { ENGINE_CHUNK_START = 0, ENGINE_CHUNK_WAIT_FILL, ENGINE_CHUNK_HAVE_SRC,
+       ENGINE_CHUNK_WAIT_DRAIN };
 
 typedef struct engine {
     const onic_config_t   *cfg;
@@ -142,14 +153,22 @@ typedef struct engine {
     uint8_t               *chunk;   /* ONIC_ONLOAD_CHUNK bytes on their way */
 } engine_t;
 
+static void engine_move_end(engine_t *e, engine_move_t *m, onic_status_t status);
+
 static void engine_proc_detach(engine_t *e, engine_proc_t *p, int refuse)
 {
+    /* Pulls waiting on this process's copies will not get them. */
+    if (p->fill_move >= 0)
+        engine_move_end(e, &e->moves[p->fill_move], ONIC_ERR_IO);
+    if (p->drain_move >= 0)
+        engine_move_end(e, &e->moves[p->drain_move], ONIC_ERR_IO);
     munmap(p->map, p->bytes);
     p->map = NULL;
     memset(p->regs, 0, sizeof(p->regs)); /* a later incarnation starts afresh */
     p->state = refuse ? ENGINE_PROC_DONE : ENGINE_PROC_NONE;
     e->attached--;
     e->done += refuse != 0;
+    __atomic_store_n(&e->status->refused, e->done, __ATOMIC_RELAXED);
     __atomic_store_n(&e->status->procs, e->attached, __ATOMIC_RELAXED);
 }
 
@@ -179,6 +198,7 @@ static void engine_proc_attach(engine_t *e, uint32_t rank)
         onic_error("onload: cannot map %s (%lld bytes): %m", name, (long long)st.st_size);
         p->state = ENGINE_PROC_DONE;
         e->done++;
+        __atomic_store_n(&e->status->refused, e->done, __ATOMIC_RELAXED);
         return;
     }
     if (__atomic_load_n(&((onic_onload_proc_hdr_t *)map)->magic, __ATOMIC_ACQUIRE) !=
@@ -199,7 +219,10 @@ static void engine_proc_attach(engine_t *e, uint32_t rank)
         h.evt_off < sizeof(h) || h.evt_off > p->bytes || h.evt_bytes > p->bytes - h.evt_off ||
         h.cmd_off % 64 != 0 || h.evt_off % 64 != 0 ||
         (h.cmd_off < h.evt_off ? h.cmd_off + h.cmd_bytes > h.evt_off
-                               : h.evt_off + h.evt_bytes > h.cmd_off)) {
+                               : h.evt_off + h.evt_bytes > h.cmd_off) ||
+        h.bounce_off % 64 != 0 || h.bounce_off > p->bytes ||
+        p->bytes - h.bounce_off < ONIC_ONLOAD_CHUNK ||
+        h.bounce_off < h.cmd_off + h.cmd_bytes || h.bounce_off < h.evt_off + h.evt_bytes) {
         onic_error("onload: %s: header of version %u for rank %u does not describe the segment "
                    "(%zu bytes); not serving it", name, h.version, h.rank, p->bytes);
         engine_proc_detach(e, p, 1);
@@ -214,15 +237,22 @@ static void engine_proc_attach(engine_t *e, uint32_t rank)
         return;
     }
     p->pid = (pid_t)h.pid;
+    p->bounce = (uint8_t *)map + h.bounce_off;
+    p->fill_move = p->drain_move = -1;
     /* Read the header back from the process itself: proves the pid (pid
      * namespaces, a stale segment) and that the kernel lets us use CMA. */
     {
         onic_onload_proc_hdr_t back;
-        p->cma = onic_xport_cma_read(p->pid, &back, h.self_addr, sizeof(back)) == ONIC_OK &&
+        p->cma = h.self_addr != 0 &&
+                 onic_xport_cma_read(p->pid, &back, h.self_addr, sizeof(back)) == ONIC_OK &&
                  memcmp(&back, &h, sizeof(h)) == 0;
-        if (!p->cma)
-            onic_warn("onload: cannot reach rank %u (pid %d) by cross-memory attach; pulls "
-                      "from or to it will fail", rank, (int)p->pid);
+        if (h.self_addr == 0)
+            onic_debug("onload: rank %u asks for copies through its bounce area "
+                       "(ONIC_ONLOAD_RMA=copy)", rank);
+        else if (!p->cma)
+            onic_info("onload: cannot reach rank %u (pid %d) by cross-memory attach; its "
+                      "data goes through its bounce area, copied in its own calls", rank,
+                      (int)p->pid);
     }
     /* The event ring is empty: WELCOME always fits. */
     onic_onload_ring_push(&p->evt, ONIC_ONLOAD_EVT_WELCOME, NULL, 0);
@@ -312,8 +342,6 @@ static void engine_pull_cmd(engine_t *e, uint32_t dst, const onic_onload_pull_t 
         else if (pl->offset > reg->len || pl->len > reg->len - pl->offset ||
                  pl->dst_addr + pl->len < pl->dst_addr)
             status = ONIC_ERR_INVALID_PARAM;
-        else if (!src->cma || !p->cma)
-            status = ONIC_ERR_UNSUPPORTED;
         if (status == ONIC_OK) {
             for (unsigned i = 0; i < ONIC_ONLOAD_MOVES; i++) {
                 engine_move_t *m = &e->moves[i];
@@ -321,14 +349,151 @@ static void engine_pull_cmd(engine_t *e, uint32_t dst, const onic_onload_pull_t 
                     continue;
                 *m = (engine_move_t){ENGINE_MOVE_COPY, dst, pl->src, p->pid, src->pid, p->gen,
                                      src->gen, reg->addr + pl->offset, pl->dst_addr, pl->len,
-                                     0, pl->cookie, pl->reg_id, ONIC_OK};
+                                     0, pl->cookie, pl->reg_id, ONIC_OK,
+                                     ENGINE_CHUNK_START, 0};
                 e->nmoves++;
                 return;
             }
-            status = ONIC_ERR_NO_RESOURCE; /* unreachable: the caller checked nmoves */
+            status = ONIC_ERR_NO_RESOURCE; /* all busy: the puller retries */
         }
     }
     engine_tell(p, ONIC_ONLOAD_EVT_PULLED, pl->cookie, 0, status, pl->src);
+}
+
+static int engine_move_alive(const engine_t *e, const engine_move_t *m)
+{
+    const engine_proc_t *src = &e->procs[m->src], *dst = &e->procs[m->dst];
+
+    return src->state == ENGINE_PROC_ATTACHED && src->gen == m->src_gen &&
+           dst->state == ENGINE_PROC_ATTACHED && dst->gen == m->dst_gen;
+}
+
+/* Stop moving (done or failed): free the bounce areas it held, tell. */
+static void engine_move_end(engine_t *e, engine_move_t *m, onic_status_t status)
+{
+    int i = (int)(m - e->moves);
+
+    if (e->procs[m->src].fill_move == i)
+        e->procs[m->src].fill_move = -1;
+    if (e->procs[m->dst].drain_move == i)
+        e->procs[m->dst].drain_move = -1;
+    m->status = status;
+    m->phase = ENGINE_MOVE_TELL_DST;
+}
+
+static void engine_chunk_done(engine_t *e, engine_move_t *m, onic_status_t status)
+{
+    if (status != ONIC_OK) {
+        engine_move_end(e, m, status);
+        return;
+    }
+    m->done += m->n;
+    __atomic_fetch_add(&e->status->bytes, m->n, __ATOMIC_RELAXED);
+    m->sub = ENGINE_CHUNK_START;
+    if (m->done == m->len)
+        engine_move_end(e, m, ONIC_OK);
+}
+
+/* The next step of a pull's current chunk. With CMA on both sides a chunk
+ * is two copies through the engine (CMA joins the caller with one other
+ * process); without it on a side, that side's process copies through its
+ * bounce area when the engine asks (FILL, DRAIN). Returns 1 if it moved. */
+static unsigned engine_move_step(engine_t *e, engine_move_t *m, int i, int *blocked_p)
+{
+    engine_proc_t *src = &e->procs[m->src], *dst = &e->procs[m->dst];
+    onic_status_t st = ONIC_OK;
+
+    if (!engine_move_alive(e, m)) {
+        engine_move_end(e, m, ONIC_ERR_IO);
+        return 1;
+    }
+    switch (m->sub) {
+    case ENGINE_CHUNK_START:
+        m->n = m->len - m->done < ONIC_ONLOAD_CHUNK ? (size_t)(m->len - m->done)
+                                                    : ONIC_ONLOAD_CHUNK;
+        if (m->n == 0) { /* an empty pull */
+            engine_move_end(e, m, ONIC_OK);
+            return 1;
+        }
+        if (!src->cma) {
+            onic_onload_copy_t cp = {m->src_addr + m->done, m->n};
+            if (src->fill_move >= 0)
+                return 0; /* its area is in use; that move's FILLED rings us */
+            if (onic_onload_ring_room(&src->evt) == 0) {
+                *blocked_p = 1;
+                return 0;
+            }
+            src->fill_move = i;
+            onic_onload_ring_push(&src->evt, ONIC_ONLOAD_EVT_FILL, &cp, sizeof(cp));
+            m->sub = ENGINE_CHUNK_WAIT_FILL;
+            return 1;
+        }
+        m->sub = ENGINE_CHUNK_HAVE_SRC;
+        /* CMA reads the source when the chunk moves on, below */
+        __attribute__((fallthrough));
+    case ENGINE_CHUNK_HAVE_SRC:
+        if (dst->cma) {
+            if (src->cma) {
+                st = onic_xport_cma_read(m->src_pid, e->chunk, m->src_addr + m->done, m->n);
+                if (st == ONIC_OK)
+                    st = onic_xport_cma_write(m->dst_pid, e->chunk, m->dst_addr + m->done, m->n);
+            } else {
+                st = onic_xport_cma_write(m->dst_pid, src->bounce, m->dst_addr + m->done, m->n);
+                src->fill_move = -1;
+            }
+            engine_chunk_done(e, m, st);
+            return 1;
+        }
+        if (dst->drain_move >= 0)
+            return 0; /* that move's DRAINED rings us */
+        if (onic_onload_ring_room(&dst->evt) == 0) {
+            *blocked_p = 1;
+            return 0;
+        }
+        if (src->cma) {
+            st = onic_xport_cma_read(m->src_pid, dst->bounce, m->src_addr + m->done, m->n);
+        } else {
+            memcpy(dst->bounce, src->bounce, m->n);
+            src->fill_move = -1;
+        }
+        if (st != ONIC_OK) {
+            engine_move_end(e, m, st);
+            return 1;
+        }
+        {
+            onic_onload_copy_t cp = {m->dst_addr + m->done, m->n};
+            dst->drain_move = i;
+            onic_onload_ring_push(&dst->evt, ONIC_ONLOAD_EVT_DRAIN, &cp, sizeof(cp));
+            m->sub = ENGINE_CHUNK_WAIT_DRAIN;
+        }
+        return 1;
+    default: /* waiting for FILLED or DRAINED */
+        return 0;
+    }
+}
+
+/* FILLED or DRAINED from rank: the copy the engine asked for is done. An
+ * answer nobody asked for is a process not following the protocol. */
+static int engine_copy_answer(engine_t *e, uint32_t rank, uint32_t kind,
+                              const onic_onload_done_t *d)
+{
+    engine_proc_t *p = &e->procs[rank];
+    int fill = kind == ONIC_ONLOAD_CMD_FILLED;
+    int i = fill ? p->fill_move : p->drain_move;
+    engine_move_t *m = i >= 0 ? &e->moves[i] : NULL;
+
+    if (m == NULL || m->sub != (fill ? ENGINE_CHUNK_WAIT_FILL : ENGINE_CHUNK_WAIT_DRAIN) ||
+        d->len != m->n)
+        return -1;
+    if (d->status != ONIC_OK) {
+        engine_move_end(e, m, d->status);
+    } else if (fill) {
+        m->sub = ENGINE_CHUNK_HAVE_SRC;
+    } else {
+        p->drain_move = -1;
+        engine_chunk_done(e, m, ONIC_OK);
+    }
+    return 0;
 }
 
 /* One chunk of every pull, and the news of finished ones where there is
@@ -341,25 +506,8 @@ static unsigned engine_moves_progress(engine_t *e, int *blocked_p)
         engine_move_t *m = &e->moves[i];
         engine_proc_t *dst = &e->procs[m->dst], *src = &e->procs[m->src];
 
-        if (m->phase == ENGINE_MOVE_COPY) {
-            size_t n = m->len - m->done < ONIC_ONLOAD_CHUNK ? (size_t)(m->len - m->done)
-                                                            : ONIC_ONLOAD_CHUNK;
-            /* Two copies through the engine: CMA moves between the caller
-             * and one other process only. */
-            if (n > 0) {
-                m->status = onic_xport_cma_read(m->src_pid, e->chunk, m->src_addr + m->done, n);
-                if (m->status == ONIC_OK)
-                    m->status = onic_xport_cma_write(m->dst_pid, e->chunk, m->dst_addr + m->done,
-                                                     n);
-            }
-            if (m->status == ONIC_OK) {
-                m->done += n;
-                __atomic_fetch_add(&e->status->bytes, n, __ATOMIC_RELAXED);
-            }
-            if (m->status != ONIC_OK || m->done == m->len)
-                m->phase = ENGINE_MOVE_TELL_DST;
-            work++;
-        }
+        if (m->phase == ENGINE_MOVE_COPY)
+            work += engine_move_step(e, m, (int)i, blocked_p);
         if (m->phase == ENGINE_MOVE_TELL_DST) {
             if (dst->state != ENGINE_PROC_ATTACHED || dst->gen != m->dst_gen) {
                 m->phase = ENGINE_MOVE_TELL_SRC;
@@ -402,8 +550,8 @@ static unsigned engine_proc_serve(engine_t *e, uint32_t rank, int *blocked_p)
         size_t len;
         onic_status_t st;
 
-        /* Room for any command's immediate answer, and for a pull. */
-        if (onic_onload_ring_room(&p->evt) == 0 || e->nmoves == ONIC_ONLOAD_MOVES) {
+        /* Room for any command's immediate answer. */
+        if (onic_onload_ring_room(&p->evt) == 0) {
             if (onic_onload_ring_count(&p->cmd) > 0)
                 *blocked_p = 1;
             break;
@@ -427,6 +575,16 @@ static unsigned engine_proc_serve(engine_t *e, uint32_t rank, int *blocked_p)
             onic_onload_pull_t pl;
             memcpy(&pl, buf, sizeof(pl));
             engine_pull_cmd(e, rank, &pl);
+        } else if ((kind == ONIC_ONLOAD_CMD_FILLED || kind == ONIC_ONLOAD_CMD_DRAINED) &&
+                   len == sizeof(onic_onload_done_t)) {
+            onic_onload_done_t d;
+            memcpy(&d, buf, sizeof(d));
+            if (engine_copy_answer(e, rank, kind, &d) != 0) {
+                onic_error("onload: rank %u (pid %d) answered a copy it was not asked for; "
+                           "not serving it any more", rank, (int)p->pid);
+                engine_proc_detach(e, p, 1);
+                break;
+            }
         } else if (kind == ONIC_ONLOAD_CMD_BYE) {
             engine_proc_detach(e, p, 0);
             break;

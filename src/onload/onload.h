@@ -53,7 +53,8 @@ typedef struct onic_onload_status {
     uint64_t busy_ns;     /* time spent with work to do */
     uint64_t procs;       /* processes attached now */
     uint64_t procs_seen;  /* processes ever attached */
-    uint8_t  pad3[64 - 48];
+    uint64_t refused;     /* processes refused (bad segment or commands) */
+    uint8_t  pad3[64 - 56];
     uint32_t wake;        /* futex word: bumped to wake a sleeping engine */
     uint32_t sleeping;
     uint8_t  pad4[64 - 8];
@@ -70,8 +71,10 @@ typedef enum onic_onload_cmd {
     ONIC_ONLOAD_CMD_BYE   = 2, /* the process detaches; no answer */
     ONIC_ONLOAD_CMD_REG   = 3, /* onic_onload_reg_t: others may pull from this range */
     ONIC_ONLOAD_CMD_DEREG = 4, /* onic_onload_reg_t (id only) */
-    ONIC_ONLOAD_CMD_PULL  = 5  /* onic_onload_pull_t: move another process's
+    ONIC_ONLOAD_CMD_PULL  = 5, /* onic_onload_pull_t: move another process's
                                   registered data into this process's memory */
+    ONIC_ONLOAD_CMD_FILLED  = 6, /* onic_onload_done_t: answer to FILL */
+    ONIC_ONLOAD_CMD_DRAINED = 7  /* onic_onload_done_t: answer to DRAIN */
 } onic_onload_cmd_t;
 
 /* Events (engine to process). */
@@ -80,8 +83,18 @@ typedef enum onic_onload_evt {
     ONIC_ONLOAD_EVT_PONG    = 2,
     ONIC_ONLOAD_EVT_PULLED  = 3, /* onic_onload_done_t, to the puller: the data is in */
     ONIC_ONLOAD_EVT_READ    = 4, /* onic_onload_done_t, to the owner of the range */
-    ONIC_ONLOAD_EVT_ERROR   = 5  /* onic_onload_done_t: a REG or DEREG failed */
+    ONIC_ONLOAD_EVT_ERROR   = 5, /* onic_onload_done_t: a REG or DEREG failed */
+    /* Where the engine cannot reach a process by CMA, the process copies
+     * through its segment's bounce area itself, inside its poll and wait
+     * (onic_onload_client_poll handles these; the caller never sees them). */
+    ONIC_ONLOAD_EVT_FILL    = 6, /* onic_onload_copy_t: copy from your range into the area */
+    ONIC_ONLOAD_EVT_DRAIN   = 7  /* onic_onload_copy_t: copy from the area into your pull */
 } onic_onload_evt_t;
+
+typedef struct onic_onload_copy {
+    uint64_t addr;
+    uint64_t len;   /* at most ONIC_ONLOAD_CHUNK */
+} onic_onload_copy_t;
 
 typedef struct onic_onload_reg {
     uint64_t id;    /* the process's own name for the range */
@@ -109,7 +122,8 @@ typedef struct onic_onload_done {
 /* Ranges one process may have registered at once. */
 #define ONIC_ONLOAD_REGS 64
 /* Pulls the engine moves at once (for all processes): each round of its loop
- * moves one chunk of each, so a large pull does not hold up the others. */
+ * moves one chunk of each, so a large pull does not hold up the others. A
+ * pull beyond that is answered PULLED with ONIC_ERR_NO_RESOURCE (retry). */
 #define ONIC_ONLOAD_MOVES 64
 #define ONIC_ONLOAD_CHUNK (256u << 10)
 
@@ -126,9 +140,10 @@ typedef struct onic_onload_proc_hdr {
     uint64_t cmd_off, cmd_bytes;
     uint64_t evt_off, evt_bytes;
     /* Where this header is mapped in the process: the engine reads it there
-     * by CMA, which proves pid is this process and that CMA works. */
+     * by CMA, which proves pid is this process and that CMA works. 0: do
+     * not use CMA on this process (ONIC_ONLOAD_RMA=copy). */
     uint64_t self_addr;
-    uint8_t  pad[64 - 56];
+    uint64_t bounce_off;  /* ONIC_ONLOAD_CHUNK bytes for the copy without CMA */
 } onic_onload_proc_hdr_t;
 
 static_assert(sizeof(onic_onload_proc_hdr_t) == 64, "a process segment's header is one line");
@@ -170,11 +185,15 @@ void onic_onload_client_close(onic_onload_client_t *client);
 /* A command to the engine. ONIC_ERR_NO_RESOURCE when the command ring is
  * full (nothing written: take events, then retry), ONIC_ERR_INVALID_PARAM
  * when len exceeds ONIC_ONLOAD_REC - 8, ONIC_ERR_IO when the engine is gone
- * or the ring broken. */
+ * or the ring broken. REG, DEREG and PULL are also noted here, so that a
+ * FILL or DRAIN from the engine is checked against what this process
+ * exposed or asked for; with ONIC_ONLOAD_MOVES pulls awaiting PULLED, a
+ * further PULL is ONIC_ERR_NO_RESOURCE too. */
 onic_status_t onic_onload_client_push(onic_onload_client_t *client, uint32_t kind,
                                       const void *data, size_t len);
 
-/* The oldest event, its payload into buf (ONIC_ONLOAD_REC bytes).
+/* The oldest event, its payload into buf (ONIC_ONLOAD_REC bytes), after
+ * doing the copies the engine asks for on the way (FILL, DRAIN).
  * ONIC_ERR_NO_ELEM when there is none. */
 onic_status_t onic_onload_client_poll(onic_onload_client_t *client, uint32_t *kind_p, void *buf,
                                       size_t *len_p);
