@@ -36,7 +36,8 @@ struct onic_onload_client {
     size_t                bytes;
     onic_onload_ring_t    cmd;      /* we produce */
     onic_onload_ring_t    evt;      /* we consume */
-    uint8_t              *bounce;   /* ONIC_ONLOAD_CHUNK bytes in our segment */
+    onic_onload_answer_t *answer;   /* our bounce area's answer line */
+    uint8_t              *bounce;   /* and its ONIC_ONLOAD_CHUNK bytes */
     uint64_t              spin_ns;
     int                   gone;     /* the engine was found dead */
     client_range_t        regs[ONIC_ONLOAD_REGS];
@@ -130,7 +131,7 @@ onic_status_t onic_onload_client_open(const onic_config_t *cfg, onic_onload_clie
     evt_bytes = onic_onload_ring_bytes(cfg->onload_event_recs, ONIC_ONLOAD_REC);
     if (cmd_bytes == 0 || evt_bytes == 0)
         return ONIC_ERR_INVALID_PARAM; /* the registry's ranges make this unreachable */
-    bytes = sizeof(*h) + cmd_bytes + evt_bytes + ONIC_ONLOAD_CHUNK;
+    bytes = sizeof(*h) + cmd_bytes + evt_bytes + ONIC_ONLOAD_BOUNCE;
     c = onic_calloc(1, sizeof(*c));
     if (c == NULL)
         return ONIC_ERR_NO_MEMORY;
@@ -171,7 +172,8 @@ onic_status_t onic_onload_client_open(const onic_config_t *cfg, onic_onload_clie
     /* 0 asks the engine not to use CMA on us (its probe then fails). */
     h->self_addr = cfg->onload_rma == ONIC_ONLOAD_RMA_COPY ? 0 : (uint64_t)(uintptr_t)h;
     h->bounce_off = sizeof(*h) + cmd_bytes + evt_bytes;
-    c->bounce = (uint8_t *)c->map + h->bounce_off;
+    c->answer = (onic_onload_answer_t *)((uint8_t *)c->map + h->bounce_off);
+    c->bounce = (uint8_t *)(c->answer + 1);
     /* Where Yama restricts ptrace to descendants, let the engine use CMA
      * on us (EINVAL without Yama: nothing to allow). */
     (void)prctl(PR_SET_PTRACER, (unsigned long)c->engine_pid, 0, 0, 0);
@@ -314,24 +316,18 @@ onic_status_t onic_onload_client_push(onic_onload_client_t *c, uint32_t kind, co
 
 /* FILL or DRAIN: the engine cannot reach our memory, so we copy between
  * it and our bounce area, but only within what we registered or asked to
- * be pulled into. The answer goes back at once: we just took an event, so
- * the engine takes our commands again soon. */
-static onic_status_t client_copy(onic_onload_client_t *c, uint32_t kind, const void *buf,
-                                 size_t len)
+ * be pulled into, and answer in the area's first line. */
+static void client_copy(onic_onload_client_t *c, uint32_t kind, const void *buf, size_t len)
 {
-    onic_onload_copy_t cp = {0, 0};
-    onic_onload_done_t d = {0, 0, ONIC_OK, 0};
-    onic_status_t status;
-    uint32_t answer = kind == ONIC_ONLOAD_EVT_FILL ? ONIC_ONLOAD_CMD_FILLED
-                                                   : ONIC_ONLOAD_CMD_DRAINED;
+    onic_onload_copy_t cp = {0, 0, 0};
+    onic_status_t status = ONIC_OK;
 
     if (len != sizeof(cp)) {
-        d.status = ONIC_ERR_INVALID_PARAM;
+        status = ONIC_ERR_INVALID_PARAM;
     } else {
         memcpy(&cp, buf, sizeof(cp));
-        d.len = cp.len;
         if (cp.len > ONIC_ONLOAD_CHUNK)
-            d.status = ONIC_ERR_INVALID_PARAM;
+            status = ONIC_ERR_INVALID_PARAM;
         else if (kind == ONIC_ONLOAD_EVT_FILL &&
                  client_range_covers(c->regs, ONIC_ONLOAD_REGS, cp.addr, cp.len))
             memcpy(c->bounce, (const void *)(uintptr_t)cp.addr, cp.len);
@@ -339,15 +335,16 @@ static onic_status_t client_copy(onic_onload_client_t *c, uint32_t kind, const v
                  client_range_covers(c->pulls, ONIC_ONLOAD_MOVES, cp.addr, cp.len))
             memcpy((void *)(uintptr_t)cp.addr, c->bounce, cp.len);
         else
-            d.status = ONIC_ERR_INVALID_PARAM;
+            status = ONIC_ERR_INVALID_PARAM;
     }
-    if (d.status != ONIC_OK)
+    if (status != ONIC_OK)
         onic_error("onload: the engine asked for a copy of %llu bytes at %#llx outside what this "
                    "process exposed or asked for; refused",
                    (unsigned long long)cp.len, (unsigned long long)cp.addr);
-    while ((status = client_push_raw(c, answer, &d, sizeof(d))) == ONIC_ERR_NO_RESOURCE)
-        sched_yield();
-    return status;
+    __atomic_store_n(&c->answer->status, (int32_t)status, __ATOMIC_RELAXED);
+    /* seq_cst, then the bell's seq_cst load: see engine_sleep. */
+    __atomic_store_n(&c->answer->seq, cp.seq, __ATOMIC_SEQ_CST);
+    client_ring_bell(c);
 }
 
 onic_status_t onic_onload_client_poll(onic_onload_client_t *c, uint32_t *kind_p, void *buf,
@@ -363,9 +360,7 @@ onic_status_t onic_onload_client_poll(onic_onload_client_t *c, uint32_t *kind_p,
             return status;
         if (*kind_p != ONIC_ONLOAD_EVT_FILL && *kind_p != ONIC_ONLOAD_EVT_DRAIN)
             break;
-        status = client_copy(c, *kind_p, buf, *len_p);
-        if (status != ONIC_OK)
-            return status;
+        client_copy(c, *kind_p, buf, *len_p);
     }
     if (*kind_p == ONIC_ONLOAD_EVT_PULLED && *len_p == sizeof(onic_onload_done_t)) {
         onic_onload_done_t d;

@@ -107,9 +107,10 @@ typedef struct engine_proc {
     pid_t               pid;
     int                 cma;    /* the engine can read and write its memory */
     uint64_t            gen;    /* bumped at every attach: which incarnation */
-    uint8_t            *bounce;     /* ONIC_ONLOAD_CHUNK bytes of its segment */
-    int                 fill_move;  /* the move its bounce area holds data for, or -1 */
-    int                 drain_move; /* the move waiting for it to drain the area, or -1 */
+    onic_onload_answer_t *answer;   /* its bounce area's answer line */
+    uint8_t            *bounce;     /* and its ONIC_ONLOAD_CHUNK bytes */
+    int                 area_move;  /* the move using its bounce area, or -1 */
+    uint64_t            area_seq;   /* the last FILL or DRAIN asked of it */
     onic_onload_ring_t  cmd;    /* we consume */
     onic_onload_ring_t  evt;    /* we produce */
     engine_reg_t        regs[ONIC_ONLOAD_REGS];
@@ -157,11 +158,9 @@ static void engine_move_end(engine_t *e, engine_move_t *m, onic_status_t status)
 
 static void engine_proc_detach(engine_t *e, engine_proc_t *p, int refuse)
 {
-    /* Pulls waiting on this process's copies will not get them. */
-    if (p->fill_move >= 0)
-        engine_move_end(e, &e->moves[p->fill_move], ONIC_ERR_IO);
-    if (p->drain_move >= 0)
-        engine_move_end(e, &e->moves[p->drain_move], ONIC_ERR_IO);
+    /* A pull waiting on this process's copies will not get them. */
+    if (p->area_move >= 0)
+        engine_move_end(e, &e->moves[p->area_move], ONIC_ERR_IO);
     munmap(p->map, p->bytes);
     p->map = NULL;
     memset(p->regs, 0, sizeof(p->regs)); /* a later incarnation starts afresh */
@@ -221,7 +220,7 @@ static void engine_proc_attach(engine_t *e, uint32_t rank)
         (h.cmd_off < h.evt_off ? h.cmd_off + h.cmd_bytes > h.evt_off
                                : h.evt_off + h.evt_bytes > h.cmd_off) ||
         h.bounce_off % 64 != 0 || h.bounce_off > p->bytes ||
-        p->bytes - h.bounce_off < ONIC_ONLOAD_CHUNK ||
+        p->bytes - h.bounce_off < ONIC_ONLOAD_BOUNCE ||
         h.bounce_off < h.cmd_off + h.cmd_bytes || h.bounce_off < h.evt_off + h.evt_bytes) {
         onic_error("onload: %s: header of version %u for rank %u does not describe the segment "
                    "(%zu bytes); not serving it", name, h.version, h.rank, p->bytes);
@@ -237,8 +236,10 @@ static void engine_proc_attach(engine_t *e, uint32_t rank)
         return;
     }
     p->pid = (pid_t)h.pid;
-    p->bounce = (uint8_t *)map + h.bounce_off;
-    p->fill_move = p->drain_move = -1;
+    p->answer = (onic_onload_answer_t *)((uint8_t *)map + h.bounce_off);
+    p->bounce = (uint8_t *)(p->answer + 1);
+    p->area_move = -1;
+    p->area_seq = __atomic_load_n(&p->answer->seq, __ATOMIC_RELAXED);
     /* Read the header back from the process itself: proves the pid (pid
      * namespaces, a stale segment) and that the kernel lets us use CMA. */
     {
@@ -373,10 +374,10 @@ static void engine_move_end(engine_t *e, engine_move_t *m, onic_status_t status)
 {
     int i = (int)(m - e->moves);
 
-    if (e->procs[m->src].fill_move == i)
-        e->procs[m->src].fill_move = -1;
-    if (e->procs[m->dst].drain_move == i)
-        e->procs[m->dst].drain_move = -1;
+    if (e->procs[m->src].area_move == i)
+        e->procs[m->src].area_move = -1;
+    if (e->procs[m->dst].area_move == i)
+        e->procs[m->dst].area_move = -1;
     m->status = status;
     m->phase = ENGINE_MOVE_TELL_DST;
 }
@@ -394,10 +395,34 @@ static void engine_chunk_done(engine_t *e, engine_move_t *m, onic_status_t statu
         engine_move_end(e, m, ONIC_OK);
 }
 
-/* The next step of a pull's current chunk. With CMA on both sides a chunk
+/* The process's answer to the copy asked of it: ONIC_INPROGRESS while
+ * there is none, else its status (anything unknown is an error). */
+static onic_status_t engine_area_answer(engine_proc_t *p, int order)
+{
+    int32_t st;
+
+    if (__atomic_load_n(&p->answer->seq, order) != p->area_seq)
+        return ONIC_INPROGRESS;
+    st = __atomic_load_n(&p->answer->status, __ATOMIC_RELAXED);
+    return st == ONIC_OK ? ONIC_OK : st < 0 && st > ONIC_ERR_LAST ? (onic_status_t)st
+                                                                  : ONIC_ERR_IO;
+}
+
+/* Ask p to copy (FILL into its area, DRAIN out of it); its area is ours. */
+static void engine_area_ask(engine_proc_t *p, int i, uint32_t kind, uint64_t addr, size_t n)
+{
+    onic_onload_copy_t cp = {addr, n, ++p->area_seq};
+
+    p->area_move = i;
+    /* The caller made sure of room. */
+    onic_onload_ring_push(&p->evt, kind, &cp, sizeof(cp));
+}
+
+/* The next steps of a pull's current chunk. With CMA on both sides a chunk
  * is two copies through the engine (CMA joins the caller with one other
  * process); without it on a side, that side's process copies through its
- * bounce area when the engine asks (FILL, DRAIN). Returns 1 if it moved. */
+ * bounce area when the engine asks (FILL, DRAIN) and answers in the area.
+ * Returns 1 if it moved. */
 static unsigned engine_move_step(engine_t *e, engine_move_t *m, int i, int *blocked_p)
 {
     engine_proc_t *src = &e->procs[m->src], *dst = &e->procs[m->dst];
@@ -415,22 +440,29 @@ static unsigned engine_move_step(engine_t *e, engine_move_t *m, int i, int *bloc
             engine_move_end(e, m, ONIC_OK);
             return 1;
         }
-        if (!src->cma) {
-            onic_onload_copy_t cp = {m->src_addr + m->done, m->n};
-            if (src->fill_move >= 0)
-                return 0; /* its area is in use; that move's FILLED rings us */
-            if (onic_onload_ring_room(&src->evt) == 0) {
-                *blocked_p = 1;
-                return 0;
-            }
-            src->fill_move = i;
-            onic_onload_ring_push(&src->evt, ONIC_ONLOAD_EVT_FILL, &cp, sizeof(cp));
-            m->sub = ENGINE_CHUNK_WAIT_FILL;
+        if (src->cma) {
+            m->sub = ENGINE_CHUNK_HAVE_SRC; /* CMA reads it when it moves on */
+            return engine_move_step(e, m, i, blocked_p) | 1u;
+        }
+        if (src->area_move >= 0)
+            return 0; /* in use; its user's answer rings us */
+        if (onic_onload_ring_room(&src->evt) == 0) {
+            *blocked_p = 1;
+            return 0;
+        }
+        engine_area_ask(src, i, ONIC_ONLOAD_EVT_FILL, m->src_addr + m->done, m->n);
+        m->sub = ENGINE_CHUNK_WAIT_FILL;
+        return 1;
+    case ENGINE_CHUNK_WAIT_FILL:
+        st = engine_area_answer(src, __ATOMIC_ACQUIRE);
+        if (st == ONIC_INPROGRESS)
+            return 0;
+        if (st != ONIC_OK) {
+            engine_move_end(e, m, st);
             return 1;
         }
         m->sub = ENGINE_CHUNK_HAVE_SRC;
-        /* CMA reads the source when the chunk moves on, below */
-        __attribute__((fallthrough));
+        return engine_move_step(e, m, i, blocked_p) | 1u;
     case ENGINE_CHUNK_HAVE_SRC:
         if (dst->cma) {
             if (src->cma) {
@@ -439,61 +471,40 @@ static unsigned engine_move_step(engine_t *e, engine_move_t *m, int i, int *bloc
                     st = onic_xport_cma_write(m->dst_pid, e->chunk, m->dst_addr + m->done, m->n);
             } else {
                 st = onic_xport_cma_write(m->dst_pid, src->bounce, m->dst_addr + m->done, m->n);
-                src->fill_move = -1;
+                src->area_move = -1;
             }
             engine_chunk_done(e, m, st);
             return 1;
         }
-        if (dst->drain_move >= 0)
-            return 0; /* that move's DRAINED rings us */
+        /* Into the puller's area; a process pulling from itself without
+         * CMA has the chunk there already. */
+        if (dst->area_move >= 0 && dst->area_move != i)
+            return 0;
         if (onic_onload_ring_room(&dst->evt) == 0) {
             *blocked_p = 1;
             return 0;
         }
-        if (src->cma) {
+        if (src->cma)
             st = onic_xport_cma_read(m->src_pid, dst->bounce, m->src_addr + m->done, m->n);
-        } else {
+        else if (src != dst)
             memcpy(dst->bounce, src->bounce, m->n);
-            src->fill_move = -1;
-        }
+        if (src != dst && src->area_move == i)
+            src->area_move = -1;
         if (st != ONIC_OK) {
             engine_move_end(e, m, st);
             return 1;
         }
-        {
-            onic_onload_copy_t cp = {m->dst_addr + m->done, m->n};
-            dst->drain_move = i;
-            onic_onload_ring_push(&dst->evt, ONIC_ONLOAD_EVT_DRAIN, &cp, sizeof(cp));
-            m->sub = ENGINE_CHUNK_WAIT_DRAIN;
-        }
+        engine_area_ask(dst, i, ONIC_ONLOAD_EVT_DRAIN, m->dst_addr + m->done, m->n);
+        m->sub = ENGINE_CHUNK_WAIT_DRAIN;
         return 1;
-    default: /* waiting for FILLED or DRAINED */
-        return 0;
+    default: /* ENGINE_CHUNK_WAIT_DRAIN */
+        st = engine_area_answer(dst, __ATOMIC_ACQUIRE);
+        if (st == ONIC_INPROGRESS)
+            return 0;
+        dst->area_move = -1;
+        engine_chunk_done(e, m, st);
+        return 1;
     }
-}
-
-/* FILLED or DRAINED from rank: the copy the engine asked for is done. An
- * answer nobody asked for is a process not following the protocol. */
-static int engine_copy_answer(engine_t *e, uint32_t rank, uint32_t kind,
-                              const onic_onload_done_t *d)
-{
-    engine_proc_t *p = &e->procs[rank];
-    int fill = kind == ONIC_ONLOAD_CMD_FILLED;
-    int i = fill ? p->fill_move : p->drain_move;
-    engine_move_t *m = i >= 0 ? &e->moves[i] : NULL;
-
-    if (m == NULL || m->sub != (fill ? ENGINE_CHUNK_WAIT_FILL : ENGINE_CHUNK_WAIT_DRAIN) ||
-        d->len != m->n)
-        return -1;
-    if (d->status != ONIC_OK) {
-        engine_move_end(e, m, d->status);
-    } else if (fill) {
-        m->sub = ENGINE_CHUNK_HAVE_SRC;
-    } else {
-        p->drain_move = -1;
-        engine_chunk_done(e, m, ONIC_OK);
-    }
-    return 0;
 }
 
 /* One chunk of every pull, and the news of finished ones where there is
@@ -575,16 +586,6 @@ static unsigned engine_proc_serve(engine_t *e, uint32_t rank, int *blocked_p)
             onic_onload_pull_t pl;
             memcpy(&pl, buf, sizeof(pl));
             engine_pull_cmd(e, rank, &pl);
-        } else if ((kind == ONIC_ONLOAD_CMD_FILLED || kind == ONIC_ONLOAD_CMD_DRAINED) &&
-                   len == sizeof(onic_onload_done_t)) {
-            onic_onload_done_t d;
-            memcpy(&d, buf, sizeof(d));
-            if (engine_copy_answer(e, rank, kind, &d) != 0) {
-                onic_error("onload: rank %u (pid %d) answered a copy it was not asked for; "
-                           "not serving it any more", rank, (int)p->pid);
-                engine_proc_detach(e, p, 1);
-                break;
-            }
         } else if (kind == ONIC_ONLOAD_CMD_BYE) {
             engine_proc_detach(e, p, 0);
             break;
@@ -614,7 +615,9 @@ static void engine_sleep(engine_t *e, int blocked)
     __atomic_store_n(&s->sleeping, 1, __ATOMIC_SEQ_CST);
     for (uint32_t r = 0; r < e->nprocs && !pending && !blocked; r++)
         pending = e->procs[r].state == ENGINE_PROC_ATTACHED &&
-                  onic_onload_ring_pending(&e->procs[r].cmd);
+                  (onic_onload_ring_pending(&e->procs[r].cmd) ||
+                   (e->procs[r].area_move >= 0 &&
+                    engine_area_answer(&e->procs[r], __ATOMIC_SEQ_CST) != ONIC_INPROGRESS));
     if (!pending)
         engine_futex(&s->wake, FUTEX_WAIT, seq, &ts);
     __atomic_store_n(&s->sleeping, 0, __ATOMIC_RELAXED);

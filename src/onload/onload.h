@@ -71,10 +71,8 @@ typedef enum onic_onload_cmd {
     ONIC_ONLOAD_CMD_BYE   = 2, /* the process detaches; no answer */
     ONIC_ONLOAD_CMD_REG   = 3, /* onic_onload_reg_t: others may pull from this range */
     ONIC_ONLOAD_CMD_DEREG = 4, /* onic_onload_reg_t (id only) */
-    ONIC_ONLOAD_CMD_PULL  = 5, /* onic_onload_pull_t: move another process's
+    ONIC_ONLOAD_CMD_PULL  = 5  /* onic_onload_pull_t: move another process's
                                   registered data into this process's memory */
-    ONIC_ONLOAD_CMD_FILLED  = 6, /* onic_onload_done_t: answer to FILL */
-    ONIC_ONLOAD_CMD_DRAINED = 7  /* onic_onload_done_t: answer to DRAIN */
 } onic_onload_cmd_t;
 
 /* Events (engine to process). */
@@ -86,7 +84,9 @@ typedef enum onic_onload_evt {
     ONIC_ONLOAD_EVT_ERROR   = 5, /* onic_onload_done_t: a REG or DEREG failed */
     /* Where the engine cannot reach a process by CMA, the process copies
      * through its segment's bounce area itself, inside its poll and wait
-     * (onic_onload_client_poll handles these; the caller never sees them). */
+     * (onic_onload_client_poll handles these; the caller never sees them),
+     * and answers in the area's first line, not on its command ring: a
+     * full command ring must never stop the copy that would drain it. */
     ONIC_ONLOAD_EVT_FILL    = 6, /* onic_onload_copy_t: copy from your range into the area */
     ONIC_ONLOAD_EVT_DRAIN   = 7  /* onic_onload_copy_t: copy from the area into your pull */
 } onic_onload_evt_t;
@@ -94,7 +94,21 @@ typedef enum onic_onload_evt {
 typedef struct onic_onload_copy {
     uint64_t addr;
     uint64_t len;   /* at most ONIC_ONLOAD_CHUNK */
+    uint64_t seq;   /* to write into the answer line when done */
 } onic_onload_copy_t;
+
+/* The first line of a bounce area: the process's answer to the last FILL
+ * or DRAIN, status first, then seq (seq_cst, and the engine's bell). */
+typedef struct onic_onload_answer {
+    uint64_t seq;
+    int32_t  status;
+    uint8_t  pad[64 - 12];
+} onic_onload_answer_t;
+
+static_assert(sizeof(onic_onload_answer_t) == 64, "the answer is one line");
+
+/* A bounce area: the answer line, then one chunk. */
+#define ONIC_ONLOAD_BOUNCE (sizeof(onic_onload_answer_t) + ONIC_ONLOAD_CHUNK)
 
 typedef struct onic_onload_reg {
     uint64_t id;    /* the process's own name for the range */
@@ -143,7 +157,7 @@ typedef struct onic_onload_proc_hdr {
      * by CMA, which proves pid is this process and that CMA works. 0: do
      * not use CMA on this process (ONIC_ONLOAD_RMA=copy). */
     uint64_t self_addr;
-    uint64_t bounce_off;  /* ONIC_ONLOAD_CHUNK bytes for the copy without CMA */
+    uint64_t bounce_off;  /* ONIC_ONLOAD_BOUNCE bytes for the copy without CMA */
 } onic_onload_proc_hdr_t;
 
 static_assert(sizeof(onic_onload_proc_hdr_t) == 64, "a process segment's header is one line");
