@@ -646,13 +646,17 @@ static void engine_loop(engine_t *e)
         if (scan && e->attached + e->done < e->nprocs)
             engine_attach_scan(e);
         scan = 0;
-        for (uint32_t r = 0; r < e->nprocs; r++)
-            if (e->procs[r].state == ENGINE_PROC_ATTACHED)
-                work += engine_proc_serve(e, r, &blocked);
-        if (work > 0)
-            __atomic_fetch_add(&e->status->commands, work, __ATOMIC_RELAXED);
+        /* Pulls first: a copy request or completion waiting for room in an
+         * event ring gets the room before new commands' answers take it. */
         if (e->nmoves > 0)
             work += engine_moves_progress(e, &blocked);
+        for (uint32_t r = 0; r < e->nprocs; r++) {
+            if (e->procs[r].state == ENGINE_PROC_ATTACHED) {
+                unsigned n = engine_proc_serve(e, r, &blocked);
+                __atomic_fetch_add(&e->status->commands, n, __ATOMIC_RELAXED);
+                work += n;
+            }
+        }
         if (work > 0) {
             __atomic_fetch_add(&e->status->busy_ns, onic_time_ns() - t0, __ATOMIC_RELAXED);
             idle_since = 0;

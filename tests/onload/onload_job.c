@@ -19,7 +19,8 @@
  *                           (ONIC_ONLOAD_RMA=copy for them): the data goes
  *                           through bounce areas, copied by those processes
  *                           in their own waits, so the puller waits for
- *                           PULLED before it looks
+ *                           PULLED before it looks; an owner that copies
+ *                           keeps its command ring full of pings meanwhile
  *   onload_job vanish       rank 1 exits without saying BYE; the engine
  *                           stops serving it within a second, and rank 0
  *                           is still served
@@ -183,7 +184,8 @@ static size_t first_diff(const volatile uint8_t *buf, const uint8_t *want, size_
     return size;
 }
 
-static int run_pull(const onic_config_t *cfg, onic_onload_client_t *c, size_t size, int wait_first)
+static int run_pull(const onic_config_t *cfg, onic_onload_client_t *c, size_t size, int wait_first,
+                    int wait_first_owner)
 {
     uint8_t *buf = malloc(size ? size : 1), *want = malloc(size ? size : 1);
     onic_onload_done_t d;
@@ -200,12 +202,33 @@ static int run_pull(const onic_config_t *cfg, onic_onload_client_t *c, size_t si
             rc = 0;
             goto out;
         }
+        uint64_t pings = 0, pongs = 0;
         if (push_retry(c, ONIC_ONLOAD_CMD_REG, &r, sizeof(r)))
             goto out;
-        /* The puller's one-byte probes first, then the whole range. */
+        /* The puller's one-byte probes first, then the whole range. While
+         * waiting, an owner that must copy for the engine keeps its command
+         * ring full of pings: the copies must get through regardless. */
         do {
-            if (wait_done(c, ONIC_ONLOAD_EVT_READ, &d))
+            uint8_t ev[ONIC_ONLOAD_REC];
+            uint32_t kind;
+            size_t len;
+            onic_status_t st;
+            while (wait_first_owner && pings - pongs < 1000 &&
+                   onic_onload_client_push(c, ONIC_ONLOAD_CMD_PING, &pings, 8) == ONIC_OK)
+                pings++;
+            st = onic_onload_client_wait(c, &kind, ev, &len, 30000000000ull);
+            if (st == ONIC_OK && kind == ONIC_ONLOAD_EVT_PONG) {
+                pongs++;
+                d.len = 1;
+                d.status = ONIC_OK;
+                continue;
+            }
+            if (st != ONIC_OK || kind != ONIC_ONLOAD_EVT_READ || len != sizeof(d)) {
+                fprintf(stderr, "rank %u: waiting for READ: %s, kind %u\n", cfg->rank,
+                        onic_status_str(st), kind);
                 goto out;
+            }
+            memcpy(&d, ev, sizeof(d));
         } while (d.len == 1 && size != 1 && d.status == ONIC_OK);
         if (d.cookie != 1 || d.len != size || d.status != ONIC_OK || d.peer != cfg->rank + 1) {
             fprintf(stderr, "rank %u: READ says id %llu, %llu bytes, %s, by %u\n", cfg->rank,
@@ -532,8 +555,9 @@ int main(int argc, char **argv)
     else if (strcmp(argv[1], "latency") == 0 && argc == 3)
         rc = run_latency(&cfg, c, strtoull(argv[2], NULL, 10));
     else if (strcmp(argv[1], "pull") == 0 && (argc == 3 || nocma))
-        rc = run_pull(&cfg, c, (size_t)strtoull(argv[2], NULL, 10), nocma && cfg.rank % 2 == 1 &&
-                      strcmp(argv[3], "nocma-owner") != 0);
+        rc = run_pull(&cfg, c, (size_t)strtoull(argv[2], NULL, 10),
+                      nocma && cfg.rank % 2 == 1 && strcmp(argv[3], "nocma-owner") != 0,
+                      nocma && strcmp(argv[3], "nocma-puller") != 0);
     else if (strcmp(argv[1], "misuse") == 0)
         rc = run_misuse(&cfg, c);
     else if (strcmp(argv[1], "badseg") == 0)
