@@ -108,6 +108,11 @@ check "a bad segment: the job goes on" [ $rc -eq 0 ]
 check "the engine refuses it" grep -q "does not describe the segment" "$out"
 check "and serves the good process" grep -q "rank 0: 1000 pings answered in order" "$out"
 
+# onic-info shows the engine's counters moving.
+go --onload -n 2 sh -c "'$onload_job' pull 1048576 && [ \$ONIC_RANK = 1 ] && '$info' || true"
+check "onic-info counts the bytes the engine moved" grep -q "bytes moved 10[0-9]\{5\}" "$out"
+check "and the commands it took" grep -q "commands [1-9][0-9]*, matches" "$out"
+
 # An MPI program with --onload is refused with a reason, not run inline.
 go --onload -n 2 "$mpi" setup
 check "MPI under --onload fails while the engine serves nothing" [ $rc -ne 0 ]
