@@ -161,6 +161,7 @@ static void engine_proc_detach(engine_t *e, engine_proc_t *p, int refuse)
     /* A pull waiting on this process's copies will not get them. */
     if (p->area_move >= 0)
         engine_move_end(e, &e->moves[p->area_move], ONIC_ERR_IO);
+    p->area_move = -1;
     munmap(p->map, p->bytes);
     p->map = NULL;
     memset(p->regs, 0, sizeof(p->regs)); /* a later incarnation starts afresh */
@@ -206,6 +207,7 @@ static void engine_proc_attach(engine_t *e, uint32_t rank)
         return; /* not published yet */
     }
     memcpy(&h, map, sizeof(h)); /* once: checked, then used */
+    p->area_move = -1; /* before anything can detach it */
     p->map = map;
     p->bytes = (size_t)st.st_size;
     e->attached++;
@@ -238,7 +240,6 @@ static void engine_proc_attach(engine_t *e, uint32_t rank)
     p->pid = (pid_t)h.pid;
     p->answer = (onic_onload_answer_t *)((uint8_t *)map + h.bounce_off);
     p->bounce = (uint8_t *)(p->answer + 1);
-    p->area_move = -1;
     p->area_seq = __atomic_load_n(&p->answer->seq, __ATOMIC_RELAXED);
     /* Read the header back from the process itself: proves the pid (pid
      * namespaces, a stale segment) and that the kernel lets us use CMA. */
@@ -373,6 +374,9 @@ static int engine_move_alive(const engine_t *e, const engine_move_t *m)
 static void engine_move_end(engine_t *e, engine_move_t *m, onic_status_t status)
 {
     int i = (int)(m - e->moves);
+
+    if (m->phase != ENGINE_MOVE_COPY) /* only a move still copying can end */
+        return;
 
     if (e->procs[m->src].area_move == i)
         e->procs[m->src].area_move = -1;

@@ -107,6 +107,7 @@ go --onload -n 2 "$onload_job" badseg
 check "a bad segment: the job goes on" [ $rc -eq 0 ]
 check "the engine refuses it" grep -q "does not describe the segment" "$out"
 check "and serves the good process" grep -q "rank 0: 1000 pings answered in order" "$out"
+check "whose pulls go on meanwhile" grep -q "rank 0: [0-9]* pulls from itself while" "$out"
 
 # onic-info shows the engine's counters moving.
 go --onload -n 2 sh -c "'$onload_job' pull 1048576 && [ \$ONIC_RANK = 1 ] && '$info' || true"

@@ -33,7 +33,8 @@
  *                           next ping goes unanswered) but keeps running
  *   onload_job badseg       (two ranks) rank 1 publishes a segment whose
  *                           rings overlap: the engine refuses it and still
- *                           serves rank 0
+ *                           serves rank 0, whose pulls from itself, going
+ *                           on meanwhile, must all succeed
 
  *   onload_job killed       rank 0 kills the engine with SIGKILL; every
  *                           rank blocked waiting for an event must get an
@@ -458,8 +459,13 @@ static int run_badseg(const onic_config_t *cfg)
     uint64_t t0 = onic_time_ns();
     int fd;
 
-    if (onic_onload_status_read(cfg->jobid, &st) != ONIC_OK)
-        return 1;
+    /* Once rank 0's pulls are under way (a few MiB moved). */
+    do {
+        usleep(1000);
+        if (onic_onload_status_read(cfg->jobid, &st) != ONIC_OK ||
+            onic_time_ns() - t0 > 10000000000ull)
+            return 1;
+    } while (st.bytes < (4u << 20));
     onic_onload_proc_name(cfg->jobid, cfg->rank, name);
     fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0 || ftruncate(fd, (off_t)bytes) != 0)
@@ -484,6 +490,46 @@ static int run_badseg(const onic_config_t *cfg)
     shm_unlink(name);
     printf("rank %u: the engine looked at the bad segment and did not serve it\n", cfg->rank);
     return 0;
+}
+
+/* Rank 0 of badseg: pull from itself until the engine has refused rank 1,
+ * and a little longer; every pull must succeed. */
+static int run_selfpulls(const onic_config_t *cfg, onic_onload_client_t *c)
+{
+    enum { SIZE = 1 << 20 };
+    uint8_t *a = malloc(SIZE), *b = malloc(SIZE);
+    onic_onload_reg_t r = {5, (uint64_t)(uintptr_t)a, SIZE};
+    onic_onload_status_t st;
+    onic_onload_done_t d;
+    uint64_t t0 = onic_time_ns(), after = 0, n = 0;
+    int rc = 1;
+
+    if (a == NULL || b == NULL || push_retry(c, ONIC_ONLOAD_CMD_REG, &r, sizeof(r)))
+        goto out;
+    for (size_t i = 0; i < SIZE; i++)
+        a[i] = pull_byte(i);
+    while (after < 20) {
+        onic_onload_pull_t pl = {cfg->rank, 0, 5, 0, SIZE, (uint64_t)(uintptr_t)b, n};
+        memset(b, 0, SIZE);
+        if (pull_once(c, &pl, &d) || d.status != ONIC_OK || d.len != SIZE ||
+            first_diff(b, a, SIZE) != SIZE || wait_done(c, ONIC_ONLOAD_EVT_READ, &d)) {
+            fprintf(stderr, "rank 0: pull %llu from itself failed: %s\n", (unsigned long long)n,
+                    onic_status_str(d.status));
+            goto out;
+        }
+        n++;
+        if (onic_onload_status_read(cfg->jobid, &st) != ONIC_OK ||
+            onic_time_ns() - t0 > 10000000000ull)
+            goto out;
+        after += st.refused > 0;
+    }
+    printf("rank 0: %llu pulls from itself while the engine refused a segment\n",
+           (unsigned long long)n);
+    rc = 0;
+out:
+    free(a);
+    free(b);
+    return rc;
 }
 
 static int run_killed(const onic_config_t *cfg, onic_onload_client_t *c)
@@ -561,7 +607,7 @@ int main(int argc, char **argv)
     else if (strcmp(argv[1], "misuse") == 0)
         rc = run_misuse(&cfg, c);
     else if (strcmp(argv[1], "badseg") == 0)
-        rc = run_ping(&cfg, c, 1000);
+        rc = run_selfpulls(&cfg, c) || run_ping(&cfg, c, 1000);
     else if (strcmp(argv[1], "vanish") == 0)
         rc = run_vanish(&cfg, c);
     else if (strcmp(argv[1], "killed") == 0)
