@@ -1,12 +1,49 @@
 /* onic-info: what this build of onic is and how it is configured. */
+#include "base/clock.h"
 #include "base/config.h"
 #include "base/cpu.h"
 #include "boot/boot.h"
 #include "match/engine.h"
+#include "onload/onload.h"
 #include "xport/xport.h"
 
 #include <stdio.h>
 #include <string.h>
+
+/* The onload engine of the job this runs in (ONIC_JOBID), if any. */
+static void info_onload(const onic_config_t *cfg)
+{
+    onic_onload_status_t st;
+    onic_status_t status;
+
+    printf("\nonload engine\n");
+    if (cfg->jobid[0] == '\0') {
+        printf("  not in a job (ONIC_JOBID is unset)\n");
+        return;
+    }
+    status = onic_onload_status_read(cfg->jobid, &st);
+    if (status == ONIC_ERR_NO_ELEM) {
+        printf("  none for job %s\n", cfg->jobid);
+        return;
+    }
+    if (status != ONIC_OK) {
+        printf("  job %s: the engine's status segment is unreadable or of another version\n",
+               cfg->jobid);
+        return;
+    }
+    printf("  %s for job %s: pid %d, core ", onic_onload_status_alive(&st) ? "running" : "NOT running",
+           cfg->jobid, (int)st.pid);
+    if (st.core == ONIC_CONFIG_LAST)
+        printf("unbound");
+    else
+        printf("%u", st.core);
+    printf(", up %.1f s, last heartbeat %.1f s ago\n", (onic_time_ns() - st.started_ns) / 1e9,
+           (onic_time_ns() - st.heartbeat_ns) / 1e9);
+    printf("  processes attached %llu (refused %llu), commands %llu, matches %llu, bytes moved "
+           "%llu, time busy %.3f s\n", (unsigned long long)st.procs,
+           (unsigned long long)st.refused, (unsigned long long)st.commands,
+           (unsigned long long)st.matches, (unsigned long long)st.bytes, st.busy_ns / 1e9);
+}
 
 int main(int argc, char **argv)
 {
@@ -17,7 +54,7 @@ int main(int argc, char **argv)
 
     if (argc > 1) {
         fprintf(stderr, "usage: %s\nprints onic's version, CPU features, ONIC_* variables "
-                "and matching engines\n", argv[0]);
+                "and matching engines, and the job's onload engine\n", argv[0]);
         return strcmp(argv[1], "--help") == 0 ? 0 : 2;
     }
     onic_config_defaults(&dflt);
@@ -59,6 +96,8 @@ int main(int argc, char **argv)
             printf("  %-7s %s%s\n", boots[i]->name, boots[i]->missing != NULL ? "not built: " : "built",
                    boots[i]->missing != NULL ? boots[i]->missing : "");
     }
+    if (status == ONIC_OK)
+        info_onload(&cur);
 
     if (status != ONIC_OK) {
         fprintf(stderr, "\nonic-info: the environment holds an invalid ONIC_* value (see above)\n");

@@ -1,6 +1,6 @@
 /* onicrun: start the processes of one onic job on this machine.
  *
- *   onicrun -n N [--bind none|core] [--timeout SECONDS] PROGRAM [ARGS...]
+ *   onicrun -n N [--bind none|core] [--timeout SECONDS] [--onload] PROGRAM [ARGS...]
  *
  * Each process gets ONIC_RANK, ONIC_SIZE and ONIC_JOBID (16 random hex
  * digits: the job's shared-memory objects are named /onic-<jobid>-..., so
@@ -15,9 +15,19 @@
  * (the job is not the terminal's foreground group, so reading it would stop
  * the process); every other rank reads /dev/null.
  *
+ * With --onload (or ONIC_ONLOAD=1), onicrun first starts the job's onload
+ * engine, onic-engine from onicrun's own directory, in a process group of
+ * its own, pinned to ONIC_ONLOAD_CORE (default the last core), waits until
+ * its status segment says it is ready, gives every process ONIC_ONLOAD=1,
+ * and stops it (SIGTERM, then SIGKILL) after the processes. If the engine
+ * dies while they run, the job is stopped as if a process had failed.
+ *
  * Exit status: 0 when every process exited 0; else the first failing
  * process's exit status, 128 + its signal number if a signal killed it,
  * 128 + the signal onicrun was stopped with, or 124 after a timeout. */
+#include "base/config.h"
+#include "onload/onload.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <hwloc.h>
@@ -31,6 +41,8 @@
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/wait.h>
+#include <libgen.h>
+#include <limits.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,6 +52,7 @@
 #define RUN_SHM_DIR      "/dev/shm"
 #define RUN_EXIT_USAGE   2
 #define RUN_EXIT_TIMEOUT 124
+#define RUN_ENGINE_START_NS 10000000000ull /* the engine must be ready by then */
 
 /* Signals onicrun passes on to the job instead of dying from them. */
 static const int run_forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
@@ -48,6 +61,8 @@ typedef struct run_opts {
     long        nprocs;
     int         bind_core;
     double      timeout_s;  /* 0: none */
+    int         onload;     /* --onload or ONIC_ONLOAD=1 */
+    unsigned    onload_core; /* ONIC_ONLOAD_CORE: a core or ONIC_CONFIG_LAST */
     char      **argv;       /* PROGRAM ARGS... */
 } run_opts_t;
 
@@ -56,6 +71,8 @@ typedef struct run_job {
     pid_t    pgid;
     pid_t    launcher;  /* onicrun's own pid, for the children to check */
     pid_t   *pids;      /* by rank; 0 once reaped */
+    pid_t    engine;    /* the onload engine; 0 if none or reaped */
+    int      engine_core; /* the core it is pinned to, -1 if unbound */
     long     alive;
     int      status;    /* onicrun's exit status so far */
     int      stopping;  /* the others have been told to stop */
@@ -72,12 +89,44 @@ static uint64_t run_now_ns(void)
 static void run_usage(FILE *f)
 {
     fprintf(f,
-            "usage: onicrun -n N [--bind none|core] [--timeout SECONDS] PROGRAM [ARGS...]\n"
+            "usage: onicrun -n N [--bind none|core] [--timeout SECONDS] [--onload] PROGRAM "
+            "[ARGS...]\n"
             "  -n N               start N processes (ranks 0 to N-1)\n"
             "  --bind none|core   leave processes unbound (default) or bind rank r to core\n"
             "                     r modulo the number of cores (hwloc)\n"
             "  --timeout SECONDS  stop the job and fail if it runs longer\n"
+            "  --onload           run the job with an onload engine on its own core\n"
+            "                     (ONIC_ONLOAD_CORE, default the last; also ONIC_ONLOAD=1)\n"
             "Each process gets ONIC_RANK, ONIC_SIZE and ONIC_JOBID.\n");
+}
+
+/* One ONIC_* variable through the registry (its default when unset); the
+ * rest of the environment is the processes' business. */
+static int run_env_uint(const char *name, unsigned *value_p)
+{
+    const onic_config_var_t *var = onic_config_var_find(name);
+    const char *str = var != NULL ? onic_config_env(var) : NULL;
+    char err[256];
+
+    if (var == NULL)
+        return -1;
+    if (onic_config_parse(var, str != NULL ? str : var->dflt, value_p, err, sizeof(err)) !=
+        ONIC_OK) {
+        fprintf(stderr, "onicrun: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+static int run_parse_env(run_opts_t *o)
+{
+    unsigned onload;
+
+    if (run_env_uint("ONIC_ONLOAD", &onload) != 0 ||
+        run_env_uint("ONIC_ONLOAD_CORE", &o->onload_core) != 0)
+        return RUN_EXIT_USAGE;
+    o->onload |= onload != 0;
+    return 0;
 }
 
 /* 0 on success, else the exit status for a usage error (after saying why). */
@@ -117,6 +166,8 @@ static int run_parse(int argc, char **argv, run_opts_t *o)
             }
             o->bind_core = strcmp(val, "core") == 0;
             i++;
+        } else if (strcmp(arg, "--onload") == 0) {
+            o->onload = 1;
         } else if (strcmp(arg, "--timeout") == 0) {
             if (val == NULL)
                 goto err_missing;
@@ -144,7 +195,7 @@ static int run_parse(int argc, char **argv, run_opts_t *o)
         return RUN_EXIT_USAGE;
     }
     o->argv = &argv[i];
-    return 0;
+    return run_parse_env(o);
 
 err_missing:
     fprintf(stderr, "onicrun: option %s needs a value\n", argv[i]);
@@ -209,18 +260,161 @@ static void run_child(const run_opts_t *o, run_job_t *job, long rank, hwloc_topo
     snprintf(buf, sizeof(buf), "%ld", o->nprocs);
     setenv("ONIC_SIZE", buf, 1);
     setenv("ONIC_JOBID", job->jobid, 1);
-    if (topo != NULL) {
+    if (o->onload)
+        setenv("ONIC_ONLOAD", "1", 1);
+    if (o->bind_core) {
         int ncores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
-        hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)(rank % ncores));
+        long c = rank % ncores;
+        /* The engine's core is left to the engine where there is another. */
+        if (job->engine_core >= 0 && ncores > 1) {
+            c = rank % (ncores - 1);
+            c += c >= job->engine_core;
+        }
+        hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)c);
         if (core == NULL || hwloc_set_cpubind(topo, core->cpuset, HWLOC_CPUBIND_PROCESS) != 0)
             fprintf(stderr, "onicrun: rank %ld: cannot bind to core %ld: %m (running unbound)\n",
-                    rank, rank % ncores);
+                    rank, c);
     }
     signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, oldmask, NULL);
     execvp(o->argv[0], o->argv);
     fprintf(stderr, "onicrun: rank %ld: cannot run %s: %m\n", rank, o->argv[0]);
     _exit(127);
+}
+
+/* onic-engine, next to onicrun itself (both in the build tree or in
+ * PREFIX/bin). */
+static int run_engine_path(char *buf, size_t len)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+    if (n <= 0) {
+        fprintf(stderr, "onicrun: cannot find its own executable: %m\n");
+        return -1;
+    }
+    self[n] = '\0';
+    if ((size_t)snprintf(buf, len, "%s/onic-engine", dirname(self)) >= len) {
+        fprintf(stderr, "onicrun: the path to onic-engine is too long\n");
+        return -1;
+    }
+    return 0;
+}
+
+static void run_engine_child(const run_opts_t *o, run_job_t *job, hwloc_topology_t topo,
+                             const char *path, const sigset_t *oldmask)
+{
+    char buf[32];
+    int null = open("/dev/null", O_RDONLY);
+
+    setpgid(0, 0); /* its own group: stopped after the job, not with it */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != job->launcher)
+        _exit(127);
+    if (null >= 0 && null != STDIN_FILENO) {
+        dup2(null, STDIN_FILENO);
+        close(null);
+    }
+    snprintf(buf, sizeof(buf), "%ld", o->nprocs);
+    setenv("ONIC_SIZE", buf, 1);
+    unsetenv("ONIC_RANK");
+    setenv("ONIC_JOBID", job->jobid, 1);
+    setenv("ONIC_ONLOAD", "1", 1);
+    if (job->engine_core >= 0) {
+        hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)job->engine_core);
+        snprintf(buf, sizeof(buf), "%d", job->engine_core);
+        setenv("ONIC_ONLOAD_CORE", buf, 1);
+        if (core == NULL || hwloc_set_cpubind(topo, core->cpuset, HWLOC_CPUBIND_PROCESS) != 0)
+            fprintf(stderr, "onicrun: onload engine: cannot bind to core %d: %m\n",
+                    job->engine_core);
+    }
+    signal(SIGPIPE, SIG_DFL);
+    sigprocmask(SIG_SETMASK, oldmask, NULL);
+    execl(path, path, (char *)NULL);
+    fprintf(stderr, "onicrun: cannot run the onload engine %s: %m\n", path);
+    _exit(127);
+}
+
+/* Start the engine and wait until its status segment says it is ready.
+ * 0 on success; else the engine is gone and the reason said. */
+static int run_engine_start(const run_opts_t *o, run_job_t *job, hwloc_topology_t topo,
+                            const sigset_t *oldmask)
+{
+    char path[PATH_MAX];
+    int ncores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+    uint64_t deadline;
+    pid_t pid;
+
+    if (o->onload_core != ONIC_CONFIG_LAST && o->onload_core >= (unsigned)ncores) {
+        fprintf(stderr, "onicrun: ONIC_ONLOAD_CORE=%u: this machine has %d cores (0 to %d)\n",
+                o->onload_core, ncores, ncores - 1);
+        return -1;
+    }
+    job->engine_core = o->onload_core == ONIC_CONFIG_LAST ? ncores - 1 : (int)o->onload_core;
+    if (run_engine_path(path, sizeof(path)) != 0)
+        return -1;
+    pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "onicrun: cannot start the onload engine: %m\n");
+        return -1;
+    }
+    if (pid == 0)
+        run_engine_child(o, job, topo, path, oldmask);
+    job->engine = pid;
+    deadline = run_now_ns() + RUN_ENGINE_START_NS;
+    for (;;) {
+        struct timespec tick = {0, 1000000};
+        onic_onload_status_t st;
+        int wst;
+
+        if (onic_onload_status_read(job->jobid, &st) == ONIC_OK && st.pid == pid &&
+            st.state == ONIC_ONLOAD_READY)
+            return 0;
+        if (waitpid(pid, &wst, WNOHANG) == pid) {
+            job->engine = 0;
+            fprintf(stderr, "onicrun: the onload engine (pid %d) %s %d before it was ready\n",
+                    (int)pid, WIFSIGNALED(wst) ? "was killed by signal" : "exited with status",
+                    WIFSIGNALED(wst) ? WTERMSIG(wst) : WEXITSTATUS(wst));
+            return -1;
+        }
+        if (run_now_ns() >= deadline) {
+            fprintf(stderr, "onicrun: the onload engine (pid %d) was not ready within %llu s\n",
+                    (int)pid, RUN_ENGINE_START_NS / 1000000000ull);
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+            job->engine = 0;
+            return -1;
+        }
+        nanosleep(&tick, NULL);
+    }
+}
+
+/* After the job: SIGTERM, SIGKILL after the grace period. The engine's
+ * failure to stop cleanly fails a job that had succeeded. */
+static void run_engine_stop(run_job_t *job)
+{
+    uint64_t kill_at = run_now_ns() + RUN_GRACE_NS;
+    int st;
+
+    if (job->engine == 0)
+        return;
+    kill(job->engine, SIGTERM);
+    while (waitpid(job->engine, &st, WNOHANG) == 0) {
+        struct timespec tick = {0, 1000000};
+        if (run_now_ns() >= kill_at) {
+            fprintf(stderr, "onicrun: the onload engine (pid %d) did not stop; killing it\n",
+                    (int)job->engine);
+            kill(job->engine, SIGKILL);
+            waitpid(job->engine, &st, 0);
+            break;
+        }
+        nanosleep(&tick, NULL);
+    }
+    if (job->status == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+        fprintf(stderr, "onicrun: the onload engine (pid %d) did not end cleanly\n",
+                (int)job->engine);
+        job->status = 1;
+    }
+    job->engine = 0;
 }
 
 /* The whole group, which also reaches what the processes started, and each
@@ -260,6 +454,18 @@ static void run_reap(run_job_t *job, long n)
         long rank = run_rank_of(job, n, pid);
         int failed = 0, code = 0;
 
+        if (pid == job->engine && !WIFSTOPPED(st)) {
+            /* The processes it serves cannot go on without it. */
+            job->engine = 0;
+            if (!job->stopping) {
+                fprintf(stderr, "onicrun: the onload engine (pid %d) %s %d; stopping the job\n",
+                        (int)pid, WIFSIGNALED(st) ? "was killed by signal" : "exited with status",
+                        WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+                job->status = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+                run_stop(job, n, SIGTERM);
+            }
+            continue;
+        }
         if (rank < 0)
             continue;
         if (WIFSTOPPED(st)) {
@@ -319,8 +525,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "onicrun: out of memory\n");
         return 1;
     }
-    if (o.bind_core && (hwloc_topology_init(&topo) != 0 || hwloc_topology_load(topo) != 0 ||
-                        hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) < 1)) {
+    job.engine_core = -1;
+    if ((o.bind_core || o.onload) &&
+        (hwloc_topology_init(&topo) != 0 || hwloc_topology_load(topo) != 0 ||
+         hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) < 1)) {
         fprintf(stderr, "onicrun: cannot read the machine's cores with hwloc: %m\n");
         return 1;
     }
@@ -332,6 +540,13 @@ int main(int argc, char **argv)
         sigaddset(&set, run_forwarded[i]);
     sigprocmask(SIG_BLOCK, &set, &oldmask);
     signal(SIGPIPE, SIG_IGN); /* a closed stderr must not kill onicrun before cleanup */
+
+    if (o.onload && run_engine_start(&o, &job, topo, &oldmask) != 0) {
+        run_shm_cleanup(&job);
+        hwloc_topology_destroy(topo);
+        free(job.pids);
+        return 1;
+    }
 
     for (long r = 0; r < o.nprocs; r++) {
         pid_t pid = fork();
@@ -381,6 +596,7 @@ int main(int argc, char **argv)
             job.kill_at = 0;
         }
     }
+    run_engine_stop(&job);
     run_shm_cleanup(&job);
     if (topo != NULL)
         hwloc_topology_destroy(topo);

@@ -14,6 +14,8 @@ static const char *const simd_values[] = {"auto", "scalar", "avx2", NULL};
 const char *const onic_config_shm_rma_values[] = {"auto", "cma", "copy", NULL};
 const char *const onic_config_xport_values[] = {"auto", "shm", "ofi", NULL};
 const char *const onic_config_boot_values[] = {"auto", "onicrun", "pmi1", "pmix", NULL};
+static const char *const core_words[] = {"last", NULL};
+const char *const onic_config_onload_rma_values[] = {"auto", "copy", NULL};
 
 #define CFG_FIELD(_f) offsetof(onic_config_t, _f)
 
@@ -80,6 +82,24 @@ static const onic_config_var_t config_vars[] = {
      "this many x processes x ONIC_EAGER_LIMIT bytes for unexpected messages, more only while "
      "messages wait unreceived",
      ONIC_CONFIG_UINT, 1, 65536, NULL, CFG_FIELD(eager_credits)},
+    {"ONIC_ONLOAD", "0", "1: the job runs with an onload engine (onicrun --onload sets it): "
+     "onicrun starts onic-engine on its own core before the processes and stops it after "
+     "them. The engine does not serve Portals calls yet, so PtlNIInit (and MPI_Init) refuse "
+     "to open an interface with it",
+     ONIC_CONFIG_UINT, 0, 1, NULL, CFG_FIELD(onload)},
+    {"ONIC_ONLOAD_CORE", "last", "the core (hwloc's logical index) onicrun pins the onload "
+     "engine to, or last; with --bind core the processes use the other cores",
+     ONIC_CONFIG_UINT, 0, 4095, core_words, CFG_FIELD(onload_core)},
+    {"ONIC_ONLOAD_CMD_RECS", "256", "records of 128 bytes in each process's command ring to "
+     "the onload engine; a process finding it full takes its events and retries",
+     ONIC_CONFIG_UINT_POW2, 2, 65536, NULL, CFG_FIELD(onload_cmd_recs)},
+    {"ONIC_ONLOAD_EVENT_RECS", "1024", "records of 128 bytes in each process's event ring from "
+     "the onload engine; the engine holds a process's work while its ring is full",
+     ONIC_CONFIG_UINT_POW2, 2, 65536, NULL, CFG_FIELD(onload_event_recs)},
+    {"ONIC_ONLOAD_RMA", "auto", "how the onload engine reaches this process's data: auto "
+     "(cross-memory attach where the kernel allows it, else copy) or copy (the process "
+     "copies through a bounce area in its segment, in its own onic calls)",
+     ONIC_CONFIG_ENUM, 0, 0, onic_config_onload_rma_values, CFG_FIELD(onload_rma)},
     {"ONIC_RANK", "0", "this process's rank in its job (set by onicrun)",
      ONIC_CONFIG_UINT, 0, 0x7fffffff, NULL, CFG_FIELD(rank)},
     {"ONIC_SIZE", "1", "processes in the job (set by onicrun)",
@@ -96,6 +116,14 @@ const onic_config_var_t *onic_config_vars(size_t *count_p)
     return config_vars;
 }
 
+const onic_config_var_t *onic_config_var_find(const char *name)
+{
+    for (size_t i = 0; i < CONFIG_NVARS; i++)
+        if (strcmp(config_vars[i].name, name) == 0)
+            return &config_vars[i];
+    return NULL;
+}
+
 static void *config_field(onic_config_t *cfg, const onic_config_var_t *var)
 {
     return (char *)cfg + var->offset;
@@ -107,7 +135,8 @@ static void config_accepted(const onic_config_var_t *var, char *buf, size_t len)
 
     switch (var->type) {
     case ONIC_CONFIG_UINT:
-        snprintf(buf, len, "an integer from %u to %u", var->min, var->max);
+        snprintf(buf, len, "an integer from %u to %u%s%s", var->min, var->max,
+                 var->values != NULL ? " or " : "", var->values != NULL ? var->values[0] : "");
         return;
     case ONIC_CONFIG_UINT_POW2:
         snprintf(buf, len, "a power of two from %u to %u", var->min, var->max);
@@ -155,6 +184,10 @@ onic_status_t onic_config_parse(const onic_config_var_t *var, const char *str,
                 return ONIC_OK;
             }
         }
+    } else if (var->type == ONIC_CONFIG_UINT && var->values != NULL &&
+               strcmp(str, var->values[0]) == 0) {
+        *(unsigned *)value_p = ONIC_CONFIG_LAST;
+        return ONIC_OK;
     } else {
         errno = 0;
         v = strtoul(str, &end, 10);
@@ -180,6 +213,8 @@ void onic_config_format(const onic_config_var_t *var, const onic_config_t *cfg,
         snprintf(buf, len, "%s", *(const char *)field ? (const char *)field : "-");
     else if (var->type == ONIC_CONFIG_ENUM)
         snprintf(buf, len, "%s", var->values[v]);
+    else if (var->values != NULL && v == ONIC_CONFIG_LAST)
+        snprintf(buf, len, "%s", var->values[0]);
     else
         snprintf(buf, len, "%u", v);
 }

@@ -36,6 +36,11 @@ typedef enum onic_config_shm_rma {
     ONIC_SHM_RMA_COPY = 2
 } onic_config_shm_rma_t;
 
+typedef enum onic_config_onload_rma {
+    ONIC_ONLOAD_RMA_AUTO = 0,
+    ONIC_ONLOAD_RMA_COPY = 1
+} onic_config_onload_rma_t;
+
 #define ONIC_CONFIG_TOKEN_MAX 32
 #define ONIC_CONFIG_STRING_MAX 63
 
@@ -61,13 +66,22 @@ typedef struct onic_config {
     unsigned    nodes;          /* ONIC_NODES */
     unsigned    ofi_credits;    /* ONIC_OFI_CREDITS */
     char        ofi_provider[ONIC_CONFIG_STRING_MAX + 1]; /* ONIC_OFI_PROVIDER, "" for any */
+    unsigned    onload;         /* ONIC_ONLOAD: 0 inline, 1 the onload engine */
+    unsigned    onload_core;    /* ONIC_ONLOAD_CORE: a core, or ONIC_CONFIG_LAST */
+    unsigned    onload_cmd_recs;   /* ONIC_ONLOAD_CMD_RECS */
+    unsigned    onload_event_recs; /* ONIC_ONLOAD_EVENT_RECS */
+    unsigned    onload_rma;     /* ONIC_ONLOAD_RMA: onic_config_onload_rma_t */
     unsigned    rank;           /* ONIC_RANK, set by the launcher */
     unsigned    size;           /* ONIC_SIZE, set by the launcher */
     char        jobid[ONIC_CONFIG_TOKEN_MAX + 1]; /* ONIC_JOBID, "" outside a job */
 } onic_config_t;
 
+/* A UINT variable may also accept words (values[], NULL-terminated): the
+ * first word is stored as ONIC_CONFIG_LAST ("last core"). */
+#define ONIC_CONFIG_LAST 0xffffffffu
+
 typedef enum onic_config_type {
-    ONIC_CONFIG_UINT,       /* decimal in [min, max] */
+    ONIC_CONFIG_UINT,       /* decimal in [min, max], or a word of values[] if any */
     ONIC_CONFIG_UINT_POW2,  /* a power of two in [min, max] */
     ONIC_CONFIG_ENUM,       /* one of values[] */
     ONIC_CONFIG_TOKEN,      /* 1 to ONIC_CONFIG_TOKEN_MAX lowercase hex digits,
@@ -82,7 +96,8 @@ typedef struct onic_config_var {
     const char         *desc;
     onic_config_type_t  type;
     unsigned            min, max;
-    const char *const  *values;   /* ONIC_CONFIG_ENUM, NULL-terminated */
+    const char *const  *values;   /* ONIC_CONFIG_ENUM, NULL-terminated; for
+                                     ONIC_CONFIG_UINT one optional word */
     size_t              offset;   /* of the field in onic_config_t: unsigned, or
                                      char[] for ONIC_CONFIG_TOKEN */
 } onic_config_var_t;
@@ -91,9 +106,13 @@ extern const char *const onic_config_match_engines[];
 extern const char *const onic_config_shm_rma_values[];
 extern const char *const onic_config_xport_values[];
 extern const char *const onic_config_boot_values[];
+extern const char *const onic_config_onload_rma_values[];
 
 /* The whole table, for onic-info. */
 const onic_config_var_t *onic_config_vars(size_t *count_p);
+/* One row by name, or NULL: for a tool that needs a few variables without
+ * the whole environment being valid (onicrun). */
+const onic_config_var_t *onic_config_var_find(const char *name);
 void onic_config_defaults(onic_config_t *cfg_p);
 /* Defaults overridden by the environment. ONIC_ERR_INVALID_PARAM (after
  * logging which variable and what it accepts) if any value is invalid;

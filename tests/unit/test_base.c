@@ -80,6 +80,25 @@ static void test_config_parse(void)
     CHECK(strcmp(onic_config_match_engines[v], "wide") == 0);
     CHECK(onic_config_parse(match, "Hash", &v, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
     CHECK(strstr(err, "ONIC_MATCH") != NULL && strstr(err, "hash|list|alpu|wide") != NULL);
+    /* A number or its one word. */
+    const onic_config_var_t *core = var_named("ONIC_ONLOAD_CORE");
+    CHECK(onic_config_var_find("ONIC_ONLOAD_CORE") == core);
+    CHECK(onic_config_var_find("ONIC_NO_SUCH") == NULL);
+    CHECK(onic_config_parse(core, "last", &v, err, sizeof(err)) == ONIC_OK && v == ONIC_CONFIG_LAST);
+    CHECK(onic_config_parse(core, "3", &v, err, sizeof(err)) == ONIC_OK && v == 3);
+    CHECK(onic_config_parse(core, "first", &v, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
+    CHECK(strstr(err, "ONIC_ONLOAD_CORE") != NULL && strstr(err, "or last") != NULL);
+    CHECK(onic_config_parse(core, "4096", &v, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
+    {
+        onic_config_t cfg;
+        char buf[32];
+        onic_config_defaults(&cfg);
+        onic_config_format(core, &cfg, buf, sizeof(buf));
+        CHECK(strcmp(buf, "last") == 0);
+        cfg.onload_core = 1;
+        onic_config_format(core, &cfg, buf, sizeof(buf));
+        CHECK(strcmp(buf, "1") == 0);
+    }
 }
 
 static void test_config_token(void)

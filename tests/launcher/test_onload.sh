@@ -1,0 +1,124 @@
+#!/bin/sh
+# onicrun --onload, observed from outside: the engine is ready before the
+# processes start (they see it running in onic-info), pinned away from them,
+# stopped after them, its death stops the job, nothing of it is left, and an
+# MPI program is refused (not run inline) while the engine serves nothing.
+#   test_onload.sh ONICRUN ONIC_INFO JOB_HELPER MPI_TESTS ONLOAD_JOB
+set -u
+run=$1
+info=$2
+helper=$3
+mpi=$4
+onload_job=$5
+out=$(mktemp)
+pass=0
+fail=0
+
+check() { # description, then a command that must succeed
+    desc=$1
+    shift
+    if "$@"; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAILED: $desc"
+        sed 's/^/  | /' "$out"
+    fi
+}
+
+go() { # onicrun with a time limit; sets rc and secs
+    t0=$(date +%s%N)
+    timeout 20 "$run" "$@" >"$out" 2>&1
+    rc=$?
+    secs=$(( ($(date +%s%N) - t0 + 999999999) / 1000000000 ))
+}
+
+engine_pid() { sed -n 's/.*running for job [0-9a-f]*: pid \([0-9]*\).*/\1/p' "$out" | head -1; }
+job_id() { sed -n 's/.* for job \([0-9a-f]*\).*/\1/p' "$out" | head -1; }
+no_job_shm() { job=$(job_id); [ -n "$job" ] && ! ls /dev/shm 2>/dev/null | grep -q "onic-$job"; }
+
+# Without the flag nothing changes: no engine.
+go -n 1 "$info"
+check "without --onload: no engine" grep -q "none for job" "$out"
+
+# With it, the engine runs before the processes and is gone after them.
+go --onload -n 2 "$info"
+check "--onload: the job succeeds" [ $rc -eq 0 ]
+check "both processes see a running engine" [ "$(grep -c 'running for job' "$out")" -eq 2 ]
+pid=$(engine_pid)
+check "the engine is stopped after the job" sh -c "[ -n '$pid' ] && ! kill -0 '$pid' 2>/dev/null"
+check "its status segment is removed" no_job_shm
+ONIC_ONLOAD=1 go -n 1 "$info"
+check "ONIC_ONLOAD=1 does the same" grep -q "running for job" "$out"
+
+# Pinned to the last core by default, to ONIC_ONLOAD_CORE if set; with
+# --bind core the processes get the other cores.
+cores=$(lscpu -p=CORE 2>/dev/null | grep -v '^#' | sort -u | wc -l)
+if [ "$cores" -ge 2 ] && [ "$(nproc)" -eq "$(getconf _NPROCESSORS_ONLN)" ]; then
+    go --onload -n 1 "$info"
+    check "the engine is on the last core" grep -q "core $((cores - 1)), up" "$out"
+    ONIC_ONLOAD_CORE=0 go --onload -n 1 "$info"
+    check "ONIC_ONLOAD_CORE=0 moves it" grep -q "core 0, up" "$out"
+    ONIC_ONLOAD_CORE=0 go --onload --bind core -n 1 "$helper" cpus
+    check "--bind core keeps the process off the engine's core" \
+        [ "$(cut -d' ' -f2 "$out")" != "0" ]
+else
+    echo "onload: one core or a restricted cpuset here: placement not checked"
+fi
+ONIC_ONLOAD_CORE=4095 go --onload -n 1 "$helper" env
+check "a core the machine lacks: refused" [ $rc -ne 0 ]
+check "naming the variable" grep -q "ONIC_ONLOAD_CORE=4095" "$out"
+ONIC_ONLOAD=yes go -n 1 "$helper" env
+check "an invalid ONIC_ONLOAD: usage error" [ $rc -eq 2 ]
+check "naming the variable" grep -q 'invalid ONIC_ONLOAD="yes"' "$out"
+
+# The engine killed while the job runs: the job stops, promptly, and fails.
+t0=$(date +%s%N)
+timeout 20 "$run" --onload -n 2 sh -c "
+    pid=\$('$info' | sed -n 's/.*running for job [0-9a-f]*: pid \\([0-9]*\\).*/\\1/p')
+    [ \"\$ONIC_RANK\" = 0 ] && '$info' | grep 'for job' && kill -KILL \$pid
+    sleep 15" >"$out" 2>&1
+rc=$?
+secs=$(( ($(date +%s%N) - t0 + 999999999) / 1000000000 ))
+check "a killed engine fails the job" [ $rc -eq 137 ]
+check "and says so" grep -q "the onload engine (pid [0-9]*) was killed by signal 9; stopping the job" "$out"
+check "within 3 s" [ $secs -le 3 ]
+check "nothing of the job is left in /dev/shm" no_job_shm
+
+# Processes blocked waiting for their engine get an error when it dies.
+go --onload -n 2 "$onload_job" killed
+check "the job fails with the engine's signal" [ $rc -eq 137 ]
+check "rank 0, blocked in a wait, gets an error, not a hang" \
+    grep -q "rank 0: waiting for an event: input/output error after [0-9]* ms" "$out"
+check "no process of the job hangs" [ $secs -le 3 ]
+
+# A process that exits without detaching is no longer served, and the
+# others still are.
+go --onload -n 2 "$onload_job" vanish
+check "a vanished process: the job goes on" [ $rc -eq 0 ]
+check "the engine drops it" grep -q "rank 0: the engine stopped serving the vanished process" "$out"
+check "and serves the other" grep -q "rank 0: 1000 pings answered in order" "$out"
+
+# What a process must not get away with; a segment that does not add up.
+go --onload -n 1 "$onload_job" misuse
+check "misuse is refused, one by one" grep -q "rank 0: every misuse refused" "$out"
+check "a senseless command is named" grep -q "command 99 of 0 bytes from pid [0-9]* makes no sense" "$out"
+go --onload -n 2 "$onload_job" badseg
+check "a bad segment: the job goes on" [ $rc -eq 0 ]
+check "the engine refuses it" grep -q "does not describe the segment" "$out"
+check "and serves the good process" grep -q "rank 0: 1000 pings answered in order" "$out"
+check "whose pulls go on meanwhile" grep -q "rank 0: [0-9]* pulls from itself while" "$out"
+
+# onic-info shows the engine's counters moving.
+go --onload -n 2 sh -c "'$onload_job' pull 1048576 && [ \$ONIC_RANK = 1 ] && '$info' || true"
+check "onic-info counts the bytes the engine moved" grep -q "bytes moved 10[0-9]\{5\}" "$out"
+check "and the commands it took" grep -q "commands [1-9][0-9]*, matches" "$out"
+
+# An MPI program with --onload is refused with a reason, not run inline.
+go --onload -n 2 "$mpi" setup
+check "MPI under --onload fails while the engine serves nothing" [ $rc -ne 0 ]
+check "saying what is missing" grep -q "onload: not available yet: " "$out"
+
+rm -f "$out"
+echo "onload: $pass passed, $fail failed"
+[ $fail -eq 0 ]
