@@ -20,6 +20,9 @@
 #ifndef ONICC_BUILD_DIR
 #error "ONICC_BUILD_DIR must name the build tree"
 #endif
+#ifndef ONICC_LINK_EXTRA
+#error "ONICC_LINK_EXTRA must give the link flags a sanitized build adds (or be empty)"
+#endif
 #ifndef ONICC_SOURCE_DIR
 #error "ONICC_SOURCE_DIR must name the source tree"
 #endif
@@ -107,6 +110,8 @@ int main(int argc, char **argv)
         args[n++] = argv[i];
     }
     if (onicc_links(argc, argv)) {
+        if (ONICC_LINK_EXTRA[0] != '\0')
+            args[n++] = ONICC_LINK_EXTRA;
         args[n++] = libflag;
         args[n++] = rpath;
         args[n++] = "-lonic";
@@ -121,11 +126,13 @@ int main(int argc, char **argv)
             onicc_print_arg(args[i]);
         }
         putchar('\n');
+        free(args);
         return 0;
     }
     execvp(cc, args);
     fprintf(stderr, "onicc: cannot run the compiler '%s': ", cc);
     perror(NULL);
     fprintf(stderr, "onicc: set ONICC_CC to the C compiler to use\n");
+    free(args);
     return 127;
 }
