@@ -25,7 +25,10 @@
  * before the job's fence; a peer's is looked up and inserted the first time
  * this process talks to it, so the state kept per peer is a few words.
  * Everything a peer sent is checked before use: a malformed message is
- * dropped and counted, and its sender ignored from then on.
+ * dropped and counted, and its sender's messages dropped from then on
+ * (`malformed`). A peer we cannot reach (its address cannot be used, or a
+ * send to it failed) is `unreachable`: our sends to it fail with an error,
+ * but what it sends us is still delivered.
  *
  * Built only where pkg-config finds libfabric (ONIC_HAVE_OFI). */
 #include "xport/transport.h"
@@ -86,7 +89,8 @@ typedef struct ofi_ctx {
 typedef struct ofi_peer {
     fi_addr_t addr;
     uint8_t   resolved;
-    uint8_t   broken;      /* unreachable, or sent something malformed */
+    uint8_t   unreachable; /* its address failed or a send to it did: sends fail */
+    uint8_t   malformed;   /* it sent something malformed: its messages are dropped */
     uint8_t   credit_due;  /* a credit message could not go out yet */
     uint32_t  credits;     /* messages we may still send it */
     uint32_t  owed;        /* messages of its we consumed and not yet credited */
@@ -374,7 +378,7 @@ static onic_status_t ofi_resolve(ofi_state_t *s, uint32_t peer)
 
     if (pr->resolved)
         return ONIC_OK;
-    if (pr->broken)
+    if (pr->unreachable)
         return ONIC_ERR_IO;
     status = onic_boot_get(s->boot, peer, "ofi-addr", addr, &len);
     if (status == ONIC_OK && (rc = fi_av_insert(s->av, addr, 1, &pr->addr, 0, NULL)) != 1) {
@@ -386,7 +390,7 @@ static onic_status_t ofi_resolve(ofi_state_t *s, uint32_t peer)
         status = ONIC_ERR_IO;
     }
     if (status != ONIC_OK) {
-        pr->broken = 1;
+        pr->unreachable = 1;
         return status;
     }
     pr->resolved = 1;
@@ -440,10 +444,11 @@ static onic_status_t ofi_send(void *state, uint32_t peer, const void *user_hdr, 
     uint8_t *buf;
     ssize_t rc;
 
-    if (!pr->resolved && ofi_resolve(s, peer) != ONIC_OK)
+    if ((!pr->resolved && ofi_resolve(s, peer) != ONIC_OK) || pr->unreachable) {
+        onic_error("ofi: not sending to rank %u: it is unreachable since an earlier failure "
+                   "(logged above)", peer);
         return ONIC_ERR_IO;
-    if (pr->broken)
-        return ONIC_ERR_IO;
+    }
     if (pr->credits == 0)
         return ONIC_ERR_NO_RESOURCE; /* the front end polls: credits come back */
     w.src = s->rank;
@@ -502,17 +507,32 @@ static unsigned ofi_rx(ofi_state_t *s, const onic_xport_params_t *p, ofi_ctx_t *
     ofi_wire_t w;
     ofi_peer_t *pr;
     unsigned delivered = 0;
+    const char *why;
 
-    if (len < sizeof(w))
+    if (len < sizeof(w)) {
+        why = "shorter than the header";
         goto err_drop;
+    }
     memcpy(&w, c->buf, sizeof(w));
-    if (w.src >= s->size || !s->serve[w.src] || w.user_len > ONIC_XPORT_USER_HDR ||
-        sizeof(w) + w.user_len > len || len - sizeof(w) - w.user_len > ONIC_XPORT_MAX_PAYLOAD ||
-        w.kind > OFI_KIND_CREDIT || (w.kind == OFI_KIND_CREDIT && len != sizeof(w)))
+    if (w.src >= s->size || !s->serve[w.src]) {
+        why = "from a rank this transport does not serve";
         goto err_drop;
+    }
     pr = &s->peers[w.src];
-    if (pr->broken || w.credits > s->credits - pr->credits)
+    if (pr->malformed) {
+        why = "from a rank that sent a malformed message before";
+        goto err_drop;
+    }
+    if (w.user_len > ONIC_XPORT_USER_HDR || sizeof(w) + w.user_len > len ||
+        len - sizeof(w) - w.user_len > ONIC_XPORT_MAX_PAYLOAD || w.kind > OFI_KIND_CREDIT ||
+        (w.kind == OFI_KIND_CREDIT && len != sizeof(w))) {
+        why = "with lengths or a kind out of bounds";
         goto err_bad_peer;
+    }
+    if (w.credits > s->credits - pr->credits) {
+        why = "returning more credits than it had";
+        goto err_bad_peer;
+    }
     pr->credits += w.credits;
     if (w.kind == OFI_KIND_USER) {
         /* Post the buffer again only after the callback: it reads from it. */
@@ -531,13 +551,15 @@ static unsigned ofi_rx(ofi_state_t *s, const onic_xport_params_t *p, ofi_ctx_t *
     return delivered;
 
 err_bad_peer:
-    if (!pr->broken)
-        onic_error("ofi: rank %u returned more credits than it had; ignoring it from now on",
-                   w.src);
-    pr->broken = 1;
+    onic_error("ofi: dropped a message of %zu bytes from rank %u %s; dropping all its "
+               "messages from now on", len, w.src, why);
+    pr->malformed = 1;
+    s->drops++;
+    (void)ofi_post_rx(s, c);
+    return 0;
 err_drop:
     s->drops++;
-    onic_error("ofi: dropped a malformed message of %zu bytes", len);
+    onic_error("ofi: dropped a message of %zu bytes %s", len, why);
     (void)ofi_post_rx(s, c);
     return 0;
 }
@@ -566,7 +588,7 @@ static void ofi_cq_error(ofi_state_t *s)
                    "reachable from here (FI_TCP_IFACE, firewalls)?", c->peer,
                    ofi_peer_str(s, c->peer, str, sizeof(str)), fi_strerror(err.err),
                    fi_cq_strerror(s->cq, err.prov_errno, err.err_data, NULL, 0));
-        s->peers[c->peer].broken = 1;
+        s->peers[c->peer].unreachable = 1;
         c->next = s->tx_free;
         s->tx_free = (uint32_t)(c - s->tx);
     } else if (err.err != FI_ECANCELED) {
@@ -630,10 +652,11 @@ static onic_status_t ofi_rma(void *state, uint32_t peer, int write, void *local,
     ofi_ctx_t *c;
     ssize_t rc;
 
-    if (!pr->resolved && ofi_resolve(s, peer) != ONIC_OK)
+    if ((!pr->resolved && ofi_resolve(s, peer) != ONIC_OK) || pr->unreachable) {
+        onic_error("ofi: no RMA with rank %u: it is unreachable since an earlier failure "
+                   "(logged above)", peer);
         return ONIC_ERR_IO;
-    if (pr->broken)
-        return ONIC_ERR_IO;
+    }
     if (len > s->info->ep_attr->max_msg_size) {
         onic_error("ofi: an RMA of %zu bytes is over the provider's limit of %zu", len,
                    s->info->ep_attr->max_msg_size);
