@@ -40,6 +40,18 @@ const onic_boot_ops_t *const *onic_boot_all(size_t *count_p)
     return boot_all;
 }
 
+int onic_boot_is_launcher(const onic_boot_t *b)
+{
+    return b != NULL && b->ops != &onic_boot_onicrun_ops;
+}
+
+/* A fatal error elsewhere: tell the launcher, which ends the others. */
+static void boot_abort_hook(int code, const char *msg)
+{
+    if (boot_g != NULL)
+        boot_g->ops->abort(boot_g, code != 0 ? code : 1, msg);
+}
+
 static const onic_boot_ops_t *boot_choose(const onic_config_t *cfg)
 {
     if (cfg->boot != ONIC_BOOT_AUTO)
@@ -96,6 +108,10 @@ onic_status_t onic_boot_open(const onic_config_t *cfg, onic_boot_t **b_p)
                b->rank, b->size, b->nlocal, b->local[0], b->jobid);
     b->refs = 1;
     boot_g = b;
+    /* onicrun ends the job when a process exits non-zero; other launchers
+     * (srun without --kill-on-bad-exit) may need to be told. */
+    if (onic_boot_is_launcher(b))
+        onic_log_abort_set(boot_abort_hook);
     *b_p = b;
     return ONIC_OK;
 }
@@ -104,6 +120,7 @@ void onic_boot_close(onic_boot_t *b)
 {
     if (b == NULL || b != boot_g || --b->refs > 0)
         return;
+    onic_log_abort_set(NULL);
     b->ops->fini(b);
     onic_free(b->local);
     onic_free(b);

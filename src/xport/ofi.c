@@ -35,6 +35,7 @@
 
 #ifdef ONIC_HAVE_OFI
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/mem.h"
 
@@ -95,6 +96,7 @@ typedef struct ofi_peer {
     uint32_t  credits;     /* messages we may still send it */
     uint32_t  owed;        /* messages of its we consumed and not yet credited */
     uint32_t  window;      /* RMA operations in flight with it */
+    uint64_t  stalled_ns;  /* when a send first found no credit; 0: not waiting */
 } ofi_peer_t;
 
 typedef struct ofi_mr {
@@ -104,6 +106,7 @@ typedef struct ofi_mr {
 
 typedef struct ofi_state {
     uint32_t           rank, size, credits;
+    uint64_t           send_timeout_ns; /* 0: wait for credits forever */
     struct fi_info    *info;
     struct fid_fabric *fabric;
     struct fid_domain *domain;
@@ -280,6 +283,7 @@ static onic_status_t ofi_endpoint_open(const onic_xport_tparams_t *tp, void **st
     s->rank = p->rank;
     s->size = p->size;
     s->credits = p->cfg->ofi_credits;
+    s->send_timeout_ns = (uint64_t)p->cfg->ofi_send_timeout * 1000000000ull;
     s->boot = tp->boot;
     s->serve = tp->serve;
     s->notify = tp->notify;
@@ -432,6 +436,30 @@ static void ofi_credit_send(ofi_state_t *s, uint32_t peer)
     }
 }
 
+/* A send that cannot go yet: the front end polls and tries again, and
+ * credits come back, unless the peer is gone (tcp retries connecting to a
+ * dead peer forever) or never calls into onic. Past ONIC_OFI_SEND_TIMEOUT
+ * of trying, the send fails naming the peer. */
+static onic_status_t ofi_stall(ofi_state_t *s, uint32_t peer, const char *what)
+{
+    ofi_peer_t *pr = &s->peers[peer];
+    uint64_t now = onic_time_ns();
+    char str[128];
+
+    if (pr->stalled_ns == 0 || s->send_timeout_ns == 0) {
+        pr->stalled_ns = now;
+        return ONIC_ERR_NO_RESOURCE;
+    }
+    if (now - pr->stalled_ns < s->send_timeout_ns)
+        return ONIC_ERR_NO_RESOURCE;
+    onic_error("ofi: rank %u at %s has %s for %llu s (ONIC_OFI_SEND_TIMEOUT): it has died, "
+               "hangs, or computes without calling onic; treating it as unreachable", peer,
+               ofi_peer_str(s, peer, str, sizeof(str)), what,
+               (unsigned long long)(s->send_timeout_ns / 1000000000ull));
+    pr->unreachable = 1;
+    return ONIC_ERR_IO;
+}
+
 static onic_status_t ofi_send(void *state, uint32_t peer, const void *user_hdr, size_t user_len,
                               const void *payload, size_t len)
 {
@@ -450,7 +478,7 @@ static onic_status_t ofi_send(void *state, uint32_t peer, const void *user_hdr, 
         return ONIC_ERR_IO;
     }
     if (pr->credits == 0)
-        return ONIC_ERR_NO_RESOURCE; /* the front end polls: credits come back */
+        return ofi_stall(s, peer, "given no credits back"); /* the front end polls */
     w.src = s->rank;
     w.credits = (uint16_t)pr->owed;
     w.kind = OFI_KIND_USER;
@@ -459,8 +487,8 @@ static onic_status_t ofi_send(void *state, uint32_t peer, const void *user_hdr, 
         buf = small;
         c = NULL;
     } else {
-        if (s->tx_free == OFI_NONE)
-            return ONIC_ERR_NO_RESOURCE; /* copies in flight: the front end polls */
+        if (s->tx_free == OFI_NONE) /* copies in flight: the front end polls */
+            return ofi_stall(s, peer, "taken none of our messages");
         c = &s->tx[s->tx_free];
         buf = c->buf;
     }
@@ -471,8 +499,8 @@ static onic_status_t ofi_send(void *state, uint32_t peer, const void *user_hdr, 
         memcpy(buf + sizeof(w) + user_len, payload, len);
     rc = c == NULL ? fi_inject(s->ep, buf, total, pr->addr)
                    : fi_send(s->ep, buf, total, NULL, pr->addr, c);
-    if (rc == -FI_EAGAIN)
-        return ONIC_ERR_NO_RESOURCE;
+    if (rc == -FI_EAGAIN) /* e.g. tcp still connecting to it */
+        return ofi_stall(s, peer, "taken none of our messages");
     if (rc != 0) {
         char str[128];
         onic_error("ofi: cannot send to rank %u at %s: %s; is that address reachable from "
@@ -484,6 +512,7 @@ static onic_status_t ofi_send(void *state, uint32_t peer, const void *user_hdr, 
         s->tx_free = c->next;
         c->peer = peer;
     }
+    pr->stalled_ns = 0;
     pr->credits--;
     if (pr->credit_due) {
         pr->credit_due = 0;

@@ -322,6 +322,11 @@ onic_status_t onic_xport_open(const onic_xport_params_t *p, onic_xport_t **x_p)
             status = xport_tr_open(x, XPORT_SHM);
         }
     }
+    if (status != ONIC_OK && onic_boot_is_launcher(x->boot) && x->boot->size > 1)
+        /* The others may be in the launcher's fence, which would never
+         * end: the launcher ends the job instead. */
+        onic_boot_abort(x->boot, 1, "cannot open this process's transports (see the errors "
+                        "above)");
     if (status != ONIC_OK) {
         onic_xport_close(x);
         return status;

@@ -17,6 +17,10 @@
  *                       waiting for room must not keep the slots the other
  *                       side waits for (a deadlock hangs the job)
  *   xport_job errors    bad rank, over-long payload and header are errors
+ *   xport_job stall N   rank 1 does not call into onic for 4 s; rank 0 sends
+ *                       it up to N messages and, with a credit timeout of 1 s
+ *                       (ofi: ONIC_OFI_SEND_TIMEOUT=1), must get an error
+ *                       within 3 s instead of waiting for credits forever
  *
  * Payload sizes cycle from 0 to 200 bytes (or the endpoint's limit, if
  * lower); with ONIC_SHM_RING_SLOTS=4 the
@@ -230,6 +234,25 @@ int main(int argc, char **argv)
                 passed++;
             else
                 failed++;
+        }
+    } else if (strcmp(mode, "stall") == 0) {
+        if (j.rank == 0) {
+            uint64_t t0 = onic_time_ns(), s;
+            onic_status_t st = ONIC_OK;
+            double secs;
+            fprintf(stderr, "(an error about rank 1 is expected next)\n");
+            for (s = 0; s < n && st == ONIC_OK; s++)
+                st = onic_xport_send(x, 1, &s, sizeof(s), NULL, 0);
+            secs = (double)(onic_time_ns() - t0) / 1e9;
+            if (st == ONIC_ERR_IO && secs < 3.0) {
+                passed++;
+            } else {
+                failed++;
+                fprintf(stderr, "rank 0: %llu sends ended with status %d after %.1f s\n",
+                        (unsigned long long)s, (int)st, secs);
+            }
+        } else if (j.rank == 1) {
+            sleep(4);
         }
     } else if (strcmp(mode, "errors") == 0) {
         uint8_t big[4096] = {0}, hdr[64] = {0};
