@@ -197,15 +197,14 @@ static void ofi_endpoint_close(void *state)
     onic_free(s);
 }
 
-/* A provider that gives reliable, ordered datagrams with RMA, and lets us
- * choose memory keys. */
-static onic_status_t ofi_getinfo(ofi_state_t *s, const onic_config_t *cfg)
+/* A provider that gives reliable, ordered datagrams with RMA, lets us
+ * choose memory keys and takes rx_size posted receives (0: any number). */
+static struct fi_info *ofi_hints(const onic_config_t *cfg, size_t rx_size)
 {
     struct fi_info *hints = fi_allocinfo();
-    int rc;
 
     if (hints == NULL)
-        return ONIC_ERR_NO_MEMORY;
+        return NULL;
     hints->ep_attr->type = FI_EP_RDM;
     hints->caps = FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
     hints->mode = FI_CONTEXT | FI_CONTEXT2;
@@ -214,15 +213,53 @@ static onic_status_t ofi_getinfo(ofi_state_t *s, const onic_config_t *cfg)
     hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED;
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
     hints->domain_attr->resource_mgmt = FI_RM_ENABLED;
+    hints->rx_attr->size = rx_size;
     if (cfg->ofi_provider[0] != '\0') {
         hints->fabric_attr->prov_name = strdup(cfg->ofi_provider);
         if (hints->fabric_attr->prov_name == NULL) {
             fi_freeinfo(hints);
-            return ONIC_ERR_NO_MEMORY;
+            return NULL;
         }
     }
+    return hints;
+}
+
+/* The receive queue must hold every buffer posted at once (nrx): posting
+ * more than it holds waits forever. */
+static onic_status_t ofi_rx_size_error(ofi_state_t *s, size_t have)
+{
+    uint32_t peers = s->nrx / (s->credits + 2);
+    size_t fit = peers > 0 ? have / peers : 0;
+
+    onic_error("ofi: the %s provider cannot keep %u receive buffers posted (%u peers on other "
+               "nodes x (ONIC_OFI_CREDITS=%u + 2)); its queue holds %zu: lower "
+               "ONIC_OFI_CREDITS to at most %zu",
+               s->info != NULL ? s->info->fabric_attr->prov_name : "chosen", s->nrx, peers,
+               s->credits, have, fit > 2 ? fit - 2 : 0);
+    return ONIC_ERR_NO_RESOURCE;
+}
+
+static onic_status_t ofi_getinfo(ofi_state_t *s, const onic_config_t *cfg)
+{
+    struct fi_info *hints = ofi_hints(cfg, s->nrx);
+    int rc;
+
+    if (hints == NULL)
+        return ONIC_ERR_NO_MEMORY;
     rc = fi_getinfo(OFI_VERSION, NULL, NULL, 0, hints, &s->info);
     fi_freeinfo(hints);
+    if ((rc != 0 || s->info == NULL) && s->nrx > 0 && (hints = ofi_hints(cfg, 0)) != NULL) {
+        /* Is it only the queue's size? Then say so. */
+        struct fi_info *any = NULL;
+        int rc2 = fi_getinfo(OFI_VERSION, NULL, NULL, 0, hints, &any);
+        fi_freeinfo(hints);
+        if (rc2 == 0 && any != NULL && any->rx_attr->size < s->nrx) {
+            s->info = any;
+            return ofi_rx_size_error(s, any->rx_attr->size);
+        }
+        if (any != NULL)
+            fi_freeinfo(any);
+    }
     if (rc != 0 || s->info == NULL) {
         onic_error("ofi: no libfabric provider%s%s offers reliable datagrams with ordered "
                    "messages, RMA and keys chosen by onic: %s (%d); see fi_info, and set "
@@ -235,6 +272,8 @@ static onic_status_t ofi_getinfo(ofi_state_t *s, const onic_config_t *cfg)
     s->virt_addr = (s->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
     s->write_flags = (s->info->tx_attr->msg_order & FI_ORDER_SAW) ? 0 : FI_DELIVERY_COMPLETE;
     s->inject_max = s->info->tx_attr->inject_size;
+    if (s->info->rx_attr->size < s->nrx)
+        return ofi_rx_size_error(s, s->info->rx_attr->size);
     if (s->info->domain_attr->mr_key_size < sizeof(uint64_t)) {
         onic_error("ofi: the %s provider's memory keys have %zu bytes; onic needs 8",
                    s->info->fabric_attr->prov_name, s->info->domain_attr->mr_key_size);
@@ -245,14 +284,27 @@ static onic_status_t ofi_getinfo(ofi_state_t *s, const onic_config_t *cfg)
     return ONIC_OK;
 }
 
+#define OFI_POST_TIMEOUT_NS (10ull * 1000000000ull)
+
 static onic_status_t ofi_post_rx(ofi_state_t *s, ofi_ctx_t *c)
 {
+    uint64_t deadline = 0;
     ssize_t rc;
 
     /* Nothing else to do while the receive queue is busy: it is sized for
-     * all the buffers, so EAGAIN only means "progress first". */
-    while ((rc = fi_recv(s->ep, c->buf, OFI_BUF_SIZE, NULL, FI_ADDR_UNSPEC, c)) == -FI_EAGAIN)
+     * all the buffers, so EAGAIN only means "progress first" -- for a
+     * while; a provider that never takes it would hang us. */
+    while ((rc = fi_recv(s->ep, c->buf, OFI_BUF_SIZE, NULL, FI_ADDR_UNSPEC, c)) == -FI_EAGAIN) {
+        uint64_t now = onic_time_ns();
+        if (deadline == 0) {
+            deadline = now + OFI_POST_TIMEOUT_NS;
+        } else if (now > deadline) {
+            onic_error("ofi: the provider took no receive buffer for %llu s (%u are posted); "
+                       "lower ONIC_OFI_CREDITS", OFI_POST_TIMEOUT_NS / 1000000000ull, s->nrx);
+            return ONIC_ERR_NO_RESOURCE;
+        }
         (void)fi_cq_read(s->cq, NULL, 0);
+    }
     if (rc != 0) {
         ofi_perror("posting a receive buffer", (int)rc);
         return ONIC_ERR_IO;
@@ -288,6 +340,9 @@ static onic_status_t ofi_endpoint_open(const onic_xport_tparams_t *tp, void **st
     s->serve = tp->serve;
     s->notify = tp->notify;
     s->wait_fd = -1;
+    for (uint32_t r = 0; r < s->size; r++)
+        nserve += s->serve[r];
+    s->nrx = nserve * (s->credits + 2);
     status = ofi_getinfo(s, p->cfg);
     if (status != ONIC_OK)
         goto err_close;
@@ -300,9 +355,6 @@ static onic_status_t ofi_endpoint_open(const onic_xport_tparams_t *tp, void **st
         ofi_perror("opening the domain", rc);
         goto err_close;
     }
-    for (uint32_t r = 0; r < s->size; r++)
-        nserve += s->serve[r];
-    s->nrx = nserve * (s->credits + 2);
     memset(&cq_attr, 0, sizeof(cq_attr));
     cq_attr.format = FI_CQ_FORMAT_MSG;
     cq_attr.size = (size_t)s->nrx + OFI_TX_BUFS + OFI_RMA_OPS;
