@@ -21,10 +21,14 @@
  * descriptor, which such providers wake when data arrives), so a process
  * blocked in onic keeps serving its peers' reads.
  *
- * Addresses: each process puts its endpoint name in the launcher's store
- * before the job's fence; a peer's is looked up and inserted the first time
- * this process talks to it, so the state kept per peer is a few words.
- * Everything a peer sent is checked before use: a malformed message is
+ * Addresses: each process puts its endpoint name (and its key secret) in
+ * the launcher's store before the job's fence; every served peer's is looked
+ * up and inserted at the first poll or send, so that FI_SOURCE can name
+ * each sender from its first message.
+ * Every message's sender is the address the provider reports (FI_SOURCE),
+ * which must be the address of the rank its header names, so nobody outside
+ * the job injects messages as a rank. Everything a peer sent is checked
+ * before use: a malformed message is
  * dropped and counted, and its sender's messages dropped from then on
  * (`malformed`). A peer we cannot reach (its address cannot be used, or a
  * send to it failed) is `unreachable`: our sends to it fail with an error,
@@ -43,6 +47,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include <rdma/fabric.h>
@@ -53,7 +58,8 @@
 #include <rdma/fi_rma.h>
 
 #define OFI_VERSION     FI_VERSION(1, 5)
-#define OFI_ADDR_MAX    ONIC_BOOT_VAL_MAX
+#define OFI_SECRET_LEN  8    /* behind the address in the store: see ofi_key */
+#define OFI_ADDR_MAX    (ONIC_BOOT_VAL_MAX - OFI_SECRET_LEN)
 #define OFI_TX_BUFS     64   /* copies of messages too big to inject, in flight */
 #define OFI_RMA_OPS     64   /* RMA operations in flight, all peers */
 #define OFI_RMA_WINDOW  16   /* ... with one peer */
@@ -97,6 +103,7 @@ typedef struct ofi_peer {
     uint32_t  owed;        /* messages of its we consumed and not yet credited */
     uint32_t  window;      /* RMA operations in flight with it */
     uint64_t  stalled_ns;  /* when a send first found no credit; 0: not waiting */
+    uint64_t  secret;      /* its key secret, from the store with its address */
 } ofi_peer_t;
 
 typedef struct ofi_mr {
@@ -107,6 +114,8 @@ typedef struct ofi_mr {
 typedef struct ofi_state {
     uint32_t           rank, size, credits;
     uint64_t           send_timeout_ns; /* 0: wait for credits forever */
+    uint64_t           secret;      /* mixed into our memory keys; only the job knows it */
+    int                resolved_all; /* every served peer is in the address vector */
     struct fi_info    *info;
     struct fid_fabric *fabric;
     struct fid_domain *domain;
@@ -136,23 +145,34 @@ typedef struct ofi_state {
      * may poll again, and the nested poll must take the next one, not read
      * past it. */
     struct fi_cq_msg_entry cqe[OFI_CQ_BATCH];
+    fi_addr_t          cqsrc[OFI_CQ_BATCH]; /* who sent each (FI_SOURCE) */
     unsigned           cq_head, cq_tail;
     uint64_t           drops;
 } ofi_state_t;
 
 #define OFI_NONE UINT32_MAX
 
-/* The libfabric key of a registration: its id, address and length mixed,
- * so a peer naming a live id with another range names no key at all and
- * the target's provider refuses it -- the check mreg_find makes for shm,
- * made by the network card. */
-static uint64_t ofi_key(const onic_xport_mkey_t *k)
+static uint64_t ofi_mix(uint64_t z)
 {
-    uint64_t z = k->id ^ (k->addr * 0x9e3779b97f4a7c15ull) ^ (k->len * 0xbf58476d1ce4e5b9ull);
-
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
+}
+
+/* The libfabric key of a registration: its id, address and length mixed
+ * with the owner's secret, so a peer naming a live id with another range
+ * names no key at all and the target's provider refuses it -- the check
+ * mreg_find makes for shm, made by the network card. The secret (64 random
+ * bits per process, published in the launcher's store beside the address)
+ * means only the job's processes can compute a key: ids, addresses and
+ * lengths are predictable. The mix is not a cryptographic MAC: someone who
+ * sees keys on the wire could work the secret out; it keeps out hosts that
+ * only reach the port. */
+static uint64_t ofi_key(const onic_xport_mkey_t *k, uint64_t secret)
+{
+    uint64_t z = k->id ^ (k->addr * 0x9e3779b97f4a7c15ull) ^ (k->len * 0xbf58476d1ce4e5b9ull);
+
+    return ofi_mix(ofi_mix(z + secret) ^ secret);
 }
 
 /* What a failed RMA means for the caller: a key or range the owner does not
@@ -206,7 +226,10 @@ static struct fi_info *ofi_hints(const onic_config_t *cfg, size_t rx_size)
     if (hints == NULL)
         return NULL;
     hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+    /* FI_SOURCE: every message's sender as the provider saw it, so a header
+     * naming another rank is caught. */
+    hints->caps = FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE |
+                  FI_SOURCE;
     hints->mode = FI_CONTEXT | FI_CONTEXT2;
     hints->tx_attr->msg_order = FI_ORDER_SAS;
     hints->rx_attr->msg_order = FI_ORDER_SAS;
@@ -262,7 +285,8 @@ static onic_status_t ofi_getinfo(ofi_state_t *s, const onic_config_t *cfg)
     }
     if (rc != 0 || s->info == NULL) {
         onic_error("ofi: no libfabric provider%s%s offers reliable datagrams with ordered "
-                   "messages, RMA and keys chosen by onic: %s (%d); see fi_info, and set "
+                   "messages, RMA, senders' addresses (FI_SOURCE) and keys chosen by onic: "
+                   "%s (%d); see fi_info, and set "
                    "ONIC_OFI_PROVIDER or FI_PROVIDER to one that does (tcp does)",
                    cfg->ofi_provider[0] != '\0' ? " named " : "", cfg->ofi_provider,
                    fi_strerror(-rc), rc);
@@ -318,8 +342,8 @@ static onic_status_t ofi_endpoint_open(const onic_xport_tparams_t *tp, void **st
     ofi_state_t *s;
     struct fi_cq_attr cq_attr;
     struct fi_av_attr av_attr;
-    uint8_t addr[OFI_ADDR_MAX];
-    size_t addrlen = sizeof(addr);
+    uint8_t addr[ONIC_BOOT_VAL_MAX];
+    size_t addrlen = OFI_ADDR_MAX;
     uint32_t nserve = 0;
     onic_status_t status;
     int rc;
@@ -340,6 +364,11 @@ static onic_status_t ofi_endpoint_open(const onic_xport_tparams_t *tp, void **st
     s->serve = tp->serve;
     s->notify = tp->notify;
     s->wait_fd = -1;
+    if (getrandom(&s->secret, sizeof(s->secret), 0) != sizeof(s->secret)) {
+        onic_error("ofi: no random bytes for this process's memory key secret: %m");
+        onic_free(s);
+        return ONIC_ERR_IO;
+    }
     for (uint32_t r = 0; r < s->size; r++)
         nserve += s->serve[r];
     s->nrx = nserve * (s->credits + 2);
@@ -412,7 +441,8 @@ static onic_status_t ofi_endpoint_open(const onic_xport_tparams_t *tp, void **st
         if (status != ONIC_OK)
             goto err_close;
     }
-    status = onic_boot_put(s->boot, "ofi-addr", addr, addrlen);
+    memcpy(addr + addrlen, &s->secret, OFI_SECRET_LEN);
+    status = onic_boot_put(s->boot, "ofi-addr", addr, addrlen + OFI_SECRET_LEN);
     if (status != ONIC_OK)
         goto err_close;
     *state_p = s;
@@ -427,7 +457,7 @@ err_close:
 static onic_status_t ofi_resolve(ofi_state_t *s, uint32_t peer)
 {
     ofi_peer_t *pr = &s->peers[peer];
-    uint8_t addr[OFI_ADDR_MAX];
+    uint8_t addr[ONIC_BOOT_VAL_MAX];
     size_t len = sizeof(addr);
     onic_status_t status;
     int rc;
@@ -437,6 +467,14 @@ static onic_status_t ofi_resolve(ofi_state_t *s, uint32_t peer)
     if (pr->unreachable)
         return ONIC_ERR_IO;
     status = onic_boot_get(s->boot, peer, "ofi-addr", addr, &len);
+    if (status == ONIC_OK && len <= OFI_SECRET_LEN) {
+        onic_error("ofi: rank %u published an address of %zu bytes, too short", peer, len);
+        status = ONIC_ERR_IO;
+    }
+    if (status == ONIC_OK) {
+        len -= OFI_SECRET_LEN;
+        memcpy(&pr->secret, addr + len, OFI_SECRET_LEN);
+    }
     if (status == ONIC_OK && (rc = fi_av_insert(s->av, addr, 1, &pr->addr, 0, NULL)) != 1) {
         char str[128];
         size_t slen = sizeof(str);
@@ -451,6 +489,18 @@ static onic_status_t ofi_resolve(ofi_state_t *s, uint32_t peer)
     }
     pr->resolved = 1;
     return ONIC_OK;
+}
+
+/* Every peer this endpoint serves, into the address vector before the
+ * first message from any is read, so the provider can name each sender
+ * (FI_SOURCE) from the start. First called after the job's fence, when
+ * every address is in the store: at the first poll or send. */
+static void ofi_resolve_all(ofi_state_t *s)
+{
+    s->resolved_all = 1;
+    for (uint32_t r = 0; r < s->size; r++)
+        if (s->serve[r] && !s->peers[r].resolved)
+            (void)ofi_resolve(s, r);
 }
 
 static const char *ofi_peer_str(ofi_state_t *s, uint32_t peer, char *buf, size_t len)
@@ -524,6 +574,8 @@ static onic_status_t ofi_send(void *state, uint32_t peer, const void *user_hdr, 
     uint8_t *buf;
     ssize_t rc;
 
+    if (!s->resolved_all)
+        ofi_resolve_all(s);
     if ((!pr->resolved && ofi_resolve(s, peer) != ONIC_OK) || pr->unreachable) {
         onic_error("ofi: not sending to rank %u: it is unreachable since an earlier failure "
                    "(logged above)", peer);
@@ -583,7 +635,8 @@ static void ofi_rma_free(ofi_state_t *s, ofi_ctx_t *c)
 
 /* A message in receive buffer c: check it, hand it up, post the buffer
  * again. Returns 1 if it was the layer above's. */
-static unsigned ofi_rx(ofi_state_t *s, const onic_xport_params_t *p, ofi_ctx_t *c, size_t len)
+static unsigned ofi_rx(ofi_state_t *s, const onic_xport_params_t *p, ofi_ctx_t *c, size_t len,
+                       fi_addr_t from)
 {
     ofi_wire_t w;
     ofi_peer_t *pr;
@@ -600,6 +653,12 @@ static unsigned ofi_rx(ofi_state_t *s, const onic_xport_params_t *p, ofi_ctx_t *
         goto err_drop;
     }
     pr = &s->peers[w.src];
+    if (!pr->resolved || from == FI_ADDR_NOTAVAIL || from != pr->addr) {
+        /* Not the rank's address: someone outside the job, or a member
+         * naming another rank. The rank itself is not blamed. */
+        why = "whose header names a rank that did not send it";
+        goto err_drop;
+    }
     if (pr->malformed) {
         why = "from a rank that sent a malformed message before";
         goto err_drop;
@@ -689,10 +748,14 @@ static unsigned ofi_poll(void *state, const onic_xport_params_t *p, unsigned max
                 ofi_credit_send(s, r);
     while (n < max) {
         struct fi_cq_msg_entry e;
+        fi_addr_t from;
         ofi_ctx_t *c;
         if (s->cq_head == s->cq_tail) {
             size_t want = max - n < OFI_CQ_BATCH ? max - n : OFI_CQ_BATCH;
-            ssize_t got = fi_cq_read(s->cq, s->cqe, want);
+            ssize_t got;
+            if (!s->resolved_all)
+                ofi_resolve_all(s);
+            got = fi_cq_readfrom(s->cq, s->cqe, want, s->cqsrc);
             if (got == -FI_EAVAIL) {
                 ofi_cq_error(s);
                 continue;
@@ -702,13 +765,14 @@ static unsigned ofi_poll(void *state, const onic_xport_params_t *p, unsigned max
             s->cq_head = 0;
             s->cq_tail = (unsigned)got;
         }
+        from = s->cqsrc[s->cq_head];
         e = s->cqe[s->cq_head++];
         c = e.op_context;
         if (c == NULL)
             continue;
         switch (c->type) {
         case OFI_CTX_RX:
-            n += ofi_rx(s, p, c, e.len);
+            n += ofi_rx(s, p, c, e.len, from);
             break;
         case OFI_CTX_TX:
             c->next = s->tx_free;
@@ -733,6 +797,8 @@ static onic_status_t ofi_rma(void *state, uint32_t peer, int write, void *local,
     ofi_ctx_t *c;
     ssize_t rc;
 
+    if (!s->resolved_all)
+        ofi_resolve_all(s);
     if ((!pr->resolved && ofi_resolve(s, peer) != ONIC_OK) || pr->unreachable) {
         onic_error("ofi: no RMA with rank %u: it is unreachable since an earlier failure "
                    "(logged above)", peer);
@@ -750,7 +816,7 @@ static onic_status_t ofi_rma(void *state, uint32_t peer, int write, void *local,
     c->user = ctx;
     if (write) {
         struct iovec iov = {local, len};
-        struct fi_rma_iov riov = {raddr, len, ofi_key(rkey)};
+        struct fi_rma_iov riov = {raddr, len, ofi_key(rkey, pr->secret)};
         struct fi_msg_rma msg = {.msg_iov = &iov, .desc = NULL, .iov_count = 1,
                                  .addr = pr->addr, .rma_iov = &riov, .rma_iov_count = 1,
                                  .context = c, .data = 0};
@@ -759,7 +825,7 @@ static onic_status_t ofi_rma(void *state, uint32_t peer, int write, void *local,
          * delivery before completion. */
         rc = fi_writemsg(s->ep, &msg, FI_COMPLETION | (uint64_t)s->write_flags);
     } else {
-        rc = fi_read(s->ep, local, len, NULL, pr->addr, raddr, ofi_key(rkey), c);
+        rc = fi_read(s->ep, local, len, NULL, pr->addr, raddr, ofi_key(rkey, pr->secret), c);
     }
     if (rc == -FI_EAGAIN)
         return ONIC_ERR_NO_RESOURCE;
@@ -792,7 +858,8 @@ static onic_status_t ofi_mem_reg(void *state, void *addr, size_t len, const onic
         s->mrs = m;
         s->mrs_cap = cap;
     }
-    rc = fi_mr_reg(s->domain, addr, len, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, ofi_key(key), 0,
+    rc = fi_mr_reg(s->domain, addr, len, FI_REMOTE_READ | FI_REMOTE_WRITE, 0,
+                   ofi_key(key, s->secret), 0,
                    &mr, NULL);
     if (rc != 0) {
         ofi_perror("registering memory", rc);
