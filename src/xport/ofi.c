@@ -675,17 +675,22 @@ static unsigned ofi_rx(ofi_state_t *s, const onic_xport_params_t *p, ofi_ctx_t *
     }
     pr->credits += w.credits;
     if (w.kind == OFI_KIND_USER) {
-        /* Post the buffer again only after the callback: it reads from it. */
-        pr->owed++;
+        /* Post the buffer again only after the callback: it reads from it.
+         * And owe the credit only once it is posted again: a send from the
+         * callback would otherwise give it back while the buffer is still
+         * in use, and the peer's next message could find no buffer. */
         p->recv_cb(p->cb_arg, w.src, c->buf + sizeof(w), w.user_len,
                    c->buf + sizeof(w) + w.user_len, len - sizeof(w) - w.user_len);
         delivered = 1;
+        (void)ofi_post_rx(s, c);
+        pr->owed++;
         if (pr->owed >= s->credits / 2 && !pr->credit_due) {
             if (!pr->resolved)
                 (void)ofi_resolve(s, w.src);
             if (pr->resolved)
                 ofi_credit_send(s, w.src);
         }
+        return delivered;
     }
     (void)ofi_post_rx(s, c);
     return delivered;
@@ -731,6 +736,19 @@ static void ofi_cq_error(ofi_state_t *s)
         s->peers[c->peer].unreachable = 1;
         c->next = s->tx_free;
         s->tx_free = (uint32_t)(c - s->tx);
+    } else if (err.err == FI_ETRUNC) {
+        /* Longer than any message onic sends: not onic's protocol. The
+         * error entry does not say who sent it (libfabric 1.17 has no
+         * source address there), so nobody is blamed on the word of its
+         * header; if a rank did send it, the credit it took is lost and
+         * that rank's sends end in ONIC_OFI_SEND_TIMEOUT's error, not a
+         * hang. */
+        ofi_wire_t w;
+        memcpy(&w, c->buf, sizeof(w));
+        s->drops++;
+        onic_error("ofi: dropped a message longer than %zu bytes (its header names rank %u)",
+                   (size_t)OFI_BUF_SIZE, w.src);
+        (void)ofi_post_rx(s, c);
     } else if (err.err != FI_ECANCELED) {
         onic_error("ofi: a receive failed: %s", fi_strerror(err.err));
         (void)ofi_post_rx(s, c);
