@@ -116,6 +116,7 @@ typedef struct ofi_state {
     uint64_t           send_timeout_ns; /* 0: wait for credits forever */
     uint64_t           secret;      /* mixed into our memory keys; only the job knows it */
     int                resolved_all; /* every served peer is in the address vector */
+    int                opened;      /* open finished: close drains first */
     struct fi_info    *info;
     struct fid_fabric *fabric;
     struct fid_domain *domain;
@@ -194,12 +195,69 @@ static void ofi_close_fid(void *fid)
         fi_close((struct fid *)fid);
 }
 
+static void ofi_credit_send(ofi_state_t *s, uint32_t peer);
+
+#define OFI_CLOSE_TIMEOUT_NS (5ull * 1000000000ull)
+
+/* Before the endpoint goes: what we sent must leave (fi_close may discard
+ * queued sends) and credits due must go out, so peers still sending to us
+ * are not left waiting. Bounded, for peers already gone. Messages arriving
+ * meanwhile are not delivered: the layer above has closed. */
+static void ofi_endpoint_drain(ofi_state_t *s)
+{
+    uint64_t deadline = onic_time_ns() + OFI_CLOSE_TIMEOUT_NS;
+
+    for (; s->cq_head != s->cq_tail; s->cq_head++) { /* read, not yet handled */
+        ofi_ctx_t *c = s->cqe[s->cq_head].op_context;
+        if (c != NULL && c->type == OFI_CTX_TX) {
+            c->next = s->tx_free;
+            s->tx_free = (uint32_t)(c - s->tx);
+        }
+    }
+    for (;;) {
+        struct fi_cq_msg_entry e[OFI_CQ_BATCH];
+        unsigned nfree = 0, due = 0;
+        ssize_t got;
+        for (uint32_t i = s->tx_free; i != OFI_NONE && nfree <= OFI_TX_BUFS; i = s->tx[i].next)
+            nfree++;
+        for (uint32_t r = 0; r < s->size && s->credit_pending > 0; r++) {
+            if (!s->peers[r].credit_due || s->peers[r].unreachable)
+                continue;
+            ofi_credit_send(s, r);
+            due += s->peers[r].credit_due;
+        }
+        if ((nfree == OFI_TX_BUFS && due == 0) || onic_time_ns() > deadline)
+            break;
+        got = fi_cq_read(s->cq, e, OFI_CQ_BATCH);
+        if (got == -FI_EAVAIL) {
+            struct fi_cq_err_entry err;
+            memset(&err, 0, sizeof(err));
+            if (fi_cq_readerr(s->cq, &err, 0) == 1 && err.op_context != NULL &&
+                ((ofi_ctx_t *)err.op_context)->type == OFI_CTX_TX) {
+                ofi_ctx_t *c = err.op_context;
+                c->next = s->tx_free;
+                s->tx_free = (uint32_t)(c - s->tx);
+            }
+            continue;
+        }
+        for (ssize_t i = 0; i < got; i++) {
+            ofi_ctx_t *c = e[i].op_context;
+            if (c != NULL && c->type == OFI_CTX_TX) {
+                c->next = s->tx_free;
+                s->tx_free = (uint32_t)(c - s->tx);
+            }
+        }
+    }
+}
+
 static void ofi_endpoint_close(void *state)
 {
     ofi_state_t *s = state;
 
     if (s == NULL)
         return;
+    if (s->opened)
+        ofi_endpoint_drain(s);
     ofi_close_fid(s->ep);
     for (size_t i = 0; i < s->nmrs; i++)
         ofi_close_fid(s->mrs[i].mr);
@@ -445,6 +503,7 @@ static onic_status_t ofi_endpoint_open(const onic_xport_tparams_t *tp, void **st
     status = onic_boot_put(s->boot, "ofi-addr", addr, addrlen + OFI_SECRET_LEN);
     if (status != ONIC_OK)
         goto err_close;
+    s->opened = 1;
     *state_p = s;
     return ONIC_OK;
 
