@@ -66,6 +66,11 @@ struct onic_boot {
     char      nodeid[ONIC_BOOT_JOBID_MAX + 1];
     onic_config_t cfg;
     unsigned  refs;
+    /* Launchers' sessions last until exit: how many times the bootstrap
+     * was opened again after every user closed it. Keys put in a later
+     * epoch are other keys (PMI-1 refuses a key put twice; PMIx may
+     * answer from what it cached). */
+    unsigned  epoch;
     void     *state;    /* the bootstrap's own */
 };
 

@@ -5,9 +5,10 @@
 # run the MPI test suite with 2 and 4 processes (shm), and with 2 processes
 # over ofi (addresses through the launcher's store); a job whose rank calls
 # MPI_Abort or is killed ends non-zero, not in a hang; onicrun started by
-# either launcher runs its own job, not the launcher's; a launcher that cannot
+# either launcher runs its own job, not the launcher's; an endpoint closed
+# and opened again over ofi works (the launcher's session kept, new keys); a launcher that cannot
 # be reached is an error naming it. Skips (77) if neither launcher is here.
-tests=$1 exitprog=$2 onicrun=$3 burst=$4 fail=0 ran=0
+tests=$1 exitprog=$2 onicrun=$3 burst=$4 xportjob=$5 fail=0 ran=0
 export FI_PROVIDER=tcp FI_TCP_IFACE=lo   # stay on this machine
 
 ompi=$(command -v mpirun.openmpi || true)
@@ -39,6 +40,8 @@ if [ -n "$ompi" ]; then
     run "mpirun: MPI_Abort" nonzero $om -n 2 "$exitprog" abort
     run "mpirun: a rank killed" nonzero $om -n 4 "$exitprog" die
     run "mpirun -n 1 onicrun -n 3 mpi_burst" 0 $om -n 1 "$onicrun" -n 3 "$burst"
+    run "mpirun: an endpoint opened twice over ofi" 0 $om -x ONIC_XPORT=ofi -n 2 "$xportjob" \
+        reopen 1000
 else
     echo "skip: mpirun.openmpi not installed (apt-get install openmpi-bin)"
 fi
@@ -50,6 +53,8 @@ if [ -n "$hydra" ]; then
     run "mpiexec.hydra: MPI_Abort" nonzero "$hydra" -n 2 "$exitprog" abort
     run "mpiexec.hydra: a rank killed" nonzero "$hydra" -n 4 "$exitprog" die
     run "mpiexec.hydra -n 1 onicrun -n 3 mpi_burst" 0 "$hydra" -n 1 "$onicrun" -n 3 "$burst"
+    run "mpiexec.hydra: an endpoint opened twice over ofi" 0 env ONIC_XPORT=ofi "$hydra" -n 2 \
+        "$xportjob" reopen 1000
 else
     echo "skip: mpiexec.hydra not installed (apt-get install mpich)"
 fi

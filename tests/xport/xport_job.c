@@ -17,6 +17,9 @@
  *                       waiting for room must not keep the slots the other
  *                       side waits for (a deadlock hangs the job)
  *   xport_job errors    bad rank, over-long payload and header are errors
+ *   xport_job reopen N  close the endpoint and open it again, then fanin N:
+ *                       also under mpiexec/mpirun (a launcher's bootstrap
+ *                       kept, its keys put again in a new epoch)
  *   xport_job stall N   rank 1 does not call into onic for 4 s; rank 0 sends
  *                       it up to N messages and, with a credit timeout of 1 s
  *                       (ofi: ONIC_OFI_SEND_TIMEOUT=1), must get an error
@@ -135,7 +138,8 @@ int main(int argc, char **argv)
     uint64_t n = argc > 2 ? strtoull(argv[2], NULL, 10) : 10000;
     unsigned passed = 0, failed = 0;
 
-    if (onic_config_read(&cfg) != ONIC_OK || cfg.jobid[0] == '\0') {
+    if (onic_config_read(&cfg) != ONIC_OK ||
+        (cfg.jobid[0] == '\0' && strcmp(mode, "reopen") != 0)) {
         fprintf(stderr, "xport_job: run me with onicrun\n");
         return 2;
     }
@@ -150,6 +154,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "xport_job: rank %u cannot open its endpoint\n", j.rank);
         return 1;
     }
+    if (strcmp(mode, "reopen") == 0) {
+        onic_xport_close(x);
+        if (onic_xport_open(&p, &x) != ONIC_OK) {
+            fprintf(stderr, "xport_job: rank %u cannot open its endpoint again\n", j.rank);
+            return 1;
+        }
+        mode = "fanin";
+    }
+    /* The launcher's numbering (cfg has onicrun's only). */
+    j.rank = onic_xport_rank(x);
+    j.size = onic_xport_size(x);
+    free(j.next_seq); /* nothing is delivered before the first poll */
+    if ((j.next_seq = calloc(j.size, sizeof(*j.next_seq))) == NULL)
+        return 1;
     if (onic_xport_max_payload(x) < max_len)
         max_len = onic_xport_max_payload(x);
     j.x = x;
