@@ -23,7 +23,9 @@
  *   xport_job stall N   rank 1 does not call into onic for 4 s; rank 0 sends
  *                       it up to N messages and, with a credit timeout of 1 s
  *                       (ofi: ONIC_OFI_SEND_TIMEOUT=1), must get an error
- *                       within 3 s instead of waiting for credits forever
+ *                       within 3 s instead of waiting for credits forever;
+ *                       then rank 1 sends rank 0 a message, which must still
+ *                       arrive: a peer we cannot send to is still heard
  *
  * Payload sizes cycle from 0 to 200 bytes (or the endpoint's limit, if
  * lower); with ONIC_SHM_RING_SLOTS=4 the
@@ -260,7 +262,7 @@ int main(int argc, char **argv)
             double secs;
             fprintf(stderr, "(an error about rank 1 is expected next)\n");
             for (s = 0; s < n && st == ONIC_OK; s++)
-                st = onic_xport_send(x, 1, &s, sizeof(s), NULL, 0);
+                st = send_stream(x, &j, 1, s) ? ONIC_OK : ONIC_ERR_IO;
             secs = (double)(onic_time_ns() - t0) / 1e9;
             if (st == ONIC_ERR_IO && secs < 3.0) {
                 passed++;
@@ -269,8 +271,15 @@ int main(int argc, char **argv)
                 fprintf(stderr, "rank 0: %llu sends ended with status %d after %.1f s\n",
                         (unsigned long long)s, (int)st, secs);
             }
+            while (j.received < 1 && onic_time_ns() - t0 < 15000000000ull)
+                onic_xport_wait(x, 10000000);
+            if (j.received == 1)
+                passed++;
+            else
+                failed++;
         } else if (j.rank == 1) {
             sleep(4);
+            failed += !send_stream(x, &j, 0, 0);
         }
     } else if (strcmp(mode, "errors") == 0) {
         uint8_t big[4096] = {0}, hdr[64] = {0};
