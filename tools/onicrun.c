@@ -238,6 +238,36 @@ static void run_shm_cleanup(const run_job_t *job)
     closedir(dir);
 }
 
+/* The children are onicrun's job, whatever launcher started onicrun: they
+ * use onicrun's bootstrap, and an outer launcher's variables (PMI-1's PMI_*,
+ * PMIx's PMIX_*) must not reach them, or they would join that launcher's job
+ * instead. Done once, in onicrun itself, before any child is started. */
+static int run_env_clean(void)
+{
+    extern char **environ;
+    char name[256];
+
+    for (size_t i = 0; environ != NULL && environ[i] != NULL;) {
+        const char *e = environ[i], *eq = strchr(e, '=');
+        size_t len = eq != NULL ? (size_t)(eq - e) : strlen(e);
+        if ((strncmp(e, "PMI_", 4) != 0 && strncmp(e, "PMIX_", 5) != 0) || len >= sizeof(name)) {
+            i++;
+            continue;
+        }
+        memcpy(name, e, len);
+        name[len] = '\0';
+        if (unsetenv(name) != 0) { /* environ changed under us: look at slot i again */
+            fprintf(stderr, "onicrun: cannot remove %s from the environment: %m\n", name);
+            return -1;
+        }
+    }
+    if (setenv("ONIC_BOOT", "onicrun", 1) != 0) {
+        fprintf(stderr, "onicrun: cannot set ONIC_BOOT: %m\n");
+        return -1;
+    }
+    return 0;
+}
+
 /* In the child: environment, binding, default signal state, then exec. */
 static void run_child(const run_opts_t *o, run_job_t *job, long rank, hwloc_topology_t topo,
                       const sigset_t *oldmask)
@@ -518,7 +548,7 @@ int main(int argc, char **argv)
         return rc;
     memset(&job, 0, sizeof(job));
     job.launcher = getpid();
-    if (run_jobid_make(job.jobid) != 0)
+    if (run_jobid_make(job.jobid) != 0 || run_env_clean() != 0)
         return 1;
     job.pids = calloc((size_t)o.nprocs, sizeof(*job.pids));
     if (job.pids == NULL) {

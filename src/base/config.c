@@ -52,6 +52,11 @@ static const onic_config_var_t config_vars[] = {
     {"ONIC_OFI_CREDITS", "32", "ofi: messages a process may have in flight to one peer; each "
      "process posts this many (plus 2) receive buffers of 2 KB per peer on other nodes",
      ONIC_CONFIG_UINT, 4, 32768, NULL, CFG_FIELD(ofi_credits)},
+    {"ONIC_OFI_SEND_TIMEOUT", "300", "ofi: seconds a send may wait for a peer to give credits "
+     "back (it does so whenever it calls into onic) before the send fails naming the peer, "
+     "which is then treated as unreachable; raise it if a receiver computes longer than this "
+     "without calling onic while others send to it; 0: wait forever",
+     ONIC_CONFIG_UINT, 0, 0x7fffffff, NULL, CFG_FIELD(ofi_send_timeout)},
     {"ONIC_SHM_RING_SLOTS", "256", "64-byte slots in each sender's ring in a receiver's shared "
      "memory (credits per sender); a message takes one, plus payload/64 when its payload does "
      "not fit behind its header",

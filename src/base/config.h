@@ -65,6 +65,7 @@ typedef struct onic_config {
     unsigned    boot;           /* ONIC_BOOT: onic_config_boot_t */
     unsigned    nodes;          /* ONIC_NODES */
     unsigned    ofi_credits;    /* ONIC_OFI_CREDITS */
+    unsigned    ofi_send_timeout; /* ONIC_OFI_SEND_TIMEOUT, seconds; 0: none */
     char        ofi_provider[ONIC_CONFIG_STRING_MAX + 1]; /* ONIC_OFI_PROVIDER, "" for any */
     unsigned    onload;         /* ONIC_ONLOAD: 0 inline, 1 the onload engine */
     unsigned    onload_core;    /* ONIC_ONLOAD_CORE: a core, or ONIC_CONFIG_LAST */

@@ -46,3 +46,19 @@ void onic_log_emit(onic_log_level_t level, const char *file, int line, const cha
         fprintf(stderr, "onic[%d] %s: %s\n", (int)getpid(), level_names[level], msg);
     errno = saved_errno;
 }
+
+static void (*log_abort_fn)(int code, const char *msg);
+
+void onic_log_abort_set(void (*fn)(int code, const char *msg))
+{
+    log_abort_fn = fn;
+}
+
+void onic_log_abort_job(int code, const char *msg)
+{
+    void (*fn)(int, const char *) = log_abort_fn;
+
+    log_abort_fn = NULL; /* once */
+    if (fn != NULL)
+        fn(code, msg);
+}

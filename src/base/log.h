@@ -27,6 +27,13 @@ void onic_log_emit(onic_log_level_t level, const char *file, int line, const cha
             onic_log_emit((_lvl), __FILE__, __LINE__, __VA_ARGS__); \
     } while (0)
 
+/* Ending the whole job on a fatal error: the bootstrap of a launcher that
+ * must be told (PMIx, PMI-1) registers how while it is open; layers that
+ * know nothing of launchers (MPI) call onic_log_abort_job before exiting.
+ * Does nothing when no such bootstrap is open. */
+void onic_log_abort_set(void (*fn)(int code, const char *msg));
+void onic_log_abort_job(int code, const char *msg);
+
 #define onic_error(...) onic_log(ONIC_LOG_ERROR, __VA_ARGS__)
 #define onic_warn(...)  onic_log(ONIC_LOG_WARN, __VA_ARGS__)
 #define onic_info(...)  onic_log(ONIC_LOG_INFO, __VA_ARGS__)

@@ -40,6 +40,18 @@ const onic_boot_ops_t *const *onic_boot_all(size_t *count_p)
     return boot_all;
 }
 
+int onic_boot_is_launcher(const onic_boot_t *b)
+{
+    return b != NULL && b->ops != &onic_boot_onicrun_ops;
+}
+
+/* A fatal error elsewhere: tell the launcher, which ends the others. */
+static void boot_abort_hook(int code, const char *msg)
+{
+    if (boot_g != NULL)
+        boot_g->ops->abort(boot_g, code != 0 ? code : 1, msg);
+}
+
 static const onic_boot_ops_t *boot_choose(const onic_config_t *cfg)
 {
     if (cfg->boot != ONIC_BOOT_AUTO)
@@ -64,7 +76,10 @@ onic_status_t onic_boot_open(const onic_config_t *cfg, onic_boot_t **b_p)
         return ONIC_ERR_INVALID_PARAM;
     }
     if (boot_g != NULL) {
-        boot_g->refs++;
+        if (boot_g->refs++ == 0) {
+            boot_g->epoch++; /* a launcher's session, kept since the last close */
+            onic_log_abort_set(boot_abort_hook);
+        }
         *b_p = boot_g;
         return ONIC_OK;
     }
@@ -96,18 +111,44 @@ onic_status_t onic_boot_open(const onic_config_t *cfg, onic_boot_t **b_p)
                b->rank, b->size, b->nlocal, b->local[0], b->jobid);
     b->refs = 1;
     boot_g = b;
+    /* onicrun ends the job when a process exits non-zero; other launchers
+     * (srun without --kill-on-bad-exit) may need to be told. */
+    if (onic_boot_is_launcher(b))
+        onic_log_abort_set(boot_abort_hook);
     *b_p = b;
     return ONIC_OK;
 }
 
-void onic_boot_close(onic_boot_t *b)
+static void boot_fini(onic_boot_t *b)
 {
-    if (b == NULL || b != boot_g || --b->refs > 0)
-        return;
     b->ops->fini(b);
     onic_free(b->local);
     onic_free(b);
     boot_g = NULL;
+}
+
+/* A launcher's session ends when the process does: initialising again
+ * after finalizing is not something every launcher allows. */
+static void boot_atexit(void)
+{
+    if (boot_g != NULL && boot_g->refs == 0)
+        boot_fini(boot_g);
+}
+
+void onic_boot_close(onic_boot_t *b)
+{
+    static int atexit_set;
+
+    if (b == NULL || b != boot_g || b->refs == 0 || --b->refs > 0)
+        return;
+    onic_log_abort_set(NULL);
+    if (onic_boot_is_launcher(b)) {
+        if (!atexit_set && atexit(boot_atexit) == 0)
+            atexit_set = 1;
+        if (atexit_set)
+            return;
+    }
+    boot_fini(b);
 }
 
 static int boot_key_ok(const char *key)
@@ -133,6 +174,11 @@ onic_status_t onic_boot_put(onic_boot_t *b, const char *key, const void *val, si
                    "value of at most %d bytes", ONIC_BOOT_KEY_MAX, ONIC_BOOT_VAL_MAX);
         return ONIC_ERR_INVALID_PARAM;
     }
+    if (b->epoch > 0) { /* a key of this epoch, not the one put before */
+        char k[ONIC_BOOT_KEY_MAX + 16];
+        snprintf(k, sizeof(k), "%s-e%u", key, b->epoch);
+        return b->ops->put(b, k, val, len);
+    }
     return b->ops->put(b, key, val, len);
 }
 
@@ -153,6 +199,11 @@ onic_status_t onic_boot_get(onic_boot_t *b, uint32_t rank, const char *key, void
         onic_error("boot: get needs a bootstrap, a valid key, a buffer and a rank of the job "
                    "(asked for rank %u)", rank);
         return ONIC_ERR_INVALID_PARAM;
+    }
+    if (b->epoch > 0) {
+        char k[ONIC_BOOT_KEY_MAX + 16];
+        snprintf(k, sizeof(k), "%s-e%u", key, b->epoch);
+        return b->ops->get(b, rank, k, val, len_p);
     }
     return b->ops->get(b, rank, key, val, len_p);
 }

@@ -66,6 +66,11 @@ struct onic_boot {
     char      nodeid[ONIC_BOOT_JOBID_MAX + 1];
     onic_config_t cfg;
     unsigned  refs;
+    /* Launchers' sessions last until exit: how many times the bootstrap
+     * was opened again after every user closed it. Keys put in a later
+     * epoch are other keys (PMI-1 refuses a key put twice; PMIx may
+     * answer from what it cached). */
+    unsigned  epoch;
     void     *state;    /* the bootstrap's own */
 };
 
@@ -81,6 +86,8 @@ onic_status_t onic_boot_get(onic_boot_t *b, uint32_t rank, const char *key, void
 /* Whether rank runs on this node. */
 int           onic_boot_is_local(const onic_boot_t *b, uint32_t rank);
 /* Tell the launcher to end the job with code, then exit(code); never returns. */
+/* 1 if b is a launcher's bootstrap (PMIx, PMI-1), not onicrun's. */
+int           onic_boot_is_launcher(const onic_boot_t *b);
 void          onic_boot_abort(onic_boot_t *b, int code, const char *msg) __attribute__((noreturn));
 
 /* Every bootstrap, in the order of onic_config_boot_values after "auto";

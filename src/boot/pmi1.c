@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #define PMI1_LINE_MAX 4096
@@ -47,7 +48,11 @@ static onic_status_t pmi1_send(pmi1_t *s, const char *fmt, ...)
         return ONIC_ERR_INVALID_PARAM;
     }
     while (off < (size_t)n) {
-        ssize_t w = write(s->fd, buf + off, (size_t)n - off);
+        /* send with MSG_NOSIGNAL: a launcher that is gone is an error here,
+         * not a SIGPIPE; write where PMI_FD is not a socket. */
+        ssize_t w = send(s->fd, buf + off, (size_t)n - off, MSG_NOSIGNAL);
+        if (w < 0 && errno == ENOTSOCK)
+            w = write(s->fd, buf + off, (size_t)n - off);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
@@ -218,7 +223,7 @@ static onic_status_t pmi1_init(onic_boot_t *b)
 {
     pmi1_t *s = onic_calloc(1, sizeof(*s));
     uint32_t fd;
-    char buf[1024], map[1024];
+    char buf[1024], map[PMI1_LINE_MAX]; /* the map fits wherever its answer line does */
     onic_status_t status;
 
     if (s == NULL)
@@ -260,6 +265,10 @@ static onic_status_t pmi1_init(onic_boot_t *b)
     if (pmi1_field(s, "rc", buf, sizeof(buf)) != NULL && strcmp(buf, "0") == 0 &&
         pmi1_field(s, "value", map, sizeof(map)) != NULL) {
         status = pmi1_mapping(b, map);
+    } else if (strstr(s->line, " value=") != NULL && strstr(s->line, "rc=0") != NULL) {
+        onic_error("boot: pmi1: cannot read the launcher's PMI_process_mapping in \"%.200s\"",
+                   s->line);
+        status = ONIC_ERR_IO;
     } else {
         /* No map: nothing says who shares the node, so nobody does. */
         onic_info("boot: pmi1: the launcher publishes no PMI_process_mapping; every rank "
@@ -282,7 +291,7 @@ static onic_status_t pmi1_put(onic_boot_t *b, const char *key, const void *val, 
     char hex[2 * ONIC_BOOT_VAL_MAX + 2], cmd[PMI1_LINE_MAX];
     static const char digits[] = "0123456789abcdef";
 
-    if (2 * len + 1 > s->vallen_max) {
+    if (2 * len + 1 >= s->vallen_max) { /* vallen_max counts the terminating NUL */
         onic_error("boot: pmi1: a value of %zu bytes does not fit the launcher's %zu "
                    "characters", len, s->vallen_max);
         return ONIC_ERR_NO_RESOURCE;

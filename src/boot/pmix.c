@@ -29,6 +29,15 @@ static onic_status_t pmix_fail(const char *what, pmix_status_t rc)
     return ONIC_ERR_IO;
 }
 
+/* A value of the wrong type: PMIx said success, the value is not usable. */
+static onic_status_t pmix_bad_value(const char *what, const pmix_value_t *val)
+{
+    onic_error("boot: pmix: %s: the launcher's value is %s, not what PMIx documents; is the "
+               "launcher's PMIx compatible with this one?", what,
+               val == NULL ? "missing" : PMIx_Data_type_string(val->type));
+    return ONIC_ERR_IO;
+}
+
 static onic_status_t bootpmix_init(onic_boot_t *b)
 {
     bootpmix_t *s = onic_calloc(1, sizeof(*s));
@@ -52,7 +61,8 @@ static onic_status_t bootpmix_init(onic_boot_t *b)
     wild.rank = PMIX_RANK_WILDCARD;
     rc = PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &val);
     if (rc != PMIX_SUCCESS || val == NULL || val->type != PMIX_UINT32) {
-        status = pmix_fail("getting the job size (PMIX_JOB_SIZE)", rc);
+        status = rc != PMIX_SUCCESS ? pmix_fail("getting the job size (PMIX_JOB_SIZE)", rc)
+                                    : pmix_bad_value("PMIX_JOB_SIZE", val);
         goto err_fini;
     }
     b->size = val->data.uint32;
@@ -66,7 +76,9 @@ static onic_status_t bootpmix_init(onic_boot_t *b)
     rc = PMIx_Get(&wild, PMIX_LOCAL_PEERS, NULL, 0, &val);
     if (rc != PMIX_SUCCESS || val == NULL || val->type != PMIX_STRING ||
         val->data.string == NULL) {
-        status = pmix_fail("getting the ranks on this node (PMIX_LOCAL_PEERS)", rc);
+        status = rc != PMIX_SUCCESS
+                     ? pmix_fail("getting the ranks on this node (PMIX_LOCAL_PEERS)", rc)
+                     : pmix_bad_value("PMIX_LOCAL_PEERS", val);
         goto err_fini;
     }
     status = onic_boot_local_parse(b, val->data.string, "PMIX_LOCAL_PEERS");
@@ -136,6 +148,8 @@ static onic_status_t bootpmix_get(onic_boot_t *b, uint32_t rank, const char *key
     pmix_proc_t proc;
     pmix_value_t *v = NULL;
     char k[PMIX_MAX_KEYLEN + 1];
+    pmix_info_t info[1];
+    int timeout = 30; /* seconds */
     pmix_status_t rc;
     onic_status_t status = ONIC_OK;
 
@@ -143,7 +157,13 @@ static onic_status_t bootpmix_get(onic_boot_t *b, uint32_t rank, const char *key
     memcpy(proc.nspace, s->me.nspace, sizeof(proc.nspace));
     proc.rank = rank;
     snprintf(k, sizeof(k), "onic-%s", key);
-    rc = PMIx_Get(&proc, k, NULL, 0, &v);
+    /* After the fence the value is there or never will be: do not let the
+     * server wait for it forever (it may still fetch it from the rank's
+     * node, so not PMIX_OPTIONAL). */
+    PMIX_INFO_CONSTRUCT(&info[0]);
+    PMIX_INFO_LOAD(&info[0], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    rc = PMIx_Get(&proc, k, info, 1, &v);
+    PMIX_INFO_DESTRUCT(&info[0]);
     if (rc != PMIX_SUCCESS || v == NULL) {
         onic_error("boot: pmix: getting rank %u's %s failed: %s", rank, key,
                    PMIx_Error_string(rc));

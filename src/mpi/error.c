@@ -63,6 +63,10 @@ _Noreturn void onic_mpi_die(int code)
 {
     /* Exit statuses are 8 bits, and 0 would not stop the job. */
     int status = code & 0xff;
+    /* Under PMIx or PMI-1 the launcher is told, so it ends the other ranks
+     * even where a non-zero exit alone would not (srun without
+     * --kill-on-bad-exit). onicrun ends them when this one exits. */
+    onic_log_abort_job(status != 0 ? status : 1, "stopping the job (see the error above)");
     fflush(stdout);
     fflush(stderr);
     _exit(status != 0 ? status : 1);

@@ -21,17 +21,25 @@
  * descriptor, which such providers wake when data arrives), so a process
  * blocked in onic keeps serving its peers' reads.
  *
- * Addresses: each process puts its endpoint name in the launcher's store
- * before the job's fence; a peer's is looked up and inserted the first time
- * this process talks to it, so the state kept per peer is a few words.
- * Everything a peer sent is checked before use: a malformed message is
- * dropped and counted, and its sender ignored from then on.
+ * Addresses: each process puts its endpoint name (and its key secret) in
+ * the launcher's store before the job's fence; every served peer's is looked
+ * up and inserted at the first poll or send, so that FI_SOURCE can name
+ * each sender from its first message.
+ * Every message's sender is the address the provider reports (FI_SOURCE),
+ * which must be the address of the rank its header names, so nobody outside
+ * the job injects messages as a rank. Everything a peer sent is checked
+ * before use: a malformed message is
+ * dropped and counted, and its sender's messages dropped from then on
+ * (`malformed`). A peer we cannot reach (its address cannot be used, or a
+ * send to it failed) is `unreachable`: our sends to it fail with an error,
+ * but what it sends us is still delivered.
  *
  * Built only where pkg-config finds libfabric (ONIC_HAVE_OFI). */
 #include "xport/transport.h"
 
 #ifdef ONIC_HAVE_OFI
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/mem.h"
 
@@ -39,6 +47,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include <rdma/fabric.h>
@@ -49,7 +58,8 @@
 #include <rdma/fi_rma.h>
 
 #define OFI_VERSION     FI_VERSION(1, 5)
-#define OFI_ADDR_MAX    ONIC_BOOT_VAL_MAX
+#define OFI_SECRET_LEN  8    /* behind the address in the store: see ofi_key */
+#define OFI_ADDR_MAX    (ONIC_BOOT_VAL_MAX - OFI_SECRET_LEN)
 #define OFI_TX_BUFS     64   /* copies of messages too big to inject, in flight */
 #define OFI_RMA_OPS     64   /* RMA operations in flight, all peers */
 #define OFI_RMA_WINDOW  16   /* ... with one peer */
@@ -86,11 +96,14 @@ typedef struct ofi_ctx {
 typedef struct ofi_peer {
     fi_addr_t addr;
     uint8_t   resolved;
-    uint8_t   broken;      /* unreachable, or sent something malformed */
+    uint8_t   unreachable; /* its address failed or a send to it did: sends fail */
+    uint8_t   malformed;   /* it sent something malformed: its messages are dropped */
     uint8_t   credit_due;  /* a credit message could not go out yet */
     uint32_t  credits;     /* messages we may still send it */
     uint32_t  owed;        /* messages of its we consumed and not yet credited */
     uint32_t  window;      /* RMA operations in flight with it */
+    uint64_t  stalled_ns;  /* when a send first found no credit; 0: not waiting */
+    uint64_t  secret;      /* its key secret, from the store with its address */
 } ofi_peer_t;
 
 typedef struct ofi_mr {
@@ -100,6 +113,10 @@ typedef struct ofi_mr {
 
 typedef struct ofi_state {
     uint32_t           rank, size, credits;
+    uint64_t           send_timeout_ns; /* 0: wait for credits forever */
+    uint64_t           secret;      /* mixed into our memory keys; only the job knows it */
+    int                resolved_all; /* every served peer is in the address vector */
+    int                opened;      /* open finished: close drains first */
     struct fi_info    *info;
     struct fid_fabric *fabric;
     struct fid_domain *domain;
@@ -129,23 +146,34 @@ typedef struct ofi_state {
      * may poll again, and the nested poll must take the next one, not read
      * past it. */
     struct fi_cq_msg_entry cqe[OFI_CQ_BATCH];
+    fi_addr_t          cqsrc[OFI_CQ_BATCH]; /* who sent each (FI_SOURCE) */
     unsigned           cq_head, cq_tail;
     uint64_t           drops;
 } ofi_state_t;
 
 #define OFI_NONE UINT32_MAX
 
-/* The libfabric key of a registration: its id, address and length mixed,
- * so a peer naming a live id with another range names no key at all and
- * the target's provider refuses it -- the check mreg_find makes for shm,
- * made by the network card. */
-static uint64_t ofi_key(const onic_xport_mkey_t *k)
+static uint64_t ofi_mix(uint64_t z)
 {
-    uint64_t z = k->id ^ (k->addr * 0x9e3779b97f4a7c15ull) ^ (k->len * 0xbf58476d1ce4e5b9ull);
-
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
+}
+
+/* The libfabric key of a registration: its id, address and length mixed
+ * with the owner's secret, so a peer naming a live id with another range
+ * names no key at all and the target's provider refuses it -- the check
+ * mreg_find makes for shm, made by the network card. The secret (64 random
+ * bits per process, published in the launcher's store beside the address)
+ * means only the job's processes can compute a key: ids, addresses and
+ * lengths are predictable. The mix is not a cryptographic MAC: someone who
+ * sees keys on the wire could work the secret out; it keeps out hosts that
+ * only reach the port. */
+static uint64_t ofi_key(const onic_xport_mkey_t *k, uint64_t secret)
+{
+    uint64_t z = k->id ^ (k->addr * 0x9e3779b97f4a7c15ull) ^ (k->len * 0xbf58476d1ce4e5b9ull);
+
+    return ofi_mix(ofi_mix(z + secret) ^ secret);
 }
 
 /* What a failed RMA means for the caller: a key or range the owner does not
@@ -167,12 +195,69 @@ static void ofi_close_fid(void *fid)
         fi_close((struct fid *)fid);
 }
 
+static void ofi_credit_send(ofi_state_t *s, uint32_t peer);
+
+#define OFI_CLOSE_TIMEOUT_NS (5ull * 1000000000ull)
+
+/* Before the endpoint goes: what we sent must leave (fi_close may discard
+ * queued sends) and credits due must go out, so peers still sending to us
+ * are not left waiting. Bounded, for peers already gone. Messages arriving
+ * meanwhile are not delivered: the layer above has closed. */
+static void ofi_endpoint_drain(ofi_state_t *s)
+{
+    uint64_t deadline = onic_time_ns() + OFI_CLOSE_TIMEOUT_NS;
+
+    for (; s->cq_head != s->cq_tail; s->cq_head++) { /* read, not yet handled */
+        ofi_ctx_t *c = s->cqe[s->cq_head].op_context;
+        if (c != NULL && c->type == OFI_CTX_TX) {
+            c->next = s->tx_free;
+            s->tx_free = (uint32_t)(c - s->tx);
+        }
+    }
+    for (;;) {
+        struct fi_cq_msg_entry e[OFI_CQ_BATCH];
+        unsigned nfree = 0, due = 0;
+        ssize_t got;
+        for (uint32_t i = s->tx_free; i != OFI_NONE && nfree <= OFI_TX_BUFS; i = s->tx[i].next)
+            nfree++;
+        for (uint32_t r = 0; r < s->size && s->credit_pending > 0; r++) {
+            if (!s->peers[r].credit_due || s->peers[r].unreachable)
+                continue;
+            ofi_credit_send(s, r);
+            due += s->peers[r].credit_due;
+        }
+        if ((nfree == OFI_TX_BUFS && due == 0) || onic_time_ns() > deadline)
+            break;
+        got = fi_cq_read(s->cq, e, OFI_CQ_BATCH);
+        if (got == -FI_EAVAIL) {
+            struct fi_cq_err_entry err;
+            memset(&err, 0, sizeof(err));
+            if (fi_cq_readerr(s->cq, &err, 0) == 1 && err.op_context != NULL &&
+                ((ofi_ctx_t *)err.op_context)->type == OFI_CTX_TX) {
+                ofi_ctx_t *c = err.op_context;
+                c->next = s->tx_free;
+                s->tx_free = (uint32_t)(c - s->tx);
+            }
+            continue;
+        }
+        for (ssize_t i = 0; i < got; i++) {
+            ofi_ctx_t *c = e[i].op_context;
+            if (c != NULL && c->type == OFI_CTX_TX) {
+                c->next = s->tx_free;
+                s->tx_free = (uint32_t)(c - s->tx);
+            }
+        }
+    }
+}
+
 static void ofi_endpoint_close(void *state)
 {
     ofi_state_t *s = state;
 
     if (s == NULL)
         return;
+    if (s->opened)
+        ofi_endpoint_drain(s);
     ofi_close_fid(s->ep);
     for (size_t i = 0; i < s->nmrs; i++)
         ofi_close_fid(s->mrs[i].mr);
@@ -190,35 +275,76 @@ static void ofi_endpoint_close(void *state)
     onic_free(s);
 }
 
-/* A provider that gives reliable, ordered datagrams with RMA, and lets us
- * choose memory keys. */
-static onic_status_t ofi_getinfo(ofi_state_t *s, const onic_config_t *cfg)
+/* A provider that gives reliable, ordered datagrams with RMA, lets us
+ * choose memory keys and takes rx_size posted receives (0: any number). */
+static struct fi_info *ofi_hints(const onic_config_t *cfg, size_t rx_size)
 {
     struct fi_info *hints = fi_allocinfo();
-    int rc;
 
     if (hints == NULL)
-        return ONIC_ERR_NO_MEMORY;
+        return NULL;
     hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+    /* FI_SOURCE: every message's sender as the provider saw it, so a header
+     * naming another rank is caught. */
+    hints->caps = FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE |
+                  FI_SOURCE;
     hints->mode = FI_CONTEXT | FI_CONTEXT2;
     hints->tx_attr->msg_order = FI_ORDER_SAS;
     hints->rx_attr->msg_order = FI_ORDER_SAS;
     hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED;
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
     hints->domain_attr->resource_mgmt = FI_RM_ENABLED;
+    hints->rx_attr->size = rx_size;
     if (cfg->ofi_provider[0] != '\0') {
         hints->fabric_attr->prov_name = strdup(cfg->ofi_provider);
         if (hints->fabric_attr->prov_name == NULL) {
             fi_freeinfo(hints);
-            return ONIC_ERR_NO_MEMORY;
+            return NULL;
         }
     }
+    return hints;
+}
+
+/* The receive queue must hold every buffer posted at once (nrx): posting
+ * more than it holds waits forever. */
+static onic_status_t ofi_rx_size_error(ofi_state_t *s, size_t have)
+{
+    uint32_t peers = s->nrx / (s->credits + 2);
+    size_t fit = peers > 0 ? have / peers : 0;
+
+    onic_error("ofi: the %s provider cannot keep %u receive buffers posted (%u peers on other "
+               "nodes x (ONIC_OFI_CREDITS=%u + 2)); its queue holds %zu: lower "
+               "ONIC_OFI_CREDITS to at most %zu",
+               s->info != NULL ? s->info->fabric_attr->prov_name : "chosen", s->nrx, peers,
+               s->credits, have, fit > 2 ? fit - 2 : 0);
+    return ONIC_ERR_NO_RESOURCE;
+}
+
+static onic_status_t ofi_getinfo(ofi_state_t *s, const onic_config_t *cfg)
+{
+    struct fi_info *hints = ofi_hints(cfg, s->nrx);
+    int rc;
+
+    if (hints == NULL)
+        return ONIC_ERR_NO_MEMORY;
     rc = fi_getinfo(OFI_VERSION, NULL, NULL, 0, hints, &s->info);
     fi_freeinfo(hints);
+    if ((rc != 0 || s->info == NULL) && s->nrx > 0 && (hints = ofi_hints(cfg, 0)) != NULL) {
+        /* Is it only the queue's size? Then say so. */
+        struct fi_info *any = NULL;
+        int rc2 = fi_getinfo(OFI_VERSION, NULL, NULL, 0, hints, &any);
+        fi_freeinfo(hints);
+        if (rc2 == 0 && any != NULL && any->rx_attr->size < s->nrx) {
+            s->info = any;
+            return ofi_rx_size_error(s, any->rx_attr->size);
+        }
+        if (any != NULL)
+            fi_freeinfo(any);
+    }
     if (rc != 0 || s->info == NULL) {
         onic_error("ofi: no libfabric provider%s%s offers reliable datagrams with ordered "
-                   "messages, RMA and keys chosen by onic: %s (%d); see fi_info, and set "
+                   "messages, RMA, senders' addresses (FI_SOURCE) and keys chosen by onic: "
+                   "%s (%d); see fi_info, and set "
                    "ONIC_OFI_PROVIDER or FI_PROVIDER to one that does (tcp does)",
                    cfg->ofi_provider[0] != '\0' ? " named " : "", cfg->ofi_provider,
                    fi_strerror(-rc), rc);
@@ -228,6 +354,8 @@ static onic_status_t ofi_getinfo(ofi_state_t *s, const onic_config_t *cfg)
     s->virt_addr = (s->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
     s->write_flags = (s->info->tx_attr->msg_order & FI_ORDER_SAW) ? 0 : FI_DELIVERY_COMPLETE;
     s->inject_max = s->info->tx_attr->inject_size;
+    if (s->info->rx_attr->size < s->nrx)
+        return ofi_rx_size_error(s, s->info->rx_attr->size);
     if (s->info->domain_attr->mr_key_size < sizeof(uint64_t)) {
         onic_error("ofi: the %s provider's memory keys have %zu bytes; onic needs 8",
                    s->info->fabric_attr->prov_name, s->info->domain_attr->mr_key_size);
@@ -238,14 +366,27 @@ static onic_status_t ofi_getinfo(ofi_state_t *s, const onic_config_t *cfg)
     return ONIC_OK;
 }
 
+#define OFI_POST_TIMEOUT_NS (10ull * 1000000000ull)
+
 static onic_status_t ofi_post_rx(ofi_state_t *s, ofi_ctx_t *c)
 {
+    uint64_t deadline = 0;
     ssize_t rc;
 
     /* Nothing else to do while the receive queue is busy: it is sized for
-     * all the buffers, so EAGAIN only means "progress first". */
-    while ((rc = fi_recv(s->ep, c->buf, OFI_BUF_SIZE, NULL, FI_ADDR_UNSPEC, c)) == -FI_EAGAIN)
+     * all the buffers, so EAGAIN only means "progress first" -- for a
+     * while; a provider that never takes it would hang us. */
+    while ((rc = fi_recv(s->ep, c->buf, OFI_BUF_SIZE, NULL, FI_ADDR_UNSPEC, c)) == -FI_EAGAIN) {
+        uint64_t now = onic_time_ns();
+        if (deadline == 0) {
+            deadline = now + OFI_POST_TIMEOUT_NS;
+        } else if (now > deadline) {
+            onic_error("ofi: the provider took no receive buffer for %llu s (%u are posted); "
+                       "lower ONIC_OFI_CREDITS", OFI_POST_TIMEOUT_NS / 1000000000ull, s->nrx);
+            return ONIC_ERR_NO_RESOURCE;
+        }
         (void)fi_cq_read(s->cq, NULL, 0);
+    }
     if (rc != 0) {
         ofi_perror("posting a receive buffer", (int)rc);
         return ONIC_ERR_IO;
@@ -259,8 +400,8 @@ static onic_status_t ofi_endpoint_open(const onic_xport_tparams_t *tp, void **st
     ofi_state_t *s;
     struct fi_cq_attr cq_attr;
     struct fi_av_attr av_attr;
-    uint8_t addr[OFI_ADDR_MAX];
-    size_t addrlen = sizeof(addr);
+    uint8_t addr[ONIC_BOOT_VAL_MAX];
+    size_t addrlen = OFI_ADDR_MAX;
     uint32_t nserve = 0;
     onic_status_t status;
     int rc;
@@ -276,10 +417,19 @@ static onic_status_t ofi_endpoint_open(const onic_xport_tparams_t *tp, void **st
     s->rank = p->rank;
     s->size = p->size;
     s->credits = p->cfg->ofi_credits;
+    s->send_timeout_ns = (uint64_t)p->cfg->ofi_send_timeout * 1000000000ull;
     s->boot = tp->boot;
     s->serve = tp->serve;
     s->notify = tp->notify;
     s->wait_fd = -1;
+    if (getrandom(&s->secret, sizeof(s->secret), 0) != sizeof(s->secret)) {
+        onic_error("ofi: no random bytes for this process's memory key secret: %m");
+        onic_free(s);
+        return ONIC_ERR_IO;
+    }
+    for (uint32_t r = 0; r < s->size; r++)
+        nserve += s->serve[r];
+    s->nrx = nserve * (s->credits + 2);
     status = ofi_getinfo(s, p->cfg);
     if (status != ONIC_OK)
         goto err_close;
@@ -292,9 +442,6 @@ static onic_status_t ofi_endpoint_open(const onic_xport_tparams_t *tp, void **st
         ofi_perror("opening the domain", rc);
         goto err_close;
     }
-    for (uint32_t r = 0; r < s->size; r++)
-        nserve += s->serve[r];
-    s->nrx = nserve * (s->credits + 2);
     memset(&cq_attr, 0, sizeof(cq_attr));
     cq_attr.format = FI_CQ_FORMAT_MSG;
     cq_attr.size = (size_t)s->nrx + OFI_TX_BUFS + OFI_RMA_OPS;
@@ -352,9 +499,11 @@ static onic_status_t ofi_endpoint_open(const onic_xport_tparams_t *tp, void **st
         if (status != ONIC_OK)
             goto err_close;
     }
-    status = onic_boot_put(s->boot, "ofi-addr", addr, addrlen);
+    memcpy(addr + addrlen, &s->secret, OFI_SECRET_LEN);
+    status = onic_boot_put(s->boot, "ofi-addr", addr, addrlen + OFI_SECRET_LEN);
     if (status != ONIC_OK)
         goto err_close;
+    s->opened = 1;
     *state_p = s;
     return ONIC_OK;
 
@@ -367,16 +516,24 @@ err_close:
 static onic_status_t ofi_resolve(ofi_state_t *s, uint32_t peer)
 {
     ofi_peer_t *pr = &s->peers[peer];
-    uint8_t addr[OFI_ADDR_MAX];
+    uint8_t addr[ONIC_BOOT_VAL_MAX];
     size_t len = sizeof(addr);
     onic_status_t status;
     int rc;
 
     if (pr->resolved)
         return ONIC_OK;
-    if (pr->broken)
+    if (pr->unreachable)
         return ONIC_ERR_IO;
     status = onic_boot_get(s->boot, peer, "ofi-addr", addr, &len);
+    if (status == ONIC_OK && len <= OFI_SECRET_LEN) {
+        onic_error("ofi: rank %u published an address of %zu bytes, too short", peer, len);
+        status = ONIC_ERR_IO;
+    }
+    if (status == ONIC_OK) {
+        len -= OFI_SECRET_LEN;
+        memcpy(&pr->secret, addr + len, OFI_SECRET_LEN);
+    }
     if (status == ONIC_OK && (rc = fi_av_insert(s->av, addr, 1, &pr->addr, 0, NULL)) != 1) {
         char str[128];
         size_t slen = sizeof(str);
@@ -386,11 +543,23 @@ static onic_status_t ofi_resolve(ofi_state_t *s, uint32_t peer)
         status = ONIC_ERR_IO;
     }
     if (status != ONIC_OK) {
-        pr->broken = 1;
+        pr->unreachable = 1;
         return status;
     }
     pr->resolved = 1;
     return ONIC_OK;
+}
+
+/* Every peer this endpoint serves, into the address vector before the
+ * first message from any is read, so the provider can name each sender
+ * (FI_SOURCE) from the start. First called after the job's fence, when
+ * every address is in the store: at the first poll or send. */
+static void ofi_resolve_all(ofi_state_t *s)
+{
+    s->resolved_all = 1;
+    for (uint32_t r = 0; r < s->size; r++)
+        if (s->serve[r] && !s->peers[r].resolved)
+            (void)ofi_resolve(s, r);
 }
 
 static const char *ofi_peer_str(ofi_state_t *s, uint32_t peer, char *buf, size_t len)
@@ -428,6 +597,30 @@ static void ofi_credit_send(ofi_state_t *s, uint32_t peer)
     }
 }
 
+/* A send that cannot go yet: the front end polls and tries again, and
+ * credits come back, unless the peer is gone (tcp retries connecting to a
+ * dead peer forever) or never calls into onic. Past ONIC_OFI_SEND_TIMEOUT
+ * of trying, the send fails naming the peer. */
+static onic_status_t ofi_stall(ofi_state_t *s, uint32_t peer, const char *what)
+{
+    ofi_peer_t *pr = &s->peers[peer];
+    uint64_t now = onic_time_ns();
+    char str[128];
+
+    if (pr->stalled_ns == 0 || s->send_timeout_ns == 0) {
+        pr->stalled_ns = now;
+        return ONIC_ERR_NO_RESOURCE;
+    }
+    if (now - pr->stalled_ns < s->send_timeout_ns)
+        return ONIC_ERR_NO_RESOURCE;
+    onic_error("ofi: rank %u at %s has %s for %llu s (ONIC_OFI_SEND_TIMEOUT): it has died, "
+               "hangs, or computes without calling onic; treating it as unreachable", peer,
+               ofi_peer_str(s, peer, str, sizeof(str)), what,
+               (unsigned long long)(s->send_timeout_ns / 1000000000ull));
+    pr->unreachable = 1;
+    return ONIC_ERR_IO;
+}
+
 static onic_status_t ofi_send(void *state, uint32_t peer, const void *user_hdr, size_t user_len,
                               const void *payload, size_t len)
 {
@@ -440,12 +633,15 @@ static onic_status_t ofi_send(void *state, uint32_t peer, const void *user_hdr, 
     uint8_t *buf;
     ssize_t rc;
 
-    if (!pr->resolved && ofi_resolve(s, peer) != ONIC_OK)
+    if (!s->resolved_all)
+        ofi_resolve_all(s);
+    if ((!pr->resolved && ofi_resolve(s, peer) != ONIC_OK) || pr->unreachable) {
+        onic_error("ofi: not sending to rank %u: it is unreachable since an earlier failure "
+                   "(logged above)", peer);
         return ONIC_ERR_IO;
-    if (pr->broken)
-        return ONIC_ERR_IO;
+    }
     if (pr->credits == 0)
-        return ONIC_ERR_NO_RESOURCE; /* the front end polls: credits come back */
+        return ofi_stall(s, peer, "given no credits back"); /* the front end polls */
     w.src = s->rank;
     w.credits = (uint16_t)pr->owed;
     w.kind = OFI_KIND_USER;
@@ -454,8 +650,8 @@ static onic_status_t ofi_send(void *state, uint32_t peer, const void *user_hdr, 
         buf = small;
         c = NULL;
     } else {
-        if (s->tx_free == OFI_NONE)
-            return ONIC_ERR_NO_RESOURCE; /* copies in flight: the front end polls */
+        if (s->tx_free == OFI_NONE) /* copies in flight: the front end polls */
+            return ofi_stall(s, peer, "taken none of our messages");
         c = &s->tx[s->tx_free];
         buf = c->buf;
     }
@@ -466,8 +662,8 @@ static onic_status_t ofi_send(void *state, uint32_t peer, const void *user_hdr, 
         memcpy(buf + sizeof(w) + user_len, payload, len);
     rc = c == NULL ? fi_inject(s->ep, buf, total, pr->addr)
                    : fi_send(s->ep, buf, total, NULL, pr->addr, c);
-    if (rc == -FI_EAGAIN)
-        return ONIC_ERR_NO_RESOURCE;
+    if (rc == -FI_EAGAIN) /* e.g. tcp still connecting to it */
+        return ofi_stall(s, peer, "taken none of our messages");
     if (rc != 0) {
         char str[128];
         onic_error("ofi: cannot send to rank %u at %s: %s; is that address reachable from "
@@ -479,6 +675,7 @@ static onic_status_t ofi_send(void *state, uint32_t peer, const void *user_hdr, 
         s->tx_free = c->next;
         c->peer = peer;
     }
+    pr->stalled_ns = 0;
     pr->credits--;
     if (pr->credit_due) {
         pr->credit_due = 0;
@@ -497,47 +694,76 @@ static void ofi_rma_free(ofi_state_t *s, ofi_ctx_t *c)
 
 /* A message in receive buffer c: check it, hand it up, post the buffer
  * again. Returns 1 if it was the layer above's. */
-static unsigned ofi_rx(ofi_state_t *s, const onic_xport_params_t *p, ofi_ctx_t *c, size_t len)
+static unsigned ofi_rx(ofi_state_t *s, const onic_xport_params_t *p, ofi_ctx_t *c, size_t len,
+                       fi_addr_t from)
 {
     ofi_wire_t w;
     ofi_peer_t *pr;
     unsigned delivered = 0;
+    const char *why;
 
-    if (len < sizeof(w))
+    if (len < sizeof(w)) {
+        why = "shorter than the header";
         goto err_drop;
+    }
     memcpy(&w, c->buf, sizeof(w));
-    if (w.src >= s->size || !s->serve[w.src] || w.user_len > ONIC_XPORT_USER_HDR ||
-        sizeof(w) + w.user_len > len || len - sizeof(w) - w.user_len > ONIC_XPORT_MAX_PAYLOAD ||
-        w.kind > OFI_KIND_CREDIT || (w.kind == OFI_KIND_CREDIT && len != sizeof(w)))
+    if (w.src >= s->size || !s->serve[w.src]) {
+        why = "from a rank this transport does not serve";
         goto err_drop;
+    }
     pr = &s->peers[w.src];
-    if (pr->broken || w.credits > s->credits - pr->credits)
+    if (!pr->resolved || from == FI_ADDR_NOTAVAIL || from != pr->addr) {
+        /* Not the rank's address: someone outside the job, or a member
+         * naming another rank. The rank itself is not blamed. */
+        why = "whose header names a rank that did not send it";
+        goto err_drop;
+    }
+    if (pr->malformed) {
+        why = "from a rank that sent a malformed message before";
+        goto err_drop;
+    }
+    if (w.user_len > ONIC_XPORT_USER_HDR || sizeof(w) + w.user_len > len ||
+        len - sizeof(w) - w.user_len > ONIC_XPORT_MAX_PAYLOAD || w.kind > OFI_KIND_CREDIT ||
+        (w.kind == OFI_KIND_CREDIT && len != sizeof(w))) {
+        why = "with lengths or a kind out of bounds";
         goto err_bad_peer;
+    }
+    if (w.credits > s->credits - pr->credits) {
+        why = "returning more credits than it had";
+        goto err_bad_peer;
+    }
     pr->credits += w.credits;
     if (w.kind == OFI_KIND_USER) {
-        /* Post the buffer again only after the callback: it reads from it. */
-        pr->owed++;
+        /* Post the buffer again only after the callback: it reads from it.
+         * And owe the credit only once it is posted again: a send from the
+         * callback would otherwise give it back while the buffer is still
+         * in use, and the peer's next message could find no buffer. */
         p->recv_cb(p->cb_arg, w.src, c->buf + sizeof(w), w.user_len,
                    c->buf + sizeof(w) + w.user_len, len - sizeof(w) - w.user_len);
         delivered = 1;
+        (void)ofi_post_rx(s, c);
+        pr->owed++;
         if (pr->owed >= s->credits / 2 && !pr->credit_due) {
             if (!pr->resolved)
                 (void)ofi_resolve(s, w.src);
             if (pr->resolved)
                 ofi_credit_send(s, w.src);
         }
+        return delivered;
     }
     (void)ofi_post_rx(s, c);
     return delivered;
 
 err_bad_peer:
-    if (!pr->broken)
-        onic_error("ofi: rank %u returned more credits than it had; ignoring it from now on",
-                   w.src);
-    pr->broken = 1;
+    onic_error("ofi: dropped a message of %zu bytes from rank %u %s; dropping all its "
+               "messages from now on", len, w.src, why);
+    pr->malformed = 1;
+    s->drops++;
+    (void)ofi_post_rx(s, c);
+    return 0;
 err_drop:
     s->drops++;
-    onic_error("ofi: dropped a malformed message of %zu bytes", len);
+    onic_error("ofi: dropped a message of %zu bytes %s", len, why);
     (void)ofi_post_rx(s, c);
     return 0;
 }
@@ -566,9 +792,22 @@ static void ofi_cq_error(ofi_state_t *s)
                    "reachable from here (FI_TCP_IFACE, firewalls)?", c->peer,
                    ofi_peer_str(s, c->peer, str, sizeof(str)), fi_strerror(err.err),
                    fi_cq_strerror(s->cq, err.prov_errno, err.err_data, NULL, 0));
-        s->peers[c->peer].broken = 1;
+        s->peers[c->peer].unreachable = 1;
         c->next = s->tx_free;
         s->tx_free = (uint32_t)(c - s->tx);
+    } else if (err.err == FI_ETRUNC) {
+        /* Longer than any message onic sends: not onic's protocol. The
+         * error entry does not say who sent it (libfabric 1.17 has no
+         * source address there), so nobody is blamed on the word of its
+         * header; if a rank did send it, the credit it took is lost and
+         * that rank's sends end in ONIC_OFI_SEND_TIMEOUT's error, not a
+         * hang. */
+        ofi_wire_t w;
+        memcpy(&w, c->buf, sizeof(w));
+        s->drops++;
+        onic_error("ofi: dropped a message longer than %zu bytes (its header names rank %u)",
+                   (size_t)OFI_BUF_SIZE, w.src);
+        (void)ofi_post_rx(s, c);
     } else if (err.err != FI_ECANCELED) {
         onic_error("ofi: a receive failed: %s", fi_strerror(err.err));
         (void)ofi_post_rx(s, c);
@@ -586,10 +825,14 @@ static unsigned ofi_poll(void *state, const onic_xport_params_t *p, unsigned max
                 ofi_credit_send(s, r);
     while (n < max) {
         struct fi_cq_msg_entry e;
+        fi_addr_t from;
         ofi_ctx_t *c;
         if (s->cq_head == s->cq_tail) {
             size_t want = max - n < OFI_CQ_BATCH ? max - n : OFI_CQ_BATCH;
-            ssize_t got = fi_cq_read(s->cq, s->cqe, want);
+            ssize_t got;
+            if (!s->resolved_all)
+                ofi_resolve_all(s);
+            got = fi_cq_readfrom(s->cq, s->cqe, want, s->cqsrc);
             if (got == -FI_EAVAIL) {
                 ofi_cq_error(s);
                 continue;
@@ -599,13 +842,14 @@ static unsigned ofi_poll(void *state, const onic_xport_params_t *p, unsigned max
             s->cq_head = 0;
             s->cq_tail = (unsigned)got;
         }
+        from = s->cqsrc[s->cq_head];
         e = s->cqe[s->cq_head++];
         c = e.op_context;
         if (c == NULL)
             continue;
         switch (c->type) {
         case OFI_CTX_RX:
-            n += ofi_rx(s, p, c, e.len);
+            n += ofi_rx(s, p, c, e.len, from);
             break;
         case OFI_CTX_TX:
             c->next = s->tx_free;
@@ -630,10 +874,13 @@ static onic_status_t ofi_rma(void *state, uint32_t peer, int write, void *local,
     ofi_ctx_t *c;
     ssize_t rc;
 
-    if (!pr->resolved && ofi_resolve(s, peer) != ONIC_OK)
+    if (!s->resolved_all)
+        ofi_resolve_all(s);
+    if ((!pr->resolved && ofi_resolve(s, peer) != ONIC_OK) || pr->unreachable) {
+        onic_error("ofi: no RMA with rank %u: it is unreachable since an earlier failure "
+                   "(logged above)", peer);
         return ONIC_ERR_IO;
-    if (pr->broken)
-        return ONIC_ERR_IO;
+    }
     if (len > s->info->ep_attr->max_msg_size) {
         onic_error("ofi: an RMA of %zu bytes is over the provider's limit of %zu", len,
                    s->info->ep_attr->max_msg_size);
@@ -646,7 +893,7 @@ static onic_status_t ofi_rma(void *state, uint32_t peer, int write, void *local,
     c->user = ctx;
     if (write) {
         struct iovec iov = {local, len};
-        struct fi_rma_iov riov = {raddr, len, ofi_key(rkey)};
+        struct fi_rma_iov riov = {raddr, len, ofi_key(rkey, pr->secret)};
         struct fi_msg_rma msg = {.msg_iov = &iov, .desc = NULL, .iov_count = 1,
                                  .addr = pr->addr, .rma_iov = &riov, .rma_iov_count = 1,
                                  .context = c, .data = 0};
@@ -655,7 +902,7 @@ static onic_status_t ofi_rma(void *state, uint32_t peer, int write, void *local,
          * delivery before completion. */
         rc = fi_writemsg(s->ep, &msg, FI_COMPLETION | (uint64_t)s->write_flags);
     } else {
-        rc = fi_read(s->ep, local, len, NULL, pr->addr, raddr, ofi_key(rkey), c);
+        rc = fi_read(s->ep, local, len, NULL, pr->addr, raddr, ofi_key(rkey, pr->secret), c);
     }
     if (rc == -FI_EAGAIN)
         return ONIC_ERR_NO_RESOURCE;
@@ -688,7 +935,8 @@ static onic_status_t ofi_mem_reg(void *state, void *addr, size_t len, const onic
         s->mrs = m;
         s->mrs_cap = cap;
     }
-    rc = fi_mr_reg(s->domain, addr, len, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, ofi_key(key), 0,
+    rc = fi_mr_reg(s->domain, addr, len, FI_REMOTE_READ | FI_REMOTE_WRITE, 0,
+                   ofi_key(key, s->secret), 0,
                    &mr, NULL);
     if (rc != 0) {
         ofi_perror("registering memory", rc);

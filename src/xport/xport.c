@@ -55,6 +55,7 @@ struct onic_xport {
     xport_tr_t          tr[XPORT_NTR];  /* [XPORT_SHM], [XPORT_OFI]; [XPORT_SELF] unused */
     xport_tr_t         *open[XPORT_NTR];/* the open ones, nopen of them */
     unsigned            nopen;
+    unsigned            poll_first; /* which open transport a poll starts with */
     uint8_t            *route;   /* by peer: XPORT_SELF, _SHM or _OFI */
     uint32_t           *index;   /* by peer: its number in its transport; NULL: the rank */
     uint8_t            *serve_ofi;  /* by peer: 1 if ofi carries it */
@@ -322,6 +323,11 @@ onic_status_t onic_xport_open(const onic_xport_params_t *p, onic_xport_t **x_p)
             status = xport_tr_open(x, XPORT_SHM);
         }
     }
+    if (status != ONIC_OK && onic_boot_is_launcher(x->boot) && x->boot->size > 1)
+        /* The others may be in the launcher's fence, which would never
+         * end: the launcher ends the job instead. */
+        onic_boot_abort(x->boot, 1, "cannot open this process's transports (see the errors "
+                        "above)");
     if (status != ONIC_OK) {
         onic_xport_close(x);
         return status;
@@ -361,8 +367,12 @@ unsigned onic_xport_poll(onic_xport_t *x)
     }
     if (!onic_xport_msgq_empty(x->self) && n < XPORT_POLL_MAX) /* self's state is its queue */
         n += onic_xport_self_ops.poll(x->self, &x->params, XPORT_POLL_MAX - n);
-    for (unsigned i = 0; i < x->nopen && n < XPORT_POLL_MAX; i++) {
-        xport_tr_t *t = x->open[i];
+    /* Each poll starts with the next transport: one that always has
+     * something must not take the whole budget every time. */
+    if (x->nopen > 1 && ++x->poll_first >= x->nopen)
+        x->poll_first = 0;
+    for (unsigned k = 0; k < x->nopen && n < XPORT_POLL_MAX; k++) {
+        xport_tr_t *t = x->open[(x->poll_first + k) % x->nopen];
         t->ops->poll(t->state, &t->poll_params, XPORT_POLL_MAX - n);
         /* Counted when delivered: what a callback's send drained, and what
          * arrived behind it, goes out now, in order. */

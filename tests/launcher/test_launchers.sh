@@ -4,9 +4,11 @@
 # Open MPI's mpirun (PMIx) and MPICH's Hydra (the PMI-1 wire protocol) each
 # run the MPI test suite with 2 and 4 processes (shm), and with 2 processes
 # over ofi (addresses through the launcher's store); a job whose rank calls
-# MPI_Abort or is killed ends non-zero, not in a hang; a launcher that cannot
+# MPI_Abort or is killed ends non-zero, not in a hang; onicrun started by
+# either launcher runs its own job, not the launcher's; an endpoint closed
+# and opened again over ofi works (the launcher's session kept, new keys); a launcher that cannot
 # be reached is an error naming it. Skips (77) if neither launcher is here.
-tests=$1 exitprog=$2 fail=0 ran=0
+tests=$1 exitprog=$2 onicrun=$3 burst=$4 xportjob=$5 fail=0 ran=0
 export FI_PROVIDER=tcp FI_TCP_IFACE=lo   # stay on this machine
 
 ompi=$(command -v mpirun.openmpi || true)
@@ -37,6 +39,9 @@ if [ -n "$ompi" ]; then
     run "mpirun -n 2 mpi_tests all over ofi" 0 $om -x ONIC_XPORT=ofi -n 2 "$tests" all
     run "mpirun: MPI_Abort" nonzero $om -n 2 "$exitprog" abort
     run "mpirun: a rank killed" nonzero $om -n 4 "$exitprog" die
+    run "mpirun -n 1 onicrun -n 3 mpi_burst" 0 $om -n 1 "$onicrun" -n 3 "$burst"
+    run "mpirun: an endpoint opened twice over ofi" 0 $om -x ONIC_XPORT=ofi -n 2 "$xportjob" \
+        reopen 1000
 else
     echo "skip: mpirun.openmpi not installed (apt-get install openmpi-bin)"
 fi
@@ -47,6 +52,9 @@ if [ -n "$hydra" ]; then
     run "mpiexec.hydra -n 2 mpi_tests all over ofi" 0 env ONIC_XPORT=ofi "$hydra" -n 2 "$tests" all
     run "mpiexec.hydra: MPI_Abort" nonzero "$hydra" -n 2 "$exitprog" abort
     run "mpiexec.hydra: a rank killed" nonzero "$hydra" -n 4 "$exitprog" die
+    run "mpiexec.hydra -n 1 onicrun -n 3 mpi_burst" 0 "$hydra" -n 1 "$onicrun" -n 3 "$burst"
+    run "mpiexec.hydra: an endpoint opened twice over ofi" 0 env ONIC_XPORT=ofi "$hydra" -n 2 \
+        "$xportjob" reopen 1000
 else
     echo "skip: mpiexec.hydra not installed (apt-get install mpich)"
 fi

@@ -17,6 +17,15 @@
  *                       waiting for room must not keep the slots the other
  *                       side waits for (a deadlock hangs the job)
  *   xport_job errors    bad rank, over-long payload and header are errors
+ *   xport_job reopen N  close the endpoint and open it again, then fanin N:
+ *                       also under mpiexec/mpirun (a launcher's bootstrap
+ *                       kept, its keys put again in a new epoch)
+ *   xport_job stall N   rank 1 does not call into onic for 4 s; rank 0 sends
+ *                       it up to N messages and, with a credit timeout of 1 s
+ *                       (ofi: ONIC_OFI_SEND_TIMEOUT=1), must get an error
+ *                       within 3 s instead of waiting for credits forever;
+ *                       then rank 1 sends rank 0 a message, which must still
+ *                       arrive: a peer we cannot send to is still heard
  *
  * Payload sizes cycle from 0 to 200 bytes (or the endpoint's limit, if
  * lower); with ONIC_SHM_RING_SLOTS=4 the
@@ -131,7 +140,8 @@ int main(int argc, char **argv)
     uint64_t n = argc > 2 ? strtoull(argv[2], NULL, 10) : 10000;
     unsigned passed = 0, failed = 0;
 
-    if (onic_config_read(&cfg) != ONIC_OK || cfg.jobid[0] == '\0') {
+    if (onic_config_read(&cfg) != ONIC_OK ||
+        (cfg.jobid[0] == '\0' && strcmp(mode, "reopen") != 0)) {
         fprintf(stderr, "xport_job: run me with onicrun\n");
         return 2;
     }
@@ -146,6 +156,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "xport_job: rank %u cannot open its endpoint\n", j.rank);
         return 1;
     }
+    if (strcmp(mode, "reopen") == 0) {
+        onic_xport_close(x);
+        if (onic_xport_open(&p, &x) != ONIC_OK) {
+            fprintf(stderr, "xport_job: rank %u cannot open its endpoint again\n", j.rank);
+            return 1;
+        }
+        mode = "fanin";
+    }
+    /* The launcher's numbering (cfg has onicrun's only). */
+    j.rank = onic_xport_rank(x);
+    j.size = onic_xport_size(x);
+    free(j.next_seq); /* nothing is delivered before the first poll */
+    if ((j.next_seq = calloc(j.size, sizeof(*j.next_seq))) == NULL)
+        return 1;
     if (onic_xport_max_payload(x) < max_len)
         max_len = onic_xport_max_payload(x);
     j.x = x;
@@ -230,6 +254,32 @@ int main(int argc, char **argv)
                 passed++;
             else
                 failed++;
+        }
+    } else if (strcmp(mode, "stall") == 0) {
+        if (j.rank == 0) {
+            uint64_t t0 = onic_time_ns(), s;
+            onic_status_t st = ONIC_OK;
+            double secs;
+            fprintf(stderr, "(an error about rank 1 is expected next)\n");
+            for (s = 0; s < n && st == ONIC_OK; s++)
+                st = send_stream(x, &j, 1, s) ? ONIC_OK : ONIC_ERR_IO;
+            secs = (double)(onic_time_ns() - t0) / 1e9;
+            if (st == ONIC_ERR_IO && secs < 3.0) {
+                passed++;
+            } else {
+                failed++;
+                fprintf(stderr, "rank 0: %llu sends ended with status %d after %.1f s\n",
+                        (unsigned long long)s, (int)st, secs);
+            }
+            while (j.received < 1 && onic_time_ns() - t0 < 15000000000ull)
+                onic_xport_wait(x, 10000000);
+            if (j.received == 1)
+                passed++;
+            else
+                failed++;
+        } else if (j.rank == 1) {
+            sleep(4);
+            failed += !send_stream(x, &j, 0, 0);
         }
     } else if (strcmp(mode, "errors") == 0) {
         uint8_t big[4096] = {0}, hdr[64] = {0};
