@@ -5,29 +5,8 @@
 set -u
 run=$1
 helper=$2
-out=$(mktemp)
-pass=0
-fail=0
+. "$(dirname "$0")/check_lib.sh"
 
-check() { # description, then a command that must succeed
-    desc=$1
-    shift
-    if "$@"; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAILED: $desc"
-        sed 's/^/  | /' "$out"
-    fi
-}
-
-# Runs onicrun with a time limit; sets rc and secs (wall seconds, rounded up).
-go() {
-    t0=$(date +%s%N)
-    timeout 20 "$run" "$@" >"$out" 2>&1
-    rc=$?
-    secs=$(( ($(date +%s%N) - t0 + 999999999) / 1000000000 ))
-}
 
 no_job_shm() { # the job id from the helper's output
     job=$(grep -o 'onic-[0-9a-f]\{16\}' "$out" | head -1 | cut -c6-)
@@ -132,6 +111,4 @@ else
     echo "onicrun: one core or a restricted cpuset here: --bind core placement not checked"
 fi
 
-rm -f "$out"
-echo "onicrun: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+check_end onicrun

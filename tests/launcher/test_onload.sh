@@ -10,28 +10,7 @@ info=$2
 helper=$3
 mpi=$4
 onload_job=$5
-out=$(mktemp)
-pass=0
-fail=0
-
-check() { # description, then a command that must succeed
-    desc=$1
-    shift
-    if "$@"; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAILED: $desc"
-        sed 's/^/  | /' "$out"
-    fi
-}
-
-go() { # onicrun with a time limit; sets rc and secs
-    t0=$(date +%s%N)
-    timeout 20 "$run" "$@" >"$out" 2>&1
-    rc=$?
-    secs=$(( ($(date +%s%N) - t0 + 999999999) / 1000000000 ))
-}
+. "$(dirname "$0")/check_lib.sh"
 
 engine_pid() { sed -n 's/.*running for job [0-9a-f]*: pid \([0-9]*\).*/\1/p' "$out" | head -1; }
 job_id() { sed -n 's/.* for job \([0-9a-f]*\).*/\1/p' "$out" | head -1; }
@@ -119,6 +98,4 @@ go --onload -n 2 "$mpi" setup
 check "MPI under --onload fails while the engine serves nothing" [ $rc -ne 0 ]
 check "saying what is missing" grep -q "onload: not available yet: " "$out"
 
-rm -f "$out"
-echo "onload: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+check_end onload
