@@ -732,8 +732,10 @@ int onic_mpi_p2p_init(void)
      * flight each way, one per credit batch; room for every sender's ring
      * full of messages that complete posted receives, twice over. */
     eqn = 4ull * cfg.shm_ring_slots * cfg.size + 4096;
-    /* and two per unexpected message the senders' credit allows */
-    eqn += 2ull * cfg.size * cfg.eager_credits * cfg.eager_limit / P2P_CHARGE_MIN;
+    /* and two per unexpected message the senders' credit allows (each
+     * costs at least P2P_CHARGE_MIN) */
+    if (cfg.eager_limit > 0)
+        eqn += 2ull * cfg.size * onic_mpi_g.credits_per_peer / P2P_CHARGE_MIN;
     eqn = eqn < P2P_EQ_MIN ? P2P_EQ_MIN : eqn > P2P_EQ_MAX ? P2P_EQ_MAX : eqn;
     if ((rc = PtlEQAlloc(onic_mpi_g.ni, eqn, PTL_EQ_HANDLER_NONE, &onic_mpi_g.eq)) != PTL_OK ||
         (rc = PtlEQAlloc(onic_mpi_g.ni, P2P_EQ_UNEXP, PTL_EQ_HANDLER_NONE,
