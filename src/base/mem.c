@@ -31,6 +31,11 @@ void *onic_calloc(size_t count, size_t size)
     return mem_should_fail() ? NULL : calloc(count, size);
 }
 
+void *onic_realloc(void *ptr, size_t size)
+{
+    return mem_should_fail() ? NULL : realloc(ptr, size);
+}
+
 void *onic_aligned_alloc(size_t align, size_t size)
 {
     if (mem_should_fail())

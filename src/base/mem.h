@@ -7,6 +7,8 @@
 
 void *onic_malloc(size_t size);
 void *onic_calloc(size_t count, size_t size);
+/* NULL on failure, ptr then unchanged. */
+void *onic_realloc(void *ptr, size_t size);
 /* size is rounded up to a multiple of align. */
 void *onic_aligned_alloc(size_t align, size_t size);
 void  onic_free(void *ptr);

@@ -40,6 +40,7 @@ struct onic_onload_client {
     uint8_t              *bounce;   /* and its ONIC_ONLOAD_CHUNK bytes */
     uint64_t              spin_ns;
     int                   gone;     /* the engine was found dead */
+    int                   ptl;      /* the engine runs our Portals: see serve_ptl */
     client_range_t        regs[ONIC_ONLOAD_REGS];
     client_range_t        pulls[ONIC_ONLOAD_MOVES];
 };
@@ -190,7 +191,7 @@ onic_status_t onic_onload_client_open(const onic_config_t *cfg, onic_onload_clie
     __atomic_fetch_add(&c->engine->wake, 1, __ATOMIC_RELEASE);
     client_futex(&c->engine->wake, FUTEX_WAKE, 1);
 
-    status = onic_onload_client_wait(c, &kind, buf, &len, CLIENT_WELCOME_NS);
+    status = onic_onload_client_wait(c, &kind, buf, sizeof(buf), &len, CLIENT_WELCOME_NS);
     if (status == ONIC_ERR_NO_ELEM) {
         onic_error("onload: the engine (pid %d) did not attach %s within %llu s",
                    (int)c->engine_pid, name, CLIENT_WELCOME_NS / 1000000000ull);
@@ -226,10 +227,10 @@ void onic_onload_client_close(onic_onload_client_t *c)
         uint64_t until = onic_time_ns() + CLIENT_WELCOME_NS;
         while (onic_onload_client_push(c, ONIC_ONLOAD_CMD_BYE, NULL, 0) == ONIC_ERR_NO_RESOURCE &&
                onic_time_ns() < until) {
-            uint8_t buf[ONIC_ONLOAD_REC];
+            uint8_t buf[ONIC_ONLOAD_MSG_MAX];
             uint32_t kind;
             size_t len;
-            (void)onic_onload_client_poll(c, &kind, buf, &len);
+            (void)onic_onload_client_poll(c, &kind, buf, sizeof(buf), &len);
             sched_yield();
         }
     }
@@ -276,6 +277,11 @@ static onic_status_t client_push_raw(onic_onload_client_t *c, uint32_t kind, con
     return status;
 }
 
+void onic_onload_client_serve_ptl(onic_onload_client_t *c)
+{
+    c->ptl = 1;
+}
+
 onic_status_t onic_onload_client_push(onic_onload_client_t *c, uint32_t kind, const void *data,
                                       size_t len)
 {
@@ -284,7 +290,7 @@ onic_status_t onic_onload_client_push(onic_onload_client_t *c, uint32_t kind, co
     onic_onload_pull_t pull;
     onic_status_t status;
 
-    if (c == NULL)
+    if (c == NULL || len > ONIC_ONLOAD_MSG_MAX)
         return ONIC_ERR_INVALID_PARAM;
     if (c->gone)
         return ONIC_ERR_IO;
@@ -329,10 +335,10 @@ static void client_copy(onic_onload_client_t *c, uint32_t kind, const void *buf,
         if (cp.len > ONIC_ONLOAD_CHUNK)
             status = ONIC_ERR_INVALID_PARAM;
         else if (kind == ONIC_ONLOAD_EVT_FILL &&
-                 client_range_covers(c->regs, ONIC_ONLOAD_REGS, cp.addr, cp.len))
+                 (c->ptl || client_range_covers(c->regs, ONIC_ONLOAD_REGS, cp.addr, cp.len)))
             memcpy(c->bounce, (const void *)(uintptr_t)cp.addr, cp.len);
         else if (kind == ONIC_ONLOAD_EVT_DRAIN &&
-                 client_range_covers(c->pulls, ONIC_ONLOAD_MOVES, cp.addr, cp.len))
+                 (c->ptl || client_range_covers(c->pulls, ONIC_ONLOAD_MOVES, cp.addr, cp.len)))
             memcpy((void *)(uintptr_t)cp.addr, c->bounce, cp.len);
         else
             status = ONIC_ERR_INVALID_PARAM;
@@ -348,14 +354,14 @@ static void client_copy(onic_onload_client_t *c, uint32_t kind, const void *buf,
 }
 
 onic_status_t onic_onload_client_poll(onic_onload_client_t *c, uint32_t *kind_p, void *buf,
-                                      size_t *len_p)
+                                      size_t cap, size_t *len_p)
 {
     onic_status_t status;
 
     if (c == NULL || kind_p == NULL || buf == NULL || len_p == NULL)
         return ONIC_ERR_INVALID_PARAM;
     for (;;) {
-        status = onic_onload_ring_pop(&c->evt, kind_p, buf, len_p);
+        status = onic_onload_ring_pop(&c->evt, kind_p, buf, cap, len_p);
         if (status != ONIC_OK)
             return status;
         if (*kind_p != ONIC_ONLOAD_EVT_FILL && *kind_p != ONIC_ONLOAD_EVT_DRAIN)
@@ -373,14 +379,14 @@ onic_status_t onic_onload_client_poll(onic_onload_client_t *c, uint32_t *kind_p,
 }
 
 onic_status_t onic_onload_client_wait(onic_onload_client_t *c, uint32_t *kind_p, void *buf,
-                                      size_t *len_p, uint64_t timeout_ns)
+                                      size_t cap, size_t *len_p, uint64_t timeout_ns)
 {
     uint64_t start = onic_time_ns(), now, deadline, checked = start;
     unsigned yields = 0;
     onic_status_t status;
 
     deadline = timeout_ns > UINT64_MAX - start ? UINT64_MAX : start + timeout_ns;
-    while ((status = onic_onload_client_poll(c, kind_p, buf, len_p)) == ONIC_ERR_NO_ELEM) {
+    while ((status = onic_onload_client_poll(c, kind_p, buf, cap, len_p)) == ONIC_ERR_NO_ELEM) {
         now = onic_time_ns();
         if (now >= deadline)
             return ONIC_ERR_NO_ELEM;

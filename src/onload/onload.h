@@ -62,8 +62,12 @@ typedef struct onic_onload_status {
 
 static_assert(sizeof(onic_onload_status_t) == 4 * 64, "the status segment is four lines");
 
-/* Records of the command and event rings: fixed by the protocol. */
+/* The slots of the command and event rings: fixed by the protocol. A record
+ * takes one or more (ring.h). */
 #define ONIC_ONLOAD_REC 128
+/* The longest record either side sends (a Portals put with its data); a
+ * reader that may get Portals records gives poll and wait this much room. */
+#define ONIC_ONLOAD_MSG_MAX 8192
 
 /* Commands (process to engine). */
 typedef enum onic_onload_cmd {
@@ -193,12 +197,17 @@ typedef struct onic_onload_client onic_onload_client_t;
  * dies or does not answer within 10 s. */
 onic_status_t onic_onload_client_open(const onic_config_t *cfg, onic_onload_client_t **client_p);
 
+/* The engine runs this process's Portals (src/ptl/remote.c): its copies
+ * through the bounce area are into and out of MDs, which the engine alone
+ * knows, so they are not checked against REG and PULL. */
+void onic_onload_client_serve_ptl(onic_onload_client_t *client);
+
 /* Say BYE (if the engine still lives) and unmap. */
 void onic_onload_client_close(onic_onload_client_t *client);
 
 /* A command to the engine. ONIC_ERR_NO_RESOURCE when the command ring is
  * full (nothing written: take events, then retry), ONIC_ERR_INVALID_PARAM
- * when len exceeds ONIC_ONLOAD_REC - 8, ONIC_ERR_IO when the engine is gone
+ * when len exceeds ONIC_ONLOAD_MSG_MAX, ONIC_ERR_IO when the engine is gone
  * or the ring broken. REG, DEREG and PULL are also noted here, so that a
  * FILL or DRAIN from the engine is checked against what this process
  * exposed or asked for; with ONIC_ONLOAD_MOVES pulls awaiting PULLED, a
@@ -206,18 +215,18 @@ void onic_onload_client_close(onic_onload_client_t *client);
 onic_status_t onic_onload_client_push(onic_onload_client_t *client, uint32_t kind,
                                       const void *data, size_t len);
 
-/* The oldest event, its payload into buf (ONIC_ONLOAD_REC bytes), after
- * doing the copies the engine asks for on the way (FILL, DRAIN).
- * ONIC_ERR_NO_ELEM when there is none. */
+/* The oldest event, its payload into buf (cap bytes), after doing the
+ * copies the engine asks for on the way (FILL, DRAIN). ONIC_ERR_NO_ELEM
+ * when there is none. */
 onic_status_t onic_onload_client_poll(onic_onload_client_t *client, uint32_t *kind_p, void *buf,
-                                      size_t *len_p);
+                                      size_t cap, size_t *len_p);
 
 /* The same, waiting up to timeout_ns: spin ONIC_WAIT_SPIN_US, yield, then
  * sleep on the event ring's bell, checking every 100 ms that the engine
  * lives. ONIC_ERR_NO_ELEM after the timeout, ONIC_ERR_IO (logged) if the
  * engine is gone. */
 onic_status_t onic_onload_client_wait(onic_onload_client_t *client, uint32_t *kind_p, void *buf,
-                                      size_t *len_p, uint64_t timeout_ns);
+                                      size_t cap, size_t *len_p, uint64_t timeout_ns);
 
 /* ONIC_OK while the engine lives, ONIC_ERR_IO once it is found gone. */
 onic_status_t onic_onload_client_check(onic_onload_client_t *client);

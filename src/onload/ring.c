@@ -122,29 +122,47 @@ static long ring_futex(uint32_t *word, int op, uint32_t val, const struct timesp
     return syscall(SYS_futex, word, op, val, timeout, NULL, 0);
 }
 
+/* Copy between a record's payload and buf: the payload starts after the
+ * record's header and runs on through the following slots, wrapping at the
+ * end of the ring. */
+static void ring_copy(const onic_onload_ring_t *ring, uint64_t at, void *buf, size_t len, int out)
+{
+    size_t area = (size_t)ring->nrecs * ring->rec_size;
+    size_t pos = (size_t)(at & (ring->nrecs - 1)) * ring->rec_size + sizeof(onic_onload_rec_hdr_t);
+    size_t first = len < area - pos ? len : area - pos;
+
+    if (out) {
+        memcpy(buf, ring->recs + pos, first);
+        memcpy((uint8_t *)buf + first, ring->recs, len - first);
+    } else {
+        memcpy(ring->recs + pos, buf, first);
+        memcpy(ring->recs, (const uint8_t *)buf + first, len - first);
+    }
+}
+
 onic_status_t onic_onload_ring_push(onic_onload_ring_t *ring, uint32_t kind, const void *data,
                                     size_t len)
 {
     onic_onload_rec_hdr_t rh = {kind, (uint32_t)len};
-    uint8_t *rec;
+    uint64_t slots;
 
     if (ring->broken)
         return ONIC_ERR_IO;
-    if (len > onic_onload_ring_payload_max(ring) || (len > 0 && data == NULL))
+    if (len > onic_onload_ring_len_max(ring) || (len > 0 && data == NULL))
         return ONIC_ERR_INVALID_PARAM;
+    slots = onic_onload_ring_slots(ring, len);
     /* The cached head is enough while it leaves room: the consumer only
      * moves it forward. */
-    if (ring->next - ring->other >= ring->nrecs) {
+    if (ring->next + slots - ring->other > ring->nrecs) {
         if (!ring_read_head(ring))
             return ONIC_ERR_IO;
-        if (ring->next - ring->other >= ring->nrecs)
+        if (ring->next + slots - ring->other > ring->nrecs)
             return ONIC_ERR_NO_RESOURCE;
     }
-    rec = ring_rec(ring, ring->next);
-    memcpy(rec, &rh, sizeof(rh));
+    memcpy(ring_rec(ring, ring->next), &rh, sizeof(rh));
     if (len > 0)
-        memcpy(rec + sizeof(rh), data, len);
-    ring->next++;
+        ring_copy(ring, ring->next, (void *)data, len, 0);
+    ring->next += slots;
     /* seq_cst, with the load of `sleeping` after it and the sleeper's
      * store-then-check in onic_onload_ring_sleep: either the sleeper sees
      * this record or we see it asleep. */
@@ -157,10 +175,10 @@ onic_status_t onic_onload_ring_push(onic_onload_ring_t *ring, uint32_t kind, con
 }
 
 onic_status_t onic_onload_ring_pop(onic_onload_ring_t *ring, uint32_t *kind_p, void *buf,
-                                   size_t *len_p)
+                                   size_t cap, size_t *len_p)
 {
     onic_onload_rec_hdr_t rh;
-    const uint8_t *rec;
+    uint64_t slots;
 
     if (ring->broken)
         return ONIC_ERR_IO;
@@ -170,15 +188,20 @@ onic_status_t onic_onload_ring_pop(onic_onload_ring_t *ring, uint32_t *kind_p, v
         if (ring->next == ring->other)
             return ONIC_ERR_NO_ELEM;
     }
-    rec = ring_rec(ring, ring->next);
-    memcpy(&rh, rec, sizeof(rh)); /* once: the producer may rewrite it */
-    if (rh.len > onic_onload_ring_payload_max(ring)) {
-        ring_break(ring, "a record is longer than a record can be", rh.len, ring->next);
+    memcpy(&rh, ring_rec(ring, ring->next), sizeof(rh)); /* once: the producer may rewrite it */
+    /* The producer publishes a record's slots with one store of its tail. */
+    slots = onic_onload_ring_slots(ring, rh.len);
+    if (rh.len > onic_onload_ring_len_max(ring) || slots > ring->other - ring->next) {
+        ring_break(ring, "a record is longer than what was published", rh.len, ring->next);
+        return ONIC_ERR_IO;
+    }
+    if (rh.len > cap) {
+        ring_break(ring, "a record is longer than its reader takes", rh.len, cap);
         return ONIC_ERR_IO;
     }
     if (rh.len > 0)
-        memcpy(buf, rec + sizeof(rh), rh.len);
-    ring->next++;
+        ring_copy(ring, ring->next, buf, rh.len, 1);
+    ring->next += slots;
     __atomic_store_n(&ring->hdr->head, ring->next, __ATOMIC_RELEASE);
     *kind_p = rh.kind;
     *len_p = rh.len;

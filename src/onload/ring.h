@@ -85,27 +85,41 @@ onic_status_t onic_onload_ring_format(void *mem, size_t bytes, uint32_t nrecs, u
  * message naming both versions) and sizes. */
 onic_status_t onic_onload_ring_attach(void *mem, size_t bytes, onic_onload_ring_t *ring_p);
 
-/* Largest payload one record carries. */
+/* Largest payload a record of one slot carries. A longer record takes as
+ * many slots as its header and payload fill, published at once. */
 static inline size_t onic_onload_ring_payload_max(const onic_onload_ring_t *ring)
 {
     return ring->rec_size - sizeof(onic_onload_rec_hdr_t);
 }
 
-/* Producer: append one record and wake a sleeping consumer.
- * ONIC_ERR_NO_RESOURCE when the ring is full (nothing written: progress and
- * retry), ONIC_ERR_INVALID_PARAM when len exceeds the payload maximum,
- * ONIC_ERR_IO when the ring is broken. */
+/* Slots a record of len payload bytes takes. */
+static inline uint64_t onic_onload_ring_slots(const onic_onload_ring_t *ring, size_t len)
+{
+    return (sizeof(onic_onload_rec_hdr_t) + len + ring->rec_size - 1) / ring->rec_size;
+}
+
+/* Largest payload of any record: the whole ring. */
+static inline size_t onic_onload_ring_len_max(const onic_onload_ring_t *ring)
+{
+    return (size_t)ring->nrecs * ring->rec_size - sizeof(onic_onload_rec_hdr_t);
+}
+
+/* Producer: append one record (of one or more slots) and wake a sleeping
+ * consumer. ONIC_ERR_NO_RESOURCE when the ring has not the room (nothing
+ * written: progress and retry), ONIC_ERR_INVALID_PARAM when len exceeds
+ * onic_onload_ring_len_max, ONIC_ERR_IO when the ring is broken. */
 onic_status_t onic_onload_ring_push(onic_onload_ring_t *ring, uint32_t kind, const void *data,
                                     size_t len);
 
-/* Consumer: take the oldest record, its payload copied into buf (which holds
- * onic_onload_ring_payload_max bytes). ONIC_ERR_NO_ELEM when empty,
- * ONIC_ERR_IO when the ring is (or has just been found) broken. */
+/* Consumer: take the oldest record, its payload copied into buf (cap
+ * bytes). ONIC_ERR_NO_ELEM when empty, ONIC_ERR_IO when the ring is (or has
+ * just been found) broken -- a record longer than cap breaks it too: both
+ * sides agree on the longest record they exchange. */
 onic_status_t onic_onload_ring_pop(onic_onload_ring_t *ring, uint32_t *kind_p, void *buf,
-                                   size_t *len_p);
+                                   size_t cap, size_t *len_p);
 
-/* Records waiting (consumer) or room left (producer), from the shared
- * indexes; 0 on a broken ring. */
+/* Slots waiting (consumer) or free (producer), from the shared indexes; 0
+ * on a broken ring. */
 uint32_t onic_onload_ring_count(onic_onload_ring_t *ring);
 uint32_t onic_onload_ring_room(onic_onload_ring_t *ring);
 

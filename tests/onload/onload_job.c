@@ -101,11 +101,11 @@ static int run_ping(const onic_config_t *cfg, onic_onload_client_t *c, uint64_t 
                 return 1;
             }
             full++;
-            s = onic_onload_client_poll(c, &kind, buf, &len);
+            s = onic_onload_client_poll(c, &kind, buf, sizeof(buf), &len);
             if (s == ONIC_ERR_NO_ELEM)
                 continue; /* the engine has not answered yet: retry the push */
         } else {
-            s = onic_onload_client_wait(c, &kind, buf, &len, 10000000000ull);
+            s = onic_onload_client_wait(c, &kind, buf, sizeof(buf), &len, 10000000000ull);
         }
         if (s != ONIC_OK || kind != ONIC_ONLOAD_EVT_PONG || !ping_check(buf, len, got)) {
             fprintf(stderr, "rank %u: pong %llu: %s, kind %u, len %zu\n", cfg->rank,
@@ -137,7 +137,7 @@ static int wait_done(onic_onload_client_t *c, uint32_t want, onic_onload_done_t 
     uint8_t buf[ONIC_ONLOAD_REC];
     uint32_t kind;
     size_t len;
-    onic_status_t s = onic_onload_client_wait(c, &kind, buf, &len, 30000000000ull);
+    onic_status_t s = onic_onload_client_wait(c, &kind, buf, sizeof(buf), &len, 30000000000ull);
 
     if (s != ONIC_OK || kind != want || len != sizeof(*d)) {
         fprintf(stderr, "waiting for event %u: %s, kind %u, len %zu\n", want, onic_status_str(s),
@@ -217,7 +217,7 @@ static int run_pull(const onic_config_t *cfg, onic_onload_client_t *c, size_t si
             while (wait_first_owner && pings - pongs < 1000 &&
                    onic_onload_client_push(c, ONIC_ONLOAD_CMD_PING, &pings, 8) == ONIC_OK)
                 pings++;
-            st = onic_onload_client_wait(c, &kind, ev, &len, 30000000000ull);
+            st = onic_onload_client_wait(c, &kind, ev, sizeof(ev), &len, 30000000000ull);
             if (st == ONIC_OK && kind == ONIC_ONLOAD_EVT_PONG) {
                 pongs++;
                 d.len = 1;
@@ -324,7 +324,7 @@ static int run_latency(const onic_config_t *cfg, onic_onload_client_t *c, uint64
         uint32_t kind;
         size_t len;
         if (push_retry(c, ONIC_ONLOAD_CMD_PING, &i, sizeof(i)) ||
-            onic_onload_client_wait(c, &kind, buf, &len, 10000000000ull) != ONIC_OK ||
+            onic_onload_client_wait(c, &kind, buf, sizeof(buf), &len, 10000000000ull) != ONIC_OK ||
             kind != ONIC_ONLOAD_EVT_PONG || len != sizeof(i) || memcmp(buf, &i, sizeof(i)) != 0)
             goto out;
         t[i] = onic_time_ns() - t0;
@@ -437,7 +437,7 @@ static int run_misuse(const onic_config_t *cfg, onic_onload_client_t *c)
     /* A command that makes no sense: no longer served, the engine lives on. */
     bad |= push_retry(c, 99, NULL, 0);
     bad |= push_retry(c, ONIC_ONLOAD_CMD_PING, &r, 8);
-    bad |= onic_onload_client_wait(c, &kind, buf, &len, 500000000ull) != ONIC_ERR_NO_ELEM;
+    bad |= onic_onload_client_wait(c, &kind, buf, sizeof(buf), &len, 500000000ull) != ONIC_ERR_NO_ELEM;
     bad |= onic_onload_client_check(c) != ONIC_OK;
     if (bad) {
         fprintf(stderr, "rank %u: the engine answered after a senseless command\n", cfg->rank);
@@ -548,7 +548,7 @@ static int run_killed(const onic_config_t *cfg, onic_onload_client_t *c)
     }
     t0 = onic_time_ns();
     /* Nothing will come: only the engine's death ends this wait. */
-    s = onic_onload_client_wait(c, &kind, buf, &len, 5000000000ull);
+    s = onic_onload_client_wait(c, &kind, buf, sizeof(buf), &len, 5000000000ull);
     printf("rank %u: waiting for an event: %s after %llu ms\n", cfg->rank, onic_status_str(s),
            (unsigned long long)((onic_time_ns() - t0) / 1000000));
     fflush(stdout);

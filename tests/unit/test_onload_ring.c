@@ -77,7 +77,7 @@ static void test_full_empty(void)
     CHECK(mem != NULL);
     CHECK_EQ(onic_onload_ring_attach(mem, bytes, &p), ONIC_OK);
     CHECK_EQ(onic_onload_ring_attach(mem, bytes, &c), ONIC_OK);
-    CHECK_EQ(onic_onload_ring_pop(&c, &kind, buf, &len), ONIC_ERR_NO_ELEM);
+    CHECK_EQ(onic_onload_ring_pop(&c, &kind, buf, sizeof(buf), &len), ONIC_ERR_NO_ELEM);
     CHECK_EQ(onic_onload_ring_room(&p), 4);
     for (uint32_t lap = 0; lap < 5; lap++) {
         for (uint32_t i = 0; i < 4; i++) {
@@ -90,12 +90,12 @@ static void test_full_empty(void)
         CHECK_EQ(onic_onload_ring_push(&p, 99, buf, 8), ONIC_ERR_NO_RESOURCE);
         for (uint32_t i = 0; i < 4; i++) {
             uint64_t v = 0;
-            CHECK_EQ(onic_onload_ring_pop(&c, &kind, &v, &len), ONIC_OK);
+            CHECK_EQ(onic_onload_ring_pop(&c, &kind, &v, sizeof(v), &len), ONIC_OK);
             CHECK_EQ(kind, 10 + i);
             CHECK_EQ(len, sizeof(v));
             CHECK_EQ(v, lap * 100 + i);
         }
-        CHECK_EQ(onic_onload_ring_pop(&c, &kind, buf, &len), ONIC_ERR_NO_ELEM);
+        CHECK_EQ(onic_onload_ring_pop(&c, &kind, buf, sizeof(buf), &len), ONIC_ERR_NO_ELEM);
     }
     /* Payload limits: empty and exactly full records pass, one more byte is
      * an invalid parameter and writes nothing. */
@@ -104,11 +104,11 @@ static void test_full_empty(void)
     CHECK_EQ(onic_onload_ring_push(&p, 2, buf, 56), ONIC_OK);
     CHECK_EQ(onic_onload_ring_push(&p, 3, buf, 57), ONIC_ERR_INVALID_PARAM);
     CHECK_EQ(onic_onload_ring_push(&p, 3, NULL, 5), ONIC_ERR_INVALID_PARAM);
-    CHECK_EQ(onic_onload_ring_pop(&c, &kind, buf, &len), ONIC_OK);
+    CHECK_EQ(onic_onload_ring_pop(&c, &kind, buf, sizeof(buf), &len), ONIC_OK);
     CHECK_EQ(kind, 1);
     CHECK_EQ(len, 0);
     memset(buf, 0, sizeof(buf));
-    CHECK_EQ(onic_onload_ring_pop(&c, &kind, buf, &len), ONIC_OK);
+    CHECK_EQ(onic_onload_ring_pop(&c, &kind, buf, sizeof(buf), &len), ONIC_OK);
     CHECK_EQ(len, 56);
     CHECK(buf[0] == 0xab && buf[55] == 0xab && buf[56] == 0);
     CHECK_EQ(onic_onload_ring_count(&c), 0);
@@ -134,8 +134,8 @@ static void test_corrupt(void)
     /* A tail beyond what the ring can hold. */
     CHECK_EQ(onic_onload_ring_attach(mem, bytes, &c), ONIC_OK);
     h->tail = 5;
-    CHECK_EQ(onic_onload_ring_pop(&c, &kind, buf, &len), ONIC_ERR_IO);
-    CHECK_EQ(onic_onload_ring_pop(&c, &kind, buf, &len), ONIC_ERR_IO);
+    CHECK_EQ(onic_onload_ring_pop(&c, &kind, buf, sizeof(buf), &len), ONIC_ERR_IO);
+    CHECK_EQ(onic_onload_ring_pop(&c, &kind, buf, sizeof(buf), &len), ONIC_ERR_IO);
     CHECK_EQ(onic_onload_ring_count(&c), 0);
 
     /* A record longer than a record. */
@@ -144,7 +144,7 @@ static void test_corrupt(void)
     CHECK_EQ(onic_onload_ring_attach(mem, bytes, &c), ONIC_OK);
     CHECK_EQ(onic_onload_ring_push(&p, 1, buf, 8), ONIC_OK);
     ((onic_onload_rec_hdr_t *)(h + 1))->len = 1000;
-    CHECK_EQ(onic_onload_ring_pop(&c, &kind, buf, &len), ONIC_ERR_IO);
+    CHECK_EQ(onic_onload_ring_pop(&c, &kind, buf, sizeof(buf), &len), ONIC_ERR_IO);
 
     /* A head past the tail, and a head that goes back. */
     CHECK_EQ(onic_onload_ring_format(mem, bytes, 4, 64), ONIC_OK);
@@ -202,7 +202,7 @@ static void test_random(uint64_t seed)
                 pushed++;
             }
         } else {
-            onic_status_t st = onic_onload_ring_pop(&c, &kind, out, &len);
+            onic_status_t st = onic_onload_ring_pop(&c, &kind, out, sizeof(out), &len);
             if (pushed == popped) {
                 REQUIRE(st == ONIC_ERR_NO_ELEM);
             } else {
@@ -277,7 +277,7 @@ static void *stream_consumer(void *arg)
     while (seq < t->count) {
         uint32_t kind;
         size_t len;
-        onic_status_t st = onic_onload_ring_pop(&c, &kind, buf, &len);
+        onic_status_t st = onic_onload_ring_pop(&c, &kind, buf, sizeof(buf), &len);
         if (st == ONIC_ERR_NO_ELEM) {
             /* Long timeout: a lost wake-up would show as a slow test. */
             onic_onload_ring_sleep(&c, 2000000000ull);
@@ -342,7 +342,7 @@ static void *duplex_engine(void *arg)
         uint32_t kind;
         size_t len;
         uint64_t v;
-        onic_status_t st = onic_onload_ring_pop(&cmd, &kind, buf, &len);
+        onic_status_t st = onic_onload_ring_pop(&cmd, &kind, buf, sizeof(buf), &len);
         if (st == ONIC_ERR_NO_ELEM) {
             onic_onload_ring_sleep(&cmd, 2000000000ull);
             continue;
@@ -393,7 +393,7 @@ static void *duplex_app(void *arg)
             d->cmd_full++;
         }
         /* Progress: the command ring is full or everything is sent. */
-        st = onic_onload_ring_pop(&evt, &kind, buf, &len);
+        st = onic_onload_ring_pop(&evt, &kind, buf, sizeof(buf), &len);
         if (st == ONIC_ERR_NO_ELEM) {
             if (sent == d->commands)
                 onic_onload_ring_sleep(&evt, 2000000000ull);
