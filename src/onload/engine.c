@@ -1,5 +1,6 @@
 /* The onload engine's process: its status segment and its main loop. */
-#include "onload/onload.h"
+#include "onload/engine.h"
+#include "onload/proto.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/mem.h"
@@ -93,67 +94,6 @@ static int engine_stop_requested(void)
     return sigtimedwait(&set, NULL, &zero) > 0;
 }
 
-/* A range a process lets others pull from. */
-typedef struct engine_reg {
-    int      used;
-    uint64_t id, addr, len;
-} engine_reg_t;
-
-/* One process the engine serves. */
-typedef struct engine_proc {
-    int                 state;  /* ENGINE_PROC_* */
-    void               *map;
-    size_t              bytes;
-    pid_t               pid;
-    int                 cma;    /* the engine can read and write its memory */
-    uint64_t            gen;    /* bumped at every attach: which incarnation */
-    onic_onload_answer_t *answer;   /* its bounce area's answer line */
-    uint8_t            *bounce;     /* and its ONIC_ONLOAD_CHUNK bytes */
-    int                 area_move;  /* the move using its bounce area, or -1 */
-    uint64_t            area_seq;   /* the last FILL or DRAIN asked of it */
-    onic_onload_ring_t  cmd;    /* we consume */
-    onic_onload_ring_t  evt;    /* we produce */
-    engine_reg_t        regs[ONIC_ONLOAD_REGS];
-} engine_proc_t;
-
-/* NONE: may attach (again: a process may close and reopen); DONE: refused
- * for good (its segment or commands made no sense). */
-enum { ENGINE_PROC_NONE = 0, ENGINE_PROC_ATTACHED, ENGINE_PROC_DONE };
-
-/* A pull in progress: moving, then telling the puller, then the owner. */
-typedef struct engine_move {
-    int                 phase;  /* ENGINE_MOVE_* */
-    uint32_t            dst, src;
-    pid_t               dst_pid, src_pid;
-    uint64_t            dst_gen, src_gen;  /* tell only the incarnations involved */
-    uint64_t            src_addr, dst_addr, len, done;
-    uint64_t            cookie, reg_id;
-    onic_status_t       status;
-    int                 sub;    /* ENGINE_CHUNK_*: where the current chunk is */
-    size_t              n;      /* its length */
-} engine_move_t;
-
-enum { ENGINE_MOVE_FREE = 0, ENGINE_MOVE_COPY, ENGINE_MOVE_TELL_DST, ENGINE_MOVE_TELL_SRC };
-
-/* A chunk's way when a process cannot be reached by CMA: the owner copies
- * it into its bounce area (FILL), the engine moves it on, the puller
- * copies it out of its own (DRAIN). */
-enum { ENGINE_CHUNK_START = 0, ENGINE_CHUNK_WAIT_FILL, ENGINE_CHUNK_HAVE_SRC,
-       ENGINE_CHUNK_WAIT_DRAIN };
-
-typedef struct engine {
-    const onic_config_t   *cfg;
-    onic_onload_status_t  *status;
-    engine_proc_t         *procs;   /* by rank */
-    uint32_t               nprocs;
-    uint32_t               attached;
-    uint32_t               done;     /* refused for good */
-    uint64_t               seen;     /* attaches, ever */
-    engine_move_t          moves[ONIC_ONLOAD_MOVES];
-    unsigned               nmoves;
-    uint8_t               *chunk;   /* ONIC_ONLOAD_CHUNK bytes on their way */
-} engine_t;
-
 static void engine_move_end(engine_t *e, engine_move_t *m, onic_status_t status);
 
 static void engine_proc_detach(engine_t *e, engine_proc_t *p, int refuse)
@@ -162,6 +102,7 @@ static void engine_proc_detach(engine_t *e, engine_proc_t *p, int refuse)
     if (p->area_move >= 0)
         engine_move_end(e, &e->moves[p->area_move], ONIC_ERR_IO);
     p->area_move = -1;
+    onload_serve_detach(e, p);
     munmap(p->map, p->bytes);
     p->map = NULL;
     memset(p->regs, 0, sizeof(p->regs)); /* a later incarnation starts afresh */
@@ -352,7 +293,7 @@ static void engine_pull_cmd(engine_t *e, uint32_t dst, const onic_onload_pull_t 
                 *m = (engine_move_t){ENGINE_MOVE_COPY, dst, pl->src, p->pid, src->pid, p->gen,
                                      src->gen, reg->addr + pl->offset, pl->dst_addr, pl->len,
                                      0, pl->cookie, pl->reg_id, ONIC_OK,
-                                     ENGINE_CHUNK_START, 0};
+                                     ENGINE_CHUNK_START, 0, NULL, 0, 0};
                 e->nmoves++;
                 return;
             }
@@ -383,7 +324,7 @@ static void engine_move_end(engine_t *e, engine_move_t *m, onic_status_t status)
     if (e->procs[m->dst].area_move == i)
         e->procs[m->dst].area_move = -1;
     m->status = status;
-    m->phase = ENGINE_MOVE_TELL_DST;
+    m->phase = m->ctx != NULL ? ENGINE_MOVE_PTL_DONE : ENGINE_MOVE_TELL_DST;
 }
 
 static void engine_chunk_done(engine_t *e, engine_move_t *m, onic_status_t status)
@@ -511,6 +452,63 @@ static unsigned engine_move_step(engine_t *e, engine_move_t *m, int i, int *bloc
     }
 }
 
+/* Take a free mover for a Portals interface's RMA; 0 if all are busy. */
+static int engine_move_take(engine_t *e, uint32_t owner, uint32_t src, uint64_t src_addr,
+                            uint32_t dst, uint64_t dst_addr, uint64_t len, void *ctx)
+{
+    for (unsigned i = 0; i < ONIC_ONLOAD_MOVES; i++) {
+        engine_move_t *m = &e->moves[i];
+        if (m->phase != ENGINE_MOVE_FREE)
+            continue;
+        memset(m, 0, sizeof(*m));
+        m->phase = ENGINE_MOVE_COPY;
+        m->src = src;
+        m->dst = dst;
+        m->src_pid = e->procs[src].pid;
+        m->dst_pid = e->procs[dst].pid;
+        m->src_gen = e->procs[src].gen;
+        m->dst_gen = e->procs[dst].gen;
+        m->src_addr = src_addr;
+        m->dst_addr = dst_addr;
+        m->len = len;
+        m->sub = ENGINE_CHUNK_START;
+        m->owner = owner;
+        m->owner_gen = e->procs[owner].ni_gen;
+        m->ctx = ctx;
+        e->nmoves++;
+        return 1;
+    }
+    return 0;
+}
+
+void onload_engine_move_ptl(engine_t *e, uint32_t owner, uint32_t src, uint64_t src_addr,
+                            uint32_t dst, uint64_t dst_addr, uint64_t len, void *ctx)
+{
+    onload_rma_t *w;
+
+    if (e->rma_wait == NULL && engine_move_take(e, owner, src, src_addr, dst, dst_addr, len, ctx))
+        return;
+    /* All movers busy: wait, in order, for one (the target side's ctx stays
+     * valid until its completion). */
+    w = onic_malloc(sizeof(*w));
+    if (w == NULL) {
+        engine_proc_t *o = &e->procs[owner];
+        onic_error("onload: no memory to queue a transfer for rank %u; it fails", owner);
+        if (o->ni != NULL) {
+            onic_ptl_ni_t *old = onic_ptl_ni_select(o->ni);
+            onic_ptl_ni_rma_done(o->ni, ctx, ONIC_ERR_NO_MEMORY);
+            onic_ptl_ni_select(old);
+        }
+        return;
+    }
+    *w = (onload_rma_t){NULL, owner, src, dst, src_addr, dst_addr, len, ctx};
+    if (e->rma_wait_tail != NULL)
+        e->rma_wait_tail->next = w;
+    else
+        e->rma_wait = w;
+    e->rma_wait_tail = w;
+}
+
 /* One chunk of every pull, and the news of finished ones where there is
  * room for it. Returns the steps taken; sets *blocked_p when news waits. */
 static unsigned engine_moves_progress(engine_t *e, int *blocked_p)
@@ -523,6 +521,16 @@ static unsigned engine_moves_progress(engine_t *e, int *blocked_p)
 
         if (m->phase == ENGINE_MOVE_COPY)
             work += engine_move_step(e, m, (int)i, blocked_p);
+        if (m->phase == ENGINE_MOVE_PTL_DONE) {
+            if (onload_serve_rma_done(e, m)) {
+                m->phase = ENGINE_MOVE_FREE;
+                e->nmoves--;
+                work++;
+            } else {
+                *blocked_p = 1;
+            }
+            continue;
+        }
         if (m->phase == ENGINE_MOVE_TELL_DST) {
             if (dst->state != ENGINE_PROC_ATTACHED || dst->gen != m->dst_gen) {
                 m->phase = ENGINE_MOVE_TELL_SRC;
@@ -548,6 +556,17 @@ static unsigned engine_moves_progress(engine_t *e, int *blocked_p)
                 e->nmoves--;
         }
     }
+    while (e->rma_wait != NULL) {
+        onload_rma_t *w = e->rma_wait;
+        if (!engine_move_take(e, w->owner, w->src, w->src_addr, w->dst, w->dst_addr, w->len,
+                              w->ctx))
+            break;
+        e->rma_wait = w->next;
+        if (e->rma_wait == NULL)
+            e->rma_wait_tail = NULL;
+        onic_free(w);
+        work++;
+    }
     return work;
 }
 
@@ -557,7 +576,7 @@ static unsigned engine_moves_progress(engine_t *e, int *blocked_p)
 static unsigned engine_proc_serve(engine_t *e, uint32_t rank, int *blocked_p)
 {
     engine_proc_t *p = &e->procs[rank];
-    uint8_t buf[ONIC_ONLOAD_REC];
+    uint8_t *buf = e->cmdbuf;
     unsigned n = 0;
 
     while (n < ENGINE_BATCH) {
@@ -565,13 +584,16 @@ static unsigned engine_proc_serve(engine_t *e, uint32_t rank, int *blocked_p)
         size_t len;
         onic_status_t st;
 
-        /* Room for any command's immediate answer. */
-        if (onic_onload_ring_room(&p->evt) == 0) {
+        /* Room for all any command may write back (a Portals call: its
+         * answer, events and news), and room for mail to wait in. */
+        if (onic_onload_ring_room(&p->evt) <
+                (onload_serve_active(p) ? ONIC_ONLOAD_EVT_NEED(p->evt.rec_size) : 1) ||
+            !onload_serve_may_take(e)) {
             if (onic_onload_ring_count(&p->cmd) > 0)
                 *blocked_p = 1;
             break;
         }
-        st = onic_onload_ring_pop(&p->cmd, &kind, buf, &len);
+        st = onic_onload_ring_pop(&p->cmd, &kind, buf, ONIC_ONLOAD_MSG_MAX, &len);
         if (st == ONIC_ERR_NO_ELEM)
             break;
         if (st != ONIC_OK) { /* broken: logged by the ring */
@@ -579,7 +601,9 @@ static unsigned engine_proc_serve(engine_t *e, uint32_t rank, int *blocked_p)
             break;
         }
         n++;
-        if (kind == ONIC_ONLOAD_CMD_PING) {
+        if (kind == ONIC_ONLOAD_CMD_PTL) {
+            onload_serve_call(e, p, buf, len);
+        } else if (kind == ONIC_ONLOAD_CMD_PING) {
             onic_onload_ring_push(&p->evt, ONIC_ONLOAD_EVT_PONG, buf, len);
         } else if ((kind == ONIC_ONLOAD_CMD_REG || kind == ONIC_ONLOAD_CMD_DEREG) &&
                    len == sizeof(onic_onload_reg_t)) {
@@ -652,8 +676,10 @@ static void engine_loop(engine_t *e)
         scan = 0;
         /* Pulls first: a copy request or completion waiting for room in an
          * event ring gets the room before new commands' answers take it. */
-        if (e->nmoves > 0)
+        if (e->nmoves > 0 || e->rma_wait != NULL)
             work += engine_moves_progress(e, &blocked);
+        if (e->mail > 0)
+            work += onload_serve_deliver(e, &blocked);
         for (uint32_t r = 0; r < e->nprocs; r++) {
             if (e->procs[r].state == ENGINE_PROC_ATTACHED) {
                 unsigned n = engine_proc_serve(e, r, &blocked);
@@ -690,10 +716,20 @@ onic_status_t onic_onload_engine_run(const onic_config_t *cfg)
     }
     memset(&e, 0, sizeof(e));
     e.cfg = cfg;
+    {
+        int n;
+        PtlInit(&n); /* the interfaces kept for the processes */
+    }
     e.nprocs = cfg->size;
     e.procs = onic_calloc(e.nprocs, sizeof(*e.procs));
+    for (uint32_t r = 0; e.procs != NULL && r < e.nprocs; r++) {
+        e.procs[r].e = &e;
+        e.procs[r].rank = r;
+    }
     e.chunk = onic_malloc(ONIC_ONLOAD_CHUNK);
-    if (e.procs == NULL || e.chunk == NULL) {
+    e.cmdbuf = onic_malloc(ONIC_ONLOAD_MSG_MAX);
+    e.scratch = onic_malloc(sizeof(uint64_t) + ONIC_ONLOAD_DATA_INLINE);
+    if (e.procs == NULL || e.chunk == NULL || e.cmdbuf == NULL || e.scratch == NULL) {
         onic_error("onload: no memory for %u processes", e.nprocs);
         return ONIC_ERR_NO_MEMORY;
     }
@@ -732,8 +768,11 @@ onic_status_t onic_onload_engine_run(const onic_config_t *cfg)
     for (uint32_t r = 0; r < e.nprocs; r++)
         if (e.procs[r].state == ENGINE_PROC_ATTACHED)
             engine_proc_detach(&e, &e.procs[r], 0);
+    onload_serve_fini(&e);
     munmap(s, sizeof(*s));
     shm_unlink(name);
+    onic_free(e.scratch);
+    onic_free(e.cmdbuf);
     onic_free(e.chunk);
     onic_free(e.procs);
     return ONIC_OK;
@@ -741,6 +780,8 @@ onic_status_t onic_onload_engine_run(const onic_config_t *cfg)
 err_unlink:
     shm_unlink(name);
 err_free_procs:
+    onic_free(e.scratch);
+    onic_free(e.cmdbuf);
     onic_free(e.chunk);
     onic_free(e.procs);
     return ONIC_ERR_IO;

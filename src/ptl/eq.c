@@ -8,20 +8,29 @@
 
 #include <string.h>
 
-#define EQ_MAX_COUNT (UINT64_C(1) << 20)
 #define EQ_POLL_MAX  64
 
-void onic_ptl_eq_post(onic_ptl_eq_t *eq, ptl_event_t *ev)
+void onic_ptl_eq_keep(onic_ptl_eq_t *eq, const ptl_event_t *ev)
 {
-    onic_ptl_ni_t *ni = eq->ni;
-
-    ev->sequence = eq->seq++;
     if (eq->tail - eq->head == eq->count) {
         eq->head++;
         eq->dropped = 1;
     }
     eq->ring[eq->tail % eq->count] = *ev;
     eq->tail++;
+}
+
+void onic_ptl_eq_post(onic_ptl_eq_t *eq, ptl_event_t *ev)
+{
+    onic_ptl_ni_t *ni = eq->ni;
+
+    ev->sequence = eq->seq++;
+    if (ni->io != NULL && ni->io->event != NULL) {
+        /* The queue is the process's, in its own memory (remote.c). */
+        ni->io->event(ni->io_arg, eq->handle, ev);
+        return;
+    }
+    onic_ptl_eq_keep(eq, ev);
     if (eq->handler != PTL_EQ_HANDLER_NONE) {
         if (ni->hq_len == ONIC_PTL_HANDLER_QUEUE) /* never: steps are small */
             onic_ptl_eq_run_handlers(ni);
@@ -51,6 +60,10 @@ void onic_ptl_eq_run_handlers(onic_ptl_ni_t *ni)
 
 uint64_t onic_ptl_eq_room(const onic_ptl_eq_t *eq)
 {
+    /* A queue kept by the process itself (onload) is the process's to
+     * overflow, reported as PTL_EQ_DROPPED there. */
+    if (eq->ring == NULL)
+        return UINT64_MAX;
     return eq->count - (eq->tail - eq->head);
 }
 
@@ -61,8 +74,7 @@ onic_ptl_eq_t *onic_ptl_md_eq(onic_ptl_ni_t *ni, const onic_ptl_md_t *md)
     return onic_ptl_htab_get(&ni->eqs, md->desc.eq_handle);
 }
 
-/* PTL_EQ_EMPTY, or the oldest event with PTL_OK or PTL_EQ_DROPPED. */
-static int eq_take(onic_ptl_eq_t *eq, ptl_event_t *event)
+int onic_ptl_eq_take(onic_ptl_eq_t *eq, ptl_event_t *event)
 {
     int rc;
 
@@ -81,24 +93,27 @@ int PtlEQAlloc(ptl_handle_ni_t ni_handle, ptl_size_t count, ptl_eq_handler_t han
     onic_ptl_ni_t *ni;
     onic_ptl_eq_t *eq;
     onic_status_t status;
-    int rc = onic_ptl_ni_of(ni_handle, &ni);
+    int rc;
 
-    if (rc != PTL_OK)
+    if (onic_ptl_remote_g != NULL)
+        return onic_ptl_remote_eq_alloc(ni_handle, count, handler, eq_handle);
+    if ((rc = onic_ptl_ni_of(ni_handle, &ni)) != PTL_OK)
         return rc;
     if (eq_handle == NULL) {
         onic_error("ptl: PtlEQAlloc with a NULL eq_handle: pass where to store the handle");
         return PTL_SEGV;
     }
-    if (count == 0 || count > EQ_MAX_COUNT) {
+    if (count == 0 || count > ONIC_PTL_EQ_MAX_COUNT) {
         onic_error("ptl: PtlEQAlloc: count %llu; an event queue holds 1 to %llu events",
-                   (unsigned long long)count, (unsigned long long)EQ_MAX_COUNT);
+                   (unsigned long long)count, (unsigned long long)ONIC_PTL_EQ_MAX_COUNT);
         return PTL_FAIL;
     }
     eq = onic_calloc(1, sizeof(*eq));
     if (eq == NULL)
         return PTL_NO_SPACE;
-    eq->ring = onic_calloc(count, sizeof(*eq->ring));
-    if (eq->ring == NULL) {
+    /* The onload engine keeps no events: they go to the process's queue. */
+    eq->ring = ni->io->event == NULL ? onic_calloc(count, sizeof(*eq->ring)) : NULL;
+    if (eq->ring == NULL && ni->io->event == NULL) {
         onic_free(eq);
         return PTL_NO_SPACE;
     }
@@ -123,9 +138,11 @@ int PtlEQFree(ptl_handle_eq_t eq_handle)
 {
     onic_ptl_ni_t *ni;
     onic_ptl_eq_t *eq;
-    int rc = onic_ptl_eq_of(eq_handle, &ni, &eq);
+    int rc;
 
-    if (rc != PTL_OK)
+    if (onic_ptl_remote_g != NULL)
+        return onic_ptl_remote_eq_free(eq_handle);
+    if ((rc = onic_ptl_eq_of(eq_handle, &ni, &eq)) != PTL_OK)
         return rc;
     onic_ptl_htab_del(&ni->eqs, eq_handle);
     onic_free(eq->ring);
@@ -137,9 +154,11 @@ int PtlEQGet(ptl_handle_eq_t eq_handle, ptl_event_t *event)
 {
     onic_ptl_ni_t *ni;
     onic_ptl_eq_t *eq;
-    int rc = onic_ptl_eq_of(eq_handle, &ni, &eq);
+    int rc;
 
-    if (rc != PTL_OK)
+    if (onic_ptl_remote_g != NULL)
+        return onic_ptl_remote_eq_poll(&eq_handle, 1, 0, event, NULL);
+    if ((rc = onic_ptl_eq_of(eq_handle, &ni, &eq)) != PTL_OK)
         return rc;
     if (event == NULL) {
         onic_error("ptl: PtlEQGet with a NULL event: pass where to store it");
@@ -151,12 +170,35 @@ int PtlEQGet(ptl_handle_eq_t eq_handle, ptl_event_t *event)
         if ((rc = onic_ptl_eq_of(eq_handle, &ni, &eq)) != PTL_OK)
             return rc;
     }
-    return eq_take(eq, event);
+    return onic_ptl_eq_take(eq, event);
 }
 
 int PtlEQWait(ptl_handle_eq_t eq_handle, ptl_event_t *event)
 {
     return PtlEQPoll(&eq_handle, 1, PTL_TIME_FOREVER, event, NULL);
+}
+
+int onic_ptl_eq_poll_check(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout,
+                           ptl_event_t *event)
+{
+    onic_ptl_ni_t *ni = NULL;
+    onic_ptl_eq_t *eq;
+    /* Before PtlInit every failure is still PTL_NO_INIT. */
+    int init = onic_ptl_eq_of(PTL_EQ_NONE, &ni, &eq) != PTL_NO_INIT;
+
+    if (eq_handles == NULL || event == NULL) {
+        onic_error("ptl: PtlEQPoll/Wait with a NULL %s", event == NULL ? "event" : "eq_handles");
+        return init ? PTL_SEGV : PTL_NO_INIT;
+    }
+    if (size < 1 || size > EQ_POLL_MAX) {
+        onic_error("ptl: PtlEQPoll: size %d; poll 1 to %d event queues", size, EQ_POLL_MAX);
+        return init ? PTL_FAIL : PTL_NO_INIT;
+    }
+    if (timeout < 0 && timeout != PTL_TIME_FOREVER) {
+        onic_error("ptl: PtlEQPoll: timeout %d ms; use 0 or more, or PTL_TIME_FOREVER", timeout);
+        return init ? PTL_FAIL : PTL_NO_INIT;
+    }
+    return PTL_OK;
 }
 
 int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_event_t *event,
@@ -167,19 +209,10 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
     uint64_t deadline = UINT64_MAX, now;
     int rc, i, polled = 0;
 
-    if (eq_handles == NULL || event == NULL) {
-        onic_error("ptl: PtlEQPoll/Wait with a NULL %s", event == NULL ? "event" : "eq_handles");
-        /* Before PtlInit that is still PTL_NO_INIT. */
-        return onic_ptl_eq_of(PTL_EQ_NONE, &ni, &eq) == PTL_NO_INIT ? PTL_NO_INIT : PTL_SEGV;
-    }
-    if (size < 1 || size > EQ_POLL_MAX) {
-        onic_error("ptl: PtlEQPoll: size %d; poll 1 to %d event queues", size, EQ_POLL_MAX);
-        return onic_ptl_eq_of(PTL_EQ_NONE, &ni, &eq) == PTL_NO_INIT ? PTL_NO_INIT : PTL_FAIL;
-    }
-    if (timeout < 0 && timeout != PTL_TIME_FOREVER) {
-        onic_error("ptl: PtlEQPoll: timeout %d ms; use 0 or more, or PTL_TIME_FOREVER", timeout);
-        return onic_ptl_eq_of(PTL_EQ_NONE, &ni, &eq) == PTL_NO_INIT ? PTL_NO_INIT : PTL_FAIL;
-    }
+    if (onic_ptl_remote_g != NULL)
+        return onic_ptl_remote_eq_poll(eq_handles, size, timeout, event, which);
+    if ((rc = onic_ptl_eq_poll_check(eq_handles, size, timeout, event)) != PTL_OK)
+        return rc;
     if (timeout != PTL_TIME_FOREVER)
         deadline = onic_time_ns() + (uint64_t)timeout * 1000000u;
     for (;;) {
@@ -187,7 +220,7 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
         for (i = 0; i < size; i++) {
             if ((rc = onic_ptl_eq_of(eq_handles[i], &ni, &eq)) != PTL_OK)
                 return rc;
-            rc = eq_take(eq, event);
+            rc = onic_ptl_eq_take(eq, event);
             if (rc != PTL_EQ_EMPTY) {
                 if (which != NULL)
                     *which = i;

@@ -119,6 +119,19 @@ static int initiator_send(onic_ptl_ni_t *ni, onic_ptl_md_t *md, onic_ptl_msg_t *
     size_t len = 0, hdr_len;
     int large = m->rlength > ni->max_inline, rc;
 
+    /* An NI serving another process (the onload engine) has a put's data
+     * only if the call brought it, and cannot read a get's reply out of the
+     * target's memory: those go large, moved by RMA. */
+    if (!large && ni->io->load != NULL) {
+        if (m->op == ONIC_PTL_OP_GET)
+            large = 1;
+        else if (m->rlength > 0 &&
+                 (payload = ni->io->load(ni->io_arg, onic_ptl_md_at(md, local_offset),
+                                         m->rlength)) == NULL)
+            large = 1;
+        else
+            len = m->rlength;
+    }
     if (large) {
         m->flags |= ONIC_PTL_FLAG_LARGE;
         rc = initiator_large(ni, md, m->op == ONIC_PTL_OP_GET, target, m, local_offset, &desc,
@@ -127,7 +140,7 @@ static int initiator_send(onic_ptl_ni_t *ni, onic_ptl_md_t *md, onic_ptl_msg_t *
             return rc;
         payload = &desc;
         len = sizeof(desc);
-    } else if (m->op == ONIC_PTL_OP_PUT && m->rlength > 0) {
+    } else if (m->op == ONIC_PTL_OP_PUT && m->rlength > 0 && ni->io->load == NULL) {
         payload = onic_ptl_md_at(md, local_offset);
         len = m->rlength;
     }
@@ -148,6 +161,9 @@ int PtlPutRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t 
                  ptl_ac_index_t ac_index, ptl_match_bits_t match_bits, ptl_size_t remote_offset,
                  ptl_hdr_data_t hdr_data)
 {
+    if (onic_ptl_remote_g != NULL)
+        return onic_ptl_remote_put(md_handle, local_offset, length, 0, ack_req, target_id, pt_index,
+                                   ac_index, match_bits, remote_offset, hdr_data);
     onic_ptl_ni_t *ni;
     onic_ptl_md_t *md;
     onic_ptl_eq_t *eq;
@@ -230,6 +246,9 @@ int PtlPut(ptl_handle_md_t md_handle, ptl_ack_req_t ack_req, ptl_process_id_t ta
            ptl_pt_index_t pt_index, ptl_ac_index_t ac_index, ptl_match_bits_t match_bits,
            ptl_size_t remote_offset, ptl_hdr_data_t hdr_data)
 {
+    if (onic_ptl_remote_g != NULL)
+        return onic_ptl_remote_put(md_handle, 0, 0, 1, ack_req, target_id, pt_index, ac_index,
+                                   match_bits, remote_offset, hdr_data);
     onic_ptl_ni_t *ni;
     onic_ptl_md_t *md;
     int rc = onic_ptl_md_of(md_handle, &ni, &md);
@@ -248,6 +267,9 @@ int PtlGetRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t 
                  ptl_process_id_t target_id, ptl_pt_index_t pt_index, ptl_ac_index_t ac_index,
                  ptl_match_bits_t match_bits, ptl_size_t remote_offset)
 {
+    if (onic_ptl_remote_g != NULL)
+        return onic_ptl_remote_get(md_handle, local_offset, length, 0, target_id, pt_index, ac_index,
+                                   match_bits, remote_offset);
     onic_ptl_ni_t *ni;
     onic_ptl_md_t *md;
     onic_ptl_msg_t m;
@@ -290,6 +312,9 @@ int PtlGetRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t 
 int PtlGet(ptl_handle_md_t md_handle, ptl_process_id_t target_id, ptl_pt_index_t pt_index,
            ptl_ac_index_t ac_index, ptl_match_bits_t match_bits, ptl_size_t remote_offset)
 {
+    if (onic_ptl_remote_g != NULL)
+        return onic_ptl_remote_get(md_handle, 0, 0, 1, target_id, pt_index, ac_index, match_bits,
+                                   remote_offset);
     onic_ptl_ni_t *ni;
     onic_ptl_md_t *md;
     int rc = onic_ptl_md_of(md_handle, &ni, &md);

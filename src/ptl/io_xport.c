@@ -121,12 +121,8 @@ int onic_ptl_xport_ni_open(ptl_pid_t pid, const ptl_ni_limits_t *desired,
         onic_error("ptl: PtlNIInit: the ONIC_* environment is invalid (see above)");
         return PTL_FAIL;
     }
-    if (cfg.onload) {
-        /* Running inline instead would look like onload working. */
-        onic_error("onload: not available yet: the engine does not run the Portals target "
-                   "side for the job's processes; run without --onload (ONIC_ONLOAD=0)");
-        return PTL_NAL_FAILED;
-    }
+    if (cfg.onload) /* the job's onload engine keeps the interface */
+        return onic_ptl_remote_ni_open(&cfg, pid, desired, actual, ni_handle);
     px = onic_calloc(1, sizeof(*px));
     if (px == NULL)
         return PTL_NO_SPACE;

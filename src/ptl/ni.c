@@ -229,6 +229,14 @@ static int ni_close(const char *call)
     return PTL_OK;
 }
 
+onic_ptl_ni_t *onic_ptl_ni_select(onic_ptl_ni_t *ni)
+{
+    onic_ptl_ni_t *old = ptl_g.ni;
+
+    ptl_g.ni = ni;
+    return old;
+}
+
 int onic_ptl_ni_of(ptl_handle_ni_t h, onic_ptl_ni_t **ni_p)
 {
     if (!ptl_g.init)
@@ -332,6 +340,8 @@ int PtlInit(int *max_interfaces)
 
 void PtlFini(void)
 {
+    if (onic_ptl_remote_g != NULL)
+        onic_ptl_remote_fini();
     if (ni_close("PtlFini") == PTL_OK)
         ptl_g.init = 0;
 }
@@ -350,13 +360,18 @@ int PtlNIInit(ptl_interface_t iface, ptl_pid_t pid, ptl_ni_limits_t *desired,
                    iface);
         return PTL_IFACE_INVALID;
     }
-    if (ptl_g.ni != NULL)
+    if (ptl_g.ni != NULL || onic_ptl_remote_g != NULL) {
+        if (onic_ptl_remote_g != NULL)
+            return onic_ptl_remote_ni_open(NULL, pid, desired, actual, ni_handle);
         return onic_ptl_ni_open(NULL, actual, ni_handle); /* PTL_IFACE_DUP */
+    }
     return onic_ptl_xport_ni_open(pid, desired, actual, ni_handle);
 }
 
 int PtlNIFini(ptl_handle_ni_t ni_handle)
 {
+    if (onic_ptl_remote_g != NULL)
+        return onic_ptl_remote_ni_fini(ni_handle);
     onic_ptl_ni_t *ni;
     int rc = onic_ptl_ni_of(ni_handle, &ni);
 
@@ -367,6 +382,8 @@ int PtlNIFini(ptl_handle_ni_t ni_handle)
 
 int PtlNIStatus(ptl_handle_ni_t ni_handle, ptl_sr_index_t reg, ptl_sr_value_t *status)
 {
+    if (onic_ptl_remote_g != NULL)
+        return onic_ptl_remote_ni_status(ni_handle, reg, status);
     onic_ptl_ni_t *ni;
     int rc = onic_ptl_ni_of(ni_handle, &ni);
 
@@ -393,6 +410,8 @@ int PtlNIStatus(ptl_handle_ni_t ni_handle, ptl_sr_index_t reg, ptl_sr_value_t *s
 
 int PtlNIHandle(ptl_handle_any_t handle, ptl_handle_ni_t *ni_handle)
 {
+    if (onic_ptl_remote_g != NULL)
+        return onic_ptl_remote_ni_handle(handle, ni_handle);
     onic_ptl_ni_t *ni = NULL;
     void *obj;
     int rc;
@@ -431,6 +450,8 @@ int PtlNIHandle(ptl_handle_any_t handle, ptl_handle_ni_t *ni_handle)
 
 int PtlGetId(ptl_handle_ni_t ni_handle, ptl_process_id_t *id)
 {
+    if (onic_ptl_remote_g != NULL)
+        return onic_ptl_remote_ni_ids(ni_handle, id, NULL, NULL);
     onic_ptl_ni_t *ni;
     int rc = onic_ptl_ni_of(ni_handle, &ni);
 
@@ -447,6 +468,8 @@ int PtlGetId(ptl_handle_ni_t ni_handle, ptl_process_id_t *id)
 
 int PtlGetUid(ptl_handle_ni_t ni_handle, ptl_uid_t *uid)
 {
+    if (onic_ptl_remote_g != NULL)
+        return onic_ptl_remote_ni_ids(ni_handle, NULL, uid, NULL);
     onic_ptl_ni_t *ni;
     int rc = onic_ptl_ni_of(ni_handle, &ni);
 
@@ -462,6 +485,8 @@ int PtlGetUid(ptl_handle_ni_t ni_handle, ptl_uid_t *uid)
 
 int PtlGetJid(ptl_handle_ni_t ni_handle, ptl_jid_t *jid)
 {
+    if (onic_ptl_remote_g != NULL)
+        return onic_ptl_remote_ni_ids(ni_handle, NULL, NULL, jid);
     onic_ptl_ni_t *ni;
     int rc = onic_ptl_ni_of(ni_handle, &ni);
 
@@ -478,6 +503,8 @@ int PtlGetJid(ptl_handle_ni_t ni_handle, ptl_jid_t *jid)
 int PtlACEntry(ptl_handle_ni_t ni_handle, ptl_ac_index_t ac_index, ptl_process_id_t match_id,
                ptl_uid_t uid, ptl_jid_t jid, ptl_pt_index_t pt_index)
 {
+    if (onic_ptl_remote_g != NULL)
+        return onic_ptl_remote_ac_entry(ni_handle, ac_index, match_id, uid, jid, pt_index);
     onic_ptl_ni_t *ni;
     int rc = onic_ptl_ni_of(ni_handle, &ni);
 

@@ -12,6 +12,7 @@
 #include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <onic/match.h>
 #include <onic/portals.h>
 #include <onic/status.h>
@@ -265,6 +266,18 @@ typedef struct onic_ptl_io {
      * completion comes back through onic_ptl_ni_rma_done(ctx). */
     onic_status_t (*rma)(void *arg, uint32_t peer, int write, void *local,
                          const onic_ptl_rkey_t *key, size_t len, void *ctx);
+    /* Optional, all four or none: the NI runs in another process than the
+     * memory and event queues it serves (the onload engine, which keeps one
+     * NI per process). NULL: this process's own, reached directly.
+     *   load: the len bytes at addr of the process, readable here, or NULL
+     *         when they are not at hand (a put then goes large, by RMA);
+     *   store: write len bytes to addr of the process;
+     *   event: an event for the process's queue eq (its sequence set);
+     *   md_gone: a bound MD is gone (the process keeps their addresses). */
+    const void   *(*load)(void *arg, const void *addr, size_t len);
+    void          (*store)(void *arg, void *addr, const void *data, size_t len);
+    void          (*event)(void *arg, ptl_handle_eq_t eq, const ptl_event_t *ev);
+    void          (*md_gone)(void *arg, ptl_handle_md_t md);
 } onic_ptl_io_t;
 
 /* An event whose queue has a handler, waiting for the step that recorded it
@@ -312,7 +325,20 @@ typedef struct onic_ptl_ni_params {
     void                *io_arg;
 } onic_ptl_ni_params_t;
 
+/* Data into the NI's process's memory: a copy here, or through io->store. */
+static inline void onic_ptl_ni_store(onic_ptl_ni_t *ni, void *at, const void *data, size_t len)
+{
+    if (ni->io->store != NULL)
+        ni->io->store(ni->io_arg, at, data, len);
+    else
+        memcpy(at, data, len);
+}
+
 /* --- ni.c ------------------------------------------------------------------------ */
+/* The onload engine keeps one NI per process it serves and selects the one a
+ * command is for; the public calls then act on it (NULL: none, so that
+ * onic_ptl_ni_open makes another). Returns the NI selected before. */
+onic_ptl_ni_t *onic_ptl_ni_select(onic_ptl_ni_t *ni);
 /* Create the process's NI (PtlInit must have been called; PTL_IFACE_DUP if
  * there is one) on io; a Portals return code. PtlNIInit calls it with the
  * transport glue, tests with their own io. */
@@ -424,6 +450,77 @@ void onic_ptl_target_rma_done(onic_ptl_ni_t *ni, void *ctx, onic_status_t status
                               onic_ptl_out_t *out);
 /* Forget the RMA still under way (the NI is going). */
 void onic_ptl_target_fini(onic_ptl_ni_t *ni);
+
+/* --- remote.c: this process's Portals run by the onload engine -------------------
+ * While onic_ptl_remote_g is set (PtlNIInit under ONIC_ONLOAD=1), every
+ * public call goes to the engine as a command (src/onload/proto.h) and
+ * returns its answer; events, and data the engine writes for it, come back
+ * on the event ring. */
+typedef struct onic_ptl_remote onic_ptl_remote_t;
+extern onic_ptl_remote_t *onic_ptl_remote_g;
+
+struct onic_config;
+int  onic_ptl_remote_ni_open(const struct onic_config *cfg, ptl_pid_t pid,
+                             const ptl_ni_limits_t *desired, ptl_ni_limits_t *actual,
+                             ptl_handle_ni_t *ni_handle);
+int  onic_ptl_remote_ni_fini(ptl_handle_ni_t ni_handle);
+int  onic_ptl_remote_ni_status(ptl_handle_ni_t ni_handle, ptl_sr_index_t reg,
+                               ptl_sr_value_t *status);
+int  onic_ptl_remote_ni_handle(ptl_handle_any_t handle, ptl_handle_ni_t *ni_handle);
+int  onic_ptl_remote_ni_ids(ptl_handle_ni_t ni_handle, ptl_process_id_t *id, ptl_uid_t *uid,
+                            ptl_jid_t *jid);
+int  onic_ptl_remote_ac_entry(ptl_handle_ni_t ni_handle, ptl_ac_index_t ac_index,
+                              ptl_process_id_t match_id, ptl_uid_t uid, ptl_jid_t jid,
+                              ptl_pt_index_t pt_index);
+/* kind: 0 PtlMEAttach, 1 PtlMEAttachAny, 2 PtlMEAttachOverflow. */
+int  onic_ptl_remote_me_attach(int kind, ptl_handle_ni_t ni_handle, ptl_pt_index_t *pt_index,
+                               ptl_process_id_t match_id, ptl_match_bits_t match_bits,
+                               ptl_match_bits_t ignore_bits, ptl_unlink_t unlink,
+                               ptl_ins_pos_t position, ptl_handle_me_t *me_handle);
+int  onic_ptl_remote_me_insert(ptl_handle_me_t base, ptl_process_id_t match_id,
+                               ptl_match_bits_t match_bits, ptl_match_bits_t ignore_bits,
+                               ptl_unlink_t unlink, ptl_ins_pos_t position,
+                               ptl_handle_me_t *me_handle);
+int  onic_ptl_remote_me_unlink(ptl_handle_me_t me_handle);
+int  onic_ptl_remote_me_search(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
+                               ptl_process_id_t match_id, ptl_match_bits_t match_bits,
+                               ptl_match_bits_t ignore_bits, ptl_unlink_t unlink,
+                               ptl_ins_pos_t position, ptl_md_t md, ptl_unlink_t md_unlink,
+                               ptl_handle_me_t *me_handle, ptl_handle_md_t *md_handle,
+                               ptl_ovf_header_t *header);
+int  onic_ptl_remote_md_attach(ptl_handle_me_t me_handle, ptl_md_t md, ptl_unlink_t unlink_op,
+                               ptl_handle_md_t *md_handle);
+int  onic_ptl_remote_md_bind(ptl_handle_ni_t ni_handle, ptl_md_t md, ptl_unlink_t unlink_op,
+                             ptl_handle_md_t *md_handle);
+int  onic_ptl_remote_md_unlink(ptl_handle_md_t md_handle);
+int  onic_ptl_remote_md_update(ptl_handle_md_t md_handle, ptl_md_t *old_md, ptl_md_t *new_md,
+                               ptl_handle_eq_t eq_handle);
+int  onic_ptl_remote_eq_alloc(ptl_handle_ni_t ni_handle, ptl_size_t count,
+                              ptl_eq_handler_t handler, ptl_handle_eq_t *eq_handle);
+int  onic_ptl_remote_eq_free(ptl_handle_eq_t eq_handle);
+int  onic_ptl_remote_eq_poll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout,
+                             ptl_event_t *event, int *which);
+int  onic_ptl_remote_put(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t length,
+                         int whole, ptl_ack_req_t ack_req, ptl_process_id_t target_id,
+                         ptl_pt_index_t pt_index, ptl_ac_index_t ac_index,
+                         ptl_match_bits_t match_bits, ptl_size_t remote_offset,
+                         ptl_hdr_data_t hdr_data);
+int  onic_ptl_remote_get(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t length,
+                         int whole, ptl_process_id_t target_id, ptl_pt_index_t pt_index,
+                         ptl_ac_index_t ac_index, ptl_match_bits_t match_bits,
+                         ptl_size_t remote_offset);
+void onic_ptl_remote_fini(void);
+
+/* --- eq.c, shared with remote.c ---------------------------------------------------- */
+/* Keep ev as it is (its sequence already set) in eq's ring, overwriting the
+ * oldest when full; PTL_EQ_EMPTY, or the oldest with PTL_OK or
+ * PTL_EQ_DROPPED. */
+void onic_ptl_eq_keep(onic_ptl_eq_t *eq, const ptl_event_t *ev);
+int  onic_ptl_eq_take(onic_ptl_eq_t *eq, ptl_event_t *event);
+/* The checks of PtlEQPoll's arguments: PTL_OK or the code to return. */
+int  onic_ptl_eq_poll_check(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout,
+                            ptl_event_t *event);
+#define ONIC_PTL_EQ_MAX_COUNT (UINT64_C(1) << 20)
 
 /* --- io_xport.c: the transport glue -------------------------------------------- */
 /* The NI of this process on the job's transport (PtlNIInit). */

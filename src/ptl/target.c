@@ -219,7 +219,7 @@ static unsigned target_deliver(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_m
     ptl_event_t ev;
 
     if (m->op == ONIC_PTL_OP_PUT && x->mlength > 0)
-        memcpy(at, payload, x->mlength);
+        onic_ptl_ni_store(ni, at, payload, x->mlength);
     *data_p = at;
     onic_ptl_md_consume(md, x->mlength);
     target_event_base(ni, src, m, &ev);
@@ -505,7 +505,7 @@ static void target_reply(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *
     room = local_offset < md->desc.length ? md->desc.length - local_offset : 0;
     mlength = m->mlength < room ? m->mlength : room;
     if (mlength > 0 && rec == NULL)
-        memcpy(onic_ptl_md_at(md, local_offset), payload, mlength);
+        onic_ptl_ni_store(ni, onic_ptl_md_at(md, local_offset), payload, mlength);
     target_event_base(ni, src, m, &ev);
     ev.mlength = mlength;
     ev.offset = local_offset;
