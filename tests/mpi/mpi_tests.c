@@ -1296,6 +1296,16 @@ static void test_rndv(void)
         }
         MPI_Barrier(MPI_COMM_WORLD);
     }
+    /* Sendrecv_replace of a large message around a ring: every rank sends
+     * while its receive may or may not be posted yet. */
+    {
+        int to = (rank + 1) % size, from = (rank - 1 + size) % size;
+        rndv_fill(s, RNDV_N, 500 + rank);
+        MPI_Sendrecv_replace(s, RNDV_N, MPI_BYTE, to, 17, from, 17, MPI_COMM_WORLD, &st);
+        rndv_status(&st, from, 17, RNDV_N);
+        CHECK(rndv_same(s, RNDV_N, 500 + from));
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
     free(s);
     free(r);
 }
