@@ -15,6 +15,7 @@
 #ifndef ONIC_MPI_IMPL_H
 #define ONIC_MPI_IMPL_H
 
+#include <assert.h>
 #include <mpi.h>
 #include <onic/portals.h>
 #include <stddef.h>
@@ -159,6 +160,9 @@ typedef struct onic_mpi_req {
     /* Portals state. */
     ptl_handle_me_t     me;         /* posted receive / exposed rendezvous buffer */
     ptl_handle_md_t     md;         /* rendezvous: the get MD of a receive */
+    /* Rendezvous put whole (send side): its SEND_END not yet seen, and the
+     * pull that reached the end of the buffer, if one came first. */
+    int                 sv_put_open, sv_pulled;
     /* Rendezvous pull (receive side). */
     uint32_t            rv_peer;    /* world rank of the sender */
     uint64_t            rv_cookie;
@@ -173,13 +177,19 @@ typedef struct onic_mpi_req {
 } onic_mpi_req_t;
 
 /* --- The envelope in the match bits ------------------------------------------------
- *   context:16 (bits 48..63) | source comm rank:24 (24..47) | tag:24 (0..23)
+ *   whole:1 (bit 63) | context:15 (48..62) | source comm rank:24 (24..47) | tag:24 (0..23)
  * MPI_ANY_SOURCE ignores the source bits (and the match id is PTL_NID_ANY /
- * PTL_PID_ANY), MPI_ANY_TAG the tag bits. */
+ * PTL_PID_ANY), MPI_ANY_TAG the tag bits. Contexts are below
+ * 2 * ONIC_MPI_MAX_CTX = 2^13, so the top bit is free: it marks a
+ * rendezvous message put whole (p2p.c). Receives and header searches
+ * ignore it; the overflow list uses it to keep such a message's header
+ * without its data. */
 #define ONIC_MPI_TAG_UB        ((1 << 24) - 1)
 #define ONIC_MPI_RANK_MAX      ((1 << 24) - 1)
 #define ONIC_MPI_BITS_TAG      UINT64_C(0xffffff)
 #define ONIC_MPI_BITS_SRC      (UINT64_C(0xffffff) << 24)
+#define ONIC_MPI_BITS_WHOLE    (UINT64_C(1) << 63)
+static_assert(2 * ONIC_MPI_MAX_CTX <= 1 << 15, "every context id leaves the whole bit clear");
 
 static inline uint64_t onic_mpi_bits(unsigned ctx, unsigned src, unsigned tag)
 {
@@ -188,9 +198,11 @@ static inline uint64_t onic_mpi_bits(unsigned ctx, unsigned src, unsigned tag)
 
 /* --- The protocols' header data (the put's hdr_data) --------------------------------
  *   kind:2 (62..63) | rendezvous cookie:20 (42..61) | message length:42 (0..41)
- * EAGER: the data is the put's payload. RNDV: the put carries nothing; the
- * receiver pulls `length` bytes by PtlGet from the sender's portal
- * ONIC_MPI_PT_RNDV with match bits = cookie. */
+ * EAGER: the data is the put's payload. RNDV: the sender's buffer is on its
+ * portal ONIC_MPI_PT_RNDV with match bits = cookie; the put carries either
+ * nothing (a request: the receiver pulls `length` bytes by PtlGet) or, with
+ * ONIC_MPI_BITS_WHOLE, the whole message, which a posted receive takes
+ * directly; kept in the overflow list it has no data and is pulled too. */
 #define ONIC_MPI_HDR_EAGER     0u
 #define ONIC_MPI_HDR_RNDV      1u
 #define ONIC_MPI_LEN_MAX       ((UINT64_C(1) << 42) - 1)
@@ -241,6 +253,8 @@ typedef struct onic_mpi_state {
     ptl_handle_eq_t  eq_unexp;         /* unexpected arrivals: only wakes a blocked probe */
     ptl_handle_md_t  zero_md;          /* zero bytes, for RTS and credit puts */
     ptl_handle_me_t  zero_me;          /* overflow: takes every zero-byte put */
+    ptl_handle_me_t  whole_me;         /* overflow: keeps unexpected whole puts' headers */
+    int              whole_off;        /* Portals refused a whole put: requests only */
     ptl_handle_me_t  credit_me;
     ptl_handle_md_t  all_md;           /* the whole address space: every eager send */
     onic_mpi_ubuf_t *ubufs;

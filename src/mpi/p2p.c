@@ -3,21 +3,32 @@
  *
  * Portal ONIC_MPI_PT_P2P carries every message. Its match list holds the
  * posted receives (one ME + MD on the receive buffer each, threshold 1,
- * truncating); its overflow list holds, first, one entry taking every
- * zero-byte put (rendezvous requests, empty messages), then the unexpected
- * buffers, which take eager messages one after another. A receive is posted
- * with PtlMEAttachSearch, so it either finds the oldest matching unexpected
- * header or is attached, with no message able to slip in between.
+ * truncating, ignoring the whole bit); its overflow list holds, first, one
+ * entry keeping the headers of whole rendezvous puts (whole bit set, zero
+ * bytes, truncating, never acked), then one taking every other zero-byte
+ * put (rendezvous requests, empty messages), then the unexpected buffers,
+ * which take eager messages one after another (these two: whole bit
+ * clear). A receive is posted with PtlMEAttachSearch, so it either finds
+ * the oldest matching unexpected header or is attached, with no message
+ * able to slip in between.
  *
  *   eager (<= ONIC_EAGER_LIMIT, credit left): one put with the data, from
  *       the MD spanning all memory; it lands in the posted buffer or in an
  *       unexpected buffer; the send is complete at once.
- *   rendezvous (larger, no credit, or synchronous): the sender exposes its
- *       buffer on ONIC_MPI_PT_RNDV under a cookie and puts a zero-byte
- *       request carrying cookie and length; once it matches, the receiver
- *       pulls with gets and the sender completes on the GET_END of the get
- *       that reaches the end of its buffer (a cut-short pull ends with a
- *       zero-byte get at that offset).
+ *   rendezvous put whole (larger, synchronous or not): the sender exposes
+ *       its buffer on ONIC_MPI_PT_RNDV under a cookie and puts the whole
+ *       buffer from that MD, acked, with ONIC_MPI_BITS_WHOLE and cookie and
+ *       length in hdr_data. Into a posted receive the receiver's Portals
+ *       moves the data (a large put: RMA) with no MPI call there, and the
+ *       ACK completes the send. Unexpected, only its header is kept, no
+ *       ACK comes, and the receive pulls as below. Either way the send
+ *       is over only once the put's own SEND_END is in too (send_put_end).
+ *   rendezvous request (small without credit, small synchronous, or a
+ *       transport that refuses a long put): the same exposure and a
+ *       zero-byte put carrying cookie and length; once it matches, the
+ *       receiver pulls with gets and the sender completes on the GET_END
+ *       of the get that reaches the end of its buffer (a cut-short pull
+ *       ends with a zero-byte get at that offset).
  *
  * Progress happens inside MPI calls: onic_mpi_progress drains the one event
  * queue; blocking calls wait in PtlEQPoll, which sleeps in the transport. */
@@ -101,7 +112,7 @@ static void ubuf_post(onic_mpi_ubuf_t *b)
     ptl_handle_md_t mdh;
     int rc;
 
-    rc = PtlMEAttachOverflow(onic_mpi_g.ni, ONIC_MPI_PT_P2P, p2p_any, 0, ~UINT64_C(0),
+    rc = PtlMEAttachOverflow(onic_mpi_g.ni, ONIC_MPI_PT_P2P, p2p_any, 0, ~ONIC_MPI_BITS_WHOLE,
                              PTL_UNLINK, PTL_INS_AFTER, &me);
     if (rc != PTL_OK)
         p2p_fatal("attach an unexpected-message buffer", rc);
@@ -318,6 +329,15 @@ static void recv_matched(onic_mpi_req_t *r, const ptl_event_t *ev)
 {
     r->me = PTL_INVALID_HANDLE;
     recv_envelope(r, ev->match_bits);
+    if (ev->match_bits & ONIC_MPI_BITS_WHOLE) {
+        /* A rendezvous message put whole: Portals has moved what fits. */
+        if (ev->ni_fail_type != PTL_NI_OK) {
+            recv_fail(r, "move a rendezvous message", PTL_FAIL);
+            return;
+        }
+        recv_finish(r, ev->mlength, ev->rlength);
+        return;
+    }
     if ((ev->hdr_data >> 62) == ONIC_MPI_HDR_RNDV) {
         rndv_start(r, ev->initiator.pid, ev->hdr_data);
         return;
@@ -336,17 +356,49 @@ static void send_done(onic_mpi_req_t *r)
     onic_mpi_req_complete(r);
 }
 
-/* GET_END on an exposed buffer: done when the get reaches its end. */
-static void send_pulled(onic_mpi_req_t *r, const ptl_event_t *ev)
+/* A rendezvous send is over: its exposed buffer goes, and with it the last
+ * reference Portals had to r. */
+static void send_exposed_done(onic_mpi_req_t *r)
 {
     int rc;
 
-    if (ev->offset + ev->mlength != r->bytes)
-        return;
     if ((rc = PtlMEUnlink(r->me)) != PTL_OK)
         onic_error("mpi: cannot unlink a finished send's exposed buffer: %s", PtlErrorStr(rc));
     r->me = PTL_INVALID_HANDLE;
     send_done(r);
+}
+
+/* GET_END on an exposed buffer: done when the get reaches its end -- and,
+ * for a whole put kept without its data, once that put's SEND_END is in
+ * too (its DONE left the receiver before any get; this only guards the
+ * order of the two on the way in). */
+static void send_pulled(onic_mpi_req_t *r, const ptl_event_t *ev)
+{
+    if (ev->offset + ev->mlength != r->bytes)
+        return;
+    if (r->sv_put_open) {
+        r->sv_pulled = 1;
+        return;
+    }
+    send_exposed_done(r);
+}
+
+/* SEND_END of a whole put: the receiver's Portals is done with the put.
+ * If it landed in a posted receive, the ACK follows (in the same batch of
+ * events) and completes the send; if it was kept without its data, the
+ * pull completes it, perhaps already has. */
+static void send_put_end(onic_mpi_req_t *r)
+{
+    r->sv_put_open = 0;
+    if (r->sv_pulled)
+        send_exposed_done(r);
+}
+
+/* The ACK of a whole put: it landed in a posted receive, whose data is
+ * there; no get will come. Its SEND_END was posted before it. */
+static void send_acked(onic_mpi_req_t *r)
+{
+    send_exposed_done(r);
 }
 
 static int send_start(onic_mpi_req_t *r)
@@ -396,6 +448,29 @@ static int send_start(onic_mpi_req_t *r)
     md.eq_handle = onic_mpi_g.eq;
     if ((rc = PtlMDAttach(r->me, md, PTL_UNLINK, &mdh)) != PTL_OK)
         goto err_unlink_me;
+    r->sv_put_open = r->sv_pulled = 0;
+    if (r->bytes > onic_mpi_g.eager_limit && !onic_mpi_g.whole_off) {
+        /* The whole message, from the exposed MD itself, so its SEND_END
+         * and ACK come to this request: a posted receive takes the data
+         * (the receiver's Portals pulls it, no MPI call needed there) and
+         * acks; the overflow list keeps only the header, never acks, and
+         * the receive pulls later. */
+        r->sv_put_open = 1;
+        rc = PtlPutRegion(mdh, 0, r->bytes, PTL_ACK_REQ, p2p_pid(dest), ONIC_MPI_PT_P2P, 0,
+                          bits | ONIC_MPI_BITS_WHOLE, 0,
+                          onic_mpi_hdr(ONIC_MPI_HDR_RNDV, cookie, r->bytes));
+        if (rc == PTL_OK)
+            return MPI_SUCCESS;
+        r->sv_put_open = 0;
+        if (rc != PTL_FAIL)
+            goto err_unlink_me;
+        /* Refused before anything was sent: this transport has no RMA for
+         * a put that long. The request below still works (gets are cut to
+         * what it moves). */
+        onic_mpi_g.whole_off = 1;
+        onic_warn("mpi: Portals refused a %zu-byte put; rendezvous messages now wait for "
+                  "their receiver's MPI calls to move", r->bytes);
+    }
     rc = PtlPut(onic_mpi_g.zero_md, PTL_NOACK_REQ, p2p_pid(dest), ONIC_MPI_PT_P2P, 0, bits, 0,
                 onic_mpi_hdr(ONIC_MPI_HDR_RNDV, cookie, r->bytes));
     if (rc != PTL_OK)
@@ -420,7 +495,8 @@ static void p2p_query_make(onic_mpi_comm_t *c, int coll, int source, int tag, p2
 
     q->bits = onic_mpi_bits(ctx, source == MPI_ANY_SOURCE ? 0 : (unsigned)source,
                             tag == MPI_ANY_TAG ? 0 : (unsigned)tag);
-    q->ignore = (source == MPI_ANY_SOURCE ? ONIC_MPI_BITS_SRC : 0) |
+    /* Any message, put whole or not. */
+    q->ignore = ONIC_MPI_BITS_WHOLE | (source == MPI_ANY_SOURCE ? ONIC_MPI_BITS_SRC : 0) |
                 (tag == MPI_ANY_TAG ? ONIC_MPI_BITS_TAG : 0);
     q->id = source == MPI_ANY_SOURCE ? p2p_any : p2p_pid(onic_mpi_comm_world_rank(c, source));
 }
@@ -591,6 +667,8 @@ int onic_mpi_p2p_cancel(onic_mpi_req_t *r)
     onic_mpi_progress(0);
     if (r->complete || r->me == PTL_INVALID_HANDLE)
         return 0;
+    /* PTL_ME_IN_USE: a whole rendezvous message matched it and is moving
+     * in; its PUT_END (no START is asked for) completes the receive. */
     if ((rc = PtlMEUnlink(r->me)) != PTL_OK)
         return 0;
     r->me = PTL_INVALID_HANDLE;
@@ -618,6 +696,12 @@ static void p2p_event(const ptl_event_t *ev)
         break;
     case PTL_EVENT_GET_END:
         send_pulled(r, ev);
+        break;
+    case PTL_EVENT_SEND_END: /* only whole rendezvous puts: others send from MDs without events */
+        send_put_end(r);
+        break;
+    case PTL_EVENT_ACK:
+        send_acked(r);
         break;
     case PTL_EVENT_REPLY_END:
         rndv_reply(r);
@@ -729,7 +813,8 @@ int onic_mpi_p2p_init(void)
                             ONIC_MPI_RANK_MAX + 1);
     }
     /* Operations' events: at most two per posted receive, one per get in
-     * flight each way, one per credit batch; room for every sender's ring
+     * flight each way, two per whole rendezvous put (SEND_END, ACK), one
+     * per credit batch; room for every sender's ring
      * full of messages that complete posted receives, twice over. */
     eqn = 4ull * cfg.shm_ring_slots * cfg.size + 4096;
     /* and two per unexpected message the senders' credit allows (each
@@ -759,9 +844,24 @@ int onic_mpi_p2p_init(void)
         what = "attach the credit portal's entry";
         goto err_ni;
     }
-    /* First in the overflow list: every zero-byte put (a rendezvous request
-     * or an empty message) lands here, never in a buffer, and never fails. */
-    rc = PtlMEAttachOverflow(onic_mpi_g.ni, ONIC_MPI_PT_P2P, p2p_any, 0, ~UINT64_C(0),
+    /* First in the overflow list: a rendezvous message put whole that no
+     * receive was posted for keeps its header here and nothing of its data
+     * (zero bytes, truncating), and is not acked: the receive pulls it
+     * later, as it pulls a request. */
+    rc = PtlMEAttachOverflow(onic_mpi_g.ni, ONIC_MPI_PT_P2P, p2p_any, ONIC_MPI_BITS_WHOLE,
+                             ~ONIC_MPI_BITS_WHOLE, PTL_RETAIN, PTL_INS_AFTER,
+                             &onic_mpi_g.whole_me);
+    md.options = PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_ACK_DISABLE |
+                 PTL_MD_EVENT_START_DISABLE;
+    md.eq_handle = onic_mpi_g.eq_unexp; /* an event, ignored, wakes a blocked MPI_Probe */
+    if (rc != PTL_OK || (rc = PtlMDAttach(onic_mpi_g.whole_me, md, PTL_RETAIN, &mdh)) != PTL_OK) {
+        what = "attach the whole-message overflow entry";
+        goto err_ni;
+    }
+    /* Then every other zero-byte put (a rendezvous request or an empty
+     * message) lands here, never in a buffer, and never fails. This entry
+     * and the buffers take only puts with the whole bit clear. */
+    rc = PtlMEAttachOverflow(onic_mpi_g.ni, ONIC_MPI_PT_P2P, p2p_any, 0, ~ONIC_MPI_BITS_WHOLE,
                              PTL_RETAIN, PTL_INS_AFTER, &onic_mpi_g.zero_me);
     md.options = PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE;
     md.eq_handle = onic_mpi_g.eq_unexp; /* an event, ignored, wakes a blocked MPI_Probe */

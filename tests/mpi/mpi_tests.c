@@ -1080,6 +1080,259 @@ static void test_fanin(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* --- rendezvous messages put whole ------------------------------------------------------ */
+/* A message above the eager limit goes as one put of the whole buffer: a
+ * posted receive takes it directly (the sender completes on the ack); an
+ * unposted one keeps only its header and pulls later (the sender completes
+ * on the last get). Every case checks data, count, source and tag. */
+#define RNDV_N 300000 /* well above the eager limit and one transport message */
+
+static void rndv_fill(unsigned char *b, size_t n, long long seed)
+{
+    for (size_t i = 0; i < n; i++)
+        b[i] = pattern(seed, i);
+}
+
+static int rndv_same(const unsigned char *b, size_t n, long long seed)
+{
+    for (size_t i = 0; i < n; i++)
+        if (b[i] != pattern(seed, i))
+            return 0;
+    return 1;
+}
+
+static void rndv_status(const MPI_Status *st, int source, int tag, int count)
+{
+    int cnt;
+
+    MPI_Get_count(st, MPI_BYTE, &cnt);
+    CHECK_EQ(st->MPI_SOURCE, source);
+    CHECK_EQ(st->MPI_TAG, tag);
+    CHECK_EQ(cnt, count);
+}
+
+static void test_rndv(void)
+{
+    unsigned char *s = malloc(RNDV_N), *r = malloc(RNDV_N);
+    MPI_Request rq, sq;
+    MPI_Status st;
+    int rc, flag;
+
+    if (size < 2) {
+        free(s);
+        free(r);
+        return;
+    }
+    /* Posted first, then sent: lands directly. */
+    if (rank == 0) {
+        memset(r, 0, RNDV_N);
+        MPI_Irecv(r, RNDV_N, MPI_BYTE, 1, 200, MPI_COMM_WORLD, &rq);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Wait(&rq, &st);
+        rndv_status(&st, 1, 200, RNDV_N);
+        CHECK(rndv_same(r, RNDV_N, 200));
+    } else if (rank == 1) {
+        rndv_fill(s, RNDV_N, 200);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Send(s, RNDV_N, MPI_BYTE, 0, 200, MPI_COMM_WORLD);
+    } else {
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* Sent first, probed, then received: kept as a header, pulled. */
+    if (rank == 1) {
+        rndv_fill(s, RNDV_N, 201);
+        MPI_Isend(s, RNDV_N, MPI_BYTE, 0, 201, MPI_COMM_WORLD, &sq);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Wait(&sq, MPI_STATUS_IGNORE);
+    } else if (rank == 0) {
+        int cnt;
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Probe(1, 201, MPI_COMM_WORLD, &st);
+        MPI_Get_count(&st, MPI_BYTE, &cnt);
+        CHECK_EQ(cnt, RNDV_N);
+        CHECK_EQ(st.MPI_SOURCE, 1);
+        memset(r, 0, RNDV_N);
+        MPI_Recv(r, RNDV_N, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+        rndv_status(&st, 1, 201, RNDV_N);
+        CHECK(rndv_same(r, RNDV_N, 201));
+    } else {
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* A posted receive shorter than the message, and one of zero bytes:
+     * truncated, and the sender still completes. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    for (int cap = RNDV_N / 3; cap >= 0; cap = cap > 0 ? 0 : -1) {
+        if (rank == 0) {
+            memset(r, 0, RNDV_N);
+            MPI_Irecv(r, cap, MPI_BYTE, 1, 202, MPI_COMM_WORLD, &rq);
+            MPI_Barrier(MPI_COMM_WORLD);
+            rc = MPI_Wait(&rq, &st);
+            CHECK_EQ(rc, MPI_ERR_TRUNCATE);
+            CHECK_EQ(st.MPI_ERROR, MPI_ERR_TRUNCATE);
+            rndv_status(&st, 1, 202, cap);
+            CHECK(rndv_same(r, (size_t)cap, 202));
+            CHECK_EQ(r[cap], 0);
+        } else if (rank == 1) {
+            rndv_fill(s, RNDV_N, 202);
+            MPI_Barrier(MPI_COMM_WORLD);
+            CHECK_EQ(MPI_Send(s, RNDV_N, MPI_BYTE, 0, 202, MPI_COMM_WORLD), MPI_SUCCESS);
+        } else {
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+
+    /* A large synchronous send completes only once its receive is posted,
+     * whether it then lands directly or is pulled. */
+    for (int posted = 0; posted < 2; posted++) {
+        if (rank == 1) {
+            rndv_fill(s, RNDV_N, 203 + posted);
+            if (posted)
+                MPI_Barrier(MPI_COMM_WORLD); /* the receive is posted */
+            MPI_Issend(s, RNDV_N, MPI_BYTE, 0, 203, MPI_COMM_WORLD, &sq);
+            if (!posted) {
+                double t0 = MPI_Wtime();
+                int early = 0;
+                while (MPI_Wtime() - t0 < 0.05) {
+                    MPI_Test(&sq, &flag, MPI_STATUS_IGNORE);
+                    early |= flag;
+                    if (flag)
+                        break;
+                }
+                CHECK(!early);
+                MPI_Barrier(MPI_COMM_WORLD);
+            }
+            MPI_Wait(&sq, MPI_STATUS_IGNORE);
+        } else if (rank == 0) {
+            memset(r, 0, RNDV_N);
+            if (posted)
+                MPI_Irecv(r, RNDV_N, MPI_BYTE, 1, 203, MPI_COMM_WORLD, &rq);
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (!posted)
+                MPI_Irecv(r, RNDV_N, MPI_BYTE, 1, 203, MPI_COMM_WORLD, &rq);
+            MPI_Wait(&rq, &st);
+            rndv_status(&st, 1, 203, RNDV_N);
+            CHECK(rndv_same(r, RNDV_N, 203 + posted));
+        } else {
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+
+    /* ANY_SOURCE receives of large and eager messages interleaved from one
+     * sender, some posted before the messages come, some after: taken in
+     * send order. */
+    {
+        enum { K = 24 };
+        unsigned char *rb[K];
+        MPI_Request q[K];
+        MPI_Status sts[K];
+        if (rank == 1) {
+            unsigned char *sb[K];
+            for (int i = 0; i < K; i++) {
+                size_t n = i % 2 ? 100000 + (size_t)i : 16 + (size_t)i;
+                sb[i] = malloc(n);
+                rndv_fill(sb[i], n, 300 + i);
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+            for (int i = 0; i < K; i++)
+                MPI_Isend(sb[i], i % 2 ? 100000 + i : 16 + i, MPI_BYTE, 0, 7, MPI_COMM_WORLD,
+                          &q[i]);
+            MPI_Waitall(K, q, MPI_STATUSES_IGNORE);
+            for (int i = 0; i < K; i++)
+                free(sb[i]);
+        } else if (rank == 0) {
+            for (int i = 0; i < K; i++)
+                rb[i] = calloc(1, 100000 + K);
+            for (int i = 0; i < K / 2; i++)
+                MPI_Irecv(rb[i], 100000 + K, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG,
+                          MPI_COMM_WORLD, &q[i]);
+            MPI_Barrier(MPI_COMM_WORLD);
+            usleep(20000); /* let the rest arrive unexpected */
+            for (int i = K / 2; i < K; i++)
+                MPI_Irecv(rb[i], 100000 + K, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG,
+                          MPI_COMM_WORLD, &q[i]);
+            MPI_Waitall(K, q, sts);
+            for (int i = 0; i < K; i++) {
+                int n = i % 2 ? 100000 + i : 16 + i;
+                rndv_status(&sts[i], 1, 7, n);
+                CHECK(rndv_same(rb[i], (size_t)n, 300 + i));
+                free(rb[i]);
+            }
+        } else {
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+
+    /* Many large Isends to rank 0 from every other rank before any receive
+     * is posted, received in reverse tag order per sender. */
+    {
+        enum { M = 40, L = 70000 };
+        if (rank != 0) {
+            unsigned char *sb = malloc((size_t)M * L);
+            MPI_Request q[M];
+            for (int t = 0; t < M; t++) {
+                rndv_fill(sb + (size_t)t * L, L, rank * 1000 + t);
+                MPI_Isend(sb + (size_t)t * L, L, MPI_BYTE, 0, t, MPI_COMM_WORLD, &q[t]);
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Waitall(M, q, MPI_STATUSES_IGNORE);
+            free(sb);
+        } else {
+            MPI_Barrier(MPI_COMM_WORLD);
+            for (int src = 1; src < size; src++)
+                for (int t = M - 1; t >= 0; t--) {
+                    memset(r, 0, L);
+                    MPI_Recv(r, L, MPI_BYTE, src, t, MPI_COMM_WORLD, &st);
+                    rndv_status(&st, src, t, L);
+                    CHECK(rndv_same(r, L, src * 1000 + t));
+                }
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    /* Sendrecv_replace of a large message around a ring: every rank sends
+     * while its receive may or may not be posted yet. */
+    {
+        int to = (rank + 1) % size, from = (rank - 1 + size) % size;
+        rndv_fill(s, RNDV_N, 500 + rank);
+        MPI_Sendrecv_replace(s, RNDV_N, MPI_BYTE, to, 17, from, 17, MPI_COMM_WORLD, &st);
+        rndv_status(&st, from, 17, RNDV_N);
+        CHECK(rndv_same(s, RNDV_N, 500 + from));
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    /* MPI_Cancel of a receive racing a large message into it: cancelled
+     * (the message then goes to the next receive) or not (it completes),
+     * never both, and no data is lost. */
+    for (int i = 0; i < 50; i++) {
+        if (rank == 1) {
+            rndv_fill(s, RNDV_N / 4, 600 + i);
+            MPI_Send(s, RNDV_N / 4, MPI_BYTE, 0, 18, MPI_COMM_WORLD);
+        } else if (rank == 0) {
+            int cancelled;
+            memset(r, 0, RNDV_N / 4);
+            MPI_Irecv(r, RNDV_N / 4, MPI_BYTE, 1, 18, MPI_COMM_WORLD, &rq);
+            for (int k = 0; k < i % 7; k++)
+                MPI_Iprobe(1, 999, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE); /* progress */
+            MPI_Cancel(&rq);
+            MPI_Wait(&rq, &st);
+            MPI_Test_cancelled(&st, &cancelled);
+            if (cancelled)
+                MPI_Recv(r, RNDV_N / 4, MPI_BYTE, 1, 18, MPI_COMM_WORLD, &st);
+            rndv_status(&st, 1, 18, RNDV_N / 4);
+            CHECK(rndv_same(r, RNDV_N / 4, 600 + i));
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    free(s);
+    free(r);
+}
+
 typedef struct test {
     const char *name;
     void (*fn)(void);
@@ -1092,6 +1345,7 @@ static const test_t tests[] = {
     {"modes", test_modes},         {"persistent", test_persistent},
     {"types", test_types},         {"comm", test_comm},     {"coll", test_coll},
     {"errors", test_errors},       {"large", test_large},   {"fanin", test_fanin},
+    {"rndv", test_rndv},
 };
 
 int main(int argc, char **argv)
