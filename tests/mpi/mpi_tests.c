@@ -1019,13 +1019,23 @@ static void test_fanin(void)
     if (size < 2)
         return;
     if (rank != 0) {
+        /* Nonblocking: the receiver asks for one tag at times, and blocking
+         * rendezvous sends of the other tag from every sender could leave
+         * none of the tag it waits for (a deadlock MPI allows). */
+        unsigned char (*out)[BIG] = malloc((size_t)N * BIG);
+        MPI_Request *reqs = malloc(N * sizeof(*reqs));
+        CHECK(out != NULL && reqs != NULL);
         MPI_Barrier(MPI_COMM_WORLD);
-        for (int i = 0; i < N; i++) {
+        for (int i = 0; i < N && out != NULL && reqs != NULL; i++) {
             int len = i % 5 == 0 ? BIG : 8;
-            memcpy(msg, &i, sizeof(i));
-            memset(msg + sizeof(i), rank, (size_t)len - sizeof(i));
-            MPI_Send(msg, len, MPI_BYTE, 0, i % 2, MPI_COMM_WORLD);
+            memcpy(out[i], &i, sizeof(i));
+            memset(out[i] + sizeof(i), rank, (size_t)len - sizeof(i));
+            MPI_Isend(out[i], len, MPI_BYTE, 0, i % 2, MPI_COMM_WORLD, &reqs[i]);
         }
+        if (out != NULL && reqs != NULL)
+            CHECK(MPI_Waitall(N, reqs, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+        free(out);
+        free(reqs);
     } else {
         int last[64][3], from = 0, nsrc = size - 1 < 64 ? size - 1 : 63;
         unsigned char (*got)[N] = calloc(64, N);
