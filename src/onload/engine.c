@@ -293,7 +293,7 @@ static void engine_pull_cmd(engine_t *e, uint32_t dst, const onic_onload_pull_t 
                 *m = (engine_move_t){ENGINE_MOVE_COPY, dst, pl->src, p->pid, src->pid, p->gen,
                                      src->gen, reg->addr + pl->offset, pl->dst_addr, pl->len,
                                      0, pl->cookie, pl->reg_id, ONIC_OK,
-                                     ENGINE_CHUNK_START, 0, NULL, 0, 0};
+                                     ENGINE_CHUNK_START, 0, NULL, 0, 0, NULL};
                 e->nmoves++;
                 return;
             }
@@ -325,6 +325,8 @@ static void engine_move_end(engine_t *e, engine_move_t *m, onic_status_t status)
         e->procs[m->dst].area_move = -1;
     m->status = status;
     m->phase = m->ctx != NULL ? ENGINE_MOVE_PTL_DONE : ENGINE_MOVE_TELL_DST;
+    onic_free(m->held);
+    m->held = NULL;
 }
 
 static void engine_chunk_done(engine_t *e, engine_move_t *m, onic_status_t status)
@@ -422,17 +424,32 @@ static unsigned engine_move_step(engine_t *e, engine_move_t *m, int i, int *bloc
             return 1;
         }
         /* Into the puller's area; a process pulling from itself without
-         * CMA has the chunk there already. */
-        if (dst->area_move >= 0 && dst->area_move != i)
+         * CMA has the chunk there already. While another move holds the
+         * puller's area, keep the chunk here and free the owner's: two
+         * moves each holding one area and waiting for the other's would
+         * wait for ever. */
+        if (dst->area_move >= 0 && dst->area_move != i) {
+            if (!src->cma && src != dst && src->area_move == i && m->held == NULL &&
+                (m->held = onic_malloc(m->n)) != NULL) {
+                memcpy(m->held, src->bounce, m->n);
+                src->area_move = -1;
+                return 1;
+            }
             return 0;
+        }
         if (onic_onload_ring_room(&dst->evt) == 0) {
             *blocked_p = 1;
             return 0;
         }
-        if (src->cma)
+        if (m->held != NULL) {
+            memcpy(dst->bounce, m->held, m->n);
+            onic_free(m->held);
+            m->held = NULL;
+        } else if (src->cma) {
             st = onic_xport_cma_read(m->src_pid, dst->bounce, m->src_addr + m->done, m->n);
-        else if (src != dst)
+        } else if (src != dst) {
             memcpy(dst->bounce, src->bounce, m->n);
+        }
         if (src != dst && src->area_move == i)
             src->area_move = -1;
         if (st != ONIC_OK) {

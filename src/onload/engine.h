@@ -73,6 +73,8 @@ typedef struct engine_move {
     void               *ctx;    /* a Portals interface's RMA: the target side's */
     uint32_t            owner;  /* and the rank of that interface */
     uint64_t            owner_gen;
+    void               *held;   /* the chunk, out of the owner's area, waiting
+                                   for the puller's */
 } engine_move_t;
 
 /* A move for a Portals interface ends in PTL_DONE (onload_serve_rma_done)
