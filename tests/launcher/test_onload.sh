@@ -1,15 +1,17 @@
 #!/bin/sh
 # onicrun --onload, observed from outside: the engine is ready before the
 # processes start (they see it running in onic-info), pinned away from them,
-# stopped after them, its death stops the job, nothing of it is left, and an
-# MPI program is refused (not run inline) while the engine serves nothing.
-#   test_onload.sh ONICRUN ONIC_INFO JOB_HELPER MPI_TESTS ONLOAD_JOB
+# stopped after them, its death stops the job, nothing of it is left, an
+# MPI program runs through it, and one whose engine is killed gets an error
+# from its next call instead of hanging.
+#   test_onload.sh ONICRUN ONIC_INFO JOB_HELPER MPI_TESTS ONLOAD_JOB MPI_ONLOAD
 set -u
 run=$1
 info=$2
 helper=$3
 mpi=$4
 onload_job=$5
+mpi_onload=$6
 . "$(dirname "$0")/check_lib.sh"
 
 engine_pid() { sed -n 's/.*running for job [0-9a-f]*: pid \([0-9]*\).*/\1/p' "$out" | head -1; }
@@ -93,9 +95,17 @@ go --onload -n 2 sh -c "'$onload_job' pull 1048576 && [ \$ONIC_RANK = 1 ] && '$i
 check "onic-info counts the bytes the engine moved" grep -q "bytes moved 10[0-9]\{5\}" "$out"
 check "and the commands it took" grep -q "commands [1-9][0-9]*, matches" "$out"
 
-# An MPI program with --onload is refused with a reason, not run inline.
-go --onload -n 2 "$mpi" setup
-check "MPI under --onload fails while the engine serves nothing" [ $rc -ne 0 ]
-check "saying what is missing" grep -q "onload: not available yet: " "$out"
+# An MPI program runs through the engine, which then counts its work.
+go --onload -n 2 sh -c "'$mpi' setup order && [ \$ONIC_RANK = 1 ] && '$info' || true"
+check "MPI under --onload: the job succeeds" [ $rc -eq 0 ]
+check "the engine matched its messages" grep -q "matches [1-9][0-9]*, bytes moved" "$out"
+
+# MPI processes whose engine is killed get an error, not a hang.
+go --onload -n 2 "$mpi_onload" killed
+check "an MPI job whose engine is killed fails" [ $rc -ne 0 ]
+check "its processes are told the engine is gone" \
+    grep -q "the onload engine serving this process is gone" "$out"
+check "no MPI process hangs" [ $secs -le 3 ]
+check "nothing of the MPI job is left in /dev/shm" no_job_shm
 
 check_end onload

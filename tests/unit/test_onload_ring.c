@@ -97,12 +97,16 @@ static void test_full_empty(void)
         }
         CHECK_EQ(onic_onload_ring_pop(&c, &kind, buf, sizeof(buf), &len), ONIC_ERR_NO_ELEM);
     }
-    /* Payload limits: empty and exactly full records pass, one more byte is
-     * an invalid parameter and writes nothing. */
+    /* Payload limits: an empty record and one filling its slot take one
+     * slot, one more byte takes two; the whole ring is the most a record
+     * can be, one more byte is an invalid parameter and writes nothing. */
     memset(buf, 0xab, sizeof(buf));
     CHECK_EQ(onic_onload_ring_push(&p, 1, NULL, 0), ONIC_OK);
     CHECK_EQ(onic_onload_ring_push(&p, 2, buf, 56), ONIC_OK);
-    CHECK_EQ(onic_onload_ring_push(&p, 3, buf, 57), ONIC_ERR_INVALID_PARAM);
+    CHECK_EQ(onic_onload_ring_room(&p), 2);
+    CHECK_EQ(onic_onload_ring_push(&p, 3, buf, 57), ONIC_OK);
+    CHECK_EQ(onic_onload_ring_room(&p), 0);
+    CHECK_EQ(onic_onload_ring_push(&p, 3, buf, 4 * 64 - 8 + 1), ONIC_ERR_INVALID_PARAM);
     CHECK_EQ(onic_onload_ring_push(&p, 3, NULL, 5), ONIC_ERR_INVALID_PARAM);
     CHECK_EQ(onic_onload_ring_pop(&c, &kind, buf, sizeof(buf), &len), ONIC_OK);
     CHECK_EQ(kind, 1);
@@ -111,7 +115,29 @@ static void test_full_empty(void)
     CHECK_EQ(onic_onload_ring_pop(&c, &kind, buf, sizeof(buf), &len), ONIC_OK);
     CHECK_EQ(len, 56);
     CHECK(buf[0] == 0xab && buf[55] == 0xab && buf[56] == 0);
+    /* The two-slot record wraps around the ring's end; a reader with too
+     * small a buffer breaks the ring rather than overrun it. */
+    memset(buf, 0, sizeof(buf));
+    CHECK_EQ(onic_onload_ring_pop(&c, &kind, buf, sizeof(buf), &len), ONIC_OK);
+    CHECK_EQ(kind, 3);
+    CHECK_EQ(len, 57);
+    CHECK(buf[0] == 0xab && buf[56] == 0xab && buf[57] == 0);
     CHECK_EQ(onic_onload_ring_count(&c), 0);
+    for (uint32_t i = 0; i < 4 * 64 - 8; i++)
+        buf[i] = (uint8_t)(i * 7 + 1);
+    CHECK_EQ(onic_onload_ring_push(&p, 4, buf, 4 * 64 - 8), ONIC_OK); /* the whole ring */
+    CHECK_EQ(onic_onload_ring_count(&c), 4);
+    {
+        uint8_t out[4 * 64];
+        int same = 1;
+        CHECK_EQ(onic_onload_ring_pop(&c, &kind, out, sizeof(out), &len), ONIC_OK);
+        CHECK_EQ(len, 4 * 64 - 8);
+        for (uint32_t i = 0; i < len; i++)
+            same &= out[i] == (uint8_t)(i * 7 + 1);
+        CHECK(same);
+        CHECK_EQ(onic_onload_ring_push(&p, 5, buf, 100), ONIC_OK);
+        CHECK_EQ(onic_onload_ring_pop(&c, &kind, out, 99, &len), ONIC_ERR_IO);
+    }
 
     /* The consumer sleeping on an empty ring returns after its timeout. */
     onic_onload_ring_sleep(&c, 1000000);
