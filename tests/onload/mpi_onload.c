@@ -95,6 +95,8 @@ static int run_killed(int rank, int size)
             printf("rank 0: no onload engine to kill (run with onicrun --onload)\n");
             return 1;
         }
+        printf("rank 0: killing the onload engine (pid %d) for job %s\n", (int)st.pid, jobid);
+        fflush(stdout);
         kill((pid_t)st.pid, SIGKILL);
     }
     t0 = onic_time_ns();
