@@ -149,6 +149,7 @@ static void engine_proc_attach(engine_t *e, uint32_t rank)
     }
     memcpy(&h, map, sizeof(h)); /* once: checked, then used */
     p->area_move = -1; /* before anything can detach it */
+    p->data_mark = 0;  /* its new event ring starts at 0 */
     p->map = map;
     p->bytes = (size_t)st.st_size;
     e->attached++;
@@ -381,6 +382,13 @@ static unsigned engine_move_step(engine_t *e, engine_move_t *m, int i, int *bloc
     }
     switch (m->sub) {
     case ENGINE_CHUNK_START:
+        /* DATA records a process has not applied yet would be undone, or
+         * missed, by a copy into or out of its memory now: wait for them. */
+        if ((src->cma && onload_serve_data_pending(src)) ||
+            (dst->cma && onload_serve_data_pending(dst))) {
+            *blocked_p = 1;
+            return 0;
+        }
         m->n = m->len - m->done < ONIC_ONLOAD_CHUNK ? (size_t)(m->len - m->done)
                                                     : ONIC_ONLOAD_CHUNK;
         if (m->n == 0) { /* an empty pull */
@@ -470,8 +478,7 @@ static unsigned engine_move_step(engine_t *e, engine_move_t *m, int i, int *bloc
 }
 
 /* Take a free mover for a Portals interface's RMA; 0 if all are busy. */
-static int engine_move_take(engine_t *e, uint32_t owner, uint32_t src, uint64_t src_addr,
-                            uint32_t dst, uint64_t dst_addr, uint64_t len, void *ctx)
+static int engine_move_take(engine_t *e, const onload_rma_t *w)
 {
     for (unsigned i = 0; i < ONIC_ONLOAD_MOVES; i++) {
         engine_move_t *m = &e->moves[i];
@@ -479,19 +486,20 @@ static int engine_move_take(engine_t *e, uint32_t owner, uint32_t src, uint64_t 
             continue;
         memset(m, 0, sizeof(*m));
         m->phase = ENGINE_MOVE_COPY;
-        m->src = src;
-        m->dst = dst;
-        m->src_pid = e->procs[src].pid;
-        m->dst_pid = e->procs[dst].pid;
-        m->src_gen = e->procs[src].gen;
-        m->dst_gen = e->procs[dst].gen;
-        m->src_addr = src_addr;
-        m->dst_addr = dst_addr;
-        m->len = len;
+        m->src = w->src;
+        m->dst = w->dst;
+        m->src_pid = e->procs[w->src].pid;
+        m->dst_pid = e->procs[w->dst].pid;
+        /* The incarnations it was asked for: one since gone fails it. */
+        m->src_gen = w->src_gen;
+        m->dst_gen = w->dst_gen;
+        m->src_addr = w->src_addr;
+        m->dst_addr = w->dst_addr;
+        m->len = w->len;
         m->sub = ENGINE_CHUNK_START;
-        m->owner = owner;
-        m->owner_gen = e->procs[owner].ni_gen;
-        m->ctx = ctx;
+        m->owner = w->owner;
+        m->owner_gen = w->owner_gen;
+        m->ctx = w->ctx;
         e->nmoves++;
         return 1;
     }
@@ -501,9 +509,11 @@ static int engine_move_take(engine_t *e, uint32_t owner, uint32_t src, uint64_t 
 void onload_engine_move_ptl(engine_t *e, uint32_t owner, uint32_t src, uint64_t src_addr,
                             uint32_t dst, uint64_t dst_addr, uint64_t len, void *ctx)
 {
+    onload_rma_t r = {NULL, owner, src, dst, src_addr, dst_addr, len, ctx,
+                      e->procs[owner].ni_gen, e->procs[src].gen, e->procs[dst].gen};
     onload_rma_t *w;
 
-    if (e->rma_wait == NULL && engine_move_take(e, owner, src, src_addr, dst, dst_addr, len, ctx))
+    if (e->rma_wait == NULL && engine_move_take(e, &r))
         return;
     /* All movers busy: wait, in order, for one (the target side's ctx stays
      * valid until its completion). */
@@ -518,7 +528,7 @@ void onload_engine_move_ptl(engine_t *e, uint32_t owner, uint32_t src, uint64_t 
         }
         return;
     }
-    *w = (onload_rma_t){NULL, owner, src, dst, src_addr, dst_addr, len, ctx};
+    *w = r;
     if (e->rma_wait_tail != NULL)
         e->rma_wait_tail->next = w;
     else
@@ -575,8 +585,7 @@ static unsigned engine_moves_progress(engine_t *e, int *blocked_p)
     }
     while (e->rma_wait != NULL) {
         onload_rma_t *w = e->rma_wait;
-        if (!engine_move_take(e, w->owner, w->src, w->src_addr, w->dst, w->dst_addr, w->len,
-                              w->ctx))
+        if (!engine_move_take(e, w))
             break;
         e->rma_wait = w->next;
         if (e->rma_wait == NULL)
@@ -602,13 +611,24 @@ static unsigned engine_proc_serve(engine_t *e, uint32_t rank, int *blocked_p)
         onic_status_t st;
 
         /* Room for all any command may write back (a Portals call: its
-         * answer, events and news), and room for mail to wait in. */
+         * answer, events and news). */
         if (onic_onload_ring_room(&p->evt) <
-                (onload_serve_active(p) ? ONIC_ONLOAD_EVT_NEED(p->evt.rec_size) : 1) ||
-            !onload_serve_may_take(e)) {
-            if (onic_onload_ring_count(&p->cmd) > 0)
+            (onload_serve_active(p) ? ONIC_ONLOAD_EVT_NEED(p->evt.rec_size) : 1)) {
+            if (onic_onload_ring_count(&p->cmd) > 0 || p->parked_len > 0)
                 *blocked_p = 1;
             break;
+        }
+        /* A put or get waits, parked, while too much mail waits; the
+         * commands behind it wait with it (order), others' do not. */
+        if (p->parked_len > 0) {
+            if (!onload_serve_may_take(e)) {
+                *blocked_p = 1;
+                break;
+            }
+            onload_serve_call(e, p, p->parked, p->parked_len);
+            p->parked_len = 0;
+            n++;
+            continue;
         }
         st = onic_onload_ring_pop(&p->cmd, &kind, buf, ONIC_ONLOAD_MSG_MAX, &len);
         if (st == ONIC_ERR_NO_ELEM)
@@ -618,7 +638,19 @@ static unsigned engine_proc_serve(engine_t *e, uint32_t rank, int *blocked_p)
             break;
         }
         n++;
-        if (kind == ONIC_ONLOAD_CMD_PTL) {
+        if (kind == ONIC_ONLOAD_CMD_PTL && !onload_serve_may_take(e) &&
+            onload_serve_sends(buf, len)) {
+            if (p->parked == NULL && (p->parked = onic_malloc(ONIC_ONLOAD_MSG_MAX)) == NULL) {
+                onic_error("onload: no memory to hold a command of rank %u; not serving it "
+                           "any more", rank);
+                engine_proc_detach(e, p, 1);
+                break;
+            }
+            memcpy(p->parked, buf, len);
+            p->parked_len = len;
+            *blocked_p = 1;
+            break;
+        } else if (kind == ONIC_ONLOAD_CMD_PTL) {
             onload_serve_call(e, p, buf, len);
         } else if (kind == ONIC_ONLOAD_CMD_PING) {
             onic_onload_ring_push(&p->evt, ONIC_ONLOAD_EVT_PONG, buf, len);

@@ -20,6 +20,7 @@ struct onload_rma {
     uint32_t      owner, src, dst;
     uint64_t      src_addr, dst_addr, len;
     void         *ctx;
+    uint64_t      owner_gen, src_gen, dst_gen; /* the incarnations it was asked for */
 };
 
 /* A range a process lets others pull from. */
@@ -53,6 +54,10 @@ typedef struct engine_proc {
     onload_msg_t       *mail, *mail_tail;  /* messages for it, oldest first */
     const void         *staged;     /* the put being done: its data, from the call */
     size_t              staged_len;
+    int                 closing;    /* its NI is being closed: no news of its MDs */
+    uint64_t            data_mark;  /* its event ring's tail after the last DATA */
+    uint8_t            *parked;     /* a put or get waiting for mail to drain */
+    size_t              parked_len;
 } engine_proc_t;
 
 /* NONE: may attach (again: a process may close and reopen); DONE: refused
@@ -117,8 +122,15 @@ void     onload_serve_call(engine_t *e, engine_proc_t *p, const void *buf, size_
 /* Deliver what the interfaces sent each other, each while its receiver has
  * room; returns the messages delivered, sets *blocked_p if some wait. */
 unsigned onload_serve_deliver(engine_t *e, int *blocked_p);
-/* Whether p may give more commands: the messages waiting are bounded. */
+/* Whether p may give more commands that send: the messages waiting are
+ * bounded; other commands are always taken. */
 int      onload_serve_may_take(const engine_t *e);
+/* Whether the command (buf, len) sends a message (a put or a get). */
+int      onload_serve_sends(const void *buf, size_t len);
+/* Whether p has DATA records it has not applied yet: the engine must not
+ * read or write its memory by CMA until it has, or it would undo or miss
+ * them. */
+int      onload_serve_data_pending(engine_proc_t *p);
 /* A move the target side asked for has ended: complete it (0 if it must
  * wait for room). */
 int      onload_serve_rma_done(engine_t *e, engine_move_t *m);

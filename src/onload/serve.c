@@ -51,6 +51,21 @@ int onload_serve_may_take(const engine_t *e)
     return e->mail < SERVE_MAIL_MAX;
 }
 
+int onload_serve_sends(const void *buf, size_t len)
+{
+    uint32_t op;
+
+    if (len < sizeof(onic_onload_call_t))
+        return 0;
+    memcpy(&op, buf, sizeof(op)); /* op is the call's first field */
+    return op == ONIC_ONLOAD_OP_PUT || op == ONIC_ONLOAD_OP_GET;
+}
+
+int onload_serve_data_pending(engine_proc_t *p)
+{
+    return p->data_mark > __atomic_load_n(&p->evt.hdr->head, __ATOMIC_ACQUIRE);
+}
+
 /* --- io hooks --------------------------------------------------------------- */
 static onic_status_t serve_send(void *arg, uint32_t dest, const onic_ptl_wire_t *hdr,
                                 size_t hdr_len, const void *payload, size_t len)
@@ -104,6 +119,7 @@ static void serve_store(void *arg, void *addr, const void *data, size_t len)
     memcpy(e->scratch, &a, sizeof(a));
     memcpy(e->scratch + sizeof(a), data, len);
     st = onic_onload_ring_push(&p->evt, ONIC_ONLOAD_EVT_DATA, e->scratch, sizeof(a) + len);
+    p->data_mark = p->evt.next;
     if (st != ONIC_OK)
         onic_error("onload: cannot write %zu bytes for rank %u: %s", len, p->rank,
                    onic_status_str(st));
@@ -124,6 +140,8 @@ static void serve_md_gone(void *arg, ptl_handle_md_t md)
 {
     engine_proc_t *p = arg;
 
+    if (p->closing)
+        return; /* the process is closing its NI: its mirror goes too */
     if (onic_onload_ring_push(&p->evt, ONIC_ONLOAD_EVT_MD_GONE, &md, sizeof(md)) != ONIC_OK)
         onic_error("onload: news of an MD for rank %u found its ring full", p->rank);
 }
@@ -177,14 +195,33 @@ static void serve_close_ni(engine_t *e, engine_proc_t *p)
 {
     onic_ptl_ni_t *ni = p->ni;
 
-    (void)e;
+    onload_rma_t **w = &e->rma_wait;
+
     if (ni == NULL)
         return;
+    /* Moves it asked for that have not started: forget them (their ctx goes
+     * with the NI); the ones under way check the NI's incarnation. */
+    e->rma_wait_tail = NULL;
+    while (*w != NULL) {
+        if ((*w)->owner == p->rank) {
+            onload_rma_t *gone = *w;
+            *w = gone->next;
+            onic_free(gone);
+        } else {
+            e->rma_wait_tail = *w;
+            w = &(*w)->next;
+        }
+    }
+    p->closing = 1;
     onic_ptl_ni_select(ni);
     PtlNIFini(ni->handle);
     onic_ptl_ni_select(NULL);
+    p->closing = 0;
     p->ni = NULL;
     p->ni_closed = 1;
+    onic_free(p->parked);
+    p->parked = NULL;
+    p->parked_len = 0;
 }
 
 static int serve_ni_init(engine_t *e, engine_proc_t *p, const onic_onload_call_t *c,
@@ -198,6 +235,13 @@ static int serve_ni_init(engine_t *e, engine_proc_t *p, const onic_onload_call_t
         r->h = p->ni->handle;
         r->u.limits = p->ni->limits;
         return PTL_IFACE_DUP;
+    }
+    if (p->evt.nrecs < ONIC_ONLOAD_EVT_NEED(p->evt.rec_size) ||
+        p->cmd.nrecs < ONIC_ONLOAD_CMD_NEED(p->cmd.rec_size)) {
+        onic_error("onload: rank %u's rings (%u and %u slots) cannot hold a whole exchange; "
+                   "set ONIC_ONLOAD_EVENT_RECS and ONIC_ONLOAD_CMD_RECS to 64 or more", p->rank,
+                   p->evt.nrecs, p->cmd.nrecs);
+        return PTL_NAL_FAILED;
     }
     if (c->u.init.rank != p->rank || c->u.init.size != e->nprocs) {
         onic_error("onload: rank %u asks for an interface as rank %u of %u; this job has %u",
@@ -345,6 +389,8 @@ void onload_serve_call(engine_t *e, engine_proc_t *p, const void *buf, size_t le
             onic_ptl_ni_select(NULL);
         }
     }
+    /* Room was made sure of: a failure here is a broken ring, whose
+     * process is detached at its next command. */
     if (answer)
         onic_onload_ring_push(&p->evt, ONIC_ONLOAD_EVT_ANSWER, &r, sizeof(r));
     else if (r.rc != PTL_OK)

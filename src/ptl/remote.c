@@ -246,6 +246,7 @@ static int remote_call(onic_ptl_remote_t *r, onic_onload_call_t *c, size_t nbyte
 {
     onic_status_t st;
 
+    memset(reply, 0, sizeof(*reply));
     if (r->dead)
         return remote_gone(call);
     c->nbytes = (uint32_t)nbytes;

@@ -25,7 +25,7 @@
 #define BITS_DONE  2
 #define MAX_PROCS  8
 
-enum { T_PLAIN = 1, T_ACK, T_GET, T_TRUNC, T_THRESH, T_EQOVF };
+enum { T_PLAIN = 1, T_ACK, T_GET, T_TRUNC, T_THRESH, T_EQOVF, T_ECHO };
 
 static ptl_handle_ni_t ni;
 static ptl_handle_eq_t ctl_eq;
@@ -80,6 +80,7 @@ static void ctl_wait(ptl_match_bits_t b, uint32_t *from_p)
 
 static uint8_t t_plain[MAX_PROCS][64], t_ack[MAX_PROCS][64], t_get[MAX_PROCS][64];
 static uint8_t t_trunc[MAX_PROCS][32], t_thresh[MAX_PROCS][64], t_eqovf[MAX_PROCS][64];
+static uint8_t t_echo[MAX_PROCS][64];
 static ptl_handle_eq_t small_eq[MAX_PROCS];
 
 static void attach(uint32_t r, unsigned test, void *buf, size_t len, int threshold,
@@ -109,6 +110,9 @@ static void run_target(uint32_t size)
         attach(r, T_GET, t_get[r], 64, 1, PTL_MD_OP_GET, teq);
         attach(r, T_TRUNC, t_trunc[r], 32, 1, PTL_MD_OP_PUT | PTL_MD_TRUNCATE, teq);
         attach(r, T_THRESH, t_thresh[r], 64, 2, PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE, teq);
+        /* A put, then a get of the same bytes: the get sees the put's. */
+        attach(r, T_ECHO, t_echo[r], 64, 2, PTL_MD_OP_PUT | PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE,
+               teq);
         CHECK_EQ(PtlEQAlloc(ni, 4, PTL_EQ_HANDLER_NONE, &small_eq[r]), PTL_OK);
         attach(r, T_EQOVF, t_eqovf[r], 64, PTL_MD_THRESH_INF, PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE,
                small_eq[r]);
@@ -139,9 +143,9 @@ static void run_target(uint32_t size)
             ok &= i >= 32 || t_trunc[r][i] == pattern(r, T_TRUNC, i);
         }
         CHECK(ok);
-        CHECK_EQ(put_end[r], 5);  /* plain, ack, trunc, thresh x2 */
-        CHECK_EQ(get_end[r], 1);
-        CHECK_EQ(unlinks[r], 5);  /* every threshold-limited MD */
+        CHECK_EQ(put_end[r], 6);  /* plain, ack, trunc, thresh x2, echo */
+        CHECK_EQ(get_end[r], 2);  /* get, echo */
+        CHECK_EQ(unlinks[r], 6);  /* every threshold-limited MD */
         /* 5 puts, 10 events, 4 slots: the loss is reported. */
         CHECK_EQ(PtlEQGet(small_eq[r], &ev), PTL_EQ_DROPPED);
         n = 1;
@@ -188,6 +192,24 @@ static void run_initiator(void)
         int ok = 1;
         for (size_t i = 0; i < 64; i++)
             ok &= in[i] == pattern(r, T_GET, i);
+        CHECK(ok);
+    }
+    CHECK_EQ(wait_for(eq, PTL_EVENT_UNLINK, &ev), PTL_OK);
+    /* A put and at once a get of the same bytes: the put's come back
+     * (under onload the first is written by the target's own library, the
+     * second read by the engine: it must wait for the first). */
+    for (size_t i = 0; i < 64; i++)
+        out[i] = pattern(r, T_ECHO, i);
+    memset(in, 0, sizeof(in));
+    CHECK_EQ(PtlMDBind(ni, md_desc(in, 64, 1, 0, eq), PTL_UNLINK, &gmd), PTL_OK);
+    CHECK_EQ(PtlPutRegion(md, 0, 64, PTL_NOACK_REQ, target, PT_DATA, 0, bits(r, T_ECHO), 0, 0),
+             PTL_OK);
+    CHECK_EQ(PtlGet(gmd, target, PT_DATA, 0, bits(r, T_ECHO), 0), PTL_OK);
+    CHECK_EQ(wait_for(eq, PTL_EVENT_REPLY_END, &ev), PTL_OK);
+    {
+        int ok = 1;
+        for (size_t i = 0; i < 64; i++)
+            ok &= in[i] == pattern(r, T_ECHO, i);
         CHECK(ok);
     }
     CHECK_EQ(wait_for(eq, PTL_EVENT_UNLINK, &ev), PTL_OK);
