@@ -295,10 +295,17 @@ static void run_child(const run_opts_t *o, run_job_t *job, long rank, hwloc_topo
     if (o->bind_core) {
         int ncores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
         long c = rank % ncores;
-        /* The engine's core is left to the engine where there is another. */
+        /* The engine's core is left to the engine while the other cores
+         * hold a rank each; with more ranks, the ranks take every core, the
+         * engine's last, so the first ranks still have a core to
+         * themselves (rank 0 computes in the overlap benchmarks). */
         if (job->engine_core >= 0 && ncores > 1) {
-            c = rank % (ncores - 1);
-            c += c >= job->engine_core;
+            long others = ncores - 1;
+            c = o->nprocs <= others ? rank % others : rank % ncores;
+            if (c == others)
+                c = job->engine_core;
+            else
+                c += c >= job->engine_core;
         }
         hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)c);
         if (core == NULL || hwloc_set_cpubind(topo, core->cpuset, HWLOC_CPUBIND_PROCESS) != 0)

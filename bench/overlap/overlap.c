@@ -6,7 +6,9 @@
  *   overlap send|recv [--size B] [--work W,..] [--iters N] [--reps R]
  *       ProOnE 4.1. The measured side starts the transfer (MPI_Isend, or
  *       MPI_Irecv), computes W and waits; the other side makes the matching
- *       blocking call. Overlap = W / the measured side's total time: 1
+ *       blocking call. The measured side is rank 0 either way (the one
+ *       onicrun --onload --bind core keeps off the engine's core even when
+ *       cores are short). Overlap = W / the measured side's total time: 1
  *       when the transfer hides entirely behind the computation, about
  *       W / (W + transfer) when nothing moves until the wait.
  *       Output: overlap_send|overlap_recv,SIZE,W,0,...
@@ -66,17 +68,16 @@ static char *sbuf, *rbuf;
  * (us), the other 0. */
 static double overlap_once(int send_side, int n, double w)
 {
-    int measured = send_side ? rank == 0 : rank == 1;
     MPI_Request req;
     double t0;
 
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
-    if (measured) {
+    if (rank == 0) { /* measured */
         if (send_side)
             MPI_Isend(sbuf, n, MPI_CHAR, 1, TAG, MPI_COMM_WORLD, &req);
         else
-            MPI_Irecv(rbuf, n, MPI_CHAR, 0, TAG, MPI_COMM_WORLD, &req);
+            MPI_Irecv(rbuf, n, MPI_CHAR, 1, TAG, MPI_COMM_WORLD, &req);
         suite_compute(w);
         MPI_Wait(&req, MPI_STATUS_IGNORE);
         return (MPI_Wtime() - t0) * 1e6;
@@ -84,7 +85,7 @@ static double overlap_once(int send_side, int n, double w)
     if (send_side)
         MPI_Recv(rbuf, n, MPI_CHAR, 0, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     else
-        MPI_Send(sbuf, n, MPI_CHAR, 1, TAG, MPI_COMM_WORLD);
+        MPI_Send(sbuf, n, MPI_CHAR, 0, TAG, MPI_COMM_WORLD);
     return 0;
 }
 

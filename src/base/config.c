@@ -93,7 +93,8 @@ static const onic_config_var_t config_vars[] = {
      "to open an interface with it",
      ONIC_CONFIG_UINT, 0, 1, NULL, CFG_FIELD(onload)},
     {"ONIC_ONLOAD_CORE", "last", "the core (hwloc's logical index) onicrun pins the onload "
-     "engine to, or last; with --bind core the processes use the other cores",
+     "engine to, or last; with --bind core the processes use the other cores (and the "
+     "engine's last when they outnumber them)",
      ONIC_CONFIG_UINT, 0, 4095, core_words, CFG_FIELD(onload_core)},
     {"ONIC_ONLOAD_CMD_RECS", "256", "records of 128 bytes in each process's command ring to "
      "the onload engine; a process finding it full takes its events and retries",

@@ -33,7 +33,8 @@ ONIC_ONLOAD=1 go -n 1 "$info"
 check "ONIC_ONLOAD=1 does the same" grep -q "running for job" "$out"
 
 # Pinned to the last core by default, to ONIC_ONLOAD_CORE if set; with
-# --bind core the processes get the other cores.
+# --bind core the processes get the other cores (all, the engine's last,
+# when they are more than the others).
 cores=$(lscpu -p=CORE 2>/dev/null | grep -v '^#' | sort -u | wc -l)
 if [ "$cores" -ge 2 ] && [ "$(nproc)" -eq "$(getconf _NPROCESSORS_ONLN)" ]; then
     go --onload -n 1 "$info"
@@ -43,6 +44,11 @@ if [ "$cores" -ge 2 ] && [ "$(nproc)" -eq "$(getconf _NPROCESSORS_ONLN)" ]; then
     ONIC_ONLOAD_CORE=0 go --onload --bind core -n 1 "$helper" cpus
     check "--bind core keeps the process off the engine's core" \
         [ "$(cut -d' ' -f2 "$out")" != "0" ]
+    # More ranks than other cores: they take every core, the engine's last,
+    # so rank 0 still has one to itself.
+    go --onload --bind core -n "$cores" sh -c "[ \$ONIC_RANK = 0 ] && exec '$helper' cpus || true"
+    check "more ranks than other cores: rank 0 still off the engine's core" \
+        [ "$(cut -d' ' -f2 "$out")" = "0" ]
 else
     echo "onload: one core or a restricted cpuset here: placement not checked"
 fi
