@@ -7,8 +7,13 @@
  *             acknowledgment, in GB/s (10^9 bytes per second), 1 KiB to 4 MiB
  *   rate      64 messages in flight, then an acknowledgment, in millions of
  *             messages per second, 1 B to 4 KiB
+ *   self      rank 0 sends to itself and receives it (MPI_Isend, MPI_Recv,
+ *             MPI_Wait), one at a time: the time of one pass from sender to
+ *             receiver, in microseconds, 0 B to 4 KiB, with one process
+ *             running (with onicrun --onload: the process and the engine,
+ *             which fit a 2-core machine where a ping-pong's three do not)
  *
- * Usage: p2p MODE [REPS] (2 processes). Each size is timed REPS times (5 by
+ * Usage: p2p MODE [REPS] (2 processes; self: any number). Each size is timed REPS times (5 by
  * default) after a warm-up; rank 0 prints "MODE,SIZE,MEDIAN,MIN,MAX" per size. */
 #include <mpi.h>
 
@@ -28,7 +33,11 @@ static int cmp_double(const void *a, const void *b)
  * 10000 round trips for small sizes. */
 static long iterations(const char *mode, long size)
 {
-    long n = size == 0 ? 10000 : (64L << 20) / (size * (strcmp(mode, "latency") == 0 ? 1 : WINDOW));
+    long n = size == 0 ? 10000
+                       : (64L << 20) / (size * (strcmp(mode, "latency") == 0 ||
+                                                        strcmp(mode, "self") == 0
+                                                    ? 1
+                                                    : WINDOW));
 
     if (n > 10000)
         n = 10000;
@@ -47,6 +56,16 @@ static double run(const char *mode, int rank, char *buf, long size, long n)
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
     for (long i = 0; i < n; i++) {
+        if (strcmp(mode, "self") == 0) {
+            if (rank == 0) {
+                MPI_Request r;
+                MPI_Isend(buf, (int)size, MPI_CHAR, 0, 4, MPI_COMM_WORLD, &r);
+                MPI_Recv(buf + size, (int)size, MPI_CHAR, 0, 4, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
+                MPI_Wait(&r, MPI_STATUS_IGNORE);
+            }
+            continue;
+        }
         if (strcmp(mode, "latency") == 0) {
             if (rank == 0) {
                 MPI_Send(buf, (int)size, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
@@ -80,6 +99,7 @@ int main(int argc, char **argv)
     static const long lat_sizes[] = {0, 1, 8, 64, 512, 4096, 32768, 262144, 1 << 20, 4 << 20};
     static const long bw_sizes[] = {1024, 8192, 65536, 262144, 1 << 20, 4 << 20};
     static const long rate_sizes[] = {1, 8, 64, 256, 1024, 4096};
+    static const long self_sizes[] = {0, 8, 64, 512, 4096};
     const char *mode = argc > 1 ? argv[1] : "latency";
     int reps = argc > 2 ? atoi(argv[2]) : 5;
     const long *sizes;
@@ -90,16 +110,20 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != 2 || reps < 1 || reps > 100 ||
-        (strcmp(mode, "latency") && strcmp(mode, "bw") && strcmp(mode, "rate"))) {
+    if ((size != 2 && strcmp(mode, "self") != 0) || reps < 1 || reps > 100 ||
+        (strcmp(mode, "latency") && strcmp(mode, "bw") && strcmp(mode, "rate") &&
+         strcmp(mode, "self"))) {
         if (rank == 0)
-            fprintf(stderr, "usage: run with 2 processes: p2p latency|bw|rate [REPS]\n");
+            fprintf(stderr, "usage: run with 2 processes: p2p latency|bw|rate [REPS]; "
+                            "with any number: p2p self [REPS]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     if (strcmp(mode, "latency") == 0)
         sizes = lat_sizes, nsizes = sizeof(lat_sizes) / sizeof(lat_sizes[0]);
     else if (strcmp(mode, "bw") == 0)
         sizes = bw_sizes, nsizes = sizeof(bw_sizes) / sizeof(bw_sizes[0]);
+    else if (strcmp(mode, "self") == 0)
+        sizes = self_sizes, nsizes = sizeof(self_sizes) / sizeof(self_sizes[0]);
     else
         sizes = rate_sizes, nsizes = sizeof(rate_sizes) / sizeof(rate_sizes[0]);
     buf = malloc((size_t)WINDOW * 4096 + (4 << 20));
@@ -115,6 +139,8 @@ int main(int argc, char **argv)
             double t = run(mode, rank, buf, sizes[k], n);
             if (strcmp(mode, "latency") == 0)
                 v[r] = t * 1e6 / (2.0 * (double)n);
+            else if (strcmp(mode, "self") == 0)
+                v[r] = t * 1e6 / (double)n;
             else if (strcmp(mode, "bw") == 0)
                 v[r] = (double)sizes[k] * WINDOW * (double)n / t / 1e9;
             else

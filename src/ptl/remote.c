@@ -29,6 +29,8 @@ onic_ptl_remote_t *onic_ptl_remote_g;
 typedef struct remote_md {
     ptl_handle_md_t handle;
     uint64_t        start, length;
+    int             threshold;
+    unsigned        options;
 } remote_md_t;
 
 typedef struct remote_handler_call {
@@ -95,7 +97,8 @@ static void remote_md_note(onic_ptl_remote_t *r, ptl_handle_md_t h, const ptl_md
     /* Without room to mirror it, its puts go by RMA: slower, still right. */
     if (i >= r->nmds && !remote_grow((void **)&r->mds, &r->nmds, i, sizeof(*r->mds)))
         return;
-    r->mds[i] = (remote_md_t){h, (uint64_t)(uintptr_t)md->start, md->length};
+    r->mds[i] = (remote_md_t){h, (uint64_t)(uintptr_t)md->start, md->length, md->threshold,
+                              md->options};
 }
 
 static void remote_md_forget(onic_ptl_remote_t *r, ptl_handle_md_t h)
@@ -849,6 +852,20 @@ int onic_ptl_remote_put(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_
         memcpy(r->cmd + sizeof(*c), (const void *)(uintptr_t)(m->start + local_offset),
                length);
         nbytes = length;
+    }
+    /* No need to wait for the answer when it can only be PTL_OK: an MD the
+     * engine cannot unlink by itself (no threshold, no max size), the data
+     * here, and every argument checked as the engine would. A failure after
+     * all (no memory in the engine) is logged as the engine reports it. */
+    if (m != NULL && m->threshold == PTL_MD_THRESH_INF && !(m->options & PTL_MD_MAX_SIZE) &&
+        (nbytes == length) && local_offset <= m->length && length <= m->length - local_offset &&
+        (ack_req == PTL_ACK_REQ || ack_req == PTL_NOACK_REQ) && target_id.nid == 0 &&
+        target_id.pid < r->size && pt_index <= (ptl_pt_index_t)r->limits.max_pt_index &&
+        ac_index <= (ptl_ac_index_t)r->limits.max_ac_index && remote_offset <= ONIC_PTL_MAX_LEN) {
+        c->flag |= 2u;
+        rc = remote_call(r, c, nbytes, 0, &reply, "PtlPut");
+        remote_run_handlers(r);
+        return rc;
     }
     rc = remote_call(r, c, nbytes, 1, &reply, "PtlPut");
     remote_run_handlers(r);
