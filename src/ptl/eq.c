@@ -74,6 +74,15 @@ onic_ptl_eq_t *onic_ptl_md_eq(onic_ptl_ni_t *ni, const onic_ptl_md_t *md)
     return onic_ptl_htab_get(&ni->eqs, md->desc.eq_handle);
 }
 
+int onic_ptl_eq_count_ok(ptl_size_t count)
+{
+    if (count > 0 && count <= ONIC_PTL_EQ_MAX_COUNT)
+        return 1;
+    onic_error("ptl: PtlEQAlloc: count %llu; an event queue holds 1 to %llu events",
+               (unsigned long long)count, (unsigned long long)ONIC_PTL_EQ_MAX_COUNT);
+    return 0;
+}
+
 int onic_ptl_eq_take(onic_ptl_eq_t *eq, ptl_event_t *event)
 {
     int rc;
@@ -103,11 +112,8 @@ int PtlEQAlloc(ptl_handle_ni_t ni_handle, ptl_size_t count, ptl_eq_handler_t han
         onic_error("ptl: PtlEQAlloc with a NULL eq_handle: pass where to store the handle");
         return PTL_SEGV;
     }
-    if (count == 0 || count > ONIC_PTL_EQ_MAX_COUNT) {
-        onic_error("ptl: PtlEQAlloc: count %llu; an event queue holds 1 to %llu events",
-                   (unsigned long long)count, (unsigned long long)ONIC_PTL_EQ_MAX_COUNT);
+    if (!onic_ptl_eq_count_ok(count))
         return PTL_FAIL;
-    }
     eq = onic_calloc(1, sizeof(*eq));
     if (eq == NULL)
         return PTL_NO_SPACE;

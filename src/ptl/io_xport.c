@@ -97,7 +97,7 @@ static const onic_ptl_io_t ptl_xport_io = {
 /* The job id as a ptl_jid_t: its last 8 hex digits; a job of one started
  * without onicrun gets one from its process id. Never PTL_JID_NONE (system
  * processes) nor PTL_JID_ANY. */
-static ptl_jid_t ptl_xport_jid(const char *jobid)
+ptl_jid_t onic_ptl_jid_of(const char *jobid)
 {
     size_t len = strlen(jobid);
     ptl_jid_t jid = len > 0 ? (ptl_jid_t)strtoul(jobid + (len > 8 ? len - 8 : 0), NULL, 16)
@@ -150,7 +150,7 @@ int onic_ptl_xport_ni_open(ptl_pid_t pid, const ptl_ni_limits_t *desired,
     p.rank = onic_xport_rank(px->x);
     p.size = onic_xport_size(px->x);
     p.uid = (ptl_uid_t)getuid();
-    p.jid = ptl_xport_jid(onic_xport_jobid(px->x));
+    p.jid = onic_ptl_jid_of(onic_xport_jobid(px->x));
     p.desired = desired;
     p.io = &ptl_xport_io;
     p.io_arg = px;

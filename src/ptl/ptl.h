@@ -521,8 +521,12 @@ int  onic_ptl_eq_take(onic_ptl_eq_t *eq, ptl_event_t *event);
 int  onic_ptl_eq_poll_check(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout,
                             ptl_event_t *event);
 #define ONIC_PTL_EQ_MAX_COUNT (UINT64_C(1) << 20)
+/* 1 for an event count PtlEQAlloc takes; else 0, said. */
+int  onic_ptl_eq_count_ok(ptl_size_t count);
 
 /* --- io_xport.c: the transport glue -------------------------------------------- */
+/* The job id as a ptl_jid_t (never PTL_JID_NONE nor PTL_JID_ANY). */
+ptl_jid_t onic_ptl_jid_of(const char *jobid);
 /* The NI of this process on the job's transport (PtlNIInit). */
 int onic_ptl_xport_ni_open(ptl_pid_t pid, const ptl_ni_limits_t *desired,
                            ptl_ni_limits_t *actual, ptl_handle_ni_t *ni_handle);

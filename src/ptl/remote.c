@@ -292,14 +292,6 @@ static int remote_null(const void *p, const char *call, const char *what)
 }
 
 /* --- the interface -------------------------------------------------------------- */
-static ptl_jid_t remote_jid(const char *jobid)
-{
-    size_t len = strlen(jobid);
-    ptl_jid_t jid = len > 0 ? (ptl_jid_t)strtoul(jobid + (len > 8 ? len - 8 : 0), NULL, 16)
-                            : (ptl_jid_t)getpid();
-    return jid == PTL_JID_NONE || jid == PTL_JID_ANY ? 1 : jid;
-}
-
 static void remote_free(onic_ptl_remote_t *r)
 {
     for (uint32_t i = 0; i < r->neqs; i++)
@@ -368,7 +360,7 @@ int onic_ptl_remote_ni_open(const struct onic_config *cfg, ptl_pid_t pid,
     r->rank = cfg->rank;
     r->size = cfg->size;
     r->uid = (ptl_uid_t)getuid();
-    r->jid = remote_jid(cfg->jobid);
+    r->jid = onic_ptl_jid_of(cfg->jobid);
     remote_call_init(&c, ONIC_ONLOAD_OP_NI_INIT, 0);
     c.u.init.rank = r->rank;
     c.u.init.size = r->size;
@@ -716,11 +708,8 @@ int onic_ptl_remote_eq_alloc(ptl_handle_ni_t ni_handle, ptl_size_t count,
 
     if (remote_null(eq_handle, "PtlEQAlloc", "eq_handle"))
         return PTL_SEGV;
-    if (count == 0 || count > ONIC_PTL_EQ_MAX_COUNT) {
-        onic_error("ptl: PtlEQAlloc: count %llu; an event queue holds 1 to %llu events",
-                   (unsigned long long)count, (unsigned long long)ONIC_PTL_EQ_MAX_COUNT);
+    if (!onic_ptl_eq_count_ok(count))
         return PTL_FAIL;
-    }
     eq = onic_calloc(1, sizeof(*eq));
     if (eq == NULL || (eq->ring = onic_calloc(count, sizeof(*eq->ring))) == NULL) {
         onic_free(eq);
