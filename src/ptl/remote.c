@@ -181,9 +181,6 @@ static void remote_apply(onic_ptl_remote_t *r, uint32_t kind, const uint8_t *buf
                "ignored", kind, len);
 }
 
-static int remote_call(onic_ptl_remote_t *r, onic_onload_call_t *c, size_t nbytes, int answer,
-                       onic_onload_reply_t *reply, const char *call);
-
 /* Apply everything waiting; ONIC_ERR_IO once the engine is gone. */
 static onic_status_t remote_drain(onic_ptl_remote_t *r)
 {
