@@ -1,15 +1,16 @@
 #!/bin/sh
-# How MPI jobs end: test_exit.sh ONICRUN MPI_EXIT. Each case checks
-# onicrun's exit status (see mpi_exit.c).
-onicrun=$1 prog=$2 fail=0
+# How MPI jobs end: test_exit.sh ONICRUN MPI_EXIT [ONICRUN_OPTION]. Each case
+# checks onicrun's exit status (see mpi_exit.c); the option is --onload for
+# the same through the onload engine.
+onicrun=$1 prog=$2 opt=${3:-} fail=0
 check() { # expected-status nprocs case
-    "$onicrun" -n "$2" --timeout 30 "$prog" "$3" >/dev/null 2>&1
+    "$onicrun" $opt -n "$2" --timeout 30 "$prog" "$3" >/dev/null 2>&1
     got=$?
     if [ "$got" -ne "$1" ]; then
-        echo "FAIL: $3 with $2 processes: exit status $got, expected $1"
+        echo "FAIL: $3 with $2 processes $opt: exit status $got, expected $1"
         fail=1
     else
-        echo "ok: $3 with $2 processes: exit status $got"
+        echo "ok: $3 with $2 processes $opt: exit status $got"
     fi
 }
 check 42 2 abort
