@@ -769,6 +769,7 @@ onic_status_t onic_onload_engine_run(const onic_config_t *cfg)
         int n;
         PtlInit(&n); /* the interfaces kept for the processes */
     }
+    onload_serve_init(&e);
     e.nprocs = cfg->size;
     e.procs = onic_calloc(e.nprocs, sizeof(*e.procs));
     for (uint32_t r = 0; e.procs != NULL && r < e.nprocs; r++) {

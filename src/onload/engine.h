@@ -7,6 +7,7 @@
 
 #include "onload/onload.h"
 #include "onload/ring.h"
+#include "base/pool.h"
 #include "ptl/ptl.h"
 
 #include <sys/types.h>
@@ -110,6 +111,7 @@ typedef struct engine {
     uint64_t               rma_ids;
     uint8_t               *scratch;  /* a DATA record being made */
     uint8_t               *cmdbuf;   /* the command being done */
+    onic_pool_t            mail_pool; /* small messages between interfaces */
 } engine_t;
 
 
@@ -136,6 +138,7 @@ int      onload_serve_data_pending(engine_proc_t *p);
 int      onload_serve_rma_done(engine_t *e, engine_move_t *m);
 /* p goes (BYE, death or refusal): close its interface, drop its mail. */
 void     onload_serve_detach(engine_t *e, engine_proc_t *p);
+void     onload_serve_init(engine_t *e);
 void     onload_serve_fini(engine_t *e);
 
 /* --- engine.c, for serve.c --------------------------------------------------- */

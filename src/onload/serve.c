@@ -32,6 +32,29 @@ struct onload_msg {
 };
 
 
+/* Messages with at most this much payload (small puts, acks, the keys of
+ * large ones) come from a pool: one per eager message would be a malloc each. */
+#define SERVE_MSG_SMALL 64u
+
+static onload_msg_t *serve_msg_get(engine_t *e, size_t len)
+{
+    return len <= SERVE_MSG_SMALL ? onic_pool_get(&e->mail_pool)
+                                  : onic_malloc(sizeof(onload_msg_t) + len);
+}
+
+static void serve_msg_put(engine_t *e, onload_msg_t *m)
+{
+    if (m->len <= SERVE_MSG_SMALL)
+        onic_pool_put(&e->mail_pool, m);
+    else
+        onic_free(m);
+}
+
+void onload_serve_init(engine_t *e)
+{
+    onic_pool_init(&e->mail_pool, sizeof(onload_msg_t) + SERVE_MSG_SMALL, 256);
+}
+
 /* Messages that may wait in the engine before it stops taking commands:
  * the processes then make progress by draining their event rings. */
 #define SERVE_MAIL_MAX 65536u
@@ -76,7 +99,7 @@ static onic_status_t serve_send(void *arg, uint32_t dest, const onic_ptl_wire_t 
 
     if (dest >= e->nprocs || hdr_len > sizeof(*hdr))
         return ONIC_ERR_INVALID_PARAM;
-    m = onic_malloc(sizeof(*m) + len);
+    m = serve_msg_get(e, len);
     if (m == NULL)
         return ONIC_ERR_NO_MEMORY;
     m->next = NULL;
@@ -433,7 +456,7 @@ unsigned onload_serve_deliver(engine_t *e, int *blocked_p)
                 if (d->mail == NULL)
                     d->mail_tail = NULL;
                 e->mail--;
-                onic_free(m);
+                serve_msg_put(e, m);
                 round++;
             }
         }
@@ -463,7 +486,7 @@ void onload_serve_detach(engine_t *e, engine_proc_t *p)
         onload_msg_t *m = p->mail;
         p->mail = m->next;
         e->mail--;
-        onic_free(m);
+        serve_msg_put(e, m);
     }
     p->mail_tail = NULL;
 }
@@ -477,4 +500,5 @@ void onload_serve_fini(engine_t *e)
     }
     for (uint32_t r = 0; r < e->nprocs; r++)
         onload_serve_detach(e, &e->procs[r]);
+    onic_pool_fini(&e->mail_pool);
 }
