@@ -716,21 +716,13 @@ static void p2p_event(const ptl_event_t *ev)
     }
 }
 
-/* Unexpected arrivals only say "something came": their events may be
- * dropped when a burst overflows that queue, which is harmless. */
-static unsigned p2p_drain_unexp(void)
-{
-    ptl_event_t ev;
-    unsigned n = 0;
-    int rc;
-
-    while ((rc = PtlEQGet(onic_mpi_g.eq_unexp, &ev)) == PTL_OK || rc == PTL_EQ_DROPPED)
-        n++;
-    if (rc != PTL_EQ_EMPTY)
-        p2p_fatal("read the unexpected-arrival event queue", rc);
-    return n;
-}
-
+/* One round of progress. Each PtlEQPoll looks at both queues and polls the
+ * transport only when both are empty, so a round costs one transport poll,
+ * not one per queue (over a network provider a poll is a system call).
+ * Waiting (block), the first event handled ends the round: the caller
+ * looks at its request before anything more is polled. Unexpected arrivals
+ * only say "something came": their events may be dropped when a burst
+ * overflows that queue, which is harmless. */
 unsigned onic_mpi_progress(int block)
 {
     ptl_handle_eq_t eqs[2] = {onic_mpi_g.eq, onic_mpi_g.eq_unexp};
@@ -739,30 +731,27 @@ unsigned onic_mpi_progress(int block)
     int rc, which = 0;
 
     for (;;) {
-        rc = PtlEQGet(onic_mpi_g.eq, &ev);
-        if (rc == PTL_EQ_EMPTY) {
-            n += p2p_drain_unexp();
-            if (n > 0 || !block)
-                return n;
-            /* Sleeps in the transport until something arrives. */
-            rc = PtlEQPoll(eqs, 2, P2P_WAIT_MS, &ev, &which);
-            if (rc == PTL_EQ_EMPTY)
-                return 0;
-            if (which == 1) {
-                n++;
-                continue;
-            }
-        }
-        /* Every event here belongs to an operation this process started
-         * (a posted receive, a pull, an exposed buffer, a credit), so the
-         * queue is sized by those, and losing one would lose an operation. */
-        if (rc == PTL_EQ_DROPPED)
-            p2p_fatal("keep every event (more operations completed at once than the event "
-                      "queue holds)", rc);
-        if (rc != PTL_OK)
-            p2p_fatal("read the event queue", rc);
-        p2p_event(&ev);
+        /* Sleeps in the transport until something arrives. */
+        rc = PtlEQPoll(eqs, 2, block ? P2P_WAIT_MS : 0, &ev, &which);
+        if (rc == PTL_EQ_EMPTY)
+            return n;
         n++;
+        if (which == 1) {
+            if (rc != PTL_OK && rc != PTL_EQ_DROPPED)
+                p2p_fatal("read the unexpected-arrival event queue", rc);
+        } else {
+            /* Every event here belongs to an operation this process started
+             * (a posted receive, a pull, an exposed buffer, a credit), so the
+             * queue is sized by those, and losing one would lose an operation. */
+            if (rc == PTL_EQ_DROPPED)
+                p2p_fatal("keep every event (more operations completed at once than the "
+                          "event queue holds)", rc);
+            if (rc != PTL_OK)
+                p2p_fatal("read the event queue", rc);
+            p2p_event(&ev);
+        }
+        if (block)
+            return n;
     }
 }
 
