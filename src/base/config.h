@@ -36,6 +36,13 @@ typedef enum onic_config_shm_rma {
     ONIC_SHM_RMA_COPY = 2
 } onic_config_shm_rma_t;
 
+/* ONIC_OFI_WAIT: how an ofi wait sleeps (src/xport/ofi.c). */
+typedef enum onic_config_ofi_wait {
+    ONIC_OFI_WAIT_AUTO = 0, /* fd when this node's processes outnumber its cores, else poll */
+    ONIC_OFI_WAIT_FD   = 1, /* on the completion queue's descriptor */
+    ONIC_OFI_WAIT_POLL = 2  /* in short naps between polls */
+} onic_config_ofi_wait_t;
+
 typedef enum onic_config_onload_rma {
     ONIC_ONLOAD_RMA_AUTO = 0,
     ONIC_ONLOAD_RMA_COPY = 1
@@ -67,6 +74,7 @@ typedef struct onic_config {
     unsigned    ofi_credits;    /* ONIC_OFI_CREDITS */
     unsigned    ofi_send_timeout; /* ONIC_OFI_SEND_TIMEOUT, seconds; 0: none */
     char        ofi_provider[ONIC_CONFIG_STRING_MAX + 1]; /* ONIC_OFI_PROVIDER, "" for any */
+    unsigned    ofi_wait;       /* ONIC_OFI_WAIT: onic_config_ofi_wait_t */
     unsigned    onload;         /* ONIC_ONLOAD: 0 inline, 1 the onload engine */
     unsigned    onload_core;    /* ONIC_ONLOAD_CORE: a core, or ONIC_CONFIG_LAST */
     unsigned    onload_cmd_recs;   /* ONIC_ONLOAD_CMD_RECS */
@@ -108,6 +116,7 @@ extern const char *const onic_config_shm_rma_values[];
 extern const char *const onic_config_xport_values[];
 extern const char *const onic_config_boot_values[];
 extern const char *const onic_config_onload_rma_values[];
+extern const char *const onic_config_ofi_wait_values[];
 
 /* The whole table, for onic-info. */
 const onic_config_var_t *onic_config_vars(size_t *count_p);

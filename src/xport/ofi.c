@@ -21,6 +21,12 @@
  * descriptor, which such providers wake when data arrives), so a process
  * blocked in onic keeps serving its peers' reads.
  *
+ * Waiting (ONIC_OFI_WAIT): a queue with a descriptor to sleep on costs every
+ * message a signal from the provider (about 2 us with tcp), worth it only
+ * when processes must sleep for others to run; by default the queue has one
+ * only when this node's processes outnumber its cores, and otherwise a wait
+ * that has spun and yielded naps (up to 50 us) between polls.
+ *
  * Addresses: each process puts its endpoint name (and its key secret) in
  * the launcher's store before the job's fence; every served peer's is looked
  * up and inserted at the first poll or send, so that FI_SOURCE can name
@@ -49,6 +55,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -394,6 +401,17 @@ static onic_status_t ofi_post_rx(ofi_state_t *s, ofi_ctx_t *c)
     return ONIC_OK;
 }
 
+/* ONIC_OFI_WAIT: whether the completion queue gets a descriptor to sleep on. */
+static int ofi_wants_fd(const onic_config_t *cfg, const onic_boot_t *boot)
+{
+    long cores;
+
+    if (cfg->ofi_wait != ONIC_OFI_WAIT_AUTO)
+        return cfg->ofi_wait == ONIC_OFI_WAIT_FD;
+    cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores > 0 && boot->nlocal > (uint32_t)cores;
+}
+
 static onic_status_t ofi_endpoint_open(const onic_xport_tparams_t *tp, void **state_p)
 {
     const onic_xport_params_t *p = tp->p;
@@ -445,8 +463,9 @@ static onic_status_t ofi_endpoint_open(const onic_xport_tparams_t *tp, void **st
     memset(&cq_attr, 0, sizeof(cq_attr));
     cq_attr.format = FI_CQ_FORMAT_MSG;
     cq_attr.size = (size_t)s->nrx + OFI_TX_BUFS + OFI_RMA_OPS;
-    cq_attr.wait_obj = FI_WAIT_FD;
-    if (fi_cq_open(s->domain, &cq_attr, &s->cq, NULL) != 0) {
+    cq_attr.wait_obj = ofi_wants_fd(p->cfg, tp->boot) ? FI_WAIT_FD : FI_WAIT_NONE;
+    if (cq_attr.wait_obj == FI_WAIT_NONE ||
+        fi_cq_open(s->domain, &cq_attr, &s->cq, NULL) != 0) {
         /* No descriptor to sleep on: waits will poll. */
         cq_attr.wait_obj = FI_WAIT_NONE;
         if ((rc = fi_cq_open(s->domain, &cq_attr, &s->cq, NULL)) != 0) {
@@ -818,6 +837,7 @@ static unsigned ofi_poll(void *state, const onic_xport_params_t *p, unsigned max
 {
     ofi_state_t *s = state;
     unsigned n = 0;
+    int drained = 0; /* a read came back short: nothing more until the next poll */
 
     if (s->credit_pending > 0)
         for (uint32_t r = 0; r < s->size && s->credit_pending > 0; r++)
@@ -830,6 +850,10 @@ static unsigned ofi_poll(void *state, const onic_xport_params_t *p, unsigned max
         if (s->cq_head == s->cq_tail) {
             size_t want = max - n < OFI_CQ_BATCH ? max - n : OFI_CQ_BATCH;
             ssize_t got;
+            /* Every read is a progress call, with tcp a system call or two:
+             * reading again right after a short read finds nothing. */
+            if (drained)
+                break;
             if (!s->resolved_all)
                 ofi_resolve_all(s);
             got = fi_cq_readfrom(s->cq, s->cqe, want, s->cqsrc);
@@ -839,6 +863,7 @@ static unsigned ofi_poll(void *state, const onic_xport_params_t *p, unsigned max
             }
             if (got <= 0)
                 break;
+            drained = (size_t)got < want;
             s->cq_head = 0;
             s->cq_tail = (unsigned)got;
         }
