@@ -3,9 +3,13 @@
  * (ONIC_OFI_PROVIDER, else FI_PROVIDER, else libfabric's first choice; the
  * interface by the provider's own variables, FI_TCP_IFACE for tcp).
  *
- * Messages: one libfabric send each, an 8-byte header (sender, credits
- * returned, kind, user header length), the user header, the payload.
- * Messages to one peer stay in order (FI_ORDER_SAS is required). A process
+ * Messages: one libfabric send each, an 8-byte header (sender, user header
+ * length, kind, credits returned, number), the user header, the payload.
+ * Messages to one peer are delivered in order (FI_ORDER_SAS is required)
+ * but providers may complete them in another (tcp's rxm promises no
+ * completion order), so each is numbered per sender and receiver and one
+ * that completes early waits in the sender's window (xport/seqwin.h) until
+ * those before it are handed up. A process
  * may have ONIC_OFI_CREDITS messages in flight to each peer; the receiver
  * posts that many buffers per peer it serves, plus two for credit returns,
  * and gives credits back in the header of its own messages or, when half
@@ -41,6 +45,7 @@
  * but what it sends us is still delivered.
  *
  * Built only where pkg-config finds libfabric (ONIC_HAVE_OFI). */
+#include "xport/seqwin.h"
 #include "xport/transport.h"
 
 #ifdef ONIC_HAVE_OFI
@@ -74,14 +79,23 @@
 
 enum { OFI_KIND_USER = 0, OFI_KIND_CREDIT = 1 };
 
+/* 8 bytes, so that an 8-byte MPI message still fits tcp's 64-byte inject. */
 typedef struct ofi_wire {
-    uint32_t src;       /* the sender's rank */
+    uint32_t who;       /* the sender's rank (bits 0-23), user header length (24-29), kind (30) */
     uint16_t credits;   /* credits the sender gives back */
-    uint8_t  kind;
-    uint8_t  user_len;
+    uint16_t seq;       /* user messages: this one's number from sender to receiver */
 } ofi_wire_t;
 
+#define OFI_RANK_BITS   24
+#define OFI_RANK_MAX    (1u << OFI_RANK_BITS)
+#define OFI_WHO(_src, _ulen, _kind) \
+    ((uint32_t)(_src) | (uint32_t)(_ulen) << OFI_RANK_BITS | (uint32_t)(_kind) << 30)
+#define OFI_SRC(_w)     ((_w).who & (OFI_RANK_MAX - 1))
+#define OFI_ULEN(_w)    (((_w).who >> OFI_RANK_BITS) & 63u)
+#define OFI_KIND(_w)    ((_w).who >> 30)
+
 static_assert(sizeof(ofi_wire_t) == 8, "the ofi header is 8 bytes");
+static_assert(ONIC_XPORT_USER_HDR < 64, "the user header length fits 6 bits");
 
 #define OFI_MSG_MAX (sizeof(ofi_wire_t) + ONIC_XPORT_USER_HDR + ONIC_XPORT_MAX_PAYLOAD)
 #define OFI_BUF_SIZE ((OFI_MSG_MAX + 63) / 64 * 64)
@@ -96,6 +110,7 @@ typedef struct ofi_ctx {
     uint8_t            type;
     uint32_t           peer;    /* TX and RMA */
     uint32_t           next;    /* free list */
+    uint32_t           len;     /* RX held for its turn: the message's length */
     void              *user;    /* RMA: the front end's ctx */
     uint8_t           *buf;     /* RX and TX */
 } ofi_ctx_t;
@@ -109,6 +124,8 @@ typedef struct ofi_peer {
     uint32_t  credits;     /* messages we may still send it */
     uint32_t  owed;        /* messages of its we consumed and not yet credited */
     uint32_t  window;      /* RMA operations in flight with it */
+    uint16_t  tx_seq;      /* the number of our next message to it */
+    onic_seqwin_t rx_win;  /* its messages that completed before their turn */
     uint64_t  stalled_ns;  /* when a send first found no credit; 0: not waiting */
     uint64_t  secret;      /* its key secret, from the store with its address */
 } ofi_peer_t;
@@ -275,6 +292,8 @@ static void ofi_endpoint_close(void *state)
     if (s->info != NULL)
         fi_freeinfo(s->info);
     onic_free(s->mrs);
+    for (uint32_t r = 0; s->peers != NULL && r < s->size; r++)
+        onic_seqwin_fini(&s->peers[r].rx_win);
     onic_free(s->peers);
     onic_free(s->rx);
     onic_free(s->rx_mem);
@@ -429,6 +448,12 @@ static onic_status_t ofi_endpoint_open(const onic_xport_tparams_t *tp, void **st
                    "onicrun) to exchange addresses");
         return ONIC_ERR_INVALID_PARAM;
     }
+    if (p->size > OFI_RANK_MAX || p->cfg->ofi_credits > ONIC_SEQWIN_MAX) {
+        onic_error("ofi: a job of %u processes with ONIC_OFI_CREDITS=%u; ofi carries at most "
+                   "%u processes and %u credits", p->size, p->cfg->ofi_credits, OFI_RANK_MAX,
+                   ONIC_SEQWIN_MAX);
+        return ONIC_ERR_INVALID_PARAM;
+    }
     s = onic_calloc(1, sizeof(*s));
     if (s == NULL)
         return ONIC_ERR_NO_MEMORY;
@@ -498,8 +523,10 @@ static onic_status_t ofi_endpoint_open(const onic_xport_tparams_t *tp, void **st
     s->tx_mem = onic_malloc((size_t)OFI_TX_BUFS * OFI_BUF_SIZE);
     if (s->peers == NULL || s->rx == NULL || s->rx_mem == NULL || s->tx_mem == NULL)
         goto err_close;
-    for (uint32_t r = 0; r < s->size; r++)
+    for (uint32_t r = 0; r < s->size; r++) {
         s->peers[r].credits = s->credits;
+        onic_seqwin_init(&s->peers[r].rx_win, s->credits);
+    }
     for (uint32_t i = 0; i < OFI_TX_BUFS; i++) {
         s->tx[i].type = OFI_CTX_TX;
         s->tx[i].buf = s->tx_mem + (size_t)i * OFI_BUF_SIZE;
@@ -597,7 +624,7 @@ static const char *ofi_peer_str(ofi_state_t *s, uint32_t peer, char *buf, size_t
 static void ofi_credit_send(ofi_state_t *s, uint32_t peer)
 {
     ofi_peer_t *pr = &s->peers[peer];
-    ofi_wire_t w = {s->rank, (uint16_t)pr->owed, OFI_KIND_CREDIT, 0};
+    ofi_wire_t w = {OFI_WHO(s->rank, 0, OFI_KIND_CREDIT), (uint16_t)pr->owed, 0};
     ssize_t rc = fi_inject(s->ep, &w, sizeof(w), pr->addr);
 
     if (rc == 0) {
@@ -661,10 +688,9 @@ static onic_status_t ofi_send(void *state, uint32_t peer, const void *user_hdr, 
     }
     if (pr->credits == 0)
         return ofi_stall(s, peer, "given no credits back"); /* the front end polls */
-    w.src = s->rank;
+    w.who = OFI_WHO(s->rank, user_len, OFI_KIND_USER);
     w.credits = (uint16_t)pr->owed;
-    w.kind = OFI_KIND_USER;
-    w.user_len = (uint8_t)user_len;
+    w.seq = pr->tx_seq;
     if (total <= s->inject_max && total <= sizeof(small)) {
         buf = small;
         c = NULL;
@@ -695,6 +721,7 @@ static onic_status_t ofi_send(void *state, uint32_t peer, const void *user_hdr, 
         c->peer = peer;
     }
     pr->stalled_ns = 0;
+    pr->tx_seq++;
     pr->credits--;
     if (pr->credit_due) {
         pr->credit_due = 0;
@@ -711,14 +738,59 @@ static void ofi_rma_free(ofi_state_t *s, ofi_ctx_t *c)
     s->rma_free = (uint32_t)(c - s->rma);
 }
 
-/* A message in receive buffer c: check it, hand it up, post the buffer
- * again. Returns 1 if it was the layer above's. */
+/* Hand up the message in receive buffer c, from peer src, whose turn it is;
+ * then post the buffer again. */
+static void ofi_deliver(ofi_state_t *s, const onic_xport_params_t *p, uint32_t src,
+                        ofi_ctx_t *c, size_t len)
+{
+    ofi_peer_t *pr = &s->peers[src];
+    ofi_wire_t w;
+    size_t ulen;
+
+    memcpy(&w, c->buf, sizeof(w));
+    ulen = OFI_ULEN(w);
+    /* Its turn is over before the callback: a poll nested in it takes the
+     * next message as next. */
+    onic_seqwin_advance(&pr->rx_win);
+    /* Post the buffer again only after the callback: it reads from it.
+     * And owe the credit only once it is posted again: a send from the
+     * callback would otherwise give it back while the buffer is still in
+     * use, and the peer's next message could find no buffer. */
+    p->recv_cb(p->cb_arg, src, c->buf + sizeof(w), ulen, c->buf + sizeof(w) + ulen,
+               len - sizeof(w) - ulen);
+    (void)ofi_post_rx(s, c);
+    pr->owed++;
+    if (pr->owed >= s->credits / 2 && !pr->credit_due) {
+        if (!pr->resolved)
+            (void)ofi_resolve(s, src);
+        if (pr->resolved)
+            ofi_credit_send(s, src);
+    }
+}
+
+/* A malformed peer's early messages will never have their turn. */
+static void ofi_drop_held(ofi_state_t *s, ofi_peer_t *pr)
+{
+    ofi_ctx_t *c;
+
+    while (pr->rx_win.nheld > 0) {
+        onic_seqwin_advance(&pr->rx_win);
+        if ((c = onic_seqwin_take(&pr->rx_win)) != NULL) {
+            s->drops++;
+            (void)ofi_post_rx(s, c);
+        }
+    }
+}
+
+/* A message in receive buffer c: check it, hand it up (with those it held
+ * up) or hold it for its turn. Returns how many went up. */
 static unsigned ofi_rx(ofi_state_t *s, const onic_xport_params_t *p, ofi_ctx_t *c, size_t len,
                        fi_addr_t from)
 {
     ofi_wire_t w;
-    ofi_peer_t *pr;
+    ofi_peer_t *pr = NULL;
     unsigned delivered = 0;
+    uint32_t src = 0;
     const char *why;
 
     if (len < sizeof(w)) {
@@ -726,11 +798,12 @@ static unsigned ofi_rx(ofi_state_t *s, const onic_xport_params_t *p, ofi_ctx_t *
         goto err_drop;
     }
     memcpy(&w, c->buf, sizeof(w));
-    if (w.src >= s->size || !s->serve[w.src]) {
+    src = OFI_SRC(w);
+    if (src >= s->size || !s->serve[src]) {
         why = "from a rank this transport does not serve";
         goto err_drop;
     }
-    pr = &s->peers[w.src];
+    pr = &s->peers[src];
     if (!pr->resolved || from == FI_ADDR_NOTAVAIL || from != pr->addr) {
         /* Not the rank's address: someone outside the job, or a member
          * naming another rank. The rank itself is not blamed. */
@@ -741,9 +814,9 @@ static unsigned ofi_rx(ofi_state_t *s, const onic_xport_params_t *p, ofi_ctx_t *
         why = "from a rank that sent a malformed message before";
         goto err_drop;
     }
-    if (w.user_len > ONIC_XPORT_USER_HDR || sizeof(w) + w.user_len > len ||
-        len - sizeof(w) - w.user_len > ONIC_XPORT_MAX_PAYLOAD || w.kind > OFI_KIND_CREDIT ||
-        (w.kind == OFI_KIND_CREDIT && len != sizeof(w))) {
+    if (OFI_ULEN(w) > ONIC_XPORT_USER_HDR || sizeof(w) + OFI_ULEN(w) > len ||
+        len - sizeof(w) - OFI_ULEN(w) > ONIC_XPORT_MAX_PAYLOAD || OFI_KIND(w) > OFI_KIND_CREDIT ||
+        (OFI_KIND(w) == OFI_KIND_CREDIT && len != sizeof(w))) {
         why = "with lengths or a kind out of bounds";
         goto err_bad_peer;
     }
@@ -751,34 +824,42 @@ static unsigned ofi_rx(ofi_state_t *s, const onic_xport_params_t *p, ofi_ctx_t *
         why = "returning more credits than it had";
         goto err_bad_peer;
     }
-    pr->credits += w.credits;
-    if (w.kind == OFI_KIND_USER) {
-        /* Post the buffer again only after the callback: it reads from it.
-         * And owe the credit only once it is posted again: a send from the
-         * callback would otherwise give it back while the buffer is still
-         * in use, and the peer's next message could find no buffer. */
-        p->recv_cb(p->cb_arg, w.src, c->buf + sizeof(w), w.user_len,
-                   c->buf + sizeof(w) + w.user_len, len - sizeof(w) - w.user_len);
-        delivered = 1;
+    if (OFI_KIND(w) == OFI_KIND_CREDIT) {
+        pr->credits += w.credits;
         (void)ofi_post_rx(s, c);
-        pr->owed++;
-        if (pr->owed >= s->credits / 2 && !pr->credit_due) {
-            if (!pr->resolved)
-                (void)ofi_resolve(s, w.src);
-            if (pr->resolved)
-                ofi_credit_send(s, w.src);
-        }
-        return delivered;
+        return 0;
     }
-    (void)ofi_post_rx(s, c);
+    switch (onic_seqwin_check(&pr->rx_win, w.seq)) {
+    case ONIC_SEQWIN_BAD:
+        why = "numbered twice or beyond its credits";
+        goto err_bad_peer;
+    case ONIC_SEQWIN_HOLD:
+        c->len = (uint32_t)len;
+        if (onic_seqwin_hold(&pr->rx_win, w.seq, c) != ONIC_OK) {
+            why = "before its turn, with no memory to hold it";
+            goto err_bad_peer;
+        }
+        pr->credits += w.credits;
+        return 0;
+    case ONIC_SEQWIN_NEXT:
+        break;
+    }
+    pr->credits += w.credits;
+    ofi_deliver(s, p, src, c, len);
+    delivered = 1;
+    while (!pr->malformed && (c = onic_seqwin_take(&pr->rx_win)) != NULL) {
+        ofi_deliver(s, p, src, c, c->len);
+        delivered++;
+    }
     return delivered;
 
 err_bad_peer:
     onic_error("ofi: dropped a message of %zu bytes from rank %u %s; dropping all its "
-               "messages from now on", len, w.src, why);
+               "messages from now on", len, src, why);
     pr->malformed = 1;
     s->drops++;
     (void)ofi_post_rx(s, c);
+    ofi_drop_held(s, pr);
     return 0;
 err_drop:
     s->drops++;
@@ -825,7 +906,7 @@ static void ofi_cq_error(ofi_state_t *s)
         memcpy(&w, c->buf, sizeof(w));
         s->drops++;
         onic_error("ofi: dropped a message longer than %zu bytes (its header names rank %u)",
-                   (size_t)OFI_BUF_SIZE, w.src);
+                   (size_t)OFI_BUF_SIZE, OFI_SRC(w));
         (void)ofi_post_rx(s, c);
     } else if (err.err != FI_ECANCELED) {
         onic_error("ofi: a receive failed: %s", fi_strerror(err.err));
