@@ -7,7 +7,9 @@
 # and removed with the namespaces.
 #   test_slurm.sh MPI_TESTS
 # Runs the suite with -N 2 -n 2 and -N 2 -n 4 and checks that every rank
-# took its rank from Slurm's PMIx server and reached the other host by ofi.
+# took its rank from Slurm's PMIx server and reached the other host by ofi;
+# then a few of the tests with --mpi=pmi2 -N 2 -n 4 (onic's PMI-1
+# bootstrap).
 # Exit 77 (skipped) where Slurm or its PMIx plugin is not installed or
 # namespaces cannot be made; a cluster that does not come up is a failure,
 # with the daemons' logs.
@@ -121,33 +123,41 @@ echo "ok: slurmctld and two slurmd up in $SECONDS s: $("$tmp/on_a" sinfo -h -N -
 # As test_netns.sh: ranks on one host by shm, across by ofi over tcp on the
 # veth pair. ONIC_LOG=debug makes each rank say where its rank came from.
 export FI_PROVIDER=tcp FI_TCP_IFACE=onic0 ONIC_LOG=debug
-run() { # nodes tasks
-    local name="srun --mpi=pmix -N $1 -n $2: mpi_tests all" out got
-    local per=$(($2 / $1))
-    out=$(timeout 120 "$tmp/on_a" srun --mpi=pmix -N "$1" -n "$2" --kill-on-bad-exit=1 \
-          "$tests" all 2>&1)
+run() { # mpi-plugin onic-bootstrap nodes tasks mpi_tests-tests...
+    local name="srun --mpi=$1 -N $3 -n $4: mpi_tests ${*:5}" out got
+    local boot=$2 n=$4 per=$(($4 / $3))
+    out=$(timeout 120 "$tmp/on_a" srun --mpi="$1" -N "$3" -n "$n" --kill-on-bad-exit=1 \
+          "$tests" "${@:5}" 2>&1)
     got=$?
     if [ "$got" -eq 124 ]; then
         echo "FAIL: $name: hung (killed after 120 s)"; echo "$out" | tail -8; fail=1; return
     elif [ "$got" -ne 0 ]; then
         echo "FAIL: $name: exit status $got"; echo "$out" | grep -v "debug: mpi:" | tail -15
         fail=1; return
-    elif ! echo "$out" | grep -q "^PASS: 0 failed checks over $2 processes$"; then
-        echo "FAIL: $name: no \"PASS: 0 failed checks over $2 processes\""
+    elif ! echo "$out" | grep -q "^PASS: 0 failed checks over $n processes$"; then
+        echo "FAIL: $name: no \"PASS: 0 failed checks over $n processes\""
         echo "$out" | grep -v "debug: mpi:" | tail -15; fail=1; return
     fi
-    # Rank, size and the ranks on its host from Slurm's PMIx server
-    # (PMIX_NAMESPACE set, the pmix bootstrap chosen); the other host by ofi.
-    for r in $(seq 0 $(($2 - 1))); do
-        if ! echo "$out" | grep -q "debug: boot: pmix: rank $r of $2, $per on this node" ||
-           ! echo "$out" | grep -q "debug: xport: rank $r reaches $((per - 1)) ranks by shm and $(($2 - per)) by ofi"; then
-            echo "FAIL: $name: rank $r did not start through PMIx with $per ranks on each host"
+    # Rank, size and the ranks on its host from Slurm's server (PMIx:
+    # PMIX_NAMESPACE set; pmi2: PMI_FD, spoken to as PMI-1); the other host
+    # by ofi.
+    for r in $(seq 0 $((n - 1))); do
+        if ! echo "$out" | grep -q "debug: boot: $boot: rank $r of $n, $per on this node" ||
+           ! echo "$out" | grep -q "debug: xport: rank $r reaches $((per - 1)) ranks by shm and $((n - per)) by ofi"; then
+            echo "FAIL: $name: rank $r did not start through $boot with $per ranks on each host"
             echo "$out" | grep "debug: \(boot\|xport\)"; fail=1; return
         fi
     done
-    echo "ok: $name (rank from PMIx, shm on a host, ofi across)"
+    echo "ok: $name (rank from $boot, shm on a host, ofi across)"
 }
-run 2 2
-run 2 4
+run pmix pmix 2 2 all
+run pmix pmix 2 4 all
+# The README's other srun line: the bootstrap and a few tests, the rest is
+# what the runs above cover.
+if "$tmp/on_a" srun --mpi=list 2>&1 | grep -qw pmi2; then
+    run pmi2 pmi1 2 4 setup order coll
+else
+    echo "skip: srun --mpi=pmi2: Slurm's pmi2 plugin is not installed"
+fi
 [ "$fail" -ne 0 ] && logs
 exit $fail
