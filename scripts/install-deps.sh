@@ -7,7 +7,8 @@
 #                            without them it builds and runs on one node; the
 #                            tests use them), Open MPI's mpirun and MPICH's
 #                            Hydra as launchers, fi_pingpong and iproute2 for
-#                            the two-host tests
+#                            the two-host tests, Slurm (srun, slurmctld,
+#                            slurmd) for the two-host test under srun
 #   install-deps.sh bench    also what the benchmark suite compares onic with
 #                            and draws its report with (make bench, make demo):
 #                            MPICH's and Open MPI's compilers, matplotlib for
@@ -31,9 +32,12 @@ apt_install() {
 }
 
 pkgs="cmake gcc make pkg-config libhwloc-dev libpmix-dev libfabric-dev libfabric-bin
-      openmpi-bin libopenmpi-dev mpich iproute2"
+      openmpi-bin libopenmpi-dev mpich iproute2 slurm-wlm"
 missing=""
-for tool in cmake gcc make pkg-config mpirun.openmpi mpiexec.hydra fi_pingpong ip; do
+# Slurm's daemons are in /usr/sbin, not always in a user's PATH.
+PATH=$PATH:/usr/sbin:/sbin
+for tool in cmake gcc make pkg-config mpirun.openmpi mpiexec.hydra fi_pingpong ip \
+            srun slurmctld slurmd; do
     command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
 done
 if command -v pkg-config >/dev/null 2>&1; then
