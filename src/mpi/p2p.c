@@ -249,8 +249,11 @@ static void rndv_pull(onic_mpi_req_t *r, unsigned budget)
     }
     /* A pull that stops short of the sender's end (a short buffer, or an
      * empty message) ends with a zero-byte get at that end, which is what
-     * tells the sender it is done. */
-    if (budget > 0 && r->rv_issued == r->rv_want && !r->rv_final_sent &&
+     * tells the sender it is done -- sent once every other get's reply is
+     * in: a large get's data may still be moving at the sender when its
+     * get is out (over ofi, an RMA write of the sender's), and the sender
+     * unlinks its buffer at the end event. */
+    if (budget > 0 && r->rv_issued == r->rv_want && r->rv_inflight == 0 && !r->rv_final_sent &&
         (r->rv_want < r->rv_total || r->rv_total == 0)) {
         rc = PtlGetRegion(r->md, r->rv_want, 0, p2p_pid(r->rv_peer), ONIC_MPI_PT_RNDV, 0,
                           r->rv_cookie, r->rv_total);
