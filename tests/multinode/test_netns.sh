@@ -26,6 +26,9 @@ run() { # name expected(0|nonzero) command...
         echo "FAIL: $name: hung (killed after 120 s)"; echo "$out" | tail -8; fail=1
     elif [ "$want" = 0 ] && [ "$got" -ne 0 ]; then
         echo "FAIL: $name: exit status $got"; echo "$out" | tail -15; fail=1
+    elif [ "$want" = 0 ] && echo "$out" | grep -q "onic\[[0-9]*\] error:"; then
+        echo "FAIL: $name: passed, but logged an error"; echo "$out" | grep "error:" | head -5
+        fail=1
     elif [ "$want" = nonzero ] && { [ "$got" -eq 0 ] || [ "$got" -eq 126 ] || [ "$got" -eq 127 ]; }; then
         echo "FAIL: $name: exit status 0, expected an error"; echo "$out" | tail -8; fail=1
     else

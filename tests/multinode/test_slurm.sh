@@ -137,6 +137,9 @@ run() { # mpi-plugin onic-bootstrap nodes tasks mpi_tests-tests...
     elif ! echo "$out" | grep -q "^PASS: 0 failed checks over $n processes$"; then
         echo "FAIL: $name: no \"PASS: 0 failed checks over $n processes\""
         echo "$out" | grep -v "debug: mpi:" | tail -15; fail=1; return
+    elif echo "$out" | grep -q "onic\[[0-9]*\] error:"; then
+        echo "FAIL: $name: passed, but logged an error"; echo "$out" | grep "error:" | head -5
+        fail=1; return
     fi
     # Rank, size and the ranks on its host from Slurm's server (PMIx:
     # PMIX_NAMESPACE set; pmi2: PMI_FD, spoken to as PMI-1); the other host
