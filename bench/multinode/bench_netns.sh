@@ -4,12 +4,15 @@
 # ping-pong latency and message rate of onic (ofi transport, launched by
 # Hydra), of raw libfabric (fi_pingpong, same provider), and of MPICH and
 # Open MPI running bench/mpi/p2p.c, each launched the same way, one process
-# per host, in one run. Prints a Markdown table.
+# per host (host A's pinned to core 0, B's to core 1), in one run. Prints a
+# Markdown table.
 #   bench/multinode/bench_netns.sh [BUILD_DIR] [REPS]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-$here/../../build}" && pwd)
 reps=${2:-5}
+# One process per host, pinned: host A's on core 0, host B's on core 1.
+NETNS_PIN=1
 source "$here/../../tests/multinode/netns_lib.sh"
 export FI_PROVIDER=tcp FI_TCP_IFACE=onic0
 
@@ -31,9 +34,9 @@ p2p8() { grep "^$1,8," | head -1 | cut -d, -f3; }
 # Raw libfabric: fi_pingpong server on B, client on A, 8 bytes, RDM.
 fi_lat=""
 if command -v fi_pingpong >/dev/null; then
-    ip netns exec "$B" timeout 60 fi_pingpong -p tcp -e rdm -S 8 -I 20000 >/dev/null 2>&1 &
+    ip netns exec "$B" timeout 60 taskset -c 1 fi_pingpong -p tcp -e rdm -S 8 -I 20000 >/dev/null 2>&1 &
     sleep 1
-    out=$(ip netns exec "$A" timeout 60 fi_pingpong -p tcp -e rdm -S 8 -I 20000 198.18.8.2 2>&1)
+    out=$(ip netns exec "$A" timeout 60 taskset -c 0 fi_pingpong -p tcp -e rdm -S 8 -I 20000 198.18.8.2 2>&1)
     wait
     # columns: bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec
     fi_lat=$(echo "$out" | awk '$1 == "8" {print $7; exit}')

@@ -39,16 +39,20 @@ done
 
 # The remote shell: "nsrsh HOST COMMAND..." runs COMMAND in HOST's network
 # namespace, under HOST's own host name (a UTS namespace): launchers tell
-# nodes apart by name, as on a real cluster.
+# nodes apart by name, as on a real cluster. With NETNS_PIN=1 set before
+# sourcing (the benchmark), what runs on A is pinned to core 0 and on B to
+# core 1.
 cat > "$tmp/nsrsh" <<EOS
 #!/bin/sh
 host=\$1; shift
 case "\$host" in
-198.18.8.1) ns=$A ;;
-198.18.8.2) ns=$B ;;
+198.18.8.1) ns=$A cpu=0 ;;
+198.18.8.2) ns=$B cpu=1 ;;
 *) echo "nsrsh: unknown host \$host" >&2; exit 255 ;;
 esac
-exec ip netns exec "\$ns" unshare --uts sh -c "hostname \$ns; \$*"
+pin=
+[ "${NETNS_PIN:-0}" = 1 ] && pin="taskset -c \$cpu"
+exec ip netns exec "\$ns" unshare --uts \$pin sh -c "hostname \$ns; \$*"
 EOS
 chmod +x "$tmp/nsrsh"
 
