@@ -28,10 +28,9 @@ onic_mpi_req_t *onic_mpi_req_new(onic_mpi_req_kind_t kind, const char *call)
     if (r == NULL)
         return NULL;
     memset(r, 0, sizeof(*r));
-    if (onic_mpi_htab_add(&onic_mpi_g.reqs, r, &r->handle) != 0) {
-        onic_pool_put(&onic_mpi_g.req_pool, r);
-        return NULL;
-    }
+    /* A handle only once the caller is given one (req_publish): blocking
+     * calls and collectives never need one. */
+    r->handle = MPI_REQUEST_NULL;
     r->kind = kind;
     r->call = call;
     r->me = PTL_INVALID_HANDLE;
@@ -56,7 +55,8 @@ void onic_mpi_req_free(onic_mpi_req_t *r)
         bseg_release(r->bseg);
     if (r->type != NULL)
         onic_mpi_type_unref(r->type);
-    onic_mpi_htab_del(&onic_mpi_g.reqs, r->handle);
+    if (r->handle != MPI_REQUEST_NULL)
+        onic_mpi_htab_del(&onic_mpi_g.reqs, r->handle);
     onic_pool_put(&onic_mpi_g.req_pool, r);
 }
 
@@ -183,6 +183,16 @@ static onic_mpi_req_t *req_make(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, 
     return r;
 }
 
+/* Give r the handle its caller will hold. */
+static int req_publish(onic_mpi_req_t *r, const char *call)
+{
+    if (onic_mpi_htab_add(&onic_mpi_g.reqs, r, &r->handle) != 0) {
+        r->handle = MPI_REQUEST_NULL;
+        return onic_mpi_err(r->comm, MPI_ERR_NO_MEM, call, "no memory for a request handle");
+    }
+    return MPI_SUCCESS;
+}
+
 static int req_immediate(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, const char *call,
                          const void *buf, int count, MPI_Datatype datatype, int peer, int tag,
                          MPI_Comm comm, MPI_Request *request)
@@ -198,7 +208,7 @@ static int req_immediate(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, const c
                             "the request");
     if ((r = req_make(kind, mode, call, buf, count, &a, peer, tag, &rc)) == NULL)
         return rc;
-    if ((rc = req_start(r)) != MPI_SUCCESS) {
+    if ((rc = req_publish(r, call)) != MPI_SUCCESS || (rc = req_start(r)) != MPI_SUCCESS) {
         onic_mpi_req_free(r);
         return rc;
     }
@@ -708,6 +718,16 @@ static int req_blocking(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, const ch
         return rc;
     if (status == NULL)
         return onic_mpi_err(a.comm, MPI_ERR_ARG, call, "status is NULL; use MPI_STATUS_IGNORE");
+    /* The common small send needs no request: it is complete once put. */
+    if (kind == ONIC_MPI_REQ_SEND && mode == ONIC_MPI_MODE_STANDARD && peer != MPI_PROC_NULL &&
+        a.type->contig) {
+        size_t bytes = a.type->size * (size_t)count;
+        rc = onic_mpi_p2p_send_now(a.comm, peer, tag,
+                                   bytes == 0 ? buf : (const char *)buf + a.type->blocks[0].off,
+                                   bytes, call);
+        if (rc != ONIC_MPI_NOT_EAGER)
+            return rc;
+    }
     if ((r = req_make(kind, mode, call, buf, count, &a, peer, tag, &rc)) == NULL)
         return rc;
     if ((rc = req_start(r)) != MPI_SUCCESS) {
@@ -830,6 +850,10 @@ static int req_init(onic_mpi_req_kind_t kind, const char *call, const void *buf,
     if ((r = req_make(kind, ONIC_MPI_MODE_STANDARD, call, buf, count, &a, peer, tag, &rc)) == NULL)
         return rc;
     r->persistent = 1;
+    if ((rc = req_publish(r, call)) != MPI_SUCCESS) {
+        onic_mpi_req_free(r);
+        return rc;
+    }
     *request = r->handle;
     return MPI_SUCCESS;
 }
