@@ -352,6 +352,12 @@ unsigned onic_mpi_progress(int block);
 /* Start a request (send or receive) whose fields are filled; MPI_SUCCESS or
  * the class reported. A request that completes at once is complete here. */
 int  onic_mpi_p2p_start(onic_mpi_req_t *r);
+/* A blocking standard send of contiguous data without a request: sent
+ * eagerly (MPI_SUCCESS, complete), an error, or ONIC_MPI_NOT_EAGER, when
+ * the caller makes a request and starts it. */
+#define ONIC_MPI_NOT_EAGER (-1)
+int  onic_mpi_p2p_send_now(onic_mpi_comm_t *c, int peer, int tag, const void *data, size_t bytes,
+                           const char *call);
 /* Cancel a receive that has not matched; 1 if it was cancelled. */
 int  onic_mpi_p2p_cancel(onic_mpi_req_t *r);
 /* Look for a matching message without receiving it. */

@@ -46,6 +46,7 @@
  * thousand rendezvous requests from landing in some later call's time. */
 #define P2P_EQ_UNEXP 64u
 #define P2P_WAIT_MS 200 /* a blocked wait looks up again this often */
+#define P2P_START_DRAIN 8 /* starts between two drains: see onic_mpi_p2p_start */
 
 static const ptl_process_id_t p2p_any = {PTL_NID_ANY, PTL_PID_ANY};
 
@@ -404,6 +405,49 @@ static void send_acked(onic_mpi_req_t *r)
     send_exposed_done(r);
 }
 
+/* An eager put of bytes at data, if the message goes eager (standard or
+ * ready mode, within the eager limit, credit left at dest): MPI_SUCCESS
+ * once sent (an eager send is complete then), an MPI error, or
+ * ONIC_MPI_NOT_EAGER for the rendezvous protocols. */
+static int send_eager(onic_mpi_comm_t *c, int coll, int peer, int tag, const void *data,
+                      size_t bytes, const char *call)
+{
+    uint32_t dest = onic_mpi_comm_world_rank(c, peer);
+    unsigned ctx = 2u * (unsigned)c->id + (unsigned)coll;
+    int rc;
+
+    if (bytes > onic_mpi_g.eager_limit ||
+        (bytes > 0 && onic_mpi_g.credits[dest] < p2p_charge(bytes)))
+        return ONIC_MPI_NOT_EAGER;
+    rc = PtlPutRegion(onic_mpi_g.all_md, (ptl_size_t)(uintptr_t)data, bytes, PTL_NOACK_REQ,
+                      p2p_pid(dest), ONIC_MPI_PT_P2P, 0,
+                      onic_mpi_bits(ctx, (unsigned)c->rank, (unsigned)tag), 0,
+                      onic_mpi_hdr(ONIC_MPI_HDR_EAGER, 0, bytes));
+    if (rc == PTL_OK) {
+        if (bytes > 0)
+            onic_mpi_g.credits[dest] -= p2p_charge(bytes);
+        return MPI_SUCCESS;
+    }
+    if (rc != PTL_FAIL || bytes == 0)
+        return onic_mpi_err_ptl(c, call, "put an eager message", rc);
+    /* Refused before anything was sent: more than this transport puts in
+     * one message. This one and larger ones go by rendezvous. */
+    onic_mpi_g.eager_limit = bytes / 2;
+    onic_warn("mpi: Portals refused a %zu-byte put; eager messages are now at most %zu bytes "
+              "(set ONIC_EAGER_LIMIT lower to avoid this)", bytes, onic_mpi_g.eager_limit);
+    return ONIC_MPI_NOT_EAGER;
+}
+
+int onic_mpi_p2p_send_now(onic_mpi_comm_t *c, int peer, int tag, const void *data, size_t bytes,
+                          const char *call)
+{
+    if (++onic_mpi_g.starts_undrained >= P2P_START_DRAIN) {
+        onic_mpi_g.starts_undrained = 0;
+        onic_mpi_progress(0);
+    }
+    return send_eager(c, 0, peer, tag, data, bytes, call);
+}
+
 static int send_start(onic_mpi_req_t *r)
 {
     onic_mpi_comm_t *c = r->comm;
@@ -415,25 +459,12 @@ static int send_start(onic_mpi_req_t *r)
     uint64_t cookie;
     int rc;
 
-    if (r->mode != ONIC_MPI_MODE_SYNC && r->bytes <= onic_mpi_g.eager_limit &&
-        (r->bytes == 0 || onic_mpi_g.credits[dest] >= p2p_charge(r->bytes))) {
-        rc = PtlPutRegion(onic_mpi_g.all_md, (ptl_size_t)(uintptr_t)r->data, r->bytes,
-                          PTL_NOACK_REQ, p2p_pid(dest), ONIC_MPI_PT_P2P, 0, bits, 0,
-                          onic_mpi_hdr(ONIC_MPI_HDR_EAGER, 0, r->bytes));
-        if (rc == PTL_OK) {
-            if (r->bytes > 0)
-                onic_mpi_g.credits[dest] -= p2p_charge(r->bytes);
+    if (r->mode != ONIC_MPI_MODE_SYNC) {
+        rc = send_eager(c, r->coll, r->peer, r->tag, r->data, r->bytes, r->call);
+        if (rc == MPI_SUCCESS)
             send_done(r);
-            return MPI_SUCCESS;
-        }
-        if (rc != PTL_FAIL || r->bytes == 0)
-            return onic_mpi_err_ptl(c, r->call, "put an eager message", rc);
-        /* Refused before anything was sent: more than this transport puts
-         * in one message. This one and larger ones go by rendezvous. */
-        onic_mpi_g.eager_limit = r->bytes / 2;
-        onic_warn("mpi: Portals refused a %zu-byte put; eager messages are now at most %zu "
-                  "bytes (set ONIC_EAGER_LIMIT lower to avoid this)", r->bytes,
-                  onic_mpi_g.eager_limit);
+        if (rc != ONIC_MPI_NOT_EAGER)
+            return rc;
     }
     memset(&md, 0, sizeof(md));
     /* Rendezvous: expose the buffer to dest alone, under a cookie no other
@@ -640,7 +671,6 @@ static int recv_start(onic_mpi_req_t *r)
     return MPI_SUCCESS;
 }
 
-#define P2P_START_DRAIN 8
 
 int onic_mpi_p2p_start(onic_mpi_req_t *r)
 {
