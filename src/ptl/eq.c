@@ -219,8 +219,6 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
         return onic_ptl_remote_eq_poll(eq_handles, size, timeout, event, which);
     if ((rc = onic_ptl_eq_poll_check(eq_handles, size, timeout, event)) != PTL_OK)
         return rc;
-    if (timeout != PTL_TIME_FOREVER)
-        deadline = onic_time_ns() + (uint64_t)timeout * 1000000u;
     for (;;) {
         /* Every handle is checked on every round: a handler may free one. */
         for (i = 0; i < size; i++) {
@@ -233,16 +231,21 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
                 return rc;
             }
         }
-        /* The first round only polls; the clock matters after that, and
-         * not at all without a deadline. */
-        now = polled && deadline != UINT64_MAX ? onic_time_ns() : 0;
+        /* The first round only polls: an event already queued, or brought
+         * by that poll, costs no clock read. The timeout counts from the
+         * end of that poll. */
+        if (polled && timeout == 0)
+            return PTL_EQ_EMPTY;
+        now = polled && timeout != PTL_TIME_FOREVER ? onic_time_ns() : 0;
+        if (polled && deadline == UINT64_MAX && timeout != PTL_TIME_FOREVER)
+            deadline = now + (uint64_t)timeout * 1000000u;
         if (polled && now >= deadline)
             return PTL_EQ_EMPTY;
         /* Sleeps in the transport when nothing comes (onic_xport_wait). */
         onic_ptl_ni_progress(ni, !polled ? 0 : deadline == UINT64_MAX ? UINT64_MAX
                                                                         : deadline - now);
         polled = 1;
-        if (ni->in_progress && deadline == UINT64_MAX) {
+        if (ni->in_progress && timeout == PTL_TIME_FOREVER) {
             onic_error("ptl: PtlEQWait from inside an event handler would wait for ever");
             return PTL_FAIL;
         }
