@@ -840,13 +840,17 @@ static unsigned ofi_rx(ofi_state_t *s, const onic_xport_params_t *p, ofi_ctx_t *
             goto err_bad_peer;
         }
         pr->credits += w.credits;
-        return 0;
+        break;
     case ONIC_SEQWIN_NEXT:
+        pr->credits += w.credits;
+        ofi_deliver(s, p, src, c, len);
+        delivered = 1;
         break;
     }
-    pr->credits += w.credits;
-    ofi_deliver(s, p, src, c, len);
-    delivered = 1;
+    /* Then whatever this one held up. Also after a hold: inside the
+     * callback of the message before (a poll nested in it), the next one
+     * may be held already, and only this loop hands it up -- behind that
+     * message, so in order -- and gives its credit back. */
     while (!pr->malformed && (c = onic_seqwin_take(&pr->rx_win)) != NULL) {
         ofi_deliver(s, p, src, c, c->len);
         delivered++;
@@ -909,7 +913,10 @@ static void ofi_cq_error(ofi_state_t *s)
                    (size_t)OFI_BUF_SIZE, OFI_SRC(w));
         (void)ofi_post_rx(s, c);
     } else if (err.err != FI_ECANCELED) {
-        onic_error("ofi: a receive failed: %s", fi_strerror(err.err));
+        /* Its number is lost with it: its sender's later messages wait
+         * for it, and that sender's sends end in ONIC_OFI_SEND_TIMEOUT. */
+        onic_error("ofi: a receive failed: %s; messages from its sender may stop here",
+                   fi_strerror(err.err));
         (void)ofi_post_rx(s, c);
     }
 }
