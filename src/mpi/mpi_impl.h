@@ -161,8 +161,9 @@ typedef struct onic_mpi_req {
     ptl_handle_me_t     me;         /* posted receive / exposed rendezvous buffer */
     ptl_handle_md_t     md;         /* rendezvous: the get MD of a receive */
     /* Rendezvous put whole (send side): its SEND_END not yet seen, and the
-     * pull that reached the end of the buffer, if one came first. */
+     * pull that finished, if one came first. */
     int                 sv_put_open, sv_pulled;
+    uint64_t            sv_got;  /* bytes its gets have taken so far */
     /* Rendezvous pull (receive side). */
     uint32_t            rv_peer;    /* world rank of the sender */
     uint64_t            rv_cookie;

@@ -26,9 +26,9 @@
  *   rendezvous request (small without credit, small synchronous, or a
  *       transport that refuses a long put): the same exposure and a
  *       zero-byte put carrying cookie and length; once it matches, the
- *       receiver pulls with gets and the sender completes on the GET_END
- *       of the get that reaches the end of its buffer (a cut-short pull
- *       ends with a zero-byte get at that offset).
+ *       receiver pulls with gets and the sender completes once the gets
+ *       have taken every byte (a cut-short pull ends, after the others,
+ *       with a zero-byte get at the end of the buffer).
  *
  * Progress happens inside MPI calls: onic_mpi_progress drains the one event
  * queue; blocking calls wait in PtlEQPoll, which sleeps in the transport. */
@@ -372,13 +372,17 @@ static void send_exposed_done(onic_mpi_req_t *r)
     send_done(r);
 }
 
-/* GET_END on an exposed buffer: done when the get reaches its end -- and,
- * for a whole put kept without its data, once that put's SEND_END is in
- * too (its DONE left the receiver before any get; this only guards the
- * order of the two on the way in). */
+/* GET_END on an exposed buffer: done when the gets have taken every byte,
+ * or at the zero-byte get at its end that closes a cut-short pull (sent
+ * once the others are over) -- and, for a whole put kept without its
+ * data, once that put's SEND_END is in too (its DONE left the receiver
+ * before any get; this only guards the order of the two on the way in).
+ * Not at the get that reaches the end: with several in flight, a provider
+ * may finish that one before the others. */
 static void send_pulled(onic_mpi_req_t *r, const ptl_event_t *ev)
 {
-    if (ev->offset + ev->mlength != r->bytes)
+    r->sv_got += ev->mlength;
+    if (r->sv_got != r->bytes && !(ev->mlength == 0 && ev->offset == r->bytes))
         return;
     if (r->sv_put_open) {
         r->sv_pulled = 1;
@@ -483,6 +487,7 @@ static int send_start(onic_mpi_req_t *r)
     if ((rc = PtlMDAttach(r->me, md, PTL_UNLINK, &mdh)) != PTL_OK)
         goto err_unlink_me;
     r->sv_put_open = r->sv_pulled = 0;
+    r->sv_got = 0;
     if (r->bytes > onic_mpi_g.eager_limit && !onic_mpi_g.whole_off) {
         /* The whole message, from the exposed MD itself, so its SEND_END
          * and ACK come to this request: a posted receive takes the data
