@@ -95,8 +95,8 @@ static const onic_config_var_t config_vars[] = {
      ONIC_CONFIG_UINT, 1, 65536, NULL, CFG_FIELD(eager_credits)},
     {"ONIC_ONLOAD", "0", "1: the job runs with an onload engine (onicrun --onload sets it): "
      "onicrun starts onic-engine on its own core before the processes and stops it after "
-     "them. The engine does not serve Portals calls yet, so PtlNIInit (and MPI_Init) refuse "
-     "to open an interface with it",
+     "them, and the engine keeps every process's Portals interface, matching and moving "
+     "data while the processes compute (one node only)",
      ONIC_CONFIG_UINT, 0, 1, NULL, CFG_FIELD(onload)},
     {"ONIC_ONLOAD_CORE", "last", "the core (hwloc's logical index) onicrun pins the onload "
      "engine to, or last; with --bind core the processes use the other cores (and the "
