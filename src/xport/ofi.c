@@ -126,6 +126,7 @@ typedef struct ofi_peer {
     uint32_t  window;      /* RMA operations in flight with it */
     uint16_t  tx_seq;      /* the number of our next message to it */
     onic_seqwin_t rx_win;  /* its messages that completed before their turn */
+    uint8_t   release_due; /* some are due now, left for the next poll's budget */
     uint64_t  stalled_ns;  /* when a send first found no credit; 0: not waiting */
     uint64_t  secret;      /* its key secret, from the store with its address */
 } ofi_peer_t;
@@ -166,6 +167,7 @@ typedef struct ofi_state {
     ofi_mr_t          *mrs;
     size_t             nmrs, mrs_cap;
     uint32_t           credit_pending;  /* peers with credit_due set */
+    uint32_t           release_pending; /* peers with release_due set */
     /* Completions read but not yet handled, oldest first: a callback's send
      * may poll again, and the nested poll must take the next one, not read
      * past it. */
@@ -774,18 +776,46 @@ static void ofi_drop_held(ofi_state_t *s, ofi_peer_t *pr)
     ofi_ctx_t *c;
 
     while (pr->rx_win.nheld > 0) {
-        onic_seqwin_advance(&pr->rx_win);
         if ((c = onic_seqwin_take(&pr->rx_win)) != NULL) {
             s->drops++;
             (void)ofi_post_rx(s, c);
         }
+        onic_seqwin_advance(&pr->rx_win);
+    }
+    if (pr->release_due) {
+        pr->release_due = 0;
+        s->release_pending--;
     }
 }
 
+/* Hand up src's held messages whose turn has come, up to room of them; the
+ * rest wait for the next poll, so a poll never hands up more than its
+ * budget (which bounds what the layer above must queue). */
+static unsigned ofi_release(ofi_state_t *s, const onic_xport_params_t *p, uint32_t src,
+                            unsigned room)
+{
+    ofi_peer_t *pr = &s->peers[src];
+    unsigned n = 0;
+    ofi_ctx_t *c;
+
+    while (n < room && !pr->malformed && (c = onic_seqwin_take(&pr->rx_win)) != NULL) {
+        ofi_deliver(s, p, src, c, c->len);
+        n++;
+    }
+    if (!pr->malformed && onic_seqwin_ready(&pr->rx_win) != pr->release_due) {
+        pr->release_due = !pr->release_due;
+        if (pr->release_due)
+            s->release_pending++;
+        else
+            s->release_pending--;
+    }
+    return n;
+}
+
 /* A message in receive buffer c: check it, hand it up (with those it held
- * up) or hold it for its turn. Returns how many went up. */
+ * up, within room) or hold it for its turn. Returns how many went up. */
 static unsigned ofi_rx(ofi_state_t *s, const onic_xport_params_t *p, ofi_ctx_t *c, size_t len,
-                       fi_addr_t from)
+                       fi_addr_t from, unsigned room)
 {
     ofi_wire_t w;
     ofi_peer_t *pr = NULL;
@@ -849,13 +879,9 @@ static unsigned ofi_rx(ofi_state_t *s, const onic_xport_params_t *p, ofi_ctx_t *
     }
     /* Then whatever this one held up. Also after a hold: inside the
      * callback of the message before (a poll nested in it), the next one
-     * may be held already, and only this loop hands it up -- behind that
+     * may be held already, and only this hands it up -- behind that
      * message, so in order -- and gives its credit back. */
-    while (!pr->malformed && (c = onic_seqwin_take(&pr->rx_win)) != NULL) {
-        ofi_deliver(s, p, src, c, c->len);
-        delivered++;
-    }
-    return delivered;
+    return delivered + ofi_release(s, p, src, room > delivered ? room - delivered : 0);
 
 err_bad_peer:
     onic_error("ofi: dropped a message of %zu bytes from rank %u %s; dropping all its "
@@ -931,6 +957,9 @@ static unsigned ofi_poll(void *state, const onic_xport_params_t *p, unsigned max
         for (uint32_t r = 0; r < s->size && s->credit_pending > 0; r++)
             if (s->peers[r].credit_due)
                 ofi_credit_send(s, r);
+    for (uint32_t r = 0; r < s->size && s->release_pending > 0 && n < max; r++)
+        if (s->peers[r].release_due)
+            n += ofi_release(s, p, r, max - n);
     while (n < max) {
         struct fi_cq_msg_entry e;
         fi_addr_t from;
@@ -962,7 +991,7 @@ static unsigned ofi_poll(void *state, const onic_xport_params_t *p, unsigned max
             continue;
         switch (c->type) {
         case OFI_CTX_RX:
-            n += ofi_rx(s, p, c, e.len, from);
+            n += ofi_rx(s, p, c, e.len, from, max - n);
             break;
         case OFI_CTX_TX:
             c->next = s->tx_free;
@@ -1084,7 +1113,7 @@ static void ofi_sleep(void *state, uint64_t timeout_ns)
     struct pollfd pfd = {s->wait_fd, POLLIN, 0};
     int ms = (int)((timeout_ns + 999999) / 1000000);
 
-    if (s->cq_head != s->cq_tail)
+    if (s->cq_head != s->cq_tail || s->release_pending > 0)
         return;
     if (s->wait_fd < 0) {
         struct timespec ts = {0, timeout_ns < 50000 ? (long)timeout_ns : 50000};

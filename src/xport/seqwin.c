@@ -17,11 +17,11 @@ onic_seqwin_verdict_t onic_seqwin_check(const onic_seqwin_t *w, uint16_t seq)
 {
     uint16_t ahead = (uint16_t)(seq - w->next);
 
-    if (ahead == 0)
-        return ONIC_SEQWIN_NEXT;
+    /* Held already, even as the next (its turn came but a poll's budget
+     * left it for the next poll): a duplicate. */
     if (ahead >= w->size || (w->held != NULL && w->held[seq & w->mask] != NULL))
         return ONIC_SEQWIN_BAD;
-    return ONIC_SEQWIN_HOLD;
+    return ahead == 0 ? ONIC_SEQWIN_NEXT : ONIC_SEQWIN_HOLD;
 }
 
 onic_status_t onic_seqwin_hold(onic_seqwin_t *w, uint16_t seq, void *item)

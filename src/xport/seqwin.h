@@ -10,6 +10,7 @@
 
 #include "onic/status.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define ONIC_SEQWIN_MAX 32768u /* numbers are 16 bits: half the space at most */
@@ -36,6 +37,11 @@ onic_seqwin_verdict_t onic_seqwin_check(const onic_seqwin_t *w, uint16_t seq);
 onic_status_t         onic_seqwin_hold(onic_seqwin_t *w, uint16_t seq, void *item);
 /* The next message was handed up. */
 static inline void    onic_seqwin_advance(onic_seqwin_t *w) { w->next++; }
+/* Whether the item that is now next is held. */
+static inline int     onic_seqwin_ready(const onic_seqwin_t *w)
+{
+    return w->nheld > 0 && w->held[w->next & w->mask] != NULL;
+}
 /* The held item that is now next, removed (the caller hands it up, then
  * advances), or NULL. */
 void                 *onic_seqwin_take(onic_seqwin_t *w);
