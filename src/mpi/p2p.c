@@ -409,6 +409,20 @@ static void send_acked(onic_mpi_req_t *r)
     send_exposed_done(r);
 }
 
+/* Drain what earlier calls' polls recorded, so a long run of sends or
+ * receives without a wait never lets the event queue overflow -- but
+ * only every few starts: draining polls, and a poll between posting
+ * receives turns messages that would have found their receive into
+ * unexpected ones, which cost several times more. P2P_START_DRAIN
+ * polls' worth of events fit the queue (see its size in init). */
+static void p2p_start_drain(void)
+{
+    if (++onic_mpi_g.starts_undrained >= P2P_START_DRAIN) {
+        onic_mpi_g.starts_undrained = 0;
+        onic_mpi_progress(0);
+    }
+}
+
 /* An eager put of bytes at data, if the message goes eager (standard or
  * ready mode, within the eager limit, credit left at dest): MPI_SUCCESS
  * once sent (an eager send is complete then), an MPI error, or
@@ -445,10 +459,7 @@ static int send_eager(onic_mpi_comm_t *c, int coll, int peer, int tag, const voi
 int onic_mpi_p2p_send_now(onic_mpi_comm_t *c, int peer, int tag, const void *data, size_t bytes,
                           const char *call)
 {
-    if (++onic_mpi_g.starts_undrained >= P2P_START_DRAIN) {
-        onic_mpi_g.starts_undrained = 0;
-        onic_mpi_progress(0);
-    }
+    p2p_start_drain();
     return send_eager(c, 0, peer, tag, data, bytes, call);
 }
 
@@ -676,19 +687,9 @@ static int recv_start(onic_mpi_req_t *r)
     return MPI_SUCCESS;
 }
 
-
 int onic_mpi_p2p_start(onic_mpi_req_t *r)
 {
-    /* Drain what earlier calls' polls recorded, so a long run of sends or
-     * receives without a wait never lets the event queue overflow -- but
-     * only every few starts: draining polls, and a poll between posting
-     * receives turns messages that would have found their receive into
-     * unexpected ones, which cost several times more. P2P_START_DRAIN
-     * polls' worth of events fit the queue (see its size in init). */
-    if (++onic_mpi_g.starts_undrained >= P2P_START_DRAIN) {
-        onic_mpi_g.starts_undrained = 0;
-        onic_mpi_progress(0);
-    }
+    p2p_start_drain();
     r->me = PTL_INVALID_HANDLE;
     r->md = PTL_INVALID_HANDLE;
     return r->kind == ONIC_MPI_REQ_SEND ? send_start(r) : recv_start(r);
