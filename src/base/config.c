@@ -58,6 +58,11 @@ static const onic_config_var_t config_vars[] = {
      "which is then treated as unreachable; raise it if a receiver computes longer than this "
      "without calling onic while others send to it; 0: wait forever",
      ONIC_CONFIG_UINT, 0, 0x7fffffff, NULL, CFG_FIELD(ofi_send_timeout)},
+    {"ONIC_OFI_BUNDLE", "1", "ofi: 1: inside a bundle (PtlStartBundle to PtlEndBundle; MPI "
+     "opens one for its non-blocking sends), messages to a peer that already had one since "
+     "the last poll travel together, up to one receive buffer per libfabric message, sent "
+     "at the next poll, RMA or bundle end; 0: every message is one libfabric message",
+     ONIC_CONFIG_UINT, 0, 1, NULL, CFG_FIELD(ofi_bundle)},
     {"ONIC_OFI_WAIT", "auto", "ofi: how a wait that has spun and yielded sleeps: fd (on the "
      "completion queue's descriptor, woken at once, but the provider then signals every "
      "completion: about 2 us more per message with tcp), poll (naps of up to 50 us between "

@@ -75,6 +75,7 @@ typedef struct onic_config {
     unsigned    ofi_send_timeout; /* ONIC_OFI_SEND_TIMEOUT, seconds; 0: none */
     char        ofi_provider[ONIC_CONFIG_STRING_MAX + 1]; /* ONIC_OFI_PROVIDER, "" for any */
     unsigned    ofi_wait;       /* ONIC_OFI_WAIT: onic_config_ofi_wait_t */
+    unsigned    ofi_bundle;     /* ONIC_OFI_BUNDLE: 1 messages may travel together */
     unsigned    onload;         /* ONIC_ONLOAD: 0 inline, 1 the onload engine */
     unsigned    onload_core;    /* ONIC_ONLOAD_CORE: a core, or ONIC_CONFIG_LAST */
     unsigned    onload_cmd_recs;   /* ONIC_ONLOAD_CMD_RECS */

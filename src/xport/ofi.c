@@ -5,6 +5,15 @@
  *
  * Messages: one libfabric send each, an 8-byte header (sender, user header
  * length, kind, credits returned, number), the user header, the payload.
+ * Bundles: inside a bundle the layer above opened (ONIC_OFI_BUNDLE), a
+ * message to a peer that already had one since the last poll is held in a
+ * send buffer of that peer's, and the ones after it join it, each behind a
+ * record header, until the buffer is full or the next poll, RMA with the
+ * peer or end of the bundle sends them as one libfabric message: one system
+ * call and one completion at each end for many messages. The first message
+ * to each peer leaves at once, so a lone send waits for nothing. A bundle
+ * takes one credit and one number, and is handed up record by record within
+ * the poll's budget.
  * Messages to one peer are delivered in order (FI_ORDER_SAS is required)
  * but providers may complete them in another (tcp's rxm promises no
  * completion order), so each is numbered per sender and receiver and one
@@ -77,11 +86,11 @@
 #define OFI_RMA_WINDOW  16   /* ... with one peer */
 #define OFI_CQ_BATCH    32
 
-enum { OFI_KIND_USER = 0, OFI_KIND_CREDIT = 1 };
+enum { OFI_KIND_USER = 0, OFI_KIND_CREDIT = 1, OFI_KIND_BUNDLE = 2 };
 
 /* 8 bytes, so that an 8-byte MPI message still fits tcp's 64-byte inject. */
 typedef struct ofi_wire {
-    uint32_t who;       /* the sender's rank (bits 0-23), user header length (24-29), kind (30) */
+    uint32_t who;       /* the sender's rank (bits 0-23), user header length (24-29), kind (30-31) */
     uint16_t credits;   /* credits the sender gives back */
     uint16_t seq;       /* user messages: this one's number from sender to receiver */
 } ofi_wire_t;
@@ -95,6 +104,17 @@ typedef struct ofi_wire {
 #define OFI_KIND(_w)    ((_w).who >> 30)
 
 static_assert(sizeof(ofi_wire_t) == 8, "the ofi header is 8 bytes");
+
+/* In a bundle, before each message's user header and payload; each record
+ * starts 8-byte aligned. */
+typedef struct ofi_rec {
+    uint16_t len;       /* payload bytes */
+    uint8_t  ulen;      /* user header bytes */
+    uint8_t  zero[5];
+} ofi_rec_t;
+
+static_assert(sizeof(ofi_rec_t) == 8, "a bundle record's header is 8 bytes");
+#define OFI_ALIGN8(_n) (((size_t)(_n) + 7) & ~(size_t)7)
 static_assert(ONIC_XPORT_USER_HDR < 64, "the user header length fits 6 bits");
 
 #define OFI_MSG_MAX (sizeof(ofi_wire_t) + ONIC_XPORT_USER_HDR + ONIC_XPORT_MAX_PAYLOAD)
@@ -110,7 +130,9 @@ typedef struct ofi_ctx {
     uint8_t            type;
     uint32_t           peer;    /* TX and RMA */
     uint32_t           next;    /* free list */
-    uint32_t           len;     /* RX held for its turn: the message's length */
+    uint32_t           len;     /* RX held or a bundle: the message's length; TX bundle: records */
+    uint32_t           off;     /* RX bundle: its next record; TX bundle: bytes so far */
+    uint32_t           busy;    /* RX bundle: callbacks of its records running */
     void              *user;    /* RMA: the front end's ctx */
     uint8_t           *buf;     /* RX and TX */
 } ofi_ctx_t;
@@ -125,6 +147,9 @@ typedef struct ofi_peer {
     uint32_t  owed;        /* messages of its we consumed and not yet credited */
     uint32_t  window;      /* RMA operations in flight with it */
     uint16_t  tx_seq;      /* the number of our next message to it */
+    uint32_t  stage;       /* the send buffer holding a bundle for it; OFI_NONE: none */
+    uint32_t  sent_epoch;  /* the epoch in which a message to it last left */
+    ofi_ctx_t *cur;        /* its bundle being handed up; NULL: none */
     onic_seqwin_t rx_win;  /* its messages that completed before their turn */
     uint8_t   release_due; /* some are due now, left for the next poll's budget */
     uint64_t  stalled_ns;  /* when a send first found no credit; 0: not waiting */
@@ -167,6 +192,12 @@ typedef struct ofi_state {
     ofi_mr_t          *mrs;
     size_t             nmrs, mrs_cap;
     uint32_t           credit_pending;  /* peers with credit_due set */
+    int                bundle_cfg;  /* ONIC_OFI_BUNDLE */
+    int                bundle_on;   /* the layer above opened a bundle (and bundle_cfg) */
+    uint32_t           epoch;       /* polls and bundle starts so far */
+    uint32_t           staged[OFI_TX_BUFS]; /* peers whose stage holds a bundle */
+    uint32_t           nstaged;
+    uint64_t           bundled;     /* messages that left in a bundle with others */
     uint32_t           release_pending; /* peers with release_due set */
     /* Completions read but not yet handled, oldest first: a callback's send
      * may poll again, and the nested poll must take the next one, not read
@@ -222,6 +253,7 @@ static void ofi_close_fid(void *fid)
 }
 
 static void ofi_credit_send(ofi_state_t *s, uint32_t peer);
+static onic_status_t ofi_flush_all(ofi_state_t *s);
 
 #define OFI_CLOSE_TIMEOUT_NS (5ull * 1000000000ull)
 
@@ -244,6 +276,8 @@ static void ofi_endpoint_drain(ofi_state_t *s)
         struct fi_cq_msg_entry e[OFI_CQ_BATCH];
         unsigned nfree = 0, due = 0;
         ssize_t got;
+        if (s->nstaged > 0)
+            (void)ofi_flush_all(s);
         for (uint32_t i = s->tx_free; i != OFI_NONE && nfree <= OFI_TX_BUFS; i = s->tx[i].next)
             nfree++;
         for (uint32_t r = 0; r < s->size && s->credit_pending > 0; r++) {
@@ -252,7 +286,7 @@ static void ofi_endpoint_drain(ofi_state_t *s)
             ofi_credit_send(s, r);
             due += s->peers[r].credit_due;
         }
-        if ((nfree == OFI_TX_BUFS && due == 0) || onic_time_ns() > deadline)
+        if ((nfree == OFI_TX_BUFS && due == 0 && s->nstaged == 0) || onic_time_ns() > deadline)
             break;
         got = fi_cq_read(s->cq, e, OFI_CQ_BATCH);
         if (got == -FI_EAVAIL) {
@@ -463,6 +497,8 @@ static onic_status_t ofi_endpoint_open(const onic_xport_tparams_t *tp, void **st
     s->size = p->size;
     s->credits = p->cfg->ofi_credits;
     s->send_timeout_ns = (uint64_t)p->cfg->ofi_send_timeout * 1000000000ull;
+    s->bundle_cfg = p->cfg->ofi_bundle != 0;
+    s->epoch = 1; /* a peer's sent_epoch starts at 0: nothing sent yet */
     s->boot = tp->boot;
     s->serve = tp->serve;
     s->notify = tp->notify;
@@ -527,6 +563,7 @@ static onic_status_t ofi_endpoint_open(const onic_xport_tparams_t *tp, void **st
         goto err_close;
     for (uint32_t r = 0; r < s->size; r++) {
         s->peers[r].credits = s->credits;
+        s->peers[r].stage = OFI_NONE;
         onic_seqwin_init(&s->peers[r].rx_win, s->credits);
     }
     for (uint32_t i = 0; i < OFI_TX_BUFS; i++) {
@@ -669,6 +706,94 @@ static onic_status_t ofi_stall(ofi_state_t *s, uint32_t peer, const char *what)
     return ONIC_ERR_IO;
 }
 
+/* The credits we owe peer went out with a message to it. */
+static void ofi_credits_given(ofi_state_t *s, ofi_peer_t *pr)
+{
+    if (pr->credit_due) {
+        pr->credit_due = 0;
+        s->credit_pending--;
+    }
+    pr->owed = 0;
+}
+
+static onic_status_t ofi_send_failed(ofi_state_t *s, uint32_t peer, ssize_t rc)
+{
+    char str[128];
+
+    onic_error("ofi: cannot send to rank %u at %s: %s; is that address reachable from "
+               "here (FI_TCP_IFACE, routes, firewalls)?", peer,
+               ofi_peer_str(s, peer, str, sizeof(str)), fi_strerror((int)-rc));
+    return ONIC_ERR_IO;
+}
+
+/* Send the bundle held for peer as one libfabric message. NO_RESOURCE: not
+ * now, it stays held. */
+static onic_status_t ofi_stage_flush(ofi_state_t *s, uint32_t peer)
+{
+    ofi_peer_t *pr = &s->peers[peer];
+    ofi_ctx_t *c = &s->tx[pr->stage];
+    int inject = c->off <= s->inject_max;
+    ofi_wire_t w;
+    ssize_t rc;
+
+    memcpy(&w, c->buf, sizeof(w));
+    w.credits = (uint16_t)pr->owed;
+    memcpy(c->buf, &w, sizeof(w));
+    rc = inject ? fi_inject(s->ep, c->buf, c->off, pr->addr)
+                : fi_send(s->ep, c->buf, c->off, NULL, pr->addr, c);
+    if (rc == -FI_EAGAIN)
+        return ONIC_ERR_NO_RESOURCE;
+    for (uint32_t i = 0; i < s->nstaged; i++)
+        if (s->staged[i] == peer) {
+            s->staged[i] = s->staged[--s->nstaged];
+            break;
+        }
+    pr->stage = OFI_NONE;
+    c->peer = peer;
+    if (rc != 0 || inject) { /* the buffer is free again */
+        c->next = s->tx_free;
+        s->tx_free = (uint32_t)(c - s->tx);
+    }
+    if (rc != 0) {
+        pr->unreachable = 1;
+        return ofi_send_failed(s, peer, rc);
+    }
+    if (c->len > 1)
+        s->bundled += c->len;
+    pr->sent_epoch = s->epoch;
+    ofi_credits_given(s, pr);
+    return ONIC_OK;
+}
+
+/* Every held bundle; NO_RESOURCE if some must stay held for now. */
+static onic_status_t ofi_flush_all(ofi_state_t *s)
+{
+    onic_status_t status = ONIC_OK;
+
+    for (uint32_t i = s->nstaged; i-- > 0;)
+        if (ofi_stage_flush(s, s->staged[i]) == ONIC_ERR_NO_RESOURCE)
+            status = ONIC_ERR_NO_RESOURCE;
+    return status;
+}
+
+/* Add a message to the bundle in c (the caller checked it fits). */
+static void ofi_stage_add(ofi_ctx_t *c, const void *user_hdr, size_t user_len,
+                          const void *payload, size_t len)
+{
+    ofi_rec_t r = {(uint16_t)len, (uint8_t)user_len, {0}};
+    uint8_t *at = c->buf + c->off;
+    size_t used = sizeof(r) + user_len + len;
+
+    memcpy(at, &r, sizeof(r));
+    if (user_len > 0)
+        memcpy(at + sizeof(r), user_hdr, user_len);
+    if (len > 0)
+        memcpy(at + sizeof(r) + user_len, payload, len);
+    memset(at + used, 0, OFI_ALIGN8(used) - used); /* no stale bytes on the wire */
+    c->off += (uint32_t)OFI_ALIGN8(used);
+    c->len++;
+}
+
 static onic_status_t ofi_send(void *state, uint32_t peer, const void *user_hdr, size_t user_len,
                               const void *payload, size_t len)
 {
@@ -688,8 +813,40 @@ static onic_status_t ofi_send(void *state, uint32_t peer, const void *user_hdr, 
                    "(logged above)", peer);
         return ONIC_ERR_IO;
     }
+    if (pr->stage != OFI_NONE) { /* behind the held ones, with them if it fits */
+        c = &s->tx[pr->stage];
+        if (c->off + OFI_ALIGN8(sizeof(ofi_rec_t) + user_len + len) <= OFI_BUF_SIZE) {
+            ofi_stage_add(c, user_hdr, user_len, payload, len);
+            return ONIC_OK;
+        }
+        switch (ofi_stage_flush(s, peer)) {
+        case ONIC_OK:
+            break;
+        case ONIC_ERR_NO_RESOURCE:
+            return ofi_stall(s, peer, "taken none of our messages");
+        default:
+            return ONIC_ERR_IO;
+        }
+    }
     if (pr->credits == 0)
         return ofi_stall(s, peer, "given no credits back"); /* the front end polls */
+    if (s->bundle_on && pr->sent_epoch == s->epoch && s->tx_free != OFI_NONE) {
+        /* Not its first since the last poll: hold it, for others to join. */
+        c = &s->tx[s->tx_free];
+        s->tx_free = c->next;
+        pr->stage = (uint32_t)(c - s->tx);
+        s->staged[s->nstaged++] = peer;
+        w.who = OFI_WHO(s->rank, 0, OFI_KIND_BUNDLE);
+        w.credits = 0; /* what is owed when it leaves */
+        w.seq = pr->tx_seq++;
+        memcpy(c->buf, &w, sizeof(w));
+        c->off = sizeof(w);
+        c->len = 0;
+        ofi_stage_add(c, user_hdr, user_len, payload, len);
+        pr->credits--;
+        pr->stalled_ns = 0;
+        return ONIC_OK;
+    }
     w.who = OFI_WHO(s->rank, user_len, OFI_KIND_USER);
     w.credits = (uint16_t)pr->owed;
     w.seq = pr->tx_seq;
@@ -711,13 +868,8 @@ static onic_status_t ofi_send(void *state, uint32_t peer, const void *user_hdr, 
                    : fi_send(s->ep, buf, total, NULL, pr->addr, c);
     if (rc == -FI_EAGAIN) /* e.g. tcp still connecting to it */
         return ofi_stall(s, peer, "taken none of our messages");
-    if (rc != 0) {
-        char str[128];
-        onic_error("ofi: cannot send to rank %u at %s: %s; is that address reachable from "
-                   "here (FI_TCP_IFACE, routes, firewalls)?", peer,
-                   ofi_peer_str(s, peer, str, sizeof(str)), fi_strerror((int)-rc));
-        return ONIC_ERR_IO;
-    }
+    if (rc != 0)
+        return ofi_send_failed(s, peer, rc);
     if (c != NULL) {
         s->tx_free = c->next;
         c->peer = peer;
@@ -725,11 +877,8 @@ static onic_status_t ofi_send(void *state, uint32_t peer, const void *user_hdr, 
     pr->stalled_ns = 0;
     pr->tx_seq++;
     pr->credits--;
-    if (pr->credit_due) {
-        pr->credit_due = 0;
-        s->credit_pending--;
-    }
-    pr->owed = 0;
+    pr->sent_epoch = s->epoch;
+    ofi_credits_given(s, pr);
     return ONIC_OK;
 }
 
@@ -740,26 +889,14 @@ static void ofi_rma_free(ofi_state_t *s, ofi_ctx_t *c)
     s->rma_free = (uint32_t)(c - s->rma);
 }
 
-/* Hand up the message in receive buffer c, from peer src, whose turn it is;
- * then post the buffer again. */
-static void ofi_deliver(ofi_state_t *s, const onic_xport_params_t *p, uint32_t src,
-                        ofi_ctx_t *c, size_t len)
+/* Receive buffer c, from src, has been handed up: post it again, then owe
+ * the credit -- only once it is posted: a send from a callback would
+ * otherwise give it back while the buffer is still in use, and the peer's
+ * next message could find no buffer. */
+static void ofi_rx_done(ofi_state_t *s, uint32_t src, ofi_ctx_t *c)
 {
     ofi_peer_t *pr = &s->peers[src];
-    ofi_wire_t w;
-    size_t ulen;
 
-    memcpy(&w, c->buf, sizeof(w));
-    ulen = OFI_ULEN(w);
-    /* Its turn is over before the callback: a poll nested in it takes the
-     * next message as next. */
-    onic_seqwin_advance(&pr->rx_win);
-    /* Post the buffer again only after the callback: it reads from it.
-     * And owe the credit only once it is posted again: a send from the
-     * callback would otherwise give it back while the buffer is still in
-     * use, and the peer's next message could find no buffer. */
-    p->recv_cb(p->cb_arg, src, c->buf + sizeof(w), ulen, c->buf + sizeof(w) + ulen,
-               len - sizeof(w) - ulen);
     (void)ofi_post_rx(s, c);
     pr->owed++;
     if (pr->owed >= s->credits / 2 && !pr->credit_due) {
@@ -770,11 +907,106 @@ static void ofi_deliver(ofi_state_t *s, const onic_xport_params_t *p, uint32_t s
     }
 }
 
+/* Hand up the message in receive buffer c, from peer src, whose turn it is;
+ * then post the buffer again. */
+static void ofi_deliver(ofi_state_t *s, const onic_xport_params_t *p, uint32_t src,
+                        ofi_ctx_t *c, size_t len)
+{
+    ofi_wire_t w;
+    size_t ulen;
+
+    memcpy(&w, c->buf, sizeof(w));
+    ulen = OFI_ULEN(w);
+    /* Its turn is over before the callback: a poll nested in it takes the
+     * next message as next. */
+    onic_seqwin_advance(&s->peers[src].rx_win);
+    /* Post the buffer again only after the callback: it reads from it. */
+    p->recv_cb(p->cb_arg, src, c->buf + sizeof(w), ulen, c->buf + sizeof(w) + ulen,
+               len - sizeof(w) - ulen);
+    ofi_rx_done(s, src, c);
+}
+
+/* Hand up the records of src's bundle being handed up, up to room of them.
+ * A callback may poll: the nested poll hands up the records after its own,
+ * and the buffer goes back once the last is out and no callback of an
+ * earlier one still reads it. */
+static unsigned ofi_bundle_deliver(ofi_state_t *s, const onic_xport_params_t *p, uint32_t src,
+                                   unsigned room)
+{
+    ofi_peer_t *pr = &s->peers[src];
+    unsigned n = 0;
+    ofi_ctx_t *c;
+
+    while (n < room && (c = pr->cur) != NULL) {
+        const uint8_t *at = c->buf + c->off;
+        ofi_rec_t r;
+        memcpy(&r, at, sizeof(r));
+        c->off = (uint32_t)OFI_ALIGN8(c->off + sizeof(r) + r.ulen + r.len);
+        if (c->off >= c->len) { /* the last: the bundle's turn is over, as for one message */
+            pr->cur = NULL;
+            onic_seqwin_advance(&pr->rx_win);
+        }
+        c->busy++;
+        p->recv_cb(p->cb_arg, src, at + sizeof(r), r.ulen, at + sizeof(r) + r.ulen, r.len);
+        n++;
+        if (--c->busy == 0 && c->off >= c->len)
+            ofi_rx_done(s, src, c);
+    }
+    return n;
+}
+
+/* Receive buffer c holds src's message whose turn it is: hand it up, or
+ * start on it if it is a bundle (ofi_bundle_deliver hands it up). */
+static unsigned ofi_hand_up(ofi_state_t *s, const onic_xport_params_t *p, uint32_t src,
+                            ofi_ctx_t *c, size_t len)
+{
+    ofi_wire_t w;
+
+    memcpy(&w, c->buf, sizeof(w));
+    if (OFI_KIND(w) != OFI_KIND_BUNDLE) {
+        ofi_deliver(s, p, src, c, len);
+        return 1;
+    }
+    c->len = (uint32_t)len;
+    c->off = sizeof(w);
+    c->busy = 0;
+    s->peers[src].cur = c;
+    return 0;
+}
+
+/* Whether a bundle of len bytes in buf is records that end where it does. */
+static int ofi_bundle_valid(const uint8_t *buf, size_t len)
+{
+    size_t off = sizeof(ofi_wire_t);
+    unsigned n = 0;
+    ofi_rec_t r;
+
+    while (off < len) {
+        if (len - off < sizeof(r))
+            return 0;
+        memcpy(&r, buf + off, sizeof(r));
+        if (r.ulen > ONIC_XPORT_USER_HDR || r.len > ONIC_XPORT_MAX_PAYLOAD ||
+            sizeof(r) + r.ulen + r.len > len - off)
+            return 0;
+        off = OFI_ALIGN8(off + sizeof(r) + r.ulen + r.len);
+        n++;
+    }
+    return n > 0 && off == len;
+}
+
 /* A malformed peer's early messages will never have their turn. */
 static void ofi_drop_held(ofi_state_t *s, ofi_peer_t *pr)
 {
     ofi_ctx_t *c;
 
+    if ((c = pr->cur) != NULL) { /* the rest of its bundle too */
+        pr->cur = NULL;
+        c->off = c->len;
+        s->drops++;
+        if (c->busy == 0) /* else the callback running on it posts it */
+            (void)ofi_post_rx(s, c);
+        onic_seqwin_advance(&pr->rx_win);
+    }
     while (pr->rx_win.nheld > 0) {
         if ((c = onic_seqwin_take(&pr->rx_win)) != NULL) {
             s->drops++;
@@ -798,11 +1030,16 @@ static unsigned ofi_release(ofi_state_t *s, const onic_xport_params_t *p, uint32
     unsigned n = 0;
     ofi_ctx_t *c;
 
-    while (n < room && !pr->malformed && (c = onic_seqwin_take(&pr->rx_win)) != NULL) {
-        ofi_deliver(s, p, src, c, c->len);
-        n++;
+    while (n < room && !pr->malformed) {
+        if (pr->cur != NULL)
+            n += ofi_bundle_deliver(s, p, src, room - n);
+        else if ((c = onic_seqwin_take(&pr->rx_win)) != NULL)
+            n += ofi_hand_up(s, p, src, c, c->len);
+        else
+            break;
     }
-    if (!pr->malformed && onic_seqwin_ready(&pr->rx_win) != pr->release_due) {
+    if (!pr->malformed &&
+        (pr->cur != NULL || onic_seqwin_ready(&pr->rx_win)) != pr->release_due) {
         pr->release_due = !pr->release_due;
         if (pr->release_due)
             s->release_pending++;
@@ -845,8 +1082,11 @@ static unsigned ofi_rx(ofi_state_t *s, const onic_xport_params_t *p, ofi_ctx_t *
         goto err_drop;
     }
     if (OFI_ULEN(w) > ONIC_XPORT_USER_HDR || sizeof(w) + OFI_ULEN(w) > len ||
-        len - sizeof(w) - OFI_ULEN(w) > ONIC_XPORT_MAX_PAYLOAD || OFI_KIND(w) > OFI_KIND_CREDIT ||
-        (OFI_KIND(w) == OFI_KIND_CREDIT && len != sizeof(w))) {
+        OFI_KIND(w) > OFI_KIND_BUNDLE ||
+        (OFI_KIND(w) == OFI_KIND_USER &&
+         len - sizeof(w) - OFI_ULEN(w) > ONIC_XPORT_MAX_PAYLOAD) ||
+        (OFI_KIND(w) == OFI_KIND_CREDIT && len != sizeof(w)) ||
+        (OFI_KIND(w) == OFI_KIND_BUNDLE && (OFI_ULEN(w) != 0 || !ofi_bundle_valid(c->buf, len)))) {
         why = "with lengths or a kind out of bounds";
         goto err_bad_peer;
     }
@@ -872,9 +1112,12 @@ static unsigned ofi_rx(ofi_state_t *s, const onic_xport_params_t *p, ofi_ctx_t *
         pr->credits += w.credits;
         break;
     case ONIC_SEQWIN_NEXT:
+        if (pr->cur != NULL) { /* that number is the bundle's still being handed up */
+            why = "numbered twice";
+            goto err_bad_peer;
+        }
         pr->credits += w.credits;
-        ofi_deliver(s, p, src, c, len);
-        delivered = 1;
+        delivered = ofi_hand_up(s, p, src, c, len);
         break;
     }
     /* Then whatever this one held up. Also after a hold: inside the
@@ -953,6 +1196,10 @@ static unsigned ofi_poll(void *state, const onic_xport_params_t *p, unsigned max
     unsigned n = 0;
     int drained = 0; /* a read came back short: nothing more until the next poll */
 
+    /* A new epoch: the next message to each peer leaves at once. */
+    s->epoch++;
+    if (s->nstaged > 0)
+        (void)ofi_flush_all(s);
     if (s->credit_pending > 0)
         for (uint32_t r = 0; r < s->size && s->credit_pending > 0; r++)
             if (s->peers[r].credit_due)
@@ -1022,6 +1269,13 @@ static onic_status_t ofi_rma(void *state, uint32_t peer, int write, void *local,
         onic_error("ofi: no RMA with rank %u: it is unreachable since an earlier failure "
                    "(logged above)", peer);
         return ONIC_ERR_IO;
+    }
+    if (pr->stage != OFI_NONE) {
+        /* What we sent it before goes first: a message may announce data
+         * this operation moves. */
+        onic_status_t status = ofi_stage_flush(s, peer);
+        if (status != ONIC_OK)
+            return status;
     }
     if (len > s->info->ep_attr->max_msg_size) {
         onic_error("ofi: an RMA of %zu bytes is over the provider's limit of %zu", len,
@@ -1113,7 +1367,7 @@ static void ofi_sleep(void *state, uint64_t timeout_ns)
     struct pollfd pfd = {s->wait_fd, POLLIN, 0};
     int ms = (int)((timeout_ns + 999999) / 1000000);
 
-    if (s->cq_head != s->cq_tail || s->release_pending > 0)
+    if (s->cq_head != s->cq_tail || s->release_pending > 0 || s->nstaged > 0)
         return;
     if (s->wait_fd < 0) {
         struct timespec ts = {0, timeout_ns < 50000 ? (long)timeout_ns : 50000};
@@ -1122,6 +1376,20 @@ static void ofi_sleep(void *state, uint64_t timeout_ns)
     }
     if (fi_trywait(s->fabric, fids, 1) == FI_SUCCESS)
         (void)poll(&pfd, 1, ms);
+}
+
+static onic_status_t ofi_bundle(void *state, int on)
+{
+    ofi_state_t *s = state;
+
+    s->epoch++; /* the first message to each peer leaves at once */
+    s->bundle_on = on && s->bundle_cfg;
+    return on ? ONIC_OK : ofi_flush_all(s);
+}
+
+static uint64_t ofi_bundled(const void *state)
+{
+    return ((const ofi_state_t *)state)->bundled;
 }
 
 static unsigned ofi_caps(const void *state, uint32_t peer)
@@ -1155,6 +1423,8 @@ const onic_xport_ops_t onic_xport_ofi_ops = {
     .caps        = ofi_caps,
     .mem_reg     = ofi_mem_reg,
     .mem_dereg   = ofi_mem_dereg,
+    .bundle      = ofi_bundle,
+    .bundled     = ofi_bundled,
     .missing     = NULL,
 };
 

@@ -52,6 +52,14 @@ typedef struct onic_xport_ops {
      * undo it. NULL: the mreg table is all it needs. */
     onic_status_t (*mem_reg)(void *state, void *addr, size_t len, const onic_xport_mkey_t *key);
     void          (*mem_dereg)(void *state, const onic_xport_mkey_t *key);
+    /* Optional: on = 1 opens a bundle, in which sends may be held back to
+     * travel together (as one network message); on = 0 ends it, sending
+     * what was held, as does every poll. ONIC_ERR_NO_RESOURCE: some could
+     * not leave yet (the front end polls and calls again). NULL: every send
+     * leaves at once. */
+    onic_status_t (*bundle)(void *state, int on);
+    /* Optional: messages that left inside a network message with others. */
+    uint64_t      (*bundled)(const void *state);
     /* NULL when built; else why not (for onic-info and the error at open). */
     const char   *missing;
 } onic_xport_ops_t;

@@ -434,6 +434,35 @@ onic_status_t onic_xport_send(onic_xport_t *x, uint32_t peer, const void *user_h
     return status;
 }
 
+onic_status_t onic_xport_bundle(onic_xport_t *x, int on)
+{
+    unsigned spins = 0;
+
+    if (x == NULL)
+        return ONIC_ERR_INVALID_PARAM;
+    for (unsigned i = 0; i < x->nopen; i++) {
+        xport_tr_t *t = x->open[i];
+        onic_status_t status;
+        if (t->ops->bundle == NULL)
+            continue;
+        while ((status = t->ops->bundle(t->state, on)) == ONIC_ERR_NO_RESOURCE)
+            xport_progress_deferred(x, &spins);
+        if (status != ONIC_OK)
+            return status;
+    }
+    return ONIC_OK;
+}
+
+uint64_t onic_xport_bundled(const onic_xport_t *x)
+{
+    uint64_t n = 0;
+
+    for (unsigned i = 0; x != NULL && i < x->nopen; i++)
+        if (x->open[i]->ops->bundled != NULL)
+            n += x->open[i]->ops->bundled(x->open[i]->state);
+    return n;
+}
+
 #define XPORT_YIELDS_BEFORE_SLEEP 16
 #define XPORT_POLLS_PER_CLOCK     32
 #define XPORT_SLEEP_MAX_NS        100000000ull /* wake up to re-check now and then */

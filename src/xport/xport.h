@@ -125,6 +125,16 @@ onic_status_t onic_xport_rma_write(onic_xport_t *x, uint32_t peer, const void *l
 unsigned      onic_xport_caps(const onic_xport_t *x, uint32_t peer);
 
 size_t        onic_xport_max_payload(const onic_xport_t *x);
+/* Bundles: on = 1 tells the transports that several sends may follow, which
+ * they may hold back to send together (ofi, with ONIC_OFI_BUNDLE: one network
+ * message for many); every poll sends what is held, and on = 0 sends it and
+ * ends the bundle, waiting for room as send does. Order is kept either way.
+ * A held message waits for the next poll or the bundle's end: open a bundle
+ * only where one of them comes soon. */
+onic_status_t onic_xport_bundle(onic_xport_t *x, int on);
+/* Messages that left together with others in one network message. */
+uint64_t      onic_xport_bundled(const onic_xport_t *x);
+
 /* This process's rank, the job's size (as learnt at open), and an id the
  * same in every process of the job: 1 to 16 lowercase hex digits. */
 uint32_t      onic_xport_rank(const onic_xport_t *x);

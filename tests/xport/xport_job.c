@@ -27,6 +27,13 @@
  *                       then rank 1 sends rank 0 a message, which must still
  *                       arrive: a peer we cannot send to is still heard
  *
+ * With XPORT_JOB_BUNDLE=1, every rank sends inside a bundle
+ * (onic_xport_bundle) from start to end, rank 0 of fanin first lets the
+ * messages pile up for 0.2 s (bundles are then handed up across polls'
+ * budgets), and every rank that sent streams to another (fanin's senders,
+ * echo's rank 1, flood's ranks) must have bundled some: ofi must have sent
+ * messages together, and every check above still holds.
+ *
  * Payload sizes cycle from 0 to 200 bytes (or the endpoint's limit, if
  * lower); with ONIC_SHM_RING_SLOTS=4 the
  * credit path runs on nearly every message. Prints "xport_job: N passed,
@@ -139,6 +146,9 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "fanin";
     uint64_t n = argc > 2 ? strtoull(argv[2], NULL, 10) : 10000;
     unsigned passed = 0, failed = 0;
+    const char *bundle_env = getenv("XPORT_JOB_BUNDLE");
+    int bundle = bundle_env != NULL && strcmp(bundle_env, "1") == 0, streamed = 0;
+    uint64_t bundled;
 
     if (onic_config_read(&cfg) != ONIC_OK ||
         (cfg.jobid[0] == '\0' && strcmp(mode, "reopen") != 0)) {
@@ -173,12 +183,17 @@ int main(int argc, char **argv)
     if (onic_xport_max_payload(x) < max_len)
         max_len = onic_xport_max_payload(x);
     j.x = x;
+    if (bundle && onic_xport_bundle(x, 1) != ONIC_OK)
+        failed++;
 
     if (strcmp(mode, "fanin") == 0) {
         uint64_t expect = j.rank == 0 ? n * (j.size - 1) : 0;
+        streamed = j.rank != 0;
         if (j.rank != 0)
             for (uint64_t s = 0; s < n; s++)
                 failed += !send_stream(x, &j, 0, s);
+        else if (bundle)
+            usleep(200000);
         wait_until(x, &j, expect);
         for (uint32_t r = 1; j.rank == 0 && r < j.size; r++) {
             if (j.next_seq[r] == n)
@@ -187,6 +202,7 @@ int main(int argc, char **argv)
                 failed++;
         }
     } else if (strcmp(mode, "flood") == 0) {
+        streamed = 1;
         for (uint64_t s = 0; s < n; s++)
             for (uint32_t r = 0; r < j.size; r++)
                 failed += !send_stream(x, &j, (j.rank + r) % j.size, s);
@@ -225,6 +241,7 @@ int main(int argc, char **argv)
         }
     } else if (strcmp(mode, "echo") == 0) {
         j.echo = 1;
+        streamed = j.rank == 1;
         if (j.rank == 1) {
             for (uint64_t s = 0; s < n; s++)
                 failed += !send_stream(x, &j, 0, s);
@@ -301,6 +318,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "xport_job: unknown mode %s\n", mode);
         return 2;
     }
+    if (bundle) {
+        if (onic_xport_bundle(x, 0) != ONIC_OK)
+            failed++;
+        if (streamed && onic_xport_bundled(x) == 0) {
+            failed++;
+            fprintf(stderr, "rank %u: no message was bundled with another\n", j.rank);
+        }
+    }
     if (j.bad > 0)
         failed++;
     else
@@ -309,9 +334,11 @@ int main(int argc, char **argv)
         failed++;
     /* Everyone is done receiving before anyone unmaps: a late sender's
      * credits must still come back. */
+    bundled = onic_xport_bundled(x);
     onic_xport_close(x);
-    printf("xport_job rank %u: %u passed, %u failed (%llu messages received)\n", j.rank, passed,
-           failed, (unsigned long long)j.received);
+    printf("xport_job rank %u: %u passed, %u failed (%llu messages received, %llu sent "
+           "bundled)\n", j.rank, passed, failed, (unsigned long long)j.received,
+           (unsigned long long)bundled);
     free(j.next_seq);
     return failed == 0 ? 0 : 1;
 }
