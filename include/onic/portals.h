@@ -227,6 +227,16 @@ int PtlNIHandle(ptl_handle_any_t handle, ptl_handle_ni_t *ni_handle);
 int PtlGetId(ptl_handle_ni_t ni_handle, ptl_process_id_t *id);
 int PtlGetUid(ptl_handle_ni_t ni_handle, ptl_uid_t *uid);
 int PtlGetJid(ptl_handle_ni_t ni_handle, ptl_jid_t *jid);
+/* Bundles (after Portals 4): between PtlStartBundle and PtlEndBundle the
+ * caller expects several operations in a row, and onic may hold messages
+ * back to send them together (ofi with ONIC_OFI_BUNDLE: many in one network
+ * message). What is held leaves at the next call that looks for events
+ * (PtlEQGet, PtlEQWait, PtlEQPoll, PtlNIStatus) or at PtlEndBundle, which
+ * may wait for room as a put does; order between messages is kept either
+ * way. A hint: without a network transport nothing is held. Bundles do not
+ * nest: PtlStartBundle in a bundle keeps it open, one PtlEndBundle ends it. */
+int PtlStartBundle(ptl_handle_ni_t ni_handle);
+int PtlEndBundle(ptl_handle_ni_t ni_handle);
 
 /* --- Match entries ----------------------------------------------------------
  * match_id: nid 0 or PTL_NID_ANY, pid a rank of the job or PTL_PID_ANY (else

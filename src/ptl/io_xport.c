@@ -78,6 +78,12 @@ static onic_status_t ptl_xport_rma(void *arg, uint32_t peer, int write, void *lo
                  : onic_xport_rma_read(px->x, peer, local, &k, 0, len, ctx);
 }
 
+static onic_status_t ptl_xport_bundle(void *arg, int on)
+{
+    ptl_xport_t *px = arg;
+    return onic_xport_bundle(px->x, on);
+}
+
 static void ptl_xport_close(void *arg)
 {
     ptl_xport_t *px = arg;
@@ -92,6 +98,7 @@ static const onic_ptl_io_t ptl_xport_io = {
     .mem_reg = ptl_xport_mem_reg,
     .mem_dereg = ptl_xport_mem_dereg,
     .rma = ptl_xport_rma,
+    .bundle = ptl_xport_bundle,
 };
 
 /* The job id as a ptl_jid_t: its last 8 hex digits; a job of one started

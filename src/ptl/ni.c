@@ -448,6 +448,30 @@ int PtlNIHandle(ptl_handle_any_t handle, ptl_handle_ni_t *ni_handle)
     return PTL_OK;
 }
 
+static int ni_bundle(ptl_handle_ni_t ni_handle, int on)
+{
+    if (onic_ptl_remote_g != NULL)
+        return onic_ptl_remote_ni_bundle(ni_handle, on);
+    onic_ptl_ni_t *ni;
+    int rc = onic_ptl_ni_of(ni_handle, &ni);
+
+    if (rc != PTL_OK)
+        return rc;
+    if (ni->io == NULL || ni->io->bundle == NULL)
+        return PTL_OK; /* nothing is ever held */
+    return onic_ptl_status_to_ptl(ni->io->bundle(ni->io_arg, on));
+}
+
+int PtlStartBundle(ptl_handle_ni_t ni_handle)
+{
+    return ni_bundle(ni_handle, 1);
+}
+
+int PtlEndBundle(ptl_handle_ni_t ni_handle)
+{
+    return ni_bundle(ni_handle, 0);
+}
+
 int PtlGetId(ptl_handle_ni_t ni_handle, ptl_process_id_t *id)
 {
     if (onic_ptl_remote_g != NULL)

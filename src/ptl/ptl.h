@@ -266,6 +266,8 @@ typedef struct onic_ptl_io {
      * completion comes back through onic_ptl_ni_rma_done(ctx). */
     onic_status_t (*rma)(void *arg, uint32_t peer, int write, void *local,
                          const onic_ptl_rkey_t *key, size_t len, void *ctx);
+    /* Optional: open (on = 1) or end a bundle of sends (PtlStartBundle). */
+    onic_status_t (*bundle)(void *arg, int on);
     /* Optional, all four or none: the NI runs in another process than the
      * memory and event queues it serves (the onload engine, which keeps one
      * NI per process). NULL: this process's own, reached directly.
@@ -467,6 +469,7 @@ int  onic_ptl_remote_ni_fini(ptl_handle_ni_t ni_handle);
 int  onic_ptl_remote_ni_status(ptl_handle_ni_t ni_handle, ptl_sr_index_t reg,
                                ptl_sr_value_t *status);
 int  onic_ptl_remote_ni_handle(ptl_handle_any_t handle, ptl_handle_ni_t *ni_handle);
+int  onic_ptl_remote_ni_bundle(ptl_handle_ni_t ni_handle, int on);
 int  onic_ptl_remote_ni_ids(ptl_handle_ni_t ni_handle, ptl_process_id_t *id, ptl_uid_t *uid,
                             ptl_jid_t *jid);
 int  onic_ptl_remote_ac_entry(ptl_handle_ni_t ni_handle, ptl_ac_index_t ac_index,

@@ -469,6 +469,13 @@ int onic_ptl_remote_ni_handle(ptl_handle_any_t handle, ptl_handle_ni_t *ni_handl
     return rc;
 }
 
+/* The engine sends for this process, and bundles as it sees fit. */
+int onic_ptl_remote_ni_bundle(ptl_handle_ni_t ni_handle, int on)
+{
+    (void)on;
+    return ni_handle == onic_ptl_remote_g->ni ? PTL_OK : PTL_NI_INVALID;
+}
+
 int onic_ptl_remote_ni_ids(ptl_handle_ni_t ni_handle, ptl_process_id_t *id, ptl_uid_t *uid,
                            ptl_jid_t *jid)
 {
