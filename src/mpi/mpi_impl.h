@@ -276,6 +276,7 @@ typedef struct onic_mpi_state {
     onic_mpi_htab_t  comms, groups, types, ops, reqs, errhs;
     onic_pool_t      req_pool;  /* a request per operation: no malloc per message */
     unsigned         starts_undrained;  /* operations started since the last drain */
+    int              bundle_open;       /* PtlStartBundle called, no PtlEndBundle since */
     /* MPI_Buffer_attach */
     char            *bbuf;
     size_t           bbuf_size;
@@ -311,10 +312,26 @@ _Noreturn void onic_mpi_die(int code);
 
 /* Argument checks shared by the calls: each returns MPI_SUCCESS or reports.
  * Checks that a call is allowed at all (MPI_Init done, not finalized). */
-#define ONIC_MPI_CHECK_INIT(_call) \
+/* Bundles: a non-blocking start (MPI_Isend, MPI_Irecv, MPI_Start...) opens
+ * one (PtlStartBundle), so that back-to-back sends to a peer may travel
+ * together; any other MPI call ends it on entry (PtlEndBundle), so a held
+ * message waits at most for the application's next MPI call. */
+void onic_mpi_bundle_begin(void);
+void onic_mpi_bundle_end(void);
+
+/* The check of a call that starts operations: the bundle stays open. */
+#define ONIC_MPI_CHECK_INIT_KEEP(_call) \
     do { \
         if (!onic_mpi_g.initialized || onic_mpi_g.finalized) \
             return onic_mpi_err_state(_call); \
+    } while (0)
+
+/* Every other call's: it ends the bundle. */
+#define ONIC_MPI_CHECK_INIT(_call) \
+    do { \
+        ONIC_MPI_CHECK_INIT_KEEP(_call); \
+        if (onic_mpi_g.bundle_open) \
+            onic_mpi_bundle_end(); \
     } while (0)
 
 /* --- comm.c ---------------------------------------------------------------------- */

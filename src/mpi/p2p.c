@@ -415,6 +415,22 @@ static void send_acked(onic_mpi_req_t *r)
  * receives turns messages that would have found their receive into
  * unexpected ones, which cost several times more. P2P_START_DRAIN
  * polls' worth of events fit the queue (see its size in init). */
+void onic_mpi_bundle_begin(void)
+{
+    onic_mpi_g.bundle_open = PtlStartBundle(onic_mpi_g.ni) == PTL_OK;
+}
+
+void onic_mpi_bundle_end(void)
+{
+    int rc;
+
+    onic_mpi_g.bundle_open = 0;
+    /* Fails only where a peer became unreachable, which the transport
+     * reported; sends to it fail from now on. */
+    if ((rc = PtlEndBundle(onic_mpi_g.ni)) != PTL_OK)
+        onic_warn("mpi: ending a bundle of sends: %s", PtlErrorStr(rc));
+}
+
 static void p2p_start_drain(void)
 {
     if (++onic_mpi_g.starts_undrained >= P2P_START_DRAIN) {
@@ -772,8 +788,10 @@ unsigned onic_mpi_progress(int block)
     for (;;) {
         /* Sleeps in the transport until something arrives. */
         rc = PtlEQPoll(eqs, 2, block ? P2P_WAIT_MS : 0, &ev, &which);
-        if (rc == PTL_EQ_EMPTY)
+        if (rc == PTL_EQ_EMPTY) {
+            onic_mpi_g.starts_undrained = 0; /* the transport was polled: a drain */
             return n;
+        }
         n++;
         if (which == 1) {
             if (rc != PTL_OK && rc != PTL_EQ_DROPPED)

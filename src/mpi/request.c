@@ -131,12 +131,14 @@ typedef struct req_args {
     onic_mpi_type_t *type;
 } req_args_t;
 
-static int req_check(const char *call, int is_send, const void *buf, int count,
-                     MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, req_args_t *a)
+/* The arguments of a call that starts an operation: the bundle stays open. */
+static int req_check_start(const char *call, int is_send, const void *buf, int count,
+                           MPI_Datatype datatype, int peer, int tag, MPI_Comm comm,
+                           req_args_t *a)
 {
     int rc;
 
-    ONIC_MPI_CHECK_INIT(call);
+    ONIC_MPI_CHECK_INIT_KEEP(call);
     if ((a->comm = onic_mpi_comm_get(comm, call, &rc)) == NULL)
         return rc;
     if (count < 0)
@@ -160,6 +162,15 @@ static int req_check(const char *call, int is_send, const void *buf, int count,
         return onic_mpi_err(a->comm, MPI_ERR_TAG, call, "tag %d is outside 0 to %d (MPI_TAG_UB)"
                             "%s", tag, ONIC_MPI_TAG_UB, is_send ? "" : " and not MPI_ANY_TAG");
     return MPI_SUCCESS;
+}
+
+/* ... of any other call: it ends the bundle. */
+static int req_check(const char *call, int is_send, const void *buf, int count,
+                     MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, req_args_t *a)
+{
+    if (onic_mpi_g.bundle_open)
+        onic_mpi_bundle_end();
+    return req_check_start(call, is_send, buf, count, datatype, peer, tag, comm, a);
 }
 
 static onic_mpi_req_t *req_make(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, const char *call,
@@ -199,13 +210,16 @@ static int req_immediate(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, const c
 {
     req_args_t a;
     onic_mpi_req_t *r;
-    int rc = req_check(call, kind == ONIC_MPI_REQ_SEND, buf, count, datatype, peer, tag, comm, &a);
+    int rc = req_check_start(call, kind == ONIC_MPI_REQ_SEND, buf, count, datatype, peer, tag,
+                             comm, &a);
 
     if (rc != MPI_SUCCESS)
         return rc;
     if (request == NULL)
         return onic_mpi_err(a.comm, MPI_ERR_ARG, call, "request is NULL; pass where to store "
                             "the request");
+    if (kind == ONIC_MPI_REQ_SEND && !onic_mpi_g.bundle_open)
+        onic_mpi_bundle_begin();
     if ((r = req_make(kind, mode, call, buf, count, &a, peer, tag, &rc)) == NULL)
         return rc;
     if ((rc = req_publish(r, call)) != MPI_SUCCESS || (rc = req_start(r)) != MPI_SUCCESS) {
@@ -885,12 +899,14 @@ static int req_start_one(MPI_Request *request, const char *call)
         return onic_mpi_err(r->comm, MPI_ERR_REQUEST, call, "request %#x is %s; start only an "
                             "inactive persistent request (MPI_Send_init, MPI_Recv_init)",
                             (unsigned)*request, r->persistent ? "already active" : "not persistent");
+    if (r->kind == ONIC_MPI_REQ_SEND && !onic_mpi_g.bundle_open)
+        onic_mpi_bundle_begin();
     return req_start(r);
 }
 
 int MPI_Start(MPI_Request *request)
 {
-    ONIC_MPI_CHECK_INIT("MPI_Start");
+    ONIC_MPI_CHECK_INIT_KEEP("MPI_Start");
     return req_start_one(request, "MPI_Start");
 }
 
@@ -898,7 +914,7 @@ int MPI_Startall(int count, MPI_Request *array_of_requests)
 {
     int rc;
 
-    ONIC_MPI_CHECK_INIT("MPI_Startall");
+    ONIC_MPI_CHECK_INIT_KEEP("MPI_Startall");
     if (count < 0 || (count > 0 && array_of_requests == NULL))
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Startall", "count %d with %s", count,
                             count < 0 ? "a negative count" : "a NULL array");

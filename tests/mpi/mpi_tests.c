@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static int rank, size, failed;
@@ -1348,6 +1349,44 @@ typedef struct test {
     void (*fn)(void);
 } test_t;
 
+/* Non-blocking sends onic held back to send together (ofi's bundles) leave
+ * at the sender's next MPI call: rank 0 starts a burst to rank 1 (after a
+ * barrier, whose progress makes the burst shorter than the every-8-starts
+ * drain), completes it with MPI_Waitall, then makes no MPI call for 2 s;
+ * rank 1 must have the whole burst long before. */
+static void test_held(void)
+{
+    enum { N = 6 };
+    int v[N];
+
+    if (size < 2) {
+        return;
+    }
+    if (rank == 0) {
+        MPI_Request q[N];
+        struct timespec ts = {2, 0};
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int i = 0; i < N; i++) {
+            v[i] = 100 + i;
+            MPI_Isend(&v[i], 1, MPI_INT, 1, 6, MPI_COMM_WORLD, &q[i]);
+        }
+        MPI_Waitall(N, q, MPI_STATUSES_IGNORE);
+        while (nanosleep(&ts, &ts) != 0)
+            ;
+    } else if (rank == 1) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        for (int i = 0; i < N; i++) {
+            MPI_Recv(&v[i], 1, MPI_INT, 0, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            CHECK_EQ(v[i], 100 + i);
+        }
+        CHECK(MPI_Wtime() - t0 < 1.0);
+    } else {
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static const test_t tests[] = {
     {"setup", test_setup},         {"order", test_order},   {"unexpected", test_unexpected},
     {"pinned", test_pinned},
@@ -1358,6 +1397,21 @@ static const test_t tests[] = {
     {"rndv", test_rndv},
 };
 
+/* Not in "all": each takes seconds. */
+static const test_t named_only[] = {
+    {"held", test_held},
+};
+
+static void run_test(const test_t *t)
+{
+    double t0 = MPI_Wtime();
+
+    t->fn();
+    if (rank == 0)
+        printf("%-11s %s (%.2f s)\n", t->name, failed ? "FAILED" : "ok", MPI_Wtime() - t0);
+    fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
     int total = 0, prov;
@@ -1365,16 +1419,14 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &prov);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    for (int a = 1; a < argc; a++)
+    for (int a = 1; a < argc; a++) {
         for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++)
-            if (strcmp(argv[a], "all") == 0 || strcmp(argv[a], tests[t].name) == 0) {
-                double t0 = MPI_Wtime();
-                tests[t].fn();
-                if (rank == 0)
-                    printf("%-11s %s (%.2f s)\n", tests[t].name, failed ? "FAILED" : "ok",
-                           MPI_Wtime() - t0);
-                fflush(stdout);
-            }
+            if (strcmp(argv[a], "all") == 0 || strcmp(argv[a], tests[t].name) == 0)
+                run_test(&tests[t]);
+        for (size_t t = 0; t < sizeof(named_only) / sizeof(named_only[0]); t++)
+            if (strcmp(argv[a], named_only[t].name) == 0)
+                run_test(&named_only[t]);
+    }
     MPI_Allreduce(&failed, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
         printf("%s: %d failed checks over %d processes\n", total ? "FAIL" : "PASS", total, size);
