@@ -119,6 +119,10 @@ static_assert(ONIC_XPORT_USER_HDR < 64, "the user header length fits 6 bits");
 
 #define OFI_MSG_MAX (sizeof(ofi_wire_t) + ONIC_XPORT_USER_HDR + ONIC_XPORT_MAX_PAYLOAD)
 #define OFI_BUF_SIZE ((OFI_MSG_MAX + 63) / 64 * 64)
+/* The largest message must fit an empty bundle too. */
+static_assert(sizeof(ofi_wire_t) + OFI_ALIGN8(sizeof(ofi_rec_t) + ONIC_XPORT_USER_HDR +
+                                              ONIC_XPORT_MAX_PAYLOAD) <= OFI_BUF_SIZE,
+              "a bundle holds the largest message");
 
 /* What a completion's op_context points to: a receive buffer, a send copy
  * or an RMA operation. The fi_context2 comes first for providers that want
@@ -195,6 +199,7 @@ typedef struct ofi_state {
     int                bundle_cfg;  /* ONIC_OFI_BUNDLE */
     int                bundle_on;   /* the layer above opened a bundle (and bundle_cfg) */
     uint32_t           epoch;       /* polls and bundle starts so far */
+    unsigned           in_poll;     /* sends from callbacks inside a poll are not held */
     uint32_t           staged[OFI_TX_BUFS]; /* peers whose stage holds a bundle */
     uint32_t           nstaged;
     uint64_t           bundled;     /* messages that left in a bundle with others */
@@ -686,6 +691,39 @@ static void ofi_credit_send(ofi_state_t *s, uint32_t peer)
  * credits come back, unless the peer is gone (tcp retries connecting to a
  * dead peer forever) or never calls into onic. Past ONIC_OFI_SEND_TIMEOUT
  * of trying, the send fails naming the peer. */
+/* Peer's held bundle leaves the stage without being sent: the buffer is
+ * free again. */
+static void ofi_stage_drop(ofi_state_t *s, uint32_t peer)
+{
+    ofi_peer_t *pr = &s->peers[peer];
+    ofi_ctx_t *c;
+
+    if (pr->stage == OFI_NONE)
+        return;
+    c = &s->tx[pr->stage];
+    for (uint32_t i = 0; i < s->nstaged; i++)
+        if (s->staged[i] == peer) {
+            s->staged[i] = s->staged[--s->nstaged];
+            break;
+        }
+    pr->stage = OFI_NONE;
+    c->next = s->tx_free;
+    s->tx_free = (uint32_t)(c - s->tx);
+}
+
+/* Peer cannot be sent to any more: what is held for it is lost with it. */
+static void ofi_unreachable(ofi_state_t *s, uint32_t peer)
+{
+    ofi_peer_t *pr = &s->peers[peer];
+
+    pr->unreachable = 1;
+    if (pr->stage != OFI_NONE) {
+        onic_error("ofi: %u messages held for rank %u are dropped with it",
+                   s->tx[pr->stage].len, peer);
+        ofi_stage_drop(s, peer);
+    }
+}
+
 static onic_status_t ofi_stall(ofi_state_t *s, uint32_t peer, const char *what)
 {
     ofi_peer_t *pr = &s->peers[peer];
@@ -702,7 +740,7 @@ static onic_status_t ofi_stall(ofi_state_t *s, uint32_t peer, const char *what)
                "hangs, or computes without calling onic; treating it as unreachable", peer,
                ofi_peer_str(s, peer, str, sizeof(str)), what,
                (unsigned long long)(s->send_timeout_ns / 1000000000ull));
-    pr->unreachable = 1;
+    ofi_unreachable(s, peer);
     return ONIC_ERR_IO;
 }
 
@@ -727,12 +765,13 @@ static onic_status_t ofi_send_failed(ofi_state_t *s, uint32_t peer, ssize_t rc)
 }
 
 /* Send the bundle held for peer as one libfabric message. NO_RESOURCE: not
- * now, it stays held. */
+ * now, it stays held -- for ONIC_OFI_SEND_TIMEOUT at most, as a send would. */
 static onic_status_t ofi_stage_flush(ofi_state_t *s, uint32_t peer)
 {
     ofi_peer_t *pr = &s->peers[peer];
     ofi_ctx_t *c = &s->tx[pr->stage];
     int inject = c->off <= s->inject_max;
+    uint32_t n = c->len;
     ofi_wire_t w;
     ssize_t rc;
 
@@ -741,38 +780,45 @@ static onic_status_t ofi_stage_flush(ofi_state_t *s, uint32_t peer)
     memcpy(c->buf, &w, sizeof(w));
     rc = inject ? fi_inject(s->ep, c->buf, c->off, pr->addr)
                 : fi_send(s->ep, c->buf, c->off, NULL, pr->addr, c);
-    if (rc == -FI_EAGAIN)
-        return ONIC_ERR_NO_RESOURCE;
-    for (uint32_t i = 0; i < s->nstaged; i++)
-        if (s->staged[i] == peer) {
-            s->staged[i] = s->staged[--s->nstaged];
-            break;
-        }
-    pr->stage = OFI_NONE;
-    c->peer = peer;
-    if (rc != 0 || inject) { /* the buffer is free again */
-        c->next = s->tx_free;
-        s->tx_free = (uint32_t)(c - s->tx);
-    }
+    if (rc == -FI_EAGAIN) /* e.g. tcp still connecting to it */
+        return ofi_stall(s, peer, "taken none of our messages");
     if (rc != 0) {
-        pr->unreachable = 1;
+        ofi_unreachable(s, peer);
         return ofi_send_failed(s, peer, rc);
     }
-    if (c->len > 1)
-        s->bundled += c->len;
+    /* Sent: the stage is empty, its buffer the provider's (fi_send) or
+     * free again (inject). */
+    c->peer = peer;
+    if (inject)
+        ofi_stage_drop(s, peer);
+    else
+        for (uint32_t i = 0; i < s->nstaged; i++)
+            if (s->staged[i] == peer) {
+                s->staged[i] = s->staged[--s->nstaged];
+                pr->stage = OFI_NONE;
+                break;
+            }
+    if (n > 1)
+        s->bundled += n;
+    pr->stalled_ns = 0;
     pr->sent_epoch = s->epoch;
     ofi_credits_given(s, pr);
     return ONIC_OK;
 }
 
-/* Every held bundle; NO_RESOURCE if some must stay held for now. */
+/* Every held bundle: NO_RESOURCE if some must stay held for now, else
+ * ONIC_ERR_IO if some peer turned out unreachable (its held ones lost). */
 static onic_status_t ofi_flush_all(ofi_state_t *s)
 {
     onic_status_t status = ONIC_OK;
 
-    for (uint32_t i = s->nstaged; i-- > 0;)
-        if (ofi_stage_flush(s, s->staged[i]) == ONIC_ERR_NO_RESOURCE)
-            status = ONIC_ERR_NO_RESOURCE;
+    for (uint32_t i = s->nstaged; i-- > 0;) {
+        onic_status_t st = ofi_stage_flush(s, s->staged[i]);
+        if (st == ONIC_ERR_NO_RESOURCE)
+            status = st;
+        else if (st != ONIC_OK && status == ONIC_OK)
+            status = st;
+    }
     return status;
 }
 
@@ -830,7 +876,8 @@ static onic_status_t ofi_send(void *state, uint32_t peer, const void *user_hdr, 
     }
     if (pr->credits == 0)
         return ofi_stall(s, peer, "given no credits back"); /* the front end polls */
-    if (s->bundle_on && pr->sent_epoch == s->epoch && s->tx_free != OFI_NONE) {
+    if (s->bundle_on && pr->sent_epoch == s->epoch && s->in_poll == 0 &&
+        s->tx_free != OFI_NONE) {
         /* Not its first since the last poll: hold it, for others to join. */
         c = &s->tx[s->tx_free];
         s->tx_free = c->next;
@@ -1165,7 +1212,7 @@ static void ofi_cq_error(ofi_state_t *s)
                    "reachable from here (FI_TCP_IFACE, firewalls)?", c->peer,
                    ofi_peer_str(s, c->peer, str, sizeof(str)), fi_strerror(err.err),
                    fi_cq_strerror(s->cq, err.prov_errno, err.err_data, NULL, 0));
-        s->peers[c->peer].unreachable = 1;
+        ofi_unreachable(s, c->peer);
         c->next = s->tx_free;
         s->tx_free = (uint32_t)(c - s->tx);
     } else if (err.err == FI_ETRUNC) {
@@ -1190,9 +1237,8 @@ static void ofi_cq_error(ofi_state_t *s)
     }
 }
 
-static unsigned ofi_poll(void *state, const onic_xport_params_t *p, unsigned max)
+static unsigned ofi_poll_run(ofi_state_t *s, const onic_xport_params_t *p, unsigned max)
 {
-    ofi_state_t *s = state;
     unsigned n = 0;
     int drained = 0; /* a read came back short: nothing more until the next poll */
 
@@ -1250,6 +1296,19 @@ static unsigned ofi_poll(void *state, const onic_xport_params_t *p, unsigned max
             break;
         }
     }
+    return n;
+}
+
+/* Sends made by callbacks during a poll (the layer above answering what
+ * arrived) leave at once: nothing says another poll comes soon. */
+static unsigned ofi_poll(void *state, const onic_xport_params_t *p, unsigned max)
+{
+    ofi_state_t *s = state;
+    unsigned n;
+
+    s->in_poll++;
+    n = ofi_poll_run(s, p, max);
+    s->in_poll--;
     return n;
 }
 
@@ -1382,7 +1441,8 @@ static onic_status_t ofi_bundle(void *state, int on)
 {
     ofi_state_t *s = state;
 
-    s->epoch++; /* the first message to each peer leaves at once */
+    /* No new epoch: a peer that just had a message, in a bundle or not,
+     * has its next one held (a poll starts the next epoch). */
     s->bundle_on = on && s->bundle_cfg;
     return on ? ONIC_OK : ofi_flush_all(s);
 }

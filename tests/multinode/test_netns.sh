@@ -48,7 +48,7 @@ chmod +x "$tmp/badaddr"
 if [ -n "$ompi" ]; then
     om="$ompi --allow-run-as-root --oversubscribe --bind-to none --mca plm_rsh_agent $tmp/nsrsh
         --mca oob_tcp_if_include onic0 --mca btl_tcp_if_include onic0 -x FI_PROVIDER -x FI_TCP_IFACE"
-    run "mpirun, 2 hosts x 1: mpi_tests all" 0 $om --host 198.18.8.1:1,198.18.8.2:1 -n 2 "$tests" all
+    run "mpirun, 2 hosts x 1: mpi_tests all held" 0 $om --host 198.18.8.1:1,198.18.8.2:1 -n 2 "$tests" all held
     run "mpirun, 2 hosts x 2: mpi_tests all" 0 $om --host 198.18.8.1:2,198.18.8.2:2 -n 4 "$tests" all
     run "mpirun, 2 hosts x 2: a rank on B killed" nonzero $om --host 198.18.8.1:2,198.18.8.2:2 -n 4 \
         "$exitprog" die

@@ -26,6 +26,8 @@
  *                       within 3 s instead of waiting for credits forever;
  *                       then rank 1 sends rank 0 a message, which must still
  *                       arrive: a peer we cannot send to is still heard
+ *                       (in a bundle, the two connect first, so rank 0's
+ *                       messages are bundled until credits run out)
  *
  * With XPORT_JOB_BUNDLE=1, every rank sends inside a bundle
  * (onic_xport_bundle) from start to end, rank 0 of fanin first lets the
@@ -273,12 +275,20 @@ int main(int argc, char **argv)
                 failed++;
         }
     } else if (strcmp(mode, "stall") == 0) {
+        /* In a bundle, connected first: rank 0's messages are then held
+         * (bundled) when rank 1 stops taking them, and must be dropped with
+         * an error when it turns unreachable, not waited for. */
+        uint64_t s0 = 0;
+        if (bundle && j.rank == 0)
+            failed += !send_stream(x, &j, 1, s0++);
+        if (bundle && j.rank == 1)
+            wait_until(x, &j, 1);
         if (j.rank == 0) {
             uint64_t t0 = onic_time_ns(), s;
             onic_status_t st = ONIC_OK;
             double secs;
             fprintf(stderr, "(an error about rank 1 is expected next)\n");
-            for (s = 0; s < n && st == ONIC_OK; s++)
+            for (s = s0; s < n && st == ONIC_OK; s++)
                 st = send_stream(x, &j, 1, s) ? ONIC_OK : ONIC_ERR_IO;
             secs = (double)(onic_time_ns() - t0) / 1e9;
             if (st == ONIC_ERR_IO && secs < 3.0) {
