@@ -215,8 +215,6 @@ double MPI_Wtime(void)
 {
     struct timespec ts;
 
-    if (onic_mpi_g.bundle_open) /* an MPI call like any other: see ONIC_MPI_CHECK_INIT */
-        onic_mpi_bundle_end();
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }

@@ -312,10 +312,12 @@ _Noreturn void onic_mpi_die(int code);
 
 /* Argument checks shared by the calls: each returns MPI_SUCCESS or reports.
  * Checks that a call is allowed at all (MPI_Init done, not finalized). */
-/* Bundles: a non-blocking start (MPI_Isend, MPI_Irecv, MPI_Start...) opens
- * one (PtlStartBundle), so that back-to-back sends to a peer may travel
- * together; any other MPI call ends it on entry (PtlEndBundle), so a held
- * message waits at most for the application's next MPI call. */
+/* Bundles: a non-blocking send start (MPI_Isend, MPI_Start...) opens one
+ * (PtlStartBundle), so that back-to-back sends to a peer may travel
+ * together; any other MPI call but MPI_Irecv and MPI_Wtime ends it on
+ * entry, and so does every progress round (PtlEndBundle), so a held
+ * message waits at most for the application's next MPI call, and what
+ * progress sends (credits, pulls) is never held. */
 void onic_mpi_bundle_begin(void);
 void onic_mpi_bundle_end(void);
 

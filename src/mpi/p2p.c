@@ -409,12 +409,6 @@ static void send_acked(onic_mpi_req_t *r)
     send_exposed_done(r);
 }
 
-/* Drain what earlier calls' polls recorded, so a long run of sends or
- * receives without a wait never lets the event queue overflow -- but
- * only every few starts: draining polls, and a poll between posting
- * receives turns messages that would have found their receive into
- * unexpected ones, which cost several times more. P2P_START_DRAIN
- * polls' worth of events fit the queue (see its size in init). */
 void onic_mpi_bundle_begin(void)
 {
     onic_mpi_g.bundle_open = PtlStartBundle(onic_mpi_g.ni) == PTL_OK;
@@ -431,6 +425,12 @@ void onic_mpi_bundle_end(void)
         onic_warn("mpi: ending a bundle of sends: %s", PtlErrorStr(rc));
 }
 
+/* Drain what earlier calls' polls recorded, so a long run of sends or
+ * receives without a wait never lets the event queue overflow -- but
+ * only every few starts: draining polls, and a poll between posting
+ * receives turns messages that would have found their receive into
+ * unexpected ones, which cost several times more. P2P_START_DRAIN
+ * polls' worth of events fit the queue (see its size in init). */
 static void p2p_start_drain(void)
 {
     if (++onic_mpi_g.starts_undrained >= P2P_START_DRAIN) {
@@ -475,8 +475,11 @@ static int send_eager(onic_mpi_comm_t *c, int coll, int peer, int tag, const voi
 int onic_mpi_p2p_send_now(onic_mpi_comm_t *c, int peer, int tag, const void *data, size_t bytes,
                           const char *call)
 {
-    p2p_start_drain();
-    return send_eager(c, 0, peer, tag, data, bytes, call);
+    int rc = send_eager(c, 0, peer, tag, data, bytes, call);
+
+    if (rc != ONIC_MPI_NOT_EAGER) /* else the request made instead drains */
+        p2p_start_drain();
+    return rc;
 }
 
 static int send_start(onic_mpi_req_t *r)
@@ -705,10 +708,19 @@ static int recv_start(onic_mpi_req_t *r)
 
 int onic_mpi_p2p_start(onic_mpi_req_t *r)
 {
-    p2p_start_drain();
+    int rc;
+
     r->me = PTL_INVALID_HANDLE;
     r->md = PTL_INVALID_HANDLE;
-    return r->kind == ONIC_MPI_REQ_SEND ? send_start(r) : recv_start(r);
+    if (r->kind == ONIC_MPI_REQ_RECV) {
+        p2p_start_drain();
+        return recv_start(r);
+    }
+    /* A send drains after it: the drain's poll then sends it with what
+     * its bundle held (over ofi, one network message). */
+    rc = send_start(r);
+    p2p_start_drain();
+    return rc;
 }
 
 int onic_mpi_p2p_cancel(onic_mpi_req_t *r)
@@ -778,7 +790,7 @@ static void p2p_event(const ptl_event_t *ev)
  * looks at its request before anything more is polled. Unexpected arrivals
  * only say "something came": their events may be dropped when a burst
  * overflows that queue, which is harmless. */
-unsigned onic_mpi_progress(int block)
+static unsigned p2p_progress_rounds(int block)
 {
     ptl_handle_eq_t eqs[2] = {onic_mpi_g.eq, onic_mpi_g.eq_unexp};
     ptl_event_t ev;
@@ -810,6 +822,17 @@ unsigned onic_mpi_progress(int block)
         if (block)
             return n;
     }
+}
+
+unsigned onic_mpi_progress(int block)
+{
+    unsigned n = p2p_progress_rounds(block);
+
+    /* What the events made us send (credits, pulls, answers) must not wait
+     * in a bundle for the application's next call. */
+    if (onic_mpi_g.bundle_open)
+        onic_mpi_bundle_end();
+    return n;
 }
 
 /* --- Setup ------------------------------------------------------------------------------------- */
