@@ -230,12 +230,13 @@ int PtlGetJid(ptl_handle_ni_t ni_handle, ptl_jid_t *jid);
 /* Bundles (after Portals 4): between PtlStartBundle and PtlEndBundle the
  * caller expects several operations in a row, and onic may hold messages
  * back to send them together (ofi with ONIC_OFI_BUNDLE: many in one network
- * message). What is held leaves when onic next polls the network (a
- * PtlEQGet, PtlEQWait or PtlEQPoll that finds its queues empty,
- * PtlNIStatus) or at PtlEndBundle, which may wait for room as a put does;
- * messages sent while a poll runs (answers) are never held, and order
- * between messages is kept either way. A hint: without a network transport nothing is held. Bundles do not
- * nest: PtlStartBundle in a bundle keeps it open, one PtlEndBundle ends it. */
+ * message; the first of a bundle to each process leaves at once). What is
+ * held leaves when onic next polls the network (a PtlEQGet, PtlEQWait or
+ * PtlEQPoll that finds its queues empty, PtlNIStatus) or at PtlEndBundle,
+ * which may wait for room as a put does; answers onic sends while it polls
+ * are never held, and order between messages is kept either way. A hint:
+ * without a network transport nothing is held. Bundles do not nest:
+ * PtlStartBundle in a bundle keeps it open, one PtlEndBundle ends it. */
 int PtlStartBundle(ptl_handle_ni_t ni_handle);
 int PtlEndBundle(ptl_handle_ni_t ni_handle);
 

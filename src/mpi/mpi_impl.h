@@ -315,9 +315,9 @@ _Noreturn void onic_mpi_die(int code);
 /* Bundles: a non-blocking send start (MPI_Isend, MPI_Start...) opens one
  * (PtlStartBundle), so that back-to-back sends to a peer may travel
  * together; any other MPI call but MPI_Irecv and MPI_Wtime ends it on
- * entry, and so does every progress round (PtlEndBundle), so a held
- * message waits at most for the application's next MPI call, and what
- * progress sends (credits, pulls) is never held. */
+ * entry (PtlEndBundle), so a held message waits at most for the
+ * application's next MPI call. What progress sends (credits, pulls) leaves
+ * with the poll that ends every progress call. */
 void onic_mpi_bundle_begin(void);
 void onic_mpi_bundle_end(void);
 

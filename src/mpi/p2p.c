@@ -716,8 +716,8 @@ int onic_mpi_p2p_start(onic_mpi_req_t *r)
         p2p_start_drain();
         return recv_start(r);
     }
-    /* A send drains after it: the drain's poll then sends it with what
-     * its bundle held (over ofi, one network message). */
+    /* A send drains (every few starts) after it: the drain's poll then
+     * sends it with what its bundle held (over ofi, one network message). */
     rc = send_start(r);
     p2p_start_drain();
     return rc;
@@ -790,7 +790,7 @@ static void p2p_event(const ptl_event_t *ev)
  * looks at its request before anything more is polled. Unexpected arrivals
  * only say "something came": their events may be dropped when a burst
  * overflows that queue, which is harmless. */
-static unsigned p2p_progress_rounds(int block)
+unsigned onic_mpi_progress(int block)
 {
     ptl_handle_eq_t eqs[2] = {onic_mpi_g.eq, onic_mpi_g.eq_unexp};
     ptl_event_t ev;
@@ -801,7 +801,9 @@ static unsigned p2p_progress_rounds(int block)
         /* Sleeps in the transport until something arrives. */
         rc = PtlEQPoll(eqs, 2, block ? P2P_WAIT_MS : 0, &ev, &which);
         if (rc == PTL_EQ_EMPTY) {
-            onic_mpi_g.starts_undrained = 0; /* the transport was polled: a drain */
+            /* The transport was polled: a drain, which also sent what the
+             * events' handlers (credits, pulls) put in an open bundle. */
+            onic_mpi_g.starts_undrained = 0;
             return n;
         }
         n++;
@@ -822,17 +824,6 @@ static unsigned p2p_progress_rounds(int block)
         if (block)
             return n;
     }
-}
-
-unsigned onic_mpi_progress(int block)
-{
-    unsigned n = p2p_progress_rounds(block);
-
-    /* What the events made us send (credits, pulls, answers) must not wait
-     * in a bundle for the application's next call. */
-    if (onic_mpi_g.bundle_open)
-        onic_mpi_bundle_end();
-    return n;
 }
 
 /* --- Setup ------------------------------------------------------------------------------------- */

@@ -6,12 +6,13 @@
  * Messages: one libfabric send each, an 8-byte header (sender, user header
  * length, kind, credits returned, number), the user header, the payload.
  * Bundles: inside a bundle the layer above opened (ONIC_OFI_BUNDLE), a
- * message to a peer that already had one since the last poll is held in a
- * send buffer of that peer's, and the ones after it join it, each behind a
+ * message to a peer that already had one in this bundle is held in a send
+ * buffer of that peer's, and the ones after it join it, each behind a
  * record header, until the buffer is full or the next poll, RMA with the
  * peer or end of the bundle sends them as one libfabric message: one system
  * call and one completion at each end for many messages. The first message
- * to each peer leaves at once, so a lone send waits for nothing. A bundle
+ * of a bundle to each peer leaves at once, so a lone send waits for
+ * nothing; sends made while a poll runs are never held. A bundle
  * takes one credit and one number, and is handed up record by record within
  * the poll's budget.
  * Messages to one peer are delivered in order (FI_ORDER_SAS is required)
@@ -152,7 +153,7 @@ typedef struct ofi_peer {
     uint32_t  window;      /* RMA operations in flight with it */
     uint16_t  tx_seq;      /* the number of our next message to it */
     uint32_t  stage;       /* the send buffer holding a bundle for it; OFI_NONE: none */
-    uint32_t  sent_epoch;  /* the epoch in which a message to it last left */
+    uint32_t  sent_bundle; /* the bundle in which a message to it last left or was held */
     ofi_ctx_t *cur;        /* its bundle being handed up; NULL: none */
     onic_seqwin_t rx_win;  /* its messages that completed before their turn */
     uint8_t   release_due; /* some are due now, left for the next poll's budget */
@@ -198,7 +199,7 @@ typedef struct ofi_state {
     uint32_t           credit_pending;  /* peers with credit_due set */
     int                bundle_cfg;  /* ONIC_OFI_BUNDLE */
     int                bundle_on;   /* the layer above opened a bundle (and bundle_cfg) */
-    uint32_t           epoch;       /* polls and bundle starts so far */
+    uint32_t           bundle_id;   /* bundles opened so far */
     unsigned           in_poll;     /* sends from callbacks inside a poll are not held */
     uint32_t           staged[OFI_TX_BUFS]; /* peers whose stage holds a bundle */
     uint32_t           nstaged;
@@ -503,7 +504,7 @@ static onic_status_t ofi_endpoint_open(const onic_xport_tparams_t *tp, void **st
     s->credits = p->cfg->ofi_credits;
     s->send_timeout_ns = (uint64_t)p->cfg->ofi_send_timeout * 1000000000ull;
     s->bundle_cfg = p->cfg->ofi_bundle != 0;
-    s->epoch = 1; /* a peer's sent_epoch starts at 0: nothing sent yet */
+    s->bundle_id = 1; /* a peer's sent_bundle starts at 0: nothing sent yet */
     s->boot = tp->boot;
     s->serve = tp->serve;
     s->notify = tp->notify;
@@ -687,10 +688,6 @@ static void ofi_credit_send(ofi_state_t *s, uint32_t peer)
     }
 }
 
-/* A send that cannot go yet: the front end polls and tries again, and
- * credits come back, unless the peer is gone (tcp retries connecting to a
- * dead peer forever) or never calls into onic. Past ONIC_OFI_SEND_TIMEOUT
- * of trying, the send fails naming the peer. */
 /* Peer's held bundle leaves the stage without being sent: the buffer is
  * free again. */
 static void ofi_stage_drop(ofi_state_t *s, uint32_t peer)
@@ -724,6 +721,10 @@ static void ofi_unreachable(ofi_state_t *s, uint32_t peer)
     }
 }
 
+/* A send that cannot go yet: the front end polls and tries again, and
+ * credits come back, unless the peer is gone (tcp retries connecting to a
+ * dead peer forever) or never calls into onic. Past ONIC_OFI_SEND_TIMEOUT
+ * of trying, the send fails naming the peer. */
 static onic_status_t ofi_stall(ofi_state_t *s, uint32_t peer, const char *what)
 {
     ofi_peer_t *pr = &s->peers[peer];
@@ -801,7 +802,7 @@ static onic_status_t ofi_stage_flush(ofi_state_t *s, uint32_t peer)
     if (n > 1)
         s->bundled += n;
     pr->stalled_ns = 0;
-    pr->sent_epoch = s->epoch;
+    pr->sent_bundle = s->bundle_id;
     ofi_credits_given(s, pr);
     return ONIC_OK;
 }
@@ -865,20 +866,15 @@ static onic_status_t ofi_send(void *state, uint32_t peer, const void *user_hdr, 
             ofi_stage_add(c, user_hdr, user_len, payload, len);
             return ONIC_OK;
         }
-        switch (ofi_stage_flush(s, peer)) {
-        case ONIC_OK:
-            break;
-        case ONIC_ERR_NO_RESOURCE:
-            return ofi_stall(s, peer, "taken none of our messages");
-        default:
-            return ONIC_ERR_IO;
-        }
+        onic_status_t status = ofi_stage_flush(s, peer); /* it stalls, if it must */
+        if (status != ONIC_OK)
+            return status;
     }
     if (pr->credits == 0)
         return ofi_stall(s, peer, "given no credits back"); /* the front end polls */
-    if (s->bundle_on && pr->sent_epoch == s->epoch && s->in_poll == 0 &&
+    if (s->bundle_on && pr->sent_bundle == s->bundle_id && s->in_poll == 0 &&
         s->tx_free != OFI_NONE) {
-        /* Not its first since the last poll: hold it, for others to join. */
+        /* Not its first in this bundle: hold it, for others to join. */
         c = &s->tx[s->tx_free];
         s->tx_free = c->next;
         pr->stage = (uint32_t)(c - s->tx);
@@ -924,7 +920,7 @@ static onic_status_t ofi_send(void *state, uint32_t peer, const void *user_hdr, 
     pr->stalled_ns = 0;
     pr->tx_seq++;
     pr->credits--;
-    pr->sent_epoch = s->epoch;
+    pr->sent_bundle = s->bundle_id;
     ofi_credits_given(s, pr);
     return ONIC_OK;
 }
@@ -1242,8 +1238,6 @@ static unsigned ofi_poll_run(ofi_state_t *s, const onic_xport_params_t *p, unsig
     unsigned n = 0;
     int drained = 0; /* a read came back short: nothing more until the next poll */
 
-    /* A new epoch: the next message to each peer leaves at once. */
-    s->epoch++;
     if (s->nstaged > 0)
         (void)ofi_flush_all(s);
     if (s->credit_pending > 0)
@@ -1441,8 +1435,10 @@ static onic_status_t ofi_bundle(void *state, int on)
 {
     ofi_state_t *s = state;
 
-    /* No new epoch: a peer that just had a message, in a bundle or not,
-     * has its next one held (a poll starts the next epoch). */
+    /* A new bundle (bundles do not nest): its first message to each peer
+     * leaves at once. */
+    if (on && !s->bundle_on)
+        s->bundle_id++;
     s->bundle_on = on && s->bundle_cfg;
     return on ? ONIC_OK : ofi_flush_all(s);
 }

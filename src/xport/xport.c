@@ -349,9 +349,20 @@ static inline xport_tr_t *xport_peer(onic_xport_t *x, uint32_t peer, uint32_t *i
     return t;
 }
 
+/* Callbacks run outside a transport's poll (RMA completions, what a send
+ * drained) may answer into a bundle: a poll of no messages sends what the
+ * transports hold, as every poll does first. */
+static void xport_flush_held(onic_xport_t *x)
+{
+    for (unsigned i = 0; i < x->nopen; i++)
+        if (x->open[i]->ops->bundle != NULL)
+            x->open[i]->ops->poll(x->open[i]->state, &x->open[i]->poll_params, 0);
+}
+
 unsigned onic_xport_poll(onic_xport_t *x)
 {
     unsigned n;
+    int answered = 0; /* callbacks ran outside a transport's poll */
 
     if (x == NULL)
         return 0;
@@ -362,8 +373,11 @@ unsigned onic_xport_poll(onic_xport_t *x)
     if (!onic_xport_msgq_empty(&x->deferred)) {
         n += onic_xport_msgq_drain(&x->deferred, XPORT_POLL_MAX, x->params.recv_cb,
                                    x->params.cb_arg);
-        if (!onic_xport_msgq_empty(&x->deferred))
+        if (!onic_xport_msgq_empty(&x->deferred)) {
+            xport_flush_held(x);
             return n; /* the rest, and what is behind it, next time */
+        }
+        answered = 1;
     }
     if (!onic_xport_msgq_empty(x->self) && n < XPORT_POLL_MAX) /* self's state is its queue */
         n += onic_xport_self_ops.poll(x->self, &x->params, XPORT_POLL_MAX - n);
@@ -378,12 +392,18 @@ unsigned onic_xport_poll(onic_xport_t *x)
          * arrived behind it, goes out now, in order. */
         n += x->net_delivered;
         x->net_delivered = 0;
-        if (!onic_xport_msgq_empty(&x->deferred) && n < XPORT_POLL_MAX)
+        if (!onic_xport_msgq_empty(&x->deferred) && n < XPORT_POLL_MAX) {
             n += onic_xport_msgq_drain(&x->deferred, XPORT_POLL_MAX - n, x->params.recv_cb,
                                        x->params.cb_arg);
+            answered = 1;
+        }
     }
-    if (!onic_xport_notify_empty(&x->notify))
+    if (!onic_xport_notify_empty(&x->notify)) {
         n += onic_xport_notify_drain(&x->notify, x->params.rma_cb, x->params.cb_arg);
+        answered = 1;
+    }
+    if (answered)
+        xport_flush_held(x);
     return n;
 }
 

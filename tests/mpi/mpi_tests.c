@@ -1353,14 +1353,38 @@ typedef struct test {
  * at the sender's next MPI call: rank 0 starts a burst to rank 1 (after a
  * barrier, whose progress makes the burst shorter than the every-8-starts
  * drain), completes it with MPI_Waitall, then makes no MPI call for 2 s;
- * rank 1 must have the whole burst long before. */
+ * rank 1 must have the whole burst long before. And a lone MPI_Isend is
+ * never held: rank 0 sends one, computes 0.5 s, waits, three times; rank 1
+ * must get each about when it was sent, not 0.5 s later. */
 static void test_held(void)
 {
-    enum { N = 6 };
+    enum { N = 6, LONE = 3 };
     int v[N];
 
     if (size < 2) {
         return;
+    }
+    if (rank == 0) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int i = 0; i < LONE; i++) {
+            MPI_Request q;
+            struct timespec ts = {0, 500000000};
+            v[i] = 200 + i;
+            MPI_Isend(&v[i], 1, MPI_INT, 1, 7, MPI_COMM_WORLD, &q);
+            while (nanosleep(&ts, &ts) != 0)
+                ;
+            MPI_Wait(&q, MPI_STATUS_IGNORE);
+        }
+    } else if (rank == 1) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        for (int i = 0; i < LONE; i++) {
+            MPI_Recv(&v[i], 1, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            CHECK_EQ(v[i], 200 + i);
+            CHECK(MPI_Wtime() - t0 < 0.5 * i + 0.3);
+        }
+    } else {
+        MPI_Barrier(MPI_COMM_WORLD);
     }
     if (rank == 0) {
         MPI_Request q[N];
