@@ -216,6 +216,13 @@ typedef struct ofi_state {
 
 #define OFI_NONE UINT32_MAX
 
+/* A send buffer back on the free list. */
+static void ofi_tx_free(ofi_state_t *s, ofi_ctx_t *c)
+{
+    c->next = s->tx_free;
+    s->tx_free = (uint32_t)(c - s->tx);
+}
+
 static uint64_t ofi_mix(uint64_t z)
 {
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -274,8 +281,7 @@ static void ofi_endpoint_drain(ofi_state_t *s)
     for (; s->cq_head != s->cq_tail; s->cq_head++) { /* read, not yet handled */
         ofi_ctx_t *c = s->cqe[s->cq_head].op_context;
         if (c != NULL && c->type == OFI_CTX_TX) {
-            c->next = s->tx_free;
-            s->tx_free = (uint32_t)(c - s->tx);
+            ofi_tx_free(s, c);
         }
     }
     for (;;) {
@@ -301,16 +307,14 @@ static void ofi_endpoint_drain(ofi_state_t *s)
             if (fi_cq_readerr(s->cq, &err, 0) == 1 && err.op_context != NULL &&
                 ((ofi_ctx_t *)err.op_context)->type == OFI_CTX_TX) {
                 ofi_ctx_t *c = err.op_context;
-                c->next = s->tx_free;
-                s->tx_free = (uint32_t)(c - s->tx);
+                ofi_tx_free(s, c);
             }
             continue;
         }
         for (ssize_t i = 0; i < got; i++) {
             ofi_ctx_t *c = e[i].op_context;
             if (c != NULL && c->type == OFI_CTX_TX) {
-                c->next = s->tx_free;
-                s->tx_free = (uint32_t)(c - s->tx);
+                ofi_tx_free(s, c);
             }
         }
     }
@@ -688,8 +692,18 @@ static void ofi_credit_send(ofi_state_t *s, uint32_t peer)
     }
 }
 
-/* Peer's held bundle leaves the stage without being sent: the buffer is
- * free again. */
+/* Peer holds nothing any more (its buffer is the caller's to free or not). */
+static void ofi_stage_unlist(ofi_state_t *s, uint32_t peer)
+{
+    for (uint32_t i = 0; i < s->nstaged; i++)
+        if (s->staged[i] == peer) {
+            s->staged[i] = s->staged[--s->nstaged];
+            break;
+        }
+    s->peers[peer].stage = OFI_NONE;
+}
+
+/* Peer's held bundle leaves the stage without being sent. */
 static void ofi_stage_drop(ofi_state_t *s, uint32_t peer)
 {
     ofi_peer_t *pr = &s->peers[peer];
@@ -698,14 +712,8 @@ static void ofi_stage_drop(ofi_state_t *s, uint32_t peer)
     if (pr->stage == OFI_NONE)
         return;
     c = &s->tx[pr->stage];
-    for (uint32_t i = 0; i < s->nstaged; i++)
-        if (s->staged[i] == peer) {
-            s->staged[i] = s->staged[--s->nstaged];
-            break;
-        }
-    pr->stage = OFI_NONE;
-    c->next = s->tx_free;
-    s->tx_free = (uint32_t)(c - s->tx);
+    ofi_stage_unlist(s, peer);
+    ofi_tx_free(s, c);
 }
 
 /* Peer cannot be sent to any more: what is held for it is lost with it. */
@@ -787,18 +795,12 @@ static onic_status_t ofi_stage_flush(ofi_state_t *s, uint32_t peer)
         ofi_unreachable(s, peer);
         return ofi_send_failed(s, peer, rc);
     }
-    /* Sent: the stage is empty, its buffer the provider's (fi_send) or
-     * free again (inject). */
+    /* Sent: the buffer is the provider's until its completion (fi_send),
+     * or free again (inject). */
     c->peer = peer;
+    ofi_stage_unlist(s, peer);
     if (inject)
-        ofi_stage_drop(s, peer);
-    else
-        for (uint32_t i = 0; i < s->nstaged; i++)
-            if (s->staged[i] == peer) {
-                s->staged[i] = s->staged[--s->nstaged];
-                pr->stage = OFI_NONE;
-                break;
-            }
+        ofi_tx_free(s, c);
     if (n > 1)
         s->bundled += n;
     pr->stalled_ns = 0;
@@ -1209,8 +1211,7 @@ static void ofi_cq_error(ofi_state_t *s)
                    ofi_peer_str(s, c->peer, str, sizeof(str)), fi_strerror(err.err),
                    fi_cq_strerror(s->cq, err.prov_errno, err.err_data, NULL, 0));
         ofi_unreachable(s, c->peer);
-        c->next = s->tx_free;
-        s->tx_free = (uint32_t)(c - s->tx);
+        ofi_tx_free(s, c);
     } else if (err.err == FI_ETRUNC) {
         /* Longer than any message onic sends: not onic's protocol. The
          * error entry does not say who sent it (libfabric 1.17 has no
@@ -1281,8 +1282,7 @@ static unsigned ofi_poll_run(ofi_state_t *s, const onic_xport_params_t *p, unsig
             n += ofi_rx(s, p, c, e.len, from, max - n);
             break;
         case OFI_CTX_TX:
-            c->next = s->tx_free;
-            s->tx_free = (uint32_t)(c - s->tx);
+            ofi_tx_free(s, c);
             break;
         case OFI_CTX_RMA:
             onic_xport_notify_post(s->notify, c->user, ONIC_OK);
