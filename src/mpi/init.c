@@ -214,7 +214,6 @@ int MPI_Get_library_version(char *version, int *resultlen)
 double MPI_Wtime(void)
 {
     struct timespec ts;
-
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }

@@ -318,7 +318,7 @@ _Noreturn void onic_mpi_die(int code);
  * entry (PtlEndBundle), so a held message waits at most for the
  * application's next MPI call. What progress sends (credits, pulls) leaves
  * with the poll that ends every progress call. */
-void onic_mpi_bundle_begin(void);
+void onic_mpi_bundle_begin(void); /* unless one is open */
 void onic_mpi_bundle_end(void);
 
 /* The check of a call that starts operations: the bundle stays open. */

@@ -411,7 +411,8 @@ static void send_acked(onic_mpi_req_t *r)
 
 void onic_mpi_bundle_begin(void)
 {
-    onic_mpi_g.bundle_open = PtlStartBundle(onic_mpi_g.ni) == PTL_OK;
+    if (!onic_mpi_g.bundle_open)
+        onic_mpi_g.bundle_open = PtlStartBundle(onic_mpi_g.ni) == PTL_OK;
 }
 
 void onic_mpi_bundle_end(void)

@@ -218,7 +218,7 @@ static int req_immediate(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, const c
     if (request == NULL)
         return onic_mpi_err(a.comm, MPI_ERR_ARG, call, "request is NULL; pass where to store "
                             "the request");
-    if (kind == ONIC_MPI_REQ_SEND && !onic_mpi_g.bundle_open)
+    if (kind == ONIC_MPI_REQ_SEND)
         onic_mpi_bundle_begin();
     if ((r = req_make(kind, mode, call, buf, count, &a, peer, tag, &rc)) == NULL)
         return rc;
@@ -899,7 +899,7 @@ static int req_start_one(MPI_Request *request, const char *call)
         return onic_mpi_err(r->comm, MPI_ERR_REQUEST, call, "request %#x is %s; start only an "
                             "inactive persistent request (MPI_Send_init, MPI_Recv_init)",
                             (unsigned)*request, r->persistent ? "already active" : "not persistent");
-    if (r->kind == ONIC_MPI_REQ_SEND && !onic_mpi_g.bundle_open)
+    if (r->kind == ONIC_MPI_REQ_SEND)
         onic_mpi_bundle_begin();
     return req_start(r);
 }
