@@ -260,6 +260,14 @@ int PtlMEInsert(ptl_handle_me_t base, ptl_process_id_t match_id, ptl_match_bits_
 /* Unlinks the entry and all its memory descriptors (no UNLINK events);
  * PTL_ME_IN_USE while one of them has an operation under way. */
 int PtlMEUnlink(ptl_handle_me_t me_handle);
+/* onic extension: PtlMEUnlink of an entry that expects no more operations,
+ * without waiting for the outcome where an onload engine runs this process's
+ * Portals (there an unlink is a round trip that wakes the engine; MPI unlinks
+ * a finished send's exposed buffer this way). A handle that is no entry's
+ * is refused at once; a failure found later in the engine (a stale handle,
+ * an entry in use) is logged, and the entry then stays. Inline, it is
+ * PtlMEUnlink. */
+int PtlMEUnlinkAsync(ptl_handle_me_t me_handle);
 
 /* --- Memory descriptors -----------------------------------------------------
  * A ptl_md_t is PTL_MD_ILLEGAL when: start is NULL with a length, length is

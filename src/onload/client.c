@@ -41,6 +41,7 @@ struct onic_onload_client {
     uint64_t              spin_ns;
     int                   gone;     /* the engine was found dead */
     int                   ptl;      /* the engine runs our Portals: see serve_ptl */
+    int                   quiet;    /* this push wakes no sleeping engine */
     client_range_t        regs[ONIC_ONLOAD_REGS];
     client_range_t        pulls[ONIC_ONLOAD_MOVES];
 };
@@ -269,11 +270,28 @@ static onic_status_t client_push_raw(onic_onload_client_t *c, uint32_t kind, con
 {
     onic_status_t status = onic_onload_ring_push(&c->cmd, kind, data, len);
 
-    if (status == ONIC_OK)
+    if (status == ONIC_OK) {
+        if (!c->quiet)
+            client_ring_bell(c);
+    } else if (status == ONIC_ERR_NO_RESOURCE) {
+        /* The engine must make room, even if only quiet commands filled
+         * the ring; and a full ring with a dead engine would never drain. */
         client_ring_bell(c);
-    else if (status == ONIC_ERR_NO_RESOURCE)
-        /* A full ring with a dead engine would never drain. */
         status = onic_onload_client_check(c) == ONIC_OK ? ONIC_ERR_NO_RESOURCE : ONIC_ERR_IO;
+    }
+    return status;
+}
+
+onic_status_t onic_onload_client_push_quiet(onic_onload_client_t *c, uint32_t kind,
+                                            const void *data, size_t len)
+{
+    onic_status_t status;
+
+    if (c == NULL)
+        return ONIC_ERR_INVALID_PARAM;
+    c->quiet = 1;
+    status = onic_onload_client_push(c, kind, data, len);
+    c->quiet = 0;
     return status;
 }
 

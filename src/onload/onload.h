@@ -215,6 +215,13 @@ void onic_onload_client_close(onic_onload_client_t *client);
 onic_status_t onic_onload_client_push(onic_onload_client_t *client, uint32_t kind,
                                       const void *data, size_t len);
 
+/* The same, for a command nothing waits on: a sleeping engine is not woken
+ * for it (a wake-up costs the caller a system call and the engine ~15 us),
+ * and runs it when something else wakes it: any later push, this ring
+ * filling up, or at the latest its heartbeat (0.1 s). */
+onic_status_t onic_onload_client_push_quiet(onic_onload_client_t *client, uint32_t kind,
+                                            const void *data, size_t len);
+
 /* The oldest event, its payload into buf (cap bytes), after doing the
  * copies the engine asks for on the way (FILL, DRAIN). ONIC_ERR_NO_ELEM
  * when there is none. */

@@ -1,11 +1,12 @@
 /* Portals over the onload rings: the records a process whose Portals runs in
  * the engine (src/ptl/remote.c) and the engine (src/onload/serve.c) send
- * each other. One command per Portals call; every call but a put is
- * answered by one ANSWER, in order. Events, the data the target side writes
- * into the process's MDs, and the news that a bound MD is gone come on the
- * event ring in the order the engine made them, so a process applying its
- * records in order has the data in place before the event that reports it.
- * Both sides run the same build (the rings' version is checked at attach). */
+ * each other. One command per Portals call; every call but a put or an
+ * unlink marked "no answer wanted" is answered by one ANSWER, in order.
+ * Events, the data the target side writes into the process's MDs, and the
+ * news that a bound MD is gone come on the event ring in the order the
+ * engine made them, so a process applying its records in order has the data
+ * in place before the event that reports it. Both sides run the same build
+ * (the rings' version is checked at attach). */
 #ifndef ONIC_ONLOAD_PROTO_H
 #define ONIC_ONLOAD_PROTO_H
 
@@ -20,8 +21,9 @@
 #define ONIC_ONLOAD_EVT_EVENT  17 /* onic_onload_event_t: into the process's queue */
 #define ONIC_ONLOAD_EVT_DATA   18 /* uint64_t address, then the bytes to write there */
 #define ONIC_ONLOAD_EVT_MD_GONE 19 /* ptl_handle_md_t: a bound MD was unlinked */
-#define ONIC_ONLOAD_EVT_FAILED 20 /* onic_onload_reply_t: a put the process did not
-                                     wait for failed in the engine */
+#define ONIC_ONLOAD_EVT_FAILED 20 /* onic_onload_reply_t (value: the op): a put or
+                                     unlink the process did not wait for failed in
+                                     the engine */
 
 typedef enum onic_onload_op {
     ONIC_ONLOAD_OP_NI_INIT = 1,
@@ -31,7 +33,7 @@ typedef enum onic_onload_op {
     ONIC_ONLOAD_OP_AC_ENTRY,
     ONIC_ONLOAD_OP_ME_ATTACH,     /* flag: 0 attach, 1 any portal, 2 overflow */
     ONIC_ONLOAD_OP_ME_INSERT,
-    ONIC_ONLOAD_OP_ME_UNLINK,
+    ONIC_ONLOAD_OP_ME_UNLINK,     /* flag: 2 no answer wanted */
     ONIC_ONLOAD_OP_ME_SEARCH,
     ONIC_ONLOAD_OP_MD_ATTACH,
     ONIC_ONLOAD_OP_MD_BIND,

@@ -406,7 +406,8 @@ void onload_serve_call(engine_t *e, engine_proc_t *p, const void *buf, size_t le
             p->ni_ready = 1;
             answer = 0;
         } else {
-            answer = !(c.op == ONIC_ONLOAD_OP_PUT && (c.flag & 2));
+            answer = !((c.op == ONIC_ONLOAD_OP_PUT || c.op == ONIC_ONLOAD_OP_ME_UNLINK) &&
+                       (c.flag & 2));
             onic_ptl_ni_select(p->ni);
             r.rc = serve_dispatch(e, p, &c, (const uint8_t *)buf + sizeof(c), &r);
             onic_ptl_ni_select(NULL);
@@ -416,8 +417,10 @@ void onload_serve_call(engine_t *e, engine_proc_t *p, const void *buf, size_t le
      * process is detached at its next command. */
     if (answer)
         onic_onload_ring_push(&p->evt, ONIC_ONLOAD_EVT_ANSWER, &r, sizeof(r));
-    else if (r.rc != PTL_OK)
+    else if (r.rc != PTL_OK) {
+        r.value = c.op; /* so the process can name the call */
         onic_onload_ring_push(&p->evt, ONIC_ONLOAD_EVT_FAILED, &r, sizeof(r));
+    }
 }
 
 /* --- mail and moves ---------------------------------------------------------- */

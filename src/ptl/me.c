@@ -277,6 +277,13 @@ int PtlMEUnlink(ptl_handle_me_t me_handle)
     return PTL_OK;
 }
 
+int PtlMEUnlinkAsync(ptl_handle_me_t me_handle)
+{
+    if (onic_ptl_remote_g != NULL)
+        return onic_ptl_remote_me_unlink_async(me_handle);
+    return PtlMEUnlink(me_handle);
+}
+
 int PtlMEAttachSearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
                       ptl_process_id_t match_id, ptl_match_bits_t match_bits,
                       ptl_match_bits_t ignore_bits, ptl_unlink_t unlink, ptl_ins_pos_t position,

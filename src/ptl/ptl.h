@@ -485,6 +485,7 @@ int  onic_ptl_remote_me_insert(ptl_handle_me_t base, ptl_process_id_t match_id,
                                ptl_unlink_t unlink, ptl_ins_pos_t position,
                                ptl_handle_me_t *me_handle);
 int  onic_ptl_remote_me_unlink(ptl_handle_me_t me_handle);
+int  onic_ptl_remote_me_unlink_async(ptl_handle_me_t me_handle);
 int  onic_ptl_remote_me_search(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
                                ptl_process_id_t match_id, ptl_match_bits_t match_bits,
                                ptl_match_bits_t ignore_bits, ptl_unlink_t unlink,

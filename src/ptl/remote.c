@@ -170,7 +170,9 @@ static void remote_apply(onic_ptl_remote_t *r, uint32_t kind, const uint8_t *buf
         if (len == sizeof(r->answer)) {
             onic_onload_reply_t f;
             memcpy(&f, buf, sizeof(f));
-            onic_error("ptl: a put failed in the onload engine: %s", PtlErrorStr(f.rc));
+            onic_error("ptl: %s, which did not wait for the onload engine, failed there: %s",
+                       f.value == ONIC_ONLOAD_OP_ME_UNLINK ? "PtlMEUnlinkAsync" : "a put",
+                       PtlErrorStr(f.rc));
             return;
         }
         break;
@@ -239,8 +241,11 @@ static int remote_gone(const char *call)
     return PTL_NAL_FAILED;
 }
 
+#define REMOTE_QUIET 2 /* answer: none, and the engine need not wake for it */
+
 /* Send c (with nbytes of data already after it in r->cmd when c is
- * r->cmd) and, if answer, wait for the answer into *reply. A Portals code. */
+ * r->cmd) and, if answer is 1, wait for the answer into *reply. A Portals
+ * code. */
 static int remote_call(onic_ptl_remote_t *r, onic_onload_call_t *c, size_t nbytes, int answer,
                        onic_onload_reply_t *reply, const char *call)
 {
@@ -254,15 +259,16 @@ static int remote_call(onic_ptl_remote_t *r, onic_onload_call_t *c, size_t nbyte
         memcpy(r->cmd, c, sizeof(*c));
     /* A full ring: take what the engine sends (it holds our commands back
      * only until we make room), then retry. */
-    while ((st = onic_onload_client_push(r->c, ONIC_ONLOAD_CMD_PTL, r->cmd,
-                                         sizeof(*c) + nbytes)) == ONIC_ERR_NO_RESOURCE)
+    while ((st = (answer == REMOTE_QUIET ? onic_onload_client_push_quiet
+                                         : onic_onload_client_push)(
+                r->c, ONIC_ONLOAD_CMD_PTL, r->cmd, sizeof(*c) + nbytes)) == ONIC_ERR_NO_RESOURCE)
         if (remote_wait(r, 1000000u) != ONIC_OK)
             return remote_gone(call);
     if (st != ONIC_OK) {
         r->dead = 1;
         return remote_gone(call);
     }
-    if (!answer)
+    if (answer != 1)
         return PTL_OK;
     r->have_answer = 0;
     while (!r->have_answer)
@@ -574,6 +580,25 @@ int onic_ptl_remote_me_unlink(ptl_handle_me_t me_handle)
 
     remote_call_init(&c, ONIC_ONLOAD_OP_ME_UNLINK, me_handle);
     return remote_call(onic_ptl_remote_g, &c, 0, 1, &reply, "PtlMEUnlink");
+}
+
+/* The kind is checked here, so a wrong handle still fails at once; the
+ * engine reports what it finds later (EVT_FAILED). Quiet: the caller
+ * expects no more operations on the entry, so it may wait until the
+ * engine wakes for something else. */
+int onic_ptl_remote_me_unlink_async(ptl_handle_me_t me_handle)
+{
+    onic_onload_call_t c;
+    onic_onload_reply_t reply;
+
+    if (onic_ptl_handle_kind(me_handle) != ONIC_PTL_KIND_ME) {
+        onic_error("ptl: PtlMEUnlinkAsync: %#llx is no match entry's handle",
+                   (unsigned long long)me_handle);
+        return PTL_ME_INVALID;
+    }
+    remote_call_init(&c, ONIC_ONLOAD_OP_ME_UNLINK, me_handle);
+    c.flag = 2;
+    return remote_call(onic_ptl_remote_g, &c, 0, REMOTE_QUIET, &reply, "PtlMEUnlinkAsync");
 }
 
 int onic_ptl_remote_me_search(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,

@@ -51,6 +51,7 @@ static void all_calls_return(int rc, ptl_handle_ni_t ni, ptl_handle_me_t me, ptl
     CHECK_EQ(PtlMEInsert(me, ANYONE, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &h),
              rc == PTL_NO_INIT ? rc : PTL_ME_INVALID);
     CHECK_EQ(PtlMEUnlink(me), rc == PTL_NO_INIT ? rc : PTL_ME_INVALID);
+    CHECK_EQ(PtlMEUnlinkAsync(me), rc == PTL_NO_INIT ? rc : PTL_ME_INVALID);
     CHECK_EQ(PtlMDAttach(me, d, PTL_RETAIN, &h), rc == PTL_NO_INIT ? rc : PTL_ME_INVALID);
     CHECK_EQ(PtlMDBind(ni, d, PTL_RETAIN, &h), rc == PTL_NO_INIT ? rc : PTL_NI_INVALID);
     CHECK_EQ(PtlMDUnlink(md), rc == PTL_NO_INIT ? rc : PTL_MD_INVALID);
