@@ -361,10 +361,10 @@ static void send_done(onic_mpi_req_t *r)
 }
 
 /* A rendezvous send is over: its exposed buffer goes, and with it the last
- * reference Portals had to r. */
-/* The receiver took what it needed: no more gets will come, so the unlink
- * need not wait (under onload, waiting would wake a sleeping engine inside
- * MPI_Wait, about 15 us of the application's time per send). */
+ * reference Portals had to r. The receiver took what it needed and no more
+ * gets will come, so the unlink need not wait (under onload, waiting would
+ * wake a sleeping engine inside MPI_Wait, about 15 us of the application's
+ * time per send). */
 static void send_exposed_done(onic_mpi_req_t *r)
 {
     int rc;
