@@ -64,6 +64,7 @@ typedef struct onic_config {
     unsigned    shm_ring_slots; /* ONIC_SHM_RING_SLOTS */
     unsigned    shm_rma;        /* ONIC_SHM_RMA: onic_config_shm_rma_t */
     unsigned    shm_cma_min;    /* ONIC_SHM_CMA_MIN */
+    unsigned    shm_assist_min; /* ONIC_SHM_ASSIST_MIN */
     unsigned    shm_bounce_chunk;  /* ONIC_SHM_BOUNCE_CHUNK */
     unsigned    shm_bounce_chunks; /* ONIC_SHM_BOUNCE_CHUNKS */
     unsigned    wait_spin_us;   /* ONIC_WAIT_SPIN_US */

@@ -473,6 +473,16 @@ onic_status_t onic_xport_bundle(onic_xport_t *x, int on)
     return ONIC_OK;
 }
 
+uint64_t onic_xport_assisted(const onic_xport_t *x)
+{
+    uint64_t n = 0;
+
+    for (unsigned i = 0; x != NULL && i < x->nopen; i++)
+        if (x->open[i]->ops->assisted != NULL)
+            n += x->open[i]->ops->assisted(x->open[i]->state);
+    return n;
+}
+
 uint64_t onic_xport_bundled(const onic_xport_t *x)
 {
     uint64_t n = 0;

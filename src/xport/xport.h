@@ -134,6 +134,9 @@ size_t        onic_xport_max_payload(const onic_xport_t *x);
 onic_status_t onic_xport_bundle(onic_xport_t *x, int on);
 /* Messages that left together with others in one network message. */
 uint64_t      onic_xport_bundled(const onic_xport_t *x);
+/* Bytes of this process's RMA reads that the peers owning the memory
+ * copied for it (shm's cooperative reads, ONIC_SHM_ASSIST_MIN). */
+uint64_t      onic_xport_assisted(const onic_xport_t *x);
 
 /* This process's rank, the job's size (as learnt at open), and an id the
  * same in every process of the job: 1 to 16 lowercase hex digits. */

@@ -16,7 +16,14 @@
  * argument "nocma" every rank first forbids itself process_vm_readv/writev
  * (seccomp, as a container's profile may): then even ONIC_SHM_RMA=cma must
  * fall back to the copy and everything must still work. Every rank keeps
- * polling until all are done, since the copy mechanism needs the owner. */
+ * polling until all are done, since the copy mechanism needs the owner.
+ *
+ * "assist" (2 ranks, cma): rank 0 alone reads and writes rank 1's memory,
+ * 256 KiB to 64 MiB, while rank 1 only waits: rank 1 must have copied part
+ * of it (onic_xport_assisted at rank 0), and every byte must be right.
+ * "assist_refused": rank 1 forbids itself CMA after opening (its probe
+ * passed), so its help fails: rank 0 must notice, redo the copy, stop
+ * asking, and still get every byte right. */
 #include "base/clock.h"
 #include "base/config.h"
 #include "base/rand.h"
@@ -164,9 +171,47 @@ static int forbid_cma(void)
     return 0;
 }
 
+/* The "assist" modes' rank 0: every operation checked, and what rank 1
+ * copied for it. */
+static void run_assist(rma_job_t *j, uint8_t *local, int refused)
+{
+    static const uint64_t sizes[] = {262144, (1u << 20) + 4097, 4u << 20, (16u << 20) - 1,
+                                     RMA_BUF};
+    uint32_t peer = 1;
+
+    for (int round = 0; round < 3; round++)
+        for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+            uint64_t len = sizes[k], off = (len * 5 + 3) % (RMA_BUF - len + 1);
+            uint32_t seed = (uint32_t)(k + 7 + round * 10);
+            int ok;
+
+            memset(local, 0, len);
+            ok = rma_sync(j, 0, peer, local, &j->peer_src[peer], off, len) == ONIC_OK;
+            for (uint64_t i = 0; ok && i < len; i++)
+                ok = local[i] == src_byte(peer, off + i);
+            check(j, ok, "assisted read", len);
+            for (uint64_t i = 0; i < len; i++)
+                local[i] = write_byte(seed, i);
+            check(j, rma_sync(j, 1, peer, local, &j->peer_sink[peer], off, len) == ONIC_OK,
+                  "assisted write", len);
+            rma_msg_t m = {.type = MSG_CHECK, .seed = seed, .off = off, .len = len};
+            send_msg(j, peer, &m, NULL, 0);
+            while (j->checked < (uint32_t)(round * 5 + k + 1))
+                onic_xport_wait(j->x, UINT64_MAX);
+        }
+    printf("rma_job rank 0: rank 1 copied %llu bytes of the operations\n",
+           (unsigned long long)onic_xport_assisted(j->x));
+    if (refused)
+        check(j, onic_xport_assisted(j->x) == 0, "no help from a process that cannot give it", 0);
+    else
+        check(j, onic_xport_assisted(j->x) > 0, "help from the waiting owner", 0);
+}
+
 int main(int argc, char **argv)
 {
     int nocma = argc > 1 && strcmp(argv[1], "nocma") == 0;
+    int assist = argc > 1 && strncmp(argv[1], "assist", 6) == 0;
+    int refused = argc > 1 && strcmp(argv[1], "assist_refused") == 0;
     static const uint64_t sizes[] = {1, 7, 64, 4095, 4096, 65536 + 13, 1u << 20,
                                      (8u << 20) + 5, RMA_BUF};
     onic_config_t cfg;
@@ -217,6 +262,27 @@ int main(int argc, char **argv)
 
     peer = (j.rank + 1) % j.size;
     caps = onic_xport_caps(j.x, peer);
+    if (assist) {
+        if (j.size != 2 || (caps & ONIC_XPORT_CAP_CMA) == 0) {
+            printf("rma_job rank %u: the assist modes need 2 ranks and CMA\n", j.rank);
+            return j.size != 2 ? 2 : 0;
+        }
+        if (refused && j.rank == 1 && forbid_cma() != 0) {
+            fprintf(stderr, "rma_job: cannot install a seccomp filter: %s\n", strerror(errno));
+            return 1;
+        }
+        if (j.rank == 0) {
+            run_assist(&j, local, refused);
+            rma_msg_t m = {.type = MSG_DONE};
+            send_msg(&j, 1, &m, NULL, 0);
+        } else {
+            while (j.done < 1) /* serve, in waits that sleep */
+                onic_xport_wait(j.x, UINT64_MAX);
+        }
+        onic_xport_close(j.x);
+        printf("rma_job rank %u: %s\n", j.rank, j.bad == 0 ? "passed" : "FAILED");
+        return j.bad == 0 ? 0 : 1;
+    }
     check(&j, (caps & ONIC_XPORT_CAP_RMA) != 0, "RMA capability", 0);
     if (nocma)
         check(&j, (caps & ONIC_XPORT_CAP_CMA) == 0, "the copy where the kernel refuses CMA", 0);
