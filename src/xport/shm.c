@@ -92,21 +92,20 @@ static_assert(sizeof(shm_region_hdr_t) <= ONIC_SHM_SLOT, "the region header is o
 #define SHM_ASSIST_WAKE_MIN (1u << 20)
 #define SHM_ASSIST_HELP_MAX (16u << 20) /* bytes a helper copies per ASSIST: bounds its poll */
 
-/* A cooperative operation's line, in the initiator's region. Chunks are claimed by
- * compare-and-swap on `next`, whose high half is the read's generation, so
- * a helper that comes late finds another generation and takes nothing. The
- * helper adds one to `done` per chunk it finished (after the data), and
- * stores the generation in `failed` first if its write failed. Every word
- * is accessed atomically: both processes touch it. */
+/* A cooperative operation's line, in the initiator's region; its length
+ * and direction travel in the ASSIST itself. Chunks are claimed by
+ * compare-and-swap on `next`, whose high half is the operation's
+ * generation, so a helper that comes late finds another generation, or
+ * every chunk taken, and takes nothing. The helper adds one to `done` per
+ * chunk it finished (after the data), and stores the generation in
+ * `failed` first if its copy failed, or if it cannot reach the initiator at
+ * all. Every word is accessed atomically: both processes touch it. */
 typedef struct shm_assist {
     uint64_t next;    /* generation << 32 | next chunk to take */
     uint64_t done;    /* chunks the helper finished */
-    uint64_t failed;  /* a generation the helper could not copy a chunk of */
+    uint64_t failed;  /* a generation the helper could not (or cannot) copy for */
     uint64_t local;   /* the initiator's address */
-    uint64_t len;     /* bytes of the operation */
-    uint64_t chunk;   /* bytes per chunk */
-    uint64_t write;   /* 1: the initiator writes into the helper's memory */
-    uint64_t pad;
+    uint64_t pad[4];
 } shm_assist_t;
 
 static_assert(sizeof(shm_assist_t) == ONIC_SHM_SLOT, "the assist line is one line");
@@ -627,6 +626,16 @@ static uint64_t shm_assist_take(shm_assist_t *a, uint64_t gen, uint64_t n)
     }
 }
 
+/* The chunk of a cooperative operation of len bytes; both sides compute it
+ * from the length, so a helper never counts another operation's chunks. */
+static uint64_t shm_assist_chunk(uint64_t len)
+{
+    uint64_t chunk = (len / 2 + 4095) & ~(uint64_t)4095;
+
+    return chunk < SHM_ASSIST_CHUNK_MIN ? SHM_ASSIST_CHUNK_MIN
+           : chunk > SHM_ASSIST_CHUNK_MAX ? SHM_ASSIST_CHUNK_MAX : chunk;
+}
+
 /* One chunk of a cooperative operation, seen from `self`, which copies
  * between its own `mine` and the other process's `theirs` (pid): a read
  * brings theirs into mine, a write takes mine into theirs. */
@@ -657,19 +666,25 @@ static void shm_assist_help(shm_state_t *s, uint32_t initiator, const void *user
         return;
     }
     memcpy(&req, user_hdr, sizeof(req));
-    if (s->pids[initiator] == 0) /* the kernel does not let us reach it */
-        return;
     a = shm_assist(s, s->regions[initiator]);
     gen = req.op & 0xffffffffu;
     if (__atomic_load_n(&a->next, __ATOMIC_ACQUIRE) >> 32 != gen)
         return; /* that operation is over */
-    len = __atomic_load_n(&a->len, __ATOMIC_RELAXED);
-    chunk = __atomic_load_n(&a->chunk, __ATOMIC_RELAXED);
-    theirs = __atomic_load_n(&a->local, __ATOMIC_RELAXED);
-    write = __atomic_load_n(&a->write, __ATOMIC_RELAXED);
-    if (len != req.len || len == 0 || chunk < 4096 || chunk > len || write > 1 ||
-        write != req.op >> 63)
-        return; /* a later operation's line, or nonsense: leave it to the initiator */
+    if (s->pids[initiator] == 0) {
+        /* The kernel does not let us reach it: say so, once, and it stops
+         * asking (the line is its until the next generation). */
+        __atomic_store_n(&a->failed, gen, __ATOMIC_RELAXED);
+        return;
+    }
+    /* The length is the message's and the chunk follows from it, so n is
+     * the operation's own: were the other fields already a later
+     * operation's, this one is over and every take below fails. */
+    len = req.len;
+    chunk = shm_assist_chunk(len);
+    theirs = __atomic_load_n(&a->local, __ATOMIC_ACQUIRE);
+    write = req.op >> 63;
+    if (len == 0 || len > UINT32_MAX * chunk)
+        return; /* nonsense: leave it to the initiator */
     ours = onic_xport_mreg_find(s->mreg, &req.key, req.roff, req.len);
     if (ours == NULL)
         return;
@@ -677,10 +692,13 @@ static void shm_assist_help(shm_state_t *s, uint32_t initiator, const void *user
     while (copied < SHM_ASSIST_HELP_MAX && (i = shm_assist_take(a, gen, n)) < n) {
         uint64_t off = i * chunk, l = len - off < chunk ? len - off : chunk;
         /* Its write is our read, and the other way round. */
-        if (shm_assist_copy(s->pids[initiator], (int)write, ours + off, theirs + off, l) !=
-            ONIC_OK)
+        int ok = shm_assist_copy(s->pids[initiator], (int)write, ours + off, theirs + off, l) ==
+                 ONIC_OK;
+        if (!ok)
             __atomic_store_n(&a->failed, gen, __ATOMIC_RELAXED);
         __atomic_fetch_add(&a->done, 1, __ATOMIC_RELEASE);
+        if (!ok)
+            break; /* the initiator redoes it all */
         copied += l;
     }
 }
@@ -692,7 +710,7 @@ static int shm_assist_wait(shm_assist_t *a, uint64_t theirs, pid_t helper)
 {
     unsigned spins = 0;
 
-    while (__atomic_load_n(&a->done, __ATOMIC_ACQUIRE) != theirs) {
+    while (__atomic_load_n(&a->done, __ATOMIC_ACQUIRE) < theirs) {
         if (++spins < 4096) {
             __builtin_ia32_pause();
             continue;
@@ -711,21 +729,16 @@ static onic_status_t shm_rma_assisted(shm_state_t *s, uint32_t peer, int write, 
                                       const onic_xport_mkey_t *rkey, uint64_t roff, size_t len)
 {
     shm_assist_t *a = shm_assist(s, s->regions[s->rank]);
-    uint64_t chunk = ((uint64_t)len / 2 + 4095) & ~(uint64_t)4095;
+    uint64_t chunk = shm_assist_chunk(len);
     uint64_t raddr = rkey->addr + roff, mine = 0, mine_bytes = 0, gen, n, i;
     shm_read_req_t req = {.key = *rkey, .roff = roff, .len = len};
     pid_t pid = s->pids[peer];
     onic_status_t status = ONIC_OK;
 
-    chunk = chunk < SHM_ASSIST_CHUNK_MIN ? SHM_ASSIST_CHUNK_MIN
-            : chunk > SHM_ASSIST_CHUNK_MAX ? SHM_ASSIST_CHUNK_MAX : chunk;
     gen = ++s->assist_gen;
     req.op = gen | (uint64_t)write << 63;
     n = (len + chunk - 1) / chunk;
-    __atomic_store_n(&a->local, (uint64_t)(uintptr_t)local, __ATOMIC_RELAXED);
-    __atomic_store_n(&a->len, (uint64_t)len, __ATOMIC_RELAXED);
-    __atomic_store_n(&a->chunk, chunk, __ATOMIC_RELAXED);
-    __atomic_store_n(&a->write, (uint64_t)write, __ATOMIC_RELAXED);
+    __atomic_store_n(&a->local, (uint64_t)(uintptr_t)local, __ATOMIC_RELEASE);
     __atomic_store_n(&a->done, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&a->failed, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&a->next, gen << 32, __ATOMIC_RELEASE);
@@ -746,11 +759,12 @@ static onic_status_t shm_rma_assisted(shm_state_t *s, uint32_t peer, int write, 
     }
     if (!shm_assist_wait(a, n - mine, pid))
         return shm_assist_copy(pid, !write, local, raddr, len); /* fails: it is gone */
-    if (n - mine > 0 && __atomic_load_n(&a->failed, __ATOMIC_RELAXED) == gen) {
-        onic_info("shm: rank %u could not copy for this process (ptrace rules?); it will not "
-                  "be asked to help again", peer);
+    if (__atomic_load_n(&a->failed, __ATOMIC_ACQUIRE) == gen) {
+        onic_info("shm: rank %u cannot copy for this process (ptrace rules?); it will not be "
+                  "asked to help again", peer);
         s->no_assist[peer] = 1;
-        return status == ONIC_OK ? shm_assist_copy(pid, !write, local, raddr, len) : status;
+        if (n - mine > 0 && status == ONIC_OK)
+            return shm_assist_copy(pid, !write, local, raddr, len);
     }
     if (status == ONIC_OK)
         s->assisted += len - mine_bytes;
