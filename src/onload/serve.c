@@ -393,6 +393,11 @@ void onload_serve_call(engine_t *e, engine_proc_t *p, const void *buf, size_t le
         r.rc = PTL_FAIL;
     } else {
         memcpy(&c, buf, sizeof(c)); /* once: checked, then used */
+        /* Decided first, for every outcome below: a call that waits for no
+         * answer must not get one, or the process would take it for the
+         * answer of its next call. */
+        answer = !((c.op == ONIC_ONLOAD_OP_PUT || c.op == ONIC_ONLOAD_OP_ME_UNLINK) &&
+                   (c.flag & 2));
         if (c.nbytes != len - sizeof(c) || c.nbytes > ONIC_ONLOAD_PUT_INLINE ||
             (c.nbytes > 0 && c.op != ONIC_ONLOAD_OP_PUT)) {
             onic_error("onload: a Portals call of rank %u (op %u) carries %zu bytes it should "
@@ -406,8 +411,6 @@ void onload_serve_call(engine_t *e, engine_proc_t *p, const void *buf, size_t le
             p->ni_ready = 1;
             answer = 0;
         } else {
-            answer = !((c.op == ONIC_ONLOAD_OP_PUT || c.op == ONIC_ONLOAD_OP_ME_UNLINK) &&
-                       (c.flag & 2));
             onic_ptl_ni_select(p->ni);
             r.rc = serve_dispatch(e, p, &c, (const uint8_t *)buf + sizeof(c), &r);
             onic_ptl_ni_select(NULL);
