@@ -89,7 +89,7 @@ static_assert(sizeof(shm_region_hdr_t) <= ONIC_SHM_SLOT, "the region header is o
  * 512 KiB chunks 20.7 GB/s, in 128 KiB chunks 15.3. */
 #define SHM_ASSIST_CHUNK_MIN (128u << 10)
 #define SHM_ASSIST_CHUNK_MAX (4u << 20)
-#define SHM_ASSIST_WAKE_MIN (1u << 20)
+#define SHM_ASSIST_WAKE_MIN (1u << 20) /* operations this long wake a sleeping owner */
 #define SHM_ASSIST_HELP_MAX (16u << 20) /* bytes a helper copies per ASSIST: bounds its poll */
 
 /* A cooperative operation's line, in the initiator's region; its length
@@ -138,9 +138,9 @@ typedef struct shm_state {
     unsigned       rma_mode; /* onic_config_shm_rma_t */
     uint64_t       cma_min;
     uint64_t       assist_min;  /* ONIC_SHM_ASSIST_MIN; 0: never */
-    uint32_t       assist_gen;  /* of our assist line's last read */
-    uint8_t       *no_assist;   /* by peer: it failed to help once; do not ask again */
-    uint64_t       assisted;    /* bytes peers copied for our reads */
+    uint32_t       assist_gen;  /* of our assist line's last operation */
+    uint8_t       *no_assist;   /* by peer: it could not help once; do not ask again */
+    uint64_t       assisted;    /* bytes peers copied for our operations */
     onic_slots_t   ops;      /* shm_rma_op_t */
     const onic_xport_mreg_t *mreg;
     onic_xport_notify_t     *notify;
@@ -612,7 +612,7 @@ static void shm_read_req(shm_state_t *s, uint32_t src, const void *user_hdr, siz
 }
 
 /* The next chunk of generation gen's n to copy, taken; n when none is left
- * (or the line has moved on to another read). */
+ * (or the line has moved on to another operation). */
 static uint64_t shm_assist_take(shm_assist_t *a, uint64_t gen, uint64_t n)
 {
     uint64_t cur = __atomic_load_n(&a->next, __ATOMIC_ACQUIRE);

@@ -60,7 +60,7 @@ typedef struct onic_xport_ops {
     onic_status_t (*bundle)(void *state, int on);
     /* Optional: messages that left inside a network message with others. */
     uint64_t      (*bundled)(const void *state);
-    /* Optional: bytes of this process's RMA reads that the peers copied. */
+    /* Optional: bytes of this process's RMA that the peers copied. */
     uint64_t      (*assisted)(const void *state);
     /* NULL when built; else why not (for onic-info and the error at open). */
     const char   *missing;

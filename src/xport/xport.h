@@ -134,8 +134,8 @@ size_t        onic_xport_max_payload(const onic_xport_t *x);
 onic_status_t onic_xport_bundle(onic_xport_t *x, int on);
 /* Messages that left together with others in one network message. */
 uint64_t      onic_xport_bundled(const onic_xport_t *x);
-/* Bytes of this process's RMA reads that the peers owning the memory
- * copied for it (shm's cooperative reads, ONIC_SHM_ASSIST_MIN). */
+/* Bytes of this process's RMA that the peers owning the other memory
+ * copied for it (shm's cooperative operations, ONIC_SHM_ASSIST_MIN). */
 uint64_t      onic_xport_assisted(const onic_xport_t *x);
 
 /* This process's rank, the job's size (as learnt at open), and an id the
