@@ -56,61 +56,74 @@ size_t onic_ptl_msg_pack(const onic_ptl_msg_t *m, onic_ptl_wire_t *w)
     return onic_ptl_wire_len(m->op, m->flags);
 }
 
+/* Read word i of the header, zero if the header is shorter. */
+static inline uint64_t wire_word(const unsigned char *buf, size_t len, unsigned i)
+{
+    uint64_t v = 0;
+
+    if (len >= (i + 1) * sizeof(v))
+        memcpy(&v, buf + i * sizeof(v), sizeof(v)); /* the buffer may be unaligned */
+    return v;
+}
+
 onic_status_t onic_ptl_msg_unpack(const void *buf, size_t len, onic_ptl_msg_t *m_p)
 {
-    onic_ptl_wire_t w;
-    onic_ptl_msg_t m;
+    const unsigned char *b = buf;
+    uint64_t w0, w3, w5;
+    unsigned op, flags;
 
-    if (buf == NULL || len < sizeof(uint64_t) || len > sizeof(w))
+    /* Runs for every message: no copy of the header, no memset; every field
+     * of *m_p is written once, and only after the checks passed. */
+    if (buf == NULL || len < sizeof(uint64_t) || len > sizeof(onic_ptl_wire_t))
         return ONIC_ERR_INVALID_PARAM;
-    memset(&w, 0, sizeof(w));
-    memcpy(&w, buf, len); /* the buffer may be unaligned */
-    memset(&m, 0, sizeof(m));
-    m.rlength = LOW48(w.w[0]);
-    m.op = (unsigned)(w.w[0] >> 48) & 0xf;
-    m.flags = (unsigned)(w.w[0] >> 52) & 0xf;
-    m.ac_index = (ptl_ac_index_t)(w.w[0] >> 56);
+    w0 = wire_word(b, len, 0);
+    op = (unsigned)(w0 >> 48) & 0xf;
+    flags = (unsigned)(w0 >> 52) & 0xf;
     /* The op's own length, or the whole header (what the words do not
      * use is ignored). */
-    if (len != sizeof(w) && len != onic_ptl_wire_len(m.op, m.flags))
+    if ((len != sizeof(onic_ptl_wire_t) && len != onic_ptl_wire_len(op, flags)) ||
+        (flags & ~ONIC_PTL_FLAGS_ALL) != 0 || op < ONIC_PTL_OP_PUT || op > ONIC_PTL_OP_DONE)
         return ONIC_ERR_INVALID_PARAM;
-    m.offset = LOW48(w.w[1]);
-    m.pt_index = (ptl_pt_index_t)(w.w[1] >> 48);
-    m.match_bits = w.w[2];
-    m.md = w.w[4];
-    if ((m.flags & ~ONIC_PTL_FLAGS_ALL) != 0)
+    /* ACK: a put asks for one, a DONE brings one; LARGE: put, get, reply. */
+    if (((flags & ONIC_PTL_FLAG_ACK) && op != ONIC_PTL_OP_PUT && op != ONIC_PTL_OP_DONE) ||
+        ((flags & ONIC_PTL_FLAG_LARGE) && op != ONIC_PTL_OP_PUT && op != ONIC_PTL_OP_GET &&
+         op != ONIC_PTL_OP_REPLY))
         return ONIC_ERR_INVALID_PARAM;
-    switch (m.op) {
+    w3 = wire_word(b, len, 3);
+    w5 = wire_word(b, len, 5);
+    m_p->op = op;
+    m_p->flags = flags;
+    m_p->rlength = LOW48(w0);
+    m_p->ac_index = (ptl_ac_index_t)(w0 >> 56);
+    m_p->offset = LOW48(wire_word(b, len, 1));
+    m_p->pt_index = (ptl_pt_index_t)(wire_word(b, len, 1) >> 48);
+    m_p->match_bits = wire_word(b, len, 2);
+    m_p->md = wire_word(b, len, 4);
+    m_p->hdr_data = op == ONIC_PTL_OP_PUT ? w3 : 0;
+    m_p->mlength = op >= ONIC_PTL_OP_ACK ? w3 : 0;
+    m_p->local_offset = 0;
+    m_p->cookie = 0;
+    m_p->eq = 0;
+    switch (op) {
     case ONIC_PTL_OP_PUT:
-        m.hdr_data = w.w[3];
-        m.eq = len > 32 ? w.w[5] : PTL_EQ_NONE;
+        /* Only an ack or a large put sends its event queue word. */
+        m_p->eq = len > 32 ? w5 : PTL_EQ_NONE;
         break;
     case ONIC_PTL_OP_GET:
-        m.local_offset = w.w[3];
+        m_p->local_offset = w3;
         break;
     case ONIC_PTL_OP_ACK:
-        m.mlength = w.w[3];
-        m.eq = w.w[5];
+        m_p->eq = w5;
         break;
     case ONIC_PTL_OP_REPLY:
-        m.mlength = w.w[3];
-        if (m.flags & ONIC_PTL_FLAG_LARGE)
-            m.cookie = w.w[5];
+        if (flags & ONIC_PTL_FLAG_LARGE)
+            m_p->cookie = w5;
         else
-            m.local_offset = w.w[5];
+            m_p->local_offset = w5;
         break;
-    case ONIC_PTL_OP_DONE:
-        m.mlength = w.w[3];
-        m.cookie = w.w[5];
+    default: /* DONE */
+        m_p->cookie = w5;
         break;
-    default:
-        return ONIC_ERR_INVALID_PARAM;
     }
-    /* ACK: a put asks for one, a DONE brings one; LARGE: put, get, reply. */
-    if (((m.flags & ONIC_PTL_FLAG_ACK) && m.op != ONIC_PTL_OP_PUT && m.op != ONIC_PTL_OP_DONE) ||
-        ((m.flags & ONIC_PTL_FLAG_LARGE) && m.op != ONIC_PTL_OP_PUT && m.op != ONIC_PTL_OP_GET &&
-         m.op != ONIC_PTL_OP_REPLY))
-        return ONIC_ERR_INVALID_PARAM;
-    *m_p = m;
     return ONIC_OK;
 }
