@@ -81,7 +81,7 @@ void onic_ptl_htab_del(onic_ptl_htab_t *t, uint64_t handle)
     if (onic_ptl_htab_get(t, handle) == NULL)
         return;
     t->obj[index] = NULL;
-    t->gen[index]++;
+    t->gen[index] = (t->gen[index] + 1) & ONIC_PTL_GEN_MASK;
     t->free[t->nfree++] = index;
     t->live--;
 }

@@ -53,10 +53,31 @@ int onic_ptl_md_check(onic_ptl_ni_t *ni, const ptl_md_t *md, ptl_unlink_t unlink
 int onic_ptl_md_create(onic_ptl_ni_t *ni, const ptl_md_t *desc, ptl_unlink_t unlink,
                        onic_ptl_me_t *me, onic_ptl_md_t **md_p)
 {
-    onic_ptl_md_t *md = onic_pool_get(&ni->md_pool);
+    onic_ptl_md_t *md;
     onic_status_t status;
 
-    if (md == NULL)
+    if (me != NULL && !me->md0_used) {
+        /* The entry's own: no pool, no table; the limit still counts it. */
+        if (ni->mds.live + ni->md0_live >= ni->mds.max) {
+            onic_error("ptl: cannot create a memory descriptor: %d exist (max_mds)",
+                       ni->limits.max_mds);
+            return PTL_NO_SPACE;
+        }
+        md = &me->md0;
+        md->desc = *desc;
+        md->handle = onic_ptl_md0_handle(me->handle);
+        md->unlink = unlink;
+        md->local_offset = 0;
+        md->me = me;
+        md->pending = md->inflight = 0;
+        md->embedded = 1;
+        me->md0_used = me->md0_live = 1;
+        ni->md0_live++;
+        onic_dlist_push_tail(&me->mds, &md->link);
+        *md_p = md;
+        return PTL_OK;
+    }
+    if ((md = onic_pool_get(&ni->md_pool)) == NULL)
         return PTL_NO_SPACE;
     memset(md, 0, sizeof(*md));
     md->desc = *desc;
@@ -136,8 +157,13 @@ void onic_ptl_md_destroy(onic_ptl_ni_t *ni, onic_ptl_md_t *md)
         onic_dlist_del(&md->link);
     else if (ni->io != NULL && ni->io->md_gone != NULL)
         ni->io->md_gone(ni->io_arg, md->handle);
-    onic_ptl_htab_del(&ni->mds, md->handle);
-    onic_pool_put(&ni->md_pool, md);
+    if (md->embedded) {
+        me->md0_live = 0;
+        ni->md0_live--;
+    } else {
+        onic_ptl_htab_del(&ni->mds, md->handle);
+        onic_pool_put(&ni->md_pool, md);
+    }
     /* Paper 003, 4.4: an entry whose MD list this empties goes too, if it
      * was attached with PTL_UNLINK. */
     if (me != NULL && onic_dlist_empty(&me->mds) && me->unlink == PTL_UNLINK)

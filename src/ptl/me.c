@@ -24,14 +24,9 @@ static onic_status_t pt_matcher(onic_ptl_ni_t *ni, onic_matcher_t **m_p)
     return onic_matcher_create(ni->engine, m_p);
 }
 
+/* The kept headers go with the NI's pool. */
 void onic_ptl_pt_fini(onic_ptl_pt_t *pt)
 {
-    const onic_mkey_t any = {UINT64_MAX, UINT64_MAX};
-    onic_ptl_ovf_t *rec;
-
-    if (pt->unexpected != NULL)
-        while ((rec = onic_matcher_match(pt->unexpected, any, any)) != NULL)
-            onic_free(rec);
     onic_matcher_destroy(pt->list);
     onic_matcher_destroy(pt->overflow);
     onic_matcher_destroy(pt->unexpected);
@@ -46,6 +41,11 @@ void onic_ptl_me_destroy(onic_ptl_ni_t *ni, onic_ptl_me_t *me)
     while (!onic_dlist_empty(&me->mds)) {
         onic_ptl_md_t *md = onic_container_of(me->mds.next, onic_ptl_md_t, link);
         onic_dlist_del(&md->link);
+        if (md->embedded) {
+            me->md0_live = 0;
+            ni->md0_live--;
+            continue;
+        }
         onic_ptl_htab_del(&ni->mds, md->handle);
         onic_pool_put(&ni->md_pool, md);
     }
@@ -92,7 +92,7 @@ static int me_insert(onic_ptl_ni_t *ni, const char *call, ptl_pt_index_t pt_inde
     me = onic_pool_get(&ni->me_pool);
     if (me == NULL)
         return PTL_NO_SPACE;
-    memset(me, 0, sizeof(*me));
+    memset(me, 0, offsetof(onic_ptl_me_t, md0)); /* md0 is set when used */
     me->pt_index = pt_index;
     me->overflow = overflow;
     me->match_id = match_id;
@@ -324,7 +324,7 @@ int PtlMEAttachSearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
         rec = onic_matcher_match(ni->pt[pt_index].unexpected, key, ignore);
         if (rec != NULL) {
             *header = rec->hdr;
-            onic_free(rec);
+            onic_pool_put(&ni->ovf_pool, rec);
             return PTL_OVF_MATCHED;
         }
     }

@@ -146,6 +146,7 @@ static void ni_destroy(onic_ptl_ni_t *ni)
     onic_ptl_large_fini(ni);
     onic_pool_fini(&ni->me_pool);
     onic_pool_fini(&ni->md_pool);
+    onic_pool_fini(&ni->ovf_pool);
     onic_ptl_htab_fini(&ni->mes);
     onic_ptl_htab_fini(&ni->mds);
     onic_ptl_htab_fini(&ni->eqs);
@@ -187,6 +188,7 @@ int onic_ptl_ni_open(const onic_ptl_ni_params_t *p, ptl_ni_limits_t *actual,
     onic_dlist_init(&ni->rma_pending);
     onic_pool_init(&ni->me_pool, sizeof(onic_ptl_me_t), 64);
     onic_pool_init(&ni->md_pool, sizeof(onic_ptl_md_t), 64);
+    onic_pool_init(&ni->ovf_pool, sizeof(onic_ptl_ovf_t), 64);
     onic_ptl_large_init(ni);
     onic_ptl_ni_clamp_limits(p->desired, &ni->limits);
     onic_ptl_htab_init(&ni->mes, ONIC_PTL_KIND_ME, ptl_g.epoch, (uint32_t)ni->limits.max_mes);
@@ -261,7 +263,18 @@ int onic_ptl_ni_of(ptl_handle_ni_t h, onic_ptl_ni_t **ni_p)
     }
 
 PTL_OBJ_OF(me, onic_ptl_me_t, mes, PTL_ME_INVALID)
-PTL_OBJ_OF(md, onic_ptl_md_t, mds, PTL_MD_INVALID)
+int onic_ptl_md_of(uint64_t h, onic_ptl_ni_t **ni_p, onic_ptl_md_t **md_p)
+{
+    onic_ptl_md_t *md;
+
+    if (!ptl_g.init)
+        return PTL_NO_INIT;
+    if (ptl_g.ni == NULL || (md = onic_ptl_md_get(ptl_g.ni, h)) == NULL)
+        return PTL_MD_INVALID;
+    *ni_p = ptl_g.ni;
+    *md_p = md;
+    return PTL_OK;
+}
 PTL_OBJ_OF(eq, onic_ptl_eq_t, eqs, PTL_EQ_INVALID)
 
 unsigned onic_ptl_ni_progress(onic_ptl_ni_t *ni, uint64_t timeout_ns)

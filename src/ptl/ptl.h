@@ -24,7 +24,12 @@
  * kind:4 | epoch:8 | generation:28 | index:24. The kind says which table; the
  * epoch which PtlNIInit made it (so a handle outlives neither its NI nor a
  * later one); the generation, bumped when a slot is freed, which object of
- * the slot. PTL_INVALID_HANDLE has kind 15, which no table uses. */
+ * the slot. PTL_INVALID_HANDLE has kind 15, which no table uses.
+ *
+ * A table's generations stay below 2^27: the top generation bit marks an MD
+ * handle that names the MD an entry carries inside itself (ONIC_PTL_GEN_MD0,
+ * "one object per posted receive"): index and generation are then the
+ * entry's, so no table slot is spent on it and it dies with the entry. */
 enum {
     ONIC_PTL_KIND_NI = 1,
     ONIC_PTL_KIND_ME = 2,
@@ -32,6 +37,8 @@ enum {
     ONIC_PTL_KIND_EQ = 4,
 };
 #define ONIC_PTL_MAX_OBJECTS (1u << 20) /* per kind; well inside 24 index bits */
+#define ONIC_PTL_GEN_MASK    0x7ffffffu /* a table's generations */
+#define ONIC_PTL_GEN_MD0     0x8000000u /* an entry's own MD (see above) */
 
 static inline unsigned onic_ptl_handle_kind(uint64_t h)
 {
@@ -70,7 +77,7 @@ static inline void *onic_ptl_htab_get(const onic_ptl_htab_t *t, uint64_t handle)
 
     if (onic_ptl_handle_kind(handle) != t->kind || ((handle >> 52) & 0xff) != (t->epoch & 0xff) ||
         index >= t->used || t->obj[index] == NULL ||
-        ((handle >> 24) & 0xfffffff) != (t->gen[index] & 0xfffffff))
+        ((handle >> 24) & 0xfffffff) != t->gen[index])
         return NULL;
     return t->obj[index];
 }
@@ -178,6 +185,7 @@ typedef struct onic_ptl_md {
     onic_dlist_t     link;          /* in me->mds */
     unsigned         pending;       /* gets waiting for their reply */
     unsigned         inflight;      /* large puts not yet pulled, RMA into or out of it */
+    int              embedded;      /* me->md0: no table slot, no pool element of its own */
 } onic_ptl_md_t;
 
 /* Whether operations are under way on md (it cannot be unlinked or changed). */
@@ -214,6 +222,11 @@ struct onic_ptl_me {
     ptl_unlink_t     unlink;
     onic_mentry_t   *entry;         /* in the portal's matcher */
     onic_dlist_t     mds;           /* the first is the one considered */
+    /* The first MD attached to an entry lives here, created and freed with
+     * it (a posted receive is one object, as Portals 4 merged ME and MD).
+     * Used once per entry, so its handle never names a later MD. */
+    int              md0_used, md0_live;
+    onic_ptl_md_t    md0;
 };
 
 /* A kept header of a put that landed in an overflow entry (the extension). */
@@ -313,6 +326,10 @@ struct onic_ptl_ni {
     onic_dlist_t         rma_pending;  /* the target side's RMA under way */
     /* MEs and MDs come and go with every MPI receive: pools, not malloc. */
     onic_pool_t          me_pool, md_pool;
+    /* Kept headers of unexpected puts (the overflow extension): one per
+     * unexpected message, bounded by what senders may have outstanding. */
+    onic_pool_t          ovf_pool;
+    uint32_t             md0_live;     /* entries' own MDs: they count towards max_mds */
     onic_slots_t         large;        /* onic_ptl_large_t, by cookie */
 };
 
@@ -334,6 +351,29 @@ static inline void onic_ptl_ni_store(onic_ptl_ni_t *ni, void *at, const void *da
         ni->io->store(ni->io_arg, at, data, len);
     else
         memcpy(at, data, len);
+}
+
+/* The handle of me's own MD: the entry's index and generation, marked. */
+static inline uint64_t onic_ptl_md0_handle(uint64_t me_handle)
+{
+    return (me_handle & ~(UINT64_C(0xf) << 60)) | (uint64_t)ONIC_PTL_KIND_MD << 60 |
+           (uint64_t)ONIC_PTL_GEN_MD0 << 24;
+}
+
+/* The live MD a handle names, in the MD table or inside its entry; NULL for
+ * anything else. */
+static inline onic_ptl_md_t *onic_ptl_md_get(const onic_ptl_ni_t *ni, uint64_t h)
+{
+    onic_ptl_me_t *me;
+
+    if (!((h >> 24) & ONIC_PTL_GEN_MD0))
+        return onic_ptl_htab_get(&ni->mds, h);
+    if (onic_ptl_handle_kind(h) != ONIC_PTL_KIND_MD)
+        return NULL;
+    me = onic_ptl_htab_get(&ni->mes, (h & ~(UINT64_C(0xf) << 60) &
+                                      ~((uint64_t)ONIC_PTL_GEN_MD0 << 24)) |
+                                         (uint64_t)ONIC_PTL_KIND_ME << 60);
+    return me != NULL && me->md0_live ? &me->md0 : NULL;
 }
 
 /* --- ni.c ------------------------------------------------------------------------ */

@@ -180,11 +180,11 @@ static int target_translate(onic_ptl_pt_t *pt, uint32_t src, const onic_ptl_msg_
 
 /* onic extension: keep the header of a put an overflow entry took. Made
  * before anything changes, so running out of memory is a clean drop. */
-static onic_ptl_ovf_t *target_keep_header(onic_ptl_pt_t *pt, uint32_t src, const onic_ptl_msg_t *m,
-                                          const target_xlate_t *x)
+static onic_ptl_ovf_t *target_keep_header(onic_ptl_ni_t *ni, onic_ptl_pt_t *pt, uint32_t src,
+                                          const onic_ptl_msg_t *m, const target_xlate_t *x)
 {
     const onic_mkey_t key = {m->match_bits, src}, exact = {0, 0};
-    onic_ptl_ovf_t *rec = onic_malloc(sizeof(*rec));
+    onic_ptl_ovf_t *rec = onic_pool_get(&ni->ovf_pool);
 
     if (rec == NULL)
         return NULL;
@@ -199,7 +199,7 @@ static onic_ptl_ovf_t *target_keep_header(onic_ptl_pt_t *pt, uint32_t src, const
     rec->hdr.start = x->mlength > 0 ? onic_ptl_md_at(x->md, x->offset) : NULL;
     rec->hdr.hdr_data = m->hdr_data;
     if (onic_matcher_append(pt->unexpected, key, exact, rec, NULL) != ONIC_OK) {
-        onic_free(rec);
+        onic_pool_put(&ni->ovf_pool, rec);
         return NULL;
     }
     return rec;
@@ -292,7 +292,7 @@ static void target_large_answer(uint32_t src, const onic_ptl_msg_t *m,
 static void target_large_finish(onic_ptl_ni_t *ni, const target_rma_t *r, onic_status_t status,
                                 onic_ptl_out_t *out)
 {
-    onic_ptl_md_t *md = onic_ptl_htab_get(&ni->mds, r->md);
+    onic_ptl_md_t *md = onic_ptl_md_get(ni, r->md);
     onic_ptl_eq_t *eq;
     ptl_event_t ev;
 
@@ -414,7 +414,7 @@ static void target_request(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t
         why = ONIC_PTL_DROP_NO_MATCH;
         goto drop;
     }
-    if (x.me->overflow && m->op == ONIC_PTL_OP_PUT && target_keep_header(pt, src, m, &x) == NULL) {
+    if (x.me->overflow && m->op == ONIC_PTL_OP_PUT && target_keep_header(ni, pt, src, m, &x) == NULL) {
         why = ONIC_PTL_DROP_NO_MEMORY;
         goto drop;
     }
@@ -452,7 +452,7 @@ static void target_ack(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m)
     ev.mlength = m->mlength;
     ev.offset = m->offset;
     ev.md_handle = m->md;
-    if ((md = onic_ptl_htab_get(&ni->mds, m->md)) != NULL)
+    if ((md = onic_ptl_md_get(ni, m->md)) != NULL)
         onic_ptl_md_snapshot(md, &ev.md);
     else
         ev.md.eq_handle = m->eq;
@@ -466,7 +466,7 @@ static void target_ack(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m)
 static void target_reply(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m,
                          const void *payload, onic_ptl_out_t *out)
 {
-    onic_ptl_md_t *md = onic_ptl_htab_get(&ni->mds, m->md);
+    onic_ptl_md_t *md = onic_ptl_md_get(ni, m->md);
     onic_ptl_large_t *rec = NULL;
     onic_ptl_eq_t *eq;
     unsigned options;
@@ -537,7 +537,7 @@ static void target_done(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m
     onic_ptl_large_del(ni, rec);
     out->dereg = 1;
     out->dereg_key = r.key;
-    md = onic_ptl_htab_get(&ni->mds, r.md);
+    md = onic_ptl_md_get(ni, r.md);
     if (md == NULL)
         return; /* the NI was reset under it; nothing left to report to */
     md->inflight--;
