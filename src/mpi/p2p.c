@@ -716,10 +716,12 @@ int onic_mpi_p2p_start(onic_mpi_req_t *r)
 
     r->me = PTL_INVALID_HANDLE;
     r->md = PTL_INVALID_HANDLE;
-    if (r->kind == ONIC_MPI_REQ_RECV) {
-        p2p_start_drain();
+    /* A receive does not poll: posting it brings nothing in, so it adds no
+     * events to drain, and a poll between posting receives would turn
+     * messages that were about to find their receive into unexpected ones
+     * (and change the order in which the receiver sees them). */
+    if (r->kind == ONIC_MPI_REQ_RECV)
         return recv_start(r);
-    }
     /* A send drains (every few starts) after it: the drain's poll then
      * sends it with what its bundle held (over ofi, one network message). */
     rc = send_start(r);

@@ -55,33 +55,19 @@ static int htab_grow(onic_ptl_htab_t *t)
     return 1;
 }
 
-onic_status_t onic_ptl_htab_add(onic_ptl_htab_t *t, void *obj, uint64_t *handle_p)
+onic_status_t onic_ptl_htab_add_new(onic_ptl_htab_t *t, void *obj, uint64_t *handle_p)
 {
     uint32_t index;
 
-    if (t->nfree > 0) {
-        index = t->free[--t->nfree];
-    } else {
-        if (t->used >= t->max)
-            return ONIC_ERR_NO_RESOURCE;
-        if (t->used == t->cap && !htab_grow(t))
-            return ONIC_ERR_NO_MEMORY;
-        index = t->used++;
-    }
+    if (t->nfree > 0)
+        return onic_ptl_htab_add(t, obj, handle_p);
+    if (t->used >= t->max)
+        return ONIC_ERR_NO_RESOURCE;
+    if (t->used == t->cap && !htab_grow(t))
+        return ONIC_ERR_NO_MEMORY;
+    index = t->used++;
     t->obj[index] = obj;
     t->live++;
     *handle_p = onic_ptl_handle_make(t->kind, t->epoch, t->gen[index], index);
     return ONIC_OK;
-}
-
-void onic_ptl_htab_del(onic_ptl_htab_t *t, uint64_t handle)
-{
-    uint32_t index = (uint32_t)(handle & 0xffffff);
-
-    if (onic_ptl_htab_get(t, handle) == NULL)
-        return;
-    t->obj[index] = NULL;
-    t->gen[index] = (t->gen[index] + 1) & ONIC_PTL_GEN_MASK;
-    t->free[t->nfree++] = index;
-    t->live--;
 }

@@ -319,7 +319,7 @@ int PtlMEAttachSearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
         return PTL_PROCESS_INVALID;
     }
     /* Search and attach with no poll in between: nothing can arrive. */
-    if (ni->pt[pt_index].unexpected != NULL) {
+    if (onic_matcher_length(ni->pt[pt_index].unexpected) > 0) {
         key = me_key(match_id, match_bits, ignore_bits, &ignore);
         rec = onic_matcher_match(ni->pt[pt_index].unexpected, key, ignore);
         if (rec != NULL) {

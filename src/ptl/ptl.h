@@ -66,8 +66,23 @@ typedef struct onic_ptl_htab {
 
 void          onic_ptl_htab_init(onic_ptl_htab_t *t, unsigned kind, unsigned epoch, uint32_t max);
 void          onic_ptl_htab_fini(onic_ptl_htab_t *t);
-/* ONIC_ERR_NO_RESOURCE at the limit, ONIC_ERR_NO_MEMORY. */
-onic_status_t onic_ptl_htab_add(onic_ptl_htab_t *t, void *obj, uint64_t *handle_p);
+/* ONIC_ERR_NO_RESOURCE at the limit, ONIC_ERR_NO_MEMORY. The slow path of
+ * onic_ptl_htab_add: no free slot to reuse. */
+onic_status_t onic_ptl_htab_add_new(onic_ptl_htab_t *t, void *obj, uint64_t *handle_p);
+/* Inline: an entry and its handle come and go with every MPI receive, and a
+ * freed slot is almost always there to reuse. */
+static inline onic_status_t onic_ptl_htab_add(onic_ptl_htab_t *t, void *obj, uint64_t *handle_p)
+{
+    uint32_t index;
+
+    if (__builtin_expect(t->nfree == 0, 0))
+        return onic_ptl_htab_add_new(t, obj, handle_p);
+    index = t->free[--t->nfree];
+    t->obj[index] = obj;
+    t->live++;
+    *handle_p = onic_ptl_handle_make(t->kind, t->epoch, t->gen[index], index);
+    return ONIC_OK;
+}
 /* The object, or NULL for anything that does not name a live one of t. */
 /* The object a handle of t names, or NULL. Inline: every call starts with
  * one or two. */
@@ -81,7 +96,18 @@ static inline void *onic_ptl_htab_get(const onic_ptl_htab_t *t, uint64_t handle)
         return NULL;
     return t->obj[index];
 }
-void          onic_ptl_htab_del(onic_ptl_htab_t *t, uint64_t handle);
+/* Free the slot of a live handle (anything else: nothing). */
+static inline void onic_ptl_htab_del(onic_ptl_htab_t *t, uint64_t handle)
+{
+    uint32_t index = (uint32_t)(handle & 0xffffff);
+
+    if (onic_ptl_htab_get(t, handle) == NULL)
+        return;
+    t->obj[index] = NULL;
+    t->gen[index] = (t->gen[index] + 1) & ONIC_PTL_GEN_MASK;
+    t->free[t->nfree++] = index;
+    t->live--;
+}
 
 /* --- Wire header --------------------------------------------------------------
  * One message per put, get, ack, reply and done: this header in the
