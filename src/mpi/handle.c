@@ -78,32 +78,17 @@ int onic_mpi_htab_set(onic_mpi_htab_t *t, int index, void *obj)
     return 0;
 }
 
-int onic_mpi_htab_add(onic_mpi_htab_t *t, void *obj, int *h)
+int onic_mpi_htab_add_new(onic_mpi_htab_t *t, void *obj, int *h)
 {
     int index;
 
-    if (t->nfree > 0) {
-        index = t->free[--t->nfree];
-    } else {
-        if (htab_grow(t, t->used + 1) != 0)
-            return -1;
-        index = t->used++;
-        t->gen[index] = 1; /* generation 0 is the predefined objects' */
-    }
+    if (t->nfree > 0)
+        return onic_mpi_htab_add(t, obj, h);
+    if (htab_grow(t, t->used + 1) != 0)
+        return -1;
+    index = t->used++;
+    t->gen[index] = 1; /* generation 0 is the predefined objects' */
     t->obj[index] = obj;
     *h = handle_make(t->kind, t->gen[index], index);
     return 0;
-}
-
-void onic_mpi_htab_del(onic_mpi_htab_t *t, int h)
-{
-    int index = h & HANDLE_INDEX_MASK;
-
-    if (onic_mpi_htab_get(t, h) == NULL)
-        return;
-    t->obj[index] = NULL;
-    /* Skip 0 when wrapping: it marks the predefined objects. */
-    t->gen[index] = (uint8_t)((t->gen[index] & HANDLE_GEN_MASK) == HANDLE_GEN_MASK
-                                  ? 1 : t->gen[index] + 1);
-    t->free[t->nfree++] = index;
 }

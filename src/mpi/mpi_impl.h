@@ -48,8 +48,9 @@ void  onic_mpi_htab_init(onic_mpi_htab_t *t, int kind);
 void  onic_mpi_htab_fini(onic_mpi_htab_t *t);
 /* A predefined object at a fixed index (generation 0). 0 or -1 (no memory). */
 int   onic_mpi_htab_set(onic_mpi_htab_t *t, int index, void *obj);
-/* A new handle for obj in *h; 0 or -1 (no memory, or the table is full). */
-int   onic_mpi_htab_add(onic_mpi_htab_t *t, void *obj, int *h);
+/* A new handle for obj in *h; 0 or -1 (no memory, or the table is full).
+ * The slow path of onic_mpi_htab_add, when no freed slot is there. */
+int   onic_mpi_htab_add_new(onic_mpi_htab_t *t, void *obj, int *h);
 /* The object, or NULL for anything that is not a live handle of t. Inline:
  * every call looks up a communicator, a datatype and requests. */
 #define ONIC_MPI_HANDLE_KIND_SHIFT 26
@@ -65,7 +66,33 @@ static inline void *onic_mpi_htab_get(const onic_mpi_htab_t *t, int h)
         return NULL;
     return t->obj[index];
 }
-void  onic_mpi_htab_del(onic_mpi_htab_t *t, int h);
+/* Inline, as get: a request's handle comes and goes with every message. */
+static inline int onic_mpi_htab_add(onic_mpi_htab_t *t, void *obj, int *h)
+{
+    int index;
+
+    if (__builtin_expect(t->nfree == 0, 0))
+        return onic_mpi_htab_add_new(t, obj, h);
+    index = t->free[--t->nfree];
+    t->obj[index] = obj;
+    *h = t->kind << ONIC_MPI_HANDLE_KIND_SHIFT |
+         (int)((t->gen[index] & ONIC_MPI_HANDLE_GEN_MASK) << ONIC_MPI_HANDLE_GEN_SHIFT) | index;
+    return 0;
+}
+
+static inline void onic_mpi_htab_del(onic_mpi_htab_t *t, int h)
+{
+    int index = h & (ONIC_MPI_HANDLE_INDEX_MAX - 1);
+
+    if (onic_mpi_htab_get(t, h) == NULL)
+        return;
+    t->obj[index] = NULL;
+    /* Skip 0 when wrapping: it marks the predefined objects. */
+    t->gen[index] = (uint8_t)((t->gen[index] & ONIC_MPI_HANDLE_GEN_MASK) ==
+                                      ONIC_MPI_HANDLE_GEN_MASK
+                                  ? 1 : t->gen[index] + 1);
+    t->free[t->nfree++] = index;
+}
 
 /* --- Objects --------------------------------------------------------------------- */
 typedef struct onic_mpi_group {

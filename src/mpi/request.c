@@ -50,10 +50,11 @@ void onic_mpi_req_free(onic_mpi_req_t *r)
 {
     if (r->active && !r->complete)
         onic_dlist_del(&r->link);
-    onic_free(r->pack);
+    if (r->pack != NULL)
+        onic_free(r->pack);
     if (r->bseg != NULL)
         bseg_release(r->bseg);
-    if (r->type != NULL)
+    if (r->type != NULL && !r->type->predefined)
         onic_mpi_type_unref(r->type);
     if (r->handle != MPI_REQUEST_NULL)
         onic_mpi_htab_del(&onic_mpi_g.reqs, r->handle);
@@ -66,8 +67,10 @@ void onic_mpi_req_complete(onic_mpi_req_t *r)
     onic_dlist_del(&r->link);
     onic_dlist_init(&r->link);
     /* A send's data has left; a receive's is unpacked by now. */
-    onic_free(r->pack);
-    r->pack = NULL;
+    if (r->pack != NULL) {
+        onic_free(r->pack);
+        r->pack = NULL;
+    }
     if (r->bseg != NULL) {
         bseg_release(r->bseg);
         r->bseg = NULL;
