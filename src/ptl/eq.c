@@ -10,16 +10,6 @@
 
 #define EQ_POLL_MAX  64
 
-void onic_ptl_eq_keep(onic_ptl_eq_t *eq, const ptl_event_t *ev)
-{
-    if (eq->tail - eq->head == eq->count) {
-        eq->head++;
-        eq->dropped = 1;
-    }
-    eq->ring[eq->tail % eq->count] = *ev;
-    eq->tail++;
-}
-
 void onic_ptl_eq_post(onic_ptl_eq_t *eq, ptl_event_t *ev)
 {
     onic_ptl_ni_t *ni = eq->ni;
@@ -67,13 +57,6 @@ uint64_t onic_ptl_eq_room(const onic_ptl_eq_t *eq)
     return eq->count - (eq->tail - eq->head);
 }
 
-onic_ptl_eq_t *onic_ptl_md_eq(onic_ptl_ni_t *ni, const onic_ptl_md_t *md)
-{
-    if (md->desc.eq_handle == PTL_EQ_NONE)
-        return NULL;
-    return onic_ptl_htab_get(&ni->eqs, md->desc.eq_handle);
-}
-
 int onic_ptl_eq_count_ok(ptl_size_t count)
 {
     if (count > 0 && count <= ONIC_PTL_EQ_MAX_COUNT)
@@ -81,19 +64,6 @@ int onic_ptl_eq_count_ok(ptl_size_t count)
     onic_error("ptl: PtlEQAlloc: count %llu; an event queue holds 1 to %llu events",
                (unsigned long long)count, (unsigned long long)ONIC_PTL_EQ_MAX_COUNT);
     return 0;
-}
-
-int onic_ptl_eq_take(onic_ptl_eq_t *eq, ptl_event_t *event)
-{
-    int rc;
-
-    if (eq->head == eq->tail)
-        return PTL_EQ_EMPTY;
-    *event = eq->ring[eq->head % eq->count];
-    eq->head++;
-    rc = eq->dropped ? PTL_EQ_DROPPED : PTL_OK;
-    eq->dropped = 0;
-    return rc;
 }
 
 int PtlEQAlloc(ptl_handle_ni_t ni_handle, ptl_size_t count, ptl_eq_handler_t handler,

@@ -96,59 +96,6 @@ int onic_ptl_md_create(onic_ptl_ni_t *ni, const ptl_md_t *desc, ptl_unlink_t unl
     return PTL_OK;
 }
 
-int onic_ptl_md_used_up(const onic_ptl_md_t *md)
-{
-    if (md->desc.threshold == 0)
-        return 1;
-    return (md->desc.options & PTL_MD_MAX_SIZE) &&
-           (md->local_offset > md->desc.length ||
-            md->desc.length - md->local_offset < md->desc.max_size);
-}
-
-int onic_ptl_md_accepts(const onic_ptl_md_t *md, unsigned op, uint64_t rlength, uint64_t roffset,
-                        uint64_t *offset_p, uint64_t *mlength_p)
-{
-    unsigned options = md->desc.options;
-    uint64_t offset, room;
-
-    if (onic_ptl_md_used_up(md))
-        return 0;
-    if (!(options & (op == ONIC_PTL_OP_PUT ? PTL_MD_OP_PUT : PTL_MD_OP_GET)))
-        return 0;
-    offset = (options & PTL_MD_MANAGE_REMOTE) ? roffset : md->local_offset;
-    room = offset < md->desc.length ? md->desc.length - offset : 0;
-    if ((options & PTL_MD_MAX_SIZE) && md->desc.max_size < room)
-        room = md->desc.max_size;
-    if (rlength > room && !(options & PTL_MD_TRUNCATE))
-        return 0;
-    *offset_p = offset;
-    *mlength_p = rlength < room ? rlength : room;
-    return 1;
-}
-
-void onic_ptl_md_count(onic_ptl_md_t *md)
-{
-    if (md->desc.threshold > 0)
-        md->desc.threshold--;
-}
-
-void onic_ptl_md_consume(onic_ptl_md_t *md, uint64_t mlength)
-{
-    onic_ptl_md_count(md);
-    if (!(md->desc.options & PTL_MD_MANAGE_REMOTE))
-        md->local_offset += mlength;
-}
-
-int onic_ptl_md_should_unlink(const onic_ptl_md_t *md)
-{
-    return md->unlink == PTL_UNLINK && !onic_ptl_md_busy(md) && onic_ptl_md_used_up(md);
-}
-
-void onic_ptl_md_snapshot(const onic_ptl_md_t *md, ptl_md_t *out)
-{
-    *out = md->desc;
-}
-
 void onic_ptl_md_destroy(onic_ptl_ni_t *ni, onic_ptl_md_t *md)
 {
     onic_ptl_me_t *me = md->me;

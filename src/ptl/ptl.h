@@ -451,33 +451,114 @@ void     onic_ptl_eq_post(onic_ptl_eq_t *eq, ptl_event_t *ev);
  * been freed since: then nothing). */
 void     onic_ptl_eq_run_handlers(onic_ptl_ni_t *ni);
 uint64_t onic_ptl_eq_room(const onic_ptl_eq_t *eq);
-/* The MD's live event queue, or NULL (none, or freed since). */
-onic_ptl_eq_t *onic_ptl_md_eq(onic_ptl_ni_t *ni, const onic_ptl_md_t *md);
 
 /* --- md.c ---------------------------------------------------------------------- */
 int  onic_ptl_md_check(onic_ptl_ni_t *ni, const ptl_md_t *md, ptl_unlink_t unlink, const char *call);
 /* A new MD on me (NULL: bound); a Portals code. */
 int  onic_ptl_md_create(onic_ptl_ni_t *ni, const ptl_md_t *desc, ptl_unlink_t unlink,
                         onic_ptl_me_t *me, onic_ptl_md_t **md_p);
-/* Threshold 0, or with PTL_MD_MAX_SIZE less than max_size left. */
-int  onic_ptl_md_used_up(const onic_ptl_md_t *md);
-/* Whether md takes an incoming put or get of rlength bytes at roffset; if so
- * where (offset_p) and how much (mlength_p). Changes nothing. */
-int  onic_ptl_md_accepts(const onic_ptl_md_t *md, unsigned op, uint64_t rlength,
-                         uint64_t roffset, uint64_t *offset_p, uint64_t *mlength_p);
-/* Count one operation against the threshold (PtlPut and PtlGet count when
- * they start: a get's reply only completes it). */
-void onic_ptl_md_count(onic_ptl_md_t *md);
-/* Count one incoming operation; the local offset advances by mlength unless
- * the MD manages offsets remotely. */
-void onic_ptl_md_consume(onic_ptl_md_t *md, uint64_t mlength);
-/* Used up, PTL_UNLINK, and no get waiting for its reply (which would then
- * find no MD): time to unlink. */
-int  onic_ptl_md_should_unlink(const onic_ptl_md_t *md);
 /* Detach (and unlink the ME if that empties it and it says so) and free. */
 void onic_ptl_md_destroy(onic_ptl_ni_t *ni, onic_ptl_md_t *md);
+
+/* The small steps every message takes, inline (they were most of its
+ * calls). */
+/* Threshold 0, or with PTL_MD_MAX_SIZE less than max_size left. */
+static inline int onic_ptl_md_used_up(const onic_ptl_md_t *md)
+{
+    if (md->desc.threshold == 0)
+        return 1;
+    return (md->desc.options & PTL_MD_MAX_SIZE) &&
+           (md->local_offset > md->desc.length ||
+            md->desc.length - md->local_offset < md->desc.max_size);
+}
+
+/* Whether md takes an incoming put or get of rlength bytes at roffset; if so
+ * where (offset_p) and how much (mlength_p). Changes nothing. */
+static inline int onic_ptl_md_accepts(const onic_ptl_md_t *md, unsigned op, uint64_t rlength,
+                                      uint64_t roffset, uint64_t *offset_p, uint64_t *mlength_p)
+{
+    unsigned options = md->desc.options;
+    uint64_t offset, room;
+
+    if (onic_ptl_md_used_up(md))
+        return 0;
+    if (!(options & (op == ONIC_PTL_OP_PUT ? PTL_MD_OP_PUT : PTL_MD_OP_GET)))
+        return 0;
+    offset = (options & PTL_MD_MANAGE_REMOTE) ? roffset : md->local_offset;
+    room = offset < md->desc.length ? md->desc.length - offset : 0;
+    if ((options & PTL_MD_MAX_SIZE) && md->desc.max_size < room)
+        room = md->desc.max_size;
+    if (rlength > room && !(options & PTL_MD_TRUNCATE))
+        return 0;
+    *offset_p = offset;
+    *mlength_p = rlength < room ? rlength : room;
+    return 1;
+}
+
+/* Count one operation against the threshold (PtlPut and PtlGet count when
+ * they start: a get's reply only completes it). */
+static inline void onic_ptl_md_count(onic_ptl_md_t *md)
+{
+    if (md->desc.threshold > 0)
+        md->desc.threshold--;
+}
+
+/* Count one incoming operation; the local offset advances by mlength unless
+ * the MD manages offsets remotely. */
+static inline void onic_ptl_md_consume(onic_ptl_md_t *md, uint64_t mlength)
+{
+    onic_ptl_md_count(md);
+    if (!(md->desc.options & PTL_MD_MANAGE_REMOTE))
+        md->local_offset += mlength;
+}
+
+/* Used up, PTL_UNLINK, and no get waiting for its reply (which would then
+ * find no MD): time to unlink. */
+static inline int onic_ptl_md_should_unlink(const onic_ptl_md_t *md)
+{
+    return md->unlink == PTL_UNLINK && !onic_ptl_md_busy(md) && onic_ptl_md_used_up(md);
+}
+
 /* The state an event reports. */
-void onic_ptl_md_snapshot(const onic_ptl_md_t *md, ptl_md_t *out);
+static inline void onic_ptl_md_snapshot(const onic_ptl_md_t *md, ptl_md_t *out)
+{
+    *out = md->desc;
+}
+
+/* Keep ev as it is (its sequence already set) in eq's ring, overwriting the
+ * oldest when full. */
+static inline void onic_ptl_eq_keep(onic_ptl_eq_t *eq, const ptl_event_t *ev)
+{
+    if (eq->tail - eq->head == eq->count) {
+        eq->head++;
+        eq->dropped = 1;
+    }
+    eq->ring[eq->tail % eq->count] = *ev;
+    eq->tail++;
+}
+
+/* The oldest event of eq: PTL_EQ_EMPTY, or PTL_OK or PTL_EQ_DROPPED (events
+ * were overwritten since the last read). */
+static inline int onic_ptl_eq_take(onic_ptl_eq_t *eq, ptl_event_t *event)
+{
+    int rc;
+
+    if (eq->head == eq->tail)
+        return PTL_EQ_EMPTY;
+    *event = eq->ring[eq->head % eq->count];
+    eq->head++;
+    rc = eq->dropped ? PTL_EQ_DROPPED : PTL_OK;
+    eq->dropped = 0;
+    return rc;
+}
+
+/* The MD's live event queue, or NULL (none, or freed since). */
+static inline onic_ptl_eq_t *onic_ptl_md_eq(onic_ptl_ni_t *ni, const onic_ptl_md_t *md)
+{
+    if (md->desc.eq_handle == PTL_EQ_NONE)
+        return NULL;
+    return onic_ptl_htab_get(&ni->eqs, md->desc.eq_handle);
+}
 
 /* --- me.c ---------------------------------------------------------------------- */
 /* Remove from its list, free its MDs and itself. */
@@ -582,11 +663,6 @@ int  onic_ptl_remote_get(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl
 void onic_ptl_remote_fini(void);
 
 /* --- eq.c, shared with remote.c ---------------------------------------------------- */
-/* Keep ev as it is (its sequence already set) in eq's ring, overwriting the
- * oldest when full; PTL_EQ_EMPTY, or the oldest with PTL_OK or
- * PTL_EQ_DROPPED. */
-void onic_ptl_eq_keep(onic_ptl_eq_t *eq, const ptl_event_t *ev);
-int  onic_ptl_eq_take(onic_ptl_eq_t *eq, ptl_event_t *event);
 /* The checks of PtlEQPoll's arguments: PTL_OK or the code to return. */
 int  onic_ptl_eq_poll_check(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout,
                             ptl_event_t *event);

@@ -66,10 +66,12 @@ static void target_drop(onic_ptl_ni_t *ni, onic_ptl_drop_t why, uint32_t src,
     onic_ptl_ni_drop(ni, why);
 }
 
+/* Every field but md, which the caller sets (no memset: this runs for every
+ * message). */
 static void target_event_base(const onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m,
                               ptl_event_t *ev)
 {
-    memset(ev, 0, sizeof(*ev));
+    ev->type = PTL_EVENT_PUT_END;
     ev->initiator.nid = 0;
     ev->initiator.pid = src;
     /* Every process that reaches us is of our job and our user: the shared
@@ -79,7 +81,13 @@ static void target_event_base(const onic_ptl_ni_t *ni, uint32_t src, const onic_
     ev->pt_index = m->pt_index;
     ev->match_bits = m->match_bits;
     ev->rlength = m->rlength;
+    ev->mlength = 0;
+    ev->offset = 0;
+    ev->md_handle = 0;
+    ev->hdr_data = 0;
+    ev->link = 0;
     ev->ni_fail_type = PTL_NI_OK;
+    ev->sequence = 0;
 }
 
 /* START and END (each unless disabled), END linked to its START. */
@@ -455,7 +463,7 @@ static void target_ack(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m)
     if ((md = onic_ptl_md_get(ni, m->md)) != NULL)
         onic_ptl_md_snapshot(md, &ev.md);
     else
-        ev.md.eq_handle = m->eq;
+        ev.md = (ptl_md_t){.eq_handle = m->eq}; /* gone: as it was sent */
     ev.link = eq->seq;
     onic_ptl_eq_post(eq, &ev);
 }
