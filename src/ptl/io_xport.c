@@ -166,7 +166,10 @@ int onic_ptl_xport_ni_open(ptl_pid_t pid, const ptl_ni_limits_t *desired,
         ptl_xport_close(px);
         return rc;
     }
-    onic_ptl_ni_of(h, &ni);
+    if (onic_ptl_ni_of(h, &ni) != PTL_OK) { /* never: it was just opened */
+        ptl_xport_close(px);
+        return PTL_FAIL;
+    }
     px->ni = ni;
     ni->max_inline = onic_xport_max_payload(px->x);
     *ni_handle = h;

@@ -403,6 +403,43 @@ static inline onic_ptl_md_t *onic_ptl_md_get(const onic_ptl_ni_t *ni, uint64_t h
 }
 
 /* --- ni.c ------------------------------------------------------------------------ */
+/* The process's Portals state. One NI: onic gives a process one interface. */
+typedef struct onic_ptl_global {
+    int            init;   /* PtlInit called, PtlFini not yet */
+    onic_ptl_ni_t *ni;
+    unsigned       epoch;  /* bumped by every NI, so old handles name nothing */
+} onic_ptl_global_t;
+extern onic_ptl_global_t onic_ptl_g;
+
+/* The live NI for a handle of each kind, with the Portals code when there is
+ * none (PTL_NO_INIT, or the kind's INVALID code). Inline: every public call
+ * starts with one. */
+static inline int onic_ptl_ni_of(ptl_handle_ni_t h, onic_ptl_ni_t **ni_p)
+{
+    if (!onic_ptl_g.init)
+        return PTL_NO_INIT;
+    if (onic_ptl_g.ni == NULL || h != onic_ptl_g.ni->handle)
+        return PTL_NI_INVALID;
+    *ni_p = onic_ptl_g.ni;
+    return PTL_OK;
+}
+
+#define ONIC_PTL_OBJ_OF(_name, _type, _get, _invalid) \
+    static inline int onic_ptl_##_name##_of(uint64_t h, onic_ptl_ni_t **ni_p, _type **obj_p) \
+    { \
+        _type *obj; \
+        if (!onic_ptl_g.init) \
+            return PTL_NO_INIT; \
+        if (onic_ptl_g.ni == NULL || (obj = _get) == NULL) \
+            return _invalid; \
+        *ni_p = onic_ptl_g.ni; \
+        *obj_p = obj; \
+        return PTL_OK; \
+    }
+ONIC_PTL_OBJ_OF(me, onic_ptl_me_t, onic_ptl_htab_get(&onic_ptl_g.ni->mes, h), PTL_ME_INVALID)
+ONIC_PTL_OBJ_OF(md, onic_ptl_md_t, onic_ptl_md_get(onic_ptl_g.ni, h), PTL_MD_INVALID)
+ONIC_PTL_OBJ_OF(eq, onic_ptl_eq_t, onic_ptl_htab_get(&onic_ptl_g.ni->eqs, h), PTL_EQ_INVALID)
+
 /* The onload engine keeps one NI per process it serves and selects the one a
  * command is for; the public calls then act on it (NULL: none, so that
  * onic_ptl_ni_open makes another). Returns the NI selected before. */
@@ -413,12 +450,6 @@ onic_ptl_ni_t *onic_ptl_ni_select(onic_ptl_ni_t *ni);
 int  onic_ptl_ni_open(const onic_ptl_ni_params_t *p, ptl_ni_limits_t *actual,
                       ptl_handle_ni_t *ni_handle);
 void onic_ptl_ni_clamp_limits(const ptl_ni_limits_t *desired, ptl_ni_limits_t *actual);
-/* The live NI for a handle of each kind, with the Portals code when there is
- * none (PTL_NO_INIT, or the kind's INVALID code). */
-int  onic_ptl_ni_of(ptl_handle_ni_t h, onic_ptl_ni_t **ni_p);
-int  onic_ptl_me_of(ptl_handle_me_t h, onic_ptl_ni_t **ni_p, onic_ptl_me_t **me_p);
-int  onic_ptl_md_of(ptl_handle_md_t h, onic_ptl_ni_t **ni_p, onic_ptl_md_t **md_p);
-int  onic_ptl_eq_of(ptl_handle_eq_t h, onic_ptl_ni_t **ni_p, onic_ptl_eq_t **eq_p);
 /* Let arrivals in (not from inside an EQ handler); how many arrived. */
 unsigned onic_ptl_ni_progress(onic_ptl_ni_t *ni, uint64_t timeout_ns);
 /* An arrival from the transport: run the target side, send what it answers. */
