@@ -10,11 +10,10 @@
 
 #define EQ_POLL_MAX  64
 
-void onic_ptl_eq_post(onic_ptl_eq_t *eq, ptl_event_t *ev)
+void onic_ptl_eq_post_other(onic_ptl_eq_t *eq, ptl_event_t *ev)
 {
     onic_ptl_ni_t *ni = eq->ni;
 
-    ev->sequence = eq->seq++;
     if (ni->io != NULL && ni->io->event != NULL) {
         /* The queue is the process's, in its own memory (remote.c). */
         ni->io->event(ni->io_arg, eq->handle, ev);

@@ -475,9 +475,8 @@ int  onic_ptl_id_valid(const onic_ptl_ni_t *ni, ptl_process_id_t id, int wildcar
 void onic_ptl_id_key(ptl_process_id_t id, uint64_t *id_p, uint64_t *ignore_p);
 
 /* --- eq.c ---------------------------------------------------------------------- */
-/* Record ev (its sequence set here); overwrites the oldest when full. A
- * handler's call is queued for onic_ptl_eq_run_handlers. */
-void     onic_ptl_eq_post(onic_ptl_eq_t *eq, ptl_event_t *ev);
+/* onic_ptl_eq_post for a queue with a handler or kept by another process. */
+void     onic_ptl_eq_post_other(onic_ptl_eq_t *eq, ptl_event_t *ev);
 /* Call the handlers of what the last step recorded (their queues may have
  * been freed since: then nothing). */
 void     onic_ptl_eq_run_handlers(onic_ptl_ni_t *ni);
@@ -581,6 +580,21 @@ static inline int onic_ptl_eq_take(onic_ptl_eq_t *eq, ptl_event_t *event)
     rc = eq->dropped ? PTL_EQ_DROPPED : PTL_OK;
     eq->dropped = 0;
     return rc;
+}
+
+/* Record ev (its sequence set here); overwrites the oldest when full. A
+ * handler's call is queued for onic_ptl_eq_run_handlers. */
+static inline void onic_ptl_eq_post(onic_ptl_eq_t *eq, ptl_event_t *ev)
+{
+    const onic_ptl_io_t *io = eq->ni->io;
+
+    ev->sequence = eq->seq++;
+    if (__builtin_expect((io != NULL && io->event != NULL) || eq->handler != PTL_EQ_HANDLER_NONE,
+                         0)) {
+        onic_ptl_eq_post_other(eq, ev);
+        return;
+    }
+    onic_ptl_eq_keep(eq, ev);
 }
 
 /* The MD's live event queue, or NULL (none, or freed since). */
