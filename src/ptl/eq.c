@@ -74,8 +74,8 @@ int PtlEQAlloc(ptl_handle_ni_t ni_handle, ptl_size_t count, ptl_eq_handler_t han
     onic_status_t status;
     int rc;
 
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_eq_alloc(ni_handle, count, handler, eq_handle);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->eq_alloc(ni_handle, count, handler, eq_handle);
     if ((rc = onic_ptl_ni_of(ni_handle, &ni)) != PTL_OK)
         return rc;
     if (eq_handle == NULL) {
@@ -116,8 +116,8 @@ int PtlEQFree(ptl_handle_eq_t eq_handle)
     onic_ptl_eq_t *eq;
     int rc;
 
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_eq_free(eq_handle);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->eq_free(eq_handle);
     if ((rc = onic_ptl_eq_of(eq_handle, &ni, &eq)) != PTL_OK)
         return rc;
     onic_ptl_htab_del(&ni->eqs, eq_handle);
@@ -132,8 +132,8 @@ int PtlEQGet(ptl_handle_eq_t eq_handle, ptl_event_t *event)
     onic_ptl_eq_t *eq;
     int rc;
 
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_eq_poll(&eq_handle, 1, 0, event, NULL);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->eq_poll(&eq_handle, 1, 0, event, NULL);
     if ((rc = onic_ptl_eq_of(eq_handle, &ni, &eq)) != PTL_OK)
         return rc;
     if (event == NULL) {
@@ -190,8 +190,8 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
     uint64_t deadline = UINT64_MAX, now;
     int rc, i, polled = 0;
 
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_eq_poll(eq_handles, size, timeout, event, which);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->eq_poll(eq_handles, size, timeout, event, which);
     if ((rc = onic_ptl_eq_poll_check(eq_handles, size, timeout, event)) != PTL_OK)
         return rc;
     for (;;) {
