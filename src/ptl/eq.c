@@ -16,7 +16,7 @@ void onic_ptl_eq_post(onic_ptl_eq_t *eq, ptl_event_t *ev)
 
     ev->sequence = eq->seq++;
     if (ni->io != NULL && ni->io->event != NULL) {
-        /* The queue is the process's, in its own memory (remote.c). */
+        /* The queue is the process's, in its own memory (client_ptl.c). */
         ni->io->event(ni->io_arg, eq->handle, ev);
         return;
     }

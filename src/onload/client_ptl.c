@@ -1,5 +1,13 @@
-/* This process's Portals, run by the onload engine (src/onload/serve.c):
- * the engine keeps the interface, its match lists, MDs and event queues'
+/* The client side of Portals in the onload engine: this process's Portals
+ * NI run by the engine (src/onload/serve.c is the engine's side). It is the
+ * NI's onload back end (src/ptl/backend.h): it fills onic_ptl_backend_onload,
+ * and PtlNIInit under ONIC_ONLOAD=1 hands the public calls to it. It lives
+ * in src/onload, beside client.c (the process's side of the rings, which it
+ * drives), because it is the process's half of the engine's protocol
+ * (proto.h); src/ptl reaches it only through the table, so ptl includes
+ * nothing of onload.
+ *
+ * The engine keeps the interface, its match lists, MDs and event queues'
  * bookkeeping; this side turns each public call into one command and waits
  * for its answer, and applies what the engine sends on its event ring, in
  * order: DATA (the target side's writes into this process's MDs), EVENT
@@ -11,12 +19,13 @@
  * Handles are the engine's. A call that needs no answer never waits for
  * the engine; one that does waits spinning, then sleeping on the event
  * ring's bell, and fails with PTL_NAL_FAILED once the engine is gone. */
+#include "onload/proto.h"
+#include "ptl/backend.h"
 #include "ptl/ptl.h"
 #include "base/clock.h"
 #include "base/config.h"
 #include "base/log.h"
 #include "base/mem.h"
-#include "onload/proto.h"
 
 #include <stdio.h>
 #include <stdlib.h>
