@@ -5,10 +5,10 @@
  * and the client side a process uses to reach its engine: a segment of its
  * own holding a command ring and an event ring (ring.h).
  *
- * Today the engine attaches processes, serves their command rings and
- * answers on their event rings, with the commands below; it does not serve
- * Portals calls yet, and PtlNIInit refuses to open an interface when
- * ONIC_ONLOAD=1 (see docs/architecture.md, "onload"). */
+ * The engine attaches processes, serves their command rings and answers on
+ * their event rings, with the commands below, and runs their Portals
+ * (serve.c; a process's side is client_ptl.c, the NI's onload back end, see
+ * src/ptl/backend.h and docs/architecture.md, "onload"). */
 #ifndef ONIC_ONLOAD_ONLOAD_H
 #define ONIC_ONLOAD_ONLOAD_H
 
@@ -197,7 +197,7 @@ typedef struct onic_onload_client onic_onload_client_t;
  * dies or does not answer within 10 s. */
 onic_status_t onic_onload_client_open(const onic_config_t *cfg, onic_onload_client_t **client_p);
 
-/* The engine runs this process's Portals (src/ptl/remote.c): its copies
+/* The engine runs this process's Portals (client_ptl.c): its copies
  * through the bounce area are into and out of MDs, which the engine alone
  * knows, so they are not checked against REG and PULL. */
 void onic_onload_client_serve_ptl(onic_onload_client_t *client);

@@ -1,5 +1,5 @@
 /* Portals over the onload rings: the records a process whose Portals runs in
- * the engine (src/ptl/remote.c) and the engine (src/onload/serve.c) send
+ * the engine (src/onload/client_ptl.c) and the engine (src/onload/serve.c) send
  * each other. One command per Portals call; every call but a put or an
  * unlink marked "no answer wanted" is answered by one ANSWER, in order.
  * Events, the data the target side writes into the process's MDs, and the

@@ -15,7 +15,7 @@ void onic_ptl_eq_post_other(onic_ptl_eq_t *eq, ptl_event_t *ev)
     onic_ptl_ni_t *ni = eq->ni;
 
     if (ni->io != NULL && ni->io->event != NULL) {
-        /* The queue is the process's, in its own memory (remote.c). */
+        /* The queue is the process's, in its own memory (client_ptl.c). */
         ni->io->event(ni->io_arg, eq->handle, ev);
         return;
     }
@@ -73,8 +73,8 @@ int PtlEQAlloc(ptl_handle_ni_t ni_handle, ptl_size_t count, ptl_eq_handler_t han
     onic_status_t status;
     int rc;
 
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_eq_alloc(ni_handle, count, handler, eq_handle);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->eq_alloc(ni_handle, count, handler, eq_handle);
     if ((rc = onic_ptl_ni_of(ni_handle, &ni)) != PTL_OK)
         return rc;
     if (eq_handle == NULL) {
@@ -115,8 +115,8 @@ int PtlEQFree(ptl_handle_eq_t eq_handle)
     onic_ptl_eq_t *eq;
     int rc;
 
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_eq_free(eq_handle);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->eq_free(eq_handle);
     if ((rc = onic_ptl_eq_of(eq_handle, &ni, &eq)) != PTL_OK)
         return rc;
     onic_ptl_htab_del(&ni->eqs, eq_handle);
@@ -131,8 +131,8 @@ int PtlEQGet(ptl_handle_eq_t eq_handle, ptl_event_t *event)
     onic_ptl_eq_t *eq;
     int rc;
 
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_eq_poll(&eq_handle, 1, 0, event, NULL);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->eq_poll(&eq_handle, 1, 0, event, NULL);
     if ((rc = onic_ptl_eq_of(eq_handle, &ni, &eq)) != PTL_OK)
         return rc;
     if (event == NULL) {
@@ -189,8 +189,8 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
     uint64_t deadline = UINT64_MAX, now;
     int rc, i, polled = 0;
 
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_eq_poll(eq_handles, size, timeout, event, which);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->eq_poll(eq_handles, size, timeout, event, which);
     if ((rc = onic_ptl_eq_poll_check(eq_handles, size, timeout, event)) != PTL_OK)
         return rc;
     for (;;) {

@@ -161,9 +161,9 @@ int PtlPutRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t 
                  ptl_ac_index_t ac_index, ptl_match_bits_t match_bits, ptl_size_t remote_offset,
                  ptl_hdr_data_t hdr_data)
 {
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_put(md_handle, local_offset, length, 0, ack_req, target_id, pt_index,
-                                   ac_index, match_bits, remote_offset, hdr_data);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->put(md_handle, local_offset, length, 0, ack_req, target_id,
+                                       pt_index, ac_index, match_bits, remote_offset, hdr_data);
     onic_ptl_ni_t *ni;
     onic_ptl_md_t *md;
     onic_ptl_eq_t *eq;
@@ -246,9 +246,9 @@ int PtlPut(ptl_handle_md_t md_handle, ptl_ack_req_t ack_req, ptl_process_id_t ta
            ptl_pt_index_t pt_index, ptl_ac_index_t ac_index, ptl_match_bits_t match_bits,
            ptl_size_t remote_offset, ptl_hdr_data_t hdr_data)
 {
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_put(md_handle, 0, 0, 1, ack_req, target_id, pt_index, ac_index,
-                                   match_bits, remote_offset, hdr_data);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->put(md_handle, 0, 0, 1, ack_req, target_id, pt_index, ac_index,
+                                       match_bits, remote_offset, hdr_data);
     onic_ptl_ni_t *ni;
     onic_ptl_md_t *md;
     int rc = onic_ptl_md_of(md_handle, &ni, &md);
@@ -267,9 +267,9 @@ int PtlGetRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t 
                  ptl_process_id_t target_id, ptl_pt_index_t pt_index, ptl_ac_index_t ac_index,
                  ptl_match_bits_t match_bits, ptl_size_t remote_offset)
 {
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_get(md_handle, local_offset, length, 0, target_id, pt_index, ac_index,
-                                   match_bits, remote_offset);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->get(md_handle, local_offset, length, 0, target_id, pt_index,
+                                       ac_index, match_bits, remote_offset);
     onic_ptl_ni_t *ni;
     onic_ptl_md_t *md;
     onic_ptl_msg_t m;
@@ -312,9 +312,9 @@ int PtlGetRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t 
 int PtlGet(ptl_handle_md_t md_handle, ptl_process_id_t target_id, ptl_pt_index_t pt_index,
            ptl_ac_index_t ac_index, ptl_match_bits_t match_bits, ptl_size_t remote_offset)
 {
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_get(md_handle, 0, 0, 1, target_id, pt_index, ac_index, match_bits,
-                                   remote_offset);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->get(md_handle, 0, 0, 1, target_id, pt_index, ac_index,
+                                       match_bits, remote_offset);
     onic_ptl_ni_t *ni;
     onic_ptl_md_t *md;
     int rc = onic_ptl_md_of(md_handle, &ni, &md);

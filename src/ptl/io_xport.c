@@ -1,7 +1,9 @@
 /* The transport glue: the NI of this process on the job's xport endpoint.
  * Arrivals go to the target side (onic_ptl_ni_deliver); the target's
  * answers and the initiator's requests go out as one message each, the
- * Portals header in the transport's user header. */
+ * Portals header in the transport's user header. PtlNIInit's first open
+ * comes here, which reads the ONIC_* configuration: under ONIC_ONLOAD the
+ * NI goes to the onload engine's back end instead (backend.h). */
 #include "ptl/ptl.h"
 #include "base/config.h"
 #include "base/log.h"
@@ -128,8 +130,12 @@ int onic_ptl_xport_ni_open(ptl_pid_t pid, const ptl_ni_limits_t *desired,
         onic_error("ptl: PtlNIInit: the ONIC_* environment is invalid (see above)");
         return PTL_FAIL;
     }
-    if (cfg.onload) /* the job's onload engine keeps the interface */
-        return onic_ptl_remote_ni_open(&cfg, pid, desired, actual, ni_handle);
+    if (cfg.onload) { /* the job's onload engine keeps the interface */
+        rc = onic_ptl_backend_onload.ni_open(&cfg, pid, desired, actual, ni_handle);
+        if (rc == PTL_OK)
+            onic_ptl_backend_g = &onic_ptl_backend_onload;
+        return rc;
+    }
     px = onic_calloc(1, sizeof(*px));
     if (px == NULL)
         return PTL_NO_SPACE;

@@ -120,8 +120,8 @@ void onic_ptl_md_destroy(onic_ptl_ni_t *ni, onic_ptl_md_t *md)
 int PtlMDAttach(ptl_handle_me_t me_handle, ptl_md_t md, ptl_unlink_t unlink_op,
                 ptl_handle_md_t *md_handle)
 {
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_md_attach(me_handle, md, unlink_op, md_handle);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->md_attach(me_handle, md, unlink_op, md_handle);
     onic_ptl_ni_t *ni;
     onic_ptl_me_t *me;
     onic_ptl_md_t *obj;
@@ -148,8 +148,8 @@ int PtlMDAttach(ptl_handle_me_t me_handle, ptl_md_t md, ptl_unlink_t unlink_op,
 int PtlMDBind(ptl_handle_ni_t ni_handle, ptl_md_t md, ptl_unlink_t unlink_op,
               ptl_handle_md_t *md_handle)
 {
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_md_bind(ni_handle, md, unlink_op, md_handle);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->md_bind(ni_handle, md, unlink_op, md_handle);
     onic_ptl_ni_t *ni;
     onic_ptl_md_t *obj;
     int rc = onic_ptl_ni_of(ni_handle, &ni);
@@ -170,8 +170,8 @@ int PtlMDBind(ptl_handle_ni_t ni_handle, ptl_md_t md, ptl_unlink_t unlink_op,
 
 int PtlMDUnlink(ptl_handle_md_t md_handle)
 {
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_md_unlink(md_handle);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->md_unlink(md_handle);
     onic_ptl_ni_t *ni;
     onic_ptl_md_t *md;
     int rc = onic_ptl_md_of(md_handle, &ni, &md);
@@ -191,8 +191,8 @@ int PtlMDUnlink(ptl_handle_md_t md_handle)
 int PtlMDUpdate(ptl_handle_md_t md_handle, ptl_md_t *old_md, ptl_md_t *new_md,
                 ptl_handle_eq_t eq_handle)
 {
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_md_update(md_handle, old_md, new_md, eq_handle);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->md_update(md_handle, old_md, new_md, eq_handle);
     onic_ptl_ni_t *ni;
     onic_ptl_md_t *md;
     onic_ptl_eq_t *eq = NULL;

@@ -154,9 +154,9 @@ static int me_attach(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, int ove
     onic_ptl_me_t *me;
     int rc;
 
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_me_attach(overflow ? 2 : 0, ni_handle, &pt_index, match_id, match_bits,
-                                         ignore_bits, unlink, position, me_handle);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->me_attach(overflow ? 2 : 0, ni_handle, &pt_index, match_id,
+                                             match_bits, ignore_bits, unlink, position, me_handle);
     if ((rc = onic_ptl_ni_of(ni_handle, &ni)) != PTL_OK)
         return rc;
     if (me_handle == NULL) {
@@ -198,9 +198,9 @@ int PtlMEAttachAny(ptl_handle_ni_t ni_handle, ptl_pt_index_t *pt_index, ptl_proc
     onic_ptl_me_t *me;
     int rc;
 
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_me_attach(1, ni_handle, pt_index, match_id, match_bits, ignore_bits,
-                                         unlink, PTL_INS_AFTER, me_handle);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->me_attach(1, ni_handle, pt_index, match_id, match_bits,
+                                             ignore_bits, unlink, PTL_INS_AFTER, me_handle);
     if ((rc = onic_ptl_ni_of(ni_handle, &ni)) != PTL_OK)
         return rc;
     if (pt_index == NULL || me_handle == NULL) {
@@ -226,9 +226,9 @@ int PtlMEInsert(ptl_handle_me_t base, ptl_process_id_t match_id, ptl_match_bits_
                 ptl_match_bits_t ignore_bits, ptl_unlink_t unlink, ptl_ins_pos_t position,
                 ptl_handle_me_t *me_handle)
 {
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_me_insert(base, match_id, match_bits, ignore_bits, unlink, position,
-                                         me_handle);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->me_insert(base, match_id, match_bits, ignore_bits, unlink,
+                                             position, me_handle);
     onic_ptl_ni_t *ni;
     onic_ptl_me_t *anchor, *me;
     int rc = onic_ptl_me_of(base, &ni, &anchor);
@@ -255,8 +255,8 @@ int PtlMEInsert(ptl_handle_me_t base, ptl_process_id_t match_id, ptl_match_bits_
 
 int PtlMEUnlink(ptl_handle_me_t me_handle)
 {
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_me_unlink(me_handle);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->me_unlink(me_handle);
     onic_ptl_ni_t *ni;
     onic_ptl_me_t *me;
     onic_dlist_t *l;
@@ -279,8 +279,8 @@ int PtlMEUnlink(ptl_handle_me_t me_handle)
 
 int PtlMEUnlinkAsync(ptl_handle_me_t me_handle)
 {
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_me_unlink_async(me_handle);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->me_unlink_async(me_handle);
     return PtlMEUnlink(me_handle);
 }
 
@@ -290,10 +290,10 @@ int PtlMEAttachSearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
                       ptl_md_t md, ptl_unlink_t md_unlink, ptl_handle_me_t *me_handle,
                       ptl_handle_md_t *md_handle, ptl_ovf_header_t *header)
 {
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_me_search(ni_handle, pt_index, match_id, match_bits, ignore_bits,
-                                         unlink, position, md, md_unlink, me_handle, md_handle,
-                                         header);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->me_search(ni_handle, pt_index, match_id, match_bits,
+                                             ignore_bits, unlink, position, md, md_unlink,
+                                             me_handle, md_handle, header);
     const char *call = "PtlMEAttachSearch";
     onic_ptl_ni_t *ni;
     onic_ptl_me_t *me;

@@ -9,6 +9,16 @@
 
 /* The process's Portals state (ptl.h). */
 onic_ptl_global_t onic_ptl_g;
+/* The back end running the NI, NULL while it is this process's (backend.h). */
+const onic_ptl_backend_ops_t *onic_ptl_backend_g;
+
+/* A back end's fini or ni_fini said rc: PTL_OK, its NI is gone. */
+static int ni_backend_closed(int rc)
+{
+    if (rc == PTL_OK)
+        onic_ptl_backend_g = NULL;
+    return rc;
+}
 
 static const char *const ptl_err_names[PTL_MAX_ERRNO] = {
     [PTL_OK] = "PTL_OK",
@@ -312,8 +322,8 @@ int PtlInit(int *max_interfaces)
 
 void PtlFini(void)
 {
-    if (onic_ptl_remote_g != NULL)
-        onic_ptl_remote_fini();
+    if (onic_ptl_backend_g != NULL)
+        ni_backend_closed(onic_ptl_backend_g->fini());
     if (ni_close("PtlFini") == PTL_OK)
         onic_ptl_g.init = 0;
 }
@@ -332,9 +342,9 @@ int PtlNIInit(ptl_interface_t iface, ptl_pid_t pid, ptl_ni_limits_t *desired,
                    iface);
         return PTL_IFACE_INVALID;
     }
-    if (onic_ptl_g.ni != NULL || onic_ptl_remote_g != NULL) {
-        if (onic_ptl_remote_g != NULL)
-            return onic_ptl_remote_ni_open(NULL, pid, desired, actual, ni_handle);
+    if (onic_ptl_g.ni != NULL || onic_ptl_backend_g != NULL) {
+        if (onic_ptl_backend_g != NULL)
+            return onic_ptl_backend_g->ni_open(NULL, pid, desired, actual, ni_handle);
         return onic_ptl_ni_open(NULL, actual, ni_handle); /* PTL_IFACE_DUP */
     }
     return onic_ptl_xport_ni_open(pid, desired, actual, ni_handle);
@@ -342,8 +352,8 @@ int PtlNIInit(ptl_interface_t iface, ptl_pid_t pid, ptl_ni_limits_t *desired,
 
 int PtlNIFini(ptl_handle_ni_t ni_handle)
 {
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_ni_fini(ni_handle);
+    if (onic_ptl_backend_g != NULL)
+        return ni_backend_closed(onic_ptl_backend_g->ni_fini(ni_handle));
     onic_ptl_ni_t *ni;
     int rc = onic_ptl_ni_of(ni_handle, &ni);
 
@@ -354,8 +364,8 @@ int PtlNIFini(ptl_handle_ni_t ni_handle)
 
 int PtlNIStatus(ptl_handle_ni_t ni_handle, ptl_sr_index_t reg, ptl_sr_value_t *status)
 {
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_ni_status(ni_handle, reg, status);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->ni_status(ni_handle, reg, status);
     onic_ptl_ni_t *ni;
     int rc = onic_ptl_ni_of(ni_handle, &ni);
 
@@ -382,8 +392,8 @@ int PtlNIStatus(ptl_handle_ni_t ni_handle, ptl_sr_index_t reg, ptl_sr_value_t *s
 
 int PtlNIHandle(ptl_handle_any_t handle, ptl_handle_ni_t *ni_handle)
 {
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_ni_handle(handle, ni_handle);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->ni_handle(handle, ni_handle);
     onic_ptl_ni_t *ni = NULL;
     void *obj;
     int rc;
@@ -422,8 +432,8 @@ int PtlNIHandle(ptl_handle_any_t handle, ptl_handle_ni_t *ni_handle)
 
 static int ni_bundle(ptl_handle_ni_t ni_handle, int on)
 {
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_ni_bundle(ni_handle, on);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->ni_bundle(ni_handle, on);
     onic_ptl_ni_t *ni;
     int rc = onic_ptl_ni_of(ni_handle, &ni);
 
@@ -446,8 +456,8 @@ int PtlEndBundle(ptl_handle_ni_t ni_handle)
 
 int PtlGetId(ptl_handle_ni_t ni_handle, ptl_process_id_t *id)
 {
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_ni_ids(ni_handle, id, NULL, NULL);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->ni_ids(ni_handle, id, NULL, NULL);
     onic_ptl_ni_t *ni;
     int rc = onic_ptl_ni_of(ni_handle, &ni);
 
@@ -464,8 +474,8 @@ int PtlGetId(ptl_handle_ni_t ni_handle, ptl_process_id_t *id)
 
 int PtlGetUid(ptl_handle_ni_t ni_handle, ptl_uid_t *uid)
 {
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_ni_ids(ni_handle, NULL, uid, NULL);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->ni_ids(ni_handle, NULL, uid, NULL);
     onic_ptl_ni_t *ni;
     int rc = onic_ptl_ni_of(ni_handle, &ni);
 
@@ -481,8 +491,8 @@ int PtlGetUid(ptl_handle_ni_t ni_handle, ptl_uid_t *uid)
 
 int PtlGetJid(ptl_handle_ni_t ni_handle, ptl_jid_t *jid)
 {
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_ni_ids(ni_handle, NULL, NULL, jid);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->ni_ids(ni_handle, NULL, NULL, jid);
     onic_ptl_ni_t *ni;
     int rc = onic_ptl_ni_of(ni_handle, &ni);
 
@@ -499,8 +509,8 @@ int PtlGetJid(ptl_handle_ni_t ni_handle, ptl_jid_t *jid)
 int PtlACEntry(ptl_handle_ni_t ni_handle, ptl_ac_index_t ac_index, ptl_process_id_t match_id,
                ptl_uid_t uid, ptl_jid_t jid, ptl_pt_index_t pt_index)
 {
-    if (onic_ptl_remote_g != NULL)
-        return onic_ptl_remote_ac_entry(ni_handle, ac_index, match_id, uid, jid, pt_index);
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->ac_entry(ni_handle, ac_index, match_id, uid, jid, pt_index);
     onic_ptl_ni_t *ni;
     int rc = onic_ptl_ni_of(ni_handle, &ni);
 

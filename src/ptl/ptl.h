@@ -1,6 +1,7 @@
 /* The Portals layer's internals: objects, handle tables, the wire header,
  * and the calls between the public API (ni.c me.c md.c eq.c initiator.c),
- * the target side (target.c) and the transport glue (io_xport.c).
+ * the target side (target.c) and the transport glue (io_xport.c). Whether
+ * this process's own state runs its NI or a back end does: backend.h.
  *
  * The target side is a function of an NI's state and one incoming message;
  * it reaches the outside only through what it returns (onic_ptl_out_t), so
@@ -19,6 +20,7 @@
 #include "base/list.h"
 #include "base/pool.h"
 #include "base/slots.h"
+#include "ptl/backend.h"
 
 /* --- Handles -----------------------------------------------------------------
  * kind:4 | epoch:8 | generation:28 | index:24. The kind says which table; the
@@ -645,69 +647,7 @@ void onic_ptl_target_rma_done(onic_ptl_ni_t *ni, void *ctx, onic_status_t status
 /* Forget the RMA still under way (the NI is going). */
 void onic_ptl_target_fini(onic_ptl_ni_t *ni);
 
-/* --- remote.c: this process's Portals run by the onload engine -------------------
- * While onic_ptl_remote_g is set (PtlNIInit under ONIC_ONLOAD=1), every
- * public call goes to the engine as a command (src/onload/proto.h) and
- * returns its answer; events, and data the engine writes for it, come back
- * on the event ring. */
-typedef struct onic_ptl_remote onic_ptl_remote_t;
-extern onic_ptl_remote_t *onic_ptl_remote_g;
-
-struct onic_config;
-int  onic_ptl_remote_ni_open(const struct onic_config *cfg, ptl_pid_t pid,
-                             const ptl_ni_limits_t *desired, ptl_ni_limits_t *actual,
-                             ptl_handle_ni_t *ni_handle);
-int  onic_ptl_remote_ni_fini(ptl_handle_ni_t ni_handle);
-int  onic_ptl_remote_ni_status(ptl_handle_ni_t ni_handle, ptl_sr_index_t reg,
-                               ptl_sr_value_t *status);
-int  onic_ptl_remote_ni_handle(ptl_handle_any_t handle, ptl_handle_ni_t *ni_handle);
-int  onic_ptl_remote_ni_bundle(ptl_handle_ni_t ni_handle, int on);
-int  onic_ptl_remote_ni_ids(ptl_handle_ni_t ni_handle, ptl_process_id_t *id, ptl_uid_t *uid,
-                            ptl_jid_t *jid);
-int  onic_ptl_remote_ac_entry(ptl_handle_ni_t ni_handle, ptl_ac_index_t ac_index,
-                              ptl_process_id_t match_id, ptl_uid_t uid, ptl_jid_t jid,
-                              ptl_pt_index_t pt_index);
-/* kind: 0 PtlMEAttach, 1 PtlMEAttachAny, 2 PtlMEAttachOverflow. */
-int  onic_ptl_remote_me_attach(int kind, ptl_handle_ni_t ni_handle, ptl_pt_index_t *pt_index,
-                               ptl_process_id_t match_id, ptl_match_bits_t match_bits,
-                               ptl_match_bits_t ignore_bits, ptl_unlink_t unlink,
-                               ptl_ins_pos_t position, ptl_handle_me_t *me_handle);
-int  onic_ptl_remote_me_insert(ptl_handle_me_t base, ptl_process_id_t match_id,
-                               ptl_match_bits_t match_bits, ptl_match_bits_t ignore_bits,
-                               ptl_unlink_t unlink, ptl_ins_pos_t position,
-                               ptl_handle_me_t *me_handle);
-int  onic_ptl_remote_me_unlink(ptl_handle_me_t me_handle);
-int  onic_ptl_remote_me_unlink_async(ptl_handle_me_t me_handle);
-int  onic_ptl_remote_me_search(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
-                               ptl_process_id_t match_id, ptl_match_bits_t match_bits,
-                               ptl_match_bits_t ignore_bits, ptl_unlink_t unlink,
-                               ptl_ins_pos_t position, ptl_md_t md, ptl_unlink_t md_unlink,
-                               ptl_handle_me_t *me_handle, ptl_handle_md_t *md_handle,
-                               ptl_ovf_header_t *header);
-int  onic_ptl_remote_md_attach(ptl_handle_me_t me_handle, ptl_md_t md, ptl_unlink_t unlink_op,
-                               ptl_handle_md_t *md_handle);
-int  onic_ptl_remote_md_bind(ptl_handle_ni_t ni_handle, ptl_md_t md, ptl_unlink_t unlink_op,
-                             ptl_handle_md_t *md_handle);
-int  onic_ptl_remote_md_unlink(ptl_handle_md_t md_handle);
-int  onic_ptl_remote_md_update(ptl_handle_md_t md_handle, ptl_md_t *old_md, ptl_md_t *new_md,
-                               ptl_handle_eq_t eq_handle);
-int  onic_ptl_remote_eq_alloc(ptl_handle_ni_t ni_handle, ptl_size_t count,
-                              ptl_eq_handler_t handler, ptl_handle_eq_t *eq_handle);
-int  onic_ptl_remote_eq_free(ptl_handle_eq_t eq_handle);
-int  onic_ptl_remote_eq_poll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout,
-                             ptl_event_t *event, int *which);
-int  onic_ptl_remote_put(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t length,
-                         int whole, ptl_ack_req_t ack_req, ptl_process_id_t target_id,
-                         ptl_pt_index_t pt_index, ptl_ac_index_t ac_index,
-                         ptl_match_bits_t match_bits, ptl_size_t remote_offset,
-                         ptl_hdr_data_t hdr_data);
-int  onic_ptl_remote_get(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t length,
-                         int whole, ptl_process_id_t target_id, ptl_pt_index_t pt_index,
-                         ptl_ac_index_t ac_index, ptl_match_bits_t match_bits,
-                         ptl_size_t remote_offset);
-void onic_ptl_remote_fini(void);
-
-/* --- eq.c, shared with remote.c ---------------------------------------------------- */
+/* --- eq.c, shared with the onload back end ------------------------------------------ */
 /* The checks of PtlEQPoll's arguments: PTL_OK or the code to return. */
 int  onic_ptl_eq_poll_check(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout,
                             ptl_event_t *event);

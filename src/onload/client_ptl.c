@@ -1,5 +1,13 @@
-/* This process's Portals, run by the onload engine (src/onload/serve.c):
- * the engine keeps the interface, its match lists, MDs and event queues'
+/* The client side of Portals in the onload engine: this process's Portals
+ * NI run by the engine (src/onload/serve.c is the engine's side). It is the
+ * NI's onload back end (src/ptl/backend.h): it fills onic_ptl_backend_onload,
+ * and PtlNIInit under ONIC_ONLOAD=1 hands the public calls to it. It lives
+ * in src/onload, beside client.c (the process's side of the rings, which it
+ * drives), because it is the process's half of the engine's protocol
+ * (proto.h); src/ptl reaches it only through the table, so ptl includes
+ * nothing of onload.
+ *
+ * The engine keeps the interface, its match lists, MDs and event queues'
  * bookkeeping; this side turns each public call into one command and waits
  * for its answer, and applies what the engine sends on its event ring, in
  * order: DATA (the target side's writes into this process's MDs), EVENT
@@ -11,19 +19,18 @@
  * Handles are the engine's. A call that needs no answer never waits for
  * the engine; one that does waits spinning, then sleeping on the event
  * ring's bell, and fails with PTL_NAL_FAILED once the engine is gone. */
+#include "onload/proto.h"
+#include "ptl/backend.h"
 #include "ptl/ptl.h"
 #include "base/clock.h"
 #include "base/config.h"
 #include "base/log.h"
 #include "base/mem.h"
-#include "onload/proto.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-onic_ptl_remote_t *onic_ptl_remote_g;
 
 /* A bound MD's memory, to put from without asking the engine. */
 typedef struct remote_md {
@@ -38,7 +45,7 @@ typedef struct remote_handler_call {
     ptl_event_t      ev;
 } remote_handler_call_t;
 
-struct onic_ptl_remote {
+typedef struct remote {
     onic_onload_client_t *c;
     ptl_handle_ni_t       ni;
     uint32_t              rank, size;
@@ -58,7 +65,10 @@ struct onic_ptl_remote {
     int                   in_handler;
     uint8_t              *rec;       /* a record from the engine */
     uint8_t              *cmd;       /* a command being made */
-};
+} remote_t;
+
+/* The engine's interface for this process, while it has one. */
+static remote_t *remote_g;
 
 static uint32_t remote_index(uint64_t handle)
 {
@@ -66,7 +76,7 @@ static uint32_t remote_index(uint64_t handle)
 }
 
 /* --- tables ------------------------------------------------------------------ */
-static onic_ptl_eq_t *remote_eq(onic_ptl_remote_t *r, ptl_handle_eq_t h)
+static onic_ptl_eq_t *remote_eq(remote_t *r, ptl_handle_eq_t h)
 {
     uint32_t i = remote_index(h);
     return i < r->neqs && r->eqs[i] != NULL && r->eqs[i]->handle == h ? r->eqs[i] : NULL;
@@ -90,7 +100,7 @@ static int remote_grow(void **tab, uint32_t *n, uint32_t want, size_t elem)
     return 1;
 }
 
-static void remote_md_note(onic_ptl_remote_t *r, ptl_handle_md_t h, const ptl_md_t *md)
+static void remote_md_note(remote_t *r, ptl_handle_md_t h, const ptl_md_t *md)
 {
     uint32_t i = remote_index(h);
 
@@ -101,7 +111,7 @@ static void remote_md_note(onic_ptl_remote_t *r, ptl_handle_md_t h, const ptl_md
                               md->options};
 }
 
-static void remote_md_forget(onic_ptl_remote_t *r, ptl_handle_md_t h)
+static void remote_md_forget(remote_t *r, ptl_handle_md_t h)
 {
     uint32_t i = remote_index(h);
 
@@ -110,7 +120,7 @@ static void remote_md_forget(onic_ptl_remote_t *r, ptl_handle_md_t h)
 }
 
 /* --- what the engine sends ------------------------------------------------------- */
-static void remote_apply(onic_ptl_remote_t *r, uint32_t kind, const uint8_t *buf, size_t len)
+static void remote_apply(remote_t *r, uint32_t kind, const uint8_t *buf, size_t len)
 {
     onic_onload_event_t ev;
     onic_ptl_eq_t *eq;
@@ -184,7 +194,7 @@ static void remote_apply(onic_ptl_remote_t *r, uint32_t kind, const uint8_t *buf
 }
 
 /* Apply everything waiting; ONIC_ERR_IO once the engine is gone. */
-static onic_status_t remote_drain(onic_ptl_remote_t *r)
+static onic_status_t remote_drain(remote_t *r)
 {
     uint32_t kind;
     size_t len;
@@ -203,7 +213,7 @@ static onic_status_t remote_drain(onic_ptl_remote_t *r)
 }
 
 /* Wait up to timeout_ns for one record and apply it (and what follows). */
-static onic_status_t remote_wait(onic_ptl_remote_t *r, uint64_t timeout_ns)
+static onic_status_t remote_wait(remote_t *r, uint64_t timeout_ns)
 {
     uint32_t kind;
     size_t len;
@@ -222,7 +232,7 @@ static onic_status_t remote_wait(onic_ptl_remote_t *r, uint64_t timeout_ns)
     return remote_drain(r);
 }
 
-static void remote_run_handlers(onic_ptl_remote_t *r)
+static void remote_run_handlers(remote_t *r)
 {
     if (r->in_handler)
         return;
@@ -246,7 +256,7 @@ static int remote_gone(const char *call)
 /* Send c (with nbytes of data already after it in r->cmd when c is
  * r->cmd) and, if answer is 1, wait for the answer into *reply. A Portals
  * code. */
-static int remote_call(onic_ptl_remote_t *r, onic_onload_call_t *c, size_t nbytes, int answer,
+static int remote_call(remote_t *r, onic_onload_call_t *c, size_t nbytes, int answer,
                        onic_onload_reply_t *reply, const char *call)
 {
     onic_status_t st;
@@ -295,7 +305,7 @@ static int remote_null(const void *p, const char *call, const char *what)
 }
 
 /* --- the interface -------------------------------------------------------------- */
-static void remote_free(onic_ptl_remote_t *r)
+static void remote_free(remote_t *r)
 {
     for (uint32_t i = 0; i < r->neqs; i++)
         if (r->eqs[i] != NULL) {
@@ -310,11 +320,11 @@ static void remote_free(onic_ptl_remote_t *r)
     onic_free(r);
 }
 
-int onic_ptl_remote_ni_open(const struct onic_config *cfg, ptl_pid_t pid,
-                            const ptl_ni_limits_t *desired, ptl_ni_limits_t *actual,
-                            ptl_handle_ni_t *ni_handle)
+static int remote_ni_open(const struct onic_config *cfg, ptl_pid_t pid,
+                          const ptl_ni_limits_t *desired, ptl_ni_limits_t *actual,
+                          ptl_handle_ni_t *ni_handle)
 {
-    onic_ptl_remote_t *r = onic_ptl_remote_g;
+    remote_t *r = remote_g;
     onic_onload_call_t c;
     onic_onload_reply_t reply;
     onic_status_t st;
@@ -386,13 +396,13 @@ int onic_ptl_remote_ni_open(const struct onic_config *cfg, ptl_pid_t pid,
     if (actual != NULL)
         *actual = r->limits;
     *ni_handle = r->ni;
-    onic_ptl_remote_g = r;
+    remote_g = r;
     return PTL_OK;
 }
 
-int onic_ptl_remote_ni_fini(ptl_handle_ni_t ni_handle)
+static int remote_ni_fini(ptl_handle_ni_t ni_handle)
 {
-    onic_ptl_remote_t *r = onic_ptl_remote_g;
+    remote_t *r = remote_g;
     onic_onload_call_t c;
     onic_onload_reply_t reply;
     int rc;
@@ -407,22 +417,21 @@ int onic_ptl_remote_ni_fini(ptl_handle_ni_t ni_handle)
     rc = remote_call(r, &c, 0, 1, &reply, "PtlNIFini");
     if (rc != PTL_OK && rc != PTL_NAL_FAILED)
         return rc;
-    onic_ptl_remote_g = NULL;
+    remote_g = NULL;
     onic_onload_client_close(r->c);
     remote_free(r);
     return PTL_OK;
 }
 
-void onic_ptl_remote_fini(void)
+static int remote_fini(void)
 {
-    if (onic_ptl_remote_g != NULL)
-        onic_ptl_remote_ni_fini(onic_ptl_remote_g->ni);
+    return remote_g != NULL ? remote_ni_fini(remote_g->ni) : PTL_OK;
 }
 
 /* Inline, messages arrive only inside the calls that look for events, so a
  * process sets up its lists before anything lands; the engine keeps its
  * arrivals until this first look. */
-static int remote_ready(onic_ptl_remote_t *r)
+static int remote_ready(remote_t *r)
 {
     onic_onload_call_t c;
     onic_onload_reply_t reply;
@@ -432,10 +441,10 @@ static int remote_ready(onic_ptl_remote_t *r)
     return remote_call(r, &c, 0, 0, &reply, "PtlEQPoll");
 }
 
-int onic_ptl_remote_ni_status(ptl_handle_ni_t ni_handle, ptl_sr_index_t reg,
-                              ptl_sr_value_t *status)
+static int remote_ni_status(ptl_handle_ni_t ni_handle, ptl_sr_index_t reg,
+                            ptl_sr_value_t *status)
 {
-    onic_ptl_remote_t *r = onic_ptl_remote_g;
+    remote_t *r = remote_g;
     onic_onload_call_t c;
     onic_onload_reply_t reply;
     int rc;
@@ -459,9 +468,9 @@ int onic_ptl_remote_ni_status(ptl_handle_ni_t ni_handle, ptl_sr_index_t reg,
     return rc;
 }
 
-int onic_ptl_remote_ni_handle(ptl_handle_any_t handle, ptl_handle_ni_t *ni_handle)
+static int remote_ni_handle(ptl_handle_any_t handle, ptl_handle_ni_t *ni_handle)
 {
-    onic_ptl_remote_t *r = onic_ptl_remote_g;
+    remote_t *r = remote_g;
     onic_onload_call_t c;
     onic_onload_reply_t reply;
     int rc;
@@ -476,16 +485,16 @@ int onic_ptl_remote_ni_handle(ptl_handle_any_t handle, ptl_handle_ni_t *ni_handl
 }
 
 /* The engine sends for this process, and bundles as it sees fit. */
-int onic_ptl_remote_ni_bundle(ptl_handle_ni_t ni_handle, int on)
+static int remote_ni_bundle(ptl_handle_ni_t ni_handle, int on)
 {
     (void)on;
-    return ni_handle == onic_ptl_remote_g->ni ? PTL_OK : PTL_NI_INVALID;
+    return ni_handle == remote_g->ni ? PTL_OK : PTL_NI_INVALID;
 }
 
-int onic_ptl_remote_ni_ids(ptl_handle_ni_t ni_handle, ptl_process_id_t *id, ptl_uid_t *uid,
-                           ptl_jid_t *jid)
+static int remote_ni_ids(ptl_handle_ni_t ni_handle, ptl_process_id_t *id, ptl_uid_t *uid,
+                         ptl_jid_t *jid)
 {
-    onic_ptl_remote_t *r = onic_ptl_remote_g;
+    remote_t *r = remote_g;
 
     if (ni_handle != r->ni)
         return PTL_NI_INVALID;
@@ -504,9 +513,9 @@ int onic_ptl_remote_ni_ids(ptl_handle_ni_t ni_handle, ptl_process_id_t *id, ptl_
     return PTL_OK;
 }
 
-int onic_ptl_remote_ac_entry(ptl_handle_ni_t ni_handle, ptl_ac_index_t ac_index,
-                             ptl_process_id_t match_id, ptl_uid_t uid, ptl_jid_t jid,
-                             ptl_pt_index_t pt_index)
+static int remote_ac_entry(ptl_handle_ni_t ni_handle, ptl_ac_index_t ac_index,
+                           ptl_process_id_t match_id, ptl_uid_t uid, ptl_jid_t jid,
+                           ptl_pt_index_t pt_index)
 {
     onic_onload_call_t c;
     onic_onload_reply_t reply;
@@ -517,14 +526,14 @@ int onic_ptl_remote_ac_entry(ptl_handle_ni_t ni_handle, ptl_ac_index_t ac_index,
     c.off = uid;
     c.len = jid;
     c.pt = pt_index;
-    return remote_call(onic_ptl_remote_g, &c, 0, 1, &reply, "PtlACEntry");
+    return remote_call(remote_g, &c, 0, 1, &reply, "PtlACEntry");
 }
 
 /* --- match entries ------------------------------------------------------------------ */
-int onic_ptl_remote_me_attach(int kind, ptl_handle_ni_t ni_handle, ptl_pt_index_t *pt_index,
-                              ptl_process_id_t match_id, ptl_match_bits_t match_bits,
-                              ptl_match_bits_t ignore_bits, ptl_unlink_t unlink,
-                              ptl_ins_pos_t position, ptl_handle_me_t *me_handle)
+static int remote_me_attach(int kind, ptl_handle_ni_t ni_handle, ptl_pt_index_t *pt_index,
+                            ptl_process_id_t match_id, ptl_match_bits_t match_bits,
+                            ptl_match_bits_t ignore_bits, ptl_unlink_t unlink,
+                            ptl_ins_pos_t position, ptl_handle_me_t *me_handle)
 {
     onic_onload_call_t c;
     onic_onload_reply_t reply;
@@ -541,7 +550,7 @@ int onic_ptl_remote_me_attach(int kind, ptl_handle_ni_t ni_handle, ptl_pt_index_
     c.ignore = ignore_bits;
     c.unlink = (uint32_t)unlink;
     c.pos = (uint32_t)position;
-    rc = remote_call(onic_ptl_remote_g, &c, 0, 1, &reply, "PtlMEAttach");
+    rc = remote_call(remote_g, &c, 0, 1, &reply, "PtlMEAttach");
     if (rc == PTL_OK) {
         *me_handle = reply.h;
         if (kind == 1)
@@ -550,10 +559,10 @@ int onic_ptl_remote_me_attach(int kind, ptl_handle_ni_t ni_handle, ptl_pt_index_
     return rc;
 }
 
-int onic_ptl_remote_me_insert(ptl_handle_me_t base, ptl_process_id_t match_id,
-                              ptl_match_bits_t match_bits, ptl_match_bits_t ignore_bits,
-                              ptl_unlink_t unlink, ptl_ins_pos_t position,
-                              ptl_handle_me_t *me_handle)
+static int remote_me_insert(ptl_handle_me_t base, ptl_process_id_t match_id,
+                            ptl_match_bits_t match_bits, ptl_match_bits_t ignore_bits,
+                            ptl_unlink_t unlink, ptl_ins_pos_t position,
+                            ptl_handle_me_t *me_handle)
 {
     onic_onload_call_t c;
     onic_onload_reply_t reply;
@@ -567,26 +576,26 @@ int onic_ptl_remote_me_insert(ptl_handle_me_t base, ptl_process_id_t match_id,
     c.ignore = ignore_bits;
     c.unlink = (uint32_t)unlink;
     c.pos = (uint32_t)position;
-    rc = remote_call(onic_ptl_remote_g, &c, 0, 1, &reply, "PtlMEInsert");
+    rc = remote_call(remote_g, &c, 0, 1, &reply, "PtlMEInsert");
     if (rc == PTL_OK)
         *me_handle = reply.h;
     return rc;
 }
 
-int onic_ptl_remote_me_unlink(ptl_handle_me_t me_handle)
+static int remote_me_unlink(ptl_handle_me_t me_handle)
 {
     onic_onload_call_t c;
     onic_onload_reply_t reply;
 
     remote_call_init(&c, ONIC_ONLOAD_OP_ME_UNLINK, me_handle);
-    return remote_call(onic_ptl_remote_g, &c, 0, 1, &reply, "PtlMEUnlink");
+    return remote_call(remote_g, &c, 0, 1, &reply, "PtlMEUnlink");
 }
 
 /* The kind is checked here, so a wrong handle still fails at once; the
  * engine reports what it finds later (EVT_FAILED). Quiet: the caller
  * expects no more operations on the entry, so it may wait until the
  * engine wakes for something else. */
-int onic_ptl_remote_me_unlink_async(ptl_handle_me_t me_handle)
+static int remote_me_unlink_async(ptl_handle_me_t me_handle)
 {
     onic_onload_call_t c;
     onic_onload_reply_t reply;
@@ -598,15 +607,15 @@ int onic_ptl_remote_me_unlink_async(ptl_handle_me_t me_handle)
     }
     remote_call_init(&c, ONIC_ONLOAD_OP_ME_UNLINK, me_handle);
     c.flag = 2;
-    return remote_call(onic_ptl_remote_g, &c, 0, REMOTE_QUIET, &reply, "PtlMEUnlinkAsync");
+    return remote_call(remote_g, &c, 0, REMOTE_QUIET, &reply, "PtlMEUnlinkAsync");
 }
 
-int onic_ptl_remote_me_search(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
-                              ptl_process_id_t match_id, ptl_match_bits_t match_bits,
-                              ptl_match_bits_t ignore_bits, ptl_unlink_t unlink,
-                              ptl_ins_pos_t position, ptl_md_t md, ptl_unlink_t md_unlink,
-                              ptl_handle_me_t *me_handle, ptl_handle_md_t *md_handle,
-                              ptl_ovf_header_t *header)
+static int remote_me_search(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
+                            ptl_process_id_t match_id, ptl_match_bits_t match_bits,
+                            ptl_match_bits_t ignore_bits, ptl_unlink_t unlink,
+                            ptl_ins_pos_t position, ptl_md_t md, ptl_unlink_t md_unlink,
+                            ptl_handle_me_t *me_handle, ptl_handle_md_t *md_handle,
+                            ptl_ovf_header_t *header)
 {
     onic_onload_call_t c;
     onic_onload_reply_t reply;
@@ -625,7 +634,7 @@ int onic_ptl_remote_me_search(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index
     c.pos = (uint32_t)position;
     c.u.md = md;
     c.md_unlink = (uint32_t)md_unlink;
-    rc = remote_call(onic_ptl_remote_g, &c, 0, 1, &reply, "PtlMEAttachSearch");
+    rc = remote_call(remote_g, &c, 0, 1, &reply, "PtlMEAttachSearch");
     if (rc == PTL_OK) {
         *me_handle = reply.h;
         *md_handle = reply.h2;
@@ -636,8 +645,8 @@ int onic_ptl_remote_me_search(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index
 }
 
 /* --- memory descriptors ---------------------------------------------------------------- */
-int onic_ptl_remote_md_attach(ptl_handle_me_t me_handle, ptl_md_t md, ptl_unlink_t unlink_op,
-                              ptl_handle_md_t *md_handle)
+static int remote_md_attach(ptl_handle_me_t me_handle, ptl_md_t md, ptl_unlink_t unlink_op,
+                            ptl_handle_md_t *md_handle)
 {
     onic_onload_call_t c;
     onic_onload_reply_t reply;
@@ -648,16 +657,16 @@ int onic_ptl_remote_md_attach(ptl_handle_me_t me_handle, ptl_md_t md, ptl_unlink
     remote_call_init(&c, ONIC_ONLOAD_OP_MD_ATTACH, me_handle);
     c.u.md = md;
     c.md_unlink = (uint32_t)unlink_op;
-    rc = remote_call(onic_ptl_remote_g, &c, 0, 1, &reply, "PtlMDAttach");
+    rc = remote_call(remote_g, &c, 0, 1, &reply, "PtlMDAttach");
     if (rc == PTL_OK)
         *md_handle = reply.h;
     return rc;
 }
 
-int onic_ptl_remote_md_bind(ptl_handle_ni_t ni_handle, ptl_md_t md, ptl_unlink_t unlink_op,
-                            ptl_handle_md_t *md_handle)
+static int remote_md_bind(ptl_handle_ni_t ni_handle, ptl_md_t md, ptl_unlink_t unlink_op,
+                          ptl_handle_md_t *md_handle)
 {
-    onic_ptl_remote_t *r = onic_ptl_remote_g;
+    remote_t *r = remote_g;
     onic_onload_call_t c;
     onic_onload_reply_t reply;
     int rc;
@@ -675,9 +684,9 @@ int onic_ptl_remote_md_bind(ptl_handle_ni_t ni_handle, ptl_md_t md, ptl_unlink_t
     return rc;
 }
 
-int onic_ptl_remote_md_unlink(ptl_handle_md_t md_handle)
+static int remote_md_unlink(ptl_handle_md_t md_handle)
 {
-    onic_ptl_remote_t *r = onic_ptl_remote_g;
+    remote_t *r = remote_g;
     onic_onload_call_t c;
     onic_onload_reply_t reply;
     int rc;
@@ -689,10 +698,10 @@ int onic_ptl_remote_md_unlink(ptl_handle_md_t md_handle)
     return rc;
 }
 
-int onic_ptl_remote_md_update(ptl_handle_md_t md_handle, ptl_md_t *old_md, ptl_md_t *new_md,
-                              ptl_handle_eq_t eq_handle)
+static int remote_md_update(ptl_handle_md_t md_handle, ptl_md_t *old_md, ptl_md_t *new_md,
+                            ptl_handle_eq_t eq_handle)
 {
-    onic_ptl_remote_t *r = onic_ptl_remote_g;
+    remote_t *r = remote_g;
     onic_onload_call_t c;
     onic_onload_reply_t reply;
     onic_ptl_eq_t *eq;
@@ -725,10 +734,10 @@ int onic_ptl_remote_md_update(ptl_handle_md_t md_handle, ptl_md_t *old_md, ptl_m
 }
 
 /* --- event queues ----------------------------------------------------------------- */
-int onic_ptl_remote_eq_alloc(ptl_handle_ni_t ni_handle, ptl_size_t count,
-                             ptl_eq_handler_t handler, ptl_handle_eq_t *eq_handle)
+static int remote_eq_alloc(ptl_handle_ni_t ni_handle, ptl_size_t count,
+                           ptl_eq_handler_t handler, ptl_handle_eq_t *eq_handle)
 {
-    onic_ptl_remote_t *r = onic_ptl_remote_g;
+    remote_t *r = remote_g;
     onic_onload_call_t c;
     onic_onload_reply_t reply;
     onic_ptl_eq_t *eq;
@@ -767,9 +776,9 @@ int onic_ptl_remote_eq_alloc(ptl_handle_ni_t ni_handle, ptl_size_t count,
     return PTL_OK;
 }
 
-int onic_ptl_remote_eq_free(ptl_handle_eq_t eq_handle)
+static int remote_eq_free(ptl_handle_eq_t eq_handle)
 {
-    onic_ptl_remote_t *r = onic_ptl_remote_g;
+    remote_t *r = remote_g;
     onic_onload_call_t c;
     onic_onload_reply_t reply;
     onic_ptl_eq_t *eq;
@@ -785,10 +794,10 @@ int onic_ptl_remote_eq_free(ptl_handle_eq_t eq_handle)
     return rc;
 }
 
-int onic_ptl_remote_eq_poll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout,
-                            ptl_event_t *event, int *which)
+static int remote_eq_poll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout,
+                          ptl_event_t *event, int *which)
 {
-    onic_ptl_remote_t *r = onic_ptl_remote_g;
+    remote_t *r = remote_g;
     uint64_t deadline = UINT64_MAX, now;
     onic_ptl_eq_t *eq;
     int rc, i, drained = 0;
@@ -832,13 +841,13 @@ int onic_ptl_remote_eq_poll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t ti
 }
 
 /* --- puts and gets -------------------------------------------------------------------- */
-int onic_ptl_remote_put(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t length,
-                        int whole, ptl_ack_req_t ack_req, ptl_process_id_t target_id,
-                        ptl_pt_index_t pt_index, ptl_ac_index_t ac_index,
-                        ptl_match_bits_t match_bits, ptl_size_t remote_offset,
-                        ptl_hdr_data_t hdr_data)
+static int remote_put(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t length,
+                      int whole, ptl_ack_req_t ack_req, ptl_process_id_t target_id,
+                      ptl_pt_index_t pt_index, ptl_ac_index_t ac_index,
+                      ptl_match_bits_t match_bits, ptl_size_t remote_offset,
+                      ptl_hdr_data_t hdr_data)
 {
-    onic_ptl_remote_t *r = onic_ptl_remote_g;
+    remote_t *r = remote_g;
     onic_onload_call_t *c = (onic_onload_call_t *)(void *)r->cmd;
     onic_onload_reply_t reply;
     const remote_md_t *m = NULL;
@@ -890,12 +899,12 @@ int onic_ptl_remote_put(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_
     return rc;
 }
 
-int onic_ptl_remote_get(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t length,
+int remote_get(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t length,
                         int whole, ptl_process_id_t target_id, ptl_pt_index_t pt_index,
                         ptl_ac_index_t ac_index, ptl_match_bits_t match_bits,
                         ptl_size_t remote_offset)
 {
-    onic_ptl_remote_t *r = onic_ptl_remote_g;
+    remote_t *r = remote_g;
     onic_onload_call_t c;
     onic_onload_reply_t reply;
     int rc;
@@ -913,3 +922,29 @@ int onic_ptl_remote_get(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_
     remote_run_handlers(r);
     return rc;
 }
+
+/* --- the back end ------------------------------------------------------------------- */
+const onic_ptl_backend_ops_t onic_ptl_backend_onload = {
+    .ni_open = remote_ni_open,
+    .ni_fini = remote_ni_fini,
+    .fini = remote_fini,
+    .ni_status = remote_ni_status,
+    .ni_handle = remote_ni_handle,
+    .ni_bundle = remote_ni_bundle,
+    .ni_ids = remote_ni_ids,
+    .ac_entry = remote_ac_entry,
+    .me_attach = remote_me_attach,
+    .me_insert = remote_me_insert,
+    .me_unlink = remote_me_unlink,
+    .me_unlink_async = remote_me_unlink_async,
+    .me_search = remote_me_search,
+    .md_attach = remote_md_attach,
+    .md_bind = remote_md_bind,
+    .md_unlink = remote_md_unlink,
+    .md_update = remote_md_update,
+    .eq_alloc = remote_eq_alloc,
+    .eq_free = remote_eq_free,
+    .eq_poll = remote_eq_poll,
+    .put = remote_put,
+    .get = remote_get,
+};
