@@ -13,6 +13,8 @@ raw.csv (every line every program printed), summary.csv (median of the runs
 and their spread), machine.txt, the floors of onic-bench-xport and
 onic-bench-match, PNG plots and report.html with the summary table. The
 summary table is printed at the end, with the report's path.
+bench/mpi/instr.py runs once (quick too): the instructions of the MPI calls
+of an 8-byte message under valgrind's callgrind, instr.md and instr.json.
 
 --quick (make demo) runs fewer points and fewer runs: a few minutes. The
 full suite (make bench) takes tens of minutes on 2 cores.
@@ -27,6 +29,7 @@ import csv
 import datetime
 import html
 import io
+import json
 import os
 import platform
 import shutil
@@ -390,6 +393,21 @@ def floors(build, quick, out):
     return res
 
 
+def instructions(build, out):
+    """bench/mpi/instr.py once: callgrind's instruction counts of the MPI calls
+    of an 8-byte message (deterministic: one run per MPI), its JSON."""
+    path = os.path.join(out, "instr.json")
+    rc, stdout, stderr = run_cmd([sys.executable, os.path.join(ROOT, "bench", "mpi", "instr.py"),
+                                  "--build", build, "--json", path], None, 900)
+    log(f"instructions: bench/mpi/instr.py: exit {rc}")
+    with open(os.path.join(out, "instr.md"), "w") as f:
+        f.write(stdout)
+    if not os.path.exists(path):
+        return {"error": (stderr or stdout).strip()[-800:]}
+    with open(path) as f:
+        return json.load(f)
+
+
 def machine(ms, variants, args, load_start):
     lines = [f"date: {datetime.datetime.now().isoformat(timespec='seconds')}"]
     rc, out, _ = run_cmd(["lscpu"])
@@ -439,7 +457,7 @@ def points(agg, test):
     return sorted({k[2:] for k in agg if k[1] == test})
 
 
-def summary_rows(agg, variants):
+def summary_rows(agg, variants, instr=None):
     """(figure, {variant: value}, onic/best, target text, status, unit)."""
     names = [v.name for v in variants if not v.missing]
     others = [n for n in ("MPICH", "Open MPI") if n in names]
@@ -490,6 +508,14 @@ def summary_rows(agg, variants):
         lambda n: max([x for x in (val(agg, n, "rate", 1, 8, 64), val(agg, n, "rate", 2, 8, 64))
                        if x is not None], default=None), "high",
         note="2 pairs = 4 processes on 2 cores (oversubscribed)")
+    for order, key, note in (
+            ("expected", "total-exp", "callgrind's count inside the calls of one message: "
+             "MPI_Send + MPI_Irecv + MPI_Waitall (of 32) / 32 expected, MPI_Send + MPI_Recv "
+             "unexpected (bench/mpi/instr.py)"),
+            ("unexpected", "total-unexp", "")):
+        add(f"Instructions per 8-byte message, {order} order (total)",
+            lambda n, key=key: (instr or {}).get("figures", {}).get(n, {}).get(key), "low",
+            ("onic <= 0.5x the better other", lambda v, r: cmp(r, "<=", 0.5)), note=note)
     w_over = max((p[1] for p in points(agg, "overlap_send")), default=None)
     ol = "onic --onload"
 
@@ -873,7 +899,8 @@ def table_html(head, rows, cls=""):
     return f"<table class='{cls}'><tr>{h}</tr>{b}</table>"
 
 
-def report(out, args, mtxt, rows, names, figs, notes, failures, floor, agg, variants, secs):
+def report(out, args, mtxt, rows, names, figs, notes, failures, floor, agg, variants, secs,
+           instr):
     p = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>onic benchmark report</title>",
          "<style>body{font-family:sans-serif;max-width:1200px;margin:auto;padding:1em}"
          "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;"
@@ -947,6 +974,13 @@ def report(out, args, mtxt, rows, names, figs, notes, failures, floor, agg, vari
         p.append("<pre>" + html.escape(floor.get("match_error", "not run")) + "</pre>")
     p.append("<h2>Message-rate analysis (paper 004, table I)</h2>")
     p.append(rate_analysis_html(agg, names, floor))
+    p.append("<h2>Instructions per 8-byte message (bench/mpi/instr.py)</h2>")
+    if instr.get("table"):
+        t = instr["table"]
+        p.append(f"<p>{html.escape(t['title'])}</p>" + table_html(t["head"], t["rows"]) +
+                 "".join(f"<p>{html.escape(n)}</p>" for n in t["notes"]))
+    else:
+        p.append("<pre>" + html.escape(instr.get("error", "not run")) + "</pre>")
     p.append("<h2>What the parameters mean</h2>")
     p.append(table_html(["test", "p1", "p2", "p3", "value", "better"],
                         [[t] + list(d) for t, d in TESTS.items()]))
@@ -999,7 +1033,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "results"))
     ap.add_argument("--runs", type=int, default=None,
                     help="repetitions of every program per MPI (default 3, quick 2)")
-    ap.add_argument("--only", default="", help="groups to run: " + ",".join(sorted(ALL)))
+    ap.add_argument("--only", default="", help="groups to run: " + ",".join(sorted(ALL)) +
+                    ",instr")
     ap.add_argument("--timeout", type=int, default=None, help="seconds per program run")
     args = ap.parse_args()
     args.runs = args.runs or (2 if args.quick else 3)
@@ -1020,7 +1055,10 @@ def main():
     exes, bnotes = build_programs(ms, os.path.join(build, "bench-suite"))
     notes += bnotes
     floor = floors(build, args.quick, out)
+    instr = instructions(build, out) if not args.only or "instr" in args.only.split(",") \
+        else {"error": "not run (--only)"}
     raw, failures = run_suite(args, ms, variants, exes, out)
+    failures += [(n, "bench/mpi/instr.py", 1, why) for n, why in instr.get("failed", {}).items()]
     agg = aggregate(raw)
     with open(os.path.join(out, "summary.csv"), "w", newline="") as f:
         w = csv.writer(f)
@@ -1028,7 +1066,7 @@ def main():
                     "max_run", "runs"])
         for k in sorted(agg):
             w.writerow(list(k) + list(agg[k]))
-    rows, names = summary_rows(agg, variants)
+    rows, names = summary_rows(agg, variants, instr)
     text = summary_text(rows, names)
     try:
         figs = plots(agg, names, floor, out)
@@ -1041,7 +1079,8 @@ def main():
     with open(os.path.join(out, "summary.txt"), "w") as f:
         f.write(text + "\n")
     secs = time.time() - t0
-    report(out, args, mtxt, rows, names, figs, notes, failures, floor, agg, variants, secs)
+    report(out, args, mtxt, rows, names, figs, notes, failures, floor, agg, variants, secs,
+           instr)
     print(f"\nSummary (onic / the better of MPICH and Open MPI; medians of {args.runs} runs):\n")
     print(text)
     for v in variants:

@@ -12,10 +12,12 @@
 #   install-deps.sh bench    also what the benchmark suite compares onic with
 #                            and draws its report with (make bench, make demo):
 #                            MPICH's and Open MPI's compilers, matplotlib for
-#                            /usr/bin/python3
+#                            /usr/bin/python3, valgrind (callgrind and its
+#                            header, for bench/mpi/instr.py)
 #
 # A benchmark package that cannot be installed is not an error: the suite
-# leaves that MPI out (or the plots) and its report says so.
+# leaves that MPI out (or the plots, or the instruction counts) and its
+# report says so.
 set -eu
 
 SUDO=""
@@ -55,11 +57,15 @@ fi
 # The suite runs under Debian's python3 (/usr/bin/python3), which is where
 # python3-matplotlib installs, whatever python3 comes first in PATH.
 bench=""
-command -v mpicc.mpich >/dev/null 2>&1 && command -v mpirun.mpich >/dev/null 2>&1 ||
+# MPICH's compiler wrapper can be there without its header (libmpich-dev).
+command -v mpicc.mpich >/dev/null 2>&1 && command -v mpirun.mpich >/dev/null 2>&1 &&
+    echo '#include <mpi.h>' | mpicc.mpich -E -x c - >/dev/null 2>&1 ||
     bench="$bench mpich libmpich-dev"
 command -v mpicc.openmpi >/dev/null 2>&1 && command -v mpirun.openmpi >/dev/null 2>&1 ||
     bench="$bench openmpi-bin libopenmpi-dev"
 /usr/bin/python3 -c "import matplotlib" >/dev/null 2>&1 || bench="$bench python3-matplotlib"
+command -v valgrind >/dev/null 2>&1 && [ -f /usr/include/valgrind/callgrind.h ] ||
+    bench="$bench valgrind"
 [ -z "$bench" ] && exit 0
 
 echo "install-deps: for the benchmark suite, installing:$bench"

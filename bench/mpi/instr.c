@@ -1,0 +1,234 @@
+/* Instructions of the MPI calls of one 8-byte message, counted by valgrind's
+ * callgrind, as a plain MPI program built unchanged with onicc, MPICH's
+ * mpicc and Open MPI's mpicc (bench/mpi/instr.py drives all three).
+ *
+ * Two ranks: rank 0 sends, rank 1 receives. Each round runs two orders of
+ * B = 32 messages of 8 bytes (MPI_BYTE, one tag):
+ *
+ *   expected    the receiver posts B MPI_Irecv; the sender does B MPI_Send;
+ *               the receiver does one MPI_Waitall over the B requests
+ *   unexpected  the sender does B MPI_Send; the receiver does B MPI_Recv
+ *
+ * first with the source named, then with MPI_ANY_SOURCE. The ranks take
+ * turns through a counter in a page of POSIX shared memory, never through
+ * MPI, so a measured call never waits for the other rank: when it starts,
+ * the other rank is spinning outside MPI and everything it needs is there.
+ *
+ * Collection is on only around each measured call (CALLGRIND_TOGGLE_COLLECT;
+ * run under valgrind --tool=callgrind --collect-atstart=no
+ * --instr-atstart=no), and after each group of calls of one kind the
+ * counts are dumped under its name (CALLGRIND_DUMP_STATS_AT), so each dump
+ * holds the instructions of one kind of call only. "empty-B" and "empty-1"
+ * dump B toggle pairs and one with nothing between them: what the toggles
+ * themselves add to a group of B calls and to one call, which the driver
+ * subtracts. Every kind is dumped once per round, so the driver can take
+ * the rounds after the first few only, where one-time costs are past.
+ *
+ * Without valgrind the client requests do nothing and the program only
+ * checks that the messages arrive.
+ *
+ * Usage: instr SHM_NAME ROUNDS (2 processes). SHM_NAME ("/name") must be
+ * unique to the run: rank 0 creates it, rank 1 opens it, rank 0 unlinks it
+ * at the end. The receiver checks every message (value, source, tag, size)
+ * and the program exits non-zero on any error. */
+#define _POSIX_C_SOURCE 200809L
+#include <mpi.h>
+#include <valgrind/callgrind.h>
+
+#include <fcntl.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define B 32
+#define TAG 7
+#define SENDER 0
+#define RECEIVER 1
+#define PAGE 4096
+#define TIMEOUT_S 120 /* a turn not given within this long means the other rank is stuck */
+
+/* Another process's stores must be seen through the page without locks. */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "atomic_uint must be lock-free");
+
+static int rank;
+static atomic_uint *turn; /* in the shared page: the step whose owner may go */
+
+static void fail(const char *what)
+{
+    fprintf(stderr, "instr: rank %d: %s\n", rank, what);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    exit(1);
+}
+
+/* Spins (yielding: both ranks and valgrind share two cores) until step is
+ * this rank's turn; outside any measured region. */
+static void await(unsigned step)
+{
+    time_t start = time(NULL);
+
+    for (unsigned n = 0; atomic_load_explicit(turn, memory_order_acquire) != step; n++) {
+        sched_yield();
+        if ((n & 1023) == 0 && time(NULL) - start > TIMEOUT_S)
+            fail("timed out waiting for the other rank");
+    }
+}
+
+static void pass(unsigned step)
+{
+    atomic_store_explicit(turn, step + 1, memory_order_release);
+}
+
+/* One measured call: collection is on from the first toggle to the second.
+ * The result is checked after the second, outside the count. */
+#define MEASURED(rc, call)                                                                    \
+    do {                                                                                      \
+        CALLGRIND_TOGGLE_COLLECT;                                                             \
+        (rc) = (call);                                                                        \
+        CALLGRIND_TOGGLE_COLLECT;                                                             \
+    } while (0)
+
+static void check_rc(int rc, const char *call)
+{
+    if (rc != MPI_SUCCESS)
+        fail(call);
+}
+
+/* The value of message i of a round: a stale, lost or reordered message
+ * carries another. */
+static uint64_t value(unsigned round, int any, int i)
+{
+    return ((uint64_t)round << 32) | ((uint64_t)any << 16) | (uint64_t)i;
+}
+
+static void check(const uint64_t *buf, const MPI_Status *st, unsigned round, int any)
+{
+    for (int i = 0; i < B; i++) {
+        int count = -1;
+        MPI_Get_count(&st[i], MPI_BYTE, &count);
+        if (buf[i] != value(round, any, i) || st[i].MPI_SOURCE != SENDER ||
+            st[i].MPI_TAG != TAG || count != (int)sizeof(buf[i]))
+            fail("a message arrived wrong (value, source, tag or size)");
+    }
+}
+
+/* One round of both orders with the source named (any = 0) or
+ * MPI_ANY_SOURCE (any = 1); step is the round's first turn, 5 in all. */
+static void round_of(unsigned round, int any, unsigned step)
+{
+    static const char *names[2][5] = {
+        {"send-exp", "irecv", "waitall", "send-unexp", "recv"},
+        {"send-exp-any", "irecv-any", "waitall-any", "send-unexp-any", "recv-any"}};
+    const int src = any ? MPI_ANY_SOURCE : SENDER;
+    uint64_t buf[B];
+    MPI_Request req[B];
+    MPI_Status st[B];
+    int rc = MPI_SUCCESS;
+
+    if (rank == SENDER) {
+        for (int i = 0; i < B; i++)
+            buf[i] = value(round, any, i);
+        await(step + 1); /* expected: the receives are posted */
+        for (int i = 0; i < B; i++) {
+            MEASURED(rc, MPI_Send(&buf[i], 8, MPI_BYTE, RECEIVER, TAG, MPI_COMM_WORLD));
+            check_rc(rc, "MPI_Send");
+        }
+        CALLGRIND_DUMP_STATS_AT(names[any][0]);
+        pass(step + 1);
+        await(step + 3); /* unexpected: the receiver has finished its Waitall */
+        for (int i = 0; i < B; i++) {
+            MEASURED(rc, MPI_Send(&buf[i], 8, MPI_BYTE, RECEIVER, TAG, MPI_COMM_WORLD));
+            check_rc(rc, "MPI_Send");
+        }
+        CALLGRIND_DUMP_STATS_AT(names[any][3]);
+        pass(step + 3);
+        return;
+    }
+    memset(buf, 0xff, sizeof(buf));
+    await(step);
+    for (int i = 0; i < B; i++) {
+        MEASURED(rc, MPI_Irecv(&buf[i], 8, MPI_BYTE, src, TAG, MPI_COMM_WORLD, &req[i]));
+        check_rc(rc, "MPI_Irecv");
+    }
+    CALLGRIND_DUMP_STATS_AT(names[any][1]);
+    pass(step);
+    await(step + 2); /* the B messages have been sent */
+    MEASURED(rc, MPI_Waitall(B, req, st));
+    check_rc(rc, "MPI_Waitall");
+    CALLGRIND_DUMP_STATS_AT(names[any][2]);
+    check(buf, st, round, any);
+    memset(buf, 0xff, sizeof(buf));
+    pass(step + 2);
+    await(step + 4); /* the B messages have been sent and wait unexpected */
+    for (int i = 0; i < B; i++) {
+        MEASURED(rc, MPI_Recv(&buf[i], 8, MPI_BYTE, src, TAG, MPI_COMM_WORLD, &st[i]));
+        check_rc(rc, "MPI_Recv");
+    }
+    CALLGRIND_DUMP_STATS_AT(names[any][4]);
+    check(buf, st, round, any);
+    pass(step + 4);
+}
+
+int main(int argc, char **argv)
+{
+    int size, fd = -1, rc = 0;
+    long rounds;
+    void *page;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    rounds = argc == 3 ? strtol(argv[2], NULL, 10) : 0;
+    if (size != 2 || rounds < 1 || rounds > 100000 || argv[1][0] != '/') {
+        if (rank == 0)
+            fprintf(stderr, "usage: run with 2 processes: instr /SHM_NAME ROUNDS\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+        return 2;
+    }
+    /* Rank 0 creates and sizes the page before the barrier, so rank 1
+     * never maps a page of size 0. */
+    if (rank == 0) {
+        fd = shm_open(argv[1], O_RDWR | O_CREAT | O_EXCL, 0600);
+        if (fd < 0 || ftruncate(fd, PAGE) != 0)
+            fail("cannot create the flag page (shm_open, ftruncate)");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1 && (fd = shm_open(argv[1], O_RDWR, 0600)) < 0)
+        fail("cannot open the flag page (shm_open)");
+    page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (page == MAP_FAILED)
+        fail("cannot map the flag page");
+    close(fd);
+    turn = page; /* a fresh object is zero-filled: turn 0 */
+
+    /* The rounds only: MPI_Init's work is not even instrumented. */
+    CALLGRIND_START_INSTRUMENTATION;
+    for (unsigned r = 0; r < (unsigned)rounds; r++) {
+        for (int any = 0; any < 2; any++)
+            round_of(r, any, (r * 2 + (unsigned)any) * 5);
+        /* What the toggles cost by themselves, shaped like the measured
+         * groups: B pairs (the B calls of a kind) and one (MPI_Waitall). */
+        for (int i = 0; i < B; i++)
+            MEASURED(rc, 0);
+        CALLGRIND_DUMP_STATS_AT("empty-B");
+        MEASURED(rc, 0);
+        CALLGRIND_DUMP_STATS_AT("empty-1");
+    }
+    CALLGRIND_STOP_INSTRUMENTATION;
+    (void)rc; /* the empty groups set it */
+
+    if (rank == RECEIVER)
+        printf("instr: %ld rounds of %d messages of 8 bytes in 4 orders, all checked\n",
+               rounds, B);
+    munmap(page, PAGE);
+    if (rank == 0 && shm_unlink(argv[1]) != 0)
+        fail("cannot unlink the flag page");
+    MPI_Finalize();
+    return 0;
+}
