@@ -445,11 +445,11 @@ static long shm_futex(uint32_t *word, int op, uint32_t val, const struct timespe
  * seq_cst (or the sleeper's membarrier stands in for our store's fence, see
  * shm_fence_setup), so either the sleeper sees our work or we see it asleep:
  * no wake-up is lost. */
-static void shm_wake(shm_state_t *s, uint32_t peer)
+static inline void shm_wake(shm_state_t *s, uint32_t peer)
 {
     shm_region_hdr_t *h = s->regions[peer];
 
-    if (__atomic_load_n(&h->sleeping, __ATOMIC_SEQ_CST)) {
+    if (__builtin_expect(__atomic_load_n(&h->sleeping, __ATOMIC_SEQ_CST), 0)) {
         __atomic_fetch_add(&h->wake, 1, __ATOMIC_RELEASE);
         shm_futex(&h->wake, FUTEX_WAKE, 1, NULL);
     }
@@ -777,19 +777,29 @@ typedef struct shm_msg_ctx {
     const onic_xport_params_t *p;
 } shm_msg_ctx_t;
 
-static void shm_msg(void *arg, uint32_t src, unsigned kind, const void *user_hdr,
-                    size_t user_len, const void *payload, size_t len)
+static void __attribute__((noinline)) shm_msg_own(shm_state_t *s, uint32_t src, unsigned kind,
+                                                  const void *user_hdr, size_t user_len,
+                                                  size_t len)
+{
+    if (len == 0 && kind == SHM_KIND_READ_REQ)
+        shm_read_req(s, src, user_hdr, user_len);
+    else if (len == 0 && kind == SHM_KIND_ASSIST)
+        shm_assist_help(s, src, user_hdr, user_len);
+    else
+        s->rx[src].broken = 1;
+}
+
+/* Inlined into the lane's poll: a message of the layer above costs one
+ * call, its callback's. */
+static inline void shm_msg(void *arg, uint32_t src, unsigned kind, const void *user_hdr,
+                           size_t user_len, const void *payload, size_t len)
 {
     shm_msg_ctx_t *mc = arg;
 
-    if (kind == ONIC_XPORT_KIND_USER)
+    if (__builtin_expect(kind == ONIC_XPORT_KIND_USER, 1))
         mc->p->recv_cb(mc->p->cb_arg, src, user_hdr, user_len, payload, len);
-    else if (len == 0 && kind == SHM_KIND_READ_REQ)
-        shm_read_req(mc->s, src, user_hdr, user_len);
-    else if (len == 0 && kind == SHM_KIND_ASSIST)
-        shm_assist_help(mc->s, src, user_hdr, user_len);
     else
-        mc->s->rx[src].broken = 1;
+        shm_msg_own(mc->s, src, kind, user_hdr, user_len, len);
 }
 
 /* Move src's RMA along: take its chunks in our region, fill ours in its. */

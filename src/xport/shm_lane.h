@@ -28,6 +28,8 @@
 
 #include "xport/xport.h"
 
+#include <string.h>
+
 #define ONIC_SHM_SLOT 64
 
 /* In shared memory: the counter and the key on their line, then the slots. */
@@ -90,11 +92,82 @@ static inline uint32_t onic_shm_msg_slots(size_t user_len, size_t len)
     return 1u + (uint32_t)((len + ONIC_SHM_SLOT - 1) / ONIC_SHM_SLOT);
 }
 
+/* Copy n <= ONIC_XPORT_USER_HDR bytes without a call: two or three moves
+ * of a fixed size, overlapping where n is not a multiple of it, instead of
+ * a memcpy whose length the compiler cannot know (tens of instructions for
+ * the 8 to 48 bytes of a one-slot message). Touches only [0, n) of each. */
+static inline void onic_shm_copy_small(void *dst, const void *src, size_t n)
+{
+    uint8_t *d = dst;
+    const uint8_t *s = src;
+
+    if (n >= 16) {
+        memcpy(d, s, 16);
+        if (n > 32)
+            memcpy(d + 16, s + 16, 16);
+        memcpy(d + n - 16, s + n - 16, 16);
+    } else if (n >= 8) {
+        memcpy(d, s, 8);
+        memcpy(d + n - 8, s + n - 8, 8);
+    } else if (n >= 4) {
+        memcpy(d, s, 4);
+        memcpy(d + n - 4, s + n - 4, 4);
+    } else if (n > 0) {
+        d[0] = s[0];
+        d[n / 2] = s[n / 2];
+        d[n - 1] = s[n - 1];
+    }
+}
+
+/* Publish the message at tx->tail: its ready word last. One side of the
+ * no-lost-wake-up handshake with a receiver going to sleep (shm.c): seq_cst,
+ * unless the receiver's asymmetric fence orders this store for us. */
+static inline void onic_shm_tx_publish(onic_shm_tx_t *tx, onic_xport_hdr_t *hdr, uint32_t need)
+{
+    if (tx->release_only) {
+        __atomic_store_n(&hdr->ready, onic_shm_ready_word(tx->key, tx->tail, need),
+                         __ATOMIC_RELEASE);
+        /* The handshake needs the caller's later load of `sleeping` to stay
+         * after this store in program order; the membarrier supplies the
+         * rest. No instruction: it only stops the compiler. */
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    } else {
+        __atomic_store_n(&hdr->ready, onic_shm_ready_word(tx->key, tx->tail, need),
+                         __ATOMIC_SEQ_CST);
+    }
+    tx->tail += need;
+}
+
+/* A message of more than one slot (onic_shm_tx_try's other half). */
+onic_status_t onic_shm_tx_try_slots(onic_shm_tx_t *tx, unsigned kind, const void *user_hdr,
+                                    size_t user_len, const void *payload, size_t len);
+
 /* Put a message in the ring. ONIC_ERR_NO_RESOURCE when it does not fit now
  * (nothing written: poll your own lanes and try again). The caller checks
- * user_len <= ONIC_XPORT_USER_HDR and that the message fits the ring. */
-onic_status_t onic_shm_tx_try(onic_shm_tx_t *tx, unsigned kind, const void *user_hdr,
-                              size_t user_len, const void *payload, size_t len);
+ * user_len <= ONIC_XPORT_USER_HDR and that the message fits the ring.
+ * Inline: a one-slot message is a credit check, the header and payload
+ * copied into the line, and its ready word. */
+static inline onic_status_t onic_shm_tx_try(onic_shm_tx_t *tx, unsigned kind, const void *user_hdr,
+                                            size_t user_len, const void *payload, size_t len)
+{
+    onic_xport_hdr_t *hdr;
+
+    if (user_len + len > ONIC_XPORT_USER_HDR)
+        return onic_shm_tx_try_slots(tx, kind, user_hdr, user_len, payload, len);
+    if (tx->tail - tx->credit >= tx->nslots) {
+        tx->credit = __atomic_load_n(&tx->lane->consumed, __ATOMIC_ACQUIRE);
+        if (tx->tail - tx->credit >= tx->nslots)
+            return ONIC_ERR_NO_RESOURCE;
+    }
+    hdr = (onic_xport_hdr_t *)(tx->slots + (size_t)(tx->tail & (tx->nslots - 1)) * ONIC_SHM_SLOT);
+    onic_shm_copy_small(hdr->user, user_hdr, user_len);
+    onic_shm_copy_small(hdr->user + user_len, payload, len);
+    hdr->len = (uint32_t)len;
+    hdr->user_len = (uint16_t)user_len;
+    hdr->kind = (uint16_t)kind;
+    onic_shm_tx_publish(tx, hdr, 1);
+    return ONIC_OK;
+}
 
 /* Whether a message waits at the head of the lane (acquire: for polling). */
 static inline int onic_shm_rx_ready(const onic_shm_rx_t *rx)
@@ -113,6 +186,13 @@ static inline int onic_shm_rx_pending(const onic_shm_rx_t *rx)
     return ((__atomic_load_n(first, __ATOMIC_SEQ_CST) ^ rx->key) >> 8) == rx->head + 1;
 }
 
+/* Make the consumed count visible: the sender's credits. */
+static inline void onic_shm_rx_publish(onic_shm_rx_t *rx)
+{
+    __atomic_store_n(&rx->lane->consumed, rx->head, __ATOMIC_RELEASE);
+    rx->published = rx->head;
+}
+
 /* Deliver up to max messages through cb, each copied out of the ring first
  * (so cb may send, and poll this lane again, and its slots are free for
  * the sender meanwhile). Returns the number delivered;
@@ -120,8 +200,70 @@ static inline int onic_shm_rx_pending(const onic_shm_rx_t *rx)
 typedef void (*onic_shm_recv_cb_t)(void *arg, uint32_t src, unsigned kind, const void *user_hdr,
                                    size_t user_len, const void *payload, size_t len);
 
-/* kinds above max_kind are malformed. */
-unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload, unsigned max_kind,
-                          onic_shm_recv_cb_t cb, void *cb_arg);
+/* Copy a message of more than one slot out of the ring at rx->head (its
+ * header fields as read once and checked by the caller). */
+void onic_shm_rx_copy_slots(const onic_shm_rx_t *rx, uint8_t *payload, size_t len);
+
+/* kinds above max_kind are malformed. Inline, so that a constant cb is
+ * inlined too: the receive path is one function up to the caller's own
+ * callback. */
+static inline unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload,
+                                        unsigned max_kind, onic_shm_recv_cb_t cb, void *cb_arg)
+{
+    /* The lane's geometry, read once: cb may touch rx (a callback's send
+     * that waits for room polls this lane again), so only head, published
+     * and broken are read back after it. */
+    const uint8_t *slots = rx->slots;
+    uint64_t mask = rx->nslots - 1, key = rx->key;
+    unsigned delivered = 0;
+
+    while (delivered < max && !rx->broken) {
+        uint64_t head = rx->head;
+        const onic_xport_hdr_t *hdr = (const onic_xport_hdr_t *)(slots + (size_t)(head & mask) *
+                                                                          ONIC_SHM_SLOT);
+        uint64_t word = __atomic_load_n(&hdr->ready, __ATOMIC_ACQUIRE) ^ key;
+        uint64_t need = word & 0xff;
+        /* Each field read once (the peer could change it between a check
+         * and a use), and the message copied out of the ring: its slots go
+         * back before the callback runs. A callback may send, and a send
+         * that waits for room at a peer which is itself waiting for room in
+         * this lane needs these credits back to make progress: holding them
+         * through the callback could deadlock two processes answering each
+         * other from their callbacks. */
+        uint32_t len, user_len, kind;
+        /* The line's user bytes whole (a fixed-size copy, no call): the
+         * caller's header, and a one-slot message's payload behind it. */
+        uint64_t line[ONIC_XPORT_USER_HDR / sizeof(uint64_t)];
+        uint8_t payload[ONIC_XPORT_MAX_PAYLOAD];
+        const uint8_t *user, *data;
+
+        if (word >> 8 != head + 1)
+            break;  /* not written yet: what is there is from an earlier lap */
+        len = __atomic_load_n(&hdr->len, __ATOMIC_RELAXED);
+        user_len = __atomic_load_n(&hdr->user_len, __ATOMIC_RELAXED);
+        kind = __atomic_load_n(&hdr->kind, __ATOMIC_RELAXED);
+        if (kind > max_kind || len > max_payload || len > sizeof(payload) ||
+            user_len > ONIC_XPORT_USER_HDR || onic_shm_msg_slots(user_len, len) != need ||
+            need > mask + 1) {
+            rx->broken = 1; /* the caller counts and reports it */
+            break;
+        }
+        memcpy(line, hdr->user, sizeof(line));
+        user = (const uint8_t *)line;
+        data = user + user_len;
+        if (need > 1) {
+            onic_shm_rx_copy_slots(rx, payload, len);
+            data = payload;
+        }
+        rx->head = head += need;
+        if (head - rx->published >= (mask + 1) / 4)
+            onic_shm_rx_publish(rx);
+        delivered++;
+        cb(cb_arg, rx->src, kind, user, user_len, data, len);
+    }
+    if (rx->head != rx->published && delivered < max)
+        onic_shm_rx_publish(rx); /* found the lane empty: give every credit back */
+    return delivered;
+}
 
 #endif

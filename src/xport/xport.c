@@ -46,6 +46,16 @@ typedef struct xport_tr {
     onic_xport_tparams_t    tp;
 } xport_tr_t;
 
+/* Where a send to a peer goes: its transport's send, state, and the peer's
+ * number there. Filled at open from route and index, so that a send is one
+ * table entry and one call (self included: its send queues). */
+typedef struct xport_dest {
+    onic_status_t (*send)(void *state, uint32_t peer, const void *user_hdr, size_t user_len,
+                          const void *payload, size_t len);
+    void          *state;
+    uint32_t       idx;
+} xport_dest_t;
+
 struct onic_xport {
     onic_xport_params_t params;
     onic_config_t       cfg;
@@ -57,6 +67,7 @@ struct onic_xport {
     unsigned            nopen;
     unsigned            poll_first; /* which open transport a poll starts with */
     uint8_t            *route;   /* by peer: XPORT_SELF, _SHM or _OFI */
+    xport_dest_t       *dest;    /* by peer: where a send goes, looked up once at open */
     uint32_t           *index;   /* by peer: its number in its transport; NULL: the rank */
     uint8_t            *serve_ofi;  /* by peer: 1 if ofi carries it */
     onic_boot_t        *boot;    /* NULL for a job given by params */
@@ -272,6 +283,15 @@ static onic_status_t xport_open_booted(onic_xport_t *x)
     return xport_tr_open(x, XPORT_SHM);
 }
 
+/* The transport to peer and the peer's number in it. */
+static inline xport_tr_t *xport_peer(onic_xport_t *x, uint32_t peer, uint32_t *idx_p)
+{
+    xport_tr_t *t = &x->tr[x->route[peer]];
+
+    *idx_p = t->ranks != NULL ? x->index[peer] : peer;
+    return t;
+}
+
 void onic_xport_close(onic_xport_t *x)
 {
     if (x == NULL)
@@ -284,6 +304,7 @@ void onic_xport_close(onic_xport_t *x)
     onic_xport_mreg_fini(&x->mreg);
     onic_xport_notify_fini(&x->notify);
     onic_free(x->route);
+    onic_free(x->dest);
     onic_free(x->index);
     onic_free(x->serve_ofi);
     onic_boot_close(x->boot);
@@ -332,21 +353,26 @@ onic_status_t onic_xport_open(const onic_xport_params_t *p, onic_xport_t **x_p)
         onic_xport_close(x);
         return status;
     }
+    x->dest = onic_calloc(x->params.size, sizeof(*x->dest));
+    if (x->dest == NULL) {
+        onic_xport_close(x);
+        return ONIC_ERR_NO_MEMORY;
+    }
+    for (uint32_t r = 0; r < x->params.size; r++) {
+        if (x->route[r] == XPORT_SELF) {
+            x->dest[r] = (xport_dest_t){onic_xport_self_ops.send, x->self, r};
+        } else {
+            uint32_t idx;
+            xport_tr_t *t = xport_peer(x, r, &idx);
+            x->dest[r] = (xport_dest_t){t->ops->send, t->state, idx};
+        }
+    }
     x->max_payload = onic_xport_self_ops.max_payload(x->self);
     for (unsigned i = 0; i < x->nopen; i++)
         if (x->open[i]->ops->max_payload(x->open[i]->state) < x->max_payload)
             x->max_payload = x->open[i]->ops->max_payload(x->open[i]->state);
     *x_p = x;
     return ONIC_OK;
-}
-
-/* The transport to peer and the peer's number in it. */
-static inline xport_tr_t *xport_peer(onic_xport_t *x, uint32_t peer, uint32_t *idx_p)
-{
-    xport_tr_t *t = &x->tr[x->route[peer]];
-
-    *idx_p = t->ranks != NULL ? x->index[peer] : peer;
-    return t;
 }
 
 /* Callbacks run outside a transport's poll (RMA completions, what a send
@@ -423,35 +449,55 @@ static void xport_progress_deferred(onic_xport_t *x, unsigned *spins)
     }
 }
 
-onic_status_t onic_xport_send(onic_xport_t *x, uint32_t peer, const void *user_hdr,
-                              size_t user_len, const void *payload, size_t len)
+/* The peer had no room: keep draining our own transports until it has. */
+static onic_status_t __attribute__((noinline))
+xport_send_wait(onic_xport_t *x, const xport_dest_t *d, const void *user_hdr, size_t user_len,
+                const void *payload, size_t len)
 {
-    xport_tr_t *t;
-    uint32_t idx;
     onic_status_t status;
     unsigned spins = 0;
 
+    do
+        xport_progress_deferred(x, &spins);
+    while ((status = d->send(d->state, d->idx, user_hdr, user_len, payload, len)) ==
+           ONIC_ERR_NO_RESOURCE);
+    return status;
+}
+
+onic_status_t onic_xport_send_nocheck(onic_xport_t *x, uint32_t peer, const void *user_hdr,
+                                      size_t user_len, const void *payload, size_t len)
+{
+    const xport_dest_t *d = &x->dest[peer];
+    onic_status_t status = d->send(d->state, d->idx, user_hdr, user_len, payload, len);
+
+    if (__builtin_expect(status == ONIC_ERR_NO_RESOURCE, 0))
+        return xport_send_wait(x, d, user_hdr, user_len, payload, len);
+    return status;
+}
+
+static onic_status_t __attribute__((noinline))
+xport_send_invalid(const onic_xport_t *x, uint32_t peer, size_t user_len, size_t len)
+{
+    if (x != NULL && peer >= x->params.size)
+        onic_error("xport: send to rank %u, but the job has ranks 0 to %u", peer,
+                   x->params.size - 1);
+    else if (x != NULL && len > x->max_payload)
+        onic_error("xport: a payload of %zu bytes is over the limit of %zu; send larger "
+                   "data by RMA (or raise ONIC_SHM_RING_SLOTS)", len, x->max_payload);
+    else
+        onic_error("xport: send with a NULL endpoint or buffer, or a header of %zu bytes "
+                   "(at most %d)", user_len, ONIC_XPORT_USER_HDR);
+    return ONIC_ERR_INVALID_PARAM;
+}
+
+onic_status_t onic_xport_send(onic_xport_t *x, uint32_t peer, const void *user_hdr,
+                              size_t user_len, const void *payload, size_t len)
+{
     if (x == NULL || peer >= x->params.size || user_len > ONIC_XPORT_USER_HDR ||
         len > x->max_payload || (user_len > 0 && user_hdr == NULL) ||
-        (len > 0 && payload == NULL)) {
-        if (x != NULL && peer >= x->params.size)
-            onic_error("xport: send to rank %u, but the job has ranks 0 to %u", peer,
-                       x->params.size - 1);
-        else if (x != NULL && len > x->max_payload)
-            onic_error("xport: a payload of %zu bytes is over the limit of %zu; send larger "
-                       "data by RMA (or raise ONIC_SHM_RING_SLOTS)", len, x->max_payload);
-        else
-            onic_error("xport: send with a NULL endpoint or buffer, or a header of %zu bytes "
-                       "(at most %d)", user_len, ONIC_XPORT_USER_HDR);
-        return ONIC_ERR_INVALID_PARAM;
-    }
-    if (peer == x->params.rank)
-        return onic_xport_self_ops.send(x->self, peer, user_hdr, user_len, payload, len);
-    t = xport_peer(x, peer, &idx);
-    while ((status = t->ops->send(t->state, idx, user_hdr, user_len, payload, len)) ==
-           ONIC_ERR_NO_RESOURCE)
-        xport_progress_deferred(x, &spins);
-    return status;
+        (len > 0 && payload == NULL))
+        return xport_send_invalid(x, peer, user_len, len);
+    return onic_xport_send_nocheck(x, peer, user_hdr, user_len, payload, len);
 }
 
 onic_status_t onic_xport_bundle(onic_xport_t *x, int on)

@@ -82,6 +82,13 @@ void          onic_xport_close(onic_xport_t *x);
  * process's rings into a queue the next poll delivers. */
 onic_status_t onic_xport_send(onic_xport_t *x, uint32_t peer, const void *user_hdr,
                               size_t user_len, const void *payload, size_t len);
+/* The same for a caller that has checked those arguments itself (Portals
+ * checks every put and get at its public boundary): x not NULL, peer below
+ * onic_xport_size, user_len <= ONIC_XPORT_USER_HDR, len <= max_payload,
+ * buffers not NULL where their length is not 0. Nothing is checked again:
+ * the send is one lookup and the transport's call. */
+onic_status_t onic_xport_send_nocheck(onic_xport_t *x, uint32_t peer, const void *user_hdr,
+                                      size_t user_len, const void *payload, size_t len);
 /* Deliver what has arrived through recv_cb (and finished RMA through
  * rma_cb), at most 128 messages per call so a caller's own queues stay
  * bounded; returns how many. */
