@@ -4,6 +4,7 @@
  * computed, never read from a table. Works with 2 or more processes (and
  * most tests with 1). */
 #include <mpi.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1344,6 +1345,770 @@ static void test_rndv(void)
     free(r);
 }
 
+/* --- small messages checked against MPI's matching rules --------------------------------- *
+ * smallburst, refill and cancelrace send small messages whose payload names
+ * their sender and sequence number, and check every receive against MPI's
+ * rules rather than against one expected outcome (which wildcards and timing
+ * leave open): each message is taken exactly once, by a receive whose source,
+ * tag and communicator it matches, and nothing overtakes -- if a receive R
+ * took message m of a sender, every earlier message of that sender on that
+ * communicator that R could also have matched was taken by a receive posted
+ * before R (MPI 3.1, 3.5: both non-overtaking rules). Messages and receives
+ * come from a seeded generator; a failure prints the test's seed, and
+ * MPI_TESTS_SEED=<seed> runs the same mix again (timing aside). */
+
+static uint64_t rnd_next(uint64_t *s) /* splitmix64 */
+{
+    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+static int rnd_below(uint64_t *s, int n)
+{
+    return (int)(rnd_next(s) % (uint64_t)n);
+}
+
+/* A value fixed by (seed, a, b, c): what a sender and its receiver both compute. */
+static uint64_t rnd_of(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
+{
+    uint64_t s = seed ^ (a * UINT64_C(0x100000001b3)) ^ (b << 20) ^ (c << 44);
+
+    rnd_next(&s);
+    return rnd_next(&s);
+}
+
+static uint64_t test_seed(const char *name)
+{
+    const char *e = getenv("MPI_TESTS_SEED");
+    uint64_t h = UINT64_C(1469598103934665603);
+
+    if (e != NULL && *e != '\0')
+        return strtoull(e, NULL, 0);
+    for (; *name != '\0'; name++)
+        h = (h ^ (unsigned char)*name) * UINT64_C(1099511628211);
+    return h;
+}
+
+/* The payload: sequence number, a check word naming sender and sequence,
+ * then (longer messages) bytes derived from the check word. */
+static uint32_t msg_check(uint64_t seed, int src, int seq)
+{
+    return (uint32_t)rnd_of(seed, 7, (uint64_t)src, (uint64_t)seq) | 1u;
+}
+
+static void msg_fill(unsigned char *b, size_t len, uint64_t seed, int src, int seq)
+{
+    uint32_t w[2] = {(uint32_t)seq, msg_check(seed, src, seq)};
+
+    memcpy(b, w, sizeof(w));
+    for (size_t j = sizeof(w); j < len; j++)
+        b[j] = pattern(w[1], j);
+}
+
+/* Who took what: the receives' criteria by post number, the messages'
+ * receives by sender and sequence number. */
+typedef struct ledger {
+    const char  *test;
+    uint64_t     seed0, seed; /* the test's seed; this round's */
+    int          round;
+    int          nsend, n;   /* senders are ranks 1..nsend, n messages each */
+    signed char *tag, *comm; /* [(src - 1) * n + seq]: the message's tag and communicator */
+    long        *got;        /* [(src - 1) * n + seq]: post number of its receive, or -1 */
+    signed char *rtag;       /* [post]: the receive's tag, -1 for MPI_ANY_TAG */
+    long         posts, cap, taken;
+    size_t     (*len)(int seq); /* the message's length; NULL: 8 bytes */
+    int          errors;
+} ledger_t;
+
+static void ledger_init(ledger_t *L, const char *test, uint64_t seed0, int round, int nsend,
+                        int n)
+{
+    memset(L, 0, sizeof(*L));
+    L->test = test;
+    L->seed0 = seed0;
+    L->round = round;
+    L->seed = seed0 + (uint64_t)round;
+    L->nsend = nsend;
+    L->n = n;
+    L->tag = malloc((size_t)nsend * (size_t)n);
+    L->comm = calloc((size_t)nsend * (size_t)n, 1);
+    L->got = malloc((size_t)nsend * (size_t)n * sizeof(*L->got));
+    for (long i = 0; i < (long)nsend * n; i++)
+        L->got[i] = -1;
+}
+
+static void ledger_free(ledger_t *L)
+{
+    free(L->tag);
+    free(L->comm);
+    free(L->got);
+    free(L->rtag);
+}
+
+static void ledger_fail(ledger_t *L, const char *fmt, ...)
+{
+    va_list ap;
+
+    failed++;
+    if (L->errors++ >= 10)
+        return;
+    fprintf(stderr, "rank %d: %s (MPI_TESTS_SEED=%#llx, round %d): ", rank, L->test,
+            (unsigned long long)L->seed0, L->round);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* A receive is posted with tag criterion `tag` (-1: any): its post number. */
+static long ledger_post(ledger_t *L, int tag)
+{
+    if (L->posts == L->cap) {
+        L->cap = L->cap ? 2 * L->cap : 4096;
+        L->rtag = realloc(L->rtag, (size_t)L->cap);
+    }
+    L->rtag[L->posts] = (signed char)tag;
+    return L->posts++;
+}
+
+/* Receive `post` (source src, tag tag, -1 for any, on communicator comm)
+ * completed with st and buf: check it and record it. The message's index,
+ * or -1 if it names none. */
+static long ledger_take(ledger_t *L, long post, int comm, int src, int tag, const MPI_Status *st,
+                        const unsigned char *buf)
+{
+    uint32_t w[2];
+    int cnt, s = st->MPI_SOURCE, seq;
+    long i;
+
+    MPI_Get_count(st, MPI_BYTE, &cnt);
+    if (s < 1 || s > L->nsend || cnt < 8) {
+        ledger_fail(L, "receive %ld: source %d, %d bytes", post, s, cnt);
+        return -1;
+    }
+    memcpy(w, buf, sizeof(w));
+    seq = (int)w[0];
+    if (seq < 0 || seq >= L->n || w[1] != msg_check(L->seed, s, seq)) {
+        ledger_fail(L, "receive %ld: a message from %d that rank %d never sent (seq %d, check "
+                    "%#x)", post, s, s, seq, w[1]);
+        return -1;
+    }
+    i = (long)(s - 1) * L->n + seq;
+    if ((size_t)cnt != (L->len ? L->len(seq) : 8) || st->MPI_TAG != L->tag[i] ||
+        comm != L->comm[i] || (src >= 0 && src != s) || (tag >= 0 && tag != st->MPI_TAG))
+        ledger_fail(L, "receive %ld (source %d, tag %d, comm %d) took message %d of rank %d "
+                    "(tag %d, comm %d, %zu bytes) as %d bytes, tag %d", post, src, tag, comm, seq,
+                    s, L->tag[i], L->comm[i], L->len ? L->len(seq) : (size_t)8, cnt,
+                    st->MPI_TAG);
+    else if (L->len != NULL) {
+        size_t bad = 0;
+        for (size_t j = 8; j < (size_t)cnt && bad == 0; j++)
+            if (buf[j] != pattern(w[1], j))
+                bad = j;
+        if (bad)
+            ledger_fail(L, "message %d of rank %d differs at byte %zu", seq, s, bad);
+    }
+    if (L->got[i] >= 0) {
+        ledger_fail(L, "message %d of rank %d taken twice: by receives %ld and %ld", seq, s,
+                    L->got[i], post);
+        return -1;
+    }
+    L->got[i] = post;
+    L->taken++;
+    return i;
+}
+
+/* Every message taken once, and no receive took a message while an earlier
+ * one of the same sender and communicator that it also matched was left to
+ * a receive posted later. */
+static void ledger_check(ledger_t *L, int ncomm, int ntags)
+{
+    long *latest = malloc((size_t)ncomm * (size_t)ntags * sizeof(*latest));
+
+    for (int s = 1; s <= L->nsend; s++) {
+        for (int k = 0; k < ncomm * ntags; k++)
+            latest[k] = -1; /* the latest receive to take an earlier message */
+        for (int seq = 0; seq < L->n; seq++) {
+            long i = (long)(s - 1) * L->n + seq, p = L->got[i], before = -1;
+            int c = L->comm[i], t = L->tag[i];
+            if (p < 0) {
+                ledger_fail(L, "message %d of rank %d (tag %d, comm %d) never received", seq, s,
+                            t, c);
+                continue;
+            }
+            if (L->rtag[p] < 0) {
+                for (int u = 0; u < ntags; u++)
+                    if (latest[c * ntags + u] > before)
+                        before = latest[c * ntags + u];
+            } else {
+                before = latest[c * ntags + t];
+            }
+            if (before > p)
+                ledger_fail(L, "message %d of rank %d (tag %d, comm %d) went to receive %ld, "
+                            "though an earlier message of that rank which receive %ld also "
+                            "matched was left to receive %ld, posted after it", seq, s, t, c,
+                            p, p, before);
+            if (p > latest[c * ntags + t])
+                latest[c * ntags + t] = p;
+        }
+    }
+    free(latest);
+}
+
+/* Pending receives that always find their messages. With receives of a
+ * laminar family of match sets pending -- (source, tag), (source, any) and
+ * (any, any); or (source, tag), (any, tag) and (any, any) -- no order of
+ * matching starves one if, for every set X of the family, the receives
+ * whose sets meet X are no more than the messages in X not yet taken. The
+ * family changes only when nothing is pending. */
+typedef struct rplan {
+    int  nsend, ntags, ncomm;
+    int  by_tag;  /* 0: (s,t) (s,*) (*,*); 1: (s,t) (*,t) (*,*) */
+    int *left;    /* [c][s][t], s = src - 1: messages not yet taken */
+    int *pend;    /* [c][s][t], s = nsend or t = ntags for any: receives pending */
+    int  npend;
+} rplan_t;
+
+static int *rplan_left(rplan_t *P, int c, int s, int t)
+{
+    return &P->left[(c * P->nsend + s) * P->ntags + t];
+}
+
+static int *rplan_pend(rplan_t *P, int c, int s, int t)
+{
+    return &P->pend[(c * (P->nsend + 1) + s) * (P->ntags + 1) + t];
+}
+
+static void rplan_init(rplan_t *P, int nsend, int ntags, int ncomm, const ledger_t *L)
+{
+    P->nsend = nsend;
+    P->ntags = ntags;
+    P->ncomm = ncomm;
+    P->by_tag = 0;
+    P->npend = 0;
+    P->left = calloc((size_t)ncomm * nsend * ntags, sizeof(int));
+    P->pend = calloc((size_t)ncomm * (nsend + 1) * (ntags + 1), sizeof(int));
+    for (long i = 0; i < (long)nsend * L->n; i++)
+        (*rplan_left(P, L->comm[i], (int)(i / L->n), L->tag[i]))++;
+}
+
+static void rplan_free(rplan_t *P)
+{
+    free(P->left);
+    free(P->pend);
+}
+
+/* Messages in, and receives meeting, the set (s or any, t or any) of comm c. */
+static int rplan_room(rplan_t *P, int c, int s, int t)
+{
+    int msgs = 0, recvs = 0;
+
+    for (int a = 0; a < P->nsend; a++)
+        for (int b = 0; b < P->ntags; b++)
+            if ((s == P->nsend || s == a) && (t == P->ntags || t == b))
+                msgs += *rplan_left(P, c, a, b);
+    for (int a = 0; a <= P->nsend; a++)
+        for (int b = 0; b <= P->ntags; b++)
+            if ((s == P->nsend || a == P->nsend || s == a) &&
+                (t == P->ntags || b == P->ntags || t == b))
+                recvs += *rplan_pend(P, c, a, b);
+    return msgs - recvs;
+}
+
+/* May a receive (s or any, t or any) on comm c be posted? If so it is
+ * counted as pending. */
+static int rplan_add(rplan_t *P, int c, int s, int t)
+{
+    int ok = 1;
+
+    if (s < P->nsend && t == P->ntags && P->by_tag)
+        return 0; /* (s,*) outside the family */
+    if (s == P->nsend && t < P->ntags && !P->by_tag)
+        return 0; /* (*,t) outside the family */
+    (*rplan_pend(P, c, s, t))++;
+    if (rplan_room(P, c, P->nsend, P->ntags) < 0)
+        ok = 0;
+    for (int a = 0; a < P->nsend && ok; a++) {
+        if (!P->by_tag && rplan_room(P, c, a, P->ntags) < 0)
+            ok = 0;
+        for (int b = 0; b < P->ntags && ok; b++)
+            if ((P->by_tag && a == 0 && rplan_room(P, c, P->nsend, b) < 0) ||
+                rplan_room(P, c, a, b) < 0)
+                ok = 0;
+    }
+    if (!ok)
+        (*rplan_pend(P, c, s, t))--;
+    else
+        P->npend++;
+    return ok;
+}
+
+/* A receive (s, t as posted) took message i of the ledger (or, if i < 0,
+ * something unknown: then only the receive is taken off). */
+static void rplan_done(rplan_t *P, const ledger_t *L, int c, int s, int t, long i)
+{
+    (*rplan_pend(P, c, s, t))--;
+    P->npend--;
+    if (i >= 0)
+        (*rplan_left(P, L->comm[i], (int)(i / L->n), L->tag[i]))--;
+}
+
+/* A random receive the plan allows, as (c, s, t) with s = nsend / t = ntags
+ * for any; 0 if none of a few tries was allowed. */
+static int rplan_pick(rplan_t *P, uint64_t *r, int *c_p, int *s_p, int *t_p)
+{
+    for (int attempt = 0; attempt < 8; attempt++) {
+        int c = rnd_below(r, P->ncomm), kind = rnd_below(r, 4);
+        int s = rnd_below(r, P->nsend), t = rnd_below(r, P->ntags);
+        if (kind == 0)
+            s = P->nsend, t = P->ntags;         /* any source, any tag */
+        else if (kind == 1 && P->by_tag)
+            s = P->nsend;                       /* any source, a tag */
+        else if (kind == 1)
+            t = P->ntags;                       /* a source, any tag */
+        if (rplan_add(P, c, s, t)) {
+            *c_p = c;
+            *s_p = s;
+            *t_p = t;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Thousands of 8-byte messages from each sender, tags 0..3 on two
+ * communicators, received by rank 0 with a seeded mix of exact and wildcard
+ * receives: some posted before the senders start, most while they send
+ * (batches of posts between drains by MPI_Testany, MPI_Waitany and
+ * MPI_Waitsome), some after pauses that leave messages unexpected. */
+static void test_smallburst(void)
+{
+    enum { N = 5000, TAGS = 4, W = 1024, FIRST = 400 };
+    const uint64_t seed = test_seed("smallburst");
+    MPI_Comm comms[2] = {MPI_COMM_WORLD, MPI_COMM_NULL};
+
+    if (size < 2)
+        return;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comms[1]);
+    if (rank != 0) {
+        unsigned char (*pay)[8] = malloc((size_t)N * 8);
+        MPI_Request *q = malloc((size_t)N * sizeof(*q));
+        uint64_t r = seed ^ (uint64_t)rank;
+        for (int i = 0; i < N; i++)
+            msg_fill(pay[i], 8, seed, rank, i);
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int i = 0; i < N; i++) {
+            uint64_t v = rnd_of(seed, 1, (uint64_t)rank, (uint64_t)i);
+            MPI_Isend(pay[i], 8, MPI_BYTE, 0, (int)(v % TAGS), comms[(v >> 8) & 1], &q[i]);
+            if (rnd_below(&r, 600) == 0)
+                usleep(200 + (useconds_t)rnd_below(&r, 1500)); /* the receiver runs ahead */
+        }
+        MPI_Waitall(N, q, MPI_STATUSES_IGNORE);
+        free(pay);
+        free(q);
+    } else {
+        static MPI_Request rq[W];
+        static MPI_Status sts[W];
+        static int idx[W];
+        static unsigned char rb[W][16];
+        static struct { long post; int c, s, t; } ri[W];
+        int free_slots[W], nfree = W, nsend = size - 1, sleeps = 0, phase_left;
+        long total = (long)nsend * N, done = 0;
+        uint64_t r = seed;
+        ledger_t L;
+        rplan_t P;
+
+        ledger_init(&L, "smallburst", seed, 0, nsend, N);
+        for (long i = 0; i < total; i++) {
+            uint64_t v = rnd_of(seed, 1, (uint64_t)(i / N + 1), (uint64_t)(i % N));
+            L.tag[i] = (signed char)(v % TAGS);
+            L.comm[i] = (signed char)((v >> 8) & 1);
+        }
+        rplan_init(&P, nsend, TAGS, 2, &L);
+        for (int k = 0; k < W; k++) {
+            rq[k] = MPI_REQUEST_NULL;
+            free_slots[k] = W - 1 - k;
+        }
+        phase_left = FIRST;
+        for (int step = 0; done < total; step++) {
+            int action = step == 0 ? 0 : rnd_below(&r, 16), out = 0;
+            if (phase_left == 0) {
+                /* A new family of receives: first every pending one completes. */
+                while (P.npend > 0) {
+                    MPI_Waitsome(W, rq, &out, idx, sts);
+                    for (int k = 0; k < out; k++) {
+                        int j = idx[k];
+                        long i = ledger_take(&L, ri[j].post, ri[j].c, ri[j].s, ri[j].t,
+                                             &sts[k], rb[j]);
+                        rplan_done(&P, &L, ri[j].c, ri[j].s < 0 ? nsend : ri[j].s - 1,
+                                   ri[j].t < 0 ? TAGS : ri[j].t, i);
+                        free_slots[nfree++] = j;
+                        done++;
+                    }
+                }
+                P.by_tag = !P.by_tag;
+                phase_left = 200 + rnd_below(&r, 1500);
+                continue;
+            }
+            if (action < 8) {
+                int batch = step == 0 ? FIRST : 1 + rnd_below(&r, 64), c, s, t;
+                for (int k = 0; k < batch && nfree > 0 && phase_left > 0; k++) {
+                    int j;
+                    if (!rplan_pick(&P, &r, &c, &s, &t))
+                        break;
+                    j = free_slots[--nfree];
+                    ri[j].c = c;
+                    ri[j].s = s == nsend ? -1 : s + 1;
+                    ri[j].t = t == TAGS ? -1 : t;
+                    ri[j].post = ledger_post(&L, ri[j].t);
+                    memset(rb[j], 0xee, sizeof(rb[j]));
+                    MPI_Irecv(rb[j], sizeof(rb[j]), MPI_BYTE,
+                              ri[j].s < 0 ? MPI_ANY_SOURCE : ri[j].s,
+                              ri[j].t < 0 ? MPI_ANY_TAG : ri[j].t, comms[c], &rq[j]);
+                    phase_left--;
+                }
+                if (step == 0)
+                    MPI_Barrier(MPI_COMM_WORLD); /* those were posted before any send */
+                continue;
+            }
+            if (action == 15 && sleeps < 25) {
+                usleep(1000 + (useconds_t)rnd_below(&r, 2000)); /* arrivals go unexpected */
+                sleeps++;
+                continue;
+            }
+            if (P.npend == 0)
+                continue;
+            if (action < 12) {
+                /* what has completed, without waiting (onic has no MPI_Testsome) */
+                for (int flag = 1; out < 64 && flag;) {
+                    MPI_Testany(W, rq, &idx[out], &flag, &sts[out]);
+                    flag = flag && idx[out] != MPI_UNDEFINED;
+                    out += flag;
+                }
+            } else if (action < 14) {
+                MPI_Waitany(W, rq, &idx[0], &sts[0]);
+                out = 1;
+            } else {
+                MPI_Waitsome(W, rq, &out, idx, sts);
+            }
+            for (int k = 0; k < out; k++) {
+                int j = idx[k];
+                long i = ledger_take(&L, ri[j].post, ri[j].c, ri[j].s, ri[j].t, &sts[k], rb[j]);
+                rplan_done(&P, &L, ri[j].c, ri[j].s < 0 ? nsend : ri[j].s - 1,
+                           ri[j].t < 0 ? TAGS : ri[j].t, i);
+                free_slots[nfree++] = j;
+                done++;
+            }
+            if (L.errors > 20)
+                break;
+        }
+        if (L.errors == 0) {
+            int flag;
+            CHECK_EQ(P.npend, 0);
+            ledger_check(&L, 2, TAGS);
+            for (int c = 0; c < 2; c++) {
+                MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comms[c], &flag, MPI_STATUS_IGNORE);
+                CHECK(!flag);
+            }
+        }
+        ledger_free(&L);
+        rplan_free(&P);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Comm_free(&comms[1]);
+}
+
+/* ONIC_EAGER_CREDITS as the library reads it (its default otherwise): the
+ * number of 8-byte messages one sender's credit covers at a receiver. */
+static long eager_credit_msgs(void)
+{
+    const char *c = getenv("ONIC_EAGER_CREDITS"), *l = getenv("ONIC_EAGER_LIMIT");
+    long credits = c != NULL && *c ? strtol(c, NULL, 0) : 64;
+    long limit = l != NULL && *l ? strtol(l, NULL, 0) : 2048;
+
+    return credits * (limit < 64 ? 64 : limit) / 64;
+}
+
+static size_t refill_len(int seq)
+{
+    return seq % 16 == 5 ? 256 + (size_t)(seq * 37 % 1700) : 8;
+}
+
+/* Unexpected space used up and given back, round after round: every sender
+ * sends rank 0 far more small messages than its eager credit covers (the
+ * credit's worth of 8-byte messages and 500 more, one in 16 of them up to
+ * 1955 bytes: about 2.5 times what the credit takes eagerly), with
+ * MPI_Isend, while rank 0 receives none -- it waits only for a "sent them
+ * all" message on another communicator, so every one of them is unexpected:
+ * its unexpected buffers fill, the rest come as rendezvous requests, every
+ * header is kept. Then rank 0 takes them all with a seeded mix of blocking
+ * receives and batches of nonblocking ones, exact and wildcard, and the
+ * next round reuses what this one gave back. */
+static void test_refill(void)
+{
+    enum { ROUNDS = 3, TAGS = 3, BATCH = 64, MAXLEN = 2048 };
+    const uint64_t seed0 = test_seed("refill");
+    const int n = (int)(eager_credit_msgs() + 500);
+    MPI_Comm side;
+
+    if (size < 2)
+        return;
+    MPI_Comm_dup(MPI_COMM_WORLD, &side);
+    for (int round = 0; round < ROUNDS; round++) {
+        const uint64_t seed = seed0 + (uint64_t)round;
+        if (rank != 0) {
+            size_t *at = malloc(((size_t)n + 1) * sizeof(*at));
+            MPI_Request *q = malloc(((size_t)n + 1) * sizeof(*q));
+            unsigned char *b;
+            int one = 1;
+            at[0] = 0;
+            for (int i = 0; i < n; i++)
+                at[i + 1] = at[i] + refill_len(i);
+            b = malloc(at[n]);
+            for (int i = 0; i < n; i++)
+                msg_fill(b + at[i], refill_len(i), seed, rank, i);
+            MPI_Barrier(MPI_COMM_WORLD);
+            for (int i = 0; i < n; i++)
+                MPI_Isend(b + at[i], (int)refill_len(i), MPI_BYTE, 0,
+                          (int)(rnd_of(seed, 2, (uint64_t)rank, (uint64_t)i) % TAGS),
+                          MPI_COMM_WORLD, &q[i]);
+            MPI_Isend(&one, 1, MPI_INT, 0, 0, side, &q[n]);
+            MPI_Waitall(n + 1, q, MPI_STATUSES_IGNORE);
+            free(b);
+            free(at);
+            free(q);
+        } else {
+            static unsigned char rb[BATCH][MAXLEN];
+            static struct { long post; int s, t; } ri[BATCH];
+            MPI_Request q[BATCH], *sent;
+            MPI_Status sts[BATCH];
+            int nsend = size - 1, flag, *ones;
+            long total = (long)nsend * n, done = 0;
+            uint64_t r = seed;
+            ledger_t L;
+            rplan_t P;
+
+            ledger_init(&L, "refill", seed0, round, nsend, n);
+            L.len = refill_len;
+            for (long i = 0; i < total; i++)
+                L.tag[i] = (signed char)(rnd_of(seed, 2, (uint64_t)(i / n + 1),
+                                                (uint64_t)(i % n)) % TAGS);
+            rplan_init(&P, nsend, TAGS, 1, &L);
+            sent = malloc((size_t)nsend * sizeof(*sent));
+            ones = malloc((size_t)nsend * sizeof(*ones));
+            for (int s = 1; s <= nsend; s++)
+                MPI_Irecv(&ones[s - 1], 1, MPI_INT, s, 0, side, &sent[s - 1]);
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Waitall(nsend, sent, MPI_STATUSES_IGNORE);
+            /* Everything was sent and nothing received yet. */
+            while (done < total && L.errors <= 20) {
+                int c, s, t, k = 0;
+                if (rnd_below(&r, 8) == 0) {
+                    /* one blocking receive */
+                    if (!rplan_pick(&P, &r, &c, &s, &t))
+                        continue;
+                    ri[0].s = s == nsend ? -1 : s + 1;
+                    ri[0].t = t == TAGS ? -1 : t;
+                    ri[0].post = ledger_post(&L, ri[0].t);
+                    MPI_Recv(rb[0], MAXLEN, MPI_BYTE, ri[0].s < 0 ? MPI_ANY_SOURCE : ri[0].s,
+                             ri[0].t < 0 ? MPI_ANY_TAG : ri[0].t, MPI_COMM_WORLD, &sts[0]);
+                    rplan_done(&P, &L, 0, s, t, ledger_take(&L, ri[0].post, 0, ri[0].s,
+                                                              ri[0].t, &sts[0], rb[0]));
+                    done++;
+                    continue;
+                }
+                /* a batch, completed all at once or one at a time */
+                int want = 1 + rnd_below(&r, BATCH);
+                for (; k < want && rplan_pick(&P, &r, &c, &s, &t); k++) {
+                    ri[k].s = s == nsend ? -1 : s + 1;
+                    ri[k].t = t == TAGS ? -1 : t;
+                    ri[k].post = ledger_post(&L, ri[k].t);
+                    MPI_Irecv(rb[k], MAXLEN, MPI_BYTE, ri[k].s < 0 ? MPI_ANY_SOURCE : ri[k].s,
+                              ri[k].t < 0 ? MPI_ANY_TAG : ri[k].t, MPI_COMM_WORLD, &q[k]);
+                }
+                if (rnd_below(&r, 2) == 0) {
+                    MPI_Waitall(k, q, sts);
+                    for (int j = 0; j < k; j++)
+                        rplan_done(&P, &L, 0, ri[j].s < 0 ? nsend : ri[j].s - 1,
+                                   ri[j].t < 0 ? TAGS : ri[j].t,
+                                   ledger_take(&L, ri[j].post, 0, ri[j].s, ri[j].t, &sts[j],
+                                               rb[j]));
+                } else {
+                    for (int m = 0; m < k; m++) {
+                        int j;
+                        MPI_Waitany(k, q, &j, &sts[0]);
+                        rplan_done(&P, &L, 0, ri[j].s < 0 ? nsend : ri[j].s - 1,
+                                   ri[j].t < 0 ? TAGS : ri[j].t,
+                                   ledger_take(&L, ri[j].post, 0, ri[j].s, ri[j].t, &sts[0],
+                                               rb[j]));
+                    }
+                }
+                done += k;
+                P.by_tag = !P.by_tag; /* nothing is pending now */
+            }
+            ledger_check(&L, 1, TAGS);
+            MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+            CHECK(!flag);
+            ledger_free(&L);
+            rplan_free(&P);
+            free(sent);
+            free(ones);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MPI_Comm_free(&side);
+}
+
+/* MPI_Cancel racing arrivals: rank 0 posts more receives than the senders
+ * will send -- the first ones any-source any-tag, the rest a seeded mix --
+ * lets a first batch of messages arrive and complete the first receives,
+ * tells the senders to send the second batch, and cancels every receive not
+ * yet known complete while that batch comes in (progress between cancels).
+ * Each receive must then either have taken exactly one message (checked
+ * like any other) or be cancelled with its buffer untouched; the messages
+ * cancelled receives did not take are taken by later receives; nothing is
+ * lost, nothing taken twice, nothing overtaken. */
+static void test_cancelrace(void)
+{
+    enum { ROUNDS = 16, A = 48, B = 48, TAGS = 3, EXTRA = 32 };
+    const uint64_t seed0 = test_seed("cancelrace");
+    MPI_Comm side;
+    long cancelled_all = 0, raced_all = 0;
+
+    if (size < 2)
+        return;
+    MPI_Comm_dup(MPI_COMM_WORLD, &side);
+    for (int round = 0; round < ROUNDS; round++) {
+        const uint64_t seed = seed0 + (uint64_t)round;
+        if (rank != 0) {
+            unsigned char pay[A + B][8];
+            MPI_Request q[A + B];
+            uint64_t r = seed ^ (uint64_t)rank;
+            int go;
+            for (int i = 0; i < A + B; i++)
+                msg_fill(pay[i], 8, seed, rank, i);
+            MPI_Barrier(MPI_COMM_WORLD);
+            for (int i = 0; i < A + B; i++) {
+                if (i == A)
+                    MPI_Recv(&go, 1, MPI_INT, 0, 0, side, MPI_STATUS_IGNORE);
+                if (i > A && round % 2 == 1)
+                    usleep((useconds_t)rnd_below(&r, 100)); /* the second batch trickles in */
+                MPI_Isend(pay[i], 8, MPI_BYTE, 0,
+                          (int)(rnd_of(seed, 3, (uint64_t)rank, (uint64_t)i) % TAGS),
+                          MPI_COMM_WORLD, &q[i]);
+            }
+            MPI_Waitall(A + B, q, MPI_STATUSES_IGNORE);
+        } else {
+            int nsend = size - 1, total = nsend * (A + B), R = total + EXTRA, first = nsend * A / 2;
+            unsigned char (*rb)[16] = malloc((size_t)R * 16), sentinel[16], buf[16];
+            MPI_Request *q = malloc((size_t)R * sizeof(*q)), *goq = malloc((size_t)nsend * sizeof(*goq));
+            MPI_Status *sts = malloc((size_t)R * sizeof(*sts)), st;
+            int *rs = malloc((size_t)R * sizeof(*rs)), *rt = malloc((size_t)R * sizeof(*rt));
+            int *order = malloc((size_t)R * sizeof(*order)), go = 1, ncancelled = 0, flag;
+            long *post = malloc((size_t)R * sizeof(*post));
+            uint64_t r = seed;
+            ledger_t L;
+
+            ledger_init(&L, "cancelrace", seed0, round, nsend, A + B);
+            for (long i = 0; i < (long)total; i++)
+                L.tag[i] = (signed char)(rnd_of(seed, 3, (uint64_t)(i / (A + B) + 1),
+                                                (uint64_t)(i % (A + B))) % TAGS);
+            memset(sentinel, 0xee, sizeof(sentinel));
+            for (int j = 0; j < R; j++) {
+                int kind = j < first ? 0 : rnd_below(&r, 4);
+                rs[j] = kind == 1 || kind == 3 ? 1 + rnd_below(&r, nsend) : -1;
+                rt[j] = kind >= 2 ? rnd_below(&r, TAGS) : -1;
+                post[j] = ledger_post(&L, rt[j]);
+                memcpy(rb[j], sentinel, sizeof(sentinel));
+                MPI_Irecv(rb[j], 16, MPI_BYTE, rs[j] < 0 ? MPI_ANY_SOURCE : rs[j],
+                          rt[j] < 0 ? MPI_ANY_TAG : rt[j], MPI_COMM_WORLD, &q[j]);
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+            /* The first batch completes the first receives (and maybe more). */
+            MPI_Waitall(first, q, sts);
+            for (int s = 1; s <= nsend; s++)
+                MPI_Isend(&go, 1, MPI_INT, s, 0, side, &goq[s - 1]);
+            /* Cancel the rest -- in order, in reverse or shuffled -- while
+             * the second batch arrives. */
+            for (int k = 0; k < R - first; k++)
+                order[k] = round % 3 == 1 ? R - 1 - k : first + k;
+            if (round % 3 == 2)
+                for (int k = R - first - 1; k > 0; k--) {
+                    int o = rnd_below(&r, k + 1), x = order[k];
+                    order[k] = order[o];
+                    order[o] = x;
+                }
+            for (int k = 0; k < R - first; k++) {
+                MPI_Cancel(&q[order[k]]);
+                if (k % (1 + round % 5) == 0)
+                    MPI_Iprobe(MPI_ANY_SOURCE, 999, side, &flag, MPI_STATUS_IGNORE);
+                if (round % 4 != 0)
+                    usleep((useconds_t)rnd_below(&r, 20 * (round % 4))); /* spread over arrivals */
+            }
+            MPI_Waitall(R - first, q + first, sts + first);
+            for (int j = 0; j < R; j++) {
+                int c;
+                MPI_Test_cancelled(&sts[j], &c);
+                if (c && j < first)
+                    ledger_fail(&L, "receive %d was cancelled after it completed", j);
+                if (c) {
+                    ncancelled++;
+                    if (memcmp(rb[j], sentinel, sizeof(sentinel)) != 0)
+                        ledger_fail(&L, "cancelled receive %d wrote its buffer", j);
+                } else {
+                    long i = ledger_take(&L, post[j], 0, rs[j], rt[j], &sts[j], rb[j]);
+                    raced_all += j >= first && i >= 0 && i % (A + B) >= A;
+                }
+            }
+            CHECK(ncancelled >= EXTRA);
+            cancelled_all += ncancelled;
+            /* What the cancelled receives left: receives of kinds that
+             * still have a message to take, one at a time. */
+            while (L.taken < total && L.errors <= 20) {
+                int s = 1 + rnd_below(&r, nsend), t = rnd_below(&r, TAGS), kind = rnd_below(&r, 4);
+                int ls = 0, lt = 0, lst = 0;
+                for (int i = 0; i < A + B; i++) {
+                    long x = (long)(s - 1) * (A + B) + i;
+                    ls += L.got[x] < 0;
+                    lst += L.got[x] < 0 && L.tag[x] == t;
+                }
+                for (long x = 0; x < (long)total; x++)
+                    lt += L.got[x] < 0 && L.tag[x] == t;
+                int src = kind == 1 || kind == 3 ? s : -1, tag = kind >= 2 ? t : -1;
+                if ((kind == 1 && ls == 0) || (kind == 2 && lt == 0) || (kind == 3 && lst == 0))
+                    continue;
+                long p = ledger_post(&L, tag);
+                memcpy(buf, sentinel, sizeof(buf));
+                MPI_Recv(buf, 16, MPI_BYTE, src < 0 ? MPI_ANY_SOURCE : src,
+                         tag < 0 ? MPI_ANY_TAG : tag, MPI_COMM_WORLD, &st);
+                if (ledger_take(&L, p, 0, src, tag, &st, buf) < 0)
+                    break;
+            }
+            ledger_check(&L, 1, TAGS);
+            MPI_Waitall(nsend, goq, MPI_STATUSES_IGNORE);
+            MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+            CHECK(!flag);
+            ledger_free(&L);
+            free(rb);
+            free(q);
+            free(goq);
+            free(sts);
+            free(rs);
+            free(rt);
+            free(order);
+            free(post);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    if (rank == 0 && getenv("MPI_TESTS_VERBOSE") != NULL)
+        printf("cancelrace: %ld receives cancelled; %ld cancels lost to second-batch arrivals\n",
+               cancelled_all, raced_all);
+    MPI_Comm_free(&side);
+}
+
 typedef struct test {
     const char *name;
     void (*fn)(void);
@@ -1418,7 +2183,8 @@ static const test_t tests[] = {
     {"modes", test_modes},         {"persistent", test_persistent},
     {"types", test_types},         {"comm", test_comm},     {"coll", test_coll},
     {"errors", test_errors},       {"large", test_large},   {"fanin", test_fanin},
-    {"rndv", test_rndv},
+    {"rndv", test_rndv},           {"smallburst", test_smallburst},
+    {"refill", test_refill},       {"cancelrace", test_cancelrace},
 };
 
 /* Not in "all": each takes seconds. */

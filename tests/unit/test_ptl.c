@@ -1008,6 +1008,742 @@ static void test_handles(void)
     close_ni();
 }
 
+/* --- an entry's own MD ------------------------------------------------------------------- *
+ * The first MD of a match entry -- attached by PtlMDAttach, or made with the
+ * entry by PtlMEAttachSearch -- is an MD like any other: the same
+ * acceptance, threshold, unlink, update, handle and limit rules, through
+ * the public calls only. Each rule runs for both ways of making it. */
+enum { OWN_BY_ATTACH, OWN_BY_SEARCH, OWN_WAYS };
+static const char *const own_way_name[OWN_WAYS] = {"PtlMEAttach + PtlMDAttach",
+                                                   "PtlMEAttachSearch"};
+
+static void own_entry(int way, ptl_pt_index_t pt, ptl_process_id_t id, ptl_match_bits_t bits,
+                      ptl_unlink_t me_unlink, ptl_md_t desc, ptl_unlink_t md_unlink,
+                      ptl_handle_me_t *me_p, ptl_handle_md_t *md_p)
+{
+    ptl_ovf_header_t hdr;
+
+    *me_p = *md_p = PTL_INVALID_HANDLE;
+    if (way == OWN_BY_ATTACH) {
+        *me_p = me_attach(pt, id, bits, 0, me_unlink, PTL_INS_AFTER);
+        *md_p = md_attach(*me_p, desc, md_unlink);
+    } else {
+        REQUIRE(PtlMEAttachSearch(nih, pt, id, bits, 0, me_unlink, PTL_INS_AFTER, desc, md_unlink,
+                                  me_p, md_p, &hdr) == PTL_OK);
+    }
+}
+
+/* The public count of dropped messages. */
+static ptl_sr_value_t drop_count(void)
+{
+    ptl_sr_value_t v = -1;
+
+    REQUIRE(PtlNIStatus(nih, PTL_SR_DROP_COUNT, &v) == PTL_OK);
+    return v;
+}
+
+static int eq_empty(ptl_handle_eq_t eq)
+{
+    ptl_event_t ev;
+
+    return PtlEQGet(eq, &ev) == PTL_EQ_EMPTY;
+}
+
+/* Every call that takes an MD or ME handle refuses a dead one. Some of
+ * them log each refusal: those are asked with the first engine only (handles
+ * do not depend on the engine), so a passing run's output stays short. */
+static int own_all_calls;
+
+static void own_md_dead(ptl_handle_md_t md)
+{
+    ptl_handle_ni_t h;
+    ptl_md_t old, neu = md_desc(NULL, 0, 1, PTL_MD_OP_PUT, PTL_EQ_NONE);
+
+    CHECK_EQ(PtlMDUnlink(md), PTL_MD_INVALID);
+    CHECK_EQ(PtlMDUpdate(md, &old, NULL, PTL_EQ_NONE), PTL_MD_INVALID);
+    CHECK_EQ(PtlMDUpdate(md, NULL, &neu, PTL_EQ_NONE), PTL_MD_INVALID);
+    if (!own_all_calls)
+        return;
+    CHECK_EQ(PtlNIHandle(md, &h), PTL_HANDLE_INVALID);
+    CHECK_EQ(PtlPut(md, PTL_NOACK_REQ, ((ptl_process_id_t){0, 1}), 1, 0, 1, 0, 0),
+             PTL_MD_INVALID);
+}
+
+static void own_me_dead(ptl_handle_me_t me)
+{
+    ptl_handle_ni_t h;
+    ptl_handle_me_t me2;
+    ptl_handle_md_t md2;
+
+    CHECK_EQ(PtlMEUnlink(me), PTL_ME_INVALID);
+    if (!own_all_calls)
+        return;
+    CHECK_EQ(PtlNIHandle(me, &h), PTL_HANDLE_INVALID);
+    CHECK_EQ(PtlMDAttach(me, md_desc(NULL, 0, 1, PTL_MD_OP_PUT, PTL_EQ_NONE), PTL_RETAIN, &md2),
+             PTL_ME_INVALID);
+    CHECK_EQ(PtlMEInsert(me, ME_ANY, 1, 0, PTL_RETAIN, PTL_INS_AFTER, &me2), PTL_ME_INVALID);
+}
+
+static void own_alive(ptl_handle_any_t h)
+{
+    ptl_handle_ni_t n = PTL_INVALID_HANDLE;
+
+    CHECK_EQ(PtlNIHandle(h, &n), PTL_OK);
+    CHECK(n == nih);
+}
+
+/* PTL_MD_TRUNCATE cuts mlength and keeps rlength; without it, a put too
+ * long for the entry's MD is not taken (a counted drop, nothing written). */
+static void test_own_md_truncate(int way)
+{
+    uint8_t buf[8], exact[8];
+    ptl_handle_me_t me, me2;
+    ptl_handle_md_t md, md2;
+    ptl_handle_eq_t eq;
+    ptl_event_t ev;
+    onic_ptl_msg_t m;
+    uint8_t data[16];
+
+    open_ni();
+    eq = eq_alloc(32);
+    memset(buf, '.', sizeof(buf));
+    memset(exact, '.', sizeof(exact));
+    own_entry(way, 1, ME_ANY, 1, PTL_RETAIN,
+              md_desc(buf, 4, PTL_MD_THRESH_INF,
+                      PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_MANAGE_REMOTE, eq),
+              PTL_RETAIN, &me, &md);
+    own_alive(md);
+    own_alive(me);
+    put(3, 1, 1, 10, 'a');
+    CHECK(memcmp(buf, "aaaa....", 8) == 0);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_PUT_START);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_PUT_END);
+    CHECK_EQ(ev.rlength, 10);
+    CHECK_EQ(ev.mlength, 4);
+    CHECK_EQ(ev.offset, 0);
+    CHECK(ev.md_handle == md);
+    CHECK_EQ(ev.initiator.pid, 3);
+    CHECK(ev.md.start == buf && ev.md.length == 4);
+    /* At remote offset 3, one byte is left. */
+    m = req(ONIC_PTL_OP_PUT, 1, 1, 10);
+    m.offset = 3;
+    memset(data, 'b', sizeof(data));
+    feed(2, &m, data, 10);
+    CHECK(memcmp(buf, "aaab....", 8) == 0);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_PUT_END);
+    CHECK_EQ(ev.rlength, 10);
+    CHECK_EQ(ev.mlength, 1);
+    CHECK_EQ(ev.offset, 3);
+    /* No truncation: 5 bytes do not fit 4, 4 do. */
+    own_entry(way, 1, ME_ANY, 2, PTL_RETAIN, md_desc(exact, 4, PTL_MD_THRESH_INF, PTL_MD_OP_PUT, eq),
+              PTL_RETAIN, &me2, &md2);
+    put(3, 1, 2, 5, 'c');
+    CHECK_EQ(drop_count(), 1);
+    CHECK(memcmp(exact, "........", 8) == 0);
+    CHECK(eq_empty(eq));
+    put(3, 1, 2, 4, 'd');
+    CHECK(memcmp(exact, "dddd....", 8) == 0);
+    CHECK_EQ(drop_count(), 1);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_PUT_END);
+    CHECK(ev.md_handle == md2);
+    CHECK_EQ(ev.mlength, 4);
+    close_ni();
+}
+
+/* The threshold counts down with each operation; used up, an MD with
+ * PTL_UNLINK goes (UNLINK event) and takes a PTL_UNLINK entry with it, one
+ * with PTL_RETAIN stays and takes nothing until updated. */
+static void test_own_md_threshold(int way)
+{
+    uint8_t buf[64] = {0}, buf2[64] = {0};
+    ptl_handle_me_t me;
+    ptl_handle_md_t md, md2;
+    ptl_handle_eq_t eq;
+    ptl_event_t ev;
+    ptl_md_t old, neu;
+    int unlinks;
+
+    /* Entry and MD with PTL_UNLINK, threshold 3. */
+    open_ni();
+    eq = eq_alloc(64);
+    own_entry(way, 1, ME_ANY, 1, PTL_UNLINK,
+              md_desc(buf, 64, 3, PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE, eq), PTL_UNLINK, &me,
+              &md);
+    for (int i = 0; i < 3; i++) {
+        CHECK_EQ(PtlMDUpdate(md, &old, NULL, PTL_EQ_NONE), PTL_OK);
+        CHECK_EQ(old.threshold, 3 - i);
+        put(1, 1, 1, 2, (uint8_t)('a' + i));
+        CHECK_EQ(next_event(eq, &ev), PTL_OK);
+        CHECK_EQ(ev.type, PTL_EVENT_PUT_END);
+        CHECK_EQ(ev.md.threshold, 2 - i);
+        CHECK_EQ(ev.offset, 2u * i);
+        CHECK(ev.md_handle == md);
+    }
+    CHECK(memcmp(buf, "aabbcc", 6) == 0);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_UNLINK);
+    CHECK(ev.md_handle == md);
+    CHECK(eq_empty(eq));
+    own_md_dead(md);
+    own_me_dead(me);
+    put(1, 1, 1, 2, 'x');
+    CHECK_EQ(drop_count(), 1);
+    CHECK_EQ(buf[6], 0);
+    CHECK(eq_empty(eq));
+    close_ni();
+
+    /* A PTL_RETAIN entry outlives its used-up PTL_UNLINK MD and takes a new one. */
+    open_ni();
+    eq = eq_alloc(64);
+    own_entry(way, 1, ME_ANY, 1, PTL_RETAIN,
+              md_desc(buf, 64, 2, PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE, eq), PTL_UNLINK, &me,
+              &md);
+    put(1, 1, 1, 1, 'a');
+    put(1, 1, 1, 1, 'b');
+    unlinks = 0;
+    while (next_event(eq, &ev) == PTL_OK)
+        unlinks += ev.type == PTL_EVENT_UNLINK && ev.md_handle == md;
+    CHECK_EQ(unlinks, 1);
+    own_md_dead(md);
+    own_alive(me);
+    put(1, 1, 1, 1, 'c');
+    CHECK_EQ(drop_count(), 1);
+    md2 = md_attach(me, md_desc(buf2, 64, 1, PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE, eq),
+                    PTL_UNLINK);
+    CHECK(md2 != md);
+    own_md_dead(md);
+    own_alive(md2);
+    put(1, 1, 1, 1, 'd');
+    CHECK_EQ(buf2[0], 'd');
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_PUT_END);
+    CHECK(ev.md_handle == md2);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_UNLINK);
+    own_md_dead(md2);
+    CHECK_EQ(PtlMEUnlink(me), PTL_OK);
+    own_me_dead(me);
+    close_ni();
+
+    /* A PTL_RETAIN MD stays at threshold 0, takes nothing, posts no UNLINK;
+     * updated, it takes again; unlinked by hand, its PTL_UNLINK entry goes. */
+    open_ni();
+    eq = eq_alloc(64);
+    memset(buf, 0, sizeof(buf));
+    own_entry(way, 1, ME_ANY, 1, PTL_UNLINK,
+              md_desc(buf, 64, 1, PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE, eq), PTL_RETAIN, &me,
+              &md);
+    put(1, 1, 1, 1, 'a');
+    put(1, 1, 1, 1, 'b');
+    CHECK_EQ(buf[0], 'a');
+    CHECK_EQ(buf[1], 0);
+    CHECK_EQ(drop_count(), 1);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_PUT_END);
+    CHECK_EQ(ev.md.threshold, 0);
+    CHECK(eq_empty(eq));
+    own_alive(md);
+    own_alive(me);
+    CHECK_EQ(PtlMDUpdate(md, &old, NULL, PTL_EQ_NONE), PTL_OK);
+    CHECK_EQ(old.threshold, 0);
+    neu = md_desc(buf, 64, 2, PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE, eq);
+    CHECK_EQ(PtlMDUpdate(md, NULL, &neu, eq), PTL_OK);
+    put(1, 1, 1, 1, 'c');
+    put(1, 1, 1, 1, 'd');
+    put(1, 1, 1, 1, 'e');
+    CHECK(memcmp(buf, "cd", 2) == 0); /* the update restarted the local offset */
+    CHECK_EQ(buf[2], 0);
+    CHECK_EQ(drop_count(), 2);
+    CHECK_EQ(PtlMDUnlink(md), PTL_OK);
+    own_md_dead(md);
+    own_me_dead(me);
+    close_ni();
+}
+
+/* PtlMDUnlink of the entry's MD by its handle, and a second MD attached to
+ * the same entry: PtlMDAttach appends, only the first MD is considered, and
+ * when the first goes the second (its handle unchanged) takes the next put. */
+static void test_own_md_second(int way)
+{
+    uint8_t first[8] = {0}, second[64] = {0}, later[64] = {0};
+    ptl_handle_me_t me, me2;
+    ptl_handle_md_t md1, md2, md3;
+    ptl_handle_eq_t eq;
+    ptl_event_t ev;
+    ptl_md_t old;
+
+    /* Unlinked by hand: the entry stays while an MD is left. */
+    open_ni();
+    eq = eq_alloc(64);
+    own_entry(way, 1, ME_ANY, 1, PTL_UNLINK,
+              md_desc(first, 8, PTL_MD_THRESH_INF, PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE, eq),
+              PTL_UNLINK, &me, &md1);
+    md2 = md_attach(me, md_desc(second, 64, PTL_MD_THRESH_INF,
+                                PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE, eq), PTL_UNLINK);
+    CHECK(md2 != md1);
+    own_alive(md1);
+    own_alive(md2);
+    put(1, 1, 1, 4, 'a');
+    put(1, 1, 1, 4, 'b');
+    CHECK(memcmp(first, "aaaabbbb", 8) == 0);
+    CHECK_EQ(second[0], 0);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK(ev.md_handle == md1);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK(ev.md_handle == md1);
+    /* first is full (8 of 8): the next put does not fit it, and the
+     * second MD is not considered while the first is there. */
+    put(1, 1, 1, 4, 'c');
+    CHECK_EQ(drop_count(), 1);
+    CHECK_EQ(second[0], 0);
+    CHECK_EQ(PtlMDUnlink(md1), PTL_OK);
+    CHECK(eq_empty(eq)); /* no UNLINK event for an explicit unlink */
+    own_md_dead(md1);
+    own_alive(me);
+    own_alive(md2);
+    put(1, 1, 1, 4, 'd');
+    CHECK(memcmp(second, "dddd", 4) == 0);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_PUT_END);
+    CHECK(ev.md_handle == md2);
+    CHECK(ev.md.start == second);
+    CHECK_EQ(PtlMDUpdate(md2, &old, NULL, PTL_EQ_NONE), PTL_OK);
+    CHECK(old.start == second && old.length == 64);
+    /* The last MD unlinked by hand takes its PTL_UNLINK entry with it. */
+    CHECK_EQ(PtlMDUnlink(md2), PTL_OK);
+    own_md_dead(md2);
+    own_me_dead(me);
+    put(1, 1, 1, 4, 'e');
+    CHECK_EQ(drop_count(), 2);
+    close_ni();
+
+    /* Used up by threshold: a first MD that rejects a put (too long) passes
+     * it to the next ENTRY, not to its own second MD; once the first is
+     * used up and gone, the second takes the next put; then the entry goes
+     * with its last MD. */
+    open_ni();
+    eq = eq_alloc(64);
+    memset(first, 0, sizeof(first));
+    memset(second, 0, sizeof(second));
+    own_entry(way, 1, ME_ANY, 1, PTL_UNLINK,
+              md_desc(first, 4, 1, PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE, eq), PTL_UNLINK, &me,
+              &md1);
+    md2 = md_attach(me, md_desc(second, 64, 1, PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE, eq),
+                    PTL_UNLINK);
+    own_entry(way, 1, ME_ANY, 1, PTL_RETAIN,
+              md_desc(later, 64, PTL_MD_THRESH_INF, PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE, eq),
+              PTL_RETAIN, &me2, &md3);
+    put(1, 1, 1, 10, 'a'); /* too long for first: the next entry takes it */
+    CHECK_EQ(first[0], 0);
+    CHECK_EQ(second[0], 0);
+    CHECK_EQ(later[0], 'a');
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK(ev.md_handle == md3);
+    put(1, 1, 1, 4, 'b'); /* first takes it and is used up */
+    CHECK_EQ(first[0], 'b');
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK(ev.type == PTL_EVENT_PUT_END && ev.md_handle == md1);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK(ev.type == PTL_EVENT_UNLINK && ev.md_handle == md1);
+    own_md_dead(md1);
+    own_alive(me);
+    put(1, 1, 1, 10, 'c'); /* now second, before the next entry */
+    CHECK_EQ(second[9], 'c');
+    CHECK_EQ(later[10], 0);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK(ev.type == PTL_EVENT_PUT_END && ev.md_handle == md2);
+    CHECK_EQ(ev.mlength, 10);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK(ev.type == PTL_EVENT_UNLINK && ev.md_handle == md2);
+    own_md_dead(md2);
+    own_me_dead(me);
+    put(1, 1, 1, 1, 'd');
+    CHECK_EQ(later[10], 'd');
+    CHECK_EQ(drop_count(), 0);
+    /* PtlMEUnlink takes every MD of the entry with it. */
+    md2 = md_attach(me2, md_desc(second, 64, 1, PTL_MD_OP_PUT, eq), PTL_UNLINK);
+    CHECK_EQ(PtlMEUnlink(me2), PTL_OK);
+    own_me_dead(me2);
+    own_md_dead(md3);
+    own_md_dead(md2);
+    close_ni();
+}
+
+/* PtlMDUpdate through the entry's MD handle: the old state comes back, the
+ * new one is what the next put sees; a conditional update waits for an
+ * empty queue. */
+static void test_own_md_update(int way)
+{
+    uint8_t a[8], b[16];
+    int marker_a, marker_b;
+    ptl_handle_me_t me;
+    ptl_handle_md_t md;
+    ptl_handle_eq_t eq;
+    ptl_event_t ev;
+    ptl_md_t desc, old, neu;
+
+    open_ni();
+    eq = eq_alloc(16);
+    memset(a, '.', sizeof(a));
+    memset(b, '.', sizeof(b));
+    desc = md_desc(a, 8, 5, PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE, eq);
+    desc.user_ptr = &marker_a;
+    own_entry(way, 1, ME_ANY, 1, PTL_RETAIN, desc, PTL_RETAIN, &me, &md);
+    put(1, 1, 1, 2, 'a');
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK(ev.md.user_ptr == &marker_a);
+    CHECK_EQ(PtlMDUpdate(md, &old, NULL, PTL_EQ_NONE), PTL_OK);
+    CHECK(old.start == a && old.length == 8 && old.threshold == 4 && old.user_ptr == &marker_a);
+    CHECK_EQ(old.options, PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE);
+    CHECK(old.eq_handle == eq);
+    neu = md_desc(b, 16, 2, PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_MANAGE_REMOTE |
+                                PTL_MD_EVENT_START_DISABLE, eq);
+    neu.user_ptr = &marker_b;
+    CHECK_EQ(PtlMDUpdate(md, &old, &neu, PTL_EQ_NONE), PTL_OK);
+    CHECK(old.start == a && old.threshold == 4);
+    put(1, 1, 1, 20, 'b'); /* into b now, truncated */
+    CHECK(memcmp(a, "aa......", 8) == 0);
+    CHECK_EQ(b[15], 'b');
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK(ev.md_handle == md && ev.md.start == b && ev.md.user_ptr == &marker_b);
+    CHECK_EQ(ev.mlength, 16);
+    CHECK_EQ(ev.md.threshold, 1);
+    /* Not while its queue holds an event: nothing changes. */
+    put(1, 1, 1, 1, 'c');
+    neu = desc;
+    CHECK_EQ(PtlMDUpdate(md, NULL, &neu, eq), PTL_MD_NO_UPDATE);
+    CHECK_EQ(PtlMDUpdate(md, &old, NULL, PTL_EQ_NONE), PTL_OK);
+    CHECK(old.start == b && old.threshold == 0);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK(eq_empty(eq));
+    CHECK_EQ(PtlMDUpdate(md, NULL, &neu, eq), PTL_OK);
+    put(1, 1, 1, 3, 'd');
+    CHECK(memcmp(a, "ddd.....", 8) == 0);
+    CHECK_EQ(b[0], 'c');
+    CHECK_EQ(drop_count(), 0);
+    close_ni();
+}
+
+/* Puts the ACL denies and puts nothing matches are counted drops: nothing
+ * is written, no event recorded, the threshold untouched. */
+static void test_own_md_drops(int way)
+{
+    uint8_t buf[8] = {0};
+    ptl_handle_me_t me, me3;
+    ptl_handle_md_t md, md3;
+    ptl_handle_eq_t eq;
+    ptl_event_t ev;
+    ptl_md_t old;
+    onic_ptl_msg_t m;
+
+    open_ni();
+    eq = eq_alloc(16);
+    own_entry(way, 1, ME_ANY, 1, PTL_RETAIN, md_desc(buf, 8, 2, PTL_MD_OP_PUT, eq), PTL_RETAIN, &me,
+              &md);
+    own_entry(way, 1, ((ptl_process_id_t){0, 3}), 3, PTL_RETAIN,
+              md_desc(buf + 4, 4, 2, PTL_MD_OP_PUT, eq), PTL_RETAIN, &me3, &md3);
+    m = req(ONIC_PTL_OP_PUT, 1, 1, 1);
+    m.ac_index = 2; /* entries 2 and up deny until set */
+    feed(1, &m, "z", 1);
+    CHECK_EQ(drop_count(), 1);
+    put(1, 1, 2, 1, 'z');          /* no entry with these bits */
+    CHECK_EQ(drop_count(), 2);
+    put(4, 1, 3, 1, 'z');          /* the entry is rank 3's only */
+    CHECK_EQ(drop_count(), 3);
+    m = req(ONIC_PTL_OP_GET, 1, 1, 1); /* the MD takes puts only */
+    CHECK(!feed(1, &m, NULL, 0).send);
+    CHECK_EQ(drop_count(), 4);
+    CHECK(buf[0] == 0 && buf[4] == 0);
+    CHECK(eq_empty(eq));
+    CHECK_EQ(PtlMDUpdate(md, &old, NULL, PTL_EQ_NONE), PTL_OK);
+    CHECK_EQ(old.threshold, 2);
+    CHECK_EQ(PtlMDUpdate(md3, &old, NULL, PTL_EQ_NONE), PTL_OK);
+    CHECK_EQ(old.threshold, 2);
+    /* Admitted, the same put is taken. */
+    CHECK_EQ(PtlACEntry(nih, 2, ME_ANY, PTL_UID_ANY, PTL_JID_ANY, 1), PTL_OK);
+    m = req(ONIC_PTL_OP_PUT, 1, 1, 1);
+    m.ac_index = 2;
+    feed(1, &m, "y", 1);
+    put(3, 1, 3, 1, 'w');
+    CHECK_EQ(buf[0], 'y');
+    CHECK_EQ(buf[4], 'w');
+    CHECK_EQ(drop_count(), 4);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK(ev.type == PTL_EVENT_PUT_START && ev.md_handle == md);
+    close_ni();
+}
+
+/* Handles of entries and their MDs made and freed over and over (slots
+ * reused): a dead handle never names a live object, live ones stay valid. */
+static void test_own_md_handles(void)
+{
+    enum { CYCLES = 3000, KEEP = 16 };
+    uint8_t buf[8];
+    ptl_handle_me_t dead_me[KEEP], me;
+    ptl_handle_md_t dead_md[KEEP], md, bound;
+    unsigned ndead = 0;
+    int bad = 0;
+
+    open_ni();
+    CHECK_EQ(PtlMDBind(nih, md_desc(buf, 8, PTL_MD_THRESH_INF, 0, PTL_EQ_NONE), PTL_RETAIN, &bound),
+             PTL_OK);
+    for (int i = 0; i < CYCLES && bad < 5; i++) {
+        int way = i % OWN_WAYS, how = (i / OWN_WAYS) % 3;
+        ptl_handle_ni_t h;
+        own_entry(way, 1, ME_ANY, 1, PTL_UNLINK, md_desc(buf, 8, 1, PTL_MD_OP_PUT, PTL_EQ_NONE),
+                  PTL_UNLINK, &me, &md);
+        for (unsigned k = 0; k < ndead && k < KEEP; k++)
+            if (dead_me[k] == me || dead_md[k] == md) {
+                fprintf(stderr, "test_ptl: cycle %d (%s): a dead handle is live again\n", i,
+                        own_way_name[way]);
+                bad++;
+            }
+        if (how == 0)
+            CHECK_EQ(PtlMEUnlink(me), PTL_OK);
+        else if (how == 1)
+            CHECK_EQ(PtlMDUnlink(md), PTL_OK);  /* the entry goes with it */
+        else
+            put(1, 1, 1, 1, 'a');              /* used up: both go */
+        dead_me[ndead % KEEP] = me;
+        dead_md[ndead % KEEP] = md;
+        ndead++;
+        /* (PtlNIHandle logs each refusal: asked of the newest only, at times.) */
+        for (unsigned k = 0; k < ndead && k < KEEP; k++)
+            if (PtlMEUnlink(dead_me[k]) != PTL_ME_INVALID ||
+                PtlMDUnlink(dead_md[k]) != PTL_MD_INVALID ||
+                (own_all_calls && i % 512 == 0 && PtlNIHandle(me, &h) != PTL_HANDLE_INVALID)) {
+                fprintf(stderr, "test_ptl: cycle %d (%s, freed by %s): a dead handle is "
+                        "accepted\n", i, own_way_name[way],
+                        how == 0 ? "PtlMEUnlink" : how == 1 ? "PtlMDUnlink" : "its threshold");
+                bad++;
+            }
+    }
+    CHECK_EQ(bad, 0);
+    own_alive(bound);
+    CHECK_EQ(drop_count(), 0);
+    CHECK_EQ(PtlMDUnlink(bound), PTL_OK);
+    close_ni();
+}
+
+/* max_mds counts every MD: bound ones, entries' first MDs (by attach or by
+ * search) and second ones. A search that cannot make its MD leaves no
+ * entry behind. */
+static void test_own_md_limits(void)
+{
+    ptl_ni_limits_t want = {.max_mes = 3, .max_mds = 4, .max_eqs = 4, .max_ac_index = 7,
+                            .max_pt_index = 7, .max_me_list = 100};
+    uint8_t buf[8] = {0};
+    ptl_handle_me_t a, b, c;
+    ptl_handle_md_t bound, amd, amd2, bmd, x;
+    ptl_ovf_header_t hdr;
+    ptl_md_t one = md_desc(buf, 8, 1, PTL_MD_OP_PUT, PTL_EQ_NONE);
+
+    ni = harness_open(0, 8, engine, &want, &nih);
+    REQUIRE(ni != NULL);
+    CHECK_EQ(PtlMDBind(nih, one, PTL_RETAIN, &bound), PTL_OK);
+    own_entry(OWN_BY_ATTACH, 1, ME_ANY, 1, PTL_UNLINK, one, PTL_UNLINK, &a, &amd);
+    own_entry(OWN_BY_SEARCH, 1, ME_ANY, 2, PTL_UNLINK, one, PTL_UNLINK, &b, &bmd);
+    amd2 = md_attach(a, one, PTL_UNLINK);
+    /* Four MDs: no fifth, of any kind. */
+    CHECK_EQ(PtlMDBind(nih, one, PTL_RETAIN, &x), PTL_NO_SPACE);
+    CHECK_EQ(PtlMDAttach(b, one, PTL_RETAIN, &x), PTL_NO_SPACE);
+    CHECK_EQ(PtlMEAttachSearch(nih, 1, ME_ANY, 3, 0, PTL_UNLINK, PTL_INS_AFTER, one, PTL_UNLINK,
+                               &c, &x, &hdr), PTL_NO_SPACE);
+    put(1, 1, 3, 1, 'z'); /* the failed search left no entry */
+    CHECK_EQ(drop_count(), 1);
+    /* Two entries of three: one more entry, without MD; then no more. */
+    CHECK_EQ(PtlMEAttach(nih, 1, ME_ANY, 3, 0, PTL_RETAIN, PTL_INS_AFTER, &c), PTL_OK);
+    CHECK_EQ(PtlMEAttach(nih, 1, ME_ANY, 4, 0, PTL_RETAIN, PTL_INS_AFTER, &x), PTL_NO_SPACE);
+    /* An entry's first MD unlinked by hand frees its slot. */
+    CHECK_EQ(PtlMDUnlink(amd), PTL_OK);
+    CHECK_EQ(PtlMDAttach(c, one, PTL_UNLINK, &x), PTL_OK);
+    CHECK_EQ(PtlMDBind(nih, one, PTL_RETAIN, &x), PTL_NO_SPACE);
+    /* A used-up MD and its entry free theirs: b's put uses it up. */
+    put(1, 1, 2, 1, 'b');
+    CHECK_EQ(buf[0], 'b');
+    own_md_dead(bmd);
+    own_me_dead(b);
+    CHECK_EQ(PtlMEAttachSearch(nih, 1, ME_ANY, 5, 0, PTL_UNLINK, PTL_INS_AFTER, one, PTL_UNLINK,
+                               &b, &bmd, &hdr), PTL_OK);
+    /* PtlMEUnlink of a with its second MD frees an entry and an MD. */
+    CHECK_EQ(PtlMEUnlink(a), PTL_OK);
+    own_md_dead(amd2);
+    CHECK_EQ(PtlMDBind(nih, one, PTL_RETAIN, &x), PTL_OK);
+    CHECK_EQ(PtlMEAttach(nih, 1, ME_ANY, 4, 0, PTL_RETAIN, PTL_INS_AFTER, &a), PTL_OK);
+    CHECK_EQ(PtlMDBind(nih, one, PTL_RETAIN, &x), PTL_NO_SPACE);
+    CHECK_EQ(PtlMEAttach(nih, 1, ME_ANY, 6, 0, PTL_RETAIN, PTL_INS_AFTER, &x), PTL_NO_SPACE);
+    CHECK_EQ(drop_count(), 1);
+    own_alive(bound);
+    close_ni();
+}
+
+/* The overflow extension: a kept header carries every field right, a
+ * truncating overflow MD included; and many unexpected puts are kept and
+ * taken in order, round after round, so the kept headers' storage runs
+ * out and is refilled. */
+static void test_own_md_kept_headers(void)
+{
+    enum { ROUNDS = 6, N = 1000, SRCS = 5 };
+    static uint8_t ovf[N * 8];
+    uint8_t small[4] = {0}, got[8];
+    ptl_handle_me_t ome, me;
+    ptl_handle_md_t omd, md;
+    ptl_handle_eq_t eq;
+    ptl_ovf_header_t hdr;
+    onic_ptl_msg_t m;
+    ptl_md_t later = md_desc(got, 8, 1, PTL_MD_OP_PUT, PTL_EQ_NONE);
+    uint8_t data[16];
+    int bad = 0;
+
+    open_ni();
+    eq = eq_alloc(64);
+    /* Truncated into a 4-byte overflow MD at local offsets: every field. */
+    CHECK_EQ(PtlMEAttachOverflow(nih, 2, ME_ANY, 0, ~(ptl_match_bits_t)0, PTL_RETAIN,
+                                 PTL_INS_AFTER, &ome), PTL_OK);
+    omd = md_attach(ome, md_desc(small, 4, PTL_MD_THRESH_INF,
+                                 PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE |
+                                     PTL_MD_EVENT_END_DISABLE, eq), PTL_RETAIN);
+    memset(data, 'k', sizeof(data));
+    m = req(ONIC_PTL_OP_PUT, 2, 0xabcdef, 10);
+    m.hdr_data = 0x1122334455667788ull;
+    m.offset = 7; /* not used: the MD manages its offset */
+    feed(6, &m, data, 10);
+    m = req(ONIC_PTL_OP_PUT, 2, 0xabcdee, 3);
+    m.hdr_data = 2;
+    feed(5, &m, data, 3); /* 3 more: 0 left after 4, truncated to 0 */
+    CHECK(memcmp(small, "kkkk", 4) == 0);
+    CHECK_EQ(PtlMEAttachSearch(nih, 2, ((ptl_process_id_t){0, 6}), 0xabcd00, 0xff, PTL_UNLINK,
+                               PTL_INS_AFTER, later, PTL_UNLINK, &me, &md, &hdr), PTL_OVF_MATCHED);
+    CHECK_EQ(hdr.initiator.nid, 0);
+    CHECK_EQ(hdr.initiator.pid, 6);
+    CHECK_EQ(hdr.pt_index, 2);
+    CHECK_EQ(hdr.match_bits, 0xabcdef);
+    CHECK_EQ(hdr.rlength, 10);
+    CHECK_EQ(hdr.mlength, 4);
+    CHECK_EQ(hdr.offset, 0);
+    CHECK(hdr.md_handle == omd);
+    CHECK(hdr.start == small);
+    CHECK(hdr.hdr_data == 0x1122334455667788ull);
+    CHECK_EQ(PtlMEAttachSearch(nih, 2, ME_ANY, 0, ~(ptl_match_bits_t)0, PTL_UNLINK, PTL_INS_AFTER,
+                               later, PTL_UNLINK, &me, &md, &hdr), PTL_OVF_MATCHED);
+    CHECK_EQ(hdr.initiator.pid, 5);
+    CHECK_EQ(hdr.match_bits, 0xabcdee);
+    CHECK_EQ(hdr.rlength, 3);
+    CHECK_EQ(hdr.mlength, 0);
+    CHECK_EQ(hdr.offset, 4);
+    CHECK(hdr.start == NULL);
+    CHECK_EQ(hdr.hdr_data, 2);
+    CHECK(eq_empty(eq));
+    CHECK_EQ(PtlMEUnlink(ome), PTL_OK);
+    own_md_dead(omd);
+
+    /* Rounds of N unexpected 8-byte puts into an overflow entry that goes
+     * when full (PTL_MD_MAX_SIZE): taken in a mix of exact and wildcard
+     * searches, interleaved with more puts. */
+    for (int round = 0; round < ROUNDS && bad < 5; round++) {
+        static uint8_t taken[N];
+        int next_any = 0, next_exact = 0, put_so_far = 0;
+        ptl_md_t d = md_desc(ovf, sizeof(ovf), PTL_MD_THRESH_INF,
+                             PTL_MD_OP_PUT | PTL_MD_MAX_SIZE | PTL_MD_EVENT_START_DISABLE |
+                                 PTL_MD_EVENT_END_DISABLE, PTL_EQ_NONE);
+        d.max_size = 8;
+        memset(taken, 0, sizeof(taken));
+        memset(ovf, 0, sizeof(ovf));
+        CHECK_EQ(PtlMEAttachOverflow(nih, 3, ME_ANY, 0, ~(ptl_match_bits_t)0, PTL_UNLINK,
+                                     PTL_INS_AFTER, &ome), PTL_OK);
+        omd = md_attach(ome, d, PTL_UNLINK);
+        /* Puts come in three waves; after each, some are taken: those of
+         * rank 2 with bits 101 by exact searches, then the oldest of any. */
+        for (int wave = 0; wave < 3; wave++) {
+            int upto = wave == 2 ? N : (wave + 1) * N / 3 + round * 17;
+            for (; put_so_far < upto; put_so_far++) {
+                int i = put_so_far;
+                uint64_t v = (uint64_t)round << 32 | (uint64_t)i;
+                m = req(ONIC_PTL_OP_PUT, 3, 100 + (uint64_t)(i % 3), 8);
+                m.hdr_data = v;
+                feed(1 + (uint32_t)(i % SRCS), &m, &v, 8);
+            }
+            /* rank 2's bits-101 messages, oldest first */
+            for (;;) {
+                while (next_exact < put_so_far && !(next_exact % SRCS == 1 && next_exact % 3 == 1))
+                    next_exact++;
+                int rc = PtlMEAttachSearch(nih, 3, ((ptl_process_id_t){0, 2}), 101, 0, PTL_UNLINK,
+                                           PTL_INS_AFTER, later, PTL_UNLINK, &me, &md, &hdr);
+                if (next_exact >= put_so_far) {
+                    CHECK_EQ(rc, PTL_OK); /* none left: attached; take it away */
+                    CHECK_EQ(PtlMEUnlink(me), PTL_OK);
+                    break;
+                }
+                if (rc != PTL_OVF_MATCHED || hdr.hdr_data != ((uint64_t)round << 32 | (unsigned)next_exact)) {
+                    fprintf(stderr, "test_ptl: round %d: exact search %d: rc %d, hdr_data %#llx\n",
+                            round, next_exact, rc, (unsigned long long)hdr.hdr_data);
+                    bad++;
+                    break;
+                }
+                taken[next_exact++] = 1;
+            }
+            /* then half of what is left, the oldest of anyone first */
+            int take = (put_so_far - next_any) / 2 + (wave == 2 ? N : 0);
+            for (int k = 0; k < take; k++) {
+                uint64_t v;
+                while (next_any < put_so_far && taken[next_any])
+                    next_any++;
+                if (next_any >= put_so_far)
+                    break;
+                v = (uint64_t)round << 32 | (uint64_t)next_any;
+                if (PtlMEAttachSearch(nih, 3, ME_ANY, 0, ~(ptl_match_bits_t)0, PTL_UNLINK,
+                                      PTL_INS_AFTER, later, PTL_UNLINK, &me, &md, &hdr) !=
+                        PTL_OVF_MATCHED ||
+                    hdr.hdr_data != v || hdr.initiator.pid != 1 + (unsigned)(next_any % SRCS) ||
+                    hdr.match_bits != 100 + (uint64_t)(next_any % 3) || hdr.rlength != 8 ||
+                    hdr.mlength != 8 || hdr.offset != 8u * (unsigned)next_any ||
+                    hdr.md_handle != omd || hdr.start != ovf + 8 * next_any ||
+                    memcmp(hdr.start, &v, 8) != 0) {
+                    fprintf(stderr, "test_ptl: round %d: header %d wrong or missing (hdr_data "
+                            "%#llx)\n", round, next_any, (unsigned long long)hdr.hdr_data);
+                    bad++;
+                    break;
+                }
+                taken[next_any++] = 1;
+            }
+        }
+        /* All taken; the full overflow entry went with its MD. */
+        CHECK_EQ(PtlMEAttachSearch(nih, 3, ME_ANY, 0, ~(ptl_match_bits_t)0, PTL_UNLINK,
+                                   PTL_INS_AFTER, later, PTL_UNLINK, &me, &md, &hdr), PTL_OK);
+        CHECK_EQ(PtlMEUnlink(me), PTL_OK);
+        own_md_dead(omd);
+        own_me_dead(ome);
+        CHECK_EQ(drop_count(), round);
+        put(1, 3, 100, 8, 'x'); /* nothing takes it now */
+        CHECK_EQ(drop_count(), round + 1);
+    }
+    CHECK_EQ(bad, 0);
+    close_ni();
+}
+
+static void test_own_md(void)
+{
+    for (int way = 0; way < OWN_WAYS; way++) {
+        unsigned before = check_failed;
+        test_own_md_truncate(way);
+        test_own_md_threshold(way);
+        test_own_md_second(way);
+        test_own_md_update(way);
+        test_own_md_drops(way);
+        if (check_failed > before)
+            fprintf(stderr, "test_ptl: the entry's own MD made by %s fails\n", own_way_name[way]);
+    }
+    test_own_md_handles();
+    test_own_md_limits();
+    test_own_md_kept_headers();
+}
+
 int main(void)
 {
     const char *const *engines = onic_match_engines();
@@ -1030,6 +1766,8 @@ int main(void)
         test_malformed();
         test_overflow();
         test_handles();
+        own_all_calls = i == 0;
+        test_own_md();
         if (check_failed > 0) {
             fprintf(stderr, "test_ptl: failures with engine %s\n", engine);
             break;
