@@ -77,6 +77,12 @@ int onic_ptl_md_create(onic_ptl_ni_t *ni, const ptl_md_t *desc, ptl_unlink_t unl
         *md_p = md;
         return PTL_OK;
     }
+    /* The table's own limit does not see the entries' MDs. */
+    if (ni->mds.live + ni->md0_live >= ni->mds.max) {
+        onic_error("ptl: cannot create a memory descriptor: %d exist (max_mds)",
+                   ni->limits.max_mds);
+        return PTL_NO_SPACE;
+    }
     if ((md = onic_pool_get(&ni->md_pool)) == NULL)
         return PTL_NO_SPACE;
     memset(md, 0, sizeof(*md));
