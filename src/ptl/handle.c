@@ -80,6 +80,10 @@ void onic_ptl_htab_del(onic_ptl_htab_t *t, uint64_t handle)
 
     if (onic_ptl_htab_get(t, handle) == NULL)
         return;
+    if (t->hint == handle) {
+        t->hint = 0; /* no handle is 0: its kind would be 0 */
+        t->hint_obj = NULL;
+    }
     t->obj[index] = NULL;
     t->gen[index]++;
     t->free[t->nfree++] = index;

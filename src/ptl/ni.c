@@ -7,12 +7,7 @@
 
 #include <string.h>
 
-/* The process's Portals state. One NI: onic gives a process one interface. */
-static struct {
-    int            init;   /* PtlInit called, PtlFini not yet */
-    onic_ptl_ni_t *ni;
-    unsigned       epoch;  /* bumped by every NI, so old handles name nothing */
-} ptl_g;
+onic_ptl_state_t onic_ptl_g;
 
 static const char *const ptl_err_names[PTL_MAX_ERRNO] = {
     [PTL_OK] = "PTL_OK",
@@ -159,23 +154,23 @@ int onic_ptl_ni_open(const onic_ptl_ni_params_t *p, ptl_ni_limits_t *actual,
 {
     onic_ptl_ni_t *ni;
 
-    if (!ptl_g.init)
+    if (!onic_ptl_g.init)
         return PTL_NO_INIT;
     if (ni_handle == NULL) {
         onic_error("ptl: PtlNIInit with a NULL ni_handle: pass where to store the handle");
         return PTL_SEGV;
     }
-    if (ptl_g.ni != NULL) {
-        *ni_handle = ptl_g.ni->handle;
+    if (onic_ptl_g.ni != NULL) {
+        *ni_handle = onic_ptl_g.ni->handle;
         if (actual != NULL)
-            *actual = ptl_g.ni->limits;
+            *actual = onic_ptl_g.ni->limits;
         return PTL_IFACE_DUP;
     }
     ni = onic_calloc(1, sizeof(*ni));
     if (ni == NULL)
         return PTL_NO_SPACE;
-    ptl_g.epoch = (ptl_g.epoch + 1) & 0xff;
-    ni->handle = onic_ptl_handle_make(ONIC_PTL_KIND_NI, ptl_g.epoch, 0, 0);
+    onic_ptl_g.epoch = (onic_ptl_g.epoch + 1) & 0xff;
+    ni->handle = onic_ptl_handle_make(ONIC_PTL_KIND_NI, onic_ptl_g.epoch, 0, 0);
     ni->rank = p->rank;
     ni->size = p->size;
     ni->uid = p->uid;
@@ -189,9 +184,9 @@ int onic_ptl_ni_open(const onic_ptl_ni_params_t *p, ptl_ni_limits_t *actual,
     onic_pool_init(&ni->md_pool, sizeof(onic_ptl_md_t), 64);
     onic_ptl_large_init(ni);
     onic_ptl_ni_clamp_limits(p->desired, &ni->limits);
-    onic_ptl_htab_init(&ni->mes, ONIC_PTL_KIND_ME, ptl_g.epoch, (uint32_t)ni->limits.max_mes);
-    onic_ptl_htab_init(&ni->mds, ONIC_PTL_KIND_MD, ptl_g.epoch, (uint32_t)ni->limits.max_mds);
-    onic_ptl_htab_init(&ni->eqs, ONIC_PTL_KIND_EQ, ptl_g.epoch, (uint32_t)ni->limits.max_eqs);
+    onic_ptl_htab_init(&ni->mes, ONIC_PTL_KIND_ME, onic_ptl_g.epoch, (uint32_t)ni->limits.max_mes);
+    onic_ptl_htab_init(&ni->mds, ONIC_PTL_KIND_MD, onic_ptl_g.epoch, (uint32_t)ni->limits.max_mds);
+    onic_ptl_htab_init(&ni->eqs, ONIC_PTL_KIND_EQ, onic_ptl_g.epoch, (uint32_t)ni->limits.max_eqs);
     ni->pt = onic_calloc((size_t)ni->limits.max_pt_index + 1, sizeof(*ni->pt));
     ni->acl = onic_calloc((size_t)ni->limits.max_ac_index + 1, sizeof(*ni->acl));
     if (ni->pt == NULL || ni->acl == NULL) {
@@ -203,7 +198,7 @@ int onic_ptl_ni_open(const onic_ptl_ni_params_t *p, ptl_ni_limits_t *actual,
                                   PTL_PT_INDEX_ANY};
     ni->acl[1] = (onic_ptl_ace_t){1, {PTL_NID_ANY, PTL_PID_ANY}, PTL_UID_ANY, PTL_JID_NONE,
                                   PTL_PT_INDEX_ANY};
-    ptl_g.ni = ni;
+    onic_ptl_g.ni = ni;
     if (actual != NULL)
         *actual = ni->limits;
     *ni_handle = ni->handle;
@@ -212,7 +207,7 @@ int onic_ptl_ni_open(const onic_ptl_ni_params_t *p, ptl_ni_limits_t *actual,
 
 static int ni_close(const char *call)
 {
-    onic_ptl_ni_t *ni = ptl_g.ni;
+    onic_ptl_ni_t *ni = onic_ptl_g.ni;
 
     if (ni == NULL)
         return PTL_OK;
@@ -224,45 +219,29 @@ static int ni_close(const char *call)
     /* The transport first: nothing may arrive into state being freed. */
     if (ni->io != NULL && ni->io->close != NULL)
         ni->io->close(ni->io_arg);
-    ptl_g.ni = NULL;
+    onic_ptl_g.ni = NULL;
     ni_destroy(ni);
     return PTL_OK;
 }
 
 onic_ptl_ni_t *onic_ptl_ni_select(onic_ptl_ni_t *ni)
 {
-    onic_ptl_ni_t *old = ptl_g.ni;
+    onic_ptl_ni_t *old = onic_ptl_g.ni;
 
-    ptl_g.ni = ni;
+    onic_ptl_g.ni = ni;
     return old;
 }
 
 int onic_ptl_ni_of(ptl_handle_ni_t h, onic_ptl_ni_t **ni_p)
 {
-    if (!ptl_g.init)
+    if (!onic_ptl_g.init)
         return PTL_NO_INIT;
-    if (ptl_g.ni == NULL || h != ptl_g.ni->handle)
+    if (onic_ptl_g.ni == NULL || h != onic_ptl_g.ni->handle)
         return PTL_NI_INVALID;
-    *ni_p = ptl_g.ni;
+    *ni_p = onic_ptl_g.ni;
     return PTL_OK;
 }
 
-#define PTL_OBJ_OF(_name, _type, _table, _invalid) \
-    int onic_ptl_##_name##_of(uint64_t h, onic_ptl_ni_t **ni_p, _type **obj_p) \
-    { \
-        _type *obj; \
-        if (!ptl_g.init) \
-            return PTL_NO_INIT; \
-        if (ptl_g.ni == NULL || (obj = onic_ptl_htab_get(&ptl_g.ni->_table, h)) == NULL) \
-            return _invalid; \
-        *ni_p = ptl_g.ni; \
-        *obj_p = obj; \
-        return PTL_OK; \
-    }
-
-PTL_OBJ_OF(me, onic_ptl_me_t, mes, PTL_ME_INVALID)
-PTL_OBJ_OF(md, onic_ptl_md_t, mds, PTL_MD_INVALID)
-PTL_OBJ_OF(eq, onic_ptl_eq_t, eqs, PTL_EQ_INVALID)
 
 unsigned onic_ptl_ni_progress(onic_ptl_ni_t *ni, uint64_t timeout_ns)
 {
@@ -294,6 +273,15 @@ static void ni_answer(onic_ptl_ni_t *ni, onic_ptl_out_t *out)
         }
     }
     if (out->send) {
+        /* io->send checks nothing (its callers do): the target side's
+         * answer is held to the same limits as a put. */
+        if (out->dest >= ni->size || out->hdr_len > sizeof(out->hdr) || out->len > ni->max_inline ||
+            (out->len > 0 && out->payload == NULL)) {
+            onic_error("ptl: an answer to rank %u of %zu + %zu bytes is beyond what the "
+                       "interface sends (a bug in the target side): not sent", out->dest,
+                       out->hdr_len, out->len);
+            return;
+        }
         status = ni->io->send(ni->io_arg, out->dest, &out->hdr, out->hdr_len, out->payload,
                               out->len);
         if (status != ONIC_OK)
@@ -333,7 +321,7 @@ int PtlInit(int *max_interfaces)
         onic_error("ptl: PtlInit with a NULL max_interfaces: pass where to store the count");
         return PTL_SEGV;
     }
-    ptl_g.init = 1;
+    onic_ptl_g.init = 1;
     *max_interfaces = 1;
     return PTL_OK;
 }
@@ -343,13 +331,13 @@ void PtlFini(void)
     if (onic_ptl_remote_g != NULL)
         onic_ptl_remote_fini();
     if (ni_close("PtlFini") == PTL_OK)
-        ptl_g.init = 0;
+        onic_ptl_g.init = 0;
 }
 
 int PtlNIInit(ptl_interface_t iface, ptl_pid_t pid, ptl_ni_limits_t *desired,
               ptl_ni_limits_t *actual, ptl_handle_ni_t *ni_handle)
 {
-    if (!ptl_g.init)
+    if (!onic_ptl_g.init)
         return PTL_NO_INIT;
     if (ni_handle == NULL) {
         onic_error("ptl: PtlNIInit with a NULL ni_handle: pass where to store the handle");
@@ -360,7 +348,7 @@ int PtlNIInit(ptl_interface_t iface, ptl_pid_t pid, ptl_ni_limits_t *desired,
                    iface);
         return PTL_IFACE_INVALID;
     }
-    if (ptl_g.ni != NULL || onic_ptl_remote_g != NULL) {
+    if (onic_ptl_g.ni != NULL || onic_ptl_remote_g != NULL) {
         if (onic_ptl_remote_g != NULL)
             return onic_ptl_remote_ni_open(NULL, pid, desired, actual, ni_handle);
         return onic_ptl_ni_open(NULL, actual, ni_handle); /* PTL_IFACE_DUP */
@@ -416,7 +404,7 @@ int PtlNIHandle(ptl_handle_any_t handle, ptl_handle_ni_t *ni_handle)
     void *obj;
     int rc;
 
-    if (!ptl_g.init)
+    if (!onic_ptl_g.init)
         return PTL_NO_INIT;
     if (ni_handle == NULL) {
         onic_error("ptl: PtlNIHandle with a NULL ni_handle: pass where to store the handle");

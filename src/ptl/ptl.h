@@ -55,6 +55,10 @@ typedef struct onic_ptl_htab {
     uint32_t  max;    /* the NI's limit */
     uint32_t  live;
     unsigned  kind, epoch;
+    /* The last handle onic_ptl_htab_get_hinted found, and its object:
+     * forgotten when that handle is deleted, so it never names a freed one. */
+    uint64_t  hint;
+    void     *hint_obj;
 } onic_ptl_htab_t;
 
 void          onic_ptl_htab_init(onic_ptl_htab_t *t, unsigned kind, unsigned epoch, uint32_t max);
@@ -75,6 +79,21 @@ static inline void *onic_ptl_htab_get(const onic_ptl_htab_t *t, uint64_t handle)
     return t->obj[index];
 }
 void          onic_ptl_htab_del(onic_ptl_htab_t *t, uint64_t handle);
+/* onic_ptl_htab_get for a caller that names the same object again and
+ * again (PtlPutRegion: MPI's MD of all memory): one compare when it is the
+ * last one found. */
+static inline void *onic_ptl_htab_get_hinted(onic_ptl_htab_t *t, uint64_t handle)
+{
+    void *obj;
+
+    if (handle == t->hint)
+        return t->hint_obj;
+    if ((obj = onic_ptl_htab_get(t, handle)) != NULL) {
+        t->hint = handle;
+        t->hint_obj = obj;
+    }
+    return obj;
+}
 
 /* --- Wire header --------------------------------------------------------------
  * One message per put, get, ack, reply and done: this header in the
@@ -253,6 +272,9 @@ typedef enum onic_ptl_drop {
 
 /* How an NI reaches the outside: the transport glue, or a test's capture. */
 typedef struct onic_ptl_io {
+    /* One message to dest. The NI checks before it calls, so send need not:
+     * dest < ni->size, hdr_len <= sizeof(onic_ptl_wire_t), len <=
+     * ni->max_inline, payload not NULL when len > 0. */
     onic_status_t (*send)(void *arg, uint32_t dest, const onic_ptl_wire_t *hdr, size_t hdr_len,
                           const void *payload, size_t len);
     /* Deliver what has arrived (to onic_ptl_ni_deliver), waiting up to
@@ -347,12 +369,34 @@ onic_ptl_ni_t *onic_ptl_ni_select(onic_ptl_ni_t *ni);
 int  onic_ptl_ni_open(const onic_ptl_ni_params_t *p, ptl_ni_limits_t *actual,
                       ptl_handle_ni_t *ni_handle);
 void onic_ptl_ni_clamp_limits(const ptl_ni_limits_t *desired, ptl_ni_limits_t *actual);
+/* The process's Portals state. One NI: onic gives a process one interface. */
+typedef struct onic_ptl_state {
+    int            init;   /* PtlInit called, PtlFini not yet */
+    onic_ptl_ni_t *ni;
+    unsigned       epoch;  /* bumped by every NI, so old handles name nothing */
+} onic_ptl_state_t;
+extern onic_ptl_state_t onic_ptl_g __attribute__((visibility("hidden")));
+
 /* The live NI for a handle of each kind, with the Portals code when there is
- * none (PTL_NO_INIT, or the kind's INVALID code). */
+ * none (PTL_NO_INIT, or the kind's INVALID code). Inline, as every call
+ * starts with one: a few compares and loads. */
 int  onic_ptl_ni_of(ptl_handle_ni_t h, onic_ptl_ni_t **ni_p);
-int  onic_ptl_me_of(ptl_handle_me_t h, onic_ptl_ni_t **ni_p, onic_ptl_me_t **me_p);
-int  onic_ptl_md_of(ptl_handle_md_t h, onic_ptl_ni_t **ni_p, onic_ptl_md_t **md_p);
-int  onic_ptl_eq_of(ptl_handle_eq_t h, onic_ptl_ni_t **ni_p, onic_ptl_eq_t **eq_p);
+#define ONIC_PTL_OBJ_OF(_name, _type, _table, _invalid) \
+    static inline int onic_ptl_##_name##_of(uint64_t h, onic_ptl_ni_t **ni_p, _type **obj_p) \
+    { \
+        _type *obj; \
+        if (!onic_ptl_g.init) \
+            return PTL_NO_INIT; \
+        if (onic_ptl_g.ni == NULL || (obj = onic_ptl_htab_get(&onic_ptl_g.ni->_table, h)) == NULL) \
+            return _invalid; \
+        *ni_p = onic_ptl_g.ni; \
+        *obj_p = obj; \
+        return PTL_OK; \
+    }
+ONIC_PTL_OBJ_OF(me, onic_ptl_me_t, mes, PTL_ME_INVALID)
+ONIC_PTL_OBJ_OF(md, onic_ptl_md_t, mds, PTL_MD_INVALID)
+ONIC_PTL_OBJ_OF(eq, onic_ptl_eq_t, eqs, PTL_EQ_INVALID)
+#undef ONIC_PTL_OBJ_OF
 /* Let arrivals in (not from inside an EQ handler); how many arrived. */
 unsigned onic_ptl_ni_progress(onic_ptl_ni_t *ni, uint64_t timeout_ns);
 /* An arrival from the transport: run the target side, send what it answers. */
@@ -418,6 +462,19 @@ void onic_ptl_md_snapshot(const onic_ptl_md_t *md, ptl_md_t *out);
 void onic_ptl_me_destroy(onic_ptl_ni_t *ni, onic_ptl_me_t *me);
 void onic_ptl_pt_fini(onic_ptl_pt_t *pt);
 
+/* --- initiator.c ------------------------------------------------------------------- */
+/* A put whose arguments PtlPut / PtlPutRegion have checked (the MD usable,
+ * the region inside it, target below ni->size, indexes within the NI's
+ * limits, remote_offset below 2^48, a length the NI can move): nothing is
+ * checked again below. An MD without event queue and data that fits one
+ * message go in a straight line (header words written directly, no
+ * message struct, no events); everything else -- events, acks, large
+ * puts by RMA, an NI serving another process -- the general way. */
+int  onic_ptl_put(onic_ptl_ni_t *ni, onic_ptl_md_t *md, ptl_size_t local_offset,
+                  ptl_size_t length, ptl_ack_req_t ack_req, uint32_t target,
+                  ptl_pt_index_t pt_index, ptl_ac_index_t ac_index, ptl_match_bits_t match_bits,
+                  ptl_size_t remote_offset, ptl_hdr_data_t hdr_data);
+
 /* --- target.c: the target side --------------------------------------------------- */
 /* What the target answers: at most one message back to the initiator. The
  * payload points into an MD and is valid until the NI is next used. */
@@ -459,7 +516,8 @@ void onic_ptl_target_fini(onic_ptl_ni_t *ni);
  * returns its answer; events, and data the engine writes for it, come back
  * on the event ring. */
 typedef struct onic_ptl_remote onic_ptl_remote_t;
-extern onic_ptl_remote_t *onic_ptl_remote_g;
+/* Hidden (here and for onic_ptl_g): read on every call, with no GOT load. */
+extern onic_ptl_remote_t *onic_ptl_remote_g __attribute__((visibility("hidden")));
 
 struct onic_config;
 int  onic_ptl_remote_ni_open(const struct onic_config *cfg, ptl_pid_t pid,
