@@ -113,6 +113,7 @@ int onic_mpi_comm_init(void)
     }
     world->handle = MPI_COMM_WORLD;
     world->predefined = 1;
+    onic_mpi_g.world = world;
     self->handle = MPI_COMM_SELF;
     self->predefined = 1;
     if (onic_mpi_htab_set(&onic_mpi_g.comms, 0, world) != 0 ||
@@ -139,6 +140,7 @@ void onic_mpi_comm_fini(void)
     for (int i = 0; i < t->used; i++)
         if (t->obj[i] != NULL)
             comm_destroy(t->obj[i]);
+    onic_mpi_g.world = NULL;
     t = &onic_mpi_g.groups;
     for (int i = 1; i < t->used; i++) {
         onic_mpi_group_t *g = t->obj[i];

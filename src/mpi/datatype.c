@@ -9,7 +9,7 @@
 #include <string.h>
 #include <wchar.h>
 
-#define TYPE_NPREDEF 32
+#define TYPE_NPREDEF ONIC_MPI_TYPE_NPREDEF
 
 typedef struct { float v; int i; } type_float_int_t;
 typedef struct { double v; int i; } type_double_int_t;
@@ -64,7 +64,8 @@ static const type_predef_t type_predefs[TYPE_NPREDEF] = {
     {"MPI_AINT", sizeof(MPI_Aint), sizeof(MPI_Aint), ONIC_MPI_B_AINT, 0},
 };
 
-static onic_mpi_type_t type_predef_objs[TYPE_NPREDEF];
+onic_mpi_type_t onic_mpi_type_predef[TYPE_NPREDEF];
+#define type_predef_objs onic_mpi_type_predef
 static onic_mpi_block_t type_predef_blocks[TYPE_NPREDEF][2];
 
 int onic_mpi_type_init(void)

@@ -303,6 +303,10 @@ typedef struct onic_mpi_state {
     onic_mpi_htab_t  comms, groups, types, ops, reqs, errhs;
     onic_pool_t      req_pool;  /* a request per operation: no malloc per message */
     unsigned         starts_undrained;  /* operations started since the last drain */
+    /* Sends drain every P2P_START_DRAIN starts too: only under onload
+     * (p2p.c, onic_mpi_p2p_start says why inline sends never do). */
+    int              drain_sends;
+    onic_mpi_comm_t *world;            /* MPI_COMM_WORLD's object, found without a table */
     int              bundle_open;       /* PtlStartBundle called, no PtlEndBundle since */
     /* MPI_Buffer_attach */
     char            *bbuf;
@@ -310,7 +314,9 @@ typedef struct onic_mpi_state {
     onic_dlist_t     bsegs;            /* by address */
 } onic_mpi_state_t;
 
-extern onic_mpi_state_t onic_mpi_g;
+/* Hidden: read by every call, with no GOT load (nothing outside libonic
+ * uses it). */
+extern onic_mpi_state_t onic_mpi_g __attribute__((visibility("hidden")));
 
 /* A kept unexpected header, taken out of Portals by a probe. */
 struct onic_mpi_pulled {
@@ -368,6 +374,12 @@ int  onic_mpi_comm_init(void);
 void onic_mpi_comm_fini(void);
 /* The live communicator, or NULL after reporting MPI_ERR_COMM (*rc_p). */
 onic_mpi_comm_t *onic_mpi_comm_get(MPI_Comm h, const char *call, int *rc_p);
+/* The live communicator, or NULL (nothing reported): MPI_COMM_WORLD with no
+ * table walk. Only between MPI_Init and MPI_Finalize. */
+static inline onic_mpi_comm_t *onic_mpi_comm_lookup(MPI_Comm h)
+{
+    return h == MPI_COMM_WORLD ? onic_mpi_g.world : onic_mpi_htab_get(&onic_mpi_g.comms, h);
+}
 onic_mpi_group_t *onic_mpi_group_get(MPI_Group h);
 static inline uint32_t onic_mpi_comm_world_rank(const onic_mpi_comm_t *c, int rank)
 {
@@ -381,6 +393,23 @@ onic_mpi_type_t *onic_mpi_type_get(MPI_Datatype h);
 /* A committed type usable for communication, or NULL after reporting. */
 onic_mpi_type_t *onic_mpi_type_check(MPI_Datatype h, onic_mpi_comm_t *comm, const char *call,
                                      int *rc_p);
+/* The predefined types: fixed objects, MPI_CHAR + i at index i. */
+#define ONIC_MPI_TYPE_NPREDEF 32
+extern onic_mpi_type_t onic_mpi_type_predef[ONIC_MPI_TYPE_NPREDEF]
+    __attribute__((visibility("hidden")));
+/* A committed type usable for communication, or NULL (nothing reported):
+ * a predefined one with no table walk. Only between MPI_Init and
+ * MPI_Finalize. */
+static inline onic_mpi_type_t *onic_mpi_type_lookup(MPI_Datatype h)
+{
+    unsigned i = (unsigned)h - (unsigned)MPI_CHAR;
+    onic_mpi_type_t *t;
+
+    if (i < ONIC_MPI_TYPE_NPREDEF)
+        return &onic_mpi_type_predef[i];
+    t = onic_mpi_htab_get(&onic_mpi_g.types, h);
+    return t != NULL && t->committed ? t : NULL;
+}
 /* Operations under way keep a derived type alive after MPI_Type_free. */
 void onic_mpi_type_ref(onic_mpi_type_t *t);
 void onic_mpi_type_unref(onic_mpi_type_t *t);
@@ -405,6 +434,58 @@ int  onic_mpi_p2p_start(onic_mpi_req_t *r);
 #define ONIC_MPI_NOT_EAGER (-1)
 int  onic_mpi_p2p_send_now(onic_mpi_comm_t *c, int peer, int tag, const void *data, size_t bytes,
                            const char *call);
+
+/* What an eager message costs its sender in credit at the receiver (p2p.c,
+ * "Unexpected buffers and credits"): its length, at least
+ * ONIC_MPI_CHARGE_MIN, which bounds the headers and events a sender's
+ * credit causes. */
+#define ONIC_MPI_CHARGE_MIN 64u
+static inline uint64_t onic_mpi_charge(uint64_t length)
+{
+    return length < ONIC_MPI_CHARGE_MIN ? ONIC_MPI_CHARGE_MIN : length;
+}
+
+/* The eager put of a message to world rank dest: from the MD spanning all
+ * memory, the buffer's address as the offset. A Portals code. */
+static inline int onic_mpi_p2p_put_eager(const onic_mpi_comm_t *c, int coll, uint32_t dest,
+                                         int tag, const void *data, size_t bytes)
+{
+    unsigned ctx = 2u * (unsigned)c->id + (unsigned)coll;
+    ptl_process_id_t id = {0, dest};
+
+    return PtlPutRegion(onic_mpi_g.all_md, (ptl_size_t)(uintptr_t)data, bytes, PTL_NOACK_REQ, id,
+                        ONIC_MPI_PT_P2P, 0, onic_mpi_bits(ctx, (unsigned)c->rank, (unsigned)tag),
+                        0, onic_mpi_hdr(ONIC_MPI_HDR_EAGER, 0, bytes));
+}
+
+int  onic_mpi_p2p_send_eager_slow(onic_mpi_comm_t *c, int coll, int peer, int tag,
+                                  const void *data, size_t bytes, const char *call);
+/* Portals refused an eager put (rc): the error reported, or, for a put
+ * too long for the transport, the eager limit lowered and
+ * ONIC_MPI_NOT_EAGER. */
+int  onic_mpi_p2p_send_refused(onic_mpi_comm_t *c, size_t bytes, int rc, const char *call);
+
+/* An eager put of bytes at data, if the message goes eager (standard or
+ * ready mode, within the eager limit, credit left at the peer): MPI_SUCCESS
+ * once sent (an eager send is complete then), an MPI error, or
+ * ONIC_MPI_NOT_EAGER for the rendezvous protocols. Inline: with credit,
+ * it is the put and the credit taken; without, the slow path polls first
+ * (see there). */
+static inline int onic_mpi_p2p_send_eager(onic_mpi_comm_t *c, int coll, int peer, int tag,
+                                          const void *data, size_t bytes, const char *call)
+{
+    uint32_t dest = onic_mpi_comm_world_rank(c, peer);
+    uint64_t charge = bytes > 0 ? onic_mpi_charge(bytes) : 0;
+    int rc;
+
+    if (__builtin_expect(bytes > onic_mpi_g.eager_limit || onic_mpi_g.credits[dest] < charge, 0))
+        return onic_mpi_p2p_send_eager_slow(c, coll, peer, tag, data, bytes, call);
+    rc = onic_mpi_p2p_put_eager(c, coll, dest, tag, data, bytes);
+    if (__builtin_expect(rc != PTL_OK, 0))
+        return onic_mpi_p2p_send_refused(c, bytes, rc, call);
+    onic_mpi_g.credits[dest] -= charge;
+    return MPI_SUCCESS;
+}
 /* Cancel a receive that has not matched; 1 if it was cancelled. */
 int  onic_mpi_p2p_cancel(onic_mpi_req_t *r);
 /* Look for a matching message without receiving it. */

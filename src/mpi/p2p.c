@@ -84,11 +84,11 @@ static _Noreturn void p2p_fatal(const char *what, int rc)
  *     added first when there is too little. */
 #define P2P_UBUF_HDR   64u  /* the descriptor's cache line, before the data */
 #define P2P_UBUF_MIN   (64u << 10)
-#define P2P_CHARGE_MIN 64u  /* bounds the headers and events a sender's credit causes */
+#define P2P_CHARGE_MIN ONIC_MPI_CHARGE_MIN
 
 static uint64_t p2p_charge(uint64_t length)
 {
-    return length < P2P_CHARGE_MIN ? P2P_CHARGE_MIN : length;
+    return onic_mpi_charge(length);
 }
 
 static int64_t ubuf_sure(void)
@@ -434,7 +434,10 @@ void onic_mpi_bundle_end(void)
  * only every few starts: draining polls, and a poll between posting
  * receives turns messages that would have found their receive into
  * unexpected ones, which cost several times more. P2P_START_DRAIN
- * polls' worth of events fit the queue (see its size in init). */
+ * polls' worth of events fit the queue (see its size in init).
+ *
+ * Sends drain only under onload (onic_mpi_g.drain_sends): see
+ * onic_mpi_p2p_start. */
 static void p2p_start_drain(void)
 {
     if (++onic_mpi_g.starts_undrained >= P2P_START_DRAIN) {
@@ -443,29 +446,40 @@ static void p2p_start_drain(void)
     }
 }
 
-/* An eager put of bytes at data, if the message goes eager (standard or
- * ready mode, within the eager limit, credit left at dest): MPI_SUCCESS
- * once sent (an eager send is complete then), an MPI error, or
- * ONIC_MPI_NOT_EAGER for the rendezvous protocols. */
-static int send_eager(onic_mpi_comm_t *c, int coll, int peer, int tag, const void *data,
-                      size_t bytes, const char *call)
+/* onic_mpi_p2p_send_eager's other paths: no credit (poll, then decide), or
+ * Portals refused the put. */
+int onic_mpi_p2p_send_eager_slow(onic_mpi_comm_t *c, int coll, int peer, int tag,
+                                 const void *data, size_t bytes, const char *call)
 {
     uint32_t dest = onic_mpi_comm_world_rank(c, peer);
-    unsigned ctx = 2u * (unsigned)c->id + (unsigned)coll;
     int rc;
 
-    if (bytes > onic_mpi_g.eager_limit ||
-        (bytes > 0 && onic_mpi_g.credits[dest] < p2p_charge(bytes)))
+    if (bytes > onic_mpi_g.eager_limit)
         return ONIC_MPI_NOT_EAGER;
-    rc = PtlPutRegion(onic_mpi_g.all_md, (ptl_size_t)(uintptr_t)data, bytes, PTL_NOACK_REQ,
-                      p2p_pid(dest), ONIC_MPI_PT_P2P, 0,
-                      onic_mpi_bits(ctx, (unsigned)c->rank, (unsigned)tag), 0,
-                      onic_mpi_hdr(ONIC_MPI_HDR_EAGER, 0, bytes));
+    if (bytes > 0 && onic_mpi_g.credits[dest] < p2p_charge(bytes)) {
+        /* Out of credit at dest. What it has given back may be waiting in
+         * our transport: a send without credit polls, and goes by
+         * rendezvous only if still short. This is also where a process
+         * that does nothing but send serves its peers (their credit
+         * returns, pulls from its exposed buffers): eager sends do not
+         * poll, and at the latest when a receiver's credit runs out this
+         * one does (a rendezvous send then waits, polling, in its own
+         * call). */
+        onic_mpi_progress(0);
+        if (onic_mpi_g.credits[dest] < p2p_charge(bytes))
+            return ONIC_MPI_NOT_EAGER;
+    }
+    rc = onic_mpi_p2p_put_eager(c, coll, dest, tag, data, bytes);
     if (rc == PTL_OK) {
         if (bytes > 0)
             onic_mpi_g.credits[dest] -= p2p_charge(bytes);
         return MPI_SUCCESS;
     }
+    return onic_mpi_p2p_send_refused(c, bytes, rc, call);
+}
+
+int onic_mpi_p2p_send_refused(onic_mpi_comm_t *c, size_t bytes, int rc, const char *call)
+{
     if (rc != PTL_FAIL || bytes == 0)
         return onic_mpi_err_ptl(c, call, "put an eager message", rc);
     /* Refused before anything was sent: more than this transport puts in
@@ -479,9 +493,10 @@ static int send_eager(onic_mpi_comm_t *c, int coll, int peer, int tag, const voi
 int onic_mpi_p2p_send_now(onic_mpi_comm_t *c, int peer, int tag, const void *data, size_t bytes,
                           const char *call)
 {
-    int rc = send_eager(c, 0, peer, tag, data, bytes, call);
+    int rc = onic_mpi_p2p_send_eager(c, 0, peer, tag, data, bytes, call);
 
-    if (rc != ONIC_MPI_NOT_EAGER) /* else the request made instead drains */
+    /* Complete once put: nothing to poll for (onic_mpi_p2p_start). */
+    if (__builtin_expect(onic_mpi_g.drain_sends, 0) && rc == MPI_SUCCESS)
         p2p_start_drain();
     return rc;
 }
@@ -498,7 +513,7 @@ static int send_start(onic_mpi_req_t *r)
     int rc;
 
     if (r->mode != ONIC_MPI_MODE_SYNC) {
-        rc = send_eager(c, r->coll, r->peer, r->tag, r->data, r->bytes, r->call);
+        rc = onic_mpi_p2p_send_eager(c, r->coll, r->peer, r->tag, r->data, r->bytes, r->call);
         if (rc == MPI_SUCCESS)
             send_done(r);
         if (rc != ONIC_MPI_NOT_EAGER)
@@ -722,10 +737,24 @@ int onic_mpi_p2p_start(onic_mpi_req_t *r)
      * (and change the order in which the receiver sees them). */
     if (r->kind == ONIC_MPI_REQ_RECV)
         return recv_start(r);
-    /* A send drains (every few starts) after it: the drain's poll then
-     * sends it with what its bundle held (over ofi, one network message). */
+    /* A send does not poll: an eager one is complete once put, and a
+     * rendezvous one completes on events its wait or test polls for. Nor
+     * does it need to drain for the event queue's sake: inline, events
+     * enter the queue only where it is read (PtlEQPoll, which polls the
+     * transport only when the queues are empty, and a blocked send's
+     * transport drains into the transport's own queue, not ours), so a run
+     * of sends leaves the queue as it found it; and a poll here would only
+     * deliver arrivals between the application's receive posts. A send
+     * polls when it runs out of credit (onic_mpi_p2p_send_eager_slow), which is also how a
+     * process that only sends keeps serving its peers; an Isend's bundle
+     * leaves with the application's next MPI call (ONIC_MPI_CHECK_INIT).
+     * Under onload the engine's events come in with any call that waits
+     * for room in the command ring, a put included: there, every few starts
+     * still drain -- which changes nothing the engine matches, as it
+     * matches on its own -- so a long run of sends cannot fill the queue. */
     rc = send_start(r);
-    p2p_start_drain();
+    if (onic_mpi_g.drain_sends)
+        p2p_start_drain();
     return rc;
 }
 
@@ -855,6 +884,7 @@ int onic_mpi_p2p_init(void)
         return onic_mpi_err(NULL, MPI_ERR_OTHER, "MPI_Init", "the ONIC_* environment is "
                             "invalid (the message above says which variable); fix it or unset it");
     onic_mpi_g.eager_limit = cfg.eager_limit;
+    onic_mpi_g.drain_sends = cfg.onload != 0;
     onic_mpi_g.get_chunk = ONIC_MPI_GET_CHUNK;
     /* ONIC_EAGER_CREDITS messages of the largest eager size. */
     onic_mpi_g.credits_per_peer = (uint64_t)cfg.eager_credits * p2p_charge(cfg.eager_limit);

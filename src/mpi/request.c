@@ -722,13 +722,35 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
                          datatype, source, tag, comm, request);
 }
 
+/* A blocking operation through a request: start it, wait for it. */
+static int req_blocking_wait(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, const char *call,
+                             const void *buf, int count, const req_args_t *a, int peer, int tag,
+                             MPI_Status *status)
+{
+    onic_mpi_req_t *r;
+    MPI_Status s;
+    int rc;
+
+    if ((r = req_make(kind, mode, call, buf, count, a, peer, tag, &rc)) == NULL)
+        return rc;
+    if ((rc = req_start(r)) != MPI_SUCCESS) {
+        onic_mpi_req_free(r);
+        return rc;
+    }
+    while (!r->complete)
+        onic_mpi_progress(1);
+    s = r->status;
+    onic_mpi_req_free(r);
+    if (status != MPI_STATUS_IGNORE)
+        *status = s;
+    return s.MPI_ERROR == MPI_SUCCESS ? MPI_SUCCESS : req_report(a->comm, s.MPI_ERROR, &s, call);
+}
+
 static int req_blocking(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, const char *call,
                         const void *buf, int count, MPI_Datatype datatype, int peer, int tag,
                         MPI_Comm comm, MPI_Status *status)
 {
     req_args_t a;
-    onic_mpi_req_t *r;
-    MPI_Status s;
     int rc = req_check(call, kind == ONIC_MPI_REQ_SEND, buf, count, datatype, peer, tag, comm, &a);
 
     if (rc != MPI_SUCCESS)
@@ -745,25 +767,83 @@ static int req_blocking(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, const ch
         if (rc != ONIC_MPI_NOT_EAGER)
             return rc;
     }
-    if ((r = req_make(kind, mode, call, buf, count, &a, peer, tag, &rc)) == NULL)
-        return rc;
-    if ((rc = req_start(r)) != MPI_SUCCESS) {
-        onic_mpi_req_free(r);
-        return rc;
-    }
-    while (!r->complete)
-        onic_mpi_progress(1);
-    s = r->status;
-    onic_mpi_req_free(r);
-    if (status != MPI_STATUS_IGNORE)
-        *status = s;
-    return s.MPI_ERROR == MPI_SUCCESS ? MPI_SUCCESS : req_report(a.comm, s.MPI_ERROR, &s, call);
+    return req_blocking_wait(kind, mode, call, buf, count, &a, peer, tag, status);
 }
 
-int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+/* MPI_Send, every case: the checks that report, a bundle to end, a
+ * request for what does not go eager. */
+static int __attribute__((noinline))
+send_general(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     return req_blocking(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_STANDARD, "MPI_Send", buf, count,
                         datatype, dest, tag, comm, MPI_STATUS_IGNORE);
+}
+
+/* MPI_Send's arguments, kept in memory across the put for the rare path
+ * that needs them again (so the common path keeps nothing in registers
+ * across that call). */
+typedef struct send_args {
+    const void  *buf;
+    int          count, dest, tag;
+    MPI_Datatype datatype;
+    MPI_Comm     comm;
+} send_args_t;
+
+/* Portals refused the eager put: its credit back, and what the refusal
+ * means (p2p.c): an error, or a put longer than the transport carries, so
+ * the eager limit comes down and the message goes the general way. */
+static int __attribute__((noinline, cold)) send_refused(const send_args_t *a, int rc)
+{
+    onic_mpi_comm_t *c = onic_mpi_comm_lookup(a->comm);
+    onic_mpi_type_t *t = onic_mpi_type_lookup(a->datatype);
+    size_t bytes = t->size * (size_t)a->count;
+
+    if (bytes > 0)
+        onic_mpi_g.credits[onic_mpi_comm_world_rank(c, a->dest)] += onic_mpi_charge(bytes);
+    if ((rc = onic_mpi_p2p_send_refused(c, bytes, rc, "MPI_Send")) != ONIC_MPI_NOT_EAGER)
+        return rc;
+    return send_general(a->buf, a->count, a->datatype, a->dest, a->tag, a->comm);
+}
+
+/* The common send -- MPI_COMM_WORLD or a live communicator, a predefined or
+ * committed contiguous type, a rank and tag in range, a buffer, within the
+ * eager limit and the credit at the receiver, no bundle open, not under
+ * onload -- is every check of req_check_start in one test, the credit
+ * taken, and the eager put: complete once put, nothing polled. Whatever
+ * fails a check goes the general way (send_general, a tail call with the
+ * same arguments), which checks again and reports it with its class; so
+ * do larger messages, a send without credit (it polls for credit returns,
+ * then goes by rendezvous if still short) and the rest. */
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    send_args_t a;
+    onic_mpi_comm_t *c;
+    onic_mpi_type_t *t;
+    uint32_t wdest;
+    uint64_t charge;
+    size_t bytes;
+    int rc;
+
+    if (__builtin_expect(!onic_mpi_g.initialized || onic_mpi_g.finalized ||
+                         onic_mpi_g.bundle_open || onic_mpi_g.drain_sends, 0) ||
+        (c = onic_mpi_comm_lookup(comm)) == NULL || (t = onic_mpi_type_lookup(datatype)) == NULL ||
+        !t->contig || (unsigned)dest >= (unsigned)c->size || (unsigned)tag > ONIC_MPI_TAG_UB ||
+        /* count >= 0, and small enough that size * count cannot wrap */
+        (size_t)(unsigned)count > onic_mpi_g.eager_limit ||
+        (buf == NULL && count > 0 && t->size > 0) ||
+        (bytes = t->size * (size_t)count) > onic_mpi_g.eager_limit)
+        return send_general(buf, count, datatype, dest, tag, comm);
+    wdest = onic_mpi_comm_world_rank(c, dest);
+    charge = bytes > 0 ? onic_mpi_charge(bytes) : 0;
+    if (__builtin_expect(onic_mpi_g.credits[wdest] < charge, 0))
+        return send_general(buf, count, datatype, dest, tag, comm);
+    onic_mpi_g.credits[wdest] -= charge; /* given back if the put fails */
+    a = (send_args_t){buf, count, dest, tag, datatype, comm};
+    rc = onic_mpi_p2p_put_eager(c, 0, wdest, tag,
+                                bytes == 0 ? buf : (const char *)buf + t->blocks[0].off, bytes);
+    if (__builtin_expect(rc != PTL_OK, 0))
+        return send_refused(&a, rc);
+    return MPI_SUCCESS;
 }
 
 int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)

@@ -94,7 +94,7 @@ typedef struct onic_ptl_backend_ops {
 } onic_ptl_backend_ops_t;
 
 /* The back end running this process's NI; NULL: this process's own state. */
-extern const onic_ptl_backend_ops_t *onic_ptl_backend_g;
+extern const onic_ptl_backend_ops_t *onic_ptl_backend_g __attribute__((visibility("hidden")));
 
 /* The onload engine's back end (src/onload/client_ptl.c). */
 extern const onic_ptl_backend_ops_t onic_ptl_backend_onload;

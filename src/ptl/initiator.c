@@ -15,11 +15,12 @@
 
 #include <string.h>
 
-/* Checks shared by put and get; a Portals code. */
-static int initiator_check(onic_ptl_ni_t *ni, const onic_ptl_md_t *md, ptl_size_t local_offset,
-                           ptl_size_t length, ptl_process_id_t target_id,
-                           ptl_pt_index_t pt_index, ptl_ac_index_t ac_index,
-                           ptl_size_t remote_offset, const char *call)
+/* The argument checks failed: say which, and its Portals code. Out of
+ * line: the checks' success path is a few compares. */
+static int __attribute__((noinline, cold))
+initiator_refuse(onic_ptl_ni_t *ni, const onic_ptl_md_t *md, ptl_size_t local_offset,
+                 ptl_size_t length, ptl_process_id_t target_id, ptl_pt_index_t pt_index,
+                 ptl_ac_index_t ac_index, ptl_size_t remote_offset, const char *call)
 {
     if (onic_ptl_md_used_up(md)) {
         onic_error("ptl: %s: MD %#llx is used up (threshold 0 or no room left)", call,
@@ -52,13 +53,32 @@ static int initiator_check(onic_ptl_ni_t *ni, const onic_ptl_md_t *md, ptl_size_
                    (unsigned long long)remote_offset);
         return PTL_FAIL;
     }
-    if (length > ni->max_inline && ni->io->rma == NULL) {
-        onic_error("ptl: %s: %llu bytes; this interface moves at most %zu bytes per put or "
-                   "get (its transport has no RMA)", call, (unsigned long long)length,
-                   ni->max_inline);
-        return PTL_FAIL;
-    }
-    return PTL_OK;
+    onic_error("ptl: %s: %llu bytes; this interface moves at most %zu bytes per put or "
+               "get (its transport has no RMA)", call, (unsigned long long)length,
+               ni->max_inline);
+    return PTL_FAIL;
+}
+
+/* Checks shared by put and get; a Portals code. Everything the layers below
+ * rely on is checked here, once: they do not check again. */
+static inline int initiator_check(onic_ptl_ni_t *ni, const onic_ptl_md_t *md,
+                                  ptl_size_t local_offset, ptl_size_t length,
+                                  ptl_process_id_t target_id, ptl_pt_index_t pt_index,
+                                  ptl_ac_index_t ac_index, ptl_size_t remote_offset,
+                                  const char *call)
+{
+    if (__builtin_expect(md->desc.threshold != 0 &&
+                         (!(md->desc.options & PTL_MD_MAX_SIZE) || !onic_ptl_md_used_up(md)) &&
+                         local_offset <= md->desc.length &&
+                         length <= md->desc.length - local_offset && target_id.nid == 0 &&
+                         target_id.pid < ni->size &&
+                         pt_index <= (ptl_pt_index_t)ni->limits.max_pt_index &&
+                         ac_index <= (ptl_ac_index_t)ni->limits.max_ac_index &&
+                         remote_offset <= ONIC_PTL_MAX_LEN &&
+                         (length <= ni->max_inline || ni->io->rma != NULL), 1))
+        return PTL_OK;
+    return initiator_refuse(ni, md, local_offset, length, target_id, pt_index, ac_index,
+                            remote_offset, call);
 }
 
 /* Register [local_offset, +length) of md and remember the operation; the
@@ -156,36 +176,71 @@ static int initiator_send(onic_ptl_ni_t *ni, onic_ptl_md_t *md, onic_ptl_msg_t *
     return PTL_OK;
 }
 
-int PtlPutRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t length,
-                 ptl_ack_req_t ack_req, ptl_process_id_t target_id, ptl_pt_index_t pt_index,
-                 ptl_ac_index_t ac_index, ptl_match_bits_t match_bits, ptl_size_t remote_offset,
-                 ptl_hdr_data_t hdr_data)
+/* The common put, a straight line: an MD of this process without event
+ * queue (so no events, and no ack, which needs one) and data that fits one
+ * message. */
+static inline int put_is_short(const onic_ptl_ni_t *ni, const onic_ptl_md_t *md,
+                               ptl_size_t length)
 {
-    if (onic_ptl_backend_g != NULL)
-        return onic_ptl_backend_g->put(md_handle, local_offset, length, 0, ack_req, target_id,
-                                       pt_index, ac_index, match_bits, remote_offset, hdr_data);
-    onic_ptl_ni_t *ni;
-    onic_ptl_md_t *md;
+    return md->desc.eq_handle == PTL_EQ_NONE && length <= ni->max_inline && ni->io->load == NULL;
+}
+
+/* The short put sent: count it against a finite threshold, unlink the MD
+ * when that uses it up. */
+static void __attribute__((noinline)) put_count(onic_ptl_ni_t *ni, onic_ptl_md_t *md)
+{
+    onic_ptl_md_count(md);
+    if (onic_ptl_md_should_unlink(md))
+        onic_ptl_md_destroy(ni, md); /* no event queue: no UNLINK event */
+}
+
+static int __attribute__((noinline, cold)) put_failed(uint32_t target, onic_status_t status)
+{
+    onic_error("ptl: PtlPut with rank %u: %s", target, onic_status_str(status));
+    return onic_ptl_status_to_ptl(status);
+}
+
+/* A short put (put_is_short), checked: the header's first four words -- a
+ * put without ack sends no more (onic_ptl_wire_len) -- written as
+ * onic_ptl_msg_pack would, from the checked arguments, and the data behind
+ * them. Nothing is checked again below (the transport's send included). */
+static inline __attribute__((always_inline)) int
+put_short(onic_ptl_ni_t *ni, onic_ptl_md_t *md, ptl_size_t local_offset, ptl_size_t length,
+          uint32_t target, ptl_pt_index_t pt_index, ptl_ac_index_t ac_index,
+          ptl_match_bits_t match_bits, ptl_size_t remote_offset, ptl_hdr_data_t hdr_data)
+{
+    onic_ptl_wire_t w;
+    onic_status_t status;
+
+    w.w[0] = length | (uint64_t)ONIC_PTL_OP_PUT << 48 | (uint64_t)ac_index << 56;
+    w.w[1] = remote_offset | (uint64_t)pt_index << 48;
+    w.w[2] = match_bits;
+    w.w[3] = hdr_data;
+    status = ni->io->send(ni->io_arg, target, &w, 4 * sizeof(uint64_t),
+                          length > 0 ? onic_ptl_md_at(md, local_offset) : NULL, length);
+    if (__builtin_expect(status != ONIC_OK, 0))
+        return put_failed(target, status);
+    /* With no threshold only MAX_SIZE can use an MD up, and a put does not
+     * move its offset: nothing to count, nothing to unlink. No event was
+     * recorded, so no handler to run. */
+    if (md->desc.threshold != PTL_MD_THRESH_INF)
+        put_count(ni, md);
+    return PTL_OK;
+}
+
+int onic_ptl_put(onic_ptl_ni_t *ni, onic_ptl_md_t *md, ptl_size_t local_offset,
+                 ptl_size_t length, ptl_ack_req_t ack_req, uint32_t target,
+                 ptl_pt_index_t pt_index, ptl_ac_index_t ac_index, ptl_match_bits_t match_bits,
+                 ptl_size_t remote_offset, ptl_hdr_data_t hdr_data)
+{
     onic_ptl_eq_t *eq;
     onic_ptl_msg_t m;
     ptl_event_t ev;
-    int large;
-    int rc = onic_ptl_md_of(md_handle, &ni, &md);
+    int large, rc;
 
-    if (rc != PTL_OK) {
-        if (rc == PTL_MD_INVALID)
-            onic_error("ptl: PtlPut: md_handle %#llx names no live memory descriptor",
-                       (unsigned long long)md_handle);
-        return rc;
-    }
-    if (ack_req != PTL_ACK_REQ && ack_req != PTL_NOACK_REQ) {
-        onic_error("ptl: PtlPut: ack_req %d; use PTL_ACK_REQ or PTL_NOACK_REQ", (int)ack_req);
-        return PTL_FAIL;
-    }
-    rc = initiator_check(ni, md, local_offset, length, target_id, pt_index, ac_index,
-                         remote_offset, "PtlPut");
-    if (rc != PTL_OK)
-        return rc;
+    if (put_is_short(ni, md, length))
+        return put_short(ni, md, local_offset, length, target, pt_index, ac_index, match_bits,
+                         remote_offset, hdr_data);
     eq = onic_ptl_md_eq(ni, md);
     memset(&m, 0, sizeof(m));
     m.op = ONIC_PTL_OP_PUT;
@@ -199,7 +254,7 @@ int PtlPutRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t 
     m.offset = remote_offset;
     m.rlength = length;
     m.hdr_data = hdr_data;
-    rc = initiator_send(ni, md, &m, target_id.pid, local_offset, &large, "PtlPut");
+    rc = initiator_send(ni, md, &m, target, local_offset, &large, "PtlPut");
     if (rc != PTL_OK)
         return rc;
     onic_ptl_md_count(md);
@@ -242,6 +297,100 @@ int PtlPutRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t 
     return PTL_OK;
 }
 
+/* PtlPut and PtlPutRegion after the handle lookup: the checks, then the put. */
+static inline __attribute__((always_inline)) int put_checked(onic_ptl_ni_t *ni, onic_ptl_md_t *md, ptl_size_t local_offset,
+                              ptl_size_t length, ptl_ack_req_t ack_req,
+                              ptl_process_id_t target_id, ptl_pt_index_t pt_index,
+                              ptl_ac_index_t ac_index, ptl_match_bits_t match_bits,
+                              ptl_size_t remote_offset, ptl_hdr_data_t hdr_data)
+{
+    int rc;
+
+    if (__builtin_expect(ack_req != PTL_ACK_REQ && ack_req != PTL_NOACK_REQ, 0)) {
+        onic_error("ptl: PtlPut: ack_req %d; use PTL_ACK_REQ or PTL_NOACK_REQ", (int)ack_req);
+        return PTL_FAIL;
+    }
+    rc = initiator_check(ni, md, local_offset, length, target_id, pt_index, ac_index,
+                         remote_offset, "PtlPut");
+    if (rc != PTL_OK)
+        return rc;
+    if (__builtin_expect(put_is_short(ni, md, length), 1))
+        return put_short(ni, md, local_offset, length, target_id.pid, pt_index, ac_index,
+                         match_bits, remote_offset, hdr_data);
+    return onic_ptl_put(ni, md, local_offset, length, ack_req, target_id.pid, pt_index, ac_index,
+                        match_bits, remote_offset, hdr_data);
+}
+
+static int __attribute__((noinline, cold)) put_no_md(ptl_handle_md_t md_handle, int rc)
+{
+    if (rc == PTL_MD_INVALID)
+        onic_error("ptl: PtlPut: md_handle %#llx names no live memory descriptor",
+                   (unsigned long long)md_handle);
+    return rc;
+}
+
+/* PtlPutRegion, every case: the engine's, a bad handle, the checks that
+ * say what is wrong, events, acks, large puts. */
+static int __attribute__((noinline))
+put_region(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t length,
+           ptl_ack_req_t ack_req, ptl_process_id_t target_id, ptl_pt_index_t pt_index,
+           ptl_ac_index_t ac_index, ptl_match_bits_t match_bits, ptl_size_t remote_offset,
+           ptl_hdr_data_t hdr_data)
+{
+    if (onic_ptl_backend_g != NULL)
+        return onic_ptl_backend_g->put(md_handle, local_offset, length, 0, ack_req, target_id,
+                                       pt_index, ac_index, match_bits, remote_offset, hdr_data);
+    onic_ptl_ni_t *ni;
+    onic_ptl_md_t *md;
+    int rc = onic_ptl_md_of(md_handle, &ni, &md);
+
+    if (rc != PTL_OK)
+        return put_no_md(md_handle, rc);
+    return put_checked(ni, md, local_offset, length, ack_req, target_id, pt_index, ac_index,
+                       match_bits, remote_offset, hdr_data);
+}
+
+/* The common put -- put_is_short, and an MD without threshold (as MPI's,
+ * spanning all memory) -- checked and sent in one function: every check
+ * of initiator_check and of the ack request in one test. Whatever fails
+ * one goes the general way, put_region (a tail call with the same
+ * arguments), which checks again and says what was wrong; so does an MD
+ * with a threshold, to be counted. Below, nothing checks again: the
+ * header's four words written as onic_ptl_msg_pack would, and the
+ * transport's send. Nothing is needed after that call but its status (an
+ * MD without threshold and without MAX_SIZE is never used up, and no
+ * event is recorded, so no handler runs). */
+int PtlPutRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t length,
+                 ptl_ack_req_t ack_req, ptl_process_id_t target_id, ptl_pt_index_t pt_index,
+                 ptl_ac_index_t ac_index, ptl_match_bits_t match_bits, ptl_size_t remote_offset,
+                 ptl_hdr_data_t hdr_data)
+{
+    onic_ptl_ni_t *ni = onic_ptl_g.ni;
+    onic_ptl_md_t *md;
+    onic_ptl_wire_t w;
+    onic_status_t status;
+
+    if (__builtin_expect(onic_ptl_backend_g != NULL || !onic_ptl_g.init || ni == NULL, 0) ||
+        (md = onic_ptl_htab_get_hinted(&ni->mds, md_handle)) == NULL ||
+        !(md->desc.threshold == PTL_MD_THRESH_INF && !(md->desc.options & PTL_MD_MAX_SIZE) &&
+          local_offset <= md->desc.length && length <= md->desc.length - local_offset &&
+          (unsigned)ack_req <= PTL_NOACK_REQ && target_id.nid == 0 &&
+          target_id.pid < ni->size && pt_index <= (ptl_pt_index_t)ni->limits.max_pt_index &&
+          ac_index <= (ptl_ac_index_t)ni->limits.max_ac_index &&
+          remote_offset <= ONIC_PTL_MAX_LEN && put_is_short(ni, md, length)))
+        return put_region(md_handle, local_offset, length, ack_req, target_id, pt_index,
+                          ac_index, match_bits, remote_offset, hdr_data);
+    w.w[0] = length | (uint64_t)ONIC_PTL_OP_PUT << 48 | (uint64_t)ac_index << 56;
+    w.w[1] = remote_offset | (uint64_t)pt_index << 48;
+    w.w[2] = match_bits;
+    w.w[3] = hdr_data;
+    status = ni->io->send(ni->io_arg, target_id.pid, &w, 4 * sizeof(uint64_t),
+                          length > 0 ? onic_ptl_md_at(md, local_offset) : NULL, length);
+    if (__builtin_expect(status != ONIC_OK, 0))
+        return put_failed(target_id.pid, status);
+    return PTL_OK;
+}
+
 int PtlPut(ptl_handle_md_t md_handle, ptl_ack_req_t ack_req, ptl_process_id_t target_id,
            ptl_pt_index_t pt_index, ptl_ac_index_t ac_index, ptl_match_bits_t match_bits,
            ptl_size_t remote_offset, ptl_hdr_data_t hdr_data)
@@ -253,14 +402,10 @@ int PtlPut(ptl_handle_md_t md_handle, ptl_ack_req_t ack_req, ptl_process_id_t ta
     onic_ptl_md_t *md;
     int rc = onic_ptl_md_of(md_handle, &ni, &md);
 
-    if (rc != PTL_OK) {
-        if (rc == PTL_MD_INVALID)
-            onic_error("ptl: PtlPut: md_handle %#llx names no live memory descriptor",
-                       (unsigned long long)md_handle);
-        return rc;
-    }
-    return PtlPutRegion(md_handle, 0, md->desc.length, ack_req, target_id, pt_index, ac_index,
-                        match_bits, remote_offset, hdr_data);
+    if (rc != PTL_OK)
+        return put_no_md(md_handle, rc);
+    return put_checked(ni, md, 0, md->desc.length, ack_req, target_id, pt_index, ac_index,
+                       match_bits, remote_offset, hdr_data);
 }
 
 int PtlGetRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t length,

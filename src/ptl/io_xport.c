@@ -29,11 +29,13 @@ static void ptl_xport_recv(void *arg, uint32_t src, const void *hdr, size_t hdr_
     onic_ptl_ni_deliver(px->ni, src, hdr, hdr_len, payload, len);
 }
 
+/* The NI has checked what it sends (onic_ptl_io_t's send): the transport's
+ * front end does not check it again. */
 static onic_status_t ptl_xport_send(void *arg, uint32_t dest, const onic_ptl_wire_t *hdr,
                                     size_t hdr_len, const void *payload, size_t len)
 {
     ptl_xport_t *px = arg;
-    return onic_xport_send(px->x, dest, hdr, hdr_len, payload, len);
+    return onic_xport_send_nocheck(px->x, dest, hdr, hdr_len, payload, len);
 }
 
 static unsigned ptl_xport_progress(void *arg, uint64_t timeout_ns)
@@ -178,6 +180,9 @@ int onic_ptl_xport_ni_open(ptl_pid_t pid, const ptl_ni_limits_t *desired,
     }
     px->ni = ni;
     ni->max_inline = onic_xport_max_payload(px->x);
+    /* A large put or get sends its key in place of the data. */
+    static_assert(sizeof(onic_ptl_large_desc_t) <= 64, "a large operation's key fits any "
+                  "transport's smallest payload (shm's ring of two slots: 64 bytes)");
     *ni_handle = h;
     return PTL_OK;
 }

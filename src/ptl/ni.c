@@ -276,6 +276,15 @@ static void ni_answer(onic_ptl_ni_t *ni, onic_ptl_out_t *out)
         }
     }
     if (out->send) {
+        /* io->send checks nothing (its callers do): the target side's
+         * answer is held to the same limits as a put. */
+        if (out->dest >= ni->size || out->hdr_len > sizeof(out->hdr) || out->len > ni->max_inline ||
+            (out->len > 0 && out->payload == NULL)) {
+            onic_error("ptl: an answer to rank %u of %zu + %zu bytes is beyond what the "
+                       "interface sends (a bug in the target side): not sent", out->dest,
+                       out->hdr_len, out->len);
+            return;
+        }
         status = ni->io->send(ni->io_arg, out->dest, &out->hdr, out->hdr_len, out->payload,
                               out->len);
         if (status != ONIC_OK)

@@ -64,6 +64,10 @@ typedef struct onic_ptl_htab {
     uint32_t  max;    /* the NI's limit */
     uint32_t  live;
     unsigned  kind, epoch;
+    /* The last handle onic_ptl_htab_get_hinted found, and its object:
+     * forgotten when that handle is deleted, so it never names a freed one. */
+    uint64_t  hint;
+    void     *hint_obj;
 } onic_ptl_htab_t;
 
 void          onic_ptl_htab_init(onic_ptl_htab_t *t, unsigned kind, unsigned epoch, uint32_t max);
@@ -105,10 +109,30 @@ static inline void onic_ptl_htab_del(onic_ptl_htab_t *t, uint64_t handle)
 
     if (onic_ptl_htab_get(t, handle) == NULL)
         return;
+    if (t->hint == handle) {
+        t->hint = 0; /* no handle is 0: its kind would be 0 */
+        t->hint_obj = NULL;
+    }
     t->obj[index] = NULL;
     t->gen[index] = (t->gen[index] + 1) & ONIC_PTL_GEN_MASK;
     t->free[t->nfree++] = index;
     t->live--;
+}
+
+/* onic_ptl_htab_get for a caller that names the same object again and
+ * again (PtlPutRegion: MPI's MD of all memory): one compare when it is the
+ * last one found. */
+static inline void *onic_ptl_htab_get_hinted(onic_ptl_htab_t *t, uint64_t handle)
+{
+    void *obj;
+
+    if (handle == t->hint)
+        return t->hint_obj;
+    if ((obj = onic_ptl_htab_get(t, handle)) != NULL) {
+        t->hint = handle;
+        t->hint_obj = obj;
+    }
+    return obj;
 }
 
 /* --- Wire header --------------------------------------------------------------
@@ -294,6 +318,9 @@ typedef enum onic_ptl_drop {
 
 /* How an NI reaches the outside: the transport glue, or a test's capture. */
 typedef struct onic_ptl_io {
+    /* One message to dest. The NI checks before it calls, so send need not:
+     * dest < ni->size, hdr_len <= sizeof(onic_ptl_wire_t), len <=
+     * ni->max_inline, payload not NULL when len > 0. */
     onic_status_t (*send)(void *arg, uint32_t dest, const onic_ptl_wire_t *hdr, size_t hdr_len,
                           const void *payload, size_t len);
     /* Deliver what has arrived (to onic_ptl_ni_deliver), waiting up to
@@ -411,7 +438,8 @@ typedef struct onic_ptl_global {
     onic_ptl_ni_t *ni;
     unsigned       epoch;  /* bumped by every NI, so old handles name nothing */
 } onic_ptl_global_t;
-extern onic_ptl_global_t onic_ptl_g;
+/* Hidden (as onic_ptl_backend_g): read by every call, with no GOT load. */
+extern onic_ptl_global_t onic_ptl_g __attribute__((visibility("hidden")));
 
 /* The live NI for a handle of each kind, with the Portals code when there is
  * none (PTL_NO_INIT, or the kind's INVALID code). Inline: every public call
@@ -611,6 +639,19 @@ static inline onic_ptl_eq_t *onic_ptl_md_eq(onic_ptl_ni_t *ni, const onic_ptl_md
 /* Remove from its list, free its MDs and itself. */
 void onic_ptl_me_destroy(onic_ptl_ni_t *ni, onic_ptl_me_t *me);
 void onic_ptl_pt_fini(onic_ptl_pt_t *pt);
+
+/* --- initiator.c ------------------------------------------------------------------- */
+/* A put whose arguments PtlPut / PtlPutRegion have checked (the MD usable,
+ * the region inside it, target below ni->size, indexes within the NI's
+ * limits, remote_offset below 2^48, a length the NI can move): nothing is
+ * checked again below. An MD without event queue and data that fits one
+ * message go in a straight line (header words written directly, no
+ * message struct, no events); everything else -- events, acks, large
+ * puts by RMA, an NI serving another process -- the general way. */
+int  onic_ptl_put(onic_ptl_ni_t *ni, onic_ptl_md_t *md, ptl_size_t local_offset,
+                  ptl_size_t length, ptl_ack_req_t ack_req, uint32_t target,
+                  ptl_pt_index_t pt_index, ptl_ac_index_t ac_index, ptl_match_bits_t match_bits,
+                  ptl_size_t remote_offset, ptl_hdr_data_t hdr_data);
 
 /* --- target.c: the target side --------------------------------------------------- */
 /* What the target answers: at most one message back to the initiator. The

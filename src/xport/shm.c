@@ -144,6 +144,8 @@ typedef struct shm_state {
     onic_slots_t   ops;      /* shm_rma_op_t */
     const onic_xport_mreg_t *mreg;
     onic_xport_notify_t     *notify;
+    void         (*room)(void *room_arg, unsigned *spins);  /* tp->room */
+    void          *room_arg;
 } shm_state_t;
 
 static void shm_name(char *buf, size_t len, const char *jobid, uint32_t rank)
@@ -372,6 +374,8 @@ static onic_status_t shm_endpoint_open(const onic_xport_tparams_t *tp, void **st
     s->assist_min = p->cfg->shm_assist_min;
     s->mreg = tp->mreg;
     s->notify = tp->notify;
+    s->room = tp->room;
+    s->room_arg = tp->room_arg;
     s->bounce_bytes = onic_shm_bounce_size(p->cfg->shm_bounce_chunks, p->cfg->shm_bounce_chunk);
     s->bounce_off = sizeof(shm_region_hdr_t) + (size_t)s->size * onic_shm_lane_size(s->nslots);
     s->bounce_off = (s->bounce_off + ONIC_SHM_BOUNCE_ALIGN - 1) / ONIC_SHM_BOUNCE_ALIGN *
@@ -439,6 +443,13 @@ static long shm_futex(uint32_t *word, int op, uint32_t val, const struct timespe
     return syscall(SYS_futex, word, op, val, timeout, NULL, 0);
 }
 
+/* The peer said it sleeps: wake it. */
+static void __attribute__((noinline)) shm_wake_sleeper(shm_region_hdr_t *h)
+{
+    __atomic_fetch_add(&h->wake, 1, __ATOMIC_RELEASE);
+    shm_futex(&h->wake, FUTEX_WAKE, 1, NULL);
+}
+
 /* Wake the peer only if it said it sleeps. Whatever we published for it (a
  * message's `ready`, a chunk's `ready`, a freed chunk count), this load, the
  * sleeper's store to `sleeping` and its re-check of the same words are all
@@ -449,22 +460,45 @@ static inline void shm_wake(shm_state_t *s, uint32_t peer)
 {
     shm_region_hdr_t *h = s->regions[peer];
 
-    if (__builtin_expect(__atomic_load_n(&h->sleeping, __ATOMIC_SEQ_CST), 0)) {
-        __atomic_fetch_add(&h->wake, 1, __ATOMIC_RELEASE);
-        shm_futex(&h->wake, FUTEX_WAKE, 1, NULL);
-    }
+    if (__builtin_expect(__atomic_load_n(&h->sleeping, __ATOMIC_SEQ_CST), 0))
+        shm_wake_sleeper(h);
 }
 
+/* A message of several slots, or a lane without room: wait for room by
+ * draining our own rings (through the front end, into its queue: the peer
+ * may be waiting for room in them) until the peer has made some. A sender
+ * waiting for credits does not sleep. */
+static onic_status_t __attribute__((noinline))
+shm_send_slow(shm_state_t *s, uint32_t peer, const void *user_hdr, size_t user_len,
+              const void *payload, size_t len)
+{
+    unsigned spins = 0;
+
+    while (onic_shm_tx_try(&s->tx[peer], ONIC_XPORT_KIND_USER, user_hdr, user_len, payload,
+                           len) != ONIC_OK)
+        s->room(s->room_arg, &spins);
+    shm_wake(s, peer);
+    return ONIC_OK;
+}
+
+/* Waits for room itself (ops.waits), so the front end's call is a tail
+ * call; a one-slot message with room is written here, everything else
+ * goes on, again as a tail call, to shm_send_slow: nothing is kept live
+ * across a call on the common path. */
 static onic_status_t shm_send(void *state, uint32_t peer, const void *user_hdr, size_t user_len,
                               const void *payload, size_t len)
 {
     shm_state_t *s = state;
-    onic_status_t status = onic_shm_tx_try(&s->tx[peer], ONIC_XPORT_KIND_USER, user_hdr,
-                                           user_len, payload, len);
+    onic_shm_tx_t *tx = &s->tx[peer];
+    shm_region_hdr_t *h;
 
-    if (status == ONIC_OK)
-        shm_wake(s, peer);
-    return status;
+    if (__builtin_expect(user_len + len > ONIC_XPORT_USER_HDR || !onic_shm_tx_room1(tx), 0))
+        return shm_send_slow(s, peer, user_hdr, user_len, payload, len);
+    onic_shm_tx_put1(tx, ONIC_XPORT_KIND_USER, user_hdr, user_len, payload, len);
+    h = s->regions[peer];
+    if (__builtin_expect(__atomic_load_n(&h->sleeping, __ATOMIC_SEQ_CST), 0))
+        shm_wake_sleeper(h); /* shm_wake */
+    return ONIC_OK;
 }
 
 /* Whether anything waits for this process: a message, a chunk, or room for
@@ -937,6 +971,7 @@ const onic_xport_ops_t onic_xport_shm_ops = {
     .open        = shm_endpoint_open,
     .close       = shm_endpoint_close,
     .send        = shm_send,
+    .waits       = 1,
     .poll        = shm_poll,
     .max_payload = shm_max_payload,
     .drops       = shm_drops,

@@ -142,6 +142,33 @@ static inline void onic_shm_tx_publish(onic_shm_tx_t *tx, onic_xport_hdr_t *hdr,
 onic_status_t onic_shm_tx_try_slots(onic_shm_tx_t *tx, unsigned kind, const void *user_hdr,
                                     size_t user_len, const void *payload, size_t len);
 
+/* Whether a one-slot message fits now: the credit last read, else the
+ * receiver's consumed count read again. */
+static inline int onic_shm_tx_room1(onic_shm_tx_t *tx)
+{
+    if (tx->tail - tx->credit < tx->nslots)
+        return 1;
+    tx->credit = __atomic_load_n(&tx->lane->consumed, __ATOMIC_ACQUIRE);
+    return tx->tail - tx->credit < tx->nslots;
+}
+
+/* Write a one-slot message (user_len + len <= ONIC_XPORT_USER_HDR) where
+ * onic_shm_tx_room1 found room: header and payload into the line, then its
+ * ready word. */
+static inline void onic_shm_tx_put1(onic_shm_tx_t *tx, unsigned kind, const void *user_hdr,
+                                    size_t user_len, const void *payload, size_t len)
+{
+    onic_xport_hdr_t *hdr =
+        (onic_xport_hdr_t *)(tx->slots + (size_t)(tx->tail & (tx->nslots - 1)) * ONIC_SHM_SLOT);
+
+    onic_shm_copy_small(hdr->user, user_hdr, user_len);
+    onic_shm_copy_small(hdr->user + user_len, payload, len);
+    hdr->len = (uint32_t)len;
+    hdr->user_len = (uint16_t)user_len;
+    hdr->kind = (uint16_t)kind;
+    onic_shm_tx_publish(tx, hdr, 1);
+}
+
 /* Put a message in the ring. ONIC_ERR_NO_RESOURCE when it does not fit now
  * (nothing written: poll your own lanes and try again). The caller checks
  * user_len <= ONIC_XPORT_USER_HDR and that the message fits the ring.
@@ -150,22 +177,11 @@ onic_status_t onic_shm_tx_try_slots(onic_shm_tx_t *tx, unsigned kind, const void
 static inline onic_status_t onic_shm_tx_try(onic_shm_tx_t *tx, unsigned kind, const void *user_hdr,
                                             size_t user_len, const void *payload, size_t len)
 {
-    onic_xport_hdr_t *hdr;
-
     if (user_len + len > ONIC_XPORT_USER_HDR)
         return onic_shm_tx_try_slots(tx, kind, user_hdr, user_len, payload, len);
-    if (tx->tail - tx->credit >= tx->nslots) {
-        tx->credit = __atomic_load_n(&tx->lane->consumed, __ATOMIC_ACQUIRE);
-        if (tx->tail - tx->credit >= tx->nslots)
-            return ONIC_ERR_NO_RESOURCE;
-    }
-    hdr = (onic_xport_hdr_t *)(tx->slots + (size_t)(tx->tail & (tx->nslots - 1)) * ONIC_SHM_SLOT);
-    onic_shm_copy_small(hdr->user, user_hdr, user_len);
-    onic_shm_copy_small(hdr->user + user_len, payload, len);
-    hdr->len = (uint32_t)len;
-    hdr->user_len = (uint16_t)user_len;
-    hdr->kind = (uint16_t)kind;
-    onic_shm_tx_publish(tx, hdr, 1);
+    if (!onic_shm_tx_room1(tx))
+        return ONIC_ERR_NO_RESOURCE;
+    onic_shm_tx_put1(tx, kind, user_hdr, user_len, payload, len);
     return ONIC_OK;
 }
 

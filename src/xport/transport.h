@@ -21,15 +21,25 @@ typedef struct onic_xport_tparams {
     onic_xport_notify_t       *notify;
     onic_boot_t               *boot;    /* the launcher's store; NULL without one */
     const uint8_t             *serve;   /* by peer: 1 if this transport carries it */
+    /* What a send that finds no room calls before it tries again: this
+     * process's transports drained into the front end's queue (the peer
+     * may be waiting for room here), RMA moved along, the core yielded now
+     * and then (spins counts for it; start it at 0). A transport whose
+     * send waits this way itself says so with `waits` in its ops, and its
+     * send is then tail-called with nothing kept for a retry. */
+    void                     (*room)(void *room_arg, unsigned *spins);
+    void                      *room_arg;
 } onic_xport_tparams_t;
 
 typedef struct onic_xport_ops {
     const char *name;
     onic_status_t (*open)(const onic_xport_tparams_t *tp, void **state_p);
     void          (*close)(void *state);
-    /* ONIC_ERR_NO_RESOURCE: no room now, nothing sent. */
+    /* ONIC_ERR_NO_RESOURCE: no room now, nothing sent -- unless `waits`:
+     * then send waits for room itself (tp->room) and never returns it. */
     onic_status_t (*send)(void *state, uint32_t peer, const void *user_hdr, size_t user_len,
                           const void *payload, size_t len);
+    int           waits;
     /* Delivers up to max user messages through p->recv_cb and returns how
      * many; also moves RMA along, posting what finishes to the notification
      * queue. */

@@ -54,6 +54,7 @@ typedef struct xport_dest {
                           const void *payload, size_t len);
     void          *state;
     uint32_t       idx;
+    int            waits;  /* send waits for room itself (ops->waits; self never lacks it) */
 } xport_dest_t;
 
 struct onic_xport {
@@ -113,6 +114,8 @@ static void xport_tr_deliver(void *arg, uint32_t src, const void *user_hdr, size
     }
 }
 
+static void xport_room(void *arg, unsigned *spins);
+
 static void xport_tr_setup(onic_xport_t *x, unsigned which, const onic_xport_ops_t *ops,
                            uint32_t rank, uint32_t size, const char *jobid, const uint32_t *ranks)
 {
@@ -136,6 +139,8 @@ static void xport_tr_setup(onic_xport_t *x, unsigned which, const onic_xport_ops
     t->tp.notify = &x->notify;
     t->tp.boot = x->boot;
     t->tp.serve = which == XPORT_OFI ? x->serve_ofi : NULL;
+    t->tp.room = xport_room;
+    t->tp.room_arg = x;
 }
 
 static onic_status_t xport_tr_open(onic_xport_t *x, unsigned which)
@@ -360,11 +365,11 @@ onic_status_t onic_xport_open(const onic_xport_params_t *p, onic_xport_t **x_p)
     }
     for (uint32_t r = 0; r < x->params.size; r++) {
         if (x->route[r] == XPORT_SELF) {
-            x->dest[r] = (xport_dest_t){onic_xport_self_ops.send, x->self, r};
+            x->dest[r] = (xport_dest_t){onic_xport_self_ops.send, x->self, r, 1};
         } else {
             uint32_t idx;
             xport_tr_t *t = xport_peer(x, r, &idx);
-            x->dest[r] = (xport_dest_t){t->ops->send, t->state, idx};
+            x->dest[r] = (xport_dest_t){t->ops->send, t->state, idx, t->ops->waits};
         }
     }
     x->max_payload = onic_xport_self_ops.max_payload(x->self);
@@ -449,18 +454,24 @@ static void xport_progress_deferred(onic_xport_t *x, unsigned *spins)
     }
 }
 
-/* The peer had no room: keep draining our own transports until it has. */
+/* tp->room: a transport's send found no room. */
+static void xport_room(void *arg, unsigned *spins)
+{
+    xport_progress_deferred(arg, spins);
+}
+
+/* A transport that returns "no room": keep draining our own transports
+ * until the peer has some. */
 static onic_status_t __attribute__((noinline))
-xport_send_wait(onic_xport_t *x, const xport_dest_t *d, const void *user_hdr, size_t user_len,
+xport_send_loop(onic_xport_t *x, const xport_dest_t *d, const void *user_hdr, size_t user_len,
                 const void *payload, size_t len)
 {
     onic_status_t status;
     unsigned spins = 0;
 
-    do
-        xport_progress_deferred(x, &spins);
     while ((status = d->send(d->state, d->idx, user_hdr, user_len, payload, len)) ==
-           ONIC_ERR_NO_RESOURCE);
+           ONIC_ERR_NO_RESOURCE)
+        xport_progress_deferred(x, &spins);
     return status;
 }
 
@@ -468,11 +479,11 @@ onic_status_t onic_xport_send_nocheck(onic_xport_t *x, uint32_t peer, const void
                                       size_t user_len, const void *payload, size_t len)
 {
     const xport_dest_t *d = &x->dest[peer];
-    onic_status_t status = d->send(d->state, d->idx, user_hdr, user_len, payload, len);
 
-    if (__builtin_expect(status == ONIC_ERR_NO_RESOURCE, 0))
-        return xport_send_wait(x, d, user_hdr, user_len, payload, len);
-    return status;
+    /* Either way a tail call: nothing is kept here for a retry. */
+    if (__builtin_expect(d->waits, 1))
+        return d->send(d->state, d->idx, user_hdr, user_len, payload, len);
+    return xport_send_loop(x, d, user_hdr, user_len, payload, len);
 }
 
 static onic_status_t __attribute__((noinline))

@@ -891,6 +891,16 @@ static void test_errors(void)
     MPI_Comm freed = c;
     MPI_Comm_free(&c);
     CHECK_EQ(MPI_Barrier(freed), MPI_ERR_COMM);
+    /* MPI_Send's one-test path lets none of these through either. */
+    CHECK_EQ(MPI_Send(&v, 1, MPI_INT, 0, 0, freed), MPI_ERR_COMM);
+    CHECK_EQ(MPI_Send(&v, 1, MPI_INT, 0, (1 << 24), MPI_COMM_WORLD), MPI_ERR_TAG);
+    CHECK_EQ(MPI_Send(&v, 1, MPI_INT, 0, 1 << 30, MPI_COMM_WORLD), MPI_ERR_TAG);
+    CHECK_EQ(MPI_Send(&v, -2000000000, MPI_INT, 0, 0, MPI_COMM_WORLD), MPI_ERR_COUNT);
+    CHECK_EQ(MPI_Send(NULL, 1, MPI_CHAR, 0, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+    CHECK_EQ(MPI_Send(&v, 1, MPI_CHAR - 1, 0, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
+    CHECK_EQ(MPI_Send(&v, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD), MPI_SUCCESS);
+    CHECK_EQ(MPI_Send(NULL, 0, MPI_INT, MPI_PROC_NULL, (1 << 24) - 1, MPI_COMM_WORLD),
+             MPI_SUCCESS);
     int sz;
     CHECK_EQ(MPI_Comm_size(MPI_COMM_NULL, &sz), MPI_ERR_COMM);
     CHECK_EQ(MPI_Comm_free(&(MPI_Comm){MPI_COMM_WORLD}), MPI_ERR_COMM);
@@ -2176,6 +2186,63 @@ static void test_held(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* --- many blocking small sends to a receiver that comes late ---------------------------- */
+/* Every other rank does N blocking sends of 8 bytes (every 97th of none,
+ * another tag) to rank 0, which starts receiving only after a while: the
+ * first ones go eager into unexpected space with no poll at the sender, the
+ * sender's credit runs out, its sends poll and go by rendezvous and wait
+ * for the receiver; then, the receiver draining, credit comes back and
+ * they go eager again. Rank 0 takes them with wildcards and checks that
+ * every message comes exactly once and, per sender, in order. */
+static void test_latesend(void)
+{
+    enum { N = 6000 };
+
+    if (size < 2)
+        return;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank != 0) {
+        for (long long i = 0; i < N; i++) {
+            long long v = (long long)rank << 32 | i;
+            if (i % 97 == 0)
+                MPI_Send(NULL, 0, MPI_LONG_LONG, 0, 2, MPI_COMM_WORLD);
+            else
+                MPI_Send(&v, 1, MPI_LONG_LONG, 0, 1, MPI_COMM_WORLD);
+        }
+    } else {
+        long long *next = calloc((size_t)size, sizeof(*next));
+        struct timespec ts = {0, 300000000};
+
+        while (nanosleep(&ts, &ts) != 0)
+            ;
+        for (long long k = 0; k < (long long)N * (size - 1) && failed < 10; k++) {
+            long long v = -1;
+            MPI_Status st;
+            int cnt, src;
+
+            MPI_Recv(&v, 1, MPI_LONG_LONG, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+            MPI_Get_count(&st, MPI_LONG_LONG, &cnt);
+            src = st.MPI_SOURCE;
+            CHECK(src > 0 && src < size);
+            if (src <= 0 || src >= size)
+                break;
+            if (next[src] % 97 == 0) {
+                CHECK_EQ(st.MPI_TAG, 2);
+                CHECK_EQ(cnt, 0);
+            } else {
+                CHECK_EQ(st.MPI_TAG, 1);
+                CHECK_EQ(cnt, 1);
+                CHECK_EQ(v, (long long)src << 32 | next[src]);
+            }
+            next[src]++;
+        }
+        for (int r = 1; r < size; r++)
+            CHECK_EQ(next[r], N);
+        free(next);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static const test_t tests[] = {
     {"setup", test_setup},         {"order", test_order},   {"unexpected", test_unexpected},
     {"pinned", test_pinned},
@@ -2185,6 +2252,7 @@ static const test_t tests[] = {
     {"errors", test_errors},       {"large", test_large},   {"fanin", test_fanin},
     {"rndv", test_rndv},           {"smallburst", test_smallburst},
     {"refill", test_refill},       {"cancelrace", test_cancelrace},
+    {"latesend", test_latesend},
 };
 
 /* Not in "all": each takes seconds. */
