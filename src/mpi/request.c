@@ -207,12 +207,31 @@ static int req_publish(onic_mpi_req_t *r, const char *call)
     return MPI_SUCCESS;
 }
 
+/* A non-blocking start whose arguments are checked. */
+static int req_immediate_checked(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode,
+                                 const char *call, const void *buf, int count,
+                                 const req_args_t *a, int peer, int tag, MPI_Request *request)
+{
+    onic_mpi_req_t *r;
+    int rc;
+
+    if (kind == ONIC_MPI_REQ_SEND)
+        onic_mpi_bundle_begin();
+    if ((r = req_make(kind, mode, call, buf, count, a, peer, tag, &rc)) == NULL)
+        return rc;
+    if ((rc = req_publish(r, call)) != MPI_SUCCESS || (rc = req_start(r)) != MPI_SUCCESS) {
+        onic_mpi_req_free(r);
+        return rc;
+    }
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+
 static int req_immediate(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, const char *call,
                          const void *buf, int count, MPI_Datatype datatype, int peer, int tag,
                          MPI_Comm comm, MPI_Request *request)
 {
     req_args_t a;
-    onic_mpi_req_t *r;
     int rc = req_check_start(call, kind == ONIC_MPI_REQ_SEND, buf, count, datatype, peer, tag,
                              comm, &a);
 
@@ -221,16 +240,24 @@ static int req_immediate(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, const c
     if (request == NULL)
         return onic_mpi_err(a.comm, MPI_ERR_ARG, call, "request is NULL; pass where to store "
                             "the request");
-    if (kind == ONIC_MPI_REQ_SEND)
-        onic_mpi_bundle_begin();
-    if ((r = req_make(kind, mode, call, buf, count, &a, peer, tag, &rc)) == NULL)
-        return rc;
-    if ((rc = req_publish(r, call)) != MPI_SUCCESS || (rc = req_start(r)) != MPI_SUCCESS) {
-        onic_mpi_req_free(r);
-        return rc;
-    }
-    *request = r->handle;
-    return MPI_SUCCESS;
+    return req_immediate_checked(kind, mode, call, buf, count, &a, peer, tag, request);
+}
+
+/* The common receive's checks in one test, as MPI_Send's: initialized, a
+ * live communicator, a committed type, count >= 0 and a buffer, a size
+ * onic moves, a source in the communicator or MPI_ANY_SOURCE, a tag in
+ * range or MPI_ANY_TAG. A receive that fails it (MPI_PROC_NULL too) goes
+ * the general way, which checks again and says what was wrong. */
+static inline int req_recv_args_ok(const void *buf, int count, MPI_Datatype datatype,
+                                   int source, int tag, MPI_Comm comm, req_args_t *a)
+{
+    return __builtin_expect(onic_mpi_g.initialized && !onic_mpi_g.finalized, 1) &&
+           (a->comm = onic_mpi_comm_lookup(comm)) != NULL &&
+           (a->type = onic_mpi_type_lookup(datatype)) != NULL && count >= 0 &&
+           (buf != NULL || count == 0 || a->type->size == 0) &&
+           a->type->size * (size_t)count <= ONIC_MPI_LEN_MAX &&
+           ((unsigned)source < (unsigned)a->comm->size || source == MPI_ANY_SOURCE) &&
+           ((unsigned)tag <= ONIC_MPI_TAG_UB || tag == MPI_ANY_TAG);
 }
 
 /* --- Finishing requests ----------------------------------------------------------------- */
@@ -718,6 +745,11 @@ int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
+    req_args_t a;
+
+    if (req_recv_args_ok(buf, count, datatype, source, tag, comm, &a) && request != NULL)
+        return req_immediate_checked(ONIC_MPI_REQ_RECV, ONIC_MPI_MODE_STANDARD, "MPI_Irecv", buf,
+                                     count, &a, source, tag, request);
     return req_immediate(ONIC_MPI_REQ_RECV, ONIC_MPI_MODE_STANDARD, "MPI_Irecv", buf, count,
                          datatype, source, tag, comm, request);
 }
@@ -861,6 +893,14 @@ int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
              MPI_Status *status)
 {
+    req_args_t a;
+
+    if (req_recv_args_ok(buf, count, datatype, source, tag, comm, &a) && status != NULL) {
+        if (onic_mpi_g.bundle_open)
+            onic_mpi_bundle_end();
+        return req_blocking_wait(ONIC_MPI_REQ_RECV, ONIC_MPI_MODE_STANDARD, "MPI_Recv", buf,
+                                 count, &a, source, tag, status);
+    }
     return req_blocking(ONIC_MPI_REQ_RECV, ONIC_MPI_MODE_STANDARD, "MPI_Recv", buf, count,
                         datatype, source, tag, comm, status);
 }
