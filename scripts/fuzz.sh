@@ -6,13 +6,16 @@ set -eu
 SECONDS_TO_RUN=${1:-60}
 cd "$(dirname "$0")/.."
 
-if ! command -v clang >/dev/null 2>&1; then
-    echo "fuzz: installing clang"
+# clang alone is not enough: libFuzzer and ASan's runtime come in
+# libclang-rt-dev, which a clang installed without recommends lacks.
+if ! command -v clang >/dev/null 2>&1 ||
+    [ ! -f "$(clang -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null)" ]; then
+    echo "fuzz: installing clang and its runtime libraries (libFuzzer, sanitizers)"
     SUDO=""
     [ "$(id -u)" -ne 0 ] && SUDO="sudo"
     export DEBIAN_FRONTEND=noninteractive
     $SUDO apt-get update -q
-    $SUDO apt-get install -y -q --no-install-recommends clang
+    $SUDO apt-get install -y -q --no-install-recommends clang libclang-rt-dev
 fi
 cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DONIC_FUZZ=ON >/dev/null
 cmake --build build-fuzz -j "$(nproc 2>/dev/null || echo 2)" --target fuzz_ptl_target
