@@ -260,6 +260,19 @@ static inline int req_recv_args_ok(const void *buf, int count, MPI_Datatype data
            ((unsigned)tag <= ONIC_MPI_TAG_UB || tag == MPI_ANY_TAG);
 }
 
+/* The same for a send: a destination in the communicator, a tag in range
+ * (no wildcards). MPI_PROC_NULL goes the general way. */
+static inline int req_send_args_ok(const void *buf, int count, MPI_Datatype datatype, int dest,
+                                   int tag, MPI_Comm comm, req_args_t *a)
+{
+    return __builtin_expect(onic_mpi_g.initialized && !onic_mpi_g.finalized, 1) &&
+           (a->comm = onic_mpi_comm_lookup(comm)) != NULL &&
+           (a->type = onic_mpi_type_lookup(datatype)) != NULL && count >= 0 &&
+           (buf != NULL || count == 0 || a->type->size == 0) &&
+           a->type->size * (size_t)count <= ONIC_MPI_LEN_MAX &&
+           (unsigned)dest < (unsigned)a->comm->size && (unsigned)tag <= ONIC_MPI_TAG_UB;
+}
+
 /* --- Finishing requests ----------------------------------------------------------------- */
 static onic_mpi_req_t *req_get(MPI_Request h, const char *call, int *rc_p)
 {
@@ -724,6 +737,11 @@ int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
+    req_args_t a;
+
+    if (req_send_args_ok(buf, count, datatype, dest, tag, comm, &a) && request != NULL)
+        return req_immediate_checked(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_STANDARD, "MPI_Isend", buf,
+                                     count, &a, dest, tag, request);
     return req_immediate(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_STANDARD, "MPI_Isend", buf, count,
                          datatype, dest, tag, comm, request);
 }
