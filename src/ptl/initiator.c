@@ -370,7 +370,8 @@ int PtlPutRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t 
     onic_ptl_wire_t w;
     onic_status_t status;
 
-    if (__builtin_expect(onic_ptl_backend_g != NULL || !onic_ptl_g.init || ni == NULL, 0) ||
+    /* An NI implies PtlInit (PtlFini clears it before init). */
+    if (__builtin_expect(ni == NULL || onic_ptl_backend_g != NULL, 0) ||
         (md = onic_ptl_htab_get_hinted(&ni->mds, md_handle)) == NULL ||
         !(md->desc.threshold == PTL_MD_THRESH_INF && !(md->desc.options & PTL_MD_MAX_SIZE) &&
           local_offset <= md->desc.length && length <= md->desc.length - local_offset &&
