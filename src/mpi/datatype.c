@@ -9,8 +9,6 @@
 #include <string.h>
 #include <wchar.h>
 
-#define TYPE_NPREDEF ONIC_MPI_TYPE_NPREDEF
-
 typedef struct { float v; int i; } type_float_int_t;
 typedef struct { double v; int i; } type_double_int_t;
 typedef struct { long v; int i; } type_long_int_t;
@@ -29,7 +27,7 @@ typedef struct type_predef {
 } type_predef_t;
 
 #define PAIR(_n, _t, _b) {_n, sizeof(((_t *)0)->v), sizeof(_t), _b, offsetof(_t, i)}
-static const type_predef_t type_predefs[TYPE_NPREDEF] = {
+static const type_predef_t type_predefs[ONIC_MPI_TYPE_NPREDEF] = {
     {"MPI_CHAR", 1, 1, ONIC_MPI_B_CHAR, 0},
     {"MPI_SIGNED_CHAR", 1, 1, ONIC_MPI_B_SCHAR, 0},
     {"MPI_UNSIGNED_CHAR", 1, 1, ONIC_MPI_B_UCHAR, 0},
@@ -64,15 +62,14 @@ static const type_predef_t type_predefs[TYPE_NPREDEF] = {
     {"MPI_AINT", sizeof(MPI_Aint), sizeof(MPI_Aint), ONIC_MPI_B_AINT, 0},
 };
 
-onic_mpi_type_t onic_mpi_type_predef[TYPE_NPREDEF];
-#define type_predef_objs onic_mpi_type_predef
-static onic_mpi_block_t type_predef_blocks[TYPE_NPREDEF][2];
+onic_mpi_type_t onic_mpi_type_predef[ONIC_MPI_TYPE_NPREDEF];
+static onic_mpi_block_t type_predef_blocks[ONIC_MPI_TYPE_NPREDEF][2];
 
 int onic_mpi_type_init(void)
 {
-    for (int i = 0; i < TYPE_NPREDEF; i++) {
+    for (int i = 0; i < ONIC_MPI_TYPE_NPREDEF; i++) {
         const type_predef_t *p = &type_predefs[i];
-        onic_mpi_type_t *t = &type_predef_objs[i];
+        onic_mpi_type_t *t = &onic_mpi_type_predef[i];
 
         memset(t, 0, sizeof(*t));
         t->handle = MPI_CHAR + i;
@@ -107,7 +104,7 @@ void onic_mpi_type_fini(void)
 {
     onic_mpi_htab_t *tab = &onic_mpi_g.types;
 
-    for (int i = TYPE_NPREDEF; i < tab->used; i++) {
+    for (int i = ONIC_MPI_TYPE_NPREDEF; i < tab->used; i++) {
         onic_mpi_type_t *t = tab->obj[i];
         if (t != NULL) {
             onic_free(t->blocks);

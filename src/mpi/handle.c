@@ -10,11 +10,6 @@
 #define HANDLE_GEN_MASK   ONIC_MPI_HANDLE_GEN_MASK
 #define HANDLE_INDEX_MASK (ONIC_MPI_HANDLE_INDEX_MAX - 1)
 
-static int handle_make(int kind, unsigned gen, int index)
-{
-    return kind << HANDLE_KIND_SHIFT | (int)((gen & HANDLE_GEN_MASK) << HANDLE_GEN_SHIFT) | index;
-}
-
 void onic_mpi_htab_init(onic_mpi_htab_t *t, int kind)
 {
     memset(t, 0, sizeof(*t));
@@ -89,6 +84,6 @@ int onic_mpi_htab_add_new(onic_mpi_htab_t *t, void *obj, int *h)
     index = t->used++;
     t->gen[index] = 1; /* generation 0 is the predefined objects' */
     t->obj[index] = obj;
-    *h = handle_make(t->kind, t->gen[index], index);
+    *h = onic_mpi_handle_make(t->kind, t->gen[index], index);
     return 0;
 }

@@ -66,6 +66,12 @@ static inline void *onic_mpi_htab_get(const onic_mpi_htab_t *t, int h)
         return NULL;
     return t->obj[index];
 }
+static inline int onic_mpi_handle_make(int kind, unsigned gen, int index)
+{
+    return kind << ONIC_MPI_HANDLE_KIND_SHIFT |
+           (int)((gen & ONIC_MPI_HANDLE_GEN_MASK) << ONIC_MPI_HANDLE_GEN_SHIFT) | index;
+}
+
 /* Inline, as get: a request's handle comes and goes with every message. */
 static inline int onic_mpi_htab_add(onic_mpi_htab_t *t, void *obj, int *h)
 {
@@ -75,8 +81,7 @@ static inline int onic_mpi_htab_add(onic_mpi_htab_t *t, void *obj, int *h)
         return onic_mpi_htab_add_new(t, obj, h);
     index = t->free[--t->nfree];
     t->obj[index] = obj;
-    *h = t->kind << ONIC_MPI_HANDLE_KIND_SHIFT |
-         (int)((t->gen[index] & ONIC_MPI_HANDLE_GEN_MASK) << ONIC_MPI_HANDLE_GEN_SHIFT) | index;
+    *h = onic_mpi_handle_make(t->kind, t->gen[index], index);
     return 0;
 }
 

@@ -68,7 +68,7 @@ static _Noreturn void p2p_fatal(const char *what, int rc)
 /* --- Unexpected buffers and credits ----------------------------------------------- *
  *
  * Credit is counted in bytes: an eager message costs its sender
- * p2p_charge(length) of its credit at the receiver, which returns it once
+ * onic_mpi_charge(length) of its credit at the receiver, which returns it once
  * the message is received. The receiver keeps ubuf_slack, a lower bound of
  * (space its posted buffers are sure to take) - (credit its senders hold),
  * at 0 or more, so every eager message finds room:
@@ -84,12 +84,6 @@ static _Noreturn void p2p_fatal(const char *what, int rc)
  *     added first when there is too little. */
 #define P2P_UBUF_HDR   64u  /* the descriptor's cache line, before the data */
 #define P2P_UBUF_MIN   (64u << 10)
-#define P2P_CHARGE_MIN ONIC_MPI_CHARGE_MIN
-
-static uint64_t p2p_charge(uint64_t length)
-{
-    return onic_mpi_charge(length);
-}
 
 static int64_t ubuf_sure(void)
 {
@@ -153,7 +147,7 @@ static void ubuf_recycle(onic_mpi_ubuf_t *b)
 static void ubuf_landed(onic_mpi_ubuf_t *b, const ptl_event_t *ev)
 {
     b->landed += ev->mlength;
-    b->charged += p2p_charge(ev->rlength);
+    b->charged += onic_mpi_charge(ev->rlength);
 }
 
 static void ubuf_unlinked(onic_mpi_ubuf_t *b)
@@ -194,7 +188,7 @@ static void ubuf_consumed(const ptl_ovf_header_t *h)
     onic_mpi_ubuf_t *b = ubuf_of(h->start);
 
     b->consumed += h->mlength;
-    credit_owe(h->initiator.pid, p2p_charge(h->rlength));
+    credit_owe(h->initiator.pid, onic_mpi_charge(h->rlength));
     ubuf_recycle(b);
 }
 
@@ -347,7 +341,7 @@ static void recv_matched(onic_mpi_req_t *r, const ptl_event_t *ev)
         return;
     }
     if (ev->rlength > 0) {
-        uint64_t charge = p2p_charge(ev->rlength);
+        uint64_t charge = onic_mpi_charge(ev->rlength);
         onic_mpi_g.ubuf_slack += (int64_t)charge; /* credit spent, no space taken */
         credit_owe(ev->initiator.pid, charge);
     }
@@ -456,7 +450,7 @@ int onic_mpi_p2p_send_eager_slow(onic_mpi_comm_t *c, int coll, int peer, int tag
 
     if (bytes > onic_mpi_g.eager_limit)
         return ONIC_MPI_NOT_EAGER;
-    if (bytes > 0 && onic_mpi_g.credits[dest] < p2p_charge(bytes)) {
+    if (bytes > 0 && onic_mpi_g.credits[dest] < onic_mpi_charge(bytes)) {
         /* Out of credit at dest. What it has given back may be waiting in
          * our transport: a send without credit polls, and goes by
          * rendezvous only if still short. This is also where a process
@@ -466,13 +460,13 @@ int onic_mpi_p2p_send_eager_slow(onic_mpi_comm_t *c, int coll, int peer, int tag
          * one does (a rendezvous send then waits, polling, in its own
          * call). */
         onic_mpi_progress(0);
-        if (onic_mpi_g.credits[dest] < p2p_charge(bytes))
+        if (onic_mpi_g.credits[dest] < onic_mpi_charge(bytes))
             return ONIC_MPI_NOT_EAGER;
     }
     rc = onic_mpi_p2p_put_eager(c, coll, dest, tag, data, bytes);
     if (rc == PTL_OK) {
         if (bytes > 0)
-            onic_mpi_g.credits[dest] -= p2p_charge(bytes);
+            onic_mpi_g.credits[dest] -= onic_mpi_charge(bytes);
         return MPI_SUCCESS;
     }
     return onic_mpi_p2p_send_refused(c, bytes, rc, call);
@@ -887,7 +881,7 @@ int onic_mpi_p2p_init(void)
     onic_mpi_g.drain_sends = cfg.onload != 0;
     onic_mpi_g.get_chunk = ONIC_MPI_GET_CHUNK;
     /* ONIC_EAGER_CREDITS messages of the largest eager size. */
-    onic_mpi_g.credits_per_peer = (uint64_t)cfg.eager_credits * p2p_charge(cfg.eager_limit);
+    onic_mpi_g.credits_per_peer = (uint64_t)cfg.eager_credits * onic_mpi_charge(cfg.eager_limit);
     onic_dlist_init(&onic_mpi_g.active);
     onic_dlist_init(&onic_mpi_g.pulled);
     onic_dlist_init(&onic_mpi_g.bsegs);
@@ -921,9 +915,9 @@ int onic_mpi_p2p_init(void)
      * full of messages that complete posted receives, twice over. */
     eqn = 4ull * cfg.shm_ring_slots * cfg.size + 4096;
     /* and two per unexpected message the senders' credit allows (each
-     * costs at least P2P_CHARGE_MIN) */
+     * costs at least ONIC_MPI_CHARGE_MIN) */
     if (cfg.eager_limit > 0)
-        eqn += 2ull * cfg.size * onic_mpi_g.credits_per_peer / P2P_CHARGE_MIN;
+        eqn += 2ull * cfg.size * onic_mpi_g.credits_per_peer / ONIC_MPI_CHARGE_MIN;
     eqn = eqn < P2P_EQ_MIN ? P2P_EQ_MIN : eqn > P2P_EQ_MAX ? P2P_EQ_MAX : eqn;
     if ((rc = PtlEQAlloc(onic_mpi_g.ni, eqn, PTL_EQ_HANDLER_NONE, &onic_mpi_g.eq)) != PTL_OK ||
         (rc = PtlEQAlloc(onic_mpi_g.ni, P2P_EQ_UNEXP, PTL_EQ_HANDLER_NONE,

@@ -243,34 +243,22 @@ static int req_immediate(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, const c
     return req_immediate_checked(kind, mode, call, buf, count, &a, peer, tag, request);
 }
 
-/* The common receive's checks in one test, as MPI_Send's: initialized, a
- * live communicator, a committed type, count >= 0 and a buffer, a size
- * onic moves, a source in the communicator or MPI_ANY_SOURCE, a tag in
- * range or MPI_ANY_TAG. A receive that fails it (MPI_PROC_NULL too) goes
- * the general way, which checks again and says what was wrong. */
-static inline int req_recv_args_ok(const void *buf, int count, MPI_Datatype datatype,
-                                   int source, int tag, MPI_Comm comm, req_args_t *a)
+/* The common send's or receive's checks in one test: initialized, a live
+ * communicator, a committed type, count >= 0 and a buffer, a size onic
+ * moves, a peer in the communicator and a tag in range (a receive's may
+ * also be MPI_ANY_SOURCE and MPI_ANY_TAG). An operation that fails it
+ * (MPI_PROC_NULL too) goes the general way, which checks again and says
+ * what was wrong. */
+static inline int req_args_ok(int is_send, const void *buf, int count, MPI_Datatype datatype,
+                              int peer, int tag, MPI_Comm comm, req_args_t *a)
 {
     return __builtin_expect(onic_mpi_g.initialized && !onic_mpi_g.finalized, 1) &&
            (a->comm = onic_mpi_comm_lookup(comm)) != NULL &&
            (a->type = onic_mpi_type_lookup(datatype)) != NULL && count >= 0 &&
            (buf != NULL || count == 0 || a->type->size == 0) &&
            a->type->size * (size_t)count <= ONIC_MPI_LEN_MAX &&
-           ((unsigned)source < (unsigned)a->comm->size || source == MPI_ANY_SOURCE) &&
-           ((unsigned)tag <= ONIC_MPI_TAG_UB || tag == MPI_ANY_TAG);
-}
-
-/* The same for a send: a destination in the communicator, a tag in range
- * (no wildcards). MPI_PROC_NULL goes the general way. */
-static inline int req_send_args_ok(const void *buf, int count, MPI_Datatype datatype, int dest,
-                                   int tag, MPI_Comm comm, req_args_t *a)
-{
-    return __builtin_expect(onic_mpi_g.initialized && !onic_mpi_g.finalized, 1) &&
-           (a->comm = onic_mpi_comm_lookup(comm)) != NULL &&
-           (a->type = onic_mpi_type_lookup(datatype)) != NULL && count >= 0 &&
-           (buf != NULL || count == 0 || a->type->size == 0) &&
-           a->type->size * (size_t)count <= ONIC_MPI_LEN_MAX &&
-           (unsigned)dest < (unsigned)a->comm->size && (unsigned)tag <= ONIC_MPI_TAG_UB;
+           ((unsigned)peer < (unsigned)a->comm->size || (!is_send && peer == MPI_ANY_SOURCE)) &&
+           ((unsigned)tag <= ONIC_MPI_TAG_UB || (!is_send && tag == MPI_ANY_TAG));
 }
 
 /* --- Finishing requests ----------------------------------------------------------------- */
@@ -739,7 +727,7 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 {
     req_args_t a;
 
-    if (req_send_args_ok(buf, count, datatype, dest, tag, comm, &a) && request != NULL)
+    if (req_args_ok(1, buf, count, datatype, dest, tag, comm, &a) && request != NULL)
         return req_immediate_checked(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_STANDARD, "MPI_Isend", buf,
                                      count, &a, dest, tag, request);
     return req_immediate(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_STANDARD, "MPI_Isend", buf, count,
@@ -765,7 +753,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
 {
     req_args_t a;
 
-    if (req_recv_args_ok(buf, count, datatype, source, tag, comm, &a) && request != NULL)
+    if (req_args_ok(0, buf, count, datatype, source, tag, comm, &a) && request != NULL)
         return req_immediate_checked(ONIC_MPI_REQ_RECV, ONIC_MPI_MODE_STANDARD, "MPI_Irecv", buf,
                                      count, &a, source, tag, request);
     return req_immediate(ONIC_MPI_REQ_RECV, ONIC_MPI_MODE_STANDARD, "MPI_Irecv", buf, count,
@@ -913,7 +901,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
 {
     req_args_t a;
 
-    if (req_recv_args_ok(buf, count, datatype, source, tag, comm, &a) && status != NULL) {
+    if (req_args_ok(0, buf, count, datatype, source, tag, comm, &a) && status != NULL) {
         if (onic_mpi_g.bundle_open)
             onic_mpi_bundle_end();
         return req_blocking_wait(ONIC_MPI_REQ_RECV, ONIC_MPI_MODE_STANDARD, "MPI_Recv", buf,

@@ -53,46 +53,30 @@ int onic_ptl_md_check(onic_ptl_ni_t *ni, const ptl_md_t *md, ptl_unlink_t unlink
 int onic_ptl_md_create(onic_ptl_ni_t *ni, const ptl_md_t *desc, ptl_unlink_t unlink,
                        onic_ptl_me_t *me, onic_ptl_md_t **md_p)
 {
+    /* An entry's first MD is the one it carries: no pool, no table slot. */
+    int embedded = me != NULL && !me->md0_used;
     onic_ptl_md_t *md;
-    onic_status_t status;
 
-    if (me != NULL && !me->md0_used) {
-        /* The entry's own: no pool, no table; the limit still counts it. */
-        if (ni->mds.live + ni->md0_live >= ni->mds.max) {
-            onic_error("ptl: cannot create a memory descriptor: %d exist (max_mds)",
-                       ni->limits.max_mds);
-            return PTL_NO_SPACE;
-        }
-        md = &me->md0;
-        md->desc = *desc;
-        md->handle = onic_ptl_md0_handle(me->handle);
-        md->unlink = unlink;
-        md->local_offset = 0;
-        md->me = me;
-        md->pending = md->inflight = 0;
-        md->embedded = 1;
-        me->md0_used = me->md0_live = 1;
-        ni->md0_live++;
-        onic_dlist_push_tail(&me->mds, &md->link);
-        *md_p = md;
-        return PTL_OK;
-    }
-    /* The table's own limit does not see the entries' MDs. */
+    /* The table's own limit does not see the entries' MDs: count both. */
     if (ni->mds.live + ni->md0_live >= ni->mds.max) {
         onic_error("ptl: cannot create a memory descriptor: %d exist (max_mds)",
                    ni->limits.max_mds);
         return PTL_NO_SPACE;
     }
-    if ((md = onic_pool_get(&ni->md_pool)) == NULL)
+    md = embedded ? &me->md0 : onic_pool_get(&ni->md_pool);
+    if (md == NULL)
         return PTL_NO_SPACE;
     memset(md, 0, sizeof(*md));
     md->desc = *desc;
     md->unlink = unlink;
     md->me = me;
-    status = onic_ptl_htab_add(&ni->mds, md, &md->handle);
-    if (status != ONIC_OK) {
-        onic_error("ptl: cannot create a memory descriptor: %s (at most %d)",
-                   onic_status_str(status), ni->limits.max_mds);
+    md->embedded = embedded;
+    if (embedded) {
+        md->handle = onic_ptl_md0_handle(me->handle);
+        me->md0_used = me->md0_live = 1;
+        ni->md0_live++;
+    } else if (onic_ptl_htab_add(&ni->mds, md, &md->handle) != ONIC_OK) {
+        onic_error("ptl: cannot create a memory descriptor: no memory for its handle");
         onic_pool_put(&ni->md_pool, md);
         return PTL_NO_SPACE;
     }
@@ -100,6 +84,17 @@ int onic_ptl_md_create(onic_ptl_ni_t *ni, const ptl_md_t *desc, ptl_unlink_t unl
         onic_dlist_push_tail(&me->mds, &md->link);
     *md_p = md;
     return PTL_OK;
+}
+
+void onic_ptl_md_release(onic_ptl_ni_t *ni, onic_ptl_md_t *md)
+{
+    if (md->embedded) {
+        md->me->md0_live = 0;
+        ni->md0_live--;
+        return;
+    }
+    onic_ptl_htab_del(&ni->mds, md->handle);
+    onic_pool_put(&ni->md_pool, md);
 }
 
 void onic_ptl_md_destroy(onic_ptl_ni_t *ni, onic_ptl_md_t *md)
@@ -110,13 +105,7 @@ void onic_ptl_md_destroy(onic_ptl_ni_t *ni, onic_ptl_md_t *md)
         onic_dlist_del(&md->link);
     else if (ni->io != NULL && ni->io->md_gone != NULL)
         ni->io->md_gone(ni->io_arg, md->handle);
-    if (md->embedded) {
-        me->md0_live = 0;
-        ni->md0_live--;
-    } else {
-        onic_ptl_htab_del(&ni->mds, md->handle);
-        onic_pool_put(&ni->md_pool, md);
-    }
+    onic_ptl_md_release(ni, md);
     /* Paper 003, 4.4: an entry whose MD list this empties goes too, if it
      * was attached with PTL_UNLINK. */
     if (me != NULL && onic_dlist_empty(&me->mds) && me->unlink == PTL_UNLINK)

@@ -41,13 +41,7 @@ void onic_ptl_me_destroy(onic_ptl_ni_t *ni, onic_ptl_me_t *me)
     while (!onic_dlist_empty(&me->mds)) {
         onic_ptl_md_t *md = onic_container_of(me->mds.next, onic_ptl_md_t, link);
         onic_dlist_del(&md->link);
-        if (md->embedded) {
-            me->md0_live = 0;
-            ni->md0_live--;
-            continue;
-        }
-        onic_ptl_htab_del(&ni->mds, md->handle);
-        onic_pool_put(&ni->md_pool, md);
+        onic_ptl_md_release(ni, md);
     }
     onic_matcher_remove(me->overflow ? pt->overflow : pt->list, me->entry);
     if (me->overflow)

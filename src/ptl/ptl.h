@@ -517,6 +517,8 @@ int  onic_ptl_md_check(onic_ptl_ni_t *ni, const ptl_md_t *md, ptl_unlink_t unlin
 /* A new MD on me (NULL: bound); a Portals code. */
 int  onic_ptl_md_create(onic_ptl_ni_t *ni, const ptl_md_t *desc, ptl_unlink_t unlink,
                         onic_ptl_me_t *me, onic_ptl_md_t **md_p);
+/* Free md's handle and memory (an entry's own MD: mark its slot free). */
+void onic_ptl_md_release(onic_ptl_ni_t *ni, onic_ptl_md_t *md);
 /* Detach (and unlink the ME if that empties it and it says so) and free. */
 void onic_ptl_md_destroy(onic_ptl_ni_t *ni, onic_ptl_md_t *md);
 
