@@ -1,5 +1,6 @@
 /* The matching rules every engine must keep, run against each engine (and the
- * alpu engine again with its unit loaded from the first entry). */
+ * alpu engine again with its unit loaded from the first entry, hash again
+ * with its ring's tags compared without SSE2). */
 #include "check.h"
 #include "base/log.h"
 #include "base/mem.h"
@@ -15,6 +16,7 @@ typedef struct engine_case {
 } engine_case_t;
 
 static void tune_none(onic_config_t *cfg) { (void)cfg; }
+static void tune_hash_scalar(onic_config_t *cfg) { cfg->simd = ONIC_SIMD_SCALAR; }
 static void tune_alpu_small(onic_config_t *cfg)
 {
     cfg->alpu_cells = 8;
@@ -25,6 +27,7 @@ static void tune_alpu_small(onic_config_t *cfg)
 static const engine_case_t cases[] = {
     {"list", "list", tune_none},
     {"hash", "hash", tune_none},
+    {"hash", "hash(ring tags without SSE2)", tune_hash_scalar},
     {"alpu", "alpu", tune_none},
     {"alpu", "alpu(8 cells, threshold 0)", tune_alpu_small},
     {"wide", "wide", tune_none},
