@@ -738,7 +738,7 @@ static onic_status_t hash_insert(onic_matcher_t *m, onic_mentry_t *me, onic_ment
     return ONIC_OK;
 }
 
-/* Calls fn on every indexed entry (not the small array), in no order. */
+/* Calls fn on every indexed entry (not the small ring), in no order. */
 static void hash_each(hash_engine_t *h, void (*fn)(hash_entry_t *e, void *ctx), void *ctx)
 {
     for (unsigned ci = 0; ci < h->nclasses; ci++) {
@@ -778,16 +778,15 @@ static onic_mentry_t *hash_neighbour(onic_matcher_t *m, const onic_mentry_t *me,
         const hash_small_t *sm = &h->small;
         unsigned i = (((const hash_entry_t *)me)->slot - sm->head) & HASH_SMALL_MASK;
         uint64_t order = hash_small_order(sm, sm->live);
+        unsigned j;
         if (after) {
             order = i + 1 < 64 ? order >> (i + 1) : 0;
-            return order != 0
-                       ? &sm->slot[hash_small_at(sm, i + 1 + (unsigned)__builtin_ctzll(order))]->super
-                       : NULL;
+            j = i + 1 + (unsigned)__builtin_ctzll(order | 1ull << 63);
+        } else {
+            order &= hash_small_bit(i) - 1;
+            j = 63 - (unsigned)__builtin_clzll(order | 1);
         }
-        order &= hash_small_bit(i) - 1;
-        return order != 0
-                   ? &sm->slot[hash_small_at(sm, 63 - (unsigned)__builtin_clzll(order))]->super
-                   : NULL;
+        return order != 0 ? &sm->slot[hash_small_at(sm, j)]->super : NULL;
     }
     hash_each(h, hash_nearest_visit, &n);
     return n.best != NULL ? &n.best->super : NULL;
