@@ -26,7 +26,8 @@ static const onic_config_var_t config_vars[] = {
     {"ONIC_MATCH", "hash", "matching engine for every queue: hash, list, alpu or wide",
      ONIC_CONFIG_ENUM, 0, 0, onic_config_match_engines, CFG_FIELD(match_engine)},
     {"ONIC_SIMD", "auto", "vector compares in alpu and wide: auto (AVX2 if the CPU has it), "
-     "scalar, or avx2", ONIC_CONFIG_ENUM, 0, 0, simd_values, CFG_FIELD(simd)},
+     "scalar, or avx2; scalar also keeps hash's short queues off SSE2", ONIC_CONFIG_ENUM, 0, 0,
+     simd_values, CFG_FIELD(simd)},
     {"ONIC_ALPU_CELLS", "256", "cells in the alpu engine's unit (paper 000 used 128 and 256)",
      ONIC_CONFIG_UINT_POW2, 2, 65536, NULL, CFG_FIELD(alpu_cells)},
     {"ONIC_ALPU_BLOCK", "16", "cells per block in the alpu unit; at most ONIC_ALPU_CELLS",

@@ -1,18 +1,24 @@
 /* hash: constant-time matching with wildcards and MPI ordering intact.
  *
- * Entries are grouped into classes by their ignore mask (MPI has at most
- * four: exact, any-source, any-tag, both). Within a class, every entry that
- * matches a query q has the same key under the combined mask ~(class | q), so
- * one hash index per (class, combined mask) -- a "view" -- puts all of them in
- * one bucket, chained in queue order (by order key, seq). A lookup probes one
- * bucket per live class and keeps the candidate with the smallest seq: the
- * first match in queue order across classes. An append goes at the back of
- * its chains; an insert anywhere else walks its chains from the back to its
- * seq. A lookup with an accept callback merges the probed chains' matches in
- * seq order, so a refused entry moves only its own chain on. Each class's
- * primary view (combined mask = the class's own, what exact headers use) exists from the class's first entry; the views
- * wildcard queries need (an ANY_SOURCE receive searching exact unexpected
- * headers) are built on first use.
+ * A short queue is a ring with no index (small mode, hash_small_t): the
+ * front entry is tried first, and one-byte fingerprints compared 16 at a
+ * time pick the other candidates. Past HASH_SMALL_MAX entries the queue moves
+ * into the index below, until it empties.
+ *
+ * In the index, entries are grouped into classes by their ignore mask (MPI
+ * has at most four: exact, any-source, any-tag, both). Within a class, every
+ * entry that matches a query q has the same key under the combined mask
+ * ~(class | q), so one hash index per (class, combined mask) -- a "view" --
+ * puts all of them in one bucket, chained in queue order (by order key, seq).
+ * A lookup probes one bucket per live class and keeps the candidate with the
+ * smallest seq: the first match in queue order across classes. An append goes
+ * at the back of its chains; an insert anywhere else walks its chains from the
+ * back to its seq. A lookup with an accept callback merges the probed chains'
+ * matches in seq order, so a refused entry moves only its own chain on. Each
+ * class's primary view (combined mask = the class's own, what exact headers
+ * use) exists from the class's first entry; the views wildcard queries need
+ * (an ANY_SOURCE receive searching exact unexpected headers) are built on
+ * first use.
  *
  * There is no list of all entries: keeping one would cost two random cache
  * lines per removal. The shapes the index does not cover -- more than
@@ -33,20 +39,57 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define HASH_HAVE_SSE2 1
+#else
+#define HASH_HAVE_SSE2 0
+#endif
+
 #define HASH_MAX_CLASSES 8   /* distinct entry ignore masks with an index */
 #define HASH_MAX_VIEWS   4   /* indices per class: one per combined mask */
-#define HASH_SMALL_MAX   8   /* a queue this short is an ordered array */
 #define HASH_NO_CLASS    0xffu
+/* Small mode (hash_small_t): a ring of HASH_SMALL_SLOTS slots that holds at
+ * most HASH_SMALL_MAX entries, so that it is at most half full after it is
+ * packed. The limit is measured (callgrind, instructions per call through
+ * the front end). With messages matched in order, the ring costs about 117
+ * per append and 78 per match at any depth, the index about 210 and 175.
+ * With random targets at a steady depth (match one, append one, as
+ * onic-bench-match does), a pair costs 380-395 in the ring up to 32
+ * entries and 415 in the index; a ring of 48 would cost 412 at 40 entries
+ * and 444 at 48, where packing and the candidates' key compares catch up.
+ * The worst lookup at 32 (the match last, one mask) costs 227 in the ring
+ * and 120-140 in the index. So the 33rd entry moves the queue into the
+ * index. */
+#define HASH_SMALL_MAX   32
+#define HASH_SMALL_SLOTS 64
+#define HASH_SMALL_MASK  (HASH_SMALL_SLOTS - 1)
+#define HASH_SMALL_WORDS (HASH_SMALL_SLOTS / 8)
+/* Ring tags: the top two bits are the entry's mask class in the ring, the
+ * low six a fingerprint. Class 3 is for masks that found no class and has no
+ * fingerprint. */
+#define HASH_SMALL_CLASSES 3
+#define HASH_SMALL_OTHER   3
+#define HASH_SMALL_FP_BITS 6
+
+static_assert(HASH_SMALL_SLOTS >= 16 && HASH_SMALL_SLOTS <= 64 &&
+              (HASH_SMALL_SLOTS & HASH_SMALL_MASK) == 0 && HASH_SMALL_MAX < HASH_SMALL_SLOTS,
+              "the ring is 16, 32 or 64 slots (whole 16-byte vectors of tags, one bit each in "
+              "a uint64_t), with room left over for holes");
 
 /* Two cache lines. The key, order key and the primary view's links,
  * everything an exact header touches, fill the first; the second holds the
  * links of the views wildcard queries use. An entry's class is not stored:
  * it is the class whose mask equals the entry's (or none, for the overflow
- * list), and in small mode vlink[0].next is NULL. */
+ * list). In small mode there are no links, and the first line holds the
+ * entry's slot in the ring instead. */
 struct hash_entry {
     onic_mentry_t super;
-    onic_dlist_t  vlink[HASH_MAX_VIEWS]; /* bucket chain of each view of its class;
-                                            vlink[0] chains the overflow list */
+    union {
+        onic_dlist_t vlink[HASH_MAX_VIEWS]; /* bucket chain of each view of its class;
+                                               vlink[0] chains the overflow list */
+        unsigned     slot;                  /* small mode: where it is in small.slot[] */
+    };
 } __attribute__((aligned(64)));
 typedef struct hash_entry hash_entry_t;
 
@@ -70,14 +113,51 @@ typedef struct hash_class {
     hash_view_t views[HASH_MAX_VIEWS];
 } hash_class_t;
 
+/* Small mode: a queue that has stayed within HASH_SMALL_MAX entries since
+ * it was last empty lives in a ring, in queue order, with no index: from
+ * slot[head] on, span slots (wrapping) hold its n entries and holes, and a
+ * bit of `live` marks each occupied slot. An append takes the slot behind
+ * the span; a removal clears the entry's bit, and a removal of the front
+ * moves head on to the next entry, which is what a receiver that posts a
+ * batch and gets its messages in order does. When the span reaches the end
+ * of the ring, an append first packs the entries toward head (in order), so
+ * with at most half of the ring in use, packing costs at most one move per
+ * append. An insert between entries opens a slot by sliding the entries
+ * behind its place.
+ *
+ * A lookup tries the front entry first. If that is not the answer, tags find
+ * the candidates. An entry of mask class E (up to three masks have a class)
+ * has three tag bytes, each class << 6 | six bits of a hash: of its key under
+ * E, of its bits word alone, of its id word alone. A query with mask Q that
+ * does not widen E (Q within E, as for every exact header) can only match
+ * entries whose key tag is that of the query's key under E; one that widens
+ * only the id (an ANY_SOURCE receive searching exact headers) goes by the
+ * bits tag, one that widens only the bits by the id tag. A compare of 16
+ * tags at a time (SSE2; SWAR with 64-bit words without it) per live class
+ * gives the slots worth a key compare; 1 in 64 non-matching entries gets
+ * through. A query that widens both words of a class, and entries of masks
+ * without a class (class 3), take the whole class as candidates. */
+enum { HASH_TAG_KEY, HASH_TAG_BITS, HASH_TAG_ID, HASH_TAGS };
+
+typedef struct hash_small {
+    uint64_t      live;   /* bit s: slot s holds an entry */
+    unsigned      head;   /* slot of the front entry, while n > 0 */
+    unsigned      span;   /* slots from head past the last entry, holes included */
+    unsigned      n;      /* entries in the ring */
+    unsigned      count[HASH_SMALL_CLASSES + 1]; /* entries of each class; the last: others */
+    unsigned      nclasses;                      /* classes 0 to nclasses - 1 were used */
+    onic_mkey_t   cmask[HASH_SMALL_CLASSES];     /* each class's mask (kept when it empties) */
+    /* Slot s's tags: byte s of each row; stale in holes. */
+    uint8_t       tag[HASH_TAGS][HASH_SMALL_SLOTS] __attribute__((aligned(16)));
+    hash_entry_t *slot[HASH_SMALL_SLOTS];
+} hash_small_t;
+
 typedef struct hash_engine {
-    /* Small mode: the queue has stayed within HASH_SMALL_MAX entries since it
-     * was last empty and lives in small[], in queue order, indexed by nothing:
-     * a ping-pong of post and match costs one compare. The first append past
-     * that moves it into the index, where it stays until it empties. */
+    /* Until the first append past HASH_SMALL_MAX entries, the queue is in
+     * small; from then on in the index, until it empties. */
     int           indexed;
-    unsigned      nsmall;
-    hash_entry_t *small[HASH_SMALL_MAX];
+    int           swar;      /* compare the ring's tags without SSE2 (ONIC_SIMD=scalar) */
+    hash_small_t  small;
     unsigned      nclasses;  /* class slots in use, live or empty */
     uint64_t      min_buckets;
     hash_bucket_t overflow;  /* entries no class could take, in queue order */
@@ -89,10 +169,19 @@ typedef struct hash_engine {
  * of the product depend on every bit of the word; the bucket is the top bits.
  * The two multiplies are independent, which keeps the key-to-bucket latency,
  * paid on every lookup and append, to one multiply. */
+static inline uint64_t hash_key_bits(onic_mkey_t key, onic_mkey_t ignore)
+{
+    return (key.bits & ~ignore.bits) * 0x9e3779b97f4a7c15ull;
+}
+
+static inline uint64_t hash_key_id(onic_mkey_t key, onic_mkey_t ignore)
+{
+    return (key.id & ~ignore.id) * 0xc2b2ae3d27d4eb4full;
+}
+
 static inline uint64_t hash_key(onic_mkey_t key, onic_mkey_t ignore)
 {
-    return ((key.bits & ~ignore.bits) * 0x9e3779b97f4a7c15ull) ^
-           ((key.id & ~ignore.id) * 0xc2b2ae3d27d4eb4full);
+    return hash_key_bits(key, ignore) ^ hash_key_id(key, ignore);
 }
 
 static unsigned hash_shift(uint64_t nbuckets)
@@ -169,6 +258,7 @@ static onic_status_t hash_init(onic_matcher_t *m)
         return ONIC_ERR_NO_MEMORY;
     }
     h->min_buckets = m->cfg.hash_buckets;
+    h->swar = !HASH_HAVE_SSE2 || m->cfg.simd == ONIC_SIMD_SCALAR;
     onic_dlist_init(&h->overflow);
     m->engine = h;
     return ONIC_OK;
@@ -295,28 +385,337 @@ static void hash_index(hash_engine_t *h, hash_entry_t *e, int sorted)
     hash_class_link(&h->classes[ci], e, sorted);
 }
 
-/* Leave small mode: index the array's entries in order. */
+/* --- small mode --- */
+
+static inline unsigned hash_small_at(const hash_small_t *sm, unsigned i)
+{
+    return (sm->head + i) & HASH_SMALL_MASK;
+}
+
+static inline uint64_t hash_small_bit(unsigned slot)
+{
+    return 1ull << slot;
+}
+
+/* Slot bits to queue positions: bit i of the result is slot head + i. */
+static inline uint64_t hash_small_order(const hash_small_t *sm, uint64_t slots)
+{
+    slots = (slots >> sm->head) | (slots << ((HASH_SMALL_SLOTS - sm->head) % HASH_SMALL_SLOTS));
+    return HASH_SMALL_SLOTS == 64 ? slots : slots & ((1ull << (HASH_SMALL_SLOTS % 64)) - 1);
+}
+
+/* A tag's hash bits: the top ones, which depend on every bit of the word. */
+static inline unsigned hash_small_fp(uint64_t h)
+{
+    return (unsigned)(h >> (64 - HASH_SMALL_FP_BITS));
+}
+
+/* The ring class for an entry mask. A class keeps its mask when it
+ * empties, so a class is found by its mask alone among those used so far,
+ * and an empty one is taken over by a new mask only when no class has it:
+ * every entry of class c < 3 has mask cmask[c], and no two used classes
+ * have the same. */
+__attribute__((noinline)) static unsigned hash_small_class(hash_small_t *sm, onic_mkey_t ignore)
+{
+    unsigned c;
+
+    for (c = 0; c < sm->nclasses; c++)
+        if (hash_mkey_eq(sm->cmask[c], ignore))
+            return c;
+    for (c = 0; c < sm->nclasses && sm->count[c] != 0; c++)
+        ;
+    if (c < HASH_SMALL_CLASSES) {
+        sm->cmask[c] = ignore;
+        if (c == sm->nclasses)
+            sm->nclasses++;
+    }
+    return c;
+}
+
+/* Put a new entry in a free slot: its tags (of its key, bits and id under
+ * its class mask), counted in its class. Class 0 inline: the only one of a
+ * queue with one mask. */
+static inline void hash_small_set(hash_small_t *sm, unsigned slot, hash_entry_t *e)
+{
+    const onic_mentry_t *me = &e->super;
+    unsigned c = 0, cb;
+    uint64_t hb, hi;
+
+    if (sm->nclasses == 0 || !hash_mkey_eq(sm->cmask[0], me->ignore))
+        c = hash_small_class(sm, me->ignore);
+    sm->count[c]++;
+    sm->n++;
+    sm->live |= hash_small_bit(slot);
+    cb = c << HASH_SMALL_FP_BITS;
+    hb = hash_key_bits(me->key, me->ignore);
+    hi = hash_key_id(me->key, me->ignore);
+    if (c == HASH_SMALL_OTHER)
+        hb = hi = 0; /* no fingerprint: only the class is compared */
+    sm->slot[slot] = e;
+    sm->tag[HASH_TAG_KEY][slot] = (uint8_t)(cb | hash_small_fp(hb ^ hi));
+    sm->tag[HASH_TAG_BITS][slot] = (uint8_t)(cb | hash_small_fp(hb));
+    sm->tag[HASH_TAG_ID][slot] = (uint8_t)(cb | hash_small_fp(hi));
+    e->slot = slot;
+}
+
+/* Move the entry in slot `from` to the free slot `to`. */
+static inline void hash_small_move(hash_small_t *sm, unsigned from, unsigned to)
+{
+    hash_entry_t *e = sm->slot[from];
+
+    sm->slot[to] = e;
+    for (unsigned k = 0; k < HASH_TAGS; k++)
+        sm->tag[k][to] = sm->tag[k][from];
+    sm->live ^= hash_small_bit(from) | hash_small_bit(to);
+    e->slot = to;
+}
+
+static inline unsigned hash_small_class_at(const hash_small_t *sm, unsigned slot)
+{
+    return sm->tag[HASH_TAG_KEY][slot] >> HASH_SMALL_FP_BITS;
+}
+
+/* Pack the entries toward head, in order: the span becomes n. */
+__attribute__((noinline)) static void hash_small_pack(hash_small_t *sm)
+{
+    uint64_t order = hash_small_order(sm, sm->live);
+    unsigned to = 0;
+
+    for (; order != 0; order &= order - 1, to++) {
+        unsigned i = (unsigned)__builtin_ctzll(order);
+        if (i != to)
+            hash_small_move(sm, hash_small_at(sm, i), hash_small_at(sm, to));
+    }
+    sm->span = to;
+}
+
+/* Link e where its seq puts it: behind the span (packing first if the span
+ * ends at the ring's end), in front of head, or between entries, where the
+ * entries behind it slide one slot toward the tail. */
+static void hash_small_put(hash_small_t *sm, hash_entry_t *e)
+{
+    unsigned i, last;
+
+    if (sm->n > 0 && e->super.seq < sm->slot[sm->head]->super.seq &&
+        sm->span < HASH_SMALL_SLOTS) {
+        sm->head = (sm->head - 1) & HASH_SMALL_MASK;
+        sm->span++;
+        hash_small_set(sm, sm->head, e);
+        return;
+    }
+    if (sm->span == HASH_SMALL_SLOTS)
+        hash_small_pack(sm);
+    if (sm->n == 0 || e->super.seq > sm->slot[hash_small_at(sm, sm->span - 1)]->super.seq) {
+        hash_small_set(sm, hash_small_at(sm, sm->span), e);
+        sm->span++;
+        return;
+    }
+    /* Between entries: packed, the place is the number of earlier entries. */
+    hash_small_pack(sm);
+    for (i = 0; sm->slot[hash_small_at(sm, i)]->super.seq < e->super.seq; i++)
+        ;
+    for (last = sm->span; last > i; last--)
+        hash_small_move(sm, hash_small_at(sm, last - 1), hash_small_at(sm, last));
+    hash_small_set(sm, hash_small_at(sm, i), e);
+    sm->span++;
+}
+
+/* After the front is gone: head moves on to the next entry. */
+static inline void hash_small_front_gone(hash_small_t *sm)
+{
+    uint64_t order;
+    unsigned d;
+
+    if (sm->live == 0) {
+        sm->span = 0;
+        return;
+    }
+    order = hash_small_order(sm, sm->live);
+    d = (unsigned)__builtin_ctzll(order);
+    sm->head = (sm->head + d) & HASH_SMALL_MASK;
+    sm->span -= d;
+}
+
+static inline void hash_small_pop_front(hash_small_t *sm)
+{
+    sm->count[hash_small_class_at(sm, sm->head)]--;
+    sm->n--;
+    sm->live &= ~hash_small_bit(sm->head);
+    hash_small_front_gone(sm);
+}
+
+/* A removal leaves a hole; the span ends at the last entry. */
+static inline void hash_small_unlink(hash_small_t *sm, hash_entry_t *e)
+{
+    if (e->slot == sm->head) {
+        hash_small_pop_front(sm);
+        return;
+    }
+    sm->count[hash_small_class_at(sm, e->slot)]--;
+    sm->n--;
+    sm->live &= ~hash_small_bit(e->slot);
+    sm->span = 64 - (unsigned)__builtin_clzll(hash_small_order(sm, sm->live));
+}
+
+/* The slots (bit s for slot s) whose tag of a kind has (tag & mask) ==
+ * value, stale slots outside the ring's entries included; every slot,
+ * because finding the ones the entries occupy costs more than comparing
+ * them all. */
+#if HASH_HAVE_SSE2
+static inline uint64_t hash_small_tags_eq_sse2(const uint8_t *tag, unsigned mask, unsigned value)
+{
+    const __m128i vm = _mm_set1_epi8((char)mask), vv = _mm_set1_epi8((char)value);
+    uint64_t slots = 0;
+
+    for (unsigned k = 0; k < HASH_SMALL_SLOTS / 16; k++) {
+        __m128i t = _mm_load_si128((const __m128i *)&tag[16 * k]);
+        if (mask != 0xff)
+            t = _mm_and_si128(t, vm);
+        slots |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(t, vv)) << (16 * k);
+    }
+    return slots;
+}
+#endif
+
+/* The same with 64-bit words: per word of eight tags (slot 8w + k in bits
+ * 8k to 8k + 7), the bytes where (tags ^ value) & mask vanish get their top
+ * bit set (no carry crosses a byte), and a multiply gathers those eight bits
+ * into one byte. A call of its own, so that its constants stay out of the
+ * SSE2 path's registers. */
+__attribute__((noinline)) static uint64_t hash_small_tags_eq_swar(const uint8_t *tag,
+                                                                  unsigned mask, unsigned value)
+{
+    const uint64_t ones = 0x0101010101010101ull, low7 = 0x7f7f7f7f7f7f7f7full;
+    const uint64_t bm = mask * ones, bv = value * ones;
+    uint64_t slots = 0;
+
+    for (unsigned w = 0; w < HASH_SMALL_WORDS; w++) {
+        uint64_t x;
+        memcpy(&x, &tag[8 * w], sizeof(x));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        x = __builtin_bswap64(x);
+#endif
+        x = (x ^ bv) & bm;
+        x = ~(((x & low7) + low7) | x | low7); /* 0x80 where the byte was 0 */
+        slots |= ((x * 0x0002040810204081ull) >> 56) << (8 * w);
+    }
+    return slots;
+}
+
+static inline uint64_t hash_small_tags_eq(const hash_engine_t *h, unsigned kind, unsigned mask,
+                                          unsigned value)
+{
+#if HASH_HAVE_SSE2
+    if (!h->swar)
+        return hash_small_tags_eq_sse2(h->small.tag[kind], mask, value);
+#endif
+    return hash_small_tags_eq_swar(h->small.tag[kind], mask, value);
+}
+
+/* The queue positions (bit i for slot head + i) of the entries that may
+ * match: every match is among them. */
+static inline __attribute__((always_inline)) uint64_t
+hash_small_candidates(const hash_engine_t *h, onic_mkey_t key, onic_mkey_t ignore)
+{
+    const hash_small_t *sm = &h->small;
+    const unsigned class_bits = 0xffu << HASH_SMALL_FP_BITS & 0xffu;
+    uint64_t slots = 0;
+
+    for (unsigned c = 0; c < sm->nclasses; c++) {
+        onic_mkey_t cm = sm->cmask[c];
+        unsigned cb = c << HASH_SMALL_FP_BITS;
+        uint64_t wide_bits = ignore.bits & ~cm.bits, wide_id = ignore.id & ~cm.id;
+
+        if (sm->count[c] == 0)
+            continue;
+        if ((wide_bits | wide_id) == 0)
+            slots |= hash_small_tags_eq(h, HASH_TAG_KEY, 0xffu,
+                                        cb | hash_small_fp(hash_key(key, cm)));
+        else if (wide_bits == 0)
+            slots |= hash_small_tags_eq(h, HASH_TAG_BITS, 0xffu,
+                                        cb | hash_small_fp(hash_key_bits(key, cm)));
+        else if (wide_id == 0)
+            slots |= hash_small_tags_eq(h, HASH_TAG_ID, 0xffu,
+                                        cb | hash_small_fp(hash_key_id(key, cm)));
+        else if (sm->count[c] == sm->n)
+            return hash_small_order(sm, sm->live); /* nothing to go by, and nothing else */
+        else
+            slots |= hash_small_tags_eq(h, HASH_TAG_KEY, class_bits, cb);
+    }
+    if (sm->count[HASH_SMALL_OTHER] != 0) {
+        if (sm->count[HASH_SMALL_OTHER] == sm->n)
+            return hash_small_order(sm, sm->live);
+        slots |= hash_small_tags_eq(h, HASH_TAG_KEY, class_bits,
+                                    HASH_SMALL_OTHER << HASH_SMALL_FP_BITS);
+    }
+    return hash_small_order(sm, slots & sm->live);
+}
+
+/* A ring lookup once the front entry, already compared (and offered to
+ * accept if it matched), was not the answer: the first other entry in order
+ * that matches and that accept (if not NULL) takes. */
+static inline __attribute__((always_inline)) hash_entry_t *
+hash_small_find_rest(onic_matcher_t *m, const hash_engine_t *h, onic_mkey_t key,
+                     onic_mkey_t ignore, onic_match_accept_t accept, void *arg)
+{
+    const hash_small_t *sm = &h->small;
+    uint64_t cand = sm->n > 1 ? hash_small_candidates(h, key, ignore) & ~1ull : 0;
+    uint64_t inspected = 1;
+
+    while (cand != 0) {
+        hash_entry_t *e = sm->slot[hash_small_at(sm, (unsigned)__builtin_ctzll(cand))];
+        cand &= cand - 1;
+        inspected++;
+        if (onic_mentry_matches(&e->super, key, ignore) &&
+            (accept == NULL || accept(arg, e->super.cookie))) {
+            m->stats.inspected += inspected;
+            return e;
+        }
+    }
+    m->stats.inspected += inspected;
+    return NULL;
+}
+
+/* Leave small mode: index the ring's entries in order. */
 static void hash_small_index(hash_engine_t *h)
 {
-    for (unsigned i = 0; i < h->nsmall; i++)
-        hash_index(h, h->small[i], 0);
-    h->nsmall = 0;
+    hash_small_t *sm = &h->small;
+
+    for (uint64_t order = hash_small_order(sm, sm->live); order != 0; order &= order - 1)
+        hash_index(h, sm->slot[hash_small_at(sm, (unsigned)__builtin_ctzll(order))], 0);
+    sm->live = 0;
+    sm->n = 0;
+    sm->span = 0;
+    sm->head = 0;
+    memset(sm->count, 0, sizeof(sm->count));
     h->indexed = 1;
+}
+
+/* An append that goes to the index: the ring's first past HASH_SMALL_MAX
+ * entries (which moves the ring there first), or any while indexed. */
+__attribute__((noinline)) static void hash_append_index(hash_engine_t *h, hash_entry_t *e)
+{
+    if (!h->indexed)
+        hash_small_index(h);
+    hash_index(h, e, 0);
+}
+
+__attribute__((noinline)) static void hash_append_small(hash_small_t *sm, hash_entry_t *e)
+{
+    if (sm->span == HASH_SMALL_SLOTS)
+        hash_small_pack(sm);
+    hash_small_set(sm, hash_small_at(sm, sm->span), e);
+    sm->span++;
 }
 
 static void hash_append(onic_matcher_t *m, onic_mentry_t *me)
 {
     hash_engine_t *h = m->engine;
 
-    if (!h->indexed) {
-        if (h->nsmall < HASH_SMALL_MAX) {
-            ((hash_entry_t *)me)->vlink[0].next = NULL;
-            h->small[h->nsmall++] = (hash_entry_t *)me;
-            return;
-        }
-        hash_small_index(h);
-    }
-    hash_index(h, (hash_entry_t *)me, 0);
+    if (h->indexed || h->small.n == HASH_SMALL_MAX)
+        hash_append_index(h, (hash_entry_t *)me);
+    else
+        hash_append_small(&h->small, (hash_entry_t *)me);
 }
 
 /* The place is in e's seq: the anchor is not needed. */
@@ -329,14 +728,8 @@ static onic_status_t hash_insert(onic_matcher_t *m, onic_mentry_t *me, onic_ment
     (void)anchor;
     (void)after;
     if (!h->indexed) {
-        if (h->nsmall < HASH_SMALL_MAX) {
-            unsigned i = h->nsmall;
-            while (i > 0 && h->small[i - 1]->super.seq > me->seq)
-                i--;
-            memmove(&h->small[i + 1], &h->small[i], (h->nsmall - i) * sizeof(h->small[0]));
-            e->vlink[0].next = NULL;
-            h->small[i] = e;
-            h->nsmall++;
+        if (h->small.n < HASH_SMALL_MAX) {
+            hash_small_put(&h->small, e);
             return ONIC_OK;
         }
         hash_small_index(h);
@@ -345,7 +738,7 @@ static onic_status_t hash_insert(onic_matcher_t *m, onic_mentry_t *me, onic_ment
     return ONIC_OK;
 }
 
-/* Calls fn on every indexed entry (not the small array), in no order. */
+/* Calls fn on every indexed entry (not the small ring), in no order. */
 static void hash_each(hash_engine_t *h, void (*fn)(hash_entry_t *e, void *ctx), void *ctx)
 {
     for (unsigned ci = 0; ci < h->nclasses; ci++) {
@@ -382,12 +775,18 @@ static onic_mentry_t *hash_neighbour(onic_matcher_t *m, const onic_mentry_t *me,
     hash_nearest_t n = {me->seq, after, NULL};
 
     if (!h->indexed) {
-        unsigned i = 0;
-        while (&h->small[i]->super != me)
-            i++;
-        if (after)
-            return i + 1 < h->nsmall ? &h->small[i + 1]->super : NULL;
-        return i > 0 ? &h->small[i - 1]->super : NULL;
+        const hash_small_t *sm = &h->small;
+        unsigned i = (((const hash_entry_t *)me)->slot - sm->head) & HASH_SMALL_MASK;
+        uint64_t order = hash_small_order(sm, sm->live);
+        unsigned j;
+        if (after) {
+            order = i + 1 < 64 ? order >> (i + 1) : 0;
+            j = i + 1 + (unsigned)__builtin_ctzll(order | 1ull << 63);
+        } else {
+            order &= hash_small_bit(i) - 1;
+            j = 63 - (unsigned)__builtin_clzll(order | 1);
+        }
+        return order != 0 ? &sm->slot[hash_small_at(sm, j)]->super : NULL;
     }
     hash_each(h, hash_nearest_visit, &n);
     return n.best != NULL ? &n.best->super : NULL;
@@ -416,8 +815,10 @@ static onic_status_t hash_renumber(onic_matcher_t *m, uint64_t base, uint64_t st
     hash_gather_t g = {NULL, 0, m->length};
 
     if (!h->indexed) {
-        for (unsigned i = 0; i < h->nsmall; i++, base += stride)
-            h->small[i]->super.seq = base;
+        const hash_small_t *sm = &h->small;
+        for (uint64_t order = hash_small_order(sm, sm->live); order != 0;
+             order &= order - 1, base += stride)
+            sm->slot[hash_small_at(sm, (unsigned)__builtin_ctzll(order))]->super.seq = base;
         return ONIC_OK;
     }
     g.all = onic_malloc(g.max * sizeof(*g.all) + 1);
@@ -441,12 +842,8 @@ static void hash_unlink(onic_matcher_t *m, hash_entry_t *e)
     unsigned ci;
     hash_class_t *c;
 
-    if (e->vlink[0].next == NULL) { /* small mode */
-        unsigned i = 0;
-        while (h->small[i] != e)
-            i++;
-        h->nsmall--;
-        memmove(&h->small[i], &h->small[i + 1], (h->nsmall - i) * sizeof(h->small[0]));
+    if (!h->indexed) {
+        hash_small_unlink(&h->small, e);
         return;
     }
     if (m->length == 1)
@@ -578,7 +975,7 @@ static inline hash_entry_t *hash_chain_next(onic_dlist_t *chain, onic_dlist_t *l
     return NULL;
 }
 
-/* find with accept. Every chain a lookup would probe gets a cursor at its
+/* find with accept in the index. Every chain a lookup would probe gets a cursor at its
  * first match; the cursor with the smallest seq is offered to accept, and a
  * refusal moves only that cursor to its chain's next match. So accept sees
  * the matches in queue order, and each chain is walked once. */
@@ -595,18 +992,6 @@ static hash_entry_t *hash_find_accept(onic_matcher_t *m, onic_mkey_t key, onic_m
     unsigned n = 0;
     int exact = (ignore.bits | ignore.id) == 0;
 
-    if (!h->indexed) {
-        for (unsigned i = 0; i < h->nsmall; i++) {
-            inspected++;
-            if (onic_mentry_matches(&h->small[i]->super, key, ignore) &&
-                accept(arg, h->small[i]->super.cookie)) {
-                m->stats.inspected += inspected;
-                return h->small[i];
-            }
-        }
-        m->stats.inspected += inspected;
-        return NULL;
-    }
     for (unsigned ci = 0; ci < h->nclasses; ci++) {
         hash_class_t *c = &h->classes[ci];
         hash_view_t *v;
@@ -656,24 +1041,93 @@ static hash_entry_t *hash_find_accept(onic_matcher_t *m, onic_mkey_t key, onic_m
     }
 }
 
-static onic_mentry_t *hash_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int remove)
+/* --- lookups: the ops choose the mode --- */
+
+/* The predicate word by word: the same answer as onic_mentry_matches, with
+ * fewer registers live at once, which spares the front check's function a
+ * register save or two. */
+static inline int hash_front_matches(const hash_entry_t *e, onic_mkey_t key, onic_mkey_t ignore)
+{
+    if (((e->super.key.bits ^ key.bits) & ~(e->super.ignore.bits | ignore.bits)) != 0)
+        return 0;
+    return ((e->super.key.id ^ key.id) & ~(e->super.ignore.id | ignore.id)) == 0;
+}
+
+/* Ring lookups past the front entry (which the caller compared, and offered
+ * to accept if it matched): functions of their own, so that the front's
+ * path saves few registers and ends in tail calls. */
+__attribute__((noinline)) static onic_mentry_t *
+hash_small_find_more(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int remove)
+{
+    hash_engine_t *h = m->engine;
+    hash_entry_t *e = hash_small_find_rest(m, h, key, ignore, NULL, NULL);
+
+    if (e == NULL)
+        return NULL;
+    if (remove)
+        hash_small_unlink(&h->small, e);
+    return &e->super;
+}
+
+__attribute__((noinline)) static onic_mentry_t *
+hash_small_find_accept_more(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
+                            onic_match_accept_t accept, void *arg, int remove)
+{
+    hash_engine_t *h = m->engine;
+    hash_entry_t *e = hash_small_find_rest(m, h, key, ignore, accept, arg);
+
+    if (e == NULL)
+        return NULL;
+    if (remove)
+        hash_small_unlink(&h->small, e);
+    return &e->super;
+}
+
+/* A ring lookup: the front entry here, the rest in a call. */
+__attribute__((noinline)) static onic_mentry_t *
+hash_find_small(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int remove)
+{
+    hash_small_t *sm = &((hash_engine_t *)m->engine)->small;
+    hash_entry_t *e;
+
+    if (sm->n == 0)
+        return NULL;
+    e = sm->slot[sm->head];
+    if (!hash_front_matches(e, key, ignore))
+        return hash_small_find_more(m, key, ignore, remove);
+    m->stats.inspected++;
+    if (remove)
+        hash_small_pop_front(sm);
+    return &e->super;
+}
+
+__attribute__((noinline)) static onic_mentry_t *
+hash_find_accept_small(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
+                       onic_match_accept_t accept, void *arg, int remove)
+{
+    hash_small_t *sm = &((hash_engine_t *)m->engine)->small;
+    hash_entry_t *e;
+
+    if (sm->n == 0)
+        return NULL;
+    e = sm->slot[sm->head];
+    if (!hash_front_matches(e, key, ignore) || !accept(arg, e->super.cookie))
+        return hash_small_find_accept_more(m, key, ignore, accept, arg, remove);
+    m->stats.inspected++;
+    if (remove)
+        hash_small_pop_front(sm);
+    return &e->super;
+}
+
+/* find in the index: the first match of every probed chain, the smallest
+ * seq wins. */
+__attribute__((noinline)) static onic_mentry_t *
+hash_find_indexed(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int remove)
 {
     hash_engine_t *h = m->engine;
     hash_entry_t *best = NULL;
     uint64_t inspected = 0;
     int exact = (ignore.bits | ignore.id) == 0;
-
-    if (!h->indexed) {
-        for (unsigned i = 0; i < h->nsmall; i++) {
-            if (onic_mentry_matches(&h->small[i]->super, key, ignore)) {
-                best = h->small[i];
-                m->stats.inspected += i + 1;
-                goto found;
-            }
-        }
-        m->stats.inspected += h->nsmall;
-        return NULL;
-    }
 
     for (unsigned ci = 0; ci < h->nclasses; ci++) {
         hash_class_t *c = &h->classes[ci];
@@ -707,9 +1161,9 @@ found:
     return &best->super;
 }
 
-static onic_mentry_t *hash_find_accept_op(onic_matcher_t *m, onic_mkey_t key,
-                                          onic_mkey_t ignore, onic_match_accept_t accept,
-                                          void *arg, int remove)
+__attribute__((noinline)) static onic_mentry_t *
+hash_find_accept_indexed(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
+                         onic_match_accept_t accept, void *arg, int remove)
 {
     hash_entry_t *e = hash_find_accept(m, key, ignore, accept, arg);
 
@@ -720,9 +1174,33 @@ static onic_mentry_t *hash_find_accept_op(onic_matcher_t *m, onic_mkey_t key,
     return &e->super;
 }
 
-static void hash_remove(onic_matcher_t *m, onic_mentry_t *e)
+/* The ops only choose the mode: each mode's function saves the registers it
+ * needs (compilers save them on entry, before any test), and the choice
+ * costs a load, a test and a jump. */
+static onic_mentry_t *hash_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int remove)
 {
-    hash_unlink(m, (hash_entry_t *)e);
+    if (((hash_engine_t *)m->engine)->indexed)
+        return hash_find_indexed(m, key, ignore, remove);
+    return hash_find_small(m, key, ignore, remove);
+}
+
+static onic_mentry_t *hash_find_accept_op(onic_matcher_t *m, onic_mkey_t key,
+                                          onic_mkey_t ignore, onic_match_accept_t accept,
+                                          void *arg, int remove)
+{
+    if (((hash_engine_t *)m->engine)->indexed)
+        return hash_find_accept_indexed(m, key, ignore, accept, arg, remove);
+    return hash_find_accept_small(m, key, ignore, accept, arg, remove);
+}
+
+static void hash_remove(onic_matcher_t *m, onic_mentry_t *me)
+{
+    hash_engine_t *h = m->engine;
+
+    if (!h->indexed)
+        hash_small_unlink(&h->small, (hash_entry_t *)me);
+    else
+        hash_unlink(m, (hash_entry_t *)me);
 }
 
 const onic_match_ops_t onic_match_hash_ops = {

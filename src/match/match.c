@@ -162,6 +162,24 @@ static onic_status_t match_seq_pick(onic_matcher_t *m, onic_match_pos_t pos,
     }
 }
 
+/* An append's rarer needs before its entry is linked: a renumbering when
+ * the order keys reach the end of their range, and the engine's reserve.
+ * *next_p: the order key after the append's. */
+__attribute__((noinline)) static onic_status_t match_append_prepare(onic_matcher_t *m,
+                                                                    uint64_t *next_p)
+{
+    /* The end of the key range is the add's carry: no compare of its own. */
+    if (__builtin_add_overflow(m->next_seq, m->seq_stride, next_p)) {
+        onic_status_t status = match_renumber(m);
+        if (status != ONIC_OK)
+            return status;
+        *next_p = m->next_seq + m->seq_stride;
+    }
+    if (m->ops->reserve != NULL)
+        return m->ops->reserve(m);
+    return ONIC_OK;
+}
+
 onic_status_t onic_matcher_append(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
                                   void *cookie, onic_mentry_t **entry_p)
 {
@@ -172,18 +190,8 @@ onic_status_t onic_matcher_append(onic_matcher_t *m, onic_mkey_t key, onic_mkey_
         onic_error("match: append on a NULL matcher");
         return ONIC_ERR_INVALID_PARAM;
     }
-    /* The end of the key range is the add's carry: no compare of its own. */
-    if (__builtin_expect(__builtin_add_overflow(m->next_seq, m->seq_stride, &next), 0)) {
-        onic_status_t status = match_renumber(m);
-        if (status != ONIC_OK)
-            return status;
-        next = m->next_seq + m->seq_stride;
-    }
-    if (m->ops->reserve != NULL) {
-        onic_status_t status = m->ops->reserve(m);
-        if (status != ONIC_OK)
-            return status;
-    }
+    /* The entry first, filled, so that only m, e and entry_p live across
+     * the calls below: fewer registers to save on every append. */
     e = onic_pool_get(&m->pool);
     if (e == NULL) {
         onic_error("match: cannot allocate an entry for a %s queue of length %zu",
@@ -193,6 +201,14 @@ onic_status_t onic_matcher_append(onic_matcher_t *m, onic_mkey_t key, onic_mkey_
     e->key    = key;
     e->ignore = ignore;
     e->cookie = cookie;
+    if (__builtin_expect(__builtin_add_overflow(m->next_seq, m->seq_stride, &next) ||
+                         m->ops->reserve != NULL, 0)) {
+        onic_status_t status = match_append_prepare(m, &next);
+        if (status != ONIC_OK) {
+            onic_pool_put(&m->pool, e);
+            return status;
+        }
+    }
     e->seq    = m->next_seq;
     m->next_seq = next;
     m->ops->append(m, e);

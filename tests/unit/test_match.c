@@ -1,5 +1,6 @@
 /* The matching rules every engine must keep, run against each engine (and the
- * alpu engine again with its unit loaded from the first entry). */
+ * alpu engine again with its unit loaded from the first entry, hash again
+ * with its ring's tags compared without SSE2). */
 #include "check.h"
 #include "base/log.h"
 #include "base/mem.h"
@@ -15,6 +16,7 @@ typedef struct engine_case {
 } engine_case_t;
 
 static void tune_none(onic_config_t *cfg) { (void)cfg; }
+static void tune_hash_scalar(onic_config_t *cfg) { cfg->simd = ONIC_SIMD_SCALAR; }
 static void tune_alpu_small(onic_config_t *cfg)
 {
     cfg->alpu_cells = 8;
@@ -25,6 +27,7 @@ static void tune_alpu_small(onic_config_t *cfg)
 static const engine_case_t cases[] = {
     {"list", "list", tune_none},
     {"hash", "hash", tune_none},
+    {"hash", "hash(ring tags without SSE2)", tune_hash_scalar},
     {"alpu", "alpu", tune_none},
     {"alpu", "alpu(8 cells, threshold 0)", tune_alpu_small},
     {"wide", "wide", tune_none},
@@ -404,7 +407,7 @@ static void test_insert_positions(void)
     onic_matcher_destroy(m);
 }
 
-/* Deep queues (past hash's small array, alpu's threshold and batches, many
+/* Deep queues (past hash's small ring, alpu's threshold and batches, many
  * wide blocks), and inserts that use up the gaps between keys: with tiny
  * gaps every few inserts renumber the queue. */
 static void test_insert_long(int tiny)
@@ -632,6 +635,330 @@ static void test_insert_out_of_memory(int tiny)
     onic_matcher_destroy(m);
 }
 
+/* --- queues around hash's small ring (32 entries in 64 slots; the 33rd
+ * entry moves the queue into the index until it empties) --- */
+
+/* A tiny ordered reference for the tests below. */
+typedef struct mini_ref {
+    size_t         n;
+    onic_mkey_t    key[64], ign[64];
+    uintptr_t      cookie[64];
+    onic_mentry_t *h[64];
+} mini_ref_t;
+
+static void mref_insert(mini_ref_t *r, size_t at, onic_mkey_t key, onic_mkey_t ign, uintptr_t c,
+                        onic_mentry_t *h)
+{
+    REQUIRE(r->n < 64 && at <= r->n);
+    memmove(&r->key[at + 1], &r->key[at], (r->n - at) * sizeof(r->key[0]));
+    memmove(&r->ign[at + 1], &r->ign[at], (r->n - at) * sizeof(r->ign[0]));
+    memmove(&r->cookie[at + 1], &r->cookie[at], (r->n - at) * sizeof(r->cookie[0]));
+    memmove(&r->h[at + 1], &r->h[at], (r->n - at) * sizeof(r->h[0]));
+    r->key[at] = key;
+    r->ign[at] = ign;
+    r->cookie[at] = c;
+    r->h[at] = h;
+    r->n++;
+}
+
+static void mref_delete(mini_ref_t *r, size_t at)
+{
+    r->n--;
+    memmove(&r->key[at], &r->key[at + 1], (r->n - at) * sizeof(r->key[0]));
+    memmove(&r->ign[at], &r->ign[at + 1], (r->n - at) * sizeof(r->ign[0]));
+    memmove(&r->cookie[at], &r->cookie[at + 1], (r->n - at) * sizeof(r->cookie[0]));
+    memmove(&r->h[at], &r->h[at + 1], (r->n - at) * sizeof(r->h[0]));
+}
+
+/* The k-th match (0: the first) in queue order, or -1. */
+static long mref_find(const mini_ref_t *r, onic_mkey_t key, onic_mkey_t ign, unsigned k)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (onic_mkey_matches(r->key[i], r->ign[i], key, ign) && k-- == 0)
+            return (long)i;
+    return -1;
+}
+
+/* accept that refuses the first `refuse` offers and counts them all. */
+typedef struct refuse_n {
+    unsigned refuse, calls;
+} refuse_n_t;
+
+static int accept_refuse_n(void *arg, void *cookie)
+{
+    refuse_n_t *a = arg;
+
+    (void)cookie;
+    return a->calls++ >= a->refuse;
+}
+
+/* The envelope of the i-th entry a test makes: MPI's four shapes (exact,
+ * ANY_SOURCE, ANY_TAG, both) and a Portals mask, so a queue has more masks
+ * than the ring has classes for. */
+static void mixed_key(unsigned i, onic_mkey_t *key_p, onic_mkey_t *ign_p)
+{
+    static const int shape[12] = {0, 0, 1, 0, 2, 0, 1, 0, 3, 0, 4, 0};
+    int src = (int)(i % 5), tag = (int)(i % 7);
+
+    switch (shape[i % 12]) {
+    case 1: src = -1; break;
+    case 2: tag = -1; break;
+    case 3: src = tag = -1; break;
+    default: break;
+    }
+    *key_p = key_of(0, src, tag, ign_p);
+    if (shape[i % 12] == 4)
+        ign_p->bits |= 0x6; /* tags 0-7 in groups of 4 by bits 0 and 3 */
+}
+
+/* What arrives for entry at of r: a header for it (wildcards filled in) or,
+ * by kind, a receive with ANY_SOURCE, ANY_TAG or both. */
+static void query_for(const mini_ref_t *r, size_t at, unsigned kind, onic_mkey_t *key_p,
+                      onic_mkey_t *ign_p)
+{
+    onic_mkey_t key = r->key[at], ign = {0, 0};
+
+    key.bits &= ~r->ign[at].bits; /* junk-free header: 0 where the entry ignores */
+    key.id &= ~r->ign[at].id;
+    if (kind == 1)
+        ign.id = ~0ull;
+    else if (kind == 2)
+        ign.bits = 0xffffffffull;
+    else if (kind == 3)
+        ign.bits = 0xffffffffull, ign.id = ~0ull;
+    *key_p = key;
+    *ign_p = ign;
+}
+
+/* Grow queues to just under, at and past 32 entries with mixed masks and
+ * inserts at every position (one exactly at the 33rd entry), look up with
+ * every query shape, then drain with matches, removals by handle and finds
+ * that refuse the first match -- twice, so the emptied queue is small again. */
+static void test_small_threshold(void)
+{
+    static const size_t lengths[] = {8, 31, 32, 33, 34, 40};
+    static mini_ref_t r;
+
+    for (size_t l = 0; l < sizeof(lengths) / sizeof(lengths[0]); l++) {
+        onic_matcher_t *m = make();
+        size_t len = lengths[l];
+        uintptr_t next = 1;
+
+        for (unsigned round = 0; round < 2; round++) {
+            r.n = 0;
+            for (unsigned i = round; r.n < len; i++) {
+                onic_match_pos_t pos = ONIC_MATCH_TAIL;
+                onic_mkey_t key, ign;
+                onic_mentry_t *e = NULL, *anchor = NULL;
+                size_t at = r.n;
+
+                mixed_key(i, &key, &ign);
+                if (r.n == 32)
+                    pos = len % 2 ? ONIC_MATCH_BEFORE : ONIC_MATCH_AFTER;
+                else if (r.n > 0 && i % 4 == 1)
+                    pos = ONIC_MATCH_BEFORE;
+                else if (r.n > 0 && i % 4 == 2)
+                    pos = ONIC_MATCH_AFTER;
+                else if (i % 8 == 3)
+                    pos = ONIC_MATCH_HEAD;
+                if (pos == ONIC_MATCH_HEAD) {
+                    at = 0;
+                } else if (pos != ONIC_MATCH_TAIL) {
+                    at = (i * 7u) % r.n;
+                    anchor = r.h[at];
+                    at += pos == ONIC_MATCH_AFTER;
+                }
+                REQUIRE(onic_matcher_insert(m, key, ign, (void *)next, pos, anchor, &e) ==
+                        ONIC_OK);
+                mref_insert(&r, at, key, ign, next++, e);
+            }
+            CHECK_EQ(onic_matcher_length(m), len);
+            /* Every query shape for every entry, kept. */
+            for (size_t at = 0; at < r.n; at++) {
+                for (unsigned kind = 0; kind < 4; kind++) {
+                    onic_mkey_t q, qi;
+                    long want;
+                    query_for(&r, at, kind, &q, &qi);
+                    want = mref_find(&r, q, qi, 0);
+                    REQUIRE(want >= 0 &&
+                            (uintptr_t)onic_matcher_peek(m, q, qi) == r.cookie[want]);
+                }
+            }
+            /* Drain. */
+            for (unsigned j = 0; r.n > 0; j++) {
+                size_t at = (j * 5u) % r.n;
+                onic_mkey_t q, qi;
+                long want;
+
+                if (j % 4 == 2) {
+                    REQUIRE(onic_matcher_remove(m, r.h[at]) == ONIC_OK);
+                    mref_delete(&r, at);
+                    continue;
+                }
+                query_for(&r, at, j % 3 == 0 ? 0 : j % 4, &q, &qi);
+                if (j % 4 == 3) {
+                    /* The first match refused: the second is taken, if any. */
+                    refuse_n_t a = {1, 0};
+                    uintptr_t got = (uintptr_t)onic_matcher_find(m, q, qi, accept_refuse_n,
+                                                                 &a, 1);
+                    want = mref_find(&r, q, qi, 1);
+                    REQUIRE(got == (want < 0 ? 0 : r.cookie[want]));
+                    REQUIRE(a.calls == (want < 0 ? 1u : 2u));
+                } else {
+                    want = mref_find(&r, q, qi, 0);
+                    REQUIRE(want >= 0 &&
+                            (uintptr_t)onic_matcher_match(m, q, qi) == r.cookie[want]);
+                }
+                if (want >= 0)
+                    mref_delete(&r, (size_t)want);
+                REQUIRE(onic_matcher_length(m) == r.n);
+            }
+            CHECK(onic_matcher_peek(m, any_key, any_ign) == NULL);
+        }
+        onic_matcher_destroy(m);
+    }
+}
+
+/* The front and the middle of a short queue: removal by handle, matches,
+ * and a long-lived first entry with churn behind it (hash's ring wraps
+ * around and packs its holes again and again), with queries that go by each
+ * of the ring's fingerprints. */
+static void test_small_front_middle(void)
+{
+    static mini_ref_t r;
+    onic_matcher_t *m = make();
+    onic_mkey_t key, ign, q, qi;
+    onic_mentry_t *e;
+    long want;
+
+    r.n = 0;
+    for (uintptr_t c = 1; c <= 6; c++) {
+        key = key_of(0, (int)c, 1, &ign);
+        e = post(m, 0, (int)c, 1, c);
+        mref_insert(&r, r.n, key, ign, c, e);
+    }
+    CHECK(onic_matcher_remove(m, r.h[0]) == ONIC_OK); /* the front */
+    mref_delete(&r, 0);
+    CHECK_EQ((uintptr_t)onic_matcher_peek(m, any_key, any_ign), 2);
+    CHECK(onic_matcher_remove(m, r.h[2]) == ONIC_OK); /* the middle: 4 */
+    mref_delete(&r, 2);
+    CHECK(onic_matcher_remove(m, r.h[3]) == ONIC_OK); /* the last: 6 */
+    mref_delete(&r, 3);
+    CHECK_EQ(arrive(m, 0, 5, 1, 1), 5); /* a match at the back */
+    mref_delete(&r, 2);
+    CHECK_EQ(arrive(m, 0, -1, 1, 0), 2); /* ANY_SOURCE: the front */
+    post(m, 0, 4, 1, 7);
+    CHECK_EQ(arrive(m, 0, 4, 1, 1), 7); /* behind a hole */
+    CHECK_EQ(arrive(m, 0, 4, 1, 1), 0);
+    drain_expect(m, (const uintptr_t[]){2, 3}, 2);
+
+    /* Inserts where the last entry was removed, and next to the front with
+     * no gap left between order keys. */
+    m->seq_stride = 2;
+    m->seq_step = 1;
+    e = post(m, 0, 1, 1, 1);
+    onic_mentry_t *e2 = post(m, 0, 1, 1, 2);
+    onic_mentry_t *e3 = post(m, 0, 1, 1, 3);
+    CHECK(onic_matcher_remove(m, e3) == ONIC_OK);
+    ins(m, ONIC_MATCH_AFTER, e2, 1, 4); /* the new last */
+    ins(m, ONIC_MATCH_AFTER, e, 1, 5);  /* right behind the front */
+    ins(m, ONIC_MATCH_BEFORE, e, 1, 6); /* the new front */
+    ins(m, ONIC_MATCH_BEFORE, e2, 1, 7);
+    drain_expect(m, (const uintptr_t[]){6, 1, 5, 7, 2, 4}, 6);
+    m->seq_stride = ONIC_MATCH_SEQ_STRIDE;
+    m->seq_step = ONIC_MATCH_SEQ_STEP;
+
+    /* Messages in order (each matches the front) with receives posted
+     * ahead, and now and then an insert at the head or before the last. */
+    r.n = 0;
+    for (unsigned k = 0; k < 300; k++) {
+        onic_match_pos_t pos = k % 7 == 3 ? ONIC_MATCH_HEAD
+                               : k % 7 == 5 && r.n > 0 ? ONIC_MATCH_BEFORE : ONIC_MATCH_TAIL;
+        size_t at = pos == ONIC_MATCH_HEAD ? 0 : pos == ONIC_MATCH_BEFORE ? r.n - 1 : r.n;
+        key = key_of(0, (int)(k % 3), 7, &ign);
+        e = NULL;
+        REQUIRE(onic_matcher_insert(m, key, ign, (void *)(uintptr_t)(k + 1), pos,
+                                    pos == ONIC_MATCH_BEFORE ? r.h[r.n - 1] : NULL, &e) ==
+                ONIC_OK);
+        mref_insert(&r, at, key, ign, k + 1, e);
+        if (r.n < 1 + k % 24)
+            continue;
+        query_for(&r, 0, k % 2, &q, &qi);
+        REQUIRE((uintptr_t)onic_matcher_match(m, q, qi) == r.cookie[0]);
+        mref_delete(&r, 0);
+    }
+    drain_expect(m, r.cookie, r.n);
+
+    /* Entry 1000 stays first; behind it, entries come and go out of order. */
+    r.n = 0;
+    key = key_of(1, 9, 9, &ign);
+    e = post(m, 1, 9, 9, 1000);
+    mref_insert(&r, 0, key, ign, 1000, e);
+    for (unsigned k = 0; k < 600; k++) {
+        int src = (int)(k % 4), tag = (int)(k % 9);
+        key = key_of(0, k % 10 == 0 ? -1 : src, tag, &ign);
+        e = NULL;
+        REQUIRE(onic_matcher_append(m, key, ign, (void *)(uintptr_t)(k + 1), &e) == ONIC_OK);
+        mref_insert(&r, r.n, key, ign, k + 1, e);
+        if (r.n < 20)
+            continue;
+        /* Out of order: a header, a receive of each wildcard shape, a removal. */
+        size_t at = 1 + (k * 7u) % (r.n - 1);
+        switch (k % 4) {
+        case 0:
+            REQUIRE(onic_matcher_remove(m, r.h[at]) == ONIC_OK);
+            mref_delete(&r, at);
+            continue;
+        case 1: query_for(&r, at, 0, &q, &qi); break;
+        case 2: query_for(&r, at, 1, &q, &qi); break; /* ANY_SOURCE: by the bits tag */
+        default: query_for(&r, at, 2, &q, &qi); break; /* ANY_TAG: by the id tag */
+        }
+        want = mref_find(&r, q, qi, 0);
+        REQUIRE(want > 0 && (uintptr_t)onic_matcher_match(m, q, qi) == r.cookie[want]);
+        if (want >= 0)
+            mref_delete(&r, (size_t)want);
+        REQUIRE(onic_matcher_length(m) == r.n);
+    }
+    CHECK_EQ((uintptr_t)onic_matcher_peek(m, any_key, any_ign), 1000);
+    CHECK_EQ(arrive(m, 1, 9, 9, 1), 1000);
+    mref_delete(&r, 0);
+    drain_expect(m, r.cookie, r.n);
+    onic_matcher_destroy(m);
+}
+
+/* find with accept refusing the front entry, in a ring and in the index:
+ * the next match is offered and taken, the front stays first. */
+static void test_accept_refuses_front(void)
+{
+    static const unsigned lengths[] = {2, 32, 40};
+
+    for (size_t l = 0; l < sizeof(lengths) / sizeof(lengths[0]); l++) {
+        onic_matcher_t *m = make();
+        unsigned len = lengths[l];
+        onic_mkey_t qi, q = key_of(0, 3, 5, &qi);
+        refuse_n_t a;
+
+        post(m, 0, -1, 5, 1); /* ANY_SOURCE first */
+        for (unsigned i = 2; i <= len; i++)
+            post(m, 0, 3, 5, i);
+        a = (refuse_n_t){1, 0};
+        CHECK_EQ((uintptr_t)onic_matcher_find(m, q, qi, accept_refuse_n, &a, 1), 2);
+        CHECK_EQ(a.calls, 2);
+        a = (refuse_n_t){2, 0};
+        CHECK_EQ((uintptr_t)onic_matcher_find(m, q, qi, accept_refuse_n, &a, 0),
+                 len >= 4 ? 4 : 0);
+        CHECK_EQ(a.calls, len >= 4 ? 3 : len - 1);
+        a = (refuse_n_t){1000, 0};
+        CHECK(onic_matcher_find(m, q, qi, accept_refuse_n, &a, 1) == NULL);
+        CHECK_EQ(a.calls, len - 1);
+        CHECK_EQ(onic_matcher_length(m), len - 1);
+        CHECK_EQ(arrive(m, 0, 3, 5, 1), 1);
+        if (len > 2)
+            CHECK_EQ(arrive(m, 0, 3, 5, 1), 3);
+        onic_matcher_destroy(m);
+    }
+}
+
 static void run_engine_case(const engine_case_t *c)
 {
     unsigned before = check_failed;
@@ -654,6 +981,9 @@ static void run_engine_case(const engine_case_t *c)
     test_find_accept_long();
     test_insert_out_of_memory(0);
     test_insert_out_of_memory(1);
+    test_small_threshold();
+    test_small_front_middle();
+    test_accept_refuses_front();
     printf("%-28s %s\n", c->label, check_failed == before ? "ok" : "FAILED");
 }
 

@@ -203,8 +203,10 @@ static int diff_run(const diff_case_t *c, unsigned wild_pct, uint64_t seed, uint
     ref_queue_t ref = {NULL, 0, 0};
     uintptr_t next_cookie = 1;
     /* Phases of growth and drain so queues cross every threshold: short,
-     * past the alpu unit, past hash's linear walk, hundreds deep. */
-    static const size_t targets[] = {3, 12, 40, 300, 6, 700, 20};
+     * past the alpu unit, hundreds deep, and back and forth across hash's
+     * small ring (32 entries; it is left for the index on the 33rd and
+     * taken again once the queue empties, hence the drains to 0). */
+    static const size_t targets[] = {3, 12, 40, 300, 6, 700, 20, 0, 31, 2, 34, 28, 0, 33};
     size_t target = targets[0];
     uint64_t step;
     int failed = 0;
@@ -405,6 +407,7 @@ static void tune_wide_scalar(onic_config_t *cfg)
 }
 static void tune_wide_eager(onic_config_t *cfg) { cfg->wide_cleanup = 1024; }
 static void tune_hash_tiny(onic_config_t *cfg) { cfg->hash_buckets = 1; }
+static void tune_hash_scalar(onic_config_t *cfg) { cfg->simd = ONIC_SIMD_SCALAR; }
 
 static const diff_case_t cases[] = {
     {"list", "list", tune_none, 0},
@@ -412,6 +415,7 @@ static const diff_case_t cases[] = {
     {"hash", "hash", tune_none, 0},
     {"hash", "hash(1 bucket to start)", tune_hash_tiny, 0},
     {"hash", "hash(tiny key gaps)", tune_none, 1},
+    {"hash", "hash(ring tags without SSE2)", tune_hash_scalar, 0},
     {"alpu", "alpu", tune_none, 0},
     {"alpu", "alpu(8 cells, blocks of 2)", tune_alpu_8x2, 0},
     {"alpu", "alpu(256 cells, blocks of 32)", tune_alpu_256x32, 0},
