@@ -614,6 +614,30 @@ static inline int onic_ptl_eq_take(onic_ptl_eq_t *eq, ptl_event_t *event)
     return rc;
 }
 
+/* Where eq's next event is written in place, or NULL when it must be built
+ * and posted (a handler, or a queue another process keeps). Every field but
+ * sequence is the caller's to fill, then onic_ptl_eq_commit. Overwrites the
+ * oldest when full, as onic_ptl_eq_keep. */
+static inline ptl_event_t *onic_ptl_eq_slot(onic_ptl_eq_t *eq)
+{
+    const onic_ptl_io_t *io = eq->ni->io;
+
+    if (__builtin_expect((io != NULL && io->event != NULL) || eq->handler != PTL_EQ_HANDLER_NONE,
+                         0))
+        return NULL;
+    if (eq->tail - eq->head == eq->count) {
+        eq->head++;
+        eq->dropped = 1;
+    }
+    return &eq->ring[eq->tail % eq->count];
+}
+
+static inline void onic_ptl_eq_commit(onic_ptl_eq_t *eq, ptl_event_t *ev)
+{
+    ev->sequence = eq->seq++;
+    eq->tail++;
+}
+
 /* Record ev (its sequence set here); overwrites the oldest when full. A
  * handler's call is queued for onic_ptl_eq_run_handlers. */
 static inline void onic_ptl_eq_post(onic_ptl_eq_t *eq, ptl_event_t *ev)

@@ -224,24 +224,40 @@ static unsigned target_deliver(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_m
     onic_ptl_eq_t *eq = onic_ptl_md_eq(ni, md);
     unsigned options = md->desc.options;
     char *at = x->mlength > 0 ? onic_ptl_md_at(md, x->offset) : NULL;
-    ptl_event_t ev;
+    ptl_event_t ev, *e = &ev;
+    ptl_event_kind_t start = m->op == ONIC_PTL_OP_PUT ? PTL_EVENT_PUT_START : PTL_EVENT_GET_START;
+    int unlink;
 
     if (m->op == ONIC_PTL_OP_PUT && x->mlength > 0)
         onic_ptl_ni_store(ni, at, payload, x->mlength);
     *data_p = at;
     onic_ptl_md_consume(md, x->mlength);
-    target_event_base(ni, src, m, &ev);
-    ev.mlength = x->mlength;
-    ev.offset = x->offset;
-    ev.md_handle = md->handle;
-    ev.hdr_data = m->op == ONIC_PTL_OP_PUT ? m->hdr_data : 0;
-    onic_ptl_md_snapshot(md, &ev.md);
-    target_post_pair(eq, options,
-                     m->op == ONIC_PTL_OP_PUT ? PTL_EVENT_PUT_START : PTL_EVENT_GET_START, &ev);
-    if (onic_ptl_md_should_unlink(md)) {
-        target_post_unlink(eq, md, &ev);
-        onic_ptl_md_destroy(ni, md); /* and the entry, if this empties it */
+    unlink = onic_ptl_md_should_unlink(md);
+    /* The usual case, END alone and no UNLINK after it: the event is
+     * written once, in the queue's ring. */
+    if (eq != NULL &&
+        (options & (PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_END_DISABLE)) ==
+            PTL_MD_EVENT_START_DISABLE &&
+        (!unlink || (options & PTL_MD_EVENT_UNLINK_DISABLE)) &&
+        (e = onic_ptl_eq_slot(eq)) == NULL)
+        e = &ev;
+    target_event_base(ni, src, m, e);
+    e->mlength = x->mlength;
+    e->offset = x->offset;
+    e->md_handle = md->handle;
+    e->hdr_data = m->op == ONIC_PTL_OP_PUT ? m->hdr_data : 0;
+    onic_ptl_md_snapshot(md, &e->md);
+    if (e != &ev) {
+        e->type = (ptl_event_kind_t)(start + 1);
+        e->link = eq->seq;
+        onic_ptl_eq_commit(eq, e);
+    } else {
+        target_post_pair(eq, options, start, &ev);
+        if (unlink)
+            target_post_unlink(eq, md, &ev);
     }
+    if (unlink)
+        onic_ptl_md_destroy(ni, md); /* and the entry, if this empties it */
     return options;
 }
 

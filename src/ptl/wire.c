@@ -77,6 +77,25 @@ onic_status_t onic_ptl_msg_unpack(const void *buf, size_t len, onic_ptl_msg_t *m
     if (buf == NULL || len < sizeof(uint64_t) || len > sizeof(onic_ptl_wire_t))
         return ONIC_ERR_INVALID_PARAM;
     w0 = wire_word(b, len, 0);
+    /* Most messages are small puts without ack: their own four words, read
+     * straight (op PUT with flags 0 needs no other check). */
+    if (len == 32 && (w0 >> 48 & 0xff) == ONIC_PTL_OP_PUT) {
+        uint64_t w[4];
+
+        memcpy(w, b, sizeof(w));
+        m_p->op = ONIC_PTL_OP_PUT;
+        m_p->flags = 0;
+        m_p->rlength = LOW48(w0);
+        m_p->ac_index = (ptl_ac_index_t)(w0 >> 56);
+        m_p->offset = LOW48(w[1]);
+        m_p->pt_index = (ptl_pt_index_t)(w[1] >> 48);
+        m_p->match_bits = w[2];
+        m_p->hdr_data = w[3];
+        m_p->md = 0;
+        m_p->mlength = m_p->local_offset = m_p->cookie = 0;
+        m_p->eq = PTL_EQ_NONE;
+        return ONIC_OK;
+    }
     op = (unsigned)(w0 >> 48) & 0xf;
     flags = (unsigned)(w0 >> 52) & 0xf;
     /* The op's own length, or the whole header (what the words do not
