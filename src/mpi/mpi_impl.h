@@ -210,19 +210,24 @@ typedef struct onic_mpi_req {
 } onic_mpi_req_t;
 
 /* --- The envelope in the match bits ------------------------------------------------
- *   whole:1 (bit 63) | context:15 (48..62) | source comm rank:24 (24..47) | tag:24 (0..23)
+ *   whole:1 (bit 63) | empty:1 (62) | context:14 (48..61) | source comm rank:24 (24..47) |
+ *   tag:24 (0..23)
  * MPI_ANY_SOURCE ignores the source bits (and the match id is PTL_NID_ANY /
  * PTL_PID_ANY), MPI_ANY_TAG the tag bits. Contexts are below
- * 2 * ONIC_MPI_MAX_CTX = 2^13, so the top bit is free: it marks a
- * rendezvous message put whole (p2p.c). Receives and header searches
- * ignore it; the overflow list uses it to keep such a message's header
- * without its data. */
+ * 2 * ONIC_MPI_MAX_CTX = 2^13, so the top two bits are free. Whole marks a
+ * rendezvous message put whole, empty a put of no data (an empty message
+ * or a rendezvous request). Receives and header searches ignore both; the
+ * overflow list sorts puts by them (p2p.c): a whole message's header is
+ * kept without its data, an empty put's in an entry of its own, the others
+ * go to the unexpected-message buffers, which, taking only those, can be
+ * the list's first entries. */
 #define ONIC_MPI_TAG_UB        ((1 << 24) - 1)
 #define ONIC_MPI_RANK_MAX      ((1 << 24) - 1)
 #define ONIC_MPI_BITS_TAG      UINT64_C(0xffffff)
 #define ONIC_MPI_BITS_SRC      (UINT64_C(0xffffff) << 24)
 #define ONIC_MPI_BITS_WHOLE    (UINT64_C(1) << 63)
-static_assert(2 * ONIC_MPI_MAX_CTX <= 1 << 15, "every context id leaves the whole bit clear");
+#define ONIC_MPI_BITS_EMPTY    (UINT64_C(1) << 62)
+static_assert(2 * ONIC_MPI_MAX_CTX <= 1 << 14, "every context id leaves the top two bits clear");
 
 static inline uint64_t onic_mpi_bits(unsigned ctx, unsigned src, unsigned tag)
 {
@@ -427,8 +432,9 @@ void onic_mpi_type_unpack(const onic_mpi_type_t *t, const void *in, size_t bytes
 /* --- p2p.c ---------------------------------------------------------------------- */
 int  onic_mpi_p2p_init(void);
 void onic_mpi_p2p_fini(void);
-/* Handle what Portals reports; block: wait (sleeping) for something if
- * nothing is there. The number of events handled. */
+/* Handle what Portals reports: all of it (block 0), or wait (sleeping)
+ * for something if nothing is there and handle what is at hand then, up to
+ * a batch (block 1). The number of events handled. */
 unsigned onic_mpi_progress(int block);
 /* Start a request (send or receive) whose fields are filled; MPI_SUCCESS or
  * the class reported. A request that completes at once is complete here. */
@@ -459,7 +465,9 @@ static inline int onic_mpi_p2p_put_eager(const onic_mpi_comm_t *c, int coll, uin
     ptl_process_id_t id = {0, dest};
 
     return PtlPutRegion(onic_mpi_g.all_md, (ptl_size_t)(uintptr_t)data, bytes, PTL_NOACK_REQ, id,
-                        ONIC_MPI_PT_P2P, 0, onic_mpi_bits(ctx, (unsigned)c->rank, (unsigned)tag),
+                        ONIC_MPI_PT_P2P, 0,
+                        onic_mpi_bits(ctx, (unsigned)c->rank, (unsigned)tag) |
+                            (uint64_t)(bytes == 0) << 62 /* ONIC_MPI_BITS_EMPTY */,
                         0, onic_mpi_hdr(ONIC_MPI_HDR_EAGER, 0, bytes));
 }
 

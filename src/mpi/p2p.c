@@ -3,12 +3,14 @@
  *
  * Portal ONIC_MPI_PT_P2P carries every message. Its match list holds the
  * posted receives (one ME + MD on the receive buffer each, threshold 1,
- * truncating, ignoring the whole bit); its overflow list holds, first, one
+ * truncating, ignoring the whole and empty bits); its overflow list holds
+ * the unexpected buffers, which take eager messages with data one after
+ * another (whole and empty bits clear; the newest buffer first), then one
  * entry keeping the headers of whole rendezvous puts (whole bit set, zero
- * bytes, truncating, never acked), then one taking every other zero-byte
- * put (rendezvous requests, empty messages), then the unexpected buffers,
- * which take eager messages one after another (these two: whole bit
- * clear). A receive is posted with PtlMEAttachSearch, so it either finds
+ * bytes, truncating, never acked), then one taking every empty put
+ * (rendezvous requests, empty messages: empty bit set). The three take
+ * disjoint sets of puts, so their order is only the buffers' speed. A
+ * receive is posted with PtlMEAttachSearch, so it either finds
  * the oldest matching unexpected header or is attached, with no message
  * able to slip in between.
  *
@@ -46,6 +48,7 @@
  * thousand rendezvous requests from landing in some later call's time. */
 #define P2P_EQ_UNEXP 64u
 #define P2P_WAIT_MS 200 /* a blocked wait looks up again this often */
+#define P2P_WAIT_BATCH 64 /* events a wait handles before its caller looks */
 #define P2P_START_DRAIN 8 /* starts between two drains: see onic_mpi_p2p_start */
 
 static const ptl_process_id_t p2p_any = {PTL_NID_ANY, PTL_PID_ANY};
@@ -107,8 +110,11 @@ static void ubuf_post(onic_mpi_ubuf_t *b)
     ptl_handle_md_t mdh;
     int rc;
 
-    rc = PtlMEAttachOverflow(onic_mpi_g.ni, ONIC_MPI_PT_P2P, p2p_any, 0, ~ONIC_MPI_BITS_WHOLE,
-                             PTL_UNLINK, PTL_INS_AFTER, &me);
+    /* Puts with data, not whole: no other overflow entry takes one, so the
+     * buffers go first and a message finds one at the list's front. */
+    rc = PtlMEAttachOverflow(onic_mpi_g.ni, ONIC_MPI_PT_P2P, p2p_any, 0,
+                             ~(ONIC_MPI_BITS_WHOLE | ONIC_MPI_BITS_EMPTY), PTL_UNLINK,
+                             PTL_INS_BEFORE, &me);
     if (rc != PTL_OK)
         p2p_fatal("attach an unexpected-message buffer", rc);
     if ((rc = PtlMDAttach(me, md, PTL_UNLINK, &mdh)) != PTL_OK)
@@ -553,7 +559,8 @@ static int send_start(onic_mpi_req_t *r)
         onic_warn("mpi: Portals refused a %zu-byte put; rendezvous messages now wait for "
                   "their receiver's MPI calls to move", r->bytes);
     }
-    rc = PtlPut(onic_mpi_g.zero_md, PTL_NOACK_REQ, p2p_pid(dest), ONIC_MPI_PT_P2P, 0, bits, 0,
+    rc = PtlPut(onic_mpi_g.zero_md, PTL_NOACK_REQ, p2p_pid(dest), ONIC_MPI_PT_P2P, 0,
+                bits | ONIC_MPI_BITS_EMPTY, 0,
                 onic_mpi_hdr(ONIC_MPI_HDR_RNDV, cookie, r->bytes));
     if (rc != PTL_OK)
         goto err_unlink_me;
@@ -578,7 +585,7 @@ static void p2p_query_make(onic_mpi_comm_t *c, int coll, int source, int tag, p2
     q->bits = onic_mpi_bits(ctx, source == MPI_ANY_SOURCE ? 0 : (unsigned)source,
                             tag == MPI_ANY_TAG ? 0 : (unsigned)tag);
     /* Any message, put whole or not. */
-    q->ignore = ONIC_MPI_BITS_WHOLE | (source == MPI_ANY_SOURCE ? ONIC_MPI_BITS_SRC : 0) |
+    q->ignore = ONIC_MPI_BITS_WHOLE | ONIC_MPI_BITS_EMPTY | (source == MPI_ANY_SOURCE ? ONIC_MPI_BITS_SRC : 0) |
                 (tag == MPI_ANY_TAG ? ONIC_MPI_BITS_TAG : 0);
     q->id = source == MPI_ANY_SOURCE ? p2p_any : p2p_pid(onic_mpi_comm_world_rank(c, source));
 }
@@ -833,6 +840,11 @@ unsigned onic_mpi_progress(int block)
          * cost a second poll, so both go to PtlEQPoll at once. */
         rc = block ? PtlEQGet(onic_mpi_g.eq, &ev) : PTL_EQ_EMPTY;
         which = 0;
+        /* A wait that has handled something takes what else is at hand
+         * (a poll delivers a burst at once), a bounded number, and goes
+         * back to its caller's test without sleeping. */
+        if (block && rc == PTL_EQ_EMPTY && n > 0)
+            return n;
         if (rc == PTL_EQ_EMPTY)
             /* Both queues; sleeps in the transport until something arrives. */
             rc = PtlEQPoll(eqs, 2, block ? P2P_WAIT_MS : 0, &ev, &which);
@@ -857,7 +869,7 @@ unsigned onic_mpi_progress(int block)
                 p2p_fatal("read the event queue", rc);
             p2p_event(&ev);
         }
-        if (block)
+        if (block && n >= P2P_WAIT_BATCH)
             return n;
     }
 }
@@ -941,7 +953,7 @@ int onic_mpi_p2p_init(void)
         what = "attach the credit portal's entry";
         goto err_ni;
     }
-    /* First in the overflow list: a rendezvous message put whole that no
+    /* In the overflow list: a rendezvous message put whole that no
      * receive was posted for keeps its header here and nothing of its data
      * (zero bytes, truncating), and is not acked: the receive pulls it
      * later, as it pulls a request. */
@@ -955,11 +967,12 @@ int onic_mpi_p2p_init(void)
         what = "attach the whole-message overflow entry";
         goto err_ni;
     }
-    /* Then every other zero-byte put (a rendezvous request or an empty
-     * message) lands here, never in a buffer, and never fails. This entry
-     * and the buffers take only puts with the whole bit clear. */
-    rc = PtlMEAttachOverflow(onic_mpi_g.ni, ONIC_MPI_PT_P2P, p2p_any, 0, ~ONIC_MPI_BITS_WHOLE,
-                             PTL_RETAIN, PTL_INS_AFTER, &onic_mpi_g.zero_me);
+    /* Every empty put (a rendezvous request or an empty message) lands
+     * here, never in a buffer, and never fails. The buffers, put before
+     * both entries as they come, take only puts with data, not whole. */
+    rc = PtlMEAttachOverflow(onic_mpi_g.ni, ONIC_MPI_PT_P2P, p2p_any, ONIC_MPI_BITS_EMPTY,
+                             ~(ONIC_MPI_BITS_WHOLE | ONIC_MPI_BITS_EMPTY), PTL_RETAIN,
+                             PTL_INS_AFTER, &onic_mpi_g.zero_me);
     md.options = PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE;
     md.eq_handle = onic_mpi_g.eq_unexp; /* an event, ignored, wakes a blocked MPI_Probe */
     if (rc != PTL_OK || (rc = PtlMDAttach(onic_mpi_g.zero_me, md, PTL_RETAIN, &mdh)) != PTL_OK) {
