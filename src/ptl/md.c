@@ -50,32 +50,47 @@ int onic_ptl_md_check(onic_ptl_ni_t *ni, const ptl_md_t *md, ptl_unlink_t unlink
     return PTL_OK;
 }
 
+onic_ptl_md_t *onic_ptl_md_embed(onic_ptl_ni_t *ni, onic_ptl_me_t *me, const ptl_md_t *desc,
+                                 ptl_unlink_t unlink)
+{
+    onic_ptl_md_t *md = &me->md0;
+
+    /* Every field: no memset. */
+    md->desc = *desc;
+    md->handle = onic_ptl_md0_handle(me->handle);
+    md->unlink = unlink;
+    md->local_offset = 0;
+    md->me = me;
+    md->pending = md->inflight = 0;
+    md->embedded = 1;
+    me->md0_used = me->md0_live = 1;
+    ni->md0_live++;
+    onic_dlist_push_tail(&me->mds, &md->link);
+    return md;
+}
+
 int onic_ptl_md_create(onic_ptl_ni_t *ni, const ptl_md_t *desc, ptl_unlink_t unlink,
                        onic_ptl_me_t *me, onic_ptl_md_t **md_p)
 {
-    /* An entry's first MD is the one it carries: no pool, no table slot. */
-    int embedded = me != NULL && !me->md0_used;
     onic_ptl_md_t *md;
 
-    /* The table's own limit does not see the entries' MDs: count both. */
-    if (ni->mds.live + ni->md0_live >= ni->mds.max) {
+    if (!onic_ptl_md_room(ni)) {
         onic_error("ptl: cannot create a memory descriptor: %d exist (max_mds)",
                    ni->limits.max_mds);
         return PTL_NO_SPACE;
     }
-    md = embedded ? &me->md0 : onic_pool_get(&ni->md_pool);
-    if (md == NULL)
+    /* An entry's first MD is the one it carries: no pool, no table slot. */
+    if (me != NULL && !me->md0_used) {
+        *md_p = onic_ptl_md_embed(ni, me, desc, unlink);
+        return PTL_OK;
+    }
+    if ((md = onic_pool_get(&ni->md_pool)) == NULL)
         return PTL_NO_SPACE;
     memset(md, 0, sizeof(*md));
     md->desc = *desc;
     md->unlink = unlink;
     md->me = me;
-    md->embedded = embedded;
-    if (embedded) {
-        md->handle = onic_ptl_md0_handle(me->handle);
-        me->md0_used = me->md0_live = 1;
-        ni->md0_live++;
-    } else if (onic_ptl_htab_add(&ni->mds, md, &md->handle) != ONIC_OK) {
+    if (onic_ptl_htab_add(&ni->mds, md, &md->handle) != ONIC_OK) {
         onic_error("ptl: cannot create a memory descriptor: no memory for its handle");
         onic_pool_put(&ni->md_pool, md);
         return PTL_NO_SPACE;

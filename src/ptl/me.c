@@ -52,19 +52,13 @@ void onic_ptl_me_destroy(onic_ptl_ni_t *ni, onic_ptl_me_t *me)
     onic_pool_put(&ni->me_pool, me);
 }
 
-/* Insert a new entry into pt_index's list (overflow or not) at pos, next to
- * anchor for BEFORE/AFTER. A Portals code. */
-static int me_insert(onic_ptl_ni_t *ni, const char *call, ptl_pt_index_t pt_index, int overflow,
-                     ptl_process_id_t match_id, ptl_match_bits_t match_bits,
-                     ptl_match_bits_t ignore_bits, ptl_unlink_t unlink, onic_match_pos_t pos,
-                     onic_ptl_me_t *anchor, onic_ptl_me_t **me_p)
+/* me_check's answer when its one test fails: which check, said. */
+static __attribute__((noinline)) int me_check_slow(onic_ptl_ni_t *ni, const char *call,
+                                                   ptl_pt_index_t pt_index, int overflow,
+                                                   ptl_process_id_t match_id, ptl_unlink_t unlink)
 {
     onic_ptl_pt_t *pt = &ni->pt[pt_index];
-    onic_matcher_t **m = overflow ? &pt->overflow : &pt->list;
-    uint32_t *n = overflow ? &pt->noverflow : &pt->nlist;
-    onic_mkey_t key, ignore;
-    onic_ptl_me_t *me;
-    onic_status_t status;
+    uint32_t n = overflow ? pt->noverflow : pt->nlist;
 
     if (!onic_ptl_id_valid(ni, match_id, 1)) {
         onic_error("ptl: %s: match_id {%u, %u} is no process of this job (nid 0 or PTL_NID_ANY, "
@@ -75,24 +69,54 @@ static int me_insert(onic_ptl_ni_t *ni, const char *call, ptl_pt_index_t pt_inde
         onic_error("ptl: %s: unlink %d; use PTL_UNLINK or PTL_RETAIN", call, (int)unlink);
         return PTL_FAIL;
     }
-    if (*n >= (uint32_t)ni->limits.max_me_list) {
-        onic_error("ptl: %s: portal %u already has %u entries (max_me_list)", call, pt_index, *n);
+    if (n >= (uint32_t)ni->limits.max_me_list) {
+        onic_error("ptl: %s: portal %u already has %u entries (max_me_list)", call, pt_index, n);
         return PTL_ME_LIST_TOO_LONG;
     }
-    if (pt_matcher(ni, m) != ONIC_OK)
+    if (pt_matcher(ni, overflow ? &pt->overflow : &pt->list) != ONIC_OK)
         return PTL_NO_SPACE;
     if (overflow && pt_matcher(ni, &pt->unexpected) != ONIC_OK)
         return PTL_NO_SPACE;
-    me = onic_pool_get(&ni->me_pool);
+    return PTL_OK;
+}
+
+/* Whether pt_index's list (overflow or not) takes a new entry with these
+ * arguments: PTL_OK or the code, said. The usual case is one test. */
+static inline int me_check(onic_ptl_ni_t *ni, const char *call, ptl_pt_index_t pt_index,
+                           int overflow, ptl_process_id_t match_id, ptl_unlink_t unlink)
+{
+    const onic_ptl_pt_t *pt = &ni->pt[pt_index];
+
+    if (__builtin_expect(!overflow && pt->list != NULL &&
+                             pt->nlist < (uint32_t)ni->limits.max_me_list &&
+                             (unlink == PTL_UNLINK || unlink == PTL_RETAIN) &&
+                             onic_ptl_id_valid(ni, match_id, 1), 1))
+        return PTL_OK;
+    return me_check_slow(ni, call, pt_index, overflow, match_id, unlink);
+}
+
+/* Make an entry whose arguments me_check passed and link it into its list
+ * at pos, next to anchor for BEFORE/AFTER. A Portals code. */
+static int me_link(onic_ptl_ni_t *ni, const char *call, ptl_pt_index_t pt_index, int overflow,
+                   ptl_process_id_t match_id, ptl_match_bits_t match_bits,
+                   ptl_match_bits_t ignore_bits, ptl_unlink_t unlink, onic_match_pos_t pos,
+                   onic_ptl_me_t *anchor, onic_ptl_me_t **me_p)
+{
+    onic_ptl_pt_t *pt = &ni->pt[pt_index];
+    onic_mkey_t key, ignore;
+    onic_ptl_me_t *me = onic_pool_get(&ni->me_pool);
+    onic_status_t status;
+
     if (me == NULL)
         return PTL_NO_SPACE;
-    memset(me, 0, offsetof(onic_ptl_me_t, md0)); /* md0 is set when used */
+    /* Every field but md0, which is set when used: no memset. */
     me->pt_index = pt_index;
     me->overflow = overflow;
     me->match_id = match_id;
     me->match_bits = match_bits;
     me->ignore_bits = ignore_bits;
     me->unlink = unlink;
+    me->md0_used = me->md0_live = 0;
     onic_dlist_init(&me->mds);
     status = onic_ptl_htab_add(&ni->mes, me, &me->handle);
     if (status != ONIC_OK) {
@@ -101,14 +125,17 @@ static int me_insert(onic_ptl_ni_t *ni, const char *call, ptl_pt_index_t pt_inde
         goto err_free_me;
     }
     key = me_key(match_id, match_bits, ignore_bits, &ignore);
-    status = onic_matcher_insert(*m, key, ignore, me, pos, anchor != NULL ? anchor->entry : NULL,
-                                 &me->entry);
+    status = onic_matcher_insert(overflow ? pt->overflow : pt->list, key, ignore, me, pos,
+                                 anchor != NULL ? anchor->entry : NULL, &me->entry);
     if (status != ONIC_OK) {
         onic_error("ptl: %s: cannot insert into portal %u's list: %s", call, pt_index,
                    onic_status_str(status));
         goto err_del_handle;
     }
-    (*n)++;
+    if (overflow)
+        pt->noverflow++;
+    else
+        pt->nlist++;
     *me_p = me;
     return PTL_OK;
 
@@ -117,6 +144,21 @@ err_del_handle:
 err_free_me:
     onic_pool_put(&ni->me_pool, me);
     return onic_ptl_status_to_ptl(status);
+}
+
+/* Insert a new entry into pt_index's list (overflow or not) at pos, next to
+ * anchor for BEFORE/AFTER. A Portals code. */
+static int me_insert(onic_ptl_ni_t *ni, const char *call, ptl_pt_index_t pt_index, int overflow,
+                     ptl_process_id_t match_id, ptl_match_bits_t match_bits,
+                     ptl_match_bits_t ignore_bits, ptl_unlink_t unlink, onic_match_pos_t pos,
+                     onic_ptl_me_t *anchor, onic_ptl_me_t **me_p)
+{
+    int rc = me_check(ni, call, pt_index, overflow, match_id, unlink);
+
+    if (rc != PTL_OK)
+        return rc;
+    return me_link(ni, call, pt_index, overflow, match_id, match_bits, ignore_bits, unlink, pos,
+                   anchor, me_p);
 }
 
 static int me_check_pt(onic_ptl_ni_t *ni, ptl_pt_index_t pt_index, const char *call)
@@ -291,7 +333,6 @@ int PtlMEAttachSearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
     const char *call = "PtlMEAttachSearch";
     onic_ptl_ni_t *ni;
     onic_ptl_me_t *me;
-    onic_ptl_md_t *obj;
     onic_ptl_ovf_t *rec;
     onic_mkey_t key, ignore;
     int rc = onic_ptl_ni_of(ni_handle, &ni);
@@ -305,13 +346,9 @@ int PtlMEAttachSearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
     }
     if ((rc = me_check_pt(ni, pt_index, call)) != PTL_OK ||
         (rc = me_check_pos(position, call)) != PTL_OK ||
-        (rc = onic_ptl_md_check(ni, &md, md_unlink, call)) != PTL_OK)
+        (rc = onic_ptl_md_check(ni, &md, md_unlink, call)) != PTL_OK ||
+        (rc = me_check(ni, call, pt_index, 0, match_id, unlink)) != PTL_OK)
         return rc;
-    if (!onic_ptl_id_valid(ni, match_id, 1)) {
-        onic_error("ptl: %s: match_id {%u, %u} is no process of this job", call, match_id.nid,
-                   match_id.pid);
-        return PTL_PROCESS_INVALID;
-    }
     /* Search and attach with no poll in between: nothing can arrive. */
     if (onic_matcher_length(ni->pt[pt_index].unexpected) > 0) {
         key = me_key(match_id, match_bits, ignore_bits, &ignore);
@@ -322,15 +359,18 @@ int PtlMEAttachSearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
             return PTL_OVF_MATCHED;
         }
     }
-    rc = me_insert(ni, call, pt_index, 0, match_id, match_bits, ignore_bits, unlink,
-                   position == PTL_INS_BEFORE ? ONIC_MATCH_HEAD : ONIC_MATCH_TAIL, NULL, &me);
+    /* The entry carries its MD: the MD limit is checked before either is
+     * made, so nothing is undone. */
+    if (!onic_ptl_md_room(ni)) {
+        onic_error("ptl: %s: cannot create a memory descriptor: %d exist (max_mds)", call,
+                   ni->limits.max_mds);
+        return PTL_NO_SPACE;
+    }
+    rc = me_link(ni, call, pt_index, 0, match_id, match_bits, ignore_bits, unlink,
+                 position == PTL_INS_BEFORE ? ONIC_MATCH_HEAD : ONIC_MATCH_TAIL, NULL, &me);
     if (rc != PTL_OK)
         return rc;
-    if ((rc = onic_ptl_md_create(ni, &md, md_unlink, me, &obj)) != PTL_OK) {
-        onic_ptl_me_destroy(ni, me);
-        return rc;
-    }
     *me_handle = me->handle;
-    *md_handle = obj->handle;
+    *md_handle = onic_ptl_md_embed(ni, me, &md, md_unlink)->handle;
     return PTL_OK;
 }

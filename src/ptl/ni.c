@@ -114,13 +114,6 @@ void onic_ptl_ni_clamp_limits(const ptl_ni_limits_t *desired, ptl_ni_limits_t *a
 }
 
 /* --- Process ids ----------------------------------------------------------------- */
-int onic_ptl_id_valid(const onic_ptl_ni_t *ni, ptl_process_id_t id, int wildcards)
-{
-    int nid_ok = id.nid == 0 || (wildcards && id.nid == PTL_NID_ANY);
-    int pid_ok = id.pid < ni->size || (wildcards && id.pid == PTL_PID_ANY);
-    return nid_ok && pid_ok;
-}
-
 void onic_ptl_id_key(ptl_process_id_t id, uint64_t *id_p, uint64_t *ignore_p)
 {
     *id_p = (uint64_t)id.nid << 32 | id.pid;

@@ -500,7 +500,12 @@ void              onic_ptl_large_init(onic_ptl_ni_t *ni);
 void              onic_ptl_large_fini(onic_ptl_ni_t *ni);
 int  onic_ptl_status_to_ptl(onic_status_t status);
 /* {0, rank} or wildcards; 0 if not a process of this job. */
-int  onic_ptl_id_valid(const onic_ptl_ni_t *ni, ptl_process_id_t id, int wildcards);
+static inline int onic_ptl_id_valid(const onic_ptl_ni_t *ni, ptl_process_id_t id, int wildcards)
+{
+    int nid_ok = id.nid == 0 || (wildcards && id.nid == PTL_NID_ANY);
+    int pid_ok = id.pid < ni->size || (wildcards && id.pid == PTL_PID_ANY);
+    return nid_ok && pid_ok;
+}
 /* The matching key of a process id with wildcards. */
 void onic_ptl_id_key(ptl_process_id_t id, uint64_t *id_p, uint64_t *ignore_p);
 
@@ -514,6 +519,15 @@ uint64_t onic_ptl_eq_room(const onic_ptl_eq_t *eq);
 
 /* --- md.c ---------------------------------------------------------------------- */
 int  onic_ptl_md_check(onic_ptl_ni_t *ni, const ptl_md_t *md, ptl_unlink_t unlink, const char *call);
+/* Whether another MD may be made: the table's own limit does not see the
+ * entries' MDs, so both count. */
+static inline int onic_ptl_md_room(const onic_ptl_ni_t *ni)
+{
+    return ni->mds.live + ni->md0_live < ni->mds.max;
+}
+/* me's own MD (me has none yet), desc checked, onic_ptl_md_room true. */
+onic_ptl_md_t *onic_ptl_md_embed(onic_ptl_ni_t *ni, onic_ptl_me_t *me, const ptl_md_t *desc,
+                                 ptl_unlink_t unlink);
 /* A new MD on me (NULL: bound); a Portals code. */
 int  onic_ptl_md_create(onic_ptl_ni_t *ni, const ptl_md_t *desc, ptl_unlink_t unlink,
                         onic_ptl_me_t *me, onic_ptl_md_t **md_p);
