@@ -108,7 +108,7 @@ void onic_ptl_md_release(onic_ptl_ni_t *ni, onic_ptl_md_t *md)
         ni->md0_live--;
         return;
     }
-    onic_ptl_htab_del(&ni->mds, md->handle);
+    onic_ptl_htab_del_live(&ni->mds, md->handle);
     onic_pool_put(&ni->md_pool, md);
 }
 

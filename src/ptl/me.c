@@ -48,7 +48,7 @@ void onic_ptl_me_destroy(onic_ptl_ni_t *ni, onic_ptl_me_t *me)
         pt->noverflow--;
     else
         pt->nlist--;
-    onic_ptl_htab_del(&ni->mes, me->handle);
+    onic_ptl_htab_del_live(&ni->mes, me->handle);
     onic_pool_put(&ni->me_pool, me);
 }
 

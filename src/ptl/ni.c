@@ -121,6 +121,18 @@ void onic_ptl_id_key(ptl_process_id_t id, uint64_t *id_p, uint64_t *ignore_p)
                 (id.pid == PTL_PID_ANY ? UINT64_C(0xffffffff) : 0);
 }
 
+/* --- Access control ---------------------------------------------------------------- */
+onic_ptl_ace_t onic_ptl_ace_make(const onic_ptl_ni_t *ni, ptl_process_id_t id, ptl_uid_t uid,
+                                 ptl_jid_t jid, ptl_pt_index_t pt_index)
+{
+    onic_ptl_ace_t a = {1, id, uid, jid, pt_index, 0};
+
+    a.everyone = (id.nid == PTL_NID_ANY || id.nid == 0) && id.pid == PTL_PID_ANY &&
+                 (uid == PTL_UID_ANY || uid == ni->uid) && (jid == PTL_JID_ANY || jid == ni->jid) &&
+                 pt_index == PTL_PT_INDEX_ANY;
+    return a;
+}
+
 /* --- The NI ---------------------------------------------------------------------- */
 static void ni_destroy(onic_ptl_ni_t *ni)
 {
@@ -200,10 +212,10 @@ int onic_ptl_ni_open(const onic_ptl_ni_params_t *p, ptl_ni_limits_t *actual,
         return PTL_NO_SPACE;
     }
     /* Paper 003, 4.5: entry 0 admits the job, entry 1 system processes. */
-    ni->acl[0] = (onic_ptl_ace_t){1, {PTL_NID_ANY, PTL_PID_ANY}, PTL_UID_ANY, ni->jid,
-                                  PTL_PT_INDEX_ANY};
-    ni->acl[1] = (onic_ptl_ace_t){1, {PTL_NID_ANY, PTL_PID_ANY}, PTL_UID_ANY, PTL_JID_NONE,
-                                  PTL_PT_INDEX_ANY};
+    ni->acl[0] = onic_ptl_ace_make(ni, (ptl_process_id_t){PTL_NID_ANY, PTL_PID_ANY},
+                                   PTL_UID_ANY, ni->jid, PTL_PT_INDEX_ANY);
+    ni->acl[1] = onic_ptl_ace_make(ni, (ptl_process_id_t){PTL_NID_ANY, PTL_PID_ANY},
+                                   PTL_UID_ANY, PTL_JID_NONE, PTL_PT_INDEX_ANY);
     onic_ptl_g.ni = ni;
     if (actual != NULL)
         *actual = ni->limits;
@@ -291,7 +303,8 @@ void onic_ptl_ni_deliver(onic_ptl_ni_t *ni, uint32_t src, const void *hdr, size_
     onic_ptl_out_t out;
 
     onic_ptl_target_recv(ni, src, hdr, hdr_len, payload, len, &out);
-    ni_answer(ni, &out);
+    if (out.send | out.rma | out.dereg) /* most messages need no answer */
+        ni_answer(ni, &out);
     onic_ptl_eq_run_handlers(ni);
 }
 
@@ -534,6 +547,6 @@ int PtlACEntry(ptl_handle_ni_t ni_handle, ptl_ac_index_t ac_index, ptl_process_i
                    "PTL_PT_INDEX_ANY)", pt_index, ni->limits.max_pt_index);
         return PTL_PT_INDEX_INVALID;
     }
-    ni->acl[ac_index] = (onic_ptl_ace_t){1, match_id, uid, jid, pt_index};
+    ni->acl[ac_index] = onic_ptl_ace_make(ni, match_id, uid, jid, pt_index);
     return PTL_OK;
 }

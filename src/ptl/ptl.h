@@ -102,13 +102,12 @@ static inline void *onic_ptl_htab_get(const onic_ptl_htab_t *t, uint64_t handle)
         return NULL;
     return t->obj[index];
 }
-/* Free the slot of a live handle (anything else: nothing). */
-static inline void onic_ptl_htab_del(onic_ptl_htab_t *t, uint64_t handle)
+/* Free the slot of a handle known to be live (an object's own, as it
+ * goes): not looked up again. */
+static inline void onic_ptl_htab_del_live(onic_ptl_htab_t *t, uint64_t handle)
 {
     uint32_t index = (uint32_t)(handle & 0xffffff);
 
-    if (onic_ptl_htab_get(t, handle) == NULL)
-        return;
     if (t->hint == handle) {
         t->hint = 0; /* no handle is 0: its kind would be 0 */
         t->hint_obj = NULL;
@@ -117,6 +116,13 @@ static inline void onic_ptl_htab_del(onic_ptl_htab_t *t, uint64_t handle)
     t->gen[index] = (t->gen[index] + 1) & ONIC_PTL_GEN_MASK;
     t->free[t->nfree++] = index;
     t->live--;
+}
+
+/* Free the slot of a live handle (anything else: nothing). */
+static inline void onic_ptl_htab_del(onic_ptl_htab_t *t, uint64_t handle)
+{
+    if (onic_ptl_htab_get(t, handle) != NULL)
+        onic_ptl_htab_del_live(t, handle);
 }
 
 /* onic_ptl_htab_get for a caller that names the same object again and
@@ -299,7 +305,15 @@ typedef struct onic_ptl_ace {
     ptl_uid_t        uid;
     ptl_jid_t        jid;
     ptl_pt_index_t   pt_index;
+    /* Admits every process that can reach this NI (all of them are of its
+     * job and user), on every portal: worked out when the entry is set, so
+     * the usual message's access check is one load. */
+    int              everyone;
 } onic_ptl_ace_t;
+
+/* An entry admitting id, uid and jid on pt_index, its everyone flag set. */
+onic_ptl_ace_t onic_ptl_ace_make(const onic_ptl_ni_t *ni, ptl_process_id_t id, ptl_uid_t uid,
+                                 ptl_jid_t jid, ptl_pt_index_t pt_index);
 
 /* Why a message was discarded. PTL_SR_DROP_COUNT is their sum. */
 typedef enum onic_ptl_drop {

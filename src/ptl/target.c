@@ -139,6 +139,8 @@ static int target_admit(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m
         return 0;
     }
     ace = &ni->acl[m->ac_index];
+    if (ace->everyone)
+        return 1;
     if (!ace->admit || (ace->id.nid != PTL_NID_ANY && ace->id.nid != 0) ||
         (ace->id.pid != PTL_PID_ANY && ace->id.pid != src) ||
         (ace->uid != PTL_UID_ANY && ace->uid != ni->uid) ||
