@@ -85,18 +85,25 @@ static inline int onic_mpi_htab_add(onic_mpi_htab_t *t, void *obj, int *h)
     return 0;
 }
 
-static inline void onic_mpi_htab_del(onic_mpi_htab_t *t, int h)
+/* Free the slot of a handle known to be live (an object's own, as it
+ * goes): not looked up again. */
+static inline void onic_mpi_htab_del_live(onic_mpi_htab_t *t, int h)
 {
     int index = h & (ONIC_MPI_HANDLE_INDEX_MAX - 1);
 
-    if (onic_mpi_htab_get(t, h) == NULL)
-        return;
     t->obj[index] = NULL;
     /* Skip 0 when wrapping: it marks the predefined objects. */
     t->gen[index] = (uint8_t)((t->gen[index] & ONIC_MPI_HANDLE_GEN_MASK) ==
                                       ONIC_MPI_HANDLE_GEN_MASK
                                   ? 1 : t->gen[index] + 1);
     t->free[t->nfree++] = index;
+}
+
+/* Free the slot of a live handle (anything else: nothing). */
+static inline void onic_mpi_htab_del(onic_mpi_htab_t *t, int h)
+{
+    if (onic_mpi_htab_get(t, h) != NULL)
+        onic_mpi_htab_del_live(t, h);
 }
 
 /* --- Objects --------------------------------------------------------------------- */

@@ -27,16 +27,19 @@ onic_mpi_req_t *onic_mpi_req_new(onic_mpi_req_kind_t kind, const char *call)
 
     if (r == NULL)
         return NULL;
-    memset(r, 0, sizeof(*r));
-    /* A handle only once the caller is given one (req_publish): blocking
-     * calls and collectives never need one. */
-    r->handle = MPI_REQUEST_NULL;
-    r->kind = kind;
-    r->call = call;
-    r->me = PTL_INVALID_HANDLE;
-    r->md = PTL_INVALID_HANDLE;
+    /* One assignment, not a clear and then the fields: every request
+     * passes here. A handle only once the caller is given one
+     * (req_publish): blocking calls and collectives never need one. */
+    *r = (onic_mpi_req_t){
+        .handle = MPI_REQUEST_NULL,
+        .kind = kind,
+        .call = call,
+        .me = PTL_INVALID_HANDLE,
+        .md = PTL_INVALID_HANDLE,
+        .status = {.MPI_SOURCE = MPI_ANY_SOURCE, .MPI_TAG = MPI_ANY_TAG,
+                   .MPI_ERROR = MPI_SUCCESS},
+    };
     onic_dlist_init(&r->link);
-    req_status_empty(&r->status);
     return r;
 }
 
@@ -57,7 +60,7 @@ void onic_mpi_req_free(onic_mpi_req_t *r)
     if (r->type != NULL && !r->type->predefined)
         onic_mpi_type_unref(r->type);
     if (r->handle != MPI_REQUEST_NULL)
-        onic_mpi_htab_del(&onic_mpi_g.reqs, r->handle);
+        onic_mpi_htab_del_live(&onic_mpi_g.reqs, r->handle);
     onic_pool_put(&onic_mpi_g.req_pool, r);
 }
 
