@@ -42,7 +42,8 @@ int onic_ptl_md_check(onic_ptl_ni_t *ni, const ptl_md_t *md, ptl_unlink_t unlink
         onic_error("ptl: %s: unlink_op %d; use PTL_UNLINK or PTL_RETAIN", call, (int)unlink);
         return PTL_MD_ILLEGAL;
     }
-    if (md->eq_handle != PTL_EQ_NONE && onic_ptl_htab_get(&ni->eqs, md->eq_handle) == NULL) {
+    if (md->eq_handle != PTL_EQ_NONE &&
+        onic_ptl_htab_get_hinted(&ni->eqs, md->eq_handle) == NULL) {
         onic_error("ptl: %s: md.eq_handle %#llx is no live event queue (or PTL_EQ_NONE)", call,
                    (unsigned long long)md->eq_handle);
         return PTL_EQ_INVALID;

@@ -482,7 +482,9 @@ static inline int onic_ptl_ni_of(ptl_handle_ni_t h, onic_ptl_ni_t **ni_p)
     }
 ONIC_PTL_OBJ_OF(me, onic_ptl_me_t, onic_ptl_htab_get(&onic_ptl_g.ni->mes, h), PTL_ME_INVALID)
 ONIC_PTL_OBJ_OF(md, onic_ptl_md_t, onic_ptl_md_get(onic_ptl_g.ni, h), PTL_MD_INVALID)
-ONIC_PTL_OBJ_OF(eq, onic_ptl_eq_t, onic_ptl_htab_get(&onic_ptl_g.ni->eqs, h), PTL_EQ_INVALID)
+/* A process polls the same one or two queues again and again: one compare. */
+ONIC_PTL_OBJ_OF(eq, onic_ptl_eq_t, onic_ptl_htab_get_hinted(&onic_ptl_g.ni->eqs, h),
+                PTL_EQ_INVALID)
 
 /* The onload engine keeps one NI per process it serves and selects the one a
  * command is for; the public calls then act on it (NULL: none, so that
@@ -686,7 +688,7 @@ static inline onic_ptl_eq_t *onic_ptl_md_eq(onic_ptl_ni_t *ni, const onic_ptl_md
 {
     if (md->desc.eq_handle == PTL_EQ_NONE)
         return NULL;
-    return onic_ptl_htab_get(&ni->eqs, md->desc.eq_handle);
+    return onic_ptl_htab_get_hinted(&ni->eqs, md->desc.eq_handle);
 }
 
 /* --- me.c ---------------------------------------------------------------------- */
