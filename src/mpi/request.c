@@ -847,8 +847,8 @@ static int __attribute__((noinline, cold)) send_refused(const send_args_t *a, in
 }
 
 /* The common send -- MPI_COMM_WORLD or a live communicator, a predefined or
- * committed contiguous type, a rank and tag in range, a buffer, within the
- * eager limit and the credit at the receiver, no bundle open, not under
+ * committed contiguous type, a rank and tag in range, a buffer, 1 byte to
+ * the eager limit and the credit at the receiver, no bundle open, not under
  * onload -- is every check of req_check_start in one test, the credit
  * taken, and the eager put: complete once put, nothing polled. Whatever
  * fails a check goes the general way (send_general, a tail call with the
@@ -871,17 +871,17 @@ int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int ta
         !t->contig || (unsigned)dest >= (unsigned)c->size || (unsigned)tag > ONIC_MPI_TAG_UB ||
         /* count >= 0, and small enough that size * count cannot wrap */
         (size_t)(unsigned)count > onic_mpi_g.eager_limit ||
-        (buf == NULL && count > 0 && t->size > 0) ||
-        (bytes = t->size * (size_t)count) > onic_mpi_g.eager_limit)
+        buf == NULL ||
+        /* 1 to eager_limit bytes: an empty message goes the general way */
+        (bytes = t->size * (size_t)count) - 1 >= onic_mpi_g.eager_limit)
         return send_general(buf, count, datatype, dest, tag, comm);
     wdest = onic_mpi_comm_world_rank(c, dest);
-    charge = bytes > 0 ? onic_mpi_charge(bytes) : 0;
+    charge = onic_mpi_charge(bytes);
     if (__builtin_expect(onic_mpi_g.credits[wdest] < charge, 0))
         return send_general(buf, count, datatype, dest, tag, comm);
     onic_mpi_g.credits[wdest] -= charge; /* given back if the put fails */
     a = (send_args_t){buf, count, dest, tag, datatype, comm};
-    rc = onic_mpi_p2p_put_eager(c, 0, wdest, tag,
-                                bytes == 0 ? buf : (const char *)buf + t->blocks[0].off, bytes);
+    rc = onic_mpi_p2p_put_eager(c, 0, wdest, tag, (const char *)buf + t->blocks[0].off, bytes);
     if (__builtin_expect(rc != PTL_OK, 0))
         return send_refused(&a, rc);
     return MPI_SUCCESS;
