@@ -2243,6 +2243,90 @@ static void test_latesend(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Empty messages among messages with data, on one tag: in order and with
+ * count 0, whether the receive was posted before they came (each kind of
+ * put lands in its own entry) or after (the unexpected kinds are kept apart
+ * and must still come out in order), probed, synchronous, rendezvous. */
+static void test_empty(void)
+{
+    enum { ROUNDS = 40, BIG = 100000 };
+    /* per round: data, empty, data, empty Ssend, big (rendezvous), empty */
+    static const int len[] = {8, 0, 3, 0, BIG, 0};
+    enum { K = sizeof(len) / sizeof(len[0]) };
+    unsigned char *buf = malloc(BIG);
+
+    if (size < 2) {
+        free(buf);
+        return;
+    }
+    for (int posted = 0; posted <= 1; posted++) {
+        MPI_Request rq[K];
+
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int r = 0; r < ROUNDS; r++) {
+            /* One barrier per round on every rank: rank 0's, after its
+             * receives are posted or before it looks for the messages;
+             * rank 1's, before it sends. */
+            if (rank == 1) {
+                MPI_Barrier(MPI_COMM_WORLD);
+                for (int k = 0; k < K; k++) {
+                    for (int i = 0; i < len[k]; i++)
+                        buf[i] = pattern(r * K + k, (size_t)i);
+                    if (k == 3)
+                        MPI_Ssend(buf, 0, MPI_BYTE, 0, 5, MPI_COMM_WORLD);
+                    else
+                        MPI_Send(buf, len[k], MPI_BYTE, 0, 5, MPI_COMM_WORLD);
+                }
+            } else if (rank == 0) {
+                unsigned char *in = malloc((size_t)K * BIG);
+                MPI_Status st[K];
+
+                memset(in, 0xee, (size_t)K * BIG);
+                if (posted) {
+                    for (int k = 0; k < K; k++)
+                        MPI_Irecv(in + (size_t)k * BIG, BIG, MPI_BYTE, k % 2 ? MPI_ANY_SOURCE : 1,
+                                  k % 3 ? 5 : MPI_ANY_TAG, MPI_COMM_WORLD, &rq[k]);
+                    MPI_Barrier(MPI_COMM_WORLD); /* the sends start after the posts */
+                    MPI_Waitall(K, rq, st);
+                } else {
+                    int flag = 0, cnt = -1;
+                    MPI_Status ps;
+
+                    MPI_Barrier(MPI_COMM_WORLD);
+                    for (int k = 0; k < K; k++) {
+                        /* Found by a probe: it came before its receive. */
+                        do
+                            MPI_Iprobe(1, 5, MPI_COMM_WORLD, &flag, &ps);
+                        while (!flag);
+                        MPI_Get_count(&ps, MPI_BYTE, &cnt);
+                        CHECK_EQ(cnt, len[k]);
+                        MPI_Recv(in + (size_t)k * BIG, BIG, MPI_BYTE, k % 2 ? MPI_ANY_SOURCE : 1,
+                                 k % 3 ? 5 : MPI_ANY_TAG, MPI_COMM_WORLD, &st[k]);
+                    }
+                }
+                for (int k = 0; k < K; k++) {
+                    int cnt = -1, bad = 0;
+                    unsigned char *m = in + (size_t)k * BIG;
+
+                    MPI_Get_count(&st[k], MPI_BYTE, &cnt);
+                    CHECK_EQ(cnt, len[k]);
+                    CHECK_EQ(st[k].MPI_SOURCE, 1);
+                    CHECK_EQ(st[k].MPI_TAG, 5);
+                    for (int i = 0; i < len[k]; i++)
+                        bad += m[i] != pattern(r * K + k, (size_t)i);
+                    CHECK_EQ(bad, 0);
+                    CHECK_EQ(m[len[k]], 0xee); /* nothing past what came */
+                }
+                free(in);
+            } else {
+                MPI_Barrier(MPI_COMM_WORLD);
+            }
+        }
+    }
+    free(buf);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static const test_t tests[] = {
     {"setup", test_setup},         {"order", test_order},   {"unexpected", test_unexpected},
     {"pinned", test_pinned},
@@ -2252,7 +2336,7 @@ static const test_t tests[] = {
     {"errors", test_errors},       {"large", test_large},   {"fanin", test_fanin},
     {"rndv", test_rndv},           {"smallburst", test_smallburst},
     {"refill", test_refill},       {"cancelrace", test_cancelrace},
-    {"latesend", test_latesend},
+    {"latesend", test_latesend},   {"empty", test_empty},
 };
 
 /* Not in "all": each takes seconds. */
