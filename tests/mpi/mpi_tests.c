@@ -238,6 +238,61 @@ out:
 }
 
 /* --- probe then receive ---------------------------------------------------------------- */
+/* On a communicator whose ranks are the world's reversed, MPI_SOURCE of a
+ * probe and of a receive is the sender's rank in that communicator (its
+ * world rank differs for every sender). Each sender sends its rank there,
+ * eager and rendezvous sized. */
+static void probe_source_reversed(void)
+{
+    enum { BIG = 5000 };
+    MPI_Comm rev;
+    MPI_Status st, rst;
+    int rr, flag, cnt, *b = malloc(BIG * sizeof(int));
+
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - 1 - rank, &rev);
+    MPI_Comm_rank(rev, &rr);
+    CHECK_EQ(rr, size - 1 - rank);
+    if (rr != 0) {
+        MPI_Request q[2];
+        for (int i = 0; i < BIG; i++)
+            b[i] = rr;
+        MPI_Isend(b, 1, MPI_INT, 0, 8, rev, &q[0]);
+        MPI_Isend(b, BIG, MPI_INT, 0, 9, rev, &q[1]);
+        MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+    } else {
+        int seen[2][64] = {{0}};
+        for (int k = 0; k < 2 * (size - 1); k++) {
+            MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, rev, &st);
+            CHECK(st.MPI_SOURCE >= 1 && st.MPI_SOURCE < size && st.MPI_SOURCE < 64);
+            CHECK(st.MPI_TAG == 8 || st.MPI_TAG == 9);
+            MPI_Get_count(&st, MPI_INT, &cnt);
+            CHECK_EQ(cnt, st.MPI_TAG == 8 ? 1 : BIG);
+            if (cnt < 1 || cnt > BIG)
+                cnt = 1;
+            /* Iprobe naming that source finds a message of its tag. */
+            if (st.MPI_SOURCE >= 0 && st.MPI_SOURCE < size) {
+                MPI_Iprobe(st.MPI_SOURCE, st.MPI_TAG, rev, &flag, &rst);
+                CHECK(flag && rst.MPI_SOURCE == st.MPI_SOURCE);
+            }
+            /* The probed message is the oldest of its tag too, so this takes
+             * it whatever the probe said its source was; a wrong source then
+             * fails the checks, not the job by a hang. */
+            b[0] = b[cnt - 1] = -1;
+            MPI_Recv(b, BIG, MPI_INT, MPI_ANY_SOURCE, st.MPI_TAG, rev, &rst);
+            CHECK_EQ(rst.MPI_SOURCE, st.MPI_SOURCE);
+            CHECK_EQ(b[0], st.MPI_SOURCE);
+            CHECK_EQ(b[cnt - 1], st.MPI_SOURCE);
+            if (rst.MPI_SOURCE >= 1 && rst.MPI_SOURCE < 64 && (rst.MPI_TAG == 8 || rst.MPI_TAG == 9))
+                seen[rst.MPI_TAG - 8][rst.MPI_SOURCE]++;
+        }
+        for (int s = 1; s < size && s < 64; s++)
+            CHECK(seen[0][s] == 1 && seen[1][s] == 1);
+    }
+    free(b);
+    MPI_Comm_free(&rev);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static void test_probe(void)
 {
     MPI_Status st;
@@ -289,6 +344,7 @@ static void test_probe(void)
         CHECK(flag && st.MPI_SOURCE == MPI_PROC_NULL);
     }
     MPI_Barrier(MPI_COMM_WORLD);
+    probe_source_reversed();
 }
 
 /* --- cancel -------------------------------------------------------------------------------- */
@@ -646,6 +702,9 @@ static void test_comm(void)
     int got = -1;
     MPI_Sendrecv(&v, 1, MPI_INT, (r + 1) % s, 5, &got, 1, MPI_INT, (r - 1 + s) % s, 5, half, &st);
     CHECK_EQ(got % 2, rank % 2);
+    /* The source is a rank of half (descending world ranks), not of world. */
+    CHECK_EQ(st.MPI_SOURCE, (r - 1 + s) % s);
+    CHECK_EQ(got, rank % 2 + 2 * (s - 1 - (r - 1 + s) % s));
     /* MPI_UNDEFINED: no communicator. */
     MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? MPI_UNDEFINED : 1, 0, &sub);
     CHECK((rank == 0) == (sub == MPI_COMM_NULL));
