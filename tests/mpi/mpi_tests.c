@@ -753,8 +753,37 @@ static void test_comm(void)
 }
 
 /* --- collectives ---------------------------------------------------------------------------- */
+/* Eager-sized broadcasts from every root in turn, before any rendezvous
+ * one: a tree that sends a message too many (to a rank that is no child,
+ * e.g. the root at 3 processes) leaves it to be taken by a later broadcast
+ * as its data, a failed check here; a rendezvous one would hang instead.
+ * Returns whether every process saw every broadcast right. */
+static int coll_bcast_every_root(void)
+{
+    int bad = 0, any = 0;
+
+    for (int round = 0; round < 2; round++)
+        for (int root = 0; root < size; root++) {
+            int v[4];
+            for (int i = 0; i < 4; i++)
+                v[i] = rank == root ? 1000 * round + 10 * root + i : -1;
+            MPI_Bcast(v, 4, MPI_INT, root, MPI_COMM_WORLD);
+            for (int i = 0; i < 4; i++)
+                if (v[i] != 1000 * round + 10 * root + i) {
+                    fprintf(stderr, "rank %d: broadcast from %d (round %d): element %d is %d\n",
+                            rank, root, round, i, v[i]);
+                    bad = 1;
+                }
+        }
+    CHECK(!bad);
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    return !any;
+}
+
 static void test_coll(void)
 {
+    if (!coll_bcast_every_root())
+        return; /* the larger broadcasts below would hang on such a tree */
     for (int root = 0; root < size; root++) {
         /* Bcast, eager and rendezvous sized. */
         for (int n = 1; n <= 10000; n *= 100) {
