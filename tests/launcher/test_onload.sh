@@ -46,7 +46,7 @@ if [ "$cores" -ge 2 ] && [ "$(nproc)" -eq "$(getconf _NPROCESSORS_ONLN)" ]; then
         [ "$(cut -d' ' -f2 "$out")" != "0" ]
     # More ranks than other cores: they take every core, the engine's last,
     # so rank 0 still has one to itself.
-    go --onload --bind core -n "$cores" sh -c "[ \$ONIC_RANK = 0 ] && exec '$helper' cpus || true"
+    go --onload --bind core -n "$cores" sh -c "[ \$ONIC_RANK != 0 ] || exec '$helper' cpus"
     check "more ranks than other cores: rank 0 still off the engine's core" \
         [ "$(cut -d' ' -f2 "$out")" = "0" ]
 else
@@ -97,12 +97,14 @@ check "and serves the good process" grep -q "rank 0: 1000 pings answered in orde
 check "whose pulls go on meanwhile" grep -q "rank 0: [0-9]* pulls from itself while" "$out"
 
 # onic-info shows the engine's counters moving.
-go --onload -n 2 sh -c "'$onload_job' pull 1048576 && [ \$ONIC_RANK = 1 ] && '$info' || true"
+# Each process's exit status is its program's: a failed pull fails the job.
+go --onload -n 2 sh -c "'$onload_job' pull 1048576 || exit; [ \$ONIC_RANK != 1 ] || exec '$info'"
+check "the pulls succeed" [ $rc -eq 0 ]
 check "onic-info counts the bytes the engine moved" grep -q "bytes moved 10[0-9]\{5\}" "$out"
 check "and the commands it took" grep -q "commands [1-9][0-9]*, matches" "$out"
 
 # An MPI program runs through the engine, which then counts its work.
-go --onload -n 2 sh -c "'$mpi' setup order && [ \$ONIC_RANK = 1 ] && '$info' || true"
+go --onload -n 2 sh -c "'$mpi' setup order || exit; [ \$ONIC_RANK != 1 ] || exec '$info'"
 check "MPI under --onload: the job succeeds" [ $rc -eq 0 ]
 check "the engine matched its messages" grep -q "matches [1-9][0-9]*, bytes moved" "$out"
 
