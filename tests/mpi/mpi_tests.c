@@ -2348,6 +2348,19 @@ static const test_t named_only[] = {
     {"held", test_held},
 };
 
+static int test_named(const char *name)
+{
+    if (strcmp(name, "all") == 0)
+        return 1;
+    for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++)
+        if (strcmp(name, tests[t].name) == 0)
+            return 1;
+    for (size_t t = 0; t < sizeof(named_only) / sizeof(named_only[0]); t++)
+        if (strcmp(name, named_only[t].name) == 0)
+            return 1;
+    return 0;
+}
+
 static void run_test(const test_t *t)
 {
     double t0 = MPI_Wtime();
@@ -2365,6 +2378,23 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &prov);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    /* A name that is no test is an error, not a run of nothing that passes
+     * (every rank sees the same arguments, so all stop alike). */
+    for (int a = 1; a < argc; a++)
+        if (!test_named(argv[a])) {
+            if (rank == 0) {
+                fprintf(stderr, "mpi_tests: unknown test \"%s\"; the tests are: all", argv[a]);
+                for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++)
+                    fprintf(stderr, " %s", tests[t].name);
+                for (size_t t = 0; t < sizeof(named_only) / sizeof(named_only[0]); t++)
+                    fprintf(stderr, " %s", named_only[t].name);
+                fprintf(stderr, "\n");
+            }
+            MPI_Finalize();
+            return 2;
+        }
+    if (argc < 2 && rank == 0)
+        fprintf(stderr, "mpi_tests: no test named; running none\n");
     for (int a = 1; a < argc; a++) {
         for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++)
             if (strcmp(argv[a], "all") == 0 || strcmp(argv[a], tests[t].name) == 0)
