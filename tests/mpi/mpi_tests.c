@@ -1064,24 +1064,49 @@ static void test_setup(void)
         MPI_Irecv(&r[i], 1, MPI_INT, from, 20 + i, MPI_COMM_WORLD, &q[i]);
         MPI_Isend(&s[i], 1, MPI_INT, to, 20 + i, MPI_COMM_WORLD, &q[4 + i]);
     }
-    int done = 0, idx[8], out;
+    /* Every index once, naming a request now null; a receive's status is
+     * its own (indices 0-3 are the receives of tags 20-23). */
+    int done = 0, idx[8], out, seen[8] = {0};
     MPI_Status sts[8];
     while (done < 8) {
         MPI_Waitsome(8, q, &out, idx, sts);
-        CHECK(out >= 1);
+        CHECK(out >= 1 && done + out <= 8);
+        for (int k = 0; k < out && k < 8; k++) {
+            int i = idx[k];
+            CHECK(i >= 0 && i < 8);
+            if (i < 0 || i >= 8)
+                continue;
+            CHECK(!seen[i]);
+            seen[i] = 1;
+            CHECK(q[i] == MPI_REQUEST_NULL);
+            if (i < 4) {
+                CHECK_EQ(sts[k].MPI_SOURCE, from);
+                CHECK_EQ(sts[k].MPI_TAG, 20 + i);
+                CHECK_EQ(r[i], s[i]);
+            }
+        }
         done += out;
     }
     MPI_Waitsome(8, q, &out, idx, sts);
     CHECK_EQ(out, MPI_UNDEFINED);
-    CHECK(r[0] == 1 && r[3] == 4);
     for (int i = 0; i < 4; i++) {
         MPI_Irecv(&r[i], 1, MPI_INT, from, 30 + i, MPI_COMM_WORLD, &q[i]);
         MPI_Isend(&s[i], 1, MPI_INT, to, 30 + i, MPI_COMM_WORLD, &q[4 + i]);
     }
+    memset(seen, 0, sizeof(seen));
     for (int k = 0; k < 8; k++) {
         int i;
         MPI_Waitany(8, q, &i, &sts[0]);
         CHECK(i >= 0 && i < 8 && q[i] == MPI_REQUEST_NULL);
+        if (i < 0 || i >= 8)
+            continue;
+        CHECK(!seen[i]);
+        seen[i] = 1;
+        if (i < 4) {
+            CHECK_EQ(sts[0].MPI_SOURCE, from);
+            CHECK_EQ(sts[0].MPI_TAG, 30 + i);
+            CHECK_EQ(r[i], s[i]);
+        }
     }
     for (int i = 0; i < 4; i++) {
         MPI_Irecv(&r[i], 1, MPI_INT, from, 40 + i, MPI_COMM_WORLD, &q[i]);
@@ -1092,14 +1117,39 @@ static void test_setup(void)
         MPI_Testall(8, q, &all, MPI_STATUSES_IGNORE);
     for (int i = 0; i < 8; i++)
         CHECK(q[i] == MPI_REQUEST_NULL);
+    /* Testany: each request once, the receive's status its own; then,
+     * nothing active, flag set and MPI_UNDEFINED. */
+    r[0] = -1;
     MPI_Irecv(&r[0], 1, MPI_INT, from, 50, MPI_COMM_WORLD, &q[0]);
-    MPI_Isend(&s[0], 1, MPI_INT, to, 50, MPI_COMM_WORLD, &q[1]);
+    MPI_Isend(&s[1], 1, MPI_INT, to, 50, MPI_COMM_WORLD, &q[1]);
+    memset(seen, 0, sizeof(seen));
     int got = 0;
     while (got < 2) {
         int i;
-        MPI_Testany(2, q, &i, &flag, MPI_STATUS_IGNORE);
-        if (flag && i != MPI_UNDEFINED)
-            got++;
+        MPI_Status ts;
+        MPI_Testany(2, q, &i, &flag, &ts);
+        CHECK(flag || i == MPI_UNDEFINED);
+        if (!flag)
+            continue;
+        CHECK(i == 0 || i == 1);
+        if (i != 0 && i != 1)
+            break;
+        CHECK(!seen[i] && q[i] == MPI_REQUEST_NULL);
+        seen[i] = 1;
+        if (i == 0) {
+            CHECK_EQ(ts.MPI_SOURCE, from);
+            CHECK_EQ(ts.MPI_TAG, 50);
+            CHECK_EQ(r[0], 2);
+            MPI_Get_count(&ts, MPI_INT, &len);
+            CHECK_EQ(len, 1);
+        }
+        got++;
+    }
+    {
+        int i = 0;
+        MPI_Status ts;
+        MPI_Testany(2, q, &i, &flag, &ts);
+        CHECK(flag && i == MPI_UNDEFINED);
     }
     MPI_Barrier(MPI_COMM_WORLD);
 }
