@@ -538,35 +538,93 @@ static void test_modes(void)
             MPI_Rsend(&v, 1, MPI_INT, 1, 60, MPI_COMM_WORLD);
         }
     }
+    /* Nonblocking ready sends to posted receives, eager and rendezvous
+     * sized: each arrives whole, with its status. */
+    {
+        enum { BIG = 4000 };
+        int *b = malloc(BIG * sizeof(int)), small = -1, cnt;
+        if (rank == 1) {
+            MPI_Request q[2];
+            for (int i = 0; i < BIG; i++)
+                b[i] = -1;
+            MPI_Irecv(&small, 1, MPI_INT, 0, 61, MPI_COMM_WORLD, &q[0]);
+            MPI_Irecv(b, BIG, MPI_INT, 0, 62, MPI_COMM_WORLD, &q[1]);
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Wait(&q[0], &st);
+            CHECK_EQ(small, 77);
+            CHECK(st.MPI_SOURCE == 0 && st.MPI_TAG == 61);
+            MPI_Wait(&q[1], &st);
+            CHECK(st.MPI_SOURCE == 0 && st.MPI_TAG == 62);
+            MPI_Get_count(&st, MPI_INT, &cnt);
+            CHECK_EQ(cnt, BIG);
+            int bad = 0;
+            for (int i = 0; i < BIG; i++)
+                bad += b[i] != 5 * i;
+            CHECK_EQ(bad, 0);
+        } else {
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (rank == 0) {
+                MPI_Request q[2];
+                small = 77;
+                for (int i = 0; i < BIG; i++)
+                    b[i] = 5 * i;
+                CHECK_EQ(MPI_Irsend(&small, 1, MPI_INT, 1, 61, MPI_COMM_WORLD, &q[0]),
+                         MPI_SUCCESS);
+                CHECK_EQ(MPI_Irsend(b, BIG, MPI_INT, 1, 62, MPI_COMM_WORLD, &q[1]), MPI_SUCCESS);
+                MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+            }
+        }
+        free(b);
+    }
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
 /* --- persistent requests ------------------------------------------------------------------ */
 static void test_persistent(void)
 {
+    enum { N = 3000 };
     int to = (rank + 1) % size, from = (rank - 1 + size) % size;
-    int sv[3000] = {0}, rv[3000] = {0};
-    MPI_Request r[2];
-    MPI_Status st[2];
+    static int sv[N], rv[N];
+    MPI_Request r[4];
+    MPI_Status st[4];
+    int cnt;
 
-    MPI_Send_init(sv, 3000, MPI_INT, to, 11, MPI_COMM_WORLD, &r[0]);
-    MPI_Recv_init(rv, 3000, MPI_INT, from, 11, MPI_COMM_WORLD, &r[1]);
+    /* One pair of requests per protocol, each started 10 times: 10 ints
+     * go eagerly, 3000 (12,000 bytes, above the 2,048-byte default eager
+     * limit) by rendezvous; every element checked, and nothing beyond
+     * the short message's count written. */
+    MPI_Send_init(sv, 10, MPI_INT, to, 11, MPI_COMM_WORLD, &r[0]);
+    MPI_Recv_init(rv, N, MPI_INT, from, 11, MPI_COMM_WORLD, &r[1]);
+    MPI_Send_init(sv, N, MPI_INT, to, 12, MPI_COMM_WORLD, &r[2]);
+    MPI_Recv_init(rv, N, MPI_INT, from, 12, MPI_COMM_WORLD, &r[3]);
     for (int it = 0; it < 20; it++) {
-        int n = it % 2 ? 3000 : 10; /* both protocols through one request */
-        for (int i = 0; i < 3000; i++)
+        int big = it % 2, n = big ? N : 10, bad = 0;
+        for (int i = 0; i < N; i++) {
             sv[i] = rank * 1000000 + it * 1000 + i;
-        (void)n;
-        MPI_Startall(2, r);
-        MPI_Waitall(2, r, st);
-        CHECK(r[0] != MPI_REQUEST_NULL && r[1] != MPI_REQUEST_NULL);
-        CHECK_EQ(rv[0], from * 1000000 + it * 1000);
-        CHECK_EQ(rv[2999], from * 1000000 + it * 1000 + 2999);
+            rv[i] = -1;
+        }
+        MPI_Startall(2, &r[2 * big]);
+        MPI_Waitall(2, &r[2 * big], st);
+        CHECK(r[2 * big] != MPI_REQUEST_NULL && r[2 * big + 1] != MPI_REQUEST_NULL);
+        CHECK_EQ(st[1].MPI_SOURCE, from);
+        CHECK_EQ(st[1].MPI_TAG, 11 + big);
+        MPI_Get_count(&st[1], MPI_INT, &cnt);
+        CHECK_EQ(cnt, n);
+        for (int i = 0; i < N; i++)
+            if (rv[i] != (i < n ? from * 1000000 + it * 1000 + i : -1)) {
+                if (bad++ == 0)
+                    fprintf(stderr, "rank %d: round %d (%d ints): element %d is %d\n", rank, it,
+                            n, i, rv[i]);
+            }
+        CHECK_EQ(bad, 0);
     }
-    /* Waiting on an inactive persistent request returns at once. */
+    /* Waiting on an inactive persistent request returns at once, with an
+     * empty status. */
     CHECK_EQ(MPI_Wait(&r[0], &st[0]), MPI_SUCCESS);
-    MPI_Request_free(&r[0]);
-    MPI_Request_free(&r[1]);
-    CHECK(r[0] == MPI_REQUEST_NULL);
+    CHECK(r[0] != MPI_REQUEST_NULL);
+    for (int i = 0; i < 4; i++)
+        MPI_Request_free(&r[i]);
+    CHECK(r[0] == MPI_REQUEST_NULL && r[3] == MPI_REQUEST_NULL);
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -645,6 +703,31 @@ static void test_types(void)
     MPI_Get_count(&st, MPI_INT, &cnt);
     CHECK_EQ(cnt, 20);
     MPI_Type_free(&vec);
+    /* Blocks of 2 every 5 ints, 3 of them (extent 12 ints), count 2: the
+     * second element starts one extent after the first (type map written
+     * out), both ways between processes. */
+    {
+        static const int map[12] = {0, 1, 5, 6, 10, 11, 12, 13, 17, 18, 22, 23};
+        MPI_Datatype v2;
+        int a[24], p[12], back[24];
+        MPI_Type_vector(3, 2, 5, MPI_INT, &v2);
+        MPI_Type_commit(&v2);
+        for (int i = 0; i < 24; i++)
+            a[i] = rank * 100 + i;
+        MPI_Sendrecv(a, 2, v2, to, 15, p, 12, MPI_INT, from, 15, MPI_COMM_WORLD, &st);
+        for (int k = 0; k < 12; k++)
+            CHECK_EQ(p[k], from * 100 + map[k]);
+        for (int i = 0; i < 24; i++)
+            back[i] = -1;
+        MPI_Sendrecv(p, 12, MPI_INT, to, 16, back, 2, v2, from, 16, MPI_COMM_WORLD, &st);
+        /* p held from's values; what comes back is from's from's. */
+        int ff = (from - 1 + size) % size;
+        for (int i = 0, k = 0; i < 24; i++)
+            CHECK_EQ(back[i], k < 12 && map[k] == i ? ff * 100 + map[k++] : -1);
+        MPI_Get_count(&st, v2, &cnt);
+        CHECK_EQ(cnt, 2);
+        MPI_Type_free(&v2);
+    }
     /* Sendrecv_replace and PROC_NULL. */
     int x = rank;
     MPI_Sendrecv_replace(&x, 1, MPI_INT, to, 14, from, 14, MPI_COMM_WORLD, &st);
