@@ -765,6 +765,74 @@ static void test_large(void)
     close_ni();
 }
 
+/* A reply is dropped when its MD's event queue has no room for what it
+ * records (4.8): REPLY_START, REPLY_END, and UNLINK only if the MD is
+ * unlinked by it (PTL_UNLINK, used up). With room for exactly two events,
+ * a used-up PTL_UNLINK MD's reply is dropped and a PTL_RETAIN one's is
+ * taken. */
+static void test_reply_eq_room(void)
+{
+    static const ptl_unlink_t ways[2] = {PTL_UNLINK, PTL_RETAIN};
+    uint8_t exposed[8] = {1, 2, 3, 4, 5, 6, 7, 8}, dst[8], first[8];
+    ptl_handle_me_t me;
+    ptl_handle_md_t gmd, fmd;
+    ptl_handle_eq_t eq, geq;
+    ptl_event_t ev;
+    onic_ptl_out_t out, rep;
+
+    for (int w = 0; w < 2; w++) {
+        uint64_t dropped;
+        open_ni();
+        eq = eq_alloc(16);
+        geq = eq_alloc(4);
+        me = me_attach(4, ME_ANY, 9, 0, PTL_RETAIN, PTL_INS_AFTER);
+        md_attach(me, md_desc(exposed, 8, PTL_MD_THRESH_INF, PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE, eq),
+                  PTL_RETAIN);
+        /* A first get's REPLY_START and END, left unread: room for two. */
+        CHECK_EQ(PtlMDBind(nih, md_desc(first, 8, PTL_MD_THRESH_INF, 0, geq), PTL_RETAIN, &fmd),
+                 PTL_OK);
+        harness_nsent = 0;
+        CHECK_EQ(PtlGet(fmd, ((ptl_process_id_t){0, 0}), 4, 0, 9, 0), PTL_OK);
+        REQUIRE(harness_nsent == 1);
+        onic_ptl_target_recv(ni, 0, &harness_sent[0].hdr, harness_sent[0].hdr_len, NULL, 0, &out);
+        REQUIRE(out.send);
+        rep = out; /* the reply, fed back to us, its initiator */
+        onic_ptl_target_recv(ni, 0, &rep.hdr, rep.hdr_len, rep.payload, rep.len, &out);
+        CHECK_EQ(onic_ptl_eq_room(onic_ptl_htab_get(&ni->eqs, geq)), 2);
+        /* The get under test: its MD used up by it (threshold 1). */
+        memset(dst, 0, sizeof(dst));
+        CHECK_EQ(PtlMDBind(nih, md_desc(dst, 8, 1, 0, geq), ways[w], &gmd), PTL_OK);
+        harness_nsent = 0;
+        CHECK_EQ(PtlGet(gmd, ((ptl_process_id_t){0, 0}), 4, 0, 9, 0), PTL_OK);
+        REQUIRE(harness_nsent == 1);
+        onic_ptl_target_recv(ni, 0, &harness_sent[0].hdr, harness_sent[0].hdr_len, NULL, 0, &out);
+        REQUIRE(out.send);
+        dropped = drops(ONIC_PTL_DROP_REPLY_EQ_FULL);
+        rep = out; /* the reply, fed back to us, its initiator */
+        onic_ptl_target_recv(ni, 0, &rep.hdr, rep.hdr_len, rep.payload, rep.len, &out);
+        if (ways[w] == PTL_UNLINK) {
+            CHECK_EQ(drops(ONIC_PTL_DROP_REPLY_EQ_FULL), dropped + 1);
+            CHECK_EQ(dst[7], 0);
+        } else {
+            CHECK_EQ(drops(ONIC_PTL_DROP_REPLY_EQ_FULL), dropped);
+            CHECK_EQ(dst[7], 8);
+        }
+        /* Whatever was recorded fitted: no event was overwritten. */
+        for (int k = 0; k < 2; k++) {
+            CHECK_EQ(next_event(geq, &ev), PTL_OK);
+            CHECK_EQ(ev.type, k == 0 ? PTL_EVENT_REPLY_START : PTL_EVENT_REPLY_END);
+        }
+        if (ways[w] == PTL_RETAIN) {
+            CHECK_EQ(next_event(geq, &ev), PTL_OK);
+            CHECK_EQ(ev.type, PTL_EVENT_REPLY_START);
+            CHECK_EQ(next_event(geq, &ev), PTL_OK);
+            CHECK_EQ(ev.type, PTL_EVENT_REPLY_END);
+        }
+        CHECK_EQ(next_event(geq, &ev), PTL_EQ_EMPTY);
+        close_ni();
+    }
+}
+
 /* A large put whose pull failed: Portals' ack reports what the target
  * received, so the initiator gets SEND_END but no ACK claiming success. */
 static void test_large_failed_ack(void)
@@ -1863,6 +1931,7 @@ int main(void)
         test_acl();
         test_ack();
         test_get_reply();
+        test_reply_eq_room();
         test_large();
         test_large_failed_ack();
         test_large_no_memory();
