@@ -133,6 +133,43 @@ static void test_get_count(void)
     CHECK_EQ(cnt, 10);
 }
 
+/* Arguments and limits, under MPI_ERRORS_RETURN: a NULL lb or extent is
+ * MPI_ERR_ARG (not a crash); a type of 2^40 elements, or of 2^42 bytes,
+ * is the largest onic takes, one more block is MPI_ERR_COUNT. */
+static void test_type_args(void)
+{
+    MPI_Datatype big = MPI_DATATYPE_NULL, bigger = MPI_DATATYPE_NULL;
+    MPI_Aint lb = -7, ext = -7;
+    int sz;
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK_EQ(MPI_Type_get_extent(MPI_INT, NULL, &ext), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Type_get_extent(MPI_INT, &lb, NULL), MPI_ERR_ARG);
+    CHECK(lb == -7 && ext == -7); /* nothing written on an error */
+    CHECK_EQ(MPI_Type_get_extent(MPI_INT, &lb, &ext), MPI_SUCCESS);
+    CHECK(lb == 0 && ext == (MPI_Aint)sizeof(int));
+    CHECK_EQ(MPI_Type_vector(1 << 20, 1 << 20, 1 << 20, MPI_BYTE, &big), MPI_SUCCESS);
+    if (big != MPI_DATATYPE_NULL) {
+        MPI_Type_get_extent(big, &lb, &ext);
+        CHECK_EQ(ext, (MPI_Aint)1 << 40);
+        MPI_Type_size(big, &sz);
+        CHECK_EQ(sz, MPI_UNDEFINED); /* more than an int holds */
+        MPI_Type_free(&big);
+    }
+    CHECK_EQ(MPI_Type_vector((1 << 20) + 1, 1 << 20, 1 << 20, MPI_BYTE, &bigger), MPI_ERR_COUNT);
+    CHECK(bigger == MPI_DATATYPE_NULL);
+    /* And 2^42 bytes, the most one message moves, of 8-byte elements. */
+    big = MPI_DATATYPE_NULL;
+    CHECK_EQ(MPI_Type_vector(1 << 20, 1 << 19, 1 << 19, MPI_DOUBLE, &big), MPI_SUCCESS);
+    if (big != MPI_DATATYPE_NULL) {
+        MPI_Type_get_extent(big, &lb, &ext);
+        CHECK_EQ(ext, (MPI_Aint)1 << 42);
+        MPI_Type_free(&big);
+    }
+    CHECK_EQ(MPI_Type_vector((1 << 20) + 1, 1 << 19, 1 << 19, MPI_DOUBLE, &bigger), MPI_ERR_COUNT);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 int main(int argc, char **argv)
 {
     int size;
@@ -143,6 +180,7 @@ int main(int argc, char **argv)
     test_vector_count2();
     test_pair_count3();
     test_get_count();
+    test_type_args();
     MPI_Finalize();
     return check_summary("test_mpi_types");
 }
