@@ -46,7 +46,7 @@ if [ "$cores" -ge 2 ] && [ "$(nproc)" -eq "$(getconf _NPROCESSORS_ONLN)" ]; then
         [ "$(cut -d' ' -f2 "$out")" != "0" ]
     # More ranks than other cores: they take every core, the engine's last,
     # so rank 0 still has one to itself.
-    go --onload --bind core -n "$cores" sh -c "[ \$ONIC_RANK = 0 ] && exec '$helper' cpus || true"
+    go --onload --bind core -n "$cores" sh -c "[ \$ONIC_RANK != 0 ] || exec '$helper' cpus"
     check "more ranks than other cores: rank 0 still off the engine's core" \
         [ "$(cut -d' ' -f2 "$out")" = "0" ]
 else
@@ -59,25 +59,23 @@ ONIC_ONLOAD=yes go -n 1 "$helper" env
 check "an invalid ONIC_ONLOAD: usage error" [ $rc -eq 2 ]
 check "naming the variable" grep -q 'invalid ONIC_ONLOAD="yes"' "$out"
 
-# The engine killed while the job runs: the job stops, promptly, and fails.
-t0=$(date +%s%N)
-timeout 20 "$run" --onload -n 2 sh -c "
+# The engine killed while the job runs: the job stops, while its processes
+# still sleep (none gets to say it slept), and fails.
+go --onload -n 2 sh -c "
     pid=\$('$info' | sed -n 's/.*running for job [0-9a-f]*: pid \\([0-9]*\\).*/\\1/p')
     [ \"\$ONIC_RANK\" = 0 ] && '$info' | grep 'for job' && kill -KILL \$pid
-    sleep 15" >"$out" 2>&1
-rc=$?
-secs=$(( ($(date +%s%N) - t0 + 999999999) / 1000000000 ))
+    sleep 15; echo rank \$ONIC_RANK slept"
 check "a killed engine fails the job" [ $rc -eq 137 ]
 check "and says so" grep -q "the onload engine (pid [0-9]*) was killed by signal 9; stopping the job" "$out"
-check "within 3 s" [ $secs -le 3 ]
+check "its processes are stopped, not left to finish" sh -c "! grep -q 'rank [0-9] slept' '$out'"
 check "nothing of the job is left in /dev/shm" no_job_shm
 
 # Processes blocked waiting for their engine get an error when it dies.
 go --onload -n 2 "$onload_job" killed
+# 137, not 124: the engine's death stopped the job, not the 20 s limit.
 check "the job fails with the engine's signal" [ $rc -eq 137 ]
 check "rank 0, blocked in a wait, gets an error, not a hang" \
     grep -q "rank 0: waiting for an event: input/output error after [0-9]* ms" "$out"
-check "no process of the job hangs" [ $secs -le 3 ]
 
 # A process that exits without detaching is no longer served, and the
 # others still are.
@@ -97,12 +95,14 @@ check "and serves the good process" grep -q "rank 0: 1000 pings answered in orde
 check "whose pulls go on meanwhile" grep -q "rank 0: [0-9]* pulls from itself while" "$out"
 
 # onic-info shows the engine's counters moving.
-go --onload -n 2 sh -c "'$onload_job' pull 1048576 && [ \$ONIC_RANK = 1 ] && '$info' || true"
+# Each process's exit status is its program's: a failed pull fails the job.
+go --onload -n 2 sh -c "'$onload_job' pull 1048576 || exit; [ \$ONIC_RANK != 1 ] || exec '$info'"
+check "the pulls succeed" [ $rc -eq 0 ]
 check "onic-info counts the bytes the engine moved" grep -q "bytes moved 10[0-9]\{5\}" "$out"
 check "and the commands it took" grep -q "commands [1-9][0-9]*, matches" "$out"
 
 # An MPI program runs through the engine, which then counts its work.
-go --onload -n 2 sh -c "'$mpi' setup order && [ \$ONIC_RANK = 1 ] && '$info' || true"
+go --onload -n 2 sh -c "'$mpi' setup order || exit; [ \$ONIC_RANK != 1 ] || exec '$info'"
 check "MPI under --onload: the job succeeds" [ $rc -eq 0 ]
 check "the engine matched its messages" grep -q "matches [1-9][0-9]*, bytes moved" "$out"
 
@@ -111,7 +111,7 @@ go --onload -n 2 "$mpi_onload" killed
 check "an MPI job whose engine is killed fails" [ $rc -ne 0 ]
 check "its processes are told the engine is gone" \
     grep -q "the onload engine serving this process is gone" "$out"
-check "no MPI process hangs" [ $secs -le 3 ]
+check "no MPI process hangs (the 20 s limit did not stop it)" [ $rc -ne 124 ]
 check "nothing of the MPI job is left in /dev/shm" no_job_shm
 
 check_end onload

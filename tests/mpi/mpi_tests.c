@@ -238,6 +238,61 @@ out:
 }
 
 /* --- probe then receive ---------------------------------------------------------------- */
+/* On a communicator whose ranks are the world's reversed, MPI_SOURCE of a
+ * probe and of a receive is the sender's rank in that communicator (its
+ * world rank differs for every sender). Each sender sends its rank there,
+ * eager and rendezvous sized. */
+static void probe_source_reversed(void)
+{
+    enum { BIG = 5000 };
+    MPI_Comm rev;
+    MPI_Status st, rst;
+    int rr, flag, cnt, *b = malloc(BIG * sizeof(int));
+
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - 1 - rank, &rev);
+    MPI_Comm_rank(rev, &rr);
+    CHECK_EQ(rr, size - 1 - rank);
+    if (rr != 0) {
+        MPI_Request q[2];
+        for (int i = 0; i < BIG; i++)
+            b[i] = rr;
+        MPI_Isend(b, 1, MPI_INT, 0, 8, rev, &q[0]);
+        MPI_Isend(b, BIG, MPI_INT, 0, 9, rev, &q[1]);
+        MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+    } else {
+        int seen[2][64] = {{0}};
+        for (int k = 0; k < 2 * (size - 1); k++) {
+            MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, rev, &st);
+            CHECK(st.MPI_SOURCE >= 1 && st.MPI_SOURCE < size && st.MPI_SOURCE < 64);
+            CHECK(st.MPI_TAG == 8 || st.MPI_TAG == 9);
+            MPI_Get_count(&st, MPI_INT, &cnt);
+            CHECK_EQ(cnt, st.MPI_TAG == 8 ? 1 : BIG);
+            if (cnt < 1 || cnt > BIG)
+                cnt = 1;
+            /* Iprobe naming that source finds a message of its tag. */
+            if (st.MPI_SOURCE >= 0 && st.MPI_SOURCE < size) {
+                MPI_Iprobe(st.MPI_SOURCE, st.MPI_TAG, rev, &flag, &rst);
+                CHECK(flag && rst.MPI_SOURCE == st.MPI_SOURCE);
+            }
+            /* The probed message is the oldest of its tag too, so this takes
+             * it whatever the probe said its source was; a wrong source then
+             * fails the checks, not the job by a hang. */
+            b[0] = b[cnt - 1] = -1;
+            MPI_Recv(b, BIG, MPI_INT, MPI_ANY_SOURCE, st.MPI_TAG, rev, &rst);
+            CHECK_EQ(rst.MPI_SOURCE, st.MPI_SOURCE);
+            CHECK_EQ(b[0], st.MPI_SOURCE);
+            CHECK_EQ(b[cnt - 1], st.MPI_SOURCE);
+            if (rst.MPI_SOURCE >= 1 && rst.MPI_SOURCE < 64 && (rst.MPI_TAG == 8 || rst.MPI_TAG == 9))
+                seen[rst.MPI_TAG - 8][rst.MPI_SOURCE]++;
+        }
+        for (int s = 1; s < size && s < 64; s++)
+            CHECK(seen[0][s] == 1 && seen[1][s] == 1);
+    }
+    free(b);
+    MPI_Comm_free(&rev);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static void test_probe(void)
 {
     MPI_Status st;
@@ -289,6 +344,7 @@ static void test_probe(void)
         CHECK(flag && st.MPI_SOURCE == MPI_PROC_NULL);
     }
     MPI_Barrier(MPI_COMM_WORLD);
+    probe_source_reversed();
 }
 
 /* --- cancel -------------------------------------------------------------------------------- */
@@ -482,35 +538,93 @@ static void test_modes(void)
             MPI_Rsend(&v, 1, MPI_INT, 1, 60, MPI_COMM_WORLD);
         }
     }
+    /* Nonblocking ready sends to posted receives, eager and rendezvous
+     * sized: each arrives whole, with its status. */
+    {
+        enum { BIG = 4000 };
+        int *b = malloc(BIG * sizeof(int)), small = -1, cnt;
+        if (rank == 1) {
+            MPI_Request q[2];
+            for (int i = 0; i < BIG; i++)
+                b[i] = -1;
+            MPI_Irecv(&small, 1, MPI_INT, 0, 61, MPI_COMM_WORLD, &q[0]);
+            MPI_Irecv(b, BIG, MPI_INT, 0, 62, MPI_COMM_WORLD, &q[1]);
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Wait(&q[0], &st);
+            CHECK_EQ(small, 77);
+            CHECK(st.MPI_SOURCE == 0 && st.MPI_TAG == 61);
+            MPI_Wait(&q[1], &st);
+            CHECK(st.MPI_SOURCE == 0 && st.MPI_TAG == 62);
+            MPI_Get_count(&st, MPI_INT, &cnt);
+            CHECK_EQ(cnt, BIG);
+            int bad = 0;
+            for (int i = 0; i < BIG; i++)
+                bad += b[i] != 5 * i;
+            CHECK_EQ(bad, 0);
+        } else {
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (rank == 0) {
+                MPI_Request q[2];
+                small = 77;
+                for (int i = 0; i < BIG; i++)
+                    b[i] = 5 * i;
+                CHECK_EQ(MPI_Irsend(&small, 1, MPI_INT, 1, 61, MPI_COMM_WORLD, &q[0]),
+                         MPI_SUCCESS);
+                CHECK_EQ(MPI_Irsend(b, BIG, MPI_INT, 1, 62, MPI_COMM_WORLD, &q[1]), MPI_SUCCESS);
+                MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+            }
+        }
+        free(b);
+    }
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
 /* --- persistent requests ------------------------------------------------------------------ */
 static void test_persistent(void)
 {
+    enum { N = 3000 };
     int to = (rank + 1) % size, from = (rank - 1 + size) % size;
-    int sv[3000] = {0}, rv[3000] = {0};
-    MPI_Request r[2];
-    MPI_Status st[2];
+    static int sv[N], rv[N];
+    MPI_Request r[4];
+    MPI_Status st[4];
+    int cnt;
 
-    MPI_Send_init(sv, 3000, MPI_INT, to, 11, MPI_COMM_WORLD, &r[0]);
-    MPI_Recv_init(rv, 3000, MPI_INT, from, 11, MPI_COMM_WORLD, &r[1]);
+    /* One pair of requests per protocol, each started 10 times: 10 ints
+     * go eagerly, 3000 (12,000 bytes, above the 2,048-byte default eager
+     * limit) by rendezvous; every element checked, and nothing beyond
+     * the short message's count written. */
+    MPI_Send_init(sv, 10, MPI_INT, to, 11, MPI_COMM_WORLD, &r[0]);
+    MPI_Recv_init(rv, N, MPI_INT, from, 11, MPI_COMM_WORLD, &r[1]);
+    MPI_Send_init(sv, N, MPI_INT, to, 12, MPI_COMM_WORLD, &r[2]);
+    MPI_Recv_init(rv, N, MPI_INT, from, 12, MPI_COMM_WORLD, &r[3]);
     for (int it = 0; it < 20; it++) {
-        int n = it % 2 ? 3000 : 10; /* both protocols through one request */
-        for (int i = 0; i < 3000; i++)
+        int big = it % 2, n = big ? N : 10, bad = 0;
+        for (int i = 0; i < N; i++) {
             sv[i] = rank * 1000000 + it * 1000 + i;
-        (void)n;
-        MPI_Startall(2, r);
-        MPI_Waitall(2, r, st);
-        CHECK(r[0] != MPI_REQUEST_NULL && r[1] != MPI_REQUEST_NULL);
-        CHECK_EQ(rv[0], from * 1000000 + it * 1000);
-        CHECK_EQ(rv[2999], from * 1000000 + it * 1000 + 2999);
+            rv[i] = -1;
+        }
+        MPI_Startall(2, &r[2 * big]);
+        MPI_Waitall(2, &r[2 * big], st);
+        CHECK(r[2 * big] != MPI_REQUEST_NULL && r[2 * big + 1] != MPI_REQUEST_NULL);
+        CHECK_EQ(st[1].MPI_SOURCE, from);
+        CHECK_EQ(st[1].MPI_TAG, 11 + big);
+        MPI_Get_count(&st[1], MPI_INT, &cnt);
+        CHECK_EQ(cnt, n);
+        for (int i = 0; i < N; i++)
+            if (rv[i] != (i < n ? from * 1000000 + it * 1000 + i : -1)) {
+                if (bad++ == 0)
+                    fprintf(stderr, "rank %d: round %d (%d ints): element %d is %d\n", rank, it,
+                            n, i, rv[i]);
+            }
+        CHECK_EQ(bad, 0);
     }
-    /* Waiting on an inactive persistent request returns at once. */
+    /* Waiting on an inactive persistent request returns at once, with an
+     * empty status. */
     CHECK_EQ(MPI_Wait(&r[0], &st[0]), MPI_SUCCESS);
-    MPI_Request_free(&r[0]);
-    MPI_Request_free(&r[1]);
-    CHECK(r[0] == MPI_REQUEST_NULL);
+    CHECK(r[0] != MPI_REQUEST_NULL);
+    for (int i = 0; i < 4; i++)
+        MPI_Request_free(&r[i]);
+    CHECK(r[0] == MPI_REQUEST_NULL && r[3] == MPI_REQUEST_NULL);
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -589,6 +703,31 @@ static void test_types(void)
     MPI_Get_count(&st, MPI_INT, &cnt);
     CHECK_EQ(cnt, 20);
     MPI_Type_free(&vec);
+    /* Blocks of 2 every 5 ints, 3 of them (extent 12 ints), count 2: the
+     * second element starts one extent after the first (type map written
+     * out), both ways between processes. */
+    {
+        static const int map[12] = {0, 1, 5, 6, 10, 11, 12, 13, 17, 18, 22, 23};
+        MPI_Datatype v2;
+        int a[24], p[12], back[24];
+        MPI_Type_vector(3, 2, 5, MPI_INT, &v2);
+        MPI_Type_commit(&v2);
+        for (int i = 0; i < 24; i++)
+            a[i] = rank * 100 + i;
+        MPI_Sendrecv(a, 2, v2, to, 15, p, 12, MPI_INT, from, 15, MPI_COMM_WORLD, &st);
+        for (int k = 0; k < 12; k++)
+            CHECK_EQ(p[k], from * 100 + map[k]);
+        for (int i = 0; i < 24; i++)
+            back[i] = -1;
+        MPI_Sendrecv(p, 12, MPI_INT, to, 16, back, 2, v2, from, 16, MPI_COMM_WORLD, &st);
+        /* p held from's values; what comes back is from's from's. */
+        int ff = (from - 1 + size) % size;
+        for (int i = 0, k = 0; i < 24; i++)
+            CHECK_EQ(back[i], k < 12 && map[k] == i ? ff * 100 + map[k++] : -1);
+        MPI_Get_count(&st, v2, &cnt);
+        CHECK_EQ(cnt, 2);
+        MPI_Type_free(&v2);
+    }
     /* Sendrecv_replace and PROC_NULL. */
     int x = rank;
     MPI_Sendrecv_replace(&x, 1, MPI_INT, to, 14, from, 14, MPI_COMM_WORLD, &st);
@@ -646,6 +785,9 @@ static void test_comm(void)
     int got = -1;
     MPI_Sendrecv(&v, 1, MPI_INT, (r + 1) % s, 5, &got, 1, MPI_INT, (r - 1 + s) % s, 5, half, &st);
     CHECK_EQ(got % 2, rank % 2);
+    /* The source is a rank of half (descending world ranks), not of world. */
+    CHECK_EQ(st.MPI_SOURCE, (r - 1 + s) % s);
+    CHECK_EQ(got, rank % 2 + 2 * (s - 1 - (r - 1 + s) % s));
     /* MPI_UNDEFINED: no communicator. */
     MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? MPI_UNDEFINED : 1, 0, &sub);
     CHECK((rank == 0) == (sub == MPI_COMM_NULL));
@@ -694,8 +836,37 @@ static void test_comm(void)
 }
 
 /* --- collectives ---------------------------------------------------------------------------- */
+/* Eager-sized broadcasts from every root in turn, before any rendezvous
+ * one: a tree that sends a message too many (to a rank that is no child,
+ * e.g. the root at 3 processes) leaves it to be taken by a later broadcast
+ * as its data, a failed check here; a rendezvous one would hang instead.
+ * Returns whether every process saw every broadcast right. */
+static int coll_bcast_every_root(void)
+{
+    int bad = 0, any = 0;
+
+    for (int round = 0; round < 2; round++)
+        for (int root = 0; root < size; root++) {
+            int v[4];
+            for (int i = 0; i < 4; i++)
+                v[i] = rank == root ? 1000 * round + 10 * root + i : -1;
+            MPI_Bcast(v, 4, MPI_INT, root, MPI_COMM_WORLD);
+            for (int i = 0; i < 4; i++)
+                if (v[i] != 1000 * round + 10 * root + i) {
+                    fprintf(stderr, "rank %d: broadcast from %d (round %d): element %d is %d\n",
+                            rank, root, round, i, v[i]);
+                    bad = 1;
+                }
+        }
+    CHECK(!bad);
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    return !any;
+}
+
 static void test_coll(void)
 {
+    if (!coll_bcast_every_root())
+        return; /* the larger broadcasts below would hang on such a tree */
     for (int root = 0; root < size; root++) {
         /* Bcast, eager and rendezvous sized. */
         for (int n = 1; n <= 10000; n *= 100) {
@@ -976,24 +1147,49 @@ static void test_setup(void)
         MPI_Irecv(&r[i], 1, MPI_INT, from, 20 + i, MPI_COMM_WORLD, &q[i]);
         MPI_Isend(&s[i], 1, MPI_INT, to, 20 + i, MPI_COMM_WORLD, &q[4 + i]);
     }
-    int done = 0, idx[8], out;
+    /* Every index once, naming a request now null; a receive's status is
+     * its own (indices 0-3 are the receives of tags 20-23). */
+    int done = 0, idx[8], out, seen[8] = {0};
     MPI_Status sts[8];
     while (done < 8) {
         MPI_Waitsome(8, q, &out, idx, sts);
-        CHECK(out >= 1);
+        CHECK(out >= 1 && done + out <= 8);
+        for (int k = 0; k < out && k < 8; k++) {
+            int i = idx[k];
+            CHECK(i >= 0 && i < 8);
+            if (i < 0 || i >= 8)
+                continue;
+            CHECK(!seen[i]);
+            seen[i] = 1;
+            CHECK(q[i] == MPI_REQUEST_NULL);
+            if (i < 4) {
+                CHECK_EQ(sts[k].MPI_SOURCE, from);
+                CHECK_EQ(sts[k].MPI_TAG, 20 + i);
+                CHECK_EQ(r[i], s[i]);
+            }
+        }
         done += out;
     }
     MPI_Waitsome(8, q, &out, idx, sts);
     CHECK_EQ(out, MPI_UNDEFINED);
-    CHECK(r[0] == 1 && r[3] == 4);
     for (int i = 0; i < 4; i++) {
         MPI_Irecv(&r[i], 1, MPI_INT, from, 30 + i, MPI_COMM_WORLD, &q[i]);
         MPI_Isend(&s[i], 1, MPI_INT, to, 30 + i, MPI_COMM_WORLD, &q[4 + i]);
     }
+    memset(seen, 0, sizeof(seen));
     for (int k = 0; k < 8; k++) {
         int i;
         MPI_Waitany(8, q, &i, &sts[0]);
         CHECK(i >= 0 && i < 8 && q[i] == MPI_REQUEST_NULL);
+        if (i < 0 || i >= 8)
+            continue;
+        CHECK(!seen[i]);
+        seen[i] = 1;
+        if (i < 4) {
+            CHECK_EQ(sts[0].MPI_SOURCE, from);
+            CHECK_EQ(sts[0].MPI_TAG, 30 + i);
+            CHECK_EQ(r[i], s[i]);
+        }
     }
     for (int i = 0; i < 4; i++) {
         MPI_Irecv(&r[i], 1, MPI_INT, from, 40 + i, MPI_COMM_WORLD, &q[i]);
@@ -1004,14 +1200,39 @@ static void test_setup(void)
         MPI_Testall(8, q, &all, MPI_STATUSES_IGNORE);
     for (int i = 0; i < 8; i++)
         CHECK(q[i] == MPI_REQUEST_NULL);
+    /* Testany: each request once, the receive's status its own; then,
+     * nothing active, flag set and MPI_UNDEFINED. */
+    r[0] = -1;
     MPI_Irecv(&r[0], 1, MPI_INT, from, 50, MPI_COMM_WORLD, &q[0]);
-    MPI_Isend(&s[0], 1, MPI_INT, to, 50, MPI_COMM_WORLD, &q[1]);
+    MPI_Isend(&s[1], 1, MPI_INT, to, 50, MPI_COMM_WORLD, &q[1]);
+    memset(seen, 0, sizeof(seen));
     int got = 0;
     while (got < 2) {
         int i;
-        MPI_Testany(2, q, &i, &flag, MPI_STATUS_IGNORE);
-        if (flag && i != MPI_UNDEFINED)
-            got++;
+        MPI_Status ts;
+        MPI_Testany(2, q, &i, &flag, &ts);
+        CHECK(flag || i == MPI_UNDEFINED);
+        if (!flag)
+            continue;
+        CHECK(i == 0 || i == 1);
+        if (i != 0 && i != 1)
+            break;
+        CHECK(!seen[i] && q[i] == MPI_REQUEST_NULL);
+        seen[i] = 1;
+        if (i == 0) {
+            CHECK_EQ(ts.MPI_SOURCE, from);
+            CHECK_EQ(ts.MPI_TAG, 50);
+            CHECK_EQ(r[0], 2);
+            MPI_Get_count(&ts, MPI_INT, &len);
+            CHECK_EQ(len, 1);
+        }
+        got++;
+    }
+    {
+        int i = 0;
+        MPI_Status ts;
+        MPI_Testany(2, q, &i, &flag, &ts);
+        CHECK(flag && i == MPI_UNDEFINED);
     }
     MPI_Barrier(MPI_COMM_WORLD);
 }
@@ -2344,6 +2565,19 @@ static const test_t named_only[] = {
     {"held", test_held},
 };
 
+static int test_named(const char *name)
+{
+    if (strcmp(name, "all") == 0)
+        return 1;
+    for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++)
+        if (strcmp(name, tests[t].name) == 0)
+            return 1;
+    for (size_t t = 0; t < sizeof(named_only) / sizeof(named_only[0]); t++)
+        if (strcmp(name, named_only[t].name) == 0)
+            return 1;
+    return 0;
+}
+
 static void run_test(const test_t *t)
 {
     double t0 = MPI_Wtime();
@@ -2361,6 +2595,23 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &prov);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    /* A name that is no test is an error, not a run of nothing that passes
+     * (every rank sees the same arguments, so all stop alike). */
+    for (int a = 1; a < argc; a++)
+        if (!test_named(argv[a])) {
+            if (rank == 0) {
+                fprintf(stderr, "mpi_tests: unknown test \"%s\"; the tests are: all", argv[a]);
+                for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++)
+                    fprintf(stderr, " %s", tests[t].name);
+                for (size_t t = 0; t < sizeof(named_only) / sizeof(named_only[0]); t++)
+                    fprintf(stderr, " %s", named_only[t].name);
+                fprintf(stderr, "\n");
+            }
+            MPI_Finalize();
+            return 2;
+        }
+    if (argc < 2 && rank == 0)
+        fprintf(stderr, "mpi_tests: no test named; running none\n");
     for (int a = 1; a < argc; a++) {
         for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++)
             if (strcmp(argv[a], "all") == 0 || strcmp(argv[a], tests[t].name) == 0)

@@ -4,6 +4,7 @@
  * matching engine. Deterministic. */
 #include "check.h"
 #include "../ptl/ptl_harness.h"
+#include "base/mem.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -761,6 +762,176 @@ static void test_large(void)
     CHECK_EQ(harness_nsent, 1);
     CHECK_EQ(harness_sent[0].dest, 2);
     CHECK_EQ(memcmp(dst, src, BIG), 0);
+    close_ni();
+}
+
+/* A reply is dropped when its MD's event queue has no room for what it
+ * records (4.8): REPLY_START, REPLY_END, and UNLINK only if the MD is
+ * unlinked by it (PTL_UNLINK, used up). With room for exactly two events,
+ * a used-up PTL_UNLINK MD's reply is dropped and a PTL_RETAIN one's is
+ * taken. */
+static void test_reply_eq_room(void)
+{
+    static const ptl_unlink_t ways[2] = {PTL_UNLINK, PTL_RETAIN};
+    uint8_t exposed[8] = {1, 2, 3, 4, 5, 6, 7, 8}, dst[8], first[8];
+    ptl_handle_me_t me;
+    ptl_handle_md_t gmd, fmd;
+    ptl_handle_eq_t eq, geq;
+    ptl_event_t ev;
+    onic_ptl_out_t out, rep;
+
+    for (int w = 0; w < 2; w++) {
+        uint64_t dropped;
+        open_ni();
+        eq = eq_alloc(16);
+        geq = eq_alloc(4);
+        me = me_attach(4, ME_ANY, 9, 0, PTL_RETAIN, PTL_INS_AFTER);
+        md_attach(me, md_desc(exposed, 8, PTL_MD_THRESH_INF, PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE, eq),
+                  PTL_RETAIN);
+        /* A first get's REPLY_START and END, left unread: room for two. */
+        CHECK_EQ(PtlMDBind(nih, md_desc(first, 8, PTL_MD_THRESH_INF, 0, geq), PTL_RETAIN, &fmd),
+                 PTL_OK);
+        harness_nsent = 0;
+        CHECK_EQ(PtlGet(fmd, ((ptl_process_id_t){0, 0}), 4, 0, 9, 0), PTL_OK);
+        REQUIRE(harness_nsent == 1);
+        onic_ptl_target_recv(ni, 0, &harness_sent[0].hdr, harness_sent[0].hdr_len, NULL, 0, &out);
+        REQUIRE(out.send);
+        rep = out; /* the reply, fed back to us, its initiator */
+        onic_ptl_target_recv(ni, 0, &rep.hdr, rep.hdr_len, rep.payload, rep.len, &out);
+        CHECK_EQ(onic_ptl_eq_room(onic_ptl_htab_get(&ni->eqs, geq)), 2);
+        /* The get under test: its MD used up by it (threshold 1). */
+        memset(dst, 0, sizeof(dst));
+        CHECK_EQ(PtlMDBind(nih, md_desc(dst, 8, 1, 0, geq), ways[w], &gmd), PTL_OK);
+        harness_nsent = 0;
+        CHECK_EQ(PtlGet(gmd, ((ptl_process_id_t){0, 0}), 4, 0, 9, 0), PTL_OK);
+        REQUIRE(harness_nsent == 1);
+        onic_ptl_target_recv(ni, 0, &harness_sent[0].hdr, harness_sent[0].hdr_len, NULL, 0, &out);
+        REQUIRE(out.send);
+        dropped = drops(ONIC_PTL_DROP_REPLY_EQ_FULL);
+        rep = out; /* the reply, fed back to us, its initiator */
+        onic_ptl_target_recv(ni, 0, &rep.hdr, rep.hdr_len, rep.payload, rep.len, &out);
+        if (ways[w] == PTL_UNLINK) {
+            CHECK_EQ(drops(ONIC_PTL_DROP_REPLY_EQ_FULL), dropped + 1);
+            CHECK_EQ(dst[7], 0);
+        } else {
+            CHECK_EQ(drops(ONIC_PTL_DROP_REPLY_EQ_FULL), dropped);
+            CHECK_EQ(dst[7], 8);
+        }
+        /* Whatever was recorded fitted: no event was overwritten. */
+        for (int k = 0; k < 2; k++) {
+            CHECK_EQ(next_event(geq, &ev), PTL_OK);
+            CHECK_EQ(ev.type, k == 0 ? PTL_EVENT_REPLY_START : PTL_EVENT_REPLY_END);
+        }
+        if (ways[w] == PTL_RETAIN) {
+            CHECK_EQ(next_event(geq, &ev), PTL_OK);
+            CHECK_EQ(ev.type, PTL_EVENT_REPLY_START);
+            CHECK_EQ(next_event(geq, &ev), PTL_OK);
+            CHECK_EQ(ev.type, PTL_EVENT_REPLY_END);
+        }
+        CHECK_EQ(next_event(geq, &ev), PTL_EQ_EMPTY);
+        close_ni();
+    }
+}
+
+/* A large put whose pull failed: Portals' ack reports what the target
+ * received, so the initiator gets SEND_END but no ACK claiming success. */
+static void test_large_failed_ack(void)
+{
+    enum { BIG = 5000 };
+    static uint8_t src[BIG], dst[BIG];
+    ptl_handle_me_t me;
+    ptl_handle_md_t smd;
+    ptl_handle_eq_t eq, seq;
+    ptl_event_t ev;
+    onic_ptl_out_t out, done;
+    onic_ptl_msg_t a;
+
+    open_ni();
+    eq = eq_alloc(16);
+    seq = eq_alloc(16);
+    me = me_attach(1, ME_ANY, 1, 0, PTL_RETAIN, PTL_INS_AFTER);
+    md_attach(me, md_desc(dst, sizeof(dst), PTL_MD_THRESH_INF, PTL_MD_OP_PUT, eq), PTL_RETAIN);
+    CHECK_EQ(PtlMDBind(nih, md_desc(src, BIG, 1, 0, seq), PTL_UNLINK, &smd), PTL_OK);
+    harness_nsent = 0;
+    CHECK_EQ(PtlPut(smd, PTL_ACK_REQ, ((ptl_process_id_t){0, 0}), 1, 0, 1, 0, 0), PTL_OK);
+    REQUIRE(harness_nsent == 1);
+    onic_ptl_target_recv(ni, 0, &harness_sent[0].hdr, harness_sent[0].hdr_len,
+                         harness_sent[0].payload, harness_sent[0].len, &out);
+    REQUIRE(out.rma);
+    onic_ptl_target_rma_done(ni, out.rma_ctx, ONIC_ERR_NO_RESOURCE, &done);
+    CHECK(done.send);
+    CHECK_EQ(onic_ptl_msg_unpack(&done.hdr, sizeof(done.hdr), &a), ONIC_OK);
+    CHECK_EQ(a.op, ONIC_PTL_OP_DONE);
+    CHECK_EQ(a.mlength, 0);
+    CHECK(!(a.flags & ONIC_PTL_FLAG_ACK));
+    /* DONE comes home: the send is over, and nothing was acknowledged. */
+    onic_ptl_target_recv(ni, 0, &done.hdr, sizeof(done.hdr), NULL, 0, &out);
+    CHECK(out.dereg);
+    CHECK_EQ(next_event(seq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_SEND_START);
+    CHECK_EQ(next_event(seq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_SEND_END);
+    while (next_event(seq, &ev) == PTL_OK)
+        CHECK(ev.type != PTL_EVENT_ACK);
+    close_ni();
+}
+
+/* The out-of-memory drop of a large operation: counted once when there is
+ * data to move and no memory to remember the move by, never for a large
+ * operation with nothing to move. */
+static void test_large_no_memory(void)
+{
+    static uint8_t dst[8192];
+    ptl_handle_me_t me;
+    ptl_handle_eq_t eq;
+    ptl_event_t ev;
+    onic_ptl_out_t out;
+    onic_ptl_msg_t m, a;
+    onic_ptl_large_desc_t desc;
+    uint64_t before[ONIC_PTL_DROP_REASONS];
+
+    open_ni();
+    eq = eq_alloc(16);
+    me = me_attach(1, ME_ANY, 1, 0, PTL_RETAIN, PTL_INS_AFTER);
+    md_attach(me, md_desc(dst, sizeof(dst), PTL_MD_THRESH_INF, PTL_MD_OP_PUT | PTL_MD_OP_GET, eq),
+              PTL_RETAIN);
+    memset(&desc, 0, sizeof(desc));
+    desc.cookie = 77;
+    /* Nothing to move: finished at once, no drop of any kind. */
+    memcpy(before, ni->drops, sizeof(before));
+    m = req(ONIC_PTL_OP_PUT, 1, 1, 0);
+    m.flags = ONIC_PTL_FLAG_LARGE;
+    out = feed(2, &m, &desc, sizeof(desc));
+    CHECK(out.send && !out.rma);
+    CHECK_EQ(onic_ptl_msg_unpack(&out.hdr, sizeof(out.hdr), &a), ONIC_OK);
+    CHECK(a.op == ONIC_PTL_OP_DONE && a.mlength == 0 && a.cookie == 77);
+    CHECK_EQ(memcmp(before, ni->drops, sizeof(before)), 0);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_PUT_START);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK(ev.type == PTL_EVENT_PUT_END && ev.ni_fail_type == PTL_NI_OK);
+    m = req(ONIC_PTL_OP_GET, 1, 1, 0);
+    m.flags = ONIC_PTL_FLAG_LARGE;
+    out = feed(2, &m, &desc, sizeof(desc));
+    CHECK(out.send && !out.rma);
+    CHECK_EQ(memcmp(before, ni->drops, sizeof(before)), 0);
+    while (next_event(eq, &ev) == PTL_OK)
+        ;
+    /* Data to move and no memory: one NO_MEMORY drop, a failed END, and
+     * DONE saying nothing moved. */
+    m = req(ONIC_PTL_OP_PUT, 1, 1, 5000);
+    m.flags = ONIC_PTL_FLAG_LARGE;
+    onic_mem_fail_after(0);
+    out = feed(2, &m, &desc, sizeof(desc));
+    onic_mem_fail_after(-1);
+    CHECK(out.send && !out.rma);
+    CHECK_EQ(onic_ptl_msg_unpack(&out.hdr, sizeof(out.hdr), &a), ONIC_OK);
+    CHECK(a.op == ONIC_PTL_OP_DONE && a.mlength == 0);
+    CHECK_EQ(drops(ONIC_PTL_DROP_NO_MEMORY), before[ONIC_PTL_DROP_NO_MEMORY] + 1);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_PUT_START);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK(ev.type == PTL_EVENT_PUT_END && ev.ni_fail_type == PTL_NI_FAIL && ev.mlength == 0);
     close_ni();
 }
 
@@ -1760,7 +1931,10 @@ int main(void)
         test_acl();
         test_ack();
         test_get_reply();
+        test_reply_eq_room();
         test_large();
+        test_large_failed_ack();
+        test_large_no_memory();
         test_eq_overflow();
         test_md_update();
         test_malformed();

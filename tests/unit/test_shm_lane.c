@@ -357,8 +357,75 @@ static void test_nested_poll(void)
     onic_free(lane);
 }
 
+/* A receiver that finds its lane empty gives back every slot it consumed,
+ * even below the publishing batch: a sender of a message that needs the
+ * whole ring (more than 3/4 of it) would otherwise wait on credits held by
+ * an idle receiver. */
+static void test_idle_receiver_returns_credits(void)
+{
+    uint32_t nslots = 8;
+    onic_shm_lane_t *lane = onic_aligned_alloc(64, onic_shm_lane_size(nslots));
+    uint8_t payload[(8 - 1) * ONIC_SHM_SLOT];
+    nested_t t;
+    onic_shm_tx_t tx;
+    onic_shm_rx_t rx;
+    uint64_t seq = 0;
+
+    REQUIRE(lane != NULL);
+    if (lane == NULL)
+        return;
+    memset(lane, 0, onic_shm_lane_size(nslots));
+    memset(payload, 'w', sizeof(payload));
+    onic_shm_tx_init(&tx, lane, nslots);
+    onic_shm_rx_init(&rx, lane, nslots, 7);
+    t = (nested_t){&rx, 0, 0, 3}; /* depth 3: no nested polls */
+    /* One one-slot message, taken: fewer slots than a batch are consumed. */
+    CHECK_EQ(onic_shm_tx_try(&tx, 0, &seq, sizeof(seq), payload, 8), ONIC_OK);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 8, 2048, 2, on_nested, &t), 1);
+    /* A message of all 8 slots: it fits only with that slot given back. */
+    seq = 1;
+    CHECK_EQ(onic_shm_msg_slots(sizeof(seq), sizeof(payload)), nslots);
+    CHECK_EQ(onic_shm_tx_try(&tx, 0, &seq, sizeof(seq), payload, sizeof(payload)), ONIC_OK);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 8, 2048, 2, on_nested, &t), 1);
+    CHECK_EQ(t.next, 2);
+    CHECK_EQ(t.bad, 0);
+    onic_free(lane);
+}
+
+/* A poll delivers at most its budget, however many messages wait. */
+static void test_poll_budget(void)
+{
+    uint32_t nslots = 16;
+    onic_shm_lane_t *lane = onic_aligned_alloc(64, onic_shm_lane_size(nslots));
+    uint8_t payload[8] = {0};
+    nested_t t;
+    onic_shm_tx_t tx;
+    onic_shm_rx_t rx;
+
+    REQUIRE(lane != NULL);
+    if (lane == NULL)
+        return;
+    memset(lane, 0, onic_shm_lane_size(nslots));
+    onic_shm_tx_init(&tx, lane, nslots);
+    onic_shm_rx_init(&rx, lane, nslots, 7);
+    t = (nested_t){&rx, 0, 0, 3}; /* depth 3: no nested polls */
+    for (uint64_t seq = 0; seq < 4; seq++)
+        CHECK_EQ(onic_shm_tx_try(&tx, 0, &seq, sizeof(seq), payload, sizeof(payload)), ONIC_OK);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 1, 2048, 2, on_nested, &t), 1);
+    CHECK_EQ(t.next, 1);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 2, 2048, 2, on_nested, &t), 2);
+    CHECK_EQ(t.next, 3);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 8, 2048, 2, on_nested, &t), 1);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 8, 2048, 2, on_nested, &t), 0);
+    CHECK_EQ(t.next, 4);
+    CHECK_EQ(t.bad, 0);
+    onic_free(lane);
+}
+
 int main(void)
 {
+    test_poll_budget();
+    test_idle_receiver_returns_credits();
     test_first_words_whole();
     test_one_slot_splits();
     test_nested_poll();

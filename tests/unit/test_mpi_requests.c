@@ -1,0 +1,107 @@
+/* MPI requests in one process (a job of one, no onicrun): the wait and test
+ * forms over more requests than fit on their stack, and the arguments a
+ * send or a receive, started now or persistent, must refuse. Expected
+ * values are MPI's (MPI 4.0, 3.7 and 3.9). Deterministic. */
+#include "check.h"
+
+#include <mpi.h>
+#include <string.h>
+
+enum { N = 100 }; /* more requests than the wait forms keep on their stack */
+
+static void post_pairs(int *in, int *out, MPI_Request *q, int tag0)
+{
+    for (int i = 0; i < N; i++) {
+        out[i] = 1000 + i;
+        in[i] = -1;
+        MPI_Irecv(&in[i], 1, MPI_INT, 0, tag0 + i, MPI_COMM_SELF, &q[i]);
+        MPI_Isend(&out[i], 1, MPI_INT, 0, tag0 + i, MPI_COMM_SELF, &q[N + i]);
+    }
+}
+
+static void test_many(void)
+{
+    static int in[N], out[N], idx[2 * N], seen[2 * N];
+    static MPI_Request q[2 * N];
+    static MPI_Status st[2 * N];
+    int done, n, flag;
+
+    /* Waitall: every request done and null, each receive's status its own. */
+    post_pairs(in, out, q, 0);
+    CHECK_EQ(MPI_Waitall(2 * N, q, st), MPI_SUCCESS);
+    for (int i = 0; i < N; i++) {
+        CHECK_EQ(in[i], 1000 + i);
+        CHECK_EQ(st[i].MPI_TAG, i);
+        CHECK(q[i] == MPI_REQUEST_NULL && q[N + i] == MPI_REQUEST_NULL);
+    }
+    /* Waitsome: every index once. */
+    post_pairs(in, out, q, 200);
+    memset(seen, 0, sizeof(seen));
+    for (done = 0; done < 2 * N; done += n) {
+        CHECK_EQ(MPI_Waitsome(2 * N, q, &n, idx, st), MPI_SUCCESS);
+        CHECK(n >= 1 && done + n <= 2 * N);
+        if (n < 1 || done + n > 2 * N)
+            break;
+        for (int k = 0; k < n; k++) {
+            CHECK(idx[k] >= 0 && idx[k] < 2 * N && !seen[idx[k]]);
+            if (idx[k] >= 0 && idx[k] < 2 * N)
+                seen[idx[k]] = 1;
+            if (idx[k] >= 0 && idx[k] < N)
+                CHECK_EQ(st[k].MPI_TAG, 200 + idx[k]);
+        }
+    }
+    CHECK_EQ(MPI_Waitsome(2 * N, q, &n, idx, st), MPI_SUCCESS);
+    CHECK_EQ(n, MPI_UNDEFINED);
+    /* Testall until done, then Waitany over nothing active. */
+    post_pairs(in, out, q, 400);
+    for (flag = 0; !flag;)
+        CHECK_EQ(MPI_Testall(2 * N, q, &flag, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    for (int i = 0; i < N; i++)
+        CHECK_EQ(in[i], 1000 + i);
+    CHECK_EQ(MPI_Waitany(2 * N, q, &n, &st[0]), MPI_SUCCESS);
+    CHECK_EQ(n, MPI_UNDEFINED);
+}
+
+/* A send names a rank (MPI_ANY_SOURCE is no destination); a receive may
+ * name MPI_ANY_SOURCE and MPI_ANY_TAG. Persistent requests check the same
+ * at init. A negative count is MPI_ERR_COUNT, also for a type of size 0. */
+static void test_args(void)
+{
+    MPI_Request r = MPI_REQUEST_NULL;
+    MPI_Datatype empty;
+    int v = 0;
+
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    CHECK_EQ(MPI_Send_init(&v, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_SELF, &r), MPI_ERR_RANK);
+    CHECK(r == MPI_REQUEST_NULL);
+    CHECK_EQ(MPI_Send_init(&v, 1, MPI_INT, 0, MPI_ANY_TAG, MPI_COMM_SELF, &r), MPI_ERR_TAG);
+    CHECK_EQ(MPI_Recv_init(&v, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &r),
+             MPI_SUCCESS);
+    CHECK(r != MPI_REQUEST_NULL);
+    if (r != MPI_REQUEST_NULL)
+        MPI_Request_free(&r);
+    CHECK_EQ(MPI_Recv_init(&v, 1, MPI_INT, 1, 0, MPI_COMM_SELF, &r), MPI_ERR_RANK);
+    CHECK_EQ(MPI_Isend(&v, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_SELF, &r), MPI_ERR_RANK);
+    CHECK_EQ(MPI_Isend(&v, -1, MPI_INT, 0, 0, MPI_COMM_SELF, &r), MPI_ERR_COUNT);
+    MPI_Type_contiguous(0, MPI_INT, &empty);
+    MPI_Type_commit(&empty);
+    CHECK_EQ(MPI_Isend(&v, -1, empty, 0, 0, MPI_COMM_SELF, &r), MPI_ERR_COUNT);
+    CHECK_EQ(MPI_Irecv(&v, -1, empty, 0, 0, MPI_COMM_SELF, &r), MPI_ERR_COUNT);
+    CHECK_EQ(MPI_Send_init(&v, -1, empty, 0, 0, MPI_COMM_SELF, &r), MPI_ERR_COUNT);
+    CHECK(r == MPI_REQUEST_NULL);
+    MPI_Type_free(&empty);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+}
+
+int main(int argc, char **argv)
+{
+    int size;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    REQUIRE(size == 1);
+    test_many();
+    test_args();
+    MPI_Finalize();
+    return check_summary("test_mpi_requests");
+}

@@ -1,0 +1,186 @@
+/* MPI datatypes in one process (a job of one, no onicrun): count > 1 of
+ * types with gaps sent to ourselves, and MPI_Get_count of byte counts that
+ * are and are not whole elements. Every expected value is written from the
+ * standard's type map (element i of a type starts i extents after the
+ * buffer), not computed by the library. Deterministic. */
+#include "check.h"
+
+#include <mpi.h>
+#include <string.h>
+
+/* vector(3, 2, 5) of MPI_INT: blocks of 2 ints every 5, extent 12 ints. */
+static void test_vector_count2(void)
+{
+    MPI_Datatype vec;
+    MPI_Aint lb, ext;
+    MPI_Status st;
+    int sz, cnt, src[24], packed[12], back[24];
+    /* The standard's type map, two elements, the second 12 ints on. */
+    static const int map[12] = {0, 1, 5, 6, 10, 11, 12, 13, 17, 18, 22, 23};
+
+    CHECK_EQ(MPI_Type_vector(3, 2, 5, MPI_INT, &vec), MPI_SUCCESS);
+    CHECK_EQ(MPI_Type_commit(&vec), MPI_SUCCESS);
+    MPI_Type_size(vec, &sz);
+    CHECK_EQ(sz, 6 * (int)sizeof(int));
+    MPI_Type_get_extent(vec, &lb, &ext);
+    CHECK_EQ(lb, 0);
+    CHECK_EQ(ext, 12 * (MPI_Aint)sizeof(int));
+    for (int i = 0; i < 24; i++)
+        src[i] = 100 + i;
+    memset(packed, 0xff, sizeof(packed));
+    /* Out as two vectors, in as 12 ints: the ints in type-map order. */
+    CHECK_EQ(MPI_Sendrecv(src, 2, vec, 0, 1, packed, 12, MPI_INT, 0, 1, MPI_COMM_SELF, &st),
+             MPI_SUCCESS);
+    for (int i = 0; i < 12; i++)
+        CHECK_EQ(packed[i], 100 + map[i]);
+    MPI_Get_count(&st, MPI_INT, &cnt);
+    CHECK_EQ(cnt, 12);
+    MPI_Get_count(&st, vec, &cnt);
+    CHECK_EQ(cnt, 2);
+    /* Out as 12 ints, in as two vectors: the gaps keep what they held. */
+    for (int i = 0; i < 24; i++)
+        back[i] = -1;
+    CHECK_EQ(MPI_Sendrecv(packed, 12, MPI_INT, 0, 2, back, 2, vec, 0, 2, MPI_COMM_SELF, &st),
+             MPI_SUCCESS);
+    for (int i = 0, k = 0; i < 24; i++) {
+        if (k < 12 && map[k] == i)
+            CHECK_EQ(back[i], 100 + map[k++]);
+        else
+            CHECK_EQ(back[i], -1);
+    }
+    /* One element and a half: count 2 of which only 9 ints arrive. */
+    for (int i = 0; i < 24; i++)
+        back[i] = -1;
+    CHECK_EQ(MPI_Sendrecv(packed, 9, MPI_INT, 0, 3, back, 2, vec, 0, 3, MPI_COMM_SELF, &st),
+             MPI_SUCCESS);
+    for (int k = 0; k < 12; k++)
+        CHECK_EQ(back[map[k]], k < 9 ? 100 + map[k] : -1);
+    MPI_Get_count(&st, vec, &cnt);
+    CHECK_EQ(cnt, MPI_UNDEFINED);
+    MPI_Type_free(&vec);
+}
+
+/* A predefined pair whose value and int leave a gap (size 6, extent 8 on
+ * this ABI): count 3 arrives as sent. */
+static void test_pair_count3(void)
+{
+    struct { short v; int i; } out[3], in[3];
+    MPI_Aint lb, ext;
+    MPI_Status st;
+    int sz, cnt;
+
+    MPI_Type_size(MPI_SHORT_INT, &sz);
+    CHECK_EQ(sz, (int)(sizeof(short) + sizeof(int)));
+    MPI_Type_get_extent(MPI_SHORT_INT, &lb, &ext);
+    CHECK_EQ(ext, (MPI_Aint)sizeof(out[0]));
+    for (int k = 0; k < 3; k++) {
+        out[k].v = (short)(7 + k);
+        out[k].i = 1000 * (k + 1);
+    }
+    memset(in, 0, sizeof(in));
+    CHECK_EQ(MPI_Sendrecv(out, 3, MPI_SHORT_INT, 0, 4, in, 3, MPI_SHORT_INT, 0, 4, MPI_COMM_SELF,
+                          &st), MPI_SUCCESS);
+    for (int k = 0; k < 3; k++) {
+        CHECK_EQ(in[k].v, 7 + k);
+        CHECK_EQ(in[k].i, 1000 * (k + 1));
+    }
+    MPI_Get_count(&st, MPI_SHORT_INT, &cnt);
+    CHECK_EQ(cnt, 3);
+}
+
+/* MPI_Get_count: a byte count that is not a whole number of elements is
+ * MPI_UNDEFINED (MPI 4.0, 3.2.5), never a rounded-down count. */
+static void test_get_count(void)
+{
+    MPI_Status st;
+    MPI_Datatype vec;
+    int cnt;
+    char bytes[10] = {0};
+    int ints[3];
+
+    memset(&st, 0, sizeof(st));
+    st.onic_count = 12;
+    MPI_Get_count(&st, MPI_INT, &cnt);
+    CHECK_EQ(cnt, 3);
+    st.onic_count = 10;
+    MPI_Get_count(&st, MPI_INT, &cnt);
+    CHECK_EQ(cnt, MPI_UNDEFINED);
+    MPI_Get_count(&st, MPI_BYTE, &cnt);
+    CHECK_EQ(cnt, 10);
+    MPI_Get_count(&st, MPI_SHORT, &cnt);
+    CHECK_EQ(cnt, 5);
+    st.onic_count = 1;
+    MPI_Get_count(&st, MPI_SHORT, &cnt);
+    CHECK_EQ(cnt, MPI_UNDEFINED);
+    st.onic_count = 0;
+    MPI_Get_count(&st, MPI_DOUBLE, &cnt);
+    CHECK_EQ(cnt, 0);
+    MPI_Type_vector(2, 1, 3, MPI_INT, &vec); /* size 8 */
+    MPI_Type_commit(&vec);
+    st.onic_count = 16;
+    MPI_Get_count(&st, vec, &cnt);
+    CHECK_EQ(cnt, 2);
+    st.onic_count = 12;
+    MPI_Get_count(&st, vec, &cnt);
+    CHECK_EQ(cnt, MPI_UNDEFINED);
+    MPI_Type_free(&vec);
+    /* The same through a real receive: 10 bytes into room for 3 ints. */
+    CHECK_EQ(MPI_Sendrecv(bytes, 10, MPI_BYTE, 0, 5, ints, 3, MPI_INT, 0, 5, MPI_COMM_SELF, &st),
+             MPI_SUCCESS);
+    MPI_Get_count(&st, MPI_INT, &cnt);
+    CHECK_EQ(cnt, MPI_UNDEFINED);
+    MPI_Get_count(&st, MPI_BYTE, &cnt);
+    CHECK_EQ(cnt, 10);
+}
+
+/* Arguments and limits, under MPI_ERRORS_RETURN: a NULL lb or extent is
+ * MPI_ERR_ARG (not a crash); a type of 2^40 elements, or of 2^42 bytes,
+ * is the largest onic takes, one more block is MPI_ERR_COUNT. */
+static void test_type_args(void)
+{
+    MPI_Datatype big = MPI_DATATYPE_NULL, bigger = MPI_DATATYPE_NULL;
+    MPI_Aint lb = -7, ext = -7;
+    int sz;
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK_EQ(MPI_Type_get_extent(MPI_INT, NULL, &ext), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Type_get_extent(MPI_INT, &lb, NULL), MPI_ERR_ARG);
+    CHECK(lb == -7 && ext == -7); /* nothing written on an error */
+    CHECK_EQ(MPI_Type_get_extent(MPI_INT, &lb, &ext), MPI_SUCCESS);
+    CHECK(lb == 0 && ext == (MPI_Aint)sizeof(int));
+    CHECK_EQ(MPI_Type_vector(1 << 20, 1 << 20, 1 << 20, MPI_BYTE, &big), MPI_SUCCESS);
+    if (big != MPI_DATATYPE_NULL) {
+        MPI_Type_get_extent(big, &lb, &ext);
+        CHECK_EQ(ext, (MPI_Aint)1 << 40);
+        MPI_Type_size(big, &sz);
+        CHECK_EQ(sz, MPI_UNDEFINED); /* more than an int holds */
+        MPI_Type_free(&big);
+    }
+    CHECK_EQ(MPI_Type_vector((1 << 20) + 1, 1 << 20, 1 << 20, MPI_BYTE, &bigger), MPI_ERR_COUNT);
+    CHECK(bigger == MPI_DATATYPE_NULL);
+    /* And 2^42 bytes, the most one message moves, of 8-byte elements. */
+    big = MPI_DATATYPE_NULL;
+    CHECK_EQ(MPI_Type_vector(1 << 20, 1 << 19, 1 << 19, MPI_DOUBLE, &big), MPI_SUCCESS);
+    if (big != MPI_DATATYPE_NULL) {
+        MPI_Type_get_extent(big, &lb, &ext);
+        CHECK_EQ(ext, (MPI_Aint)1 << 42);
+        MPI_Type_free(&big);
+    }
+    CHECK_EQ(MPI_Type_vector((1 << 20) + 1, 1 << 19, 1 << 19, MPI_DOUBLE, &bigger), MPI_ERR_COUNT);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+int main(int argc, char **argv)
+{
+    int size;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    REQUIRE(size == 1);
+    test_vector_count2();
+    test_pair_count3();
+    test_get_count();
+    test_type_args();
+    MPI_Finalize();
+    return check_summary("test_mpi_types");
+}
