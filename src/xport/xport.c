@@ -148,10 +148,6 @@ static onic_status_t xport_tr_open(onic_xport_t *x, unsigned which)
     xport_tr_t *t = &x->tr[which];
     onic_status_t status;
 
-    if (t->ops->missing != NULL) {
-        onic_error("xport: the %s transport is not built: %s", t->ops->name, t->ops->missing);
-        return ONIC_ERR_UNSUPPORTED;
-    }
     status = t->ops->open(&t->tp, &t->state);
     if (status == ONIC_OK)
         x->open[x->nopen++] = t;
@@ -772,12 +768,6 @@ const char *onic_xport_peer_transport(const onic_xport_t *x, uint32_t peer)
     return xport_route_names[x->route[peer]];
 }
 
-const char *onic_xport_transport_missing(const char *name)
-{
-    if (name != NULL && strcmp(name, "ofi") == 0)
-        return onic_xport_ofi_ops.missing;
-    return NULL;
-}
 
 /* --- self: messages to this process, queued and delivered in order at the
  * next poll. */
