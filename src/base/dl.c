@@ -3,8 +3,14 @@
 #include "base/clock.h"
 #include "base/log.h"
 
+#include <assert.h>
 #include <dlfcn.h>
 #include <pthread.h>
+#include <string.h>
+
+/* dlsym's result is copied into function pointers: POSIX makes them the
+ * same size. */
+static_assert(sizeof(void *) == sizeof(void (*)(void)), "function pointers are data-sized");
 
 static pthread_mutex_t dl_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t dl_total_ns;
@@ -25,7 +31,7 @@ static const char *dl_resolve(const onic_dl_lib_t *lib, void *handle, const char
             *why_p = err != NULL ? err : "no such symbol";
             return s->name;
         }
-        *s->slot = addr;
+        memcpy(s->slot, &addr, sizeof(addr));
     }
     return NULL;
 }

@@ -25,7 +25,10 @@ typedef struct onic_dl_sym {
     /* The symbol version the build was made against ("FABRIC_1.3"), as a
      * link would bind it; NULL: the library's default (dlsym). */
     const char *version;
-    void      **slot;       /* where its address goes */
+    /* The function pointer its address goes to (&fn.getinfo): copied in
+     * with memcpy, the way POSIX gives dlsym's result to a function
+     * pointer, so no pointer is cast to another type. */
+    void       *slot;
 } onic_dl_sym_t;
 
 typedef struct onic_dl_lib {

@@ -37,17 +37,17 @@ static struct pmix_fn {
 
 /* PMIx does not version its symbols. */
 static const onic_dl_sym_t pmix_syms[] = {
-    {"PMIx_Init",             NULL, (void **)&pmix_fn.init},
-    {"PMIx_Finalize",         NULL, (void **)&pmix_fn.finalize},
-    {"PMIx_Get",              NULL, (void **)&pmix_fn.get},
-    {"PMIx_Put",              NULL, (void **)&pmix_fn.put},
-    {"PMIx_Commit",           NULL, (void **)&pmix_fn.commit},
-    {"PMIx_Fence",            NULL, (void **)&pmix_fn.fence},
-    {"PMIx_Abort",            NULL, (void **)&pmix_fn.abort},
-    {"PMIx_Error_string",     NULL, (void **)&pmix_fn.error_string},
-    {"PMIx_Data_type_string", NULL, (void **)&pmix_fn.data_type_string},
-    {"PMIx_Value_destruct",   NULL, (void **)&pmix_fn.value_destruct},
-    {"PMIx_Info_load",        NULL, (void **)&pmix_fn.info_load},
+    {"PMIx_Init",             NULL, &pmix_fn.init},
+    {"PMIx_Finalize",         NULL, &pmix_fn.finalize},
+    {"PMIx_Get",              NULL, &pmix_fn.get},
+    {"PMIx_Put",              NULL, &pmix_fn.put},
+    {"PMIx_Commit",           NULL, &pmix_fn.commit},
+    {"PMIx_Fence",            NULL, &pmix_fn.fence},
+    {"PMIx_Abort",            NULL, &pmix_fn.abort},
+    {"PMIx_Error_string",     NULL, &pmix_fn.error_string},
+    {"PMIx_Data_type_string", NULL, &pmix_fn.data_type_string},
+    {"PMIx_Value_destruct",   NULL, &pmix_fn.value_destruct},
+    {"PMIx_Info_load",        NULL, &pmix_fn.info_load},
 };
 
 static onic_dl_lib_t pmix_lib = {

@@ -95,11 +95,11 @@ static struct ofi_fn {
  * would (CMakeLists.txt reads them from the library): a newer libfabric
  * keeps the old versions, with the structures the headers describe. */
 static const onic_dl_sym_t ofi_syms[] = {
-    {"fi_getinfo",  ONIC_OFI_VER_fi_getinfo,  (void **)&ofi_fn.getinfo},
-    {"fi_freeinfo", ONIC_OFI_VER_fi_freeinfo, (void **)&ofi_fn.freeinfo},
-    {"fi_dupinfo",  ONIC_OFI_VER_fi_dupinfo,  (void **)&ofi_fn.dupinfo},
-    {"fi_fabric",   ONIC_OFI_VER_fi_fabric,   (void **)&ofi_fn.fabric},
-    {"fi_strerror", ONIC_OFI_VER_fi_strerror, (void **)&ofi_fn.strerror},
+    {"fi_getinfo",  ONIC_OFI_VER_fi_getinfo,  &ofi_fn.getinfo},
+    {"fi_freeinfo", ONIC_OFI_VER_fi_freeinfo, &ofi_fn.freeinfo},
+    {"fi_dupinfo",  ONIC_OFI_VER_fi_dupinfo,  &ofi_fn.dupinfo},
+    {"fi_fabric",   ONIC_OFI_VER_fi_fabric,   &ofi_fn.fabric},
+    {"fi_strerror", ONIC_OFI_VER_fi_strerror, &ofi_fn.strerror},
 };
 
 static onic_dl_lib_t ofi_lib = {
