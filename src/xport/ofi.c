@@ -82,7 +82,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
-/* libfabric's exported functions onic calls, resolved by ofi_lib_load. */
+/* libfabric's exported functions onic calls, resolved by onic_xport_ofi_load. */
 static struct ofi_fn {
     __typeof__(fi_getinfo)  *getinfo;
     __typeof__(fi_freeinfo) *freeinfo;
