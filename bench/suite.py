@@ -15,6 +15,9 @@ onic-bench-match, PNG plots and report.html with the summary table. The
 summary table is printed at the end, with the report's path.
 bench/mpi/instr.py runs once (quick too): the instructions of the MPI calls
 of an 8-byte message under valgrind's callgrind, instr.md and instr.json.
+bench/startup/startup.py too: start-up wall time of a program that only
+starts and ends, alone and through each launcher with 1, 2, 4 and 16
+processes, startup.md and startup.json.
 
 --quick (make demo) runs fewer points and fewer runs: a few minutes. The
 full suite (make bench) takes tens of minutes on 2 cores.
@@ -408,6 +411,27 @@ def instructions(build, out):
         return json.load(f)
 
 
+def startup(build, quick, out):
+    """bench/startup/startup.py once: start-up wall time of an MPI program that
+    only starts and ends, alone and with 1, 2, 4 and 16 processes, each MPI
+    interleaved with the others; its JSON."""
+    path = os.path.join(out, "startup.json")
+    rc, stdout, stderr = run_cmd([sys.executable, os.path.join(ROOT, "bench", "startup",
+                                                               "startup.py"),
+                                  "--build", build, "--runs", "5" if quick else "11",
+                                  "--json", path], None, 1800)
+    log(f"startup: bench/startup/startup.py: exit {rc}")
+    with open(os.path.join(out, "startup.md"), "w") as f:
+        f.write(stdout)
+    if not os.path.exists(path):
+        return {"error": (stderr or stdout).strip()[-800:]}
+    with open(path) as f:
+        res = json.load(f)
+    if rc != 0:
+        res["failed"] = {"onic": "a start-up run failed (startup.md)"}
+    return res
+
+
 def machine(ms, variants, args, load_start):
     lines = [f"date: {datetime.datetime.now().isoformat(timespec='seconds')}"]
     rc, out, _ = run_cmd(["lscpu"])
@@ -457,7 +481,7 @@ def points(agg, test):
     return sorted({k[2:] for k in agg if k[1] == test})
 
 
-def summary_rows(agg, variants, instr=None):
+def summary_rows(agg, variants, instr=None, start=None):
     """(figure, {variant: value}, onic/best, target text, status, unit)."""
     names = [v.name for v in variants if not v.missing]
     others = [n for n in ("MPICH", "Open MPI") if n in names]
@@ -516,6 +540,17 @@ def summary_rows(agg, variants, instr=None):
         add(f"Instructions per 8-byte message, {order} order (total)",
             lambda n, key=key: (instr or {}).get("figures", {}).get(n, {}).get(key), "low",
             ("onic <= 0.5x the better other", lambda v, r: cmp(r, "<=", 0.5)), note=note)
+    med = (start or {}).get("medians", {})
+    for label, key, target in (
+            ("Start-up: ./hello alone, wall (s)", "./hello", True),
+            ("Start-up: onicrun / mpirun -n 2 ./hello, wall (s)", "launcher -n 2 ./hello", True),
+            ("Start-up: onicrun / mpirun -n 16 ./hello, wall (s)", "launcher -n 16 ./hello",
+             False)):
+        add(label, lambda n, key=key: med.get(f"{key}|" + {"onic": "onic", "MPICH": "mpich",
+                                                            "Open MPI": "openmpi"}.get(n, "")),
+            "low", ("onic <= MPICH", lambda v, r: cmp(
+                v["onic"] / v["MPICH"] if "onic" in v and "MPICH" in v else None, "<=", 1.0))
+            if target else None, note="bench/startup/startup.py" if key == "./hello" else "")
     w_over = max((p[1] for p in points(agg, "overlap_send")), default=None)
     ol = "onic --onload"
 
@@ -900,7 +935,7 @@ def table_html(head, rows, cls=""):
 
 
 def report(out, args, mtxt, rows, names, figs, notes, failures, floor, agg, variants, secs,
-           instr):
+           instr, start):
     p = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>onic benchmark report</title>",
          "<style>body{font-family:sans-serif;max-width:1200px;margin:auto;padding:1em}"
          "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;"
@@ -981,6 +1016,13 @@ def report(out, args, mtxt, rows, names, figs, notes, failures, floor, agg, vari
                  "".join(f"<p>{html.escape(n)}</p>" for n in t["notes"]))
     else:
         p.append("<pre>" + html.escape(instr.get("error", "not run")) + "</pre>")
+    p.append("<h2>Start-up wall time (bench/startup/startup.py)</h2>")
+    if start.get("table"):
+        t = start["table"]
+        p.append(f"<p>{html.escape(t['title'])}</p>" + table_html(t["head"], t["rows"]) +
+                 "".join(f"<p>{html.escape(n)}</p>" for n in t["notes"]))
+    else:
+        p.append("<pre>" + html.escape(start.get("error", "not run")) + "</pre>")
     p.append("<h2>What the parameters mean</h2>")
     p.append(table_html(["test", "p1", "p2", "p3", "value", "better"],
                         [[t] + list(d) for t, d in TESTS.items()]))
@@ -1034,7 +1076,7 @@ def main():
     ap.add_argument("--runs", type=int, default=None,
                     help="repetitions of every program per MPI (default 3, quick 2)")
     ap.add_argument("--only", default="", help="groups to run: " + ",".join(sorted(ALL)) +
-                    ",instr")
+                    ",instr,startup")
     ap.add_argument("--timeout", type=int, default=None, help="seconds per program run")
     args = ap.parse_args()
     args.runs = args.runs or (2 if args.quick else 3)
@@ -1057,8 +1099,12 @@ def main():
     floor = floors(build, args.quick, out)
     instr = instructions(build, out) if not args.only or "instr" in args.only.split(",") \
         else {"error": "not run (--only)"}
+    start = startup(build, args.quick, out) if not args.only or \
+        "startup" in args.only.split(",") else {"error": "not run (--only)"}
     raw, failures = run_suite(args, ms, variants, exes, out)
     failures += [(n, "bench/mpi/instr.py", 1, why) for n, why in instr.get("failed", {}).items()]
+    failures += [(n, "bench/startup/startup.py", 1, why)
+                 for n, why in start.get("failed", {}).items()]
     agg = aggregate(raw)
     with open(os.path.join(out, "summary.csv"), "w", newline="") as f:
         w = csv.writer(f)
@@ -1066,7 +1112,7 @@ def main():
                     "max_run", "runs"])
         for k in sorted(agg):
             w.writerow(list(k) + list(agg[k]))
-    rows, names = summary_rows(agg, variants, instr)
+    rows, names = summary_rows(agg, variants, instr, start)
     text = summary_text(rows, names)
     try:
         figs = plots(agg, names, floor, out)
@@ -1080,7 +1126,7 @@ def main():
         f.write(text + "\n")
     secs = time.time() - t0
     report(out, args, mtxt, rows, names, figs, notes, failures, floor, agg, variants, secs,
-           instr)
+           instr, start)
     print(f"\nSummary (onic / the better of MPICH and Open MPI; medians of {args.runs} runs):\n")
     print(text)
     for v in variants:

@@ -3,9 +3,9 @@
 # missing. Called by the Makefile; safe to run again.
 #
 #   install-deps.sh          what building and testing need (make, make test):
-#                            PMIx and libfabric (optional for onic itself:
-#                            without them it builds and runs on one node; the
-#                            tests use them), Open MPI's mpirun and MPICH's
+#                            PMIx's and libfabric's headers (needed to build;
+#                            a job loads the libraries only when it uses
+#                            them), Open MPI's mpirun and MPICH's
 #                            Hydra as launchers, fi_pingpong and iproute2 for
 #                            the two-host tests, Slurm (srun, slurmctld,
 #                            slurmd) for the two-host test under srun

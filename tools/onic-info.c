@@ -83,18 +83,23 @@ int main(int argc, char **argv)
     printf("\ntransports (ONIC_XPORT)\n");
     printf("  %-7s %s\n", "self", "built: a process's messages to itself");
     printf("  %-7s %s\n", "shm", "built: the processes on this node, through shared memory");
-    if (onic_xport_transport_missing("ofi") != NULL)
-        printf("  %-7s not built: %s\n", "ofi", onic_xport_transport_missing("ofi"));
-    else
-        printf("  %-7s %s\n", "ofi", "built: processes on other nodes, through libfabric");
+    /* Loading them here (onic-info's own start-up, not a job's) tells
+     * whether a job that needs them will find them. */
+    fflush(stdout); /* before a loader's error */
+    printf("  %-7s built: processes on other nodes, through libfabric, loaded by jobs that "
+           "span nodes: %s\n", "ofi", status == ONIC_OK && onic_xport_ofi_load(&cur) == ONIC_OK
+                                          ? "it loads" : "it cannot be loaded (see above)");
 
     printf("\nbootstraps (ONIC_BOOT; auto: PMIX_NAMESPACE, PMI_FD, else onicrun)\n");
     {
         size_t nb;
         const onic_boot_ops_t *const *boots = onic_boot_all(&nb);
         for (size_t i = 0; i < nb; i++)
-            printf("  %-7s %s%s\n", boots[i]->name, boots[i]->missing != NULL ? "not built: " : "built",
-                   boots[i]->missing != NULL ? boots[i]->missing : "");
+            printf("  %-7s built\n", boots[i]->name);
+        fflush(stdout);
+        printf("  %-7s loads libpmix when a PMIx launcher started the job: %s\n", "",
+               status == ONIC_OK && onic_boot_pmix_load(&cur) == ONIC_OK
+                   ? "it loads" : "it cannot be loaded (see above)");
     }
     if (status == ONIC_OK)
         info_onload(&cur);

@@ -51,6 +51,12 @@ static const onic_config_var_t config_vars[] = {
     {"ONIC_OFI_PROVIDER", "", "libfabric provider for ofi (\"tcp\", \"verbs\", ...); empty: "
      "FI_PROVIDER if set, else the first libfabric offers with reliable datagrams and RMA",
      ONIC_CONFIG_STRING, 0, 0, NULL, CFG_FIELD(ofi_provider)},
+    {"ONIC_OFI_LIB", "", "the libfabric ofi loads when a job first needs it (spanning nodes, "
+     "or ONIC_XPORT=ofi): a file name dlopen searches for, or a path; empty: libfabric.so.1. "
+     "A job on one node never loads it", ONIC_CONFIG_STRING, 0, 0, NULL, CFG_FIELD(ofi_lib)},
+    {"ONIC_PMIX_LIB", "", "the libpmix the pmix bootstrap loads when a PMIx launcher started "
+     "the job: a file name dlopen searches for, or a path; empty: libpmix.so.2",
+     ONIC_CONFIG_STRING, 0, 0, NULL, CFG_FIELD(pmix_lib)},
     {"ONIC_OFI_CREDITS", "32", "ofi: messages a process may have in flight to one peer; each "
      "process posts this many (plus 2) receive buffers of 2 KB per peer on other nodes",
      ONIC_CONFIG_UINT, 4, 32768, NULL, CFG_FIELD(ofi_credits)},

@@ -75,6 +75,8 @@ typedef struct onic_config {
     unsigned    ofi_credits;    /* ONIC_OFI_CREDITS */
     unsigned    ofi_send_timeout; /* ONIC_OFI_SEND_TIMEOUT, seconds; 0: none */
     char        ofi_provider[ONIC_CONFIG_STRING_MAX + 1]; /* ONIC_OFI_PROVIDER, "" for any */
+    char        ofi_lib[ONIC_CONFIG_STRING_MAX + 1];  /* ONIC_OFI_LIB, "" for libfabric.so.1 */
+    char        pmix_lib[ONIC_CONFIG_STRING_MAX + 1]; /* ONIC_PMIX_LIB, "" for libpmix.so.2 */
     unsigned    ofi_wait;       /* ONIC_OFI_WAIT: onic_config_ofi_wait_t */
     unsigned    ofi_bundle;     /* ONIC_OFI_BUNDLE: 1 messages may travel together */
     unsigned    onload;         /* ONIC_ONLOAD: 0 inline, 1 the onload engine */

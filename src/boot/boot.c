@@ -84,11 +84,6 @@ onic_status_t onic_boot_open(const onic_config_t *cfg, onic_boot_t **b_p)
         return ONIC_OK;
     }
     ops = boot_choose(cfg);
-    if (ops->missing != NULL) {
-        onic_error("boot: the %s bootstrap is not built: %s; rebuild onic with it, or start "
-                   "the job with onicrun", ops->name, ops->missing);
-        return ONIC_ERR_UNSUPPORTED;
-    }
     b = onic_calloc(1, sizeof(*b));
     if (b == NULL)
         return ONIC_ERR_NO_MEMORY;
@@ -571,7 +566,6 @@ static void bootrun_fini(onic_boot_t *b)
 
 const onic_boot_ops_t onic_boot_onicrun_ops = {
     .name    = "onicrun",
-    .missing = NULL,
     .init    = bootrun_init,
     .put     = bootrun_put,
     .fence   = bootrun_fence,

@@ -12,8 +12,8 @@
  *   otherwise            onicrun (ONIC_RANK, ONIC_SIZE, ONIC_JOBID; a store
  *                        in the job's shared memory), or a job of one
  *
- * ONIC_BOOT names one of them instead. Each is a const onic_boot_ops_t; one
- * that needs a library the build did not find (PMIx) says so when chosen.
+ * ONIC_BOOT names one of them instead. Each is a const onic_boot_ops_t; pmix
+ * loads libpmix when it starts, and says what to install if it cannot.
  *
  * The bootstrap is per process, not per endpoint: onic_boot_open returns the
  * same one to every caller and counts them; the last onic_boot_close ends
@@ -36,8 +36,6 @@ typedef struct onic_boot onic_boot_t;
 
 typedef struct onic_boot_ops {
     const char *name;
-    /* NULL when built in; else why not ("PMIx not found at build time"). */
-    const char *missing;
     /* Fill rank, size, local[] (sorted, including this rank), nlocal and
      * jobid; set up what put, fence and get need. */
     onic_status_t (*init)(onic_boot_t *b);
@@ -97,6 +95,10 @@ const onic_boot_ops_t *const *onic_boot_all(size_t *count_p);
 extern const onic_boot_ops_t onic_boot_onicrun_ops;
 extern const onic_boot_ops_t onic_boot_pmi1_ops;
 extern const onic_boot_ops_t onic_boot_pmix_ops;
+
+/* Loads libpmix, which the pmix bootstrap opens when it starts (base/dl.h);
+ * for onic-info. An error names the package to install. */
+onic_status_t onic_boot_pmix_load(const onic_config_t *cfg);
 
 /* For the bootstraps, to fill local[]: from a list of ranks "0,2-5" (rank
  * must be in it); a block of ranks; an ascending array of n ranks from

@@ -376,7 +376,6 @@ static void pmi1_fini(onic_boot_t *b)
 
 const onic_boot_ops_t onic_boot_pmi1_ops = {
     .name    = "pmi1",
-    .missing = NULL,
     .init    = pmi1_init,
     .put     = pmi1_put,
     .fence   = pmi1_fence,

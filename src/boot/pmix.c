@@ -4,19 +4,90 @@
  * Fence that collects data, PMIx_Get). Every failure is reported with
  * PMIx's own error string.
  *
- * Built only where pkg-config finds PMIx (ONIC_HAVE_PMIX): otherwise the
- * table below says so and the front end refuses to use it. */
+ * libpmix is opened (base/dl.h) when this bootstrap starts, so a process
+ * that another launcher started never loads it nor what it pulls in. PMIx's
+ * functions are called through pmix_fn only, including the two its
+ * headers' macros call (PMIX_VALUE_RELEASE, PMIX_INFO_LOAD), whose work is
+ * written out here. */
 #include "boot/boot.h"
-
-#ifdef ONIC_HAVE_PMIX
-
+#include "base/dl.h"
 #include "base/log.h"
 #include "base/mem.h"
 
 #include <pmix.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* PMIx's exported functions onic calls, resolved by onic_boot_pmix_load. */
+static struct pmix_fn {
+    __typeof__(PMIx_Init)             *init;
+    __typeof__(PMIx_Finalize)         *finalize;
+    __typeof__(PMIx_Get)              *get;
+    __typeof__(PMIx_Put)              *put;
+    __typeof__(PMIx_Commit)           *commit;
+    __typeof__(PMIx_Fence)            *fence;
+    __typeof__(PMIx_Abort)            *abort;
+    __typeof__(PMIx_Error_string)     *error_string;
+    __typeof__(PMIx_Data_type_string) *data_type_string;
+    __typeof__(PMIx_Value_destruct)   *value_destruct;
+    __typeof__(PMIx_Info_load)        *info_load;
+} pmix_fn;
+
+/* PMIx does not version its symbols. */
+static const onic_dl_sym_t pmix_syms[] = {
+    {"PMIx_Init",             NULL, &pmix_fn.init},
+    {"PMIx_Finalize",         NULL, &pmix_fn.finalize},
+    {"PMIx_Get",              NULL, &pmix_fn.get},
+    {"PMIx_Put",              NULL, &pmix_fn.put},
+    {"PMIx_Commit",           NULL, &pmix_fn.commit},
+    {"PMIx_Fence",            NULL, &pmix_fn.fence},
+    {"PMIx_Abort",            NULL, &pmix_fn.abort},
+    {"PMIx_Error_string",     NULL, &pmix_fn.error_string},
+    {"PMIx_Data_type_string", NULL, &pmix_fn.data_type_string},
+    {"PMIx_Value_destruct",   NULL, &pmix_fn.value_destruct},
+    {"PMIx_Info_load",        NULL, &pmix_fn.info_load},
+};
+
+static onic_dl_lib_t pmix_lib = {
+    .what      = "libpmix",
+    .file      = "libpmix.so.2",
+    .package   = "libpmix2",
+    .needed_by = "the pmix bootstrap (a job started by a PMIx launcher: Open MPI's mpirun, "
+                 "srun --mpi=pmix, prterun)",
+    .var       = "ONIC_PMIX_LIB",
+    .syms      = pmix_syms,
+    .nsyms     = sizeof(pmix_syms) / sizeof(pmix_syms[0]),
+};
+
+onic_status_t onic_boot_pmix_load(const onic_config_t *cfg)
+{
+    return onic_dl_load(&pmix_lib, cfg->pmix_lib);
+}
+
+/* PMIX_VALUE_RELEASE: a value PMIx allocated, its contents and itself;
+ * *v_p becomes NULL. */
+static void pmix_value_release(pmix_value_t **v_p)
+{
+    pmix_fn.value_destruct(*v_p);
+    free(*v_p);
+    *v_p = NULL;
+}
+
+/* PMIX_INFO_CONSTRUCT then PMIX_INFO_LOAD. */
+static void pmix_info_set(pmix_info_t *info, const char *key, const void *val,
+                          pmix_data_type_t type)
+{
+    PMIX_INFO_CONSTRUCT(info);
+    (void)pmix_fn.info_load(info, key, val, type);
+}
+
+/* PMIX_INFO_DESTRUCT of an info that is not persistent. */
+static void pmix_info_unset(pmix_info_t *info)
+{
+    pmix_fn.value_destruct(&info->value);
+}
 
 typedef struct bootpmix {
     pmix_proc_t me;
@@ -25,7 +96,7 @@ typedef struct bootpmix {
 
 static onic_status_t pmix_fail(const char *what, pmix_status_t rc)
 {
-    onic_error("boot: pmix: %s failed: %s (%d)", what, PMIx_Error_string(rc), (int)rc);
+    onic_error("boot: pmix: %s failed: %s (%d)", what, pmix_fn.error_string(rc), (int)rc);
     return ONIC_ERR_IO;
 }
 
@@ -34,21 +105,25 @@ static onic_status_t pmix_bad_value(const char *what, const pmix_value_t *val)
 {
     onic_error("boot: pmix: %s: the launcher's value is %s, not what PMIx documents; is the "
                "launcher's PMIx compatible with this one?", what,
-               val == NULL ? "missing" : PMIx_Data_type_string(val->type));
+               val == NULL ? "missing" : pmix_fn.data_type_string(val->type));
     return ONIC_ERR_IO;
 }
 
 static onic_status_t bootpmix_init(onic_boot_t *b)
 {
-    bootpmix_t *s = onic_calloc(1, sizeof(*s));
+    bootpmix_t *s;
     pmix_proc_t wild;
     pmix_value_t *val = NULL;
     pmix_status_t rc;
     onic_status_t status;
 
+    status = onic_boot_pmix_load(&b->cfg);
+    if (status != ONIC_OK)
+        return status;
+    s = onic_calloc(1, sizeof(*s));
     if (s == NULL)
         return ONIC_ERR_NO_MEMORY;
-    rc = PMIx_Init(&s->me, NULL, 0);
+    rc = pmix_fn.init(&s->me, NULL, 0);
     if (rc != PMIX_SUCCESS) {
         onic_free(s);
         return pmix_fail("PMIx_Init (is the launcher's PMIx server reachable?)", rc);
@@ -59,21 +134,20 @@ static onic_status_t bootpmix_init(onic_boot_t *b)
     PMIX_PROC_CONSTRUCT(&wild);
     memcpy(wild.nspace, s->me.nspace, sizeof(wild.nspace));
     wild.rank = PMIX_RANK_WILDCARD;
-    rc = PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &val);
+    rc = pmix_fn.get(&wild, PMIX_JOB_SIZE, NULL, 0, &val);
     if (rc != PMIX_SUCCESS || val == NULL || val->type != PMIX_UINT32) {
         status = rc != PMIX_SUCCESS ? pmix_fail("getting the job size (PMIX_JOB_SIZE)", rc)
                                     : pmix_bad_value("PMIX_JOB_SIZE", val);
         goto err_fini;
     }
     b->size = val->data.uint32;
-    PMIX_VALUE_RELEASE(val);
-    val = NULL;
+    pmix_value_release(&val);
     if (b->size == 0 || b->rank >= b->size) {
         onic_error("boot: pmix: rank %u of a job of %u", b->rank, b->size);
         status = ONIC_ERR_IO;
         goto err_fini;
     }
-    rc = PMIx_Get(&wild, PMIX_LOCAL_PEERS, NULL, 0, &val);
+    rc = pmix_fn.get(&wild, PMIX_LOCAL_PEERS, NULL, 0, &val);
     if (rc != PMIX_SUCCESS || val == NULL || val->type != PMIX_STRING ||
         val->data.string == NULL) {
         status = rc != PMIX_SUCCESS
@@ -82,15 +156,15 @@ static onic_status_t bootpmix_init(onic_boot_t *b)
         goto err_fini;
     }
     status = onic_boot_local_parse(b, val->data.string, "PMIX_LOCAL_PEERS");
-    PMIX_VALUE_RELEASE(val);
+    pmix_value_release(&val);
     if (status != ONIC_OK)
         goto err_fini;
     return ONIC_OK;
 
 err_fini:
     if (val != NULL)
-        PMIX_VALUE_RELEASE(val);
-    PMIx_Finalize(NULL, 0);
+        pmix_value_release(&val);
+    pmix_fn.finalize(NULL, 0);
     onic_free(s);
     b->state = NULL;
     return status;
@@ -108,7 +182,7 @@ static onic_status_t bootpmix_put(onic_boot_t *b, const char *key, const void *v
     v.data.bo.bytes = (char *)(uintptr_t)val;
     v.data.bo.size = len;
     snprintf(k, sizeof(k), "onic-%s", key);
-    rc = PMIx_Put(PMIX_GLOBAL, k, &v);
+    rc = pmix_fn.put(PMIX_GLOBAL, k, &v);
     if (rc != PMIX_SUCCESS)
         return pmix_fail("PMIx_Put", rc);
     s->committed = 0;
@@ -124,7 +198,7 @@ static onic_status_t bootpmix_fence(onic_boot_t *b)
     pmix_status_t rc;
 
     if (!s->committed) {
-        rc = PMIx_Commit();
+        rc = pmix_fn.commit();
         if (rc != PMIX_SUCCESS)
             return pmix_fail("PMIx_Commit", rc);
         s->committed = 1;
@@ -132,10 +206,9 @@ static onic_status_t bootpmix_fence(onic_boot_t *b)
     PMIX_PROC_CONSTRUCT(&wild);
     memcpy(wild.nspace, s->me.nspace, sizeof(wild.nspace));
     wild.rank = PMIX_RANK_WILDCARD;
-    PMIX_INFO_CONSTRUCT(&info);
-    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
-    rc = PMIx_Fence(&wild, 1, &info, 1);
-    PMIX_INFO_DESTRUCT(&info);
+    pmix_info_set(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+    rc = pmix_fn.fence(&wild, 1, &info, 1);
+    pmix_info_unset(&info);
     if (rc != PMIX_SUCCESS)
         return pmix_fail("PMIx_Fence (did a process of the job fail?)", rc);
     return ONIC_OK;
@@ -160,13 +233,12 @@ static onic_status_t bootpmix_get(onic_boot_t *b, uint32_t rank, const char *key
     /* After the fence the value is there or never will be: do not let the
      * server wait for it forever (it may still fetch it from the rank's
      * node, so not PMIX_OPTIONAL). */
-    PMIX_INFO_CONSTRUCT(&info[0]);
-    PMIX_INFO_LOAD(&info[0], PMIX_TIMEOUT, &timeout, PMIX_INT);
-    rc = PMIx_Get(&proc, k, info, 1, &v);
-    PMIX_INFO_DESTRUCT(&info[0]);
+    pmix_info_set(&info[0], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    rc = pmix_fn.get(&proc, k, info, 1, &v);
+    pmix_info_unset(&info[0]);
     if (rc != PMIX_SUCCESS || v == NULL) {
         onic_error("boot: pmix: getting rank %u's %s failed: %s", rank, key,
-                   PMIx_Error_string(rc));
+                   pmix_fn.error_string(rc));
         status = ONIC_ERR_IO;
     } else if (v->type != PMIX_BYTE_OBJECT || v->data.bo.size > *len_p) {
         onic_error("boot: pmix: rank %u's %s is not %zu bytes or fewer", rank, key, *len_p);
@@ -177,7 +249,7 @@ static onic_status_t bootpmix_get(onic_boot_t *b, uint32_t rank, const char *key
         *len_p = v->data.bo.size;
     }
     if (v != NULL)
-        PMIX_VALUE_RELEASE(v);
+        pmix_value_release(&v);
     return status;
 }
 
@@ -186,9 +258,9 @@ static void bootpmix_abort(onic_boot_t *b, int code, const char *msg)
     pmix_status_t rc;
 
     fprintf(stderr, "onic: rank %u aborts the job with code %d: %s\n", b->rank, code, msg);
-    rc = PMIx_Abort(code, msg, NULL, 0);
+    rc = pmix_fn.abort(code, msg, NULL, 0);
     if (rc != PMIX_SUCCESS)
-        onic_error("boot: pmix: PMIx_Abort failed: %s; exiting anyway", PMIx_Error_string(rc));
+        onic_error("boot: pmix: PMIx_Abort failed: %s; exiting anyway", pmix_fn.error_string(rc));
 }
 
 static void bootpmix_fini(onic_boot_t *b)
@@ -197,16 +269,15 @@ static void bootpmix_fini(onic_boot_t *b)
 
     if (b->state == NULL)
         return;
-    rc = PMIx_Finalize(NULL, 0);
+    rc = pmix_fn.finalize(NULL, 0);
     if (rc != PMIX_SUCCESS)
-        onic_warn("boot: pmix: PMIx_Finalize failed: %s", PMIx_Error_string(rc));
+        onic_warn("boot: pmix: PMIx_Finalize failed: %s", pmix_fn.error_string(rc));
     onic_free(b->state);
     b->state = NULL;
 }
 
 const onic_boot_ops_t onic_boot_pmix_ops = {
     .name    = "pmix",
-    .missing = NULL,
     .init    = bootpmix_init,
     .put     = bootpmix_put,
     .fence   = bootpmix_fence,
@@ -214,13 +285,3 @@ const onic_boot_ops_t onic_boot_pmix_ops = {
     .abort   = bootpmix_abort,
     .fini    = bootpmix_fini,
 };
-
-#else /* !ONIC_HAVE_PMIX */
-
-/* Never called: the front end refuses a bootstrap that names what is missing. */
-const onic_boot_ops_t onic_boot_pmix_ops = {
-    .name    = "pmix",
-    .missing = "PMIx not found at build time (install libpmix-dev and rebuild)",
-};
-
-#endif

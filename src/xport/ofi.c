@@ -54,13 +54,16 @@
  * send to it failed) is `unreachable`: our sends to it fail with an error,
  * but what it sends us is still delivered.
  *
- * Built only where pkg-config finds libfabric (ONIC_HAVE_OFI). */
+ * Loading: libfabric is opened (base/dl.h) by the first endpoint open, so
+ * a job that stays on one node never loads it nor the providers' libraries
+ * it pulls in. Only the functions libfabric exports are called through
+ * ofi_fn; the rest of its API (fi_domain, fi_send, fi_cq_read, ...) is
+ * inline wrappers over the objects' ops tables in its headers. */
 #include "xport/seqwin.h"
 #include "xport/transport.h"
 
-#ifdef ONIC_HAVE_OFI
-
 #include "base/clock.h"
+#include "base/dl.h"
 #include "base/log.h"
 #include "base/mem.h"
 
@@ -78,6 +81,41 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
+
+/* libfabric's exported functions onic calls, resolved by onic_xport_ofi_load. */
+static struct ofi_fn {
+    __typeof__(fi_getinfo)  *getinfo;
+    __typeof__(fi_freeinfo) *freeinfo;
+    __typeof__(fi_dupinfo)  *dupinfo;   /* fi_allocinfo is fi_dupinfo(NULL) */
+    __typeof__(fi_fabric)   *fabric;
+    __typeof__(fi_strerror) *strerror;
+} ofi_fn;
+
+/* Each at the version the build's libfabric binds by default, as a link
+ * would (CMakeLists.txt reads them from the library): a newer libfabric
+ * keeps the old versions, with the structures the headers describe. */
+static const onic_dl_sym_t ofi_syms[] = {
+    {"fi_getinfo",  ONIC_OFI_VER_fi_getinfo,  &ofi_fn.getinfo},
+    {"fi_freeinfo", ONIC_OFI_VER_fi_freeinfo, &ofi_fn.freeinfo},
+    {"fi_dupinfo",  ONIC_OFI_VER_fi_dupinfo,  &ofi_fn.dupinfo},
+    {"fi_fabric",   ONIC_OFI_VER_fi_fabric,   &ofi_fn.fabric},
+    {"fi_strerror", ONIC_OFI_VER_fi_strerror, &ofi_fn.strerror},
+};
+
+static onic_dl_lib_t ofi_lib = {
+    .what      = "libfabric",
+    .file      = "libfabric.so.1",
+    .package   = "libfabric1",
+    .needed_by = "the ofi transport (a job spanning nodes, or ONIC_XPORT=ofi)",
+    .var       = "ONIC_OFI_LIB",
+    .syms      = ofi_syms,
+    .nsyms     = sizeof(ofi_syms) / sizeof(ofi_syms[0]),
+};
+
+onic_status_t onic_xport_ofi_load(const onic_config_t *cfg)
+{
+    return onic_dl_load(&ofi_lib, cfg->ofi_lib);
+}
 
 #define OFI_VERSION     FI_VERSION(1, 5)
 #define OFI_SECRET_LEN  8    /* behind the address in the store: see ofi_key */
@@ -256,7 +294,7 @@ static onic_status_t ofi_rma_status(int err)
 
 static void ofi_perror(const char *what, int rc)
 {
-    onic_error("ofi: %s failed: %s (%d)", what, fi_strerror(-rc), rc);
+    onic_error("ofi: %s failed: %s (%d)", what, ofi_fn.strerror(-rc), rc);
 }
 
 static void ofi_close_fid(void *fid)
@@ -336,7 +374,7 @@ static void ofi_endpoint_close(void *state)
     ofi_close_fid(s->domain);
     ofi_close_fid(s->fabric);
     if (s->info != NULL)
-        fi_freeinfo(s->info);
+        ofi_fn.freeinfo(s->info);
     onic_free(s->mrs);
     for (uint32_t r = 0; s->peers != NULL && r < s->size; r++)
         onic_seqwin_fini(&s->peers[r].rx_win);
@@ -351,7 +389,7 @@ static void ofi_endpoint_close(void *state)
  * choose memory keys and takes rx_size posted receives (0: any number). */
 static struct fi_info *ofi_hints(const onic_config_t *cfg, size_t rx_size)
 {
-    struct fi_info *hints = fi_allocinfo();
+    struct fi_info *hints = ofi_fn.dupinfo(NULL);
 
     if (hints == NULL)
         return NULL;
@@ -370,7 +408,7 @@ static struct fi_info *ofi_hints(const onic_config_t *cfg, size_t rx_size)
     if (cfg->ofi_provider[0] != '\0') {
         hints->fabric_attr->prov_name = strdup(cfg->ofi_provider);
         if (hints->fabric_attr->prov_name == NULL) {
-            fi_freeinfo(hints);
+            ofi_fn.freeinfo(hints);
             return NULL;
         }
     }
@@ -399,19 +437,19 @@ static onic_status_t ofi_getinfo(ofi_state_t *s, const onic_config_t *cfg)
 
     if (hints == NULL)
         return ONIC_ERR_NO_MEMORY;
-    rc = fi_getinfo(OFI_VERSION, NULL, NULL, 0, hints, &s->info);
-    fi_freeinfo(hints);
+    rc = ofi_fn.getinfo(OFI_VERSION, NULL, NULL, 0, hints, &s->info);
+    ofi_fn.freeinfo(hints);
     if ((rc != 0 || s->info == NULL) && s->nrx > 0 && (hints = ofi_hints(cfg, 0)) != NULL) {
         /* Is it only the queue's size? Then say so. */
         struct fi_info *any = NULL;
-        int rc2 = fi_getinfo(OFI_VERSION, NULL, NULL, 0, hints, &any);
-        fi_freeinfo(hints);
+        int rc2 = ofi_fn.getinfo(OFI_VERSION, NULL, NULL, 0, hints, &any);
+        ofi_fn.freeinfo(hints);
         if (rc2 == 0 && any != NULL && any->rx_attr->size < s->nrx) {
             s->info = any;
             return ofi_rx_size_error(s, any->rx_attr->size);
         }
         if (any != NULL)
-            fi_freeinfo(any);
+            ofi_fn.freeinfo(any);
     }
     if (rc != 0 || s->info == NULL) {
         onic_error("ofi: no libfabric provider%s%s offers reliable datagrams with ordered "
@@ -419,7 +457,7 @@ static onic_status_t ofi_getinfo(ofi_state_t *s, const onic_config_t *cfg)
                    "%s (%d); see fi_info, and set "
                    "ONIC_OFI_PROVIDER or FI_PROVIDER to one that does (tcp does)",
                    cfg->ofi_provider[0] != '\0' ? " named " : "", cfg->ofi_provider,
-                   fi_strerror(-rc), rc);
+                   ofi_fn.strerror(-rc), rc);
         s->info = NULL;
         return ONIC_ERR_UNSUPPORTED;
     }
@@ -500,6 +538,9 @@ static onic_status_t ofi_endpoint_open(const onic_xport_tparams_t *tp, void **st
                    ONIC_SEQWIN_MAX);
         return ONIC_ERR_INVALID_PARAM;
     }
+    status = onic_xport_ofi_load(p->cfg);
+    if (status != ONIC_OK)
+        return status;
     s = onic_calloc(1, sizeof(*s));
     if (s == NULL)
         return ONIC_ERR_NO_MEMORY;
@@ -525,7 +566,7 @@ static onic_status_t ofi_endpoint_open(const onic_xport_tparams_t *tp, void **st
     if (status != ONIC_OK)
         goto err_close;
     status = ONIC_ERR_IO;
-    if ((rc = fi_fabric(s->info->fabric_attr, &s->fabric, NULL)) != 0) {
+    if ((rc = ofi_fn.fabric(s->info->fabric_attr, &s->fabric, NULL)) != 0) {
         ofi_perror("opening the fabric", rc);
         goto err_close;
     }
@@ -634,7 +675,7 @@ static onic_status_t ofi_resolve(ofi_state_t *s, uint32_t peer)
         size_t slen = sizeof(str);
         onic_error("ofi: cannot use rank %u's address %s: %s", peer,
                    fi_av_straddr(s->av, addr, str, &slen),
-                   rc < 0 ? fi_strerror(-rc) : "not inserted");
+                   rc < 0 ? ofi_fn.strerror(-rc) : "not inserted");
         status = ONIC_ERR_IO;
     }
     if (status != ONIC_OK) {
@@ -769,7 +810,7 @@ static onic_status_t ofi_send_failed(ofi_state_t *s, uint32_t peer, ssize_t rc)
 
     onic_error("ofi: cannot send to rank %u at %s: %s; is that address reachable from "
                "here (FI_TCP_IFACE, routes, firewalls)?", peer,
-               ofi_peer_str(s, peer, str, sizeof(str)), fi_strerror((int)-rc));
+               ofi_peer_str(s, peer, str, sizeof(str)), ofi_fn.strerror((int)-rc));
     return ONIC_ERR_IO;
 }
 
@@ -1201,14 +1242,14 @@ static void ofi_cq_error(ofi_state_t *s)
         return;
     if (c->type == OFI_CTX_RMA) {
         onic_error("ofi: RMA with rank %u at %s failed: %s (%s)", c->peer,
-                   ofi_peer_str(s, c->peer, str, sizeof(str)), fi_strerror(err.err),
+                   ofi_peer_str(s, c->peer, str, sizeof(str)), ofi_fn.strerror(err.err),
                    fi_cq_strerror(s->cq, err.prov_errno, err.err_data, NULL, 0));
         onic_xport_notify_post(s->notify, c->user, ofi_rma_status(err.err));
         ofi_rma_free(s, c);
     } else if (c->type == OFI_CTX_TX) {
         onic_error("ofi: a message to rank %u at %s failed: %s (%s); is that address "
                    "reachable from here (FI_TCP_IFACE, firewalls)?", c->peer,
-                   ofi_peer_str(s, c->peer, str, sizeof(str)), fi_strerror(err.err),
+                   ofi_peer_str(s, c->peer, str, sizeof(str)), ofi_fn.strerror(err.err),
                    fi_cq_strerror(s->cq, err.prov_errno, err.err_data, NULL, 0));
         ofi_unreachable(s, c->peer);
         ofi_tx_free(s, c);
@@ -1229,7 +1270,7 @@ static void ofi_cq_error(ofi_state_t *s)
         /* Its number is lost with it: its sender's later messages wait
          * for it, and that sender's sends end in ONIC_OFI_SEND_TIMEOUT. */
         onic_error("ofi: a receive failed: %s; messages from its sender may stop here",
-                   fi_strerror(err.err));
+                   ofi_fn.strerror(err.err));
         (void)ofi_post_rx(s, c);
     }
 }
@@ -1357,7 +1398,7 @@ static onic_status_t ofi_rma(void *state, uint32_t peer, int write, void *local,
         return ONIC_ERR_NO_RESOURCE;
     if (rc != 0) {
         onic_error("ofi: cannot start an RMA %s of %zu bytes with rank %u: %s",
-                   write ? "write" : "read", len, peer, fi_strerror((int)-rc));
+                   write ? "write" : "read", len, peer, ofi_fn.strerror((int)-rc));
         return ONIC_ERR_IO;
     }
     s->rma_free = c->next;
@@ -1481,15 +1522,4 @@ const onic_xport_ops_t onic_xport_ofi_ops = {
     .mem_dereg   = ofi_mem_dereg,
     .bundle      = ofi_bundle,
     .bundled     = ofi_bundled,
-    .missing     = NULL,
 };
-
-#else /* !ONIC_HAVE_OFI */
-
-/* Never opened: the front end refuses a transport that names what is missing. */
-const onic_xport_ops_t onic_xport_ofi_ops = {
-    .name    = "ofi",
-    .missing = "libfabric not found at build time (install libfabric-dev and rebuild)",
-};
-
-#endif

@@ -72,8 +72,6 @@ typedef struct onic_xport_ops {
     uint64_t      (*bundled)(const void *state);
     /* Optional: bytes of this process's RMA that the peers copied. */
     uint64_t      (*assisted)(const void *state);
-    /* NULL when built; else why not (for onic-info and the error at open). */
-    const char   *missing;
 } onic_xport_ops_t;
 
 extern const onic_xport_ops_t onic_xport_self_ops;

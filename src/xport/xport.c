@@ -16,6 +16,7 @@
 #include "xport/msgq.h"
 #include "xport/transport.h"
 #include "base/clock.h"
+#include "base/dl.h"
 #include "base/log.h"
 #include "base/mem.h"
 
@@ -24,6 +25,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #define XPORT_SPINS_BEFORE_YIELD 64
 /* Messages one poll hands to the caller at most, however many wait (a send
@@ -148,10 +151,6 @@ static onic_status_t xport_tr_open(onic_xport_t *x, unsigned which)
     xport_tr_t *t = &x->tr[which];
     onic_status_t status;
 
-    if (t->ops->missing != NULL) {
-        onic_error("xport: the %s transport is not built: %s", t->ops->name, t->ops->missing);
-        return ONIC_ERR_UNSUPPORTED;
-    }
     status = t->ops->open(&t->tp, &t->state);
     if (status == ONIC_OK)
         x->open[x->nopen++] = t;
@@ -205,9 +204,81 @@ static onic_status_t xport_routes(onic_xport_t *x)
     return ONIC_OK;
 }
 
+/* Where a process's start-up goes, for ONIC_LOG=debug: nanoseconds in
+ * each step of xport_open_booted, and in loading libraries (inside boot
+ * for PMIx, inside ofi for libfabric). */
+typedef struct xport_startup {
+    uint64_t t0, boot, ofi, fence, shm, dl;
+} xport_startup_t;
+
+/* The time since the last mark, and a new mark. */
+static uint64_t xport_lap(xport_startup_t *st)
+{
+    uint64_t now = onic_time_ns(), dt = now - st->t0;
+
+    st->t0 = now;
+    return dt;
+}
+
+/* How long ago the kernel started this process, in ms (to its clock tick,
+ * 10 ms): what the program's own start (the dynamic loader, libraries'
+ * constructors) took before onic was called; -1 if unknown. */
+static double xport_process_age_ms(void)
+{
+    char buf[1024], *p;
+    unsigned long long start = 0;
+    long tick = sysconf(_SC_CLK_TCK);
+    struct timespec now;
+    size_t len;
+    FILE *f = fopen("/proc/self/stat", "r");
+
+    if (f == NULL)
+        return -1;
+    len = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    p = strrchr(buf, ')'); /* after the command's name, which may hold anything */
+    for (int field = 2; p != NULL && field < 22; field++)
+        p = strchr(p + 1, ' ');
+    if (p == NULL || sscanf(p, " %llu", &start) != 1 || tick <= 0 ||
+        clock_gettime(CLOCK_BOOTTIME, &now) != 0)
+        return -1;
+    return ((double)now.tv_sec * 1e3 + (double)now.tv_nsec / 1e6) -
+           (double)start * 1e3 / (double)tick;
+}
+
+static void xport_startup_log(const onic_xport_t *x, const xport_startup_t *st)
+{
+    if (!onic_log_enabled(ONIC_LOG_DEBUG))
+        return;
+    onic_debug("xport: rank %u start-up %.2f ms: bootstrap %.2f (%s), ofi %.2f, exchange "
+               "through the launcher %.2f, shared memory %.2f; of these, loading libraries "
+               "%.2f; the process began %.0f ms ago", x->params.rank,
+               (double)(st->boot + st->ofi + st->fence + st->shm) / 1e6, (double)st->boot / 1e6,
+               x->boot != NULL ? x->boot->ops->name : "none", (double)st->ofi / 1e6,
+               (double)st->fence / 1e6, (double)st->shm / 1e6, (double)st->dl / 1e6,
+               xport_process_age_ms());
+}
+
+static onic_status_t xport_open_steps(onic_xport_t *x, xport_startup_t *st);
+
 /* The job from the launcher: routes, the node's shared-memory name and the
  * transports' addresses through the store, then the transports. */
 static onic_status_t xport_open_booted(onic_xport_t *x)
+{
+    xport_startup_t st = {0};
+    uint64_t dl0 = onic_dl_total_ns();
+    onic_status_t status;
+
+    st.t0 = onic_time_ns();
+    status = xport_open_steps(x, &st);
+    st.dl = onic_dl_total_ns() - dl0;
+    if (status == ONIC_OK)
+        xport_startup_log(x, &st);
+    return status;
+}
+
+static onic_status_t xport_open_steps(onic_xport_t *x, xport_startup_t *st)
 {
     onic_boot_t *b;
     onic_status_t status;
@@ -215,6 +286,7 @@ static onic_status_t xport_open_booted(onic_xport_t *x)
     int need_fence, need_nodeid;
 
     status = onic_boot_open(&x->cfg, &x->boot);
+    st->boot = xport_lap(st);
     if (status != ONIC_OK)
         return status;
     b = x->boot;
@@ -244,6 +316,7 @@ static onic_status_t xport_open_booted(onic_xport_t *x)
         if (status != ONIC_OK)
             return status;
     }
+    st->boot += xport_lap(st); /* routes and the node's name */
     for (uint32_t r = 0; r < b->size; r++) {
         if (x->serve_ofi[r]) { /* ofi puts its address before the fence */
             xport_tr_setup(x, XPORT_OFI, &onic_xport_ofi_ops, b->rank, b->size, x->jobid, NULL);
@@ -253,13 +326,16 @@ static onic_status_t xport_open_booted(onic_xport_t *x)
             break;
         }
     }
+    st->ofi = xport_lap(st);
     if (need_fence) {
         status = onic_boot_fence(b);
         if (status != ONIC_OK)
             return status;
     }
-    if (nshm == 0)
+    if (nshm == 0) {
+        st->fence = xport_lap(st);
         return ONIC_OK;
+    }
     if (!need_nodeid) {
         snprintf(x->nodeid, sizeof(x->nodeid), "%s", b->nodeid);
     } else if (b->rank != b->local[0]) {
@@ -273,6 +349,7 @@ static onic_status_t xport_open_booted(onic_xport_t *x)
         }
         x->nodeid[16] = '\0';
     }
+    st->fence = xport_lap(st);
     if (b->nlocal < b->size) {
         /* shm numbers the node's ranks 0 to n-1. */
         x->index = onic_calloc(b->size, sizeof(*x->index));
@@ -285,7 +362,9 @@ static onic_status_t xport_open_booted(onic_xport_t *x)
     } else {
         xport_tr_setup(x, XPORT_SHM, &onic_xport_shm_ops, b->rank, b->size, x->nodeid, NULL);
     }
-    return xport_tr_open(x, XPORT_SHM);
+    status = xport_tr_open(x, XPORT_SHM);
+    st->shm = xport_lap(st);
+    return status;
 }
 
 /* The transport to peer and the peer's number in it. */
@@ -772,12 +851,6 @@ const char *onic_xport_peer_transport(const onic_xport_t *x, uint32_t peer)
     return xport_route_names[x->route[peer]];
 }
 
-const char *onic_xport_transport_missing(const char *name)
-{
-    if (name != NULL && strcmp(name, "ofi") == 0)
-        return onic_xport_ofi_ops.missing;
-    return NULL;
-}
 
 /* --- self: messages to this process, queued and delivered in order at the
  * next poll. */

@@ -152,9 +152,9 @@ uint32_t      onic_xport_size(const onic_xport_t *x);
 const char   *onic_xport_jobid(const onic_xport_t *x);
 /* The transport that carries messages to peer: "self", "shm" or "ofi". */
 const char   *onic_xport_peer_transport(const onic_xport_t *x, uint32_t peer);
-/* Every transport but self, and why one is not built (NULL if it is); for
- * onic-info. */
-const char   *onic_xport_transport_missing(const char *name);
+/* Loads libfabric, which ofi opens when a job first needs it (base/dl.h);
+ * for onic-info. An error names the package to install. */
+onic_status_t onic_xport_ofi_load(const onic_config_t *cfg);
 /* Messages dropped because what arrived was malformed (a broken sender). */
 uint64_t      onic_xport_drops(const onic_xport_t *x);
 

@@ -3,14 +3,16 @@
 # pair (198.18.8.1 and .2, an interface named onic0 on both sides), made and
 # removed by this script. Launchers run on A and reach B through a
 # remote-shell stand-in that enters B's namespace.
-#   test_netns.sh MPI_TESTS MPI_EXIT
+#   test_netns.sh MPI_TESTS MPI_EXIT [MAPS_JOB]
 # Runs the MPI test suite across the hosts with 2 and 4 processes under
 # Open MPI's mpirun and MPICH's Hydra (ranks on one host by shm, across by
 # ofi over tcp), then the faults: a rank on B killed mid-run, and a peer
-# that published an address A cannot reach. Exit 77 (skipped) where
-# namespaces cannot be made (not root, no ip netns).
+# that published an address A cannot reach. With MAPS_JOB
+# (tests/launcher/maps_job.c), also that a job across the hosts has
+# loaded libfabric, which a job on one host does not. Exit 77 (skipped)
+# where namespaces cannot be made (not root, no ip netns).
 set -u
-tests=$1 exitprog=$2 fail=0
+tests=$1 exitprog=$2 maps=${3:-} fail=0
 source "$(dirname "$0")/netns_lib.sh"
 
 export FI_PROVIDER=tcp FI_TCP_IFACE=onic0
@@ -50,6 +52,8 @@ if [ -n "$ompi" ]; then
         --mca oob_tcp_if_include onic0 --mca btl_tcp_if_include onic0 -x FI_PROVIDER -x FI_TCP_IFACE"
     run "mpirun, 2 hosts x 1: mpi_tests all held" 0 $om --host 198.18.8.1:1,198.18.8.2:1 -n 2 "$tests" all held
     run "mpirun, 2 hosts x 2: mpi_tests all" 0 $om --host 198.18.8.1:2,198.18.8.2:2 -n 4 "$tests" all
+    [ -n "$maps" ] && run "mpirun, 2 hosts x 1: libfabric loaded" 0 $om \
+        --host 198.18.8.1:1,198.18.8.2:1 -n 2 "$maps" self present libfabric
     run "mpirun, 2 hosts x 2: a rank on B killed" nonzero $om --host 198.18.8.1:2,198.18.8.2:2 -n 4 \
         "$exitprog" die
     run "mpirun, 2 hosts: an unreachable address" nonzero $om --host 198.18.8.1:1,198.18.8.2:1 -n 2 \
@@ -66,6 +70,8 @@ if [ -n "$hydra" ]; then
     hy="$hydra -launcher rsh -launcher-exec $tmp/nsrsh -iface onic0"
     run "hydra, 2 hosts x 1: mpi_tests all" 0 $hy -hosts 198.18.8.1:1,198.18.8.2:1 -n 2 "$tests" all
     run "hydra, 2 hosts x 2: mpi_tests all" 0 $hy -hosts 198.18.8.1:2,198.18.8.2:2 -n 4 "$tests" all
+    [ -n "$maps" ] && run "hydra, 2 hosts x 1: libfabric loaded" 0 $hy \
+        -hosts 198.18.8.1:1,198.18.8.2:1 -n 2 "$maps" self present libfabric
     run "hydra, 2 hosts x 2: a rank on B killed" nonzero $hy -hosts 198.18.8.1:2,198.18.8.2:2 -n 4 \
         "$exitprog" die
 else

@@ -2,6 +2,7 @@
  * failure injection. */
 #include "check.h"
 #include "base/config.h"
+#include "base/dl.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/pool.h"
@@ -292,6 +293,36 @@ static void test_slots(void)
     onic_slots_fini(&t);
 }
 
+/* base/dl: a library opened once, its functions in the caller's pointers,
+ * and a failure (no file, no symbol) given and remembered. libm stands for
+ * libfabric: always there, and cos is known. */
+static void test_dl(void)
+{
+    static double (*cos_p)(double);
+    static void *none_p;
+    static const onic_dl_sym_t syms[] = {{"cos", NULL, &cos_p}};
+    static const onic_dl_sym_t bad_syms[] = {{"cos", NULL, &cos_p},
+                                             {"onic_no_such_function", NULL, &none_p}};
+    onic_dl_lib_t lib = {.what = "libm", .file = "libm.so.6", .package = "libc6",
+                         .needed_by = "test_base", .var = "ONIC_TEST_LIB",
+                         .syms = syms, .nsyms = 1};
+    onic_dl_lib_t missing = lib, bad = lib;
+    uint64_t before = onic_dl_total_ns();
+
+    CHECK(onic_dl_load(&lib, NULL) == ONIC_OK);
+    CHECK(cos_p != NULL && cos_p(0.0) == 1.0);
+    CHECK(onic_dl_load(&lib, NULL) == ONIC_OK); /* once: the same answer */
+    CHECK(onic_dl_total_ns() >= before + lib.load_ns);
+
+    /* The two errors below are logged, as a job would log them. */
+    CHECK(onic_dl_load(&missing, "/nonexistent/libm.so.6") == ONIC_ERR_UNSUPPORTED);
+    CHECK(onic_dl_load(&missing, NULL) == ONIC_ERR_UNSUPPORTED); /* remembered */
+    bad.syms = bad_syms;
+    bad.nsyms = 2;
+    CHECK(onic_dl_load(&bad, NULL) == ONIC_ERR_UNSUPPORTED);
+    CHECK(none_p == NULL);
+}
+
 int main(void)
 {
     test_slots();
@@ -304,5 +335,6 @@ int main(void)
     test_config_format();
     test_pool();
     test_mem_injection();
+    test_dl();
     return check_summary("base");
 }

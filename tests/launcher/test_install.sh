@@ -1,0 +1,44 @@
+#!/bin/sh
+# An installed onic, used the three ways a user links a program:
+#   test_install.sh CMAKE BUILD_DIR SOURCE_DIR
+# installs BUILD_DIR into a temporary prefix, then builds
+# tests/launcher/maps_job.c with the installed onicc, with pkg-config's
+# onic.pc (shared), and against libonic.a (pkg-config --static); each runs
+# under the installed onicrun on one node without libfabric or libpmix
+# loaded, and across ONIC_NODES=2 with libfabric loaded at run time (by the
+# static libonic too). The installed libonic.so needs neither library.
+cmake=$1 build=$2 src=$3
+run=""   # set once installed, for check_lib.sh's go
+. "$(dirname "$0")/check_lib.sh"
+prefix=$(mktemp -d)
+trap 'rm -rf "$prefix"' EXIT
+export FI_PROVIDER=tcp FI_TCP_IFACE=lo
+unset ONIC_XPORT ONIC_NODES ONIC_OFI_LIB ONIC_PMIX_LIB
+net="libfabric libinfinipath libpsm libpmix"
+
+"$cmake" --install "$build" --prefix "$prefix" >"$out" 2>&1
+check "cmake --install" [ $? -eq 0 ]
+run=$prefix/bin/onicrun
+export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+check "the installed libonic.so needs neither libfabric nor libpmix" \
+    sh -c "! readelf -d '$prefix/lib/libonic.so' | grep NEEDED | grep -q -e fabric -e pmix"
+
+job=$src/tests/launcher/maps_job.c
+"$prefix/bin/onicc" -O2 -o "$prefix/job_onicc" "$job" >"$out" 2>&1
+check "onicc builds" [ $? -eq 0 ]
+cc -O2 -o "$prefix/job_pc" "$job" $(pkg-config --cflags --libs onic) >"$out" 2>&1
+check "pkg-config onic builds" [ $? -eq 0 ]
+cc -O2 -o "$prefix/job_static" "$job" $(pkg-config --cflags onic) -L"$prefix/lib" \
+    -Wl,-Bstatic -lonic -Wl,-Bdynamic \
+    $(pkg-config --static --libs-only-l onic | sed 's/-lonic//') >"$out" 2>&1
+check "pkg-config --static onic builds against libonic.a" [ $? -eq 0 ]
+check "the static program does not need libonic.so" \
+    sh -c "! readelf -d '$prefix/job_static' | grep NEEDED | grep -q libonic"
+
+for kind in onicc pc static; do
+    go -n 2 "$prefix/job_$kind" self absent $net
+    check "$kind: one node, neither library loaded" [ $rc -eq 0 ]
+    ONIC_NODES=2 go -n 2 "$prefix/job_$kind" self present libfabric
+    check "$kind: two nodes, libfabric loaded" [ $rc -eq 0 ]
+done
+check_end install
