@@ -28,7 +28,9 @@ job=$src/tests/launcher/maps_job.c
 check "onicc builds" [ $? -eq 0 ]
 cc -O2 -o "$prefix/job_pc" "$job" $(pkg-config --cflags --libs onic) >"$out" 2>&1
 check "pkg-config onic builds" [ $? -eq 0 ]
-cc -O2 -o "$prefix/job_static" "$job" $(pkg-config --cflags onic) -L"$prefix/lib" \
+# --libs-only-other: the flags a sanitized build's library needs too.
+cc -O2 -o "$prefix/job_static" "$job" $(pkg-config --cflags onic) \
+    $(pkg-config --libs-only-other onic) -L"$prefix/lib" \
     -Wl,-Bstatic -lonic -Wl,-Bdynamic \
     $(pkg-config --static --libs-only-l onic | sed 's/-lonic//') >"$out" 2>&1
 check "pkg-config --static onic builds against libonic.a" [ $? -eq 0 ]
