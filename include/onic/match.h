@@ -83,13 +83,20 @@ onic_status_t onic_matcher_insert(onic_matcher_t *m, onic_mkey_t key, onic_mkey_
                                   onic_mentry_t **entry_p);
 
 /* Whether a matching entry takes the operation (Portals: whether the entry's
- * first memory descriptor accepts it). Must not change the matcher. */
+ * first memory descriptor accepts it): 0 refuses it, ONIC_MATCH_TAKE takes
+ * it, ONIC_MATCH_TAKE_LAST takes it and removes it from the queue in the
+ * same search whatever find's remove says (the operation uses the entry up:
+ * Portals' last put into a receive's buffer), so the caller need not
+ * remove it afterwards. Must not change the matcher. */
 typedef int (*onic_match_accept_t)(void *arg, void *cookie);
+#define ONIC_MATCH_TAKE      1
+#define ONIC_MATCH_TAKE_LAST 2
 
 /* The cookie of the first matching entry that accept takes, removed when
- * remove is set; NULL if none. accept is called on matching entries in queue
- * order until one is taken; a refused entry is skipped and the search goes
- * on behind it. accept NULL takes the first match (match / peek). */
+ * remove is set or accept said ONIC_MATCH_TAKE_LAST; NULL if none. accept
+ * is called on matching entries in queue order until one is taken; a
+ * refused entry is skipped and the search goes on behind it. accept NULL
+ * takes the first match (match / peek). */
 void         *onic_matcher_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
                                 onic_match_accept_t accept, void *arg, int remove);
 size_t        onic_matcher_length(const onic_matcher_t *m);

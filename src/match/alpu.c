@@ -253,12 +253,13 @@ static void alpu_remove(onic_matcher_t *m, onic_mentry_t *e);
  * entry, loaded or not, and a loaded entry it takes and removes leaves a
  * tombstone, as a cancel does. */
 static onic_mentry_t *alpu_find_accept(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
-                                       onic_match_accept_t accept, void *arg, int remove)
+                                       onic_match_accept_t accept, void *arg, int *remove)
 {
     alpu_engine_t *a = m->engine;
     onic_dlist_t *from = NULL;
     onic_alpu_result_t res;
     uint64_t walked = 0;
+    int took;
 
     if (alpu_load_due(m, a))
         alpu_load(a);
@@ -279,11 +280,13 @@ static onic_mentry_t *alpu_find_accept(onic_matcher_t *m, onic_mkey_t key, onic_
             a->dead--;
             continue;
         }
-        if (!accept(arg, e->super.cookie)) {
+        if ((took = accept(arg, e->super.cookie)) == 0) {
             from = e->link.next;
             break;
         }
-        if (remove) {
+        if (took == ONIC_MATCH_TAKE_LAST)
+            *remove = 1;
+        if (*remove) {
             alpu_request(m, key, ignore, 0, &res);
             assert(res.type == ONIC_ALPU_RES_MATCH_SUCCESS && res.tag == slot);
             alpu_slot_put(a, slot);
@@ -298,9 +301,12 @@ static onic_mentry_t *alpu_find_accept(onic_matcher_t *m, onic_mkey_t key, onic_
         alpu_entry_t *e = onic_container_of(l, alpu_entry_t, link);
 
         walked++;
-        if (onic_mentry_matches(&e->super, key, ignore) && accept(arg, e->super.cookie)) {
+        if (onic_mentry_matches(&e->super, key, ignore) &&
+            (took = accept(arg, e->super.cookie)) != 0) {
             m->stats.inspected += walked;
-            if (remove)
+            if (took == ONIC_MATCH_TAKE_LAST)
+                *remove = 1;
+            if (*remove)
                 alpu_remove(m, &e->super);
             return &e->super;
         }

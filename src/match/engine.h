@@ -82,9 +82,11 @@ typedef struct onic_match_ops {
     onic_mentry_t *(*find)(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int remove);
     /* find, but only an entry that accept takes counts: accept (not NULL) is
      * called on matching entries in queue order, each at most once, until it
-     * takes one; the search goes on behind a refused entry. */
+     * takes one; the search goes on behind a refused entry. The taken entry
+     * is unlinked when *remove is set or accept answered
+     * ONIC_MATCH_TAKE_LAST; *remove says on return whether it was. */
     onic_mentry_t *(*find_accept)(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
-                                  onic_match_accept_t accept, void *arg, int remove);
+                                  onic_match_accept_t accept, void *arg, int *remove);
     /* Unlink a queued entry. */
     void          (*remove)(onic_matcher_t *m, onic_mentry_t *e);
 } onic_match_ops_t;

@@ -656,7 +656,7 @@ hash_small_candidates(const hash_engine_t *h, onic_mkey_t key, onic_mkey_t ignor
  * that matches and that accept (if not NULL) takes. */
 static inline __attribute__((always_inline)) hash_entry_t *
 hash_small_find_rest(onic_matcher_t *m, const hash_engine_t *h, onic_mkey_t key,
-                     onic_mkey_t ignore, onic_match_accept_t accept, void *arg)
+                     onic_mkey_t ignore, onic_match_accept_t accept, void *arg, int *took_p)
 {
     const hash_small_t *sm = &h->small;
     uint64_t cand = sm->n > 1 ? hash_small_candidates(h, key, ignore) & ~1ull : 0;
@@ -667,7 +667,7 @@ hash_small_find_rest(onic_matcher_t *m, const hash_engine_t *h, onic_mkey_t key,
         cand &= cand - 1;
         inspected++;
         if (onic_mentry_matches(&e->super, key, ignore) &&
-            (accept == NULL || accept(arg, e->super.cookie))) {
+            (*took_p = accept == NULL ? ONIC_MATCH_TAKE : accept(arg, e->super.cookie)) != 0) {
             m->stats.inspected += inspected;
             return e;
         }
@@ -946,13 +946,14 @@ static void hash_scan_visit(hash_entry_t *e, void *ctx)
  * that matches and that accept takes. A refusal scans again for the next
  * match behind it: O(n) each, on a path that is already O(n). */
 static hash_entry_t *hash_find_scan(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
-                                    onic_match_accept_t accept, void *arg)
+                                    onic_match_accept_t accept, void *arg, int *took_p)
 {
     hash_scan_t sc = {key, ignore, 0, 0, NULL};
 
     for (;;) {
         hash_each(m->engine, hash_scan_visit, &sc);
-        if (sc.best == NULL || accept == NULL || accept(arg, sc.best->super.cookie))
+        if (sc.best == NULL || accept == NULL ||
+            (*took_p = accept(arg, sc.best->super.cookie)) != 0)
             break;
         sc.after = sc.best->super.seq;
         sc.best = NULL;
@@ -980,7 +981,7 @@ static inline hash_entry_t *hash_chain_next(onic_dlist_t *chain, onic_dlist_t *l
  * refusal moves only that cursor to its chain's next match. So accept sees
  * the matches in queue order, and each chain is walked once. */
 static hash_entry_t *hash_find_accept(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
-                                      onic_match_accept_t accept, void *arg)
+                                      onic_match_accept_t accept, void *arg, int *took_p)
 {
     struct {
         onic_dlist_t *chain;
@@ -1005,7 +1006,7 @@ static hash_entry_t *hash_find_accept(onic_matcher_t *m, onic_mkey_t key, onic_m
             v = hash_view_get(h, ci, combined);
             if (v == NULL) {
                 m->stats.inspected += inspected;
-                return hash_find_scan(m, key, ignore, accept, arg);
+                return hash_find_scan(m, key, ignore, accept, arg, took_p);
             }
         }
         cur[n].chain = hash_view_bucket(v, key);
@@ -1032,7 +1033,7 @@ static hash_entry_t *hash_find_accept(onic_matcher_t *m, onic_mkey_t key, onic_m
             return NULL;
         }
         e = cur[best].e;
-        if (accept(arg, e->super.cookie)) {
+        if ((*took_p = accept(arg, e->super.cookie)) != 0) {
             m->stats.inspected += inspected;
             return e;
         }
@@ -1060,7 +1061,8 @@ __attribute__((noinline)) static onic_mentry_t *
 hash_small_find_more(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int remove)
 {
     hash_engine_t *h = m->engine;
-    hash_entry_t *e = hash_small_find_rest(m, h, key, ignore, NULL, NULL);
+    int took;
+    hash_entry_t *e = hash_small_find_rest(m, h, key, ignore, NULL, NULL, &took);
 
     if (e == NULL)
         return NULL;
@@ -1071,14 +1073,17 @@ hash_small_find_more(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int
 
 __attribute__((noinline)) static onic_mentry_t *
 hash_small_find_accept_more(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
-                            onic_match_accept_t accept, void *arg, int remove)
+                            onic_match_accept_t accept, void *arg, int *remove)
 {
     hash_engine_t *h = m->engine;
-    hash_entry_t *e = hash_small_find_rest(m, h, key, ignore, accept, arg);
+    int took = 0;
+    hash_entry_t *e = hash_small_find_rest(m, h, key, ignore, accept, arg, &took);
 
     if (e == NULL)
         return NULL;
-    if (remove)
+    if (took == ONIC_MATCH_TAKE_LAST)
+        *remove = 1;
+    if (*remove)
         hash_small_unlink(&h->small, e);
     return &e->super;
 }
@@ -1103,18 +1108,21 @@ hash_find_small(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int remo
 
 __attribute__((noinline)) static onic_mentry_t *
 hash_find_accept_small(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
-                       onic_match_accept_t accept, void *arg, int remove)
+                       onic_match_accept_t accept, void *arg, int *remove)
 {
     hash_small_t *sm = &((hash_engine_t *)m->engine)->small;
     hash_entry_t *e;
+    int took;
 
     if (sm->n == 0)
         return NULL;
     e = sm->slot[sm->head];
-    if (!hash_front_matches(e, key, ignore) || !accept(arg, e->super.cookie))
+    if (!hash_front_matches(e, key, ignore) || (took = accept(arg, e->super.cookie)) == 0)
         return hash_small_find_accept_more(m, key, ignore, accept, arg, remove);
     m->stats.inspected++;
-    if (remove)
+    if (took == ONIC_MATCH_TAKE_LAST)
+        *remove = 1;
+    if (*remove)
         hash_small_pop_front(sm);
     return &e->super;
 }
@@ -1143,7 +1151,8 @@ hash_find_indexed(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int re
             v = hash_view_get(h, ci, combined);
             if (__builtin_expect(v == NULL, 0)) {
                 m->stats.inspected += inspected;
-                best = hash_find_scan(m, key, ignore, NULL, NULL);
+                int took;
+                best = hash_find_scan(m, key, ignore, NULL, NULL, &took);
                 goto found;
             }
         }
@@ -1163,13 +1172,16 @@ found:
 
 __attribute__((noinline)) static onic_mentry_t *
 hash_find_accept_indexed(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
-                         onic_match_accept_t accept, void *arg, int remove)
+                         onic_match_accept_t accept, void *arg, int *remove)
 {
-    hash_entry_t *e = hash_find_accept(m, key, ignore, accept, arg);
+    int took = 0;
+    hash_entry_t *e = hash_find_accept(m, key, ignore, accept, arg, &took);
 
     if (e == NULL)
         return NULL;
-    if (remove)
+    if (took == ONIC_MATCH_TAKE_LAST)
+        *remove = 1;
+    if (*remove)
         hash_unlink(m, e);
     return &e->super;
 }
@@ -1186,7 +1198,7 @@ static onic_mentry_t *hash_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t 
 
 static onic_mentry_t *hash_find_accept_op(onic_matcher_t *m, onic_mkey_t key,
                                           onic_mkey_t ignore, onic_match_accept_t accept,
-                                          void *arg, int remove)
+                                          void *arg, int *remove)
 {
     if (((hash_engine_t *)m->engine)->indexed)
         return hash_find_accept_indexed(m, key, ignore, accept, arg, remove);

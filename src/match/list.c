@@ -58,18 +58,22 @@ static onic_status_t list_renumber(onic_matcher_t *m, uint64_t base, uint64_t st
 /* A refused entry is just passed by: the walk goes on behind it. Inline
  * into both ops, so find's constant NULL accept costs nothing. */
 static inline onic_mentry_t *list_walk(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
-                                       onic_match_accept_t accept, void *arg, int remove)
+                                       onic_match_accept_t accept, void *arg, int *remove)
 {
     onic_dlist_t *head = m->engine;
     uint64_t inspected = 0;
 
     for (onic_dlist_t *l = head->next; l != head; l = l->next) {
         list_entry_t *le = onic_container_of(l, list_entry_t, link);
+        int took;
+
         inspected++;
         if (onic_mentry_matches(&le->super, key, ignore) &&
-            (accept == NULL || accept(arg, le->super.cookie))) {
+            (took = accept == NULL ? ONIC_MATCH_TAKE : accept(arg, le->super.cookie)) != 0) {
             m->stats.inspected += inspected;
-            if (remove)
+            if (took == ONIC_MATCH_TAKE_LAST)
+                *remove = 1;
+            if (*remove)
                 onic_dlist_del(l);
             return &le->super;
         }
@@ -80,11 +84,11 @@ static inline onic_mentry_t *list_walk(onic_matcher_t *m, onic_mkey_t key, onic_
 
 static onic_mentry_t *list_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int remove)
 {
-    return list_walk(m, key, ignore, NULL, NULL, remove);
+    return list_walk(m, key, ignore, NULL, NULL, &remove);
 }
 
 static onic_mentry_t *list_find_accept(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
-                                       onic_match_accept_t accept, void *arg, int remove)
+                                       onic_match_accept_t accept, void *arg, int *remove)
 {
     return list_walk(m, key, ignore, accept, arg, remove);
 }

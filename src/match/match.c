@@ -32,7 +32,7 @@ const char *const *onic_match_engines(void)
     return onic_config_match_engines;
 }
 
-onic_status_t onic_matcher_create_cfg(const char *engine, const onic_config_t *cfg,
+__attribute__((cold, noinline)) onic_status_t onic_matcher_create_cfg(const char *engine, const onic_config_t *cfg,
                                       onic_matcher_t **m_p)
 {
     const onic_match_ops_t *ops;
@@ -305,7 +305,7 @@ static inline void *match_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t i
     if (accept == NULL)
         e = m->ops->find(m, key, ignore, remove);
     else
-        e = m->ops->find_accept(m, key, ignore, accept, arg, remove);
+        e = m->ops->find_accept(m, key, ignore, accept, arg, &remove);
     if (e == NULL)
         return NULL;
     m->stats.hits++;

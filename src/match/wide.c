@@ -786,7 +786,7 @@ static onic_status_t wide_renumber(onic_matcher_t *m, uint64_t base, uint64_t st
  * then the scan resumes at the next block. */
 static wide_block_t *wide_find_accept(wide_t *w, onic_mkey_t key, onic_mkey_t ignore,
                                       onic_match_accept_t accept, void *arg, unsigned *slot_p,
-                                      uint64_t *inspected_p)
+                                      uint64_t *inspected_p, int *took_p)
 {
     uint64_t inspected = 0, part;
     unsigned s;
@@ -796,7 +796,8 @@ static wide_block_t *wide_find_accept(wide_t *w, onic_mkey_t key, onic_mkey_t ig
         unsigned p = (s - b->start) & (WIDE_SLOTS - 1);
         for (unsigned rest = wide_rotr(b->valid, b->start) >> p << p; rest != 0; rest &= rest - 1) {
             s = wide_pos(b, (unsigned)__builtin_ctz(rest));
-            if (wide_slot_matches(b, s, key, ignore) && accept(arg, b->entry[s]->super.cookie)) {
+            if (wide_slot_matches(b, s, key, ignore) &&
+                (*took_p = accept(arg, b->entry[s]->super.cookie)) != 0) {
                 *slot_p = s;
                 *inspected_p = inspected;
                 return b;
@@ -839,18 +840,21 @@ static onic_mentry_t *wide_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t 
 
 static onic_mentry_t *wide_find_accept_op(onic_matcher_t *m, onic_mkey_t key,
                                           onic_mkey_t ignore, onic_match_accept_t accept,
-                                          void *arg, int remove)
+                                          void *arg, int *remove)
 {
     wide_t *w = m->engine;
     uint64_t inspected;
     unsigned s = 0;
-    wide_block_t *b = wide_find_accept(w, key, ignore, accept, arg, &s, &inspected);
+    int took = 0;
+    wide_block_t *b = wide_find_accept(w, key, ignore, accept, arg, &s, &inspected, &took);
     wide_entry_t *we = b != NULL ? b->entry[s] : NULL;
 
     m->stats.inspected += inspected;
-    if (b != NULL && remove)
+    if (took == ONIC_MATCH_TAKE_LAST)
+        *remove = 1;
+    if (b != NULL && *remove)
         wide_slot_clear(w, b, s);
-    wide_cleanup_step(w, b == NULL || !remove);
+    wide_cleanup_step(w, b == NULL || !*remove);
     return we != NULL ? &we->super : NULL;
 }
 

@@ -43,7 +43,10 @@ void onic_ptl_me_destroy(onic_ptl_ni_t *ni, onic_ptl_me_t *me)
         onic_dlist_del(&md->link);
         onic_ptl_md_release(ni, md);
     }
-    onic_matcher_remove(me->overflow ? pt->overflow : pt->list, me->entry);
+    /* NULL: the matcher removed it when the operation that used it up
+     * matched (target_first_md_takes). */
+    if (me->entry != NULL)
+        onic_matcher_remove(me->overflow ? pt->overflow : pt->list, me->entry);
     if (me->overflow)
         pt->noverflow--;
     else

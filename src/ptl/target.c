@@ -39,6 +39,7 @@
 /* What translation found, and where and how much the MD takes. */
 typedef struct target_xlate {
     unsigned       op;
+    int            small;   /* the data is in the message (not ONIC_PTL_FLAG_LARGE) */
     uint64_t       rlength, roffset;
     onic_ptl_me_t *me;
     onic_ptl_md_t *md;
@@ -156,7 +157,13 @@ static int target_admit(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m
 }
 
 /* The matcher's accept callback: only the entry's FIRST MD is considered;
- * if it rejects, the search goes on with the next entry. */
+ * if it rejects, the search goes on with the next entry. An operation that
+ * is sure to use up the entry -- a small one into the lone MD of a posted
+ * receive, both PTL_UNLINK, the MD's last operation -- has the matcher
+ * remove the entry in the same search (onic_ptl_me_destroy then has
+ * nothing to remove): a one-shot receive costs one search, not a search
+ * and a removal. Not for overflow entries, whose operation may still be
+ * dropped (no memory for the header) after the search. */
 static int target_first_md_takes(void *arg, void *cookie)
 {
     target_xlate_t *x = arg;
@@ -170,7 +177,14 @@ static int target_first_md_takes(void *arg, void *cookie)
         return 0;
     x->me = me;
     x->md = md;
-    return 1;
+    /* (A threshold of 1 left means no operation is under way on the MD:
+     * every one counted against it when it started.) */
+    if (md->desc.threshold == 1 && x->small && (md->unlink & me->unlink) == PTL_UNLINK &&
+        !me->overflow && md->link.next == &me->mds) {
+        me->entry = NULL; /* the matcher removes it now */
+        return ONIC_MATCH_TAKE_LAST;
+    }
+    return ONIC_MATCH_TAKE;
 }
 
 static int target_translate(onic_ptl_pt_t *pt, uint32_t src, const onic_ptl_msg_t *m,
@@ -179,6 +193,7 @@ static int target_translate(onic_ptl_pt_t *pt, uint32_t src, const onic_ptl_msg_
     const onic_mkey_t key = {m->match_bits, src}, exact = {0, 0}; /* nid 0: this node */
 
     x->op = m->op;
+    x->small = !(m->flags & ONIC_PTL_FLAG_LARGE);
     x->rlength = m->rlength;
     x->roffset = m->offset;
     if (pt->list != NULL &&

@@ -586,6 +586,57 @@ static void test_find_accept_long(void)
     onic_matcher_destroy(m);
 }
 
+/* Accept answering ONIC_MATCH_TAKE_LAST: the entry comes out in that
+ * search though remove is 0 (Portals' one-shot receive), refused and
+ * plainly taken entries stay. At the front of a short queue, behind it,
+ * and in a long one (the engines' other modes). */
+static int accept_last_from(void *arg, void *cookie)
+{
+    uintptr_t c = (uintptr_t)cookie, *from = arg;
+
+    if (c < from[0])
+        return 0;                                   /* refused */
+    return c < from[1] ? ONIC_MATCH_TAKE : ONIC_MATCH_TAKE_LAST;
+}
+
+static void test_find_accept_last(void)
+{
+    static const int sizes[] = {4, 300};
+
+    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+        int n = sizes[si];
+        onic_matcher_t *m = make();
+        onic_mentry_t *first = NULL, *e;
+        onic_mkey_t ki, k = key_of(0, 1, 1, &ki);
+        uintptr_t from[2];
+
+        for (int i = 1; i <= n; i++) {
+            e = post(m, 0, 1, 1, (uintptr_t)i);
+            if (i == 1)
+                first = e;
+        }
+        /* The front, taken last: out, though remove is 0. */
+        from[0] = 1, from[1] = 1;
+        CHECK_EQ((uintptr_t)onic_matcher_find(m, k, ki, accept_last_from, from, 0), 1);
+        CHECK_EQ(onic_matcher_length(m), (size_t)n - 1);
+        CHECK(onic_matcher_remove(m, first) == ONIC_ERR_NO_ELEM);
+        /* Taken plainly with remove 0: it stays. */
+        from[0] = 2, from[1] = 3;
+        CHECK_EQ((uintptr_t)onic_matcher_find(m, k, ki, accept_last_from, from, 0), 2);
+        CHECK_EQ(onic_matcher_length(m), (size_t)n - 1);
+        /* 2 refused, 3 taken last behind it. */
+        from[0] = 3, from[1] = 3;
+        CHECK_EQ((uintptr_t)onic_matcher_find(m, k, ki, accept_last_from, from, 0), 3);
+        CHECK_EQ(onic_matcher_length(m), (size_t)n - 2);
+        /* What is left comes out in order: 2, then 4 on. */
+        CHECK_EQ((uintptr_t)onic_matcher_match(m, k, ki), 2);
+        for (int i = 4; i <= n; i++)
+            CHECK_EQ((uintptr_t)onic_matcher_match(m, k, ki), (uintptr_t)i);
+        CHECK_EQ(onic_matcher_length(m), 0);
+        onic_matcher_destroy(m);
+    }
+}
+
 static void test_insert_out_of_memory(int tiny)
 {
     static const onic_match_pos_t poss[] = {ONIC_MATCH_HEAD, ONIC_MATCH_BEFORE, ONIC_MATCH_AFTER,
@@ -979,6 +1030,7 @@ static void run_engine_case(const engine_case_t *c)
     test_insert_long(1);
     test_find_accept();
     test_find_accept_long();
+    test_find_accept_last();
     test_insert_out_of_memory(0);
     test_insert_out_of_memory(1);
     test_small_threshold();

@@ -86,6 +86,7 @@ static long ref_find(const ref_queue_t *q, onic_mkey_t key, onic_mkey_t ignore)
 typedef struct accept_state {
     uint64_t  salt;
     unsigned  refuse_pct;
+    unsigned  last_pct;  /* of the entries taken, those answered ONIC_MATCH_TAKE_LAST */
     size_t    ncalls;
     uintptr_t calls[CALLS_MAX];
 } accept_state_t;
@@ -95,6 +96,13 @@ static int accept_refuses(const accept_state_t *a, uintptr_t cookie)
     return ((cookie * 0x9e3779b97f4a7c15ull ^ a->salt) >> 40) % 100 < a->refuse_pct;
 }
 
+/* Whether a taken cookie is taken as the last use of its entry (removed
+ * whatever find's remove says): another draw from the same hash. */
+static int accept_takes_last(const accept_state_t *a, uintptr_t cookie)
+{
+    return ((cookie * 0xc2b2ae3d27d4eb4full ^ a->salt) >> 40) % 100 < a->last_pct;
+}
+
 static int accept_record(void *arg, void *cookie)
 {
     accept_state_t *a = arg;
@@ -102,7 +110,9 @@ static int accept_record(void *arg, void *cookie)
     if (a->ncalls < CALLS_MAX)
         a->calls[a->ncalls] = (uintptr_t)cookie;
     a->ncalls++;
-    return !accept_refuses(a, (uintptr_t)cookie);
+    if (accept_refuses(a, (uintptr_t)cookie))
+        return 0;
+    return accept_takes_last(a, (uintptr_t)cookie) ? ONIC_MATCH_TAKE_LAST : ONIC_MATCH_TAKE;
 }
 
 /* The reference's find: the index taken (or -1), checking the calls the
@@ -326,6 +336,7 @@ static int diff_run(const diff_case_t *c, unsigned wild_pct, uint64_t seed, uint
                 static const unsigned pcts[] = {0, 30, 70, 95, 100};
                 acc.salt = onic_rand_next(&rng_state);
                 acc.refuse_pct = pcts[rng_below(5)];
+                acc.last_pct = pcts[rng_below(5)];
                 acc.ncalls = 0;
             }
             int starve = rng_below(50) == 0; /* lazily built indices may want memory */
@@ -353,7 +364,8 @@ static int diff_run(const diff_case_t *c, unsigned wild_pct, uint64_t seed, uint
                 fprintf(stderr, "%s %s: cookie %" PRIuPTR ", reference %" PRIuPTR "\n",
                         c->label, kind < 2 ? "match" : kind == 2 ? "peek" : "find", got, want);
                 failed = 1;
-            } else if (i >= 0 && remove) {
+            } else if (i >= 0 &&
+                       (remove || (kind > 2 && accept_takes_last(&acc, ref.v[i].cookie)))) {
                 ref_delete(&ref, (size_t)i);
             }
         } else if (ref.len > 0) {

@@ -296,6 +296,78 @@ static void test_threshold_unlink(void)
     close_ni();
 }
 
+/* One-shot receives (an entry and its lone MD both PTL_UNLINK, threshold 1),
+ * which the target takes out of the match list in the search that finds
+ * them: each takes exactly one put, in list order, with entries of other
+ * kinds around them, short list and long (the matchers' other modes). */
+static void test_one_shot(void)
+{
+    enum { N = 40 };
+    uint8_t buf[N][8], keepbuf[8];
+    ptl_handle_me_t me[N], keep;
+    ptl_handle_md_t md[N];
+    ptl_handle_eq_t eq;
+    ptl_event_t ev;
+
+    for (int n = 3; n <= N; n += N - 3) {
+        open_ni();
+        eq = eq_alloc(4 * N);
+        memset(buf, 0, sizeof(buf));
+        /* First a retained entry for bits 1 that must not be used up. */
+        keep = me_attach(1, ME_ANY, 1, 0, PTL_RETAIN, PTL_INS_AFTER);
+        md_attach(keep, md_desc(keepbuf, 8, 1, PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE, eq),
+                  PTL_RETAIN);
+        for (int i = 0; i < n; i++) {
+            me[i] = me_attach(1, ME_ANY, 100 + (ptl_match_bits_t)(i % 2), 0, PTL_UNLINK,
+                              PTL_INS_AFTER);
+            md[i] = md_attach(me[i], md_desc(buf[i], 8, 1, PTL_MD_OP_PUT, eq), PTL_UNLINK);
+        }
+        CHECK_EQ(ni->pt[1].nlist, (uint32_t)n + 1);
+        /* Odd bits first, then even: each put lands in the oldest entry of
+         * its bits left, and that entry is gone. */
+        for (int i = 1; i < n; i += 2)
+            put(2, 1, 101, 8, (uint8_t)i);
+        for (int i = 0; i < n; i += 2)
+            put(2, 1, 100, 8, (uint8_t)i);
+        for (int i = 0; i < n; i++) {
+            CHECK_EQ(buf[i][0], (uint8_t)i);
+            CHECK_EQ(buf[i][7], (uint8_t)i);
+            CHECK_EQ(PtlMEUnlink(me[i]), PTL_ME_INVALID);
+            CHECK_EQ(PtlMDUnlink(md[i]), PTL_MD_INVALID);
+        }
+        CHECK_EQ(ni->pt[1].nlist, 1);
+        /* Nothing left for these bits: dropped, and nothing written. */
+        put(2, 1, 100, 8, 0xee);
+        CHECK_EQ(drops(ONIC_PTL_DROP_NO_MATCH), 1);
+        for (int i = 0; i < n; i++)
+            CHECK(buf[i][0] != 0xee);
+        /* For each put, in order: START, END and UNLINK of its own MD. */
+        for (int i = 0; i < n; i++) {
+            ptl_handle_md_t want = md[i < n / 2 ? 2 * i + 1 : 2 * (i - n / 2)];
+
+            for (int k = 0; k < 3; k++) {
+                REQUIRE(next_event(eq, &ev) == PTL_OK);
+                CHECK_EQ(ev.type, k == 0 ? PTL_EVENT_PUT_START : k == 1 ? PTL_EVENT_PUT_END
+                                                                        : PTL_EVENT_UNLINK);
+                CHECK(ev.md_handle == want);
+            }
+        }
+        CHECK_EQ(next_event(eq, &ev), PTL_EQ_EMPTY);
+        /* A new one-shot entry takes the next put, then goes. */
+        me[0] = me_attach(1, ME_ANY, 100, 0, PTL_UNLINK, PTL_INS_AFTER);
+        md_attach(me[0], md_desc(buf[0], 8, 1, PTL_MD_OP_PUT, eq), PTL_UNLINK);
+        put(2, 1, 100, 8, 0x5a);
+        CHECK_EQ(buf[0][0], 0x5a);
+        CHECK_EQ(PtlMEUnlink(me[0]), PTL_ME_INVALID);
+        CHECK_EQ(ni->pt[1].nlist, 1);
+        /* The retained entry still takes its put. */
+        put(2, 1, 1, 8, 0x77);
+        CHECK_EQ(keepbuf[0], 0x77);
+        CHECK_EQ(PtlMEUnlink(keep), PTL_OK);
+        close_ni();
+    }
+}
+
 /* The local offset advances; PTL_MD_MANAGE_REMOTE uses the request's. */
 static void test_offsets(void)
 {
@@ -1926,6 +1998,7 @@ int main(void)
         test_first_md_only();
         test_reject_and_truncate();
         test_threshold_unlink();
+        test_one_shot();
         test_offsets();
         test_max_size();
         test_acl();
