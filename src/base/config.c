@@ -288,7 +288,7 @@ static void config_warn_unknown(void)
     }
 }
 
-onic_status_t onic_config_read(onic_config_t *cfg_p)
+__attribute__((cold, noinline)) onic_status_t onic_config_read(onic_config_t *cfg_p)
 {
     onic_config_t cfg;
     char err[256];

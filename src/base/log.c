@@ -13,7 +13,7 @@ static const char *const level_names[] = {"error", "warn", "info", "debug", "tra
  * same value, so relaxed atomics suffice. */
 static _Atomic int log_level = -1;
 
-int onic_log_enabled(onic_log_level_t level)
+__attribute__((cold, noinline)) int onic_log_enabled(onic_log_level_t level)
 {
     int cur = atomic_load_explicit(&log_level, memory_order_relaxed);
 
@@ -29,7 +29,7 @@ void onic_log_set_level(onic_log_level_t level)
     atomic_store_explicit(&log_level, (int)level, memory_order_relaxed);
 }
 
-void onic_log_emit(onic_log_level_t level, const char *file, int line, const char *fmt, ...)
+__attribute__((cold, noinline)) void onic_log_emit(onic_log_level_t level, const char *file, int line, const char *fmt, ...)
 {
     int saved_errno = errno; /* keep %m meaningful */
     char msg[1024];
@@ -54,7 +54,7 @@ void onic_log_abort_set(void (*fn)(int code, const char *msg))
     log_abort_fn = fn;
 }
 
-void onic_log_abort_job(int code, const char *msg)
+__attribute__((cold, noinline)) void onic_log_abort_job(int code, const char *msg)
 {
     void (*fn)(int, const char *) = log_abort_fn;
 

@@ -16,7 +16,7 @@ void onic_pool_init(onic_pool_t *pool, size_t elem_size, size_t per_chunk)
     pool->in_use    = 0;
 }
 
-int onic_pool_grow(onic_pool_t *pool)
+__attribute__((cold, noinline)) int onic_pool_grow(onic_pool_t *pool)
 {
     char *chunk = onic_aligned_alloc(64, POOL_CHUNK_HEADER + pool->elem_size * pool->per_chunk);
     if (chunk == NULL)

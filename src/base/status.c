@@ -1,6 +1,6 @@
 #include <onic/status.h>
 
-const char *onic_status_str(onic_status_t status)
+__attribute__((cold, noinline)) const char *onic_status_str(onic_status_t status)
 {
     switch (status) {
     case ONIC_OK:                return "success";

@@ -137,7 +137,7 @@ onic_mpi_type_t *onic_mpi_type_check(MPI_Datatype h, onic_mpi_comm_t *comm, cons
     return t;
 }
 
-void onic_mpi_type_pack(const onic_mpi_type_t *t, const void *buf, int count, void *out)
+__attribute__((noinline)) void onic_mpi_type_pack(const onic_mpi_type_t *t, const void *buf, int count, void *out)
 {
     const char *in = buf;
     char *o = out;
@@ -155,7 +155,7 @@ void onic_mpi_type_pack(const onic_mpi_type_t *t, const void *buf, int count, vo
         }
 }
 
-void onic_mpi_type_unpack(const onic_mpi_type_t *t, const void *in, size_t bytes, void *buf,
+__attribute__((noinline)) void onic_mpi_type_unpack(const onic_mpi_type_t *t, const void *in, size_t bytes, void *buf,
                           int count)
 {
     const char *i8 = in;
@@ -199,7 +199,7 @@ void onic_mpi_type_ref(onic_mpi_type_t *t)
         t->refs++;
 }
 
-void onic_mpi_type_unref(onic_mpi_type_t *t)
+__attribute__((noinline)) void onic_mpi_type_unref(onic_mpi_type_t *t)
 {
     if (t->predefined || --t->refs > 0)
         return;

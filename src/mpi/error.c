@@ -94,7 +94,7 @@ static int error_report(onic_mpi_comm_t *comm, int cls, const char *call, const 
     onic_mpi_die(cls);
 }
 
-int onic_mpi_err(onic_mpi_comm_t *comm, int cls, const char *call, const char *fmt, ...)
+__attribute__((cold, noinline)) int onic_mpi_err(onic_mpi_comm_t *comm, int cls, const char *call, const char *fmt, ...)
 {
     va_list ap;
     int rc;
@@ -105,7 +105,7 @@ int onic_mpi_err(onic_mpi_comm_t *comm, int cls, const char *call, const char *f
     return rc;
 }
 
-int onic_mpi_err_ptl(onic_mpi_comm_t *comm, const char *call, const char *what, int rc)
+__attribute__((cold, noinline)) int onic_mpi_err_ptl(onic_mpi_comm_t *comm, const char *call, const char *what, int rc)
 {
     return onic_mpi_err(comm, MPI_ERR_INTERN, call, "the Portals layer failed to %s: %s (the "
                         "log above says why; ONIC_LOG=debug says more)", what, PtlErrorStr(rc));

@@ -93,7 +93,7 @@ static int64_t ubuf_sure(void)
     return (int64_t)(onic_mpi_g.ubuf_size - P2P_UBUF_HDR - onic_mpi_g.ubuf_max + 1);
 }
 
-static void ubuf_post(onic_mpi_ubuf_t *b)
+static __attribute__((cold, noinline)) void ubuf_post(onic_mpi_ubuf_t *b)
 {
     ptl_md_t md = {
         .start = (char *)b + P2P_UBUF_HDR,
@@ -124,7 +124,7 @@ static void ubuf_post(onic_mpi_ubuf_t *b)
     onic_mpi_g.ubuf_slack += ubuf_sure();
 }
 
-static int ubuf_add(void)
+static __attribute__((cold, noinline)) int ubuf_add(void)
 {
     onic_mpi_ubuf_t *b = onic_aligned_alloc(onic_mpi_g.ubuf_size, onic_mpi_g.ubuf_size);
 
@@ -166,14 +166,11 @@ static void ubuf_unlinked(onic_mpi_ubuf_t *b)
 /* A message of `initiator` costing `charge` was received: its credit goes
  * back, in batches of half the credit so a stream costs one small put per
  * batch. */
-static void credit_owe(uint32_t initiator, uint64_t charge)
+static __attribute__((noinline)) void credit_return(uint32_t initiator)
 {
     uint64_t *owed = &onic_mpi_g.owed[initiator];
     int rc;
 
-    *owed += charge;
-    if (*owed < onic_mpi_g.credits_per_peer / 2 || onic_mpi_g.finalizing)
-        return;
     while (onic_mpi_g.ubuf_slack < (int64_t)*owed)
         if (!ubuf_add()) {
             onic_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI progress", "no memory for another "
@@ -186,6 +183,15 @@ static void credit_owe(uint32_t initiator, uint64_t charge)
     if (rc != PTL_OK)
         p2p_fatal("return eager credits", rc);
     *owed = 0;
+}
+
+static void credit_owe(uint32_t initiator, uint64_t charge)
+{
+    uint64_t *owed = &onic_mpi_g.owed[initiator];
+
+    *owed += charge;
+    if (*owed >= onic_mpi_g.credits_per_peer / 2 && !onic_mpi_g.finalizing)
+        credit_return(initiator);
 }
 
 /* The data of an unexpected eager message has been copied out. */
@@ -215,7 +221,7 @@ static void recv_finish(onic_mpi_req_t *r, uint64_t got, uint64_t sent)
     onic_mpi_req_complete(r);
 }
 
-static void recv_fail(onic_mpi_req_t *r, const char *what, int rc)
+static __attribute__((cold, noinline)) void recv_fail(onic_mpi_req_t *r, const char *what, int rc)
 {
     onic_error("mpi: rank %d: a receive from rank %d failed: cannot %s: %s", onic_mpi_g.rank,
                r->status.MPI_SOURCE, what, PtlErrorStr(rc));
@@ -225,7 +231,7 @@ static void recv_fail(onic_mpi_req_t *r, const char *what, int rc)
 
 /* Ask for more of a rendezvous message: at most `budget` gets now, so one
  * event never adds more than a few transport polls' worth of events. */
-static void rndv_pull(onic_mpi_req_t *r, unsigned budget)
+static __attribute__((noinline)) void rndv_pull(onic_mpi_req_t *r, unsigned budget)
 {
     int rc;
 
@@ -272,7 +278,7 @@ static int rndv_pull_done(const onic_mpi_req_t *r)
            r->rv_inflight == 0;
 }
 
-static void rndv_start(onic_mpi_req_t *r, uint32_t peer, ptl_hdr_data_t hdr)
+static __attribute__((noinline)) void rndv_start(onic_mpi_req_t *r, uint32_t peer, ptl_hdr_data_t hdr)
 {
     ptl_md_t md;
     int rc;
@@ -298,7 +304,7 @@ static void rndv_start(onic_mpi_req_t *r, uint32_t peer, ptl_hdr_data_t hdr)
     rndv_pull(r, 2);
 }
 
-static void rndv_reply(onic_mpi_req_t *r)
+static __attribute__((noinline)) void rndv_reply(onic_mpi_req_t *r)
 {
     int rc;
 
@@ -599,7 +605,7 @@ static int p2p_query_hit(const p2p_query_t *q, const ptl_ovf_header_t *h)
  * oldest first per sender, so the pulled list holds a prefix of each
  * sender's unexpected messages: a match here is older than any matching
  * header of the same sender still in Portals (the non-overtaking rule). */
-static onic_mpi_pulled_t *pulled_find(const p2p_query_t *q)
+static __attribute__((noinline)) onic_mpi_pulled_t *pulled_find(const p2p_query_t *q)
 {
     onic_dlist_t *l;
 
@@ -615,7 +621,7 @@ static onic_mpi_pulled_t *pulled_find(const p2p_query_t *q)
  * Portals into the pulled list; NULL if there is none. The search attaches
  * an entry when it finds nothing; it takes nothing (its MD is used up) and
  * goes at once, before any poll could deliver into it. */
-static onic_mpi_pulled_t *pulled_take(ptl_process_id_t from, const char *call, int *rc_p)
+static __attribute__((noinline)) onic_mpi_pulled_t *pulled_take(ptl_process_id_t from, const char *call, int *rc_p)
 {
     ptl_md_t md;
     ptl_handle_me_t me;
@@ -826,7 +832,9 @@ static void p2p_event(const ptl_event_t *ev)
  * looks at its request before anything more is polled. Unexpected arrivals
  * only say "something came": their events may be dropped when a burst
  * overflows that queue, which is harmless. */
-unsigned onic_mpi_progress(int block)
+/* flatten, as the hot MPI calls (request.c, req_irecv_checked); noinline
+ * so that those calls keep one copy of it. */
+__attribute__((flatten, noinline)) unsigned onic_mpi_progress(int block)
 {
     ptl_handle_eq_t eqs[2] = {onic_mpi_g.eq, onic_mpi_g.eq_unexp};
     ptl_event_t ev;

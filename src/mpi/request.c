@@ -43,7 +43,7 @@ onic_mpi_req_t *onic_mpi_req_new(onic_mpi_req_kind_t kind, const char *call)
     return r;
 }
 
-static void bseg_release(onic_mpi_bseg_t *s)
+static __attribute__((noinline)) void bseg_release(onic_mpi_bseg_t *s)
 {
     onic_dlist_del(&s->link);
     onic_free(s);
@@ -458,6 +458,14 @@ static int req_finish_all(int count, MPI_Request reqs[], onic_mpi_req_t **rs,
     return err;
 }
 
+/* MPI_Waitall's: the requests' ends in one function. */
+static __attribute__((flatten)) int req_wait_finish_all(int count, MPI_Request reqs[],
+                                                        onic_mpi_req_t **rs, MPI_Status statuses[],
+                                                        onic_mpi_comm_t **errcomm_p)
+{
+    return req_finish_all(count, reqs, rs, statuses, errcomm_p);
+}
+
 /* Whether every request from *from on is done; *from advances past the
  * done ones, which stay done, so a wait rescans nothing. */
 static int req_all_done(int count, onic_mpi_req_t **rs, int *from)
@@ -482,7 +490,7 @@ int MPI_Waitall(int count, MPI_Request *array_of_requests, MPI_Status *array_of_
     }
     while (!req_all_done(count, rs, &from))
         onic_mpi_progress(1);
-    rc = req_finish_all(count, array_of_requests, rs, array_of_statuses, &c);
+    rc = req_wait_finish_all(count, array_of_requests, rs, array_of_statuses, &c);
     req_array_end(stack, rs);
     if (rc == MPI_SUCCESS)
         return MPI_SUCCESS;
@@ -751,14 +759,28 @@ int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
                          datatype, dest, tag, comm, request);
 }
 
+/* The common receive, its arguments checked: every step in one function.
+ * flatten inlines the whole chain -- request, Portals entry and MD, the
+ * matcher's generic layer -- whose calls cost as much as their work did;
+ * the engine's op stays an indirect call, and what is rare (errors,
+ * logging, rendezvous, allocation) is marked noinline where it is defined
+ * and stays out. The same for the other hot entry points: MPI_Send,
+ * MPI_Recv, MPI_Waitall's ends, onic_mpi_progress and the transport's
+ * delivery into Portals (io_xport.c). */
+static __attribute__((flatten)) int req_irecv_checked(void *buf, int count, const req_args_t *a,
+                                                      int source, int tag, MPI_Request *request)
+{
+    return req_immediate_checked(ONIC_MPI_REQ_RECV, ONIC_MPI_MODE_STANDARD, "MPI_Irecv", buf,
+                                 count, a, source, tag, request);
+}
+
 int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
     req_args_t a;
 
     if (req_args_ok(0, buf, count, datatype, source, tag, comm, &a) && request != NULL)
-        return req_immediate_checked(ONIC_MPI_REQ_RECV, ONIC_MPI_MODE_STANDARD, "MPI_Irecv", buf,
-                                     count, &a, source, tag, request);
+        return req_irecv_checked(buf, count, &a, source, tag, request);
     return req_immediate(ONIC_MPI_REQ_RECV, ONIC_MPI_MODE_STANDARD, "MPI_Irecv", buf, count,
                          datatype, source, tag, comm, request);
 }
@@ -855,7 +877,8 @@ static int __attribute__((noinline, cold)) send_refused(const send_args_t *a, in
  * same arguments), which checks again and reports it with its class; so
  * do larger messages, a send without credit (it polls for credit returns,
  * then goes by rendezvous if still short) and the rest. */
-int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+/* flatten: see req_irecv_checked. */
+__attribute__((flatten)) int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     send_args_t a;
     onic_mpi_comm_t *c;
@@ -899,6 +922,15 @@ int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
                         datatype, dest, tag, comm, MPI_STATUS_IGNORE);
 }
 
+/* The common blocking receive, its arguments checked: every step in one
+ * function, as req_irecv_checked. */
+static __attribute__((flatten)) int req_recv_checked(void *buf, int count, const req_args_t *a,
+                                                     int source, int tag, MPI_Status *status)
+{
+    return req_blocking_wait(ONIC_MPI_REQ_RECV, ONIC_MPI_MODE_STANDARD, "MPI_Recv", buf, count,
+                             a, source, tag, status);
+}
+
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
              MPI_Status *status)
 {
@@ -907,8 +939,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
     if (req_args_ok(0, buf, count, datatype, source, tag, comm, &a) && status != NULL) {
         if (onic_mpi_g.bundle_open)
             onic_mpi_bundle_end();
-        return req_blocking_wait(ONIC_MPI_REQ_RECV, ONIC_MPI_MODE_STANDARD, "MPI_Recv", buf,
-                                 count, &a, source, tag, status);
+        return req_recv_checked(buf, count, &a, source, tag, status);
     }
     return req_blocking(ONIC_MPI_REQ_RECV, ONIC_MPI_MODE_STANDARD, "MPI_Recv", buf, count,
                         datatype, source, tag, comm, status);

@@ -22,7 +22,9 @@ typedef struct ptl_xport {
     onic_ptl_ni_t *ni;
 } ptl_xport_t;
 
-static void ptl_xport_recv(void *arg, uint32_t src, const void *hdr, size_t hdr_len,
+/* Every arriving message: the target side inlined into one function
+ * (flatten, as src/mpi/request.c's hot calls). */
+__attribute__((flatten)) static void ptl_xport_recv(void *arg, uint32_t src, const void *hdr, size_t hdr_len,
                            const void *payload, size_t len)
 {
     ptl_xport_t *px = arg;
