@@ -3,17 +3,23 @@
 and print one table per mode with the three side by side.
 
     bench/mpi/compare.py [--build build] [--runs 3] [--reps 5] [--modes latency,bw,rate]
+                         [--pairs 1,2]
 
 Each MPI's program is built from the same source with its own compiler
 wrapper (build/onicc, mpicc.mpich, mpicc.openmpi) and run as 2 processes
 bound to 2 cores (onicrun --bind core, mpirun.mpich -bind-to core,
-mpirun.openmpi --bind-to core). Every run prints the median of REPS timed
-repetitions per size; the table gives the median over RUNS runs, run
-interleaved (onic, MPICH, Open MPI, onic, ...) so drift on a shared
-machine hits all three alike. An MPI that is not installed is left out,
-with a note. The ratio column compares onic with the better of the
-others: latency ratio below 1 and bandwidth or rate ratio above 1 mean
-onic is ahead."""
+mpirun.openmpi --bind-to core). The rate mode runs once for each pair
+count of --pairs, with 2 x PAIRS processes (rank 2i sends to 2i+1, all
+pairs at once; the figure is their aggregate rate): more processes than
+cores are bound round-robin, so every pair still spans two cores
+(onicrun and mpirun.mpich do so with the same options; mpirun.openmpi
+needs --oversubscribe --bind-to core:overload-allowed). Latency and bw
+always run 1 pair. Every run prints the median of REPS timed repetitions
+per size; the table gives the median over RUNS runs, run interleaved
+(onic, MPICH, Open MPI, onic, ...) so drift on a shared machine hits all
+three alike. An MPI that is not installed is left out, with a note. The
+ratio column compares onic with the better of the others: latency ratio
+below 1 and bandwidth or rate ratio above 1 mean onic is ahead."""
 import argparse
 import os
 import shutil
@@ -27,13 +33,25 @@ UNITS = {"latency": "one-way us", "bw": "GB/s", "rate": "M msgs/s"}
 
 
 def mpis(build):
+    """(name, compiler, launcher for NP processes, environment) of each MPI."""
     onicrun = os.path.join(build, "onicrun")
     env_ompi = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    cores = os.cpu_count() or 1
+
+    def ompi(np):
+        # Open MPI refuses more processes than cores, and binding two to one
+        # core, unless told both are meant.
+        if np > cores:
+            return ["mpirun.openmpi", "-n", str(np), "--oversubscribe",
+                    "--bind-to", "core:overload-allowed"]
+        return ["mpirun.openmpi", "-n", str(np), "--bind-to", "core"]
+
     return [
-        ("onic", [os.path.join(build, "onicc")], [onicrun, "-n", "2", "--bind", "core"], None),
-        ("MPICH", ["mpicc.mpich"], ["mpirun.mpich", "-n", "2", "-bind-to", "core"], None),
-        ("Open MPI", ["mpicc.openmpi"], ["mpirun.openmpi", "-n", "2", "--bind-to", "core"],
-         env_ompi),
+        ("onic", [os.path.join(build, "onicc")],
+         lambda np: [onicrun, "-n", str(np), "--bind", "core"], None),
+        ("MPICH", ["mpicc.mpich"], lambda np: ["mpirun.mpich", "-n", str(np), "-bind-to", "core"],
+         None),
+        ("Open MPI", ["mpicc.openmpi"], ompi, env_ompi),
     ]
 
 
@@ -54,11 +72,11 @@ def build_all(build):
     return ready
 
 
-def run_one(run, env, exe, mode, reps):
-    r = subprocess.run(run + [exe, mode, str(reps)], capture_output=True, text=True, env=env,
+def run_one(run, env, exe, mode, reps, np):
+    r = subprocess.run(run(np) + [exe, mode, str(reps)], capture_output=True, text=True, env=env,
                        timeout=900)
     if r.returncode != 0:
-        raise RuntimeError(f"{' '.join(run)} {exe} {mode} failed:\n{r.stdout}{r.stderr}")
+        raise RuntimeError(f"{' '.join(run(np))} {exe} {mode} failed:\n{r.stdout}{r.stderr}")
     res = {}
     for line in r.stdout.splitlines():
         f = line.split(",")
@@ -73,18 +91,31 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--modes", default="latency,bw,rate")
+    ap.add_argument("--pairs", default="1,2",
+                    help="pair counts for the rate mode, 2 processes a pair (default 1,2)")
     args = ap.parse_args()
+    try:
+        pairs = [int(p) for p in args.pairs.split(",")]
+    except ValueError:
+        pairs = []
+    if not pairs or min(pairs) < 1:
+        ap.error("--pairs takes positive integers, e.g. 1,2")
     ready = build_all(args.build)
     if not ready:
         sys.exit("nothing to run")
-    for mode in args.modes.split(","):
+    cases = [(mode, p) for mode in args.modes.split(",")
+             for p in (pairs if mode == "rate" else [1])]
+    for mode, npairs in cases:
         samples = {name: {} for name, _, _, _ in ready}
         for _ in range(args.runs):
             for name, run, env, exe in ready:
-                for size, v in run_one(run, env, exe, mode, args.reps).items():
+                for size, v in run_one(run, env, exe, mode, args.reps, 2 * npairs).items():
                     samples[name].setdefault(size, []).append(v)
         names = [n for n, _, _, _ in ready]
-        print(f"\n### {mode} ({UNITS[mode]}), median of {args.runs} runs x {args.reps} repetitions\n")
+        what = f"{npairs} pair{'s' if npairs > 1 else ''}, {2 * npairs} processes on " \
+               f"{os.cpu_count()} cores"
+        print(f"\n### {mode}, {what} ({UNITS[mode]}), median of {args.runs} runs x "
+              f"{args.reps} repetitions\n")
         print("| bytes | " + " | ".join(names) + " | onic vs best other |")
         print("|---:|" + "---:|" * len(names) + "---:|")
         sizes = sorted(samples[names[0]])

@@ -6,15 +6,21 @@
  *   bw        streaming bandwidth: a window of 64 sends, then a 1-byte
  *             acknowledgment, in GB/s (10^9 bytes per second), 1 KiB to 4 MiB
  *   rate      64 messages in flight, then an acknowledgment, in millions of
- *             messages per second, 1 B to 4 KiB
+ *             messages per second, 1 B to 4 KiB; any even number of
+ *             processes: ranks pair as (2i, 2i+1), 2i sending, and all pairs
+ *             run the same loop at once, starting together after a barrier;
+ *             the figure is the aggregate rate, the messages of all pairs
+ *             divided by the slowest pair's time (a pair's time is its
+ *             sender's, so with 2 processes it is rank 0's, as it always was)
  *   self      rank 0 sends to itself and receives it (MPI_Isend, MPI_Recv,
  *             MPI_Wait), one at a time: the time of one pass from sender to
  *             receiver, in microseconds, 0 B to 4 KiB, with one process
  *             running (with onicrun --onload: the process and the engine,
  *             which fit a 2-core machine where a ping-pong's three do not)
  *
- * Usage: p2p MODE [REPS] (2 processes; self: any number). Each size is timed REPS times (5 by
- * default) after a warm-up; rank 0 prints "MODE,SIZE,MEDIAN,MIN,MAX" per size. */
+ * Usage: p2p MODE [REPS] (latency, bw: 2 processes; rate: an even number; self: any
+ * number). Each size is timed REPS times (5 by default) after a warm-up; rank 0 prints
+ * "MODE,SIZE,MEDIAN,MIN,MAX" per size. */
 #include <mpi.h>
 
 #include <stdio.h>
@@ -46,12 +52,16 @@ static long iterations(const char *mode, long size)
     return n < 4 ? 4 : n;
 }
 
+/* One repetition; returns the time it took, as rank 0 sees it for latency,
+ * bw and self, and the slowest pair's for rate (the same as rank 0's with 2
+ * processes). */
 static double run(const char *mode, int rank, char *buf, long size, long n)
 {
     MPI_Request req[WINDOW];
     MPI_Status st[WINDOW];  /* not MPI_STATUSES_IGNORE: some headers make gcc warn about it */
+    int sender = rank % 2 == 0, peer = sender ? rank + 1 : rank - 1;
     char ack = 0;
-    double t0;
+    double t0, t, tmax;
 
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
@@ -80,18 +90,25 @@ static double run(const char *mode, int rank, char *buf, long size, long n)
          * rate, the same buffer for bw), then one acknowledgment back. */
         for (int w = 0; w < WINDOW; w++) {
             char *p = strcmp(mode, "rate") == 0 ? buf + (long)w * size : buf;
-            if (rank == 0)
-                MPI_Isend(p, (int)size, MPI_CHAR, 1, 2, MPI_COMM_WORLD, &req[w]);
+            if (sender)
+                MPI_Isend(p, (int)size, MPI_CHAR, peer, 2, MPI_COMM_WORLD, &req[w]);
             else
-                MPI_Irecv(p, (int)size, MPI_CHAR, 0, 2, MPI_COMM_WORLD, &req[w]);
+                MPI_Irecv(p, (int)size, MPI_CHAR, peer, 2, MPI_COMM_WORLD, &req[w]);
         }
         MPI_Waitall(WINDOW, req, st);
-        if (rank == 0)
-            MPI_Recv(&ack, 1, MPI_CHAR, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (sender)
+            MPI_Recv(&ack, 1, MPI_CHAR, peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         else
-            MPI_Send(&ack, 1, MPI_CHAR, 0, 3, MPI_COMM_WORLD);
+            MPI_Send(&ack, 1, MPI_CHAR, peer, 3, MPI_COMM_WORLD);
     }
-    return MPI_Wtime() - t0;
+    t = MPI_Wtime() - t0;
+    if (strcmp(mode, "rate") != 0)
+        return t;
+    /* The slowest pair's time, each pair's being its sender's. */
+    if (!sender)
+        t = 0;
+    MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return tmax;
 }
 
 int main(int argc, char **argv)
@@ -110,11 +127,14 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if ((size != 2 && strcmp(mode, "self") != 0) || reps < 1 || reps > 100 ||
+    if ((size != 2 && (strcmp(mode, "latency") == 0 || strcmp(mode, "bw") == 0)) ||
+        ((size < 2 || size % 2 != 0) && strcmp(mode, "rate") == 0) || reps < 1 ||
+        reps > 100 ||
         (strcmp(mode, "latency") && strcmp(mode, "bw") && strcmp(mode, "rate") &&
          strcmp(mode, "self"))) {
         if (rank == 0)
-            fprintf(stderr, "usage: run with 2 processes: p2p latency|bw|rate [REPS]; "
+            fprintf(stderr, "usage: run with 2 processes: p2p latency|bw [REPS]; "
+                            "with an even number: p2p rate [REPS]; "
                             "with any number: p2p self [REPS]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -144,7 +164,7 @@ int main(int argc, char **argv)
             else if (strcmp(mode, "bw") == 0)
                 v[r] = (double)sizes[k] * WINDOW * (double)n / t / 1e9;
             else
-                v[r] = (double)WINDOW * (double)n / t / 1e6;
+                v[r] = (double)WINDOW * (double)n * (double)(size / 2) / t / 1e6;
         }
         qsort(v, (size_t)reps, sizeof(v[0]), cmp_double);
         if (rank == 0)

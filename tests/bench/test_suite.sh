@@ -52,6 +52,7 @@ case $prog in
         run 2 10 latency 1
         run 2 6 bw 1
         run 2 6 rate 1
+        run 4 6 rate 1
         run 1 5 self 1 ;;
     preposted)
         run 2 10 lat --lens 0,5,40 --fracs 0,1 --sizes 8,4096 --rounds 2
