@@ -321,8 +321,10 @@ int main(int argc, char **argv)
         if (write_csv(res, path, opts.measure) != 0) {
             damaged = 1;
         } else if (plot != NULL) {
+            /* Debian's python3, where python3-matplotlib installs, if there. */
+            const char *py = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
             char cmd[8192];
-            snprintf(cmd, sizeof(cmd), "python3 '%s' '%s' '%s'", ONIC_REPLAY_PLOT, path, plot);
+            snprintf(cmd, sizeof(cmd), "%s '%s' '%s' '%s'", py, ONIC_REPLAY_PLOT, path, plot);
             if (system(cmd) != 0) {
                 fprintf(stderr, "onic-replay: the plot failed (%s); is python3-matplotlib "
                         "installed?\n", ONIC_REPLAY_PLOT);
