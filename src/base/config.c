@@ -233,7 +233,9 @@ onic_status_t onic_config_parse(const onic_config_var_t *var, const char *str,
         }
     }
     config_accepted(var, accepted, sizeof(accepted));
-    snprintf(err, errlen, "invalid %s=\"%s\": expected %s", var->name, str, accepted);
+    /* A long value is cut, so what it should be still fits the message. */
+    snprintf(err, errlen, "invalid %s=\"%.80s%s\": expected %s", var->name, str,
+             strlen(str) > 80 ? "..." : "", accepted);
     return ONIC_ERR_INVALID_PARAM;
 }
 
