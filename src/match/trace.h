@@ -1,18 +1,20 @@
 /* Match traces: what a process's queues did, recorded for onic-replay.
  *
  * ONIC_TRACE=DIR makes every matcher of a process record its operations in
- * one file per process, DIR/onic-<job>-<rank>-<pid>.trace. The file is a
+ * one file per process, DIR/onic-<job>-r<rank>-p<pid>.trace. The file is a
  * header (onic_trace_hdr_t, 128 bytes) and then records (onic_trace_rec_t,
- * 64 bytes) in chunks of ONIC_TRACE_CHUNK_RECS: each queue maps one chunk
- * of the file at a time and writes its records straight into it, so a
- * process killed at any point leaves every record it finished in the page
- * cache. A record is complete when its op byte is non-zero (written last);
- * the unused tail of a chunk is zeros, which readers skip.
+ * 64 bytes). Each queue fills a buffer of ONIC_TRACE_BUF_RECS records and
+ * writes it whole at a place it reserves in the file, so records of one
+ * queue are in file order while different queues' batches interleave; the
+ * buffers are written when full, when the queue is destroyed and at exit.
+ * A killed process's file is readable up to its last complete record: it
+ * lacks only what its queues had not written yet (at most a buffer each).
+ * A record is complete when its op byte is non-zero; readers skip zero
+ * records.
  *
- * Records of one queue are in file order; different queues' chunks
- * interleave. Entries are named by their address while queued (unique
- * among the live entries of a queue, reused after), which is what a replay
- * needs to follow removals and inserts next to an anchor.
+ * Entries are named by their address while queued (unique among the live
+ * entries of a queue, reused after), which is what a replay needs to follow
+ * removals and inserts next to an anchor.
  *
  * Tracing wraps a traced matcher's ops table: a matcher without a trace
  * runs the engine's table directly, so tracing off adds nothing to the hot
@@ -29,7 +31,7 @@
 #define ONIC_TRACE_VERSION    1
 #define ONIC_TRACE_HDR_SIZE   128
 #define ONIC_TRACE_REC_SIZE   64
-#define ONIC_TRACE_CHUNK_RECS 1024        /* records per mapped chunk (64 KiB) */
+#define ONIC_TRACE_BUF_RECS   1024        /* records a queue buffers (64 KiB) */
 
 typedef enum onic_trace_op {
     ONIC_TRACE_OP_LABEL  = 1,  /* the queue's kind and index: key.bits = index */
@@ -56,7 +58,7 @@ typedef struct onic_trace_rec {
     uint8_t     flags;
     uint8_t     pos;       /* INSERT: onic_match_pos_t (HEAD, BEFORE, AFTER) */
     uint32_t    queue;     /* the queue's number in this process, from 1 */
-    uint64_t    time;      /* ns since the header's start_ns */
+    uint64_t    time;      /* clock ticks since the file was opened (header: clock, tick_hz) */
     onic_mkey_t key;       /* APPEND, INSERT: the entry's; lookups: the query's */
     onic_mkey_t ignore;
     uint64_t    entry;     /* the entry appended, found or removed; 0 for a miss */
@@ -73,9 +75,11 @@ typedef struct onic_trace_hdr {
     uint32_t size;         /* ONIC_SIZE */
     uint32_t pid;
     uint32_t reserved2;
-    uint64_t start_ns;     /* CLOCK_MONOTONIC at open: record times count from it */
+    uint64_t start_ns;     /* CLOCK_MONOTONIC at open */
     uint64_t start_unix_ns;  /* CLOCK_REALTIME at open, for people */
-    char     clock[16];    /* "monotonic-ns": what record times count */
+    uint64_t tick_hz;      /* record time ticks per second, as measured by the writer
+                              against CLOCK_MONOTONIC (updated as it writes) */
+    char     clock[8];     /* what record times count: "tsc" or "ns" */
     char     engine[16];   /* ONIC_MATCH's engine when the file was opened */
     char     job[48];      /* ONIC_JOBID, "" outside a job */
 } onic_trace_hdr_t;
