@@ -619,6 +619,13 @@ static void test_params_file(void)
     CHECK(replay_params_load(path, &p, err, sizeof(err)) != 0);
     CHECK(strstr(err, "alpu_block") != NULL);
     unlink(path);
+    /* The documented file is the built-in defaults, value for value. */
+    replay_params_t dflt, file;
+    replay_params_defaults(&dflt);
+    replay_params_defaults(&file);
+    memset(&file, 0xff, sizeof(file));
+    CHECK(replay_params_load(ONIC_NIC_CONF, &file, err, sizeof(err)) == 0);
+    CHECK(memcmp(&dflt, &file, sizeof(file)) == 0);
 }
 
 int main(int argc, char **argv)
