@@ -3,8 +3,6 @@
  * the embedded processor walking a list, the ALPU, the PIM NIC. Prints per
  * lookup cost distributions and totals; --plot draws matching time against
  * queue length, the papers' figures. See docs/replay.md. */
-#include <stdio.h>
-
 #include "replay/replay.h"
 #include "base/clock.h"
 

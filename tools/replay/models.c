@@ -24,8 +24,6 @@
  *       single-issue core with no cache.
  * list  onic's list engine: entries inspected only (what the live run
  *       counted with ONIC_MATCH=list), no time. */
-#include <stdio.h>
-
 #include "replay.h"
 
 #include <math.h>

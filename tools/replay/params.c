@@ -2,8 +2,6 @@
  * number comes from, read from and printed as `name = value` lines. The
  * default file is tools/replay/nic.conf (the same numbers, with comments);
  * `onic-replay --params FILE` reads another. */
-#include <stdio.h>
-
 #include "replay.h"
 
 #include <ctype.h>

@@ -3,8 +3,6 @@
  * checked against the rebuilt queue: an entry that is not queued, or an
  * engine finding another entry than the live run did, stops that queue's
  * replay with the record's offset. */
-#include <stdio.h>
-
 #include "replay.h"
 #include "match/engine.h"
 #include "base/clock.h"
@@ -416,8 +414,8 @@ static int replay_record(replay_result_t *res, rqueue_t *q, const onic_trace_t *
 int replay_trace(const onic_trace_t *t, const replay_opts_t *opts, replay_result_t *res,
                  uint64_t *list_inspected)
 {
-    rqueue_t **queues = NULL;
-    size_t nqueues = 0;
+    rqueue_t **queues = NULL, *last = NULL;
+    size_t nqueues = 0, cap = 0;
     int rc = 0;
 
     if (t == NULL || opts == NULL || res == NULL)
@@ -433,26 +431,32 @@ int replay_trace(const onic_trace_t *t, const replay_opts_t *opts, replay_result
 
         if (list_inspected != NULL)
             list_inspected[i] = UINT64_MAX;
-        if (r->queue >= nqueues) {
-            size_t ncap = r->queue + 1 > 2 * nqueues ? r->queue + 1 : 2 * nqueues;
-            rqueue_t **nq = onic_realloc(queues, ncap * sizeof(*nq));
-            if (nq == NULL) {
-                rc = -1;
-                break;
-            }
-            memset(nq + nqueues, 0, (ncap - nqueues) * sizeof(*nq));
-            queues = nq;
-            nqueues = ncap;
-        }
-        q = queues[r->queue];
+        /* Queue numbers come from the file: looked up, never used as an
+         * index, so a damaged number costs a search, not an allocation. */
+        q = last != NULL && last->queue == r->queue ? last : NULL;
+        for (size_t j = 0; q == NULL && j < nqueues; j++)
+            if (queues[j]->queue == r->queue)
+                q = queues[j];
         if (q == NULL) {
-            q = queues[r->queue] = queue_new(r->queue, opts->measure);
+            if (nqueues == cap) {
+                size_t ncap = cap == 0 ? 16 : 2 * cap;
+                rqueue_t **nq = onic_realloc(queues, ncap * sizeof(*nq));
+                if (nq == NULL) {
+                    rc = -1;
+                    break;
+                }
+                queues = nq;
+                cap = ncap;
+            }
+            q = queue_new(r->queue, opts->measure);
             if (q == NULL) {
                 rc = -1;
                 break;
             }
+            queues[nqueues++] = q;
             res->queues++;
         }
+        last = q;
         if (q->dead)
             continue;
         if (r->op != ONIC_TRACE_OP_LABEL && opts->kinds != 0 && !(opts->kinds & (1u << q->kind)))
@@ -465,8 +469,7 @@ int replay_trace(const onic_trace_t *t, const replay_opts_t *opts, replay_result
             res->max_len = q->len;
     }
     for (size_t i = 0; i < nqueues; i++)
-        if (queues[i] != NULL)
-            queue_free(queues[i]);
+        queue_free(queues[i]);
     onic_free(queues);
     return rc;
 }

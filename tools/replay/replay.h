@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "match/trace.h"
 
 /* --- parameters (params.c): every field is a line `name = value` of the
