@@ -636,6 +636,8 @@ int main(int argc, char **argv)
         perror("mkdtemp");
         return 1;
     }
+    printf("trace: seed %llu (test_trace %llu replays it)\n", (unsigned long long)seed,
+           (unsigned long long)seed);
     test_round_trip("list", seed, 20000);
     test_round_trip("hash", seed + 1, 20000);
     test_round_trip("alpu", seed + 2, 10000);
