@@ -39,7 +39,8 @@ static const param_def_t params[] = {
     {"alpu_cells", P(alpu_cells), 256, 1, 1 << 24,
      "ALPU cells (paper 000 evaluates 128 and 256)"},
     {"alpu_block", P(alpu_block), 16, 1, 1 << 24,
-     "ALPU cells per block (tables IV, V: 8, 16 or 32)"},
+     "ALPU cells per block (tables IV, V: 8, 16 or 32); checked against alpu_cells, and it "
+     "sets the match's 6 or 7 cycles in the paper: set alpu_match_cycles to match"},
     {"alpu_threshold", P(alpu_threshold), 5, 0, 1e9,
      "queue length above which the processor loads the ALPU (section VI.B: break-even at 5)"},
     {"alpu_mhz", P(alpu_mhz), 500, 1, 1e6,
