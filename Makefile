@@ -64,10 +64,12 @@ demo: build bench-deps
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
-# The Portals target-side fuzzer (clang, ASan), FUZZ_SECONDS long.
+# A libFuzzer target (clang, ASan), FUZZ_SECONDS long: FUZZ_TARGET ptl (the
+# Portals target side) or trace (the match-trace reader and replay).
 FUZZ_SECONDS ?= 60
+FUZZ_TARGET  ?= ptl
 fuzz:
-	./scripts/fuzz.sh $(FUZZ_SECONDS)
+	./scripts/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_TARGET)
 
 clean:
 	rm -rf build build-*

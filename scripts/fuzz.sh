@@ -1,9 +1,17 @@
 #!/bin/sh
 # Builds the libFuzzer targets with clang (installing it if missing) in
-# build-fuzz and runs the Portals target-side fuzzer for SECONDS (default 60).
+# build-fuzz and runs one for SECONDS (default 60): TARGET ptl (default, the
+# Portals target side) or trace (the match-trace reader and replay).
 # Exits non-zero if the fuzzer finds anything.
+#   scripts/fuzz.sh [SECONDS] [ptl|trace]
 set -eu
 SECONDS_TO_RUN=${1:-60}
+TARGET=${2:-ptl}
+case $TARGET in
+ptl) BIN=fuzz_ptl_target ;;
+trace) BIN=fuzz_trace_read ;;
+*) echo "fuzz: unknown target $TARGET; use ptl or trace" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
 
 # clang alone is not enough: libFuzzer and ASan's runtime come in
@@ -18,7 +26,7 @@ if ! command -v clang >/dev/null 2>&1 ||
     $SUDO apt-get install -y -q --no-install-recommends clang libclang-rt-dev
 fi
 cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DONIC_FUZZ=ON >/dev/null
-cmake --build build-fuzz -j "$(nproc 2>/dev/null || echo 2)" --target fuzz_ptl_target
-mkdir -p build-fuzz/corpus-ptl
-ONIC_LOG=error build-fuzz/tests/fuzz_ptl_target -max_total_time="$SECONDS_TO_RUN" \
-    -max_len=4096 -print_final_stats=1 build-fuzz/corpus-ptl
+cmake --build build-fuzz -j "$(nproc 2>/dev/null || echo 2)" --target "$BIN"
+mkdir -p "build-fuzz/corpus-$TARGET"
+ONIC_LOG=error "build-fuzz/tests/$BIN" \
+    -max_total_time="$SECONDS_TO_RUN" -max_len=4096 -print_final_stats=1 "build-fuzz/corpus-$TARGET"

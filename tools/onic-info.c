@@ -66,7 +66,7 @@ int main(int argc, char **argv)
     printf("variables (set in the environment)\n");
     printf("  %-22s %-8s %-8s %s\n", "name", "default", "current", "description");
     for (size_t i = 0; i < n; i++) {
-        char d[32], c[32];
+        char d[32], c[ONIC_CONFIG_PATH_MAX + 1];
         const char *env = onic_config_env(&vars[i]);
         onic_config_format(&vars[i], &dflt, d, sizeof(d));
         if (status == ONIC_OK)

@@ -102,6 +102,21 @@ void         *onic_matcher_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t 
 size_t        onic_matcher_length(const onic_matcher_t *m);
 void          onic_matcher_stats(const onic_matcher_t *m, onic_match_stats_t *stats_p);
 
+/* What a queue is for, recorded in match traces (ONIC_TRACE) so a replay
+ * can tell them apart: Portals' match list (MPI's posted receives), its
+ * overflow list, the headers kept for the overflow (MPI's unexpected
+ * messages), or anything else. */
+typedef enum onic_match_queue {
+    ONIC_MATCH_QUEUE_OTHER      = 0,
+    ONIC_MATCH_QUEUE_POSTED     = 1,
+    ONIC_MATCH_QUEUE_OVERFLOW   = 2,
+    ONIC_MATCH_QUEUE_UNEXPECTED = 3
+} onic_match_queue_t;
+
+/* Name the queue in the process's match trace: its kind and an index (the
+ * Portals index). Does nothing when the matcher is not traced. */
+void onic_matcher_label(onic_matcher_t *m, onic_match_queue_t kind, uint32_t index);
+
 /* Names of the available engines, NULL-terminated, default first. */
 const char *const *onic_match_engines(void);
 

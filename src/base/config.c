@@ -134,6 +134,10 @@ static const onic_config_var_t config_vars[] = {
      ONIC_CONFIG_UINT, 1, 0x7fffffff, NULL, CFG_FIELD(size)},
     {"ONIC_JOBID", "", "the job's unguessable id, naming its shared memory (set by onicrun)",
      ONIC_CONFIG_TOKEN, 0, 0, NULL, CFG_FIELD(jobid)},
+    {"ONIC_TRACE", "", "a directory (it must exist): every process writes the operations of "
+     "its matching queues there, one file each (onic-<job>-r<rank>-p<pid>.trace), for "
+     "onic-replay; empty: no trace, and no cost", ONIC_CONFIG_PATH, 0, 0, NULL,
+     CFG_FIELD(trace)},
 };
 
 #define CONFIG_NVARS (sizeof(config_vars) / sizeof(config_vars[0]))
@@ -173,8 +177,9 @@ static void config_accepted(const onic_config_var_t *var, char *buf, size_t len)
         snprintf(buf, len, "1 to %d lowercase hex digits", ONIC_CONFIG_TOKEN_MAX);
         return;
     case ONIC_CONFIG_STRING:
+    case ONIC_CONFIG_PATH:
         snprintf(buf, len, "at most %d printable characters without blanks",
-                 ONIC_CONFIG_STRING_MAX);
+                 var->type == ONIC_CONFIG_PATH ? ONIC_CONFIG_PATH_MAX : ONIC_CONFIG_STRING_MAX);
         return;
     case ONIC_CONFIG_ENUM:
         buf[0] = '\0';
@@ -197,11 +202,12 @@ onic_status_t onic_config_parse(const onic_config_var_t *var, const char *str,
             memcpy(value_p, str, len + 1);
             return ONIC_OK;
         }
-    } else if (var->type == ONIC_CONFIG_STRING) {
+    } else if (var->type == ONIC_CONFIG_STRING || var->type == ONIC_CONFIG_PATH) {
         size_t len = 0;
         while (str[len] > ' ' && str[len] < 0x7f)
             len++;
-        if (len <= ONIC_CONFIG_STRING_MAX && str[len] == '\0') {
+        if (len <= (var->type == ONIC_CONFIG_PATH ? ONIC_CONFIG_PATH_MAX : ONIC_CONFIG_STRING_MAX)
+            && str[len] == '\0') {
             memcpy(value_p, str, len + 1);
             return ONIC_OK;
         }
@@ -227,7 +233,9 @@ onic_status_t onic_config_parse(const onic_config_var_t *var, const char *str,
         }
     }
     config_accepted(var, accepted, sizeof(accepted));
-    snprintf(err, errlen, "invalid %s=\"%s\": expected %s", var->name, str, accepted);
+    /* A long value is cut, so what it should be still fits the message. */
+    snprintf(err, errlen, "invalid %s=\"%.80s%s\": expected %s", var->name, str,
+             strlen(str) > 80 ? "..." : "", accepted);
     return ONIC_ERR_INVALID_PARAM;
 }
 
@@ -235,7 +243,8 @@ void onic_config_format(const onic_config_var_t *var, const onic_config_t *cfg,
                         char *buf, size_t len)
 {
     const void *field = config_field((onic_config_t *)cfg, var);
-    int text = var->type == ONIC_CONFIG_TOKEN || var->type == ONIC_CONFIG_STRING;
+    int text = var->type == ONIC_CONFIG_TOKEN || var->type == ONIC_CONFIG_STRING ||
+               var->type == ONIC_CONFIG_PATH;
     unsigned v = text ? 0 : *(const unsigned *)field;
     if (text)
         snprintf(buf, len, "%s", *(const char *)field ? (const char *)field : "-");

@@ -50,6 +50,7 @@ typedef enum onic_config_onload_rma {
 
 #define ONIC_CONFIG_TOKEN_MAX 32
 #define ONIC_CONFIG_STRING_MAX 63
+#define ONIC_CONFIG_PATH_MAX 255
 
 typedef struct onic_config {
     unsigned    log_level;      /* ONIC_LOG: onic_log_level_t */
@@ -87,6 +88,7 @@ typedef struct onic_config {
     unsigned    rank;           /* ONIC_RANK, set by the launcher */
     unsigned    size;           /* ONIC_SIZE, set by the launcher */
     char        jobid[ONIC_CONFIG_TOKEN_MAX + 1]; /* ONIC_JOBID, "" outside a job */
+    char        trace[ONIC_CONFIG_PATH_MAX + 1];  /* ONIC_TRACE: a directory, "" for off */
 } onic_config_t;
 
 /* A UINT variable may also accept words (values[], NULL-terminated): the
@@ -99,8 +101,10 @@ typedef enum onic_config_type {
     ONIC_CONFIG_ENUM,       /* one of values[] */
     ONIC_CONFIG_TOKEN,      /* 1 to ONIC_CONFIG_TOKEN_MAX lowercase hex digits,
                                in a char[ONIC_CONFIG_TOKEN_MAX + 1] field */
-    ONIC_CONFIG_STRING      /* 0 to ONIC_CONFIG_STRING_MAX printable characters, no
+    ONIC_CONFIG_STRING,     /* 0 to ONIC_CONFIG_STRING_MAX printable characters, no
                                blanks, in a char[ONIC_CONFIG_STRING_MAX + 1] field */
+    ONIC_CONFIG_PATH        /* 0 to ONIC_CONFIG_PATH_MAX printable characters, no
+                               blanks, in a char[ONIC_CONFIG_PATH_MAX + 1] field */
 } onic_config_type_t;
 
 typedef struct onic_config_var {

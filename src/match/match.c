@@ -1,6 +1,7 @@
 /* The matching front end: argument checks, the entry pool, order keys and
  * statistics, then one call into the engine chosen at create. */
 #include "match/engine.h"
+#include "match/trace.h"
 #include "base/log.h"
 #include "base/mem.h"
 
@@ -71,6 +72,8 @@ __attribute__((cold, noinline)) onic_status_t onic_matcher_create_cfg(const char
         onic_free(m);
         return status;
     }
+    if (cfg->trace[0] != '\0')
+        onic_match_trace_attach(m, cfg->trace);
     *m_p = m;
     return ONIC_OK;
 }
@@ -357,6 +360,11 @@ onic_status_t onic_matcher_remove(onic_matcher_t *m, onic_mentry_t *e)
     m->stats.removes++;
     match_entry_release(m, e);
     return ONIC_OK;
+}
+
+void onic_matcher_label(onic_matcher_t *m, onic_match_queue_t kind, uint32_t index)
+{
+    onic_match_trace_label(m, (unsigned)kind, index);
 }
 
 size_t onic_matcher_length(const onic_matcher_t *m)

@@ -17,11 +17,18 @@ static onic_mkey_t me_key(ptl_process_id_t id, ptl_match_bits_t bits, ptl_match_
     return key;
 }
 
-static onic_status_t pt_matcher(onic_ptl_ni_t *ni, onic_matcher_t **m_p)
+/* kind and pt_index name the queue in a match trace (ONIC_TRACE). */
+static onic_status_t pt_matcher(onic_ptl_ni_t *ni, onic_matcher_t **m_p, onic_match_queue_t kind,
+                                ptl_pt_index_t pt_index)
 {
+    onic_status_t status;
+
     if (*m_p != NULL)
         return ONIC_OK;
-    return onic_matcher_create(ni->engine, m_p);
+    status = onic_matcher_create(ni->engine, m_p);
+    if (status == ONIC_OK)
+        onic_matcher_label(*m_p, kind, pt_index);
+    return status;
 }
 
 /* The kept headers go with the NI's pool. */
@@ -76,9 +83,12 @@ static __attribute__((noinline)) int me_check_slow(onic_ptl_ni_t *ni, const char
         onic_error("ptl: %s: portal %u already has %u entries (max_me_list)", call, pt_index, n);
         return PTL_ME_LIST_TOO_LONG;
     }
-    if (pt_matcher(ni, overflow ? &pt->overflow : &pt->list) != ONIC_OK)
+    if (pt_matcher(ni, overflow ? &pt->overflow : &pt->list,
+                   overflow ? ONIC_MATCH_QUEUE_OVERFLOW : ONIC_MATCH_QUEUE_POSTED,
+                   pt_index) != ONIC_OK)
         return PTL_NO_SPACE;
-    if (overflow && pt_matcher(ni, &pt->unexpected) != ONIC_OK)
+    if (overflow &&
+        pt_matcher(ni, &pt->unexpected, ONIC_MATCH_QUEUE_UNEXPECTED, pt_index) != ONIC_OK)
         return PTL_NO_SPACE;
     return PTL_OK;
 }

@@ -44,8 +44,9 @@ static void test_config_table(void)
         unsigned v;
         CHECK(strncmp(vars[i].name, "ONIC_", 5) == 0);
         CHECK(vars[i].desc != NULL && vars[i].desc[0] != '\0');
-        char tok[ONIC_CONFIG_STRING_MAX + 1];
-        int text = vars[i].type == ONIC_CONFIG_TOKEN || vars[i].type == ONIC_CONFIG_STRING;
+        char tok[ONIC_CONFIG_PATH_MAX + 1];
+        int text = vars[i].type == ONIC_CONFIG_TOKEN || vars[i].type == ONIC_CONFIG_STRING ||
+                   vars[i].type == ONIC_CONFIG_PATH;
         if (vars[i].dflt[0] == '\0') /* only tokens and strings may default to nothing */
             CHECK(text);
         else
@@ -159,6 +160,34 @@ static void test_config_string(void)
     CHECK(onic_config_read(&cfg) == ONIC_OK && cfg.nodes == 2);
     unsetenv("ONIC_NODES");
     unsetenv("ONIC_SIZE");
+}
+
+/* ONIC_TRACE takes a path up to 255 characters, longer than a string's 63;
+ * a blank or a longer one is an error naming the variable. */
+static void test_config_path(void)
+{
+    const onic_config_var_t *trace = var_named("ONIC_TRACE");
+    char path[ONIC_CONFIG_PATH_MAX + 1] = "keep", long_path[ONIC_CONFIG_PATH_MAX + 2];
+    char err[256];
+    onic_config_t cfg;
+
+    CHECK(trace != NULL && trace->type == ONIC_CONFIG_PATH && trace->dflt[0] == '\0');
+    memset(long_path, 'd', ONIC_CONFIG_PATH_MAX);
+    long_path[0] = '/';
+    long_path[ONIC_CONFIG_PATH_MAX] = '\0';
+    CHECK(onic_config_parse(trace, long_path, path, err, sizeof(err)) == ONIC_OK);
+    CHECK(strcmp(path, long_path) == 0);
+    long_path[ONIC_CONFIG_PATH_MAX] = 'd';
+    long_path[ONIC_CONFIG_PATH_MAX + 1] = '\0';
+    CHECK(onic_config_parse(trace, long_path, path, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
+    CHECK(strstr(err, "ONIC_TRACE") != NULL && strstr(err, "255") != NULL);
+    CHECK(onic_config_parse(trace, "/tmp/a b", path, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
+    setenv("ONIC_TRACE", "/tmp/x\ty", 1);
+    fprintf(stderr, "(an error about ONIC_TRACE is expected next)\n");
+    CHECK(onic_config_read(&cfg) == ONIC_ERR_INVALID_PARAM);
+    setenv("ONIC_TRACE", "/tmp/traces", 1);
+    CHECK(onic_config_read(&cfg) == ONIC_OK && strcmp(cfg.trace, "/tmp/traces") == 0);
+    unsetenv("ONIC_TRACE");
 }
 
 static void test_config_read(void)
@@ -331,6 +360,7 @@ int main(void)
     test_config_parse();
     test_config_token();
     test_config_string();
+    test_config_path();
     test_config_read();
     test_config_format();
     test_pool();

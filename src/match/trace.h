@@ -1,0 +1,123 @@
+/* Match traces: what a process's queues did, recorded for onic-replay.
+ *
+ * ONIC_TRACE=DIR makes every matcher of a process record its operations in
+ * one file per process, DIR/onic-<job>-r<rank>-p<pid>.trace. The file is a
+ * header (onic_trace_hdr_t, 128 bytes) and then records (onic_trace_rec_t,
+ * 64 bytes). Each queue fills a buffer of ONIC_TRACE_BUF_RECS records and
+ * writes it whole at a place it reserves in the file, so records of one
+ * queue are in file order while different queues' batches interleave; the
+ * buffers are written when full, when the queue is destroyed and at exit.
+ * A killed process's file is readable up to its last complete record: it
+ * lacks only what its queues had not written yet (at most a buffer each).
+ * A record is complete when its op byte is non-zero; readers skip zero
+ * records.
+ *
+ * Entries are named by their address while queued (unique among the live
+ * entries of a queue, reused after), which is what a replay needs to follow
+ * removals and inserts next to an anchor.
+ *
+ * Tracing wraps a traced matcher's ops table: a matcher without a trace
+ * runs the engine's table directly, so tracing off adds nothing to the hot
+ * path. */
+#ifndef ONIC_MATCH_TRACE_H
+#define ONIC_MATCH_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <onic/match.h>
+#include <onic/status.h>
+
+#define ONIC_TRACE_MAGIC      "ONICTRC"   /* 8 bytes with its NUL */
+#define ONIC_TRACE_VERSION    1
+#define ONIC_TRACE_HDR_SIZE   128
+#define ONIC_TRACE_REC_SIZE   64
+#define ONIC_TRACE_BUF_RECS   1024        /* records a queue buffers (64 KiB) */
+
+typedef enum onic_trace_op {
+    ONIC_TRACE_OP_LABEL  = 1,  /* the queue's kind and index: key.bits = index */
+    ONIC_TRACE_OP_APPEND = 2,  /* entry linked at the tail */
+    ONIC_TRACE_OP_INSERT = 3,  /* entry linked at pos next to aux (anchor), or at the head */
+    ONIC_TRACE_OP_MATCH  = 4,  /* lookup that removes what it finds */
+    ONIC_TRACE_OP_PEEK   = 5,  /* lookup that keeps what it finds */
+    ONIC_TRACE_OP_REMOVE = 6,  /* a queued entry unlinked (cancel, unlink) */
+    ONIC_TRACE_OP_MAX    = 6
+} onic_trace_op_t;
+
+/* flags */
+#define ONIC_TRACE_HIT    0x01u  /* a lookup found entry */
+#define ONIC_TRACE_ACCEPT 0x02u  /* a lookup with an accept callback (Portals MD checks) */
+#define ONIC_TRACE_FLAGS  0x03u
+
+/* Queue kinds (onic_matcher_label). */
+#define ONIC_TRACE_QUEUE_KINDS 4
+extern const char *const onic_trace_queue_names[ONIC_TRACE_QUEUE_KINDS];
+
+typedef struct onic_trace_rec {
+    uint8_t     op;        /* onic_trace_op_t; 0: not written */
+    uint8_t     kind;      /* onic_match_queue_t */
+    uint8_t     flags;
+    uint8_t     pos;       /* INSERT: onic_match_pos_t (HEAD, BEFORE, AFTER) */
+    uint32_t    queue;     /* the queue's number in this process, from 1 */
+    uint64_t    time;      /* clock ticks since the file was opened (header: clock, tick_hz) */
+    onic_mkey_t key;       /* APPEND, INSERT: the entry's; lookups: the query's */
+    onic_mkey_t ignore;
+    uint64_t    entry;     /* the entry appended, found or removed; 0 for a miss */
+    uint64_t    aux;       /* lookups: entries inspected; INSERT: the anchor (0: head) */
+} onic_trace_rec_t;
+
+typedef struct onic_trace_hdr {
+    char     magic[8];     /* ONIC_TRACE_MAGIC */
+    uint16_t version;      /* ONIC_TRACE_VERSION */
+    uint16_t hdr_size;     /* ONIC_TRACE_HDR_SIZE */
+    uint16_t rec_size;     /* ONIC_TRACE_REC_SIZE */
+    uint16_t reserved;
+    uint32_t rank;         /* ONIC_RANK */
+    uint32_t size;         /* ONIC_SIZE */
+    uint32_t pid;
+    uint32_t reserved2;
+    uint64_t start_ns;     /* CLOCK_MONOTONIC at open */
+    uint64_t start_unix_ns;  /* CLOCK_REALTIME at open, for people */
+    uint64_t tick_hz;      /* record time ticks per second, as measured by the writer
+                              against CLOCK_MONOTONIC (updated as it writes) */
+    char     clock[8];     /* what record times count: "tsc" or "ns" */
+    char     engine[16];   /* ONIC_MATCH's engine when the file was opened */
+    char     job[48];      /* ONIC_JOBID, "" outside a job */
+} onic_trace_hdr_t;
+
+_Static_assert(sizeof(onic_trace_rec_t) == ONIC_TRACE_REC_SIZE, "a trace record is 64 bytes");
+_Static_assert(sizeof(onic_trace_hdr_t) == ONIC_TRACE_HDR_SIZE, "a trace header is 128 bytes");
+
+/* --- writing (match.c) --- */
+typedef struct onic_matcher onic_matcher_t;
+/* Trace m into the process's file in dir (opened on first use). On any
+ * failure the matcher stays untraced and a warning says why: a trace is
+ * never a reason for a queue to fail. */
+void onic_match_trace_attach(onic_matcher_t *m, const char *dir);
+/* Record m's kind and index (no-op for an untraced matcher). */
+void onic_match_trace_label(onic_matcher_t *m, unsigned kind, uint32_t index);
+
+/* --- reading (trace_read.c) ---
+ * A whole file in memory, checked: onic_trace_read fails (with a message in
+ * err naming the byte offset) on a bad header; records are checked one by
+ * one and the first bad one ends the usable part, its offset and reason
+ * kept in `error` and `error_offset` -- the records before it stay usable.
+ * A partial record at the end (a killed writer, a short copy) is reported
+ * the same way. Zero records (a chunk's unwritten tail) are skipped. */
+typedef struct onic_trace {
+    onic_trace_hdr_t  hdr;
+    onic_trace_rec_t *recs;     /* the complete, valid records, in file order */
+    uint64_t         *offsets;  /* each record's byte offset in the file */
+    size_t            nrecs;
+    size_t            file_size;
+    int               damaged;        /* 1 if something after the header was bad */
+    uint64_t          error_offset;   /* where, when damaged */
+    char              error[160];
+} onic_trace_t;
+
+/* From a buffer (the fuzzer's entry) or a file. */
+onic_status_t onic_trace_parse(const void *buf, size_t len, onic_trace_t *t_p,
+                               char *err, size_t errlen);
+onic_status_t onic_trace_read(const char *path, onic_trace_t *t_p, char *err, size_t errlen);
+void          onic_trace_free(onic_trace_t *t);
+
+#endif

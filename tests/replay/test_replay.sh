@@ -1,0 +1,58 @@
+#!/bin/sh
+# onic-replay from outside, on traces of a real MPI job: ONIC_TRACE=DIR gives
+# one file per rank, onic-replay replays them together (both ranks, every
+# engine finding the live entries), a bad parameter file and a bad queue
+# kind are refused by name, a truncated copy is replayed up to its last
+# record and the damage named by offset, an invalid ONIC_TRACE fails the job.
+#   test_replay.sh ONICRUN MPI_TESTS ONIC_REPLAY
+set -u
+run=$1
+mpi=$2
+replay=$3
+. "$(dirname "$0")/../launcher/check_lib.sh"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+
+ONIC_TRACE=$dir go -n 2 "$mpi" unexpected
+check "the traced job succeeds" [ $rc -eq 0 ]
+check "one trace per rank" [ "$(ls "$dir"/*.trace | wc -l)" -eq 2 ]
+
+"$replay" --depth "$dir" >"$out" 2>&1
+rc=$?
+check "onic-replay succeeds on the job's traces" [ $rc -eq 0 ]
+check "both ranks are replayed" sh -c "grep -q 'rank 0 of 2' '$out' && grep -q 'rank 1 of 2' '$out'"
+check "as one replay of 2 files" grep -q '^2 files' "$out"
+check "the unexpected queue is in the depth histogram" grep -q 'unexpected' "$out"
+check "every model and engine is reported" sh -c "grep -q 'model alpu' '$out' && grep -q 'model pim' '$out' && grep -q 'onic  wide' '$out'"
+
+printf 'bus_ns = 20\nalpu_cells = lots\n' >"$dir/bad.conf"
+"$replay" --params "$dir/bad.conf" "$dir" >"$out" 2>&1
+rc=$?
+check "a bad parameter file is refused" [ $rc -eq 2 ]
+check "naming its line and parameter" grep -q 'bad.conf:2: invalid alpu_cells' "$out"
+"$replay" --queues posted,bogus "$dir" >"$out" 2>&1
+check "an unknown queue kind is refused by name" sh -c "[ $? -eq 2 ] && grep -q 'bogus' '$out'"
+
+f=$(ls "$dir"/*.trace | head -1)
+# The records packed after the header (the chunks' zero tails left out),
+# then cut 10 bytes into a record.
+python_free_pack() {
+    head -c 128 "$1"
+    tail -c +129 "$1" | od -An -v -tx1 -w64 | grep -v '^ 00 ' | xxd -r -p
+}
+if command -v xxd >/dev/null 2>&1; then
+    python_free_pack "$f" >"$dir/packed.bin"
+    size=$(stat -c %s "$dir/packed.bin")
+    head -c $((size - 54)) "$dir/packed.bin" >"$dir/cut.trace.bin"
+    "$replay" --no-measure "$dir/cut.trace.bin" >"$out" 2>&1
+    rc=$?
+    check "a truncated trace is replayed, exit 1" [ $rc -eq 1 ]
+    check "the truncation is named by offset" grep -q "truncated record at offset $((size - 64))" "$out"
+fi
+head -c 100 "$f" >"$dir/short.bin"
+"$replay" "$dir/short.bin" >"$out" 2>&1
+check "a file shorter than a header is refused at offset 0" sh -c "[ $? -eq 1 ] && grep -q 'offset 0' '$out'"
+
+ONIC_TRACE="$dir/a b" go -n 1 "$mpi" setup
+check "an invalid ONIC_TRACE fails the job, named" sh -c "[ $rc -ne 0 ] && grep -q 'ONIC_TRACE' '$out'"
+check_end replay

@@ -1,0 +1,653 @@
+/* Match traces and their replay: random operations traced and replayed
+ * through the list model give exactly the live run's entries-inspected
+ * counts (and the real engines find exactly the live run's entries);
+ * traces of two ranks replay together; a killed writer's file keeps every
+ * finished record; truncated and corrupted traces are reported with their
+ * offsets and never crash the reader; the NIC models' costs on small cases
+ * computed by hand; the parameter file's errors. */
+#include "check.h"
+#include "match/engine.h"
+#include "match/trace.h"
+#include "replay/replay.h"
+#include "base/rand.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char tmpdir[] = "/tmp/onic-test-trace-XXXXXX";
+
+/* Every *.trace in dir, sorted, removed from the directory as read when
+ * consume is set. Returns how many were found (at most max). */
+static int trace_files(char paths[][512], int max)
+{
+    DIR *d = opendir(tmpdir);
+    struct dirent *de;
+    int n = 0;
+
+    if (d == NULL)
+        return 0;
+    while ((de = readdir(d)) != NULL && n < max) {
+        size_t len = strlen(de->d_name);
+        if (len > 6 && strcmp(de->d_name + len - 6, ".trace") == 0)
+            snprintf(paths[n++], 512, "%s/%s", tmpdir, de->d_name);
+    }
+    closedir(d);
+    for (int i = 0; i < n; i++)   /* sorted, so ranks come in order */
+        for (int j = i + 1; j < n; j++)
+            if (strcmp(paths[i], paths[j]) > 0) {
+                char t[512];
+                memcpy(t, paths[i], 512);
+                memcpy(paths[i], paths[j], 512);
+                memcpy(paths[j], t, 512);
+            }
+    return n;
+}
+
+static void clean_dir(void)
+{
+    char paths[16][512];
+    int n = trace_files(paths, 16);
+
+    for (int i = 0; i < n; i++)
+        unlink(paths[i]);
+}
+
+static onic_config_t traced_cfg(unsigned rank)
+{
+    onic_config_t cfg;
+
+    onic_config_defaults(&cfg);
+    snprintf(cfg.trace, sizeof(cfg.trace), "%s", tmpdir);
+    cfg.size = 4;
+    cfg.rank = rank;
+    return cfg;
+}
+
+/* --- round trip --- */
+
+#define RT_MAXQ 256
+
+typedef struct rt_entry {
+    onic_mentry_t *h[2];   /* in the traced matcher and in the untraced list */
+    uintptr_t      id;     /* the cookie: refusals depend on it alone */
+} rt_entry_t;
+
+typedef struct rt_accept {
+    uint64_t salt;
+} rt_accept_t;
+
+/* Refuse about a third of the matching entries, the same way everywhere. */
+static int rt_accept(void *arg, void *cookie)
+{
+    const rt_accept_t *a = arg;
+    return ((uintptr_t)cookie * 0x9e3779b97f4a7c15ull + a->salt) % 3 != 0;
+}
+
+static onic_mkey_t rt_key(onic_rand_t *r, int wild)
+{
+    onic_mkey_t k = {onic_rand_below(r, 6), onic_rand_below(r, 3)};
+    (void)wild;
+    return k;
+}
+
+static onic_mkey_t rt_ignore(onic_rand_t *r)
+{
+    onic_mkey_t i = {0, 0};
+    unsigned w = (unsigned)onic_rand_below(r, 8);
+    if (w == 0)
+        i.bits = UINT64_MAX;
+    if (w == 1)
+        i.id = UINT64_MAX;
+    return i;
+}
+
+/* Runs `ops` random operations on a traced `engine` matcher and an untraced
+ * list beside it; live_inspected[k] is the untraced list's count for the
+ * k-th lookup. Returns the number of lookups. */
+static size_t rt_run(const char *engine, uint64_t seed, size_t ops, uint64_t *live_inspected,
+                     uint64_t *traced_inspected)
+{
+    onic_config_t cfg = traced_cfg(0), plain;
+    onic_matcher_t *m[2];
+    rt_entry_t q[RT_MAXQ];
+    size_t n = 0, lookups = 0;
+    uintptr_t next_id = 1;
+    onic_rand_t r;
+
+    onic_config_defaults(&plain);
+    onic_rand_seed(&r, seed);
+    CHECK(onic_matcher_create_cfg(engine, &cfg, &m[0]) == ONIC_OK);
+    CHECK(onic_matcher_create_cfg("list", &plain, &m[1]) == ONIC_OK);
+    /* Traced or not, the engine is the same; untraced, its table is the
+     * engine's own: nothing stands between the front end and the engine. */
+    CHECK(strcmp(onic_matcher_engine(m[0]), engine) == 0);
+    CHECK(m[1]->ops == &onic_match_list_ops);
+    CHECK(m[0]->ops != onic_match_ops_find(engine));
+    onic_matcher_label(m[0], ONIC_MATCH_QUEUE_POSTED, 7);
+    for (size_t op = 0; op < ops; op++) {
+        unsigned what = (unsigned)onic_rand_below(&r, 100);
+        onic_mkey_t key = rt_key(&r, 0), ign = rt_ignore(&r);
+        if (n < RT_MAXQ && (what < 40 || n == 0)) {
+            /* append, or insert at the head, before or after an entry */
+            onic_match_pos_t pos = ONIC_MATCH_TAIL;
+            size_t at = n > 0 ? onic_rand_below(&r, n) : 0;
+            if (what >= 30)
+                pos = n == 0 ? ONIC_MATCH_HEAD : (onic_match_pos_t)(1 + onic_rand_below(&r, 3));
+            rt_entry_t e = {{NULL, NULL}, next_id++};
+            for (int i = 0; i < 2; i++)
+                REQUIRE(onic_matcher_insert(m[i], key, ign, (void *)e.id, pos,
+                                            n > 0 ? q[at].h[i] : NULL, &e.h[i]) == ONIC_OK);
+            size_t place = pos == ONIC_MATCH_TAIL ? n : pos == ONIC_MATCH_HEAD ? 0 :
+                           pos == ONIC_MATCH_BEFORE ? at : at + 1;
+            memmove(&q[place + 1], &q[place], (n - place) * sizeof(q[0]));
+            q[place] = e;
+            n++;
+        } else if (what < 85) {
+            /* match, peek, or find with refusals, removing or not */
+            int remove = what < 70, accept = what >= 60;
+            rt_accept_t a = {seed + op};
+            void *c[2];
+            for (int i = 0; i < 2; i++) {
+                onic_match_stats_t before, after;
+                onic_matcher_stats(m[i], &before);
+                c[i] = onic_matcher_find(m[i], key, ign, accept ? rt_accept : NULL, &a, remove);
+                onic_matcher_stats(m[i], &after);
+                if (i == 1)
+                    live_inspected[lookups] = after.inspected - before.inspected;
+                else
+                    traced_inspected[lookups] = after.inspected - before.inspected;
+            }
+            REQUIRE(c[0] == c[1]);
+            lookups++;
+            if (remove && c[0] != NULL) {
+                for (size_t k = 0; k < n; k++)
+                    if (q[k].id == (uintptr_t)c[0]) {
+                        memmove(&q[k], &q[k + 1], (n - k - 1) * sizeof(q[0]));
+                        n--;
+                        break;
+                    }
+            }
+        } else if (n > 0) {
+            size_t k = onic_rand_below(&r, n);
+            for (int i = 0; i < 2; i++)
+                REQUIRE(onic_matcher_remove(m[i], q[k].h[i]) == ONIC_OK);
+            memmove(&q[k], &q[k + 1], (n - k - 1) * sizeof(q[0]));
+            n--;
+        }
+    }
+    onic_matcher_destroy(m[0]);
+    onic_matcher_destroy(m[1]);
+    return lookups;
+}
+
+static void test_round_trip(const char *engine, uint64_t seed, size_t ops)
+{
+    uint64_t *live = calloc(ops, sizeof(*live)), *traced = calloc(ops, sizeof(*traced));
+    uint64_t *model;
+    char paths[4][512], err[256];
+    onic_trace_t t;
+    replay_opts_t opts;
+    replay_result_t *res = replay_result_new();
+    size_t lookups, k = 0, checked = 0;
+
+    clean_dir();
+    lookups = rt_run(engine, seed, ops, live, traced);
+    CHECK(trace_files(paths, 4) == 1);
+    CHECK(onic_trace_read(paths[0], &t, err, sizeof(err)) == ONIC_OK);
+    CHECK(!t.damaged);
+    CHECK_EQ(t.hdr.rank, 0);
+    CHECK(strcmp(t.hdr.clock, "tsc") == 0 || strcmp(t.hdr.clock, "ns") == 0);
+    CHECK(t.hdr.tick_hz > 0);
+    for (size_t i = 1; i < t.nrecs; i++)   /* one queue: its records in time order */
+        REQUIRE(t.recs[i].time >= t.recs[i - 1].time);
+    CHECK(t.recs[0].op == ONIC_TRACE_OP_LABEL && t.recs[1].op == ONIC_TRACE_OP_LABEL);
+    CHECK_EQ(t.recs[1].key.bits, 7);
+    CHECK_EQ(t.recs[1].kind, ONIC_MATCH_QUEUE_POSTED);
+    model = calloc(t.nrecs, sizeof(*model));
+    memset(&opts, 0, sizeof(opts));
+    replay_params_defaults(&opts.params);
+    opts.measure = 1;   /* every engine must find the live run's entry */
+    CHECK(replay_trace(&t, &opts, res, model) == 0);
+    if (res->inconsistent)
+        fprintf(stderr, "%s\n", res->error);
+    CHECK(!res->inconsistent);
+    for (size_t i = 0; i < t.nrecs; i++) {
+        unsigned op = t.recs[i].op;
+        if (op != ONIC_TRACE_OP_MATCH && op != ONIC_TRACE_OP_PEEK) {
+            REQUIRE(model[i] == UINT64_MAX);
+            continue;
+        }
+        /* The list model equals what a live list inspected, and the trace
+         * carries what the traced engine itself inspected. */
+        REQUIRE(k < lookups);
+        if (k < lookups) {
+            REQUIRE(model[i] == live[k]);
+            REQUIRE(t.recs[i].aux == traced[k]);
+            if (strcmp(engine, "list") == 0)
+                REQUIRE(t.recs[i].aux == live[k]);
+            checked++;
+        }
+        k++;
+    }
+    CHECK_EQ(k, lookups);
+    CHECK_EQ(checked, lookups);
+    CHECK(lookups > ops / 4);
+    for (int e = 0; e < REPLAY_ENGINES; e++)
+        CHECK_EQ(res->engine[e].lookups, lookups);
+    free(model);
+    free(live);
+    free(traced);
+    onic_trace_free(&t);
+    replay_result_free(res);
+}
+
+/* --- several ranks --- */
+
+static void rank_child(unsigned rank, size_t appends, int kill_self)
+{
+    onic_config_t cfg = traced_cfg(rank);
+    onic_matcher_t *m;
+    onic_mkey_t k = {0, rank}, none = {0, 0};
+
+    if (onic_matcher_create_cfg("hash", &cfg, &m) != ONIC_OK)
+        _exit(3);
+    onic_matcher_label(m, ONIC_MATCH_QUEUE_UNEXPECTED, rank);
+    for (size_t i = 0; i < appends; i++) {
+        k.bits = i;
+        if (onic_matcher_append(m, k, none, NULL, NULL) != ONIC_OK)
+            _exit(4);
+    }
+    for (size_t i = 0; i < appends / 2; i++) {
+        k.bits = i;
+        if (onic_matcher_match(m, k, none) != NULL) /* cookies are NULL: a hit returns NULL */
+            _exit(5);
+    }
+    if (kill_self == 1)
+        raise(SIGKILL);   /* no destroy, no exit handlers: what is on file stays */
+    if (kill_self == 2)
+        exit(0);          /* no destroy, but exit handlers */
+    onic_matcher_destroy(m);
+    _exit(0);
+}
+
+static int run_child(unsigned rank, size_t appends, int kill_self)
+{
+    int st;
+    pid_t pid = fork();
+
+    if (pid == 0)
+        rank_child(rank, appends, kill_self);
+    if (pid < 0 || waitpid(pid, &st, 0) != pid)
+        return -1;
+    return st;
+}
+
+static void test_ranks_merge(void)
+{
+    char paths[4][512], err[256];
+    replay_opts_t opts;
+    replay_result_t *res = replay_result_new();
+    uint64_t lookups = 0;
+
+    clean_dir();
+    CHECK(run_child(0, 300, 0) == 0);
+    CHECK(run_child(1, 500, 0) == 0);
+    CHECK(trace_files(paths, 4) == 2);
+    memset(&opts, 0, sizeof(opts));
+    replay_params_defaults(&opts.params);
+    for (int f = 0; f < 2; f++) {
+        onic_trace_t t;
+        CHECK(onic_trace_read(paths[f], &t, err, sizeof(err)) == ONIC_OK);
+        CHECK(!t.damaged);
+        CHECK(t.hdr.rank == 0 || t.hdr.rank == 1);
+        CHECK(strcmp(t.hdr.engine, "hash") == 0);
+        /* two labels, the appends, the matches */
+        CHECK_EQ(t.nrecs, 2 + (t.hdr.rank == 0 ? 450 : 750));
+        CHECK(replay_trace(&t, &opts, res, NULL) == 0);
+        lookups += t.hdr.rank == 0 ? 150 : 250;
+        onic_trace_free(&t);
+    }
+    CHECK_EQ(res->files, 2);
+    CHECK_EQ(res->queues, 2);
+    CHECK_EQ(res->model[REPLAY_MODEL_LIST].lookups, lookups);
+    CHECK_EQ(res->model[REPLAY_MODEL_LIST].hits, lookups);
+    /* Each match finds the oldest entry: one entry inspected each. */
+    CHECK_EQ(res->model[REPLAY_MODEL_LIST].inspected, lookups);
+    /* Lookups by depth: rank 0's first at 300, rank 1's first at 500 and
+     * its 201st at 300; rank 0's last at 151. */
+    CHECK_EQ(res->depth[ONIC_MATCH_QUEUE_UNEXPECTED][300], 2);
+    CHECK_EQ(res->depth[ONIC_MATCH_QUEUE_UNEXPECTED][500], 1);
+    CHECK_EQ(res->depth[ONIC_MATCH_QUEUE_UNEXPECTED][151], 1);
+    CHECK_EQ(res->depth[ONIC_MATCH_QUEUE_UNEXPECTED][150], 0);
+    CHECK(!res->inconsistent);
+    replay_result_free(res);
+}
+
+/* A process killed without closing anything leaves a readable file with
+ * every buffer it wrote (its queue's last partial buffer is lost), and one
+ * that exits without destroying its queues leaves every record. */
+static void test_killed_writer(void)
+{
+    char paths[4][512], err[256];
+    replay_opts_t opts;
+    onic_trace_t t;
+    int st;
+
+    memset(&opts, 0, sizeof(opts));
+    replay_params_defaults(&opts.params);
+    opts.measure = 1;
+    clean_dir();
+    st = run_child(2, 5000, 1);
+    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    CHECK(trace_files(paths, 4) == 1);
+    CHECK(onic_trace_read(paths[0], &t, err, sizeof(err)) == ONIC_OK);
+    CHECK(!t.damaged);
+    CHECK_EQ(t.nrecs, (2 + 5000 + 2500) / ONIC_TRACE_BUF_RECS * ONIC_TRACE_BUF_RECS);
+    replay_result_t *res = replay_result_new();
+    CHECK(replay_trace(&t, &opts, res, NULL) == 0 && !res->inconsistent);
+    replay_result_free(res);
+    onic_trace_free(&t);
+
+    clean_dir();
+    st = run_child(2, 5000, 2);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    CHECK(trace_files(paths, 4) == 1);
+    CHECK(onic_trace_read(paths[0], &t, err, sizeof(err)) == ONIC_OK);
+    CHECK(!t.damaged);
+    CHECK_EQ(t.nrecs, 2 + 5000 + 2500);
+    CHECK_EQ(t.recs[t.nrecs - 1].op, ONIC_TRACE_OP_MATCH);
+    onic_trace_free(&t);
+}
+
+/* --- damaged traces --- */
+
+static unsigned char *file_load(const char *path, size_t *len_p)
+{
+    struct stat st;
+    unsigned char *buf;
+    int fd = open(path, O_RDONLY);
+
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    buf = malloc((size_t)st.st_size);
+    if (buf != NULL && read(fd, buf, (size_t)st.st_size) != st.st_size) {
+        free(buf);
+        buf = NULL;
+    }
+    close(fd);
+    *len_p = (size_t)st.st_size;
+    return buf;
+}
+
+/* The file as the records alone, packed after the header, as a reader
+ * would see a trace copied without its zero padding. */
+static size_t pack(const unsigned char *file, size_t len, unsigned char *out)
+{
+    size_t n = ONIC_TRACE_HDR_SIZE;
+
+    memcpy(out, file, ONIC_TRACE_HDR_SIZE);
+    for (size_t off = ONIC_TRACE_HDR_SIZE; off + ONIC_TRACE_REC_SIZE <= len;
+         off += ONIC_TRACE_REC_SIZE)
+        if (file[off] != 0) {
+            memcpy(out + n, file + off, ONIC_TRACE_REC_SIZE);
+            n += ONIC_TRACE_REC_SIZE;
+        }
+    return n;
+}
+
+static void test_damaged(void)
+{
+    char paths[4][512], err[256];
+    unsigned char *file, *buf, *mut;
+    size_t len, plen;
+    replay_opts_t opts;
+    onic_rand_t r;
+
+    clean_dir();
+    CHECK(run_child(3, 40, 0) == 0);
+    CHECK(trace_files(paths, 4) == 1);
+    file = file_load(paths[0], &len);
+    CHECK(file != NULL);
+    if (file == NULL)
+        return;
+    buf = malloc(len);
+    mut = malloc(len);
+    plen = pack(file, len, buf);
+    CHECK_EQ(plen, ONIC_TRACE_HDR_SIZE + 62 * ONIC_TRACE_REC_SIZE);
+    memset(&opts, 0, sizeof(opts));
+    replay_params_defaults(&opts.params);
+    opts.measure = 1;
+
+    /* Every truncation: a short header fails at offset 0; otherwise the
+     * complete records are kept and a partial one is named by its offset. */
+    for (size_t cut = 0; cut <= plen; cut++) {
+        onic_trace_t t;
+        onic_status_t s = onic_trace_parse(buf, cut, &t, err, sizeof(err));
+        if (cut < ONIC_TRACE_HDR_SIZE) {
+            REQUIRE(s == ONIC_ERR_TRUNCATED && strstr(err, "offset 0") != NULL);
+            continue;
+        }
+        REQUIRE(s == ONIC_OK);
+        if (s != ONIC_OK)
+            continue;
+        size_t whole = (cut - ONIC_TRACE_HDR_SIZE) / ONIC_TRACE_REC_SIZE;
+        REQUIRE(t.nrecs == whole);
+        REQUIRE(t.damaged == ((cut - ONIC_TRACE_HDR_SIZE) % ONIC_TRACE_REC_SIZE != 0));
+        if (t.damaged) {
+            char want[64];
+            snprintf(want, sizeof(want), "offset %zu", ONIC_TRACE_HDR_SIZE +
+                     whole * ONIC_TRACE_REC_SIZE);
+            REQUIRE(strstr(t.error, want) != NULL);
+            REQUIRE(t.error_offset == ONIC_TRACE_HDR_SIZE + whole * ONIC_TRACE_REC_SIZE);
+        }
+        replay_result_t *res = replay_result_new();
+        REQUIRE(replay_trace(&t, &opts, res, NULL) == 0 && !res->inconsistent);
+        replay_result_free(res);
+        onic_trace_free(&t);
+    }
+    /* A record begun but not finished (op byte 0) is skipped, and the
+     * bad fields of a record stop the reading there, named. */
+    {
+        onic_trace_t t;
+        memcpy(mut, buf, plen);
+        mut[ONIC_TRACE_HDR_SIZE + 10 * ONIC_TRACE_REC_SIZE] = 0;
+        CHECK(onic_trace_parse(mut, plen, &t, err, sizeof(err)) == ONIC_OK);
+        CHECK(!t.damaged && t.nrecs == 61);
+        onic_trace_free(&t);
+        memcpy(mut, buf, plen);
+        mut[ONIC_TRACE_HDR_SIZE + 20 * ONIC_TRACE_REC_SIZE] = 99;
+        CHECK(onic_trace_parse(mut, plen, &t, err, sizeof(err)) == ONIC_OK);
+        CHECK(t.damaged && t.nrecs == 20 && strstr(t.error, "unknown operation") != NULL);
+        CHECK_EQ(t.error_offset, ONIC_TRACE_HDR_SIZE + 20 * ONIC_TRACE_REC_SIZE);
+        onic_trace_free(&t);
+        memcpy(mut, buf, plen);
+        mut[8] = 9;   /* version */
+        CHECK(onic_trace_parse(mut, plen, &t, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
+        CHECK(strstr(err, "version 9 at offset 8") != NULL);
+        mut[0] = 'X';
+        CHECK(onic_trace_parse(mut, plen, &t, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
+        CHECK(strstr(err, "bad magic at offset 0") != NULL);
+    }
+    /* A removal of an entry never appended: the replay says where. */
+    {
+        onic_trace_t t;
+        memcpy(mut, buf, plen);
+        /* record 2 is the first append: make it name another entry */
+        mut[ONIC_TRACE_HDR_SIZE + 2 * ONIC_TRACE_REC_SIZE + 48] ^= 0x40;
+        CHECK(onic_trace_parse(mut, plen, &t, err, sizeof(err)) == ONIC_OK && !t.damaged);
+        replay_result_t *res = replay_result_new();
+        CHECK(replay_trace(&t, &opts, res, NULL) != 0 && res->inconsistent);
+        CHECK(strstr(res->error, "offset") != NULL);
+        replay_result_free(res);
+        onic_trace_free(&t);
+    }
+    /* Random damage: a few bytes changed anywhere, never a crash (ASan and
+     * UBSan builds run this too); whatever the reader accepts, replays. */
+    onic_rand_seed(&r, 20);
+    for (int it = 0; it < 20000; it++) {
+        onic_trace_t t;
+        size_t n = 1 + onic_rand_below(&r, 8), cut = plen - onic_rand_below(&r, 3) * 7;
+        memcpy(mut, buf, plen);
+        for (size_t j = 0; j < n; j++)
+            mut[onic_rand_below(&r, plen)] = (unsigned char)onic_rand_below(&r, 256);
+        if (onic_trace_parse(mut, cut, &t, err, sizeof(err)) != ONIC_OK) {
+            REQUIRE(strstr(err, "offset") != NULL);
+            continue;
+        }
+        if (t.damaged)
+            REQUIRE(strstr(t.error, "offset") != NULL);
+        replay_result_t *res = replay_result_new();
+        (void)replay_trace(&t, &opts, res, NULL);
+        if (res->inconsistent)
+            REQUIRE(strstr(res->error, "offset") != NULL);
+        replay_result_free(res);
+        onic_trace_free(&t);
+    }
+    free(file);
+    free(buf);
+    free(mut);
+}
+
+/* --- the models on cases computed by hand --- */
+
+static replay_cost_t cost(replay_model_id_t mo, const replay_params_t *p, replay_mstate_t *st,
+                          unsigned op, unsigned flags, size_t len, size_t pos)
+{
+    replay_op_t o = {op, flags, len, pos};
+    return replay_model_cost(mo, p, st, &o);
+}
+
+#define NEAR(_a, _b) (((_a) - (_b)) < 1e-9 && ((_b) - (_a)) < 1e-9)
+
+static void test_models(void)
+{
+    replay_params_t p;
+    replay_mstate_t st = {0};
+    replay_cost_t c;
+    const unsigned HIT = ONIC_TRACE_HIT, M = ONIC_TRACE_OP_MATCH, A = ONIC_TRACE_OP_APPEND;
+
+    replay_params_defaults(&p);
+    p.alpu_cells = 4;
+    p.alpu_threshold = 2;
+    /* The NIC processor: 20 ns bus + 10 entries x 7.5 cycles at 500 MHz. */
+    c = cost(REPLAY_MODEL_NIC, &p, &st, M, HIT, 10, 9);
+    CHECK(NEAR(c.ns, 170.0) && c.inspected == 10);
+    /* 512 entries of 128 bytes in 32 KB: half out of cache, so 7.5 + 0.5 x
+     * 24.5 cycles = 39.5 ns an entry; a miss walks all of them. */
+    c = cost(REPLAY_MODEL_NIC, &p, &st, M, 0, 512, 512);
+    CHECK(NEAR(c.ns, 20.0 + 512 * 39.5) && c.inspected == 512);
+    /* The list model: entries inspected only. */
+    c = cost(REPLAY_MODEL_LIST, &p, &st, ONIC_TRACE_OP_PEEK, HIT, 10, 3);
+    CHECK(c.ns == 0 && c.inspected == 4);
+
+    /* ALPU, at or below the threshold: the processor alone. */
+    c = cost(REPLAY_MODEL_ALPU, &p, &st, M, HIT, 2, 1);
+    CHECK(NEAR(c.ns, 20.0 + 2 * 15.0) && c.side_ns == 0 && st.loaded == 0);
+    /* An insert burst: 6 entries queued, the next lookup's loop first loads
+     * the 4 cells: START INSERT + START ACKNOWLEDGE + STOP INSERT over the
+     * bus, and 4 INSERTs, each a bus write (20 ns > 2 cycles at 500 MHz). */
+    c = cost(REPLAY_MODEL_ALPU, &p, &st, A, 0, 5, 5);
+    CHECK(NEAR(c.ns, 20.0 + 40.0) && st.loaded == 0);
+    c = cost(REPLAY_MODEL_ALPU, &p, &st, M, HIT, 6, 3);
+    CHECK(NEAR(c.side_ns, 3 * 20.0 + 4 * 20.0));
+    /* ...a match on the full unit: the result read over the bus, 7 cycles
+     * of the unit at 500 MHz, 23 of the processor's: 80 ns, nothing walked;
+     * the cell is deleted. */
+    CHECK(NEAR(c.ns, 20.0 + 14.0 + 46.0) && c.inspected == 0);
+    CHECK_EQ(st.loaded, 3);
+    /* Overflow to the list: 5 queued, 3 in the unit, a match at position 4
+     * fails in the unit (its 3 cells and the refill of one more first: the
+     * loop loads entry 3, so 4 in cells) and walks the 1 entry behind. */
+    c = cost(REPLAY_MODEL_ALPU, &p, &st, M, HIT, 5, 4);
+    CHECK(NEAR(c.side_ns, 3 * 20.0 + 20.0) && st.loaded == 4);
+    CHECK(NEAR(c.ns, 80.0 + 15.0) && c.inspected == 1);
+    /* A miss with 6 queued, 4 in cells: 2 walked in software. */
+    c = cost(REPLAY_MODEL_ALPU, &p, &st, M, 0, 6, 6);
+    CHECK(NEAR(c.ns, 80.0 + 30.0) && c.inspected == 2 && c.side_ns == 0);
+    /* An insert at the head cuts the unit's prefix: it only adds behind. */
+    c = cost(REPLAY_MODEL_ALPU, &p, &st, ONIC_TRACE_OP_INSERT, 0, 6, 0);
+    CHECK_EQ(st.loaded, 0);
+    /* A cancel of a loaded entry frees its cell. */
+    st.loaded = 3;
+    c = cost(REPLAY_MODEL_ALPU, &p, &st, ONIC_TRACE_OP_REMOVE, 0, 7, 1);
+    CHECK_EQ(st.loaded, 2);
+
+    /* PIM: blocks of 16, 3 wide loads of 31 cycles + 6 cycles each, 2 ns a
+     * cycle, after the 20 ns bus: 1 block for the first entry, 2 for the
+     * 17th. */
+    c = cost(REPLAY_MODEL_PIM, &p, &st, M, HIT, 40, 0);
+    CHECK(NEAR(c.ns, 20.0 + 99 * 2.0));
+    c = cost(REPLAY_MODEL_PIM, &p, &st, M, HIT, 40, 16);
+    CHECK(NEAR(c.ns, 20.0 + 2 * 99 * 2.0) && c.inspected == 17);
+}
+
+static void test_params_file(void)
+{
+    char path[600], err[256];
+    replay_params_t p;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/nic.conf", tmpdir);
+    replay_params_defaults(&p);
+    f = fopen(path, "w");
+    fprintf(f, "# a comment\n\nalpu_cells = 128   # the small unit\n  bus_ns=25\n");
+    fclose(f);
+    CHECK(replay_params_load(path, &p, err, sizeof(err)) == 0);
+    CHECK(p.alpu_cells == 128 && p.bus_ns == 25 && p.nic_mhz == 500);
+    f = fopen(path, "w");
+    fprintf(f, "bus_ns = 10\nbogus = 1\n");
+    fclose(f);
+    CHECK(replay_params_load(path, &p, err, sizeof(err)) != 0);
+    CHECK(strstr(err, ":2:") != NULL && strstr(err, "bogus") != NULL && p.bus_ns == 25);
+    f = fopen(path, "w");
+    fprintf(f, "nic_mhz = -5\n");
+    fclose(f);
+    CHECK(replay_params_load(path, &p, err, sizeof(err)) != 0);
+    CHECK(strstr(err, ":1:") != NULL && strstr(err, "nic_mhz") != NULL);
+    f = fopen(path, "w");
+    fprintf(f, "alpu_block = 512\n");
+    fclose(f);
+    CHECK(replay_params_load(path, &p, err, sizeof(err)) != 0);
+    CHECK(strstr(err, "alpu_block") != NULL);
+    unlink(path);
+    /* The documented file is the built-in defaults, value for value. */
+    replay_params_t dflt, file;
+    replay_params_defaults(&dflt);
+    replay_params_defaults(&file);
+    memset(&file, 0xff, sizeof(file));
+    CHECK(replay_params_load(ONIC_NIC_CONF, &file, err, sizeof(err)) == 0);
+    CHECK(memcmp(&dflt, &file, sizeof(file)) == 0);
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 2026;
+
+    if (mkdtemp(tmpdir) == NULL) {
+        perror("mkdtemp");
+        return 1;
+    }
+    printf("trace: seed %llu (test_trace %llu replays it)\n", (unsigned long long)seed,
+           (unsigned long long)seed);
+    test_round_trip("list", seed, 20000);
+    test_round_trip("hash", seed + 1, 20000);
+    test_round_trip("alpu", seed + 2, 10000);
+    test_round_trip("wide", seed + 3, 10000);
+    test_ranks_merge();
+    test_killed_writer();
+    test_damaged();
+    test_models();
+    test_params_file();
+    clean_dir();
+    rmdir(tmpdir);
+    return check_summary("trace");
+}
