@@ -243,13 +243,14 @@ static onic_mentry_t *trace_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t
 }
 
 static onic_mentry_t *trace_find_accept(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
-                                        onic_match_accept_t accept, void *arg, int remove)
+                                        onic_match_accept_t accept, void *arg, int *remove)
 {
     match_tracer_t *t = trace_of(m);
     uint64_t before = m->stats.inspected;
     onic_mentry_t *e = t->real->find_accept(m, key, ignore, accept, arg, remove);
 
-    trace_put(t, remove ? ONIC_TRACE_OP_MATCH : ONIC_TRACE_OP_PEEK,
+    /* *remove: also when accept took the entry as its last use. */
+    trace_put(t, *remove ? ONIC_TRACE_OP_MATCH : ONIC_TRACE_OP_PEEK,
               ONIC_TRACE_ACCEPT | (e != NULL ? ONIC_TRACE_HIT : 0), 0, key, ignore, e,
               m->stats.inspected - before);
     return e;
