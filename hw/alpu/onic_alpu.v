@@ -1,0 +1,395 @@
+// onic_alpu: paper 000's associative list processing unit as synthesizable
+// Verilog, answering exactly as onic's software unit (src/match/alpu_unit.c).
+//
+// Cells are kept oldest first: cell 0 has the highest priority. Every cell
+// loads from its younger neighbour when enabled (the youngest loads the
+// INSERT data), so data only ever moves one way and a cell needs no data
+// mux: a flip-flop with a clock enable per bit, as in the paper.
+//   delete  cells at and after the oldest hit load from their neighbour
+//           (the paper's compaction: no hole is left where the cell was);
+//   insert  the new entry enters at the youngest cell and every cell at or
+//           after the oldest empty one moves one place toward the oldest
+//           end ("space available" taken exactly), so one insert per cycle.
+// Valid cells are therefore always in age order; empty cells between them
+// change no answer, which is also why the C unit may leave holes.
+//
+// Pipeline of a match (accept at edge 0):
+//   edge 0  the request is registered once per block (fan-out)
+//   edge 1  a hit bit per cell (compare, valid ANDed in)
+//   edge 2  per block: any hit and the tag of its oldest hit
+//   edge 3  across blocks: the result is written to the result FIFO; each
+//           block registers whether an older block hit (delete fan-out)
+//   edge 4  delete: cells at and after the oldest hit shift
+// The next request is fanned out at edge 4 while the delete happens (a
+// match every 4 cycles), or at edge 3 when nothing is deleted (miss or
+// probe). Commands are taken only with the pipeline empty, one per cycle.
+//
+// LAYOUT 0: a mask bit per match bit in every cell (posted receives, the
+//           paper's table IV); the request's mask is ignored.
+// LAYOUT 1: the mask comes with the request (unexpected messages, table V);
+//           INSERT's mask is ignored.
+// LAYOUT 2: both (onic's symmetric predicate, what the C unit computes).
+module onic_alpu #(
+    parameter CELLS     = 256,
+    parameter BLOCK     = 16,
+    parameter MATCH_W   = 42,
+    parameter TAG_W     = 16,
+    parameter LAYOUT    = 0,
+    parameter RES_DEPTH = 4,
+    // derived, not to be set
+    parameter CNT_W     = $clog2(CELLS + 1),
+    parameter DATA_W    = TAG_W > CNT_W ? TAG_W : CNT_W
+) (
+    input  wire               clk,
+    input  wire               rst,
+    // commands: 1 START_INSERT, 2 INSERT, 3 STOP_INSERT, 4 RESET
+    input  wire               cmd_valid,
+    output wire               cmd_ready,
+    input  wire [2:0]         cmd_type,
+    input  wire [MATCH_W-1:0] cmd_key,
+    input  wire [MATCH_W-1:0] cmd_mask,
+    input  wire [TAG_W-1:0]   cmd_tag,
+    // match requests
+    input  wire               req_valid,
+    output wire               req_ready,
+    input  wire [MATCH_W-1:0] req_key,
+    /* verilator lint_off UNUSEDSIGNAL */ // unused in LAYOUT 0
+    input  wire [MATCH_W-1:0] req_mask,
+    /* verilator lint_on UNUSEDSIGNAL */
+    input  wire               req_probe,
+    // results: 1 START_ACKNOWLEDGE (data: free cells), 2 MATCH_SUCCESS
+    // (data: tag), 3 MATCH_FAILURE
+    output wire               res_valid,
+    input  wire               res_ready,
+    output wire [1:0]         res_type,
+    output wire [DATA_W-1:0]  res_data,
+    // observation
+    output reg  [CNT_W-1:0]   count,
+    output reg                insert_mode,
+    output reg                held,
+    output wire               idle       // no match in flight
+);
+    localparam NBLK     = CELLS / BLOCK;
+    localparam CELL_MSK = LAYOUT != 1;
+    localparam REQ_MSK  = LAYOUT != 0;
+    localparam RQ_W     = REQ_MSK ? 2 * MATCH_W : MATCH_W;
+    localparam RES_W    = 2 + DATA_W;
+    localparam RCNT_W   = $clog2(RES_DEPTH + 1);
+
+    localparam CMD_START  = 3'd1, CMD_INSERT = 3'd2, CMD_STOP = 3'd3, CMD_RESET = 3'd4;
+    localparam RES_ACK    = 2'd1, RES_HIT = 2'd2, RES_MISS = 2'd3;
+
+    // ---- cells, with one extra slot on top: the INSERT data ----
+    reg  [CELLS*MATCH_W-1:0] ckey;
+    reg  [CELLS*MATCH_W-1:0] cmsk;
+    reg  [CELLS*TAG_W-1:0]   ctag;
+    reg  [CELLS-1:0]         cv;
+    wire [(CELLS+1)*MATCH_W-1:0] key_chain = {cmd_key, ckey};
+    wire [(CELLS+1)*MATCH_W-1:0] msk_chain = {cmd_mask, cmsk};
+    wire [(CELLS+1)*TAG_W-1:0]   tag_chain = {cmd_tag, ctag};
+
+    // ---- pipeline state ----
+    // Per-block copies of the request: the paper's first stage. keep stops
+    // synthesis from merging the copies back into one fan-out net.
+    (* keep *) reg [NBLK*RQ_W-1:0] bq;
+    reg [RQ_W-1:0]   rq;        // the request in the pipeline, kept for a hold
+    reg              rq_probe;
+    reg              p0, p1, p2, p3;  // compare, block priority, global, delete
+    reg [CELLS-1:0]  hit;
+    reg [NBLK-1:0]   bany;
+    reg [NBLK*TAG_W-1:0] btag;
+    reg [NBLK-1:0]   del_before;   // per block: an older block hit
+    reg              last_req;     // the last thing taken was a request
+
+    // ---- result FIFO ----
+    reg [RES_W-1:0]  rfifo [0:RES_DEPTH-1];
+    reg [RCNT_W-1:0] rcnt;
+    reg [$clog2(RES_DEPTH)-1:0] rhead, rtail;
+    assign res_valid = rcnt != 0;
+    assign res_type  = rfifo[rhead][RES_W-1:DATA_W];
+    assign res_data  = rfifo[rhead][DATA_W-1:0];
+    wire   res_pop   = res_valid & res_ready;
+
+    // ---- stage 2 and 3 logic ----
+    localparam [CNT_W-1:0] CELLS_C = CELLS[CNT_W-1:0];
+    integer b2, j2;
+    reg [NBLK-1:0]       bany_n;
+    reg [NBLK*TAG_W-1:0] btag_n;
+    always @* begin
+        for (b2 = 0; b2 < NBLK; b2 = b2 + 1) begin
+            bany_n[b2] = 1'b0;
+            btag_n[b2*TAG_W +: TAG_W] = {TAG_W{1'b0}};
+            // youngest first so the oldest hit is the one left standing
+            for (j2 = BLOCK - 1; j2 >= 0; j2 = j2 - 1)
+                if (hit[b2*BLOCK + j2]) begin
+                    bany_n[b2] = 1'b1;
+                    btag_n[b2*TAG_W +: TAG_W] = ctag[(b2*BLOCK + j2)*TAG_W +: TAG_W];
+                end
+        end
+    end
+
+    reg             gany;
+    reg [TAG_W-1:0] gtag;
+    reg [NBLK-1:0]  before_n;
+    integer b3;
+    always @* begin
+        gany = 1'b0;
+        gtag = {TAG_W{1'b0}};
+        for (b3 = NBLK - 1; b3 >= 0; b3 = b3 - 1)
+            if (bany[b3]) begin
+                gany = 1'b1;
+                gtag = btag[b3*TAG_W +: TAG_W];
+            end
+        before_n[0] = 1'b0;
+        for (b3 = 1; b3 < NBLK; b3 = b3 + 1)
+            before_n[b3] = before_n[b3-1] | bany[b3-1];
+    end
+
+    // ---- control ----
+    wire full       = count == CELLS_C;
+    wire pipe_empty = !(p0 | p1 | p2 | p3);
+    assign idle     = pipe_empty;
+    // results still to be written by requests in flight
+    wire [1:0] inflight = {1'b0, p0} + {1'b0, p1} + {1'b0, p2};
+    wire room_req = rcnt + inflight < RES_DEPTH;
+    wire room_one = rcnt < RES_DEPTH;
+    wire p2_hold  = p2 & !gany & insert_mode;
+    wire p2_del   = p2 & gany & !rq_probe;
+
+    // A request may start when nothing but a finishing stage is ahead of it:
+    // with the delete (its cells are read after the shift) or, when nothing
+    // will be deleted or held, with the global priority stage.
+    wire req_slot = !held & room_req & !p0 & !p1 &
+                    (!p2 | (!p2_hold & !p2_del));
+    wire cmd_needs_room = (cmd_type == CMD_START & !insert_mode) |
+                          (cmd_type == CMD_STOP & insert_mode & held);
+    wire cmd_slot = pipe_empty & (!cmd_needs_room | room_one);
+    // One item per cycle; when both wait, they take turns, as the C unit
+    // serves a request and then a command.
+    wire take_cmd = cmd_valid & cmd_slot & (!req_valid | !req_slot | last_req);
+    wire take_req = req_valid & req_slot & !take_cmd & !(cmd_valid & last_req);
+    assign cmd_ready = take_cmd;
+    assign req_ready = take_req;
+
+    wire do_start  = take_cmd & !insert_mode & cmd_type == CMD_START;
+    wire do_reset  = take_cmd & !insert_mode & cmd_type == CMD_RESET;
+    wire do_insert = take_cmd & insert_mode & cmd_type == CMD_INSERT & !full;
+    wire do_stop   = take_cmd & insert_mode & cmd_type == CMD_STOP;
+    wire do_retry  = do_stop & held;
+
+    // ---- cell enables ----
+    // insert: every cell at or after the oldest empty one; computed per
+    // block, then across blocks, so the chain is two short prefixes.
+    reg [CELLS-1:0] en;
+    reg [NBLK-1:0]  hole_before;
+    reg             acc;
+    integer b4, j4;
+    always @* begin
+        hole_before[0] = 1'b0;
+        for (b4 = 1; b4 < NBLK; b4 = b4 + 1)
+            hole_before[b4] = hole_before[b4-1] | !(&cv[(b4-1)*BLOCK +: BLOCK]);
+        for (b4 = 0; b4 < NBLK; b4 = b4 + 1) begin
+            acc = 1'b0;
+            for (j4 = 0; j4 < BLOCK; j4 = j4 + 1) begin
+                if (p3) begin
+                    acc = acc | hit[b4*BLOCK + j4];
+                    en[b4*BLOCK + j4] = acc | del_before[b4];
+                end else begin
+                    acc = acc | !cv[b4*BLOCK + j4];
+                    en[b4*BLOCK + j4] = do_insert & (acc | hole_before[b4]);
+                end
+            end
+        end
+    end
+
+    wire [CELLS:0] v_chain = {do_insert, cv};
+
+    integer i5;
+    always @(posedge clk) begin
+        for (i5 = 0; i5 < CELLS; i5 = i5 + 1)
+            if (en[i5]) begin
+                ckey[i5*MATCH_W +: MATCH_W] <= key_chain[(i5+1)*MATCH_W +: MATCH_W];
+                ctag[i5*TAG_W +: TAG_W]     <= tag_chain[(i5+1)*TAG_W +: TAG_W];
+                cmsk[i5*MATCH_W +: MATCH_W] <= msk_chain[(i5+1)*MATCH_W +: MATCH_W];
+            end
+        if (rst | do_reset)
+            cv <= {CELLS{1'b0}};
+        else
+            for (i5 = 0; i5 < CELLS; i5 = i5 + 1)
+                if (en[i5])
+                    cv[i5] <= v_chain[i5+1];
+    end
+
+    // ---- compare: one hit bit per cell against its block's request copy ----
+    function [0:0] cell_hit(input [MATCH_W-1:0] ck, input [MATCH_W-1:0] cm,
+                           input [RQ_W-1:0] q);
+        reg [MATCH_W-1:0] ign;
+        begin
+            ign = {MATCH_W{1'b0}};
+            if (CELL_MSK) ign = ign | cm;
+            if (REQ_MSK)  ign = ign | q[RQ_W-1 -: MATCH_W];
+            cell_hit = ((ck ^ q[MATCH_W-1:0]) & ~ign) == {MATCH_W{1'b0}};
+        end
+    endfunction
+
+    wire [RQ_W-1:0] req_in;
+    generate
+        if (REQ_MSK) begin : g_req_mask
+            assign req_in = {req_mask, req_key};
+        end else begin : g_req_key
+            assign req_in = req_key;
+        end
+    endgenerate
+    wire [RQ_W-1:0] launch = take_req ? req_in : rq;
+
+    integer i6;
+    always @(posedge clk) begin
+        if (take_req | do_retry)
+            bq <= {NBLK{launch}};
+        if (take_req) begin
+            rq       <= req_in;
+            rq_probe <= req_probe;
+        end
+        if (p0)
+            for (i6 = 0; i6 < CELLS; i6 = i6 + 1)
+                hit[i6] <= cv[i6] & cell_hit(ckey[i6*MATCH_W +: MATCH_W], cmsk[i6*MATCH_W +: MATCH_W],
+                                            bq[(i6 / BLOCK)*RQ_W +: RQ_W]);
+        if (p1) begin
+            bany <= bany_n;
+            btag <= btag_n;
+        end
+        if (p2)
+            del_before <= before_n;
+    end
+
+    // ---- control state, counters and the result FIFO ----
+    wire             push   = do_start | (p2 & !p2_hold);
+    wire [CNT_W-1:0]  free_c = CELLS_C - count;
+    wire [DATA_W-1:0] free_d, tag_d;
+    generate
+        if (DATA_W > CNT_W) begin : g_free_pad
+            assign free_d = {{(DATA_W-CNT_W){1'b0}}, free_c};
+        end else begin : g_free
+            assign free_d = free_c;
+        end
+        if (DATA_W > TAG_W) begin : g_tag_pad
+            assign tag_d = {{(DATA_W-TAG_W){1'b0}}, gtag};
+        end else begin : g_tag
+            assign tag_d = gtag;
+        end
+    endgenerate
+    wire [RES_W-1:0] push_data = do_start ? {RES_ACK, free_d}
+                               : gany     ? {RES_HIT, tag_d}
+                               :            {RES_MISS, {DATA_W{1'b0}}};
+
+    always @(posedge clk) begin
+        if (rst) begin
+            p0 <= 1'b0; p1 <= 1'b0; p2 <= 1'b0; p3 <= 1'b0;
+            insert_mode <= 1'b0;
+            held        <= 1'b0;
+            count       <= {CNT_W{1'b0}};
+            rcnt        <= {RCNT_W{1'b0}};
+            rhead       <= 0;
+            rtail       <= 0;
+            last_req    <= 1'b0;
+        end else begin
+            p0 <= take_req | do_retry;
+            p1 <= p0;
+            p2 <= p1;
+            p3 <= p2_del;
+            if (take_req)
+                last_req <= 1'b1;
+            else if (take_cmd)
+                last_req <= 1'b0;
+            if (do_start)
+                insert_mode <= 1'b1;
+            else if (do_stop)
+                insert_mode <= 1'b0;
+            if (p2_hold)
+                held <= 1'b1;
+            else if (do_retry)
+                held <= 1'b0;
+            if (do_reset)
+                count <= {CNT_W{1'b0}};
+            else if (do_insert)
+                count <= count + 1'b1;
+            else if (p3)
+                count <= count - 1'b1;
+            if (push) begin
+                rfifo[rtail] <= push_data;
+                rtail <= rtail + 1'b1;
+            end
+            if (res_pop)
+                rhead <= rhead + 1'b1;
+            rcnt <= rcnt + {{(RCNT_W-1){1'b0}}, push} - {{(RCNT_W-1){1'b0}}, res_pop};
+        end
+    end
+
+`ifdef FORMAL
+    // Checked by the bounded proof (formal/alpu_formal.v, which numbers its
+    // INSERTs so tags give the age of a cell); no behaviour here.
+    integer f, g;
+    reg [CNT_W-1:0] nvalid;
+    reg             f_found;
+    reg [TAG_W-1:0] f_tag;
+    always @* begin
+        nvalid = 0;
+        f_found = 1'b0;
+        f_tag = 0;
+        for (f = CELLS - 1; f >= 0; f = f - 1) begin
+            nvalid = nvalid + {{(CNT_W-1){1'b0}}, cv[f]};
+            // the specification: the lowest (oldest) valid cell that matches
+            if (cv[f] && cell_hit(ckey[f*MATCH_W +: MATCH_W], cmsk[f*MATCH_W +: MATCH_W], rq)) begin
+                f_found = 1'b1;
+                f_tag = ctag[f*TAG_W +: TAG_W];
+            end
+        end
+    end
+    reg past_ok = 1'b0;
+    reg [TAG_W-1:0] f_del_tag;
+    reg             f_deleted;
+    always @(posedge clk) begin
+        past_ok   <= 1'b1;
+        f_deleted <= p3;
+        if (p2)
+            f_del_tag <= gtag;
+    end
+    always @* if (past_ok && !rst) begin
+        // the result FIFO never overflows or underflows
+        assert(rcnt <= RES_DEPTH);
+        assert(!(push && rcnt == RES_DEPTH && !res_pop));
+        // no MATCH FAILURE between START ACKNOWLEDGE and STOP INSERT
+        assert(!(push && push_data[RES_W-1:DATA_W] == RES_MISS && insert_mode));
+        // the reported cell is the oldest valid matching cell
+        if (p2) begin
+            assert(gany == f_found);
+            if (gany)
+                assert(gtag == f_tag);
+        end
+        // the counter is the number of valid cells
+        assert(nvalid == count);
+        assert(count <= CELLS);
+        // valid cells stay in age order, each once
+        for (f = 0; f < CELLS; f = f + 1)
+            for (g = f + 1; g < CELLS; g = g + 1)
+                if (cv[f] && cv[g])
+                    assert(ctag[f*TAG_W +: TAG_W] < ctag[g*TAG_W +: TAG_W]);
+        // a held request only in insert mode, with nothing in flight
+        assert(!held || (insert_mode && !p1 && !p2 && !p3));
+    end
+    always @(posedge clk) if (past_ok && !rst && !$past(rst)) begin
+        // reset, and RESET, leave every cell empty
+        if ($past(do_reset))
+            assert(cv == 0);
+        // a delete removes exactly the reported cell: one fewer valid cell
+        // and that tag gone (the order check above forbids duplicates)
+        if (f_deleted) begin
+            assert(count + 1'b1 == $past(count));
+            for (f = 0; f < CELLS; f = f + 1)
+                assert(!(cv[f] && ctag[f*TAG_W +: TAG_W] == f_del_tag));
+        end
+    end
+    always @(posedge clk) if (past_ok && $past(rst))
+        assert(cv == 0);
+`endif
+endmodule
