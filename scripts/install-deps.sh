@@ -8,12 +8,16 @@
 #                            them), Open MPI's mpirun and MPICH's
 #                            Hydra as launchers, fi_pingpong and iproute2 for
 #                            the two-host tests, Slurm (srun, slurmctld,
-#                            slurmd) for the two-host test under srun
+#                            slurmd) for the two-host test under srun,
+#                            Verilator, Yosys (with yosys-smtbmc) and z3
+#                            for the RTL ALPU in hw/ (ctest label rtl)
 #   install-deps.sh bench    also what the benchmark suite compares onic with
 #                            and draws its report with (make bench, make demo):
 #                            MPICH's and Open MPI's compilers, matplotlib for
 #                            /usr/bin/python3, valgrind (callgrind and its
-#                            header, for bench/mpi/instr.py)
+#                            header, for bench/mpi/instr.py), nextpnr-ice40
+#                            for the iCE40 row of the RTL synthesis table
+#                            (make -C hw synth)
 #
 # A benchmark package that cannot be installed is not an error: the suite
 # leaves that MPI out (or the plots, or the instruction counts) and its
@@ -33,13 +37,13 @@ apt_install() {
     $SUDO apt-get install -y -q --no-install-recommends "$@"
 }
 
-pkgs="cmake gcc make pkg-config libhwloc-dev libpmix-dev libfabric-dev libfabric-bin
-      openmpi-bin libopenmpi-dev mpich iproute2 slurm-wlm"
+pkgs="cmake gcc g++ make pkg-config libhwloc-dev libpmix-dev libfabric-dev libfabric-bin
+      openmpi-bin libopenmpi-dev mpich iproute2 slurm-wlm verilator yosys z3"
 missing=""
 # Slurm's daemons are in /usr/sbin, not always in a user's PATH.
 PATH=$PATH:/usr/sbin:/sbin
-for tool in cmake gcc make pkg-config mpirun.openmpi mpiexec.hydra fi_pingpong ip \
-            srun slurmctld slurmd; do
+for tool in cmake gcc g++ make pkg-config mpirun.openmpi mpiexec.hydra fi_pingpong ip \
+            srun slurmctld slurmd verilator yosys yosys-smtbmc z3; do
     command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
 done
 if command -v pkg-config >/dev/null 2>&1; then
@@ -66,6 +70,7 @@ command -v mpicc.openmpi >/dev/null 2>&1 && command -v mpirun.openmpi >/dev/null
 /usr/bin/python3 -c "import matplotlib" >/dev/null 2>&1 || bench="$bench python3-matplotlib"
 command -v valgrind >/dev/null 2>&1 && [ -f /usr/include/valgrind/callgrind.h ] ||
     bench="$bench valgrind"
+command -v nextpnr-ice40 >/dev/null 2>&1 || bench="$bench nextpnr-ice40"
 [ -z "$bench" ] && exit 0
 
 echo "install-deps: for the benchmark suite, installing:$bench"
