@@ -20,7 +20,7 @@ mkdir -p "$work"
 # synth_one CELLS BLOCK LAYOUT: one row
 synth_one() {
     log=$work/xc2vp_$1_$2_$3.log
-    yosys -q -l "$log" -p "read_verilog -sv $rtl
+    yosys -q -l "$log" -p "read_verilog -defer -sv $rtl
         chparam -set CELLS $1 -set BLOCK $2 -set MATCH_W 42 -set TAG_W 16 -set LAYOUT $3 onic_alpu
         synth_xilinx -family xc2vp -top onic_alpu -flatten
         tee -o $work/stat_$1_$2_$3.txt stat
@@ -67,7 +67,7 @@ if command -v nextpnr-ice40 >/dev/null 2>&1; then
     for cfg in "1 64 16" "0 64 16" "1 32 16" "0 32 16"; do
         set -- $cfg
         base=$work/ice40_$1_$2_$3
-        yosys -q -l "$base.yosys.log" -p "read_verilog -sv $rtl
+        yosys -q -l "$base.yosys.log" -p "read_verilog -defer -sv $rtl
             chparam -set CELLS $2 -set BLOCK $3 -set MATCH_W 42 -set TAG_W 16 -set LAYOUT $1 onic_alpu
             synth_ice40 -top onic_alpu -json $base.json" >/dev/null
         if nextpnr-ice40 --hx8k --package ct256 --json "$base.json" --pcf-allow-unconstrained \

@@ -10,7 +10,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 cells=${1:-4} block=${2:-2} width=${3:-3} depth=${4:-16}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-yosys -q -p "read_verilog -formal -DFORMAL $here/../onic_alpu.v $here/alpu_formal.v
+yosys -q -p "read_verilog -defer -formal -DFORMAL $here/../onic_alpu.v $here/alpu_formal.v
     chparam -set CELLS $cells -set BLOCK $block -set MATCH_W $width -set TAG_W 6 alpu_formal
     prep -flatten -top alpu_formal
     memory_map
