@@ -1826,6 +1826,42 @@ static void test_own_md_limits(void)
     close_ni();
 }
 
+/* A search that finds nothing and cannot make its entry (max_mes entries
+ * exist) is PTL_NO_SPACE and leaves nothing behind: no entry to match, and
+ * no MD taken from max_mds (Portals: a call that fails changes nothing). */
+static void test_own_md_entry_limit(void)
+{
+    ptl_ni_limits_t want = {.max_mes = 1, .max_mds = 2, .max_eqs = 4, .max_ac_index = 7,
+                            .max_pt_index = 7, .max_me_list = 100};
+    uint8_t buf[8] = {0};
+    ptl_handle_me_t a, c;
+    ptl_handle_md_t x, y;
+    ptl_ovf_header_t hdr;
+    ptl_md_t one = md_desc(buf, 8, 1, PTL_MD_OP_PUT, PTL_EQ_NONE);
+
+    ni = harness_open(0, 8, engine, &want, &nih);
+    REQUIRE(ni != NULL);
+    CHECK_EQ(PtlMEAttach(nih, 1, ME_ANY, 1, 0, PTL_RETAIN, PTL_INS_AFTER, &a), PTL_OK);
+    CHECK_EQ(PtlMEAttachSearch(nih, 1, ME_ANY, 2, 0, PTL_UNLINK, PTL_INS_AFTER, one, PTL_UNLINK,
+                               &c, &x, &hdr), PTL_NO_SPACE);
+    put(1, 1, 2, 1, 'z'); /* no entry: dropped, the buffer untouched */
+    CHECK_EQ(drop_count(), 1);
+    CHECK_EQ(buf[0], 0);
+    /* Both MDs are still there to be made. */
+    CHECK_EQ(PtlMDBind(nih, one, PTL_RETAIN, &x), PTL_OK);
+    CHECK_EQ(PtlMDBind(nih, one, PTL_RETAIN, &y), PTL_OK);
+    CHECK_EQ(PtlMDBind(nih, one, PTL_RETAIN, &x), PTL_NO_SPACE);
+    /* The entry slot is still the one entry's: freed, a search takes it. */
+    CHECK_EQ(PtlMEUnlink(a), PTL_OK);
+    CHECK_EQ(PtlMDUnlink(y), PTL_OK);
+    CHECK_EQ(PtlMEAttachSearch(nih, 1, ME_ANY, 2, 0, PTL_UNLINK, PTL_INS_AFTER, one, PTL_UNLINK,
+                               &c, &x, &hdr), PTL_OK);
+    put(1, 1, 2, 1, 'y');
+    CHECK_EQ(buf[0], 'y');
+    CHECK_EQ(drop_count(), 1);
+    close_ni();
+}
+
 /* The overflow extension: a kept header carries every field right, a
  * truncating overflow MD included; and many unexpected puts are kept and
  * taken in order, round after round, so the kept headers' storage runs
@@ -1984,6 +2020,7 @@ static void test_own_md(void)
     }
     test_own_md_handles();
     test_own_md_limits();
+    test_own_md_entry_limit();
     test_own_md_kept_headers();
 }
 
