@@ -747,6 +747,13 @@ static void test_large(void)
     CHECK(a.flags & ONIC_PTL_FLAG_ACK);
     CHECK_EQ(a.mlength, BIG);
     CHECK(a.cookie == desc.cookie);
+    /* The same DONE from another process than the put's target is forged:
+     * dropped, nothing completes, the key stays registered. */
+    onic_ptl_target_recv(ni, 1, &done.hdr, sizeof(done.hdr), NULL, 0, &out);
+    CHECK(!out.dereg && !out.send);
+    CHECK_EQ(next_event(seq, &ev), PTL_EQ_EMPTY);
+    CHECK_EQ(drops(ONIC_PTL_DROP_MALFORMED), 1);
+    CHECK_EQ(PtlMDUnlink(smd), PTL_MD_IN_USE);
     /* DONE comes home: SEND_END, ACK, the unlink that waited; the key goes. */
     onic_ptl_target_recv(ni, 0, &done.hdr, sizeof(done.hdr), NULL, 0, &out);
     CHECK(out.dereg && out.dereg_key.id == desc.key.id);
@@ -761,7 +768,7 @@ static void test_large(void)
     /* The same DONE again names nothing: a counted drop. */
     onic_ptl_target_recv(ni, 0, &done.hdr, sizeof(done.hdr), NULL, 0, &out);
     CHECK(!out.dereg);
-    CHECK_EQ(drops(ONIC_PTL_DROP_MALFORMED), 1);
+    CHECK_EQ(drops(ONIC_PTL_DROP_MALFORMED), 2);
 
     /* A large put nobody takes still answers DONE, with nothing moved. */
     m = req(ONIC_PTL_OP_PUT, 1, 99, BIG);
@@ -785,7 +792,7 @@ static void test_large(void)
     /* A large put whose payload is not exactly a key is malformed. */
     out = feed(3, &m, small, sizeof(small));
     CHECK(!out.send && !out.rma);
-    CHECK_EQ(drops(ONIC_PTL_DROP_MALFORMED), 2);
+    CHECK_EQ(drops(ONIC_PTL_DROP_MALFORMED), 3);
 
     /* PtlGet of more than one message: the target pushes, then replies. */
     gme = me_attach(2, ME_ANY, 7, 0, PTL_RETAIN, PTL_INS_AFTER);
@@ -1210,6 +1217,45 @@ static void test_overflow(void)
     CHECK_EQ(ni->pt[3].noverflow, 2);
     /* Kept headers left at NI teardown are freed (checked by ASan). */
     put(1, 3, 99, 4, 'q');
+    close_ni();
+}
+
+/* A handle names its object until the object is freed, however many are
+ * made after it: tables that grow keep every object (100 MDs, 100 entries
+ * with their MDs, 40 event queues, each used after all are made). */
+static void test_many_handles(void)
+{
+    enum { N = 100, NEQ = 40 };
+    static ptl_handle_md_t bound[N], attached[N];
+    static ptl_handle_me_t mes[N];
+    static ptl_handle_eq_t eqs[NEQ];
+    uint8_t buf[N];
+    ptl_event_t ev;
+
+    open_ni();
+    memset(buf, 0, sizeof(buf));
+    for (int i = 0; i < NEQ; i++)
+        eqs[i] = eq_alloc(2);
+    for (int i = 0; i < N; i++) {
+        mes[i] = me_attach(1, ME_ANY, (ptl_match_bits_t)i, 0, PTL_RETAIN, PTL_INS_AFTER);
+        attached[i] = md_attach(mes[i], md_desc(buf + i, 1, 1, PTL_MD_OP_PUT, eqs[i % NEQ]),
+                                PTL_RETAIN);
+        REQUIRE(PtlMDBind(nih, md_desc(buf, 1, 1, 0, PTL_EQ_NONE), PTL_RETAIN, &bound[i]) ==
+                PTL_OK);
+    }
+    /* The first of each kind still works: a put to entry 0 lands, its
+     * event is in queue 0. */
+    put(1, 1, 0, 1, 'a');
+    CHECK_EQ(buf[0], 'a');
+    CHECK_EQ(PtlEQGet(eqs[0], &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_PUT_START);
+    for (int i = 0; i < N; i++) {
+        CHECK_EQ(PtlMDUnlink(bound[i]), PTL_OK);
+        CHECK_EQ(PtlMDUnlink(attached[i]), PTL_OK);
+        CHECK_EQ(PtlMEUnlink(mes[i]), PTL_OK);
+    }
+    for (int i = 0; i < NEQ; i++)
+        CHECK_EQ(PtlEQFree(eqs[i]), PTL_OK);
     close_ni();
 }
 
@@ -2050,6 +2096,7 @@ int main(void)
         test_malformed();
         test_overflow();
         test_handles();
+        test_many_handles();
         own_all_calls = i == 0;
         test_own_md();
         if (check_failed > 0) {

@@ -6,6 +6,7 @@
 #include "check.h"
 #include "base/mem.h"
 #include "base/clock.h"
+#include "ptl/ptl.h"
 #include <onic/portals.h>
 
 #include <string.h>
@@ -253,6 +254,52 @@ static void test_errors(void)
     all_calls_return(PTL_NO_INIT, ni, me, md, eq);
 }
 
+/* The job id as Portals sees it: the last 8 hex digits of the launcher's
+ * job id, never PTL_JID_NONE (system processes, admitted by ACL entry 1)
+ * nor PTL_JID_ANY (a wildcard). */
+static void test_jid(void)
+{
+    CHECK_EQ(onic_ptl_jid_of("onic-1234abcd"), 0x1234abcd);
+    CHECK_EQ(onic_ptl_jid_of("ff0000002a"), 0x2a);
+    CHECK(onic_ptl_jid_of("onic-00000000") != PTL_JID_NONE);
+    CHECK(onic_ptl_jid_of("onic-ffffffff") != PTL_JID_ANY);
+    CHECK(onic_ptl_jid_of("") != PTL_JID_NONE);
+    CHECK(onic_ptl_jid_of("") != PTL_JID_ANY);
+}
+
+/* PtlNIInit when memory runs out at each allocation in turn: the answer
+ * is PTL_NO_SPACE (or PTL_NAL_FAILED while the transport opens), never
+ * another code, and a later PtlNIInit opens the interface. */
+static void test_ni_init_no_memory(void)
+{
+    ptl_handle_ni_t ni;
+    int n, rc = PTL_FAIL, no_space = 0;
+    long k;
+
+    for (k = 0; k < 1000; k++) {
+        REQUIRE(PtlInit(&n) == PTL_OK);
+        onic_mem_fail_after(k);
+        rc = PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, &ni);
+        onic_mem_fail_after(-1);
+        if (rc == PTL_OK) {
+            CHECK_EQ(PtlNIFini(ni), PTL_OK);
+            PtlFini();
+            break;
+        }
+        no_space += rc == PTL_NO_SPACE;
+        if (rc != PTL_NO_SPACE && rc != PTL_NAL_FAILED) {
+            fprintf(stderr, "test_ptl_api: PtlNIInit with allocation %ld failing: %s\n", k + 1,
+                    PtlErrorStr(rc));
+            CHECK(rc == PTL_NO_SPACE || rc == PTL_NAL_FAILED);
+        }
+        CHECK_EQ(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, &ni), PTL_OK);
+        CHECK_EQ(PtlNIFini(ni), PTL_OK);
+        PtlFini();
+    }
+    CHECK_EQ(rc, PTL_OK);
+    CHECK(no_space > 0); /* the interface's own allocations were reached */
+}
+
 /* A job of one puts and gets to itself through the transport. */
 static void test_self(void)
 {
@@ -384,6 +431,8 @@ int main(void)
 {
     test_before_init();
     test_errors();
+    test_jid();
+    test_ni_init_no_memory();
     test_self();
     return check_summary("test_ptl_api");
 }
