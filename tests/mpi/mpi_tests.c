@@ -913,6 +913,17 @@ static void test_coll(void)
     CHECK_EQ(r1, 1);
     MPI_Allreduce(&one, &r1, 1, MPI_INT, MPI_LXOR, MPI_COMM_WORLD);
     CHECK_EQ(r1, size % 2);
+    /* The logical operations on MPI_C_BOOL, element by element: rank r
+     * gives {true, r == 0, false, r odd}. */
+    {
+        _Bool in[4] = {1, rank == 0, 0, rank % 2 == 1}, out[4];
+        MPI_Allreduce(in, out, 4, MPI_C_BOOL, MPI_LAND, MPI_COMM_WORLD);
+        CHECK(out[0] == 1 && out[1] == (size == 1) && out[2] == 0 && out[3] == 0);
+        MPI_Allreduce(in, out, 4, MPI_C_BOOL, MPI_LOR, MPI_COMM_WORLD);
+        CHECK(out[0] == 1 && out[1] == 1 && out[2] == 0 && out[3] == (size > 1));
+        MPI_Allreduce(in, out, 4, MPI_C_BOOL, MPI_LXOR, MPI_COMM_WORLD);
+        CHECK(out[0] == size % 2 && out[1] == 1 && out[2] == 0 && out[3] == (size / 2) % 2);
+    }
     MPI_Allreduce(&bits, &rb, 1, MPI_INT, MPI_BOR, MPI_COMM_WORLD);
     CHECK_EQ(rb, (1 << size) - 1);
     MPI_Allreduce(&bits, &rb, 1, MPI_INT, MPI_BAND, MPI_COMM_WORLD);

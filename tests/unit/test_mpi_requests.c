@@ -90,7 +90,30 @@ static void test_args(void)
     CHECK_EQ(MPI_Send_init(&v, -1, empty, 0, 0, MPI_COMM_SELF, &r), MPI_ERR_COUNT);
     CHECK(r == MPI_REQUEST_NULL);
     MPI_Type_free(&empty);
+    /* A root outside the communicator is MPI_ERR_ROOT (MPI 6.1). */
+    {
+        int w[2] = {0, 0};
+        CHECK_EQ(MPI_Gather(&v, 1, MPI_INT, w, 1, MPI_INT, 1, MPI_COMM_SELF), MPI_ERR_ROOT);
+        CHECK_EQ(MPI_Gather(&v, 1, MPI_INT, w, 1, MPI_INT, -1, MPI_COMM_SELF), MPI_ERR_ROOT);
+        CHECK_EQ(MPI_Gather(&v, 1, MPI_INT, w, 1, MPI_INT, 0, MPI_COMM_SELF), MPI_SUCCESS);
+    }
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+    /* Calls of no communicator report through MPI_COMM_WORLD's handler. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK_EQ(MPI_Initialized(NULL), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Finalized(NULL), MPI_ERR_ARG);
+    /* Every code from MPI_SUCCESS to MPI_ERR_LASTCODE has a string; one
+     * past it is no code (MPI 8.4). */
+    {
+        char str[MPI_MAX_ERROR_STRING];
+        int len = -1;
+        CHECK_EQ(MPI_Error_string(MPI_ERR_LASTCODE, str, &len), MPI_SUCCESS);
+        CHECK(len > 0 && (size_t)len == strlen(str));
+        CHECK_EQ(MPI_Error_string(MPI_SUCCESS, str, &len), MPI_SUCCESS);
+        CHECK(len > 0);
+        CHECK_EQ(MPI_Error_string(MPI_ERR_LASTCODE + 1, str, &len), MPI_ERR_ARG);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
 int main(int argc, char **argv)
