@@ -193,9 +193,27 @@ static void test_malformed(void)
     onic_free(bounce);
 }
 
+/* A sender's side that cannot get its records says so, and holds nothing
+ * (its fini is then harmless). */
+static void test_btx_no_memory(void)
+{
+    size_t bytes = onic_shm_bounce_size(2, CHUNK);
+    void *bounce = onic_aligned_alloc(ONIC_SHM_BOUNCE_ALIGN, bytes);
+    onic_shm_btx_t tx;
+
+    REQUIRE(bounce != NULL);
+    onic_mem_fail_after(0);
+    CHECK_EQ(onic_shm_btx_init(&tx, bounce, 2, CHUNK), ONIC_ERR_NO_MEMORY);
+    onic_mem_fail_after(-1);
+    CHECK_EQ(onic_shm_btx_init(&tx, bounce, 2, CHUNK), ONIC_OK);
+    onic_shm_btx_fini(&tx);
+    onic_free(bounce);
+}
+
 int main(void)
 {
     test_two_threads();
     test_malformed();
+    test_btx_no_memory();
     return check_summary("test_shm_bounce");
 }
