@@ -271,6 +271,22 @@ static void test_out_of_memory(void)
     CHECK(onic_matcher_create_cfg(cur->engine, &cfg, &m2) == ONIC_ERR_NO_MEMORY);
     CHECK(m2 == (onic_matcher_t *)&cfg);
     onic_mem_fail_after(-1);
+    /* Each allocation of creation failing in turn (the engine's own state
+     * too): ONIC_ERR_NO_MEMORY and no matcher, until one is made. */
+    for (long k = 1; k < 64; k++) {
+        onic_status_t st;
+        onic_mem_fail_after(k);
+        st = onic_matcher_create_cfg(cur->engine, &cfg, &m2);
+        onic_mem_fail_after(-1);
+        if (st == ONIC_OK) {
+            CHECK(m2 != (onic_matcher_t *)&cfg);
+            onic_matcher_destroy(m2);
+            break;
+        }
+        CHECK(st == ONIC_ERR_NO_MEMORY);
+        CHECK(m2 == (onic_matcher_t *)&cfg);
+    }
+    CHECK(m2 != (onic_matcher_t *)&cfg);
 }
 
 /* Pools, not the allocator, in the steady state: once a queue has reached
