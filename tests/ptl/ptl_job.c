@@ -298,7 +298,11 @@ int main(void)
     }
     /* Nothing is delivered before the first call that polls, so the control
      * entry is in place before any message can be looked at. */
-    CHECK_EQ(PtlEQAlloc(ni, 64, PTL_EQ_HANDLER_NONE, &ctl_eq), PTL_OK);
+    /* Without its control queue a rank would wait for ever: a failure. */
+    if (PtlEQAlloc(ni, 64, PTL_EQ_HANDLER_NONE, &ctl_eq) != PTL_OK) {
+        fprintf(stderr, "ptl_job: rank %u: PtlEQAlloc failed\n", me_id.pid);
+        return 1;
+    }
     CHECK_EQ(PtlMEAttach(ni, PT_CTL, ANYONE, 0, ~(ptl_match_bits_t)0, PTL_RETAIN, PTL_INS_AFTER,
                          &me), PTL_OK);
     CHECK_EQ(PtlMDAttach(me, md_desc(ctl_buf, sizeof(ctl_buf), PTL_MD_THRESH_INF,
