@@ -167,6 +167,13 @@ static void test_errors(void)
     CHECK_EQ(PtlEQGet(me, &ev), PTL_EQ_INVALID);
     CHECK_EQ(PtlEQGet(eq, &ev), PTL_EQ_EMPTY);
     CHECK_EQ(PtlEQPoll(&eq, 0, 0, &ev, &which), PTL_FAIL);
+    {   /* 1 to 64 queues (portals.h) */
+        ptl_handle_eq_t many[65];
+        for (int i = 0; i < 65; i++)
+            many[i] = eq;
+        CHECK_EQ(PtlEQPoll(many, 64, 0, &ev, &which), PTL_EQ_EMPTY);
+        CHECK_EQ(PtlEQPoll(many, 65, 0, &ev, &which), PTL_FAIL);
+    }
     CHECK_EQ(PtlEQPoll(&eq, 1, -5, &ev, &which), PTL_FAIL);
     CHECK_EQ(PtlEQPoll(NULL, 1, 0, &ev, &which), PTL_SEGV);
     CHECK_EQ(PtlEQPoll(&eq, 1, 0, NULL, &which), PTL_SEGV);
