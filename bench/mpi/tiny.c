@@ -11,10 +11,14 @@
  *              with 2, a ping-pong)
  *
  * Usage: tiny allgather|chain [--iters N] [--reps R]. Each repetition is
- * timed from a barrier to a barrier after a warm-up; rank 0 prints
+ * timed from a barrier to a barrier after a warm-up, and runs N iterations
+ * or as many as take about 0.3 s at the warm-up's pace, whichever is fewer; rank 0 prints
  * "test,np,0,0,median,min,max" (bench/suite.h). Every allgather's contents
  * and every row's sum are checked. */
 #include "../suite.h"
+
+#define WARM_MAX    50  /* warm-up iterations, at most */
+#define REP_SECONDS 0.3 /* a repetition lasts about this long, or --iters */
 
 static double run_allgather(int rank, int size, long iters)
 {
@@ -64,7 +68,7 @@ int main(int argc, char **argv)
     double iters = 20000, reps = 5, t[SUITE_MAX_REPS];
     int rank, size, chain;
     const suite_opt_t opts[] = {
-        {"iters", "loop iterations per repetition (20000)", NULL, &iters},
+        {"iters", "loop iterations per repetition, at most (20000)", NULL, &iters},
         {"reps", "timed repetitions (5)", NULL, &reps},
         {NULL, NULL, NULL, NULL},
     };
@@ -86,11 +90,18 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     chain = strcmp(argv[1], "chain") == 0;
-    /* Warm-up: a tenth of a repetition. */
-    if (chain)
-        run_chain(rank, size, (long)iters / 10 + 1);
-    else
-        run_allgather(rank, size, (long)iters / 10 + 1);
+    /* Warm-up, which also sizes the repetitions: at most --iters
+     * iterations, fewer where that would take more than about 0.3 s (an
+     * MPI whose ranks spin on 2 cores shared by 4 can manage 50 a second),
+     * the count rank 0 finds sent to every rank. */
+    {
+        long warm = (long)iters / 10 < WARM_MAX ? (long)iters / 10 + 1 : WARM_MAX;
+        double s = chain ? run_chain(rank, size, warm) : run_allgather(rank, size, warm);
+        long n = (long)(REP_SECONDS * warm / (s > 0 ? s : 1e-9));
+        n = n < 10 ? 10 : n > (long)iters ? (long)iters : n;
+        MPI_Bcast(&n, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+        iters = (double)n;
+    }
     for (int r = 0; r < (int)reps; r++) {
         double s = chain ? run_chain(rank, size, (long)iters)
                          : run_allgather(rank, size, (long)iters);
