@@ -433,6 +433,9 @@ onic_status_t onic_xport_open(const onic_xport_params_t *p, onic_xport_t **x_p)
     x->params = *p;
     x->cfg = *p->cfg;
     x->params.cfg = &x->cfg;
+    /* Until the job is known (xport_wait_policy): as with a core each. */
+    x->wait_spin_ns = (uint64_t)x->cfg.wait_spin_us * 1000u;
+    x->room_spins = XPORT_SPINS_BEFORE_YIELD;
     status = onic_xport_self_ops.open(NULL, &x->self);
     if (status == ONIC_OK && p->size == 0) {
         status = xport_open_booted(x);
