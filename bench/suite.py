@@ -85,7 +85,7 @@ class Variant:
         self.missing = None
 
 
-ALL = {"p2p", "queue", "rate", "overlap", "apps"}
+ALL = {"p2p", "tiny", "queue", "rate", "overlap", "apps"}
 # onic's variants. Adding one is one line; a variant that `needs` an onicrun
 # option runs once onicrun offers it (onicrun --help), and until then the
 # report says it is not available yet.
@@ -97,14 +97,25 @@ ONIC_VARIANTS = [
     # fewer than 3 cores the queue, rate and apps runs would measure the
     # scheduler, and a ping-pong takes about 80 us (p2p runs only `self`
     # there, see Job.fits); quick runs leave out the rest.
-    Variant("onic --onload", "onic", {"p2p", "overlap"}, quick_groups={"p2p", "overlap"},
-            extra=["--onload"], needs="--onload", note="progress by the onload engine"),
+    # Where the processes leave the engine no core of its own, onicrun runs
+    # the job without it unless told to share (ONIC_ONLOAD_SHARED=engine):
+    # this variant always shares, so the engine's overlap is measured on 2
+    # cores too; the next one is --onload as a user gets it.
+    Variant("onic --onload", "onic", {"p2p", "overlap", "tiny"},
+            quick_groups={"p2p", "overlap", "tiny"}, extra=["--onload"],
+            env={"ONIC_ONLOAD_SHARED": "engine"}, needs="--onload",
+            note="progress by the onload engine, on shared cores where it has none of its "
+                 "own (ONIC_ONLOAD_SHARED=engine)"),
+    Variant("onic --onload default", "onic", {"tiny"}, extra=["--onload"], needs="--onload",
+            note="onicrun --onload as is: without a spare core for the engine, the job runs "
+                 "without it"),
 ]
 OTHER_VARIANTS = [Variant("MPICH", "mpich", ALL, note="Debian's build, defaults"),
                   Variant("Open MPI", "openmpi", ALL, note="Debian's build, defaults")]
 
 PROGRAMS = {  # name -> source
     "p2p": "bench/mpi/p2p.c",
+    "tiny": "bench/mpi/tiny.c",
     "preposted": "bench/queue/preposted.c",
     "unexpected": "bench/queue/unexpected.c",
     "rate": "bench/rate/rate.c",
@@ -136,6 +147,7 @@ def jobs(quick):
         asizes, aiters = "8,1024,16384,262144,1048576", "30"
         jn, jit, cn = "128,512,1024", "30", "256,512"
         reps, skew_iters, skew_reps, skew_work = "5", "100", "1", work
+        titers, treps = "2000", "3"
     else:
         lens, fracs, qsizes, rounds = "0,10,30,100,300,1000,3000", "0,0.25,0.5,0.75,1", \
             "8,1024,16384", "50"
@@ -146,12 +158,19 @@ def jobs(quick):
         asizes, aiters = "8,64,512,1024,2048,4096,16384,65536,262144,1048576", "100"
         jn, jit, cn = "64,128,256,512,1024,2048", "50", "256,512,1024"
         reps, skew_iters, skew_reps, skew_work = "7", "1000", "1", "0,50,100,200,400,800,1600"
+        titers, treps = "10000", "5"
     j = [
         Job("p2p", "p2p", ["latency", reps], onload_cores=3),
         Job("p2p", "p2p", ["bw", reps], onload_cores=3),
         # One process sending to itself: with the engine, two busy processes,
         # so --onload's latency cost can be measured on 2 cores too.
         Job("p2p", "p2p", ["self", reps], np=1),
+    ]
+    # Latency-bound loops of tiny messages, at 2 processes and at 4 (more
+    # than this machine's cores), --onload included whatever the cores.
+    j += [Job("tiny", "tiny", [t, "--iters", titers, "--reps", treps], np=np)
+          for np in (2, 4) for t in ("allgather", "chain")]
+    j += [
         Job("queue", "preposted", ["lat", "--lens", lens, "--fracs", fracs, "--sizes", qsizes,
                                    "--rounds", rounds]),
         Job("queue", "preposted", ["tput", "--lens", lens, "--fracs", "1", "--sizes", tsizes,
@@ -184,6 +203,9 @@ TESTS = {
     "p2p_latency": ("bytes", "", "", "one-way latency (us)", "low"),
     "p2p_bw": ("bytes", "", "", "bandwidth (GB/s)", "high"),
     "p2p_self": ("bytes", "", "", "one pass to itself (us)", "low"),
+    "allgather": ("processes", "", "", "MPI_Allgather of 2 B per rank (k per second)", "high"),
+    "chain": ("processes", "", "", "one double through every rank and back (k rows per second)",
+              "high"),
     "preposted_lat": ("queue length", "entries traversed", "bytes", "one-way latency (us)", "low"),
     "preposted_tput": ("queue length", "entries traversed", "bytes",
                        "throughput, 25 in flight (M msgs/s)", "high"),
@@ -540,6 +562,26 @@ def summary_rows(agg, variants, instr=None, start=None):
         add(f"Instructions per 8-byte message, {order} order (total)",
             lambda n, key=key: (instr or {}).get("figures", {}).get(n, {}).get(key), "low",
             ("onic <= 0.5x the better other", lambda v, r: cmp(r, "<=", 0.5)), note=note)
+    cores = os.cpu_count() or 2
+    for np in (2, 4):
+        for test, what in (("allgather", "tiny Allgather loop (k/s)"),
+                           ("chain", "send/receive chain (k rows/s)")):
+            over = f", {np} processes on {cores} cores" if np > cores else f", {np} processes"
+            add(f"{what[0].upper()}{what[1:]}{over}",
+                lambda n, test=test, np=np: val(agg, n, test, np), "high",
+                ("onic >= Open MPI", lambda v, r: cmp(
+                    v["onic"] / v["Open MPI"] if "onic" in v and "Open MPI" in v else None,
+                    ">=", 1.0)) if np > cores else None,
+                note="bench/mpi/tiny.c" if test == "allgather" and np == 2 else "")
+    od = "onic --onload default"
+    for np in (2, 4):
+        for test in ("allgather", "chain"):
+            add(f"--onload over inline, {test} at {np} processes (slowdown: inline / --onload)",
+                lambda n, test=test, np=np: (lambda a, b: a / b if a and b else None)(
+                    val(agg, "onic", test, np), val(agg, n, test, np))
+                if n in (ol_name for ol_name in (od, "onic --onload")) else None, "low",
+                (f"{od}: <= 1.2x", lambda v, r: cmp(v.get(od), "<=", 1.2))
+                if np <= cores else None, subject=od if od in names else "onic")
     med = (start or {}).get("medians", {})
     for label, key, target in (
             ("Start-up: ./hello alone, wall (s)", "./hello", True),

@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <hwloc.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,8 @@ typedef struct run_opts {
     double      timeout_s;  /* 0: none */
     int         onload;     /* --onload or ONIC_ONLOAD=1 */
     unsigned    onload_core; /* ONIC_ONLOAD_CORE: a core or ONIC_CONFIG_LAST */
+    unsigned    onload_shared; /* ONIC_ONLOAD_SHARED: onic_config_onload_shared_t */
+    unsigned    wait;       /* ONIC_WAIT: onic_config_wait_t */
     char      **argv;       /* PROGRAM ARGS... */
 } run_opts_t;
 
@@ -96,7 +99,9 @@ static void run_usage(FILE *f)
             "                     r modulo the number of cores (hwloc)\n"
             "  --timeout SECONDS  stop the job and fail if it runs longer\n"
             "  --onload           run the job with an onload engine on its own core\n"
-            "                     (ONIC_ONLOAD_CORE, default the last; also ONIC_ONLOAD=1)\n"
+            "                     (ONIC_ONLOAD_CORE, default the last; also ONIC_ONLOAD=1);\n"
+            "                     when the processes leave it none, they progress their\n"
+            "                     own traffic without it (ONIC_ONLOAD_SHARED), and say so\n"
             "Each process gets ONIC_RANK, ONIC_SIZE and ONIC_JOBID.\n");
 }
 
@@ -123,7 +128,9 @@ static int run_parse_env(run_opts_t *o)
     unsigned onload;
 
     if (run_env_uint("ONIC_ONLOAD", &onload) != 0 ||
-        run_env_uint("ONIC_ONLOAD_CORE", &o->onload_core) != 0)
+        run_env_uint("ONIC_ONLOAD_CORE", &o->onload_core) != 0 ||
+        run_env_uint("ONIC_ONLOAD_SHARED", &o->onload_shared) != 0 ||
+        run_env_uint("ONIC_WAIT", &o->wait) != 0)
         return RUN_EXIT_USAGE;
     o->onload |= onload != 0;
     return 0;
@@ -542,6 +549,57 @@ static void run_reap(run_job_t *job, long n)
     }
 }
 
+/* The cores the job may use: with --bind core, hwloc's cores (the ranks are
+ * bound to them); else the CPUs onicrun itself may run on. */
+static long run_cores(const run_opts_t *o, hwloc_topology_t topo)
+{
+    cpu_set_t set;
+
+    if (o->bind_core && topo != NULL)
+        return hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    return sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+}
+
+/* Whether the processes, with the engine, outnumber their cores, which
+ * decides two things. The engine: with no core of its own it would take
+ * the ranks' (every message a trip through it and the scheduler), so
+ * unless ONIC_ONLOAD_SHARED=engine the job runs without it and onicrun
+ * says so, once. The waits (ONIC_WAIT=auto): a waiting process that spins
+ * holds the core the process it waits for needs, so they do not spin;
+ * onicrun passes its answer on as ONIC_WAIT=spin or sleep. */
+static int run_placement(run_opts_t *o, hwloc_topology_t topo)
+{
+    long cores = run_cores(o, topo);
+
+    if (o->onload && o->nprocs + 1 > cores) {
+        if (o->onload_shared == ONIC_ONLOAD_SHARED_INLINE) {
+            fprintf(stderr, "onicrun: --onload: %ld process%s and the onload engine would "
+                    "share %ld core%s, leaving the engine none of its own: running without "
+                    "it, each process progresses its own traffic (ONIC_ONLOAD_SHARED=engine "
+                    "keeps the engine on shared cores)\n", o->nprocs,
+                    o->nprocs == 1 ? "" : "es", cores, cores == 1 ? "" : "s");
+            o->onload = 0;
+            if (setenv("ONIC_ONLOAD", "0", 1) != 0) {
+                fprintf(stderr, "onicrun: cannot set ONIC_ONLOAD: %m\n");
+                return -1;
+            }
+        } else {
+            fprintf(stderr, "onicrun: --onload: %ld process%s and the onload engine share "
+                    "%ld core%s (ONIC_ONLOAD_SHARED=engine): nobody spins, and every message "
+                    "waits for the scheduler\n", o->nprocs, o->nprocs == 1 ? "" : "es", cores,
+                    cores == 1 ? "" : "s");
+        }
+    }
+    if (o->wait == ONIC_WAIT_AUTO &&
+        setenv("ONIC_WAIT", o->nprocs + (o->onload != 0) > cores ? "sleep" : "spin", 1) != 0) {
+        fprintf(stderr, "onicrun: cannot set ONIC_WAIT: %m\n");
+        return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     run_opts_t o;
@@ -569,6 +627,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "onicrun: cannot read the machine's cores with hwloc: %m\n");
         return 1;
     }
+    if (run_placement(&o, topo) != 0)
+        return 1;
 
     /* Signals are taken synchronously by sigtimedwait below. */
     sigemptyset(&set);

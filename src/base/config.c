@@ -1,6 +1,7 @@
 #include "base/config.h"
 
 #include <errno.h>
+#include <unistd.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,8 @@ const char *const onic_config_boot_values[] = {"auto", "onicrun", "pmi1", "pmix"
 static const char *const core_words[] = {"last", NULL};
 const char *const onic_config_onload_rma_values[] = {"auto", "copy", NULL};
 const char *const onic_config_ofi_wait_values[] = {"auto", "fd", "poll", NULL};
+static const char *const wait_values[] = {"auto", "spin", "sleep", NULL};
+static const char *const onload_shared_values[] = {"inline", "engine", NULL};
 
 #define CFG_FIELD(_f) offsetof(onic_config_t, _f)
 
@@ -99,6 +102,14 @@ static const onic_config_var_t config_vars[] = {
     {"ONIC_WAIT_SPIN_US", "50", "a blocking wait spins this long, then yields, then sleeps "
      "on a futex until a sender wakes it", ONIC_CONFIG_UINT, 0, 1000000, NULL,
      CFG_FIELD(wait_spin_us)},
+    {"ONIC_WAIT", "auto", "how a blocking wait waits: spin (ONIC_WAIT_SPIN_US, then yield, "
+     "then sleep on a futex), sleep (no spinning: yield a few times, which runs whoever waits for "
+     "the core, then sleep on a futex until a sender wakes it; for more processes than "
+     "cores) "
+     "or auto (sleep when this node's processes, and an onload engine, outnumber the cores "
+     "they may use: onicrun counts them and passes spin or sleep; under other launchers, "
+     "the node's processes against its online CPUs)",
+     ONIC_CONFIG_ENUM, 0, 0, wait_values, CFG_FIELD(wait)},
     {"ONIC_EAGER_LIMIT", "2048", "MPI: messages up to this many bytes go eagerly (one put "
      "into the posted buffer or unexpected space), larger ones by rendezvous (the receiver "
      "pulls them); at most what one Portals put carries", ONIC_CONFIG_UINT, 0, 2048, NULL,
@@ -118,6 +129,13 @@ static const onic_config_var_t config_vars[] = {
      "engine to, or last; with --bind core the processes use the other cores (and the "
      "engine's last when they outnumber them)",
      ONIC_CONFIG_UINT, 0, 4095, core_words, CFG_FIELD(onload_core)},
+    {"ONIC_ONLOAD_SHARED", "inline", "what onicrun --onload does when the engine would have "
+     "no core of its own (the processes fill the cores they may use): inline (start no "
+     "engine; the processes progress their own traffic, as without --onload, and onicrun "
+     "says so once) or engine (the engine shares the processes' cores and nobody spins: "
+     "transfers still progress while a process computes, but every message costs a trip "
+     "through the engine and the scheduler)",
+     ONIC_CONFIG_ENUM, 0, 0, onload_shared_values, CFG_FIELD(onload_shared)},
     {"ONIC_ONLOAD_CMD_RECS", "256", "records of 128 bytes in each process's command ring to "
      "the onload engine; a process finding it full takes its events and retries",
      ONIC_CONFIG_UINT_POW2, 2, 65536, NULL, CFG_FIELD(onload_cmd_recs)},
@@ -346,4 +364,14 @@ onic_log_level_t onic_config_log_level(void)
     if (str != NULL) /* the logger is not up yet: say it directly */
         fprintf(stderr, "onic: %s; using warn\n", err);
     return ONIC_LOG_WARN;
+}
+
+int onic_config_wait_sleeps(const onic_config_t *cfg, unsigned nprocs)
+{
+    long cpus;
+
+    if (cfg->wait != ONIC_WAIT_AUTO)
+        return cfg->wait == ONIC_WAIT_SLEEP;
+    cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus > 0 && nprocs > (unsigned long)cpus;
 }

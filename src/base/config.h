@@ -43,6 +43,19 @@ typedef enum onic_config_ofi_wait {
     ONIC_OFI_WAIT_POLL = 2  /* in short naps between polls */
 } onic_config_ofi_wait_t;
 
+/* ONIC_WAIT: how a blocking wait waits (onic_config_wait_sleeps). */
+typedef enum onic_config_wait {
+    ONIC_WAIT_AUTO  = 0, /* sleep when this node's processes outnumber its cores, else spin */
+    ONIC_WAIT_SPIN  = 1, /* spin ONIC_WAIT_SPIN_US, yield, then sleep on a futex */
+    ONIC_WAIT_SLEEP = 2  /* no spinning: yield while that runs another process, then sleep */
+} onic_config_wait_t;
+
+/* ONIC_ONLOAD_SHARED: what --onload does when the engine has no core of its own. */
+typedef enum onic_config_onload_shared {
+    ONIC_ONLOAD_SHARED_INLINE = 0, /* no engine: the processes progress their own traffic */
+    ONIC_ONLOAD_SHARED_ENGINE = 1  /* the engine shares the processes' cores */
+} onic_config_onload_shared_t;
+
 typedef enum onic_config_onload_rma {
     ONIC_ONLOAD_RMA_AUTO = 0,
     ONIC_ONLOAD_RMA_COPY = 1
@@ -69,6 +82,7 @@ typedef struct onic_config {
     unsigned    shm_bounce_chunk;  /* ONIC_SHM_BOUNCE_CHUNK */
     unsigned    shm_bounce_chunks; /* ONIC_SHM_BOUNCE_CHUNKS */
     unsigned    wait_spin_us;   /* ONIC_WAIT_SPIN_US */
+    unsigned    wait;           /* ONIC_WAIT: onic_config_wait_t */
     unsigned    eager_limit;    /* ONIC_EAGER_LIMIT */
     unsigned    eager_credits;  /* ONIC_EAGER_CREDITS */
     unsigned    boot;           /* ONIC_BOOT: onic_config_boot_t */
@@ -82,6 +96,7 @@ typedef struct onic_config {
     unsigned    ofi_bundle;     /* ONIC_OFI_BUNDLE: 1 messages may travel together */
     unsigned    onload;         /* ONIC_ONLOAD: 0 inline, 1 the onload engine */
     unsigned    onload_core;    /* ONIC_ONLOAD_CORE: a core, or ONIC_CONFIG_LAST */
+    unsigned    onload_shared;  /* ONIC_ONLOAD_SHARED: onic_config_onload_shared_t */
     unsigned    onload_cmd_recs;   /* ONIC_ONLOAD_CMD_RECS */
     unsigned    onload_event_recs; /* ONIC_ONLOAD_EVENT_RECS */
     unsigned    onload_rma;     /* ONIC_ONLOAD_RMA: onic_config_onload_rma_t */
@@ -148,5 +163,10 @@ void onic_config_format(const onic_config_var_t *var, const onic_config_t *cfg,
 const char *onic_config_env(const onic_config_var_t *var);
 /* ONIC_LOG alone, for the logger's first use (invalid: the default). */
 onic_log_level_t onic_config_log_level(void);
+
+/* ONIC_WAIT resolved: 1 if a blocking wait should not spin, because nprocs
+ * processes (this node's, the onload engine included) outnumber the cores
+ * (ONIC_WAIT=sleep, or auto and more than the online CPUs), else 0. */
+int onic_config_wait_sleeps(const onic_config_t *cfg, unsigned nprocs);
 
 #endif

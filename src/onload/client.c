@@ -137,7 +137,10 @@ onic_status_t onic_onload_client_open(const onic_config_t *cfg, onic_onload_clie
     c = onic_calloc(1, sizeof(*c));
     if (c == NULL)
         return ONIC_ERR_NO_MEMORY;
-    c->spin_ns = (uint64_t)cfg->wait_spin_us * 1000u;
+    /* The job's processes and the engine on more cores than there are
+     * (ONIC_WAIT): waiting for the engine must leave it the core. */
+    c->spin_ns = onic_config_wait_sleeps(cfg, cfg->size + 1) ? 0
+                                                              : (uint64_t)cfg->wait_spin_us * 1000u;
     status = client_map_engine(cfg->jobid, c);
     if (status != ONIC_OK)
         goto err_free;

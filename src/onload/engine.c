@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -700,10 +701,16 @@ static void engine_sleep(engine_t *e, int blocked)
     __atomic_store_n(&s->sleeping, 0, __ATOMIC_RELAXED);
 }
 
+#define ENGINE_YIELDS 16
+
 static void engine_loop(engine_t *e)
 {
-    uint64_t spin_ns = (uint64_t)e->cfg->wait_spin_us * 1000u;
+    /* Sharing the processes' cores (ONIC_WAIT), an idle engine that spun
+     * would hold the core a process needs to send it work. */
+    uint64_t spin_ns = onic_config_wait_sleeps(e->cfg, e->nprocs + 1)
+                           ? 0 : (uint64_t)e->cfg->wait_spin_us * 1000u;
     uint64_t idle_since = 0, last_beat = 0;
+    unsigned yields = 0;
     int scan = 1;
 
     for (;;) {
@@ -739,6 +746,7 @@ static void engine_loop(engine_t *e)
         if (work > 0) {
             __atomic_fetch_add(&e->status->busy_ns, onic_time_ns() - t0, __ATOMIC_RELAXED);
             idle_since = 0;
+            yields = 0;
             continue;
         }
         /* Idle: spin briefly (the next command is often right behind), then
@@ -747,6 +755,14 @@ static void engine_loop(engine_t *e)
             idle_since = t0;
         if (t0 - idle_since < spin_ns && !blocked)
             continue;
+        /* Without a core of its own, a few yields first: the process
+         * whose command comes next may be waiting for this very core. */
+        if (spin_ns == 0 && yields < ENGINE_YIELDS && !blocked) {
+            yields++;
+            sched_yield();
+            continue;
+        }
+        yields = 0;
         engine_sleep(e, blocked);
         scan = 1;
     }

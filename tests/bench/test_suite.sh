@@ -12,6 +12,7 @@ mkdir -p "$work"
 exe="$work/$prog"
 case $prog in
     p2p) file=mpi/p2p.c ;;
+    tiny) file=mpi/tiny.c ;;
     preposted | unexpected) file=queue/$prog.c ;;
     rate) file=rate/rate.c ;;
     overlap) file=overlap/overlap.c ;;
@@ -54,6 +55,11 @@ case $prog in
         run 2 6 rate 1
         run 4 6 rate 1
         run 1 5 self 1 ;;
+    tiny)
+        run 2 1 allgather --iters 20 --reps 2
+        run 2 1 chain --iters 20 --reps 2
+        run 4 1 allgather --iters 20 --reps 1
+        run 4 1 chain --iters 20 --reps 1 ;;
     preposted)
         run 2 10 lat --lens 0,5,40 --fracs 0,1 --sizes 8,4096 --rounds 2
         run 2 2 tput --lens 40 --fracs 0.5 --sizes 0,4096 --rounds 2 ;;
