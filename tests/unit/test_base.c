@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void test_status(void)
 {
@@ -222,6 +223,52 @@ static void test_config_read(void)
     CHECK(onic_config_read(&cfg) == ONIC_OK);
 }
 
+/* What onic_config_log_level writes to stderr and returns for ONIC_LOG
+ * set to val (NULL: unset), into out. */
+static onic_log_level_t log_level_of(const char *val, char *out, size_t outlen)
+{
+    FILE *tmp = tmpfile();
+    int saved = dup(2);
+    onic_log_level_t level;
+    size_t n;
+
+    REQUIRE(tmp != NULL && saved >= 0);
+    if (val != NULL)
+        setenv("ONIC_LOG", val, 1);
+    else
+        unsetenv("ONIC_LOG");
+    fflush(stderr);
+    REQUIRE(dup2(fileno(tmp), 2) == 2);
+    level = onic_config_log_level();
+    fflush(stderr);
+    REQUIRE(dup2(saved, 2) == 2);
+    close(saved);
+    rewind(tmp);
+    n = fread(out, 1, outlen - 1, tmp);
+    out[n] = '\0';
+    fclose(tmp);
+    unsetenv("ONIC_LOG");
+    return level;
+}
+
+/* ONIC_LOG is read before the logger is up: unset or valid, it says
+ * nothing; invalid, it says so on stderr, naming the variable, and warn
+ * is used. */
+static void test_config_log_level(void)
+{
+    char out[512];
+
+    CHECK_EQ(log_level_of(NULL, out, sizeof(out)), ONIC_LOG_WARN);
+    CHECK_EQ(strlen(out), 0);
+    CHECK_EQ(log_level_of("debug", out, sizeof(out)), ONIC_LOG_DEBUG);
+    CHECK_EQ(strlen(out), 0);
+    CHECK_EQ(log_level_of("error", out, sizeof(out)), ONIC_LOG_ERROR);
+    CHECK_EQ(strlen(out), 0);
+    CHECK_EQ(log_level_of("chatty", out, sizeof(out)), ONIC_LOG_WARN);
+    CHECK(strstr(out, "ONIC_LOG") != NULL);
+    CHECK(strstr(out, "using warn") != NULL);
+}
+
 static void test_config_format(void)
 {
     onic_config_t cfg;
@@ -363,6 +410,7 @@ int main(void)
     test_config_path();
     test_config_read();
     test_config_format();
+    test_config_log_level();
     test_pool();
     test_mem_injection();
     test_dl();
