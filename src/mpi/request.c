@@ -1197,17 +1197,18 @@ static onic_mpi_bseg_t *bseg_alloc(size_t len)
     return s;
 }
 
-int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+/* A buffered send, its arguments checked: the message is copied into the
+ * attached buffer and sent from there by a request that frees itself (and
+ * its space) when done; it never waits for the receiver. */
+static int bsend_checked(const char *call, const void *buf, int count, const req_args_t *ap,
+                         int dest, int tag)
 {
-    const char *call = "MPI_Bsend";
-    req_args_t a;
+    req_args_t a = *ap;
     onic_mpi_req_t *r;
     onic_mpi_bseg_t *s;
     size_t bytes, need;
-    int rc = req_check(call, 1, buf, count, datatype, dest, tag, comm, &a);
+    int rc;
 
-    if (rc != MPI_SUCCESS)
-        return rc;
     if (dest == MPI_PROC_NULL)
         return MPI_SUCCESS;
     bytes = a.type->size * (size_t)count;
@@ -1235,6 +1236,34 @@ int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
         onic_mpi_req_free(r);
     }
     return rc;
+}
+
+int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    req_args_t a;
+    int rc = req_check("MPI_Bsend", 1, buf, count, datatype, dest, tag, comm, &a);
+
+    return rc != MPI_SUCCESS ? rc : bsend_checked("MPI_Bsend", buf, count, &a, dest, tag);
+}
+
+/* Complete as soon as the message is in the attached buffer (the standard's
+ * buffered mode): the request handed back is done already. */
+int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm, MPI_Request *request)
+{
+    const char *call = "MPI_Ibsend";
+    req_args_t a;
+    int rc = req_check(call, 1, buf, count, datatype, dest, tag, comm, &a);
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (request == NULL)
+        return onic_mpi_err(a.comm, MPI_ERR_ARG, call, "request is NULL; pass where to store "
+                            "the request");
+    if ((rc = bsend_checked(call, buf, count, &a, dest, tag)) != MPI_SUCCESS)
+        return rc;
+    return req_immediate_checked(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_BUFFERED, call, buf, 0, &a,
+                                 MPI_PROC_NULL, tag, request);
 }
 
 /* --- Collectives' own requests ----------------------------------------------------------- */

@@ -86,6 +86,28 @@ unsigned onic_xport_msgq_drain(onic_xport_msgq_t *q, unsigned max, onic_xport_re
     return n;
 }
 
+unsigned onic_xport_msgq_send(onic_xport_msgq_t *q, onic_xport_msgq_send_fn_t send, void *arg)
+{
+    unsigned n = 0;
+
+    if (q->draining)
+        return 0;
+    q->draining = 1;
+    while (q->head < q->tail) {
+        /* In place: send copies the message out and never pushes here. */
+        const msgq_rec_t *rec = (const msgq_rec_t *)(void *)(q->buf + q->head);
+        if (send(arg, rec->src, rec->user, rec->user_len, rec + 1, rec->len) ==
+            ONIC_ERR_NO_RESOURCE)
+            break;
+        q->head += msgq_rec_size(rec->len);
+        n++;
+    }
+    if (q->head == q->tail)
+        q->head = q->tail = 0;
+    q->draining = 0;
+    return n;
+}
+
 void onic_xport_msgq_fini(onic_xport_msgq_t *q)
 {
     onic_free(q->buf);

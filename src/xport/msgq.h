@@ -1,6 +1,7 @@
 /* A queue of copied messages, delivered in order by a later drain: the
- * self transport's messages, and what send moves out of the rings while it
- * waits for room (so callbacks never run inside send). Records live in one
+ * self transport's messages, what a wait for room moves out of the rings
+ * (so callbacks never run inside send), and, sent by a later retry, the
+ * messages a peer had no room for yet (the front end's backlog). Records live in one
  * buffer that doubles when full and never shrinks, so a steady stream
  * allocates nothing. */
 #ifndef ONIC_XPORT_MSGQ_H
@@ -23,6 +24,15 @@ onic_status_t onic_xport_msgq_push(onic_xport_msgq_t *q, uint32_t src, const voi
  * when nested. */
 unsigned      onic_xport_msgq_drain(onic_xport_msgq_t *q, unsigned max, onic_xport_recv_cb_t cb,
                                     void *cb_arg);
+/* Hand the records, oldest first, to send (which must not push to q) until
+ * it answers ONIC_ERR_NO_RESOURCE: that record stays first. A record that
+ * send refuses otherwise is dropped (send reported why). Returns how many
+ * records left the queue. */
+typedef onic_status_t (*onic_xport_msgq_send_fn_t)(void *arg, uint32_t dest, const void *user_hdr,
+                                                   size_t user_len, const void *payload,
+                                                   size_t len);
+unsigned      onic_xport_msgq_send(onic_xport_msgq_t *q, onic_xport_msgq_send_fn_t send,
+                                   void *arg);
 void          onic_xport_msgq_fini(onic_xport_msgq_t *q);
 
 static inline int onic_xport_msgq_empty(const onic_xport_msgq_t *q)

@@ -142,10 +142,11 @@ typedef struct shm_state {
     uint8_t       *no_assist;   /* by peer: it could not help once; do not ask again */
     uint64_t       assisted;    /* bytes peers copied for our operations */
     onic_slots_t   ops;      /* shm_rma_op_t */
+    onic_status_t (*full)(void *full_arg, uint32_t peer, const void *user_hdr, size_t user_len,
+                          const void *payload, size_t len); /* tp->full */
+    void          *full_arg;
     const onic_xport_mreg_t *mreg;
     onic_xport_notify_t     *notify;
-    void         (*room)(void *room_arg, unsigned *spins);  /* tp->room */
-    void          *room_arg;
 } shm_state_t;
 
 static void shm_name(char *buf, size_t len, const char *jobid, uint32_t rank)
@@ -368,14 +369,14 @@ static onic_status_t shm_endpoint_open(const onic_xport_tparams_t *tp, void **st
         return ONIC_ERR_NO_MEMORY;
     s->rank = p->rank;
     s->size = p->size;
+    s->full = tp->full;
+    s->full_arg = tp->full_arg;
     s->nslots = p->cfg->shm_ring_slots;
     s->rma_mode = p->cfg->shm_rma;
     s->cma_min = p->cfg->shm_cma_min;
     s->assist_min = p->cfg->shm_assist_min;
     s->mreg = tp->mreg;
     s->notify = tp->notify;
-    s->room = tp->room;
-    s->room_arg = tp->room_arg;
     s->bounce_bytes = onic_shm_bounce_size(p->cfg->shm_bounce_chunks, p->cfg->shm_bounce_chunk);
     s->bounce_off = sizeof(shm_region_hdr_t) + (size_t)s->size * onic_shm_lane_size(s->nslots);
     s->bounce_off = (s->bounce_off + ONIC_SHM_BOUNCE_ALIGN - 1) / ONIC_SHM_BOUNCE_ALIGN *
@@ -464,27 +465,23 @@ static inline void shm_wake(shm_state_t *s, uint32_t peer)
         shm_wake_sleeper(h);
 }
 
-/* A message of several slots, or a lane without room: wait for room by
- * draining our own rings (through the front end, into its queue: the peer
- * may be waiting for room in them) until the peer has made some. A sender
- * waiting for credits does not sleep. */
+/* A message of several slots, or a lane without room (the credit is read
+ * again): without room, the front end keeps the message for a later poll
+ * (tp->full, ops.queues). */
 static onic_status_t __attribute__((noinline))
 shm_send_slow(shm_state_t *s, uint32_t peer, const void *user_hdr, size_t user_len,
               const void *payload, size_t len)
 {
-    unsigned spins = 0;
-
-    while (onic_shm_tx_try(&s->tx[peer], ONIC_XPORT_KIND_USER, user_hdr, user_len, payload,
-                           len) != ONIC_OK)
-        s->room(s->room_arg, &spins);
+    if (onic_shm_tx_try(&s->tx[peer], ONIC_XPORT_KIND_USER, user_hdr, user_len, payload, len) !=
+        ONIC_OK)
+        return s->full(s->full_arg, peer, user_hdr, user_len, payload, len);
     shm_wake(s, peer);
     return ONIC_OK;
 }
 
-/* Waits for room itself (ops.waits), so the front end's call is a tail
- * call; a one-slot message with room is written here, everything else
- * goes on, again as a tail call, to shm_send_slow: nothing is kept live
- * across a call on the common path. */
+/* A one-slot message with room is written here, everything else goes on,
+ * as a tail call, to shm_send_slow: nothing is kept live across a call on
+ * the common path. */
 static onic_status_t shm_send(void *state, uint32_t peer, const void *user_hdr, size_t user_len,
                               const void *payload, size_t len)
 {
@@ -971,7 +968,7 @@ const onic_xport_ops_t onic_xport_shm_ops = {
     .open        = shm_endpoint_open,
     .close       = shm_endpoint_close,
     .send        = shm_send,
-    .waits       = 1,
+    .queues      = 1,
     .poll        = shm_poll,
     .max_payload = shm_max_payload,
     .drops       = shm_drops,

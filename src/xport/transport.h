@@ -1,8 +1,8 @@
 /* The interface between the transport front end (xport.c) and each
  * transport. A transport fills one const onic_xport_ops_t; the front end
  * validates arguments, picks the transport per peer (self for this process,
- * shm for the others on this node, ofi for other nodes') and loops on
- * ONIC_ERR_NO_RESOURCE. Each transport numbers its peers its own way (shm:
+ * shm for the others on this node, ofi for other nodes') and keeps what a
+ * send answers ONIC_ERR_NO_RESOURCE for in that peer's backlog. Each transport numbers its peers its own way (shm:
  * the node's ranks 0 to n-1); the front end translates. */
 #ifndef ONIC_XPORT_TRANSPORT_H
 #define ONIC_XPORT_TRANSPORT_H
@@ -21,25 +21,27 @@ typedef struct onic_xport_tparams {
     onic_xport_notify_t       *notify;
     onic_boot_t               *boot;    /* the launcher's store; NULL without one */
     const uint8_t             *serve;   /* by peer: 1 if this transport carries it */
-    /* What a send that finds no room calls before it tries again: this
-     * process's transports drained into the front end's queue (the peer
-     * may be waiting for room here), RMA moved along, the core yielded now
-     * and then (spins counts for it; start it at 0). A transport whose
-     * send waits this way itself says so with `waits` in its ops, and its
-     * send is then tail-called with nothing kept for a retry. */
-    void                     (*room)(void *room_arg, unsigned *spins);
-    void                      *room_arg;
+    /* What a send that finds no room may hand its message to instead of
+     * answering ONIC_ERR_NO_RESOURCE (and answer what it answers): the
+     * front end keeps the message in the peer's backlog, or, when it is
+     * retrying that backlog, answers ONIC_ERR_NO_RESOURCE. A transport
+     * that does so says it with `queues` in its ops, and its send is then
+     * a tail call with nothing kept for a retry. */
+    onic_status_t            (*full)(void *full_arg, uint32_t peer, const void *user_hdr,
+                                     size_t user_len, const void *payload, size_t len);
+    void                      *full_arg;
 } onic_xport_tparams_t;
 
 typedef struct onic_xport_ops {
     const char *name;
     onic_status_t (*open)(const onic_xport_tparams_t *tp, void **state_p);
     void          (*close)(void *state);
-    /* ONIC_ERR_NO_RESOURCE: no room now, nothing sent -- unless `waits`:
-     * then send waits for room itself (tp->room) and never returns it. */
+    /* ONIC_ERR_NO_RESOURCE: no room now, nothing sent -- unless `queues`:
+     * then send hands such a message to tp->full. Never a wait: the front
+     * end keeps the message and sends it from a later poll. */
     onic_status_t (*send)(void *state, uint32_t peer, const void *user_hdr, size_t user_len,
                           const void *payload, size_t len);
-    int           waits;
+    int           queues;
     /* Delivers up to max user messages through p->recv_cb and returns how
      * many; also moves RMA along, posting what finishes to the notification
      * queue. */

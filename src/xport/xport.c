@@ -1,12 +1,17 @@
 /* The transport front end: argument checks, the transport for each peer
  * (self for this process, shm for the others on this node, ofi for other
- * nodes', as the launcher placed them and ONIC_XPORT allows) and the wait
- * for room, during which this process keeps draining its own transports so
- * that processes flooding each other cannot deadlock. What it drains is
- * queued (`deferred`) and delivered by the next poll, before anything
- * newer: a callback never runs inside send, so sends complete in the order
- * they are called, even sends made from callbacks. Also RMA argument checks,
- * registrations, the notification queue, and the self transport.
+ * nodes', as the launcher placed them and ONIC_XPORT allows), and the
+ * backlog: a send never waits for its peer. A message the peer has no room
+ * for yet is copied into that peer's backlog, and every later one to that
+ * peer goes behind it; each poll (and each send to the peer) sends what
+ * has room by then, in order. So a sender never depends on what its
+ * receiver is doing, which is what makes MPI's nonblocking calls local.
+ * Waits that remain (RMA with too many in flight, a bundle that cannot
+ * leave, a backlog that cannot grow) keep draining this process's own
+ * transports so that processes flooding each other cannot deadlock; what
+ * they drain is queued (`deferred`) and delivered by the next poll, before
+ * anything newer: a callback never runs inside send. Also RMA argument
+ * checks, registrations, the notification queue, and the self transport.
  *
  * Opening a job learnt from the launcher: the node's first rank makes up an
  * unguessable name for the node's shared memory (unless the launcher gave
@@ -57,7 +62,8 @@ typedef struct xport_dest {
                           const void *payload, size_t len);
     void          *state;
     uint32_t       idx;
-    int            waits;  /* send waits for room itself (ops->waits; self never lacks it) */
+    uint32_t       queued; /* messages in this peer's backlog */
+    int            queues; /* send hands what has no room to tp->full (ops->queues) */
 } xport_dest_t;
 
 struct onic_xport {
@@ -78,7 +84,11 @@ struct onic_xport {
     char                jobid[17];
     char                nodeid[ONIC_BOOT_JOBID_MAX + 1];
     size_t              max_payload;
-    onic_xport_msgq_t   deferred;       /* drained during send, not yet delivered */
+    onic_xport_msgq_t   deferred;       /* drained during a wait, not yet delivered */
+    onic_xport_msgq_t  *backlog;        /* by peer: sent, waiting for room (dest's queued) */
+    uint64_t            queued;         /* messages in all backlogs */
+    int                 flushing;       /* a backlog is being sent: tp->full refuses */
+    onic_status_t       flush_failed;   /* how a backlog's send failed, if it did */
     unsigned            net_delivered;  /* by xport_deliver during this poll */
     /* The wait policy (ONIC_WAIT), fixed at open: how long a wait spins,
      * and whether this node has more processes than cores. */
@@ -122,7 +132,8 @@ static void xport_tr_deliver(void *arg, uint32_t src, const void *user_hdr, size
     }
 }
 
-static void xport_room(void *arg, unsigned *spins);
+static onic_status_t xport_tr_full(void *arg, uint32_t peer, const void *user_hdr,
+                                   size_t user_len, const void *payload, size_t len);
 
 static void xport_tr_setup(onic_xport_t *x, unsigned which, const onic_xport_ops_t *ops,
                            uint32_t rank, uint32_t size, const char *jobid, const uint32_t *ranks)
@@ -147,8 +158,8 @@ static void xport_tr_setup(onic_xport_t *x, unsigned which, const onic_xport_ops
     t->tp.notify = &x->notify;
     t->tp.boot = x->boot;
     t->tp.serve = which == XPORT_OFI ? x->serve_ofi : NULL;
-    t->tp.room = xport_room;
-    t->tp.room_arg = x;
+    t->tp.full = xport_tr_full;
+    t->tp.full_arg = t;
 }
 
 static onic_status_t xport_tr_open(onic_xport_t *x, unsigned which)
@@ -381,10 +392,15 @@ static inline xport_tr_t *xport_peer(onic_xport_t *x, uint32_t peer, uint32_t *i
     return t;
 }
 
+static void xport_backlog_close(onic_xport_t *x);
+static void xport_backlog_flush(onic_xport_t *x);
+
 void onic_xport_close(onic_xport_t *x)
 {
     if (x == NULL)
         return;
+    if (x->backlog != NULL)
+        xport_backlog_close(x);
     for (unsigned i = 0; i < x->nopen; i++)
         x->open[i]->ops->close(x->open[i]->state);
     if (x->self != NULL)
@@ -394,6 +410,7 @@ void onic_xport_close(onic_xport_t *x)
     onic_xport_notify_fini(&x->notify);
     onic_free(x->route);
     onic_free(x->dest);
+    onic_free(x->backlog);
     onic_free(x->index);
     onic_free(x->serve_ofi);
     onic_boot_close(x->boot);
@@ -462,17 +479,18 @@ onic_status_t onic_xport_open(const onic_xport_params_t *p, onic_xport_t **x_p)
         return status;
     }
     x->dest = onic_calloc(x->params.size, sizeof(*x->dest));
-    if (x->dest == NULL) {
+    x->backlog = onic_calloc(x->params.size, sizeof(*x->backlog));
+    if (x->dest == NULL || x->backlog == NULL) {
         onic_xport_close(x);
         return ONIC_ERR_NO_MEMORY;
     }
     for (uint32_t r = 0; r < x->params.size; r++) {
         if (x->route[r] == XPORT_SELF) {
-            x->dest[r] = (xport_dest_t){onic_xport_self_ops.send, x->self, r, 1};
+            x->dest[r] = (xport_dest_t){onic_xport_self_ops.send, x->self, r, 0, 1};
         } else {
             uint32_t idx;
             xport_tr_t *t = xport_peer(x, r, &idx);
-            x->dest[r] = (xport_dest_t){t->ops->send, t->state, idx, t->ops->waits};
+            x->dest[r] = (xport_dest_t){t->ops->send, t->state, idx, 0, t->ops->queues};
         }
     }
     xport_wait_policy(x);
@@ -501,7 +519,9 @@ unsigned onic_xport_poll(onic_xport_t *x)
 
     if (x == NULL)
         return 0;
-    /* What send drained comes first: it is older than what is in the rings.
+    if (__builtin_expect(x->queued > 0, 0))
+        xport_backlog_flush(x);
+    /* What a wait drained comes first: it is older than what is in the rings.
      * The queues are checked inline: polling an idle endpoint is the
      * latency path. */
     n = 0;
@@ -558,25 +578,125 @@ static void xport_progress_deferred(onic_xport_t *x, unsigned *spins)
     }
 }
 
-/* tp->room: a transport's send found no room. */
-static void xport_room(void *arg, unsigned *spins)
+/* --- The backlog --------------------------------------------------------------------------- */
+/* Keep a message for peer behind what is already kept for it. */
+static onic_status_t xport_backlog_push(onic_xport_t *x, uint32_t peer, const void *user_hdr,
+                                        size_t user_len, const void *payload, size_t len)
 {
-    xport_progress_deferred(arg, spins);
+    onic_status_t status =
+        onic_xport_msgq_push(&x->backlog[peer], peer, user_hdr, user_len, payload, len);
+
+    if (status != ONIC_OK) {
+        onic_error("xport: no memory to keep a message for rank %u, which has no room for it "
+                   "now (%u messages wait for it already)", peer, x->dest[peer].queued);
+        return status;
+    }
+    x->dest[peer].queued++;
+    x->queued++;
+    return ONIC_OK;
 }
 
-/* A transport that returns "no room": keep draining our own transports
- * until the peer has some. */
-static onic_status_t __attribute__((noinline))
-xport_send_loop(onic_xport_t *x, const xport_dest_t *d, const void *user_hdr, size_t user_len,
-                const void *payload, size_t len)
+/* tp->full: a transport's send found no room (peer in its numbering). While
+ * a backlog is being sent the message is the backlog's own first one: it
+ * stays where it is. */
+static onic_status_t xport_tr_full(void *arg, uint32_t peer, const void *user_hdr,
+                                   size_t user_len, const void *payload, size_t len)
 {
+    xport_tr_t *t = arg;
+
+    if (t->x->flushing)
+        return ONIC_ERR_NO_RESOURCE;
+    return xport_backlog_push(t->x, t->ranks != NULL ? t->ranks[peer] : peer, user_hdr, user_len,
+                              payload, len);
+}
+
+/* A failure stops the backlog's sending there (the transport said why):
+ * the backlog's other messages are lost with it. */
+static onic_status_t xport_backlog_send1(void *arg, uint32_t peer, const void *user_hdr,
+                                         size_t user_len, const void *payload, size_t len)
+{
+    onic_xport_t *x = arg;
+    const xport_dest_t *d = &x->dest[peer];
+    onic_status_t status = d->send(d->state, d->idx, user_hdr, user_len, payload, len);
+
+    if (status != ONIC_OK && status != ONIC_ERR_NO_RESOURCE) {
+        x->flush_failed = status;
+        return ONIC_ERR_NO_RESOURCE;
+    }
+    return status;
+}
+
+/* Send what peer's backlog has room for now, oldest first. A peer the
+ * transport gave up on (it failed, or stopped taking messages) loses what
+ * was kept for it, with one error; later sends to it fail. */
+static void xport_backlog_flush_peer(onic_xport_t *x, uint32_t peer)
+{
+    xport_dest_t *d = &x->dest[peer];
+    unsigned n;
+
+    x->flushing = 1;
+    x->flush_failed = ONIC_OK;
+    n = onic_xport_msgq_send(&x->backlog[peer], xport_backlog_send1, x);
+    x->flushing = 0;
+    d->queued -= n;
+    x->queued -= n;
+    if (__builtin_expect(x->flush_failed != ONIC_OK, 0)) {
+        onic_error("xport: %u messages to rank %u, kept until it had room, are lost: %s",
+                   d->queued, peer, onic_status_str(x->flush_failed));
+        x->queued -= d->queued;
+        d->queued = 0;
+        onic_xport_msgq_fini(&x->backlog[peer]);
+    }
+}
+
+/* Every backlog: each poll starts with this, so what waits leaves as soon
+ * as its peer has made room, whatever the caller then waits for. */
+static void __attribute__((noinline)) xport_backlog_flush(onic_xport_t *x)
+{
+    for (uint32_t r = 0; r < x->params.size && x->queued > 0; r++)
+        if (x->dest[r].queued > 0)
+            xport_backlog_flush_peer(x, r);
+}
+
+/* A send with older messages to the same peer still kept, or to a
+ * transport that answers "no room" itself: after them, or into the
+ * backlog. */
+static onic_status_t __attribute__((noinline))
+xport_send_backlog(onic_xport_t *x, uint32_t peer, const void *user_hdr, size_t user_len,
+                   const void *payload, size_t len)
+{
+    const xport_dest_t *d = &x->dest[peer];
     onic_status_t status;
+
+    if (d->queued > 0)
+        xport_backlog_flush_peer(x, peer);
+    if (d->queued == 0) {
+        status = d->send(d->state, d->idx, user_hdr, user_len, payload, len);
+        if (status != ONIC_ERR_NO_RESOURCE)
+            return status;
+    }
+    return xport_backlog_push(x, peer, user_hdr, user_len, payload, len);
+}
+
+/* At close, what is still kept gets a moment to leave: a peer that
+ * already left, or never reads again, must not hold this process. */
+#define XPORT_CLOSE_FLUSH_NS 1000000000ull
+
+static void xport_backlog_close(onic_xport_t *x)
+{
+    uint64_t start = onic_time_ns();
     unsigned spins = 0;
 
-    while ((status = d->send(d->state, d->idx, user_hdr, user_len, payload, len)) ==
-           ONIC_ERR_NO_RESOURCE)
-        xport_progress_deferred(x, &spins);
-    return status;
+    while (x->queued > 0 && onic_time_ns() - start < XPORT_CLOSE_FLUSH_NS) {
+        xport_backlog_flush(x);
+        if (x->queued > 0)
+            xport_progress_deferred(x, &spins);
+    }
+    if (x->queued > 0)
+        onic_debug("xport: rank %u closes with %llu messages its peers had no room for",
+                   x->params.rank, (unsigned long long)x->queued);
+    for (uint32_t r = 0; r < x->params.size; r++)
+        onic_xport_msgq_fini(&x->backlog[r]);
 }
 
 onic_status_t onic_xport_send_nocheck(onic_xport_t *x, uint32_t peer, const void *user_hdr,
@@ -584,10 +704,16 @@ onic_status_t onic_xport_send_nocheck(onic_xport_t *x, uint32_t peer, const void
 {
     const xport_dest_t *d = &x->dest[peer];
 
-    /* Either way a tail call: nothing is kept here for a retry. */
-    if (__builtin_expect(d->waits, 1))
+    /* The common case is a tail call: the transport keeps what has no room
+     * through tp->full itself. */
+    if (__builtin_expect(d->queued == 0 && d->queues, 1))
         return d->send(d->state, d->idx, user_hdr, user_len, payload, len);
-    return xport_send_loop(x, d, user_hdr, user_len, payload, len);
+    return xport_send_backlog(x, peer, user_hdr, user_len, payload, len);
+}
+
+uint64_t onic_xport_backlog(const onic_xport_t *x)
+{
+    return x != NULL ? x->queued : 0;
 }
 
 static onic_status_t __attribute__((noinline))
@@ -689,7 +815,10 @@ unsigned onic_xport_wait(onic_xport_t *x, uint64_t timeout_ns)
          * 4 to 64 yields alike, more than twice the rate of sleeping at
          * once, and sleeping at last better than yielding for ever). */
         t = x->nopen > 0 ? x->open[turn++ % x->nopen] : NULL;
-        if (yields < XPORT_YIELDS_BEFORE_SLEEP || t == NULL || t->ops->sleep == NULL) {
+        /* Nobody wakes a sender when its peer makes room: with a backlog,
+         * no sleep. */
+        if (yields < XPORT_YIELDS_BEFORE_SLEEP || t == NULL || t->ops->sleep == NULL ||
+            x->queued > 0) {
             yields++;
             sched_yield();
             continue;

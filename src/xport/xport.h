@@ -77,9 +77,11 @@ onic_status_t onic_xport_open(const onic_xport_params_t *params, onic_xport_t **
 void          onic_xport_close(onic_xport_t *x);
 
 /* Send user_len (<= ONIC_XPORT_USER_HDR) header bytes and len payload bytes
- * (<= onic_xport_max_payload) to peer. Returns once the message is in the
- * peer's ring (or queue, for oneself); while it waits for room it drains this
- * process's rings into a queue the next poll delivers. */
+ * (<= onic_xport_max_payload) to peer. Never waits for the peer: returns
+ * once the message is in the peer's ring (or queue, for oneself) or, when
+ * the peer has no room, copied into its backlog behind anything older to
+ * that peer; later polls send it, in order. The buffers may be reused at
+ * once either way. */
 onic_status_t onic_xport_send(onic_xport_t *x, uint32_t peer, const void *user_hdr,
                               size_t user_len, const void *payload, size_t len);
 /* The same for a caller that has checked those arguments itself (Portals
@@ -89,6 +91,10 @@ onic_status_t onic_xport_send(onic_xport_t *x, uint32_t peer, const void *user_h
  * the send is one lookup and the transport's call. */
 onic_status_t onic_xport_send_nocheck(onic_xport_t *x, uint32_t peer, const void *user_hdr,
                                       size_t user_len, const void *payload, size_t len);
+/* Messages sent but still waiting for room at their peers (the backlog):
+ * they leave in order from later polls, which every send to the same peer
+ * also tries first. */
+uint64_t      onic_xport_backlog(const onic_xport_t *x);
 /* Deliver what has arrived through recv_cb (and finished RMA through
  * rma_cb), at most 128 messages per call so a caller's own queues stay
  * bounded; returns how many. */

@@ -1,7 +1,7 @@
 /* A burst the event queue must survive (3 processes): rank 0 posts 20000
  * receives from rank 2, then sends 3000 messages to rank 1, which starts
- * receiving only a second later, so rank 0's sends block while rank 2's
- * 20000 messages pile up behind them in the transport. Every one of those
+ * receiving only a second later, so rank 0's sends are kept in its
+ * transport's backlog while rank 2's 20000 messages pile up in its rings. Every one of those
  * completes a posted receive, and all must come through without the event
  * queue overflowing (which stops the job) and in order. */
 #include <mpi.h>

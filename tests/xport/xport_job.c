@@ -22,9 +22,12 @@
  *                       also under mpiexec/mpirun (a launcher's bootstrap
  *                       kept, its keys put again in a new epoch)
  *   xport_job stall N   rank 1 does not call into onic for 4 s; rank 0 sends
- *                       it up to N messages and, with a credit timeout of 1 s
- *                       (ofi: ONIC_OFI_SEND_TIMEOUT=1), must get an error
- *                       within 3 s instead of waiting for credits forever;
+ *                       it N messages, which must all return at once (a send
+ *                       never waits for its peer: what has no room is kept),
+ *                       then goes on sending one every 10 ms and, with a
+ *                       credit timeout of 1 s (ofi: ONIC_OFI_SEND_TIMEOUT=1),
+ *                       must get an error within 3 s instead of keeping
+ *                       messages for an unreachable peer forever;
  *                       then rank 1 sends rank 0 a message, which must still
  *                       arrive: a peer we cannot send to is still heard
  *                       (in a bundle, the two connect first, so rank 0's
@@ -163,10 +166,14 @@ static void on_message(void *arg, uint32_t src, const void *user_hdr, size_t use
 }
 
 /* Blocking receive: spin, yield, then sleep until a sender wakes us. */
+/* Until expect messages came and what this rank sent has left (a send
+ * that found no room keeps its message for later polls). */
 static void wait_until(onic_xport_t *x, const job_t *j, uint64_t expect)
 {
     while (j->received < expect)
         onic_xport_wait(x, UINT64_MAX);
+    while (onic_xport_backlog(x) > 0)
+        onic_xport_wait(x, 1000000);
 }
 
 static int send_stream(onic_xport_t *x, job_t *j, uint32_t peer, uint64_t seq)
@@ -335,12 +342,24 @@ int main(int argc, char **argv)
             for (s = s0; s < n && st == ONIC_OK; s++)
                 st = send_stream(x, &j, 1, s) ? ONIC_OK : ONIC_ERR_IO;
             secs = (double)(onic_time_ns() - t0) / 1e9;
-            if (st == ONIC_ERR_IO && secs < 3.0) {
+            if (st != ONIC_OK || secs >= 1.0) {
+                failed++;
+                fprintf(stderr, "rank 0: %llu sends to a peer outside onic returned %d after "
+                        "%.1f s (each must return at once)\n", (unsigned long long)s, (int)st,
+                        secs);
+            }
+            while (st == ONIC_OK && onic_time_ns() - t0 < 5000000000ull) {
+                onic_xport_wait(x, 10000000);
+                st = send_stream(x, &j, 1, s++) ? ONIC_OK : ONIC_ERR_IO;
+            }
+            secs = (double)(onic_time_ns() - t0) / 1e9;
+            if (st == ONIC_ERR_IO && secs < 3.0 && onic_xport_backlog(x) == 0) {
                 passed++;
             } else {
                 failed++;
-                fprintf(stderr, "rank 0: %llu sends ended with status %d after %.1f s\n",
-                        (unsigned long long)s, (int)st, secs);
+                fprintf(stderr, "rank 0: %llu sends ended with status %d after %.1f s, %llu "
+                        "messages kept\n", (unsigned long long)s, (int)st, secs,
+                        (unsigned long long)onic_xport_backlog(x));
             }
             while (j.received < 1 && onic_time_ns() - t0 < 15000000000ull)
                 onic_xport_wait(x, 10000000);

@@ -1,0 +1,164 @@
+/* Nonblocking sends are local (2 processes): rank 0 starts thousands of
+ * sends to rank 1 while rank 1 is outside MPI, blocked in open() on a FIFO
+ * that rank 0 opens for writing only once its loop of nonblocking calls has
+ * returned. A call that waited for rank 1 -- for room in its ring, for
+ * credit, for a receive -- would never return, and the job would end by
+ * onicrun's timeout. Then rank 1 receives everything and checks content
+ * and order, and rank 0 completes its requests.
+ *
+ * Each round is one kind of call: MPI_Isend of small (eager) and large
+ * (rendezvous) messages, MPI_Issend, persistent sends started with
+ * MPI_Startall, and MPI_Ibsend from an attached buffer. */
+#include <mpi.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { R_ISEND, R_ISEND_LARGE, R_ISSEND, R_START, R_IBSEND, R_N };
+static const char *const round_name[R_N] = {"Isend 400 B", "Isend 64 KiB", "Issend 400 B",
+                                            "Startall 400 B", "Ibsend 400 B"};
+static const int round_count[R_N] = {3000, 64, 1000, 1000, 1000};
+static const int round_len[R_N] = {400, 65536, 400, 400, 400};
+
+static int failed;
+
+static void check(int ok, const char *what, int round, int i)
+{
+    if (!ok && failed++ < 10)
+        fprintf(stderr, "mpi_local: %s: %s (message %d)\n", round_name[round], what, i);
+}
+
+static unsigned char fill(int round, int i, int k)
+{
+    return (unsigned char)(round * 31 + i * 7 + k);
+}
+
+static void sender(int round, const char *fifo)
+{
+    int n = round_count[round], len = round_len[round], fd;
+    unsigned char *buf = malloc((size_t)n * (size_t)len);
+    MPI_Request *rq = malloc(sizeof(*rq) * (size_t)n);
+    void *bbuf = NULL;
+    int bsize = 0;
+
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < len; k++)
+            buf[(size_t)i * len + k] = fill(round, i, k);
+    if (round == R_IBSEND) {
+        bsize = n * (len + MPI_BSEND_OVERHEAD);
+        bbuf = malloc((size_t)bsize);
+        MPI_Buffer_attach(bbuf, bsize);
+    }
+    if (round == R_START)
+        for (int i = 0; i < n; i++)
+            MPI_Send_init(buf + (size_t)i * len, len, MPI_BYTE, 1, i, MPI_COMM_WORLD, &rq[i]);
+    MPI_Barrier(MPI_COMM_WORLD); /* rank 1 leaves MPI now */
+    for (int i = 0; i < n; i++) {
+        void *b = buf + (size_t)i * len;
+        int rc = MPI_SUCCESS;
+        switch (round) {
+        case R_ISEND:
+        case R_ISEND_LARGE:
+            rc = MPI_Isend(b, len, MPI_BYTE, 1, i, MPI_COMM_WORLD, &rq[i]);
+            break;
+        case R_ISSEND:
+            rc = MPI_Issend(b, len, MPI_BYTE, 1, i, MPI_COMM_WORLD, &rq[i]);
+            break;
+        case R_IBSEND:
+            rc = MPI_Ibsend(b, len, MPI_BYTE, 1, i, MPI_COMM_WORLD, &rq[i]);
+            break;
+        default:
+            break;
+        }
+        check(rc == MPI_SUCCESS, "the call failed", round, i);
+    }
+    if (round == R_START)
+        check(MPI_Startall(n, rq) == MPI_SUCCESS, "MPI_Startall failed", round, 0);
+    /* Every call has returned: let rank 1 go on. */
+    fd = open(fifo, O_WRONLY);
+    check(fd >= 0, "cannot open the FIFO", round, 0);
+    if (fd >= 0)
+        close(fd);
+    check(MPI_Waitall(n, rq, MPI_STATUSES_IGNORE) == MPI_SUCCESS, "MPI_Waitall failed", round, 0);
+    if (round == R_START)
+        for (int i = 0; i < n; i++)
+            MPI_Request_free(&rq[i]);
+    if (round == R_IBSEND) {
+        MPI_Buffer_detach(&bbuf, &bsize);
+        free(bbuf);
+    }
+    free(rq);
+    free(buf);
+}
+
+static void receiver(int round, const char *fifo)
+{
+    int n = round_count[round], len = round_len[round], fd;
+    unsigned char *buf = malloc((size_t)len);
+    MPI_Status st;
+
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* Outside MPI until rank 0's calls have all returned. */
+    fd = open(fifo, O_RDONLY);
+    check(fd >= 0, "cannot open the FIFO", round, 0);
+    if (fd >= 0)
+        close(fd);
+    for (int i = 0; i < n; i++) {
+        int bad = 0, count = -1;
+        memset(buf, 0, (size_t)len);
+        /* Any tag: the i-th receive must get the i-th send (no overtaking). */
+        MPI_Recv(buf, len, MPI_BYTE, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        for (int k = 0; k < len; k++)
+            bad += buf[k] != fill(round, i, k);
+        check(st.MPI_TAG == i, "out of order", round, i);
+        check(count == len && bad == 0, "wrong content", round, i);
+    }
+    free(buf);
+}
+
+int main(int argc, char **argv)
+{
+    char dir[64] = "", fifo[96];
+    int rank, size;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != 2) {
+        if (rank == 0)
+            fprintf(stderr, "mpi_local: run with 2 processes\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (rank == 0) {
+        strcpy(dir, "/tmp/onic-mpi-local-XXXXXX");
+        if (mkdtemp(dir) == NULL) {
+            perror("mpi_local: mkdtemp");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    }
+    MPI_Bcast(dir, sizeof(dir), MPI_CHAR, 0, MPI_COMM_WORLD);
+    for (int round = 0; round < R_N; round++) {
+        snprintf(fifo, sizeof(fifo), "%s/fifo%d", dir, round);
+        if (rank == 0 && mkfifo(fifo, 0600) != 0) {
+            perror("mpi_local: mkfifo");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        if (rank == 0)
+            sender(round, fifo);
+        else
+            receiver(round, fifo);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0)
+            unlink(fifo);
+    }
+    if (rank == 0)
+        rmdir(dir);
+    printf("mpi_local rank %d: %s\n", rank, failed == 0 ? "passed" : "FAILED");
+    MPI_Finalize();
+    return failed == 0 ? 0 : 1;
+}
