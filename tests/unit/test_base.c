@@ -217,6 +217,10 @@ static void test_config_read(void)
     setenv("ONIC_ALPU_BLOCK", "128", 1);
     fprintf(stderr, "(an error about ONIC_ALPU_BLOCK is expected next)\n");
     CHECK(onic_config_read(&cfg) == ONIC_ERR_INVALID_PARAM);
+    /* A block of the whole unit is allowed (one block, as the RTL's
+     * smallest configurations). */
+    setenv("ONIC_ALPU_BLOCK", "64", 1);
+    CHECK(onic_config_read(&cfg) == ONIC_OK && cfg.alpu_block == 64 && cfg.alpu_cells == 64);
     unsetenv("ONIC_ALPU_BLOCK");
     unsetenv("ONIC_ALPU_CELLS");
     unsetenv("ONIC_MATCH");
