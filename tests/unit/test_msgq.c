@@ -3,7 +3,9 @@
  * callbacks may push (delivered by the same drain, budget allowing), a
  * nested drain delivers nothing, and a payload over ONIC_XPORT_MAX_PAYLOAD
  * or a user header over ONIC_XPORT_USER_HDR is refused with nothing queued.
- * Deterministic. */
+ * Sending a queue (the backlog's retry) hands records oldest first, stops at
+ * the first "no room" with that record kept first, and drops a record send
+ * refuses otherwise. Deterministic. */
 #include "check.h"
 #include "xport/msgq.h"
 
@@ -37,6 +39,78 @@ static void on_msg(void *arg, uint32_t src, const void *user_hdr, size_t user_le
         uint8_t b = 90;
         CHECK_EQ(onic_xport_msgq_push(g->q, 9, "h", 1, &b, 1), ONIC_OK);
     }
+}
+
+/* onic_xport_msgq_send's send: takes `room` more records (then answers
+ * no room), refuses src `bad` with an I/O error, and records what it took
+ * and each header's and payload's content. */
+typedef struct sent {
+    unsigned room, n, tries;
+    uint32_t bad, src[16];
+    size_t   len[16];
+    char     hdr[16];
+    uint8_t  last[16];
+} sent_t;
+
+static onic_status_t on_send(void *arg, uint32_t dest, const void *user_hdr, size_t user_len,
+                             const void *payload, size_t len)
+{
+    sent_t *t = arg;
+
+    t->tries++;
+    if (dest == t->bad)
+        return ONIC_ERR_IO;
+    if (t->room == 0)
+        return ONIC_ERR_NO_RESOURCE;
+    t->room--;
+    if (t->n < 16) {
+        t->src[t->n] = dest;
+        t->len[t->n] = len;
+        t->hdr[t->n] = user_len > 0 ? *(const char *)user_hdr : 0;
+        t->last[t->n] = len > 0 ? ((const uint8_t *)payload)[len - 1] : 0;
+    }
+    t->n++;
+    return ONIC_OK;
+}
+
+static void test_send(void)
+{
+    static uint8_t p[3000];
+    onic_xport_msgq_t q;
+    sent_t t;
+
+    memset(&q, 0, sizeof(q));
+    memset(&t, 0, sizeof(t));
+    t.bad = 99;
+    for (uint32_t s = 0; s < 6; s++) {
+        size_t len = s == 3 ? ONIC_XPORT_MAX_PAYLOAD : s * 5;
+        memset(p, (int)(s + 1), len);
+        CHECK_EQ(onic_xport_msgq_push(&q, s, (s & 1) ? "a" : "b", 1, p, len), ONIC_OK);
+    }
+    /* No room at all: nothing leaves, the first is tried once and kept. */
+    CHECK_EQ(onic_xport_msgq_send(&q, on_send, &t), 0);
+    CHECK_EQ(t.tries, 1);
+    CHECK(!onic_xport_msgq_empty(&q));
+    /* Room for 2: the two oldest, in order, whole. */
+    t.room = 2;
+    CHECK_EQ(onic_xport_msgq_send(&q, on_send, &t), 2);
+    CHECK(t.n == 2 && t.src[0] == 0 && t.src[1] == 1 && t.len[1] == 5 && t.hdr[0] == 'b' &&
+          t.hdr[1] == 'a' && t.last[1] == 2);
+    /* A record refused for good (src 2 here) is dropped; the rest follow,
+     * the largest payload whole, until room runs out again. */
+    t.bad = 2;
+    t.room = 2;
+    CHECK_EQ(onic_xport_msgq_send(&q, on_send, &t), 3);
+    CHECK(t.n == 4 && t.src[2] == 3 && t.len[2] == ONIC_XPORT_MAX_PAYLOAD && t.last[2] == 4 &&
+          t.src[3] == 4 && t.len[3] == 20 && t.last[3] == 5);
+    /* A push after a partial send goes behind what is left. */
+    CHECK_EQ(onic_xport_msgq_push(&q, 7, "c", 1, NULL, 0), ONIC_OK);
+    t.room = 10;
+    CHECK_EQ(onic_xport_msgq_send(&q, on_send, &t), 2);
+    CHECK(t.n == 6 && t.src[4] == 5 && t.len[4] == 25 && t.src[5] == 7 && t.hdr[5] == 'c');
+    CHECK(onic_xport_msgq_empty(&q));
+    CHECK_EQ(onic_xport_msgq_send(&q, on_send, &t), 0);
+    onic_xport_msgq_fini(&q);
 }
 
 int main(void)
@@ -81,5 +155,6 @@ int main(void)
     CHECK(g.src[7] == 4 && g.len[7] == 0);
     CHECK(onic_xport_msgq_empty(&q));
     onic_xport_msgq_fini(&q);
+    test_send();
     return check_summary("test_msgq");
 }
