@@ -28,8 +28,15 @@ SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 updated=""
+mode=${1:-}
 
 apt_install() {
+    # A fresh Debian has no sudo: say so instead of "sudo: not found".
+    if [ -n "$SUDO" ] && ! command -v sudo >/dev/null 2>&1; then
+        echo "install-deps: installing Debian packages needs root, and sudo is not installed;" \
+             "run $0 ${mode:+$mode }as root" >&2
+        return 1
+    fi
     if [ -z "$updated" ]; then
         $SUDO apt-get update -q
         updated=1
