@@ -199,6 +199,11 @@ typedef struct onic_mpi_req {
     /* Portals state. */
     ptl_handle_me_t     me;         /* posted receive / exposed rendezvous buffer */
     ptl_handle_md_t     md;         /* rendezvous: the get MD of a receive */
+    /* Result. */
+    MPI_Status          status;
+    onic_dlist_t        link;       /* in the active list (MPI_Finalize's check) */
+    /* Rendezvous state, last: set where a rendezvous starts (send_start,
+     * rndv_start), so a request that never takes one does not write it. */
     /* Rendezvous put whole (send side): its SEND_END not yet seen, and the
      * pull that finished, if one came first. */
     int                 sv_put_open, sv_pulled;
@@ -209,11 +214,8 @@ typedef struct onic_mpi_req {
     uint64_t            rv_total;   /* what the sender has */
     uint64_t            rv_want;    /* what fits here */
     uint64_t            rv_issued;  /* bytes asked for */
-    unsigned            rv_gets, rv_replies, rv_inflight; /* gets to send, replies seen */
+    unsigned            rv_inflight; /* gets whose reply has not come */
     int                 rv_final_sent; /* the zero-byte get that ends a cut-short pull */
-    /* Result. */
-    MPI_Status          status;
-    onic_dlist_t        link;       /* in the active list (MPI_Finalize's check) */
 } onic_mpi_req_t;
 
 /* --- The envelope in the match bits ------------------------------------------------

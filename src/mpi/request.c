@@ -27,18 +27,18 @@ onic_mpi_req_t *onic_mpi_req_new(onic_mpi_req_kind_t kind, const char *call)
 
     if (r == NULL)
         return NULL;
-    /* One assignment, not a clear and then the fields: every request
-     * passes here. A handle only once the caller is given one
-     * (req_publish): blocking calls and collectives never need one. */
-    *r = (onic_mpi_req_t){
-        .handle = MPI_REQUEST_NULL,
-        .kind = kind,
-        .call = call,
-        .me = PTL_INVALID_HANDLE,
-        .md = PTL_INVALID_HANDLE,
-        .status = {.MPI_SOURCE = MPI_ANY_SOURCE, .MPI_TAG = MPI_ANY_TAG,
-                   .MPI_ERROR = MPI_SUCCESS},
-    };
+    /* Every request passes here: the fields up to the rendezvous state are
+     * cleared and set at once; that state is written where a rendezvous
+     * starts. A handle only once the caller is given one (req_publish):
+     * blocking calls and collectives never need one. */
+    memset(r, 0, offsetof(onic_mpi_req_t, sv_put_open));
+    r->handle = MPI_REQUEST_NULL;
+    r->kind = kind;
+    r->call = call;
+    r->me = PTL_INVALID_HANDLE;
+    r->md = PTL_INVALID_HANDLE;
+    r->status.MPI_SOURCE = MPI_ANY_SOURCE;
+    r->status.MPI_TAG = MPI_ANY_TAG;
     onic_dlist_init(&r->link);
     return r;
 }

@@ -749,7 +749,7 @@ static int remote_eq_alloc(ptl_handle_ni_t ni_handle, ptl_size_t count,
     if (!onic_ptl_eq_count_ok(count))
         return PTL_FAIL;
     eq = onic_calloc(1, sizeof(*eq));
-    if (eq == NULL || (eq->ring = onic_calloc(count, sizeof(*eq->ring))) == NULL) {
+    if (eq == NULL || (eq->ring = onic_ptl_eq_ring_alloc(eq, count)) == NULL) {
         onic_free(eq);
         return PTL_NO_SPACE;
     }

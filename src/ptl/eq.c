@@ -56,6 +56,16 @@ uint64_t onic_ptl_eq_room(const onic_ptl_eq_t *eq)
     return eq->count - (eq->tail - eq->head);
 }
 
+ptl_event_t *onic_ptl_eq_ring_alloc(onic_ptl_eq_t *eq, ptl_size_t count)
+{
+    eq->count = count;
+    eq->mask = 1;
+    while (eq->mask < count)
+        eq->mask <<= 1;
+    eq->mask--;
+    return onic_calloc(eq->mask + 1, sizeof(ptl_event_t));
+}
+
 int onic_ptl_eq_count_ok(ptl_size_t count)
 {
     if (count > 0 && count <= ONIC_PTL_EQ_MAX_COUNT)
@@ -87,7 +97,7 @@ int PtlEQAlloc(ptl_handle_ni_t ni_handle, ptl_size_t count, ptl_eq_handler_t han
     if (eq == NULL)
         return PTL_NO_SPACE;
     /* The onload engine keeps no events: they go to the process's queue. */
-    eq->ring = ni->io->event == NULL ? onic_calloc(count, sizeof(*eq->ring)) : NULL;
+    eq->ring = ni->io->event == NULL ? onic_ptl_eq_ring_alloc(eq, count) : NULL;
     if (eq->ring == NULL && ni->io->event == NULL) {
         onic_free(eq);
         return PTL_NO_SPACE;

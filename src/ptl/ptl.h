@@ -224,8 +224,9 @@ typedef struct onic_ptl_ni onic_ptl_ni_t;
 typedef struct onic_ptl_eq {
     onic_ptl_ni_t   *ni;
     ptl_handle_eq_t  handle;
-    ptl_event_t     *ring;
-    uint64_t         count;
+    ptl_event_t     *ring;        /* mask + 1 entries, a power of two at least count */
+    uint64_t         count;       /* events it holds before the oldest is overwritten */
+    uint64_t         mask;        /* positions to ring indices without a division */
     uint64_t         head, tail;  /* read and write positions, ever increasing */
     int              dropped;     /* events were overwritten since the last read */
     ptl_seq_t        seq;         /* the next event's sequence number */
@@ -625,7 +626,7 @@ static inline void onic_ptl_eq_keep(onic_ptl_eq_t *eq, const ptl_event_t *ev)
         eq->head++;
         eq->dropped = 1;
     }
-    eq->ring[eq->tail % eq->count] = *ev;
+    eq->ring[eq->tail & eq->mask] = *ev;
     eq->tail++;
 }
 
@@ -637,7 +638,7 @@ static inline int onic_ptl_eq_take(onic_ptl_eq_t *eq, ptl_event_t *event)
 
     if (eq->head == eq->tail)
         return PTL_EQ_EMPTY;
-    *event = eq->ring[eq->head % eq->count];
+    *event = eq->ring[eq->head & eq->mask];
     eq->head++;
     rc = eq->dropped ? PTL_EQ_DROPPED : PTL_OK;
     eq->dropped = 0;
@@ -659,7 +660,7 @@ static inline ptl_event_t *onic_ptl_eq_slot(onic_ptl_eq_t *eq)
         eq->head++;
         eq->dropped = 1;
     }
-    return &eq->ring[eq->tail % eq->count];
+    return &eq->ring[eq->tail & eq->mask];
 }
 
 static inline void onic_ptl_eq_commit(onic_ptl_eq_t *eq, ptl_event_t *ev)
@@ -751,6 +752,8 @@ int  onic_ptl_eq_poll_check(ptl_handle_eq_t *eq_handles, int size, ptl_time_t ti
 #define ONIC_PTL_EQ_MAX_COUNT (UINT64_C(1) << 20)
 /* 1 for an event count PtlEQAlloc takes; else 0, said. */
 int  onic_ptl_eq_count_ok(ptl_size_t count);
+/* eq's ring for count events (count and mask set too); NULL without memory. */
+ptl_event_t *onic_ptl_eq_ring_alloc(onic_ptl_eq_t *eq, ptl_size_t count);
 
 /* --- io_xport.c: the transport glue -------------------------------------------- */
 /* The job id as a ptl_jid_t (never PTL_JID_NONE nor PTL_JID_ANY). */
