@@ -93,7 +93,7 @@ static struct {
     int             size, rank;
     ptl_handle_eq_t oq, tq;
     ptl_handle_md_t put_md, get_md;
-    ptl_handle_me_t inbox_me, answer_me;
+    ptl_handle_me_t inbox_me, answer_me, gone_me;
     char           *inbox, *slots;    /* size * SLOTS slots each */
     rma_slot_t     *slot;
     uint64_t       *issued, *done;    /* by world rank */
@@ -274,7 +274,7 @@ static void rma_serve(const ptl_event_t *ev)
     memcpy(&h, msg, sizeof(h));
     w = h.win < ONIC_MPI_MAX_CTX ? rma.by_id[h.win] : NULL;
     if (w == NULL) {
-        status = MPI_ERR_WIN;
+        status = MPI_ERR_RMA_SYNC; /* freed while the origin was in an epoch */
     } else {
         switch (h.kind) {
         case RMA_REQ_ACC:
@@ -381,6 +381,9 @@ static void rma_event(const ptl_event_t *ev)
     switch (ev->type) {
     case PTL_EVENT_ACK:
     case PTL_EVENT_REPLY_END:
+        /* Cut short: only the catch-all entry took it, the window is gone. */
+        if (ev->mlength < ev->rlength && rma.failed == MPI_SUCCESS)
+            rma.failed = MPI_ERR_RMA_SYNC;
         rma_count_done(ev->initiator.pid);
         break;
     case PTL_EVENT_PUT_END:
@@ -448,8 +451,12 @@ static int rma_failed(onic_mpi_win_t *w, const char *call)
     if (cls == MPI_SUCCESS)
         return MPI_SUCCESS;
     rma.failed = MPI_SUCCESS;
-    return onic_mpi_win_err(w, cls, call, "a one-sided operation failed at its target (a "
-                            "window freed or a range refused there; ONIC_LOG=debug says more)");
+    if (cls == MPI_ERR_RMA_SYNC)
+        return onic_mpi_win_err(w, cls, call, "a one-sided operation reached a target whose "
+                                "window was gone: it was freed while this process still had "
+                                "an epoch on it; end every epoch before MPI_Win_free");
+    return onic_mpi_win_err(w, cls, call, "a one-sided operation failed at its target (%s)",
+                            cls == MPI_ERR_RMA_RANGE ? "outside its window" : "see its log");
 }
 
 int onic_mpi_rma_flush(onic_mpi_win_t *w, int world, const char *call)
@@ -607,7 +614,7 @@ int onic_mpi_rma_setup(onic_mpi_comm_t *c, const char *call)
     memset(rma.slots, 0, bytes);
     rma.oq = rma.tq = PTL_EQ_NONE;
     rma.put_md = rma.get_md = PTL_INVALID_HANDLE;
-    rma.inbox_me = rma.answer_me = PTL_INVALID_HANDLE;
+    rma.inbox_me = rma.answer_me = rma.gone_me = PTL_INVALID_HANDLE;
     what = "allocate the one-sided event queues";
     if ((rc = PtlEQAlloc(onic_mpi_g.ni, RMA_OQ_EVENTS, PTL_EQ_HANDLER_NONE, &rma.oq)) != PTL_OK ||
         (rc = PtlEQAlloc(onic_mpi_g.ni, RMA_TQ_EVENTS, rma_inbox_handler, &rma.tq)) != PTL_OK)
@@ -642,6 +649,18 @@ int onic_mpi_rma_setup(onic_mpi_comm_t *c, const char *call)
                           PTL_INS_AFTER, &rma.answer_me)) != PTL_OK ||
         (rc = PtlMDAttach(rma.answer_me, md, PTL_RETAIN, &mdh)) != PTL_OK)
         goto err;
+    /* Behind every window's entry: what finds no window (freed) is taken,
+     * cut to nothing, and still acked or replied to, so its origin learns
+     * of it instead of waiting for ever. */
+    what = "attach the one-sided catch-all entry";
+    md.start = NULL;
+    md.length = 0;
+    md.options = PTL_MD_OP_PUT | PTL_MD_OP_GET | PTL_MD_TRUNCATE;
+    md.eq_handle = PTL_EQ_NONE;
+    if ((rc = PtlMEAttach(onic_mpi_g.ni, ONIC_MPI_PT_WIN, rma_any, 0, ~UINT64_C(0), PTL_RETAIN,
+                          PTL_INS_AFTER, &rma.gone_me)) != PTL_OK ||
+        (rc = PtlMDAttach(rma.gone_me, md, PTL_RETAIN, &mdh)) != PTL_OK)
+        goto err;
     rma.ready = 1;
     return MPI_SUCCESS;
 
@@ -657,6 +676,8 @@ void onic_mpi_rma_teardown(void)
         PtlMEUnlink(rma.inbox_me);
     if (rma.answer_me != PTL_INVALID_HANDLE && rma.answer_me != 0)
         PtlMEUnlink(rma.answer_me);
+    if (rma.gone_me != PTL_INVALID_HANDLE && rma.gone_me != 0)
+        PtlMEUnlink(rma.gone_me);
     if (rma.put_md != PTL_INVALID_HANDLE && rma.put_md != 0)
         PtlMDUnlink(rma.put_md);
     if (rma.get_md != PTL_INVALID_HANDLE && rma.get_md != 0)

@@ -152,8 +152,9 @@ static int win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int
     md.eq_handle = PTL_EQ_NONE;
     {
         ptl_process_id_t any = {PTL_NID_ANY, PTL_PID_ANY};
+        /* First: the catch-all entry (rma.c) stays last. */
         if ((rc = PtlMEAttach(onic_mpi_g.ni, ONIC_MPI_PT_WIN, any, (ptl_match_bits_t)w->id, 0,
-                              PTL_RETAIN, PTL_INS_AFTER, &w->me)) != PTL_OK ||
+                              PTL_RETAIN, PTL_INS_BEFORE, &w->me)) != PTL_OK ||
             (rc = PtlMDAttach(w->me, md, PTL_RETAIN, &mdh)) != PTL_OK) {
             rc = onic_mpi_err_ptl(c, call, "expose the window's memory", rc);
             goto err_comm;

@@ -499,6 +499,33 @@ static void test_errors(void)
         CHECK_EQ(mem[0], 77);
     for (int i = 1; i < 16; i++)
         CHECK_EQ(mem[i], -3);
+    /* Rank 0 frees the window while rank 1 is still in a lock epoch on it:
+     * rank 0 waits in MPI_Win_free and serves rank 1 meanwhile; rank 1's own
+     * MPI_Win_free inside its epoch is an error, reported, and it ends the
+     * epoch and frees after all. */
+    if (size > 1) {
+        int cell2[2] = {0, 0}, go = 0, two[2] = {5, 6};
+        MPI_Win w2;
+
+        MPI_Win_create(cell2, sizeof(cell2), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &w2);
+        MPI_Win_set_errhandler(w2, MPI_ERRORS_RETURN);
+        if (rank == 1) {
+            MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, w2);
+            MPI_Send(&go, 1, MPI_INT, 0, 11, MPI_COMM_WORLD);
+            MPI_Put(two, 1, MPI_INT, 0, 0, 1, MPI_INT, w2);
+            CHECK_EQ(err_class(MPI_Win_free(&w2)), MPI_ERR_RMA_SYNC);
+            CHECK(w2 != MPI_WIN_NULL);
+            MPI_Accumulate(&two[1], 1, MPI_INT, 0, 1, 1, MPI_INT, MPI_SUM, w2);
+            MPI_Win_unlock(0, w2);
+        } else if (rank == 0) {
+            MPI_Recv(&go, 1, MPI_INT, 1, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+        CHECK_EQ(MPI_Win_free(&w2), MPI_SUCCESS);
+        if (rank == 0) {
+            CHECK_EQ(cell2[0], 5);
+            CHECK_EQ(cell2[1], 6);
+        }
+    }
     /* A bad window handle: reported through MPI_COMM_WORLD's handler. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     bad = win + 1;
