@@ -917,6 +917,13 @@ static int rma_op(rma_args_t *a, MPI_Op op, int fetch, const char *call, int *op
     if (a->ttype->basic == ONIC_MPI_B_NONE || rma_type_index(a->ttype) < 0)
         return onic_mpi_win_err(a->w, MPI_ERR_TYPE, call, "the target datatype is not made "
                                 "of one predefined type; accumulates need one");
+    /* The target applies an operation to whole elements lying in one piece
+     * of its memory (MPI_SHORT_INT, with a gap inside, is not). */
+    for (size_t b = 0; b < a->ttype->nblocks; b++)
+        if (a->ttype->blocks[b].len % a->ttype->basic_size != 0)
+            return onic_mpi_win_err(a->w, MPI_ERR_TYPE, call, "accumulates on %s are not "
+                                    "supported: its elements have a gap inside",
+                                    a->ttype->predefined ? a->ttype->name : "this type");
     if (op == MPI_REPLACE) {
         *op_p = RMA_OP_REPLACE;
         return MPI_SUCCESS;

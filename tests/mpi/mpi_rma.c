@@ -324,6 +324,22 @@ static void test_acc(void)
         CHECK(flag_cell >= 1 && flag_cell <= size);
     MPI_Win_free(&wf);
 
+    /* MAXLOC on value-index pairs: the largest value wins, with its index. */
+    {
+        struct { double v; int i; } pair = {-1.0, -1}, mine = {rank * 1.5, rank};
+        MPI_Win wp;
+
+        MPI_Win_create(&pair, sizeof(pair), sizeof(pair), MPI_INFO_NULL, MPI_COMM_WORLD, &wp);
+        MPI_Win_fence(0, wp);
+        MPI_Accumulate(&mine, 1, MPI_DOUBLE_INT, 0, 0, 1, MPI_DOUBLE_INT, MPI_MAXLOC, wp);
+        MPI_Win_fence(0, wp);
+        if (rank == 0) {
+            CHECK(pair.v == (size - 1) * 1.5);
+            CHECK_EQ(pair.i, size - 1);
+        }
+        MPI_Win_free(&wp);
+    }
+
     /* Many requests: M doubles (several slots' worth) summed from everyone. */
     MPI_Win_allocate(M * sizeof(double), sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &d, &wd);
     for (int i = 0; i < M; i++) {
@@ -474,6 +490,11 @@ static void test_errors(void)
              MPI_ERR_OP);
     CHECK_EQ(err_class(MPI_Accumulate(&x, 1, MPI_FLOAT, 0, 0, 1, MPI_FLOAT, MPI_BAND, win)),
              MPI_ERR_OP);
+    {
+        struct { short v; int i; } si = {1, 2};
+        CHECK_EQ(err_class(MPI_Accumulate(&si, 1, MPI_SHORT_INT, 0, 0, 1, MPI_SHORT_INT,
+                                          MPI_MAXLOC, win)), MPI_ERR_TYPE);
+    }
     /* A lock inside a fence epoch with operations is out of order. */
     MPI_Win_fence(0, win);
     CHECK_EQ(err_class(MPI_Put(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, win)), MPI_SUCCESS);
