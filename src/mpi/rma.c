@@ -1194,3 +1194,65 @@ int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void
     rma_fetch_sent(f);
     return rc;
 }
+
+/* --- Request-based put and get ----------------------------------------------------------
+ * The operation is complete (at its target) before the call returns, and
+ * the request is complete at once: MPI_Wait and MPI_Test take it without
+ * polling. Correct, and no wait mechanism of its own in request.c; the
+ * price is a round trip inside the call. */
+static int rma_request(MPI_Win win, const void *origin, int ocount, MPI_Datatype ot, int rank,
+                       MPI_Aint disp, int tcount, MPI_Datatype tt, int get,
+                       MPI_Request *request, const char *call)
+{
+    rma_args_t a;
+    onic_mpi_req_t *r;
+    int rc = MPI_SUCCESS, k;
+
+    k = rma_check(win, call, rank, ot, ocount, tt, tcount, &a, &rc);
+    if (k < 0)
+        return rc;
+    if (request == NULL)
+        return onic_mpi_win_err(a.w, MPI_ERR_ARG, call, "request is NULL");
+    if (k == 0) {
+        if (!rma_sizes_match(&a, call, &rc))
+            return rc;
+        a.origin = (char *)(uintptr_t)origin;
+        a.disp = disp;
+        if ((rc = rma_move(&a, get, call)) != MPI_SUCCESS ||
+            (rc = onic_mpi_rma_flush(a.w, (int)onic_mpi_comm_world_rank(a.w->comm, rank),
+                                     call)) != MPI_SUCCESS)
+            return rc;
+    }
+    if ((r = onic_mpi_req_new(ONIC_MPI_REQ_SEND, call)) == NULL)
+        return onic_mpi_win_err(a.w, MPI_ERR_NO_MEM, call, "no memory for a request");
+    r->comm = a.w->comm;
+    r->peer = MPI_PROC_NULL;
+    r->active = 1;
+    r->status.MPI_SOURCE = MPI_PROC_NULL;
+    r->status.MPI_TAG = MPI_ANY_TAG;
+    onic_mpi_req_complete(r);
+    if (onic_mpi_htab_add(&onic_mpi_g.reqs, r, &r->handle) != 0) {
+        onic_mpi_req_free(r);
+        return onic_mpi_win_err(a.w, MPI_ERR_NO_MEM, call, "no memory for a request handle");
+    }
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+
+int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+             int target_rank, MPI_Aint target_disp, int target_count,
+             MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+    ONIC_MPI_CHECK_INIT("MPI_Rput");
+    return rma_request(win, origin_addr, origin_count, origin_datatype, target_rank,
+                       target_disp, target_count, target_datatype, 0, request, "MPI_Rput");
+}
+
+int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+             int target_rank, MPI_Aint target_disp, int target_count,
+             MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+    ONIC_MPI_CHECK_INIT("MPI_Rget");
+    return rma_request(win, origin_addr, origin_count, origin_datatype, target_rank,
+                       target_disp, target_count, target_datatype, 1, request, "MPI_Rget");
+}

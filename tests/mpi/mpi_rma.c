@@ -401,6 +401,25 @@ static void test_lock(void)
     if (size <= 4)
         for (int s = 0; s < size; s++)
             CHECK_EQ(arr[s % 4], 1000 + s);
+    /* Request-based, in the same epoch: the data is there when the request
+     * completes (after everyone has looked at arr). */
+    MPI_Barrier(MPI_COMM_WORLD);
+    {
+        long long in = 5000 + rank, back = 0;
+        MPI_Request q[2];
+        int t = (rank + 1) % size;
+
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, wa);
+        MPI_Rput(&in, 1, MPI_LONG_LONG, t, 3, 1, MPI_LONG_LONG, wa, &q[0]);
+        MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+        CHECK(q[0] == MPI_REQUEST_NULL);
+        MPI_Rget(&back, 1, MPI_LONG_LONG, t, 3, 1, MPI_LONG_LONG, wa, &q[1]);
+        MPI_Rput(&in, 1, MPI_LONG_LONG, MPI_PROC_NULL, 0, 1, MPI_LONG_LONG, wa, &q[0]);
+        MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+        CHECK_EQ(back, 5000 + rank);
+        MPI_Win_unlock(t, wa);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
     /* MPI_MODE_NOCHECK: no lock message, the same data. */
     MPI_Win_lock(MPI_LOCK_SHARED, (rank + 1) % size, MPI_MODE_NOCHECK, wa);
     MPI_Get(&c, 1, MPI_LONG_LONG, (rank + 1) % size, 0, 1, MPI_LONG_LONG, wa);
