@@ -306,7 +306,9 @@ typedef int MPI_Info; /* only MPI_INFO_NULL is taken */
 #define MPI_MODE_NOPUT      4096
 #define MPI_MODE_NOPRECEDE  8192
 #define MPI_MODE_NOSUCCEED  16384
-#define ONIC_MPI_MAX_WIN_NAME 128 /* MPI_MAX_OBJECT_NAME */
+#ifndef MPI_MAX_OBJECT_NAME
+#define MPI_MAX_OBJECT_NAME 128
+#endif
 
 typedef int MPI_Win_copy_attr_function(MPI_Win oldwin, int win_keyval, void *extra_state,
                                        void *attribute_val_in, void *attribute_val_out,

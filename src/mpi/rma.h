@@ -61,7 +61,7 @@ typedef struct onic_mpi_win {
     MPI_Aint         *sizes;       /* by comm rank */
     int              *disp_units;
     ptl_handle_me_t   me;
-    char              name[ONIC_MPI_MAX_WIN_NAME];
+    char              name[MPI_MAX_OBJECT_NAME];
     onic_mpi_win_attr_t *attrs;
     /* Origin side: the epochs open. */
     int               fence;       /* a fence opened an epoch (no NOSUCCEED) */

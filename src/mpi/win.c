@@ -268,9 +268,13 @@ int MPI_Win_free(MPI_Win *win)
 void onic_mpi_rma_fini(void)
 {
     if (win_tab_ready) {
+        /* Windows the program never freed: withdrawn before their memory goes. */
         for (int i = 0; i < win_tab.used; i++)
-            if (win_tab.obj[i] != NULL)
-                win_destroy(win_tab.obj[i]);
+            if (win_tab.obj[i] != NULL) {
+                onic_mpi_win_t *w = win_tab.obj[i];
+                PtlMEUnlink(w->me);
+                win_destroy(w);
+            }
         onic_mpi_htab_fini(&win_tab);
         win_tab_ready = 0;
     }

@@ -51,7 +51,7 @@ static void test_win(void)
     int buf[16], flag, *ip, key, len;
     MPI_Aint *sp;
     void *base, *mem;
-    char name[ONIC_MPI_MAX_WIN_NAME];
+    char name[MPI_MAX_OBJECT_NAME];
     MPI_Win win, w2, w0;
     MPI_Group g, wg;
 
