@@ -33,6 +33,10 @@
 #include <string.h>
 
 #define RMA_SEG_MAX   (16u << 20)  /* one put or get moves at most this */
+/* Up to this many messages' worth, a transfer goes as messages of the eager
+ * limit (one copy each way through the ring) rather than as one operation
+ * by the transport's RMA, whose registration and CMA call cost more. */
+#define RMA_SMALL_MSGS 8u
 #define RMA_OQ_EVENTS 8192u
 #define RMA_OQ_CAP    4096u        /* operations whose event is not taken yet */
 #define RMA_TQ_EVENTS 256u         /* only wakes: the handler has done the work */
@@ -829,7 +833,7 @@ static int rma_move(rma_args_t *a, int get, const char *call)
     ptl_process_id_t id = rma_pid(world);
     rma_it_t oi, ti;
     ptrdiff_t ooff = 0, toff = 0;
-    size_t olen = 0, tlen = 0, n;
+    size_t olen = 0, tlen = 0, n, piece;
     MPI_Aint base;
     int rc;
 
@@ -838,10 +842,14 @@ static int rma_move(rma_args_t *a, int get, const char *call)
         return rc;
     rma_it_init(&oi, a->otype, a->ocount);
     rma_it_init(&ti, a->ttype, a->tcount);
+    piece = a->ttype->size * (size_t)a->tcount <= RMA_SMALL_MSGS * onic_mpi_g.eager_limit &&
+                    onic_mpi_g.eager_limit > 0
+                ? onic_mpi_g.eager_limit
+                : RMA_SEG_MAX;
     for (;;) {
-        if (olen == 0 && !rma_it_next(&oi, RMA_SEG_MAX, &ooff, &olen))
+        if (olen == 0 && !rma_it_next(&oi, piece, &ooff, &olen))
             break;
-        if (tlen == 0 && !rma_it_next(&ti, RMA_SEG_MAX, &toff, &tlen))
+        if (tlen == 0 && !rma_it_next(&ti, piece, &toff, &tlen))
             break;
         n = olen < tlen ? olen : tlen;
         rma_room();
