@@ -199,6 +199,26 @@ static void test_fence(void)
     MPI_Win_fence(0, wb);
     for (int i = 0; i < BIG - 3; i += 991)
         CHECK_EQ(bigget[i], (char)(rank * 31 + (i + 3) * 13));
+    /* Between one message and the RMA path: several messages (gets too). */
+    for (int i = 0; i < 10000; i++)
+        bigget[i] = (char)(rank * 7 + i * 3 + 1);
+    MPI_Put(bigget, 10000, MPI_CHAR, next, 100, 10000, MPI_CHAR, wb);
+    MPI_Win_fence(0, wb);
+    for (int i = 0; i < 10000; i++)
+        if (big[100 + i] != (char)(prev * 7 + i * 3 + 1)) {
+            CHECK_EQ(big[100 + i], (char)(prev * 7 + i * 3 + 1));
+            break;
+        }
+    CHECK_EQ(big[99], (char)(prev * 31 + 99 * 13));
+    CHECK_EQ(big[10100], (char)(prev * 31 + 10100 * 13));
+    memset(bigget, 0, 10000);
+    MPI_Get(bigget, 6000, MPI_CHAR, prev, 101, 6000, MPI_CHAR, wb);
+    MPI_Win_fence(0, wb);
+    for (int i = 0; i < 6000; i++)
+        if (bigget[i] != (char)(((prev + size - 1) % size) * 7 + (i + 1) * 3 + 1)) {
+            CHECK_EQ(bigget[i], (char)(((prev + size - 1) % size) * 7 + (i + 1) * 3 + 1));
+            break;
+        }
     MPI_Win_free(&wb);
     free(bigget);
 }
