@@ -37,6 +37,12 @@
  * limit (one copy each way through the ring) rather than as one operation
  * by the transport's RMA, whose registration and CMA call cost more. */
 #define RMA_SMALL_MSGS 8u
+/* A put of at most this many bytes is one message (include/onic/portals.h:
+ * longer ones move by the transport's RMA and complete on their own). */
+#define RMA_INLINE     2048u
+/* Match bits no window has (ids are context ids, below 2^12): only the
+ * catch-all entry takes them. */
+#define RMA_BITS_NONE  (~UINT64_C(0))
 #define RMA_OQ_EVENTS 8192u
 #define RMA_OQ_CAP    4096u        /* operations whose event is not taken yet */
 #define RMA_TQ_EVENTS 256u         /* only wakes: the handler has done the work */
@@ -102,6 +108,10 @@ static struct {
     rma_slot_t     *slot;
     uint64_t       *issued, *done;    /* by world rank */
     uint64_t        issued_all, done_all;
+    /* Targets of puts sent without an ack since their last flush. */
+    uint8_t        *dirty;
+    uint32_t       *dirty_list;
+    unsigned        ndirty;
     unsigned        undrained;
     int             failed;           /* an error class an answer brought */
     onic_mpi_win_t *by_id[ONIC_MPI_MAX_CTX];
@@ -463,8 +473,49 @@ static int rma_failed(onic_mpi_win_t *w, const char *call)
                             cls == MPI_ERR_RMA_RANGE ? "outside its window" : "see its log");
 }
 
+/* Puts of one message go without an ack (PtlPutRegion's straight line);
+ * a flush then sends one empty put with an ack behind them: messages
+ * between two processes are delivered in order, so its ack says every put
+ * before it has landed. */
+static int rma_ack_behind(onic_mpi_win_t *w, uint32_t world, const char *call)
+{
+    int rc;
+
+    rma.dirty[world] &= (uint8_t)~1u;
+    rma_room();
+    rc = PtlPutRegion(rma.put_md, 0, 0, PTL_ACK_REQ, rma_pid(world), ONIC_MPI_PT_WIN, 0,
+                      RMA_BITS_NONE, 0, 0);
+    if (rc != PTL_OK)
+        return onic_mpi_err_ptl(w->comm, call, "send the put that completes earlier puts", rc);
+    rma_issued(world);
+    return MPI_SUCCESS;
+}
+
+/* dirty[]: bit 0, puts wait for an ack behind them; bit 1, in dirty_list. */
+static void rma_mark_dirty(uint32_t world)
+{
+    if (!(rma.dirty[world] & 2))
+        rma.dirty_list[rma.ndirty++] = world;
+    rma.dirty[world] = 3;
+}
+
 int onic_mpi_rma_flush(onic_mpi_win_t *w, int world, const char *call)
 {
+    int rc;
+
+    if (world < 0) {
+        while (rma.ndirty > 0) {
+            uint32_t t = rma.dirty_list[--rma.ndirty];
+
+            rma.dirty[t] &= (uint8_t)~2u;
+            if ((rma.dirty[t] & 1) && (rc = rma_ack_behind(w, t, call)) != MPI_SUCCESS)
+                return rc;
+        }
+    } else if (rma.dirty[world] & 1) {
+        /* Left in the list, marked clean: the next flush of all skips it. */
+        if ((rc = rma_ack_behind(w, (uint32_t)world, call)) != MPI_SUCCESS)
+            return rc;
+    }
     if (world < 0) {
         while (rma.done_all < rma.issued_all)
             onic_mpi_rma_poll(1);
@@ -608,8 +659,10 @@ int onic_mpi_rma_setup(onic_mpi_comm_t *c, const char *call)
     rma.slot = onic_calloc((size_t)rma.size * ONIC_MPI_RMA_SLOTS, sizeof(*rma.slot));
     rma.issued = onic_calloc((size_t)rma.size, sizeof(*rma.issued));
     rma.done = onic_calloc((size_t)rma.size, sizeof(*rma.done));
+    rma.dirty = onic_calloc((size_t)rma.size, sizeof(*rma.dirty));
+    rma.dirty_list = onic_calloc((size_t)rma.size, sizeof(*rma.dirty_list));
     if (rma.inbox == NULL || rma.slots == NULL || rma.slot == NULL || rma.issued == NULL ||
-        rma.done == NULL) {
+        rma.done == NULL || rma.dirty == NULL || rma.dirty_list == NULL) {
         onic_mpi_rma_teardown();
         return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for the one-sided inbox "
                             "(2 x %zu bytes)", bytes);
@@ -695,6 +748,8 @@ void onic_mpi_rma_teardown(void)
     onic_free(rma.slot);
     onic_free(rma.issued);
     onic_free(rma.done);
+    onic_free(rma.dirty);
+    onic_free(rma.dirty_list);
     onic_free(rma.later);
     memset(&rma, 0, sizeof(rma));
 }
@@ -857,13 +912,20 @@ static int rma_move(rma_args_t *a, int get, const char *call)
             rc = PtlGetRegion(rma.get_md, (ptl_size_t)(uintptr_t)(a->origin + ooff), n, id,
                               ONIC_MPI_PT_WIN, 0, (ptl_match_bits_t)a->w->id,
                               (ptl_size_t)(base + toff));
+        else if (n <= RMA_INLINE)
+            rc = PtlPutRegion(onic_mpi_g.all_md, (ptl_size_t)(uintptr_t)(a->origin + ooff), n,
+                              PTL_NOACK_REQ, id, ONIC_MPI_PT_WIN, 0,
+                              (ptl_match_bits_t)a->w->id, (ptl_size_t)(base + toff), 0);
         else
             rc = PtlPutRegion(rma.put_md, (ptl_size_t)(uintptr_t)(a->origin + ooff), n,
                               PTL_ACK_REQ, id, ONIC_MPI_PT_WIN, 0, (ptl_match_bits_t)a->w->id,
                               (ptl_size_t)(base + toff), 0);
         if (rc != PTL_OK)
             return onic_mpi_err_ptl(a->w->comm, call, get ? "start a get" : "start a put", rc);
-        rma_issued(world);
+        if (!get && n <= RMA_INLINE)
+            rma_mark_dirty(world);
+        else
+            rma_issued(world);
         a->w->fence_ops++;
         ooff += (ptrdiff_t)n;
         toff += (ptrdiff_t)n;
