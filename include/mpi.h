@@ -122,7 +122,7 @@ typedef struct MPI_Status {
 #define MPI_ERR_REQUEST       19
 #define MPI_ERR_KEYVAL        20
 #define MPI_ERR_NO_MEM        21
-#define MPI_ERR_LASTCODE      21
+#define MPI_ERR_LASTCODE      58 /* the one-sided classes below */
 
 #define MPI_PROC_NULL   (-1)
 #define MPI_ANY_SOURCE  (-2)
@@ -260,6 +260,126 @@ int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype
 int MPI_Type_commit(MPI_Datatype *datatype);
 int MPI_Type_free(MPI_Datatype *datatype);
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
+
+/* --- One-sided ------------------------------------------------------------------
+ * Windows, RMA operations and their synchronisation (docs/architecture.md,
+ * "mpi", "One-sided"). */
+typedef int MPI_Win;
+typedef int MPI_Info; /* only MPI_INFO_NULL is taken */
+#ifndef MPI_INFO_NULL
+#define MPI_INFO_NULL ((MPI_Info)0)
+#endif
+#define MPI_WIN_NULL  ((MPI_Win)0)
+#define MPI_REPLACE   ((MPI_Op)0x1000000c)
+#define MPI_NO_OP     ((MPI_Op)0x1000000d)
+
+/* Error classes of one-sided calls (MPICH's numbers). */
+#define MPI_ERR_WIN           45
+#define MPI_ERR_BASE          46
+#define MPI_ERR_LOCKTYPE      47
+#define MPI_ERR_RMA_CONFLICT  49
+#define MPI_ERR_RMA_SYNC      50
+#define MPI_ERR_SIZE          51
+#define MPI_ERR_DISP          52
+#define MPI_ERR_ASSERT        53
+#define MPI_ERR_RMA_RANGE     55
+#define MPI_ERR_RMA_ATTACH    56
+#define MPI_ERR_RMA_SHARED    57
+#define MPI_ERR_RMA_FLAVOR    58
+#define ONIC_MPI_ERR_RMA_LAST 58
+
+/* Predefined window attributes (MPI_Win_get_attr). */
+#define MPI_WIN_BASE           0x20
+#define MPI_WIN_SIZE           0x21
+#define MPI_WIN_DISP_UNIT      0x22
+#define MPI_WIN_CREATE_FLAVOR  0x23
+#define MPI_WIN_MODEL          0x24
+#define MPI_WIN_FLAVOR_CREATE    1
+#define MPI_WIN_FLAVOR_ALLOCATE  2
+#define MPI_WIN_FLAVOR_DYNAMIC   3
+#define MPI_WIN_FLAVOR_SHARED    4
+#define MPI_WIN_SEPARATE         1
+#define MPI_WIN_UNIFIED          2
+
+#define MPI_LOCK_EXCLUSIVE  234
+#define MPI_LOCK_SHARED     235
+#define MPI_MODE_NOCHECK    1024
+#define MPI_MODE_NOSTORE    2048
+#define MPI_MODE_NOPUT      4096
+#define MPI_MODE_NOPRECEDE  8192
+#define MPI_MODE_NOSUCCEED  16384
+#ifndef MPI_MAX_OBJECT_NAME
+#define MPI_MAX_OBJECT_NAME 128
+#endif
+
+typedef int MPI_Win_copy_attr_function(MPI_Win oldwin, int win_keyval, void *extra_state,
+                                       void *attribute_val_in, void *attribute_val_out,
+                                       int *flag);
+typedef int MPI_Win_delete_attr_function(MPI_Win win, int win_keyval, void *attribute_val,
+                                         void *extra_state);
+#define MPI_WIN_NULL_COPY_FN   ((MPI_Win_copy_attr_function *)0)
+#define MPI_WIN_NULL_DELETE_FN ((MPI_Win_delete_attr_function *)0)
+#define MPI_WIN_DUP_FN         ((MPI_Win_copy_attr_function *)0)
+
+int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                   MPI_Win *win);
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                     MPI_Win *win);
+int MPI_Win_free(MPI_Win *win);
+int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag);
+int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val);
+int MPI_Win_delete_attr(MPI_Win win, int win_keyval);
+int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                          MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval,
+                          void *extra_state);
+int MPI_Win_free_keyval(int *win_keyval);
+int MPI_Win_get_group(MPI_Win win, MPI_Group *group);
+int MPI_Win_set_name(MPI_Win win, const char *win_name);
+int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen);
+int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
+int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler);
+
+int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+            int target_rank, MPI_Aint target_disp, int target_count,
+            MPI_Datatype target_datatype, MPI_Win win);
+int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
+int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                   int target_rank, MPI_Aint target_disp, int target_count,
+                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int MPI_Get_accumulate(const void *origin_addr, int origin_count,
+                       MPI_Datatype origin_datatype, void *result_addr, int result_count,
+                       MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                       int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
+                     int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win);
+int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
+                         MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+                         MPI_Win win);
+/* Request-based: complete at their target before they return (the request
+ * is complete at once). */
+int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+             int target_rank, MPI_Aint target_disp, int target_count,
+             MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request);
+int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+             int target_rank, MPI_Aint target_disp, int target_count,
+             MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request);
+
+int MPI_Win_fence(int assert, MPI_Win win);
+int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win);
+int MPI_Win_unlock(int rank, MPI_Win win);
+int MPI_Win_lock_all(int assert, MPI_Win win);
+int MPI_Win_unlock_all(MPI_Win win);
+int MPI_Win_flush(int rank, MPI_Win win);
+int MPI_Win_flush_all(MPI_Win win);
+int MPI_Win_flush_local(int rank, MPI_Win win);
+int MPI_Win_flush_local_all(MPI_Win win);
+int MPI_Win_sync(MPI_Win win);
+int MPI_Win_post(MPI_Group group, int assert, MPI_Win win);
+int MPI_Win_start(MPI_Group group, int assert, MPI_Win win);
+int MPI_Win_complete(MPI_Win win);
+int MPI_Win_wait(MPI_Win win);
+int MPI_Win_test(MPI_Win win, int *flag);
 
 /* --- Errors --------------------------------------------------------------------- */
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);

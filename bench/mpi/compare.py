@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""Run bench/mpi/p2p.c with onic, MPICH and Open MPI, pinned the same way,
-and print one table per mode with the three side by side.
+"""Run bench/mpi/p2p.c (or, with --prog rma, bench/mpi/rma.c) with onic,
+MPICH and Open MPI, pinned the same way, and print one table per mode with
+the three side by side.
 
     bench/mpi/compare.py [--build build] [--runs 3] [--reps 5] [--modes latency,bw,rate]
-                         [--pairs 1,2]
+                         [--pairs 1,2] [--prog p2p|rma]
+
+rma's modes (2 processes): put_lat, get_lat, put_rate, acc_lat, fop_lat
+(all by default with --prog rma).
 
 Each MPI's program is built from the same source with its own compiler
 wrapper (build/onicc, mpicc.mpich, mpicc.openmpi) and run as 2 processes
@@ -28,8 +32,13 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SRC = os.path.join(ROOT, "bench", "mpi", "p2p.c")
-UNITS = {"latency": "one-way us", "bw": "GB/s", "rate": "M msgs/s"}
+UNITS = {"latency": "one-way us", "bw": "GB/s", "rate": "M msgs/s", "put_lat": "us per put + flush",
+         "get_lat": "us per get + flush", "put_rate": "M puts/s, 64 per flush",
+         "acc_lat": "us per accumulate + flush", "fop_lat": "us per fetch-and-op + flush"}
+
+
+def lower_is_better(mode):
+    return mode == "latency" or mode.endswith("_lat")
 
 
 def mpis(build):
@@ -55,7 +64,8 @@ def mpis(build):
     ]
 
 
-def build_all(build):
+def build_all(build, prog):
+    src = os.path.join(ROOT, "bench", "mpi", prog + ".c")
     out = os.path.join(build, "bench-mpi")
     os.makedirs(out, exist_ok=True)
     ready = []
@@ -63,8 +73,8 @@ def build_all(build):
         if shutil.which(cc[0]) is None and not os.path.exists(cc[0]):
             print(f"note: {name} left out: {cc[0]} not found", file=sys.stderr)
             continue
-        exe = os.path.join(out, "p2p-" + name.replace(" ", "").lower())
-        r = subprocess.run(cc + ["-O2", "-o", exe, SRC], capture_output=True, text=True)
+        exe = os.path.join(out, prog + "-" + name.replace(" ", "").lower())
+        r = subprocess.run(cc + ["-O2", "-o", exe, src], capture_output=True, text=True)
         if r.returncode != 0:
             print(f"note: {name} left out: building failed:\n{r.stderr}", file=sys.stderr)
             continue
@@ -90,7 +100,9 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--modes", default="latency,bw,rate")
+    ap.add_argument("--modes", default=None,
+                    help="default: latency,bw,rate (p2p); every mode (rma)")
+    ap.add_argument("--prog", default="p2p", choices=["p2p", "rma"])
     ap.add_argument("--pairs", default="1,2",
                     help="pair counts for the rate mode, 2 processes a pair (default 1,2)")
     args = ap.parse_args()
@@ -100,7 +112,10 @@ def main():
         pairs = []
     if not pairs or min(pairs) < 1:
         ap.error("--pairs takes positive integers, e.g. 1,2")
-    ready = build_all(args.build)
+    if args.modes is None:
+        args.modes = "latency,bw,rate" if args.prog == "p2p" else \
+            "put_lat,get_lat,put_rate,acc_lat,fop_lat"
+    ready = build_all(args.build, args.prog)
     if not ready:
         sys.exit("nothing to run")
     cases = [(mode, p) for mode in args.modes.split(",")
@@ -124,7 +139,7 @@ def main():
             others = [v for n, v in med.items() if n != "onic"]
             ratio = ""
             if "onic" in med and others:
-                best = min(others) if mode == "latency" else max(others)
+                best = min(others) if lower_is_better(mode) else max(others)
                 ratio = f"{med['onic'] / best:.2f}x"
             cells = [f"{med[n]:.3f}" if n in med else "-" for n in names]
             print(f"| {size} | " + " | ".join(cells) + f" | {ratio} |")

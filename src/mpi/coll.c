@@ -246,6 +246,24 @@ static int coll_op_check(MPI_Op h, onic_mpi_type_t *t, onic_mpi_comm_t *c, const
     return MPI_SUCCESS;
 }
 
+/* The same operations for one-sided accumulates (rma.c): op is the index
+ * onic_mpi_op_check returns. */
+int onic_mpi_op_check(MPI_Op h, onic_mpi_type_t *t, onic_mpi_comm_t *c, const char *call,
+                      int *op_p)
+{
+    coll_op_t op;
+    int rc = coll_op_check(h, t, c, call, &op);
+
+    if (rc == MPI_SUCCESS)
+        *op_p = (int)op;
+    return rc;
+}
+
+void onic_mpi_op_apply(int op, const onic_mpi_type_t *t, const void *in, void *io, size_t bytes)
+{
+    coll_apply((coll_op_t)op, t, in, io, bytes);
+}
+
 /* --- Shared checks ------------------------------------------------------------------------ */
 static int coll_comm(MPI_Comm comm, const char *call, onic_mpi_comm_t **c_p)
 {

@@ -11,7 +11,9 @@
  *   p2p.c       the Portals setup, the protocols (eager, rendezvous), unexpected
  *               buffers and credits, progress, events, probe
  *   request.c   the MPI point-to-point calls, requests, wait and test
- *   coll.c      collectives on point-to-point, reduction operations */
+ *   coll.c      collectives on point-to-point, reduction operations
+ *   win.c       windows: creation, attributes, names, synchronisation (rma.h)
+ *   rma.c       one-sided operations and the protocol under them (rma.h) */
 #ifndef ONIC_MPI_IMPL_H
 #define ONIC_MPI_IMPL_H
 
@@ -34,6 +36,7 @@ enum {
     ONIC_MPI_KIND_OP    = 4,
     ONIC_MPI_KIND_REQ   = 5,
     ONIC_MPI_KIND_ERRH  = 6,
+    ONIC_MPI_KIND_WIN   = 7,
 };
 #define ONIC_MPI_HANDLE_INDEX_MAX (1 << 20)
 
@@ -534,5 +537,15 @@ void onic_mpi_bsend_reap(void);
 int  onic_mpi_coll_ctx_agree(onic_mpi_comm_t *comm, uint64_t *mask, int nwords,
                              const char *call);
 int  onic_mpi_coll_barrier(onic_mpi_comm_t *comm, const char *call);
+/* A predefined reduction operation on t (reported if it is none or not
+ * defined there); *op_p is what onic_mpi_op_apply takes: io = in op io
+ * over `bytes` of packed elements of t's basic kind. */
+int  onic_mpi_op_check(MPI_Op h, onic_mpi_type_t *t, onic_mpi_comm_t *c, const char *call,
+                       int *op_p);
+void onic_mpi_op_apply(int op, const onic_mpi_type_t *t, const void *in, void *io, size_t bytes);
+
+/* --- win.c, rma.c (one-sided; their own header is rma.h) -------------------------------- */
+/* MPI_Finalize: windows the program did not free, and the RMA state. */
+void onic_mpi_rma_fini(void);
 
 #endif

@@ -1,0 +1,112 @@
+/* One-sided MPI on Portals: what win.c (windows, attributes, names,
+ * synchronisation) and rma.c (the operations and the protocol under them)
+ * share. docs/architecture.md, "mpi", "One-sided", says why it is shaped so.
+ *
+ * Portals layout (portal indexes next to MPI's 1 to 3, mpi_impl.h):
+ *   ONIC_MPI_PT_WIN   every window's memory: one match entry per window,
+ *                     match bits = the window's id (the context id of its
+ *                     private communicator), one MD over the window
+ *                     (put, get, remote offsets); puts are acked, gets
+ *                     replied to by the target side alone.
+ *   ONIC_MPI_PT_ACC   the process's accumulate inbox: one entry, one MD
+ *                     over ONIC_MPI_RMA_SLOTS slots of ONIC_MPI_RMA_SLOT
+ *                     bytes per process of the job; origin o writes only
+ *                     its own slots (remote offset). Accumulates, compare
+ *                     and swap, lock and unlock requests land here and are
+ *                     executed by this process's event handler.
+ *   ONIC_MPI_PT_ACCR  the answers to those requests, into the origin's slot
+ *                     of the request (the same layout). */
+#ifndef ONIC_MPI_RMA_H
+#define ONIC_MPI_RMA_H
+
+#include "mpi/mpi_impl.h"
+
+#define ONIC_MPI_PT_WIN   4
+#define ONIC_MPI_PT_ACC   5
+#define ONIC_MPI_PT_ACCR  6
+
+/* Requests in flight from one origin to one target, and the bytes of each
+ * (one transport message: no RMA, and a copy taken when the put is made). */
+#define ONIC_MPI_RMA_SLOTS 8
+#define ONIC_MPI_RMA_SLOT  2048u
+
+/* Window attributes set by the program. */
+typedef struct onic_mpi_win_attr onic_mpi_win_attr_t;
+struct onic_mpi_win_attr {
+    int                  keyval;
+    void                *value;
+    onic_mpi_win_attr_t *next;
+};
+
+/* A lock request waiting at its target. */
+typedef struct onic_mpi_lock_wait onic_mpi_lock_wait_t;
+struct onic_mpi_lock_wait {
+    uint32_t              origin;  /* world rank */
+    unsigned              slot;
+    int                   type;    /* MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE */
+    onic_mpi_lock_wait_t *next;
+};
+
+typedef struct onic_mpi_win {
+    int               handle;
+    int               id;          /* the private communicator's context id */
+    MPI_Comm          commh;       /* private: MPI_Comm_dup of the creator's */
+    onic_mpi_comm_t  *comm;        /* its errh is the window's error handler */
+    char             *base;
+    MPI_Aint          size;
+    int               disp_unit;
+    int               flavor;
+    int               model;       /* MPI_WIN_SEPARATE (see architecture.md) */
+    int               owns_base;   /* MPI_Win_allocate: freed with the window */
+    MPI_Aint         *sizes;       /* by comm rank */
+    int              *disp_units;
+    ptl_handle_me_t   me;
+    char              name[MPI_MAX_OBJECT_NAME];
+    onic_mpi_win_attr_t *attrs;
+    /* Origin side: the epochs open. */
+    int               fence;       /* a fence opened an epoch (no NOSUCCEED) */
+    int               fence_ops;   /* operations started in it */
+    int              *locked;      /* by comm rank: 0, or the lock type held */
+    int              *lock_sent;   /* by comm rank: the lock was requested (not NOCHECK) */
+    int               nlocked;     /* targets locked (lock_all counts each) */
+    int               lock_all;
+    int              *access;      /* by comm rank: in the MPI_Win_start group */
+    int               started, naccess;
+    int              *expose;      /* by comm rank: in the MPI_Win_post group */
+    int               posted, nexpose, nexpose_done;
+    /* Target side: the lock. */
+    int               excl;        /* held exclusively */
+    int               shared;      /* holders of the shared lock */
+    onic_mpi_lock_wait_t *waiting, **waiting_tail;
+} onic_mpi_win_t;
+
+/* --- rma.c ------------------------------------------------------------------------ */
+/* Set up the inbox, the answer slots and the MDs the first time a window is
+ * made (collective: every member is ready before any can reach it). */
+int  onic_mpi_rma_setup(onic_mpi_comm_t *c, const char *call);
+/* Undo onic_mpi_rma_setup (MPI_Finalize, or a setup that failed). */
+void onic_mpi_rma_teardown(void);
+void onic_mpi_rma_win_add(onic_mpi_win_t *w);
+void onic_mpi_rma_win_del(onic_mpi_win_t *w);
+/* Wait until every operation this process started to world rank `world`
+ * (-1: to every process) is complete at its target. */
+int  onic_mpi_rma_flush(onic_mpi_win_t *w, int world, const char *call);
+/* Lock or unlock target comm rank `rank` (a request to its inbox, and the
+ * wait for its answer). */
+int  onic_mpi_rma_lock(onic_mpi_win_t *w, int rank, int type, const char *call);
+int  onic_mpi_rma_unlock(onic_mpi_win_t *w, int rank, const char *call);
+/* Send the lock requests of a lock_all, then wait for all the answers. */
+int  onic_mpi_rma_lock_all(onic_mpi_win_t *w, const char *call);
+int  onic_mpi_rma_unlock_all(onic_mpi_win_t *w, const char *call);
+/* One round of progress for RMA: events of this process's operations. */
+void onic_mpi_rma_poll(int block);
+
+/* --- win.c ------------------------------------------------------------------------ */
+/* The live window, or NULL after reporting MPI_ERR_WIN (*rc_p). */
+onic_mpi_win_t *onic_mpi_win_get(MPI_Win h, const char *call, int *rc_p);
+/* Report an error on the window's handler. */
+#define onic_mpi_win_err(_w, _cls, _call, ...) onic_mpi_err((_w)->comm, _cls, _call, __VA_ARGS__)
+/* May an operation go to comm rank `rank` now? MPI_SUCCESS or MPI_ERR_RMA_SYNC reported. */
+int  onic_mpi_win_access(onic_mpi_win_t *w, int rank, const char *call);
+
+#endif

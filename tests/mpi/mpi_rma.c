@@ -1,0 +1,718 @@
+/* onic's one-sided MPI, tested through onicrun: `mpi_rma NAME...` runs the
+ * named tests (or `all`) on every rank; each rank counts its failed checks
+ * and the job fails if any rank's count is not zero. Every expectation is
+ * computed. Works with 1 to 4 (or more) processes. */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int rank, size, failed;
+
+#define CHECK(_c) \
+    do { \
+        if (!(_c)) { \
+            failed++; \
+            fprintf(stderr, "rank %d: %s:%d: check failed: %s\n", rank, __FILE__, __LINE__, #_c); \
+        } \
+    } while (0)
+#define CHECK_EQ(_a, _b) \
+    do { \
+        long long _x = (long long)(_a), _y = (long long)(_b); \
+        if (_x != _y) { \
+            failed++; \
+            fprintf(stderr, "rank %d: %s:%d: %s == %s (%lld != %lld)\n", rank, __FILE__, \
+                    __LINE__, #_a, #_b, _x, _y); \
+        } \
+    } while (0)
+
+static int value(int owner, int i)
+{
+    return owner * 100000 + i * 7 + 1;
+}
+
+/* --- windows: creation, attributes, names, groups, keyvals -------------------------- */
+static int deleted;
+
+static int count_delete(MPI_Win win, int keyval, void *val, void *extra)
+{
+    (void)win;
+    (void)keyval;
+    CHECK(val == (void *)&deleted);
+    CHECK(extra == (void *)&size);
+    deleted++;
+    return MPI_SUCCESS;
+}
+
+static void test_win(void)
+{
+    int buf[16], flag, *ip, key, len;
+    MPI_Aint *sp;
+    void *base, *mem;
+    char name[MPI_MAX_OBJECT_NAME];
+    MPI_Win win, w2, w0;
+    MPI_Group g, wg;
+
+    MPI_Win_create(buf, sizeof(buf), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    CHECK(win != MPI_WIN_NULL);
+    MPI_Win_get_attr(win, MPI_WIN_BASE, &base, &flag);
+    CHECK(flag && base == buf);
+    MPI_Win_get_attr(win, MPI_WIN_SIZE, &sp, &flag);
+    CHECK(flag && *sp == (MPI_Aint)sizeof(buf));
+    MPI_Win_get_attr(win, MPI_WIN_DISP_UNIT, &ip, &flag);
+    CHECK(flag && *ip == (int)sizeof(int));
+    MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &ip, &flag);
+    CHECK(flag && *ip == MPI_WIN_FLAVOR_CREATE);
+    MPI_Win_get_attr(win, MPI_WIN_MODEL, &ip, &flag);
+    CHECK(flag && (*ip == MPI_WIN_SEPARATE || *ip == MPI_WIN_UNIFIED));
+    MPI_Win_get_name(win, name, &len);
+    CHECK_EQ(len, 0);
+    MPI_Win_set_name(win, "halo");
+    MPI_Win_get_name(win, name, &len);
+    CHECK(len == 4 && strcmp(name, "halo") == 0);
+    MPI_Win_get_group(win, &wg);
+    MPI_Comm_group(MPI_COMM_WORLD, &g);
+    MPI_Group_size(wg, &len);
+    CHECK_EQ(len, size);
+    MPI_Group_rank(wg, &len);
+    CHECK_EQ(len, rank);
+    MPI_Group_free(&wg);
+    MPI_Group_free(&g);
+    /* A keyval: set, get, replaced (the old value deleted), deleted at free. */
+    deleted = 0;
+    MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, count_delete, &key, &size);
+    MPI_Win_get_attr(win, key, &base, &flag);
+    CHECK_EQ(flag, 0);
+    MPI_Win_set_attr(win, key, &deleted);
+    MPI_Win_get_attr(win, key, &base, &flag);
+    CHECK(flag && base == (void *)&deleted);
+    MPI_Win_set_attr(win, key, &deleted);
+    CHECK_EQ(deleted, 1);
+    MPI_Win_free_keyval(&key);
+    CHECK_EQ(key, MPI_KEYVAL_INVALID);
+    /* Two windows at once, one allocated, one of no memory. */
+    MPI_Win_allocate(64 * sizeof(double), sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &mem,
+                     &w2);
+    CHECK(mem != NULL);
+    MPI_Win_get_attr(w2, MPI_WIN_BASE, &base, &flag);
+    CHECK(flag && base == mem);
+    MPI_Win_get_attr(w2, MPI_WIN_CREATE_FLAVOR, &ip, &flag);
+    CHECK(flag && *ip == MPI_WIN_FLAVOR_ALLOCATE);
+    memset(mem, 0, 64 * sizeof(double));
+    MPI_Win_create(NULL, 0, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w0);
+    MPI_Win_free(&w0);
+    CHECK(w0 == MPI_WIN_NULL);
+    MPI_Win_free(&w2);
+    MPI_Win_free(&win);
+    CHECK_EQ(deleted, 2);
+    CHECK(win == MPI_WIN_NULL);
+    /* Windows on a split communicator: ranks are its ranks. */
+    {
+        MPI_Comm half;
+        int hr, hs, v = -1;
+
+        MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+        MPI_Comm_rank(half, &hr);
+        MPI_Comm_size(half, &hs);
+        MPI_Win_create(&v, sizeof(v), sizeof(v), MPI_INFO_NULL, half, &win);
+        MPI_Win_fence(0, win);
+        MPI_Put(&hr, 1, MPI_INT, (hr + 1) % hs, 0, 1, MPI_INT, win);
+        MPI_Win_fence(0, win);
+        CHECK_EQ(v, (hr + hs - 1) % hs);
+        MPI_Win_free(&win);
+        MPI_Comm_free(&half);
+    }
+}
+
+/* --- fence: put and get, contiguous and derived, small and large -------------------- */
+static void test_fence(void)
+{
+    enum { N = 64, BIG = 1 << 20 };
+    int win_buf[2 * N], got[N], vec[2 * N];
+    char *big, *bigget;
+    MPI_Datatype vt;
+    MPI_Win win, wb;
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+
+    for (int i = 0; i < 2 * N; i++)
+        win_buf[i] = -1;
+    MPI_Win_create(win_buf, sizeof(win_buf), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    /* Fences with nothing between them. */
+    MPI_Win_fence(MPI_MODE_NOPRECEDE, win);
+    MPI_Win_fence(0, win);
+    MPI_Win_fence(0, win);
+    for (int i = 0; i < N; i++)
+        got[i] = value(rank, i);
+    /* My values into the next rank's first half. */
+    MPI_Put(got, N, MPI_INT, next, 0, N, MPI_INT, win);
+    MPI_Win_fence(0, win);
+    for (int i = 0; i < N; i++)
+        CHECK_EQ(win_buf[i], value(prev, i));
+    for (int i = N; i < 2 * N; i++)
+        CHECK_EQ(win_buf[i], -1);
+    /* Get the previous rank's first half back: what its predecessor put. */
+    memset(got, 0, sizeof(got));
+    MPI_Get(got, N, MPI_INT, prev, 0, N, MPI_INT, win);
+    MPI_Win_fence(0, win);
+    for (int i = 0; i < N; i++)
+        CHECK_EQ(got[i], value((prev + size - 1) % size, i));
+    /* Derived on both sides: every other int of vec to every other slot of
+     * the target's second half (a vector there), then read back whole. */
+    MPI_Type_vector(N / 2, 1, 2, MPI_INT, &vt);
+    MPI_Type_commit(&vt);
+    for (int i = 0; i < 2 * N; i++)
+        vec[i] = value(rank + 7, i);
+    MPI_Put(vec, 1, vt, next, N, 1, vt, win);
+    MPI_Win_fence(0, win);
+    for (int i = 0; i < N; i++)
+        CHECK_EQ(win_buf[N + i], i % 2 == 0 ? value(prev + 7, i) : -1);
+    memset(vec, 0, sizeof(vec));
+    MPI_Get(vec, N / 2, MPI_INT, next, N, 1, vt, win); /* contiguous here, strided there */
+    MPI_Win_fence(0, win);
+    for (int i = 0; i < N / 2; i++)
+        CHECK_EQ(vec[i], value(rank + 7, 2 * i));
+    MPI_Type_free(&vt);
+    /* Puts to oneself and MPI_PROC_NULL. */
+    got[0] = 4242;
+    MPI_Put(got, 1, MPI_INT, rank, 2 * N - 1, 1, MPI_INT, win);
+    MPI_Put(got, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win);
+    MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+    CHECK_EQ(win_buf[2 * N - 1], 4242);
+    MPI_Win_free(&win);
+
+    /* Over the inline limit: Portals moves it by the transport's RMA. */
+    MPI_Win_allocate(BIG, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &big, &wb);
+    bigget = malloc(BIG);
+    for (int i = 0; i < BIG; i++) {
+        big[i] = 0;
+        bigget[i] = (char)(rank * 31 + i * 13);
+    }
+    MPI_Win_fence(0, wb);
+    MPI_Put(bigget, BIG, MPI_CHAR, next, 0, BIG, MPI_CHAR, wb);
+    MPI_Win_fence(0, wb);
+    for (int i = 0; i < BIG; i += 997)
+        CHECK_EQ(big[i], (char)(prev * 31 + i * 13));
+    memset(bigget, 0, BIG);
+    MPI_Get(bigget, BIG - 3, MPI_CHAR, next, 3, BIG - 3, MPI_CHAR, wb);
+    MPI_Win_fence(0, wb);
+    for (int i = 0; i < BIG - 3; i += 991)
+        CHECK_EQ(bigget[i], (char)(rank * 31 + (i + 3) * 13));
+    /* Between one message and the RMA path: several messages (gets too). */
+    for (int i = 0; i < 10000; i++)
+        bigget[i] = (char)(rank * 7 + i * 3 + 1);
+    MPI_Put(bigget, 10000, MPI_CHAR, next, 100, 10000, MPI_CHAR, wb);
+    MPI_Win_fence(0, wb);
+    for (int i = 0; i < 10000; i++)
+        if (big[100 + i] != (char)(prev * 7 + i * 3 + 1)) {
+            CHECK_EQ(big[100 + i], (char)(prev * 7 + i * 3 + 1));
+            break;
+        }
+    CHECK_EQ(big[99], (char)(prev * 31 + 99 * 13));
+    CHECK_EQ(big[10100], (char)(prev * 31 + 10100 * 13));
+    memset(bigget, 0, 10000);
+    MPI_Get(bigget, 6000, MPI_CHAR, prev, 101, 6000, MPI_CHAR, wb);
+    MPI_Win_fence(0, wb);
+    for (int i = 0; i < 6000; i++)
+        if (bigget[i] != (char)(((prev + size - 1) % size) * 7 + (i + 1) * 3 + 1)) {
+            CHECK_EQ(bigget[i], (char)(((prev + size - 1) % size) * 7 + (i + 1) * 3 + 1));
+            break;
+        }
+    MPI_Win_free(&wb);
+    free(bigget);
+}
+
+/* --- accumulates: every operation against a computed result, atomicity ------------- */
+static void test_acc(void)
+{
+    enum { N = 32, K = 300, M = 5000 };
+    long long cell[N + 2], v[N], r[N], one = 1, res;
+    double *d, dv[M], dr[M];
+    int *ids, ic, cas_won = 0, flag_cell = 0;
+    MPI_Datatype vt;
+    MPI_Win win, wd, wf;
+
+    for (int i = 0; i < N + 2; i++)
+        cell[i] = 0;
+    MPI_Win_create(cell, sizeof(cell), sizeof(long long), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_fence(0, win);
+    /* SUM from every rank into every rank's cells 0..N-1. */
+    for (int i = 0; i < N; i++)
+        v[i] = rank + i;
+    for (int t = 0; t < size; t++)
+        MPI_Accumulate(v, N, MPI_LONG_LONG, t, 0, N, MPI_LONG_LONG, MPI_SUM, win);
+    MPI_Win_fence(0, win);
+    for (int i = 0; i < N; i++)
+        CHECK_EQ(cell[i], (long long)size * (size - 1) / 2 + (long long)size * i);
+    /* Others may start the next epoch's updates once the fence is over:
+     * look at the window before they do. */
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* MAX, then REPLACE through a derived target (every other cell). */
+    for (int i = 0; i < N; i++)
+        v[i] = 1000 * rank - i;
+    MPI_Accumulate(v, N, MPI_LONG_LONG, (rank + 1) % size, 0, N, MPI_LONG_LONG, MPI_MAX, win);
+    MPI_Win_fence(0, win);
+    for (int i = 0; i < N; i++) {
+        long long before = (long long)size * (size - 1) / 2 + (long long)size * i;
+        long long mine = 1000LL * ((rank + size - 1) % size) - i;
+        CHECK_EQ(cell[i], before > mine ? before : mine);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Type_vector(N / 2, 1, 2, MPI_LONG_LONG, &vt);
+    MPI_Type_commit(&vt);
+    for (int i = 0; i < N / 2; i++)
+        v[i] = -rank - 1 - i;
+    MPI_Accumulate(v, N / 2, MPI_LONG_LONG, rank, 0, 1, vt, MPI_REPLACE, win);
+    MPI_Win_fence(0, win);
+    for (int i = 0; i < N; i += 2)
+        CHECK_EQ(cell[i], -rank - 1 - i / 2);
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* Get_accumulate: SUM returns the old values; NO_OP only reads. */
+    for (int i = 0; i < N; i++)
+        v[i] = 1;
+    if (rank == 0)
+        MPI_Get_accumulate(v, N / 2, MPI_LONG_LONG, r, N / 2, MPI_LONG_LONG, size - 1, 0, 1, vt,
+                           MPI_SUM, win);
+    MPI_Win_fence(0, win);
+    if (rank == 0)
+        for (int i = 0; i < N / 2; i++)
+            CHECK_EQ(r[i], -(size - 1) - 1 - i);
+    if (rank == size - 1)
+        for (int i = 0; i < N; i += 2)
+            CHECK_EQ(cell[i], -(size - 1) - 1 - i / 2 + 1);
+    MPI_Get_accumulate(NULL, 0, MPI_DATATYPE_NULL, r, N, MPI_LONG_LONG, rank, 0, N,
+                       MPI_LONG_LONG, MPI_NO_OP, win);
+    MPI_Win_fence(0, win);
+    for (int i = 0; i < N; i++)
+        CHECK_EQ(r[i], cell[i]);
+    MPI_Type_free(&vt);
+    MPI_Win_free(&win);
+
+    /* Atomicity: every rank adds 1 to rank 0's one cell K times, under
+     * shared locks; and fetch-and-add returns every count exactly once. */
+    cell[0] = cell[1] = 0;
+    MPI_Win_create(cell, 2 * sizeof(long long), sizeof(long long), MPI_INFO_NULL,
+                   MPI_COMM_WORLD, &win);
+    ids = malloc((size_t)K * sizeof(int) * (size_t)size);
+    MPI_Win_lock_all(0, win);
+    for (int k = 0; k < K; k++) {
+        MPI_Accumulate(&one, 1, MPI_LONG_LONG, 0, 0, 1, MPI_LONG_LONG, MPI_SUM, win);
+        MPI_Fetch_and_op(&one, &res, MPI_LONG_LONG, 0, 1, MPI_SUM, win);
+        MPI_Win_flush(0, win);
+        ids[k] = (int)res;
+    }
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        char *seen = calloc((size_t)K * size, 1);
+        MPI_Win_sync(win);
+        CHECK_EQ(cell[0], (long long)K * size);
+        CHECK_EQ(cell[1], (long long)K * size);
+        for (int k = 0; k < K; k++)
+            seen[ids[k]]++;
+        for (int s = 1; s < size; s++) {
+            MPI_Recv(ids, K, MPI_INT, s, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            for (int k = 0; k < K; k++)
+                if (ids[k] >= 0 && ids[k] < K * size)
+                    seen[ids[k]]++;
+        }
+        for (int i = 0; i < K * size; i++)
+            if (seen[i] != 1) {
+                CHECK_EQ(seen[i], 1);
+                break;
+            }
+        free(seen);
+    } else {
+        MPI_Send(ids, K, MPI_INT, 0, 7, MPI_COMM_WORLD);
+    }
+    free(ids);
+    MPI_Win_free(&win);
+
+    /* Compare and swap: exactly one rank turns 0 into its rank + 1. */
+    MPI_Win_create(&flag_cell, sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &wf);
+    MPI_Win_fence(0, wf);
+    {
+        int zero = 0, me = rank + 1, old = -5;
+        MPI_Compare_and_swap(&me, &zero, &old, MPI_INT, 0, 0, wf);
+        MPI_Win_fence(0, wf);
+        cas_won = old == 0;
+        CHECK(old == 0 || (old >= 1 && old <= size));
+    }
+    MPI_Allreduce(&cas_won, &ic, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK_EQ(ic, 1);
+    if (rank == 0)
+        CHECK(flag_cell >= 1 && flag_cell <= size);
+    MPI_Win_free(&wf);
+
+    /* MAXLOC on value-index pairs: the largest value wins, with its index. */
+    {
+        struct { double v; int i; } pair = {-1.0, -1}, mine = {rank * 1.5, rank};
+        MPI_Win wp;
+
+        MPI_Win_create(&pair, sizeof(pair), sizeof(pair), MPI_INFO_NULL, MPI_COMM_WORLD, &wp);
+        MPI_Win_fence(0, wp);
+        MPI_Accumulate(&mine, 1, MPI_DOUBLE_INT, 0, 0, 1, MPI_DOUBLE_INT, MPI_MAXLOC, wp);
+        MPI_Win_fence(0, wp);
+        if (rank == 0) {
+            CHECK(pair.v == (size - 1) * 1.5);
+            CHECK_EQ(pair.i, size - 1);
+        }
+        MPI_Win_free(&wp);
+    }
+
+    /* Many requests: M doubles (several slots' worth) summed from everyone. */
+    MPI_Win_allocate(M * sizeof(double), sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &d, &wd);
+    for (int i = 0; i < M; i++) {
+        d[i] = 0.5;
+        dv[i] = i + rank * 0.25;
+    }
+    MPI_Win_fence(0, wd);
+    MPI_Get_accumulate(dv, M, MPI_DOUBLE, dr, M, MPI_DOUBLE, (rank + 1) % size, 0, M,
+                       MPI_DOUBLE, MPI_SUM, wd);
+    MPI_Win_fence(0, wd);
+    for (int i = 0; i < M; i += 7) {
+        int p = (rank + size - 1) % size;
+        CHECK(d[i] == 0.5 + i + p * 0.25);
+        CHECK(dr[i] == 0.5); /* one origin per target: it found the start value */
+    }
+    MPI_Win_free(&wd);
+}
+
+/* --- locks: exclusive contention, shared with flushes ------------------------------- */
+static void test_lock(void)
+{
+    enum { K = 200 };
+    long long counter = 0, c, arr[4] = {0, 0, 0, 0};
+    MPI_Win win, wa;
+
+    MPI_Win_create(&counter, sizeof(counter), sizeof(counter), MPI_INFO_NULL, MPI_COMM_WORLD,
+                   &win);
+    /* Read, add, write back under an exclusive lock: a lost update would
+     * show if two ranks ever held it at once. */
+    for (int k = 0; k < K; k++) {
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+        MPI_Get(&c, 1, MPI_LONG_LONG, 0, 0, 1, MPI_LONG_LONG, win);
+        MPI_Win_flush(0, win);
+        c++;
+        MPI_Put(&c, 1, MPI_LONG_LONG, 0, 0, 1, MPI_LONG_LONG, win);
+        MPI_Win_unlock(0, win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+        CHECK_EQ(counter, (long long)K * size);
+        MPI_Win_unlock(0, win);
+    }
+    MPI_Win_free(&win);
+
+    /* lock_all, puts to everyone flushed one by one, then gets. */
+    MPI_Win_create(arr, sizeof(arr), sizeof(long long), MPI_INFO_NULL, MPI_COMM_WORLD, &wa);
+    MPI_Win_lock_all(0, wa);
+    for (int t = 0; t < size; t++) {
+        long long x = 1000 + rank;
+        MPI_Put(&x, 1, MPI_LONG_LONG, t, rank % 4 == 0 ? 0 : rank % 4, 1, MPI_LONG_LONG, wa);
+        MPI_Win_flush_local(t, wa);
+    }
+    MPI_Win_flush_all(wa);
+    MPI_Win_flush_local_all(wa);
+    MPI_Win_unlock_all(wa);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_sync(wa);
+    if (size <= 4)
+        for (int s = 0; s < size; s++)
+            CHECK_EQ(arr[s % 4], 1000 + s);
+    /* Request-based, in the same epoch: the data is there when the request
+     * completes (after everyone has looked at arr). */
+    MPI_Barrier(MPI_COMM_WORLD);
+    {
+        long long in = 5000 + rank, back = 0;
+        MPI_Request q[2];
+        int t = (rank + 1) % size;
+
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, wa);
+        MPI_Rput(&in, 1, MPI_LONG_LONG, t, 3, 1, MPI_LONG_LONG, wa, &q[0]);
+        MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+        CHECK(q[0] == MPI_REQUEST_NULL);
+        MPI_Rget(&back, 1, MPI_LONG_LONG, t, 3, 1, MPI_LONG_LONG, wa, &q[1]);
+        MPI_Rput(&in, 1, MPI_LONG_LONG, MPI_PROC_NULL, 0, 1, MPI_LONG_LONG, wa, &q[0]);
+        MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+        CHECK_EQ(back, 5000 + rank);
+        MPI_Win_unlock(t, wa);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    /* MPI_MODE_NOCHECK: no lock message, the same data. */
+    MPI_Win_lock(MPI_LOCK_SHARED, (rank + 1) % size, MPI_MODE_NOCHECK, wa);
+    MPI_Get(&c, 1, MPI_LONG_LONG, (rank + 1) % size, 0, 1, MPI_LONG_LONG, wa);
+    MPI_Win_unlock((rank + 1) % size, wa);
+    CHECK_EQ(c, 1000);
+    MPI_Win_free(&wa);
+}
+
+/* --- post/start/complete/wait: a ring ---------------------------------------------- */
+static void test_pscw(void)
+{
+    int cell[2] = {-1, -1}, flag = 0, next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    MPI_Group world, from, to;
+    MPI_Win win;
+
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Group_incl(world, 1, &prev, &from);
+    MPI_Group_incl(world, 1, &next, &to);
+    MPI_Win_create(cell, sizeof(cell), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    for (int round = 0; round < 3; round++) {
+        int v = value(rank, round);
+        MPI_Win_post(from, 0, win);
+        MPI_Win_start(to, 0, win);
+        MPI_Put(&v, 1, MPI_INT, next, round % 2, 1, MPI_INT, win);
+        MPI_Win_complete(win);
+        if (round == 2) {
+            while (!flag)
+                MPI_Win_test(win, &flag);
+        } else {
+            MPI_Win_wait(win);
+        }
+        CHECK_EQ(cell[round % 2], value(prev, round));
+    }
+    MPI_Win_free(&win);
+    MPI_Group_free(&from);
+    MPI_Group_free(&to);
+    MPI_Group_free(&world);
+}
+
+/* --- errors under MPI_ERRORS_RETURN: classes, and nothing written ------------------- */
+static int err_class(int rc)
+{
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    return cls;
+}
+
+static void test_errors(void)
+{
+    int mem[8 + 8], x = 77, r = 0;
+    MPI_Win win, bad;
+
+    for (int i = 0; i < 16; i++)
+        mem[i] = -3;
+    /* The window is the first 8 ints; the 8 after it must never change. */
+    MPI_Win_create(mem, 8 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    {
+        MPI_Errhandler eh;
+        MPI_Win_get_errhandler(win, &eh);
+        CHECK(eh == MPI_ERRORS_RETURN);
+    }
+    /* No epoch yet. */
+    CHECK_EQ(err_class(MPI_Put(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, win)), MPI_ERR_RMA_SYNC);
+    CHECK_EQ(err_class(MPI_Win_unlock(0, win)), MPI_ERR_RMA_SYNC);
+    CHECK_EQ(err_class(MPI_Win_flush(0, win)), MPI_ERR_RMA_SYNC);
+    CHECK_EQ(err_class(MPI_Win_unlock_all(win)), MPI_ERR_RMA_SYNC);
+    CHECK_EQ(err_class(MPI_Win_complete(win)), MPI_ERR_RMA_SYNC);
+    CHECK_EQ(err_class(MPI_Win_wait(win)), MPI_ERR_RMA_SYNC);
+    CHECK_EQ(err_class(MPI_Win_lock(99, 0, 0, win)), MPI_ERR_LOCKTYPE);
+    CHECK_EQ(err_class(MPI_Win_fence(0x7, win)), MPI_ERR_ASSERT);
+    MPI_Win_fence(0, win);
+    /* Out of the window: past its end, straddling it, a negative displacement. */
+    CHECK_EQ(err_class(MPI_Put(&x, 1, MPI_INT, 0, 8, 1, MPI_INT, win)), MPI_ERR_RMA_RANGE);
+    CHECK_EQ(err_class(MPI_Put(mem, 2, MPI_INT, 0, 7, 2, MPI_INT, win)), MPI_ERR_RMA_RANGE);
+    CHECK_EQ(err_class(MPI_Get(&x, 1, MPI_INT, 0, -1, 1, MPI_INT, win)), MPI_ERR_RMA_RANGE);
+    CHECK_EQ(err_class(MPI_Accumulate(&x, 1, MPI_INT, 0, 100, 1, MPI_INT, MPI_SUM, win)),
+             MPI_ERR_RMA_RANGE);
+    CHECK_EQ(err_class(MPI_Fetch_and_op(&x, &r, MPI_INT, 0, 8, MPI_SUM, win)),
+             MPI_ERR_RMA_RANGE);
+    CHECK_EQ(err_class(MPI_Put(&x, 1, MPI_INT, size, 0, 1, MPI_INT, win)), MPI_ERR_RANK);
+    /* Mismatched data, operations accumulates do not take. */
+    CHECK_EQ(err_class(MPI_Put(&x, 1, MPI_INT, 0, 0, 2, MPI_INT, win)), MPI_ERR_TYPE);
+    CHECK_EQ(err_class(MPI_Accumulate(&x, 1, MPI_INT, 0, 0, 1, MPI_FLOAT, MPI_SUM, win)),
+             MPI_ERR_TYPE);
+    CHECK_EQ(err_class(MPI_Accumulate(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_NO_OP, win)),
+             MPI_ERR_OP);
+    CHECK_EQ(err_class(MPI_Accumulate(&x, 1, MPI_FLOAT, 0, 0, 1, MPI_FLOAT, MPI_BAND, win)),
+             MPI_ERR_OP);
+    {
+        struct { short v; int i; } si = {1, 2};
+        CHECK_EQ(err_class(MPI_Accumulate(&si, 1, MPI_SHORT_INT, 0, 0, 1, MPI_SHORT_INT,
+                                          MPI_MAXLOC, win)), MPI_ERR_TYPE);
+    }
+    /* A lock inside a fence epoch with operations is out of order. */
+    MPI_Win_fence(0, win);
+    CHECK_EQ(err_class(MPI_Put(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, win)), MPI_SUCCESS);
+    CHECK_EQ(err_class(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win)), MPI_ERR_RMA_SYNC);
+    MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+    CHECK_EQ(err_class(MPI_Put(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, win)), MPI_ERR_RMA_SYNC);
+    /* Locking twice, unlocking what lock_all locked, freeing while locked. */
+    MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+    CHECK_EQ(err_class(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win)), MPI_ERR_RMA_SYNC);
+    CHECK_EQ(err_class(MPI_Win_lock_all(0, win)), MPI_ERR_RMA_SYNC);
+    CHECK_EQ(err_class(MPI_Win_fence(0, win)), MPI_ERR_RMA_SYNC);
+    CHECK_EQ(err_class(MPI_Win_free(&win)), MPI_ERR_RMA_SYNC);
+    CHECK(win != MPI_WIN_NULL);
+    MPI_Win_unlock(0, win);
+    MPI_Win_lock_all(0, win);
+    if (size > 1)
+        CHECK_EQ(err_class(MPI_Win_unlock(1, win)), MPI_ERR_RMA_SYNC);
+    CHECK_EQ(err_class(MPI_Win_flush(size, win)), MPI_ERR_RANK);
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* Rank 0's first int got the good put (77) from someone; nothing else moved. */
+    if (rank == 0)
+        CHECK_EQ(mem[0], 77);
+    for (int i = 1; i < 16; i++)
+        CHECK_EQ(mem[i], -3);
+    /* Rank 0 frees the window while rank 1 is still in a lock epoch on it:
+     * rank 0 waits in MPI_Win_free and serves rank 1 meanwhile; rank 1's own
+     * MPI_Win_free inside its epoch is an error, reported, and it ends the
+     * epoch and frees after all. */
+    if (size > 1) {
+        int cell2[2] = {0, 0}, go = 0, two[2] = {5, 6};
+        MPI_Win w2;
+
+        MPI_Win_create(cell2, sizeof(cell2), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &w2);
+        MPI_Win_set_errhandler(w2, MPI_ERRORS_RETURN);
+        if (rank == 1) {
+            MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, w2);
+            MPI_Send(&go, 1, MPI_INT, 0, 11, MPI_COMM_WORLD);
+            MPI_Put(two, 1, MPI_INT, 0, 0, 1, MPI_INT, w2);
+            CHECK_EQ(err_class(MPI_Win_free(&w2)), MPI_ERR_RMA_SYNC);
+            CHECK(w2 != MPI_WIN_NULL);
+            MPI_Accumulate(&two[1], 1, MPI_INT, 0, 1, 1, MPI_INT, MPI_SUM, w2);
+            MPI_Win_unlock(0, w2);
+        } else if (rank == 0) {
+            MPI_Recv(&go, 1, MPI_INT, 1, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+        CHECK_EQ(MPI_Win_free(&w2), MPI_SUCCESS);
+        if (rank == 0) {
+            CHECK_EQ(cell2[0], 5);
+            CHECK_EQ(cell2[1], 6);
+        }
+    }
+    /* A bad window handle: reported through MPI_COMM_WORLD's handler. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    bad = win + 1;
+    CHECK_EQ(err_class(MPI_Win_fence(0, bad)), MPI_ERR_WIN);
+    CHECK_EQ(err_class(MPI_Put(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_WIN_NULL)), MPI_ERR_WIN);
+    bad = win;
+    MPI_Win_free(&win);
+    CHECK_EQ(err_class(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, bad)), MPI_ERR_WIN);
+    CHECK_EQ(err_class(MPI_Win_free(&bad)), MPI_ERR_WIN);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    {
+        char s[MPI_MAX_ERROR_STRING];
+        int len;
+        CHECK_EQ(MPI_Error_string(MPI_ERR_RMA_RANGE, s, &len), MPI_SUCCESS);
+        CHECK(strncmp(s, "MPI_ERR_RMA_RANGE", 17) == 0);
+    }
+}
+
+/* --- bypass (only with onicrun --onload): puts and gets while the target
+ * computes without MPI calls ------------------------------------------------------------ */
+static unsigned char bpattern(size_t i, int salt)
+{
+    return (unsigned char)((i * 131u + 7u + (unsigned)salt) | 1u); /* never 0 */
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void test_bypass(void)
+{
+    enum { BIG = 1 << 20 };
+    static uint64_t fence_word;
+    unsigned char *mem, *buf = malloc(BIG);
+    MPI_Win win;
+
+    if (size < 2) {
+        free(buf);
+        return;
+    }
+    MPI_Win_allocate(BIG, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    for (size_t i = 0; i < BIG; i++)
+        mem[i] = bpattern(i, 0);
+    if (rank == 0)
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        /* Rank 1 computes from here on: the engine alone serves these. */
+        MPI_Get(buf, BIG, MPI_BYTE, 1, 0, BIG, MPI_BYTE, win);
+        MPI_Win_flush(1, win);
+        for (size_t i = 0; i < BIG; i += 4093)
+            CHECK_EQ(buf[i], bpattern(i, 0));
+        for (size_t i = 0; i < BIG; i++)
+            buf[i] = bpattern(i, 1);
+        MPI_Put(buf, BIG, MPI_BYTE, 1, 0, BIG, MPI_BYTE, win);
+        MPI_Win_flush(1, win);
+    } else if (rank == 1) {
+        volatile unsigned char *v = mem;
+        size_t good = 0;
+        double t0 = now_s();
+
+        /* No MPI call until all of rank 0's put is seen (the engine writes
+         * in order, so a byte that is right stays right). */
+        while (good < BIG && now_s() - t0 < 20.0) {
+            __atomic_fetch_add(&fence_word, 0, __ATOMIC_SEQ_CST);
+            while (good < BIG && v[good] == bpattern(good, 1))
+                good++;
+        }
+        if (good < BIG)
+            fprintf(stderr, "rank 1: only %zu of %d bytes of the put arrived in 20 s without "
+                    "MPI calls\n", good, BIG);
+        CHECK_EQ(good, BIG);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        MPI_Win_unlock(1, win);
+    MPI_Win_free(&win);
+    free(buf);
+}
+
+typedef struct {
+    const char *name;
+    void (*fn)(void);
+} test_t;
+
+static const test_t tests[] = {
+    {"win", test_win},     {"fence", test_fence}, {"acc", test_acc},
+    {"lock", test_lock},   {"pscw", test_pscw},   {"errors", test_errors},
+};
+/* Not in `all`: needs the onload engine. */
+static const test_t named_only[] = {{"bypass", test_bypass}};
+
+int main(int argc, char **argv)
+{
+    int total = 0, known;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int a = 1; a < argc; a++) {
+        known = strcmp(argv[a], "all") == 0 || strcmp(argv[a], named_only[0].name) == 0;
+        for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++)
+            known |= strcmp(argv[a], tests[t].name) == 0;
+        if (!known) {
+            if (rank == 0)
+                fprintf(stderr, "mpi_rma: unknown test \"%s\"; the tests are: all win fence "
+                        "acc lock pscw errors bypass (onload)\n", argv[a]);
+            MPI_Finalize();
+            return 2;
+        }
+    }
+    for (int a = 1; a < argc; a++) {
+        for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++)
+            if (strcmp(argv[a], "all") == 0 || strcmp(argv[a], tests[t].name) == 0) {
+                MPI_Barrier(MPI_COMM_WORLD);
+                tests[t].fn();
+            }
+        if (strcmp(argv[a], named_only[0].name) == 0)
+            named_only[0].fn();
+    }
+    MPI_Allreduce(&failed, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("%s: %d failed checks over %d processes\n", total ? "FAIL" : "PASS", total, size);
+    MPI_Finalize();
+    return total != 0;
+}
