@@ -112,6 +112,8 @@ typedef struct MPI_Status {
 #define MPI_ERR_ROOT          7
 #define MPI_ERR_GROUP         8
 #define MPI_ERR_OP            9
+#define MPI_ERR_TOPOLOGY      10
+#define MPI_ERR_DIMS          11
 #define MPI_ERR_ARG           12
 #define MPI_ERR_UNKNOWN       13
 #define MPI_ERR_TRUNCATE      14
@@ -150,6 +152,11 @@ typedef struct MPI_Status {
 #define MPI_CONGRUENT  1
 #define MPI_SIMILAR    2
 #define MPI_UNEQUAL    3
+
+/* MPI_Topo_test */
+#define MPI_GRAPH       1
+#define MPI_CART        2
+#define MPI_DIST_GRAPH  3
 
 /* Predefined attribute keys (MPI_Comm_get_attr). */
 #define MPI_KEYVAL_INVALID   0
@@ -258,6 +265,18 @@ int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype
 int MPI_Type_commit(MPI_Datatype *datatype);
 int MPI_Type_free(MPI_Datatype *datatype);
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
+
+/* --- Process topologies (Cartesian) ------------------------------------------- */
+int MPI_Dims_create(int nnodes, int ndims, int dims[]);
+int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
+                    int reorder, MPI_Comm *comm_cart);
+int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]);
+int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank);
+int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest);
+int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm);
+int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]);
+int MPI_Cartdim_get(MPI_Comm comm, int *ndims);
+int MPI_Topo_test(MPI_Comm comm, int *status);
 
 /* --- Errors --------------------------------------------------------------------- */
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);

@@ -88,6 +88,7 @@ static onic_mpi_comm_t *comm_new(onic_mpi_group_t *g, int id, MPI_Errhandler err
 static void comm_destroy(onic_mpi_comm_t *c)
 {
     onic_mpi_g.ctx_free[c->id / 64] |= UINT64_C(1) << (c->id % 64);
+    onic_mpi_topo_free(c->topo);
     group_unref(c->group);
     onic_free(c);
 }
@@ -256,7 +257,14 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
         return rc;
     g = c->group;
     g->refs++;
-    return comm_publish(c, g, id, "MPI_Comm_dup", newcomm);
+    if ((rc = comm_publish(c, g, id, "MPI_Comm_dup", newcomm)) != MPI_SUCCESS || c->topo == NULL)
+        return rc;
+    /* The copy keeps the grid. */
+    if ((onic_mpi_comm_lookup(*newcomm)->topo = onic_mpi_topo_dup(c->topo)) == NULL) {
+        MPI_Comm_free(newcomm);
+        return onic_mpi_err(c, MPI_ERR_NO_MEM, "MPI_Comm_dup", "no memory for the grid");
+    }
+    return MPI_SUCCESS;
 }
 
 typedef struct comm_split_entry {

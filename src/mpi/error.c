@@ -25,8 +25,8 @@ static const char *const error_strings[MPI_ERR_LASTCODE + 1] = {
     [MPI_ERR_ROOT] = "MPI_ERR_ROOT: invalid root",
     [MPI_ERR_GROUP] = "MPI_ERR_GROUP: invalid group",
     [MPI_ERR_OP] = "MPI_ERR_OP: invalid reduction operation",
-    [10] = "unused error class",
-    [11] = "unused error class",
+    [MPI_ERR_TOPOLOGY] = "MPI_ERR_TOPOLOGY: invalid topology",
+    [MPI_ERR_DIMS] = "MPI_ERR_DIMS: invalid dimension argument",
     [MPI_ERR_ARG] = "MPI_ERR_ARG: invalid argument",
     [MPI_ERR_UNKNOWN] = "MPI_ERR_UNKNOWN: unknown error",
     [MPI_ERR_TRUNCATE] = "MPI_ERR_TRUNCATE: message truncated on receive",
@@ -53,7 +53,7 @@ static const char *error_name(int cls)
     static const char *const names[MPI_ERR_LASTCODE + 1] = {
         "MPI_SUCCESS", "MPI_ERR_BUFFER", "MPI_ERR_COUNT", "MPI_ERR_TYPE", "MPI_ERR_TAG",
         "MPI_ERR_COMM", "MPI_ERR_RANK", "MPI_ERR_ROOT", "MPI_ERR_GROUP", "MPI_ERR_OP",
-        "?", "?", "MPI_ERR_ARG", "MPI_ERR_UNKNOWN", "MPI_ERR_TRUNCATE", "MPI_ERR_OTHER",
+        "MPI_ERR_TOPOLOGY", "MPI_ERR_DIMS", "MPI_ERR_ARG", "MPI_ERR_UNKNOWN", "MPI_ERR_TRUNCATE", "MPI_ERR_OTHER",
         "MPI_ERR_INTERN", "MPI_ERR_IN_STATUS", "MPI_ERR_PENDING", "MPI_ERR_REQUEST",
         "MPI_ERR_KEYVAL", "MPI_ERR_NO_MEM"};
     return cls >= 0 && cls <= MPI_ERR_LASTCODE ? names[cls] : "MPI_ERR_UNKNOWN";
@@ -127,7 +127,7 @@ int MPI_Error_class(int errorcode, int *errorclass)
     if (errorclass == NULL)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Error_class",
                             "errorclass is NULL; pass where to store the class");
-    if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE || errorcode == 10 || errorcode == 11)
+    if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Error_class",
                             "error code %d is not one onic returns (0 to %d)", errorcode,
                             MPI_ERR_LASTCODE);
@@ -141,7 +141,7 @@ int MPI_Error_string(int errorcode, char *string, int *resultlen)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Error_string",
                             "%s is NULL; pass a buffer of MPI_MAX_ERROR_STRING characters and "
                             "an int", string == NULL ? "string" : "resultlen");
-    if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE || errorcode == 10 || errorcode == 11)
+    if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Error_string",
                             "error code %d is not one onic returns (0 to %d)", errorcode,
                             MPI_ERR_LASTCODE);

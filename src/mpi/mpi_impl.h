@@ -11,7 +11,9 @@
  *   p2p.c       the Portals setup, the protocols (eager, rendezvous), unexpected
  *               buffers and credits, progress, events, probe
  *   request.c   the MPI point-to-point calls, requests, wait and test
- *   coll.c      collectives on point-to-point, reduction operations */
+ *   coll.c      collectives on point-to-point, reduction operations
+ *   collv.c     the v-collectives, reduce-scatter, scans, user operations
+ *   topo.c      Cartesian process topologies */
 #ifndef ONIC_MPI_IMPL_H
 #define ONIC_MPI_IMPL_H
 
@@ -124,6 +126,7 @@ typedef struct onic_mpi_comm {
     onic_mpi_group_t *group;    /* group->world maps ranks to Portals pids */
     MPI_Errhandler    errh;
     int               predefined;
+    struct onic_mpi_topo *topo; /* a Cartesian grid (topo.c), or NULL */
 } onic_mpi_comm_t;
 
 /* One block of a datatype's element: `len` bytes at `off` from its start. */
@@ -532,5 +535,15 @@ void onic_mpi_bsend_reap(void);
 int  onic_mpi_coll_ctx_agree(onic_mpi_comm_t *comm, uint64_t *mask, int nwords,
                              const char *call);
 int  onic_mpi_coll_barrier(onic_mpi_comm_t *comm, const char *call);
+
+/* --- topo.c ---------------------------------------------------------------------- */
+/* A communicator's grid: dims and periods of ndims dimensions. */
+typedef struct onic_mpi_topo {
+    int  ndims;
+    int *dims, *periods;
+} onic_mpi_topo_t;
+void onic_mpi_topo_free(onic_mpi_topo_t *t);
+/* A copy (MPI_Comm_dup keeps the grid), or NULL for no memory. */
+onic_mpi_topo_t *onic_mpi_topo_dup(const onic_mpi_topo_t *t);
 
 #endif
