@@ -100,6 +100,7 @@ typedef struct MPI_Status {
 #define MPI_C_BOOL              ((MPI_Datatype)0x0c00001d)
 #define MPI_WCHAR               ((MPI_Datatype)0x0c00001e)
 #define MPI_AINT                ((MPI_Datatype)0x0c00001f)
+#define MPI_PACKED              ((MPI_Datatype)0x0c000020)
 
 /* --- Constants ---------------------------------------------------------------- */
 #define MPI_SUCCESS           0
@@ -152,6 +153,25 @@ typedef struct MPI_Status {
 #define MPI_CONGRUENT  1
 #define MPI_SIMILAR    2
 #define MPI_UNEQUAL    3
+
+/* Array orders (MPI_Type_create_subarray) */
+#define MPI_ORDER_C        56
+#define MPI_ORDER_FORTRAN  57
+
+/* Datatype combiners (MPI_Type_get_envelope) */
+#define MPI_COMBINER_NAMED           1
+#define MPI_COMBINER_DUP             2
+#define MPI_COMBINER_CONTIGUOUS      3
+#define MPI_COMBINER_VECTOR          4
+#define MPI_COMBINER_HVECTOR         6
+#define MPI_COMBINER_INDEXED         7
+#define MPI_COMBINER_HINDEXED        9
+#define MPI_COMBINER_INDEXED_BLOCK   10
+#define MPI_COMBINER_HINDEXED_BLOCK  11
+#define MPI_COMBINER_STRUCT          13
+#define MPI_COMBINER_SUBARRAY        14
+#define MPI_COMBINER_DARRAY          15
+#define MPI_COMBINER_RESIZED         18
 
 /* MPI_Topo_test */
 #define MPI_GRAPH       1
@@ -265,6 +285,49 @@ int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype
 int MPI_Type_commit(MPI_Datatype *datatype);
 int MPI_Type_free(MPI_Datatype *datatype);
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
+int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent);
+int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb,
+                               MPI_Count *true_extent);
+int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
+int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                            MPI_Datatype *newtype);
+int MPI_Type_indexed(int count, const int array_of_blocklengths[],
+                     const int array_of_displacements[], MPI_Datatype oldtype,
+                     MPI_Datatype *newtype);
+int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
+                             const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                             MPI_Datatype *newtype);
+int MPI_Type_create_indexed_block(int count, int blocklength,
+                                  const int array_of_displacements[], MPI_Datatype oldtype,
+                                  MPI_Datatype *newtype);
+int MPI_Type_create_hindexed_block(int count, int blocklength,
+                                   const MPI_Aint array_of_displacements[],
+                                   MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_struct(int count, const int array_of_blocklengths[],
+                           const MPI_Aint array_of_displacements[],
+                           const MPI_Datatype array_of_types[], MPI_Datatype *newtype);
+int MPI_Type_create_subarray(int ndims, const int array_of_sizes[],
+                             const int array_of_subsizes[], const int array_of_starts[],
+                             int order, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                            MPI_Datatype *newtype);
+int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
+                          int *num_datatypes, int *combiner);
+int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
+                          int max_datatypes, int array_of_integers[],
+                          MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]);
+int MPI_Get_address(const void *location, MPI_Aint *address);
+MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
+MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
+int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);
+int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
+             int *position, MPI_Comm comm);
+int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+               MPI_Datatype datatype, MPI_Comm comm);
+int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
 
 /* --- Process topologies (Cartesian) ------------------------------------------- */
 int MPI_Dims_create(int nnodes, int ndims, int dims[]);

@@ -163,7 +163,22 @@ typedef struct onic_mpi_type {
     onic_mpi_basic_t  basic;     /* every element of this basic kind, or NONE */
     size_t            basic_size;
     int               refs;      /* the handle, and types built from it */
+    /* Derived types (datatype.c). */
+    ptrdiff_t         true_lb, true_extent; /* where the data is */
+    size_t            align;     /* largest alignment of its basic types */
+    int               bounded;   /* bounds set by MPI_Type_create_resized */
+    size_t            blen;      /* every block this long (pack's fast path), or 0 */
+    /* The signature as runs of basic elements of one size, for
+     * MPI_Get_elements; NULL when too long to keep. */
+    struct onic_mpi_sigrun *sig;
+    size_t            nsig;
+    size_t            nelems;    /* basic elements in one element */
+    struct onic_mpi_envelope *env; /* how it was made (MPI_Type_get_contents) */
 } onic_mpi_type_t;
+
+typedef struct onic_mpi_sigrun {
+    size_t esize, n;
+} onic_mpi_sigrun_t;
 
 /* --- Requests ---------------------------------------------------------------------- */
 typedef enum { ONIC_MPI_REQ_SEND = 1, ONIC_MPI_REQ_RECV = 2 } onic_mpi_req_kind_t;
@@ -414,7 +429,7 @@ onic_mpi_type_t *onic_mpi_type_get(MPI_Datatype h);
 onic_mpi_type_t *onic_mpi_type_check(MPI_Datatype h, onic_mpi_comm_t *comm, const char *call,
                                      int *rc_p);
 /* The predefined types: fixed objects, MPI_CHAR + i at index i. */
-#define ONIC_MPI_TYPE_NPREDEF 32
+#define ONIC_MPI_TYPE_NPREDEF 33
 extern onic_mpi_type_t onic_mpi_type_predef[ONIC_MPI_TYPE_NPREDEF]
     __attribute__((visibility("hidden")));
 /* A committed type usable for communication, or NULL (nothing reported):

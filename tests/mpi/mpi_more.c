@@ -6,6 +6,7 @@
  * zero. Every expectation is computed from the ranks and sizes, never read
  * from a table. Runs at any number of processes, 1 included. */
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -234,6 +235,344 @@ static void test_topo(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* --- Derived datatypes ---------------------------------------------------------------- */
+/* A type over ints checked against its type map worked out by hand: ref
+ * lists one element's ints (offsets in ints, in order), lb and ext are in
+ * ints. Checked: size, bounds, pack against a gather by the map, unpack
+ * back, and the type sent around the ring at counts from one element to
+ * past the eager limit and into rendezvous, received both with the type
+ * (only the mapped ints change) and as plain ints (the packed order). */
+static void dtype_check(MPI_Datatype t, const char *name, const long *ref, int nref, long lb,
+                        long ext, int maxcount)
+{
+    static const int counts[] = {1, 3, 50, 500, 20000};
+    int sz, to = (rank + 1) % size, from = (rank - 1 + size) % size;
+    MPI_Aint l, e;
+
+    MPI_Type_size(t, &sz);
+    MPI_Type_get_extent(t, &l, &e);
+    if (sz != nref * 4 || l != lb * 4 || e != ext * 4)
+        fprintf(stderr, "rank %d: type %s\n", rank, name);
+    CHECK_EQ(sz, nref * 4);
+    CHECK_EQ(l, lb * 4);
+    CHECK_EQ(e, ext * 4);
+    for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
+        int count = counts[k] < maxcount ? counts[k] : maxcount, pos = 0, psize, bad = 0;
+        /* The span the elements touch, from lb: enough room either side. */
+        long span = (long)(count + 1) * (ext > 0 ? ext : 1) + 64, lo = 32;
+        int *src = malloc((size_t)(span + 2 * lo) * sizeof(int));
+        int *dst = malloc((size_t)(span + 2 * lo) * sizeof(int));
+        int *flat = malloc((size_t)count * (size_t)nref * sizeof(int) + 4);
+        int *got = malloc((size_t)count * (size_t)nref * sizeof(int) + 4);
+        int *sbase = src + lo - lb, *dbase = dst + lo - lb;
+        MPI_Status st;
+
+        for (long i = 0; i < span + 2 * lo; i++)
+            src[i] = (int)(i - lo + lb) + 1000000 * rank;
+        /* MPI_Pack gives the mapped ints in order. */
+        MPI_Pack_size(count, t, MPI_COMM_WORLD, &psize);
+        CHECK_EQ(psize, count * nref * 4);
+        CHECK_EQ(MPI_Pack(sbase, count, t, flat, psize, &pos, MPI_COMM_WORLD), MPI_SUCCESS);
+        CHECK_EQ(pos, psize);
+        for (int el = 0; el < count; el++)
+            for (int j = 0; j < nref; j++)
+                bad += flat[el * nref + j] != (int)(el * ext + ref[j]) + 1000000 * rank;
+        CHECK_EQ(bad, 0);
+        /* MPI_Unpack puts them back where they were, and nowhere else. */
+        for (long i = 0; i < span + 2 * lo; i++)
+            dst[i] = -1;
+        pos = 0;
+        CHECK_EQ(MPI_Unpack(flat, psize, &pos, dbase, count, t, MPI_COMM_WORLD), MPI_SUCCESS);
+        bad = 0;
+        for (long i = 0; i < span + 2 * lo; i++)
+            bad += dst[i] != -1 && dst[i] != src[i];
+        for (int el = 0; el < count; el++)
+            for (int j = 0; j < nref; j++)
+                bad += dbase[el * ext + ref[j]] != sbase[el * ext + ref[j]];
+        CHECK_EQ(bad, 0);
+        /* Around the ring: typed to typed. */
+        for (long i = 0; i < span + 2 * lo; i++)
+            dst[i] = -1;
+        MPI_Sendrecv(sbase, count, t, to, 30, dbase, count, t, from, 30, MPI_COMM_WORLD, &st);
+        bad = 0;
+        for (int el = 0; el < count; el++)
+            for (int j = 0; j < nref; j++) {
+                long at = el * ext + ref[j];
+                bad += dbase[at] != (int)at + 1000000 * from;
+                dbase[at] = -1;
+            }
+        for (long i = 0; i < span + 2 * lo; i++)
+            bad += dst[i] != -1; /* nothing outside the map was written */
+        CHECK_EQ(bad, 0);
+        {
+            int n = -1;
+            MPI_Get_count(&st, t, &n);
+            CHECK_EQ(n, count);
+            MPI_Get_elements(&st, t, &n);
+            CHECK_EQ(n, count * nref);
+        }
+        /* Typed to plain ints: the packed order. */
+        MPI_Sendrecv(sbase, count, t, to, 31, got, count * nref, MPI_INT, from, 31,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        bad = 0;
+        for (int el = 0; el < count; el++)
+            for (int j = 0; j < nref; j++)
+                bad += got[el * nref + j] != (int)(el * ext + ref[j]) + 1000000 * from;
+        CHECK_EQ(bad, 0);
+        free(src);
+        free(dst);
+        free(flat);
+        free(got);
+    }
+}
+
+typedef struct {
+    int    a;
+    double d;
+    char   c[3];
+} dtype_rec_t;
+
+static void test_dtype_struct(void)
+{
+    enum { N = 300 }; /* 300 x 24 bytes: a rendezvous message */
+    int bl[3] = {1, 1, 3}, to = (rank + 1) % size, from = (rank - 1 + size) % size, n;
+    MPI_Aint disp[3], base, lb, ext;
+    MPI_Datatype types[3] = {MPI_INT, MPI_DOUBLE, MPI_CHAR}, rec;
+    dtype_rec_t *s = calloc(N, sizeof(*s)), *r = calloc(N, sizeof(*r));
+    MPI_Status st;
+
+    MPI_Get_address(&s[0], &base);
+    MPI_Get_address(&s[0].a, &disp[0]);
+    MPI_Get_address(&s[0].d, &disp[1]);
+    MPI_Get_address(&s[0].c, &disp[2]);
+    for (int i = 0; i < 3; i++)
+        disp[i] = MPI_Aint_diff(disp[i], base);
+    MPI_Type_create_struct(3, bl, disp, types, &rec);
+    MPI_Type_commit(&rec);
+    /* The extent is the C struct's: padded to the double's alignment. */
+    MPI_Type_get_extent(rec, &lb, &ext);
+    CHECK_EQ(lb, 0);
+    CHECK_EQ(ext, sizeof(dtype_rec_t));
+    MPI_Type_size(rec, &n);
+    CHECK_EQ(n, sizeof(int) + sizeof(double) + 3);
+    MPI_Type_get_true_extent(rec, &lb, &ext);
+    CHECK_EQ(lb, 0);
+    CHECK_EQ(ext, offsetof(dtype_rec_t, c) + 3);
+    for (int i = 0; i < N; i++) {
+        s[i].a = i + rank * 1000;
+        s[i].d = i * 0.5 + rank;
+        memcpy(s[i].c, (char[]){(char)('a' + i % 26), (char)rank, (char)i}, 3);
+    }
+    for (int count = 1; count <= N; count += N - 1) {
+        int bad = 0;
+        memset(r, 0x5a, N * sizeof(*r));
+        MPI_Sendrecv(s, count, rec, to, 40, r, count, rec, from, 40, MPI_COMM_WORLD, &st);
+        for (int i = 0; i < count; i++)
+            bad += r[i].a != i + from * 1000 || r[i].d != i * 0.5 + from ||
+                   r[i].c[0] != (char)('a' + i % 26) || r[i].c[1] != (char)from ||
+                   r[i].c[2] != (char)i;
+        CHECK_EQ(bad, 0);
+        MPI_Get_elements(&st, rec, &n);
+        CHECK_EQ(n, count * 5);
+    }
+    /* A message cut inside the struct: 2 ints then a double's worth,
+     * received as two records: elements count int, double, and one char
+     * each; 12 + 8 bytes are two records' first int and... here simply
+     * int (4) + double (8) + 2 chars = 14 bytes: 4 elements. */
+    {
+        char raw[14];
+        memset(raw, 1, sizeof(raw));
+        MPI_Sendrecv(raw, 14, MPI_BYTE, to, 41, r, 2, rec, from, 41, MPI_COMM_WORLD, &st);
+        MPI_Get_elements(&st, rec, &n);
+        CHECK_EQ(n, 4);
+        MPI_Get_count(&st, rec, &n);
+        CHECK_EQ(n, MPI_UNDEFINED);
+        MPI_Sendrecv(raw, 6, MPI_BYTE, to, 42, r, 2, rec, from, 42, MPI_COMM_WORLD, &st);
+        MPI_Get_elements(&st, rec, &n); /* 4 + 2 bytes: the double is cut */
+        CHECK_EQ(n, MPI_UNDEFINED);
+    }
+    MPI_Type_free(&rec);
+    free(s);
+    free(r);
+}
+
+static void test_dtype(void)
+{
+    MPI_Datatype t, v, w;
+
+    {   /* indexed: blocks {2,1,3} at {0,5,9} */
+        int bl[3] = {2, 1, 3}, d[3] = {0, 5, 9};
+        long ref[] = {0, 1, 5, 9, 10, 11};
+        MPI_Type_indexed(3, bl, d, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        dtype_check(t, "indexed", ref, 6, 0, 12, 1 << 30);
+        /* The envelope gives back what made it. */
+        int ni, na, nt, comb, ints[7];
+        MPI_Aint ai[1];
+        MPI_Datatype ty[1];
+        MPI_Type_get_envelope(t, &ni, &na, &nt, &comb);
+        CHECK(comb == MPI_COMBINER_INDEXED && ni == 7 && na == 0 && nt == 1);
+        MPI_Type_get_contents(t, 7, 0, 1, ints, ai, ty);
+        CHECK(ints[0] == 3 && ints[1] == 2 && ints[3] == 3 && ints[4] == 0 && ints[6] == 9);
+        CHECK(ty[0] == MPI_INT);
+        MPI_Type_get_envelope(MPI_INT, &ni, &na, &nt, &comb);
+        CHECK_EQ(comb, MPI_COMBINER_NAMED);
+        /* dup: the same map, committed already. */
+        MPI_Type_dup(t, &w);
+        dtype_check(w, "dup", ref, 6, 0, 12, 1 << 30);
+        MPI_Type_get_envelope(w, &ni, &na, &nt, &comb);
+        CHECK_EQ(comb, MPI_COMBINER_DUP);
+        MPI_Type_free(&w);
+        MPI_Type_free(&t);
+    }
+    {   /* hindexed: the same in bytes */
+        int bl[3] = {2, 1, 3};
+        MPI_Aint d[3] = {0, 20, 36};
+        long ref[] = {0, 1, 5, 9, 10, 11};
+        MPI_Type_create_hindexed(3, bl, d, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        dtype_check(t, "hindexed", ref, 6, 0, 12, 1 << 30);
+        MPI_Type_free(&t);
+    }
+    {   /* indexed_block: 2 ints at {7,1,4}: lb 1, ub 9 */
+        int d[3] = {7, 1, 4};
+        MPI_Aint ad[3] = {28, 4, 16};
+        long ref[] = {7, 8, 1, 2, 4, 5};
+        MPI_Type_create_indexed_block(3, 2, d, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        dtype_check(t, "indexed_block", ref, 6, 1, 8, 1 << 30);
+        MPI_Type_free(&t);
+        MPI_Type_create_hindexed_block(3, 2, ad, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        dtype_check(t, "hindexed_block", ref, 6, 1, 8, 1 << 30);
+        MPI_Type_free(&t);
+    }
+    {   /* hvector: 3 blocks of 2 ints, 20 bytes apart */
+        long ref[] = {0, 1, 5, 6, 10, 11};
+        MPI_Type_create_hvector(3, 2, 20, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        dtype_check(t, "hvector", ref, 6, 0, 12, 1 << 30);
+        MPI_Type_free(&t);
+    }
+    {   /* subarray, C order: rows 1..3, columns 2..3 of a 6 x 5 array */
+        int sizes[2] = {6, 5}, sub[2] = {3, 2}, starts[2] = {1, 2};
+        long ref[6], refF[6];
+        int k = 0;
+        for (int r = 1; r <= 3; r++)
+            for (int c = 2; c <= 3; c++)
+                ref[k++] = r * 5 + c;
+        MPI_Type_create_subarray(2, sizes, sub, starts, MPI_ORDER_C, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        dtype_check(t, "subarray C", ref, 6, 0, 30, 1 << 30);
+        MPI_Type_free(&t);
+        /* Fortran order: dimension 0 fastest. */
+        k = 0;
+        for (int j = 2; j <= 3; j++)
+            for (int i = 1; i <= 3; i++)
+                refF[k++] = i + 6 * j;
+        MPI_Type_create_subarray(2, sizes, sub, starts, MPI_ORDER_FORTRAN, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        dtype_check(t, "subarray Fortran", refF, 6, 0, 30, 1 << 30);
+        MPI_Type_free(&t);
+    }
+    {   /* A 3-D subarray: a 2 x 2 x 3 box at (1,0,2) of 3 x 4 x 6 */
+        int sizes[3] = {3, 4, 6}, sub[3] = {2, 2, 3}, starts[3] = {1, 0, 2}, k = 0;
+        long ref[12];
+        for (int a = 1; a <= 2; a++)
+            for (int b = 0; b <= 1; b++)
+                for (int c = 2; c <= 4; c++)
+                    ref[k++] = (a * 4 + b) * 6 + c;
+        MPI_Type_create_subarray(3, sizes, sub, starts, MPI_ORDER_C, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        dtype_check(t, "subarray 3-D", ref, 12, 0, 72, 1 << 30);
+        MPI_Type_free(&t);
+    }
+    {   /* A column resized to one int: consecutive elements are the next
+         * columns (the idiom for scattering columns). */
+        long ref[] = {0, 4, 8};
+        MPI_Aint tl, te;
+        MPI_Type_vector(3, 1, 4, MPI_INT, &v);
+        MPI_Type_create_resized(v, 0, sizeof(int), &t);
+        MPI_Type_commit(&t);
+        dtype_check(t, "resized column", ref, 3, 0, 1, 4);
+        MPI_Type_get_true_extent(t, &tl, &te);
+        CHECK(tl == 0 && te == 9 * (MPI_Aint)sizeof(int));
+        MPI_Type_free(&t);
+        /* Bounds moved out on both sides: the data stays where it was. */
+        MPI_Type_create_resized(MPI_INT, -8, 40, &t);
+        MPI_Type_commit(&t);
+        MPI_Type_get_true_extent(t, &tl, &te);
+        CHECK(tl == 0 && te == (MPI_Aint)sizeof(int));
+        long one[] = {0};
+        dtype_check(t, "resized int", one, 1, -2, 10, 1 << 30);
+        MPI_Type_free(&t);
+        /* Nested: two of the column type, then a struct of it and 2 ints. */
+        long ref2[] = {0, 3, 4, 7};
+        MPI_Datatype col2;
+        MPI_Type_vector(2, 1, 3, MPI_INT, &col2);
+        MPI_Type_contiguous(2, col2, &t);
+        MPI_Type_commit(&t);
+        dtype_check(t, "contiguous of vector", ref2, 4, 0, 8, 1 << 30);
+        MPI_Type_free(&t);
+        int bl[2] = {1, 2};
+        MPI_Aint d[2] = {0, 40};
+        MPI_Datatype ty[2] = {col2, MPI_INT};
+        long ref3[] = {0, 3, 10, 11};
+        MPI_Type_create_struct(2, bl, d, ty, &t);
+        MPI_Type_free(&col2); /* the struct keeps what it needs */
+        MPI_Type_commit(&t);
+        dtype_check(t, "struct of vector", ref3, 4, 0, 12, 1 << 30);
+        /* Its contents name the freed vector: a handle again, to free. */
+        {
+            int ints[3];
+            MPI_Aint ai[2];
+            MPI_Datatype got[2];
+            int ni, na, nt, comb, sz;
+            MPI_Type_get_envelope(t, &ni, &na, &nt, &comb);
+            CHECK(comb == MPI_COMBINER_STRUCT && ni == 3 && na == 2 && nt == 2);
+            MPI_Type_get_contents(t, 3, 2, 2, ints, ai, got);
+            CHECK(ints[0] == 2 && ints[1] == 1 && ints[2] == 2 && ai[1] == 40);
+            CHECK(got[1] == MPI_INT);
+            MPI_Type_size(got[0], &sz);
+            CHECK_EQ(sz, 2 * (int)sizeof(int));
+            MPI_Type_free(&got[0]);
+        }
+        MPI_Type_free(&t);
+        MPI_Type_free(&v);
+    }
+    test_dtype_struct();
+
+    /* Errors. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    {
+        int bl[2] = {1, -1}, d[2] = {0, 1}, sizes[1] = {4}, sub[1] = {2}, st[1] = {3}, pos = 0;
+        MPI_Aint ad[2] = {0, 8};
+        MPI_Datatype ty[2] = {MPI_INT, MPI_DATATYPE_NULL};
+        int bl1[2] = {1, 1}, x[4] = {0}, buf[4];
+        char small[4];
+        CHECK_EQ(MPI_Type_indexed(2, bl, d, MPI_INT, &t), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Type_indexed(-1, bl, d, MPI_INT, &t), MPI_ERR_COUNT);
+        CHECK_EQ(MPI_Type_indexed(2, bl1, d, MPI_DATATYPE_NULL, &t), MPI_ERR_TYPE);
+        CHECK_EQ(MPI_Type_create_struct(2, bl1, ad, ty, &t), MPI_ERR_TYPE);
+        CHECK_EQ(MPI_Type_create_subarray(1, sizes, sub, st, MPI_ORDER_C, MPI_INT, &t),
+                 MPI_ERR_ARG);
+        CHECK_EQ(MPI_Type_create_subarray(1, sizes, sub, d, 99, MPI_INT, &t), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Type_create_resized(MPI_INT, 0, 4, NULL), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Pack(x, 4, MPI_INT, small, 4, &pos, MPI_COMM_WORLD), MPI_ERR_TRUNCATE);
+        CHECK_EQ(pos, 0);
+        CHECK_EQ(MPI_Unpack(small, 4, &pos, buf, 2, MPI_INT, MPI_COMM_WORLD), MPI_ERR_TRUNCATE);
+        pos = 5;
+        CHECK_EQ(MPI_Unpack(small, 4, &pos, buf, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Type_get_contents(MPI_INT, 0, 0, 0, NULL, NULL, NULL), MPI_ERR_TYPE);
+        MPI_Type_vector(2, 1, 2, MPI_INT, &t); /* not committed */
+        pos = 0;
+        CHECK_EQ(MPI_Pack(x, 1, t, buf, 16, &pos, MPI_COMM_WORLD), MPI_ERR_TYPE);
+        CHECK_EQ(MPI_Send(x, 1, t, 0, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
+        MPI_Type_free(&t);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 /* --- The runner ------------------------------------------------------------------------ */
 typedef struct {
     const char *name;
@@ -242,6 +581,7 @@ typedef struct {
 
 static const test_t tests[] = {
     {"topo", test_topo},
+    {"dtype", test_dtype},
 };
 
 int main(int argc, char **argv)
