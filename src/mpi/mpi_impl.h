@@ -546,6 +546,45 @@ int  onic_mpi_coll_waitall(int n, onic_mpi_req_t **reqs, const char *call);
 void onic_mpi_bsend_reap(void);
 
 /* --- coll.c ---------------------------------------------------------------------- */
+/* A user operation (MPI_Op_create). */
+typedef struct onic_mpi_op {
+    int                handle;
+    MPI_User_function *fn;
+    int                commute;
+} onic_mpi_op_t;
+/* An operation as a reduction applies it: a predefined one's code, or
+ * ONIC_MPI_OP_USER and the user's function. */
+#define ONIC_MPI_OP_USER 64
+typedef struct onic_mpi_opd {
+    int                code;
+    MPI_User_function *fn;
+    int                commute;
+} onic_mpi_opd_t;
+/* op defined on t (predefined: MPI 3.1, 5.9.2), or the error reported. */
+int  onic_mpi_coll_op_check(MPI_Op h, onic_mpi_type_t *t, onic_mpi_comm_t *c, const char *call,
+                            onic_mpi_opd_t *op_p);
+/* io = in op io over `bytes` of packed elements of t. */
+void onic_mpi_coll_apply(const onic_mpi_opd_t *op, const onic_mpi_type_t *t, const char *in,
+                         char *io, size_t bytes);
+/* The packed reduction of acc (overwritten) to root, whose acc holds the
+ * result; in rank order for an operation that does not commute. */
+int  onic_mpi_coll_reduce(onic_mpi_comm_t *c, char *acc, size_t bytes, onic_mpi_type_t *t,
+                          const onic_mpi_opd_t *op, int root, const char *call);
+int  onic_mpi_coll_bcast(onic_mpi_comm_t *c, void *buf, int count, onic_mpi_type_t *t, int root,
+                         const char *call);
+/* The checks collectives share: the call allowed and comm live; a buffer
+ * of count elements of type; a root. MPI_SUCCESS or the error reported. */
+int  onic_mpi_coll_comm(MPI_Comm comm, const char *call, onic_mpi_comm_t **c_p);
+int  onic_mpi_coll_buf(onic_mpi_comm_t *c, const char *call, const char *what, const void *buf,
+                       int count, MPI_Datatype type, onic_mpi_type_t **t_p);
+int  onic_mpi_coll_root(onic_mpi_comm_t *c, const char *call, int root);
+/* Copy between two typed buffers of this process (via a packed copy). */
+int  onic_mpi_coll_local_copy(onic_mpi_comm_t *c, const char *call, const void *src, int scount,
+                              onic_mpi_type_t *st, void *dst, int rcount, onic_mpi_type_t *rt);
+
+/* --- collv.c ---------------------------------------------------------------------- */
+/* MPI_Finalize: the user operations never freed. */
+void onic_mpi_op_fini(void);
 /* The allreduce of context-id masks behind every new communicator. */
 int  onic_mpi_coll_ctx_agree(onic_mpi_comm_t *comm, uint64_t *mask, int nwords,
                              const char *call);

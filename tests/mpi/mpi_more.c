@@ -573,6 +573,343 @@ static void test_dtype(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* --- v-collectives, reduce-scatter, scans, user operations ------------------------------ */
+/* An affine map x -> a x + b; op(u, v) is "u, then v", which does not
+ * commute: reductions must apply the ranks' maps in rank order. */
+typedef struct {
+    long long a, b;
+} affine_t;
+
+static void affine_then(void *in, void *io, int *len, MPI_Datatype *dt)
+{
+    affine_t *u = in, *v = io;
+    (void)dt;
+    for (int i = 0; i < *len; i++) {
+        affine_t r = {u[i].a * v[i].a, u[i].b * v[i].a + v[i].b};
+        v[i] = r;
+    }
+}
+
+static affine_t affine_of(int r, int k)
+{
+    return (affine_t){r + 2 + k, r + 1 - k};
+}
+
+/* The ranks lo..hi-1 composed in order, for element k. */
+static affine_t affine_fold(int lo, int hi, int k)
+{
+    affine_t acc = {1, 0};
+    for (int r = lo; r < hi; r++) {
+        affine_t u = affine_of(r, k);
+        acc = (affine_t){acc.a * u.a, acc.b * u.a + u.b};
+    }
+    return acc;
+}
+
+/* A sum over the ints at 0 and 2 of each element of a vector(2, 1, 2)
+ * type (extent 3 ints): the function reads the type's own layout. */
+static void sum_vec(void *in, void *io, int *len, MPI_Datatype *dt)
+{
+    int *a = in, *b = io;
+    (void)dt;
+    for (int i = 0; i < *len; i++) {
+        b[3 * i] += a[3 * i];
+        b[3 * i + 2] += a[3 * i + 2];
+    }
+}
+
+static void test_collv_gather(int scale)
+{
+    /* Process i has (i + 1) * scale ints 100000 i + k; blocks land one int
+     * apart, so the gaps must keep -1. */
+    int *counts = calloc((size_t)size, sizeof(int)), *displs = calloc((size_t)size, sizeof(int));
+    int total = 0, mine = (rank + 1) * scale;
+    int *send = calloc((size_t)mine + 1, sizeof(int)), *recv, *exp;
+
+    for (int i = 0; i < size; i++) {
+        counts[i] = (i + 1) * scale;
+        displs[i] = total;
+        total += counts[i] + 1;
+    }
+    recv = calloc((size_t)total, sizeof(int));
+    exp = calloc((size_t)total, sizeof(int));
+    for (int i = 0; i < total; i++)
+        exp[i] = -1;
+    for (int i = 0; i < size; i++)
+        for (int k = 0; k < counts[i]; k++)
+            exp[displs[i] + k] = 100000 * i + k;
+    for (int k = 0; k < mine; k++)
+        send[k] = 100000 * rank + k;
+    for (int root = 0; root < size; root++) {
+        for (int i = 0; i < total; i++)
+            recv[i] = -1;
+        CHECK_EQ(MPI_Gatherv(send, mine, MPI_INT, recv, counts, displs, MPI_INT, root,
+                             MPI_COMM_WORLD), MPI_SUCCESS);
+        if (rank == root)
+            CHECK(memcmp(recv, exp, (size_t)total * sizeof(int)) == 0);
+        /* In place: the root's block is in recvbuf already. */
+        for (int i = 0; i < total; i++)
+            recv[i] = rank == root ? (i >= displs[root] && i < displs[root] + mine ? exp[i] : -1)
+                                   : -7;
+        MPI_Gatherv(rank == root ? MPI_IN_PLACE : send, mine, MPI_INT, recv, counts, displs,
+                    MPI_INT, root, MPI_COMM_WORLD);
+        if (rank == root)
+            CHECK(memcmp(recv, exp, (size_t)total * sizeof(int)) == 0);
+        /* Scatterv back: each gets its block. */
+        int *got = malloc((size_t)mine * sizeof(int) + 4), bad = 0;
+        for (int k = 0; k < mine; k++)
+            got[k] = -1;
+        CHECK_EQ(MPI_Scatterv(exp, counts, displs, MPI_INT, got, mine, MPI_INT, root,
+                              MPI_COMM_WORLD), MPI_SUCCESS);
+        for (int k = 0; k < mine; k++)
+            bad += got[k] != 100000 * rank + k;
+        CHECK_EQ(bad, 0);
+        free(got);
+    }
+    /* Allgatherv, plain and in place. */
+    for (int i = 0; i < total; i++)
+        recv[i] = -1;
+    CHECK_EQ(MPI_Allgatherv(send, mine, MPI_INT, recv, counts, displs, MPI_INT, MPI_COMM_WORLD),
+             MPI_SUCCESS);
+    CHECK(memcmp(recv, exp, (size_t)total * sizeof(int)) == 0);
+    for (int i = 0; i < total; i++)
+        recv[i] = i >= displs[rank] && i < displs[rank] + mine ? exp[i] : -1;
+    MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, counts, displs, MPI_INT,
+                   MPI_COMM_WORLD);
+    CHECK(memcmp(recv, exp, (size_t)total * sizeof(int)) == 0);
+    free(counts);
+    free(displs);
+    free(send);
+    free(recv);
+    free(exp);
+}
+
+static void test_collv_alltoall(int scale)
+{
+    /* From r to j: ((r + j) % 3 + 1) * scale ints 1000000 r + 1000 j + k. */
+    int *sc = malloc(4 * (size_t)size * sizeof(int)), *sd = sc + size, *rc = sd + size,
+        *rd = rc + size;
+    int stot = 0, rtot = 0, bad = 0;
+    int *send, *recv;
+
+    for (int j = 0; j < size; j++) {
+        sc[j] = ((rank + j) % 3 + 1) * scale;
+        rc[j] = ((j + rank) % 3 + 1) * scale;
+    }
+    /* Blocks in reverse order, to show the displacements are used. */
+    for (int j = size - 1; j >= 0; j--) {
+        sd[j] = stot;
+        stot += sc[j];
+        rd[j] = rtot;
+        rtot += rc[j] + 2;
+    }
+    send = malloc((size_t)stot * sizeof(int) + 4);
+    recv = malloc((size_t)rtot * sizeof(int) + 4);
+    for (int j = 0; j < size; j++)
+        for (int k = 0; k < sc[j]; k++)
+            send[sd[j] + k] = 1000000 * rank + 1000 * j + k;
+    for (int i = 0; i < rtot; i++)
+        recv[i] = -1;
+    CHECK_EQ(MPI_Alltoallv(send, sc, sd, MPI_INT, recv, rc, rd, MPI_INT, MPI_COMM_WORLD),
+             MPI_SUCCESS);
+    for (int j = 0; j < size; j++) {
+        for (int k = 0; k < rc[j]; k++)
+            bad += recv[rd[j] + k] != 1000000 * j + 1000 * rank + k;
+        bad += recv[rd[j] + rc[j]] != -1 || recv[rd[j] + rc[j] + 1] != -1;
+    }
+    CHECK_EQ(bad, 0);
+    /* In place: the counts are symmetric here ((r + j) % 3 both ways), so
+     * recvbuf's block j goes to j and j's block for us replaces it. */
+    for (int j = 0; j < size; j++)
+        for (int k = 0; k < rc[j]; k++)
+            recv[rd[j] + k] = 1000000 * rank + 1000 * j + k;
+    CHECK_EQ(MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, recv, rc, rd, MPI_INT,
+                           MPI_COMM_WORLD), MPI_SUCCESS);
+    bad = 0;
+    for (int j = 0; j < size; j++)
+        for (int k = 0; k < rc[j]; k++)
+            bad += recv[rd[j] + k] != 1000000 * j + 1000 * rank + k;
+    CHECK_EQ(bad, 0);
+    free(sc);
+    free(send);
+    free(recv);
+}
+
+static void test_coll(void)
+{
+    enum { N = 5 };
+    MPI_Op then, vsum;
+    int commute = -1;
+
+    test_collv_gather(1);
+    test_collv_gather(3000); /* blocks of 12 KB and more: rendezvous */
+    test_collv_alltoall(1);
+    test_collv_alltoall(2000);
+
+    MPI_Op_create(affine_then, 0, &then);
+    MPI_Op_commutative(then, &commute);
+    CHECK_EQ(commute, 0);
+    MPI_Op_commutative(MPI_SUM, &commute);
+    CHECK_EQ(commute, 1);
+    {
+        /* A pair of long longs per element, as a contiguous type. */
+        MPI_Datatype aff;
+        affine_t in[N], out[N];
+        int bad = 0;
+        MPI_Type_contiguous(2, MPI_LONG_LONG, &aff);
+        MPI_Type_commit(&aff);
+        for (int k = 0; k < N; k++)
+            in[k] = affine_of(rank, k);
+        for (int root = 0; root < size; root++) {
+            memset(out, 0, sizeof(out));
+            MPI_Reduce(in, out, N, aff, then, root, MPI_COMM_WORLD);
+            if (rank == root)
+                for (int k = 0; k < N; k++) {
+                    affine_t e = affine_fold(0, size, k);
+                    bad += out[k].a != e.a || out[k].b != e.b;
+                }
+        }
+        memset(out, 0, sizeof(out));
+        MPI_Allreduce(in, out, N, aff, then, MPI_COMM_WORLD);
+        for (int k = 0; k < N; k++) {
+            affine_t e = affine_fold(0, size, k);
+            bad += out[k].a != e.a || out[k].b != e.b;
+        }
+        /* Scan: ranks 0..r; exscan: 0..r-1 (rank 0's left as it was). */
+        MPI_Scan(in, out, N, aff, then, MPI_COMM_WORLD);
+        for (int k = 0; k < N; k++) {
+            affine_t e = affine_fold(0, rank + 1, k);
+            bad += out[k].a != e.a || out[k].b != e.b;
+        }
+        for (int k = 0; k < N; k++)
+            out[k] = (affine_t){-3, -3};
+        MPI_Exscan(in, out, N, aff, then, MPI_COMM_WORLD);
+        for (int k = 0; k < N; k++) {
+            affine_t e = rank == 0 ? (affine_t){-3, -3} : affine_fold(0, rank, k);
+            bad += out[k].a != e.a || out[k].b != e.b;
+        }
+        /* In place scan. */
+        memcpy(out, in, sizeof(in));
+        MPI_Scan(MPI_IN_PLACE, out, N, aff, then, MPI_COMM_WORLD);
+        for (int k = 0; k < N; k++) {
+            affine_t e = affine_fold(0, rank + 1, k);
+            bad += out[k].a != e.a || out[k].b != e.b;
+        }
+        CHECK_EQ(bad, 0);
+        MPI_Type_free(&aff);
+    }
+    {
+        /* Predefined sums: scan, exscan, reduce_scatter(_block). */
+        int v = rank + 1, s = -1, n = 3, bad = 0;
+        MPI_Scan(&v, &s, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        CHECK_EQ(s, (rank + 1) * (rank + 2) / 2);
+        s = -1;
+        MPI_Exscan(&v, &s, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (rank > 0)
+            CHECK_EQ(s, rank * (rank + 1) / 2);
+        /* Element k of every process's input is rank + k: the sum over
+         * processes is size k + size (size - 1) / 2. */
+        int *in = malloc((size_t)size * (size_t)n * 4 * sizeof(int));
+        int *out = malloc((size_t)size * (size_t)n * 4 * sizeof(int));
+        int *counts = malloc((size_t)size * sizeof(int)), total = 0, at = 0;
+        for (int k = 0; k < size * n; k++)
+            in[k] = rank + k;
+        MPI_Reduce_scatter_block(in, out, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        for (int k = 0; k < n; k++)
+            bad += out[k] != size * (rank * n + k) + size * (size - 1) / 2;
+        memcpy(out, in, (size_t)size * (size_t)n * sizeof(int));
+        MPI_Reduce_scatter_block(MPI_IN_PLACE, out, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        for (int k = 0; k < n; k++)
+            bad += out[k] != size * (rank * n + k) + size * (size - 1) / 2;
+        for (int i = 0; i < size; i++) {
+            counts[i] = i + 1;
+            total += counts[i];
+            if (i < rank)
+                at += counts[i];
+        }
+        for (int k = 0; k < total; k++)
+            in[k] = rank + k;
+        MPI_Reduce_scatter(in, out, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        for (int k = 0; k < counts[rank]; k++)
+            bad += out[k] != size * (at + k) + size * (size - 1) / 2;
+        /* The non-commuting op: block r of the rank-ordered composition. */
+        {
+            MPI_Datatype aff;
+            affine_t *ain = malloc((size_t)total * sizeof(affine_t));
+            affine_t *aout = malloc((size_t)total * sizeof(affine_t));
+            MPI_Type_contiguous(2, MPI_LONG_LONG, &aff);
+            MPI_Type_commit(&aff);
+            for (int k = 0; k < total; k++)
+                ain[k] = affine_of(rank, k);
+            MPI_Reduce_scatter(ain, aout, counts, aff, then, MPI_COMM_WORLD);
+            for (int k = 0; k < counts[rank]; k++) {
+                affine_t e = affine_fold(0, size, at + k);
+                bad += aout[k].a != e.a || aout[k].b != e.b;
+            }
+            MPI_Type_free(&aff);
+            free(ain);
+            free(aout);
+        }
+        CHECK_EQ(bad, 0);
+        free(in);
+        free(out);
+        free(counts);
+    }
+    {
+        /* A user sum on a type with gaps: the function sees the layout,
+         * and the gap ints of the result keep their value. */
+        MPI_Datatype vec;
+        int in[3 * N], out[3 * N], bad = 0;
+        MPI_Type_vector(2, 1, 2, MPI_INT, &vec);
+        MPI_Type_commit(&vec);
+        MPI_Op_create(sum_vec, 1, &vsum);
+        for (int i = 0; i < 3 * N; i++) {
+            in[i] = rank * 10 + i;
+            out[i] = -9;
+        }
+        /* extent 3 ints: element i at 3 i, data at 3 i and 3 i + 2 */
+        MPI_Allreduce(in, out, N, vec, vsum, MPI_COMM_WORLD);
+        for (int i = 0; i < N; i++) {
+            bad += out[3 * i] != 10 * size * (size - 1) / 2 + size * 3 * i;
+            bad += out[3 * i + 1] != -9;
+            bad += out[3 * i + 2] != 10 * size * (size - 1) / 2 + size * (3 * i + 2);
+        }
+        CHECK_EQ(bad, 0);
+        MPI_Op_free(&vsum);
+        CHECK(vsum == MPI_OP_NULL);
+        MPI_Type_free(&vec);
+    }
+
+    /* Errors. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    {
+        int v = 1, s, neg[64], z[64];
+        MPI_Op freed = then, sum = MPI_SUM;
+        for (int i = 0; i < 64; i++) {
+            neg[i] = i == size - 1 ? -1 : 1;
+            z[i] = 0;
+        }
+        MPI_Op_free(&freed);
+        CHECK_EQ(MPI_Allreduce(&v, &s, 1, MPI_INT, then, MPI_COMM_WORLD), MPI_ERR_OP);
+        CHECK_EQ(MPI_Scan(&v, &s, 1, MPI_INT, 0x10000077, MPI_COMM_WORLD), MPI_ERR_OP);
+        CHECK_EQ(MPI_Op_free(&sum), MPI_ERR_OP);
+        CHECK_EQ(MPI_Op_free(&freed), MPI_ERR_OP);
+        CHECK_EQ(MPI_Op_create(NULL, 1, &freed), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Exscan(&v, &s, 1, MPI_DOUBLE_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_OP);
+        CHECK_EQ(MPI_Allgatherv(&v, 1, MPI_INT, &s, neg, z, MPI_INT, MPI_COMM_WORLD),
+                 MPI_ERR_COUNT);
+        CHECK_EQ(MPI_Allgatherv(&v, 1, MPI_INT, &s, NULL, z, MPI_INT, MPI_COMM_WORLD),
+                 MPI_ERR_ARG);
+        CHECK_EQ(MPI_Gatherv(&v, 1, MPI_INT, &s, z, z, MPI_INT, size, MPI_COMM_WORLD),
+                 MPI_ERR_ROOT);
+        CHECK_EQ(MPI_Reduce_scatter_block(&v, &s, -1, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
+                 MPI_ERR_COUNT);
+        CHECK_EQ(MPI_Alltoallv(&v, z, NULL, MPI_INT, &s, z, z, MPI_INT, MPI_COMM_WORLD),
+                 MPI_ERR_ARG);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 /* --- The runner ------------------------------------------------------------------------ */
 typedef struct {
     const char *name;
@@ -582,6 +919,7 @@ typedef struct {
 static const test_t tests[] = {
     {"topo", test_topo},
     {"dtype", test_dtype},
+    {"coll", test_coll},
 };
 
 int main(int argc, char **argv)
