@@ -26,6 +26,7 @@ typedef int MPI_Datatype;
 typedef int MPI_Op;
 typedef int MPI_Request;
 typedef int MPI_Errhandler;
+typedef int MPI_Info;
 typedef intptr_t MPI_Aint;
 typedef long long MPI_Count;
 typedef long long MPI_Offset;
@@ -49,6 +50,9 @@ typedef struct MPI_Status {
 #define MPI_GROUP_EMPTY     ((MPI_Group)0x08000000)
 
 #define MPI_REQUEST_NULL    ((MPI_Request)0)
+
+#define MPI_INFO_NULL       ((MPI_Info)0)
+#define MPI_INFO_ENV        ((MPI_Info)0x1c000000)
 
 #define MPI_ERRHANDLER_NULL   ((MPI_Errhandler)0)
 #define MPI_ERRORS_ARE_FATAL  ((MPI_Errhandler)0x18000000)
@@ -144,6 +148,12 @@ typedef struct MPI_Status {
 #define MPI_MAX_ERROR_STRING            512
 #define MPI_MAX_LIBRARY_VERSION_STRING  256
 #define MPI_BSEND_OVERHEAD              64
+#define MPI_MAX_OBJECT_NAME             128
+#define MPI_MAX_INFO_KEY                255
+#define MPI_MAX_INFO_VAL                1024
+
+/* MPI_Comm_split_type */
+#define MPI_COMM_TYPE_SHARED   1
 
 #define MPI_THREAD_SINGLE      0
 #define MPI_THREAD_FUNNELED    1
@@ -217,6 +227,17 @@ int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgrou
 int MPI_Group_free(MPI_Group *group);
 int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
                               int ranks2[]);
+int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup);
+int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup);
+int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup);
+int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
+int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
+int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                        MPI_Comm *newcomm);
 
 /* --- Point-to-point ----------------------------------------------------------- */
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
@@ -262,6 +283,12 @@ int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int t
                   MPI_Comm comm, MPI_Request *request);
 int MPI_Start(MPI_Request *request);
 int MPI_Startall(int count, MPI_Request *array_of_requests);
+int MPI_Testsome(int incount, MPI_Request *array_of_requests, int *outcount,
+                 int *array_of_indices, MPI_Status *array_of_statuses);
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
+int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count);
+int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
+int MPI_Status_set_cancelled(MPI_Status *status, int flag);
 
 /* --- Collectives (on point-to-point) ------------------------------------------- */
 int MPI_Barrier(MPI_Comm comm);
@@ -365,6 +392,20 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm);
 int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]);
 int MPI_Cartdim_get(MPI_Comm comm, int *ndims);
 int MPI_Topo_test(MPI_Comm comm, int *status);
+
+/* --- Info objects, memory, profiling ---------------------------------------------- */
+int MPI_Info_create(MPI_Info *info);
+int MPI_Info_set(MPI_Info info, const char *key, const char *value);
+int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag);
+int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag);
+int MPI_Info_delete(MPI_Info info, const char *key);
+int MPI_Info_get_nkeys(MPI_Info info, int *nkeys);
+int MPI_Info_get_nthkey(MPI_Info info, int n, char *key);
+int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo);
+int MPI_Info_free(MPI_Info *info);
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
+int MPI_Free_mem(void *base);
+int MPI_Pcontrol(const int level, ...);
 
 /* --- Errors --------------------------------------------------------------------- */
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);

@@ -13,7 +13,8 @@
  *   request.c   the MPI point-to-point calls, requests, wait and test
  *   coll.c      collectives on point-to-point, reduction operations
  *   collv.c     the v-collectives, reduce-scatter, scans, user operations
- *   topo.c      Cartesian process topologies */
+ *   topo.c      Cartesian process topologies
+ *   misc.c      info objects, MPI_Alloc_mem, MPI_Pcontrol, status setters */
 #ifndef ONIC_MPI_IMPL_H
 #define ONIC_MPI_IMPL_H
 
@@ -36,6 +37,7 @@ enum {
     ONIC_MPI_KIND_OP    = 4,
     ONIC_MPI_KIND_REQ   = 5,
     ONIC_MPI_KIND_ERRH  = 6,
+    ONIC_MPI_KIND_INFO  = 7,
 };
 #define ONIC_MPI_HANDLE_INDEX_MAX (1 << 20)
 
@@ -127,6 +129,7 @@ typedef struct onic_mpi_comm {
     MPI_Errhandler    errh;
     int               predefined;
     struct onic_mpi_topo *topo; /* a Cartesian grid (topo.c), or NULL */
+    char              name[MPI_MAX_OBJECT_NAME]; /* MPI_Comm_set_name; "" if none */
 } onic_mpi_comm_t;
 
 /* One block of a datatype's element: `len` bytes at `off` from its start. */
@@ -585,6 +588,10 @@ int  onic_mpi_coll_local_copy(onic_mpi_comm_t *c, const char *call, const void *
 /* --- collv.c ---------------------------------------------------------------------- */
 /* MPI_Finalize: the user operations never freed. */
 void onic_mpi_op_fini(void);
+
+/* --- misc.c ---------------------------------------------------------------------- */
+/* MPI_Finalize: the info objects never freed. */
+void onic_mpi_info_fini(void);
 /* The allreduce of context-id masks behind every new communicator. */
 int  onic_mpi_coll_ctx_agree(onic_mpi_comm_t *comm, uint64_t *mask, int nwords,
                              const char *call);

@@ -910,6 +910,244 @@ static void test_coll(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* --- Testsome, request status, groups, names, split by node, info, memory ---------------- */
+static void test_misc_requests(void)
+{
+    int to = (rank + 1) % size, from = (rank - 1 + size) % size;
+    int out[3] = {-1, -1, -1}, v[3] = {10 + rank, 11 + rank, 12 + rank}, n, idx[3], seen = 0;
+    MPI_Request rq[3], sq[3];
+    MPI_Status st[3];
+    double t0;
+
+    for (int k = 0; k < 3; k++)
+        MPI_Irecv(&out[k], 1, MPI_INT, from, k, MPI_COMM_WORLD, &rq[k]);
+    /* Tags 0 and 2 now, tag 1 after a barrier: Testsome sees 0 and 2 only. */
+    MPI_Isend(&v[0], 1, MPI_INT, to, 0, MPI_COMM_WORLD, &sq[0]);
+    MPI_Isend(&v[2], 1, MPI_INT, to, 2, MPI_COMM_WORLD, &sq[2]);
+    t0 = MPI_Wtime();
+    while (seen < 2 && MPI_Wtime() - t0 < 20) {
+        CHECK_EQ(MPI_Testsome(3, rq, &n, idx, st), MPI_SUCCESS);
+        for (int i = 0; i < n; i++) {
+            CHECK(idx[i] == 0 || idx[i] == 2);
+            CHECK_EQ(st[i].MPI_TAG, idx[i]);
+            CHECK_EQ(st[i].MPI_SOURCE, from);
+            CHECK(rq[idx[i]] == MPI_REQUEST_NULL);
+        }
+        seen += n;
+    }
+    CHECK_EQ(seen, 2);
+    CHECK(rq[1] != MPI_REQUEST_NULL);
+    CHECK(out[0] == 10 + from && out[2] == 12 + from && out[1] == -1);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Isend(&v[1], 1, MPI_INT, to, 1, MPI_COMM_WORLD, &sq[1]);
+    /* Request_get_status: flag, status, and the request left alone. */
+    {
+        int flag = 0;
+        MPI_Status s;
+        t0 = MPI_Wtime();
+        while (!flag && MPI_Wtime() - t0 < 20)
+            MPI_Request_get_status(rq[1], &flag, &s);
+        CHECK_EQ(flag, 1);
+        CHECK_EQ(s.MPI_TAG, 1);
+        CHECK(rq[1] != MPI_REQUEST_NULL);
+        CHECK_EQ(MPI_Testsome(3, rq, &n, idx, st), MPI_SUCCESS);
+        CHECK(n == 1 && idx[0] == 1 && out[1] == 11 + from);
+        /* Nothing active left. */
+        CHECK_EQ(MPI_Testsome(3, rq, &n, idx, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+        CHECK_EQ(n, MPI_UNDEFINED);
+        MPI_Request_get_status(MPI_REQUEST_NULL, &flag, &s);
+        CHECK_EQ(flag, 1);
+    }
+    MPI_Waitall(3, sq, MPI_STATUSES_IGNORE);
+    /* Status setters. */
+    {
+        MPI_Status s;
+        int c, flag;
+        MPI_Status_set_elements(&s, MPI_INT, 3);
+        MPI_Get_count(&s, MPI_INT, &c);
+        CHECK_EQ(c, 3);
+        MPI_Get_elements(&s, MPI_INT, &c);
+        CHECK_EQ(c, 3);
+        MPI_Status_set_cancelled(&s, 1);
+        MPI_Test_cancelled(&s, &flag);
+        CHECK_EQ(flag, 1);
+    }
+}
+
+static void test_misc_groups(void)
+{
+    MPI_Group world, excl, rev, even, odd, u, in, diff;
+    int res, n, *r = malloc((size_t)size * sizeof(int)), *t = malloc((size_t)size * sizeof(int));
+    int range[1][3];
+
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    for (int i = 0; i < size; i++)
+        r[i] = i;
+    /* excl rank 0: ranks 1.. in order. */
+    int zero = 0;
+    MPI_Group_excl(world, 1, &zero, &excl);
+    MPI_Group_size(excl, &n);
+    CHECK_EQ(n, size - 1);
+    MPI_Group_translate_ranks(excl, size - 1, r, world, t);
+    for (int i = 0; i < size - 1; i++)
+        CHECK_EQ(t[i], i + 1);
+    /* The ranks backwards: similar to world (identical for one). */
+    range[0][0] = size - 1;
+    range[0][1] = 0;
+    range[0][2] = -1;
+    MPI_Group_range_incl(world, 1, range, &rev);
+    MPI_Group_translate_ranks(rev, size, r, world, t);
+    for (int i = 0; i < size; i++)
+        CHECK_EQ(t[i], size - 1 - i);
+    MPI_Group_compare(world, rev, &res);
+    CHECK_EQ(res, size == 1 ? MPI_IDENT : MPI_SIMILAR);
+    /* Evens by range_incl, odds by range_excl of the evens' range. */
+    range[0][0] = 0;
+    range[0][1] = size - 1;
+    range[0][2] = 2;
+    MPI_Group_range_incl(world, 1, range, &even);
+    MPI_Group_range_excl(world, 1, range, &odd);
+    MPI_Group_size(even, &n);
+    CHECK_EQ(n, (size + 1) / 2);
+    MPI_Group_size(odd, &n);
+    CHECK_EQ(n, size / 2);
+    /* union: evens then odds; intersection with world: the evens;
+     * difference world - evens: the odds. */
+    MPI_Group_union(even, odd, &u);
+    MPI_Group_translate_ranks(u, size, r, world, t);
+    for (int i = 0; i < size; i++)
+        CHECK_EQ(t[i], i < (size + 1) / 2 ? 2 * i : 2 * (i - (size + 1) / 2) + 1);
+    MPI_Group_compare(u, world, &res);
+    CHECK_EQ(res, size <= 2 ? MPI_IDENT : MPI_SIMILAR);
+    MPI_Group_intersection(world, even, &in);
+    MPI_Group_compare(in, even, &res);
+    CHECK_EQ(res, MPI_IDENT);
+    MPI_Group_difference(world, even, &diff);
+    MPI_Group_compare(diff, odd, &res);
+    CHECK_EQ(res, MPI_IDENT);
+    MPI_Group_compare(even, odd, &res);
+    CHECK_EQ(res, size == 2 ? MPI_UNEQUAL : MPI_UNEQUAL);
+    MPI_Group_free(&diff);
+    MPI_Group_free(&in);
+    MPI_Group_free(&u);
+    MPI_Group_free(&odd);
+    MPI_Group_free(&even);
+    MPI_Group_free(&rev);
+    MPI_Group_free(&excl);
+    /* Errors: a rank twice, a stride of 0. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    {
+        int twice[2] = {0, 0};
+        range[0][2] = 0;
+        CHECK_EQ(MPI_Group_excl(world, 2, twice, &excl), size == 1 ? MPI_ERR_ARG : MPI_ERR_RANK);
+        CHECK_EQ(MPI_Group_range_incl(world, 1, range, &excl), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Group_union(world, MPI_GROUP_NULL, &u), MPI_ERR_GROUP);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Group_free(&world);
+    free(r);
+    free(t);
+}
+
+static void test_misc(void)
+{
+    test_misc_requests();
+    test_misc_groups();
+    {
+        /* Names: the predefined ones, one set, a duplicate's none. */
+        char name[MPI_MAX_OBJECT_NAME];
+        int len;
+        MPI_Comm d, dd;
+        MPI_Comm_get_name(MPI_COMM_WORLD, name, &len);
+        CHECK(strcmp(name, "MPI_COMM_WORLD") == 0 && len == 14);
+        MPI_Comm_dup(MPI_COMM_WORLD, &d);
+        MPI_Comm_set_name(d, "halo rows");
+        MPI_Comm_get_name(d, name, &len);
+        CHECK(strcmp(name, "halo rows") == 0 && len == 9);
+        MPI_Comm_dup(d, &dd);
+        MPI_Comm_get_name(dd, name, &len);
+        CHECK_EQ(len, 0);
+        MPI_Comm_free(&dd);
+        MPI_Comm_free(&d);
+    }
+    {
+        /* One node: the shared communicator is every process, by key. */
+        MPI_Comm node;
+        int r, s;
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, size - rank, MPI_INFO_NULL,
+                            &node);
+        MPI_Comm_size(node, &s);
+        MPI_Comm_rank(node, &r);
+        CHECK_EQ(s, size);
+        CHECK_EQ(r, size - 1 - rank);
+        MPI_Comm_free(&node);
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_UNDEFINED, 0, MPI_INFO_NULL, &node);
+        CHECK(node == MPI_COMM_NULL);
+    }
+    {
+        /* Info: set, get (cut to valuelen), order of keys, delete, dup. */
+        MPI_Info info, copy;
+        char v[16], k[MPI_MAX_INFO_KEY + 1];
+        int flag, n, len;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "alpha", "one");
+        MPI_Info_set(info, "beta", "a longer value");
+        MPI_Info_set(info, "gamma", "3");
+        MPI_Info_set(info, "alpha", "uno"); /* replaces, keeps its place */
+        MPI_Info_get_nkeys(info, &n);
+        CHECK_EQ(n, 3);
+        MPI_Info_get_nthkey(info, 0, k);
+        CHECK(strcmp(k, "alpha") == 0);
+        MPI_Info_get_nthkey(info, 2, k);
+        CHECK(strcmp(k, "gamma") == 0);
+        MPI_Info_get(info, "alpha", sizeof(v) - 1, v, &flag);
+        CHECK(flag == 1 && strcmp(v, "uno") == 0);
+        MPI_Info_get(info, "beta", 4, v, &flag);
+        CHECK(flag == 1 && strcmp(v, "a lo") == 0);
+        MPI_Info_get_valuelen(info, "beta", &len, &flag);
+        CHECK(flag == 1 && len == 14);
+        MPI_Info_get(info, "delta", sizeof(v) - 1, v, &flag);
+        CHECK_EQ(flag, 0);
+        MPI_Info_dup(info, &copy);
+        MPI_Info_delete(info, "beta");
+        MPI_Info_get_nkeys(info, &n);
+        CHECK_EQ(n, 2);
+        MPI_Info_get_nkeys(copy, &n);
+        CHECK_EQ(n, 3);
+        MPI_Info_get_nthkey(info, 1, k);
+        CHECK(strcmp(k, "gamma") == 0);
+        MPI_Info_free(&copy);
+        CHECK(copy == MPI_INFO_NULL);
+        MPI_Info_get_nkeys(MPI_INFO_ENV, &n);
+        CHECK_EQ(n, 0);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        CHECK_EQ(MPI_Info_delete(info, "beta"), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Info_set(info, "", "x"), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Info_get_nkeys(MPI_INFO_NULL, &n), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Info_free(&copy), MPI_ERR_ARG);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+        MPI_Info_free(&info);
+    }
+    {
+        /* Memory from MPI_Alloc_mem carries a rendezvous message. */
+        enum { BYTES = 1 << 20 };
+        unsigned char *s, *r;
+        int bad = 0;
+        CHECK_EQ(MPI_Alloc_mem(BYTES, MPI_INFO_NULL, &s), MPI_SUCCESS);
+        CHECK_EQ(MPI_Alloc_mem(BYTES, MPI_INFO_NULL, &r), MPI_SUCCESS);
+        for (int i = 0; i < BYTES; i++)
+            s[i] = (unsigned char)(i * 7 + rank);
+        MPI_Sendrecv(s, BYTES, MPI_BYTE, (rank + 1) % size, 50, r, BYTES, MPI_BYTE,
+                     (rank - 1 + size) % size, 50, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (int i = 0; i < BYTES; i++)
+            bad += r[i] != (unsigned char)(i * 7 + (rank - 1 + size) % size);
+        CHECK_EQ(bad, 0);
+        MPI_Free_mem(s);
+        MPI_Free_mem(r);
+        CHECK_EQ(MPI_Pcontrol(1), MPI_SUCCESS);
+    }
+}
+
 /* --- The runner ------------------------------------------------------------------------ */
 typedef struct {
     const char *name;
@@ -920,6 +1158,7 @@ static const test_t tests[] = {
     {"topo", test_topo},
     {"dtype", test_dtype},
     {"coll", test_coll},
+    {"misc", test_misc},
 };
 
 int main(int argc, char **argv)
