@@ -32,6 +32,11 @@ typedef long long MPI_Count;
 typedef long long MPI_Offset;
 
 typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
+typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void *extra_state,
+                                        void *attribute_val_in, void *attribute_val_out,
+                                        int *flag);
+typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int comm_keyval, void *attribute_val,
+                                          void *extra_state);
 
 typedef struct MPI_Status {
     int MPI_SOURCE;
@@ -185,6 +190,11 @@ typedef struct MPI_Status {
 #define MPI_COMBINER_DARRAY          15
 #define MPI_COMBINER_RESIZED         18
 
+/* Attribute callbacks: copy nothing, delete nothing, copy the value. */
+#define MPI_COMM_NULL_COPY_FN    ((MPI_Comm_copy_attr_function *)0)
+#define MPI_COMM_NULL_DELETE_FN  ((MPI_Comm_delete_attr_function *)0)
+#define MPI_COMM_DUP_FN          MPI_Comm_dup_fn
+
 /* MPI_Topo_test */
 #define MPI_GRAPH       1
 #define MPI_CART        2
@@ -221,6 +231,14 @@ int MPI_Comm_free(MPI_Comm *comm);
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
 int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
+int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                           MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
+                           void *extra_state);
+int MPI_Comm_free_keyval(int *comm_keyval);
+int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
+int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
+int MPI_Comm_dup_fn(MPI_Comm oldcomm, int comm_keyval, void *extra_state, void *attribute_val_in,
+                    void *attribute_val_out, int *flag);
 int MPI_Group_size(MPI_Group group, int *size);
 int MPI_Group_rank(MPI_Group group, int *rank);
 int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup);

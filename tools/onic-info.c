@@ -108,10 +108,10 @@ int main(int argc, char **argv)
            "       collectives (barrier, bcast, (all)reduce, (all)gather(v), scatter(v),\n"
            "       alltoall(v), reduce_scatter(_block), scan, exscan; MPI_IN_PLACE; user ops),\n"
            "       derived datatypes (vector to struct, subarray, resized; pack and unpack),\n"
-           "       communicators and groups, Cartesian topologies, info objects, error handlers\n"
+           "       communicators and groups, attributes, Cartesian topologies, info objects,\n"
+           "       error handlers\n"
            "  not:  one-sided windows, matched probe, non-blocking collectives,\n"
-           "       intercommunicators, graph topologies, attribute caching, dynamic\n"
-           "       processes, MPI-IO, Fortran\n");
+           "       intercommunicators, graph topologies, dynamic processes, MPI-IO, Fortran\n");
     if (status == ONIC_OK)
         info_onload(&cur);
 

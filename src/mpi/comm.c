@@ -90,6 +90,7 @@ static void comm_destroy(onic_mpi_comm_t *c)
 {
     onic_mpi_g.ctx_free[c->id / 64] |= UINT64_C(1) << (c->id % 64);
     onic_mpi_topo_free(c->topo);
+    onic_mpi_attr_release(c);
     group_unref(c->group);
     onic_free(c);
 }
@@ -258,12 +259,18 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
         return rc;
     g = c->group;
     g->refs++;
-    if ((rc = comm_publish(c, g, id, "MPI_Comm_dup", newcomm)) != MPI_SUCCESS || c->topo == NULL)
+    if ((rc = comm_publish(c, g, id, "MPI_Comm_dup", newcomm)) != MPI_SUCCESS)
         return rc;
-    /* The copy keeps the grid. */
-    if ((onic_mpi_comm_lookup(*newcomm)->topo = onic_mpi_topo_dup(c->topo)) == NULL) {
+    /* The copy keeps the grid, and the attributes their callbacks copy. */
+    if (c->topo != NULL &&
+        (onic_mpi_comm_lookup(*newcomm)->topo = onic_mpi_topo_dup(c->topo)) == NULL) {
         MPI_Comm_free(newcomm);
         return onic_mpi_err(c, MPI_ERR_NO_MEM, "MPI_Comm_dup", "no memory for the grid");
+    }
+    if ((rc = onic_mpi_attr_copy(c, onic_mpi_comm_lookup(*newcomm))) != MPI_SUCCESS) {
+        onic_mpi_attr_release(onic_mpi_comm_lookup(*newcomm));
+        MPI_Comm_free(newcomm);
+        return rc;
     }
     return MPI_SUCCESS;
 }
@@ -381,6 +388,10 @@ int MPI_Comm_free(MPI_Comm *comm)
     if (c->predefined)
         return onic_mpi_err(c, MPI_ERR_COMM, "MPI_Comm_free", "%s cannot be freed",
                             c->handle == MPI_COMM_WORLD ? "MPI_COMM_WORLD" : "MPI_COMM_SELF");
+    /* The attributes' delete callbacks run while the handle still works. */
+    if ((rc = onic_mpi_attr_delete_all(c)) != MPI_SUCCESS)
+        return onic_mpi_err(c, rc, "MPI_Comm_free", "an attribute's delete callback failed "
+                            "with %d; the communicator is not freed", rc);
     onic_mpi_htab_del(&onic_mpi_g.comms, c->handle);
     comm_destroy(c);
     *comm = MPI_COMM_NULL;
@@ -455,9 +466,7 @@ int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *
     case MPI_IO: val = &io; break;
     case MPI_WTIME_IS_GLOBAL: val = &wtime; break;
     default:
-        return onic_mpi_err(c, MPI_ERR_KEYVAL, "MPI_Comm_get_attr", "keyval %d is not an "
-                            "attribute key; onic has MPI_TAG_UB, MPI_HOST, MPI_IO and "
-                            "MPI_WTIME_IS_GLOBAL", comm_keyval);
+        return onic_mpi_attr_get(c, comm_keyval, attribute_val, flag);
     }
     /* The value is a pointer to the attribute, as the standard has it. */
     *(int **)attribute_val = val;

@@ -14,7 +14,8 @@
  *   coll.c      collectives on point-to-point, reduction operations
  *   collv.c     the v-collectives, reduce-scatter, scans, user operations
  *   topo.c      Cartesian process topologies
- *   misc.c      info objects, MPI_Alloc_mem, MPI_Pcontrol, status setters */
+ *   misc.c      info objects, MPI_Alloc_mem, MPI_Pcontrol, status setters
+ *   attr.c      attribute caching: keyvals, values, copy and delete callbacks */
 #ifndef ONIC_MPI_IMPL_H
 #define ONIC_MPI_IMPL_H
 
@@ -130,6 +131,7 @@ typedef struct onic_mpi_comm {
     int               predefined;
     struct onic_mpi_topo *topo; /* a Cartesian grid (topo.c), or NULL */
     char              name[MPI_MAX_OBJECT_NAME]; /* MPI_Comm_set_name; "" if none */
+    struct onic_mpi_attr *attrs;  /* cached attributes (attr.c) */
 } onic_mpi_comm_t;
 
 /* One block of a datatype's element: `len` bytes at `off` from its start. */
@@ -588,6 +590,17 @@ int  onic_mpi_coll_local_copy(onic_mpi_comm_t *c, const char *call, const void *
 /* --- collv.c ---------------------------------------------------------------------- */
 /* MPI_Finalize: the user operations never freed. */
 void onic_mpi_op_fini(void);
+
+/* --- attr.c ---------------------------------------------------------------------- */
+/* MPI_Comm_get_attr of a keyval that is not predefined. */
+int  onic_mpi_attr_get(onic_mpi_comm_t *c, int keyval, void *attribute_val, int *flag);
+/* MPI_Comm_dup: the copy callbacks; MPI_SUCCESS or the error reported. */
+int  onic_mpi_attr_copy(onic_mpi_comm_t *from, onic_mpi_comm_t *to);
+/* MPI_Comm_free: the delete callbacks; MPI_SUCCESS or a callback's code. */
+int  onic_mpi_attr_delete_all(onic_mpi_comm_t *c);
+/* Free what is left without callbacks (MPI_Finalize, failed dups). */
+void onic_mpi_attr_release(onic_mpi_comm_t *c);
+void onic_mpi_attr_fini(void);
 
 /* --- misc.c ---------------------------------------------------------------------- */
 /* MPI_Finalize: the info objects never freed. */

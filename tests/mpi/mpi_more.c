@@ -1049,10 +1049,83 @@ static void test_misc_groups(void)
     free(t);
 }
 
+/* Attribute callbacks: the copy gives value + 1, the delete counts. */
+static int attr_deletes, attr_copies;
+
+static int attr_copy_plus(MPI_Comm oldcomm, int key, void *extra, void *in, void *out, int *flag)
+{
+    (void)oldcomm;
+    (void)key;
+    (void)extra;
+    attr_copies++;
+    *(intptr_t *)out = (intptr_t)in + 1;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+static int attr_delete_count(MPI_Comm comm, int key, void *val, void *extra)
+{
+    (void)comm;
+    (void)key;
+    (void)val;
+    attr_deletes += *(int *)extra;
+    return MPI_SUCCESS;
+}
+
+static void test_misc_attrs(void)
+{
+    int key, nocopy, flag, one = 1, *tag_ub;
+    intptr_t v;
+    MPI_Comm d, dd;
+
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
+    CHECK(flag == 1 && *tag_ub >= 32767);
+    CHECK_EQ(MPI_Comm_create_keyval(attr_copy_plus, attr_delete_count, &key, &one), MPI_SUCCESS);
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, attr_delete_count, &nocopy, &one);
+    CHECK(key != nocopy && key != MPI_KEYVAL_INVALID);
+    MPI_Comm_dup(MPI_COMM_WORLD, &d);
+    MPI_Comm_get_attr(d, key, &v, &flag);
+    CHECK_EQ(flag, 0);
+    MPI_Comm_set_attr(d, key, (void *)(intptr_t)41);
+    MPI_Comm_set_attr(d, nocopy, (void *)(intptr_t)7);
+    MPI_Comm_get_attr(d, key, &v, &flag);
+    CHECK(flag == 1 && v == 41);
+    /* dup: the copy callback runs for key only. */
+    MPI_Comm_dup(d, &dd);
+    CHECK_EQ(attr_copies, 1);
+    MPI_Comm_get_attr(dd, key, &v, &flag);
+    CHECK(flag == 1 && v == 42);
+    MPI_Comm_get_attr(dd, nocopy, &v, &flag);
+    CHECK_EQ(flag, 0);
+    /* Freeing dd deletes its one attribute. */
+    MPI_Comm_free(&dd);
+    CHECK_EQ(attr_deletes, 1);
+    /* Setting again deletes the old value; delete_attr deletes. */
+    MPI_Comm_set_attr(d, key, (void *)(intptr_t)5);
+    CHECK_EQ(attr_deletes, 2);
+    MPI_Comm_delete_attr(d, key);
+    CHECK_EQ(attr_deletes, 3);
+    MPI_Comm_get_attr(d, key, &v, &flag);
+    CHECK_EQ(flag, 0);
+    /* A freed keyval's values live on until their communicator goes. */
+    MPI_Comm_free_keyval(&nocopy);
+    CHECK_EQ(nocopy, MPI_KEYVAL_INVALID);
+    MPI_Comm_free(&d);
+    CHECK_EQ(attr_deletes, 4);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK_EQ(MPI_Comm_set_attr(MPI_COMM_WORLD, MPI_TAG_UB, NULL), MPI_ERR_KEYVAL);
+    CHECK_EQ(MPI_Comm_get_attr(MPI_COMM_WORLD, 9999, &v, &flag), MPI_ERR_KEYVAL);
+    MPI_Comm_free_keyval(&key);
+    CHECK_EQ(MPI_Comm_free_keyval(&key), MPI_ERR_KEYVAL);
+    CHECK_EQ(MPI_Comm_set_attr(MPI_COMM_WORLD, 16, NULL), MPI_ERR_KEYVAL);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 static void test_misc(void)
 {
     test_misc_requests();
     test_misc_groups();
+    test_misc_attrs();
     {
         /* Names: the predefined ones, one set, a duplicate's none. */
         char name[MPI_MAX_OBJECT_NAME];
