@@ -279,6 +279,9 @@ static int collv_reduce_begin(const char *call, onic_mpi_comm_t *c, const void *
         (rc = onic_mpi_coll_op_check(op, *t_p, c, call, op_p)) != MPI_SUCCESS)
         return rc;
     *bytes_p = (*t_p)->size * (size_t)count;
+    if (*bytes_p > INT32_MAX)
+        return onic_mpi_err(c, MPI_ERR_COUNT, call, "%d elements of %zu bytes: onic reduces at "
+                            "most 2^31 - 1 bytes in one call", count, (*t_p)->size);
     if ((*acc_p = onic_malloc(*bytes_p + 1)) == NULL)
         return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for %zu bytes", *bytes_p);
     onic_mpi_type_pack(*t_p, in, count, *acc_p);

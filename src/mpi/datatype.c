@@ -548,7 +548,9 @@ static int type_blocks(const char *call, int combiner, int count, const int *bls
     case MPI_COMBINER_INDEXED_BLOCK: ni = count + 2; na = 0; break;
     default: /* HINDEXED_BLOCK */ ni = 2; na = count; break;
     }
-    parts = onic_calloc((size_t)count + 1, sizeof(*parts));
+    /* Contiguous is one part, however long. */
+    parts = onic_calloc(combiner == MPI_COMBINER_CONTIGUOUS ? 1 : (size_t)count + 1,
+                        sizeof(*parts));
     env = type_env_new(combiner, ni, na, 1);
     if (parts == NULL || env == NULL) {
         onic_free(parts);
@@ -584,16 +586,18 @@ static int type_blocks(const char *call, int combiner, int count, const int *bls
             env->aints[i] = adisp[i];
         break;
     }
-    for (int i = 0; i < count; i++) {
-        ptrdiff_t d = idisp != NULL ? idisp[i] : adisp != NULL ? adisp[i] : (ptrdiff_t)i * stride;
-        parts[i].disp = bytes ? d : d * old->extent;
-        parts[i].count = (size_t)(bls != NULL ? bls[i] : blocklen);
-        parts[i].old = old;
-    }
     if (combiner == MPI_COMBINER_CONTIGUOUS) {
         /* One part: count elements back to back. */
         parts[0] = (type_part_t){0, (size_t)count, old};
         count = count > 0 ? 1 : 0;
+    } else {
+        for (int i = 0; i < count; i++) {
+            ptrdiff_t d = idisp != NULL ? idisp[i] : adisp != NULL ? adisp[i]
+                                                                  : (ptrdiff_t)i * stride;
+            parts[i].disp = bytes ? d : d * old->extent;
+            parts[i].count = (size_t)(bls != NULL ? bls[i] : blocklen);
+            parts[i].old = old;
+        }
     }
     rc = type_build(call, parts, (size_t)count, env, newtype);
     onic_free(parts);

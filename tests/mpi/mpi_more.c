@@ -400,6 +400,16 @@ static void test_dtype(void)
 {
     MPI_Datatype t, v, w;
 
+    {   /* A long contiguous type is one block, made without a part per element. */
+        int sz;
+        MPI_Aint lb, ext;
+        CHECK_EQ(MPI_Type_contiguous(1 << 30, MPI_CHAR, &t), MPI_SUCCESS);
+        MPI_Type_size(t, &sz);
+        MPI_Type_get_extent(t, &lb, &ext);
+        CHECK(sz == 1 << 30 && lb == 0 && ext == 1 << 30);
+        MPI_Type_free(&t);
+    }
+
     {   /* indexed: blocks {2,1,3} at {0,5,9} */
         int bl[3] = {2, 1, 3}, d[3] = {0, 5, 9};
         long ref[] = {0, 1, 5, 9, 10, 11};
