@@ -841,6 +841,21 @@ int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
     return MPI_SUCCESS;
 }
 
+/* Every communicator of onic is an intracommunicator. */
+int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
+{
+    onic_mpi_comm_t *c;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT("MPI_Comm_test_inter");
+    if ((c = onic_mpi_comm_get(comm, "MPI_Comm_test_inter", &rc)) == NULL)
+        return rc;
+    if (flag == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_test_inter", "flag is NULL");
+    *flag = 0;
+    return MPI_SUCCESS;
+}
+
 /* MPI_COMM_TYPE_SHARED: the processes that share this one's memory, i.e.
  * its node: the same processor name (the host's). */
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)

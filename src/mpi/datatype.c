@@ -9,6 +9,7 @@
 #include "base/mem.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <wchar.h>
 
@@ -339,6 +340,7 @@ __attribute__((noinline)) void onic_mpi_type_unref(onic_mpi_type_t *t)
     if (t->predefined || --t->refs > 0)
         return;
     type_env_free(t->env);
+    onic_free((char *)(uintptr_t)t->name); /* a derived type's name is its own copy */
     onic_free(t->sig);
     onic_free(t->blocks);
     onic_free(t);
@@ -1077,6 +1079,41 @@ int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addre
         o->refs++;
         array_of_datatypes[i] = o->handle;
     }
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
+{
+    const char *call = "MPI_Type_set_name";
+    onic_mpi_type_t *t;
+    char *n;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((t = type_query(call, datatype, type_name, &rc)) == NULL)
+        return rc;
+    if (t->predefined)
+        return onic_mpi_err(NULL, MPI_ERR_TYPE, call, "%s is predefined and keeps its name",
+                            t->name);
+    if ((n = onic_malloc(MPI_MAX_OBJECT_NAME)) == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for a name");
+    /* Longer names are cut to MPI_MAX_OBJECT_NAME - 1 characters. */
+    snprintf(n, MPI_MAX_OBJECT_NAME, "%s", type_name);
+    onic_free((char *)(uintptr_t)t->name);
+    t->name = n;
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
+{
+    const char *call = "MPI_Type_get_name";
+    onic_mpi_type_t *t;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((t = type_query(call, datatype, resultlen == NULL ? NULL : type_name, &rc)) == NULL)
+        return rc;
+    *resultlen = snprintf(type_name, MPI_MAX_OBJECT_NAME, "%s", t->name != NULL ? t->name : "");
     return MPI_SUCCESS;
 }
 

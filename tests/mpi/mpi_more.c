@@ -433,6 +433,21 @@ static void test_dtype(void)
         MPI_Type_get_envelope(w, &ni, &na, &nt, &comb);
         CHECK_EQ(comb, MPI_COMBINER_DUP);
         MPI_Type_free(&w);
+        /* Names: the predefined ones', one set, and a long one cut. */
+        char name[MPI_MAX_OBJECT_NAME], longname[300];
+        int len;
+        MPI_Type_get_name(MPI_INT, name, &len);
+        CHECK(strcmp(name, "MPI_INT") == 0 && len == 7);
+        MPI_Type_get_name(t, name, &len);
+        CHECK_EQ(len, 0);
+        MPI_Type_set_name(t, "three blocks");
+        MPI_Type_get_name(t, name, &len);
+        CHECK(strcmp(name, "three blocks") == 0 && len == 12);
+        memset(longname, 'x', sizeof(longname) - 1);
+        longname[sizeof(longname) - 1] = '\0';
+        MPI_Type_set_name(t, longname);
+        MPI_Type_get_name(t, name, &len);
+        CHECK_EQ(len, MPI_MAX_OBJECT_NAME - 1);
         MPI_Type_free(&t);
     }
     {   /* hindexed: the same in bytes */
@@ -574,6 +589,7 @@ static void test_dtype(void)
         pos = 5;
         CHECK_EQ(MPI_Unpack(small, 4, &pos, buf, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_ARG);
         CHECK_EQ(MPI_Type_get_contents(MPI_INT, 0, 0, 0, NULL, NULL, NULL), MPI_ERR_TYPE);
+        CHECK_EQ(MPI_Type_set_name(MPI_INT, "mine"), MPI_ERR_TYPE);
         MPI_Type_vector(2, 1, 2, MPI_INT, &t); /* not committed */
         pos = 0;
         CHECK_EQ(MPI_Pack(x, 1, t, buf, 16, &pos, MPI_COMM_WORLD), MPI_ERR_TYPE);
@@ -1143,6 +1159,9 @@ static void test_misc(void)
         MPI_Comm d, dd;
         MPI_Comm_get_name(MPI_COMM_WORLD, name, &len);
         CHECK(strcmp(name, "MPI_COMM_WORLD") == 0 && len == 14);
+        int inter = -1;
+        MPI_Comm_test_inter(MPI_COMM_WORLD, &inter);
+        CHECK_EQ(inter, 0);
         MPI_Comm_dup(MPI_COMM_WORLD, &d);
         MPI_Comm_set_name(d, "halo rows");
         MPI_Comm_get_name(d, name, &len);
