@@ -109,7 +109,7 @@ int main(int argc, char **argv)
            "       alltoall(v), reduce_scatter(_block), scan, exscan; MPI_IN_PLACE; user ops),\n"
            "       derived datatypes (vector to struct, subarray, resized; pack and unpack),\n"
            "       communicators and groups, attributes, Cartesian topologies, info objects,\n"
-           "       error handlers\n"
+           "       error handlers (predefined and the program's)\n"
            "  not:  one-sided windows, matched probe, non-blocking collectives,\n"
            "       intercommunicators, graph topologies, dynamic processes, MPI-IO, Fortran\n");
     if (status == ONIC_OK)

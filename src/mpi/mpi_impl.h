@@ -381,6 +381,8 @@ int  onic_mpi_err_ptl(onic_mpi_comm_t *comm, const char *call, const char *what,
 /* Before MPI_Init or after MPI_Finalize: the fatal report. */
 int  onic_mpi_err_state(const char *call);
 void onic_mpi_errh_init(void);
+/* MPI_Finalize: the handlers from MPI_Comm_create_errhandler. */
+void onic_mpi_errh_fini(void);
 _Noreturn void onic_mpi_die(int code);
 
 /* Argument checks shared by the calls: each returns MPI_SUCCESS or reports.

@@ -1147,11 +1147,54 @@ static void test_misc_attrs(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* A handler that records what it was called with. */
+static int errh_calls, errh_code;
+static MPI_Comm errh_comm;
+
+static void errh_record(MPI_Comm *comm, int *code, ...)
+{
+    errh_calls++;
+    errh_code = *code;
+    errh_comm = *comm;
+}
+
+static void test_misc_errh(void)
+{
+    MPI_Errhandler eh, got, keep;
+    MPI_Comm d, e;
+    int v = 0;
+
+    CHECK_EQ(MPI_Comm_create_errhandler(errh_record, &eh), MPI_SUCCESS);
+    MPI_Comm_dup(MPI_COMM_WORLD, &d);
+    MPI_Comm_set_errhandler(d, eh);
+    MPI_Comm_get_errhandler(d, &got);
+    CHECK(got == eh);
+    /* A failing call runs it with the class and the communicator, then
+     * returns the class. */
+    CHECK_EQ(MPI_Send(&v, 1, MPI_INT, size, 0, d), MPI_ERR_RANK);
+    CHECK(errh_calls == 1 && errh_code == MPI_ERR_RANK && errh_comm == d);
+    CHECK_EQ(MPI_Comm_call_errhandler(d, MPI_ERR_OTHER), MPI_SUCCESS);
+    CHECK(errh_calls == 2 && errh_code == MPI_ERR_OTHER);
+    /* Freed: d keeps it, no communicator can take it again. */
+    keep = eh;
+    MPI_Errhandler_free(&eh);
+    CHECK(eh == MPI_ERRHANDLER_NULL);
+    CHECK_EQ(MPI_Send(&v, 1, MPI_INT, 0, -5, d), MPI_ERR_TAG);
+    CHECK(errh_calls == 3 && errh_code == MPI_ERR_TAG);
+    MPI_Comm_dup(MPI_COMM_WORLD, &e);
+    MPI_Comm_set_errhandler(e, MPI_ERRORS_RETURN);
+    CHECK_EQ(MPI_Comm_set_errhandler(e, keep), MPI_ERR_ARG);
+    CHECK_EQ(errh_calls, 3); /* e's handler is MPI_ERRORS_RETURN */
+    MPI_Comm_free(&e);
+    MPI_Comm_free(&d);
+}
+
 static void test_misc(void)
 {
     test_misc_requests();
     test_misc_groups();
     test_misc_attrs();
+    test_misc_errh();
     {
         /* Names: the predefined ones, one set, a duplicate's none. */
         char name[MPI_MAX_OBJECT_NAME];
