@@ -50,8 +50,10 @@ demo: build bench-deps
 	$(BUILD)/onicc -show examples/ring.c -o $(BUILD)/ring
 	$(BUILD)/onicc -O2 examples/ring.c -o $(BUILD)/ring
 	$(BUILD)/onicc -O2 examples/pingpong.c -o $(BUILD)/pingpong
+	$(BUILD)/onicc -O2 examples/halo.c -o $(BUILD)/halo
 	$(BUILD)/onicrun -n 2 --timeout 60 $(BUILD)/ring
 	$(BUILD)/onicrun -n 4 --timeout 60 $(BUILD)/ring
+	$(BUILD)/onicrun -n 4 --timeout 60 $(BUILD)/halo
 	$(BUILD)/onicrun -n 2 --timeout 120 $(BUILD)/pingpong
 	$(BUILD)/onicrun -n 4 --timeout 120 $(BUILD)/pingpong
 	@echo

@@ -26,9 +26,18 @@ typedef int MPI_Datatype;
 typedef int MPI_Op;
 typedef int MPI_Request;
 typedef int MPI_Errhandler;
+typedef int MPI_Info;
 typedef intptr_t MPI_Aint;
 typedef long long MPI_Count;
 typedef long long MPI_Offset;
+
+typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
+typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
+typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void *extra_state,
+                                        void *attribute_val_in, void *attribute_val_out,
+                                        int *flag);
+typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int comm_keyval, void *attribute_val,
+                                          void *extra_state);
 
 typedef struct MPI_Status {
     int MPI_SOURCE;
@@ -47,6 +56,9 @@ typedef struct MPI_Status {
 #define MPI_GROUP_EMPTY     ((MPI_Group)0x08000000)
 
 #define MPI_REQUEST_NULL    ((MPI_Request)0)
+
+#define MPI_INFO_NULL       ((MPI_Info)0)
+#define MPI_INFO_ENV        ((MPI_Info)0x1c000000)
 
 #define MPI_ERRHANDLER_NULL   ((MPI_Errhandler)0)
 #define MPI_ERRORS_ARE_FATAL  ((MPI_Errhandler)0x18000000)
@@ -100,6 +112,7 @@ typedef struct MPI_Status {
 #define MPI_C_BOOL              ((MPI_Datatype)0x0c00001d)
 #define MPI_WCHAR               ((MPI_Datatype)0x0c00001e)
 #define MPI_AINT                ((MPI_Datatype)0x0c00001f)
+#define MPI_PACKED              ((MPI_Datatype)0x0c000020)
 
 /* --- Constants ---------------------------------------------------------------- */
 #define MPI_SUCCESS           0
@@ -112,6 +125,8 @@ typedef struct MPI_Status {
 #define MPI_ERR_ROOT          7
 #define MPI_ERR_GROUP         8
 #define MPI_ERR_OP            9
+#define MPI_ERR_TOPOLOGY      10
+#define MPI_ERR_DIMS          11
 #define MPI_ERR_ARG           12
 #define MPI_ERR_UNKNOWN       13
 #define MPI_ERR_TRUNCATE      14
@@ -139,6 +154,12 @@ typedef struct MPI_Status {
 #define MPI_MAX_ERROR_STRING            512
 #define MPI_MAX_LIBRARY_VERSION_STRING  256
 #define MPI_BSEND_OVERHEAD              64
+#define MPI_MAX_OBJECT_NAME             128
+#define MPI_MAX_INFO_KEY                255
+#define MPI_MAX_INFO_VAL                1024
+
+/* MPI_Comm_split_type */
+#define MPI_COMM_TYPE_SHARED   1
 
 #define MPI_THREAD_SINGLE      0
 #define MPI_THREAD_FUNNELED    1
@@ -150,6 +171,35 @@ typedef struct MPI_Status {
 #define MPI_CONGRUENT  1
 #define MPI_SIMILAR    2
 #define MPI_UNEQUAL    3
+
+/* Array orders (MPI_Type_create_subarray) */
+#define MPI_ORDER_C        56
+#define MPI_ORDER_FORTRAN  57
+
+/* Datatype combiners (MPI_Type_get_envelope) */
+#define MPI_COMBINER_NAMED           1
+#define MPI_COMBINER_DUP             2
+#define MPI_COMBINER_CONTIGUOUS      3
+#define MPI_COMBINER_VECTOR          4
+#define MPI_COMBINER_HVECTOR         6
+#define MPI_COMBINER_INDEXED         7
+#define MPI_COMBINER_HINDEXED        9
+#define MPI_COMBINER_INDEXED_BLOCK   10
+#define MPI_COMBINER_HINDEXED_BLOCK  11
+#define MPI_COMBINER_STRUCT          13
+#define MPI_COMBINER_SUBARRAY        14
+#define MPI_COMBINER_DARRAY          15
+#define MPI_COMBINER_RESIZED         18
+
+/* Attribute callbacks: copy nothing, delete nothing, copy the value. */
+#define MPI_COMM_NULL_COPY_FN    ((MPI_Comm_copy_attr_function *)0)
+#define MPI_COMM_NULL_DELETE_FN  ((MPI_Comm_delete_attr_function *)0)
+#define MPI_COMM_DUP_FN          MPI_Comm_dup_fn
+
+/* MPI_Topo_test */
+#define MPI_GRAPH       1
+#define MPI_CART        2
+#define MPI_DIST_GRAPH  3
 
 /* Predefined attribute keys (MPI_Comm_get_attr). */
 #define MPI_KEYVAL_INVALID   0
@@ -182,12 +232,32 @@ int MPI_Comm_free(MPI_Comm *comm);
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
 int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
+int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                           MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
+                           void *extra_state);
+int MPI_Comm_free_keyval(int *comm_keyval);
+int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
+int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
+int MPI_Comm_dup_fn(MPI_Comm oldcomm, int comm_keyval, void *extra_state, void *attribute_val_in,
+                    void *attribute_val_out, int *flag);
 int MPI_Group_size(MPI_Group group, int *size);
 int MPI_Group_rank(MPI_Group group, int *rank);
 int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup);
 int MPI_Group_free(MPI_Group *group);
 int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
                               int ranks2[]);
+int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup);
+int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup);
+int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup);
+int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
+int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
+int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
+int MPI_Comm_test_inter(MPI_Comm comm, int *flag);
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                        MPI_Comm *newcomm);
 
 /* --- Point-to-point ----------------------------------------------------------- */
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
@@ -235,6 +305,12 @@ int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int t
                   MPI_Comm comm, MPI_Request *request);
 int MPI_Start(MPI_Request *request);
 int MPI_Startall(int count, MPI_Request *array_of_requests);
+int MPI_Testsome(int incount, MPI_Request *array_of_requests, int *outcount,
+                 int *array_of_indices, MPI_Status *array_of_statuses);
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
+int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count);
+int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
+int MPI_Status_set_cancelled(MPI_Status *status, int flag);
 
 /* --- Collectives (on point-to-point) ------------------------------------------- */
 int MPI_Barrier(MPI_Comm comm);
@@ -251,6 +327,29 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                MPI_Comm comm);
+int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                 MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                 int root, MPI_Comm comm);
+int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                   MPI_Comm comm);
+int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+             MPI_Comm comm);
+int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm);
+int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
+int MPI_Op_free(MPI_Op *op);
+int MPI_Op_commutative(MPI_Op op, int *commute);
 
 /* --- Datatypes ------------------------------------------------------------------ */
 int MPI_Type_size(MPI_Datatype datatype, int *size);
@@ -260,15 +359,82 @@ int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype
 int MPI_Type_commit(MPI_Datatype *datatype);
 int MPI_Type_free(MPI_Datatype *datatype);
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
+int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent);
+int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb,
+                               MPI_Count *true_extent);
+int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
+int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                            MPI_Datatype *newtype);
+int MPI_Type_indexed(int count, const int array_of_blocklengths[],
+                     const int array_of_displacements[], MPI_Datatype oldtype,
+                     MPI_Datatype *newtype);
+int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
+                             const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                             MPI_Datatype *newtype);
+int MPI_Type_create_indexed_block(int count, int blocklength,
+                                  const int array_of_displacements[], MPI_Datatype oldtype,
+                                  MPI_Datatype *newtype);
+int MPI_Type_create_hindexed_block(int count, int blocklength,
+                                   const MPI_Aint array_of_displacements[],
+                                   MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_struct(int count, const int array_of_blocklengths[],
+                           const MPI_Aint array_of_displacements[],
+                           const MPI_Datatype array_of_types[], MPI_Datatype *newtype);
+int MPI_Type_create_subarray(int ndims, const int array_of_sizes[],
+                             const int array_of_subsizes[], const int array_of_starts[],
+                             int order, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                            MPI_Datatype *newtype);
+int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
+                          int *num_datatypes, int *combiner);
+int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
+                          int max_datatypes, int array_of_integers[],
+                          MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]);
+int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name);
+int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
+int MPI_Get_address(const void *location, MPI_Aint *address);
+MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
+MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
+int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);
+int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
+             int *position, MPI_Comm comm);
+int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+               MPI_Datatype datatype, MPI_Comm comm);
+int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
+
+/* --- Process topologies (Cartesian) ------------------------------------------- */
+int MPI_Dims_create(int nnodes, int ndims, int dims[]);
+int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
+                    int reorder, MPI_Comm *comm_cart);
+int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]);
+int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank);
+int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest);
+int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm);
+int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]);
+int MPI_Cartdim_get(MPI_Comm comm, int *ndims);
+int MPI_Topo_test(MPI_Comm comm, int *status);
+
+/* --- Info objects, memory, profiling ---------------------------------------------- */
+int MPI_Info_create(MPI_Info *info);
+int MPI_Info_set(MPI_Info info, const char *key, const char *value);
+int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag);
+int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag);
+int MPI_Info_delete(MPI_Info info, const char *key);
+int MPI_Info_get_nkeys(MPI_Info info, int *nkeys);
+int MPI_Info_get_nthkey(MPI_Info info, int n, char *key);
+int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo);
+int MPI_Info_free(MPI_Info *info);
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
+int MPI_Free_mem(void *base);
+int MPI_Pcontrol(const int level, ...);
 
 /* --- One-sided ------------------------------------------------------------------
  * Windows, RMA operations and their synchronisation (docs/architecture.md,
  * "mpi", "One-sided"). */
 typedef int MPI_Win;
-typedef int MPI_Info; /* only MPI_INFO_NULL is taken */
-#ifndef MPI_INFO_NULL
-#define MPI_INFO_NULL ((MPI_Info)0)
-#endif
 #define MPI_WIN_NULL  ((MPI_Win)0)
 #define MPI_REPLACE   ((MPI_Op)0x1000000c)
 #define MPI_NO_OP     ((MPI_Op)0x1000000d)
@@ -308,9 +474,6 @@ typedef int MPI_Info; /* only MPI_INFO_NULL is taken */
 #define MPI_MODE_NOPUT      4096
 #define MPI_MODE_NOPRECEDE  8192
 #define MPI_MODE_NOSUCCEED  16384
-#ifndef MPI_MAX_OBJECT_NAME
-#define MPI_MAX_OBJECT_NAME 128
-#endif
 
 typedef int MPI_Win_copy_attr_function(MPI_Win oldwin, int win_keyval, void *extra_state,
                                        void *attribute_val_in, void *attribute_val_out,
@@ -386,6 +549,10 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
 int MPI_Error_string(int errorcode, char *string, int *resultlen);
 int MPI_Error_class(int errorcode, int *errorclass);
+int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
+                               MPI_Errhandler *errhandler);
+int MPI_Errhandler_free(MPI_Errhandler *errhandler);
+int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
 
 #ifdef __cplusplus
 }

@@ -72,7 +72,9 @@ bench=""
 command -v mpicc.mpich >/dev/null 2>&1 && command -v mpirun.mpich >/dev/null 2>&1 &&
     echo '#include <mpi.h>' | mpicc.mpich -E -x c - >/dev/null 2>&1 ||
     bench="$bench mpich libmpich-dev"
-command -v mpicc.openmpi >/dev/null 2>&1 && command -v mpirun.openmpi >/dev/null 2>&1 ||
+# Likewise Open MPI's: its header is in libopenmpi-dev.
+command -v mpicc.openmpi >/dev/null 2>&1 && command -v mpirun.openmpi >/dev/null 2>&1 &&
+    echo '#include <mpi.h>' | mpicc.openmpi -E -x c - >/dev/null 2>&1 ||
     bench="$bench openmpi-bin libopenmpi-dev"
 /usr/bin/python3 -c "import matplotlib" >/dev/null 2>&1 || bench="$bench python3-matplotlib"
 command -v valgrind >/dev/null 2>&1 && [ -f /usr/include/valgrind/callgrind.h ] ||

@@ -101,6 +101,17 @@ int main(int argc, char **argv)
                status == ONIC_OK && onic_boot_pmix_load(&cur) == ONIC_OK
                    ? "it loads" : "it cannot be loaded (see above)");
     }
+    /* What a program may call (include/mpi.h), and what it may not: a
+     * call onic lacks fails to link, naming the function. */
+    printf("\nMPI (include/mpi.h, MPI 3.1)\n"
+           "  has: point-to-point (all modes, persistent, probe, cancel, wait/test any/all/some),\n"
+           "       collectives (barrier, bcast, (all)reduce, (all)gather(v), scatter(v),\n"
+           "       alltoall(v), reduce_scatter(_block), scan, exscan; MPI_IN_PLACE; user ops),\n"
+           "       derived datatypes (vector to struct, subarray, resized; pack and unpack),\n"
+           "       communicators and groups, attributes, Cartesian topologies, info objects,\n"
+           "       error handlers (predefined and the program's)\n"
+           "  not:  one-sided windows, matched probe, non-blocking collectives,\n"
+           "       intercommunicators, graph topologies, dynamic processes, MPI-IO, Fortran\n");
     if (status == ONIC_OK)
         info_onload(&cur);
 

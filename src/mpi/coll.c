@@ -11,6 +11,7 @@
  * its basic kind (int, double, a value-index pair ...), combined, and the
  * root unpacks the result into the receive buffer's layout. */
 #include "mpi/mpi_impl.h"
+#include "base/log.h"
 #include "base/mem.h"
 
 #include <stdbool.h>
@@ -30,6 +31,7 @@ enum {
 /* --- Reduction operations ----------------------------------------------------------------- */
 typedef enum { OP_MAX, OP_MIN, OP_SUM, OP_PROD, OP_LAND, OP_BAND, OP_LOR, OP_BOR, OP_LXOR,
                OP_BXOR, OP_MAXLOC, OP_MINLOC, OP_COUNT } coll_op_t;
+static_assert(OP_COUNT < ONIC_MPI_OP_USER, "the user operations' code is no predefined one's");
 
 static const char *const coll_op_names[OP_COUNT] = {
     "MPI_MAX", "MPI_MIN", "MPI_SUM", "MPI_PROD", "MPI_LAND", "MPI_BAND", "MPI_LOR", "MPI_BOR",
@@ -213,36 +215,82 @@ static const coll_kind_fns_t coll_fns[ONIC_MPI_B_COUNT] = {
     [ONIC_MPI_B_AINT] = {coll_arith_intptr_t, coll_bits_intptr_t, NULL},
 };
 
-/* Combine `bytes` of packed data of type t: io = in op io. */
-static void coll_apply(coll_op_t op, const onic_mpi_type_t *t, const char *in, char *io,
-                       size_t bytes)
+/* A user operation on count elements of type t, packed in in and io:
+ * called on them directly where the packed data is the type's own layout,
+ * else on typed copies (the function reads the type's layout). */
+static void coll_apply_user(const onic_mpi_opd_t *op, const onic_mpi_type_t *t, const char *in,
+                            char *io, size_t bytes)
 {
-    const coll_kind_fns_t *f = &coll_fns[t->basic];
-    size_t n = bytes / t->basic_size;
+    int n = (int)(bytes / t->size);
+    MPI_Datatype h = t->handle;
+    size_t span;
+    char *a, *b;
 
-    if (op == OP_MAXLOC || op == OP_MINLOC)
-        f->loc(op, in, io, n);
-    else if (op == OP_BAND || op == OP_BOR || op == OP_BXOR)
-        f->bits(op, in, io, bytes / (t->basic_size));
-    else
-        f->arith(op, in, io, n);
+    if (t->contig) {
+        ptrdiff_t off = t->nblocks > 0 ? t->blocks[0].off : 0;
+        op->fn((void *)(uintptr_t)(in - off), io - off, &n, &h);
+        return;
+    }
+    /* From the first element's data to the last's. */
+    span = (size_t)((ptrdiff_t)(n - 1) * t->extent + t->true_extent);
+    a = onic_malloc(span + 1);
+    b = onic_malloc(span + 1);
+    if (a != NULL && b != NULL) {
+        onic_mpi_type_unpack(t, in, bytes, a - t->true_lb, n);
+        onic_mpi_type_unpack(t, io, bytes, b - t->true_lb, n);
+        op->fn(a - t->true_lb, b - t->true_lb, &n, &h);
+        onic_mpi_type_pack(t, b - t->true_lb, n, io);
+    } else {
+        onic_error("mpi: no memory (%zu bytes) to apply a user operation to a "
+                   "non-contiguous datatype; the result is wrong", span);
+    }
+    onic_free(a);
+    onic_free(b);
 }
 
-static int coll_op_check(MPI_Op h, onic_mpi_type_t *t, onic_mpi_comm_t *c, const char *call,
-                         coll_op_t *op_p)
+void onic_mpi_coll_apply(const onic_mpi_opd_t *op, const onic_mpi_type_t *t, const char *in,
+                         char *io, size_t bytes)
+{
+    const coll_kind_fns_t *f;
+    size_t n;
+
+    if (bytes == 0)
+        return;
+    if (op->code == ONIC_MPI_OP_USER) {
+        coll_apply_user(op, t, in, io, bytes);
+        return;
+    }
+    f = &coll_fns[t->basic];
+    n = bytes / t->basic_size;
+    if (op->code == OP_MAXLOC || op->code == OP_MINLOC)
+        f->loc((coll_op_t)op->code, in, io, n);
+    else if (op->code == OP_BAND || op->code == OP_BOR || op->code == OP_BXOR)
+        f->bits((coll_op_t)op->code, in, io, n);
+    else
+        f->arith((coll_op_t)op->code, in, io, n);
+}
+
+int onic_mpi_coll_op_check(MPI_Op h, onic_mpi_type_t *t, onic_mpi_comm_t *c, const char *call,
+                           onic_mpi_opd_t *op_p)
 {
     int fam = coll_family(t->basic);
     coll_op_t op;
 
-    if (h < MPI_MAX || h > MPI_MINLOC)
-        return onic_mpi_err(c, MPI_ERR_OP, call, "op %#x is not an operation; use MPI_SUM, "
-                            "MPI_MAX and the other predefined ones", (unsigned)h);
+    if (h < MPI_MAX || h > MPI_MINLOC) {
+        const onic_mpi_op_t *u = onic_mpi_htab_get(&onic_mpi_g.ops, h);
+        if (u == NULL)
+            return onic_mpi_err(c, MPI_ERR_OP, call, "op %#x is not an operation; use MPI_SUM, "
+                                "MPI_MAX and the other predefined ones, or one from "
+                                "MPI_Op_create", (unsigned)h);
+        *op_p = (onic_mpi_opd_t){ONIC_MPI_OP_USER, u->fn, u->commute};
+        return MPI_SUCCESS;
+    }
     op = (coll_op_t)(h - MPI_MAX);
     if (!coll_op_allowed(op, fam))
         return onic_mpi_err(c, MPI_ERR_OP, call, "%s is not defined on this datatype (%s); see "
                             "MPI 3.1 section 5.9.2 for which types each operation takes",
                             coll_op_names[op], t->predefined ? t->name : "a derived type");
-    *op_p = op;
+    *op_p = (onic_mpi_opd_t){(int)op, NULL, 1};
     return MPI_SUCCESS;
 }
 
@@ -251,21 +299,28 @@ static int coll_op_check(MPI_Op h, onic_mpi_type_t *t, onic_mpi_comm_t *c, const
 int onic_mpi_op_check(MPI_Op h, onic_mpi_type_t *t, onic_mpi_comm_t *c, const char *call,
                       int *op_p)
 {
-    coll_op_t op;
-    int rc = coll_op_check(h, t, c, call, &op);
+    onic_mpi_opd_t op;
+    int rc;
 
+    if (h < MPI_MAX || h > MPI_MINLOC)
+        return onic_mpi_err(c, MPI_ERR_OP, call, "op %#x is not a predefined operation: "
+                            "one-sided accumulates take MPI_SUM, MPI_MAX and the other "
+                            "predefined ones, MPI_REPLACE and MPI_NO_OP only", (unsigned)h);
+    rc = onic_mpi_coll_op_check(h, t, c, call, &op);
     if (rc == MPI_SUCCESS)
-        *op_p = (int)op;
+        *op_p = op.code;
     return rc;
 }
 
 void onic_mpi_op_apply(int op, const onic_mpi_type_t *t, const void *in, void *io, size_t bytes)
 {
-    coll_apply((coll_op_t)op, t, in, io, bytes);
+    const onic_mpi_opd_t d = {op, NULL, 1};
+
+    onic_mpi_coll_apply(&d, t, in, io, bytes);
 }
 
 /* --- Shared checks ------------------------------------------------------------------------ */
-static int coll_comm(MPI_Comm comm, const char *call, onic_mpi_comm_t **c_p)
+int onic_mpi_coll_comm(MPI_Comm comm, const char *call, onic_mpi_comm_t **c_p)
 {
     int rc;
 
@@ -275,8 +330,8 @@ static int coll_comm(MPI_Comm comm, const char *call, onic_mpi_comm_t **c_p)
     return MPI_SUCCESS;
 }
 
-static int coll_buf(onic_mpi_comm_t *c, const char *call, const char *what, const void *buf,
-                    int count, MPI_Datatype type, onic_mpi_type_t **t_p)
+int onic_mpi_coll_buf(onic_mpi_comm_t *c, const char *call, const char *what, const void *buf,
+                      int count, MPI_Datatype type, onic_mpi_type_t **t_p)
 {
     int rc;
 
@@ -289,7 +344,7 @@ static int coll_buf(onic_mpi_comm_t *c, const char *call, const char *what, cons
     return MPI_SUCCESS;
 }
 
-static int coll_root(onic_mpi_comm_t *c, const char *call, int root)
+int onic_mpi_coll_root(onic_mpi_comm_t *c, const char *call, int root)
 {
     if (root < 0 || root >= c->size)
         return onic_mpi_err(c, MPI_ERR_ROOT, call, "root %d is not a rank of the communicator "
@@ -328,14 +383,14 @@ int onic_mpi_coll_barrier(onic_mpi_comm_t *c, const char *call)
 int MPI_Barrier(MPI_Comm comm)
 {
     onic_mpi_comm_t *c;
-    int rc = coll_comm(comm, "MPI_Barrier", &c);
+    int rc = onic_mpi_coll_comm(comm, "MPI_Barrier", &c);
 
     return rc != MPI_SUCCESS ? rc : onic_mpi_coll_barrier(c, "MPI_Barrier");
 }
 
 /* --- Broadcast ----------------------------------------------------------------------------- */
-static int coll_bcast(onic_mpi_comm_t *c, void *buf, int count, onic_mpi_type_t *t, int root,
-                      const char *call)
+int onic_mpi_coll_bcast(onic_mpi_comm_t *c, void *buf, int count, onic_mpi_type_t *t, int root,
+                        const char *call)
 {
     int rel = (c->rank - root + c->size) % c->size, mask, rc;
     onic_mpi_req_t *r = NULL;
@@ -369,20 +424,24 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
     onic_mpi_type_t *t;
     int rc;
 
-    if ((rc = coll_comm(comm, call, &c)) != MPI_SUCCESS ||
-        (rc = coll_buf(c, call, "", buffer, count, datatype, &t)) != MPI_SUCCESS ||
-        (rc = coll_root(c, call, root)) != MPI_SUCCESS)
+    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
+        (rc = onic_mpi_coll_buf(c, call, "", buffer, count, datatype, &t)) != MPI_SUCCESS ||
+        (rc = onic_mpi_coll_root(c, call, root)) != MPI_SUCCESS)
         return rc;
-    return coll_bcast(c, buffer, count, t, root, call);
+    return onic_mpi_coll_bcast(c, buffer, count, t, root, call);
 }
 
 /* --- Reduce -------------------------------------------------------------------------------- */
 /* Reduce count elements (packed in acc, which is overwritten) to root; the
  * root's acc holds the result. */
-static int coll_reduce_packed(onic_mpi_comm_t *c, char *acc, size_t bytes, onic_mpi_type_t *t,
-                              coll_op_t op, int root, const char *call)
+int onic_mpi_coll_reduce(onic_mpi_comm_t *c, char *acc, size_t bytes, onic_mpi_type_t *t,
+                         const onic_mpi_opd_t *op, int root, const char *call)
 {
-    int rel = (c->rank - root + c->size) % c->size, rc = MPI_SUCCESS;
+    /* An operation that does not commute combines in rank order: the tree
+     * is rooted at rank 0 (each node's children hold the ranks right after
+     * its own), and rank 0 hands the result to the root. */
+    int tree_root = op->commute ? root : 0;
+    int rel = (c->rank - tree_root + c->size) % c->size, rc = MPI_SUCCESS;
     onic_mpi_req_t *r = NULL;
     char *tmp = onic_malloc(bytes + 1);
 
@@ -392,20 +451,34 @@ static int coll_reduce_packed(onic_mpi_comm_t *c, char *acc, size_t bytes, onic_
      * then pass ours to the parent. */
     for (int mask = 1; mask < c->size; mask <<= 1) {
         if (rel & mask) {
-            int parent = (rel - mask + root) % c->size;
+            int parent = (rel - mask + tree_root) % c->size;
             if ((rc = onic_mpi_coll_isend(acc, (int)bytes, coll_bytes(), parent,
                                           COLL_TAG_REDUCE, c, &r)) == MPI_SUCCESS)
                 rc = onic_mpi_coll_waitall(1, &r, call);
             break;
         }
         if (rel + mask < c->size) {
-            int child = (rel + mask + root) % c->size;
+            int child = (rel + mask + tree_root) % c->size;
             if ((rc = onic_mpi_coll_irecv(tmp, (int)bytes, coll_bytes(), child, COLL_TAG_REDUCE,
                                           c, &r)) != MPI_SUCCESS ||
                 (rc = onic_mpi_coll_waitall(1, &r, call)) != MPI_SUCCESS)
                 break;
-            coll_apply(op, t, tmp, acc, bytes);
+            if (op->commute) {
+                onic_mpi_coll_apply(op, t, tmp, acc, bytes);
+            } else {
+                /* acc = acc op child's: the child's ranks come after ours. */
+                onic_mpi_coll_apply(op, t, acc, tmp, bytes);
+                memcpy(acc, tmp, bytes);
+            }
         }
+    }
+    if (rc == MPI_SUCCESS && tree_root != root && (c->rank == 0 || c->rank == root)) {
+        if (c->rank == 0)
+            rc = onic_mpi_coll_isend(acc, (int)bytes, coll_bytes(), root, COLL_TAG_REDUCE, c, &r);
+        else
+            rc = onic_mpi_coll_irecv(acc, (int)bytes, coll_bytes(), 0, COLL_TAG_REDUCE, c, &r);
+        if (rc == MPI_SUCCESS)
+            rc = onic_mpi_coll_waitall(1, &r, call);
     }
     onic_free(tmp);
     return rc;
@@ -414,7 +487,7 @@ static int coll_reduce_packed(onic_mpi_comm_t *c, char *acc, size_t bytes, onic_
 /* Validate, pack the input into a fresh buffer; *acc_p is the caller's. */
 static int coll_reduce_begin(const char *call, MPI_Comm comm, const void *sendbuf, void *recvbuf,
                              int count, MPI_Datatype datatype, MPI_Op op, int root, int all,
-                             onic_mpi_comm_t **c_p, onic_mpi_type_t **t_p, coll_op_t *op_p,
+                             onic_mpi_comm_t **c_p, onic_mpi_type_t **t_p, onic_mpi_opd_t *op_p,
                              char **acc_p, size_t *bytes_p)
 {
     onic_mpi_comm_t *c;
@@ -422,18 +495,18 @@ static int coll_reduce_begin(const char *call, MPI_Comm comm, const void *sendbu
     const void *in;
     int rc, is_root;
 
-    if ((rc = coll_comm(comm, call, &c)) != MPI_SUCCESS)
+    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS)
         return rc;
-    if (!all && (rc = coll_root(c, call, root)) != MPI_SUCCESS)
+    if (!all && (rc = onic_mpi_coll_root(c, call, root)) != MPI_SUCCESS)
         return rc;
     is_root = all || c->rank == root;
     in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     if (sendbuf == MPI_IN_PLACE && !is_root)
         return onic_mpi_err(c, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is for the root only");
-    if ((rc = coll_buf(c, call, "send", in, count, datatype, &t)) != MPI_SUCCESS ||
-        (is_root && (rc = coll_buf(c, call, "recv", recvbuf, count, datatype, &t)) != MPI_SUCCESS))
+    if ((rc = onic_mpi_coll_buf(c, call, "send", in, count, datatype, &t)) != MPI_SUCCESS ||
+        (is_root && (rc = onic_mpi_coll_buf(c, call, "recv", recvbuf, count, datatype, &t)) != MPI_SUCCESS))
         return rc;
-    if ((rc = coll_op_check(op, t, c, call, op_p)) != MPI_SUCCESS)
+    if ((rc = onic_mpi_coll_op_check(op, t, c, call, op_p)) != MPI_SUCCESS)
         return rc;
     *bytes_p = t->size * (size_t)count;
     if ((*acc_p = onic_malloc(*bytes_p + 1)) == NULL)
@@ -450,7 +523,7 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
     const char *call = "MPI_Reduce";
     onic_mpi_comm_t *c;
     onic_mpi_type_t *t;
-    coll_op_t o;
+    onic_mpi_opd_t o;
     char *acc;
     size_t bytes;
     int rc = coll_reduce_begin(call, comm, sendbuf, recvbuf, count, datatype, op, root, 0, &c, &t,
@@ -458,7 +531,7 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 
     if (rc != MPI_SUCCESS)
         return rc;
-    rc = coll_reduce_packed(c, acc, bytes, t, o, root, call);
+    rc = onic_mpi_coll_reduce(c, acc, bytes, t, &o, root, call);
     if (rc == MPI_SUCCESS && c->rank == root)
         onic_mpi_type_unpack(t, acc, bytes, recvbuf, count);
     onic_free(acc);
@@ -471,7 +544,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     const char *call = "MPI_Allreduce";
     onic_mpi_comm_t *c;
     onic_mpi_type_t *t;
-    coll_op_t o;
+    onic_mpi_opd_t o;
     char *acc;
     size_t bytes;
     int rc = coll_reduce_begin(call, comm, sendbuf, recvbuf, count, datatype, op, 0, 1, &c, &t,
@@ -479,9 +552,9 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
 
     if (rc != MPI_SUCCESS)
         return rc;
-    rc = coll_reduce_packed(c, acc, bytes, t, o, 0, call);
+    rc = onic_mpi_coll_reduce(c, acc, bytes, t, &o, 0, call);
     if (rc == MPI_SUCCESS)
-        rc = coll_bcast(c, acc, (int)bytes, coll_bytes(), 0, call);
+        rc = onic_mpi_coll_bcast(c, acc, (int)bytes, coll_bytes(), 0, call);
     if (rc == MPI_SUCCESS)
         onic_mpi_type_unpack(t, acc, bytes, recvbuf, count);
     onic_free(acc);
@@ -491,11 +564,12 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
 int onic_mpi_coll_ctx_agree(onic_mpi_comm_t *c, uint64_t *mask, int nwords, const char *call)
 {
     onic_mpi_type_t *t = onic_mpi_type_get(MPI_UINT64_T);
-    int rc = coll_reduce_packed(c, (char *)mask, (size_t)nwords * sizeof(uint64_t), t, OP_BAND, 0,
-                                call);
+    const onic_mpi_opd_t band = {OP_BAND, NULL, 1};
+    int rc = onic_mpi_coll_reduce(c, (char *)mask, (size_t)nwords * sizeof(uint64_t), t, &band, 0,
+                                  call);
 
     if (rc == MPI_SUCCESS)
-        rc = coll_bcast(c, mask, nwords, t, 0, call);
+        rc = onic_mpi_coll_bcast(c, mask, nwords, t, 0, call);
     return rc;
 }
 
@@ -506,8 +580,8 @@ static char *coll_at(void *buf, const onic_mpi_type_t *t, int count, int i)
 }
 
 /* Copy between two typed buffers on this process (via a packed copy). */
-static int coll_local_copy(onic_mpi_comm_t *c, const char *call, const void *src, int scount,
-                           onic_mpi_type_t *st, void *dst, int rcount, onic_mpi_type_t *rt)
+int onic_mpi_coll_local_copy(onic_mpi_comm_t *c, const char *call, const void *src, int scount,
+                             onic_mpi_type_t *st, void *dst, int rcount, onic_mpi_type_t *rt)
 {
     size_t sb = st->size * (size_t)scount, rb = rt->size * (size_t)rcount;
     char *tmp;
@@ -544,7 +618,7 @@ static int coll_gather(onic_mpi_comm_t *c, const void *sendbuf, int sendcount,
             rc = onic_mpi_coll_irecv(coll_at(recvbuf, rt, recvcount, i), recvcount, rt, i,
                                      COLL_TAG_GATHER, c, &reqs[i]);
     if (rc == MPI_SUCCESS && sendbuf != MPI_IN_PLACE)
-        rc = coll_local_copy(c, call, sendbuf, sendcount, st,
+        rc = onic_mpi_coll_local_copy(c, call, sendbuf, sendcount, st,
                              coll_at(recvbuf, rt, recvcount, root), recvcount, rt);
     {
         int rc2 = onic_mpi_coll_waitall(c->size, reqs, call);
@@ -565,10 +639,10 @@ static int coll_sides(onic_mpi_comm_t *c, const char *call, const void *sendbuf,
     int rc;
 
     *st_p = *rt_p = NULL;
-    if (check_send && (rc = coll_buf(c, call, "send", sendbuf, sendcount, sendtype, st_p)) !=
+    if (check_send && (rc = onic_mpi_coll_buf(c, call, "send", sendbuf, sendcount, sendtype, st_p)) !=
         MPI_SUCCESS)
         return rc;
-    if (check_recv && (rc = coll_buf(c, call, "recv", recvbuf, recvcount, recvtype, rt_p)) !=
+    if (check_recv && (rc = onic_mpi_coll_buf(c, call, "recv", recvbuf, recvcount, recvtype, rt_p)) !=
         MPI_SUCCESS)
         return rc;
     return MPI_SUCCESS;
@@ -582,8 +656,8 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
     onic_mpi_type_t *st, *rt;
     int rc, is_root;
 
-    if ((rc = coll_comm(comm, call, &c)) != MPI_SUCCESS ||
-        (rc = coll_root(c, call, root)) != MPI_SUCCESS)
+    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
+        (rc = onic_mpi_coll_root(c, call, root)) != MPI_SUCCESS)
         return rc;
     is_root = c->rank == root;
     if (sendbuf == MPI_IN_PLACE && !is_root)
@@ -602,7 +676,7 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     onic_mpi_type_t *st, *rt;
     int rc;
 
-    if ((rc = coll_comm(comm, call, &c)) != MPI_SUCCESS ||
+    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
         (rc = coll_sides(c, call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                          sendbuf != MPI_IN_PLACE, 1, &st, &rt)) != MPI_SUCCESS)
         return rc;
@@ -619,7 +693,7 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
         MPI_SUCCESS)
         return rc;
     /* Block i starts at element i * recvcount: the whole buffer is one run. */
-    return coll_bcast(c, recvbuf, recvcount * c->size, rt, 0, call);
+    return onic_mpi_coll_bcast(c, recvbuf, recvcount * c->size, rt, 0, call);
 }
 
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -631,8 +705,8 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     onic_mpi_req_t *one = NULL, **reqs;
     int rc, is_root;
 
-    if ((rc = coll_comm(comm, call, &c)) != MPI_SUCCESS ||
-        (rc = coll_root(c, call, root)) != MPI_SUCCESS)
+    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
+        (rc = onic_mpi_coll_root(c, call, root)) != MPI_SUCCESS)
         return rc;
     is_root = c->rank == root;
     if (recvbuf == MPI_IN_PLACE && !is_root)
@@ -653,7 +727,7 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
             rc = onic_mpi_coll_isend(coll_at((void *)sendbuf, st, sendcount, i), sendcount, st, i,
                                      COLL_TAG_SCATTER, c, &reqs[i]);
     if (rc == MPI_SUCCESS && recvbuf != MPI_IN_PLACE)
-        rc = coll_local_copy(c, call, coll_at((void *)sendbuf, st, sendcount, root), sendcount,
+        rc = onic_mpi_coll_local_copy(c, call, coll_at((void *)sendbuf, st, sendcount, root), sendcount,
                              st, recvbuf, recvcount, rt);
     {
         int rc2 = onic_mpi_coll_waitall(c->size, reqs, call);
@@ -674,7 +748,7 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     char *copy = NULL;
     int rc, rc2;
 
-    if ((rc = coll_comm(comm, call, &c)) != MPI_SUCCESS ||
+    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
         (rc = coll_sides(c, call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                          sendbuf != MPI_IN_PLACE, 1, &st, &rt)) != MPI_SUCCESS)
         return rc;

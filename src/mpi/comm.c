@@ -14,6 +14,7 @@
 #include "mpi/mpi_impl.h"
 #include "base/mem.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,6 +89,8 @@ static onic_mpi_comm_t *comm_new(onic_mpi_group_t *g, int id, MPI_Errhandler err
 static void comm_destroy(onic_mpi_comm_t *c)
 {
     onic_mpi_g.ctx_free[c->id / 64] |= UINT64_C(1) << (c->id % 64);
+    onic_mpi_topo_free(c->topo);
+    onic_mpi_attr_release(c);
     group_unref(c->group);
     onic_free(c);
 }
@@ -256,7 +259,20 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
         return rc;
     g = c->group;
     g->refs++;
-    return comm_publish(c, g, id, "MPI_Comm_dup", newcomm);
+    if ((rc = comm_publish(c, g, id, "MPI_Comm_dup", newcomm)) != MPI_SUCCESS)
+        return rc;
+    /* The copy keeps the grid, and the attributes their callbacks copy. */
+    if (c->topo != NULL &&
+        (onic_mpi_comm_lookup(*newcomm)->topo = onic_mpi_topo_dup(c->topo)) == NULL) {
+        MPI_Comm_free(newcomm);
+        return onic_mpi_err(c, MPI_ERR_NO_MEM, "MPI_Comm_dup", "no memory for the grid");
+    }
+    if ((rc = onic_mpi_attr_copy(c, onic_mpi_comm_lookup(*newcomm))) != MPI_SUCCESS) {
+        onic_mpi_attr_release(onic_mpi_comm_lookup(*newcomm));
+        MPI_Comm_free(newcomm);
+        return rc;
+    }
+    return MPI_SUCCESS;
 }
 
 typedef struct comm_split_entry {
@@ -372,6 +388,10 @@ int MPI_Comm_free(MPI_Comm *comm)
     if (c->predefined)
         return onic_mpi_err(c, MPI_ERR_COMM, "MPI_Comm_free", "%s cannot be freed",
                             c->handle == MPI_COMM_WORLD ? "MPI_COMM_WORLD" : "MPI_COMM_SELF");
+    /* The attributes' delete callbacks run while the handle still works. */
+    if ((rc = onic_mpi_attr_delete_all(c)) != MPI_SUCCESS)
+        return onic_mpi_err(c, rc, "MPI_Comm_free", "an attribute's delete callback failed "
+                            "with %d; the communicator is not freed", rc);
     onic_mpi_htab_del(&onic_mpi_g.comms, c->handle);
     comm_destroy(c);
     *comm = MPI_COMM_NULL;
@@ -446,9 +466,7 @@ int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *
     case MPI_IO: val = &io; break;
     case MPI_WTIME_IS_GLOBAL: val = &wtime; break;
     default:
-        return onic_mpi_err(c, MPI_ERR_KEYVAL, "MPI_Comm_get_attr", "keyval %d is not an "
-                            "attribute key; onic has MPI_TAG_UB, MPI_HOST, MPI_IO and "
-                            "MPI_WTIME_IS_GLOBAL", comm_keyval);
+        return onic_mpi_attr_get(c, comm_keyval, attribute_val, flag);
     }
     /* The value is a pointer to the attribute, as the standard has it. */
     *(int **)attribute_val = val;
@@ -582,4 +600,293 @@ int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_G
                 ranks2[i] = j;
     }
     return MPI_SUCCESS;
+}
+
+/* --- More group operations (MPI 3.1, 6.3.2) ------------------------------------------ */
+/* A new group of the world ranks in world[0..n), published in *newgroup
+ * (n 0: MPI_GROUP_EMPTY). */
+static int group_make(const char *call, const int *world, int n, MPI_Group *newgroup)
+{
+    onic_mpi_group_t *ng;
+
+    if (n == 0) {
+        *newgroup = MPI_GROUP_EMPTY;
+        return MPI_SUCCESS;
+    }
+    if ((ng = group_new(n)) == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for a group of %d", n);
+    memcpy(ng->world, world, (size_t)n * sizeof(int));
+    if (group_publish(ng, newgroup) != 0) {
+        group_unref(ng);
+        return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no room for a group handle");
+    }
+    return MPI_SUCCESS;
+}
+
+static int group_has(const onic_mpi_group_t *g, int world)
+{
+    for (int i = 0; i < g->size; i++)
+        if (g->world[i] == world)
+            return 1;
+    return 0;
+}
+
+/* The set operations: union (op 0: a's, then b's not in a), intersection
+ * (1: a's that are in b), difference (2: a's not in b), in a's order. */
+static int group_setop(const char *call, int op, MPI_Group group1, MPI_Group group2,
+                       MPI_Group *newgroup)
+{
+    onic_mpi_group_t *a, *b;
+    int rc, n = 0, *w;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((a = group_check(group1, call, &rc)) == NULL || (b = group_check(group2, call, &rc)) == NULL)
+        return rc;
+    if (newgroup == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "newgroup is NULL");
+    if ((w = onic_malloc(((size_t)a->size + (size_t)b->size + 1) * sizeof(int))) == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for a group");
+    for (int i = 0; i < a->size; i++)
+        if (op == 0 || (op == 1) == group_has(b, a->world[i]))
+            w[n++] = a->world[i];
+    if (op == 0)
+        for (int i = 0; i < b->size; i++)
+            if (!group_has(a, b->world[i]))
+                w[n++] = b->world[i];
+    rc = group_make(call, w, n, newgroup);
+    onic_free(w);
+    return rc;
+}
+
+int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
+{
+    return group_setop("MPI_Group_union", 0, group1, group2, newgroup);
+}
+
+int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
+{
+    return group_setop("MPI_Group_intersection", 1, group1, group2, newgroup);
+}
+
+int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
+{
+    return group_setop("MPI_Group_difference", 2, group1, group2, newgroup);
+}
+
+/* Mark ranks of g: each listed once and in range; the ranks in `mark`. */
+static int group_mark(const char *call, const onic_mpi_group_t *g, int n, const int ranks[],
+                      char *mark)
+{
+    for (int i = 0; i < n; i++) {
+        if (ranks[i] < 0 || ranks[i] >= g->size)
+            return onic_mpi_err(NULL, MPI_ERR_RANK, call, "ranks[%d] = %d is not a rank of the "
+                                "group (0 to %d)", i, ranks[i], g->size - 1);
+        if (mark[ranks[i]])
+            return onic_mpi_err(NULL, MPI_ERR_RANK, call, "rank %d is listed twice", ranks[i]);
+        mark[ranks[i]] = 1;
+    }
+    return MPI_SUCCESS;
+}
+
+int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
+{
+    const char *call = "MPI_Group_excl";
+    onic_mpi_group_t *g;
+    char *mark;
+    int rc, k = 0, *w;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((g = group_check(group, call, &rc)) == NULL)
+        return rc;
+    if (n < 0 || n > g->size || (n > 0 && ranks == NULL) || newgroup == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "n %d (0 to %d), ranks %s, newgroup %s", n,
+                            g->size, ranks == NULL ? "NULL" : "given",
+                            newgroup == NULL ? "NULL" : "given");
+    mark = onic_calloc((size_t)g->size + 1, 1);
+    w = onic_malloc(((size_t)g->size + 1) * sizeof(int));
+    if (mark == NULL || w == NULL) {
+        onic_free(mark);
+        onic_free(w);
+        return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for a group");
+    }
+    if ((rc = group_mark(call, g, n, ranks, mark)) == MPI_SUCCESS) {
+        for (int i = 0; i < g->size; i++)
+            if (!mark[i])
+                w[k++] = g->world[i];
+        rc = group_make(call, w, k, newgroup);
+    }
+    onic_free(mark);
+    onic_free(w);
+    return rc;
+}
+
+/* The ranks of n triplets (first, last, stride), in order, in *out_p
+ * (their number in *k_p): MPI_SUCCESS or the error reported. */
+static int group_ranges(const char *call, const onic_mpi_group_t *g, int n, int ranges[][3],
+                        int **out_p, int *k_p)
+{
+    long long total = 0;
+    int *out, k = 0;
+
+    for (int i = 0; i < n; i++) {
+        int f = ranges[i][0], l = ranges[i][1], s = ranges[i][2];
+        if (s == 0 || f < 0 || f >= g->size || l < 0 || l >= g->size || (s > 0 && f > l) ||
+            (s < 0 && f < l))
+            return onic_mpi_err(NULL, MPI_ERR_ARG, call, "range %d (%d, %d, %d) is not a range "
+                                "of ranks 0 to %d (stride not 0, moving from first toward "
+                                "last)", i, f, l, s, g->size - 1);
+        total += (l - f) / s + 1;
+        if (total > g->size)
+            return onic_mpi_err(NULL, MPI_ERR_RANK, call, "the ranges name more ranks than the "
+                                "group's %d: some twice", g->size);
+    }
+    if ((out = onic_malloc(((size_t)total + 1) * sizeof(int))) == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for %lld ranks", total);
+    for (int i = 0; i < n; i++)
+        for (int r = ranges[i][0]; ranges[i][2] > 0 ? r <= ranges[i][1] : r >= ranges[i][1];
+             r += ranges[i][2])
+            out[k++] = r;
+    *out_p = out;
+    *k_p = k;
+    return MPI_SUCCESS;
+}
+
+static int group_range(const char *call, int excl, MPI_Group group, int n, int ranges[][3],
+                       MPI_Group *newgroup)
+{
+    onic_mpi_group_t *g;
+    int rc, k = 0, *list = NULL;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((g = group_check(group, call, &rc)) == NULL)
+        return rc;
+    if (n < 0 || (n > 0 && ranges == NULL) || newgroup == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "n %d, ranges %s, newgroup %s", n,
+                            ranges == NULL ? "NULL" : "given", newgroup == NULL ? "NULL" : "given");
+    if ((rc = group_ranges(call, g, n, ranges, &list, &k)) != MPI_SUCCESS)
+        return rc;
+    /* A rank listed twice across ranges is refused by incl and excl. */
+    rc = excl ? MPI_Group_excl(group, k, list, newgroup) : MPI_Group_incl(group, k, list, newgroup);
+    onic_free(list);
+    return rc;
+}
+
+int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+{
+    return group_range("MPI_Group_range_incl", 0, group, n, ranges, newgroup);
+}
+
+int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+{
+    return group_range("MPI_Group_range_excl", 1, group, n, ranges, newgroup);
+}
+
+int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
+{
+    const char *call = "MPI_Group_compare";
+    onic_mpi_group_t *a, *b;
+    int rc, same = 1, similar = 1;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((a = group_check(group1, call, &rc)) == NULL || (b = group_check(group2, call, &rc)) == NULL)
+        return rc;
+    if (result == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "result is NULL");
+    if (a->size != b->size) {
+        *result = MPI_UNEQUAL;
+        return MPI_SUCCESS;
+    }
+    for (int i = 0; i < a->size; i++) {
+        same &= a->world[i] == b->world[i];
+        similar &= group_has(b, a->world[i]);
+    }
+    *result = same ? MPI_IDENT : similar ? MPI_SIMILAR : MPI_UNEQUAL;
+    return MPI_SUCCESS;
+}
+
+/* --- Names, splitting by node ------------------------------------------------------------- */
+int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
+{
+    onic_mpi_comm_t *c;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT("MPI_Comm_set_name");
+    if ((c = onic_mpi_comm_get(comm, "MPI_Comm_set_name", &rc)) == NULL)
+        return rc;
+    if (comm_name == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_set_name", "comm_name is NULL");
+    /* Longer names are cut to MPI_MAX_OBJECT_NAME - 1 characters. */
+    snprintf(c->name, sizeof(c->name), "%s", comm_name);
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
+{
+    onic_mpi_comm_t *c;
+    const char *name;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT("MPI_Comm_get_name");
+    if ((c = onic_mpi_comm_get(comm, "MPI_Comm_get_name", &rc)) == NULL)
+        return rc;
+    if (comm_name == NULL || resultlen == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_get_name", "%s is NULL",
+                            comm_name == NULL ? "comm_name" : "resultlen");
+    name = c->name;
+    if (name[0] == '\0' && c->handle == MPI_COMM_WORLD)
+        name = "MPI_COMM_WORLD";
+    else if (name[0] == '\0' && c->handle == MPI_COMM_SELF)
+        name = "MPI_COMM_SELF";
+    *resultlen = snprintf(comm_name, MPI_MAX_OBJECT_NAME, "%s", name);
+    return MPI_SUCCESS;
+}
+
+/* Every communicator of onic is an intracommunicator. */
+int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
+{
+    onic_mpi_comm_t *c;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT("MPI_Comm_test_inter");
+    if ((c = onic_mpi_comm_get(comm, "MPI_Comm_test_inter", &rc)) == NULL)
+        return rc;
+    if (flag == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_test_inter", "flag is NULL");
+    *flag = 0;
+    return MPI_SUCCESS;
+}
+
+/* MPI_COMM_TYPE_SHARED: the processes that share this one's memory, i.e.
+ * its node: the same processor name (the host's). */
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
+{
+    const char *call = "MPI_Comm_split_type";
+    char mine[MPI_MAX_PROCESSOR_NAME], *all;
+    onic_mpi_comm_t *c;
+    int rc, len, color = MPI_UNDEFINED;
+
+    (void)info;
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL)
+        return rc;
+    if (newcomm == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "newcomm is NULL");
+    if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "split_type %d; onic knows "
+                            "MPI_COMM_TYPE_SHARED (and MPI_UNDEFINED)", split_type);
+    if ((all = onic_malloc((size_t)c->size * MPI_MAX_PROCESSOR_NAME)) == NULL)
+        return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for %d names", c->size);
+    memset(mine, 0, sizeof(mine));
+    MPI_Get_processor_name(mine, &len);
+    rc = MPI_Allgather(mine, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME,
+                       MPI_CHAR, comm);
+    /* The color: the lowest rank on the same node. */
+    for (int i = 0; rc == MPI_SUCCESS && i < c->size && color == MPI_UNDEFINED; i++)
+        if (strncmp(all + (size_t)i * MPI_MAX_PROCESSOR_NAME, mine, MPI_MAX_PROCESSOR_NAME) == 0)
+            color = i;
+    onic_free(all);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return MPI_Comm_split(comm, split_type == MPI_UNDEFINED ? MPI_UNDEFINED : color, key,
+                          newcomm);
 }

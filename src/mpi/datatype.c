@@ -1,11 +1,15 @@
-/* Datatypes: the predefined C types, contiguous and vector types built from
- * any committed or predefined type, and pack/unpack through each type's
- * list of blocks (one element's data, adjacent pieces merged, so a type
- * without gaps is one block and moves with one memcpy). */
+/* Datatypes: the predefined C types, the derived types of MPI 3.1 chapter 4
+ * (contiguous, vector, hvector, indexed, hindexed, indexed and hindexed
+ * block, struct, subarray, resized, dup) built from any type, and
+ * pack/unpack through each type's list of blocks (one element's data in
+ * type-map order, adjacent pieces merged, so a type without gaps is one
+ * block and moves with one memcpy, and a type of equal small blocks moves
+ * without a call per block). */
 #include "mpi/mpi_impl.h"
 #include "base/mem.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <wchar.h>
 
@@ -60,10 +64,14 @@ static const type_predef_t type_predefs[ONIC_MPI_TYPE_NPREDEF] = {
     {"MPI_C_BOOL", sizeof(bool), sizeof(bool), ONIC_MPI_B_BOOL, 0},
     {"MPI_WCHAR", sizeof(wchar_t), sizeof(wchar_t), ONIC_MPI_B_WCHAR, 0},
     {"MPI_AINT", sizeof(MPI_Aint), sizeof(MPI_Aint), ONIC_MPI_B_AINT, 0},
+    {"MPI_PACKED", 1, 1, ONIC_MPI_B_NONE, 0},
 };
 
 onic_mpi_type_t onic_mpi_type_predef[ONIC_MPI_TYPE_NPREDEF];
 static onic_mpi_block_t type_predef_blocks[ONIC_MPI_TYPE_NPREDEF][2];
+static onic_mpi_sigrun_t type_predef_sig[ONIC_MPI_TYPE_NPREDEF][2];
+
+static void type_env_free(struct onic_mpi_envelope *e);
 
 int onic_mpi_type_init(void)
 {
@@ -89,6 +97,22 @@ int onic_mpi_type_init(void)
             t->size = p->size + sizeof(int);
         }
         t->contig = t->nblocks == 1 && (ptrdiff_t)t->size == t->extent;
+        t->true_lb = 0;
+        t->true_extent = t->extent;
+        /* A pair is aligned as its value or its int, whichever is larger. */
+        t->align = p->int_off != 0 && p->size < sizeof(int) ? sizeof(int) : p->size;
+        if (t->align > 16)
+            t->align = 16;
+        t->blen = t->nblocks == 1 ? t->blocks[0].len : 0;
+        /* Elements: a pair is two (the value and the int). */
+        t->sig = type_predef_sig[i];
+        t->sig[0] = (onic_mpi_sigrun_t){p->size, 1};
+        t->nsig = 1;
+        if (p->int_off != 0) {
+            t->sig[1] = (onic_mpi_sigrun_t){sizeof(int), 1};
+            t->nsig = 2;
+        }
+        t->nelems = t->nsig;
         t->committed = 1;
         t->predefined = 1;
         t->basic = p->basic;
@@ -104,11 +128,20 @@ void onic_mpi_type_fini(void)
 {
     onic_mpi_htab_t *tab = &onic_mpi_g.types;
 
+    /* First what each type was made of (a freed type a live one was made
+     * from goes with it), then every type still behind a handle. */
+    for (int i = ONIC_MPI_TYPE_NPREDEF; i < tab->used; i++) {
+        onic_mpi_type_t *t = tab->obj[i];
+        if (t != NULL && t->env != NULL) {
+            type_env_free(t->env);
+            t->env = NULL;
+        }
+    }
     for (int i = ONIC_MPI_TYPE_NPREDEF; i < tab->used; i++) {
         onic_mpi_type_t *t = tab->obj[i];
         if (t != NULL) {
-            onic_free(t->blocks);
-            onic_free(t);
+            t->refs = 1;
+            onic_mpi_type_unref(t);
         }
     }
 }
@@ -137,47 +170,109 @@ onic_mpi_type_t *onic_mpi_type_check(MPI_Datatype h, onic_mpi_comm_t *comm, cons
     return t;
 }
 
+/* Copy one element's blocks: a type whose blocks are all 4, 8 or 16 bytes
+ * long (a column of doubles, an array of ints with gaps) copies each with
+ * a few moves, no call; the rest with memcpy per block. */
+#define TYPE_PACK_LOOP(_len) \
+    do { \
+        for (int i = 0; i < count; i++, base += t->extent) \
+            for (size_t b = 0; b < nb; b++, flat += (_len)) \
+                memcpy(flat, base + blocks[b].off, (_len)); \
+    } while (0)
+#define TYPE_UNPACK_LOOP(_len) \
+    do { \
+        for (int i = 0; i < count; i++, base += t->extent) \
+            for (size_t b = 0; b < nb; b++, flat += (_len)) \
+                memcpy(base + blocks[b].off, flat, (_len)); \
+    } while (0)
+
 __attribute__((noinline)) void onic_mpi_type_pack(const onic_mpi_type_t *t, const void *buf, int count, void *out)
 {
-    const char *in = buf;
-    char *o = out;
+    const onic_mpi_block_t *blocks = t->blocks;
+    const size_t nb = t->nblocks;
+    const char *base = buf;
+    char *flat = out;
 
     if (t->size == 0 || count == 0)
         return;
     if (t->contig) {
-        memcpy(o, in + t->blocks[0].off, t->size * (size_t)count);
+        memcpy(flat, base + blocks[0].off, t->size * (size_t)count);
         return;
     }
-    for (int i = 0; i < count; i++, in += t->extent)
-        for (size_t b = 0; b < t->nblocks; b++) {
-            memcpy(o, in + t->blocks[b].off, t->blocks[b].len);
-            o += t->blocks[b].len;
+    switch (t->blen) {
+    case 4: TYPE_PACK_LOOP(4); return;
+    case 8: TYPE_PACK_LOOP(8); return;
+    case 16: TYPE_PACK_LOOP(16); return;
+    default: break;
+    }
+    for (int i = 0; i < count; i++, base += t->extent)
+        for (size_t b = 0; b < nb; b++) {
+            memcpy(flat, base + blocks[b].off, blocks[b].len);
+            flat += blocks[b].len;
         }
 }
 
 __attribute__((noinline)) void onic_mpi_type_unpack(const onic_mpi_type_t *t, const void *in, size_t bytes, void *buf,
                           int count)
 {
-    const char *i8 = in;
-    char *out = buf;
+    const onic_mpi_block_t *blocks = t->blocks;
+    size_t nb = t->nblocks;
+    const char *flat = in;
+    char *base = buf;
 
     if (t->size == 0 || count == 0)
         return;
     if (t->contig) {
         size_t n = t->size * (size_t)count;
-        memcpy(out + t->blocks[0].off, i8, bytes < n ? bytes : n);
+        memcpy(base + blocks[0].off, flat, bytes < n ? bytes : n);
         return;
     }
-    for (int i = 0; i < count && bytes > 0; i++, out += t->extent)
-        for (size_t b = 0; b < t->nblocks && bytes > 0; b++) {
-            size_t n = t->blocks[b].len < bytes ? t->blocks[b].len : bytes;
-            memcpy(out + t->blocks[b].off, i8, n);
-            i8 += n;
+    /* Whole elements on the fast paths, then the cut-short rest. */
+    if (t->blen == 4 || t->blen == 8 || t->blen == 16) {
+        int whole = (int)(bytes / t->size < (size_t)count ? bytes / t->size : (size_t)count);
+        int n = count;
+        count = whole;
+        switch (t->blen) {
+        case 4: TYPE_UNPACK_LOOP(4); break;
+        case 8: TYPE_UNPACK_LOOP(8); break;
+        default: TYPE_UNPACK_LOOP(16); break;
+        }
+        bytes -= (size_t)whole * t->size;
+        count = n - whole;
+    }
+    for (int i = 0; i < count && bytes > 0; i++, base += t->extent)
+        for (size_t b = 0; b < nb && bytes > 0; b++) {
+            size_t n = blocks[b].len < bytes ? blocks[b].len : bytes;
+            memcpy(base + blocks[b].off, flat, n);
+            flat += n;
             bytes -= n;
         }
 }
 
-/* --- Derived types ---------------------------------------------------------------- */
+/* --- Derived types -----------------------------------------------------------------
+ * Every constructor comes down to one builder: a list of parts, each
+ * `count` copies of an old type laid one old extent apart from a byte
+ * displacement. The builder flattens them into the new type's blocks (in
+ * type-map order, adjacent pieces merged), its signature runs, its bounds
+ * and its data's true bounds; pack and unpack then walk the blocks only. */
+typedef struct type_part {
+    ptrdiff_t        disp;  /* bytes */
+    size_t           count;
+    onic_mpi_type_t *old;
+} type_part_t;
+
+/* How a type was made, for MPI_Type_get_envelope and get_contents; it
+ * holds a reference to each type it names. */
+struct onic_mpi_envelope {
+    int              combiner;
+    int              ni, na, nt;
+    int             *ints;
+    MPI_Aint        *aints;
+    onic_mpi_type_t **types;
+};
+
+#define TYPE_SIG_MAX 4096 /* runs kept for MPI_Get_elements */
+
 static void type_add_block(onic_mpi_block_t *blocks, size_t *nb_p, ptrdiff_t off, size_t len)
 {
     size_t nb = *nb_p;
@@ -193,101 +288,591 @@ static void type_add_block(onic_mpi_block_t *blocks, size_t *nb_p, ptrdiff_t off
     *nb_p = nb + 1;
 }
 
+/* Append n copies of runs to t's signature (NULL: given up). */
+static void type_add_sig(onic_mpi_type_t *t, const onic_mpi_sigrun_t *runs, size_t nruns,
+                         size_t n)
+{
+    if (t->sig == NULL || runs == NULL)
+        goto give_up;
+    for (size_t k = 0; k < n; k++) {
+        for (size_t r = 0; r < nruns; r++) {
+            onic_mpi_sigrun_t *last = t->nsig > 0 ? &t->sig[t->nsig - 1] : NULL;
+            if (last != NULL && last->esize == runs[r].esize) {
+                /* A single run repeated: all n copies at once. */
+                if (nruns == 1) {
+                    last->n += runs[r].n * (n - k);
+                    return;
+                }
+                last->n += runs[r].n;
+                continue;
+            }
+            if (t->nsig == TYPE_SIG_MAX)
+                goto give_up;
+            t->sig[t->nsig++] = runs[r];
+        }
+    }
+    return;
+
+give_up:
+    onic_free(t->sig);
+    t->sig = NULL;
+    t->nsig = 0;
+}
+
 void onic_mpi_type_ref(onic_mpi_type_t *t)
 {
     if (!t->predefined)
         t->refs++;
 }
 
+static void type_env_free(struct onic_mpi_envelope *e)
+{
+    if (e == NULL)
+        return;
+    for (int i = 0; i < e->nt; i++)
+        if (e->types[i] != NULL)
+            onic_mpi_type_unref(e->types[i]);
+    onic_free(e);
+}
+
 __attribute__((noinline)) void onic_mpi_type_unref(onic_mpi_type_t *t)
 {
     if (t->predefined || --t->refs > 0)
         return;
+    type_env_free(t->env);
+    onic_free((char *)(uintptr_t)t->name); /* a derived type's name is its own copy */
+    onic_free(t->sig);
     onic_free(t->blocks);
     onic_free(t);
 }
 
-/* A new type of `count` blocks of `blocklen` old elements, `stride` old
- * extents apart (contiguous: stride == blocklen). */
-static int type_make(const char *call, int count, int blocklen, int stride, MPI_Datatype oldtype,
-                     MPI_Datatype *newtype)
+static onic_mpi_type_t *type_alive(MPI_Datatype h)
 {
-    onic_mpi_type_t *old, *t;
-    size_t nb = 0, cap, inner;
-    ptrdiff_t lo, hi, ext;
+    return onic_mpi_type_get(h);
+}
 
-    ONIC_MPI_CHECK_INIT(call);
-    if ((old = onic_mpi_type_get(oldtype)) == NULL)
-        return onic_mpi_err(NULL, MPI_ERR_TYPE, call, "oldtype %#x is not a datatype",
-                            (unsigned)oldtype);
-    if (count < 0 || blocklen < 0)
-        return onic_mpi_err(NULL, MPI_ERR_COUNT, call, "count %d / blocklength %d: neither "
-                            "may be negative", count, blocklen);
-    if (newtype == NULL)
-        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "newtype is NULL; pass where to store it");
-    ext = old->extent;
-    if ((size_t)count * (size_t)blocklen > (size_t)1 << 40 ||
-        (old->size > 0 && (size_t)count * (size_t)blocklen > ((size_t)1 << 42) / old->size))
-        return onic_mpi_err(NULL, MPI_ERR_COUNT, call, "%d blocks of %d elements of %zu bytes "
-                            "is more than onic moves in one message (2^42 bytes)", count,
-                            blocklen, old->size);
+/* The new type of the parts, published in *newtype; MPI_SUCCESS or the
+ * error reported. The envelope (taken over) is freed on failure. */
+static int type_build(const char *call, const type_part_t *parts, size_t nparts,
+                      struct onic_mpi_envelope *env, MPI_Datatype *newtype)
+{
+    onic_mpi_type_t *t;
+    size_t nb = 0, cap = 0, size = 0, nelems = 0, copies = 0;
+    ptrdiff_t lo = 0, hi = 0, tlo = 0, thi = 0;
+    int any = 0, tany = 0, bounded = 0, basic_set = 0;
+
+    for (size_t p = 0; p < nparts; p++) {
+        const onic_mpi_type_t *o = parts[p].old;
+        if (parts[p].count == 0)
+            continue;
+        if (o->size > 0 && parts[p].count > ((size_t)1 << 42) / o->size) {
+            type_env_free(env);
+            return onic_mpi_err(NULL, MPI_ERR_COUNT, call, "%zu elements of %zu bytes is more "
+                                "than onic moves in one message (2^42 bytes)", parts[p].count,
+                                o->size);
+        }
+        cap += o->contig ? 1 : parts[p].count * o->nblocks;
+        size += parts[p].count * o->size;
+        copies += parts[p].count;
+        if (copies > (size_t)1 << 40) {
+            type_env_free(env);
+            return onic_mpi_err(NULL, MPI_ERR_COUNT, call, "more than 2^40 elements of the old "
+                                "types in one element of the new one");
+        }
+        if (size > (size_t)1 << 42 || cap > (size_t)1 << 32) {
+            type_env_free(env);
+            return onic_mpi_err(NULL, MPI_ERR_COUNT, call, "the new type holds %zu bytes in "
+                                "%zu pieces, more than onic keeps in one type", size, cap);
+        }
+    }
     t = onic_calloc(1, sizeof(*t));
-    /* Blocks of one run of blocklen old elements: one if the old type has no
-     * gaps, so a long contiguous type costs one block, not one per element. */
-    inner = blocklen == 0 ? 0 : old->contig ? 1 : (size_t)blocklen * old->nblocks;
-    cap = (size_t)count * inner;
-    if (t == NULL || (cap > 0 && (t->blocks = onic_calloc(cap, sizeof(*t->blocks))) == NULL)) {
-        onic_free(t);
+    if (t == NULL || (cap > 0 && (t->blocks = onic_calloc(cap, sizeof(*t->blocks))) == NULL) ||
+        (t->sig = onic_calloc(TYPE_SIG_MAX, sizeof(*t->sig))) == NULL) {
+        if (t != NULL) {
+            onic_free(t->blocks);
+            onic_free(t);
+        }
+        type_env_free(env);
         return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for the new datatype");
     }
-    for (int i = 0; i < count && inner > 0; i++) {
-        ptrdiff_t start = (ptrdiff_t)i * stride * ext;
-        if (old->contig) {
-            type_add_block(t->blocks, &nb, start + old->blocks[0].off,
-                           (size_t)blocklen * old->size);
+    t->align = 1;
+    for (size_t p = 0; p < nparts; p++) {
+        const onic_mpi_type_t *o = parts[p].old;
+        size_t n = parts[p].count;
+        ptrdiff_t d = parts[p].disp, ext = o->extent, a, b;
+        if (n == 0)
             continue;
+        /* Blocks: one run of n elements if the old type has no gaps. */
+        if (o->contig) {
+            if (o->size > 0)
+                type_add_block(t->blocks, &nb, d + o->blocks[0].off, n * o->size);
+        } else {
+            for (size_t j = 0; j < n; j++)
+                for (size_t k = 0; k < o->nblocks; k++)
+                    type_add_block(t->blocks, &nb, d + (ptrdiff_t)j * ext + o->blocks[k].off,
+                                   o->blocks[k].len);
         }
-        for (int j = 0; j < blocklen; j++)
-            for (size_t b = 0; b < old->nblocks; b++)
-                type_add_block(t->blocks, &nb, start + (ptrdiff_t)j * ext + old->blocks[b].off,
-                               old->blocks[b].len);
+        type_add_sig(t, o->sig, o->nsig, n);
+        nelems += n * o->nelems;
+        /* Bounds: the old type's [lb, lb + extent) at each copy. */
+        a = d + o->lb + (ext < 0 ? (ptrdiff_t)(n - 1) * ext : 0);
+        b = d + o->lb + ext + (ext > 0 ? (ptrdiff_t)(n - 1) * ext : 0);
+        lo = any && lo < a ? lo : a;
+        hi = any && hi > b ? hi : b;
+        any = 1;
+        if (o->size > 0) {
+            a = d + o->true_lb + (ext < 0 ? (ptrdiff_t)(n - 1) * ext : 0);
+            b = d + o->true_lb + o->true_extent + (ext > 0 ? (ptrdiff_t)(n - 1) * ext : 0);
+            tlo = tany && tlo < a ? tlo : a;
+            thi = tany && thi > b ? thi : b;
+            tany = 1;
+        }
+        bounded |= o->bounded;
+        if (o->align > t->align)
+            t->align = o->align;
+        /* One basic kind throughout, or none (reductions refuse a mix). */
+        if (!basic_set) {
+            t->basic = o->basic;
+            t->basic_size = o->basic_size;
+            basic_set = 1;
+        } else if (t->basic != o->basic) {
+            t->basic = ONIC_MPI_B_NONE;
+            t->basic_size = 0;
+        }
     }
     t->nblocks = nb;
-    t->size = (size_t)count * (size_t)blocklen * old->size;
-    /* Bounds: the old type's [lb, lb + extent) at each element's place. */
-    lo = 0;
-    hi = 0;
-    if (count > 0 && blocklen > 0) {
-        ptrdiff_t first = old->lb, last = ((ptrdiff_t)(count - 1) * stride) * ext + old->lb;
-        lo = first < last ? first : last;
-        hi = (first > last ? first : last) + (ptrdiff_t)blocklen * ext;
-    }
+    t->size = size;
+    t->nelems = nelems;
     t->lb = lo;
     t->extent = hi - lo;
-    t->contig = nb == 1 && (ptrdiff_t)t->size == t->extent && t->blocks[0].off == t->lb;
+    t->true_lb = tany ? tlo : lo;
+    t->true_extent = tany ? thi - tlo : 0;
+    t->bounded = bounded;
+    t->env = env;
+    t->refs = 1;
     if (nb == 0)
         t->contig = 1;
-    t->basic = old->basic;
-    t->basic_size = old->basic_size;
-    t->refs = 1;
+    else
+        t->contig = nb == 1 && (ptrdiff_t)t->size == t->extent && t->blocks[0].off == t->lb;
+    t->blen = nb > 0 ? t->blocks[0].len : 0;
+    for (size_t k = 1; k < nb && t->blen != 0; k++)
+        if (t->blocks[k].len != t->blen)
+            t->blen = 0;
     if (onic_mpi_htab_add(&onic_mpi_g.types, t, &t->handle) != 0) {
-        onic_free(t->blocks);
-        onic_free(t);
+        t->env = NULL;
+        onic_mpi_type_unref(t);
+        type_env_free(env);
         return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no room for another datatype handle");
     }
+    /* What it was made of stays alive as long as it does. */
+    if (env != NULL)
+        for (int i = 0; i < env->nt; i++)
+            onic_mpi_type_ref(env->types[i]);
     *newtype = t->handle;
     return MPI_SUCCESS;
 }
 
+/* An envelope with room for ni ints, na addresses and nt types, or NULL. */
+static struct onic_mpi_envelope *type_env_new(int combiner, int ni, int na, int nt)
+{
+    struct onic_mpi_envelope *e;
+    size_t bytes = sizeof(*e) + (size_t)na * sizeof(MPI_Aint) +
+                   (size_t)nt * sizeof(onic_mpi_type_t *) + (size_t)ni * sizeof(int);
+
+    if ((e = onic_calloc(1, bytes)) == NULL)
+        return NULL;
+    e->combiner = combiner;
+    e->ni = ni;
+    e->na = na;
+    e->nt = nt;
+    e->aints = (MPI_Aint *)(e + 1);
+    e->types = (onic_mpi_type_t **)(e->aints + na);
+    e->ints = (int *)(e->types + nt);
+    return e;
+}
+
+/* The checks every constructor makes: initialized, newtype given, count
+ * not negative. */
+#define TYPE_CHECK_ARGS(_call, _count, _newtype) \
+    do { \
+        ONIC_MPI_CHECK_INIT(_call); \
+        if ((_newtype) == NULL) \
+            return onic_mpi_err(NULL, MPI_ERR_ARG, _call, "newtype is NULL; pass where to " \
+                                "store the new type"); \
+        if ((_count) < 0) \
+            return onic_mpi_err(NULL, MPI_ERR_COUNT, _call, "count %d is negative", (_count)); \
+    } while (0)
+
+static int type_old(const char *call, MPI_Datatype h, onic_mpi_type_t **t_p)
+{
+    if ((*t_p = type_alive(h)) == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_TYPE, call, "oldtype %#x is not a datatype (null, "
+                            "freed or never made)", (unsigned)h);
+    return MPI_SUCCESS;
+}
+
+/* The shared body of the vector and indexed families: count blocks of
+ * bl[i] (or blocklen for all) old elements at disp[i] (in old extents or,
+ * bytes, in bytes). */
+static int type_blocks(const char *call, int combiner, int count, const int *bls, int blocklen,
+                       const int *idisp, const MPI_Aint *adisp, ptrdiff_t stride, int bytes,
+                       MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    onic_mpi_type_t *old;
+    type_part_t *parts;
+    struct onic_mpi_envelope *env;
+    int rc, ni, na;
+
+    TYPE_CHECK_ARGS(call, count, newtype);
+    if ((rc = type_old(call, oldtype, &old)) != MPI_SUCCESS)
+        return rc;
+    if (count > 0 && bls == NULL && blocklen < 0)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "blocklength %d is negative", blocklen);
+    if (count > 0 && ((combiner == MPI_COMBINER_INDEXED || combiner == MPI_COMBINER_HINDEXED) &&
+                      bls == NULL))
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "array_of_blocklengths is NULL");
+    if (count > 0 && (combiner == MPI_COMBINER_INDEXED || combiner == MPI_COMBINER_INDEXED_BLOCK
+                          ? idisp == NULL
+                          : (combiner == MPI_COMBINER_HINDEXED ||
+                             combiner == MPI_COMBINER_HINDEXED_BLOCK) && adisp == NULL))
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "array_of_displacements is NULL");
+    for (int i = 0; bls != NULL && i < count; i++)
+        if (bls[i] < 0)
+            return onic_mpi_err(NULL, MPI_ERR_ARG, call, "array_of_blocklengths[%d] = %d is "
+                                "negative", i, bls[i]);
+    /* The envelope, as MPI 3.1, 4.1.13 lists each combiner's arguments. */
+    switch (combiner) {
+    case MPI_COMBINER_CONTIGUOUS: ni = 1; na = 0; break;
+    case MPI_COMBINER_VECTOR: ni = 3; na = 0; break;
+    case MPI_COMBINER_HVECTOR: ni = 2; na = 1; break;
+    case MPI_COMBINER_INDEXED: ni = 2 * count + 1; na = 0; break;
+    case MPI_COMBINER_HINDEXED: ni = count + 1; na = count; break;
+    case MPI_COMBINER_INDEXED_BLOCK: ni = count + 2; na = 0; break;
+    default: /* HINDEXED_BLOCK */ ni = 2; na = count; break;
+    }
+    /* Contiguous is one part, however long. */
+    parts = onic_calloc(combiner == MPI_COMBINER_CONTIGUOUS ? 1 : (size_t)count + 1,
+                        sizeof(*parts));
+    env = type_env_new(combiner, ni, na, 1);
+    if (parts == NULL || env == NULL) {
+        onic_free(parts);
+        onic_free(env);
+        return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for %d blocks", count);
+    }
+    env->types[0] = old;
+    env->ints[0] = count;
+    switch (combiner) {
+    case MPI_COMBINER_CONTIGUOUS: break;
+    case MPI_COMBINER_VECTOR: env->ints[1] = blocklen; env->ints[2] = (int)stride; break;
+    case MPI_COMBINER_HVECTOR: env->ints[1] = blocklen; env->aints[0] = stride; break;
+    case MPI_COMBINER_INDEXED:
+        for (int i = 0; i < count; i++) {
+            env->ints[1 + i] = bls[i];
+            env->ints[1 + count + i] = idisp[i];
+        }
+        break;
+    case MPI_COMBINER_HINDEXED:
+        for (int i = 0; i < count; i++) {
+            env->ints[1 + i] = bls[i];
+            env->aints[i] = adisp[i];
+        }
+        break;
+    case MPI_COMBINER_INDEXED_BLOCK:
+        env->ints[1] = blocklen;
+        for (int i = 0; i < count; i++)
+            env->ints[2 + i] = idisp[i];
+        break;
+    default:
+        env->ints[1] = blocklen;
+        for (int i = 0; i < count; i++)
+            env->aints[i] = adisp[i];
+        break;
+    }
+    if (combiner == MPI_COMBINER_CONTIGUOUS) {
+        /* One part: count elements back to back. */
+        parts[0] = (type_part_t){0, (size_t)count, old};
+        count = count > 0 ? 1 : 0;
+    } else {
+        for (int i = 0; i < count; i++) {
+            ptrdiff_t d = idisp != NULL ? idisp[i] : adisp != NULL ? adisp[i]
+                                                                  : (ptrdiff_t)i * stride;
+            parts[i].disp = bytes ? d : d * old->extent;
+            parts[i].count = (size_t)(bls != NULL ? bls[i] : blocklen);
+            parts[i].old = old;
+        }
+    }
+    rc = type_build(call, parts, (size_t)count, env, newtype);
+    onic_free(parts);
+    return rc;
+}
+
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    return type_make("MPI_Type_contiguous", 1, count, count, oldtype, newtype);
+    return type_blocks("MPI_Type_contiguous", MPI_COMBINER_CONTIGUOUS, count, NULL, 1, NULL, NULL,
+                       1, 0, oldtype, newtype);
 }
 
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
                     MPI_Datatype *newtype)
 {
-    return type_make("MPI_Type_vector", count, blocklength, stride, oldtype, newtype);
+    return type_blocks("MPI_Type_vector", MPI_COMBINER_VECTOR, count, NULL, blocklength, NULL,
+                       NULL, stride, 0, oldtype, newtype);
+}
+
+int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                            MPI_Datatype *newtype)
+{
+    return type_blocks("MPI_Type_create_hvector", MPI_COMBINER_HVECTOR, count, NULL, blocklength,
+                       NULL, NULL, stride, 1, oldtype, newtype);
+}
+
+int MPI_Type_indexed(int count, const int array_of_blocklengths[],
+                     const int array_of_displacements[], MPI_Datatype oldtype,
+                     MPI_Datatype *newtype)
+{
+    return type_blocks("MPI_Type_indexed", MPI_COMBINER_INDEXED, count, array_of_blocklengths, 0,
+                       array_of_displacements, NULL, 0, 0, oldtype, newtype);
+}
+
+int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
+                             const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                             MPI_Datatype *newtype)
+{
+    return type_blocks("MPI_Type_create_hindexed", MPI_COMBINER_HINDEXED, count,
+                       array_of_blocklengths, 0, NULL, array_of_displacements, 0, 1, oldtype,
+                       newtype);
+}
+
+int MPI_Type_create_indexed_block(int count, int blocklength,
+                                  const int array_of_displacements[], MPI_Datatype oldtype,
+                                  MPI_Datatype *newtype)
+{
+    return type_blocks("MPI_Type_create_indexed_block", MPI_COMBINER_INDEXED_BLOCK, count, NULL,
+                       blocklength, array_of_displacements, NULL, 0, 0, oldtype, newtype);
+}
+
+int MPI_Type_create_hindexed_block(int count, int blocklength,
+                                   const MPI_Aint array_of_displacements[],
+                                   MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    return type_blocks("MPI_Type_create_hindexed_block", MPI_COMBINER_HINDEXED_BLOCK, count,
+                       NULL, blocklength, NULL, array_of_displacements, 0, 1, oldtype, newtype);
+}
+
+int MPI_Type_create_struct(int count, const int array_of_blocklengths[],
+                           const MPI_Aint array_of_displacements[],
+                           const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+{
+    const char *call = "MPI_Type_create_struct";
+    type_part_t *parts;
+    struct onic_mpi_envelope *env;
+    MPI_Datatype h;
+    onic_mpi_type_t *t;
+    int rc;
+
+    TYPE_CHECK_ARGS(call, count, newtype);
+    if (count > 0 && (array_of_blocklengths == NULL || array_of_displacements == NULL ||
+                      array_of_types == NULL))
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "%s is NULL with count %d",
+                            array_of_blocklengths == NULL ? "array_of_blocklengths"
+                            : array_of_displacements == NULL ? "array_of_displacements"
+                                                             : "array_of_types", count);
+    for (int i = 0; i < count; i++) {
+        if (array_of_blocklengths[i] < 0)
+            return onic_mpi_err(NULL, MPI_ERR_ARG, call, "array_of_blocklengths[%d] = %d is "
+                                "negative", i, array_of_blocklengths[i]);
+        if (type_alive(array_of_types[i]) == NULL)
+            return onic_mpi_err(NULL, MPI_ERR_TYPE, call, "array_of_types[%d] = %#x is not a "
+                                "datatype", i, (unsigned)array_of_types[i]);
+    }
+    parts = onic_calloc((size_t)count + 1, sizeof(*parts));
+    env = type_env_new(MPI_COMBINER_STRUCT, count + 1, count, count);
+    if (parts == NULL || env == NULL) {
+        onic_free(parts);
+        onic_free(env);
+        return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for %d blocks", count);
+    }
+    env->ints[0] = count;
+    for (int i = 0; i < count; i++) {
+        parts[i] = (type_part_t){array_of_displacements[i], (size_t)array_of_blocklengths[i],
+                                 type_alive(array_of_types[i])};
+        env->ints[1 + i] = array_of_blocklengths[i];
+        env->aints[i] = array_of_displacements[i];
+        env->types[i] = parts[i].old;
+    }
+    rc = type_build(call, parts, (size_t)count, env, &h);
+    onic_free(parts);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* The extent is padded to the alignment of the largest basic type in
+     * it, as a C struct is, unless a member has bounds set on purpose. */
+    t = type_alive(h);
+    if (!t->bounded && t->align > 1 && t->extent % (ptrdiff_t)t->align != 0) {
+        t->extent += (ptrdiff_t)t->align - t->extent % (ptrdiff_t)t->align;
+        t->contig = t->nblocks == 0 ||
+                    (t->nblocks == 1 && (ptrdiff_t)t->size == t->extent &&
+                     t->blocks[0].off == t->lb);
+    }
+    *newtype = h;
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                            MPI_Datatype *newtype)
+{
+    const char *call = "MPI_Type_create_resized";
+    onic_mpi_type_t *old, *t;
+    struct onic_mpi_envelope *env;
+    type_part_t part;
+    MPI_Datatype h;
+    int rc;
+
+    TYPE_CHECK_ARGS(call, 0, newtype);
+    if ((rc = type_old(call, oldtype, &old)) != MPI_SUCCESS)
+        return rc;
+    if ((env = type_env_new(MPI_COMBINER_RESIZED, 0, 2, 1)) == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for the new datatype");
+    env->aints[0] = lb;
+    env->aints[1] = extent;
+    env->types[0] = old;
+    part = (type_part_t){0, 1, old};
+    if ((rc = type_build(call, &part, 1, env, &h)) != MPI_SUCCESS)
+        return rc;
+    t = type_alive(h);
+    t->lb = lb;
+    t->extent = extent;
+    t->bounded = 1;
+    t->contig = t->nblocks == 0 ||
+                (t->nblocks == 1 && (ptrdiff_t)t->size == t->extent && t->blocks[0].off == t->lb);
+    *newtype = h;
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    const char *call = "MPI_Type_dup";
+    onic_mpi_type_t *old, *t;
+    struct onic_mpi_envelope *env;
+    type_part_t part;
+    MPI_Datatype h;
+    int rc;
+
+    TYPE_CHECK_ARGS(call, 0, newtype);
+    if ((rc = type_old(call, oldtype, &old)) != MPI_SUCCESS)
+        return rc;
+    if ((env = type_env_new(MPI_COMBINER_DUP, 0, 0, 1)) == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for the new datatype");
+    env->types[0] = old;
+    part = (type_part_t){0, 1, old};
+    if ((rc = type_build(call, &part, 1, env, &h)) != MPI_SUCCESS)
+        return rc;
+    /* The same type: bounds and committed state too. */
+    t = type_alive(h);
+    t->lb = old->lb;
+    t->extent = old->extent;
+    t->bounded = old->bounded;
+    t->contig = old->contig;
+    t->committed = old->committed;
+    t->basic = old->basic;
+    t->basic_size = old->basic_size;
+    *newtype = h;
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_create_subarray(int ndims, const int array_of_sizes[],
+                             const int array_of_subsizes[], const int array_of_starts[],
+                             int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    const char *call = "MPI_Type_create_subarray";
+    onic_mpi_type_t *old, *t;
+    struct onic_mpi_envelope *env;
+    type_part_t *parts;
+    size_t rows = 1, whole = 1;
+    int rc, *idx, fast;
+    MPI_Datatype h;
+
+    TYPE_CHECK_ARGS(call, 0, newtype);
+    if ((rc = type_old(call, oldtype, &old)) != MPI_SUCCESS)
+        return rc;
+    if (ndims <= 0)
+        return onic_mpi_err(NULL, MPI_ERR_DIMS, call, "ndims %d; a subarray has 1 or more "
+                            "dimensions", ndims);
+    if (array_of_sizes == NULL || array_of_subsizes == NULL || array_of_starts == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "array_of_%s is NULL",
+                            array_of_sizes == NULL ? "sizes"
+                            : array_of_subsizes == NULL ? "subsizes" : "starts");
+    if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "order %d; use MPI_ORDER_C or "
+                            "MPI_ORDER_FORTRAN", order);
+    for (int i = 0; i < ndims; i++) {
+        if (array_of_sizes[i] <= 0 || array_of_subsizes[i] <= 0 ||
+            array_of_subsizes[i] > array_of_sizes[i] || array_of_starts[i] < 0 ||
+            array_of_starts[i] > array_of_sizes[i] - array_of_subsizes[i])
+            return onic_mpi_err(NULL, MPI_ERR_ARG, call, "dimension %d: size %d, subsize %d, "
+                                "start %d; need 1 <= subsize <= size and 0 <= start <= size - "
+                                "subsize", i, array_of_sizes[i], array_of_subsizes[i],
+                                array_of_starts[i]);
+        whole *= (size_t)array_of_sizes[i];
+        if (whole > ((size_t)1 << 42))
+            return onic_mpi_err(NULL, MPI_ERR_COUNT, call, "the array has more than 2^42 "
+                                "elements");
+    }
+    /* The dimension that varies fastest in memory, and the rows along it. */
+    fast = order == MPI_ORDER_C ? ndims - 1 : 0;
+    for (int i = 0; i < ndims; i++)
+        if (i != fast)
+            rows *= (size_t)array_of_subsizes[i];
+    parts = onic_calloc(rows, sizeof(*parts));
+    idx = onic_calloc((size_t)ndims, sizeof(int));
+    env = type_env_new(MPI_COMBINER_SUBARRAY, 3 * ndims + 2, 0, 1);
+    if (parts == NULL || idx == NULL || env == NULL) {
+        onic_free(parts);
+        onic_free(idx);
+        onic_free(env);
+        return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for %zu rows", rows);
+    }
+    env->ints[0] = ndims;
+    for (int i = 0; i < ndims; i++) {
+        env->ints[1 + i] = array_of_sizes[i];
+        env->ints[1 + ndims + i] = array_of_subsizes[i];
+        env->ints[1 + 2 * ndims + i] = array_of_starts[i];
+    }
+    env->ints[1 + 3 * ndims] = order;
+    env->types[0] = old;
+    /* Each row: subsizes[fast] elements, at the element offset of its
+     * index (idx counts through the other dimensions, the fast one 0). */
+    for (size_t r = 0; r < rows; r++) {
+        ptrdiff_t off = 0, mul = 1;
+        for (int k = 0; k < ndims; k++) {
+            int i = order == MPI_ORDER_C ? ndims - 1 - k : k; /* fastest first */
+            off += (ptrdiff_t)(array_of_starts[i] + (i == fast ? 0 : idx[i])) * mul;
+            mul *= array_of_sizes[i];
+        }
+        parts[r] = (type_part_t){off * old->extent, (size_t)array_of_subsizes[fast], old};
+        /* Next index: the slowest dimension last. */
+        for (int k = 0; k < ndims; k++) {
+            int i = order == MPI_ORDER_C ? ndims - 1 - k : k;
+            if (i == fast)
+                continue;
+            if (++idx[i] < array_of_subsizes[i])
+                break;
+            idx[i] = 0;
+        }
+    }
+    onic_free(idx);
+    rc = type_build(call, parts, rows, env, &h);
+    onic_free(parts);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* Bounds: the whole array (MPI 3.1, 4.1.3). */
+    t = type_alive(h);
+    t->lb = old->lb;
+    t->extent = (ptrdiff_t)whole * old->extent;
+    t->bounded = 1;
+    t->contig = t->nblocks == 0 ||
+                (t->nblocks == 1 && (ptrdiff_t)t->size == t->extent && t->blocks[0].off == t->lb);
+    *newtype = h;
+    return MPI_SUCCESS;
 }
 
 int MPI_Type_commit(MPI_Datatype *datatype)
@@ -315,40 +900,386 @@ int MPI_Type_free(MPI_Datatype *datatype)
     if (t->predefined)
         return onic_mpi_err(NULL, MPI_ERR_TYPE, "MPI_Type_free", "%s is predefined and cannot "
                             "be freed", t->name);
-    /* Types built from it copied its blocks; operations under way hold a
-     * reference and the last of them frees it. */
+    /* Types built from it hold a reference (their envelope names it), and
+     * so do operations under way: the last of them frees it. */
     onic_mpi_htab_del(&onic_mpi_g.types, t->handle);
     onic_mpi_type_unref(t);
     *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;
 }
 
-int MPI_Type_size(MPI_Datatype datatype, int *size)
+/* --- Queries ------------------------------------------------------------------------- */
+static onic_mpi_type_t *type_query(const char *call, MPI_Datatype h, const void *out, int *rc_p)
 {
     onic_mpi_type_t *t;
 
+    if ((t = onic_mpi_type_get(h)) == NULL) {
+        *rc_p = onic_mpi_err(NULL, MPI_ERR_TYPE, call, "datatype %#x names no datatype",
+                             (unsigned)h);
+        return NULL;
+    }
+    if (out == NULL) {
+        *rc_p = onic_mpi_err(NULL, MPI_ERR_ARG, call, "an output argument is NULL");
+        return NULL;
+    }
+    return t;
+}
+
+int MPI_Type_size(MPI_Datatype datatype, int *size)
+{
+    onic_mpi_type_t *t;
+    int rc;
+
     ONIC_MPI_CHECK_INIT("MPI_Type_size");
-    if ((t = onic_mpi_type_get(datatype)) == NULL)
-        return onic_mpi_err(NULL, MPI_ERR_TYPE, "MPI_Type_size", "datatype %#x names no "
-                            "datatype", (unsigned)datatype);
-    if (size == NULL)
-        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Type_size", "size is NULL");
+    if ((t = type_query("MPI_Type_size", datatype, size, &rc)) == NULL)
+        return rc;
     *size = t->size > INT32_MAX ? MPI_UNDEFINED : (int)t->size;
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
+{
+    onic_mpi_type_t *t;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT("MPI_Type_size_x");
+    if ((t = type_query("MPI_Type_size_x", datatype, size, &rc)) == NULL)
+        return rc;
+    *size = (MPI_Count)t->size;
     return MPI_SUCCESS;
 }
 
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
     onic_mpi_type_t *t;
+    int rc;
 
     ONIC_MPI_CHECK_INIT("MPI_Type_get_extent");
-    if ((t = onic_mpi_type_get(datatype)) == NULL)
-        return onic_mpi_err(NULL, MPI_ERR_TYPE, "MPI_Type_get_extent", "datatype %#x names no "
-                            "datatype", (unsigned)datatype);
-    if (lb == NULL || extent == NULL)
-        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Type_get_extent", "%s is NULL",
-                            lb == NULL ? "lb" : "extent");
+    if ((t = type_query("MPI_Type_get_extent", datatype, lb == NULL ? NULL : extent, &rc)) ==
+        NULL)
+        return rc;
     *lb = t->lb;
     *extent = t->extent;
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    onic_mpi_type_t *t;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT("MPI_Type_get_extent_x");
+    if ((t = type_query("MPI_Type_get_extent_x", datatype, lb == NULL ? NULL : extent, &rc)) ==
+        NULL)
+        return rc;
+    *lb = t->lb;
+    *extent = t->extent;
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
+{
+    onic_mpi_type_t *t;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT("MPI_Type_get_true_extent");
+    if ((t = type_query("MPI_Type_get_true_extent", datatype,
+                        true_lb == NULL ? NULL : true_extent, &rc)) == NULL)
+        return rc;
+    *true_lb = t->true_lb;
+    *true_extent = t->true_extent;
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb,
+                               MPI_Count *true_extent)
+{
+    onic_mpi_type_t *t;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT("MPI_Type_get_true_extent_x");
+    if ((t = type_query("MPI_Type_get_true_extent_x", datatype,
+                        true_lb == NULL ? NULL : true_extent, &rc)) == NULL)
+        return rc;
+    *true_lb = t->true_lb;
+    *true_extent = t->true_extent;
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
+                          int *num_datatypes, int *combiner)
+{
+    const char *call = "MPI_Type_get_envelope";
+    onic_mpi_type_t *t;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((t = type_query(call, datatype, num_integers, &rc)) == NULL)
+        return rc;
+    if (num_addresses == NULL || num_datatypes == NULL || combiner == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "an output argument is NULL");
+    if (t->env == NULL) {
+        *num_integers = *num_addresses = *num_datatypes = 0;
+        *combiner = MPI_COMBINER_NAMED;
+        return MPI_SUCCESS;
+    }
+    *num_integers = t->env->ni;
+    *num_addresses = t->env->na;
+    *num_datatypes = t->env->nt;
+    *combiner = t->env->combiner;
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
+                          int max_datatypes, int array_of_integers[],
+                          MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
+{
+    const char *call = "MPI_Type_get_contents";
+    const struct onic_mpi_envelope *e;
+    onic_mpi_type_t *t;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((t = onic_mpi_type_get(datatype)) == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_TYPE, call, "datatype %#x names no datatype",
+                            (unsigned)datatype);
+    if ((e = t->env) == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_TYPE, call, "%s is predefined: it has no contents "
+                            "(MPI_Type_get_envelope says MPI_COMBINER_NAMED)", t->name);
+    if (max_integers < e->ni || max_addresses < e->na || max_datatypes < e->nt)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "room for %d ints, %d addresses and %d "
+                            "types; the type has %d, %d and %d (MPI_Type_get_envelope)",
+                            max_integers, max_addresses, max_datatypes, e->ni, e->na, e->nt);
+    if ((e->ni > 0 && array_of_integers == NULL) || (e->na > 0 && array_of_addresses == NULL) ||
+        (e->nt > 0 && array_of_datatypes == NULL))
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "an output array is NULL");
+    for (int i = 0; i < e->ni; i++)
+        array_of_integers[i] = e->ints[i];
+    for (int i = 0; i < e->na; i++)
+        array_of_addresses[i] = e->aints[i];
+    /* Each derived type named is a new handle the caller frees (MPI 3.1,
+     * 4.1.13); a type since freed gets a handle again. */
+    for (int i = 0; i < e->nt; i++) {
+        onic_mpi_type_t *o = e->types[i];
+        if (o->predefined) {
+            array_of_datatypes[i] = o->handle;
+            continue;
+        }
+        if (onic_mpi_type_get(o->handle) == o) {
+            /* Live: another reference, as MPI_Type_dup would give. */
+            MPI_Datatype d;
+            int rc = MPI_Type_dup(o->handle, &d);
+            if (rc != MPI_SUCCESS)
+                return rc;
+            array_of_datatypes[i] = d;
+            continue;
+        }
+        /* Freed by the program, kept alive by this type: a new handle. */
+        if (onic_mpi_htab_add(&onic_mpi_g.types, o, &o->handle) != 0)
+            return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no room for a datatype handle");
+        o->refs++;
+        array_of_datatypes[i] = o->handle;
+    }
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
+{
+    const char *call = "MPI_Type_set_name";
+    onic_mpi_type_t *t;
+    char *n;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((t = type_query(call, datatype, type_name, &rc)) == NULL)
+        return rc;
+    if (t->predefined)
+        return onic_mpi_err(NULL, MPI_ERR_TYPE, call, "%s is predefined and keeps its name",
+                            t->name);
+    if ((n = onic_malloc(MPI_MAX_OBJECT_NAME)) == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for a name");
+    /* Longer names are cut to MPI_MAX_OBJECT_NAME - 1 characters. */
+    snprintf(n, MPI_MAX_OBJECT_NAME, "%s", type_name);
+    onic_free((char *)(uintptr_t)t->name);
+    t->name = n;
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
+{
+    const char *call = "MPI_Type_get_name";
+    onic_mpi_type_t *t;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((t = type_query(call, datatype, resultlen == NULL ? NULL : type_name, &rc)) == NULL)
+        return rc;
+    *resultlen = snprintf(type_name, MPI_MAX_OBJECT_NAME, "%s", t->name != NULL ? t->name : "");
+    return MPI_SUCCESS;
+}
+
+/* --- Addresses, elements, pack and unpack ---------------------------------------- */
+int MPI_Get_address(const void *location, MPI_Aint *address)
+{
+    ONIC_MPI_CHECK_INIT("MPI_Get_address");
+    if (address == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_address", "address is NULL");
+    *address = (MPI_Aint)(uintptr_t)location;
+    return MPI_SUCCESS;
+}
+
+MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp)
+{
+    return (MPI_Aint)((uintptr_t)base + (uintptr_t)disp);
+}
+
+MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
+{
+    return (MPI_Aint)((uintptr_t)addr1 - (uintptr_t)addr2);
+}
+
+/* Basic elements in the first `bytes` of a message of type t, or -1 if
+ * the bytes end inside a basic element (or the signature is not kept). */
+static long long type_elements(const onic_mpi_type_t *t, long long bytes)
+{
+    long long whole, n;
+
+    if (t->size == 0)
+        return 0;
+    whole = bytes / (long long)t->size;
+    n = whole * (long long)t->nelems;
+    bytes -= whole * (long long)t->size;
+    if (bytes == 0)
+        return n;
+    if (t->sig == NULL)
+        return -1;
+    for (size_t r = 0; r < t->nsig && bytes > 0; r++) {
+        long long run = (long long)(t->sig[r].esize * t->sig[r].n);
+        if (bytes >= run) {
+            n += (long long)t->sig[r].n;
+            bytes -= run;
+            continue;
+        }
+        if (bytes % (long long)t->sig[r].esize != 0)
+            return -1;
+        return n + bytes / (long long)t->sig[r].esize;
+    }
+    return n;
+}
+
+int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    const char *call = "MPI_Get_elements";
+    onic_mpi_type_t *t;
+    long long n;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if (status == NULL || status == MPI_STATUS_IGNORE || count == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "%s", count == NULL ? "count is NULL"
+                            : "status must be a real status, not NULL or MPI_STATUS_IGNORE");
+    if ((t = onic_mpi_type_get(datatype)) == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_TYPE, call, "datatype %#x is not a datatype",
+                            (unsigned)datatype);
+    n = type_elements(t, status->onic_count);
+    *count = n < 0 ? MPI_UNDEFINED : n;
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    MPI_Count n;
+    int rc;
+
+    if (count == NULL)
+        return MPI_Get_elements_x(status, datatype, NULL);
+    if ((rc = MPI_Get_elements_x(status, datatype, &n)) != MPI_SUCCESS)
+        return rc;
+    *count = n > INT32_MAX ? MPI_UNDEFINED : (int)n;
+    return MPI_SUCCESS;
+}
+
+int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
+{
+    const char *call = "MPI_Pack_size";
+    onic_mpi_comm_t *c;
+    onic_mpi_type_t *t;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL)
+        return rc;
+    if ((t = type_query(call, datatype, size, &rc)) == NULL)
+        return rc;
+    if (incount < 0)
+        return onic_mpi_err(c, MPI_ERR_COUNT, call, "incount %d is negative", incount);
+    if (t->size * (size_t)incount > INT32_MAX)
+        return onic_mpi_err(c, MPI_ERR_COUNT, call, "%d elements of %zu bytes do not fit in an "
+                            "int", incount, t->size);
+    *size = (int)(t->size * (size_t)incount);
+    return MPI_SUCCESS;
+}
+
+int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
+             int *position, MPI_Comm comm)
+{
+    const char *call = "MPI_Pack";
+    onic_mpi_comm_t *c;
+    onic_mpi_type_t *t;
+    size_t bytes;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL ||
+        (t = onic_mpi_type_check(datatype, c, call, &rc)) == NULL)
+        return rc;
+    if (incount < 0 || outsize < 0)
+        return onic_mpi_err(c, MPI_ERR_COUNT, call, "incount %d / outsize %d: neither may be "
+                            "negative", incount, outsize);
+    if (position == NULL || *position < 0 || *position > outsize)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "position %s; it must point to an offset "
+                            "from 0 to outsize %d", position == NULL ? "is NULL" : "is outside "
+                            "the buffer", outsize);
+    bytes = t->size * (size_t)incount;
+    if (bytes > (size_t)(outsize - *position))
+        return onic_mpi_err(c, MPI_ERR_TRUNCATE, call, "%zu bytes do not fit in the %d left "
+                            "of outbuf (outsize %d, position %d)", bytes, outsize - *position,
+                            outsize, *position);
+    if (bytes > 0 && (inbuf == NULL || outbuf == NULL))
+        return onic_mpi_err(c, MPI_ERR_BUFFER, call, "%s is NULL",
+                            inbuf == NULL ? "inbuf" : "outbuf");
+    onic_mpi_type_pack(t, inbuf, incount, (char *)outbuf + *position);
+    *position += (int)bytes;
+    return MPI_SUCCESS;
+}
+
+int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+               MPI_Datatype datatype, MPI_Comm comm)
+{
+    const char *call = "MPI_Unpack";
+    onic_mpi_comm_t *c;
+    onic_mpi_type_t *t;
+    size_t bytes;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL ||
+        (t = onic_mpi_type_check(datatype, c, call, &rc)) == NULL)
+        return rc;
+    if (outcount < 0 || insize < 0)
+        return onic_mpi_err(c, MPI_ERR_COUNT, call, "outcount %d / insize %d: neither may be "
+                            "negative", outcount, insize);
+    if (position == NULL || *position < 0 || *position > insize)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "position %s; it must point to an offset "
+                            "from 0 to insize %d", position == NULL ? "is NULL" : "is outside "
+                            "the buffer", insize);
+    bytes = t->size * (size_t)outcount;
+    if (bytes > (size_t)(insize - *position))
+        return onic_mpi_err(c, MPI_ERR_TRUNCATE, call, "%d elements need %zu bytes but only %d "
+                            "are left in inbuf (insize %d, position %d)", outcount, bytes,
+                            insize - *position, insize, *position);
+    if (bytes > 0 && (inbuf == NULL || outbuf == NULL))
+        return onic_mpi_err(c, MPI_ERR_BUFFER, call, "%s is NULL",
+                            inbuf == NULL ? "inbuf" : "outbuf");
+    onic_mpi_type_unpack(t, (const char *)inbuf + *position, bytes, outbuf, outcount);
+    *position += (int)bytes;
     return MPI_SUCCESS;
 }

@@ -8,6 +8,7 @@
  * debug log only, since the program asked to handle errors itself. */
 #include "mpi/mpi_impl.h"
 #include "base/log.h"
+#include "base/mem.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,8 +26,8 @@ static const char *const error_strings[MPI_ERR_LASTCODE + 1] = {
     [MPI_ERR_ROOT] = "MPI_ERR_ROOT: invalid root",
     [MPI_ERR_GROUP] = "MPI_ERR_GROUP: invalid group",
     [MPI_ERR_OP] = "MPI_ERR_OP: invalid reduction operation",
-    [10] = "unused error class",
-    [11] = "unused error class",
+    [MPI_ERR_TOPOLOGY] = "MPI_ERR_TOPOLOGY: invalid topology",
+    [MPI_ERR_DIMS] = "MPI_ERR_DIMS: invalid dimension argument",
     [MPI_ERR_ARG] = "MPI_ERR_ARG: invalid argument",
     [MPI_ERR_UNKNOWN] = "MPI_ERR_UNKNOWN: unknown error",
     [MPI_ERR_TRUNCATE] = "MPI_ERR_TRUNCATE: message truncated on receive",
@@ -60,6 +61,21 @@ static int error_code_valid(int code)
 /* The predefined handlers' objects: only their handles matter. */
 static int errh_fatal_obj, errh_return_obj;
 
+/* A handler from MPI_Comm_create_errhandler. MPI_Errhandler_free marks it
+ * freed (no communicator may take it again) but keeps it for those that
+ * have it; MPI_Finalize frees them all. */
+typedef struct errh_user {
+    MPI_Comm_errhandler_function *fn;
+    int                           freed;
+} errh_user_t;
+
+static errh_user_t *errh_user(MPI_Errhandler h)
+{
+    if (h == MPI_ERRORS_ARE_FATAL || h == MPI_ERRORS_RETURN)
+        return NULL;
+    return onic_mpi_htab_get(&onic_mpi_g.errhs, h);
+}
+
 void onic_mpi_errh_init(void)
 {
     onic_mpi_htab_set(&onic_mpi_g.errhs, MPI_ERRORS_ARE_FATAL & 0xfffff, &errh_fatal_obj);
@@ -72,7 +88,7 @@ static const char *error_name(int cls)
     const char *colon;
 
     /* Every string starts with the class's name. */
-    if (cls == 10 || cls == 11 || !error_code_valid(cls))
+    if (!error_code_valid(cls))
         return "MPI_ERR_UNKNOWN";
     colon = strchr(error_strings[cls], ':');
     snprintf(name, sizeof(name), "%.*s", (int)(colon - error_strings[cls]), error_strings[cls]);
@@ -107,6 +123,15 @@ static int error_report(onic_mpi_comm_t *comm, int cls, const char *call, const 
         errh = world->errh;
     if (errh == MPI_ERRORS_RETURN) {
         onic_debug("mpi: %s on rank %d: %s: %s", call, onic_mpi_g.rank, error_name(cls), what);
+        return cls;
+    }
+    if (errh_user(errh) != NULL) {
+        /* The program's handler; the call then returns the class. */
+        MPI_Comm h = comm != NULL ? comm->handle : MPI_COMM_WORLD;
+        int code = cls;
+        onic_debug("mpi: %s on rank %d: %s: %s (to the program's handler)", call,
+                   onic_mpi_g.rank, error_name(cls), what);
+        errh_user(errh)->fn(&h, &code);
         return cls;
     }
     fprintf(stderr, "onic: %s on rank %d failed: %s: %s (MPI_ERRORS_ARE_FATAL: stopping the "
@@ -147,8 +172,7 @@ int MPI_Error_class(int errorcode, int *errorclass)
     if (errorclass == NULL)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Error_class",
                             "errorclass is NULL; pass where to store the class");
-    if (errorcode < 0 || !error_code_valid(errorcode) || errorcode == 10 ||
-        errorcode == 11)
+    if (errorcode < 0 || !error_code_valid(errorcode))
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Error_class",
                             "error code %d is not one onic returns (0 to %d)", errorcode,
                             MPI_ERR_LASTCODE);
@@ -162,8 +186,7 @@ int MPI_Error_string(int errorcode, char *string, int *resultlen)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Error_string",
                             "%s is NULL; pass a buffer of MPI_MAX_ERROR_STRING characters and "
                             "an int", string == NULL ? "string" : "resultlen");
-    if (errorcode < 0 || !error_code_valid(errorcode) || errorcode == 10 ||
-        errorcode == 11)
+    if (errorcode < 0 || !error_code_valid(errorcode))
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Error_string",
                             "error code %d is not one onic returns (0 to %d)", errorcode,
                             MPI_ERR_LASTCODE);
@@ -180,10 +203,12 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
     ONIC_MPI_CHECK_INIT("MPI_Comm_set_errhandler");
     if ((c = onic_mpi_comm_get(comm, "MPI_Comm_set_errhandler", &rc)) == NULL)
         return rc;
-    if (onic_mpi_htab_get(&onic_mpi_g.errhs, errhandler) == NULL)
+    if (onic_mpi_htab_get(&onic_mpi_g.errhs, errhandler) == NULL ||
+        (errh_user(errhandler) != NULL && errh_user(errhandler)->freed))
         return onic_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
-                            "errhandler %#x is not an error handler; use MPI_ERRORS_ARE_FATAL "
-                            "or MPI_ERRORS_RETURN", (unsigned)errhandler);
+                            "errhandler %#x is not an error handler; use MPI_ERRORS_ARE_FATAL, "
+                            "MPI_ERRORS_RETURN or one from MPI_Comm_create_errhandler",
+                            (unsigned)errhandler);
     c->errh = errhandler;
     return MPI_SUCCESS;
 }
@@ -201,6 +226,72 @@ int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
                             "errhandler is NULL; pass where to store the handler");
     *errhandler = c->errh;
     return MPI_SUCCESS;
+}
+
+int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
+                               MPI_Errhandler *errhandler)
+{
+    const char *call = "MPI_Comm_create_errhandler";
+    errh_user_t *u;
+    int h;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if (comm_errhandler_fn == NULL || errhandler == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "%s is NULL",
+                            errhandler == NULL ? "errhandler" : "comm_errhandler_fn");
+    if ((u = onic_calloc(1, sizeof(*u))) == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for a handler");
+    u->fn = comm_errhandler_fn;
+    if (onic_mpi_htab_add(&onic_mpi_g.errhs, u, &h) != 0) {
+        onic_free(u);
+        return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no room for a handler handle");
+    }
+    *errhandler = h;
+    return MPI_SUCCESS;
+}
+
+int MPI_Errhandler_free(MPI_Errhandler *errhandler)
+{
+    const char *call = "MPI_Errhandler_free";
+    errh_user_t *u;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if (errhandler == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "errhandler is NULL");
+    /* Freeing a predefined handler's handle only clears the caller's. */
+    if (*errhandler == MPI_ERRORS_ARE_FATAL || *errhandler == MPI_ERRORS_RETURN) {
+        *errhandler = MPI_ERRHANDLER_NULL;
+        return MPI_SUCCESS;
+    }
+    if ((u = errh_user(*errhandler)) == NULL || u->freed)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "errhandler %#x is not a live error "
+                            "handler", (unsigned)*errhandler);
+    u->freed = 1;
+    *errhandler = MPI_ERRHANDLER_NULL;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
+{
+    const char *call = "MPI_Comm_call_errhandler";
+    onic_mpi_comm_t *c;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL)
+        return rc;
+    /* As if a call on comm had failed with errorcode (fatal stops the job). */
+    rc = onic_mpi_err(c, errorcode, call, "MPI_Comm_call_errhandler with error code %d",
+                      errorcode);
+    return rc == errorcode ? MPI_SUCCESS : rc;
+}
+
+void onic_mpi_errh_fini(void)
+{
+    onic_mpi_htab_t *t = &onic_mpi_g.errhs;
+
+    for (int i = 2; i < t->used; i++)
+        onic_free(t->obj[i]);
 }
 
 int MPI_Abort(MPI_Comm comm, int errorcode)

@@ -35,6 +35,10 @@ static void fini_tables(void)
     onic_mpi_htab_fini(&onic_mpi_g.comms);
     onic_mpi_htab_fini(&onic_mpi_g.groups);
     onic_mpi_htab_fini(&onic_mpi_g.types);
+    onic_mpi_op_fini();
+    onic_mpi_attr_fini();
+    onic_mpi_errh_fini();
+    onic_mpi_info_fini();
     onic_mpi_htab_fini(&onic_mpi_g.ops);
     onic_mpi_htab_fini(&onic_mpi_g.reqs);
     onic_mpi_htab_fini(&onic_mpi_g.errhs);

@@ -13,7 +13,11 @@
  *   request.c   the MPI point-to-point calls, requests, wait and test
  *   coll.c      collectives on point-to-point, reduction operations
  *   win.c       windows: creation, attributes, names, synchronisation (rma.h)
- *   rma.c       one-sided operations and the protocol under them (rma.h) */
+ *   rma.c       one-sided operations and the protocol under them (rma.h)
+ *   collv.c     the v-collectives, reduce-scatter, scans, user operations
+ *   topo.c      Cartesian process topologies
+ *   misc.c      info objects, MPI_Alloc_mem, MPI_Pcontrol, status setters
+ *   attr.c      attribute caching: keyvals, values, copy and delete callbacks */
 #ifndef ONIC_MPI_IMPL_H
 #define ONIC_MPI_IMPL_H
 
@@ -36,7 +40,8 @@ enum {
     ONIC_MPI_KIND_OP    = 4,
     ONIC_MPI_KIND_REQ   = 5,
     ONIC_MPI_KIND_ERRH  = 6,
-    ONIC_MPI_KIND_WIN   = 7,
+    ONIC_MPI_KIND_INFO  = 7,
+    ONIC_MPI_KIND_WIN   = 8,
 };
 #define ONIC_MPI_HANDLE_INDEX_MAX (1 << 20)
 
@@ -127,6 +132,9 @@ typedef struct onic_mpi_comm {
     onic_mpi_group_t *group;    /* group->world maps ranks to Portals pids */
     MPI_Errhandler    errh;
     int               predefined;
+    struct onic_mpi_topo *topo; /* a Cartesian grid (topo.c), or NULL */
+    char              name[MPI_MAX_OBJECT_NAME]; /* MPI_Comm_set_name; "" if none */
+    struct onic_mpi_attr *attrs;  /* cached attributes (attr.c) */
 } onic_mpi_comm_t;
 
 /* One block of a datatype's element: `len` bytes at `off` from its start. */
@@ -163,7 +171,22 @@ typedef struct onic_mpi_type {
     onic_mpi_basic_t  basic;     /* every element of this basic kind, or NONE */
     size_t            basic_size;
     int               refs;      /* the handle, and types built from it */
+    /* Derived types (datatype.c). */
+    ptrdiff_t         true_lb, true_extent; /* where the data is */
+    size_t            align;     /* largest alignment of its basic types */
+    int               bounded;   /* bounds set by MPI_Type_create_resized */
+    size_t            blen;      /* every block this long (pack's fast path), or 0 */
+    /* The signature as runs of basic elements of one size, for
+     * MPI_Get_elements; NULL when too long to keep. */
+    struct onic_mpi_sigrun *sig;
+    size_t            nsig;
+    size_t            nelems;    /* basic elements in one element */
+    struct onic_mpi_envelope *env; /* how it was made (MPI_Type_get_contents) */
 } onic_mpi_type_t;
+
+typedef struct onic_mpi_sigrun {
+    size_t esize, n;
+} onic_mpi_sigrun_t;
 
 /* --- Requests ---------------------------------------------------------------------- */
 typedef enum { ONIC_MPI_REQ_SEND = 1, ONIC_MPI_REQ_RECV = 2 } onic_mpi_req_kind_t;
@@ -363,6 +386,8 @@ int  onic_mpi_err_ptl(onic_mpi_comm_t *comm, const char *call, const char *what,
 /* Before MPI_Init or after MPI_Finalize: the fatal report. */
 int  onic_mpi_err_state(const char *call);
 void onic_mpi_errh_init(void);
+/* MPI_Finalize: the handlers from MPI_Comm_create_errhandler. */
+void onic_mpi_errh_fini(void);
 _Noreturn void onic_mpi_die(int code);
 
 /* Argument checks shared by the calls: each returns MPI_SUCCESS or reports.
@@ -416,7 +441,7 @@ onic_mpi_type_t *onic_mpi_type_get(MPI_Datatype h);
 onic_mpi_type_t *onic_mpi_type_check(MPI_Datatype h, onic_mpi_comm_t *comm, const char *call,
                                      int *rc_p);
 /* The predefined types: fixed objects, MPI_CHAR + i at index i. */
-#define ONIC_MPI_TYPE_NPREDEF 32
+#define ONIC_MPI_TYPE_NPREDEF 33
 extern onic_mpi_type_t onic_mpi_type_predef[ONIC_MPI_TYPE_NPREDEF]
     __attribute__((visibility("hidden")));
 /* A committed type usable for communication, or NULL (nothing reported):
@@ -533,6 +558,60 @@ int  onic_mpi_coll_waitall(int n, onic_mpi_req_t **reqs, const char *call);
 void onic_mpi_bsend_reap(void);
 
 /* --- coll.c ---------------------------------------------------------------------- */
+/* A user operation (MPI_Op_create). */
+typedef struct onic_mpi_op {
+    int                handle;
+    MPI_User_function *fn;
+    int                commute;
+} onic_mpi_op_t;
+/* An operation as a reduction applies it: a predefined one's code, or
+ * ONIC_MPI_OP_USER and the user's function. */
+#define ONIC_MPI_OP_USER 64
+typedef struct onic_mpi_opd {
+    int                code;
+    MPI_User_function *fn;
+    int                commute;
+} onic_mpi_opd_t;
+/* op defined on t (predefined: MPI 3.1, 5.9.2), or the error reported. */
+int  onic_mpi_coll_op_check(MPI_Op h, onic_mpi_type_t *t, onic_mpi_comm_t *c, const char *call,
+                            onic_mpi_opd_t *op_p);
+/* io = in op io over `bytes` of packed elements of t. */
+void onic_mpi_coll_apply(const onic_mpi_opd_t *op, const onic_mpi_type_t *t, const char *in,
+                         char *io, size_t bytes);
+/* The packed reduction of acc (overwritten) to root, whose acc holds the
+ * result; in rank order for an operation that does not commute. */
+int  onic_mpi_coll_reduce(onic_mpi_comm_t *c, char *acc, size_t bytes, onic_mpi_type_t *t,
+                          const onic_mpi_opd_t *op, int root, const char *call);
+int  onic_mpi_coll_bcast(onic_mpi_comm_t *c, void *buf, int count, onic_mpi_type_t *t, int root,
+                         const char *call);
+/* The checks collectives share: the call allowed and comm live; a buffer
+ * of count elements of type; a root. MPI_SUCCESS or the error reported. */
+int  onic_mpi_coll_comm(MPI_Comm comm, const char *call, onic_mpi_comm_t **c_p);
+int  onic_mpi_coll_buf(onic_mpi_comm_t *c, const char *call, const char *what, const void *buf,
+                       int count, MPI_Datatype type, onic_mpi_type_t **t_p);
+int  onic_mpi_coll_root(onic_mpi_comm_t *c, const char *call, int root);
+/* Copy between two typed buffers of this process (via a packed copy). */
+int  onic_mpi_coll_local_copy(onic_mpi_comm_t *c, const char *call, const void *src, int scount,
+                              onic_mpi_type_t *st, void *dst, int rcount, onic_mpi_type_t *rt);
+
+/* --- collv.c ---------------------------------------------------------------------- */
+/* MPI_Finalize: the user operations never freed. */
+void onic_mpi_op_fini(void);
+
+/* --- attr.c ---------------------------------------------------------------------- */
+/* MPI_Comm_get_attr of a keyval that is not predefined. */
+int  onic_mpi_attr_get(onic_mpi_comm_t *c, int keyval, void *attribute_val, int *flag);
+/* MPI_Comm_dup: the copy callbacks; MPI_SUCCESS or the error reported. */
+int  onic_mpi_attr_copy(onic_mpi_comm_t *from, onic_mpi_comm_t *to);
+/* MPI_Comm_free: the delete callbacks; MPI_SUCCESS or a callback's code. */
+int  onic_mpi_attr_delete_all(onic_mpi_comm_t *c);
+/* Free what is left without callbacks (MPI_Finalize, failed dups). */
+void onic_mpi_attr_release(onic_mpi_comm_t *c);
+void onic_mpi_attr_fini(void);
+
+/* --- misc.c ---------------------------------------------------------------------- */
+/* MPI_Finalize: the info objects never freed. */
+void onic_mpi_info_fini(void);
 /* The allreduce of context-id masks behind every new communicator. */
 int  onic_mpi_coll_ctx_agree(onic_mpi_comm_t *comm, uint64_t *mask, int nwords,
                              const char *call);
@@ -547,5 +626,15 @@ void onic_mpi_op_apply(int op, const onic_mpi_type_t *t, const void *in, void *i
 /* --- win.c, rma.c (one-sided; their own header is rma.h) -------------------------------- */
 /* MPI_Finalize: windows the program did not free, and the RMA state. */
 void onic_mpi_rma_fini(void);
+
+/* --- topo.c ---------------------------------------------------------------------- */
+/* A communicator's grid: dims and periods of ndims dimensions. */
+typedef struct onic_mpi_topo {
+    int  ndims;
+    int *dims, *periods;
+} onic_mpi_topo_t;
+void onic_mpi_topo_free(onic_mpi_topo_t *t);
+/* A copy (MPI_Comm_dup keeps the grid), or NULL for no memory. */
+onic_mpi_topo_t *onic_mpi_topo_dup(const onic_mpi_topo_t *t);
 
 #endif

@@ -1322,3 +1322,87 @@ int onic_mpi_coll_waitall(int n, onic_mpi_req_t **reqs, const char *call)
                         ? "a process sent more than this one's counts allow; every process "
                           "must pass matching counts and types" : "a transfer failed");
 }
+
+/* --- Testsome, Request_get_status ------------------------------------------------------ */
+/* MPI_Waitsome without the wait: what has completed after one progress. */
+int MPI_Testsome(int incount, MPI_Request *array_of_requests, int *outcount,
+                 int *array_of_indices, MPI_Status *array_of_statuses)
+{
+    onic_mpi_req_t *stack[REQ_STACK], **rs;
+    onic_mpi_comm_t *c = NULL;
+    int rc = req_array_begin("MPI_Testsome", incount, array_of_requests, stack, &rs), i, n = 0;
+    int err = MPI_SUCCESS;
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (outcount == NULL || (incount > 0 && array_of_indices == NULL) ||
+        array_of_statuses == NULL) {
+        req_array_end(stack, rs);
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Testsome", "%s is NULL",
+                            outcount == NULL ? "outcount" : array_of_statuses == NULL
+                            ? "array_of_statuses (use MPI_STATUSES_IGNORE)" : "array_of_indices");
+    }
+    if ((i = req_any(incount, rs)) == -1) {
+        onic_mpi_progress(0);
+        i = req_any(incount, rs);
+    }
+    if (i == -2) {
+        *outcount = MPI_UNDEFINED;
+        req_array_end(stack, rs);
+        return MPI_SUCCESS;
+    }
+    for (i = 0; i < incount; i++) {
+        MPI_Status s;
+        int e;
+        if (req_inactive(rs[i]) || !rs[i]->complete)
+            continue;
+        if (err == MPI_SUCCESS)
+            c = rs[i]->comm;
+        e = req_finish(&array_of_requests[i], rs[i], &s);
+        s.MPI_ERROR = e;
+        if (e != MPI_SUCCESS && err == MPI_SUCCESS)
+            err = e;
+        array_of_indices[n] = i;
+        if (array_of_statuses != MPI_STATUSES_IGNORE)
+            array_of_statuses[n] = s;
+        n++;
+    }
+    *outcount = n;
+    req_array_end(stack, rs);
+    if (err == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    return onic_mpi_err(c, MPI_ERR_IN_STATUS, "MPI_Testsome", "a request ended with an error; "
+                        "the statuses' MPI_ERROR fields say which");
+}
+
+/* MPI_Test that leaves the request as it is (not freed, still active). */
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    onic_mpi_req_t *r;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT("MPI_Request_get_status");
+    if (flag == NULL || status == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Request_get_status", "%s is NULL",
+                            flag == NULL ? "flag" : "status (use MPI_STATUS_IGNORE)");
+    if (request == MPI_REQUEST_NULL) {
+        *flag = 1;
+        if (status != MPI_STATUS_IGNORE)
+            req_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    if ((r = req_get(request, "MPI_Request_get_status", &rc)) == NULL)
+        return rc;
+    if (req_inactive(r)) {
+        *flag = 1;
+        if (status != MPI_STATUS_IGNORE)
+            req_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    if (!r->complete)
+        onic_mpi_progress(0);
+    *flag = r->complete;
+    if (r->complete && status != MPI_STATUS_IGNORE)
+        *status = r->status;
+    return MPI_SUCCESS;
+}

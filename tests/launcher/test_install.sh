@@ -37,6 +37,24 @@ check "pkg-config --static onic builds against libonic.a" [ $? -eq 0 ]
 check "the static program does not need libonic.so" \
     sh -c "! readelf -d '$prefix/job_static' | grep NEEDED | grep -q libonic"
 
+# A stencil's first steps (a Cartesian grid, derived types for the halo,
+# subarrays to gather), built from the installed header and library the
+# way a user would: onicc, and cc with pkg-config's flags (shared, and
+# --static, which needs only what onic.pc's Libs.private lists).
+halo=$src/examples/halo.c
+"$prefix/bin/onicc" -O2 -o "$prefix/halo_onicc" "$halo" >"$out" 2>&1
+check "onicc builds examples/halo.c" [ $? -eq 0 ]
+cc -O2 -o "$prefix/halo_pc" "$halo" $(pkg-config --cflags onic) \
+    $(pkg-config --static --libs onic) >"$out" 2>&1
+check "cc with pkg-config --static --libs builds examples/halo.c" [ $? -eq 0 ]
+for kind in onicc pc; do
+    for np in 3 4; do
+        "$prefix/bin/onicrun" -n $np --timeout 60 "$prefix/halo_$kind" >"$out" 2>&1
+        rc=$?
+        check "halo_$kind at $np processes" sh -c "[ $rc -eq 0 ] && grep -q ': ok\$' '$out'"
+    done
+done
+
 for kind in onicc pc static; do
     go -n 2 "$prefix/job_$kind" self absent $net
     check "$kind: one node, neither library loaded" [ $rc -eq 0 ]

@@ -1,0 +1,1348 @@
+/* onic's MPI beyond point-to-point, tested through onicrun: `mpi_more
+ * NAME...` runs the named tests (or `all`) on every rank: Cartesian
+ * topologies, derived datatypes and packing, the v-collectives, scans and
+ * user operations, and the smaller calls real programs use. Each rank
+ * counts its failed checks and the job fails if any rank's count is not
+ * zero. Every expectation is computed from the ranks and sizes, never read
+ * from a table. Runs at any number of processes, 1 included. */
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, size, failed;
+
+#define CHECK(_c) \
+    do { \
+        if (!(_c)) { \
+            failed++; \
+            fprintf(stderr, "rank %d: %s:%d: check failed: %s\n", rank, __FILE__, __LINE__, #_c); \
+        } \
+    } while (0)
+#define CHECK_EQ(_a, _b) \
+    do { \
+        long long _x = (long long)(_a), _y = (long long)(_b); \
+        if (_x != _y) { \
+            failed++; \
+            fprintf(stderr, "rank %d: %s:%d: %s == %s (%lld != %lld)\n", rank, __FILE__, \
+                    __LINE__, #_a, #_b, _x, _y); \
+        } \
+    } while (0)
+
+/* --- Cartesian topologies ------------------------------------------------------------ */
+/* The smallest spread (largest minus smallest factor) of n over two
+ * dimensions, by trying every divisor. */
+static int topo_best_spread2(int n)
+{
+    int best = n - 1;
+    for (int a = 1; a <= n; a++)
+        if (n % a == 0 && a >= n / a && a - n / a < best)
+            best = a - n / a;
+    return best;
+}
+
+static void test_topo_dims(void)
+{
+    int d[4];
+
+    /* Known splits, worked by hand from the standard's rule. */
+    memset(d, 0, sizeof(d));
+    CHECK_EQ(MPI_Dims_create(6, 2, d), MPI_SUCCESS);
+    CHECK(d[0] == 3 && d[1] == 2);
+    memset(d, 0, sizeof(d));
+    MPI_Dims_create(7, 2, d);
+    CHECK(d[0] == 7 && d[1] == 1);
+    memset(d, 0, sizeof(d));
+    MPI_Dims_create(12, 3, d);
+    CHECK(d[0] == 3 && d[1] == 2 && d[2] == 2);
+    memset(d, 0, sizeof(d));
+    MPI_Dims_create(16, 4, d);
+    CHECK(d[0] == 2 && d[1] == 2 && d[2] == 2 && d[3] == 2);
+    memset(d, 0, sizeof(d));
+    MPI_Dims_create(24, 2, d);
+    CHECK(d[0] == 6 && d[1] == 4);
+    d[0] = 0; d[1] = 3; d[2] = 0;
+    MPI_Dims_create(12, 3, d);
+    CHECK(d[0] == 2 && d[1] == 3 && d[2] == 2);
+    d[0] = 2; d[1] = 3;
+    CHECK_EQ(MPI_Dims_create(6, 2, d), MPI_SUCCESS); /* all given, product right */
+    CHECK(d[0] == 2 && d[1] == 3);
+    /* Every count to 200 in two dimensions: product, order, best balance. */
+    for (int n = 1; n <= 200; n++) {
+        d[0] = d[1] = 0;
+        MPI_Dims_create(n, 2, d);
+        CHECK_EQ(d[0] * d[1], n);
+        CHECK(d[0] >= d[1]);
+        CHECK_EQ(d[0] - d[1], topo_best_spread2(n));
+    }
+    /* And to 100 in three and four: product and order. */
+    for (int k = 3; k <= 4; k++)
+        for (int n = 1; n <= 100; n++) {
+            long long p = 1;
+            memset(d, 0, sizeof(d));
+            MPI_Dims_create(n, k, d);
+            for (int i = 0; i < k; i++) {
+                p *= d[i];
+                if (i > 0)
+                    CHECK(d[i - 1] >= d[i]);
+            }
+            CHECK_EQ(p, n);
+        }
+}
+
+static void test_topo(void)
+{
+    int dims[2] = {0, 0}, periods[2] = {1, 0}, coords[2], r, src, dst, nd, st;
+    MPI_Comm cart, sub, dup;
+
+    test_topo_dims();
+    /* A 2-D grid over every process, periodic in dimension 0 only. */
+    MPI_Dims_create(size, 2, dims);
+    CHECK_EQ(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 1, &cart), MPI_SUCCESS);
+    CHECK(cart != MPI_COMM_NULL);
+    MPI_Topo_test(cart, &st);
+    CHECK_EQ(st, MPI_CART);
+    MPI_Topo_test(MPI_COMM_WORLD, &st);
+    CHECK_EQ(st, MPI_UNDEFINED);
+    MPI_Cartdim_get(cart, &nd);
+    CHECK_EQ(nd, 2);
+    MPI_Comm_rank(cart, &r);
+    CHECK_EQ(r, rank); /* no reordering */
+    {
+        int gd[2], gp[2], gc[2];
+        MPI_Cart_get(cart, 2, gd, gp, gc);
+        CHECK(gd[0] == dims[0] && gd[1] == dims[1] && gp[0] == 1 && gp[1] == 0);
+        CHECK(gc[0] == rank / dims[1] && gc[1] == rank % dims[1]);
+    }
+    for (int q = 0; q < size; q++) {
+        int back;
+        MPI_Cart_coords(cart, q, 2, coords);
+        CHECK(coords[0] == q / dims[1] && coords[1] == q % dims[1]);
+        MPI_Cart_rank(cart, coords, &back);
+        CHECK_EQ(back, q);
+    }
+    /* Periodic dimension 0 wraps coordinates given to MPI_Cart_rank. */
+    coords[0] = -1;
+    coords[1] = 0;
+    MPI_Cart_rank(cart, coords, &r);
+    CHECK_EQ(r, (dims[0] - 1) * dims[1]);
+    {
+        int x = rank / dims[1], y = rank % dims[1];
+        MPI_Cart_shift(cart, 0, 1, &src, &dst);
+        CHECK_EQ(src, ((x - 1 + dims[0]) % dims[0]) * dims[1] + y);
+        CHECK_EQ(dst, ((x + 1) % dims[0]) * dims[1] + y);
+        MPI_Cart_shift(cart, 1, 1, &src, &dst);
+        CHECK_EQ(src, y == 0 ? MPI_PROC_NULL : rank - 1);
+        CHECK_EQ(dst, y == dims[1] - 1 ? MPI_PROC_NULL : rank + 1);
+        MPI_Cart_shift(cart, 1, -2, &src, &dst);
+        CHECK_EQ(src, y + 2 >= dims[1] ? MPI_PROC_NULL : rank + 2);
+        CHECK_EQ(dst, y - 2 < 0 ? MPI_PROC_NULL : rank - 2);
+        /* A halo exchange along each dimension: each side gets its
+         * neighbour's rank, or keeps -5 at an open edge. */
+        for (int dir = 0; dir < 2; dir++) {
+            int got[2] = {-5, -5};
+            MPI_Cart_shift(cart, dir, 1, &src, &dst);
+            MPI_Sendrecv(&rank, 1, MPI_INT, dst, 7, &got[0], 1, MPI_INT, src, 7, cart,
+                         MPI_STATUS_IGNORE);
+            MPI_Sendrecv(&rank, 1, MPI_INT, src, 8, &got[1], 1, MPI_INT, dst, 8, cart,
+                         MPI_STATUS_IGNORE);
+            CHECK_EQ(got[0], src == MPI_PROC_NULL ? -5 : src);
+            CHECK_EQ(got[1], dst == MPI_PROC_NULL ? -5 : dst);
+        }
+        /* Rows: keep dimension 1. */
+        int remain[2] = {0, 1}, sr, ss, sd[1], sp[1], sc[1];
+        CHECK_EQ(MPI_Cart_sub(cart, remain, &sub), MPI_SUCCESS);
+        MPI_Comm_rank(sub, &sr);
+        MPI_Comm_size(sub, &ss);
+        CHECK_EQ(ss, dims[1]);
+        CHECK_EQ(sr, y);
+        MPI_Cartdim_get(sub, &nd);
+        CHECK_EQ(nd, 1);
+        MPI_Cart_get(sub, 1, sd, sp, sc);
+        CHECK(sd[0] == dims[1] && sp[0] == 0 && sc[0] == y);
+        /* The row's sum of world ranks: x*dims1*dims1 + dims1*(dims1-1)/2. */
+        int sum = 0;
+        MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, sub);
+        CHECK_EQ(sum, x * dims[1] * dims[1] + dims[1] * (dims[1] - 1) / 2);
+        MPI_Comm_free(&sub);
+        /* Nothing kept: a grid of one process, with no dimensions. */
+        remain[1] = 0;
+        MPI_Cart_sub(cart, remain, &sub);
+        MPI_Comm_size(sub, &ss);
+        CHECK_EQ(ss, 1);
+        MPI_Cartdim_get(sub, &nd);
+        CHECK_EQ(nd, 0);
+        MPI_Comm_free(&sub);
+    }
+    /* A duplicate keeps the grid. */
+    MPI_Comm_dup(cart, &dup);
+    MPI_Topo_test(dup, &st);
+    CHECK_EQ(st, MPI_CART);
+    MPI_Cart_shift(dup, 0, 1, &src, &dst);
+    CHECK_EQ(dst, ((rank / dims[1] + 1) % dims[0]) * dims[1] + rank % dims[1]);
+    MPI_Comm_free(&dup);
+    MPI_Comm_free(&cart);
+
+    /* A 3-D periodic grid: a shift by the whole size comes back home. */
+    {
+        int d3[3] = {0, 0, 0}, p3[3] = {1, 1, 1}, c3[3];
+        MPI_Dims_create(size, 3, d3);
+        MPI_Cart_create(MPI_COMM_WORLD, 3, d3, p3, 0, &cart);
+        MPI_Cart_shift(cart, 2, d3[2], &src, &dst);
+        CHECK_EQ(src, rank);
+        CHECK_EQ(dst, rank);
+        MPI_Cart_coords(cart, rank, 3, c3);
+        CHECK_EQ((c3[0] * d3[1] + c3[1]) * d3[2] + c3[2], rank);
+        MPI_Comm_free(&cart);
+    }
+    /* A grid smaller than the communicator: the last process is left out. */
+    if (size > 1) {
+        int d1[1] = {size - 1}, p1[1] = {0}, s1;
+        MPI_Cart_create(MPI_COMM_WORLD, 1, d1, p1, 0, &cart);
+        if (rank == size - 1) {
+            CHECK(cart == MPI_COMM_NULL);
+        } else {
+            MPI_Comm_size(cart, &s1);
+            CHECK_EQ(s1, size - 1);
+            MPI_Comm_free(&cart);
+        }
+    }
+
+    /* Errors. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    {
+        int big[2] = {size + 1, 1}, zero[2] = {0, 1}, neg[2] = {-1, 0}, p[2] = {0, 0};
+        CHECK_EQ(MPI_Cart_create(MPI_COMM_WORLD, 2, big, p, 0, &cart), MPI_ERR_TOPOLOGY);
+        CHECK_EQ(MPI_Cart_create(MPI_COMM_WORLD, 2, zero, p, 0, &cart), MPI_ERR_DIMS);
+        CHECK_EQ(MPI_Cart_create(MPI_COMM_WORLD, -1, zero, p, 0, &cart), MPI_ERR_DIMS);
+        CHECK_EQ(MPI_Cart_shift(MPI_COMM_WORLD, 0, 1, &src, &dst), MPI_ERR_TOPOLOGY);
+        CHECK_EQ(MPI_Cartdim_get(MPI_COMM_WORLD, &nd), MPI_ERR_TOPOLOGY);
+        CHECK_EQ(MPI_Cart_coords(MPI_COMM_NULL, 0, 1, coords), MPI_ERR_COMM);
+        CHECK_EQ(MPI_Dims_create(6, 2, neg), MPI_ERR_DIMS);
+        int five[2] = {5, 0};
+        CHECK_EQ(MPI_Dims_create(12, 2, five), MPI_ERR_DIMS);
+        CHECK_EQ(MPI_Dims_create(0, 2, zero), MPI_ERR_ARG);
+        int d1[1] = {size}, p1[1] = {0}, bad[1] = {size};
+        MPI_Cart_create(MPI_COMM_WORLD, 1, d1, p1, 0, &cart);
+        CHECK_EQ(MPI_Cart_rank(cart, bad, &r), MPI_ERR_RANK);
+        CHECK_EQ(MPI_Cart_coords(cart, size, 1, coords), MPI_ERR_RANK);
+        CHECK_EQ(MPI_Cart_coords(cart, 0, 0, coords), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Cart_shift(cart, 1, 1, &src, &dst), MPI_ERR_DIMS);
+        MPI_Comm_free(&cart);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+/* --- Derived datatypes ---------------------------------------------------------------- */
+/* A type over ints checked against its type map worked out by hand: ref
+ * lists one element's ints (offsets in ints, in order), lb and ext are in
+ * ints. Checked: size, bounds, pack against a gather by the map, unpack
+ * back, and the type sent around the ring at counts from one element to
+ * past the eager limit and into rendezvous, received both with the type
+ * (only the mapped ints change) and as plain ints (the packed order). */
+static void dtype_check(MPI_Datatype t, const char *name, const long *ref, int nref, long lb,
+                        long ext, int maxcount)
+{
+    static const int counts[] = {1, 3, 50, 500, 20000};
+    int sz, to = (rank + 1) % size, from = (rank - 1 + size) % size;
+    MPI_Aint l, e;
+
+    MPI_Type_size(t, &sz);
+    MPI_Type_get_extent(t, &l, &e);
+    if (sz != nref * 4 || l != lb * 4 || e != ext * 4)
+        fprintf(stderr, "rank %d: type %s\n", rank, name);
+    CHECK_EQ(sz, nref * 4);
+    CHECK_EQ(l, lb * 4);
+    CHECK_EQ(e, ext * 4);
+    for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
+        int count = counts[k] < maxcount ? counts[k] : maxcount, pos = 0, psize, bad = 0;
+        /* The span the elements touch, from lb: enough room either side. */
+        long span = (long)(count + 1) * (ext > 0 ? ext : 1) + 64, lo = 32;
+        int *src = malloc((size_t)(span + 2 * lo) * sizeof(int));
+        int *dst = malloc((size_t)(span + 2 * lo) * sizeof(int));
+        int *flat = malloc((size_t)count * (size_t)nref * sizeof(int) + 4);
+        int *got = malloc((size_t)count * (size_t)nref * sizeof(int) + 4);
+        int *sbase = src + lo - lb, *dbase = dst + lo - lb;
+        MPI_Status st;
+
+        for (long i = 0; i < span + 2 * lo; i++)
+            src[i] = (int)(i - lo + lb) + 1000000 * rank;
+        /* MPI_Pack gives the mapped ints in order. */
+        MPI_Pack_size(count, t, MPI_COMM_WORLD, &psize);
+        CHECK_EQ(psize, count * nref * 4);
+        CHECK_EQ(MPI_Pack(sbase, count, t, flat, psize, &pos, MPI_COMM_WORLD), MPI_SUCCESS);
+        CHECK_EQ(pos, psize);
+        for (int el = 0; el < count; el++)
+            for (int j = 0; j < nref; j++)
+                bad += flat[el * nref + j] != (int)(el * ext + ref[j]) + 1000000 * rank;
+        CHECK_EQ(bad, 0);
+        /* MPI_Unpack puts them back where they were, and nowhere else. */
+        for (long i = 0; i < span + 2 * lo; i++)
+            dst[i] = -1;
+        pos = 0;
+        CHECK_EQ(MPI_Unpack(flat, psize, &pos, dbase, count, t, MPI_COMM_WORLD), MPI_SUCCESS);
+        bad = 0;
+        for (long i = 0; i < span + 2 * lo; i++)
+            bad += dst[i] != -1 && dst[i] != src[i];
+        for (int el = 0; el < count; el++)
+            for (int j = 0; j < nref; j++)
+                bad += dbase[el * ext + ref[j]] != sbase[el * ext + ref[j]];
+        CHECK_EQ(bad, 0);
+        /* Around the ring: typed to typed. */
+        for (long i = 0; i < span + 2 * lo; i++)
+            dst[i] = -1;
+        MPI_Sendrecv(sbase, count, t, to, 30, dbase, count, t, from, 30, MPI_COMM_WORLD, &st);
+        bad = 0;
+        for (int el = 0; el < count; el++)
+            for (int j = 0; j < nref; j++) {
+                long at = el * ext + ref[j];
+                bad += dbase[at] != (int)at + 1000000 * from;
+                dbase[at] = -1;
+            }
+        for (long i = 0; i < span + 2 * lo; i++)
+            bad += dst[i] != -1; /* nothing outside the map was written */
+        CHECK_EQ(bad, 0);
+        {
+            int n = -1;
+            MPI_Get_count(&st, t, &n);
+            CHECK_EQ(n, count);
+            MPI_Get_elements(&st, t, &n);
+            CHECK_EQ(n, count * nref);
+        }
+        /* Typed to plain ints: the packed order. */
+        MPI_Sendrecv(sbase, count, t, to, 31, got, count * nref, MPI_INT, from, 31,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        bad = 0;
+        for (int el = 0; el < count; el++)
+            for (int j = 0; j < nref; j++)
+                bad += got[el * nref + j] != (int)(el * ext + ref[j]) + 1000000 * from;
+        CHECK_EQ(bad, 0);
+        free(src);
+        free(dst);
+        free(flat);
+        free(got);
+    }
+}
+
+typedef struct {
+    int    a;
+    double d;
+    char   c[3];
+} dtype_rec_t;
+
+static void test_dtype_struct(void)
+{
+    enum { N = 300 }; /* 300 x 24 bytes: a rendezvous message */
+    int bl[3] = {1, 1, 3}, to = (rank + 1) % size, from = (rank - 1 + size) % size, n;
+    MPI_Aint disp[3], base, lb, ext;
+    MPI_Datatype types[3] = {MPI_INT, MPI_DOUBLE, MPI_CHAR}, rec;
+    dtype_rec_t *s = calloc(N, sizeof(*s)), *r = calloc(N, sizeof(*r));
+    MPI_Status st;
+
+    MPI_Get_address(&s[0], &base);
+    MPI_Get_address(&s[0].a, &disp[0]);
+    MPI_Get_address(&s[0].d, &disp[1]);
+    MPI_Get_address(&s[0].c, &disp[2]);
+    for (int i = 0; i < 3; i++)
+        disp[i] = MPI_Aint_diff(disp[i], base);
+    MPI_Type_create_struct(3, bl, disp, types, &rec);
+    MPI_Type_commit(&rec);
+    /* The extent is the C struct's: padded to the double's alignment. */
+    MPI_Type_get_extent(rec, &lb, &ext);
+    CHECK_EQ(lb, 0);
+    CHECK_EQ(ext, sizeof(dtype_rec_t));
+    MPI_Type_size(rec, &n);
+    CHECK_EQ(n, sizeof(int) + sizeof(double) + 3);
+    MPI_Type_get_true_extent(rec, &lb, &ext);
+    CHECK_EQ(lb, 0);
+    CHECK_EQ(ext, offsetof(dtype_rec_t, c) + 3);
+    for (int i = 0; i < N; i++) {
+        s[i].a = i + rank * 1000;
+        s[i].d = i * 0.5 + rank;
+        memcpy(s[i].c, (char[]){(char)('a' + i % 26), (char)rank, (char)i}, 3);
+    }
+    for (int count = 1; count <= N; count += N - 1) {
+        int bad = 0;
+        memset(r, 0x5a, N * sizeof(*r));
+        MPI_Sendrecv(s, count, rec, to, 40, r, count, rec, from, 40, MPI_COMM_WORLD, &st);
+        for (int i = 0; i < count; i++)
+            bad += r[i].a != i + from * 1000 || r[i].d != i * 0.5 + from ||
+                   r[i].c[0] != (char)('a' + i % 26) || r[i].c[1] != (char)from ||
+                   r[i].c[2] != (char)i;
+        CHECK_EQ(bad, 0);
+        MPI_Get_elements(&st, rec, &n);
+        CHECK_EQ(n, count * 5);
+    }
+    /* A message cut inside the struct: 2 ints then a double's worth,
+     * received as two records: elements count int, double, and one char
+     * each; 12 + 8 bytes are two records' first int and... here simply
+     * int (4) + double (8) + 2 chars = 14 bytes: 4 elements. */
+    {
+        char raw[14];
+        memset(raw, 1, sizeof(raw));
+        MPI_Sendrecv(raw, 14, MPI_BYTE, to, 41, r, 2, rec, from, 41, MPI_COMM_WORLD, &st);
+        MPI_Get_elements(&st, rec, &n);
+        CHECK_EQ(n, 4);
+        MPI_Get_count(&st, rec, &n);
+        CHECK_EQ(n, MPI_UNDEFINED);
+        MPI_Sendrecv(raw, 6, MPI_BYTE, to, 42, r, 2, rec, from, 42, MPI_COMM_WORLD, &st);
+        MPI_Get_elements(&st, rec, &n); /* 4 + 2 bytes: the double is cut */
+        CHECK_EQ(n, MPI_UNDEFINED);
+    }
+    MPI_Type_free(&rec);
+    free(s);
+    free(r);
+}
+
+static void test_dtype(void)
+{
+    MPI_Datatype t, v, w;
+
+    {   /* A long contiguous type is one block, made without a part per element. */
+        int sz;
+        MPI_Aint lb, ext;
+        CHECK_EQ(MPI_Type_contiguous(1 << 30, MPI_CHAR, &t), MPI_SUCCESS);
+        MPI_Type_size(t, &sz);
+        MPI_Type_get_extent(t, &lb, &ext);
+        CHECK(sz == 1 << 30 && lb == 0 && ext == 1 << 30);
+        MPI_Type_free(&t);
+    }
+
+    {   /* indexed: blocks {2,1,3} at {0,5,9} */
+        int bl[3] = {2, 1, 3}, d[3] = {0, 5, 9};
+        long ref[] = {0, 1, 5, 9, 10, 11};
+        MPI_Type_indexed(3, bl, d, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        dtype_check(t, "indexed", ref, 6, 0, 12, 1 << 30);
+        /* The envelope gives back what made it. */
+        int ni, na, nt, comb, ints[7];
+        MPI_Aint ai[1];
+        MPI_Datatype ty[1];
+        MPI_Type_get_envelope(t, &ni, &na, &nt, &comb);
+        CHECK(comb == MPI_COMBINER_INDEXED && ni == 7 && na == 0 && nt == 1);
+        MPI_Type_get_contents(t, 7, 0, 1, ints, ai, ty);
+        CHECK(ints[0] == 3 && ints[1] == 2 && ints[3] == 3 && ints[4] == 0 && ints[6] == 9);
+        CHECK(ty[0] == MPI_INT);
+        MPI_Type_get_envelope(MPI_INT, &ni, &na, &nt, &comb);
+        CHECK_EQ(comb, MPI_COMBINER_NAMED);
+        /* dup: the same map, committed already. */
+        MPI_Type_dup(t, &w);
+        dtype_check(w, "dup", ref, 6, 0, 12, 1 << 30);
+        MPI_Type_get_envelope(w, &ni, &na, &nt, &comb);
+        CHECK_EQ(comb, MPI_COMBINER_DUP);
+        MPI_Type_free(&w);
+        /* Names: the predefined ones', one set, and a long one cut. */
+        char name[MPI_MAX_OBJECT_NAME], longname[300];
+        int len;
+        MPI_Type_get_name(MPI_INT, name, &len);
+        CHECK(strcmp(name, "MPI_INT") == 0 && len == 7);
+        MPI_Type_get_name(t, name, &len);
+        CHECK_EQ(len, 0);
+        MPI_Type_set_name(t, "three blocks");
+        MPI_Type_get_name(t, name, &len);
+        CHECK(strcmp(name, "three blocks") == 0 && len == 12);
+        memset(longname, 'x', sizeof(longname) - 1);
+        longname[sizeof(longname) - 1] = '\0';
+        MPI_Type_set_name(t, longname);
+        MPI_Type_get_name(t, name, &len);
+        CHECK_EQ(len, MPI_MAX_OBJECT_NAME - 1);
+        MPI_Type_free(&t);
+    }
+    {   /* hindexed: the same in bytes */
+        int bl[3] = {2, 1, 3};
+        MPI_Aint d[3] = {0, 20, 36};
+        long ref[] = {0, 1, 5, 9, 10, 11};
+        MPI_Type_create_hindexed(3, bl, d, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        dtype_check(t, "hindexed", ref, 6, 0, 12, 1 << 30);
+        MPI_Type_free(&t);
+    }
+    {   /* indexed_block: 2 ints at {7,1,4}: lb 1, ub 9 */
+        int d[3] = {7, 1, 4};
+        MPI_Aint ad[3] = {28, 4, 16};
+        long ref[] = {7, 8, 1, 2, 4, 5};
+        MPI_Type_create_indexed_block(3, 2, d, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        dtype_check(t, "indexed_block", ref, 6, 1, 8, 1 << 30);
+        MPI_Type_free(&t);
+        MPI_Type_create_hindexed_block(3, 2, ad, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        dtype_check(t, "hindexed_block", ref, 6, 1, 8, 1 << 30);
+        MPI_Type_free(&t);
+    }
+    {   /* hvector: 3 blocks of 2 ints, 20 bytes apart */
+        long ref[] = {0, 1, 5, 6, 10, 11};
+        MPI_Type_create_hvector(3, 2, 20, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        dtype_check(t, "hvector", ref, 6, 0, 12, 1 << 30);
+        MPI_Type_free(&t);
+    }
+    {   /* subarray, C order: rows 1..3, columns 2..3 of a 6 x 5 array */
+        int sizes[2] = {6, 5}, sub[2] = {3, 2}, starts[2] = {1, 2};
+        long ref[6], refF[6];
+        int k = 0;
+        for (int r = 1; r <= 3; r++)
+            for (int c = 2; c <= 3; c++)
+                ref[k++] = r * 5 + c;
+        MPI_Type_create_subarray(2, sizes, sub, starts, MPI_ORDER_C, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        dtype_check(t, "subarray C", ref, 6, 0, 30, 1 << 30);
+        MPI_Type_free(&t);
+        /* Fortran order: dimension 0 fastest. */
+        k = 0;
+        for (int j = 2; j <= 3; j++)
+            for (int i = 1; i <= 3; i++)
+                refF[k++] = i + 6 * j;
+        MPI_Type_create_subarray(2, sizes, sub, starts, MPI_ORDER_FORTRAN, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        dtype_check(t, "subarray Fortran", refF, 6, 0, 30, 1 << 30);
+        MPI_Type_free(&t);
+    }
+    {   /* A 3-D subarray: a 2 x 2 x 3 box at (1,0,2) of 3 x 4 x 6 */
+        int sizes[3] = {3, 4, 6}, sub[3] = {2, 2, 3}, starts[3] = {1, 0, 2}, k = 0;
+        long ref[12];
+        for (int a = 1; a <= 2; a++)
+            for (int b = 0; b <= 1; b++)
+                for (int c = 2; c <= 4; c++)
+                    ref[k++] = (a * 4 + b) * 6 + c;
+        MPI_Type_create_subarray(3, sizes, sub, starts, MPI_ORDER_C, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        dtype_check(t, "subarray 3-D", ref, 12, 0, 72, 1 << 30);
+        MPI_Type_free(&t);
+    }
+    {   /* A column resized to one int: consecutive elements are the next
+         * columns (the idiom for scattering columns). */
+        long ref[] = {0, 4, 8};
+        MPI_Aint tl, te;
+        MPI_Type_vector(3, 1, 4, MPI_INT, &v);
+        MPI_Type_create_resized(v, 0, sizeof(int), &t);
+        MPI_Type_commit(&t);
+        dtype_check(t, "resized column", ref, 3, 0, 1, 4);
+        MPI_Type_get_true_extent(t, &tl, &te);
+        CHECK(tl == 0 && te == 9 * (MPI_Aint)sizeof(int));
+        MPI_Type_free(&t);
+        /* Bounds moved out on both sides: the data stays where it was. */
+        MPI_Type_create_resized(MPI_INT, -8, 40, &t);
+        MPI_Type_commit(&t);
+        MPI_Type_get_true_extent(t, &tl, &te);
+        CHECK(tl == 0 && te == (MPI_Aint)sizeof(int));
+        long one[] = {0};
+        dtype_check(t, "resized int", one, 1, -2, 10, 1 << 30);
+        MPI_Type_free(&t);
+        /* Nested: two of the column type, then a struct of it and 2 ints. */
+        long ref2[] = {0, 3, 4, 7};
+        MPI_Datatype col2;
+        MPI_Type_vector(2, 1, 3, MPI_INT, &col2);
+        MPI_Type_contiguous(2, col2, &t);
+        MPI_Type_commit(&t);
+        dtype_check(t, "contiguous of vector", ref2, 4, 0, 8, 1 << 30);
+        MPI_Type_free(&t);
+        int bl[2] = {1, 2};
+        MPI_Aint d[2] = {0, 40};
+        MPI_Datatype ty[2] = {col2, MPI_INT};
+        long ref3[] = {0, 3, 10, 11};
+        MPI_Type_create_struct(2, bl, d, ty, &t);
+        MPI_Type_free(&col2); /* the struct keeps what it needs */
+        MPI_Type_commit(&t);
+        dtype_check(t, "struct of vector", ref3, 4, 0, 12, 1 << 30);
+        /* Its contents name the freed vector: a handle again, to free. */
+        {
+            int ints[3];
+            MPI_Aint ai[2];
+            MPI_Datatype got[2];
+            int ni, na, nt, comb, sz;
+            MPI_Type_get_envelope(t, &ni, &na, &nt, &comb);
+            CHECK(comb == MPI_COMBINER_STRUCT && ni == 3 && na == 2 && nt == 2);
+            MPI_Type_get_contents(t, 3, 2, 2, ints, ai, got);
+            CHECK(ints[0] == 2 && ints[1] == 1 && ints[2] == 2 && ai[1] == 40);
+            CHECK(got[1] == MPI_INT);
+            MPI_Type_size(got[0], &sz);
+            CHECK_EQ(sz, 2 * (int)sizeof(int));
+            MPI_Type_free(&got[0]);
+        }
+        MPI_Type_free(&t);
+        MPI_Type_free(&v);
+    }
+    test_dtype_struct();
+
+    /* Errors. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    {
+        int bl[2] = {1, -1}, d[2] = {0, 1}, sizes[1] = {4}, sub[1] = {2}, st[1] = {3}, pos = 0;
+        MPI_Aint ad[2] = {0, 8};
+        MPI_Datatype ty[2] = {MPI_INT, MPI_DATATYPE_NULL};
+        int bl1[2] = {1, 1}, x[4] = {0}, buf[4];
+        char small[4];
+        CHECK_EQ(MPI_Type_indexed(2, bl, d, MPI_INT, &t), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Type_indexed(-1, bl, d, MPI_INT, &t), MPI_ERR_COUNT);
+        CHECK_EQ(MPI_Type_indexed(2, bl1, d, MPI_DATATYPE_NULL, &t), MPI_ERR_TYPE);
+        CHECK_EQ(MPI_Type_create_struct(2, bl1, ad, ty, &t), MPI_ERR_TYPE);
+        CHECK_EQ(MPI_Type_create_subarray(1, sizes, sub, st, MPI_ORDER_C, MPI_INT, &t),
+                 MPI_ERR_ARG);
+        CHECK_EQ(MPI_Type_create_subarray(1, sizes, sub, d, 99, MPI_INT, &t), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Type_create_resized(MPI_INT, 0, 4, NULL), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Pack(x, 4, MPI_INT, small, 4, &pos, MPI_COMM_WORLD), MPI_ERR_TRUNCATE);
+        CHECK_EQ(pos, 0);
+        CHECK_EQ(MPI_Unpack(small, 4, &pos, buf, 2, MPI_INT, MPI_COMM_WORLD), MPI_ERR_TRUNCATE);
+        pos = 5;
+        CHECK_EQ(MPI_Unpack(small, 4, &pos, buf, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Type_get_contents(MPI_INT, 0, 0, 0, NULL, NULL, NULL), MPI_ERR_TYPE);
+        CHECK_EQ(MPI_Type_set_name(MPI_INT, "mine"), MPI_ERR_TYPE);
+        MPI_Type_vector(2, 1, 2, MPI_INT, &t); /* not committed */
+        pos = 0;
+        CHECK_EQ(MPI_Pack(x, 1, t, buf, 16, &pos, MPI_COMM_WORLD), MPI_ERR_TYPE);
+        CHECK_EQ(MPI_Send(x, 1, t, 0, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
+        MPI_Type_free(&t);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+/* --- v-collectives, reduce-scatter, scans, user operations ------------------------------ */
+/* An affine map x -> a x + b; op(u, v) is "u, then v", which does not
+ * commute: reductions must apply the ranks' maps in rank order. */
+typedef struct {
+    long long a, b;
+} affine_t;
+
+static void affine_then(void *in, void *io, int *len, MPI_Datatype *dt)
+{
+    affine_t *u = in, *v = io;
+    (void)dt;
+    for (int i = 0; i < *len; i++) {
+        affine_t r = {u[i].a * v[i].a, u[i].b * v[i].a + v[i].b};
+        v[i] = r;
+    }
+}
+
+static affine_t affine_of(int r, int k)
+{
+    return (affine_t){r + 2 + k, r + 1 - k};
+}
+
+/* The ranks lo..hi-1 composed in order, for element k. */
+static affine_t affine_fold(int lo, int hi, int k)
+{
+    affine_t acc = {1, 0};
+    for (int r = lo; r < hi; r++) {
+        affine_t u = affine_of(r, k);
+        acc = (affine_t){acc.a * u.a, acc.b * u.a + u.b};
+    }
+    return acc;
+}
+
+/* A sum over the ints at 0 and 2 of each element of a vector(2, 1, 2)
+ * type (extent 3 ints): the function reads the type's own layout. */
+static void sum_vec(void *in, void *io, int *len, MPI_Datatype *dt)
+{
+    int *a = in, *b = io;
+    (void)dt;
+    for (int i = 0; i < *len; i++) {
+        b[3 * i] += a[3 * i];
+        b[3 * i + 2] += a[3 * i + 2];
+    }
+}
+
+static void test_collv_gather(int scale)
+{
+    /* Process i has (i + 1) * scale ints 100000 i + k; blocks land one int
+     * apart, so the gaps must keep -1. */
+    int *counts = calloc((size_t)size, sizeof(int)), *displs = calloc((size_t)size, sizeof(int));
+    int total = 0, mine = (rank + 1) * scale;
+    int *send = calloc((size_t)mine + 1, sizeof(int)), *recv, *exp;
+
+    for (int i = 0; i < size; i++) {
+        counts[i] = (i + 1) * scale;
+        displs[i] = total;
+        total += counts[i] + 1;
+    }
+    recv = calloc((size_t)total, sizeof(int));
+    exp = calloc((size_t)total, sizeof(int));
+    for (int i = 0; i < total; i++)
+        exp[i] = -1;
+    for (int i = 0; i < size; i++)
+        for (int k = 0; k < counts[i]; k++)
+            exp[displs[i] + k] = 100000 * i + k;
+    for (int k = 0; k < mine; k++)
+        send[k] = 100000 * rank + k;
+    for (int root = 0; root < size; root++) {
+        for (int i = 0; i < total; i++)
+            recv[i] = -1;
+        CHECK_EQ(MPI_Gatherv(send, mine, MPI_INT, recv, counts, displs, MPI_INT, root,
+                             MPI_COMM_WORLD), MPI_SUCCESS);
+        if (rank == root)
+            CHECK(memcmp(recv, exp, (size_t)total * sizeof(int)) == 0);
+        /* In place: the root's block is in recvbuf already. */
+        for (int i = 0; i < total; i++)
+            recv[i] = rank == root ? (i >= displs[root] && i < displs[root] + mine ? exp[i] : -1)
+                                   : -7;
+        MPI_Gatherv(rank == root ? MPI_IN_PLACE : send, mine, MPI_INT, recv, counts, displs,
+                    MPI_INT, root, MPI_COMM_WORLD);
+        if (rank == root)
+            CHECK(memcmp(recv, exp, (size_t)total * sizeof(int)) == 0);
+        /* Scatterv back: each gets its block. */
+        int *got = malloc((size_t)mine * sizeof(int) + 4), bad = 0;
+        for (int k = 0; k < mine; k++)
+            got[k] = -1;
+        CHECK_EQ(MPI_Scatterv(exp, counts, displs, MPI_INT, got, mine, MPI_INT, root,
+                              MPI_COMM_WORLD), MPI_SUCCESS);
+        for (int k = 0; k < mine; k++)
+            bad += got[k] != 100000 * rank + k;
+        CHECK_EQ(bad, 0);
+        free(got);
+    }
+    /* Allgatherv, plain and in place. */
+    for (int i = 0; i < total; i++)
+        recv[i] = -1;
+    CHECK_EQ(MPI_Allgatherv(send, mine, MPI_INT, recv, counts, displs, MPI_INT, MPI_COMM_WORLD),
+             MPI_SUCCESS);
+    CHECK(memcmp(recv, exp, (size_t)total * sizeof(int)) == 0);
+    for (int i = 0; i < total; i++)
+        recv[i] = i >= displs[rank] && i < displs[rank] + mine ? exp[i] : -1;
+    MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, counts, displs, MPI_INT,
+                   MPI_COMM_WORLD);
+    CHECK(memcmp(recv, exp, (size_t)total * sizeof(int)) == 0);
+    free(counts);
+    free(displs);
+    free(send);
+    free(recv);
+    free(exp);
+}
+
+static void test_collv_alltoall(int scale)
+{
+    /* From r to j: ((r + j) % 3 + 1) * scale ints 1000000 r + 1000 j + k. */
+    int *sc = malloc(4 * (size_t)size * sizeof(int)), *sd = sc + size, *rc = sd + size,
+        *rd = rc + size;
+    int stot = 0, rtot = 0, bad = 0;
+    int *send, *recv;
+
+    for (int j = 0; j < size; j++) {
+        sc[j] = ((rank + j) % 3 + 1) * scale;
+        rc[j] = ((j + rank) % 3 + 1) * scale;
+    }
+    /* Blocks in reverse order, to show the displacements are used. */
+    for (int j = size - 1; j >= 0; j--) {
+        sd[j] = stot;
+        stot += sc[j];
+        rd[j] = rtot;
+        rtot += rc[j] + 2;
+    }
+    send = malloc((size_t)stot * sizeof(int) + 4);
+    recv = malloc((size_t)rtot * sizeof(int) + 4);
+    for (int j = 0; j < size; j++)
+        for (int k = 0; k < sc[j]; k++)
+            send[sd[j] + k] = 1000000 * rank + 1000 * j + k;
+    for (int i = 0; i < rtot; i++)
+        recv[i] = -1;
+    CHECK_EQ(MPI_Alltoallv(send, sc, sd, MPI_INT, recv, rc, rd, MPI_INT, MPI_COMM_WORLD),
+             MPI_SUCCESS);
+    for (int j = 0; j < size; j++) {
+        for (int k = 0; k < rc[j]; k++)
+            bad += recv[rd[j] + k] != 1000000 * j + 1000 * rank + k;
+        bad += recv[rd[j] + rc[j]] != -1 || recv[rd[j] + rc[j] + 1] != -1;
+    }
+    CHECK_EQ(bad, 0);
+    /* In place: the counts are symmetric here ((r + j) % 3 both ways), so
+     * recvbuf's block j goes to j and j's block for us replaces it. */
+    for (int j = 0; j < size; j++)
+        for (int k = 0; k < rc[j]; k++)
+            recv[rd[j] + k] = 1000000 * rank + 1000 * j + k;
+    CHECK_EQ(MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, recv, rc, rd, MPI_INT,
+                           MPI_COMM_WORLD), MPI_SUCCESS);
+    bad = 0;
+    for (int j = 0; j < size; j++)
+        for (int k = 0; k < rc[j]; k++)
+            bad += recv[rd[j] + k] != 1000000 * j + 1000 * rank + k;
+    CHECK_EQ(bad, 0);
+    free(sc);
+    free(send);
+    free(recv);
+}
+
+static void test_coll(void)
+{
+    enum { N = 5 };
+    MPI_Op then, vsum;
+    int commute = -1;
+
+    test_collv_gather(1);
+    test_collv_gather(3000); /* blocks of 12 KB and more: rendezvous */
+    test_collv_alltoall(1);
+    test_collv_alltoall(2000);
+
+    MPI_Op_create(affine_then, 0, &then);
+    MPI_Op_commutative(then, &commute);
+    CHECK_EQ(commute, 0);
+    MPI_Op_commutative(MPI_SUM, &commute);
+    CHECK_EQ(commute, 1);
+    {
+        /* A pair of long longs per element, as a contiguous type. */
+        MPI_Datatype aff;
+        affine_t in[N], out[N];
+        int bad = 0;
+        MPI_Type_contiguous(2, MPI_LONG_LONG, &aff);
+        MPI_Type_commit(&aff);
+        for (int k = 0; k < N; k++)
+            in[k] = affine_of(rank, k);
+        for (int root = 0; root < size; root++) {
+            memset(out, 0, sizeof(out));
+            MPI_Reduce(in, out, N, aff, then, root, MPI_COMM_WORLD);
+            if (rank == root)
+                for (int k = 0; k < N; k++) {
+                    affine_t e = affine_fold(0, size, k);
+                    bad += out[k].a != e.a || out[k].b != e.b;
+                }
+        }
+        memset(out, 0, sizeof(out));
+        MPI_Allreduce(in, out, N, aff, then, MPI_COMM_WORLD);
+        for (int k = 0; k < N; k++) {
+            affine_t e = affine_fold(0, size, k);
+            bad += out[k].a != e.a || out[k].b != e.b;
+        }
+        /* Scan: ranks 0..r; exscan: 0..r-1 (rank 0's left as it was). */
+        MPI_Scan(in, out, N, aff, then, MPI_COMM_WORLD);
+        for (int k = 0; k < N; k++) {
+            affine_t e = affine_fold(0, rank + 1, k);
+            bad += out[k].a != e.a || out[k].b != e.b;
+        }
+        for (int k = 0; k < N; k++)
+            out[k] = (affine_t){-3, -3};
+        MPI_Exscan(in, out, N, aff, then, MPI_COMM_WORLD);
+        for (int k = 0; k < N; k++) {
+            affine_t e = rank == 0 ? (affine_t){-3, -3} : affine_fold(0, rank, k);
+            bad += out[k].a != e.a || out[k].b != e.b;
+        }
+        /* In place scan. */
+        memcpy(out, in, sizeof(in));
+        MPI_Scan(MPI_IN_PLACE, out, N, aff, then, MPI_COMM_WORLD);
+        for (int k = 0; k < N; k++) {
+            affine_t e = affine_fold(0, rank + 1, k);
+            bad += out[k].a != e.a || out[k].b != e.b;
+        }
+        CHECK_EQ(bad, 0);
+        MPI_Type_free(&aff);
+    }
+    {
+        /* Predefined sums: scan, exscan, reduce_scatter(_block). */
+        int v = rank + 1, s = -1, n = 3, bad = 0;
+        MPI_Scan(&v, &s, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        CHECK_EQ(s, (rank + 1) * (rank + 2) / 2);
+        s = -1;
+        MPI_Exscan(&v, &s, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (rank > 0)
+            CHECK_EQ(s, rank * (rank + 1) / 2);
+        /* Element k of every process's input is rank + k: the sum over
+         * processes is size k + size (size - 1) / 2. */
+        int *in = malloc((size_t)size * (size_t)n * 4 * sizeof(int));
+        int *out = malloc((size_t)size * (size_t)n * 4 * sizeof(int));
+        int *counts = malloc((size_t)size * sizeof(int)), total = 0, at = 0;
+        for (int k = 0; k < size * n; k++)
+            in[k] = rank + k;
+        MPI_Reduce_scatter_block(in, out, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        for (int k = 0; k < n; k++)
+            bad += out[k] != size * (rank * n + k) + size * (size - 1) / 2;
+        memcpy(out, in, (size_t)size * (size_t)n * sizeof(int));
+        MPI_Reduce_scatter_block(MPI_IN_PLACE, out, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        for (int k = 0; k < n; k++)
+            bad += out[k] != size * (rank * n + k) + size * (size - 1) / 2;
+        for (int i = 0; i < size; i++) {
+            counts[i] = i + 1;
+            total += counts[i];
+            if (i < rank)
+                at += counts[i];
+        }
+        for (int k = 0; k < total; k++)
+            in[k] = rank + k;
+        MPI_Reduce_scatter(in, out, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        for (int k = 0; k < counts[rank]; k++)
+            bad += out[k] != size * (at + k) + size * (size - 1) / 2;
+        /* The non-commuting op: block r of the rank-ordered composition. */
+        {
+            MPI_Datatype aff;
+            affine_t *ain = malloc((size_t)total * sizeof(affine_t));
+            affine_t *aout = malloc((size_t)total * sizeof(affine_t));
+            MPI_Type_contiguous(2, MPI_LONG_LONG, &aff);
+            MPI_Type_commit(&aff);
+            for (int k = 0; k < total; k++)
+                ain[k] = affine_of(rank, k);
+            MPI_Reduce_scatter(ain, aout, counts, aff, then, MPI_COMM_WORLD);
+            for (int k = 0; k < counts[rank]; k++) {
+                affine_t e = affine_fold(0, size, at + k);
+                bad += aout[k].a != e.a || aout[k].b != e.b;
+            }
+            MPI_Type_free(&aff);
+            free(ain);
+            free(aout);
+        }
+        CHECK_EQ(bad, 0);
+        free(in);
+        free(out);
+        free(counts);
+    }
+    {
+        /* A user sum on a type with gaps: the function sees the layout,
+         * and the gap ints of the result keep their value. */
+        MPI_Datatype vec;
+        int in[3 * N], out[3 * N], bad = 0;
+        MPI_Type_vector(2, 1, 2, MPI_INT, &vec);
+        MPI_Type_commit(&vec);
+        MPI_Op_create(sum_vec, 1, &vsum);
+        for (int i = 0; i < 3 * N; i++) {
+            in[i] = rank * 10 + i;
+            out[i] = -9;
+        }
+        /* extent 3 ints: element i at 3 i, data at 3 i and 3 i + 2 */
+        MPI_Allreduce(in, out, N, vec, vsum, MPI_COMM_WORLD);
+        for (int i = 0; i < N; i++) {
+            bad += out[3 * i] != 10 * size * (size - 1) / 2 + size * 3 * i;
+            bad += out[3 * i + 1] != -9;
+            bad += out[3 * i + 2] != 10 * size * (size - 1) / 2 + size * (3 * i + 2);
+        }
+        CHECK_EQ(bad, 0);
+        MPI_Op_free(&vsum);
+        CHECK(vsum == MPI_OP_NULL);
+        MPI_Type_free(&vec);
+    }
+
+    /* Errors. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    {
+        int v = 1, s, neg[64], z[64];
+        MPI_Op freed = then, sum = MPI_SUM;
+        for (int i = 0; i < 64; i++) {
+            neg[i] = i == size - 1 ? -1 : 1;
+            z[i] = 0;
+        }
+        MPI_Op_free(&freed);
+        CHECK_EQ(MPI_Allreduce(&v, &s, 1, MPI_INT, then, MPI_COMM_WORLD), MPI_ERR_OP);
+        CHECK_EQ(MPI_Scan(&v, &s, 1, MPI_INT, 0x10000077, MPI_COMM_WORLD), MPI_ERR_OP);
+        CHECK_EQ(MPI_Op_free(&sum), MPI_ERR_OP);
+        CHECK_EQ(MPI_Op_free(&freed), MPI_ERR_OP);
+        CHECK_EQ(MPI_Op_create(NULL, 1, &freed), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Exscan(&v, &s, 1, MPI_DOUBLE_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_OP);
+        CHECK_EQ(MPI_Allgatherv(&v, 1, MPI_INT, &s, neg, z, MPI_INT, MPI_COMM_WORLD),
+                 MPI_ERR_COUNT);
+        CHECK_EQ(MPI_Allgatherv(&v, 1, MPI_INT, &s, NULL, z, MPI_INT, MPI_COMM_WORLD),
+                 MPI_ERR_ARG);
+        CHECK_EQ(MPI_Gatherv(&v, 1, MPI_INT, &s, z, z, MPI_INT, size, MPI_COMM_WORLD),
+                 MPI_ERR_ROOT);
+        CHECK_EQ(MPI_Reduce_scatter_block(&v, &s, -1, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
+                 MPI_ERR_COUNT);
+        CHECK_EQ(MPI_Alltoallv(&v, z, NULL, MPI_INT, &s, z, z, MPI_INT, MPI_COMM_WORLD),
+                 MPI_ERR_ARG);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+/* --- Testsome, request status, groups, names, split by node, info, memory ---------------- */
+static void test_misc_requests(void)
+{
+    int to = (rank + 1) % size, from = (rank - 1 + size) % size;
+    int out[3] = {-1, -1, -1}, v[3] = {10 + rank, 11 + rank, 12 + rank}, n, idx[3], seen = 0;
+    MPI_Request rq[3], sq[3];
+    MPI_Status st[3];
+    double t0;
+
+    for (int k = 0; k < 3; k++)
+        MPI_Irecv(&out[k], 1, MPI_INT, from, k, MPI_COMM_WORLD, &rq[k]);
+    /* Tags 0 and 2 now, tag 1 after a barrier: Testsome sees 0 and 2 only. */
+    MPI_Isend(&v[0], 1, MPI_INT, to, 0, MPI_COMM_WORLD, &sq[0]);
+    MPI_Isend(&v[2], 1, MPI_INT, to, 2, MPI_COMM_WORLD, &sq[2]);
+    t0 = MPI_Wtime();
+    while (seen < 2 && MPI_Wtime() - t0 < 20) {
+        CHECK_EQ(MPI_Testsome(3, rq, &n, idx, st), MPI_SUCCESS);
+        for (int i = 0; i < n; i++) {
+            CHECK(idx[i] == 0 || idx[i] == 2);
+            CHECK_EQ(st[i].MPI_TAG, idx[i]);
+            CHECK_EQ(st[i].MPI_SOURCE, from);
+            CHECK(rq[idx[i]] == MPI_REQUEST_NULL);
+        }
+        seen += n;
+    }
+    CHECK_EQ(seen, 2);
+    CHECK(rq[1] != MPI_REQUEST_NULL);
+    CHECK(out[0] == 10 + from && out[2] == 12 + from && out[1] == -1);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Isend(&v[1], 1, MPI_INT, to, 1, MPI_COMM_WORLD, &sq[1]);
+    /* Request_get_status: flag, status, and the request left alone. */
+    {
+        int flag = 0;
+        MPI_Status s;
+        t0 = MPI_Wtime();
+        while (!flag && MPI_Wtime() - t0 < 20)
+            MPI_Request_get_status(rq[1], &flag, &s);
+        CHECK_EQ(flag, 1);
+        CHECK_EQ(s.MPI_TAG, 1);
+        CHECK(rq[1] != MPI_REQUEST_NULL);
+        CHECK_EQ(MPI_Testsome(3, rq, &n, idx, st), MPI_SUCCESS);
+        CHECK(n == 1 && idx[0] == 1 && out[1] == 11 + from);
+        /* Nothing active left. */
+        CHECK_EQ(MPI_Testsome(3, rq, &n, idx, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+        CHECK_EQ(n, MPI_UNDEFINED);
+        MPI_Request_get_status(MPI_REQUEST_NULL, &flag, &s);
+        CHECK_EQ(flag, 1);
+    }
+    MPI_Waitall(3, sq, MPI_STATUSES_IGNORE);
+    /* Status setters. */
+    {
+        MPI_Status s;
+        int c, flag;
+        MPI_Status_set_elements(&s, MPI_INT, 3);
+        MPI_Get_count(&s, MPI_INT, &c);
+        CHECK_EQ(c, 3);
+        MPI_Get_elements(&s, MPI_INT, &c);
+        CHECK_EQ(c, 3);
+        MPI_Status_set_cancelled(&s, 1);
+        MPI_Test_cancelled(&s, &flag);
+        CHECK_EQ(flag, 1);
+    }
+}
+
+static void test_misc_groups(void)
+{
+    MPI_Group world, excl, rev, even, odd, u, in, diff;
+    int res, n, *r = malloc((size_t)size * sizeof(int)), *t = malloc((size_t)size * sizeof(int));
+    int range[1][3];
+
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    for (int i = 0; i < size; i++)
+        r[i] = i;
+    /* excl rank 0: ranks 1.. in order. */
+    int zero = 0;
+    MPI_Group_excl(world, 1, &zero, &excl);
+    MPI_Group_size(excl, &n);
+    CHECK_EQ(n, size - 1);
+    MPI_Group_translate_ranks(excl, size - 1, r, world, t);
+    for (int i = 0; i < size - 1; i++)
+        CHECK_EQ(t[i], i + 1);
+    /* The ranks backwards: similar to world (identical for one). */
+    range[0][0] = size - 1;
+    range[0][1] = 0;
+    range[0][2] = -1;
+    MPI_Group_range_incl(world, 1, range, &rev);
+    MPI_Group_translate_ranks(rev, size, r, world, t);
+    for (int i = 0; i < size; i++)
+        CHECK_EQ(t[i], size - 1 - i);
+    MPI_Group_compare(world, rev, &res);
+    CHECK_EQ(res, size == 1 ? MPI_IDENT : MPI_SIMILAR);
+    /* Evens by range_incl, odds by range_excl of the evens' range. */
+    range[0][0] = 0;
+    range[0][1] = size - 1;
+    range[0][2] = 2;
+    MPI_Group_range_incl(world, 1, range, &even);
+    MPI_Group_range_excl(world, 1, range, &odd);
+    MPI_Group_size(even, &n);
+    CHECK_EQ(n, (size + 1) / 2);
+    MPI_Group_size(odd, &n);
+    CHECK_EQ(n, size / 2);
+    /* union: evens then odds; intersection with world: the evens;
+     * difference world - evens: the odds. */
+    MPI_Group_union(even, odd, &u);
+    MPI_Group_translate_ranks(u, size, r, world, t);
+    for (int i = 0; i < size; i++)
+        CHECK_EQ(t[i], i < (size + 1) / 2 ? 2 * i : 2 * (i - (size + 1) / 2) + 1);
+    MPI_Group_compare(u, world, &res);
+    CHECK_EQ(res, size <= 2 ? MPI_IDENT : MPI_SIMILAR);
+    MPI_Group_intersection(world, even, &in);
+    MPI_Group_compare(in, even, &res);
+    CHECK_EQ(res, MPI_IDENT);
+    MPI_Group_difference(world, even, &diff);
+    MPI_Group_compare(diff, odd, &res);
+    CHECK_EQ(res, MPI_IDENT);
+    MPI_Group_compare(even, odd, &res);
+    CHECK_EQ(res, size == 2 ? MPI_UNEQUAL : MPI_UNEQUAL);
+    MPI_Group_free(&diff);
+    MPI_Group_free(&in);
+    MPI_Group_free(&u);
+    MPI_Group_free(&odd);
+    MPI_Group_free(&even);
+    MPI_Group_free(&rev);
+    MPI_Group_free(&excl);
+    /* Errors: a rank twice, a stride of 0. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    {
+        int twice[2] = {0, 0};
+        range[0][2] = 0;
+        CHECK_EQ(MPI_Group_excl(world, 2, twice, &excl), size == 1 ? MPI_ERR_ARG : MPI_ERR_RANK);
+        CHECK_EQ(MPI_Group_range_incl(world, 1, range, &excl), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Group_union(world, MPI_GROUP_NULL, &u), MPI_ERR_GROUP);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Group_free(&world);
+    free(r);
+    free(t);
+}
+
+/* Attribute callbacks: the copy gives value + 1, the delete counts. */
+static int attr_deletes, attr_copies;
+
+static int attr_copy_plus(MPI_Comm oldcomm, int key, void *extra, void *in, void *out, int *flag)
+{
+    (void)oldcomm;
+    (void)key;
+    (void)extra;
+    attr_copies++;
+    *(intptr_t *)out = (intptr_t)in + 1;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+static int attr_delete_count(MPI_Comm comm, int key, void *val, void *extra)
+{
+    (void)comm;
+    (void)key;
+    (void)val;
+    attr_deletes += *(int *)extra;
+    return MPI_SUCCESS;
+}
+
+static void test_misc_attrs(void)
+{
+    int key, nocopy, flag, one = 1, *tag_ub;
+    intptr_t v;
+    MPI_Comm d, dd;
+
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
+    CHECK(flag == 1 && *tag_ub >= 32767);
+    CHECK_EQ(MPI_Comm_create_keyval(attr_copy_plus, attr_delete_count, &key, &one), MPI_SUCCESS);
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, attr_delete_count, &nocopy, &one);
+    CHECK(key != nocopy && key != MPI_KEYVAL_INVALID);
+    MPI_Comm_dup(MPI_COMM_WORLD, &d);
+    MPI_Comm_get_attr(d, key, &v, &flag);
+    CHECK_EQ(flag, 0);
+    MPI_Comm_set_attr(d, key, (void *)(intptr_t)41);
+    MPI_Comm_set_attr(d, nocopy, (void *)(intptr_t)7);
+    MPI_Comm_get_attr(d, key, &v, &flag);
+    CHECK(flag == 1 && v == 41);
+    /* dup: the copy callback runs for key only. */
+    MPI_Comm_dup(d, &dd);
+    CHECK_EQ(attr_copies, 1);
+    MPI_Comm_get_attr(dd, key, &v, &flag);
+    CHECK(flag == 1 && v == 42);
+    MPI_Comm_get_attr(dd, nocopy, &v, &flag);
+    CHECK_EQ(flag, 0);
+    /* Freeing dd deletes its one attribute. */
+    MPI_Comm_free(&dd);
+    CHECK_EQ(attr_deletes, 1);
+    /* Setting again deletes the old value; delete_attr deletes. */
+    MPI_Comm_set_attr(d, key, (void *)(intptr_t)5);
+    CHECK_EQ(attr_deletes, 2);
+    MPI_Comm_delete_attr(d, key);
+    CHECK_EQ(attr_deletes, 3);
+    MPI_Comm_get_attr(d, key, &v, &flag);
+    CHECK_EQ(flag, 0);
+    /* A freed keyval's values live on until their communicator goes. */
+    MPI_Comm_free_keyval(&nocopy);
+    CHECK_EQ(nocopy, MPI_KEYVAL_INVALID);
+    MPI_Comm_free(&d);
+    CHECK_EQ(attr_deletes, 4);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK_EQ(MPI_Comm_set_attr(MPI_COMM_WORLD, MPI_TAG_UB, NULL), MPI_ERR_KEYVAL);
+    CHECK_EQ(MPI_Comm_get_attr(MPI_COMM_WORLD, 9999, &v, &flag), MPI_ERR_KEYVAL);
+    MPI_Comm_free_keyval(&key);
+    CHECK_EQ(MPI_Comm_free_keyval(&key), MPI_ERR_KEYVAL);
+    CHECK_EQ(MPI_Comm_set_attr(MPI_COMM_WORLD, 16, NULL), MPI_ERR_KEYVAL);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+/* A handler that records what it was called with. */
+static int errh_calls, errh_code;
+static MPI_Comm errh_comm;
+
+static void errh_record(MPI_Comm *comm, int *code, ...)
+{
+    errh_calls++;
+    errh_code = *code;
+    errh_comm = *comm;
+}
+
+static void test_misc_errh(void)
+{
+    MPI_Errhandler eh, got, keep;
+    MPI_Comm d, e;
+    int v = 0;
+
+    CHECK_EQ(MPI_Comm_create_errhandler(errh_record, &eh), MPI_SUCCESS);
+    MPI_Comm_dup(MPI_COMM_WORLD, &d);
+    MPI_Comm_set_errhandler(d, eh);
+    MPI_Comm_get_errhandler(d, &got);
+    CHECK(got == eh);
+    /* A failing call runs it with the class and the communicator, then
+     * returns the class. */
+    CHECK_EQ(MPI_Send(&v, 1, MPI_INT, size, 0, d), MPI_ERR_RANK);
+    CHECK(errh_calls == 1 && errh_code == MPI_ERR_RANK && errh_comm == d);
+    CHECK_EQ(MPI_Comm_call_errhandler(d, MPI_ERR_OTHER), MPI_SUCCESS);
+    CHECK(errh_calls == 2 && errh_code == MPI_ERR_OTHER);
+    /* Freed: d keeps it, no communicator can take it again. */
+    keep = eh;
+    MPI_Errhandler_free(&eh);
+    CHECK(eh == MPI_ERRHANDLER_NULL);
+    CHECK_EQ(MPI_Send(&v, 1, MPI_INT, 0, -5, d), MPI_ERR_TAG);
+    CHECK(errh_calls == 3 && errh_code == MPI_ERR_TAG);
+    MPI_Comm_dup(MPI_COMM_WORLD, &e);
+    MPI_Comm_set_errhandler(e, MPI_ERRORS_RETURN);
+    CHECK_EQ(MPI_Comm_set_errhandler(e, keep), MPI_ERR_ARG);
+    CHECK_EQ(errh_calls, 3); /* e's handler is MPI_ERRORS_RETURN */
+    MPI_Comm_free(&e);
+    MPI_Comm_free(&d);
+}
+
+static void test_misc(void)
+{
+    test_misc_requests();
+    test_misc_groups();
+    test_misc_attrs();
+    test_misc_errh();
+    {
+        /* Names: the predefined ones, one set, a duplicate's none. */
+        char name[MPI_MAX_OBJECT_NAME];
+        int len;
+        MPI_Comm d, dd;
+        MPI_Comm_get_name(MPI_COMM_WORLD, name, &len);
+        CHECK(strcmp(name, "MPI_COMM_WORLD") == 0 && len == 14);
+        int inter = -1;
+        MPI_Comm_test_inter(MPI_COMM_WORLD, &inter);
+        CHECK_EQ(inter, 0);
+        MPI_Comm_dup(MPI_COMM_WORLD, &d);
+        MPI_Comm_set_name(d, "halo rows");
+        MPI_Comm_get_name(d, name, &len);
+        CHECK(strcmp(name, "halo rows") == 0 && len == 9);
+        MPI_Comm_dup(d, &dd);
+        MPI_Comm_get_name(dd, name, &len);
+        CHECK_EQ(len, 0);
+        MPI_Comm_free(&dd);
+        MPI_Comm_free(&d);
+    }
+    {
+        /* One node: the shared communicator is every process, by key. */
+        MPI_Comm node;
+        int r, s;
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, size - rank, MPI_INFO_NULL,
+                            &node);
+        MPI_Comm_size(node, &s);
+        MPI_Comm_rank(node, &r);
+        CHECK_EQ(s, size);
+        CHECK_EQ(r, size - 1 - rank);
+        MPI_Comm_free(&node);
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_UNDEFINED, 0, MPI_INFO_NULL, &node);
+        CHECK(node == MPI_COMM_NULL);
+    }
+    {
+        /* Info: set, get (cut to valuelen), order of keys, delete, dup. */
+        MPI_Info info, copy;
+        char v[16], k[MPI_MAX_INFO_KEY + 1];
+        int flag, n, len;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "alpha", "one");
+        MPI_Info_set(info, "beta", "a longer value");
+        MPI_Info_set(info, "gamma", "3");
+        MPI_Info_set(info, "alpha", "uno"); /* replaces, keeps its place */
+        MPI_Info_get_nkeys(info, &n);
+        CHECK_EQ(n, 3);
+        MPI_Info_get_nthkey(info, 0, k);
+        CHECK(strcmp(k, "alpha") == 0);
+        MPI_Info_get_nthkey(info, 2, k);
+        CHECK(strcmp(k, "gamma") == 0);
+        MPI_Info_get(info, "alpha", sizeof(v) - 1, v, &flag);
+        CHECK(flag == 1 && strcmp(v, "uno") == 0);
+        MPI_Info_get(info, "beta", 4, v, &flag);
+        CHECK(flag == 1 && strcmp(v, "a lo") == 0);
+        MPI_Info_get_valuelen(info, "beta", &len, &flag);
+        CHECK(flag == 1 && len == 14);
+        MPI_Info_get(info, "delta", sizeof(v) - 1, v, &flag);
+        CHECK_EQ(flag, 0);
+        MPI_Info_dup(info, &copy);
+        MPI_Info_delete(info, "beta");
+        MPI_Info_get_nkeys(info, &n);
+        CHECK_EQ(n, 2);
+        MPI_Info_get_nkeys(copy, &n);
+        CHECK_EQ(n, 3);
+        MPI_Info_get_nthkey(info, 1, k);
+        CHECK(strcmp(k, "gamma") == 0);
+        MPI_Info_free(&copy);
+        CHECK(copy == MPI_INFO_NULL);
+        MPI_Info_get_nkeys(MPI_INFO_ENV, &n);
+        CHECK_EQ(n, 0);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        CHECK_EQ(MPI_Info_delete(info, "beta"), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Info_set(info, "", "x"), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Info_get_nkeys(MPI_INFO_NULL, &n), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Info_free(&copy), MPI_ERR_ARG);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+        MPI_Info_free(&info);
+    }
+    {
+        /* Memory from MPI_Alloc_mem carries a rendezvous message. */
+        enum { BYTES = 1 << 20 };
+        unsigned char *s, *r;
+        int bad = 0;
+        CHECK_EQ(MPI_Alloc_mem(BYTES, MPI_INFO_NULL, &s), MPI_SUCCESS);
+        CHECK_EQ(MPI_Alloc_mem(BYTES, MPI_INFO_NULL, &r), MPI_SUCCESS);
+        for (int i = 0; i < BYTES; i++)
+            s[i] = (unsigned char)(i * 7 + rank);
+        MPI_Sendrecv(s, BYTES, MPI_BYTE, (rank + 1) % size, 50, r, BYTES, MPI_BYTE,
+                     (rank - 1 + size) % size, 50, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (int i = 0; i < BYTES; i++)
+            bad += r[i] != (unsigned char)(i * 7 + (rank - 1 + size) % size);
+        CHECK_EQ(bad, 0);
+        MPI_Free_mem(s);
+        MPI_Free_mem(r);
+        CHECK_EQ(MPI_Pcontrol(1), MPI_SUCCESS);
+    }
+}
+
+/* --- The runner ------------------------------------------------------------------------ */
+typedef struct {
+    const char *name;
+    void (*fn)(void);
+} test_t;
+
+static const test_t tests[] = {
+    {"topo", test_topo},
+    {"dtype", test_dtype},
+    {"coll", test_coll},
+    {"misc", test_misc},
+};
+
+int main(int argc, char **argv)
+{
+    int total = 0;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int a = 1; a < argc; a++) {
+        int known = strcmp(argv[a], "all") == 0;
+        for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++)
+            known |= strcmp(argv[a], tests[t].name) == 0;
+        if (!known) {
+            if (rank == 0) {
+                fprintf(stderr, "mpi_more: unknown test \"%s\"; the tests are: all", argv[a]);
+                for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++)
+                    fprintf(stderr, " %s", tests[t].name);
+                fprintf(stderr, "\n");
+            }
+            MPI_Finalize();
+            return 2;
+        }
+    }
+    if (argc < 2 && rank == 0)
+        fprintf(stderr, "mpi_more: no test named; running none\n");
+    for (int a = 1; a < argc; a++)
+        for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++)
+            if (strcmp(argv[a], "all") == 0 || strcmp(argv[a], tests[t].name) == 0) {
+                double t0 = MPI_Wtime();
+                tests[t].fn();
+                if (rank == 0)
+                    printf("%-8s %s (%.2f s)\n", tests[t].name, failed ? "FAILED" : "ok",
+                           MPI_Wtime() - t0);
+                fflush(stdout);
+            }
+    MPI_Allreduce(&failed, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("%s: %d failed checks over %d processes\n", total ? "FAIL" : "PASS", total, size);
+    MPI_Finalize();
+    return total != 0;
+}
