@@ -21,6 +21,8 @@ typedef struct onic_xport_tparams {
     onic_xport_notify_t       *notify;
     onic_boot_t               *boot;    /* the launcher's store; NULL without one */
     const uint8_t             *serve;   /* by peer: 1 if this transport carries it */
+    const uint32_t            *ranks;   /* by peer: its rank in the job (for messages); NULL:
+                                         * the transport's numbering is the job's */
     /* What a send that finds no room calls before it tries again: this
      * process's transports drained into the front end's queue (the peer
      * may be waiting for room here), RMA moved along, the core yielded now

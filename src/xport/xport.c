@@ -147,6 +147,7 @@ static void xport_tr_setup(onic_xport_t *x, unsigned which, const onic_xport_ops
     t->tp.notify = &x->notify;
     t->tp.boot = x->boot;
     t->tp.serve = which == XPORT_OFI ? x->serve_ofi : NULL;
+    t->tp.ranks = ranks;
     t->tp.room = xport_room;
     t->tp.room_arg = x;
 }
