@@ -359,6 +359,8 @@ int  onic_mpi_err_ptl(onic_mpi_comm_t *comm, const char *call, const char *what,
 int  onic_mpi_err_state(const char *call);
 void onic_mpi_errh_init(void);
 _Noreturn void onic_mpi_die(int code);
+/* This rank for a message: MPI's, else the launcher's (before MPI knows it), else "?". */
+const char *onic_mpi_rank_str(void);
 
 /* Argument checks shared by the calls: each returns MPI_SUCCESS or reports.
  * Checks that a call is allowed at all (MPI_Init done, not finalized). */
