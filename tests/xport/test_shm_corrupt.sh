@@ -4,7 +4,8 @@
 # 2-rank job's shared memory; the process that finds it must print one
 # error line naming the lane, the field and the value, and the job must end
 # with a non-zero status (65, a corrupt-data exit) within a second of the
-# write, with nothing left in /dev/shm.
+# write. (That nothing is left in /dev/shm, the shm_ledger tests around the
+# whole run check: other jobs may run meanwhile.)
 #   test_shm_corrupt.sh ONICRUN SHM_CORRUPT_JOB SHM_POKE
 set -u
 run=$1
@@ -21,10 +22,6 @@ in_time() {
     poked=$(sed -n 's/^shm_poke: .* done at //p' "$out")
     [ -n "$poked" ] && awk -v a="$poked" -v b="$end" 'BEGIN { exit !(b - a < 1.0) }'
 }
-no_residue() { [ -z "$(ls /dev/shm 2>/dev/null | grep "^onic-" | grep -v -x -f "$before")" ]; }
-
-before=$(mktemp)
-ls /dev/shm 2>/dev/null | grep "^onic-" >"$before"
 skipped=0
 for case in "garbage:ready word .* (overwritten)" "length:payload length 4294967295" \
             "slots:slot count 255" "kind:kind 77" "gap:sequence number" \
@@ -43,9 +40,7 @@ for case in "garbage:ready word .* (overwritten)" "length:payload length 4294967
     check "$scenario: one error line for the lane" one_line
     check "$scenario: the line names $field" names "$field"
     check "$scenario: the job ended within a second of the write" in_time
-    check "$scenario: nothing left in /dev/shm" no_residue
 done
-rm -f "$before"
 if [ $skipped -gt 0 ]; then
     echo "SKIPPED $skipped scenarios: the kernel does not let a process write another's memory"
 fi
