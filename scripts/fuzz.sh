@@ -1,16 +1,18 @@
 #!/bin/sh
 # Builds the libFuzzer targets with clang (installing it if missing) in
 # build-fuzz and runs one for SECONDS (default 60): TARGET ptl (default, the
-# Portals target side) or trace (the match-trace reader and replay).
+# Portals target side), trace (the match-trace reader and replay) or lane
+# (the shm lane's decoder and audits).
 # Exits non-zero if the fuzzer finds anything.
-#   scripts/fuzz.sh [SECONDS] [ptl|trace]
+#   scripts/fuzz.sh [SECONDS] [ptl|trace|lane]
 set -eu
 SECONDS_TO_RUN=${1:-60}
 TARGET=${2:-ptl}
 case $TARGET in
 ptl) BIN=fuzz_ptl_target ;;
 trace) BIN=fuzz_trace_read ;;
-*) echo "fuzz: unknown target $TARGET; use ptl or trace" >&2; exit 2 ;;
+lane) BIN=fuzz_shm_lane ;;
+*) echo "fuzz: unknown target $TARGET; use ptl, trace or lane" >&2; exit 2 ;;
 esac
 cd "$(dirname "$0")/.."
 

@@ -7,8 +7,15 @@
  * two jobs never collide and no one outside the job can guess the names).
  * The processes share one process group. SIGINT, SIGTERM, SIGHUP, SIGQUIT,
  * SIGUSR1, SIGUSR2 and SIGALRM are forwarded to it. When a process exits
- * non-zero, dies from a signal or stops, or the timeout passes, the others
- * get SIGTERM and, half a second later, SIGKILL. The job's shared-memory
+ * non-zero or dies from a signal, or the timeout passes, the others get
+ * SIGTERM and, half a second later, SIGKILL.
+ *
+ * Job control: SIGTSTP (Ctrl-Z) to onicrun stops every process and the
+ * onload engine (SIGSTOP), then onicrun itself; SIGCONT to onicrun (fg, bg)
+ * continues them all, and the job goes on. A process stopped on its own (a
+ * debugger, kill -STOP) is waited for, not killed: after RUN_STOP_NOTICE_NS
+ * onicrun says once which rank is stopped and that SIGCONT resumes it. A
+ * timeout still counts while the job is stopped. The job's shared-memory
  * objects are removed before onicrun exits; if onicrun itself is killed by
  * SIGKILL its processes die with it (PR_SET_PDEATHSIG), but what they left
  * in /dev/shm stays. Standard input goes to rank 0 unless it is a terminal
@@ -54,6 +61,7 @@
 #define RUN_EXIT_USAGE   2
 #define RUN_EXIT_TIMEOUT 124
 #define RUN_ENGINE_START_NS 10000000000ull /* the engine must be ready by then */
+#define RUN_STOP_NOTICE_NS 3000000000ull   /* a rank stopped this long is reported */
 
 /* Signals onicrun passes on to the job instead of dying from them. */
 static const int run_forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
@@ -80,6 +88,9 @@ typedef struct run_job {
     int      status;    /* onicrun's exit status so far */
     int      stopping;  /* the others have been told to stop */
     uint64_t kill_at;   /* when stopping: SIGKILL time, 0 once sent */
+    uint64_t *stopped;  /* by rank: when it was seen stopped, 0 if running */
+    uint8_t  *noticed;  /* by rank: its stop was reported */
+    int      suspended; /* onicrun stopped the job itself (SIGTSTP) */
 } run_job_t;
 
 static uint64_t run_now_ns(void)
@@ -442,6 +453,7 @@ static void run_engine_stop(run_job_t *job)
     if (job->engine == 0)
         return;
     kill(job->engine, SIGTERM);
+    kill(job->engine, SIGCONT);
     while (waitpid(job->engine, &st, WNOHANG) == 0) {
         struct timespec tick = {0, 1000000};
         if (run_now_ns() >= kill_at) {
@@ -478,6 +490,7 @@ static void run_stop(run_job_t *job, long n, int sig)
     job->stopping = 1;
     job->kill_at = run_now_ns() + RUN_GRACE_NS;
     run_signal(job, n, sig);
+    run_signal(job, n, SIGCONT); /* a stopped process must run to end */
 }
 
 static long run_rank_of(const run_job_t *job, long n, pid_t pid)
@@ -494,11 +507,11 @@ static void run_reap(run_job_t *job, long n)
     pid_t pid;
     int st;
 
-    while ((pid = waitpid(-1, &st, WNOHANG | WUNTRACED)) > 0) {
+    while ((pid = waitpid(-1, &st, WNOHANG | WUNTRACED | WCONTINUED)) > 0) {
         long rank = run_rank_of(job, n, pid);
         int failed = 0, code = 0;
 
-        if (pid == job->engine && !WIFSTOPPED(st)) {
+        if (pid == job->engine && !WIFSTOPPED(st) && !WIFCONTINUED(st)) {
             /* The processes it serves cannot go on without it. */
             job->engine = 0;
             if (!job->stopping) {
@@ -513,14 +526,19 @@ static void run_reap(run_job_t *job, long n)
         if (rank < 0)
             continue;
         if (WIFSTOPPED(st)) {
-            /* A stopped process would hang the job: treat it as failed. */
-            if (!job->stopping) {
-                fprintf(stderr, "onicrun: rank %ld (pid %d) was stopped by signal %d (%s)\n",
-                        rank, (int)pid, WSTOPSIG(st), strsignal(WSTOPSIG(st)));
-                job->status = 128 + WSTOPSIG(st);
-            }
-            kill(pid, SIGKILL);
-            run_stop(job, n, SIGTERM);
+            /* Waited for, like any slow process (a debugger, kill -STOP):
+             * said once if it lasts (run_stop_notice). */
+            if (job->stopped[rank] == 0)
+                job->stopped[rank] = run_now_ns();
+            if (job->stopping)
+                kill(pid, SIGCONT); /* so that SIGTERM can end it */
+            continue;
+        }
+        if (WIFCONTINUED(st)) {
+            if (job->noticed[rank] && !job->stopping)
+                fprintf(stderr, "onicrun: rank %ld (pid %d) continues\n", rank, (int)pid);
+            job->stopped[rank] = 0;
+            job->noticed[rank] = 0;
             continue;
         }
         job->pids[rank] = 0;
@@ -547,6 +565,43 @@ static void run_reap(run_job_t *job, long n)
             }
         }
     }
+}
+
+/* A rank stopped on its own for RUN_STOP_NOTICE_NS: say so, once. */
+static void run_stop_notice(run_job_t *job, long n, uint64_t now)
+{
+    for (long r = 0; r < n && !job->suspended && !job->stopping; r++) {
+        if (job->pids[r] == 0 || job->stopped[r] == 0 || job->noticed[r] ||
+            now - job->stopped[r] < RUN_STOP_NOTICE_NS)
+            continue;
+        fprintf(stderr, "onicrun: rank %ld (pid %d) has been stopped for %.0f s; the job waits "
+                "for it (kill -CONT %d resumes it)\n", r, (int)job->pids[r],
+                (double)(now - job->stopped[r]) / 1e9, (int)job->pids[r]);
+        job->noticed[r] = 1;
+    }
+}
+
+/* Ctrl-Z: stop the processes and the engine, then onicrun itself; when
+ * onicrun is continued (fg, bg), continue them. */
+static void run_suspend(run_job_t *job, long n)
+{
+    if (job->stopping)
+        return;
+    job->suspended = 1;
+    run_signal(job, n, SIGSTOP);
+    if (job->engine != 0)
+        kill(job->engine, SIGSTOP);
+    kill(getpid(), SIGSTOP); /* returns once continued */
+}
+
+static void run_resume(run_job_t *job, long n)
+{
+    if (job->engine != 0)
+        kill(job->engine, SIGCONT);
+    run_signal(job, n, SIGCONT);
+    job->suspended = 0;
+    for (long r = 0; r < n; r++)
+        job->stopped[r] = 0;
 }
 
 /* The cores the job may use: with --bind core, hwloc's cores (the ranks are
@@ -616,7 +671,9 @@ int main(int argc, char **argv)
     if (run_jobid_make(job.jobid) != 0 || run_env_clean() != 0)
         return 1;
     job.pids = calloc((size_t)o.nprocs, sizeof(*job.pids));
-    if (job.pids == NULL) {
+    job.stopped = calloc((size_t)o.nprocs, sizeof(*job.stopped));
+    job.noticed = calloc((size_t)o.nprocs, sizeof(*job.noticed));
+    if (job.pids == NULL || job.stopped == NULL || job.noticed == NULL) {
         fprintf(stderr, "onicrun: out of memory\n");
         return 1;
     }
@@ -633,6 +690,8 @@ int main(int argc, char **argv)
     /* Signals are taken synchronously by sigtimedwait below. */
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGTSTP);
+    sigaddset(&set, SIGCONT);
     for (size_t i = 0; i < sizeof(run_forwarded) / sizeof(run_forwarded[0]); i++)
         sigaddset(&set, run_forwarded[i]);
     sigprocmask(SIG_BLOCK, &set, &oldmask);
@@ -642,6 +701,8 @@ int main(int argc, char **argv)
         run_shm_cleanup(&job);
         hwloc_topology_destroy(topo);
         free(job.pids);
+    free(job.stopped);
+    free(job.noticed);
         return 1;
     }
 
@@ -670,7 +731,11 @@ int main(int argc, char **argv)
         int sig = sigtimedwait(&set, &info, &poll);
         uint64_t now;
 
-        if (sig > 0 && sig != SIGCHLD) {
+        if (sig == SIGTSTP) {
+            run_suspend(&job, o.nprocs);
+        } else if (sig == SIGCONT) {
+            run_resume(&job, o.nprocs);
+        } else if (sig > 0 && sig != SIGCHLD) {
             if (!job.stopping) {
                 fprintf(stderr, "onicrun: got signal %d (%s), stopping the job\n", sig,
                         strsignal(sig));
@@ -682,6 +747,7 @@ int main(int argc, char **argv)
         }
         run_reap(&job, o.nprocs);
         now = run_now_ns();
+        run_stop_notice(&job, o.nprocs, now);
         if (deadline != 0 && now >= deadline && !job.stopping && job.alive > 0) {
             fprintf(stderr, "onicrun: the job did not finish within %g s; stopping it\n",
                     o.timeout_s);
@@ -698,5 +764,7 @@ int main(int argc, char **argv)
     if (topo != NULL)
         hwloc_topology_destroy(topo);
     free(job.pids);
+    free(job.stopped);
+    free(job.noticed);
     return job.status;
 }

@@ -348,6 +348,15 @@ __attribute__((cold, noinline)) onic_status_t onic_config_read(onic_config_t *cf
         status = ONIC_ERR_INVALID_PARAM;
     }
     config_warn_unknown();
+    /* onicrun's rank, as soon as it is read: errors from here on name it,
+     * even this call's (src/boot sets it for other launchers). */
+    if (onic_log_rank() < 0) {
+        const onic_config_var_t *var = onic_config_var_find("ONIC_RANK");
+        const char *str = var != NULL ? onic_config_env(var) : NULL;
+        unsigned rank;
+        if (str != NULL && onic_config_parse(var, str, &rank, err, sizeof(err)) == ONIC_OK)
+            onic_log_rank_set((int)rank);
+    }
     if (status == ONIC_OK)
         *cfg_p = cfg;
     return status;

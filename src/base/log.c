@@ -47,6 +47,18 @@ __attribute__((cold, noinline)) void onic_log_emit(onic_log_level_t level, const
     errno = saved_errno;
 }
 
+static _Atomic int log_rank = -1;
+
+void onic_log_rank_set(int rank)
+{
+    atomic_store_explicit(&log_rank, rank, memory_order_relaxed);
+}
+
+int onic_log_rank(void)
+{
+    return atomic_load_explicit(&log_rank, memory_order_relaxed);
+}
+
 static void (*log_abort_fn)(int code, const char *msg);
 
 void onic_log_abort_set(void (*fn)(int code, const char *msg))
@@ -61,4 +73,19 @@ __attribute__((cold, noinline)) void onic_log_abort_job(int code, const char *ms
     log_abort_fn = NULL; /* once */
     if (fn != NULL)
         fn(code, msg);
+}
+
+__attribute__((cold, noinline, noreturn)) void onic_log_fail_stop(int code, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "onic[%d] error: %s\n", (int)getpid(), msg);
+    fflush(stderr);
+    fflush(stdout);
+    onic_log_abort_job(code, msg);
+    _exit(code);
 }

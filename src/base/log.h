@@ -31,8 +31,26 @@ void onic_log_emit(onic_log_level_t level, const char *file, int line, const cha
  * must be told (PMIx, PMI-1) registers how while it is open; layers that
  * know nothing of launchers (MPI) call onic_log_abort_job before exiting.
  * Does nothing when no such bootstrap is open. */
+/* This process's rank in its job, once its launcher said it (src/boot
+ * sets it as soon as it knows); -1 before. For messages that must name
+ * the rank before the layers above know it. */
+void onic_log_rank_set(int rank);
+int  onic_log_rank(void);
+
 void onic_log_abort_set(void (*fn)(int code, const char *msg));
 void onic_log_abort_job(int code, const char *msg);
+
+/* The exit status of a process that found corrupt data in memory another
+ * process writes (a shared-memory lane, bounce buffer, or the onload
+ * engine's segments): sysexits' EX_DATAERR. */
+#define ONIC_EXIT_CORRUPT 65
+
+/* Fail-stop: print one error line (whatever ONIC_LOG says), tell the
+ * launcher to end the job (onic_log_abort_job), and exit with code at
+ * once, as a dead rank would: no handler, no atexit, nothing read from the
+ * shared memory again. onicrun then stops the other processes. */
+void onic_log_fail_stop(int code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), cold, noreturn));
 
 #define onic_error(...) onic_log(ONIC_LOG_ERROR, __VA_ARGS__)
 #define onic_warn(...)  onic_log(ONIC_LOG_WARN, __VA_ARGS__)

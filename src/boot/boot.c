@@ -106,6 +106,7 @@ onic_status_t onic_boot_open(const onic_config_t *cfg, onic_boot_t **b_p)
                b->rank, b->size, b->nlocal, b->local[0], b->jobid);
     b->refs = 1;
     boot_g = b;
+    onic_log_rank_set((int)b->rank); /* errors from here on name it */
     /* onicrun ends the job when a process exits non-zero; other launchers
      * (srun without --kill-on-bad-exit) may need to be told. */
     if (onic_boot_is_launcher(b))

@@ -108,6 +108,19 @@ _Noreturn void onic_mpi_die(int code)
     _exit(status != 0 ? status : 1);
 }
 
+/* This rank, for a report: MPI's once it knows it, else the launcher's
+ * (known before the transport opens), else "?" (the launcher said none). */
+const char *onic_mpi_rank_str(void)
+{
+    static char buf[16];
+    int rank = onic_mpi_g.size > 0 ? onic_mpi_g.rank : onic_log_rank();
+
+    if (rank < 0)
+        return "?";
+    snprintf(buf, sizeof(buf), "%d", rank);
+    return buf;
+}
+
 static int error_report(onic_mpi_comm_t *comm, int cls, const char *call, const char *fmt,
                         va_list ap)
 {
@@ -122,20 +135,21 @@ static int error_report(onic_mpi_comm_t *comm, int cls, const char *call, const 
              (world = onic_mpi_htab_get(&onic_mpi_g.comms, MPI_COMM_WORLD)) != NULL)
         errh = world->errh;
     if (errh == MPI_ERRORS_RETURN) {
-        onic_debug("mpi: %s on rank %d: %s: %s", call, onic_mpi_g.rank, error_name(cls), what);
+        onic_debug("mpi: %s on rank %s: %s: %s", call, onic_mpi_rank_str(), error_name(cls),
+                   what);
         return cls;
     }
     if (errh_user(errh) != NULL) {
         /* The program's handler; the call then returns the class. */
         MPI_Comm h = comm != NULL ? comm->handle : MPI_COMM_WORLD;
         int code = cls;
-        onic_debug("mpi: %s on rank %d: %s: %s (to the program's handler)", call,
-                   onic_mpi_g.rank, error_name(cls), what);
+        onic_debug("mpi: %s on rank %s: %s: %s (to the program's handler)", call,
+                   onic_mpi_rank_str(), error_name(cls), what);
         errh_user(errh)->fn(&h, &code);
         return cls;
     }
-    fprintf(stderr, "onic: %s on rank %d failed: %s: %s (MPI_ERRORS_ARE_FATAL: stopping the "
-            "job with exit status %d)\n", call, onic_mpi_g.rank, error_name(cls), what, cls);
+    fprintf(stderr, "onic: %s on rank %s failed: %s: %s (MPI_ERRORS_ARE_FATAL: stopping the "
+            "job with exit status %d)\n", call, onic_mpi_rank_str(), error_name(cls), what, cls);
     onic_mpi_die(cls);
 }
 
@@ -158,8 +172,8 @@ __attribute__((cold, noinline)) int onic_mpi_err_ptl(onic_mpi_comm_t *comm, cons
 
 int onic_mpi_err_state(const char *call)
 {
-    fprintf(stderr, "onic: %s on rank %d failed: MPI_ERR_OTHER: %s (MPI_ERRORS_ARE_FATAL: "
-            "stopping with exit status %d)\n", call, onic_mpi_g.rank,
+    fprintf(stderr, "onic: %s on rank %s failed: MPI_ERR_OTHER: %s (MPI_ERRORS_ARE_FATAL: "
+            "stopping with exit status %d)\n", call, onic_mpi_rank_str(),
             onic_mpi_g.finalized ? "MPI_Finalize has been called; no MPI call but "
             "MPI_Initialized, MPI_Finalized, MPI_Get_version and friends may follow it"
                                  : "MPI is not initialized; call MPI_Init first",

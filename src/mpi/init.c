@@ -70,13 +70,14 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     (void)argc;
     (void)argv;
     if (onic_mpi_g.initialized || onic_mpi_g.finalized) {
-        fprintf(stderr, "onic: MPI_Init on rank %d failed: MPI_ERR_OTHER: MPI is already %s; "
-                "call MPI_Init once per process\n", onic_mpi_g.rank,
+        fprintf(stderr, "onic: MPI_Init on rank %s failed: MPI_ERR_OTHER: MPI is already %s; "
+                "call MPI_Init once per process\n", onic_mpi_rank_str(),
                 onic_mpi_g.finalized ? "finalized" : "initialized");
         onic_mpi_die(MPI_ERR_OTHER);
     }
     if (provided == NULL || required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE) {
-        fprintf(stderr, "onic: MPI_Init_thread failed: MPI_ERR_ARG: %s\n",
+        fprintf(stderr, "onic: MPI_Init_thread on rank %s failed: MPI_ERR_ARG: %s\n",
+                onic_mpi_rank_str(),
                 provided == NULL ? "provided is NULL" : "required is not one of "
                 "MPI_THREAD_SINGLE, _FUNNELED, _SERIALIZED, _MULTIPLE");
         onic_mpi_die(MPI_ERR_ARG);
@@ -96,7 +97,8 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     return init_check_agreement();
 
 err_no_mem:
-    fprintf(stderr, "onic: MPI_Init failed: MPI_ERR_NO_MEM: no memory for MPI's tables\n");
+    fprintf(stderr, "onic: MPI_Init on rank %s failed: MPI_ERR_NO_MEM: no memory for MPI's "
+            "tables\n", onic_mpi_rank_str());
     onic_mpi_die(MPI_ERR_NO_MEM);
 }
 

@@ -389,6 +389,8 @@ void onic_mpi_errh_init(void);
 /* MPI_Finalize: the handlers from MPI_Comm_create_errhandler. */
 void onic_mpi_errh_fini(void);
 _Noreturn void onic_mpi_die(int code);
+/* This rank for a message: MPI's, else the launcher's (before MPI knows it), else "?". */
+const char *onic_mpi_rank_str(void);
 
 /* Argument checks shared by the calls: each returns MPI_SUCCESS or reports.
  * Checks that a call is allowed at all (MPI_Init done, not finalized). */

@@ -40,6 +40,7 @@ struct onic_onload_client {
     uint8_t              *bounce;   /* and its ONIC_ONLOAD_CHUNK bytes */
     uint64_t              spin_ns;
     int                   gone;     /* the engine was found dead */
+    uint64_t              checked;  /* when a wait last checked the engine (CLIENT_CHECK_NS) */
     int                   ptl;      /* the engine runs our Portals: see serve_ptl */
     int                   quiet;    /* this push wakes no sleeping engine */
     client_range_t        regs[ONIC_ONLOAD_REGS];
@@ -103,6 +104,21 @@ onic_status_t onic_onload_client_check(onic_onload_client_t *c)
 {
     if (c == NULL)
         return ONIC_ERR_INVALID_PARAM;
+    if (!c->gone) {
+        uint32_t magic = __atomic_load_n(&c->engine->magic, __ATOMIC_ACQUIRE);
+        uint32_t state = __atomic_load_n(&c->engine->state, __ATOMIC_ACQUIRE);
+        int32_t pid = __atomic_load_n(&c->engine->pid, __ATOMIC_RELAXED);
+        /* A segment that no engine would write (not its magic or pid, a
+         * state it never enters after READY) while the engine lives: a
+         * stray write. Stop the job rather than declare a live engine gone. */
+        if ((magic != ONIC_ONLOAD_STATUS_MAGIC || pid != c->engine_pid ||
+             (state != ONIC_ONLOAD_READY && state != ONIC_ONLOAD_STOPPED)) &&
+            kill(c->engine_pid, 0) == 0)
+            onic_log_fail_stop(ONIC_EXIT_CORRUPT, "onload: corrupt data in the engine's status "
+                               "segment (seen by rank %d): magic %#x, pid %d, state %u, while "
+                               "the engine (pid %d) runs; stopping the job", onic_log_rank(),
+                               magic, (int)pid, state, (int)c->engine_pid);
+    }
     if (!c->gone &&
         ((kill(c->engine_pid, 0) != 0 && errno == ESRCH) ||
          __atomic_load_n(&c->engine->state, __ATOMIC_ACQUIRE) != ONIC_ONLOAD_READY)) {
@@ -402,7 +418,7 @@ onic_status_t onic_onload_client_poll(onic_onload_client_t *c, uint32_t *kind_p,
 onic_status_t onic_onload_client_wait(onic_onload_client_t *c, uint32_t *kind_p, void *buf,
                                       size_t cap, size_t *len_p, uint64_t timeout_ns)
 {
-    uint64_t start = onic_time_ns(), now, deadline, checked = start;
+    uint64_t start = onic_time_ns(), now, deadline;
     unsigned yields = 0;
     onic_status_t status;
 
@@ -411,10 +427,11 @@ onic_status_t onic_onload_client_wait(onic_onload_client_t *c, uint32_t *kind_p,
         now = onic_time_ns();
         if (now >= deadline)
             return ONIC_ERR_NO_ELEM;
-        if (now - checked >= CLIENT_CHECK_NS || c->gone) {
+        /* Every CLIENT_CHECK_NS of waiting, over however many short waits. */
+        if (now - c->checked >= CLIENT_CHECK_NS || c->gone) {
             if (onic_onload_client_check(c) != ONIC_OK)
                 return ONIC_ERR_IO;
-            checked = now;
+            c->checked = now;
         }
         if (now - start < c->spin_ns)
             continue;

@@ -147,7 +147,116 @@ typedef struct shm_state {
     void          *full_arg;
     const onic_xport_mreg_t *mreg;
     onic_xport_notify_t     *notify;
+    const uint32_t *ranks;   /* tp->ranks: by peer, its rank in the job; NULL: the same */
+    unsigned        full_tries; /* sends that found no room, for the audit */
 } shm_state_t;
+
+/* --- fail-stop --------------------------------------------------------- */
+
+/* The job rank of shm's peer r, for messages. */
+static uint32_t shm_job_rank(const shm_state_t *s, uint32_t r)
+{
+    return s->ranks != NULL ? s->ranks[r] : r;
+}
+
+/* Corrupt data in a lane (what the lane's checks found: rx->bad or tx->bad):
+ * one line naming the lane, the field and the value, then the job stops as
+ * if this process had died. Nothing of the lane is read again. */
+static _Noreturn __attribute__((cold, noinline)) void
+shm_lane_corrupt(const shm_state_t *s, uint32_t peer, int we_send, unsigned bad, uint64_t value)
+{
+    uint32_t me = shm_job_rank(s, s->rank), them = shm_job_rank(s, peer);
+    uint32_t from = we_send ? me : them, to = we_send ? them : me;
+    const onic_shm_tx_t *tx = &s->tx[peer];
+    const onic_shm_rx_t *rx = &s->rx[peer];
+    char what[256];
+
+    switch (bad) {
+    case ONIC_SHM_BAD_KIND:
+        snprintf(what, sizeof(what), "kind %llu, which is none this transport knows",
+                 (unsigned long long)value);
+        break;
+    case ONIC_SHM_BAD_LEN:
+        snprintf(what, sizeof(what), "payload length %llu, over the %zu bytes a message may "
+                 "carry", (unsigned long long)value, s->max_payload);
+        break;
+    case ONIC_SHM_BAD_USER_LEN:
+        snprintf(what, sizeof(what), "header length %llu, over the %d bytes of a header",
+                 (unsigned long long)value, ONIC_XPORT_USER_HDR);
+        break;
+    case ONIC_SHM_BAD_SLOTS:
+        snprintf(what, sizeof(what), "slot count %llu, which is not what the message's lengths "
+                 "take (a ring of %u slots)", (unsigned long long)value, s->nslots);
+        break;
+    case ONIC_SHM_BAD_SEQ:
+        snprintf(what, sizeof(what), "sequence number %llu where %llu is due (a gap: an entry "
+                 "of a later lap)", (unsigned long long)value, (unsigned long long)rx->head);
+        break;
+    case ONIC_SHM_BAD_CREDIT:
+        snprintf(what, sizeof(what), "consumed count %llu, outside the %llu to %llu slots sent "
+                 "and not yet returned (credits never sent)", (unsigned long long)value,
+                 (unsigned long long)tx->credit, (unsigned long long)tx->tail);
+        break;
+    case ONIC_SHM_BAD_REPLAY:
+        snprintf(what, sizeof(what), "ready word %#llx already in the slot of sequence number "
+                 "%llu before the sender wrote it (a replayed or forged entry)",
+                 (unsigned long long)value, (unsigned long long)tx->tail);
+        break;
+    case ONIC_SHM_BAD_LOST:
+        snprintf(what, sizeof(what), "ready word %#llx in the slot of sequence number %llu, "
+                 "which the sender wrote and the receiver has not taken (overwritten)",
+                 (unsigned long long)value, (unsigned long long)tx->credit);
+        break;
+    default:
+        snprintf(what, sizeof(what), "transport message of kind %llu malformed",
+                 (unsigned long long)value);
+        break;
+    }
+    onic_log_fail_stop(ONIC_EXIT_CORRUPT, "shm: corrupt data in the lane from rank %u to rank "
+                       "%u (seen by rank %u): %s; stopping the job", from, to, me, what);
+}
+
+/* The same for a bounce buffer: `ours` is the buffer we produce into (in
+ * the peer's region), else the peer's in ours. */
+static _Noreturn __attribute__((cold, noinline)) void
+shm_bounce_corrupt(const shm_state_t *s, uint32_t peer, int ours, const char *field,
+                   uint64_t value)
+{
+    uint32_t me = shm_job_rank(s, s->rank), them = shm_job_rank(s, peer);
+
+    onic_log_fail_stop(ONIC_EXIT_CORRUPT, "shm: corrupt data in the RMA bounce buffer from "
+                       "rank %u to rank %u (seen by rank %u): %s %llu makes no sense there; "
+                       "stopping the job", ours ? me : them, ours ? them : me, me,
+                       field != NULL ? field : "chunk", (unsigned long long)value);
+}
+
+static void shm_rx_check(const shm_state_t *s, uint32_t peer)
+{
+    if (__builtin_expect(s->rx[peer].broken, 0))
+        shm_lane_corrupt(s, peer, 0, s->rx[peer].bad, s->rx[peer].bad_value);
+}
+
+static void shm_tx_check(const shm_state_t *s, uint32_t peer)
+{
+    if (__builtin_expect(s->tx[peer].bad != ONIC_SHM_BAD_NONE, 0))
+        shm_lane_corrupt(s, peer, 1, s->tx[peer].bad, s->tx[peer].bad_value);
+}
+
+/* Where this process waits: every lane audited (onic_shm_tx_audit,
+ * onic_shm_rx_audit), so corruption that leaves a lane waiting for ever
+ * (a ready word overwritten, a gap) stops the job instead. A few loads per
+ * peer, paid only before sleeping and now and then while short of room. */
+static void shm_audit(shm_state_t *s)
+{
+    for (uint32_t r = 0; r < s->size; r++) {
+        if (r == s->rank)
+            continue;
+        if (!onic_shm_rx_audit(&s->rx[r]))
+            shm_rx_check(s, r);
+        if (!onic_shm_tx_audit(&s->tx[r]))
+            shm_tx_check(s, r);
+    }
+}
 
 static void shm_name(char *buf, size_t len, const char *jobid, uint32_t rank)
 {
@@ -377,6 +486,7 @@ static onic_status_t shm_endpoint_open(const onic_xport_tparams_t *tp, void **st
     s->assist_min = p->cfg->shm_assist_min;
     s->mreg = tp->mreg;
     s->notify = tp->notify;
+    s->ranks = tp->ranks;
     s->bounce_bytes = onic_shm_bounce_size(p->cfg->shm_bounce_chunks, p->cfg->shm_bounce_chunk);
     s->bounce_off = sizeof(shm_region_hdr_t) + (size_t)s->size * onic_shm_lane_size(s->nslots);
     s->bounce_off = (s->bounce_off + ONIC_SHM_BOUNCE_ALIGN - 1) / ONIC_SHM_BOUNCE_ALIGN *
@@ -472,9 +582,18 @@ static onic_status_t __attribute__((noinline))
 shm_send_slow(shm_state_t *s, uint32_t peer, const void *user_hdr, size_t user_len,
               const void *payload, size_t len)
 {
-    if (onic_shm_tx_try(&s->tx[peer], ONIC_XPORT_KIND_USER, user_hdr, user_len, payload, len) !=
-        ONIC_OK)
+    onic_status_t status =
+        onic_shm_tx_try(&s->tx[peer], ONIC_XPORT_KIND_USER, user_hdr, user_len, payload, len);
+
+    if (status != ONIC_OK) {
+        if (status != ONIC_ERR_NO_RESOURCE)
+            shm_tx_check(s, peer); /* does not return */
+        /* A receiver stuck at a message of ours that was overwritten never
+         * gives room: look now and then (the backlog retries from polls). */
+        if (++s->full_tries % 1024 == 0 && !onic_shm_tx_audit(&s->tx[peer]))
+            shm_tx_check(s, peer);
         return s->full(s->full_arg, peer, user_hdr, user_len, payload, len);
+    }
     shm_wake(s, peer);
     return ONIC_OK;
 }
@@ -491,7 +610,10 @@ static onic_status_t shm_send(void *state, uint32_t peer, const void *user_hdr, 
 
     if (__builtin_expect(user_len + len > ONIC_XPORT_USER_HDR || !onic_shm_tx_room1(tx), 0))
         return shm_send_slow(s, peer, user_hdr, user_len, payload, len);
-    onic_shm_tx_put1(tx, ONIC_XPORT_KIND_USER, user_hdr, user_len, payload, len);
+    /* A slot someone else wrote: shm_send_slow finds it again, and stops. */
+    if (__builtin_expect(onic_shm_tx_put1(tx, ONIC_XPORT_KIND_USER, user_hdr, user_len, payload,
+                                          len) != ONIC_OK, 0))
+        return shm_send_slow(s, peer, user_hdr, user_len, payload, len);
     h = s->regions[peer];
     if (__builtin_expect(__atomic_load_n(&h->sleeping, __ATOMIC_SEQ_CST), 0))
         shm_wake_sleeper(h); /* shm_wake */
@@ -522,6 +644,7 @@ static void shm_sleep(void *state, uint64_t timeout_ns)
     uint32_t seq = __atomic_load_n(&h->wake, __ATOMIC_ACQUIRE);
     struct timespec ts = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
 
+    shm_audit(s);
     __atomic_store_n(&h->sleeping, 1, __ATOMIC_SEQ_CST);
     if (s->fences && syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) != 0) {
         /* Cannot fence any more: senders that count on it might go unseen,
@@ -550,19 +673,6 @@ static void shm_op_complete(shm_state_t *s, shm_rma_op_t *op, onic_status_t stat
     s->window[op->peer]--;
     onic_xport_notify_post(s->notify, op->ctx, status);
     onic_slots_del(&s->ops, op);
-}
-
-/* The peer broke its bounce buffer in our region: the reads whose data it
- * owed us there will never finish, so fail them now. (Our writes to it go
- * through our buffer in its region and still hold our data in their jobs:
- * they end only through that buffer.) */
-static void shm_ops_fail_peer(shm_state_t *s, uint32_t peer)
-{
-    for (uint32_t i = 0; i < s->ops.cap; i++) {
-        shm_rma_op_t *op = onic_slots_at(&s->ops, i);
-        if (op != NULL && op->peer == peer && !op->write)
-            shm_op_complete(s, op, ONIC_ERR_IO);
-    }
 }
 
 typedef struct shm_chunk_ctx {
@@ -622,7 +732,7 @@ static void shm_read_req(shm_state_t *s, uint32_t src, const void *user_hdr, siz
     onic_shm_bjob_t job = {0};
 
     if (user_len != sizeof(req)) {
-        s->rx[src].broken = 1;
+        onic_shm_rx_break(&s->rx[src], ONIC_SHM_BAD_OWN, SHM_KIND_READ_REQ);
         return;
     }
     memcpy(&req, user_hdr, sizeof(req));
@@ -639,7 +749,7 @@ static void shm_read_req(shm_state_t *s, uint32_t src, const void *user_hdr, siz
     /* A peer keeps at most ONIC_SHM_RMA_WINDOW requests in flight, so the
      * job ring has room; if not, the peer is broken. */
     if (onic_shm_btx_push(&s->btx[src], &job) != ONIC_OK)
-        s->rx[src].broken = 1;
+        onic_shm_rx_break(&s->rx[src], ONIC_SHM_BAD_OWN, SHM_KIND_READ_REQ);
 }
 
 /* The next chunk of generation gen's n to copy, taken; n when none is left
@@ -693,7 +803,7 @@ static void shm_assist_help(shm_state_t *s, uint32_t initiator, const void *user
     uint8_t *ours;
 
     if (user_len != sizeof(req)) {
-        s->rx[initiator].broken = 1;
+        onic_shm_rx_break(&s->rx[initiator], ONIC_SHM_BAD_OWN, SHM_KIND_ASSIST);
         return;
     }
     memcpy(&req, user_hdr, sizeof(req));
@@ -779,6 +889,7 @@ static onic_status_t shm_rma_assisted(shm_state_t *s, uint32_t peer, int write, 
     if (onic_shm_tx_try(&s->tx[peer], SHM_KIND_ASSIST, &req, sizeof(req), NULL, 0) == ONIC_OK &&
         len >= SHM_ASSIST_WAKE_MIN)
         shm_wake(s, peer);
+    shm_tx_check(s, peer);
     while ((i = shm_assist_take(a, gen, n)) < n) {
         uint64_t off = i * chunk, l = len - off < chunk ? len - off : chunk;
         mine++;
@@ -790,6 +901,13 @@ static onic_status_t shm_rma_assisted(shm_state_t *s, uint32_t peer, int write, 
     }
     if (!shm_assist_wait(a, n - mine, pid))
         return shm_assist_copy(pid, !write, local, raddr, len); /* fails: it is gone */
+    /* It finished no more chunks than it took: a larger count is not its. */
+    if (__atomic_load_n(&a->done, __ATOMIC_ACQUIRE) != n - mine)
+        onic_log_fail_stop(ONIC_EXIT_CORRUPT, "shm: corrupt data in the assist line of rank %u "
+                           "(seen by it): done count %llu where rank %u took %llu chunks; "
+                           "stopping the job", shm_job_rank(s, s->rank),
+                           (unsigned long long)__atomic_load_n(&a->done, __ATOMIC_RELAXED),
+                           shm_job_rank(s, peer), (unsigned long long)(n - mine));
     if (__atomic_load_n(&a->failed, __ATOMIC_ACQUIRE) == gen) {
         onic_info("shm: rank %u cannot copy for this process (ptrace rules?); it will not be "
                   "asked to help again", peer);
@@ -817,7 +935,7 @@ static void __attribute__((noinline)) shm_msg_own(shm_state_t *s, uint32_t src, 
     else if (len == 0 && kind == SHM_KIND_ASSIST)
         shm_assist_help(s, src, user_hdr, user_len);
     else
-        s->rx[src].broken = 1;
+        onic_shm_rx_break(&s->rx[src], ONIC_SHM_BAD_OWN, kind);
 }
 
 /* Inlined into the lane's poll: a message of the layer above costs one
@@ -841,16 +959,14 @@ static void __attribute__((noinline)) shm_rma_progress(shm_state_t *s, uint32_t 
     if (!s->brx[r].broken && onic_shm_brx_pending(&s->brx[r])) {
         if (onic_shm_brx_poll(&s->brx[r], shm_chunk, &cc) > 0)
             shm_wake(s, r); /* it may sleep waiting for room */
-        if (s->brx[r].broken) {
-            s->drops++;
-            onic_error("shm: malformed RMA data from rank %u; failing what is in flight with it",
-                       r);
-            shm_ops_fail_peer(s, r);
-        }
+        if (s->brx[r].broken)
+            shm_bounce_corrupt(s, r, 0, s->brx[r].bad, s->brx[r].bad_value);
     }
     if (onic_shm_btx_busy(&s->btx[r]) &&
         onic_shm_btx_progress(&s->btx[r], shm_write_done, &cc) > 0)
         shm_wake(s, r);
+    if (s->btx[r].bad != NULL)
+        shm_bounce_corrupt(s, r, 1, s->btx[r].bad, s->btx[r].bad_value);
 }
 
 static unsigned shm_poll(void *state, const onic_xport_params_t *p, unsigned max)
@@ -869,11 +985,7 @@ static unsigned shm_poll(void *state, const onic_xport_params_t *p, unsigned max
         if (!rx->broken && n < max && (onic_shm_rx_ready(rx) || rx->head != rx->published)) {
             n += onic_shm_rx_poll(rx, max - n < 64 ? max - n : 64, s->max_payload, SHM_KIND_MAX,
                                   shm_msg, &mc);
-            if (rx->broken) {
-                s->drops++;
-                onic_error("shm: malformed message from rank %u; ignoring that rank from now on",
-                           r);
-            }
+            shm_rx_check(s, r);
         }
         if (onic_shm_btx_busy(&s->btx[r]) || onic_shm_brx_ready(&s->brx[r]))
             shm_rma_progress(s, r);
@@ -927,6 +1039,7 @@ static onic_status_t shm_rma(void *state, uint32_t peer, int write, void *local,
         shm_read_req_t req = {.op = id, .key = *rkey, .roff = roffset,
                               .len = len};
         status = onic_shm_tx_try(&s->tx[peer], SHM_KIND_READ_REQ, &req, sizeof(req), NULL, 0);
+        shm_tx_check(s, peer);
     }
     if (status != ONIC_OK) {
         onic_slots_del(&s->ops, op);

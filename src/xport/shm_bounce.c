@@ -60,9 +60,15 @@ static void btx_reclaim(onic_shm_btx_t *tx, onic_shm_write_done_t done, void *ar
 {
     uint64_t consumed = __atomic_load_n(&tx->b->consumed, __ATOMIC_ACQUIRE);
 
-    /* A count outside what was produced is a broken consumer: take none. */
-    if (consumed - tx->reclaimed > tx->produced - tx->reclaimed)
+    /* A count outside what was produced is a broken consumer: take none,
+     * and say so (the caller stops the job). */
+    if (consumed - tx->reclaimed > tx->produced - tx->reclaimed) {
+        if (tx->bad == NULL) {
+            tx->bad = "consumed count";
+            tx->bad_value = consumed;
+        }
         return;
+    }
     for (; tx->reclaimed != consumed; tx->reclaimed++) {
         uint32_t idx = (uint32_t)(tx->reclaimed & (tx->nchunks - 1));
         struct onic_shm_btx_rec *rec = &tx->recs[idx];
@@ -133,15 +139,23 @@ unsigned onic_shm_brx_poll(onic_shm_brx_t *rx, onic_shm_chunk_cb_t cb, void *arg
         if (__atomic_load_n(&h->ready, __ATOMIC_ACQUIRE) != rx->consumed + 1)
             break;
         memcpy(&c, h, sizeof(c));  /* each field read once */
-        if (c.len > rx->chunk ||
-            (c.kind == ONIC_SHM_CHUNK_READ_ERR ? c.len != 0
-             : (c.kind != ONIC_SHM_CHUNK_READ_DATA && c.kind != ONIC_SHM_CHUNK_WRITE_DATA) ||
-               c.len == 0)) {
+        if (c.kind != ONIC_SHM_CHUNK_READ_ERR && c.kind != ONIC_SHM_CHUNK_READ_DATA &&
+            c.kind != ONIC_SHM_CHUNK_WRITE_DATA) {
+            rx->bad = "chunk kind";
+            rx->bad_value = c.kind;
+            rx->broken = 1;
+            break;
+        }
+        if (c.len > rx->chunk || (c.kind == ONIC_SHM_CHUNK_READ_ERR) != (c.len == 0)) {
+            rx->bad = "chunk length";
+            rx->bad_value = c.len;
             rx->broken = 1;
             break;
         }
         status = cb(arg, &c, rx->data + (size_t)idx * rx->chunk);
         if (status == ONIC_ERR_IO) {
+            rx->bad = "chunk operation";
+            rx->bad_value = c.op;
             rx->broken = 1;
             break;
         }

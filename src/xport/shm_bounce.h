@@ -13,8 +13,10 @@
  * write landed (or why not) without another message.
  *
  * Nothing read from the buffer is trusted: the consumer checks every header
- * (kind, length, and through its handler the operation and range) and a bad
- * one breaks the buffer (the caller counts it and fails what was pending). */
+ * (kind, length, and through its handler the operation and range), the
+ * producer every consumed count (never beyond what it produced), and a bad
+ * one breaks the buffer, with the field and value (`bad`, `bad_value`): the
+ * caller stops the job. */
 #ifndef ONIC_XPORT_SHM_BOUNCE_H
 #define ONIC_XPORT_SHM_BOUNCE_H
 
@@ -81,6 +83,8 @@ typedef struct onic_shm_btx {
     }                 *recs;   /* nchunks, private */
     onic_shm_bjob_t    jobs[ONIC_SHM_BOUNCE_JOBS];
     uint32_t           job_head, job_tail;  /* jobs[head, tail), mod the array */
+    const char        *bad;     /* the consumer's field that made no sense; NULL: none */
+    uint64_t           bad_value;
 } onic_shm_btx_t;
 
 /* The consumer's private view. */
@@ -91,6 +95,8 @@ typedef struct onic_shm_brx {
     uint32_t           nchunks, chunk;
     uint64_t           consumed;
     int                broken;
+    const char        *bad;     /* why: the chunk header's field */
+    uint64_t           bad_value;
 } onic_shm_brx_t;
 
 /* The producer learns a write finished (every chunk consumed; status the

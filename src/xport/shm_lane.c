@@ -2,6 +2,11 @@
 
 #include <string.h>
 
+static inline uint8_t *lane_slot(uint8_t *slots, uint32_t nslots, uint64_t at)
+{
+    return slots + (size_t)(at & (nslots - 1)) * ONIC_SHM_SLOT;
+}
+
 void onic_shm_tx_init(onic_shm_tx_t *tx, onic_shm_lane_t *lane, uint32_t nslots)
 {
     tx->lane   = lane;
@@ -11,6 +16,8 @@ void onic_shm_tx_init(onic_shm_tx_t *tx, onic_shm_lane_t *lane, uint32_t nslots)
     tx->credit = 0;
     tx->key    = __atomic_load_n(&lane->key, __ATOMIC_RELAXED);
     tx->release_only = 0;
+    tx->bad    = ONIC_SHM_BAD_NONE;
+    tx->bad_value = 0;
 }
 
 void onic_shm_rx_init(onic_shm_rx_t *rx, onic_shm_lane_t *lane, uint32_t nslots, uint32_t src)
@@ -23,12 +30,112 @@ void onic_shm_rx_init(onic_shm_rx_t *rx, onic_shm_lane_t *lane, uint32_t nslots,
     rx->published = 0;
     rx->key       = __atomic_load_n(&lane->key, __ATOMIC_RELAXED);
     rx->broken    = 0;
+    rx->bad       = ONIC_SHM_BAD_NONE;
+    rx->bad_value = 0;
 }
 
-static inline uint8_t *lane_slot(uint8_t *slots, uint32_t nslots, uint64_t at)
+__attribute__((cold, noinline)) void onic_shm_tx_break(onic_shm_tx_t *tx, unsigned bad,
+                                                       uint64_t value)
 {
-    return slots + (size_t)(at & (nslots - 1)) * ONIC_SHM_SLOT;
+    if (tx->bad == ONIC_SHM_BAD_NONE) { /* the first reason stays */
+        tx->bad = bad;
+        tx->bad_value = value;
+    }
 }
+
+__attribute__((cold, noinline)) void onic_shm_rx_break(onic_shm_rx_t *rx, unsigned bad,
+                                                       uint64_t value)
+{
+    if (!rx->broken) {
+        rx->bad = bad;
+        rx->bad_value = value;
+    }
+    rx->broken = 1;
+}
+
+__attribute__((cold, noinline)) void onic_shm_rx_malformed(onic_shm_rx_t *rx, uint64_t need,
+                                                           uint32_t len, uint32_t user_len,
+                                                           uint32_t kind, size_t max_payload,
+                                                           unsigned max_kind)
+{
+    if (kind > max_kind)
+        onic_shm_rx_break(rx, ONIC_SHM_BAD_KIND, kind);
+    else if (len > max_payload || len > ONIC_XPORT_MAX_PAYLOAD)
+        onic_shm_rx_break(rx, ONIC_SHM_BAD_LEN, len);
+    else if (user_len > ONIC_XPORT_USER_HDR)
+        onic_shm_rx_break(rx, ONIC_SHM_BAD_USER_LEN, user_len);
+    else
+        onic_shm_rx_break(rx, ONIC_SHM_BAD_SLOTS, need);
+}
+
+int onic_shm_tx_audit(onic_shm_tx_t *tx)
+{
+    uint64_t consumed, word;
+
+    if (tx->bad)
+        return 0;
+    consumed = __atomic_load_n(&tx->lane->consumed, __ATOMIC_ACQUIRE);
+    if (!onic_shm_tx_credit_ok(tx, consumed)) {
+        onic_shm_tx_break(tx, ONIC_SHM_BAD_CREDIT, consumed);
+        return 0;
+    }
+    tx->credit = consumed;
+    if (consumed == tx->tail)
+        return 1; /* it has taken everything */
+    /* The receiver waits at `consumed` (it publishes its head whenever it
+     * finds the lane empty), a header slot we wrote and cannot have
+     * written again since (no credit for it): it must carry our stamp. */
+    word = __atomic_load_n((const uint64_t *)(tx->slots + (size_t)(consumed & (tx->nslots - 1)) *
+                                                             ONIC_SHM_SLOT),
+                           __ATOMIC_RELAXED) ^ tx->key;
+    /* Only the sequence number: a word that still carries it is one the
+     * receiver will take and check itself (naming a bad slot count). */
+    if (word >> 8 != consumed + 1) {
+        onic_shm_tx_break(tx, ONIC_SHM_BAD_LOST, word ^ tx->key);
+        return 0;
+    }
+    return 1;
+}
+
+onic_status_t onic_shm_tx_refused(onic_shm_tx_t *tx)
+{
+    uint64_t consumed, word;
+
+    if (tx->bad)
+        return ONIC_ERR_IO;
+    /* The replay first: the receiver that took a forged entry may also
+     * have returned a credit for it, which is the consequence, not the
+     * cause. */
+    word = __atomic_load_n((const uint64_t *)lane_slot(tx->slots, tx->nslots, tx->tail),
+                           __ATOMIC_RELAXED);
+    if (!((word ^ onic_shm_tx_stamp(tx)) >= 256)) {
+        onic_shm_tx_break(tx, ONIC_SHM_BAD_REPLAY, word);
+        return ONIC_ERR_IO;
+    }
+    consumed = __atomic_load_n(&tx->lane->consumed, __ATOMIC_ACQUIRE);
+    if (!onic_shm_tx_credit_ok(tx, consumed)) {
+        onic_shm_tx_break(tx, ONIC_SHM_BAD_CREDIT, consumed);
+        return ONIC_ERR_IO;
+    }
+    return ONIC_ERR_NO_RESOURCE;
+}
+
+int onic_shm_rx_audit(onic_shm_rx_t *rx)
+{
+    uint64_t word;
+
+    if (rx->broken)
+        return 0;
+    word = __atomic_load_n((const uint64_t *)(rx->slots + (size_t)(rx->head & (rx->nslots - 1)) *
+                                                             ONIC_SHM_SLOT),
+                           __ATOMIC_ACQUIRE) ^ rx->key;
+    if ((word >> 8) - (rx->head + 2) < ONIC_SHM_GAP_MAX) {
+        onic_shm_rx_break(rx, ONIC_SHM_BAD_SEQ, (word >> 8) - 1);
+        return 0;
+    }
+    return 1;
+}
+
 
 /* Copy len bytes between a buffer and the ring starting at slot `at`,
  * wrapping at the ring's end. */
@@ -47,13 +154,26 @@ onic_status_t onic_shm_tx_try_slots(onic_shm_tx_t *tx, unsigned kind, const void
 {
     uint32_t need = onic_shm_msg_slots(user_len, len);
     onic_xport_hdr_t *hdr;
+    uint64_t stamp;
 
+    if (tx->bad)
+        return ONIC_ERR_IO;
     if (tx->nslots - (tx->tail - tx->credit) < need) {
-        tx->credit = __atomic_load_n(&tx->lane->consumed, __ATOMIC_ACQUIRE);
+        uint64_t consumed = __atomic_load_n(&tx->lane->consumed, __ATOMIC_ACQUIRE);
+        if (!onic_shm_tx_credit_ok(tx, consumed)) {
+            onic_shm_tx_break(tx, ONIC_SHM_BAD_CREDIT, consumed);
+            return ONIC_ERR_IO;
+        }
+        tx->credit = consumed;
         if (tx->nslots - (tx->tail - tx->credit) < need)
             return ONIC_ERR_NO_RESOURCE;
     }
     hdr = (onic_xport_hdr_t *)lane_slot(tx->slots, tx->nslots, tx->tail);
+    stamp = onic_shm_tx_stamp(tx);
+    if (!onic_shm_tx_slot_ok(hdr, stamp)) {
+        onic_shm_tx_break(tx, ONIC_SHM_BAD_REPLAY, __atomic_load_n(&hdr->ready, __ATOMIC_RELAXED));
+        return ONIC_ERR_IO;
+    }
     if (need == 1 && len > 0) {
         memcpy(hdr->user + user_len, payload, len);
     } else if (len > 0) {
@@ -70,7 +190,7 @@ onic_status_t onic_shm_tx_try_slots(onic_shm_tx_t *tx, unsigned kind, const void
     hdr->kind = (uint16_t)kind;
     if (user_len > 0)
         memcpy(hdr->user, user_hdr, user_len);
-    onic_shm_tx_publish(tx, hdr, need);
+    onic_shm_tx_publish(tx, hdr, stamp, need);
     return ONIC_OK;
 }
 

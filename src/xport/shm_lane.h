@@ -21,8 +21,18 @@
  * the receiver finds the lane empty, so a waiting sender always gets its
  * credits back).
  *
- * Nothing read from the ring is trusted: a header whose sizes do not add up
- * breaks the lane (the receiver stops reading it) instead of being followed. */
+ * Nothing read from the lane is trusted, and each field is checked once, as
+ * loaded, before it is used; what fails a check breaks the lane, with the
+ * reason (`bad`, ONIC_SHM_BAD_*) and the value, and the caller stops the
+ * job (shm.c: fail-stop). The receiver checks the header's kind, lengths and
+ * slot count, and that the word at its head is not a later lap's sequence
+ * number (a sender that overran it, or a stray write: a gap is an error, not
+ * a wait). The sender checks every consumed count it reads (never behind the
+ * last one, never beyond what it sent) and that the slot it is about to write
+ * does not already carry the sequence number it is about to stamp (someone
+ * else wrote the lane: a replayed entry). onic_shm_tx_audit, run where a
+ * process waits, finds a message of ours that was overwritten before the
+ * receiver took it (its ready word no longer ours). */
 #ifndef ONIC_XPORT_SHM_LANE_H
 #define ONIC_XPORT_SHM_LANE_H
 
@@ -48,6 +58,26 @@ static inline uint64_t onic_shm_ready_word(uint64_t key, uint64_t seq, uint32_t 
 
 static_assert(sizeof(onic_shm_lane_t) == ONIC_SHM_SLOT, "the lane header is one line");
 
+/* Why a lane broke (shm.c says it in words). */
+enum {
+    ONIC_SHM_BAD_NONE = 0,
+    ONIC_SHM_BAD_KIND,      /* value: the header's kind */
+    ONIC_SHM_BAD_LEN,       /* value: the header's payload length */
+    ONIC_SHM_BAD_USER_LEN,  /* value: the header's user header length */
+    ONIC_SHM_BAD_SLOTS,     /* value: the slot count of the ready word */
+    ONIC_SHM_BAD_SEQ,       /* value: the sequence number found at the head */
+    ONIC_SHM_BAD_CREDIT,    /* value: the consumed count read */
+    ONIC_SHM_BAD_REPLAY,    /* value: the ready word found in the slot to write */
+    ONIC_SHM_BAD_LOST,      /* value: the ready word of our unread message */
+    ONIC_SHM_BAD_OWN,       /* value: the kind of a malformed transport message */
+};
+
+/* Sequence numbers ahead of the head by at most this are a gap, not stale
+ * data: a random word (payload left from an earlier lap, xored with the
+ * key) decodes to one of them with probability 2^-40. */
+#define ONIC_SHM_GAP_MAX (1ull << 16)
+
+
 /* Bytes of one lane with nslots slots. */
 static inline size_t onic_shm_lane_size(uint32_t nslots)
 {
@@ -65,6 +95,8 @@ typedef struct onic_shm_tx {
     /* The receiver fences asymmetrically before it sleeps (shm.c): publish
      * with a plain release store instead of a seq_cst one. */
     int              release_only;
+    unsigned         bad;      /* ONIC_SHM_BAD_*: the lane is broken, nothing more is sent */
+    uint64_t         bad_value;
 } onic_shm_tx_t;
 
 /* The receiver's private view of a lane. */
@@ -77,10 +109,39 @@ typedef struct onic_shm_rx {
     uint64_t         published;  /* the consumed count last made visible */
     uint64_t         key;
     int              broken;     /* a malformed header was seen */
+    unsigned         bad;        /* why: ONIC_SHM_BAD_* */
+    uint64_t         bad_value;  /* and the value found */
 } onic_shm_rx_t;
 
 void onic_shm_tx_init(onic_shm_tx_t *tx, onic_shm_lane_t *lane, uint32_t nslots);
 void onic_shm_rx_init(onic_shm_rx_t *rx, onic_shm_lane_t *lane, uint32_t nslots, uint32_t src);
+
+/* Break the lane, saying why (out of line: only failures come here). */
+void onic_shm_tx_break(onic_shm_tx_t *tx, unsigned bad, uint64_t value);
+void onic_shm_rx_break(onic_shm_rx_t *rx, unsigned bad, uint64_t value);
+
+/* A consumed count read from the receiver: never behind the last one read,
+ * never beyond what was sent. One compare on the path that re-reads it.
+ * The inline checks on the one-slot path only refuse (no call, so the
+ * send stays a leaf); onic_shm_tx_refused, on the slow path, says why. */
+static inline int onic_shm_tx_credit_ok(const onic_shm_tx_t *tx, uint64_t consumed)
+{
+    return __builtin_expect(consumed - tx->credit <= tx->tail - tx->credit, 1);
+}
+
+/* After the one-slot path refused: the lane broken with the reason and
+ * ONIC_ERR_IO, or ONIC_ERR_NO_RESOURCE if it merely had no room. */
+onic_status_t onic_shm_tx_refused(onic_shm_tx_t *tx);
+
+/* Where a sender waits (for room, or for anything): the consumed count read
+ * again and checked, and the message the receiver waits at, if it has not
+ * taken it, still ours (its ready word not overwritten). 0 and the lane
+ * broken if not. */
+int onic_shm_tx_audit(onic_shm_tx_t *tx);
+
+/* Where a receiver waits: whether the word at its head is a later lap's
+ * (a gap), breaking the lane if so. */
+int onic_shm_rx_audit(onic_shm_rx_t *rx);
 
 /* Slots a message takes: one when the payload fits in the header's user
  * bytes behind the caller's header (a small message is then one cache line
@@ -119,21 +180,36 @@ static inline void onic_shm_copy_small(void *dst, const void *src, size_t n)
     }
 }
 
+/* The ready word of the message at tx->tail, but for its slot count (xor
+ * it in): also what the slot must not carry already. */
+static inline uint64_t onic_shm_tx_stamp(const onic_shm_tx_t *tx)
+{
+    return onic_shm_ready_word(tx->key, tx->tail, 0);
+}
+
+/* Whether the header slot at tx->tail is free to write: it must not carry
+ * the sequence number we are about to stamp, which only someone else can
+ * have put there (a replayed or forged entry the receiver may already have
+ * taken as ours). One load of the line we write next, and one compare. */
+static inline int onic_shm_tx_slot_ok(const onic_xport_hdr_t *hdr, uint64_t stamp)
+{
+    return __builtin_expect((__atomic_load_n(&hdr->ready, __ATOMIC_RELAXED) ^ stamp) >= 256, 1);
+}
+
 /* Publish the message at tx->tail: its ready word last. One side of the
  * no-lost-wake-up handshake with a receiver going to sleep (shm.c): seq_cst,
  * unless the receiver's asymmetric fence orders this store for us. */
-static inline void onic_shm_tx_publish(onic_shm_tx_t *tx, onic_xport_hdr_t *hdr, uint32_t need)
+static inline void onic_shm_tx_publish(onic_shm_tx_t *tx, onic_xport_hdr_t *hdr, uint64_t stamp,
+                                       uint32_t need)
 {
     if (tx->release_only) {
-        __atomic_store_n(&hdr->ready, onic_shm_ready_word(tx->key, tx->tail, need),
-                         __ATOMIC_RELEASE);
+        __atomic_store_n(&hdr->ready, stamp ^ need, __ATOMIC_RELEASE);
         /* The handshake needs the caller's later load of `sleeping` to stay
          * after this store in program order; the membarrier supplies the
          * rest. No instruction: it only stops the compiler. */
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
     } else {
-        __atomic_store_n(&hdr->ready, onic_shm_ready_word(tx->key, tx->tail, need),
-                         __ATOMIC_SEQ_CST);
+        __atomic_store_n(&hdr->ready, stamp ^ need, __ATOMIC_SEQ_CST);
     }
     tx->tail += need;
 }
@@ -143,34 +219,48 @@ onic_status_t onic_shm_tx_try_slots(onic_shm_tx_t *tx, unsigned kind, const void
                                     size_t user_len, const void *payload, size_t len);
 
 /* Whether a one-slot message fits now: the credit last read, else the
- * receiver's consumed count read again. */
+ * receiver's consumed count read again (and checked: on 0,
+ * onic_shm_tx_refused says whether the lane is broken). */
 static inline int onic_shm_tx_room1(onic_shm_tx_t *tx)
 {
+    uint64_t consumed;
+
     if (tx->tail - tx->credit < tx->nslots)
         return 1;
-    tx->credit = __atomic_load_n(&tx->lane->consumed, __ATOMIC_ACQUIRE);
+    consumed = __atomic_load_n(&tx->lane->consumed, __ATOMIC_ACQUIRE);
+    if (!onic_shm_tx_credit_ok(tx, consumed))
+        return 0;
+    tx->credit = consumed;
     return tx->tail - tx->credit < tx->nslots;
 }
 
 /* Write a one-slot message (user_len + len <= ONIC_XPORT_USER_HDR) where
  * onic_shm_tx_room1 found room: header and payload into the line, then its
- * ready word. */
-static inline void onic_shm_tx_put1(onic_shm_tx_t *tx, unsigned kind, const void *user_hdr,
-                                    size_t user_len, const void *payload, size_t len)
+ * ready word. ONIC_ERR_IO, nothing written, where the slot already carries
+ * this message's sequence number (onic_shm_tx_refused then breaks the
+ * lane, saying so). */
+static inline onic_status_t onic_shm_tx_put1(onic_shm_tx_t *tx, unsigned kind,
+                                             const void *user_hdr, size_t user_len,
+                                             const void *payload, size_t len)
 {
     onic_xport_hdr_t *hdr =
         (onic_xport_hdr_t *)(tx->slots + (size_t)(tx->tail & (tx->nslots - 1)) * ONIC_SHM_SLOT);
+    uint64_t stamp = onic_shm_tx_stamp(tx);
 
+    if (!onic_shm_tx_slot_ok(hdr, stamp))
+        return ONIC_ERR_IO;
     onic_shm_copy_small(hdr->user, user_hdr, user_len);
     onic_shm_copy_small(hdr->user + user_len, payload, len);
     hdr->len = (uint32_t)len;
     hdr->user_len = (uint16_t)user_len;
     hdr->kind = (uint16_t)kind;
-    onic_shm_tx_publish(tx, hdr, 1);
+    onic_shm_tx_publish(tx, hdr, stamp, 1);
+    return ONIC_OK;
 }
 
 /* Put a message in the ring. ONIC_ERR_NO_RESOURCE when it does not fit now
- * (nothing written: poll your own lanes and try again). The caller checks
+ * (nothing written: poll your own lanes and try again); ONIC_ERR_IO, nothing
+ * written, once the lane is broken (tx->bad says why). The caller checks
  * user_len <= ONIC_XPORT_USER_HDR and that the message fits the ring.
  * Inline: a one-slot message is a credit check, the header and payload
  * copied into the line, and its ready word. */
@@ -179,9 +269,9 @@ static inline onic_status_t onic_shm_tx_try(onic_shm_tx_t *tx, unsigned kind, co
 {
     if (user_len + len > ONIC_XPORT_USER_HDR)
         return onic_shm_tx_try_slots(tx, kind, user_hdr, user_len, payload, len);
-    if (!onic_shm_tx_room1(tx))
-        return ONIC_ERR_NO_RESOURCE;
-    onic_shm_tx_put1(tx, kind, user_hdr, user_len, payload, len);
+    if (tx->bad || !onic_shm_tx_room1(tx) ||
+        onic_shm_tx_put1(tx, kind, user_hdr, user_len, payload, len) != ONIC_OK)
+        return onic_shm_tx_refused(tx);
     return ONIC_OK;
 }
 
@@ -220,6 +310,12 @@ typedef void (*onic_shm_recv_cb_t)(void *arg, uint32_t src, unsigned kind, const
  * header fields as read once and checked by the caller). */
 void onic_shm_rx_copy_slots(const onic_shm_rx_t *rx, uint8_t *payload, size_t len);
 
+/* A header that failed the poll's one combined check: break the lane with
+ * the field that failed (out of line, after the fact: the values are the
+ * ones the check saw). */
+void onic_shm_rx_malformed(onic_shm_rx_t *rx, uint64_t need, uint32_t len, uint32_t user_len,
+                           uint32_t kind, size_t max_payload, unsigned max_kind);
+
 /* kinds above max_kind are malformed. Inline, so that a constant cb is
  * inlined too: the receive path is one function up to the caller's own
  * callback. */
@@ -253,15 +349,21 @@ static inline unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t 
         uint8_t payload[ONIC_XPORT_MAX_PAYLOAD];
         const uint8_t *user, *data;
 
-        if (word >> 8 != head + 1)
-            break;  /* not written yet: what is there is from an earlier lap */
+        if (word >> 8 != head + 1) {
+            /* Not written yet: what is there is from an earlier lap --
+             * unless it is a later one's, a gap (one compare). */
+            if (__builtin_expect((word >> 8) - (head + 2) < ONIC_SHM_GAP_MAX, 0))
+                onic_shm_rx_break(rx, ONIC_SHM_BAD_SEQ, (word >> 8) - 1);
+            break;
+        }
         len = __atomic_load_n(&hdr->len, __ATOMIC_RELAXED);
         user_len = __atomic_load_n(&hdr->user_len, __ATOMIC_RELAXED);
         kind = __atomic_load_n(&hdr->kind, __ATOMIC_RELAXED);
         if (kind > max_kind || len > max_payload || len > sizeof(payload) ||
             user_len > ONIC_XPORT_USER_HDR || onic_shm_msg_slots(user_len, len) != need ||
             need > mask + 1) {
-            rx->broken = 1; /* the caller counts and reports it */
+            /* the caller reports it and stops the job */
+            onic_shm_rx_malformed(rx, need, len, user_len, kind, max_payload, max_kind);
             break;
         }
         memcpy(line, hdr->user, sizeof(line));

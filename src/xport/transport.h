@@ -21,6 +21,8 @@ typedef struct onic_xport_tparams {
     onic_xport_notify_t       *notify;
     onic_boot_t               *boot;    /* the launcher's store; NULL without one */
     const uint8_t             *serve;   /* by peer: 1 if this transport carries it */
+    const uint32_t            *ranks;   /* by peer: its rank in the job (for messages); NULL:
+                                         * the transport's numbering is the job's */
     /* What a send that finds no room may hand its message to instead of
      * answering ONIC_ERR_NO_RESOURCE (and answer what it answers): the
      * front end keeps the message in the peer's backlog, or, when it is

@@ -158,6 +158,7 @@ static void xport_tr_setup(onic_xport_t *x, unsigned which, const onic_xport_ops
     t->tp.notify = &x->notify;
     t->tp.boot = x->boot;
     t->tp.serve = which == XPORT_OFI ? x->serve_ofi : NULL;
+    t->tp.ranks = ranks;
     t->tp.full = xport_tr_full;
     t->tp.full_arg = t;
 }

@@ -7,17 +7,24 @@
  *            MPI_ERRORS_RETURN: MPI_ERR_PENDING is returned, no hang
  *            (exit 0 when that is what happened);
  *   die      the last rank is killed (SIGKILL) while the others wait for its
- *            message: the launcher must end the job with an error, not hang. */
+ *            message: the launcher must end the job with an error, not hang;
+ *   initfail rank 2 alone starts with an invalid ONIC_EAGER_LIMIT: its
+ *            MPI_Init fails, and its report names rank 2 (test_exit.sh
+ *            checks the text). */
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int main(int argc, char **argv)
 {
     int rank, size, v = 0;
     MPI_Request r;
+    const char *me = getenv("ONIC_RANK");
 
+    if (argc > 1 && strcmp(argv[1], "initfail") == 0 && me != NULL && strcmp(me, "2") == 0)
+        setenv("ONIC_EAGER_LIMIT", "bogus", 1);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);

@@ -18,4 +18,15 @@ check 42 4 abort
 check 6 2 fatal      # MPI_ERR_RANK
 check 0 2 pending
 check 0 4 pending
+# A start-up error names the rank it happened on, not rank 0.
+out=$("$onicrun" $opt -n 4 --timeout 30 "$prog" initfail 2>&1)
+got=$?
+if [ "$got" -eq 0 ] || ! echo "$out" | grep -q "MPI_Init on rank 2 failed" ||
+    echo "$out" | grep -q "on rank [013] failed"; then
+    echo "FAIL: initfail with 4 processes $opt: exit status $got, the report must name rank 2:"
+    echo "$out" | sed 's/^/  | /'
+    fail=1
+else
+    echo "ok: initfail with 4 processes $opt: the report names rank 2"
+fi
 exit $fail

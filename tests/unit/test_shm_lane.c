@@ -85,6 +85,10 @@ static void run_pair(uint32_t nslots, uint64_t count, size_t max_len)
     if (t.lane == NULL)
         return;
     memset(t.lane, 0, onic_shm_lane_size(nslots));
+    /* A random key, as shm.c gives every lane: with key 0 a payload's first
+     * word (bytes counting up from a small number) would read as a near
+     * sequence number, which the receiver takes for a gap. */
+    t.lane->key = 0x9e3779b97f4a7c15ull;
     t.nslots = nslots;
     t.count = count;
     t.max_len = max_len;
@@ -156,16 +160,147 @@ static void test_malformed(void)
     CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 0);
     CHECK(rx.broken);
 
-    /* A word stamped for another lap, or a zero need, is not a message. */
+    /* A zero need is not a message: the lane breaks, naming the slot count. */
     memset(lane, 0, onic_shm_lane_size(nslots));
     onic_shm_rx_init(&rx, lane, nslots, 7);
-    hdr->ready = onic_shm_ready_word(0, nslots, 1);
-    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 0);
-    CHECK(!rx.broken);
-    CHECK(!onic_shm_rx_pending(&rx));
     hdr->ready = onic_shm_ready_word(0, 0, 0);
     CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 0);
     CHECK(rx.broken);
+    CHECK_EQ(rx.bad, ONIC_SHM_BAD_SLOTS);
+    CHECK_EQ(rx.bad_value, 0);
+
+    /* A word stamped for a later lap at the head is a gap, not a wait:
+     * found by the poll once it looks (a message before it), and by the
+     * audit of a receiver about to sleep. */
+    memset(lane, 0, onic_shm_lane_size(nslots));
+    onic_shm_rx_init(&rx, lane, nslots, 7);
+    hdr->ready = onic_shm_ready_word(0, nslots, 1);
+    CHECK(!onic_shm_rx_pending(&rx));
+    CHECK(!onic_shm_rx_audit(&rx));
+    CHECK(rx.broken);
+    CHECK_EQ(rx.bad, ONIC_SHM_BAD_SEQ);
+    CHECK_EQ(rx.bad_value, nslots);
+    memset(lane, 0, onic_shm_lane_size(nslots));
+    onic_shm_rx_init(&rx, lane, nslots, 7);
+    hdr[0].ready = onic_shm_ready_word(0, 0, 1);
+    hdr[1].ready = onic_shm_ready_word(0, 1 + 2 * nslots, 1);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 1);
+    CHECK(rx.broken);
+    CHECK_EQ(rx.bad, ONIC_SHM_BAD_SEQ);
+    CHECK_EQ(rx.bad_value, 1 + 2 * nslots);
+    /* An idle lane, and one whose head holds an earlier lap's entry, pass. */
+    memset(lane, 0, onic_shm_lane_size(nslots));
+    onic_shm_rx_init(&rx, lane, nslots, 7);
+    CHECK(onic_shm_rx_audit(&rx));
+    rx.head = rx.published = 3 * nslots;
+    hdr->ready = onic_shm_ready_word(0, 2 * nslots, 1);
+    CHECK(onic_shm_rx_audit(&rx));
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 0);
+    CHECK(!rx.broken);
+    onic_free(lane);
+}
+
+/* Each field the receiver checks, alone: the lane breaks naming it, with
+ * the value found. */
+static void test_malformed_fields(void)
+{
+    uint32_t nslots = 8;
+    onic_shm_lane_t *lane = onic_aligned_alloc(64, onic_shm_lane_size(nslots));
+    onic_xport_hdr_t *hdr = (onic_xport_hdr_t *)(lane + 1);
+    const struct { uint32_t len, user_len, kind, need, bad; uint64_t value; } cases[] = {
+        {0xffffffffu, 0, 0, 1, ONIC_SHM_BAD_LEN, 0xffffffffu},
+        {0, 0, 77, 1, ONIC_SHM_BAD_KIND, 77},
+        {0, 300, 0, 1, ONIC_SHM_BAD_USER_LEN, 300},
+        {0, 0, 0, 255, ONIC_SHM_BAD_SLOTS, 255},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        onic_shm_rx_t rx;
+        lane_test_t t = {0};
+        memset(lane, 0, onic_shm_lane_size(nslots));
+        onic_shm_rx_init(&rx, lane, nslots, 7);
+        hdr->ready = onic_shm_ready_word(0, 0, cases[i].need);
+        hdr->len = cases[i].len;
+        hdr->user_len = (uint16_t)cases[i].user_len;
+        hdr->kind = (uint16_t)cases[i].kind;
+        CHECK_EQ(onic_shm_rx_poll(&rx, 16, 2048, 2, on_message, &t), 0);
+        CHECK(rx.broken);
+        CHECK_EQ(rx.bad, cases[i].bad);
+        CHECK_EQ(rx.bad_value, cases[i].value);
+        CHECK_EQ(rx.head, 0);
+    }
+    onic_free(lane);
+}
+
+/* The sender's checks: a consumed count beyond what was sent (or behind
+ * the last one read), a slot that already carries the sequence number about
+ * to be stamped (a replayed entry), and -- where it waits -- a message of
+ * its own overwritten before the receiver took it. Nothing is written once
+ * the lane is broken. */
+static void test_sender_checks(void)
+{
+    uint32_t nslots = 8;
+    onic_shm_lane_t *lane = onic_aligned_alloc(64, onic_shm_lane_size(nslots));
+    onic_xport_hdr_t *slot = (onic_xport_hdr_t *)(lane + 1);
+    uint64_t v = 0, word;
+    onic_shm_tx_t tx;
+
+    memset(lane, 0, onic_shm_lane_size(nslots));
+    lane->key = 0x1234567890abcdefull;
+    onic_shm_tx_init(&tx, lane, nslots);
+    for (int i = 0; i < 8; i++)
+        CHECK_EQ(onic_shm_tx_try(&tx, 0, &v, sizeof(v), NULL, 0), ONIC_OK);
+    CHECK(onic_shm_tx_audit(&tx)); /* waiting at 0: our message is there */
+    lane->consumed = 8 + 1;        /* one more than was sent */
+    CHECK_EQ(onic_shm_tx_try(&tx, 0, &v, sizeof(v), NULL, 0), ONIC_ERR_IO);
+    CHECK_EQ(tx.bad, ONIC_SHM_BAD_CREDIT);
+    CHECK_EQ(tx.bad_value, 9);
+    CHECK_EQ(tx.tail, 8);
+    CHECK_EQ(onic_shm_tx_try(&tx, 0, &v, sizeof(v), NULL, 0), ONIC_ERR_IO);
+
+    /* Behind the last count read: also credits never sent. */
+    memset(lane, 0, onic_shm_lane_size(nslots));
+    lane->key = 0x1234567890abcdefull;
+    onic_shm_tx_init(&tx, lane, nslots);
+    for (int i = 0; i < 8; i++)
+        CHECK_EQ(onic_shm_tx_try(&tx, 0, &v, sizeof(v), NULL, 0), ONIC_OK);
+    lane->consumed = 4;
+    CHECK(onic_shm_tx_audit(&tx));
+    lane->consumed = 2;
+    CHECK(!onic_shm_tx_audit(&tx));
+    CHECK_EQ(tx.bad, ONIC_SHM_BAD_CREDIT);
+
+    /* A replay: the next slot already stamped for the next sequence number. */
+    memset(lane, 0, onic_shm_lane_size(nslots));
+    lane->key = 0x1234567890abcdefull;
+    onic_shm_tx_init(&tx, lane, nslots);
+    CHECK_EQ(onic_shm_tx_try(&tx, 0, &v, sizeof(v), NULL, 0), ONIC_OK);
+    slot[1] = slot[0];
+    slot[1].ready = word = onic_shm_ready_word(lane->key, 1, 1);
+    CHECK_EQ(onic_shm_tx_try(&tx, 0, &v, sizeof(v), NULL, 0), ONIC_ERR_IO);
+    CHECK_EQ(tx.bad, ONIC_SHM_BAD_REPLAY);
+    CHECK_EQ(tx.bad_value, word);
+    CHECK_EQ(tx.tail, 1);
+    CHECK_EQ(slot[1].ready, word); /* not written */
+    /* The same for a message of several slots. */
+    memset(lane, 0, onic_shm_lane_size(nslots));
+    lane->key = 0x1234567890abcdefull;
+    onic_shm_tx_init(&tx, lane, nslots);
+    slot[0].ready = onic_shm_ready_word(lane->key, 0, 3);
+    CHECK_EQ(onic_shm_tx_try(&tx, 0, &v, sizeof(v), slot, 100), ONIC_ERR_IO);
+    CHECK_EQ(tx.bad, ONIC_SHM_BAD_REPLAY);
+
+    /* Our unread message overwritten: the audit of a waiting sender. */
+    memset(lane, 0, onic_shm_lane_size(nslots));
+    lane->key = 0x1234567890abcdefull;
+    onic_shm_tx_init(&tx, lane, nslots);
+    CHECK_EQ(onic_shm_tx_try(&tx, 0, &v, sizeof(v), NULL, 0), ONIC_OK);
+    CHECK_EQ(onic_shm_tx_try(&tx, 0, &v, sizeof(v), NULL, 0), ONIC_OK);
+    lane->consumed = 1;
+    CHECK(onic_shm_tx_audit(&tx));
+    slot[1].ready ^= 0x5a5a5a5a00ull;
+    CHECK(!onic_shm_tx_audit(&tx));
+    CHECK_EQ(tx.bad, ONIC_SHM_BAD_LOST);
     onic_free(lane);
 }
 
@@ -424,6 +559,8 @@ static void test_poll_budget(void)
 
 int main(void)
 {
+    test_malformed_fields();
+    test_sender_checks();
     test_poll_budget();
     test_idle_receiver_returns_credits();
     test_first_words_whole();
