@@ -29,9 +29,9 @@ soon() {
 }
 
 # Ctrl-Z mid-flood, then fg.
-"$run" -n 4 --timeout 60 "$job" flood 200000 >"$out" 2>&1 &
+"$run" -n 4 --timeout 60 "$job" flood 400000 >"$out" 2>&1 &
 pid=$!
-sleep 0.5
+sleep 0.2
 pids=$(ranks $pid)
 kill -TSTP $pid
 check "SIGTSTP stops onicrun" soon sh -c "[ \"\$(ps -o stat= -p $pid | cut -c1)\" = T ]"
@@ -44,8 +44,9 @@ rc=$?
 check "the job continued goes on to exit 0 (got $rc)" [ $rc -eq 0 ]
 check "every rank got every message" delivered 4
 
-# One rank stopped alone for 5 s.
-"$run" -n 2 --timeout 60 "$job" flood 300000 >"$out" 2>&1 &
+# One rank stopped alone for 5 s, mid-flood (large enough to last over a
+# second: sends do not wait for room, so a flood is quick).
+"$run" -n 2 --timeout 60 "$job" flood 2000000 >"$out" 2>&1 &
 pid=$!
 sleep 0.3
 victim=$(pgrep -P $pid | tail -n 1)
