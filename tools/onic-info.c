@@ -109,9 +109,12 @@ int main(int argc, char **argv)
            "       alltoall(v), reduce_scatter(_block), scan, exscan; MPI_IN_PLACE; user ops),\n"
            "       derived datatypes (vector to struct, subarray, resized; pack and unpack),\n"
            "       communicators and groups, attributes, Cartesian topologies, info objects,\n"
-           "       error handlers (predefined and the program's)\n"
-           "  not:  one-sided windows, matched probe, non-blocking collectives,\n"
-           "       intercommunicators, graph topologies, dynamic processes, MPI-IO, Fortran\n");
+           "       error handlers (predefined and the program's),\n"
+           "       one-sided windows (create, allocate; put, get, accumulates, fetch-and-op,\n"
+           "       compare-and-swap, rput, rget; fence, locks, flushes, post/start/complete/wait)\n"
+           "  not:  shared-memory and dynamic windows, request-based accumulates, matched\n"
+           "       probe, non-blocking collectives, intercommunicators, graph topologies,\n"
+           "       dynamic processes, MPI-IO, Fortran\n");
     if (status == ONIC_OK)
         info_onload(&cur);
 
