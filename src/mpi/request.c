@@ -614,12 +614,13 @@ int MPI_Testany(int count, MPI_Request *array_of_requests, int *index, int *flag
     return rc;
 }
 
-int MPI_Waitsome(int incount, MPI_Request *array_of_requests, int *outcount,
-                 int *array_of_indices, MPI_Status *array_of_statuses)
+/* MPI_Waitsome (block: until one is complete) and MPI_Testsome. */
+static int req_some(const char *call, int block, int incount, MPI_Request *array_of_requests,
+                    int *outcount, int *array_of_indices, MPI_Status *array_of_statuses)
 {
     onic_mpi_req_t *stack[REQ_STACK], **rs;
     onic_mpi_comm_t *c = NULL;
-    int rc = req_array_begin("MPI_Waitsome", incount, array_of_requests, stack, &rs), i, n = 0;
+    int rc = req_array_begin(call, incount, array_of_requests, stack, &rs), i, n = 0;
     int err = MPI_SUCCESS;
 
     if (rc != MPI_SUCCESS)
@@ -627,12 +628,17 @@ int MPI_Waitsome(int incount, MPI_Request *array_of_requests, int *outcount,
     if (outcount == NULL || (incount > 0 && array_of_indices == NULL) ||
         array_of_statuses == NULL) {
         req_array_end(stack, rs);
-        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Waitsome", "%s is NULL",
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "%s is NULL",
                             outcount == NULL ? "outcount" : array_of_statuses == NULL
                             ? "array_of_statuses (use MPI_STATUSES_IGNORE)" : "array_of_indices");
     }
-    while ((i = req_any(incount, rs)) == -1)
-        onic_mpi_progress(1);
+    if (block) {
+        while ((i = req_any(incount, rs)) == -1)
+            onic_mpi_progress(1);
+    } else if ((i = req_any(incount, rs)) == -1) {
+        onic_mpi_progress(0);
+        i = req_any(incount, rs);
+    }
     if (i == -2) {
         *outcount = MPI_UNDEFINED;
         req_array_end(stack, rs);
@@ -658,8 +664,15 @@ int MPI_Waitsome(int incount, MPI_Request *array_of_requests, int *outcount,
     req_array_end(stack, rs);
     if (err == MPI_SUCCESS)
         return MPI_SUCCESS;
-    return onic_mpi_err(c, MPI_ERR_IN_STATUS, "MPI_Waitsome", "a request ended with an error; "
+    return onic_mpi_err(c, MPI_ERR_IN_STATUS, call, "a request ended with an error; "
                         "the statuses' MPI_ERROR fields say which");
+}
+
+int MPI_Waitsome(int incount, MPI_Request *array_of_requests, int *outcount,
+                 int *array_of_indices, MPI_Status *array_of_statuses)
+{
+    return req_some("MPI_Waitsome", 1, incount, array_of_requests, outcount, array_of_indices,
+                    array_of_statuses);
 }
 
 int MPI_Request_free(MPI_Request *request)
@@ -1328,51 +1341,8 @@ int onic_mpi_coll_waitall(int n, onic_mpi_req_t **reqs, const char *call)
 int MPI_Testsome(int incount, MPI_Request *array_of_requests, int *outcount,
                  int *array_of_indices, MPI_Status *array_of_statuses)
 {
-    onic_mpi_req_t *stack[REQ_STACK], **rs;
-    onic_mpi_comm_t *c = NULL;
-    int rc = req_array_begin("MPI_Testsome", incount, array_of_requests, stack, &rs), i, n = 0;
-    int err = MPI_SUCCESS;
-
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (outcount == NULL || (incount > 0 && array_of_indices == NULL) ||
-        array_of_statuses == NULL) {
-        req_array_end(stack, rs);
-        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Testsome", "%s is NULL",
-                            outcount == NULL ? "outcount" : array_of_statuses == NULL
-                            ? "array_of_statuses (use MPI_STATUSES_IGNORE)" : "array_of_indices");
-    }
-    if ((i = req_any(incount, rs)) == -1) {
-        onic_mpi_progress(0);
-        i = req_any(incount, rs);
-    }
-    if (i == -2) {
-        *outcount = MPI_UNDEFINED;
-        req_array_end(stack, rs);
-        return MPI_SUCCESS;
-    }
-    for (i = 0; i < incount; i++) {
-        MPI_Status s;
-        int e;
-        if (req_inactive(rs[i]) || !rs[i]->complete)
-            continue;
-        if (err == MPI_SUCCESS)
-            c = rs[i]->comm;
-        e = req_finish(&array_of_requests[i], rs[i], &s);
-        s.MPI_ERROR = e;
-        if (e != MPI_SUCCESS && err == MPI_SUCCESS)
-            err = e;
-        array_of_indices[n] = i;
-        if (array_of_statuses != MPI_STATUSES_IGNORE)
-            array_of_statuses[n] = s;
-        n++;
-    }
-    *outcount = n;
-    req_array_end(stack, rs);
-    if (err == MPI_SUCCESS)
-        return MPI_SUCCESS;
-    return onic_mpi_err(c, MPI_ERR_IN_STATUS, "MPI_Testsome", "a request ended with an error; "
-                        "the statuses' MPI_ERROR fields say which");
+    return req_some("MPI_Testsome", 0, incount, array_of_requests, outcount, array_of_indices,
+                    array_of_statuses);
 }
 
 /* MPI_Test that leaves the request as it is (not freed, still active). */
