@@ -8,21 +8,44 @@
  *
  * Each round is one kind of call: MPI_Isend of small (eager) and large
  * (rendezvous) messages, MPI_Issend, persistent sends started with
- * MPI_Startall, and MPI_Ibsend from an attached buffer. */
+ * MPI_Startall, and MPI_Ibsend from an attached buffer. In two more rounds
+ * of MPI_Isend rank 1 is stopped instead (SIGSTOP, which onicrun waits
+ * out): rank 0 starts its loop once rank 1 is seen stopped and continues
+ * it (SIGCONT) only after the loop. */
 #include <mpi.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { R_ISEND, R_ISEND_LARGE, R_ISSEND, R_START, R_IBSEND, R_N };
+enum { R_ISEND, R_ISEND_LARGE, R_ISSEND, R_START, R_IBSEND, R_STOP, R_STOP_LARGE, R_N };
 static const char *const round_name[R_N] = {"Isend 400 B", "Isend 64 KiB", "Issend 400 B",
-                                            "Startall 400 B", "Ibsend 400 B"};
-static const int round_count[R_N] = {3000, 64, 1000, 1000, 1000};
-static const int round_len[R_N] = {400, 65536, 400, 400, 400};
+                                            "Startall 400 B", "Ibsend 400 B",
+                                            "Isend 400 B to a stopped rank",
+                                            "Isend 64 KiB to a stopped rank"};
+static const int round_count[R_N] = {3000, 64, 1000, 1000, 1000, 3000, 64};
+static const int round_len[R_N] = {400, 65536, 400, 400, 400, 400, 65536};
+
+/* Whether process pid is stopped (state T in /proc/PID/stat). */
+static int is_stopped(pid_t pid)
+{
+    char path[64], buf[256], *p;
+    FILE *f;
+    size_t n;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    if ((f = fopen(path, "r")) == NULL)
+        return 0;
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    p = strrchr(buf, ')'); /* after the command name, which may hold anything */
+    return p != NULL && p[1] == ' ' && p[2] == 'T';
+}
 
 static int failed;
 
@@ -37,7 +60,7 @@ static unsigned char fill(int round, int i, int k)
     return (unsigned char)(round * 31 + i * 7 + k);
 }
 
-static void sender(int round, const char *fifo)
+static void sender(int round, const char *fifo, pid_t peer)
 {
     int n = round_count[round], len = round_len[round], fd;
     unsigned char *buf = malloc((size_t)n * (size_t)len);
@@ -57,12 +80,20 @@ static void sender(int round, const char *fifo)
         for (int i = 0; i < n; i++)
             MPI_Send_init(buf + (size_t)i * len, len, MPI_BYTE, 1, i, MPI_COMM_WORLD, &rq[i]);
     MPI_Barrier(MPI_COMM_WORLD); /* rank 1 leaves MPI now */
+    if (round >= R_STOP) {
+        int waited = 0;
+        while (!is_stopped(peer) && waited++ < 10000)
+            usleep(1000);
+        check(is_stopped(peer), "rank 1 did not stop", round, 0);
+    }
     for (int i = 0; i < n; i++) {
         void *b = buf + (size_t)i * len;
         int rc = MPI_SUCCESS;
         switch (round) {
         case R_ISEND:
         case R_ISEND_LARGE:
+        case R_STOP:
+        case R_STOP_LARGE:
             rc = MPI_Isend(b, len, MPI_BYTE, 1, i, MPI_COMM_WORLD, &rq[i]);
             break;
         case R_ISSEND:
@@ -79,10 +110,15 @@ static void sender(int round, const char *fifo)
     if (round == R_START)
         check(MPI_Startall(n, rq) == MPI_SUCCESS, "MPI_Startall failed", round, 0);
     /* Every call has returned: let rank 1 go on. */
-    fd = open(fifo, O_WRONLY);
-    check(fd >= 0, "cannot open the FIFO", round, 0);
-    if (fd >= 0)
-        close(fd);
+    if (round >= R_STOP) {
+        check(is_stopped(peer), "rank 1 went on while stopped", round, 0);
+        kill(peer, SIGCONT);
+    } else {
+        fd = open(fifo, O_WRONLY);
+        check(fd >= 0, "cannot open the FIFO", round, 0);
+        if (fd >= 0)
+            close(fd);
+    }
     check(MPI_Waitall(n, rq, MPI_STATUSES_IGNORE) == MPI_SUCCESS, "MPI_Waitall failed", round, 0);
     if (round == R_START)
         for (int i = 0; i < n; i++)
@@ -103,10 +139,14 @@ static void receiver(int round, const char *fifo)
 
     MPI_Barrier(MPI_COMM_WORLD);
     /* Outside MPI until rank 0's calls have all returned. */
-    fd = open(fifo, O_RDONLY);
-    check(fd >= 0, "cannot open the FIFO", round, 0);
-    if (fd >= 0)
-        close(fd);
+    if (round >= R_STOP) {
+        raise(SIGSTOP);
+    } else {
+        fd = open(fifo, O_RDONLY);
+        check(fd >= 0, "cannot open the FIFO", round, 0);
+        if (fd >= 0)
+            close(fd);
+    }
     for (int i = 0; i < n; i++) {
         int bad = 0, count = -1;
         memset(buf, 0, (size_t)len);
@@ -124,7 +164,7 @@ static void receiver(int round, const char *fifo)
 int main(int argc, char **argv)
 {
     char dir[64] = "", fifo[96];
-    int rank, size;
+    int rank, size, pid1 = (int)getpid();
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -142,6 +182,7 @@ int main(int argc, char **argv)
         }
     }
     MPI_Bcast(dir, sizeof(dir), MPI_CHAR, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&pid1, 1, MPI_INT, 1, MPI_COMM_WORLD); /* rank 1's, for its stops */
     for (int round = 0; round < R_N; round++) {
         snprintf(fifo, sizeof(fifo), "%s/fifo%d", dir, round);
         if (rank == 0 && mkfifo(fifo, 0600) != 0) {
@@ -149,7 +190,7 @@ int main(int argc, char **argv)
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
         if (rank == 0)
-            sender(round, fifo);
+            sender(round, fifo, (pid_t)pid1);
         else
             receiver(round, fifo);
         MPI_Barrier(MPI_COMM_WORLD);
