@@ -12,24 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank, size, failed;
-
-#define CHECK(_c) \
-    do { \
-        if (!(_c)) { \
-            failed++; \
-            fprintf(stderr, "rank %d: %s:%d: check failed: %s\n", rank, __FILE__, __LINE__, #_c); \
-        } \
-    } while (0)
-#define CHECK_EQ(_a, _b) \
-    do { \
-        long long _x = (long long)(_a), _y = (long long)(_b); \
-        if (_x != _y) { \
-            failed++; \
-            fprintf(stderr, "rank %d: %s:%d: %s == %s (%lld != %lld)\n", rank, __FILE__, \
-                    __LINE__, #_a, #_b, _x, _y); \
-        } \
-    } while (0)
+#include "mpi_check.h"
 
 /* --- Cartesian topologies ------------------------------------------------------------ */
 /* The smallest spread (largest minus smallest factor) of n over two
