@@ -187,20 +187,28 @@ static int target_first_md_takes(void *arg, void *cookie)
     return ONIC_MATCH_TAKE;
 }
 
-static int target_translate(onic_ptl_pt_t *pt, uint32_t src, const onic_ptl_msg_t *m,
-                            target_xlate_t *x)
+/* The list, then the overflow list, for the operation x describes (op,
+ * small, rlength, roffset set). */
+static int target_translate_x(onic_ptl_pt_t *pt, uint32_t src, ptl_match_bits_t bits,
+                              target_xlate_t *x)
 {
-    const onic_mkey_t key = {m->match_bits, src}, exact = {0, 0}; /* nid 0: this node */
+    const onic_mkey_t key = {bits, src}, exact = {0, 0}; /* nid 0: this node */
 
-    x->op = m->op;
-    x->small = !(m->flags & ONIC_PTL_FLAG_LARGE);
-    x->rlength = m->rlength;
-    x->roffset = m->offset;
     if (pt->list != NULL &&
         onic_matcher_find(pt->list, key, exact, target_first_md_takes, x, 0) != NULL)
         return 1;
     return pt->overflow != NULL &&
            onic_matcher_find(pt->overflow, key, exact, target_first_md_takes, x, 0) != NULL;
+}
+
+static int target_translate(onic_ptl_pt_t *pt, uint32_t src, const onic_ptl_msg_t *m,
+                            target_xlate_t *x)
+{
+    x->op = m->op;
+    x->small = !(m->flags & ONIC_PTL_FLAG_LARGE);
+    x->rlength = m->rlength;
+    x->roffset = m->offset;
+    return target_translate_x(pt, src, m->match_bits, x);
 }
 
 /* onic extension: keep the header of a put an overflow entry took. Made
@@ -230,26 +238,15 @@ static onic_ptl_ovf_t *target_keep_header(onic_ptl_ni_t *ni, onic_ptl_pt_t *pt, 
     return rec;
 }
 
-/* Move the data, count the operation, record the events, unlink. Returns
- * the options the MD had (the answer depends on them) and, for a get, where
- * the data to send back is. */
-static unsigned target_deliver(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m,
-                               const target_xlate_t *x, const void *payload,
-                               const void **data_p)
+/* The events of a put or get that has been moved and counted (unlink:
+ * the MD is used up and goes), then the unlink. */
+static void target_events(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m,
+                          const target_xlate_t *x, onic_ptl_md_t *md, onic_ptl_eq_t *eq,
+                          unsigned options, int unlink)
 {
-    onic_ptl_md_t *md = x->md;
-    onic_ptl_eq_t *eq = onic_ptl_md_eq(ni, md);
-    unsigned options = md->desc.options;
-    char *at = x->mlength > 0 ? onic_ptl_md_at(md, x->offset) : NULL;
     ptl_event_t ev, *e = &ev;
     ptl_event_kind_t start = m->op == ONIC_PTL_OP_PUT ? PTL_EVENT_PUT_START : PTL_EVENT_GET_START;
-    int unlink;
 
-    if (m->op == ONIC_PTL_OP_PUT && x->mlength > 0)
-        onic_ptl_ni_store(ni, at, payload, x->mlength);
-    *data_p = at;
-    onic_ptl_md_consume(md, x->mlength);
-    unlink = onic_ptl_md_should_unlink(md);
     /* The usual case, END alone and no UNLINK after it: the event is
      * written once, in the queue's ring. */
     if (eq != NULL &&
@@ -275,6 +272,25 @@ static unsigned target_deliver(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_m
     }
     if (unlink)
         onic_ptl_md_destroy(ni, md); /* and the entry, if this empties it */
+}
+
+/* Move the data, count the operation, record the events, unlink. Returns
+ * the options the MD had (the answer depends on them) and, for a get, where
+ * the data to send back is. */
+static unsigned target_deliver(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m,
+                               const target_xlate_t *x, const void *payload,
+                               const void **data_p)
+{
+    onic_ptl_md_t *md = x->md;
+    onic_ptl_eq_t *eq = onic_ptl_md_eq(ni, md);
+    unsigned options = md->desc.options;
+    char *at = x->mlength > 0 ? onic_ptl_md_at(md, x->offset) : NULL;
+
+    if (m->op == ONIC_PTL_OP_PUT && x->mlength > 0)
+        onic_ptl_ni_store(ni, at, payload, x->mlength);
+    *data_p = at;
+    onic_ptl_md_consume(md, x->mlength);
+    target_events(ni, src, m, x, md, eq, options, onic_ptl_md_should_unlink(md));
     return options;
 }
 
@@ -436,6 +452,24 @@ void onic_ptl_target_fini(onic_ptl_ni_t *ni)
     }
 }
 
+/* A small put or get that translation placed: the header kept (an
+ * overflow entry), the data moved, the answer. */
+static void target_request_found(onic_ptl_ni_t *ni, onic_ptl_pt_t *pt, uint32_t src,
+                                 const onic_ptl_msg_t *m, const target_xlate_t *x,
+                                 const void *payload, onic_ptl_out_t *out)
+{
+    const void *data;
+    unsigned options;
+
+    if (x->me->overflow && m->op == ONIC_PTL_OP_PUT &&
+        target_keep_header(ni, pt, src, m, x) == NULL) {
+        target_drop(ni, ONIC_PTL_DROP_NO_MEMORY, src, m);
+        return;
+    }
+    options = target_deliver(ni, src, m, x, payload, &data);
+    target_answer(ni, src, m, x, options, data, out);
+}
+
 static void target_request(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m,
                            const void *payload, onic_ptl_out_t *out)
 {
@@ -443,8 +477,6 @@ static void target_request(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t
     int large = (m->flags & ONIC_PTL_FLAG_LARGE) != 0;
     onic_ptl_pt_t *pt;
     target_xlate_t x;
-    const void *data;
-    unsigned options;
     onic_ptl_drop_t why;
 
     if (large)
@@ -455,16 +487,15 @@ static void target_request(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t
         why = ONIC_PTL_DROP_NO_MATCH;
         goto drop;
     }
+    if (!large) {
+        target_request_found(ni, pt, src, m, &x, payload, out);
+        return;
+    }
     if (x.me->overflow && m->op == ONIC_PTL_OP_PUT && target_keep_header(ni, pt, src, m, &x) == NULL) {
         why = ONIC_PTL_DROP_NO_MEMORY;
         goto drop;
     }
-    if (large) {
-        target_large(ni, src, m, &x, &desc, out);
-        return;
-    }
-    options = target_deliver(ni, src, m, &x, payload, &data);
-    target_answer(ni, src, m, &x, options, data, out);
+    target_large(ni, src, m, &x, &desc, out);
     return;
 drop:
     target_drop(ni, why, src, m);
@@ -472,6 +503,93 @@ dropped:
     /* A dropped large put still tells its initiator that nothing moved. */
     if (large && m->op == ONIC_PTL_OP_PUT)
         target_large_answer(src, m, &desc, 0, 0, out);
+}
+
+/* The most common message, a small put without ack, in a straight line:
+ * its four header words used where they are, with no unpacked header in
+ * between, and its event written once, in the queue's ring, from them.
+ * 0: not such a put, or access control that is not "everyone" -- nothing
+ * has changed, and the general steps take it from the start. Once
+ * translation has run the put is this function's to finish: the rarer
+ * turns after it (an overflow entry, events other than END alone, a
+ * handler, a drop) unpack the header and take the general steps, with
+ * their answer in *out. 1 when it took the put; *out is then set. */
+static int target_put_small(onic_ptl_ni_t *ni, uint32_t src, const void *hdr,
+                            const void *payload, size_t len, onic_ptl_out_t *out)
+{
+    uint64_t w[4];
+    onic_ptl_pt_t *pt;
+    onic_ptl_md_t *md;
+    onic_ptl_eq_t *eq;
+    onic_ptl_msg_t m;
+    target_xlate_t x;
+    ptl_event_t *e;
+    unsigned options;
+    int unlink;
+
+    memcpy(w, hdr, sizeof(w)); /* the caller passes 32 bytes */
+    /* op PUT, no flags: no ack, not large, and the length is the payload's. */
+    if ((w[0] >> 48 & 0xff) != ONIC_PTL_OP_PUT || (w[0] & ONIC_PTL_MAX_LEN) != len ||
+        src >= ni->size || (len > 0 && payload == NULL) ||
+        w[1] >> 48 > (uint64_t)ni->limits.max_pt_index ||
+        w[0] >> 56 > (uint64_t)ni->limits.max_ac_index || !ni->acl[w[0] >> 56].everyone)
+        return 0;
+    pt = &ni->pt[w[1] >> 48];
+    x.op = ONIC_PTL_OP_PUT;
+    x.small = 1;
+    x.me = NULL;
+    x.rlength = len;
+    x.roffset = w[1] & ONIC_PTL_MAX_LEN;
+    if (!target_translate_x(pt, src, w[2], &x))
+        goto general;
+    md = x.md;
+    eq = onic_ptl_md_eq(ni, md);
+    options = md->desc.options;
+    if (x.me->overflow || eq == NULL ||
+        (options & (PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_END_DISABLE)) !=
+            PTL_MD_EVENT_START_DISABLE)
+        goto general;
+    /* The MD's state after the put decides whether an UNLINK is due, so
+     * the event's slot is taken only after the put is counted; nothing
+     * between can fail. */
+    if (x.mlength > 0)
+        onic_ptl_ni_store(ni, onic_ptl_md_at(md, x.offset), payload, x.mlength);
+    onic_ptl_md_consume(md, x.mlength);
+    unlink = onic_ptl_md_should_unlink(md);
+    if ((unlink && !(options & PTL_MD_EVENT_UNLINK_DISABLE)) || (e = onic_ptl_eq_slot(eq)) == NULL)
+        goto general_events;
+    e->type = PTL_EVENT_PUT_END;
+    e->initiator.nid = 0;
+    e->initiator.pid = src;
+    e->uid = ni->uid;
+    e->jid = ni->jid;
+    e->pt_index = (ptl_pt_index_t)(w[1] >> 48);
+    e->match_bits = w[2];
+    e->rlength = len;
+    e->mlength = x.mlength;
+    e->offset = x.offset;
+    e->md_handle = md->handle;
+    onic_ptl_md_snapshot(md, &e->md);
+    e->hdr_data = w[3];
+    e->link = eq->seq;
+    e->ni_fail_type = PTL_NI_OK;
+    onic_ptl_eq_commit(eq, e);
+    if (unlink)
+        onic_ptl_md_destroy(ni, md); /* and the entry, if this empties it */
+    return 1;
+
+general_events:
+    /* Moved and counted: only the events are left, the general way. */
+    (void)onic_ptl_msg_unpack(hdr, sizeof(w), &m);
+    target_events(ni, src, &m, &x, md, eq, options, unlink);
+    return 1;
+general:
+    (void)onic_ptl_msg_unpack(hdr, sizeof(w), &m); /* its checks passed above */
+    if (x.me == NULL)
+        target_drop(ni, ONIC_PTL_DROP_NO_MATCH, src, &m);
+    else
+        target_request_found(ni, pt, src, &m, &x, payload, out);
+    return 1;
 }
 
 /* --- ack and reply ----------------------------------------------------------- */
@@ -652,6 +770,10 @@ void onic_ptl_target_recv(onic_ptl_ni_t *ni, uint32_t src, const void *hdr, size
     out->send = out->rma = out->dereg = 0;
     out->payload = NULL;
     out->len = 0;
+    /* A small put without ack sends only its own 32 bytes (a longer header
+     * for it, which a sender may send, takes the general steps). */
+    if (hdr_len == 32 && target_put_small(ni, src, hdr, payload, len, out))
+        return;
     if (src >= ni->size || onic_ptl_msg_unpack(hdr, hdr_len, &m) != ONIC_OK ||
         (len > 0 && payload == NULL) || !target_sizes_ok(ni, &m, len)) {
         target_drop(ni, ONIC_PTL_DROP_MALFORMED, src, NULL);
