@@ -17,6 +17,11 @@
  *                       answers every request with a 1-KB reply: a callback
  *                       waiting for room must not keep the slots the other
  *                       side waits for (a deadlock hangs the job)
+ *   xport_job leave N   rank 1 closes its endpoint and exits without reading;
+ *                       rank 0 sends it N messages, which must be kept (its
+ *                       ring is full), then closes: its close gives what is
+ *                       kept a moment to leave and returns, never waiting
+ *                       for a peer that left
  *   xport_job errors    bad rank, over-long payload and header are errors
  *   xport_job reopen N  close the endpoint and open it again, then fanin N:
  *                       also under mpiexec/mpirun (a launcher's bootstrap
@@ -52,6 +57,7 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,6 +169,18 @@ static void on_message(void *arg, uint32_t src, const void *user_hdr, size_t use
             onic_xport_send(j->x, 0, &seq, sizeof(seq), out, len) != ONIC_OK)
             j->bad++;
     }
+}
+
+static void close_held(int sig)
+{
+    static const char msg[] = "xport_job: rank 0: closing its endpoint has not returned after "
+                              "20 s: it waits for a peer that left\n";
+
+    (void)sig;
+    if (write(2, msg, sizeof(msg) - 1) < 0) {
+        /* nothing more to say */
+    }
+    _exit(1);
 }
 
 /* Blocking receive: spin, yield, then sleep until a sender wakes us. */
@@ -371,6 +389,22 @@ int main(int argc, char **argv)
             sleep(4);
             failed += !send_stream(x, &j, 0, 0);
         }
+    } else if (strcmp(mode, "leave") == 0) {
+        /* Rank 1 leaves without reading; what rank 0 keeps for it can
+         * never go. */
+        if (j.rank == 0) {
+            for (uint64_t s = 0; s < n; s++)
+                failed += !send_stream(x, &j, 1, s);
+            if (onic_xport_backlog(x) > 0) {
+                passed++;
+            } else {
+                failed++;
+                fprintf(stderr, "rank 0: %llu messages to a peer that reads none, none kept\n",
+                        (unsigned long long)n);
+            }
+            signal(SIGALRM, close_held);
+            alarm(20);
+        }
     } else if (strcmp(mode, "errors") == 0) {
         uint8_t big[4096] = {0}, hdr[64] = {0};
         size_t max = onic_xport_max_payload(x);
@@ -409,6 +443,7 @@ int main(int argc, char **argv)
      * credits must still come back. */
     bundled = onic_xport_bundled(x);
     onic_xport_close(x);
+    alarm(0);
     printf("xport_job rank %u: %u passed, %u failed (%llu messages received, %llu sent "
            "bundled)\n", j.rank, passed, failed, (unsigned long long)j.received,
            (unsigned long long)bundled);
