@@ -915,6 +915,11 @@ static void test_coll(void)
                  MPI_ERR_COUNT);
         CHECK_EQ(MPI_Alltoallv(&v, z, NULL, MPI_INT, &s, z, z, MPI_INT, MPI_COMM_WORLD),
                  MPI_ERR_ARG);
+        /* MPI_IN_PLACE is the root's alone: refused at once elsewhere,
+         * nothing sent (rank 0, the root, does not take part). */
+        if (rank != 0)
+            CHECK_EQ(MPI_Gatherv(MPI_IN_PLACE, 1, MPI_INT, NULL, NULL, NULL, MPI_INT, 0,
+                                 MPI_COMM_WORLD), MPI_ERR_BUFFER);
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }

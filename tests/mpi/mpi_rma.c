@@ -495,6 +495,14 @@ static void test_errors(void)
     CHECK_EQ(err_class(MPI_Win_wait(win)), MPI_ERR_RMA_SYNC);
     CHECK_EQ(err_class(MPI_Win_lock(99, 0, 0, win)), MPI_ERR_LOCKTYPE);
     CHECK_EQ(err_class(MPI_Win_fence(0x7, win)), MPI_ERR_ASSERT);
+    /* MPI_Win_post takes MPI_MODE_NOCHECK, _NOSTORE and _NOPUT only. */
+    CHECK_EQ(err_class(MPI_Win_post(MPI_GROUP_EMPTY, MPI_MODE_NOPRECEDE, win)), MPI_ERR_ASSERT);
+    /* A fence followed by no operation starts no epoch: an exposure epoch
+     * may follow (of no origins here, so its wait ends at once), and a
+     * fence after it. */
+    MPI_Win_fence(0, win);
+    CHECK_EQ(err_class(MPI_Win_post(MPI_GROUP_EMPTY, 0, win)), MPI_SUCCESS);
+    CHECK_EQ(err_class(MPI_Win_wait(win)), MPI_SUCCESS);
     MPI_Win_fence(0, win);
     /* Out of the window: past its end, straddling it, a negative displacement. */
     CHECK_EQ(err_class(MPI_Put(&x, 1, MPI_INT, 0, 8, 1, MPI_INT, win)), MPI_ERR_RMA_RANGE);
@@ -579,6 +587,7 @@ static void test_errors(void)
     MPI_Win_free(&win);
     CHECK_EQ(err_class(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, bad)), MPI_ERR_WIN);
     CHECK_EQ(err_class(MPI_Win_free(&bad)), MPI_ERR_WIN);
+    CHECK_EQ(err_class(MPI_Win_free(NULL)), MPI_ERR_ARG);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     {
         char s[MPI_MAX_ERROR_STRING];

@@ -8,7 +8,7 @@
  * queue, and puts to an entry rank 0 unlinked with PtlMEUnlinkAsync before
  * the start (dropped). Then it tells rank 0 it is done; rank 0 checks data,
  * events and that PTL_SR_DROP_COUNT counted exactly the four drops per
- * initiator.
+ * initiator, and frees the small queues (then gone).
  * Everybody waits in PtlEQWait, which sleeps in the transport.
  * Prints "ptl_job: rank R: N passed, M failed"; exit status 1 on failure. */
 #include "../unit/check.h"
@@ -187,6 +187,12 @@ static void run_target(uint32_t size)
         for (size_t i = 0; i < 64; i++)
             untouched &= t_gone[r][i] == 0;
         CHECK(untouched);
+    }
+    /* A freed queue is gone: freeing or reading it again names no queue. */
+    for (uint32_t r = 1; r < size; r++) {
+        CHECK_EQ(PtlEQFree(small_eq[r]), PTL_OK);
+        CHECK_EQ(PtlEQFree(small_eq[r]), PTL_EQ_INVALID);
+        CHECK_EQ(PtlEQGet(small_eq[r], &ev), PTL_EQ_INVALID);
     }
 }
 

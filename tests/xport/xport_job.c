@@ -17,6 +17,17 @@
  *                       answers every request with a 1-KB reply: a callback
  *                       waiting for room must not keep the slots the other
  *                       side waits for (a deadlock hangs the job)
+ *   xport_job refill N  rank 0 sends N empty messages to rank 1, which is not
+ *                       reading: those that do not fit are kept; rank 1 then
+ *                       reads exactly those that fit (told by a signal, so
+ *                       that rank 0 does not call onic meanwhile), and rank 0
+ *                       sends one more, which must leave at once: what was
+ *                       kept goes first and leaves room for it
+ *   xport_job leave N   rank 1 closes its endpoint and exits without reading;
+ *                       rank 0 sends it N messages, which must be kept (its
+ *                       ring is full), then closes: its close gives what is
+ *                       kept a moment to leave and returns, never waiting
+ *                       for a peer that left
  *   xport_job errors    bad rank, over-long payload and header are errors
  *   xport_job reopen N  close the endpoint and open it again, then fanin N:
  *                       also under mpiexec/mpirun (a launcher's bootstrap
@@ -52,6 +63,7 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +109,7 @@ typedef struct job {
     onic_xport_t *x;
     int       echo;       /* rank 0 answers from inside its callback */
     int       cross;      /* crossreply: answer every request from the callback */
+    pid_t     peer_pid;   /* refill: the other rank's, from its first message */
     uint64_t  requests, replies;
     uint32_t  rank, size;
     uint64_t *next_seq;   /* by sender: the sequence number expected next */
@@ -105,6 +118,7 @@ typedef struct job {
 } job_t;
 
 static size_t max_len = 200; /* lowered to the endpoint's limit at open */
+#define SEQ_PID (UINT64_MAX - 1) /* refill: a process id, outside the stream */
 
 static size_t msg_len(uint64_t seq)
 {
@@ -142,6 +156,10 @@ static void on_message(void *arg, uint32_t src, const void *user_hdr, size_t use
         return;
     }
     memcpy(&seq, user_hdr, sizeof(seq));
+    if (seq == SEQ_PID && len == sizeof(pid_t)) {
+        memcpy(&j->peer_pid, payload, sizeof(pid_t));
+        return;
+    }
     if (seq != j->next_seq[src] || len != msg_len(seq)) {
         if (j->bad++ < 5)
             fprintf(stderr, "rank %u: from %u got seq %llu (len %zu), expected %llu\n", j->rank,
@@ -163,6 +181,41 @@ static void on_message(void *arg, uint32_t src, const void *user_hdr, size_t use
             onic_xport_send(j->x, 0, &seq, sizeof(seq), out, len) != ONIC_OK)
             j->bad++;
     }
+}
+
+/* refill's signals, SIGUSR1 with a value, so that neither process calls
+ * into onic while it waits for the other: 1 once it came, 0 after 20 s. */
+static int signal_wait(int *value_p)
+{
+    sigset_t set;
+    siginfo_t info;
+    struct timespec limit = {20, 0};
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGUSR1);
+    if (sigtimedwait(&set, &info, &limit) != SIGUSR1)
+        return 0;
+    *value_p = info.si_value.sival_int;
+    return 1;
+}
+
+static int signal_send(pid_t pid, int value)
+{
+    union sigval v = {.sival_int = value};
+
+    return pid > 0 && sigqueue(pid, SIGUSR1, v) == 0;
+}
+
+static void close_held(int sig)
+{
+    static const char msg[] = "xport_job: rank 0: closing its endpoint has not returned after "
+                              "20 s: it waits for a peer that left\n";
+
+    (void)sig;
+    if (write(2, msg, sizeof(msg) - 1) < 0) {
+        /* nothing more to say */
+    }
+    _exit(1);
 }
 
 /* Blocking receive: spin, yield, then sleep until a sender wakes us. */
@@ -371,6 +424,85 @@ int main(int argc, char **argv)
             sleep(4);
             failed += !send_stream(x, &j, 0, 0);
         }
+    } else if (strcmp(mode, "refill") == 0 && j.size == 2) {
+        /* Rank 0 fills rank 1's ring (empty messages, a slot each) and
+         * keeps the rest; rank 1, not reading meanwhile, is told how many
+         * fit, reads exactly those and says so; then rank 0, which has not
+         * called onic since, sends one more: sending what was kept leaves
+         * room for it, so it leaves at once and nothing is kept. Every
+         * message arrives, in order. */
+        uint32_t peer = 1 - j.rank;
+        pid_t pid = getpid();
+        sigset_t set;
+        uint64_t seq = SEQ_PID, kept = 0;
+        int fits = 0, ok;
+        max_len = 0;
+        sigemptyset(&set);
+        sigaddset(&set, SIGUSR1);
+        sigprocmask(SIG_BLOCK, &set, NULL);
+        /* Rank 1 sends its id only once it has rank 0's, and then stops
+         * reading until told. */
+        if (j.rank == 0)
+            failed += onic_xport_send(x, peer, &seq, sizeof(seq), &pid, sizeof(pid)) != ONIC_OK;
+        while (j.peer_pid == 0)
+            onic_xport_wait(x, 10000000);
+        if (j.rank == 1)
+            failed += onic_xport_send(x, peer, &seq, sizeof(seq), &pid, sizeof(pid)) != ONIC_OK;
+        if (j.rank == 0) {
+            for (uint64_t s = 0; s < n; s++)
+                failed += !send_stream(x, &j, 1, s);
+            kept = onic_xport_backlog(x);
+            fits = (int)(n - kept);
+            /* What is kept, and one more, fit in the ring once it is empty. */
+            ok = kept > 0 && kept + 1 <= (uint64_t)fits;
+            if (!ok)
+                fprintf(stderr, "rank 0: of %llu messages %llu were kept; run with "
+                        "ONIC_SHM_RING_SLOTS at least 2 + N / 2\n", (unsigned long long)n,
+                        (unsigned long long)kept);
+            ok = ok && signal_send(j.peer_pid, fits) && signal_wait(&fits);
+            failed += !ok;
+            if (ok) {
+                failed += !send_stream(x, &j, 1, n);
+                if (onic_xport_backlog(x) == 0) {
+                    passed++;
+                } else {
+                    failed++;
+                    fprintf(stderr, "rank 0: rank 1 read all it had; of the %llu messages "
+                            "kept and one more, %llu are still kept\n",
+                            (unsigned long long)kept, (unsigned long long)onic_xport_backlog(x));
+                }
+            }
+            wait_until(x, &j, 1);
+        } else {
+            ok = signal_wait(&fits);
+            while (ok && j.next_seq[0] < (uint64_t)fits)
+                onic_xport_wait(x, 10000000);
+            ok = ok && signal_send(j.peer_pid, 0);
+            failed += !ok;
+            if (ok) {
+                wait_until(x, &j, n + 2);
+                if (j.next_seq[0] == n + 1)
+                    passed++;
+                else
+                    failed++;
+            }
+        }
+    } else if (strcmp(mode, "leave") == 0) {
+        /* Rank 1 leaves without reading; what rank 0 keeps for it can
+         * never go. */
+        if (j.rank == 0) {
+            for (uint64_t s = 0; s < n; s++)
+                failed += !send_stream(x, &j, 1, s);
+            if (onic_xport_backlog(x) > 0) {
+                passed++;
+            } else {
+                failed++;
+                fprintf(stderr, "rank 0: %llu messages to a peer that reads none, none kept\n",
+                        (unsigned long long)n);
+            }
+            signal(SIGALRM, close_held);
+            alarm(20);
+        }
     } else if (strcmp(mode, "errors") == 0) {
         uint8_t big[4096] = {0}, hdr[64] = {0};
         size_t max = onic_xport_max_payload(x);
@@ -409,6 +541,7 @@ int main(int argc, char **argv)
      * credits must still come back. */
     bundled = onic_xport_bundled(x);
     onic_xport_close(x);
+    alarm(0);
     printf("xport_job rank %u: %u passed, %u failed (%llu messages received, %llu sent "
            "bundled)\n", j.rank, passed, failed, (unsigned long long)j.received,
            (unsigned long long)bundled);
