@@ -248,20 +248,18 @@ static inline uint8_t *trace_zigzag(uint8_t *p, uint64_t a, uint64_t b)
 }
 
 /* Encode one record (op is a constant wherever this is inlined, so only
- * its own fields' code remains). */
+ * its own fields' code remains). now: the TSC read before the engine's
+ * work, so the read's latency overlaps that work instead of stalling here. */
 static inline __attribute__((always_inline)) void
-trace_put(match_tracer_t *t, unsigned op, unsigned flags, unsigned pos, uint64_t kb, uint64_t ki,
-          uint64_t ib, uint64_t ii, const void *entry, uint64_t aux)
+trace_put(match_tracer_t *t, uint64_t now, unsigned op, unsigned flags, unsigned pos,
+          uint64_t kb, uint64_t ki, uint64_t ib, uint64_t ii, uint64_t ent, uint64_t aux)
 {
-    uint64_t now, ent = (uint64_t)(uintptr_t)entry;
     unsigned head = op | flags << ONIC_TRACE_B_FLAGS_SHIFT;
     uint8_t *p;
 
     if (__builtin_expect(t->cur > t->lim, 0) && !trace_full(t))
         return;
-    p = t->cur + 1;
-    now = trace_ticks();
-    p = trace_varint(p, now - t->prev_time);
+    p = trace_varint(t->cur + 1, now - t->prev_time);
     t->prev_time = now;
     if (op == ONIC_TRACE_OP_LABEL)
         *p++ = t->kind;
@@ -298,23 +296,28 @@ trace_put(match_tracer_t *t, unsigned op, unsigned flags, unsigned pos, uint64_t
     t->nrecs++;
 }
 
+#define TRACE_ENTRY(e) (e)->key.bits, (e)->key.id, (e)->ignore.bits, (e)->ignore.id, \
+                       (uint64_t)(uintptr_t)(e)
+
 static void trace_append(onic_matcher_t *m, onic_mentry_t *e)
 {
     match_tracer_t *t = trace_of(m);
+    uint64_t now = trace_ticks();
 
     t->real->append(m, e);
-    trace_put(t, ONIC_TRACE_OP_APPEND, 0, 0, e->key.bits, e->key.id, e->ignore.bits, e->ignore.id, e, 0);
+    trace_put(t, now, ONIC_TRACE_OP_APPEND, 0, 0, TRACE_ENTRY(e), 0);
 }
 
 static onic_status_t trace_insert(onic_matcher_t *m, onic_mentry_t *e, onic_mentry_t *anchor,
                                   int after)
 {
     match_tracer_t *t = trace_of(m);
+    uint64_t now = trace_ticks();
     onic_status_t status = t->real->insert(m, e, anchor, after);
     unsigned pos = anchor == NULL ? ONIC_MATCH_HEAD : after ? ONIC_MATCH_AFTER : ONIC_MATCH_BEFORE;
 
     if (status == ONIC_OK)
-        trace_put(t, ONIC_TRACE_OP_INSERT, 0, pos, e->key.bits, e->key.id, e->ignore.bits, e->ignore.id, e,
+        trace_put(t, now, ONIC_TRACE_OP_INSERT, 0, pos, TRACE_ENTRY(e),
                   (uint64_t)(uintptr_t)anchor);
     return status;
 }
@@ -323,19 +326,18 @@ static onic_mentry_t *trace_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t
                                  int remove)
 {
     match_tracer_t *t = trace_of(m);
-    uint64_t before = m->stats.inspected;
+    uint64_t now = trace_ticks(), before = m->stats.inspected;
     uint64_t kb = key.bits, ki = key.id, ib = ignore.bits, ii = ignore.id;
     onic_mentry_t *e;
 
     TRACE_SCALARS(kb, ki, ib, ii);
     e = t->real->find(m, key, ignore, remove);
-
     if (remove)   /* two copies, each with its operation's code only */
-        trace_put(t, ONIC_TRACE_OP_MATCH, e != NULL ? ONIC_TRACE_HIT : 0, 0, kb, ki, ib, ii, e,
-                  m->stats.inspected - before);
+        trace_put(t, now, ONIC_TRACE_OP_MATCH, e != NULL ? ONIC_TRACE_HIT : 0, 0, kb, ki, ib,
+                  ii, (uint64_t)(uintptr_t)e, m->stats.inspected - before);
     else
-        trace_put(t, ONIC_TRACE_OP_PEEK, e != NULL ? ONIC_TRACE_HIT : 0, 0, kb, ki, ib, ii, e,
-                  m->stats.inspected - before);
+        trace_put(t, now, ONIC_TRACE_OP_PEEK, e != NULL ? ONIC_TRACE_HIT : 0, 0, kb, ki, ib,
+                  ii, (uint64_t)(uintptr_t)e, m->stats.inspected - before);
     return e;
 }
 
@@ -343,26 +345,31 @@ static onic_mentry_t *trace_find_accept(onic_matcher_t *m, onic_mkey_t key, onic
                                         onic_match_accept_t accept, void *arg, int *remove)
 {
     match_tracer_t *t = trace_of(m);
-    uint64_t before = m->stats.inspected;
+    uint64_t now = trace_ticks(), before = m->stats.inspected;
     uint64_t kb = key.bits, ki = key.id, ib = ignore.bits, ii = ignore.id;
+    unsigned flags;
     onic_mentry_t *e;
 
     TRACE_SCALARS(kb, ki, ib, ii);
     e = t->real->find_accept(m, key, ignore, accept, arg, remove);
-
+    flags = ONIC_TRACE_ACCEPT | (e != NULL ? ONIC_TRACE_HIT : 0);
     /* *remove: also when accept took the entry as its last use. */
-    trace_put(t, *remove ? ONIC_TRACE_OP_MATCH : ONIC_TRACE_OP_PEEK,
-              ONIC_TRACE_ACCEPT | (e != NULL ? ONIC_TRACE_HIT : 0), 0, kb, ki, ib, ii, e,
-              m->stats.inspected - before);
+    if (*remove)
+        trace_put(t, now, ONIC_TRACE_OP_MATCH, flags, 0, kb, ki, ib, ii,
+                  (uint64_t)(uintptr_t)e, m->stats.inspected - before);
+    else
+        trace_put(t, now, ONIC_TRACE_OP_PEEK, flags, 0, kb, ki, ib, ii,
+                  (uint64_t)(uintptr_t)e, m->stats.inspected - before);
     return e;
 }
 
 static void trace_remove(onic_matcher_t *m, onic_mentry_t *e)
 {
     match_tracer_t *t = trace_of(m);
+    uint64_t now = trace_ticks();
 
     t->real->remove(m, e);
-    trace_put(t, ONIC_TRACE_OP_REMOVE, 0, 0, e->key.bits, e->key.id, e->ignore.bits, e->ignore.id, e, 0);
+    trace_put(t, now, ONIC_TRACE_OP_REMOVE, 0, 0, TRACE_ENTRY(e), 0);
 }
 
 /* The label record: kind and index, and the engine's name in the ignore
@@ -373,7 +380,8 @@ static void trace_put_label(match_tracer_t *t, uint32_t index)
     size_t len = strlen(t->real->name);
 
     memcpy(&name, t->real->name, len < sizeof(name) ? len : sizeof(name));
-    trace_put(t, ONIC_TRACE_OP_LABEL, 0, 0, key.bits, key.id, name.bits, name.id, NULL, 0);
+    trace_put(t, trace_ticks(), ONIC_TRACE_OP_LABEL, 0, 0, key.bits, key.id, name.bits, name.id,
+              0, 0);
 }
 
 static void trace_fini(onic_matcher_t *m)

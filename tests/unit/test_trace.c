@@ -2,9 +2,10 @@
  * through the list model give exactly the live run's entries-inspected
  * counts (and the real engines find exactly the live run's entries);
  * traces of two ranks replay together; a killed writer's file keeps every
- * chunk it wrote, an exiting one every record; truncated and corrupted traces are reported with their
- * offsets and never crash the reader; the NIC models' costs on small cases
- * computed by hand; the parameter file's errors. */
+ * chunk it wrote, an exiting one every record; truncated and corrupted
+ * traces are reported with their offsets and never crash the reader; the
+ * NIC models' costs on small cases computed by hand; the parameter file's
+ * errors. */
 #include "check.h"
 #include "match/engine.h"
 #include "match/trace.h"
