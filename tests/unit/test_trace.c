@@ -397,6 +397,45 @@ static void test_killed_writer(void)
     onic_trace_free(&t);
 }
 
+/* A child forked while a traced queue holds unwritten records, exiting
+ * after the parent wrote them and more, writes nothing: the parent's file
+ * has each record once (the child, writing its stale copy where the
+ * parent's chunk begins, would cut that chunk short). */
+static void test_fork_child_exit(void)
+{
+    onic_config_t cfg = traced_cfg(0);
+    onic_matcher_t *m;
+    onic_mkey_t k = {0, 0}, none = {0, 0};
+    char paths[4][512], err[256], c = 'x';
+    onic_trace_t t;
+    int fds[2], st;
+    pid_t pid;
+
+    clean_dir();
+    REQUIRE(pipe(fds) == 0);
+    CHECK(onic_matcher_create_cfg("list", &cfg, &m) == ONIC_OK);
+    for (k.bits = 0; k.bits < 100; k.bits++)
+        CHECK(onic_matcher_append(m, k, none, NULL, NULL) == ONIC_OK);
+    pid = fork();
+    if (pid == 0) {
+        close(fds[1]);
+        (void)!read(fds[0], &c, 1);
+        exit(0);   /* exit handlers run, with the inherited queue */
+    }
+    close(fds[0]);
+    for (; k.bits < 150; k.bits++)
+        CHECK(onic_matcher_append(m, k, none, NULL, NULL) == ONIC_OK);
+    onic_matcher_destroy(m);
+    (void)!write(fds[1], &c, 1);
+    close(fds[1]);
+    CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st));
+    CHECK(trace_files(paths, 4) == 1);
+    CHECK(onic_trace_read(paths[0], &t, err, sizeof(err)) == ONIC_OK);
+    CHECK(!t.damaged && t.nchunks == 1);
+    CHECK_EQ(t.nrecs, 1 + 150);
+    onic_trace_free(&t);
+}
+
 /* --- damaged traces --- */
 
 static unsigned char *file_load(const char *path, size_t *len_p)
@@ -699,6 +738,7 @@ int main(int argc, char **argv)
     test_round_trip("wide", seed + 3, 10000);
     test_ranks_merge();
     test_killed_writer();
+    test_fork_child_exit();
     test_damaged();
     test_models();
     test_params_file();
