@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """What ONIC_TRACE costs: the message-rate benchmark (bench/rate/rate.c,
 2 processes pinned to cores) with tracing off and on, interleaved, RUNS
-times each; the medians and their ratio. The machine is noisy: quote the
-ratio, not the rates.
+times each; the medians and their ratio, and the median and quartiles of
+the runs' own ratios (their spread is the machine's noise). The machine is
+noisy: quote the ratio, not the rates; on a loaded machine use many runs
+(docs/replay.md: --runs 61 --iters 2000).
 
     bench/replay/overhead.py [--build build] [--runs 7] [--sizes 8] [--iters 500]
 """
@@ -66,6 +68,10 @@ def main():
         print("%6d %14.3f %14.3f %10.3f %s" % (size, statistics.median(off), statistics.median(on),
               statistics.median(on) / statistics.median(off),
               " ".join("%.3f" % x for x in ratios)))
+        if len(ratios) >= 4:
+            q = statistics.quantiles(ratios, n=4)
+            print("%6s the runs' ratios: median %.3f, quartiles %.3f %.3f" %
+                  ("", statistics.median(ratios), q[0], q[2]))
     print("trace written per traced run: %.1f MB (both ranks)" % (statistics.median(trace_bytes) / 1e6))
 
 

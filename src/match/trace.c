@@ -1,14 +1,18 @@
 /* Writing match traces (format in trace.h). A traced matcher's ops table is
  * replaced by a copy whose append, insert, find, find_accept and remove
- * call the engine's and then add one record to the queue's buffer; a full
- * buffer is written with one pwrite at a place reserved under the file's
- * lock. An untraced matcher never reaches this file.
+ * call the engine's and then encode one record into the queue's buffer; a
+ * full buffer is written as one chunk with one pwrite at the file's end
+ * under the file's lock. An untraced matcher never reaches this file.
  *
- * Why buffers and not a mapping of the file: measured here, filling fresh
- * pages of a shared mapping cost 60-130 ns of CPU per 64-byte record (a
- * page fault per 64 records), a 64 KiB write() 15-28 ns. Record times are
- * the TSC on x86-64 (a clock_gettime costs several times an rdtsc), its
- * rate measured against CLOCK_MONOTONIC at every write into the header. */
+ * Why compact records in an anonymous buffer: version 1 wrote 64-byte
+ * records, and the kernel's copy of them into the page cache (and the file
+ * system's work behind it) cost most of tracing's 30 ns a record; a record
+ * here takes 3 to 12 bytes. A shared mapping of the file would keep the
+ * records of a killed process's unwritten buffers, but filling fresh pages
+ * of one cost 60-130 ns of CPU per 64-byte record here (a page fault per
+ * page), several times the write's cost per byte. Record times are the TSC
+ * on x86-64 (a clock_gettime costs several times an rdtsc), its rate
+ * measured against CLOCK_MONOTONIC at every write into the header. */
 #include "match/trace.h"
 #include "match/engine.h"
 #include "base/clock.h"
@@ -24,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define TRACE_BUF_BYTES ((size_t)ONIC_TRACE_BUF_RECS * ONIC_TRACE_REC_SIZE)
+#define TRACE_BUF_BYTES ((size_t)ONIC_TRACE_CHUNK_BYTES)
 
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -64,12 +68,18 @@ static struct {
 typedef struct match_tracer {
     onic_match_ops_t        ops;   /* first: m->ops points here */
     const onic_match_ops_t *real;
-    onic_trace_rec_t       *cur, *end;  /* the free part of buf */
-    onic_trace_rec_t       *buf;
+    uint8_t                *cur;   /* where the next record goes */
+    uint8_t                *lim;   /* past it, a record may not fit: write the chunk */
+    uint8_t                *buf;   /* the chunk: its header, then records */
+    uint32_t                nrecs; /* in the chunk */
+    uint32_t                queue;
+    uint64_t                prev_time;   /* the previous record's, in ticks */
+    uint64_t                prev_entry;
+    onic_mkey_t             prev_key, prev_ign;
     uint64_t                start_ticks;  /* the file's */
     onic_dlist_t            link;       /* in trace_file.tracers */
-    uint32_t                queue;
     uint8_t                 kind;
+    uint8_t                 chunk_kind; /* the kind when the chunk began */
     int                     broken;     /* a write failed: records stop */
 } match_tracer_t;
 
@@ -125,7 +135,7 @@ static onic_status_t trace_file_open(const onic_config_t *cfg, const char *dir,
     memcpy(hdr.magic, ONIC_TRACE_MAGIC, sizeof(ONIC_TRACE_MAGIC));
     hdr.version  = ONIC_TRACE_VERSION;
     hdr.hdr_size = ONIC_TRACE_HDR_SIZE;
-    hdr.rec_size = ONIC_TRACE_REC_SIZE;
+    hdr.chunk_hdr = ONIC_TRACE_CHUNK_HDR;
     hdr.rank = cfg->rank;
     hdr.size = cfg->size;
     hdr.pid  = (uint32_t)pid;
@@ -149,26 +159,48 @@ static onic_status_t trace_file_open(const onic_config_t *cfg, const char *dir,
     return ONIC_OK;
 }
 
-/* Write the queue's buffered records at a place reserved in the file, and
- * the clock's measured rate into the header. A failure stops this queue's
- * records (said once); the operations themselves go on. */
-static void trace_flush(match_tracer_t *t)
+/* Start a new chunk in the buffer: every chunk decodes alone. */
+static void trace_chunk_begin(match_tracer_t *t)
 {
-    size_t bytes = (size_t)((char *)t->cur - (char *)t->buf);
-    uint64_t off, hz = 0, ns, ticks;
+    t->cur = t->buf + ONIC_TRACE_CHUNK_HDR;
+    t->nrecs = 0;
+    t->chunk_kind = t->kind;
+    t->prev_time = t->start_ticks;
+    t->prev_entry = 0;
+    memset(&t->prev_key, 0, sizeof(t->prev_key));
+    memset(&t->prev_ign, 0, sizeof(t->prev_ign));
+}
+
+/* Write the queue's chunk at the file's end and the clock's measured rate
+ * into the header, under the file's lock (so a chunk is never a hole between
+ * two others, even if the process dies: at worst it is the file's last and
+ * cut short). A failure stops this queue's records (said once); the
+ * operations themselves go on. A forked child that has not opened its own
+ * file drops what it inherited: the parent writes it. */
+static void trace_flush_locked(match_tracer_t *t)
+{
+    onic_trace_chunk_t ch;
+    size_t bytes = (size_t)(t->cur - t->buf);
+    uint64_t hz = 0, ns, ticks;
     ssize_t done;
 
-    if (bytes == 0 || t->broken)
+    if (t->nrecs == 0 || t->broken || trace_file.fd < 0 || trace_file.pid != getpid()) {
+        trace_chunk_begin(t);
         return;
-    pthread_mutex_lock(&trace_file.lock);
-    off = trace_file.next_off;
-    trace_file.next_off += bytes;
+    }
+    memset(&ch, 0, sizeof(ch));
+    ch.bytes = (uint32_t)bytes;
+    ch.nrecs = t->nrecs;
+    ch.queue = t->queue;
+    ch.kind = t->chunk_kind;
+    memcpy(t->buf, &ch, sizeof(ch));
     ns = onic_time_ns() - trace_file.start_ns;
     ticks = trace_ticks() - trace_file.start_ticks;
     if (ns > 1000000)
         hz = (uint64_t)((double)ticks * 1e9 / (double)ns);
-    pthread_mutex_unlock(&trace_file.lock);
-    done = pwrite(trace_file.fd, t->buf, bytes, (off_t)off);
+    done = pwrite(trace_file.fd, t->buf, bytes, (off_t)trace_file.next_off);
+    if (done > 0)
+        trace_file.next_off += (uint64_t)done;
     if (hz != 0)
         (void)!pwrite(trace_file.fd, &hz, sizeof(hz), offsetof(onic_trace_hdr_t, tick_hz));
     if (done != (ssize_t)bytes) {
@@ -177,7 +209,14 @@ static void trace_flush(match_tracer_t *t)
                   "short write");
         t->broken = 1;
     }
-    t->cur = t->buf;
+    trace_chunk_begin(t);
+}
+
+static void trace_flush(match_tracer_t *t)
+{
+    pthread_mutex_lock(&trace_file.lock);
+    trace_flush_locked(t);
+    pthread_mutex_unlock(&trace_file.lock);
 }
 
 static __attribute__((noinline)) int trace_full(match_tracer_t *t)
@@ -186,46 +225,99 @@ static __attribute__((noinline)) int trace_full(match_tracer_t *t)
     return !t->broken;
 }
 
-/* Fill one record; the op byte goes last, so a reader of a killed process's
- * file sees each record whole or not at all. */
-static inline void trace_put(match_tracer_t *t, unsigned op, unsigned flags, unsigned pos,
-                             onic_mkey_t key, onic_mkey_t ignore, const void *entry,
-                             uint64_t aux)
-{
-    onic_trace_rec_t *r;
+/* Keep a lookup's key words in registers across the engine's call: left to
+ * itself, gcc stores them as four words and reloads them as two vectors to
+ * keep them, a store-forwarding stall that cost more than the record. */
+#define TRACE_SCALARS(a, b, c, d) __asm__("" : "+r"(a), "+r"(b), "+r"(c), "+r"(d))
 
-    if (__builtin_expect(t->cur == t->end, 0) && !trace_full(t))
-        return;
-    r = t->cur++;
-    r->kind   = t->kind;
-    r->flags  = (uint8_t)flags;
-    r->pos    = (uint8_t)pos;
-    r->queue  = t->queue;
-    r->time   = trace_ticks() - t->start_ticks;
-    r->key    = key;
-    r->ignore = ignore;
-    r->entry  = (uint64_t)(uintptr_t)entry;
-    r->aux    = aux;
-    r->op     = (uint8_t)op;
+static inline uint8_t *trace_varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
 }
+
+/* The difference a - b, zigzag coded. */
+static inline uint8_t *trace_zigzag(uint8_t *p, uint64_t a, uint64_t b)
+{
+    uint64_t d = a - b;
+    return trace_varint(p, (d << 1) ^ (0 - (d >> 63)));
+}
+
+/* Encode one record (op is a constant wherever this is inlined, so only
+ * its own fields' code remains). now: the TSC read before the engine's
+ * work, so the read's latency overlaps that work instead of stalling here. */
+static inline __attribute__((always_inline)) void
+trace_put(match_tracer_t *t, uint64_t now, unsigned op, unsigned flags, unsigned pos,
+          uint64_t kb, uint64_t ki, uint64_t ib, uint64_t ii, uint64_t ent, uint64_t aux)
+{
+    unsigned head = op | flags << ONIC_TRACE_B_FLAGS_SHIFT;
+    uint8_t *p;
+
+    if (__builtin_expect(t->cur > t->lim, 0) && !trace_full(t))
+        return;
+    p = trace_varint(t->cur + 1, now - t->prev_time);
+    t->prev_time = now;
+    if (op == ONIC_TRACE_OP_LABEL)
+        *p++ = t->kind;
+    if (kb == t->prev_key.bits && ki == t->prev_key.id) {
+        head |= ONIC_TRACE_B_KEY_SAME;
+    } else {
+        p = trace_zigzag(p, kb, t->prev_key.bits);
+        p = trace_zigzag(p, ki, t->prev_key.id);
+        t->prev_key.bits = kb;
+        t->prev_key.id = ki;
+    }
+    if (ib == t->prev_ign.bits && ii == t->prev_ign.id) {
+        head |= ONIC_TRACE_B_IGN_SAME;
+    } else {
+        p = trace_zigzag(p, ib, t->prev_ign.bits);
+        p = trace_zigzag(p, ii, t->prev_ign.id);
+        t->prev_ign.bits = ib;
+        t->prev_ign.id = ii;
+    }
+    if (op != ONIC_TRACE_OP_LABEL && (ent != 0 || (op != ONIC_TRACE_OP_MATCH &&
+                                                   op != ONIC_TRACE_OP_PEEK))) {
+        p = trace_zigzag(p, ent, t->prev_entry);
+        t->prev_entry = ent;
+    }
+    if (op == ONIC_TRACE_OP_INSERT) {
+        *p++ = (uint8_t)pos;
+        if (pos != ONIC_MATCH_HEAD)
+            p = trace_zigzag(p, aux, ent);
+    }
+    if (op == ONIC_TRACE_OP_MATCH || op == ONIC_TRACE_OP_PEEK)
+        p = trace_varint(p, aux);
+    t->cur[0] = (uint8_t)head;
+    t->cur = p;
+    t->nrecs++;
+}
+
+#define TRACE_ENTRY(e) (e)->key.bits, (e)->key.id, (e)->ignore.bits, (e)->ignore.id, \
+                       (uint64_t)(uintptr_t)(e)
 
 static void trace_append(onic_matcher_t *m, onic_mentry_t *e)
 {
     match_tracer_t *t = trace_of(m);
+    uint64_t now = trace_ticks();
 
     t->real->append(m, e);
-    trace_put(t, ONIC_TRACE_OP_APPEND, 0, 0, e->key, e->ignore, e, 0);
+    trace_put(t, now, ONIC_TRACE_OP_APPEND, 0, 0, TRACE_ENTRY(e), 0);
 }
 
 static onic_status_t trace_insert(onic_matcher_t *m, onic_mentry_t *e, onic_mentry_t *anchor,
                                   int after)
 {
     match_tracer_t *t = trace_of(m);
+    uint64_t now = trace_ticks();
     onic_status_t status = t->real->insert(m, e, anchor, after);
     unsigned pos = anchor == NULL ? ONIC_MATCH_HEAD : after ? ONIC_MATCH_AFTER : ONIC_MATCH_BEFORE;
 
     if (status == ONIC_OK)
-        trace_put(t, ONIC_TRACE_OP_INSERT, 0, pos, e->key, e->ignore, e,
+        trace_put(t, now, ONIC_TRACE_OP_INSERT, 0, pos, TRACE_ENTRY(e),
                   (uint64_t)(uintptr_t)anchor);
     return status;
 }
@@ -234,11 +326,18 @@ static onic_mentry_t *trace_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t
                                  int remove)
 {
     match_tracer_t *t = trace_of(m);
-    uint64_t before = m->stats.inspected;
-    onic_mentry_t *e = t->real->find(m, key, ignore, remove);
+    uint64_t now = trace_ticks(), before = m->stats.inspected;
+    uint64_t kb = key.bits, ki = key.id, ib = ignore.bits, ii = ignore.id;
+    onic_mentry_t *e;
 
-    trace_put(t, remove ? ONIC_TRACE_OP_MATCH : ONIC_TRACE_OP_PEEK,
-              e != NULL ? ONIC_TRACE_HIT : 0, 0, key, ignore, e, m->stats.inspected - before);
+    TRACE_SCALARS(kb, ki, ib, ii);
+    e = t->real->find(m, key, ignore, remove);
+    if (remove)   /* two copies, each with its operation's code only */
+        trace_put(t, now, ONIC_TRACE_OP_MATCH, e != NULL ? ONIC_TRACE_HIT : 0, 0, kb, ki, ib,
+                  ii, (uint64_t)(uintptr_t)e, m->stats.inspected - before);
+    else
+        trace_put(t, now, ONIC_TRACE_OP_PEEK, e != NULL ? ONIC_TRACE_HIT : 0, 0, kb, ki, ib,
+                  ii, (uint64_t)(uintptr_t)e, m->stats.inspected - before);
     return e;
 }
 
@@ -246,22 +345,31 @@ static onic_mentry_t *trace_find_accept(onic_matcher_t *m, onic_mkey_t key, onic
                                         onic_match_accept_t accept, void *arg, int *remove)
 {
     match_tracer_t *t = trace_of(m);
-    uint64_t before = m->stats.inspected;
-    onic_mentry_t *e = t->real->find_accept(m, key, ignore, accept, arg, remove);
+    uint64_t now = trace_ticks(), before = m->stats.inspected;
+    uint64_t kb = key.bits, ki = key.id, ib = ignore.bits, ii = ignore.id;
+    unsigned flags;
+    onic_mentry_t *e;
 
+    TRACE_SCALARS(kb, ki, ib, ii);
+    e = t->real->find_accept(m, key, ignore, accept, arg, remove);
+    flags = ONIC_TRACE_ACCEPT | (e != NULL ? ONIC_TRACE_HIT : 0);
     /* *remove: also when accept took the entry as its last use. */
-    trace_put(t, *remove ? ONIC_TRACE_OP_MATCH : ONIC_TRACE_OP_PEEK,
-              ONIC_TRACE_ACCEPT | (e != NULL ? ONIC_TRACE_HIT : 0), 0, key, ignore, e,
-              m->stats.inspected - before);
+    if (*remove)
+        trace_put(t, now, ONIC_TRACE_OP_MATCH, flags, 0, kb, ki, ib, ii,
+                  (uint64_t)(uintptr_t)e, m->stats.inspected - before);
+    else
+        trace_put(t, now, ONIC_TRACE_OP_PEEK, flags, 0, kb, ki, ib, ii,
+                  (uint64_t)(uintptr_t)e, m->stats.inspected - before);
     return e;
 }
 
 static void trace_remove(onic_matcher_t *m, onic_mentry_t *e)
 {
     match_tracer_t *t = trace_of(m);
+    uint64_t now = trace_ticks();
 
     t->real->remove(m, e);
-    trace_put(t, ONIC_TRACE_OP_REMOVE, 0, 0, e->key, e->ignore, e, 0);
+    trace_put(t, now, ONIC_TRACE_OP_REMOVE, 0, 0, TRACE_ENTRY(e), 0);
 }
 
 /* The label record: kind and index, and the engine's name in the ignore
@@ -272,7 +380,8 @@ static void trace_put_label(match_tracer_t *t, uint32_t index)
     size_t len = strlen(t->real->name);
 
     memcpy(&name, t->real->name, len < sizeof(name) ? len : sizeof(name));
-    trace_put(t, ONIC_TRACE_OP_LABEL, 0, 0, key, name, NULL, 0);
+    trace_put(t, trace_ticks(), ONIC_TRACE_OP_LABEL, 0, 0, key.bits, key.id, name.bits, name.id,
+              0, 0);
 }
 
 static void trace_fini(onic_matcher_t *m)
@@ -280,8 +389,8 @@ static void trace_fini(onic_matcher_t *m)
     match_tracer_t *t = trace_of(m);
 
     t->real->fini(m);
-    trace_flush(t);
     pthread_mutex_lock(&trace_file.lock);
+    trace_flush_locked(t);
     onic_dlist_del(&t->link);
     if (--trace_file.refs == 0 && trace_file.fd >= 0) {
         close(trace_file.fd);
@@ -298,12 +407,8 @@ static void trace_atexit(void)
 {
     pthread_mutex_lock(&trace_file.lock);
     for (onic_dlist_t *l = trace_file.tracers.next; l != NULL && l != &trace_file.tracers;
-         l = l->next) {
-        match_tracer_t *t = onic_container_of(l, match_tracer_t, link);
-        pthread_mutex_unlock(&trace_file.lock);
-        trace_flush(t);
-        pthread_mutex_lock(&trace_file.lock);
-    }
+         l = l->next)
+        trace_flush_locked(onic_container_of(l, match_tracer_t, link));
     pthread_mutex_unlock(&trace_file.lock);
 }
 
@@ -337,8 +442,9 @@ void onic_match_trace_attach(onic_matcher_t *m, const char *dir)
         onic_free(t);
         return;
     }
-    t->cur = t->buf;
-    t->end = t->buf + ONIC_TRACE_BUF_RECS;
+    t->lim = t->buf + TRACE_BUF_BYTES - ONIC_TRACE_REC_MAX;
+    t->kind = ONIC_MATCH_QUEUE_OTHER;
+    trace_chunk_begin(t);
     t->real = m->ops;
     t->ops = *m->ops;
     t->ops.append      = trace_append;
@@ -347,7 +453,6 @@ void onic_match_trace_attach(onic_matcher_t *m, const char *dir)
     t->ops.find_accept = trace_find_accept;
     t->ops.remove      = trace_remove;
     t->ops.fini        = trace_fini;
-    t->kind = ONIC_MATCH_QUEUE_OTHER;
     m->ops = &t->ops;
     trace_put_label(t, UINT32_MAX);
 }

@@ -1,16 +1,42 @@
 /* Match traces: what a process's queues did, recorded for onic-replay.
  *
  * ONIC_TRACE=DIR makes every matcher of a process record its operations in
- * one file per process, DIR/onic-<job>-r<rank>-p<pid>.trace. The file is a
- * header (onic_trace_hdr_t, 128 bytes) and then records (onic_trace_rec_t,
- * 64 bytes). Each queue fills a buffer of ONIC_TRACE_BUF_RECS records and
- * writes it whole at a place it reserves in the file, so records of one
- * queue are in file order while different queues' batches interleave; the
- * buffers are written when full, when the queue is destroyed and at exit.
- * A killed process's file is readable up to its last complete record: it
- * lacks only what its queues had not written yet (at most a buffer each).
- * A record is complete when its op byte is non-zero; readers skip zero
- * records.
+ * one file per process, DIR/onic-<job>-r<rank>-p<pid>.trace.
+ *
+ * File format, version 2 (little-endian, as written by x86-64 and arm64):
+ *   a header (onic_trace_hdr_t, 128 bytes), then chunks. A chunk is a
+ *   16-byte onic_trace_chunk_t (its length in bytes, header included; its
+ *   record count; the queue's number and kind) and then that many records,
+ *   each a few bytes (5.7 on average in the message-rate benchmark's trace,
+ *   72 at most):
+ *     byte 0   bits 0-2 the operation (onic_trace_op_t, 1-6), bit 3 HIT,
+ *              bit 4 ACCEPT, bit 5 KEY_SAME (the key is the previous
+ *              record's), bit 6 IGN_SAME (the ignore bits are), bit 7 zero;
+ *     time     varint: ticks since the previous record of the chunk (the
+ *              first: since the file was opened), modulo 2^64;
+ *     kind     LABEL only: one byte, the queue's new kind;
+ *     key      unless KEY_SAME: bits, then id, each a zigzag varint of its
+ *              difference from the previous record's (0 at a chunk's start);
+ *     ignore   unless IGN_SAME: the same;
+ *     entry    APPEND, INSERT, REMOVE and lookups with HIT: zigzag varint
+ *              of its difference from the previous entry in the chunk;
+ *     INSERT   then a byte, the position (HEAD, BEFORE, AFTER), and unless
+ *              HEAD the anchor: zigzag varint of anchor - entry;
+ *     lookups  then the entries inspected: varint.
+ *   A varint is 7 bits a byte, low first, the top bit set on every byte but
+ *   the last; zigzag maps d to 2d (d >= 0) or -2d-1. Every chunk decodes
+ *   alone (its previous values start at 0), so a bad chunk costs only
+ *   itself and those after it.
+ *
+ * Each queue encodes into a buffer of ONIC_TRACE_CHUNK_BYTES and writes it
+ * as one chunk, with one pwrite under the file's lock at the file's end,
+ * when it is full, when the queue is destroyed and at exit. Records of one
+ * queue are in file order; different queues' chunks interleave. A killed
+ * process's file is readable up to its last complete record, but its last
+ * record is the last one of a chunk it wrote: a kill loses what each queue
+ * had not yet written (at most ONIC_TRACE_CHUNK_BYTES of records a queue,
+ * some 7000 records). A write cut short by the kill leaves a truncated last
+ * chunk whose complete records are read and whose cut is reported.
  *
  * Entries are named by their address while queued (unique among the live
  * entries of a queue, reused after), which is what a replay needs to follow
@@ -28,10 +54,11 @@
 #include <onic/status.h>
 
 #define ONIC_TRACE_MAGIC      "ONICTRC"   /* 8 bytes with its NUL */
-#define ONIC_TRACE_VERSION    1
+#define ONIC_TRACE_VERSION    2
 #define ONIC_TRACE_HDR_SIZE   128
-#define ONIC_TRACE_REC_SIZE   64
-#define ONIC_TRACE_BUF_RECS   1024        /* records a queue buffers (64 KiB) */
+#define ONIC_TRACE_CHUNK_HDR  16
+#define ONIC_TRACE_CHUNK_BYTES 65536      /* a queue's buffer: the most a chunk holds */
+#define ONIC_TRACE_REC_MAX    80          /* the most bytes a record takes (72) */
 
 typedef enum onic_trace_op {
     ONIC_TRACE_OP_LABEL  = 1,  /* the queue's kind and index: key.bits = index */
@@ -48,17 +75,25 @@ typedef enum onic_trace_op {
 #define ONIC_TRACE_ACCEPT 0x02u  /* a lookup with an accept callback (Portals MD checks) */
 #define ONIC_TRACE_FLAGS  0x03u
 
+/* A record's first byte (format above). */
+#define ONIC_TRACE_B_OP       0x07u
+#define ONIC_TRACE_B_FLAGS_SHIFT 3
+#define ONIC_TRACE_B_KEY_SAME 0x20u
+#define ONIC_TRACE_B_IGN_SAME 0x40u
+
 /* Queue kinds (onic_matcher_label). */
 #define ONIC_TRACE_QUEUE_KINDS 4
 extern const char *const onic_trace_queue_names[ONIC_TRACE_QUEUE_KINDS];
 
+/* A record as read (onic_trace_read), not as stored. */
 typedef struct onic_trace_rec {
-    uint8_t     op;        /* onic_trace_op_t; 0: not written */
+    uint8_t     op;        /* onic_trace_op_t */
     uint8_t     kind;      /* onic_match_queue_t */
     uint8_t     flags;
     uint8_t     pos;       /* INSERT: onic_match_pos_t (HEAD, BEFORE, AFTER) */
     uint32_t    queue;     /* the queue's number in this process, from 1 */
-    uint64_t    time;      /* clock ticks since the file was opened (header: clock, tick_hz) */
+    uint64_t    time;      /* clock ticks since the file was opened, as the operation began
+                              (header: clock, tick_hz) */
     onic_mkey_t key;       /* APPEND, INSERT: the entry's; lookups: the query's */
     onic_mkey_t ignore;
     uint64_t    entry;     /* the entry appended, found or removed; 0 for a miss */
@@ -69,7 +104,7 @@ typedef struct onic_trace_hdr {
     char     magic[8];     /* ONIC_TRACE_MAGIC */
     uint16_t version;      /* ONIC_TRACE_VERSION */
     uint16_t hdr_size;     /* ONIC_TRACE_HDR_SIZE */
-    uint16_t rec_size;     /* ONIC_TRACE_REC_SIZE */
+    uint16_t chunk_hdr;    /* ONIC_TRACE_CHUNK_HDR */
     uint16_t reserved;
     uint32_t rank;         /* ONIC_RANK */
     uint32_t size;         /* ONIC_SIZE */
@@ -84,8 +119,16 @@ typedef struct onic_trace_hdr {
     char     job[48];      /* ONIC_JOBID, "" outside a job */
 } onic_trace_hdr_t;
 
-_Static_assert(sizeof(onic_trace_rec_t) == ONIC_TRACE_REC_SIZE, "a trace record is 64 bytes");
+typedef struct onic_trace_chunk {
+    uint32_t bytes;        /* the chunk's length, this header included */
+    uint32_t nrecs;        /* records in it, at least 1 */
+    uint32_t queue;        /* the queue's number in this process, from 1 */
+    uint8_t  kind;         /* the queue's kind at the chunk's first record */
+    uint8_t  reserved[3];  /* zero */
+} onic_trace_chunk_t;
+
 _Static_assert(sizeof(onic_trace_hdr_t) == ONIC_TRACE_HDR_SIZE, "a trace header is 128 bytes");
+_Static_assert(sizeof(onic_trace_chunk_t) == ONIC_TRACE_CHUNK_HDR, "a chunk header is 16 bytes");
 
 /* --- writing (match.c) --- */
 typedef struct onic_matcher onic_matcher_t;
@@ -97,16 +140,18 @@ void onic_match_trace_attach(onic_matcher_t *m, const char *dir);
 void onic_match_trace_label(onic_matcher_t *m, unsigned kind, uint32_t index);
 
 /* --- reading (trace_read.c) ---
- * A whole file in memory, checked: onic_trace_read fails (with a message in
- * err naming the byte offset) on a bad header; records are checked one by
- * one and the first bad one ends the usable part, its offset and reason
- * kept in `error` and `error_offset` -- the records before it stay usable.
- * A partial record at the end (a killed writer, a short copy) is reported
- * the same way. Zero records (a chunk's unwritten tail) are skipped. */
+ * A whole file decoded into memory, checked: onic_trace_read fails (with a
+ * message in err naming the byte offset) on a bad header; chunks and their
+ * records are checked one by one and the first bad one ends the usable
+ * part, its offset and reason kept in `error` and `error_offset` -- the
+ * records before it stay usable. A partial chunk or record at the end (a
+ * killed writer, a short copy) is reported the same way, its complete
+ * records kept. */
 typedef struct onic_trace {
     onic_trace_hdr_t  hdr;
     onic_trace_rec_t *recs;     /* the complete, valid records, in file order */
     uint64_t         *offsets;  /* each record's byte offset in the file */
+    size_t            nchunks;
     size_t            nrecs;
     size_t            file_size;
     int               damaged;        /* 1 if something after the header was bad */

@@ -2,9 +2,10 @@
  * through the list model give exactly the live run's entries-inspected
  * counts (and the real engines find exactly the live run's entries);
  * traces of two ranks replay together; a killed writer's file keeps every
- * finished record; truncated and corrupted traces are reported with their
- * offsets and never crash the reader; the NIC models' costs on small cases
- * computed by hand; the parameter file's errors. */
+ * chunk it wrote, an exiting one every record; truncated and corrupted
+ * traces are reported with their offsets and never crash the reader; the
+ * NIC models' costs on small cases computed by hand; the parameter file's
+ * errors. */
 #include "check.h"
 #include "match/engine.h"
 #include "match/trace.h"
@@ -329,12 +330,32 @@ static void test_ranks_merge(void)
     replay_result_free(res);
 }
 
+/* The child's records: two labels, `appends` appends of keys 0.., then
+ * matches of keys 0.. (rank_child). */
+static void check_child_records(const onic_trace_t *t, size_t appends)
+{
+    for (size_t i = 0; i < t->nrecs; i++) {
+        const onic_trace_rec_t *r = &t->recs[i];
+        if (i < 2) {
+            REQUIRE(r->op == ONIC_TRACE_OP_LABEL);
+        } else if (i < 2 + appends) {
+            REQUIRE(r->op == ONIC_TRACE_OP_APPEND && r->key.bits == i - 2 && r->entry != 0);
+        } else {
+            REQUIRE(r->op == ONIC_TRACE_OP_MATCH && r->key.bits == i - 2 - appends);
+            REQUIRE(r->flags == ONIC_TRACE_HIT && r->aux == 1 && r->entry != 0);
+        }
+        REQUIRE(r->kind == (i == 0 ? ONIC_MATCH_QUEUE_OTHER : ONIC_MATCH_QUEUE_UNEXPECTED));
+    }
+}
+
 /* A process killed without closing anything leaves a readable file with
- * every buffer it wrote (its queue's last partial buffer is lost), and one
- * that exits without destroying its queues leaves every record. */
+ * every chunk it wrote -- each a full buffer, its queue's last partial
+ * buffer lost (the buffers are anonymous memory) -- and one that exits
+ * without destroying its queues leaves every record. */
 static void test_killed_writer(void)
 {
     char paths[4][512], err[256];
+    const size_t appends = 20000, total = 2 + appends + appends / 2;
     replay_opts_t opts;
     onic_trace_t t;
     int st;
@@ -343,25 +364,75 @@ static void test_killed_writer(void)
     replay_params_defaults(&opts.params);
     opts.measure = 1;
     clean_dir();
-    st = run_child(2, 5000, 1);
+    st = run_child(2, appends, 1);
     CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
     CHECK(trace_files(paths, 4) == 1);
     CHECK(onic_trace_read(paths[0], &t, err, sizeof(err)) == ONIC_OK);
     CHECK(!t.damaged);
-    CHECK_EQ(t.nrecs, (2 + 5000 + 2500) / ONIC_TRACE_BUF_RECS * ONIC_TRACE_BUF_RECS);
+    /* A prefix of the operations, ending with a full chunk: less than a
+     * chunk's worth is lost. */
+    CHECK(t.nchunks >= 1 && t.nrecs > 0 && t.nrecs < total);
+    CHECK(t.file_size > ONIC_TRACE_HDR_SIZE +
+          t.nchunks * (size_t)(ONIC_TRACE_CHUNK_BYTES - ONIC_TRACE_REC_MAX));
+    CHECK(t.file_size <= ONIC_TRACE_HDR_SIZE + t.nchunks * (size_t)ONIC_TRACE_CHUNK_BYTES);
+    CHECK(total - t.nrecs < ONIC_TRACE_CHUNK_BYTES);
+    check_child_records(&t, appends);
     replay_result_t *res = replay_result_new();
     CHECK(replay_trace(&t, &opts, res, NULL) == 0 && !res->inconsistent);
     replay_result_free(res);
     onic_trace_free(&t);
 
     clean_dir();
-    st = run_child(2, 5000, 2);
+    st = run_child(2, appends, 2);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     CHECK(trace_files(paths, 4) == 1);
     CHECK(onic_trace_read(paths[0], &t, err, sizeof(err)) == ONIC_OK);
     CHECK(!t.damaged);
-    CHECK_EQ(t.nrecs, 2 + 5000 + 2500);
+    CHECK_EQ(t.nrecs, total);
     CHECK_EQ(t.recs[t.nrecs - 1].op, ONIC_TRACE_OP_MATCH);
+    check_child_records(&t, appends);
+    /* Delta-coded: consecutive keys and neighbouring entries take a few
+     * bytes a record (64 in format version 1). */
+    CHECK((t.file_size - ONIC_TRACE_HDR_SIZE) / t.nrecs <= 12);
+    onic_trace_free(&t);
+}
+
+/* A child forked while a traced queue holds unwritten records, exiting
+ * after the parent wrote them and more, writes nothing: the parent's file
+ * has each record once (the child, writing its stale copy where the
+ * parent's chunk begins, would cut that chunk short). */
+static void test_fork_child_exit(void)
+{
+    onic_config_t cfg = traced_cfg(0);
+    onic_matcher_t *m;
+    onic_mkey_t k = {0, 0}, none = {0, 0};
+    char paths[4][512], err[256], c = 'x';
+    onic_trace_t t;
+    int fds[2], st;
+    pid_t pid;
+
+    clean_dir();
+    REQUIRE(pipe(fds) == 0);
+    CHECK(onic_matcher_create_cfg("list", &cfg, &m) == ONIC_OK);
+    for (k.bits = 0; k.bits < 100; k.bits++)
+        CHECK(onic_matcher_append(m, k, none, NULL, NULL) == ONIC_OK);
+    pid = fork();
+    if (pid == 0) {
+        close(fds[1]);
+        (void)!read(fds[0], &c, 1);
+        exit(0);   /* exit handlers run, with the inherited queue */
+    }
+    close(fds[0]);
+    for (; k.bits < 150; k.bits++)
+        CHECK(onic_matcher_append(m, k, none, NULL, NULL) == ONIC_OK);
+    onic_matcher_destroy(m);
+    (void)!write(fds[1], &c, 1);
+    close(fds[1]);
+    CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st));
+    CHECK(trace_files(paths, 4) == 1);
+    CHECK(onic_trace_read(paths[0], &t, err, sizeof(err)) == ONIC_OK);
+    CHECK(!t.damaged && t.nchunks == 1);
+    CHECK_EQ(t.nrecs, 1 + 150);
     onic_trace_free(&t);
 }
 
@@ -388,50 +459,42 @@ static unsigned char *file_load(const char *path, size_t *len_p)
     return buf;
 }
 
-/* The file as the records alone, packed after the header, as a reader
- * would see a trace copied without its zero padding. */
-static size_t pack(const unsigned char *file, size_t len, unsigned char *out)
-{
-    size_t n = ONIC_TRACE_HDR_SIZE;
-
-    memcpy(out, file, ONIC_TRACE_HDR_SIZE);
-    for (size_t off = ONIC_TRACE_HDR_SIZE; off + ONIC_TRACE_REC_SIZE <= len;
-         off += ONIC_TRACE_REC_SIZE)
-        if (file[off] != 0) {
-            memcpy(out + n, file + off, ONIC_TRACE_REC_SIZE);
-            n += ONIC_TRACE_REC_SIZE;
-        }
-    return n;
-}
-
 static void test_damaged(void)
 {
     char paths[4][512], err[256];
-    unsigned char *file, *buf, *mut;
-    size_t len, plen;
+    unsigned char *buf, *mut;
+    size_t plen, n;
     replay_opts_t opts;
+    onic_trace_t t0;
     onic_rand_t r;
 
     clean_dir();
     CHECK(run_child(3, 40, 0) == 0);
     CHECK(trace_files(paths, 4) == 1);
-    file = file_load(paths[0], &len);
-    CHECK(file != NULL);
-    if (file == NULL)
+    buf = file_load(paths[0], &plen);
+    CHECK(buf != NULL);
+    if (buf == NULL)
         return;
-    buf = malloc(len);
-    mut = malloc(len);
-    plen = pack(file, len, buf);
-    CHECK_EQ(plen, ONIC_TRACE_HDR_SIZE + 62 * ONIC_TRACE_REC_SIZE);
+    mut = malloc(plen);
+    /* One chunk: two labels, 40 appends, 20 matches. */
+    CHECK(onic_trace_parse(buf, plen, &t0, err, sizeof(err)) == ONIC_OK);
+    CHECK(!t0.damaged && t0.nchunks == 1);
+    n = t0.nrecs;
+    CHECK_EQ(n, 62);
+    CHECK_EQ(t0.offsets[0], ONIC_TRACE_HDR_SIZE + ONIC_TRACE_CHUNK_HDR);
     memset(&opts, 0, sizeof(opts));
     replay_params_defaults(&opts.params);
     opts.measure = 1;
 
     /* Every truncation: a short header fails at offset 0; otherwise the
-     * complete records are kept and a partial one is named by its offset. */
+     * complete records are kept and the first incomplete one (or the cut
+     * chunk header) is named by its offset. */
     for (size_t cut = 0; cut <= plen; cut++) {
         onic_trace_t t;
         onic_status_t s = onic_trace_parse(buf, cut, &t, err, sizeof(err));
+        size_t whole = 0, want_off;
+        char want[64];
+
         if (cut < ONIC_TRACE_HDR_SIZE) {
             REQUIRE(s == ONIC_ERR_TRUNCATED && strstr(err, "offset 0") != NULL);
             continue;
@@ -439,51 +502,82 @@ static void test_damaged(void)
         REQUIRE(s == ONIC_OK);
         if (s != ONIC_OK)
             continue;
-        size_t whole = (cut - ONIC_TRACE_HDR_SIZE) / ONIC_TRACE_REC_SIZE;
+        while (whole < n && (whole + 1 < n ? t0.offsets[whole + 1] : plen) <= cut)
+            whole++;
         REQUIRE(t.nrecs == whole);
-        REQUIRE(t.damaged == ((cut - ONIC_TRACE_HDR_SIZE) % ONIC_TRACE_REC_SIZE != 0));
+        for (size_t i = 0; i < t.nrecs && i < n; i++)
+            REQUIRE(memcmp(&t.recs[i], &t0.recs[i], sizeof(t.recs[i])) == 0 &&
+                    t.offsets[i] == t0.offsets[i]);
+        REQUIRE(t.damaged == (cut > ONIC_TRACE_HDR_SIZE && cut < plen));
         if (t.damaged) {
-            char want[64];
-            snprintf(want, sizeof(want), "offset %zu", ONIC_TRACE_HDR_SIZE +
-                     whole * ONIC_TRACE_REC_SIZE);
-            REQUIRE(strstr(t.error, want) != NULL);
-            REQUIRE(t.error_offset == ONIC_TRACE_HDR_SIZE + whole * ONIC_TRACE_REC_SIZE);
+            want_off = cut < ONIC_TRACE_HDR_SIZE + ONIC_TRACE_CHUNK_HDR ? ONIC_TRACE_HDR_SIZE :
+                       t0.offsets[whole];
+            snprintf(want, sizeof(want), "offset %zu", want_off);
+            REQUIRE(strstr(t.error, want) != NULL && strstr(t.error, "truncated") != NULL);
+            REQUIRE(t.error_offset == want_off);
         }
         replay_result_t *res = replay_result_new();
         REQUIRE(replay_trace(&t, &opts, res, NULL) == 0 && !res->inconsistent);
         replay_result_free(res);
         onic_trace_free(&t);
     }
-    /* A record begun but not finished (op byte 0) is skipped, and the
-     * bad fields of a record stop the reading there, named. */
+    /* The bad fields of a record, or a chunk header, stop the reading
+     * there, named; the header's version and magic are checked. */
     {
         onic_trace_t t;
+        onic_trace_chunk_t ch;
+
         memcpy(mut, buf, plen);
-        mut[ONIC_TRACE_HDR_SIZE + 10 * ONIC_TRACE_REC_SIZE] = 0;
-        CHECK(onic_trace_parse(mut, plen, &t, err, sizeof(err)) == ONIC_OK);
-        CHECK(!t.damaged && t.nrecs == 61);
-        onic_trace_free(&t);
-        memcpy(mut, buf, plen);
-        mut[ONIC_TRACE_HDR_SIZE + 20 * ONIC_TRACE_REC_SIZE] = 99;
+        mut[t0.offsets[20]] |= ONIC_TRACE_B_OP;   /* operation 7 */
         CHECK(onic_trace_parse(mut, plen, &t, err, sizeof(err)) == ONIC_OK);
         CHECK(t.damaged && t.nrecs == 20 && strstr(t.error, "unknown operation") != NULL);
-        CHECK_EQ(t.error_offset, ONIC_TRACE_HDR_SIZE + 20 * ONIC_TRACE_REC_SIZE);
+        CHECK_EQ(t.error_offset, t0.offsets[20]);
+        onic_trace_free(&t);
+        memcpy(mut, buf, plen);
+        mut[t0.offsets[30]] |= 0x80;
+        CHECK(onic_trace_parse(mut, plen, &t, err, sizeof(err)) == ONIC_OK);
+        CHECK(t.damaged && t.nrecs == 30 && t.error_offset == t0.offsets[30]);
+        onic_trace_free(&t);
+        /* a chunk header claiming one record more than it holds */
+        memcpy(mut, buf, plen);
+        memcpy(&ch, mut + ONIC_TRACE_HDR_SIZE, sizeof(ch));
+        ch.nrecs++;
+        memcpy(mut + ONIC_TRACE_HDR_SIZE, &ch, sizeof(ch));
+        CHECK(onic_trace_parse(mut, plen, &t, err, sizeof(err)) == ONIC_OK);
+        CHECK(t.damaged && t.error_offset == ONIC_TRACE_HDR_SIZE &&
+              strstr(t.error, "62 records, its header says 63") != NULL);
+        onic_trace_free(&t);
+        /* ... one record less: the last one is beyond its count */
+        ch.nrecs -= 2;
+        memcpy(mut + ONIC_TRACE_HDR_SIZE, &ch, sizeof(ch));
+        CHECK(onic_trace_parse(mut, plen, &t, err, sizeof(err)) == ONIC_OK);
+        CHECK(t.damaged && t.nrecs == 61 && t.error_offset == t0.offsets[61]);
+        onic_trace_free(&t);
+        /* ... queue 0 */
+        ch.nrecs++;
+        ch.queue = 0;
+        memcpy(mut + ONIC_TRACE_HDR_SIZE, &ch, sizeof(ch));
+        CHECK(onic_trace_parse(mut, plen, &t, err, sizeof(err)) == ONIC_OK);
+        CHECK(t.damaged && t.nrecs == 0 && t.error_offset == ONIC_TRACE_HDR_SIZE &&
+              strstr(t.error, "bad chunk header at offset 128") != NULL);
         onic_trace_free(&t);
         memcpy(mut, buf, plen);
         mut[8] = 9;   /* version */
         CHECK(onic_trace_parse(mut, plen, &t, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
         CHECK(strstr(err, "version 9 at offset 8") != NULL);
+        mut[8] = 1;
+        CHECK(onic_trace_parse(mut, plen, &t, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
+        CHECK(strstr(err, "version 1 at offset 8") != NULL);
         mut[0] = 'X';
         CHECK(onic_trace_parse(mut, plen, &t, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
         CHECK(strstr(err, "bad magic at offset 0") != NULL);
     }
-    /* A removal of an entry never appended: the replay says where. */
+    /* A match of an entry never appended: the replay says where. */
     {
         onic_trace_t t;
-        memcpy(mut, buf, plen);
-        /* record 2 is the first append: make it name another entry */
-        mut[ONIC_TRACE_HDR_SIZE + 2 * ONIC_TRACE_REC_SIZE + 48] ^= 0x40;
-        CHECK(onic_trace_parse(mut, plen, &t, err, sizeof(err)) == ONIC_OK && !t.damaged);
+        CHECK(onic_trace_parse(buf, plen, &t, err, sizeof(err)) == ONIC_OK && !t.damaged);
+        CHECK(t.recs[n - 1].op == ONIC_TRACE_OP_MATCH);
+        t.recs[n - 1].entry ^= 0x40;
         replay_result_t *res = replay_result_new();
         CHECK(replay_trace(&t, &opts, res, NULL) != 0 && res->inconsistent);
         CHECK(strstr(res->error, "offset") != NULL);
@@ -495,9 +589,9 @@ static void test_damaged(void)
     onic_rand_seed(&r, 20);
     for (int it = 0; it < 20000; it++) {
         onic_trace_t t;
-        size_t n = 1 + onic_rand_below(&r, 8), cut = plen - onic_rand_below(&r, 3) * 7;
+        size_t nb = 1 + onic_rand_below(&r, 8), cut = plen - onic_rand_below(&r, 3) * 7;
         memcpy(mut, buf, plen);
-        for (size_t j = 0; j < n; j++)
+        for (size_t j = 0; j < nb; j++)
             mut[onic_rand_below(&r, plen)] = (unsigned char)onic_rand_below(&r, 256);
         if (onic_trace_parse(mut, cut, &t, err, sizeof(err)) != ONIC_OK) {
             REQUIRE(strstr(err, "offset") != NULL);
@@ -512,7 +606,7 @@ static void test_damaged(void)
         replay_result_free(res);
         onic_trace_free(&t);
     }
-    free(file);
+    onic_trace_free(&t0);
     free(buf);
     free(mut);
 }
@@ -644,6 +738,7 @@ int main(int argc, char **argv)
     test_round_trip("wide", seed + 3, 10000);
     test_ranks_merge();
     test_killed_writer();
+    test_fork_child_exit();
     test_damaged();
     test_models();
     test_params_file();
