@@ -44,7 +44,8 @@ static const onic_config_var_t config_vars[] = {
      "thousands of times slower, to count the unit's cycles on real traffic)",
      ONIC_CONFIG_ENUM, 0, 0, onic_config_alpu_unit_values, CFG_FIELD(alpu_unit)},
     {"ONIC_ALPU_RTL_LIB", "", "the plug-in ONIC_ALPU_UNIT=rtl loads: a file name dlopen "
-     "searches for, or a path; empty: libonic-alpu-rtl.so (installed beside libonic)",
+     "searches for, or a path; empty: libonic-alpu-rtl.so, which make install puts beside "
+     "libonic (dlopen finds it there when the loader does: LD_LIBRARY_PATH, ldconfig)",
      ONIC_CONFIG_PATH, 0, 0, NULL, CFG_FIELD(alpu_rtl_lib)},
     {"ONIC_WIDE_CLEANUP", "2", "blocks of 16 the wide engine's clean-up pass compacts per "
      "operation", ONIC_CONFIG_UINT, 1, 1024, NULL, CFG_FIELD(wide_cleanup)},
