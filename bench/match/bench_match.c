@@ -10,11 +10,14 @@
  *
  * The header or receive targets a random entry of the queue, so the list
  * engine walks D/2 entries on average. Reported: the median ns per operation
- * over repeated runs and the mean entries inspected per lookup. */
+ * over repeated runs and the mean entries inspected per lookup; for alpu on
+ * a clocked unit (ONIC_ALPU_UNIT=rtl), also the unit's clock cycles per
+ * lookup, its load rounds included (paper 000's figure 5 in cycles). */
 #include "base/clock.h"
 #include "base/rand.h"
 #include "base/config.h"
 #include "match/engine.h"
+#include "match/alpu_unit.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -55,6 +58,7 @@ typedef struct bench_opts {
 typedef struct bench_result {
     double ns_median, ns_min, ns_max;
     double inspected;
+    double cycles;  /* a clocked alpu unit's cycles per lookup; 0 otherwise */
 } bench_result_t;
 
 /* --- random numbers, drawn before timing --- */
@@ -180,6 +184,8 @@ static int bench_one(const bench_opts_t *o, const char *engine, int unexpected,
     bench_run_t *b = calloc(1, sizeof(*b));
     double *ns = malloc((o->reps + 1) * sizeof(*ns));
     onic_match_stats_t s0, s1;
+    onic_alpu_unit_clock_t c0 = {0}, c1 = {0};
+    int clocked = strcmp(engine, "alpu") == 0;
     uint64_t ops;
     int ok = 1;
 
@@ -211,9 +217,13 @@ static int bench_one(const bench_opts_t *o, const char *engine, int unexpected,
     ops = (uint64_t)(rep_ns / (ns[0] > 1 ? ns[0] : 1));
     ops = ops < 256 ? 256 : ops;
     onic_matcher_stats(b->m, &s0);
+    if (clocked)
+        onic_match_alpu_clock(b->m, &c0);
     for (unsigned rep = 1; rep <= o->reps; rep++)
         ns[rep] = (double)bench_ops(b, ops) / (double)ops;
     onic_matcher_stats(b->m, &s1);
+    if (clocked)
+        onic_match_alpu_clock(b->m, &c1);
 
     if (b->misses != 0) {
         fprintf(stderr, "onic-bench-match: %s missed %llu targets at depth %u\n", engine,
@@ -227,9 +237,18 @@ static int bench_one(const bench_opts_t *o, const char *engine, int unexpected,
     r->inspected = s1.lookups > s0.lookups
                        ? (double)(s1.inspected - s0.inspected) / (double)(s1.lookups - s0.lookups)
                        : 0;
+    r->cycles = s1.lookups > s0.lookups
+                    ? (double)(c1.cycles - c0.cycles) / (double)(s1.lookups - s0.lookups)
+                    : 0;
     onic_matcher_destroy(b->m);
     free(b->slots), free(b), free(ns);
     return ok;
+}
+
+/* alpu on a unit with a clock (ONIC_ALPU_UNIT=rtl): its cycles are shown. */
+static int clocked_unit(const bench_opts_t *o, const char *engine)
+{
+    return strcmp(engine, "alpu") == 0 && o->cfg.alpu_unit != ONIC_ALPU_UNIT_SW;
 }
 
 static void usage(const char *argv0)
@@ -244,7 +263,9 @@ static void usage(const char *argv0)
             "  --engines  engines to run; list is always added as the baseline\n"
             "  --depths   queue depths (default 1,8,64,256,1024,4096)\n"
             "Engine parameters come from ONIC_* variables (see onic-info), e.g.\n"
-            "ONIC_ALPU_THRESHOLD=0 to load the alpu unit from the first entry.\n", argv0);
+            "ONIC_ALPU_THRESHOLD=0 to load the alpu unit from the first entry, or\n"
+            "ONIC_ALPU_UNIT=rtl to run alpu on the Verilated unit and count its cycles\n"
+            "per lookup (column cyc; hw/alpu, thousands of times slower).\n", argv0);
 }
 
 static int parse_opts(int argc, char **argv, bench_opts_t *o)
@@ -337,7 +358,8 @@ int main(int argc, char **argv)
     }
 
     if (o.csv)
-        printf("scenario,mix,depth,engine,ns_median,ns_min,ns_max,inspected_mean,speedup_vs_list\n");
+        printf("scenario,mix,depth,engine,ns_median,ns_min,ns_max,inspected_mean,speedup_vs_list,"
+               "unit_cycles_per_lookup\n");
     else
         printf("onic-bench-match: ns per operation (median of %u runs) and entries inspected "
                "per lookup;\nx list = list's time / this engine's time, measured in the same "
@@ -348,7 +370,8 @@ int main(int argc, char **argv)
             if (!o.csv) {
                 printf("\n%s queue, %s\n%6s", scenarios[s], mixes[x].name, "depth");
                 for (unsigned e = 0; e < o.nengines; e++)
-                    printf(" | %6s ns  insp%s", o.engines[e], e ? "   x list" : "");
+                    printf(" | %6s ns  insp%s%s", o.engines[e], e ? "   x list" : "",
+                           clocked_unit(&o, o.engines[e]) ? "    cyc" : "");
                 printf("\n");
             }
             for (unsigned d = 0; d < o.ndepths; d++) {
@@ -360,13 +383,15 @@ int main(int argc, char **argv)
                         return 1;
                     double speedup = res[s][x][d][0].ns_median / r->ns_median;
                     if (o.csv)
-                        printf("%s,%s,%u,%s,%.2f,%.2f,%.2f,%.2f,%.2f\n", scenarios[s],
+                        printf("%s,%s,%u,%s,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f\n", scenarios[s],
                                mixes[x].name, o.depths[d], o.engines[e], r->ns_median, r->ns_min,
-                               r->ns_max, r->inspected, speedup);
+                               r->ns_max, r->inspected, speedup, r->cycles);
                     else if (e == 0)
                         printf(" | %9.1f %6.1f", r->ns_median, r->inspected);
                     else
                         printf(" | %9.1f %6.1f %8.1f", r->ns_median, r->inspected, speedup);
+                    if (!o.csv && e != 0 && clocked_unit(&o, o.engines[e]))
+                        printf(" %6.1f", r->cycles);
                     fflush(stdout);
                 }
                 if (!o.csv)

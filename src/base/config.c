@@ -20,6 +20,7 @@ const char *const onic_config_onload_rma_values[] = {"auto", "copy", NULL};
 const char *const onic_config_ofi_wait_values[] = {"auto", "fd", "poll", NULL};
 static const char *const wait_values[] = {"auto", "spin", "sleep", NULL};
 static const char *const onload_shared_values[] = {"inline", "engine", NULL};
+const char *const onic_config_alpu_unit_values[] = {"sw", "rtl", NULL};
 
 #define CFG_FIELD(_f) offsetof(onic_config_t, _f)
 
@@ -37,6 +38,15 @@ static const onic_config_var_t config_vars[] = {
      ONIC_CONFIG_UINT_POW2, 1, 65536, NULL, CFG_FIELD(alpu_block)},
     {"ONIC_ALPU_THRESHOLD", "5", "queue length above which the alpu unit is loaded "
      "(paper 000's break-even)", ONIC_CONFIG_UINT, 0, 1000000, NULL, CFG_FIELD(alpu_threshold)},
+    {"ONIC_ALPU_UNIT", "sw", "the unit behind the alpu engine: sw (onic's C model) or rtl "
+     "(the Verilog unit of hw/alpu, Verilated, cycle by cycle: a plug-in built with onic when "
+     "Verilator is installed, for the ONIC_ALPU_CELLS/ONIC_ALPU_BLOCK sizes it was built for; "
+     "thousands of times slower, to count the unit's cycles on real traffic)",
+     ONIC_CONFIG_ENUM, 0, 0, onic_config_alpu_unit_values, CFG_FIELD(alpu_unit)},
+    {"ONIC_ALPU_RTL_LIB", "", "the plug-in ONIC_ALPU_UNIT=rtl loads: a file name dlopen "
+     "searches for, or a path; empty: libonic-alpu-rtl.so, which make install puts beside "
+     "libonic (dlopen finds it there when the loader does: LD_LIBRARY_PATH, ldconfig)",
+     ONIC_CONFIG_PATH, 0, 0, NULL, CFG_FIELD(alpu_rtl_lib)},
     {"ONIC_WIDE_CLEANUP", "2", "blocks of 16 the wide engine's clean-up pass compacts per "
      "operation", ONIC_CONFIG_UINT, 1, 1024, NULL, CFG_FIELD(wide_cleanup)},
     {"ONIC_HASH_BUCKETS", "64", "initial buckets of each hash index (they grow with the queue)",

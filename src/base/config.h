@@ -61,6 +61,12 @@ typedef enum onic_config_onload_rma {
     ONIC_ONLOAD_RMA_COPY = 1
 } onic_config_onload_rma_t;
 
+/* ONIC_ALPU_UNIT: the unit behind the alpu engine (src/match/alpu_unit.h). */
+typedef enum onic_config_alpu_unit {
+    ONIC_ALPU_UNIT_SW  = 0,  /* onic's C unit */
+    ONIC_ALPU_UNIT_RTL = 1   /* hw/alpu/onic_alpu.v, Verilated, in a plug-in */
+} onic_config_alpu_unit_t;
+
 #define ONIC_CONFIG_TOKEN_MAX 32
 #define ONIC_CONFIG_STRING_MAX 63
 #define ONIC_CONFIG_PATH_MAX 255
@@ -72,6 +78,8 @@ typedef struct onic_config {
     unsigned    alpu_cells;     /* ONIC_ALPU_CELLS */
     unsigned    alpu_block;     /* ONIC_ALPU_BLOCK */
     unsigned    alpu_threshold; /* ONIC_ALPU_THRESHOLD */
+    unsigned    alpu_unit;      /* ONIC_ALPU_UNIT: onic_config_alpu_unit_t */
+    char        alpu_rtl_lib[ONIC_CONFIG_PATH_MAX + 1]; /* ONIC_ALPU_RTL_LIB, "" for the default */
     unsigned    wide_cleanup;   /* ONIC_WIDE_CLEANUP */
     unsigned    hash_buckets;   /* ONIC_HASH_BUCKETS */
     unsigned    xport;          /* ONIC_XPORT: onic_config_xport_t */
@@ -140,6 +148,7 @@ extern const char *const onic_config_xport_values[];
 extern const char *const onic_config_boot_values[];
 extern const char *const onic_config_onload_rma_values[];
 extern const char *const onic_config_ofi_wait_values[];
+extern const char *const onic_config_alpu_unit_values[];
 
 /* The whole table, for onic-info. */
 const onic_config_var_t *onic_config_vars(size_t *count_p);

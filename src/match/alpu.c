@@ -1,7 +1,9 @@
 /* alpu: the list management of paper 000 section IV. The whole queue is an
  * ordered software list (the NIC processor's copy); its first entries are
- * also loaded, as a prefix, into a software ALPU unit (alpu_unit.c) that
- * finds the first match among them in one request. A MATCH_FAILURE means
+ * also loaded, as a prefix, into an ALPU unit that finds the first match
+ * among them in one request: the C unit (alpu_unit.c) or, with
+ * ONIC_ALPU_UNIT=rtl, the Verilated RTL (hw/alpu), both reached through the
+ * same table (onic_alpu_unit_ops_t). A MATCH_FAILURE means
  * none of them matched, so only the unloaded rest of the list is walked.
  * Loads are batched (section IV.B: "conglomerate insertions"), so a short
  * unloaded tail is normal and the walk covers it.
@@ -39,7 +41,8 @@ typedef struct alpu_engine {
     onic_dlist_t      live;      /* every queued entry, in queue order */
     onic_dlist_t     *unloaded;  /* first entry without a cell, or &live */
     size_t            nunloaded; /* entries from `unloaded` to the tail */
-    onic_alpu_unit_t *unit;
+    void             *unit;
+    const onic_alpu_unit_ops_t *uops;  /* ONIC_ALPU_UNIT's table */
     alpu_entry_t    **slots;
     uint32_t         *free_slots;  /* stack of unused tags */
     unsigned          nfree;
@@ -68,11 +71,22 @@ static void alpu_slot_put(alpu_engine_t *a, uint32_t slot)
 static onic_status_t alpu_init(onic_matcher_t *m)
 {
     unsigned cells = m->cfg.alpu_cells;
-    onic_alpu_unit_t *unit;
+    const onic_alpu_unit_ops_t *uops;
+    void *unit;
     alpu_engine_t *a;
     onic_status_t status;
 
-    status = onic_alpu_unit_create(cells, m->cfg.alpu_block, (onic_simd_t)m->cfg.simd, &unit);
+    status = onic_alpu_unit_ops_get(&m->cfg, &uops);
+    if (status != ONIC_OK)
+        return status;
+    status = uops->create(cells, m->cfg.alpu_block, (onic_simd_t)m->cfg.simd, &unit);
+    if (status == ONIC_ERR_UNSUPPORTED) {
+        onic_error("alpu: the ONIC_ALPU_UNIT=%s unit was built for ONIC_ALPU_CELLS/"
+                   "ONIC_ALPU_BLOCK %s only, not %u/%u; set those, or build it for this size "
+                   "(docs/architecture.md, alpu in hardware)", uops->name,
+                   uops->sizes != NULL ? uops->sizes : "(none)", cells, m->cfg.alpu_block);
+        return ONIC_ERR_INVALID_PARAM;
+    }
     if (status != ONIC_OK)
         return status;
     a = onic_calloc(1, sizeof(*a));
@@ -85,6 +99,7 @@ static onic_status_t alpu_init(onic_matcher_t *m)
     onic_dlist_init(&a->live);
     a->unloaded  = &a->live;
     a->unit      = unit;
+    a->uops      = uops;
     a->cells     = cells;
     /* A load round's fixed cost includes a compaction linear in the unit,
      * so the batch grows with it; a block's worth at least. */
@@ -99,7 +114,7 @@ err_engine:
     onic_free(a->free_slots);
     onic_free(a);
 err_unit:
-    onic_alpu_unit_destroy(unit);
+    uops->destroy(unit);
     onic_error("alpu: cannot allocate an engine for %u cells", cells);
     return ONIC_ERR_NO_MEMORY;
 }
@@ -108,7 +123,7 @@ static void alpu_fini(onic_matcher_t *m)
 {
     alpu_engine_t *a = m->engine;
 
-    onic_alpu_unit_destroy(a->unit);
+    a->uops->destroy(a->unit);
     onic_free(a->slots);
     onic_free(a->free_slots);
     onic_free(a);
@@ -130,10 +145,10 @@ static void alpu_append(onic_matcher_t *m, onic_mentry_t *e)
  * insert mode without producing results, so running it makes room. */
 static void alpu_cmd(alpu_engine_t *a, const onic_alpu_cmd_t *cmd)
 {
-    if (onic_alpu_unit_cmd_push(a->unit, cmd) == ONIC_OK)
+    if (a->uops->cmd_push(a->unit, cmd) == ONIC_OK)
         return;
-    onic_alpu_unit_run(a->unit);
-    onic_status_t status = onic_alpu_unit_cmd_push(a->unit, cmd);
+    a->uops->run(a->unit);
+    onic_status_t status = a->uops->cmd_push(a->unit, cmd);
     assert(status == ONIC_OK);
     (void)status;
 }
@@ -148,13 +163,13 @@ static void alpu_request(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
     onic_status_t status;
     uint64_t compared;
 
-    status = onic_alpu_unit_hdr_push(a->unit, &hdr);
+    status = a->uops->hdr_push(a->unit, &hdr);
     assert(status == ONIC_OK);
-    onic_alpu_unit_run(a->unit);
-    status = onic_alpu_unit_result_pop(a->unit, res_p);
+    a->uops->run(a->unit);
+    status = a->uops->result_pop(a->unit, res_p);
     assert(status == ONIC_OK && res_p->type != ONIC_ALPU_RES_START_ACK);
     (void)status;
-    compared = onic_alpu_unit_compared(a->unit);
+    compared = a->uops->compared(a->unit);
     m->stats.inspected += compared - a->compared;
     a->compared = compared;
 }
@@ -187,8 +202,8 @@ static void alpu_load(alpu_engine_t *a)
     unsigned room;
 
     alpu_cmd(a, &cmd);
-    onic_alpu_unit_run(a->unit);
-    if (onic_alpu_unit_result_pop(a->unit, &res) != ONIC_OK || res.type != ONIC_ALPU_RES_START_ACK) {
+    a->uops->run(a->unit);
+    if (a->uops->result_pop(a->unit, &res) != ONIC_OK || res.type != ONIC_ALPU_RES_START_ACK) {
         assert(!"alpu unit did not acknowledge START_INSERT");
         return;
     }
@@ -210,7 +225,7 @@ static void alpu_load(alpu_engine_t *a)
     }
     cmd.type = ONIC_ALPU_CMD_STOP_INSERT;
     alpu_cmd(a, &cmd);
-    onic_alpu_unit_run(a->unit);
+    a->uops->run(a->unit);
 }
 
 /* Take the loaded entries from l to the end of the prefix out of the unit,
@@ -234,7 +249,7 @@ static void alpu_reset(alpu_engine_t *a)
     onic_alpu_cmd_t cmd = {.type = ONIC_ALPU_CMD_RESET};
 
     alpu_cmd(a, &cmd);
-    onic_alpu_unit_run(a->unit);
+    a->uops->run(a->unit);
     for (onic_dlist_t *l = a->live.next; l != a->unloaded; l = l->next) {
         onic_container_of(l, alpu_entry_t, link)->flags &= ~ALPU_LOADED;
         a->nunloaded++;
@@ -437,9 +452,25 @@ static void alpu_remove(onic_matcher_t *m, onic_mentry_t *e)
 
 const onic_alpu_unit_t *onic_match_alpu_unit(const onic_matcher_t *m)
 {
+    const alpu_engine_t *a;
+
     if (m == NULL || m->ops != &onic_match_alpu_ops)
         return NULL;
-    return ((const alpu_engine_t *)m->engine)->unit;
+    a = m->engine;
+    return a->uops == &onic_alpu_unit_sw_ops ? a->unit : NULL;
+}
+
+onic_status_t onic_match_alpu_clock(const onic_matcher_t *m, onic_alpu_unit_clock_t *clock_p)
+{
+    const alpu_engine_t *a;
+
+    if (m == NULL || clock_p == NULL || m->ops != &onic_match_alpu_ops) {
+        onic_error("alpu: onic_match_alpu_clock needs an alpu matcher and a place for the counts");
+        return ONIC_ERR_INVALID_PARAM;
+    }
+    a = m->engine;
+    a->uops->clock(a->unit, clock_p);
+    return ONIC_OK;
 }
 
 const onic_match_ops_t onic_match_alpu_ops = {

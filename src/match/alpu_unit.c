@@ -3,6 +3,7 @@
  * protocol. */
 #include "match/alpu_unit.h"
 #include "base/cpu.h"
+#include "base/dl.h"
 #include "base/log.h"
 #include "base/mem.h"
 
@@ -712,4 +713,118 @@ const char *onic_alpu_unit_simd(const onic_alpu_unit_t *u)
 void onic_alpu_unit_counters(const onic_alpu_unit_t *u, onic_alpu_unit_counters_t *counters_p)
 {
     *counters_p = u->counters;
+}
+
+/* --- the C unit as the engine's unit table --- */
+
+static onic_status_t sw_create(unsigned cells, unsigned block, onic_simd_t simd, void **unit_p)
+{
+    onic_alpu_unit_t *u;
+    onic_status_t status = onic_alpu_unit_create(cells, block, simd, &u);
+
+    if (status == ONIC_OK)
+        *unit_p = u;
+    return status;
+}
+
+static void sw_destroy(void *unit)
+{
+    onic_alpu_unit_destroy(unit);
+}
+
+static onic_status_t sw_cmd_push(void *unit, const onic_alpu_cmd_t *cmd)
+{
+    return onic_alpu_unit_cmd_push(unit, cmd);
+}
+
+static onic_status_t sw_hdr_push(void *unit, const onic_alpu_hdr_t *hdr)
+{
+    return onic_alpu_unit_hdr_push(unit, hdr);
+}
+
+static unsigned sw_run(void *unit)
+{
+    return onic_alpu_unit_run(unit);
+}
+
+static onic_status_t sw_result_pop(void *unit, onic_alpu_result_t *res_p)
+{
+    return onic_alpu_unit_result_pop(unit, res_p);
+}
+
+static uint64_t sw_compared(const void *unit)
+{
+    return onic_alpu_unit_compared(unit);
+}
+
+static void sw_clock(const void *unit, onic_alpu_unit_clock_t *clock_p)
+{
+    (void)unit;
+    memset(clock_p, 0, sizeof(*clock_p));
+}
+
+const onic_alpu_unit_ops_t onic_alpu_unit_sw_ops = {
+    .abi        = ONIC_ALPU_UNIT_ABI,
+    .name       = "sw",
+    .sizes      = NULL,
+    .create     = sw_create,
+    .destroy    = sw_destroy,
+    .cmd_push   = sw_cmd_push,
+    .hdr_push   = sw_hdr_push,
+    .run        = sw_run,
+    .result_pop = sw_result_pop,
+    .compared   = sw_compared,
+    .clock      = sw_clock,
+};
+
+/* --- ONIC_ALPU_UNIT: which table stands behind the alpu engine ---
+ * sw is the table above; rtl is hw/alpu/onic_alpu.v Verilated into a C++
+ * plug-in (hw/alpu/rtl_unit.cpp, libonic-alpu-rtl.so), opened on first use
+ * with dlopen so that libonic itself never links C++ or Verilator. */
+
+static onic_alpu_unit_plugin_fn rtl_plugin;
+
+static const onic_dl_sym_t rtl_syms[] = {
+    {ONIC_ALPU_UNIT_PLUGIN_SYM, NULL, &rtl_plugin},
+};
+
+static onic_dl_lib_t rtl_lib = {
+    .what      = "the RTL ALPU plug-in (libonic-alpu-rtl.so)",
+    .file      = "libonic-alpu-rtl.so",
+    .package   = "verilator, then build and install onic again",
+    .needed_by = "ONIC_ALPU_UNIT=rtl",
+    .var       = "ONIC_ALPU_RTL_LIB",
+    .syms      = rtl_syms,
+    .nsyms     = sizeof(rtl_syms) / sizeof(rtl_syms[0]),
+};
+
+onic_status_t onic_alpu_unit_ops_get(const onic_config_t *cfg, const onic_alpu_unit_ops_t **ops_p)
+{
+    const onic_alpu_unit_ops_t *ops;
+
+    if (cfg->alpu_unit == ONIC_ALPU_UNIT_SW) {
+        *ops_p = &onic_alpu_unit_sw_ops;
+        return ONIC_OK;
+    }
+    if (cfg->alpu_unit != ONIC_ALPU_UNIT_RTL) {
+        onic_error("alpu: ONIC_ALPU_UNIT value %u is not sw or rtl", cfg->alpu_unit);
+        return ONIC_ERR_INVALID_PARAM;
+    }
+    if (onic_dl_load(&rtl_lib, cfg->alpu_rtl_lib) != ONIC_OK) {
+        onic_error("alpu: ONIC_ALPU_UNIT=rtl, but its plug-in cannot be loaded (see above): "
+                   "onic builds it only where Verilator is installed; set ONIC_ALPU_RTL_LIB to "
+                   "the built libonic-alpu-rtl.so, or use ONIC_ALPU_UNIT=sw");
+        return ONIC_ERR_UNSUPPORTED;
+    }
+    ops = rtl_plugin(ONIC_ALPU_UNIT_ABI);
+    if (ops == NULL || ops->abi != ONIC_ALPU_UNIT_ABI) {
+        onic_error("alpu: ONIC_ALPU_UNIT=rtl, but the plug-in (%s) was built for another "
+                   "version of onic (unit abi %u wanted); build it again with this onic, or "
+                   "use ONIC_ALPU_UNIT=sw",
+                   cfg->alpu_rtl_lib[0] != '\0' ? cfg->alpu_rtl_lib : rtl_lib.file,
+                   ONIC_ALPU_UNIT_ABI);
+        return ONIC_ERR_UNSUPPORTED;
+    }
+    *ops_p = ops;
+    return ONIC_OK;
 }

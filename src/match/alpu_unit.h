@@ -121,7 +121,60 @@ const char   *onic_alpu_unit_simd(const onic_alpu_unit_t *unit);  /* "avx2" or "
 void          onic_alpu_unit_counters(const onic_alpu_unit_t *unit,
                                       onic_alpu_unit_counters_t *counters_p);
 
-/* The unit behind an "alpu" matcher, for tests and tools; NULL otherwise. */
+/* --- the unit behind the alpu engine, as a table ---
+ * The engine reaches its unit only through these calls, so another unit
+ * with the same FIFOs can stand in for the C one: ONIC_ALPU_UNIT=sw is
+ * onic_alpu_unit_sw_ops (the functions above), rtl the Verilated
+ * hw/alpu/onic_alpu.v in a plug-in (hw/alpu/rtl_unit.cpp) that
+ * onic_alpu_unit_ops_get opens at run time: libonic does not link it. A table's create makes an opaque unit the other
+ * calls take; each call behaves as the function above of the same name.
+ * The plug-in is C++ built beside libonic from this header: abi names the
+ * layout of these structs, and a plug-in of another one is refused. */
+#define ONIC_ALPU_UNIT_ABI 1
+
+/* A clocked unit's counts (all zero for the C unit, which has no clock). */
+typedef struct onic_alpu_unit_clock {
+    uint64_t cycles;    /* clock cycles run */
+    uint64_t requests;  /* match requests the unit took */
+    uint64_t commands;  /* commands the unit took */
+} onic_alpu_unit_clock_t;
+
+typedef struct onic_alpu_unit_ops {
+    uint32_t      abi;      /* ONIC_ALPU_UNIT_ABI */
+    const char   *name;     /* "sw", "rtl" */
+    /* The (cells, block) pairs a unit of fixed size was built for, "256/16
+     * 128/16", or NULL: any the create above accepts. */
+    const char   *sizes;
+    /* ONIC_ERR_UNSUPPORTED: not built for that size; no message (the
+     * caller names the variables). */
+    onic_status_t (*create)(unsigned cells, unsigned block, onic_simd_t simd, void **unit_p);
+    void          (*destroy)(void *unit);
+    onic_status_t (*cmd_push)(void *unit, const onic_alpu_cmd_t *cmd);
+    onic_status_t (*hdr_push)(void *unit, const onic_alpu_hdr_t *hdr);
+    unsigned      (*run)(void *unit);
+    onic_status_t (*result_pop)(void *unit, onic_alpu_result_t *res_p);
+    uint64_t      (*compared)(const void *unit);
+    void          (*clock)(const void *unit, onic_alpu_unit_clock_t *clock_p);
+} onic_alpu_unit_ops_t;
+
+extern const onic_alpu_unit_ops_t onic_alpu_unit_sw_ops;
+
+/* The table ONIC_ALPU_UNIT names (cfg->alpu_unit), the rtl plug-in loaded
+ * on first use from ONIC_ALPU_RTL_LIB. ONIC_ERR_UNSUPPORTED, after an
+ * error naming the variable and what to do, when it cannot be had. */
+onic_status_t onic_alpu_unit_ops_get(const onic_config_t *cfg,
+                                     const onic_alpu_unit_ops_t **ops_p);
+
+/* The symbol the plug-in exports: its table, or NULL if it was not built
+ * for this abi. */
+typedef const onic_alpu_unit_ops_t *(*onic_alpu_unit_plugin_fn)(uint32_t abi);
+#define ONIC_ALPU_UNIT_PLUGIN_SYM "onic_alpu_rtl_unit_ops"
+
+/* The C unit behind an "alpu" matcher, for tests and tools; NULL for
+ * another engine or another unit. */
 const onic_alpu_unit_t *onic_match_alpu_unit(const onic_matcher_t *m);
+/* The unit's clock counts behind an "alpu" matcher: ONIC_ERR_INVALID_PARAM
+ * for another engine; zeros for the C unit. */
+onic_status_t onic_match_alpu_clock(const onic_matcher_t *m, onic_alpu_unit_clock_t *clock_p);
 
 #endif

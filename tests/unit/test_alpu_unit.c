@@ -1,6 +1,11 @@
 /* Tests of the software ALPU unit (its protocol, one request at a time) and
  * of the alpu engine that drives it, including a small differential run
- * against the list engine. Deterministic: every random stream is seeded. */
+ * against the list engine. Deterministic: every random stream is seeded.
+ *
+ *   test_alpu_unit             everything, on the C unit
+ *   test_alpu_unit --rtl LIB   the engine's differential runs on the RTL
+ *                              unit (ONIC_ALPU_UNIT=rtl, plug-in LIB), ctest
+ *                              label rtl (hw/CMakeLists.txt) */
 #include "check.h"
 #include "match/alpu_unit.h"
 #include "match/engine.h"
@@ -594,12 +599,18 @@ static void test_unit_simd_agree(void)
 
 /* --- engine tests --- */
 
+/* The unit behind the engines alpu_new makes (--rtl sets it). */
+static unsigned    engine_unit = ONIC_ALPU_UNIT_SW;
+static const char *engine_rtl_lib = "";
+
 static onic_matcher_t *alpu_new(unsigned cells, unsigned block, unsigned threshold, onic_simd_t simd)
 {
     onic_config_t cfg;
     onic_matcher_t *m = NULL;
 
     onic_config_defaults(&cfg);
+    cfg.alpu_unit = engine_unit;
+    snprintf(cfg.alpu_rtl_lib, sizeof(cfg.alpu_rtl_lib), "%s", engine_rtl_lib);
     cfg.alpu_cells = cells;
     cfg.alpu_block = block;
     cfg.alpu_threshold = threshold;
@@ -894,12 +905,89 @@ static void test_engine_differential(unsigned cells, unsigned block, unsigned th
     free(pos);
 }
 
-int main(void)
+/* ONIC_ALPU_UNIT: an invalid value is refused by name; rtl without its
+ * plug-in, or at a size it was not built for, fails the engine's creation
+ * with ONIC_ERR_UNSUPPORTED or ONIC_ERR_INVALID_PARAM; sw has no clock.
+ * rtl_lib: the built plug-in, or NULL where there is none. */
+static void test_unit_select(const char *rtl_lib)
+{
+    const onic_config_var_t *var = onic_config_var_find("ONIC_ALPU_UNIT");
+    onic_alpu_unit_clock_t clk = {1, 1, 1};
+    onic_matcher_t *m = NULL;
+    onic_config_t cfg;
+    unsigned v = 99;
+    char err[256];
+
+    CHECK(var != NULL && onic_config_var_find("ONIC_ALPU_RTL_LIB") != NULL);
+    CHECK(onic_config_parse(var, "fpga", &v, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
+    CHECK(v == 99 && strstr(err, "ONIC_ALPU_UNIT") != NULL && strstr(err, "rtl") != NULL);
+    CHECK(onic_config_parse(var, "rtl", &v, err, sizeof(err)) == ONIC_OK &&
+          v == ONIC_ALPU_UNIT_RTL);
+
+    onic_config_defaults(&cfg);
+    CHECK(cfg.alpu_unit == ONIC_ALPU_UNIT_SW);
+    CHECK(onic_matcher_create_cfg("alpu", &cfg, &m) == ONIC_OK);
+    CHECK(onic_match_alpu_clock(m, &clk) == ONIC_OK && clk.cycles == 0 && clk.requests == 0);
+    CHECK(onic_match_alpu_unit(m) != NULL);
+    onic_matcher_destroy(m);
+    m = NULL;
+    CHECK(onic_matcher_create_cfg("list", &cfg, &m) == ONIC_OK);
+    CHECK(onic_match_alpu_clock(m, &clk) == ONIC_ERR_INVALID_PARAM);
+    onic_matcher_destroy(m);
+    m = NULL;
+
+    /* The library is opened once per process and a failure is remembered,
+     * so the run with the real plug-in does not try a missing one first. */
+    onic_config_defaults(&cfg);
+    cfg.alpu_unit = ONIC_ALPU_UNIT_RTL;
+    if (rtl_lib == NULL) {
+        snprintf(cfg.alpu_rtl_lib, sizeof(cfg.alpu_rtl_lib), "/nonexistent/libonic-alpu-rtl.so");
+        CHECK(onic_matcher_create_cfg("alpu", &cfg, &m) == ONIC_ERR_UNSUPPORTED && m == NULL);
+        return;
+    }
+    snprintf(cfg.alpu_rtl_lib, sizeof(cfg.alpu_rtl_lib), "%s", rtl_lib);
+    cfg.alpu_cells = 64;
+    cfg.alpu_block = 8;
+    CHECK(onic_matcher_create_cfg("alpu", &cfg, &m) == ONIC_ERR_INVALID_PARAM && m == NULL);
+    cfg.alpu_cells = 32;
+    cfg.alpu_block = 4;
+    cfg.alpu_threshold = 0;
+    CHECK(onic_matcher_create_cfg("alpu", &cfg, &m) == ONIC_OK);
+    if (m == NULL)
+        return;
+    CHECK(onic_match_alpu_unit(m) == NULL); /* not the C unit */
+    for (uint64_t i = 0; i < 8; i++)
+        CHECK(onic_matcher_append(m, key(i, 1), NONE, cookie((uint32_t)i), NULL) == ONIC_OK);
+    CHECK(onic_matcher_match(m, key(5, 1), NONE) == cookie(5));
+    CHECK(onic_matcher_match(m, key(5, 1), NONE) == NULL);
+    /* Eight INSERTs plus their round, then two requests of at least four
+     * cycles each (the pipeline's latency). */
+    CHECK(onic_match_alpu_clock(m, &clk) == ONIC_OK);
+    CHECK(clk.requests == 2 && clk.commands == 10 && clk.cycles >= 10 + 2 * 4);
+    onic_matcher_destroy(m);
+}
+
+int main(int argc, char **argv)
 {
     static const unsigned shapes[][3] = {
         {8, 2, 0}, {8, 2, 5}, {256, 32, 0}, {256, 32, 5}, {2, 1, 0}, {4, 4, 1}, {16, 1, 3}};
     onic_simd_t simds[2] = {ONIC_SIMD_SCALAR, ONIC_SIMD_AVX2};
     int nsimd = onic_cpu_has_avx2() ? 2 : 1;
+
+    if (argc == 3 && strcmp(argv[1], "--rtl") == 0) {
+        static const unsigned rtl_shapes[][3] = {{32, 4, 0}, {32, 4, 5}, {256, 16, 0}};
+        test_unit_select(argv[2]);
+        engine_unit = ONIC_ALPU_UNIT_RTL;
+        engine_rtl_lib = argv[2];
+        for (size_t i = 0; i < sizeof(rtl_shapes) / sizeof(rtl_shapes[0]); i++)
+            test_engine_differential(rtl_shapes[i][0], rtl_shapes[i][1], rtl_shapes[i][2],
+                                     ONIC_SIMD_AUTO, 4000);
+        return check_summary("alpu_unit --rtl");
+    }
+    if (argc != 1) {
+        fprintf(stderr, "usage: %s [--rtl libonic-alpu-rtl.so]\n", argv[0]);
+        return 2;
+    }
 
     test_unit_create();
     test_unit_start_ack();
@@ -914,6 +1002,7 @@ int main(void)
         test_unit_wild_cells(simds[s]);
     }
     test_unit_simd_agree();
+    test_unit_select(NULL);
 
     test_engine_init();
     test_engine_threshold();
