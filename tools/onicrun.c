@@ -518,7 +518,10 @@ static void run_reap(run_job_t *job, long n)
                 fprintf(stderr, "onicrun: the onload engine (pid %d) %s %d; stopping the job\n",
                         (int)pid, WIFSIGNALED(st) ? "was killed by signal" : "exited with status",
                         WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
-                job->status = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+                /* Its own status if it said one (65: it found corrupt data). */
+                job->status = WIFSIGNALED(st)                               ? 128 + WTERMSIG(st)
+                              : WIFEXITED(st) && WEXITSTATUS(st) != 0 ? WEXITSTATUS(st)
+                                                                      : 1;
                 run_stop(job, n, SIGTERM);
             }
             continue;

@@ -11,6 +11,7 @@
 #include <linux/futex.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -206,6 +207,13 @@ onic_status_t onic_onload_client_open(const onic_config_t *cfg, onic_onload_clie
         onic_onload_ring_attach((uint8_t *)c->map + h->evt_off, evt_bytes, &c->evt) != ONIC_OK) {
         status = ONIC_ERR_IO;
         goto err_unmap;
+    }
+    {
+        char what[64];
+        snprintf(what, sizeof(what), "the command ring of rank %u, seen by it", cfg->rank);
+        onic_onload_ring_fail_stop(&c->cmd, what);
+        snprintf(what, sizeof(what), "the event ring of rank %u, seen by it", cfg->rank);
+        onic_onload_ring_fail_stop(&c->evt, what);
     }
     __atomic_store_n(&h->magic, ONIC_ONLOAD_PROC_MAGIC, __ATOMIC_SEQ_CST);
     __atomic_fetch_add(&c->engine->wake, 1, __ATOMIC_RELEASE);

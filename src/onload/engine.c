@@ -180,6 +180,13 @@ static void engine_proc_attach(engine_t *e, uint32_t rank)
         engine_proc_detach(e, p, 1);
         return;
     }
+    {
+        char what[64];
+        snprintf(what, sizeof(what), "the command ring of rank %u, seen by the engine", rank);
+        onic_onload_ring_fail_stop(&p->cmd, what);
+        snprintf(what, sizeof(what), "the event ring of rank %u, seen by the engine", rank);
+        onic_onload_ring_fail_stop(&p->evt, what);
+    }
     p->pid = (pid_t)h.pid;
     p->answer = (onic_onload_answer_t *)((uint8_t *)map + h.bounce_off);
     p->bounce = (uint8_t *)(p->answer + 1);
@@ -634,7 +641,7 @@ static unsigned engine_proc_serve(engine_t *e, uint32_t rank, int *blocked_p)
         st = onic_onload_ring_pop(&p->cmd, &kind, buf, ONIC_ONLOAD_MSG_MAX, &len);
         if (st == ONIC_ERR_NO_ELEM)
             break;
-        if (st != ONIC_OK) { /* broken: logged by the ring */
+        if (st != ONIC_OK) { /* not corruption (that stops the job in the ring) */
             engine_proc_detach(e, p, 1);
             break;
         }
