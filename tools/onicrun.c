@@ -33,6 +33,7 @@
  * process's exit status, 128 + its signal number if a signal killed it,
  * 128 + the signal onicrun was stopped with, or 124 after a timeout. */
 #include "base/config.h"
+#include "boot/boot.h"
 #include "onload/onload.h"
 
 #include <dirent.h>
@@ -83,6 +84,7 @@ typedef struct run_job {
     pid_t    launcher;  /* onicrun's own pid, for the children to check */
     pid_t   *pids;      /* by rank; 0 once reaped */
     pid_t    engine;    /* the onload engine; 0 if none or reaped */
+    int      store_fd;  /* the job's store (boot.h), inherited by the processes */
     int      engine_core; /* the core it is pinned to, -1 if unbound */
     long     alive;
     int      status;    /* onicrun's exit status so far */
@@ -308,6 +310,11 @@ static void run_child(const run_opts_t *o, run_job_t *job, long rank, hwloc_topo
     snprintf(buf, sizeof(buf), "%ld", o->nprocs);
     setenv("ONIC_SIZE", buf, 1);
     setenv("ONIC_JOBID", job->jobid, 1);
+    /* The job's store: nameless, so inherited, never opened by name. */
+    if (fcntl(job->store_fd, F_SETFD, 0) != 0)
+        _exit(127);
+    snprintf(buf, sizeof(buf), "%d", job->store_fd);
+    setenv("ONIC_BOOT_FD", buf, 1);
     if (o->onload)
         setenv("ONIC_ONLOAD", "1", 1);
     if (o->bind_core) {
@@ -689,6 +696,10 @@ int main(int argc, char **argv)
     }
     if (run_placement(&o, topo) != 0)
         return 1;
+    if (onic_boot_onicrun_store((uint32_t)o.nprocs, &job.store_fd) != ONIC_OK) {
+        fprintf(stderr, "onicrun: cannot make the job's store (see above)\n");
+        return 1;
+    }
 
     /* Signals are taken synchronously by sigtimedwait below. */
     sigemptyset(&set);

@@ -152,6 +152,9 @@ static const onic_config_var_t config_vars[] = {
      ONIC_CONFIG_UINT, 1, 0x7fffffff, NULL, CFG_FIELD(size)},
     {"ONIC_JOBID", "", "the job's unguessable id, naming its shared memory (set by onicrun)",
      ONIC_CONFIG_TOKEN, 0, 0, NULL, CFG_FIELD(jobid)},
+    {"ONIC_BOOT_FD", "0", "the descriptor of the job's store, nameless shared memory that "
+     "onicrun makes and its processes inherit (set by onicrun); 0: none",
+     ONIC_CONFIG_UINT, 0, 65535, NULL, CFG_FIELD(boot_fd)},
     {"ONIC_TRACE", "", "a directory (it must exist): every process writes the operations of "
      "its matching queues there, one file each (onic-<job>-r<rank>-p<pid>.trace), for "
      "onic-replay; empty: no trace, and no cost", ONIC_CONFIG_PATH, 0, 0, NULL,

@@ -103,6 +103,7 @@ typedef struct onic_config {
     unsigned    rank;           /* ONIC_RANK, set by the launcher */
     unsigned    size;           /* ONIC_SIZE, set by the launcher */
     char        jobid[ONIC_CONFIG_TOKEN_MAX + 1]; /* ONIC_JOBID, "" outside a job */
+    unsigned    boot_fd;        /* ONIC_BOOT_FD, set by onicrun; 0 none */
     char        trace[ONIC_CONFIG_PATH_MAX + 1];  /* ONIC_TRACE: a directory, "" for off */
 } onic_config_t;
 
