@@ -33,6 +33,7 @@
  * process's exit status, 128 + its signal number if a signal killed it,
  * 128 + the signal onicrun was stopped with, or 124 after a timeout. */
 #include "base/config.h"
+#include "base/shmfd.h"
 #include "boot/boot.h"
 #include "onload/onload.h"
 
@@ -49,6 +50,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <libgen.h>
 #include <limits.h>
@@ -85,6 +87,8 @@ typedef struct run_job {
     pid_t   *pids;      /* by rank; 0 once reaped */
     pid_t    engine;    /* the onload engine; 0 if none or reaped */
     int      store_fd;  /* the job's store (boot.h), inherited by the processes */
+    int      onload_fd; /* the engine's status segment, inherited by it and them; -1 none */
+    int      onload_sock[2]; /* the engine's end, the processes' end */
     int      engine_core; /* the core it is pinned to, -1 if unbound */
     long     alive;
     int      status;    /* onicrun's exit status so far */
@@ -288,6 +292,15 @@ static int run_env_clean(void)
     return 0;
 }
 
+/* In a child: keep fd across exec and name it in the environment. */
+static int run_inherit(int fd, const char *var)
+{
+    char buf[16];
+
+    snprintf(buf, sizeof(buf), "%d", fd);
+    return fcntl(fd, F_SETFD, 0) != 0 || setenv(var, buf, 1) != 0 ? -1 : 0;
+}
+
 /* In the child: environment, binding, default signal state, then exec. */
 static void run_child(const run_opts_t *o, run_job_t *job, long rank, hwloc_topology_t topo,
                       const sigset_t *oldmask)
@@ -317,6 +330,10 @@ static void run_child(const run_opts_t *o, run_job_t *job, long rank, hwloc_topo
     setenv("ONIC_BOOT_FD", buf, 1);
     if (o->onload)
         setenv("ONIC_ONLOAD", "1", 1);
+    if (job->onload_fd >= 0 && run_inherit(job->onload_fd, "ONIC_ONLOAD_FD") != 0)
+        _exit(127);
+    if (job->onload_fd >= 0 && run_inherit(job->onload_sock[1], "ONIC_ONLOAD_SOCK") != 0)
+        _exit(127);
     if (o->bind_core) {
         int ncores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
         long c = rank % ncores;
@@ -381,6 +398,9 @@ static void run_engine_child(const run_opts_t *o, run_job_t *job, hwloc_topology
     unsetenv("ONIC_RANK");
     setenv("ONIC_JOBID", job->jobid, 1);
     setenv("ONIC_ONLOAD", "1", 1);
+    if (run_inherit(job->onload_fd, "ONIC_ONLOAD_FD") != 0 ||
+        run_inherit(job->onload_sock[0], "ONIC_ONLOAD_SOCK") != 0)
+        _exit(127);
     if (job->engine_core >= 0) {
         hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)job->engine_core);
         snprintf(buf, sizeof(buf), "%d", job->engine_core);
@@ -414,6 +434,15 @@ static int run_engine_start(const run_opts_t *o, run_job_t *job, hwloc_topology_
     job->engine_core = o->onload_core == ONIC_CONFIG_LAST ? ncores - 1 : (int)o->onload_core;
     if (run_engine_path(path, sizeof(path)) != 0)
         return -1;
+    /* Its status segment and the socket over which the processes hand it
+     * their segments: nameless, inherited (base/shmfd.h). */
+    job->onload_fd = onic_shmfd_create("onic-onload", sizeof(onic_onload_status_t));
+    if (job->onload_fd < 0)
+        return -1;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, job->onload_sock) != 0) {
+        fprintf(stderr, "onicrun: cannot make the onload engine's socket: %m\n");
+        return -1;
+    }
     pid = fork();
     if (pid < 0) {
         fprintf(stderr, "onicrun: cannot start the onload engine: %m\n");
@@ -428,7 +457,7 @@ static int run_engine_start(const run_opts_t *o, run_job_t *job, hwloc_topology_
         onic_onload_status_t st;
         int wst;
 
-        if (onic_onload_status_read(job->jobid, &st) == ONIC_OK && st.pid == pid &&
+        if (onic_onload_status_read(job->onload_fd, &st) == ONIC_OK && st.pid == pid &&
             st.state == ONIC_ONLOAD_READY)
             return 0;
         if (waitpid(pid, &wst, WNOHANG) == pid) {
@@ -688,6 +717,7 @@ int main(int argc, char **argv)
         return 1;
     }
     job.engine_core = -1;
+    job.onload_fd = -1;
     if ((o.bind_core || o.onload) &&
         (hwloc_topology_init(&topo) != 0 || hwloc_topology_load(topo) != 0 ||
          hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) < 1)) {
