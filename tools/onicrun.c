@@ -2,9 +2,9 @@
  *
  *   onicrun -n N [--bind none|core] [--timeout SECONDS] [--onload] PROGRAM [ARGS...]
  *
- * Each process gets ONIC_RANK, ONIC_SIZE and ONIC_JOBID (16 random hex
- * digits: the job's shared-memory objects are named /onic-<jobid>-..., so
- * two jobs never collide and no one outside the job can guess the names).
+ * Each process gets ONIC_RANK, ONIC_SIZE, ONIC_JOBID (16 random hex digits)
+ * and the job's store (boot.h), nameless shared memory it inherits
+ * (ONIC_BOOT_FD): the library's shared memory never has a name (shmfd.h).
  * The processes share one process group. SIGINT, SIGTERM, SIGHUP, SIGQUIT,
  * SIGUSR1, SIGUSR2 and SIGALRM are forwarded to it. When a process exits
  * non-zero or dies from a signal, or the timeout passes, the others get
@@ -15,17 +15,20 @@
  * continues them all, and the job goes on. A process stopped on its own (a
  * debugger, kill -STOP) is waited for, not killed: after RUN_STOP_NOTICE_NS
  * onicrun says once which rank is stopped and that SIGCONT resumes it. A
- * timeout still counts while the job is stopped. The job's shared-memory
- * objects are removed before onicrun exits; if onicrun itself is killed by
- * SIGKILL its processes die with it (PR_SET_PDEATHSIG), but what they left
- * in /dev/shm stays. Standard input goes to rank 0 unless it is a terminal
+ * timeout still counts while the job is stopped. Shared-memory objects a
+ * program names /onic-<jobid>-... itself (the benchmarks' scratch) are
+ * removed before onicrun exits; if onicrun itself is killed by SIGKILL its
+ * processes die with it (PR_SET_PDEATHSIG), but such objects stay. Standard input goes to rank 0 unless it is a terminal
  * (the job is not the terminal's foreground group, so reading it would stop
  * the process); every other rank reads /dev/null.
  *
  * With --onload (or ONIC_ONLOAD=1), onicrun first starts the job's onload
  * engine, onic-engine from onicrun's own directory, in a process group of
  * its own, pinned to ONIC_ONLOAD_CORE (default the last core), waits until
- * its status segment says it is ready, gives every process ONIC_ONLOAD=1,
+ * its status segment says it is ready (a memfd onicrun makes, inherited by
+ * the engine and the processes as ONIC_ONLOAD_FD, with a socket pair,
+ * ONIC_ONLOAD_SOCK, over which the processes hand the engine their
+ * segments), gives every process ONIC_ONLOAD=1,
  * and stops it (SIGTERM, then SIGKILL) after the processes. If the engine
  * dies while they run, the job is stopped as if a process had failed.
  *
