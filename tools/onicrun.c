@@ -453,6 +453,9 @@ static int run_engine_start(const run_opts_t *o, run_job_t *job, hwloc_topology_
     }
     if (pid == 0)
         run_engine_child(o, job, topo, path, oldmask);
+    /* The engine's end is the engine's alone: once it is gone, a process
+     * handing it a segment gets an error instead of a full socket. */
+    close(job->onload_sock[0]);
     job->engine = pid;
     deadline = run_now_ns() + RUN_ENGINE_START_NS;
     for (;;) {

@@ -433,7 +433,7 @@ static int shm_xchg_ready(int sock, uint64_t deadline)
 /* Leader: one connection's hello, checked; its descriptor into fds[]. 0 if
  * refused (said why), -1 on an error that ends the exchange. */
 static int shm_xchg_take(shm_state_t *s, int conn, const pid_t *pids, int *fds, int *conns,
-                         uint64_t deadline)
+                         uint64_t deadline, unsigned refused)
 {
     struct ucred cred;
     socklen_t clen = sizeof(cred);
@@ -444,11 +444,13 @@ static int shm_xchg_take(shm_state_t *s, int conn, const pid_t *pids, int *fds, 
     uint64_t until = onic_time_ns() + 1000000000ull; /* a silent peer holds us a second */
 
     if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0) {
-        onic_warn("shm: cannot learn who connected to this node's exchange: %m; refused");
+        if (refused == 0)
+            onic_warn("shm: cannot learn who connected to this node's exchange: %m; refused");
         return 0;
     }
     if (cred.uid != geteuid()) {
-        onic_warn("shm: refused a connection to this node's exchange from pid %d of uid %u "
+        if (refused == 0)
+            onic_warn("shm: refused a connection to this node's exchange from pid %d of uid %u "
                   "(not this job's user)", (int)cred.pid, (unsigned)cred.uid);
         return 0;
     }
@@ -456,8 +458,9 @@ static int shm_xchg_take(shm_state_t *s, int conn, const pid_t *pids, int *fds, 
         onic_shmfd_recv(conn, &m, sizeof(m), &len, &fd, 1, &nfd, NULL) != ONIC_OK ||
         len != sizeof(m) || nfd != 1 || m.magic != SHM_XCHG_MAGIC || m.index == 0 ||
         m.index >= s->size || cred.pid != pids[m.index] || conns[m.index] >= 0) {
-        onic_warn("shm: refused a connection to this node's exchange from pid %d: not a "
-                  "process of this job that has yet to join it", (int)cred.pid);
+        if (refused == 0)
+            onic_warn("shm: refused a connection to this node's exchange from pid %d: not a "
+                      "process of this job that has yet to join it", (int)cred.pid);
         if (nfd == 1)
             close(fd);
         return 0;
@@ -483,6 +486,7 @@ static onic_status_t shm_xchg_lead(shm_state_t *s, const char *token, const pid_
     int *conns = onic_malloc(s->size * sizeof(*conns));
     int lsock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     uint32_t have = 1;
+    unsigned refused = 0; /* said once, counted after */
 
     if (conns == NULL || lsock < 0 || bind(lsock, (struct sockaddr *)&sa, salen) != 0 ||
         listen(lsock, (int)s->size) != 0) {
@@ -505,7 +509,8 @@ static onic_status_t shm_xchg_lead(shm_state_t *s, const char *token, const pid_
         conn = accept4(lsock, NULL, NULL, SOCK_CLOEXEC);
         if (conn < 0)
             continue;
-        took = shm_xchg_take(s, conn, pids, fds, conns, deadline);
+        took = shm_xchg_take(s, conn, pids, fds, conns, deadline, refused);
+        refused += took == 0;
         if (took <= 0)
             close(conn);
         if (took < 0)
@@ -513,6 +518,8 @@ static onic_status_t shm_xchg_lead(shm_state_t *s, const char *token, const pid_
         have += took > 0;
     }
     close(lsock); /* the name is gone */
+    if (refused > 1)
+        onic_warn("shm: refused %u connections to this node's exchange in all", refused);
     for (uint32_t r = 1; r < s->size; r++) {
         for (uint32_t first = 0; status == ONIC_OK && first < s->size; first += ONIC_SHMFD_MAX) {
             uint32_t n = s->size - first < ONIC_SHMFD_MAX ? s->size - first : ONIC_SHMFD_MAX;
