@@ -9,7 +9,8 @@
  * After MPI_Init, rank 1 has shm_poke do SCENARIO (onload-zero, the
  * default: zero the engine's status segment; onload-evt, onload-cmd: break
  * rank 1's event or command ring) as rank 1 maps it (and after the
- * command ring's, waits 0.3 s), then both ranks ping-pong for 5 s; a rank still running then says so and exits 0, which
+ * command ring's, waits 0.3 s; rank 0 waits 0.3 s before its first
+ * message), then both ranks ping-pong for 5 s; a rank still running then says so and exits 0, which
  * the test counts as a failure. */
 #include <mpi.h>
 #include <stdio.h>
@@ -48,6 +49,11 @@ int main(int argc, char **argv)
         if (argc == 3 && strcmp(argv[2], "onload-cmd") == 0)
             usleep(300000);
     }
+    /* Rank 0 sends nothing for a while: an event for rank 1 pushed by the
+     * engine right after shm_poke wrote would mend the event ring's tail
+     * before rank 1 has seen it. */
+    if (rank == 0)
+        usleep(300000);
     end = time(NULL) + 5;
     while (time(NULL) < end) {
         if (rank == 0) {
