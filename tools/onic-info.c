@@ -21,7 +21,7 @@ static void info_onload(const onic_config_t *cfg)
         printf("  not in a job (ONIC_JOBID is unset)\n");
         return;
     }
-    status = onic_onload_status_read(cfg->jobid, &st);
+    status = onic_onload_status_read((int)cfg->onload_fd, &st);
     if (status == ONIC_ERR_NO_ELEM) {
         printf("  none for job %s\n", cfg->jobid);
         return;

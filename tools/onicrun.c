@@ -2,9 +2,9 @@
  *
  *   onicrun -n N [--bind none|core] [--timeout SECONDS] [--onload] PROGRAM [ARGS...]
  *
- * Each process gets ONIC_RANK, ONIC_SIZE and ONIC_JOBID (16 random hex
- * digits: the job's shared-memory objects are named /onic-<jobid>-..., so
- * two jobs never collide and no one outside the job can guess the names).
+ * Each process gets ONIC_RANK, ONIC_SIZE, ONIC_JOBID (16 random hex digits)
+ * and the job's store (boot.h), nameless shared memory it inherits
+ * (ONIC_BOOT_FD): the library's shared memory never has a name (shmfd.h).
  * The processes share one process group. SIGINT, SIGTERM, SIGHUP, SIGQUIT,
  * SIGUSR1, SIGUSR2 and SIGALRM are forwarded to it. When a process exits
  * non-zero or dies from a signal, or the timeout passes, the others get
@@ -15,17 +15,20 @@
  * continues them all, and the job goes on. A process stopped on its own (a
  * debugger, kill -STOP) is waited for, not killed: after RUN_STOP_NOTICE_NS
  * onicrun says once which rank is stopped and that SIGCONT resumes it. A
- * timeout still counts while the job is stopped. The job's shared-memory
- * objects are removed before onicrun exits; if onicrun itself is killed by
- * SIGKILL its processes die with it (PR_SET_PDEATHSIG), but what they left
- * in /dev/shm stays. Standard input goes to rank 0 unless it is a terminal
+ * timeout still counts while the job is stopped. Shared-memory objects a
+ * program names /onic-<jobid>-... itself (the benchmarks' scratch) are
+ * removed before onicrun exits; if onicrun itself is killed by SIGKILL its
+ * processes die with it (PR_SET_PDEATHSIG), but such objects stay. Standard input goes to rank 0 unless it is a terminal
  * (the job is not the terminal's foreground group, so reading it would stop
  * the process); every other rank reads /dev/null.
  *
  * With --onload (or ONIC_ONLOAD=1), onicrun first starts the job's onload
  * engine, onic-engine from onicrun's own directory, in a process group of
  * its own, pinned to ONIC_ONLOAD_CORE (default the last core), waits until
- * its status segment says it is ready, gives every process ONIC_ONLOAD=1,
+ * its status segment says it is ready (a memfd onicrun makes, inherited by
+ * the engine and the processes as ONIC_ONLOAD_FD, with a socket pair,
+ * ONIC_ONLOAD_SOCK, over which the processes hand the engine their
+ * segments), gives every process ONIC_ONLOAD=1,
  * and stops it (SIGTERM, then SIGKILL) after the processes. If the engine
  * dies while they run, the job is stopped as if a process had failed.
  *
@@ -33,6 +36,8 @@
  * process's exit status, 128 + its signal number if a signal killed it,
  * 128 + the signal onicrun was stopped with, or 124 after a timeout. */
 #include "base/config.h"
+#include "base/shmfd.h"
+#include "boot/boot.h"
 #include "onload/onload.h"
 
 #include <dirent.h>
@@ -48,6 +53,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <libgen.h>
 #include <limits.h>
@@ -83,6 +89,9 @@ typedef struct run_job {
     pid_t    launcher;  /* onicrun's own pid, for the children to check */
     pid_t   *pids;      /* by rank; 0 once reaped */
     pid_t    engine;    /* the onload engine; 0 if none or reaped */
+    int      store_fd;  /* the job's store (boot.h), inherited by the processes */
+    int      onload_fd; /* the engine's status segment, inherited by it and them; -1 none */
+    int      onload_sock[2]; /* the engine's end, the processes' end */
     int      engine_core; /* the core it is pinned to, -1 if unbound */
     long     alive;
     int      status;    /* onicrun's exit status so far */
@@ -286,6 +295,15 @@ static int run_env_clean(void)
     return 0;
 }
 
+/* In a child: keep fd across exec and name it in the environment. */
+static int run_inherit(int fd, const char *var)
+{
+    char buf[16];
+
+    snprintf(buf, sizeof(buf), "%d", fd);
+    return fcntl(fd, F_SETFD, 0) != 0 || setenv(var, buf, 1) != 0 ? -1 : 0;
+}
+
 /* In the child: environment, binding, default signal state, then exec. */
 static void run_child(const run_opts_t *o, run_job_t *job, long rank, hwloc_topology_t topo,
                       const sigset_t *oldmask)
@@ -308,8 +326,17 @@ static void run_child(const run_opts_t *o, run_job_t *job, long rank, hwloc_topo
     snprintf(buf, sizeof(buf), "%ld", o->nprocs);
     setenv("ONIC_SIZE", buf, 1);
     setenv("ONIC_JOBID", job->jobid, 1);
+    /* The job's store: nameless, so inherited, never opened by name. */
+    if (fcntl(job->store_fd, F_SETFD, 0) != 0)
+        _exit(127);
+    snprintf(buf, sizeof(buf), "%d", job->store_fd);
+    setenv("ONIC_BOOT_FD", buf, 1);
     if (o->onload)
         setenv("ONIC_ONLOAD", "1", 1);
+    if (job->onload_fd >= 0 && run_inherit(job->onload_fd, "ONIC_ONLOAD_FD") != 0)
+        _exit(127);
+    if (job->onload_fd >= 0 && run_inherit(job->onload_sock[1], "ONIC_ONLOAD_SOCK") != 0)
+        _exit(127);
     if (o->bind_core) {
         int ncores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
         long c = rank % ncores;
@@ -374,6 +401,9 @@ static void run_engine_child(const run_opts_t *o, run_job_t *job, hwloc_topology
     unsetenv("ONIC_RANK");
     setenv("ONIC_JOBID", job->jobid, 1);
     setenv("ONIC_ONLOAD", "1", 1);
+    if (run_inherit(job->onload_fd, "ONIC_ONLOAD_FD") != 0 ||
+        run_inherit(job->onload_sock[0], "ONIC_ONLOAD_SOCK") != 0)
+        _exit(127);
     if (job->engine_core >= 0) {
         hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)job->engine_core);
         snprintf(buf, sizeof(buf), "%d", job->engine_core);
@@ -407,6 +437,15 @@ static int run_engine_start(const run_opts_t *o, run_job_t *job, hwloc_topology_
     job->engine_core = o->onload_core == ONIC_CONFIG_LAST ? ncores - 1 : (int)o->onload_core;
     if (run_engine_path(path, sizeof(path)) != 0)
         return -1;
+    /* Its status segment and the socket over which the processes hand it
+     * their segments: nameless, inherited (base/shmfd.h). */
+    job->onload_fd = onic_shmfd_create("onic-onload", sizeof(onic_onload_status_t));
+    if (job->onload_fd < 0)
+        return -1;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, job->onload_sock) != 0) {
+        fprintf(stderr, "onicrun: cannot make the onload engine's socket: %m\n");
+        return -1;
+    }
     pid = fork();
     if (pid < 0) {
         fprintf(stderr, "onicrun: cannot start the onload engine: %m\n");
@@ -414,6 +453,9 @@ static int run_engine_start(const run_opts_t *o, run_job_t *job, hwloc_topology_
     }
     if (pid == 0)
         run_engine_child(o, job, topo, path, oldmask);
+    /* The engine's end is the engine's alone: once it is gone, a process
+     * handing it a segment gets an error instead of a full socket. */
+    close(job->onload_sock[0]);
     job->engine = pid;
     deadline = run_now_ns() + RUN_ENGINE_START_NS;
     for (;;) {
@@ -421,7 +463,7 @@ static int run_engine_start(const run_opts_t *o, run_job_t *job, hwloc_topology_
         onic_onload_status_t st;
         int wst;
 
-        if (onic_onload_status_read(job->jobid, &st) == ONIC_OK && st.pid == pid &&
+        if (onic_onload_status_read(job->onload_fd, &st) == ONIC_OK && st.pid == pid &&
             st.state == ONIC_ONLOAD_READY)
             return 0;
         if (waitpid(pid, &wst, WNOHANG) == pid) {
@@ -518,7 +560,10 @@ static void run_reap(run_job_t *job, long n)
                 fprintf(stderr, "onicrun: the onload engine (pid %d) %s %d; stopping the job\n",
                         (int)pid, WIFSIGNALED(st) ? "was killed by signal" : "exited with status",
                         WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
-                job->status = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+                /* Its own status if it said one (65: it found corrupt data). */
+                job->status = WIFSIGNALED(st)                               ? 128 + WTERMSIG(st)
+                              : WIFEXITED(st) && WEXITSTATUS(st) != 0 ? WEXITSTATUS(st)
+                                                                      : 1;
                 run_stop(job, n, SIGTERM);
             }
             continue;
@@ -678,6 +723,7 @@ int main(int argc, char **argv)
         return 1;
     }
     job.engine_core = -1;
+    job.onload_fd = -1;
     if ((o.bind_core || o.onload) &&
         (hwloc_topology_init(&topo) != 0 || hwloc_topology_load(topo) != 0 ||
          hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) < 1)) {
@@ -686,6 +732,10 @@ int main(int argc, char **argv)
     }
     if (run_placement(&o, topo) != 0)
         return 1;
+    if (onic_boot_onicrun_store((uint32_t)o.nprocs, &job.store_fd) != ONIC_OK) {
+        fprintf(stderr, "onicrun: cannot make the job's store (see above)\n");
+        return 1;
+    }
 
     /* Signals are taken synchronously by sigtimedwait below. */
     sigemptyset(&set);

@@ -162,6 +162,15 @@ static const onic_config_var_t config_vars[] = {
      ONIC_CONFIG_UINT, 1, 0x7fffffff, NULL, CFG_FIELD(size)},
     {"ONIC_JOBID", "", "the job's unguessable id, naming its shared memory (set by onicrun)",
      ONIC_CONFIG_TOKEN, 0, 0, NULL, CFG_FIELD(jobid)},
+    {"ONIC_BOOT_FD", "0", "the descriptor of the job's store, nameless shared memory that "
+     "onicrun makes and its processes inherit (set by onicrun); 0: none",
+     ONIC_CONFIG_UINT, 0, 65535, NULL, CFG_FIELD(boot_fd)},
+    {"ONIC_ONLOAD_FD", "0", "the descriptor of the onload engine's status segment, nameless "
+     "shared memory that onicrun --onload makes and the engine and the processes inherit "
+     "(set by onicrun); 0: none", ONIC_CONFIG_UINT, 0, 65535, NULL, CFG_FIELD(onload_fd)},
+    {"ONIC_ONLOAD_SOCK", "0", "the descriptor of the Unix socket over which a process hands "
+     "its segment to the onload engine, or the engine takes them (set by onicrun); 0: none",
+     ONIC_CONFIG_UINT, 0, 65535, NULL, CFG_FIELD(onload_sock)},
     {"ONIC_TRACE", "", "a directory (it must exist): every process writes the operations of "
      "its matching queues there, one file each (onic-<job>-r<rank>-p<pid>.trace), for "
      "onic-replay; empty: no trace, and no cost", ONIC_CONFIG_PATH, 0, 0, NULL,

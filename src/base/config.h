@@ -111,6 +111,9 @@ typedef struct onic_config {
     unsigned    rank;           /* ONIC_RANK, set by the launcher */
     unsigned    size;           /* ONIC_SIZE, set by the launcher */
     char        jobid[ONIC_CONFIG_TOKEN_MAX + 1]; /* ONIC_JOBID, "" outside a job */
+    unsigned    boot_fd;        /* ONIC_BOOT_FD, set by onicrun; 0 none */
+    unsigned    onload_fd;      /* ONIC_ONLOAD_FD, set by onicrun; 0 none */
+    unsigned    onload_sock;    /* ONIC_ONLOAD_SOCK, set by onicrun; 0 none */
     char        trace[ONIC_CONFIG_PATH_MAX + 1];  /* ONIC_TRACE: a directory, "" for off */
 } onic_config_t;
 

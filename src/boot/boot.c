@@ -3,14 +3,15 @@
  *
  * onicrun starts every process of a job on this machine and tells each its
  * rank, the size and an unguessable job id in the environment; the store is
- * a region of the job's shared memory, /onic-<jobid>-boot (mode 0600, named
- * like every object of the job so onicrun removes it however the job ends):
- * a table of values by rank and key, and a barrier. Each process writes only
+ * nameless shared memory that onicrun makes before it starts them and they
+ * inherit (ONIC_BOOT_FD, base/shmfd.h: no name to race for, nothing left
+ * however the job ends): a table of values by rank and key, and a barrier. Each process writes only
  * its own row. ONIC_NODES splits the ranks into blocks that act as nodes. */
 #include "boot/boot.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/mem.h"
+#include "base/shmfd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -336,13 +337,7 @@ typedef struct bootrun {
     bootrun_entry_t *table;   /* [rank][BOOTRUN_KEYS] */
     size_t           bytes;
     int              shared;
-    int              unlinked;
 } bootrun_t;
-
-static void bootrun_name(const onic_boot_t *b, char *buf, size_t len)
-{
-    snprintf(buf, len, "/onic-%s-boot", b->cfg.jobid);
-}
 
 static onic_status_t bootrun_init(onic_boot_t *b)
 {
@@ -380,18 +375,44 @@ static onic_status_t bootrun_init(onic_boot_t *b)
     return ONIC_OK;
 }
 
-/* The store, created by whoever comes first, on first use: a job whose
- * processes never exchange anything (one node, shm) never makes it. */
+static size_t bootrun_bytes(uint32_t size)
+{
+    return sizeof(bootrun_hdr_t) + (size_t)size * BOOTRUN_KEYS * sizeof(bootrun_entry_t);
+}
+
+onic_status_t onic_boot_onicrun_store(uint32_t size, int *fd_p)
+{
+    size_t bytes = bootrun_bytes(size);
+    bootrun_hdr_t *h;
+    int fd;
+
+    if (size < 1 || fd_p == NULL)
+        return ONIC_ERR_INVALID_PARAM;
+    fd = onic_shmfd_create("onic-boot", bytes);
+    if (fd < 0)
+        return ONIC_ERR_NO_MEMORY;
+    h = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (h == MAP_FAILED) {
+        onic_error("boot: cannot map the job's store (%zu bytes): %m", bytes);
+        close(fd);
+        return ONIC_ERR_NO_MEMORY;
+    }
+    h->size = size;
+    h->magic = BOOTRUN_MAGIC;
+    munmap(h, bytes);
+    *fd_p = fd;
+    return ONIC_OK;
+}
+
+/* The store onicrun made and the processes inherit (ONIC_BOOT_FD), mapped
+ * on first use. */
 static onic_status_t bootrun_map(onic_boot_t *b, bootrun_t *s)
 {
-    char name[80];
-    struct stat st;
-    uint64_t deadline = onic_time_ns() + BOOTRUN_TIMEOUT_NS;
-    int fd, created = 0;
+    int fd = (int)b->cfg.boot_fd;
 
     if (s->hdr != NULL)
         return ONIC_OK;
-    s->bytes = sizeof(bootrun_hdr_t) + (size_t)b->size * BOOTRUN_KEYS * sizeof(bootrun_entry_t);
+    s->bytes = bootrun_bytes(b->size);
     if (b->size == 1) { /* nobody to share it with */
         s->hdr = onic_calloc(1, s->bytes);
         if (s->hdr == NULL)
@@ -400,53 +421,32 @@ static onic_status_t bootrun_map(onic_boot_t *b, bootrun_t *s)
         s->table = (bootrun_entry_t *)(s->hdr + 1);
         return ONIC_OK;
     }
-    bootrun_name(b, name, sizeof(name));
-    fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd >= 0) {
-        created = 1;
-        if (ftruncate(fd, (off_t)s->bytes) != 0) {
-            onic_error("boot: cannot size %s to %zu bytes: %m", name, s->bytes);
-            close(fd);
-            shm_unlink(name);
-            return ONIC_ERR_NO_MEMORY;
-        }
-    } else if (errno == EEXIST) {
-        fd = shm_open(name, O_RDWR, 0);
+    if (fd == 0) {
+        onic_error("boot: ONIC_SIZE=%u but no ONIC_BOOT_FD, the job's store: start the job "
+                   "with onicrun", b->size);
+        return ONIC_ERR_INVALID_PARAM;
     }
-    if (fd < 0) {
-        onic_error("boot: cannot open the job's store %s: %m", name);
+    if (onic_shmfd_check(fd, s->bytes, "the job's store (ONIC_BOOT_FD)") != ONIC_OK) {
+        onic_error("boot: are all processes of the job of size %u, started by one onicrun?",
+                   b->size);
         return ONIC_ERR_IO;
     }
-    /* Whoever created it sizes it in one step. */
-    while (fstat(fd, &st) == 0 && (size_t)st.st_size != s->bytes) {
-        if (st.st_size != 0 || onic_time_ns() > deadline) {
-            onic_error("boot: the job's store %s has %lld bytes, this process expects %zu; "
-                       "are all processes of the job of size %u?", name,
-                       (long long)st.st_size, s->bytes, b->size);
-            close(fd);
-            return ONIC_ERR_IO;
-        }
-        usleep(1000);
-    }
+    /* Not for what this process may start in turn. */
+    (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
     s->hdr = mmap(NULL, s->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
     if (s->hdr == MAP_FAILED) {
         s->hdr = NULL;
-        onic_error("boot: cannot map the job's store %s (%zu bytes): %m", name, s->bytes);
+        onic_error("boot: cannot map the job's store (%zu bytes): %m", s->bytes);
         return ONIC_ERR_NO_MEMORY;
     }
     s->shared = 1;
     s->table = (bootrun_entry_t *)(s->hdr + 1);
-    if (created) {
-        s->hdr->size = b->size;
-        __atomic_store_n(&s->hdr->magic, BOOTRUN_MAGIC, __ATOMIC_RELEASE);
-    }
-    while (__atomic_load_n(&s->hdr->magic, __ATOMIC_ACQUIRE) != BOOTRUN_MAGIC) {
-        if (onic_time_ns() > deadline) {
-            onic_error("boot: the job's store %s was never initialised", name);
-            return ONIC_ERR_IO;
-        }
-        sched_yield();
+    if (__atomic_load_n(&s->hdr->magic, __ATOMIC_ACQUIRE) != BOOTRUN_MAGIC ||
+        s->hdr->size != b->size) {
+        onic_error("boot: the job's store (ONIC_BOOT_FD) is not one of %u processes", b->size);
+        munmap(s->hdr, s->bytes);
+        s->hdr = NULL;
+        return ONIC_ERR_IO;
     }
     return ONIC_OK;
 }
@@ -480,7 +480,6 @@ static onic_status_t bootrun_fence(onic_boot_t *b)
     uint32_t gen;
     uint64_t deadline = onic_time_ns() + BOOTRUN_TIMEOUT_NS;
     onic_status_t status = bootrun_map(b, s);
-    char name[80];
 
     if (status != ONIC_OK)
         return status;
@@ -502,12 +501,6 @@ static onic_status_t bootrun_fence(onic_boot_t *b)
             }
             syscall(SYS_futex, &h->gen, FUTEX_WAIT, gen, &ts, NULL, 0);
         }
-    }
-    /* Everyone has mapped the store by now: its name can go. */
-    if (b->rank == 0 && !s->unlinked) {
-        bootrun_name(b, name, sizeof(name));
-        shm_unlink(name);
-        s->unlinked = 1;
     }
     return ONIC_OK;
 }

@@ -10,7 +10,8 @@
  *   PMI_FD set           the PMI-1 wire protocol (MPICH's Hydra mpiexec,
  *                        srun --mpi=pmi2)
  *   otherwise            onicrun (ONIC_RANK, ONIC_SIZE, ONIC_JOBID; a store
- *                        in the job's shared memory), or a job of one
+ *                        in nameless shared memory, ONIC_BOOT_FD), or a job
+ *                        of one
  *
  * ONIC_BOOT names one of them instead. Each is a const onic_boot_ops_t; pmix
  * loads libpmix when it starts, and says what to install if it cannot.
@@ -87,6 +88,11 @@ int           onic_boot_is_local(const onic_boot_t *b, uint32_t rank);
 /* 1 if b is a launcher's bootstrap (PMIx, PMI-1), not onicrun's. */
 int           onic_boot_is_launcher(const onic_boot_t *b);
 void          onic_boot_abort(onic_boot_t *b, int code, const char *msg) __attribute__((noreturn));
+
+/* For onicrun: the store of a job of size processes, nameless shared
+ * memory initialised, its descriptor (close-on-exec: onicrun clears that
+ * for its processes and passes it as ONIC_BOOT_FD) into *fd_p. */
+onic_status_t onic_boot_onicrun_store(uint32_t size, int *fd_p);
 
 /* Every bootstrap, in the order of onic_config_boot_values after "auto";
  * for onic-info. */

@@ -5,15 +5,18 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/mem.h"
+#include "base/shmfd.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -52,41 +55,89 @@ static long client_futex(uint32_t *word, int op, uint32_t val)
     return syscall(SYS_futex, word, op, val, NULL, NULL, 0);
 }
 
-/* The engine's status segment, checked, mapped read-write (the bell). */
-static onic_status_t client_map_engine(const char *jobid, onic_onload_client_t *c)
+/* The engine's status segment (ONIC_ONLOAD_FD), checked, mapped read-write
+ * (the bell). */
+static onic_status_t client_map_engine(const onic_config_t *cfg, onic_onload_client_t *c)
 {
-    char name[ONIC_ONLOAD_NAME_MAX];
     onic_onload_status_t *s;
-    struct stat st;
-    int fd;
+    int fd = (int)cfg->onload_fd;
 
-    onic_onload_status_name(jobid, name);
-    fd = shm_open(name, O_RDWR, 0);
-    if (fd < 0) {
-        onic_error("onload: job %s has no engine (%s: %m); start the job with onicrun --onload",
-                   jobid, name);
+    if (fd == 0 || cfg->onload_sock == 0) {
+        onic_error("onload: job %s has no engine (no ONIC_ONLOAD_FD and ONIC_ONLOAD_SOCK); "
+                   "start the job with onicrun --onload", cfg->jobid);
         return ONIC_ERR_NO_ELEM;
     }
-    if (fstat(fd, &st) != 0 || st.st_size != (off_t)sizeof(*s)) {
-        onic_error("onload: %s is not an engine's status segment of this version", name);
-        close(fd);
+    if (onic_shmfd_check(fd, sizeof(*s), "the engine's status segment (ONIC_ONLOAD_FD)") !=
+        ONIC_OK)
         return ONIC_ERR_IO;
-    }
+    /* Not for what this process may start in turn. */
+    (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+    (void)fcntl((int)cfg->onload_sock, F_SETFD, FD_CLOEXEC);
     s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
     if (s == MAP_FAILED) {
-        onic_error("onload: cannot map %s: %m", name);
+        onic_error("onload: cannot map the engine's status segment: %m");
         return ONIC_ERR_IO;
     }
     if (__atomic_load_n(&s->magic, __ATOMIC_ACQUIRE) != ONIC_ONLOAD_STATUS_MAGIC ||
         s->version != ONIC_ONLOAD_STATUS_VERSION || s->pid <= 0) {
-        onic_error("onload: %s is not an engine's status segment of version %u", name,
+        onic_error("onload: the engine's status segment is not one of version %u",
                    ONIC_ONLOAD_STATUS_VERSION);
         munmap(s, sizeof(*s));
         return ONIC_ERR_IO;
     }
     c->engine = s;
     c->engine_pid = (pid_t)s->pid; /* read once: the segment may change */
+    return ONIC_OK;
+}
+
+onic_status_t onic_onload_client_hand(const onic_config_t *cfg, int fd, uint32_t rank)
+{
+    uint32_t m[2] = {ONIC_ONLOAD_PROC_MAGIC, rank};
+    onic_onload_status_t *s;
+    struct ucred me = {getpid(), geteuid(), getegid()};
+    union {
+        struct cmsghdr hdr;
+        char buf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct ucred))];
+    } ctl;
+    struct iovec iov = {m, sizeof(m)};
+    struct msghdr mh = {0};
+    struct cmsghdr *c;
+    ssize_t n;
+
+    if (cfg == NULL || fd < 0 || cfg->onload_sock == 0 || cfg->onload_fd == 0)
+        return ONIC_ERR_INVALID_PARAM;
+    /* The descriptor and our credentials (the kernel checks them; the
+     * engine would get them anyway, with SO_PASSCRED). */
+    memset(&ctl, 0, sizeof(ctl));
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = ctl.buf;
+    mh.msg_controllen = sizeof(ctl.buf);
+    c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof(fd));
+    c = CMSG_NXTHDR(&mh, c);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_CREDENTIALS;
+    c->cmsg_len = CMSG_LEN(sizeof(me));
+    memcpy(CMSG_DATA(c), &me, sizeof(me));
+    do
+        n = sendmsg((int)cfg->onload_sock, &mh, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)sizeof(m)) {
+        onic_error("onload: cannot hand this process's segment to the engine: %m");
+        return ONIC_ERR_IO;
+    }
+    /* Ring the bell, asleep or not: the engine looks at the socket when it
+     * wakes. */
+    s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED, (int)cfg->onload_fd, 0);
+    if (s != MAP_FAILED) {
+        __atomic_fetch_add(&s->wake, 1, __ATOMIC_RELEASE);
+        client_futex(&s->wake, FUTEX_WAKE, 1);
+        munmap(s, sizeof(*s));
+    }
     return ONIC_OK;
 }
 
@@ -157,29 +208,22 @@ onic_status_t onic_onload_client_open(const onic_config_t *cfg, onic_onload_clie
      * (ONIC_WAIT): waiting for the engine must leave it the core. */
     c->spin_ns = onic_config_wait_sleeps(cfg, cfg->size + 1) ? 0
                                                               : (uint64_t)cfg->wait_spin_us * 1000u;
-    status = client_map_engine(cfg->jobid, c);
+    status = client_map_engine(cfg, c);
     if (status != ONIC_OK)
         goto err_free;
 
-    onic_onload_proc_name(cfg->jobid, cfg->rank, name);
-    fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    snprintf(name, sizeof(name), "onic-onload-%u", cfg->rank); /* for /proc/PID/maps only */
+    fd = onic_shmfd_create(name, bytes);
     if (fd < 0) {
-        onic_error("onload: cannot create %s: %m", name);
-        status = ONIC_ERR_IO;
+        status = ONIC_ERR_NO_MEMORY;
         goto err_unmap_engine;
     }
-    if (ftruncate(fd, (off_t)bytes) != 0) {
-        onic_error("onload: cannot size %s to %zu bytes: %m", name, bytes);
+    c->map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (c->map == MAP_FAILED) {
+        onic_error("onload: cannot map this process's segment (%zu bytes): %m", bytes);
         close(fd);
         status = ONIC_ERR_NO_MEMORY;
-        goto err_unlink;
-    }
-    c->map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (c->map == MAP_FAILED) {
-        onic_error("onload: cannot map %s (%zu bytes): %m", name, bytes);
-        status = ONIC_ERR_NO_MEMORY;
-        goto err_unlink;
+        goto err_unmap_engine;
     }
     c->bytes = bytes;
     h = c->map;
@@ -207,14 +251,24 @@ onic_status_t onic_onload_client_open(const onic_config_t *cfg, onic_onload_clie
         status = ONIC_ERR_IO;
         goto err_unmap;
     }
+    {
+        char what[64];
+        snprintf(what, sizeof(what), "the command ring of rank %u, seen by it", cfg->rank);
+        onic_onload_ring_fail_stop(&c->cmd, what);
+        snprintf(what, sizeof(what), "the event ring of rank %u, seen by it", cfg->rank);
+        onic_onload_ring_fail_stop(&c->evt, what);
+    }
     __atomic_store_n(&h->magic, ONIC_ONLOAD_PROC_MAGIC, __ATOMIC_SEQ_CST);
-    __atomic_fetch_add(&c->engine->wake, 1, __ATOMIC_RELEASE);
-    client_futex(&c->engine->wake, FUTEX_WAKE, 1);
+    status = onic_onload_client_hand(cfg, fd, cfg->rank);
+    close(fd); /* the engine's copy travels in the message */
+    fd = -1;
+    if (status != ONIC_OK)
+        goto err_unmap;
 
     status = onic_onload_client_wait(c, &kind, buf, sizeof(buf), &len, CLIENT_WELCOME_NS);
     if (status == ONIC_ERR_NO_ELEM) {
-        onic_error("onload: the engine (pid %d) did not attach %s within %llu s",
-                   (int)c->engine_pid, name, CLIENT_WELCOME_NS / 1000000000ull);
+        onic_error("onload: the engine (pid %d) did not attach this process's segment within "
+                   "%llu s", (int)c->engine_pid, CLIENT_WELCOME_NS / 1000000000ull);
         status = ONIC_ERR_IO;
     }
     if (status == ONIC_OK && kind != ONIC_ONLOAD_EVT_WELCOME) {
@@ -223,14 +277,13 @@ onic_status_t onic_onload_client_open(const onic_config_t *cfg, onic_onload_clie
     }
     if (status != ONIC_OK)
         goto err_unmap;
-    shm_unlink(name); /* the engine has it mapped: nothing stays behind */
     *client_p = c;
     return ONIC_OK;
 
 err_unmap:
+    if (fd >= 0)
+        close(fd);
     munmap(c->map, bytes);
-err_unlink:
-    shm_unlink(name);
 err_unmap_engine:
     munmap(c->engine, sizeof(*c->engine));
 err_free:

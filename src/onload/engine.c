@@ -4,6 +4,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/mem.h"
+#include "base/shmfd.h"
 #include "onload/ring.h"
 #include "xport/cma.h"
 
@@ -23,33 +24,19 @@
 /* The engine's heartbeat period, and so its longest sleep. */
 #define ENGINE_TICK_NS 100000000ull
 
-void onic_onload_status_name(const char *jobid, char *buf)
+onic_status_t onic_onload_status_read(int fd, onic_onload_status_t *status_p)
 {
-    snprintf(buf, ONIC_ONLOAD_NAME_MAX, "/onic-%s-onload", jobid);
-}
-
-onic_status_t onic_onload_status_read(const char *jobid, onic_onload_status_t *status_p)
-{
-    char name[ONIC_ONLOAD_NAME_MAX];
     onic_onload_status_t copy;
     const onic_onload_status_t *s;
     struct stat st;
-    int fd;
 
-    if (jobid == NULL || jobid[0] == '\0' || status_p == NULL)
+    if (fd < 0 || status_p == NULL)
         return ONIC_ERR_INVALID_PARAM;
-    onic_onload_status_name(jobid, name);
-    fd = shm_open(name, O_RDONLY, 0);
-    if (fd < 0)
-        return errno == ENOENT ? ONIC_ERR_NO_ELEM : ONIC_ERR_IO;
-    /* The engine sizes the segment before it publishes the magic; a
-     * segment still too small is one we cannot read yet. */
-    if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(*s)) {
-        close(fd);
+    if (fd == 0)
         return ONIC_ERR_NO_ELEM;
-    }
+    if (fstat(fd, &st) != 0 || st.st_size != (off_t)sizeof(*s))
+        return ONIC_ERR_IO;
     s = mmap(NULL, sizeof(*s), PROT_READ, MAP_SHARED, fd, 0);
-    close(fd);
     if (s == MAP_FAILED)
         return ONIC_ERR_IO;
     if (__atomic_load_n(&s->magic, __ATOMIC_ACQUIRE) != ONIC_ONLOAD_STATUS_MAGIC) {
@@ -70,11 +57,6 @@ int onic_onload_status_alive(const onic_onload_status_t *status)
 {
     return status->state == ONIC_ONLOAD_READY &&
            (kill((pid_t)status->pid, 0) == 0 || errno == EPERM);
-}
-
-void onic_onload_proc_name(const char *jobid, uint32_t rank, char *buf)
-{
-    snprintf(buf, ONIC_ONLOAD_NAME_MAX, "/onic-%s-onload-%u", jobid, rank);
 }
 
 static long engine_futex(uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
@@ -114,9 +96,9 @@ static void engine_proc_detach(engine_t *e, engine_proc_t *p, int refuse)
     __atomic_store_n(&e->status->procs, e->attached, __ATOMIC_RELAXED);
 }
 
-/* Map rank's segment if it exists yet, check it, and welcome the process.
- * A segment that does not check out is refused for good: its process
- * times out waiting for WELCOME and says so. */
+/* Map the segment rank's process handed us, if any yet, check it, and
+ * welcome the process. A segment that does not check out is refused for
+ * good: its process times out waiting for WELCOME and says so. */
 static void engine_proc_attach(engine_t *e, uint32_t rank)
 {
     engine_proc_t *p = &e->procs[rank];
@@ -124,15 +106,21 @@ static void engine_proc_attach(engine_t *e, uint32_t rank)
     onic_onload_proc_hdr_t h;
     struct stat st;
     void *map;
-    int fd;
+    int fd = p->handed;
 
-    onic_onload_proc_name(e->cfg->jobid, rank, name);
-    fd = shm_open(name, O_RDWR, 0);
     if (fd < 0)
-        return; /* not created yet */
-    if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(h)) {
+        return; /* not handed yet */
+    p->handed = -1;
+    snprintf(name, sizeof(name), "the segment of rank %u", rank);
+    if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(h) ||
+        onic_shmfd_check(fd, (size_t)st.st_size, name) != ONIC_OK) {
+        onic_error("onload: %s (handed by pid %d) is not a segment; not serving it", name,
+                   (int)p->handed_pid);
         close(fd);
-        return; /* not sized yet */
+        p->state = ENGINE_PROC_DONE;
+        e->done++;
+        __atomic_store_n(&e->status->refused, e->done, __ATOMIC_RELAXED);
+        return;
     }
     map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
@@ -143,12 +131,9 @@ static void engine_proc_attach(engine_t *e, uint32_t rank)
         __atomic_store_n(&e->status->refused, e->done, __ATOMIC_RELAXED);
         return;
     }
-    if (__atomic_load_n(&((onic_onload_proc_hdr_t *)map)->magic, __ATOMIC_ACQUIRE) !=
-        ONIC_ONLOAD_PROC_MAGIC) {
-        munmap(map, (size_t)st.st_size);
-        return; /* not published yet */
-    }
     memcpy(&h, map, sizeof(h)); /* once: checked, then used */
+    if (h.magic != ONIC_ONLOAD_PROC_MAGIC)
+        h.version = 0; /* not published before it was handed: refused below */
     p->area_move = -1; /* before anything can detach it */
     p->data_mark = 0;  /* its new event ring starts at 0 */
     p->map = map;
@@ -159,6 +144,7 @@ static void engine_proc_attach(engine_t *e, uint32_t rank)
     p->gen = ++e->seen;
     __atomic_store_n(&e->status->procs_seen, e->seen, __ATOMIC_RELAXED);
     if (h.version != ONIC_ONLOAD_STATUS_VERSION || h.rank != rank || h.pid <= 0 ||
+        h.pid != p->handed_pid ||
         h.cmd_off < sizeof(h) || h.cmd_off > p->bytes || h.cmd_bytes > p->bytes - h.cmd_off ||
         h.evt_off < sizeof(h) || h.evt_off > p->bytes || h.evt_bytes > p->bytes - h.evt_off ||
         h.cmd_off % 64 != 0 || h.evt_off % 64 != 0 ||
@@ -167,8 +153,9 @@ static void engine_proc_attach(engine_t *e, uint32_t rank)
         h.bounce_off % 64 != 0 || h.bounce_off > p->bytes ||
         p->bytes - h.bounce_off < ONIC_ONLOAD_BOUNCE ||
         h.bounce_off < h.cmd_off + h.cmd_bytes || h.bounce_off < h.evt_off + h.evt_bytes) {
-        onic_error("onload: %s: header of version %u for rank %u does not describe the segment "
-                   "(%zu bytes); not serving it", name, h.version, h.rank, p->bytes);
+        onic_error("onload: %s: header of version %u for rank %u, pid %d (handed by pid %d) "
+                   "does not describe the segment (%zu bytes); not serving it", name, h.version,
+                   h.rank, (int)h.pid, (int)p->handed_pid, p->bytes);
         engine_proc_detach(e, p, 1);
         return;
     }
@@ -179,6 +166,13 @@ static void engine_proc_attach(engine_t *e, uint32_t rank)
                    "not serving rank %u", name, rank);
         engine_proc_detach(e, p, 1);
         return;
+    }
+    {
+        char what[64];
+        snprintf(what, sizeof(what), "the command ring of rank %u, seen by the engine", rank);
+        onic_onload_ring_fail_stop(&p->cmd, what);
+        snprintf(what, sizeof(what), "the event ring of rank %u, seen by the engine", rank);
+        onic_onload_ring_fail_stop(&p->evt, what);
     }
     p->pid = (pid_t)h.pid;
     p->answer = (onic_onload_answer_t *)((uint8_t *)map + h.bounce_off);
@@ -217,8 +211,44 @@ static void engine_reap_dead(engine_t *e)
     }
 }
 
+/* Take what the processes handed over the socket: one message each,
+ * {ONIC_ONLOAD_PROC_MAGIC, rank} with the segment's descriptor, and the
+ * sender's credentials as the kernel saw them. Only the job's processes
+ * hold the socket's other end (onicrun gave it to them); a message that
+ * makes no sense is dropped and said. */
+static void engine_take_handed(engine_t *e)
+{
+    for (;;) {
+        uint32_t m[2];
+        struct ucred cred;
+        size_t len = 0;
+        unsigned nfd = 0;
+        int fd = -1;
+        onic_status_t st =
+            onic_shmfd_recv(e->sock, m, sizeof(m), &len, &fd, 1, &nfd, &cred);
+        if (st == ONIC_ERR_NO_ELEM)
+            return;
+        if (st != ONIC_OK || len != sizeof(m) || nfd != 1 || m[0] != ONIC_ONLOAD_PROC_MAGIC ||
+            m[1] >= e->nprocs || cred.uid != geteuid()) {
+            onic_error("onload: dropped a segment handed by pid %d: %s", st == ONIC_OK ?
+                       (int)cred.pid : -1, st != ONIC_OK ? "malformed message" :
+                       "not a rank of this job, or not its user");
+            if (nfd == 1)
+                close(fd);
+            if (st == ONIC_ERR_IO)
+                return;
+            continue;
+        }
+        if (e->procs[m[1]].handed >= 0)
+            close(e->procs[m[1]].handed); /* an earlier one, never attached */
+        e->procs[m[1]].handed = fd;
+        e->procs[m[1]].handed_pid = cred.pid;
+    }
+}
+
 static void engine_attach_scan(engine_t *e)
 {
+    engine_take_handed(e);
     for (uint32_t r = 0; r < e->nprocs && e->attached + e->done < e->nprocs; r++)
         if (e->procs[r].state == ENGINE_PROC_NONE)
             engine_proc_attach(e, r);
@@ -634,7 +664,7 @@ static unsigned engine_proc_serve(engine_t *e, uint32_t rank, int *blocked_p)
         st = onic_onload_ring_pop(&p->cmd, &kind, buf, ONIC_ONLOAD_MSG_MAX, &len);
         if (st == ONIC_ERR_NO_ELEM)
             break;
-        if (st != ONIC_OK) { /* broken: logged by the ring */
+        if (st != ONIC_OK) { /* not corruption (that stops the job in the ring) */
             engine_proc_detach(e, p, 1);
             break;
         }
@@ -770,7 +800,6 @@ static void engine_loop(engine_t *e)
 
 onic_status_t onic_onload_engine_run(const onic_config_t *cfg)
 {
-    char name[ONIC_ONLOAD_NAME_MAX];
     onic_onload_status_t *s;
     engine_t e;
     int fd;
@@ -791,6 +820,7 @@ onic_status_t onic_onload_engine_run(const onic_config_t *cfg)
     for (uint32_t r = 0; e.procs != NULL && r < e.nprocs; r++) {
         e.procs[r].e = &e;
         e.procs[r].rank = r;
+        e.procs[r].handed = -1;
     }
     e.chunk = onic_malloc(ONIC_ONLOAD_CHUNK);
     e.cmdbuf = onic_malloc(ONIC_ONLOAD_MSG_MAX);
@@ -799,23 +829,27 @@ onic_status_t onic_onload_engine_run(const onic_config_t *cfg)
         onic_error("onload: no memory for %u processes", e.nprocs);
         return ONIC_ERR_NO_MEMORY;
     }
-    onic_onload_status_name(cfg->jobid, name);
-    fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0) {
-        onic_error("onload: cannot create %s: %m%s", name,
-                   errno == EEXIST ? " (a second engine for this job?)" : "");
+    fd = (int)cfg->onload_fd;
+    e.sock = (int)cfg->onload_sock;
+    if (fd == 0 || e.sock == 0 ||
+        onic_shmfd_check(fd, sizeof(*s), "the engine's status segment (ONIC_ONLOAD_FD)") !=
+            ONIC_OK) {
+        onic_error("onload: the engine needs its status segment and socket from onicrun "
+                   "(ONIC_ONLOAD_FD, ONIC_ONLOAD_SOCK); onicrun --onload starts it");
         goto err_free_procs;
     }
-    if (ftruncate(fd, (off_t)sizeof(*s)) != 0) {
-        onic_error("onload: cannot size %s to %zu bytes: %m", name, sizeof(*s));
-        close(fd);
-        goto err_unlink;
+    {
+        int one = 1;
+        if (setsockopt(e.sock, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) != 0 ||
+            fcntl(e.sock, F_SETFL, fcntl(e.sock, F_GETFL) | O_NONBLOCK) != 0) {
+            onic_error("onload: cannot set up the engine's socket: %m");
+            goto err_free_procs;
+        }
     }
     s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
     if (s == MAP_FAILED) {
-        onic_error("onload: cannot map %s (%zu bytes): %m", name, sizeof(*s));
-        goto err_unlink;
+        onic_error("onload: cannot map the status segment (%zu bytes): %m", sizeof(*s));
+        goto err_free_procs;
     }
     e.status = s;
     s->version = ONIC_ONLOAD_STATUS_VERSION;
@@ -836,15 +870,15 @@ onic_status_t onic_onload_engine_run(const onic_config_t *cfg)
             engine_proc_detach(&e, &e.procs[r], 0);
     onload_serve_fini(&e);
     munmap(s, sizeof(*s));
-    shm_unlink(name);
+    for (uint32_t r = 0; r < e.nprocs; r++)
+        if (e.procs[r].handed >= 0)
+            close(e.procs[r].handed);
     onic_free(e.scratch);
     onic_free(e.cmdbuf);
     onic_free(e.chunk);
     onic_free(e.procs);
     return ONIC_OK;
 
-err_unlink:
-    shm_unlink(name);
 err_free_procs:
     onic_free(e.scratch);
     onic_free(e.cmdbuf);

@@ -36,6 +36,8 @@ typedef struct engine_proc {
     void               *map;
     size_t              bytes;
     pid_t               pid;
+    int                 handed;     /* its next segment, handed over the socket; -1 none */
+    pid_t               handed_pid; /* who handed it, as the kernel says */
     int                 cma;    /* the engine can read and write its memory */
     uint64_t            gen;    /* bumped at every attach: which incarnation */
     onic_onload_answer_t *answer;   /* its bounce area's answer line */
@@ -97,6 +99,7 @@ enum { ENGINE_CHUNK_START = 0, ENGINE_CHUNK_WAIT_FILL, ENGINE_CHUNK_HAVE_SRC,
 typedef struct engine {
     const onic_config_t   *cfg;
     onic_onload_status_t  *status;
+    int                    sock;    /* where processes hand their segments (ONIC_ONLOAD_SOCK) */
     engine_proc_t         *procs;   /* by rank */
     uint32_t               nprocs;
     uint32_t               attached;

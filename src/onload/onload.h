@@ -29,7 +29,8 @@ typedef enum onic_onload_state {
     ONIC_ONLOAD_STOPPED  = 2   /* left its loop; the segment is going away */
 } onic_onload_state_t;
 
-/* The engine's status segment, /onic-<jobid>-onload, mode 0600, written by
+/* The engine's status segment, nameless shared memory (base/shmfd.h) that
+ * onicrun makes and passes to the engine and the processes, written by
  * the engine but for its bell, which processes ring. Readers check magic,
  * version and the mapping's size, and use the counters only as numbers to
  * show. */
@@ -147,8 +148,9 @@ typedef struct onic_onload_done {
 
 #define ONIC_ONLOAD_PROC_MAGIC 0x6f6e6c70u /* "onlp" */
 
-/* The head of a process's segment, /onic-<jobid>-onload-<rank>, mode 0600,
- * written by the process before it rings the engine's bell; the engine
+/* The head of a process's segment, nameless shared memory the process
+ * makes and hands to the engine over ONIC_ONLOAD_SOCK (SCM_RIGHTS, with
+ * its credentials), written by the process before it does so; the engine
  * checks every field against the mapping before it uses one. */
 typedef struct onic_onload_proc_hdr {
     uint32_t magic;
@@ -166,22 +168,19 @@ typedef struct onic_onload_proc_hdr {
 
 static_assert(sizeof(onic_onload_proc_hdr_t) == 64, "a process segment's header is one line");
 
-/* "/onic-<jobid>-onload" into buf (ONIC_ONLOAD_NAME_MAX bytes). */
-void onic_onload_status_name(const char *jobid, char *buf);
-
-/* A copy of a job's engine status, read from its segment after checking it.
- * ONIC_ERR_NO_ELEM when the job has no engine segment, ONIC_ERR_IO when
- * the segment is not a status segment of this version. */
-onic_status_t onic_onload_status_read(const char *jobid, onic_onload_status_t *status_p);
+/* A copy of a job's engine status, read from its segment (the descriptor
+ * onicrun passes as ONIC_ONLOAD_FD; 0: none) after checking it.
+ * ONIC_ERR_NO_ELEM when there is no segment or the engine has not
+ * published it yet, ONIC_ERR_IO when it is not a status segment of this
+ * version. */
+onic_status_t onic_onload_status_read(int fd, onic_onload_status_t *status_p);
 
 /* Whether the engine a status names is alive: its pid exists and its state
  * is READY. */
 int onic_onload_status_alive(const onic_onload_status_t *status);
 
-/* "/onic-<jobid>-onload-<rank>". */
-void onic_onload_proc_name(const char *jobid, uint32_t rank, char *buf);
-
-/* The engine: create the status segment for cfg->jobid, report READY, and
+/* The engine: fill in the status segment onicrun made (ONIC_ONLOAD_FD),
+ * report READY, take the processes' segments from ONIC_ONLOAD_SOCK, and
  * serve the job's cfg->size processes until SIGTERM, SIGINT or SIGHUP (the
  * caller blocks them first). cfg->onload_core is published as its core. */
 onic_status_t onic_onload_engine_run(const onic_config_t *cfg);
@@ -190,10 +189,15 @@ onic_status_t onic_onload_engine_run(const onic_config_t *cfg);
 
 typedef struct onic_onload_client onic_onload_client_t;
 
+/* Hand a process segment (a descriptor of nameless shared memory whose
+ * header says rank) to the job's engine over ONIC_ONLOAD_SOCK and ring its
+ * bell; the engine checks the sender's pid against the header's. For
+ * onic_onload_client_open, and for tests that make a segment by hand. */
+onic_status_t onic_onload_client_hand(const onic_config_t *cfg, int fd, uint32_t rank);
+
 /* Reach the job's engine: create this process's segment (rings sized by
  * ONIC_ONLOAD_CMD_RECS and ONIC_ONLOAD_EVENT_RECS), ring the engine's bell
- * and wait for its WELCOME, then remove the segment's name (the mappings
- * hold it). ONIC_ERR_NO_ELEM if the job has no engine, ONIC_ERR_IO if it
+ * and wait for its WELCOME. ONIC_ERR_NO_ELEM if the job has no engine, ONIC_ERR_IO if it
  * dies or does not answer within 10 s. */
 onic_status_t onic_onload_client_open(const onic_config_t *cfg, onic_onload_client_t **client_p);
 

@@ -2,6 +2,7 @@
 #include "base/log.h"
 
 #include <linux/futex.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -75,6 +76,7 @@ onic_status_t onic_onload_ring_attach(void *mem, size_t bytes, onic_onload_ring_
     ring_p->next     = 0;
     ring_p->other    = 0;
     ring_p->broken   = 0;
+    ring_p->name[0]  = '\0';
     return ONIC_OK;
 }
 
@@ -83,8 +85,19 @@ static uint8_t *ring_rec(const onic_onload_ring_t *ring, uint64_t at)
     return ring->recs + (size_t)(at & (ring->nrecs - 1)) * ring->rec_size;
 }
 
+void onic_onload_ring_fail_stop(onic_onload_ring_t *ring, const char *name)
+{
+    snprintf(ring->name, sizeof(ring->name), "%s", name != NULL ? name : "a ring");
+}
+
+/* what names the field read and its value a, then the value it was
+ * checked against, b. */
 static void ring_break(onic_onload_ring_t *ring, const char *what, uint64_t a, uint64_t b)
 {
+    if (ring->name[0] != '\0')
+        onic_log_fail_stop(ONIC_EXIT_CORRUPT, "onload: corrupt data in %s: %s: %llu (against "
+                           "%llu); stopping the job", ring->name, what, (unsigned long long)a,
+                           (unsigned long long)b);
     if (!ring->broken)
         onic_error("onload: ring broken: %s (%llu, %llu); it is no longer used", what,
                    (unsigned long long)a, (unsigned long long)b);
@@ -97,7 +110,8 @@ static int ring_read_head(onic_onload_ring_t *ring)
     uint64_t head = __atomic_load_n(&ring->hdr->head, __ATOMIC_ACQUIRE);
 
     if (head > ring->next || ring->next - head > ring->nrecs || head < ring->other) {
-        ring_break(ring, "the consumer's index is out of range", head, ring->next);
+        ring_break(ring, "the consumer's head is out of range (the producer's tail)", head,
+                   ring->next);
         return 0;
     }
     ring->other = head;
@@ -110,7 +124,8 @@ static int ring_read_tail(onic_onload_ring_t *ring, int order)
     uint64_t tail = __atomic_load_n(&ring->hdr->tail, order);
 
     if (tail < ring->next || tail - ring->next > ring->nrecs) {
-        ring_break(ring, "the producer's index is out of range", tail, ring->next);
+        ring_break(ring, "the producer's tail is out of range (the consumer's head)", tail,
+                   ring->next);
         return 0;
     }
     ring->other = tail;
@@ -192,11 +207,12 @@ onic_status_t onic_onload_ring_pop(onic_onload_ring_t *ring, uint32_t *kind_p, v
     /* The producer publishes a record's slots with one store of its tail. */
     slots = onic_onload_ring_slots(ring, rh.len);
     if (rh.len > onic_onload_ring_len_max(ring) || slots > ring->other - ring->next) {
-        ring_break(ring, "a record is longer than what was published", rh.len, ring->next);
+        ring_break(ring, "a record's length is longer than what was published (at record)",
+                   rh.len, ring->next);
         return ONIC_ERR_IO;
     }
     if (rh.len > cap) {
-        ring_break(ring, "a record is longer than its reader takes", rh.len, cap);
+        ring_break(ring, "a record's length is longer than its reader takes", rh.len, cap);
         return ONIC_ERR_IO;
     }
     if (rh.len > 0)

@@ -15,7 +15,11 @@
  * Neither side trusts the other: indexes that do not add up (more than the
  * ring written, head past tail) or a record longer than a record can be
  * break the ring for the side that sees them (ONIC_ERR_IO from then on),
- * and a record's length is read once, then checked, then used.
+ * and a record's length is read once, then checked, then used. A ring
+ * given a name (onic_onload_ring_fail_stop: the engine's and the
+ * processes' rings are) stops the job instead, as a corrupt shm lane does:
+ * one line naming the ring, the field and its value, exit status
+ * ONIC_EXIT_CORRUPT.
  *
  * A full ring is ONIC_ERR_NO_RESOURCE with nothing written: the caller
  * makes progress (drains its own event ring) and tries again, so nothing
@@ -69,6 +73,9 @@ typedef struct onic_onload_ring {
     uint64_t                next;    /* producer: tail; consumer: head (ours, exact) */
     uint64_t                other;   /* the other side's index, last read */
     int                     broken;
+    /* Set by onic_onload_ring_fail_stop: what the ring is, for the one line
+     * that stops the job when it breaks; empty: it only breaks. */
+    char                    name[64];
 } onic_onload_ring_t;
 
 /* Bytes a ring of nrecs records of rec_size bytes takes; 0 if nrecs is not
@@ -97,6 +104,11 @@ static inline uint64_t onic_onload_ring_slots(const onic_onload_ring_t *ring, si
 {
     return (sizeof(onic_onload_rec_hdr_t) + len + ring->rec_size - 1) / ring->rec_size;
 }
+
+/* From now on a break of this view stops the process (onic_log_fail_stop,
+ * ONIC_EXIT_CORRUPT) with one line naming it: name says which ring and who
+ * sees it ("the command ring of rank 1, seen by the engine"). */
+void onic_onload_ring_fail_stop(onic_onload_ring_t *ring, const char *name);
 
 /* Largest payload of any record: the whole ring. */
 static inline size_t onic_onload_ring_len_max(const onic_onload_ring_t *ring)

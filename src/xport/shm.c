@@ -1,14 +1,15 @@
-/* shm: the processes of a job on one node. Each process owns one region in
- * POSIX shared memory, /onic-<jobid>-shm-<rank>, created O_EXCL with mode
- * 0600: a header line, one lane per possible sender (shm_lane.h), so every
- * sender writes its own lane and the receiver polls only its region, then one
- * bounce buffer per possible sender (shm_bounce.h) for RMA data.
+/* shm: the processes of a job on one node. Each process owns one region of
+ * nameless shared memory (memfd_create, base/shmfd.h): a header line, one
+ * lane per possible sender (shm_lane.h), so every sender writes its own lane
+ * and the receiver polls only its region, then one bounce buffer per
+ * possible sender (shm_bounce.h) for RMA data.
  *
- * Opening: create and initialise the own region, map every peer's (waiting
- * for it to appear and be initialised), tell each peer so by bumping its
- * `attached` count, then wait until every peer has mapped ours and unlink
- * our name: from then on the job holds its memory only through mappings, so
- * nothing is left in /dev/shm however the processes end.
+ * Opening: create and initialise the own region, hand its descriptor to the
+ * node's rank 0 over a Unix socket and get every region's back (the
+ * exchange, below: SCM_RIGHTS, the peers' credentials checked), map them,
+ * and close the descriptors: the job's memory never has a name, in
+ * /dev/shm or anywhere, and goes with the last mapping however the
+ * processes end.
  *
  * RMA goes by CMA (cma.h, one copy, needs nothing from the peer) or through
  * the bounce buffers (two copies at once, needs the peer to poll): a read
@@ -34,11 +35,15 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/mem.h"
+#include "base/shmfd.h"
+#include "boot/boot.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
+#include <poll.h>
+#include <stddef.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -47,6 +52,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -258,11 +265,6 @@ static void shm_audit(shm_state_t *s)
     }
 }
 
-static void shm_name(char *buf, size_t len, const char *jobid, uint32_t rank)
-{
-    snprintf(buf, len, "/onic-%s-shm-%u", jobid, rank);
-}
-
 static onic_shm_lane_t *shm_lane(void *region, uint32_t nslots, uint32_t sender)
 {
     return (onic_shm_lane_t *)((uint8_t *)region + sizeof(shm_region_hdr_t) +
@@ -302,48 +304,20 @@ static void shm_endpoint_close(void *state)
     onic_free(s);
 }
 
-/* Map peer's region once it exists, has its full size and is initialised
- * with our geometry. */
-static onic_status_t shm_attach(shm_state_t *s, const char *jobid, uint32_t peer, uint64_t deadline)
+/* Map peer's region from the descriptor the exchange gave us, once it is
+ * initialised with our geometry. */
+static onic_status_t shm_attach(shm_state_t *s, int fd, uint32_t peer, uint64_t deadline)
 {
-    char name[80];
+    char what[48];
     shm_region_hdr_t *h;
-    struct stat st;
-    int fd = -1;
 
-    shm_name(name, sizeof(name), jobid, peer);
-    for (;;) {
-        if (fd < 0)
-            fd = shm_open(name, O_RDWR, 0);
-        if (fd >= 0 && fstat(fd, &st) != 0)
-            st.st_size = 0;
-        if (fd >= 0 && (size_t)st.st_size == s->region_bytes)
-            break;
-        /* ftruncate sizes a region in one step: any other non-zero size is
-         * a process set up differently. */
-        if (fd >= 0 && st.st_size != 0 && (size_t)st.st_size != s->region_bytes) {
-            onic_error("shm: the region of rank %u has %lld bytes where this process expects "
-                       "%zu; set ONIC_SHM_RING_SLOTS, ONIC_SHM_BOUNCE_CHUNK and "
-                       "ONIC_SHM_BOUNCE_CHUNKS the same for every process", peer,
-                       (long long)st.st_size, s->region_bytes);
-            close(fd);
-            return ONIC_ERR_INVALID_PARAM;
-        }
-        if (fd < 0 && errno != ENOENT) {
-            onic_error("shm: cannot open the region of rank %u (%s): %m", peer, name);
-            return ONIC_ERR_IO;
-        }
-        if (onic_time_ns() > deadline) {
-            onic_error("shm: rank %u did not create its region %s in time; is it running "
-                       "in the same job (ONIC_JOBID)?", peer, name);
-            if (fd >= 0)
-                close(fd);
-            return ONIC_ERR_IO;
-        }
-        usleep(1000);
+    snprintf(what, sizeof(what), "the region of rank %u", peer);
+    if (onic_shmfd_check(fd, s->region_bytes, what) != ONIC_OK) {
+        onic_error("shm: set ONIC_SHM_RING_SLOTS, ONIC_SHM_BOUNCE_CHUNK and "
+                   "ONIC_SHM_BOUNCE_CHUNKS the same for every process");
+        return ONIC_ERR_INVALID_PARAM;
     }
     s->regions[peer] = mmap(NULL, s->region_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
     if (s->regions[peer] == MAP_FAILED) {
         s->regions[peer] = NULL;
         onic_error("shm: cannot map the region of rank %u (%zu bytes): %m", peer, s->region_bytes);
@@ -369,35 +343,27 @@ static onic_status_t shm_attach(shm_state_t *s, const char *jobid, uint32_t peer
     return ONIC_OK;
 }
 
-static onic_status_t shm_open_region(shm_state_t *s, const char *jobid, const onic_config_t *cfg)
+/* Our region: nameless shared memory (shmfd.h), mapped, initialised; its
+ * descriptor into *fd_p for the exchange. */
+static onic_status_t shm_open_region(shm_state_t *s, const onic_config_t *cfg, int *fd_p)
 {
-    char name[80];
+    char name[32];
     shm_region_hdr_t *h;
     uint64_t nonce = 0;
     int fd;
 
-    shm_name(name, sizeof(name), jobid, s->rank);
-    fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0) {
-        onic_error("shm: cannot create %s: %m%s", name,
-                   errno == EEXIST ? " (another process of this job has rank "
-                                     "ONIC_RANK already?)" : "");
-        return ONIC_ERR_IO;
-    }
-    if (ftruncate(fd, (off_t)s->region_bytes) != 0) {
-        onic_error("shm: cannot size %s to %zu bytes: %m", name, s->region_bytes);
-        close(fd);
-        shm_unlink(name);
+    snprintf(name, sizeof(name), "onic-shm-%u", s->rank); /* for /proc/PID/maps only */
+    fd = onic_shmfd_create(name, s->region_bytes);
+    if (fd < 0)
         return ONIC_ERR_NO_MEMORY;
-    }
     s->regions[s->rank] = mmap(NULL, s->region_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
     if (s->regions[s->rank] == MAP_FAILED) {
         s->regions[s->rank] = NULL;
-        onic_error("shm: cannot map %s (%zu bytes): %m", name, s->region_bytes);
-        shm_unlink(name);
+        onic_error("shm: cannot map this process's region (%zu bytes): %m", s->region_bytes);
+        close(fd);
         return ONIC_ERR_NO_MEMORY;
     }
+    *fd_p = fd;
     if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce))
         nonce = onic_time_ns() ^ ((uint64_t)getpid() << 32);
     h = s->regions[s->rank];
@@ -415,6 +381,242 @@ static onic_status_t shm_open_region(shm_state_t *s, const char *jobid, const on
     h->nchunks = cfg->shm_bounce_chunks;
     h->fences = (uint32_t)s->fences;
     __atomic_store_n(&h->magic, SHM_MAGIC, __ATOMIC_RELEASE);
+    return ONIC_OK;
+}
+
+/* The exchange of region descriptors among the node's processes. Rank 0
+ * (of the node) listens on an abstract Unix socket named by the token the
+ * launcher's store carries (fresh and random for every opening, known only
+ * to the job's processes until the socket exists); the others connect and
+ * send theirs, and get every descriptor back. Both ends check the peer's
+ * credentials as the kernel reports them (SO_PEERCRED): our uid, and the
+ * pid the rank it claims to be put in the store. A connection that fails
+ * a check is closed and said once; it changes nothing. The socket is
+ * closed, and its name gone, once every process of the node has sent. */
+#define SHM_XCHG_MAGIC 0x6f6e69632d78636eull /* "onic-xcn" */
+
+typedef struct shm_xchg_msg {
+    uint64_t magic;
+    uint32_t index;   /* hello: the sender's rank; descriptors: the first one's */
+    uint32_t count;   /* hello: processes in the node; descriptors: how many follow */
+    uint64_t bytes;   /* hello: region size */
+} shm_xchg_msg_t;
+
+static socklen_t shm_xchg_addr(struct sockaddr_un *sa, const char *token)
+{
+    int n;
+
+    memset(sa, 0, sizeof(*sa));
+    sa->sun_family = AF_UNIX;
+    n = snprintf(sa->sun_path + 1, sizeof(sa->sun_path) - 1, "onic-%s-shm", token);
+    return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+}
+
+/* Wait until sock can be read, or the deadline. */
+static int shm_xchg_ready(int sock, uint64_t deadline)
+{
+    struct pollfd pfd = {sock, POLLIN, 0};
+
+    for (;;) {
+        uint64_t now = onic_time_ns();
+        int left = now >= deadline ? 0 : (int)((deadline - now) / 1000000u) + 1, n;
+        if (left > 100)
+            left = 100;
+        n = poll(&pfd, 1, left);
+        if (n > 0)
+            return 1;
+        if ((n < 0 && errno != EINTR) || onic_time_ns() >= deadline)
+            return 0;
+    }
+}
+
+/* Leader: one connection's hello, checked; its descriptor into fds[]. 0 if
+ * refused (said why), -1 on an error that ends the exchange. */
+static int shm_xchg_take(shm_state_t *s, int conn, const pid_t *pids, int *fds, int *conns,
+                         uint64_t deadline, unsigned refused)
+{
+    struct ucred cred;
+    socklen_t clen = sizeof(cred);
+    shm_xchg_msg_t m;
+    size_t len = 0;
+    unsigned nfd = 0;
+    int fd = -1;
+    uint64_t until = onic_time_ns() + 1000000000ull; /* a silent peer holds us a second */
+
+    if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0) {
+        if (refused == 0)
+            onic_warn("shm: cannot learn who connected to this node's exchange: %m; refused");
+        return 0;
+    }
+    if (cred.uid != geteuid()) {
+        if (refused == 0)
+            onic_warn("shm: refused a connection to this node's exchange from pid %d of uid %u "
+                  "(not this job's user)", (int)cred.pid, (unsigned)cred.uid);
+        return 0;
+    }
+    if (!shm_xchg_ready(conn, until < deadline ? until : deadline) ||
+        onic_shmfd_recv(conn, &m, sizeof(m), &len, &fd, 1, &nfd, NULL) != ONIC_OK ||
+        len != sizeof(m) || nfd != 1 || m.magic != SHM_XCHG_MAGIC || m.index == 0 ||
+        m.index >= s->size || cred.pid != pids[m.index] || conns[m.index] >= 0) {
+        if (refused == 0)
+            onic_warn("shm: refused a connection to this node's exchange from pid %d: not a "
+                      "process of this job that has yet to join it", (int)cred.pid);
+        if (nfd == 1)
+            close(fd);
+        return 0;
+    }
+    if (m.count != s->size || m.bytes != s->region_bytes) {
+        onic_error("shm: rank %u opens %u processes' regions of %llu bytes, this one %u of %zu; "
+                   "set ONIC_SHM_* the same everywhere", m.index, m.count,
+                   (unsigned long long)m.bytes, s->size, s->region_bytes);
+        close(fd);
+        return -1;
+    }
+    fds[m.index] = fd;
+    conns[m.index] = conn;
+    return 1;
+}
+
+static onic_status_t shm_xchg_lead(shm_state_t *s, const char *token, const pid_t *pids,
+                                   int *fds, uint64_t deadline)
+{
+    struct sockaddr_un sa;
+    socklen_t salen = shm_xchg_addr(&sa, token);
+    onic_status_t status = ONIC_OK;
+    int *conns = onic_malloc(s->size * sizeof(*conns));
+    int lsock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    uint32_t have = 1;
+    unsigned refused = 0; /* said once, counted after */
+
+    if (conns == NULL || lsock < 0 || bind(lsock, (struct sockaddr *)&sa, salen) != 0 ||
+        listen(lsock, (int)s->size) != 0) {
+        onic_error("shm: cannot listen for this node's processes (abstract Unix socket): %m");
+        if (lsock >= 0)
+            close(lsock);
+        onic_free(conns);
+        return ONIC_ERR_IO;
+    }
+    for (uint32_t r = 0; r < s->size; r++)
+        conns[r] = -1;
+    while (have < s->size && status == ONIC_OK) {
+        int conn, took;
+        if (!shm_xchg_ready(lsock, deadline)) {
+            onic_error("shm: %u of the node's %u processes did not join its exchange in "
+                       "time; are they in another network namespace?", s->size - have, s->size);
+            status = ONIC_ERR_IO;
+            break;
+        }
+        conn = accept4(lsock, NULL, NULL, SOCK_CLOEXEC);
+        if (conn < 0)
+            continue;
+        took = shm_xchg_take(s, conn, pids, fds, conns, deadline, refused);
+        refused += took == 0;
+        if (took <= 0)
+            close(conn);
+        if (took < 0)
+            status = ONIC_ERR_INVALID_PARAM;
+        have += took > 0;
+    }
+    close(lsock); /* the name is gone */
+    if (refused > 1)
+        onic_warn("shm: refused %u connections to this node's exchange in all", refused);
+    for (uint32_t r = 1; r < s->size; r++) {
+        for (uint32_t first = 0; status == ONIC_OK && first < s->size; first += ONIC_SHMFD_MAX) {
+            uint32_t n = s->size - first < ONIC_SHMFD_MAX ? s->size - first : ONIC_SHMFD_MAX;
+            shm_xchg_msg_t m = {SHM_XCHG_MAGIC, first, n, s->region_bytes};
+            if (onic_shmfd_send(conns[r], &m, sizeof(m), fds + first, n) != ONIC_OK) {
+                onic_error("shm: cannot hand the node's regions to rank %u: %m", r);
+                status = ONIC_ERR_IO;
+            }
+        }
+        if (conns[r] >= 0)
+            close(conns[r]);
+    }
+    onic_free(conns);
+    return status;
+}
+
+static onic_status_t shm_xchg_join(shm_state_t *s, const char *token, const pid_t *pids,
+                                   int *fds, uint64_t deadline)
+{
+    struct sockaddr_un sa;
+    socklen_t salen = shm_xchg_addr(&sa, token), clen;
+    shm_xchg_msg_t m = {SHM_XCHG_MAGIC, s->rank, s->size, s->region_bytes};
+    struct ucred cred;
+    uint32_t got = 0;
+    int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+    if (sock < 0) {
+        onic_error("shm: cannot make a Unix socket: %m");
+        return ONIC_ERR_IO;
+    }
+    /* The node's rank 0 may not listen yet. */
+    while (connect(sock, (struct sockaddr *)&sa, salen) != 0) {
+        if ((errno != ECONNREFUSED && errno != ENOENT && errno != EAGAIN && errno != EINTR) ||
+            onic_time_ns() > deadline) {
+            onic_error("shm: cannot reach the node's rank 0 to exchange shared memory: %m; is "
+                       "it running, in the same network namespace?");
+            close(sock);
+            return ONIC_ERR_IO;
+        }
+        usleep(1000);
+    }
+    clen = sizeof(cred);
+    if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0 || cred.uid != geteuid() ||
+        cred.pid != pids[0]) {
+        onic_error("shm: the node's exchange is held by pid %d (uid %u), not by its rank 0 "
+                   "(pid %d); refusing it", (int)cred.pid, (unsigned)cred.uid, (int)pids[0]);
+        close(sock);
+        return ONIC_ERR_IO;
+    }
+    if (onic_shmfd_send(sock, &m, sizeof(m), &fds[s->rank], 1) != ONIC_OK) {
+        onic_error("shm: cannot hand this process's region to the node's rank 0: %m");
+        close(sock);
+        return ONIC_ERR_IO;
+    }
+    while (got < s->size) {
+        int part[ONIC_SHMFD_MAX];
+        unsigned nfd = 0;
+        size_t len = 0;
+        onic_status_t st = shm_xchg_ready(sock, deadline)
+                               ? onic_shmfd_recv(sock, &m, sizeof(m), &len, part, ONIC_SHMFD_MAX,
+                                                 &nfd, NULL)
+                               : ONIC_ERR_IO;
+        if (st != ONIC_OK || len != sizeof(m) || m.magic != SHM_XCHG_MAGIC || m.index != got ||
+            m.count != nfd || nfd == 0 || got + nfd > s->size) {
+            onic_error("shm: the node's rank 0 ended the exchange of shared memory early (see "
+                       "its errors)");
+            for (unsigned i = 0; st == ONIC_OK && i < nfd; i++)
+                close(part[i]);
+            close(sock);
+            return ONIC_ERR_IO;
+        }
+        for (unsigned i = 0; i < nfd; i++, got++) {
+            if (got == s->rank)
+                close(part[i]); /* our own, back */
+            else
+                fds[got] = part[i];
+        }
+    }
+    close(sock);
+    return ONIC_OK;
+}
+
+/* The pids of the node's processes, as each put it in the store. */
+static onic_status_t shm_xchg_pids(shm_state_t *s, const onic_xport_tparams_t *tp, pid_t *pids)
+{
+    for (uint32_t r = 0; r < s->size; r++) {
+        uint32_t rank = tp->ranks != NULL ? tp->ranks[r] : r, pid = 0;
+        size_t len = sizeof(pid);
+        onic_status_t status = tp->boot == NULL
+                                   ? ONIC_ERR_INVALID_PARAM
+                                   : onic_boot_get(tp->boot, rank, "shm-pid", &pid, &len);
+        if (status != ONIC_OK || len != sizeof(pid) || pid == 0) {
+            onic_error("shm: no pid of rank %u in the launcher's store", rank);
+            return ONIC_ERR_IO;
+        }
+        pids[r] = (pid_t)pid;
+    }
     return ONIC_OK;
 }
 
@@ -472,7 +674,8 @@ static onic_status_t shm_endpoint_open(const onic_xport_tparams_t *tp, void **st
     shm_state_t *s = onic_calloc(1, sizeof(*s));
     uint64_t deadline = onic_time_ns() + SHM_OPEN_TIMEOUT_NS;
     onic_status_t status;
-    char name[80];
+    pid_t *pids;
+    int *fds, fd = -1;
 
     if (s == NULL)
         return ONIC_ERR_NO_MEMORY;
@@ -512,23 +715,29 @@ static onic_status_t shm_endpoint_open(const onic_xport_tparams_t *tp, void **st
         return ONIC_ERR_NO_MEMORY;
     }
     shm_fence_setup(s);
-    status = shm_open_region(s, p->jobid, p->cfg);
-    for (uint32_t r = 0; status == ONIC_OK && r < s->size; r++)
-        if (r != s->rank)
-            status = shm_attach(s, p->jobid, r, deadline);
-    /* Everyone mapped ours: the name can go now. */
-    while (status == ONIC_OK &&
-           __atomic_load_n(&((shm_region_hdr_t *)s->regions[s->rank])->attached,
-                           __ATOMIC_ACQUIRE) != s->size - 1) {
-        if (onic_time_ns() > deadline) {
-            onic_error("shm: not every process of the job mapped this one's region in time");
-            status = ONIC_ERR_IO;
-        }
-        sched_yield();
+    status = shm_open_region(s, p->cfg, &fd);
+    fds = onic_malloc(s->size * sizeof(*fds));
+    pids = onic_malloc(s->size * sizeof(*pids));
+    if (fds == NULL || pids == NULL) {
+        status = ONIC_ERR_NO_MEMORY;
+    } else {
+        for (uint32_t r = 0; r < s->size; r++)
+            fds[r] = -1;
+        fds[s->rank] = fd;
+        if (status == ONIC_OK)
+            status = shm_xchg_pids(s, tp, pids);
+        if (status == ONIC_OK)
+            status = s->rank == 0 ? shm_xchg_lead(s, p->jobid, pids, fds, deadline)
+                                  : shm_xchg_join(s, p->jobid, pids, fds, deadline);
+        for (uint32_t r = 0; status == ONIC_OK && r < s->size; r++)
+            if (r != s->rank)
+                status = shm_attach(s, fds[r], r, deadline);
+        for (uint32_t r = 0; r < s->size; r++)
+            if (fds[r] >= 0)
+                close(fds[r]); /* the mappings hold the memory */
     }
-    shm_name(name, sizeof(name), p->jobid, s->rank);
-    if (s->regions[s->rank] != NULL)
-        shm_unlink(name);
+    onic_free(fds);
+    onic_free(pids);
     for (uint32_t r = 0; status == ONIC_OK && r < s->size; r++) {
         if (r == s->rank)
             continue;

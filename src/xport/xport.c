@@ -316,20 +316,29 @@ static onic_status_t xport_open_steps(onic_xport_t *x, xport_startup_t *st)
     nshm = x->cfg.xport == ONIC_XPORT_OFI ? 0 : b->nlocal - 1;
     /* Whether anybody needs the store is the same answer everywhere: the
      * launcher, ONIC_XPORT and "the job spans nodes" are. */
-    need_nodeid = b->nodeid[0] == '\0' && x->cfg.xport != ONIC_XPORT_OFI;
+    need_nodeid = nshm > 0;
     need_fence = b->size > 1 && (need_nodeid || x->cfg.xport == ONIC_XPORT_OFI ||
                                  b->nlocal < b->size);
-    if (need_nodeid && b->rank == b->local[0] && nshm > 0) {
-        /* The node's first rank names the node's shared memory; the name is
-         * in the launcher's store, which only the job's processes read. */
-        uint8_t rnd[8];
-        if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) {
-            onic_error("xport: no random bytes to name this node's shared memory: %m");
-            return ONIC_ERR_IO;
+    if (need_nodeid) {
+        /* The node's first rank names, afresh each time, the socket over
+         * which the node's processes exchange their shared memory (shm.c);
+         * the name is in the launcher's store, which only the job's
+         * processes read, with every process's pid for the exchange to
+         * check who connects. */
+        uint32_t pid = (uint32_t)getpid();
+        if (b->rank == b->local[0]) {
+            uint8_t rnd[8];
+            if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) {
+                onic_error("xport: no random bytes to name this node's exchange: %m");
+                return ONIC_ERR_IO;
+            }
+            for (int i = 0; i < 8; i++)
+                snprintf(x->nodeid + 2 * i, 3, "%02x", rnd[i]);
+            status = onic_boot_put(b, "shm-node", x->nodeid, 16);
+            if (status != ONIC_OK)
+                return status;
         }
-        for (int i = 0; i < 8; i++)
-            snprintf(x->nodeid + 2 * i, 3, "%02x", rnd[i]);
-        status = onic_boot_put(b, "shm-node", x->nodeid, 16);
+        status = onic_boot_put(b, "shm-pid", &pid, sizeof(pid));
         if (status != ONIC_OK)
             return status;
     }
@@ -353,9 +362,7 @@ static onic_status_t xport_open_steps(onic_xport_t *x, xport_startup_t *st)
         st->fence = xport_lap(st);
         return ONIC_OK;
     }
-    if (!need_nodeid) {
-        snprintf(x->nodeid, sizeof(x->nodeid), "%s", b->nodeid);
-    } else if (b->rank != b->local[0]) {
+    if (b->rank != b->local[0]) {
         size_t len = 16;
         status = onic_boot_get(b, b->local[0], "shm-node", x->nodeid, &len);
         if (status != ONIC_OK)
@@ -457,18 +464,27 @@ onic_status_t onic_xport_open(const onic_xport_params_t *p, onic_xport_t **x_p)
     status = onic_xport_self_ops.open(NULL, &x->self);
     if (status == ONIC_OK && p->size == 0) {
         status = xport_open_booted(x);
-    } else if (status == ONIC_OK) {
-        /* A job of one node, given: everyone else by shm. */
-        xport_jobid(x, p->jobid != NULL ? p->jobid : "");
+    } else if (status == ONIC_OK && p->size > 1) {
+        /* A job of one node, given: everyone else by shm, which exchanges
+         * its memory through the launcher's store, so the launcher must
+         * agree on who is who. */
         if (x->cfg.xport == ONIC_XPORT_OFI)
             onic_warn("xport: ONIC_XPORT=ofi needs a job learnt from its launcher; this "
                       "endpoint was given its job, so it uses shm");
         x->cfg.xport = ONIC_XPORT_SHM;
-        status = xport_routes(x);
-        if (status == ONIC_OK && p->size > 1) {
-            xport_tr_setup(x, XPORT_SHM, &onic_xport_shm_ops, p->rank, p->size, p->jobid, NULL);
-            status = xport_tr_open(x, XPORT_SHM);
+        status = xport_open_booted(x);
+        if (status == ONIC_OK && (x->params.rank != p->rank || x->params.size != p->size ||
+                                  x->boot->nlocal != x->boot->size)) {
+            onic_error("xport: this endpoint was given rank %u of %u on one node, but its "
+                       "launcher says rank %u of %u, %u on this node; start it with onicrun "
+                       "-n %u", p->rank, p->size, x->params.rank, x->params.size,
+                       x->boot->nlocal, p->size);
+            status = ONIC_ERR_INVALID_PARAM;
         }
+    } else if (status == ONIC_OK) {
+        xport_jobid(x, p->jobid != NULL ? p->jobid : "");
+        x->cfg.xport = ONIC_XPORT_SHM;
+        status = xport_routes(x);
     }
     if (status != ONIC_OK && onic_boot_is_launcher(x->boot) && x->boot->size > 1)
         /* The others may be in the launcher's fence, which would never

@@ -95,7 +95,9 @@ static int run_killed(int rank, int size)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
-        if (jobid == NULL || onic_onload_status_read(jobid, &st) != ONIC_OK) {
+        onic_config_t cfg;
+        if (jobid == NULL || onic_config_read(&cfg) != ONIC_OK ||
+            onic_onload_status_read((int)cfg.onload_fd, &st) != ONIC_OK) {
             printf("rank 0: no onload engine to kill (run with onicrun --onload)\n");
             return 1;
         }

@@ -42,6 +42,7 @@
  *                           onicrun is ignored so the error can be seen) */
 #include "base/clock.h"
 #include "base/config.h"
+#include "base/shmfd.h"
 #include "onload/onload.h"
 #include "onload/ring.h"
 
@@ -114,7 +115,7 @@ static int run_ping(const onic_config_t *cfg, onic_onload_client_t *c, uint64_t 
         }
         got++;
     }
-    if (onic_onload_status_read(cfg->jobid, &st) != ONIC_OK || st.commands < count) {
+    if (onic_onload_status_read((int)cfg->onload_fd, &st) != ONIC_OK || st.commands < count) {
         fprintf(stderr, "rank %u: the engine's command count is below %llu\n", cfg->rank,
                 (unsigned long long)count);
         return 1;
@@ -350,7 +351,7 @@ static int run_vanish(const onic_config_t *cfg, onic_onload_client_t *c)
         return 0;
     /* Both attached (rank 1 before it could exit), one still served. */
     do {
-        if (onic_onload_status_read(cfg->jobid, &st) != ONIC_OK)
+        if (onic_onload_status_read((int)cfg->onload_fd, &st) != ONIC_OK)
             return 1;
         if (onic_time_ns() - t0 > 5000000000ull) {
             fprintf(stderr, "rank 0: the engine still serves %llu processes\n",
@@ -451,7 +452,6 @@ static int run_misuse(const onic_config_t *cfg, onic_onload_client_t *c)
  * command ring, instead of calling onic_onload_client_open. */
 static int run_badseg(const onic_config_t *cfg)
 {
-    char name[ONIC_ONLOAD_NAME_MAX];
     size_t ring = onic_onload_ring_bytes(4, ONIC_ONLOAD_REC);
     size_t bytes = sizeof(onic_onload_proc_hdr_t) + 2 * ring;
     onic_onload_proc_hdr_t *h;
@@ -462,32 +462,32 @@ static int run_badseg(const onic_config_t *cfg)
     /* Once rank 0's pulls are under way (a few MiB moved). */
     do {
         usleep(1000);
-        if (onic_onload_status_read(cfg->jobid, &st) != ONIC_OK ||
+        if (onic_onload_status_read((int)cfg->onload_fd, &st) != ONIC_OK ||
             onic_time_ns() - t0 > 10000000000ull)
             return 1;
     } while (st.bytes < (4u << 20));
-    onic_onload_proc_name(cfg->jobid, cfg->rank, name);
-    fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0 || ftruncate(fd, (off_t)bytes) != 0)
+    fd = onic_shmfd_create("onic-onload-bad", bytes);
+    if (fd < 0)
         return 1;
     h = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
     if (h == MAP_FAILED)
         return 1;
     *h = (onic_onload_proc_hdr_t){0, ONIC_ONLOAD_STATUS_VERSION, cfg->rank, (int32_t)getpid(),
                                   sizeof(*h), ring, sizeof(*h) + ring / 2, ring,
                                   (uint64_t)(uintptr_t)h, 0};
     __atomic_store_n(&h->magic, ONIC_ONLOAD_PROC_MAGIC, __ATOMIC_RELEASE);
+    if (onic_onload_client_hand(cfg, fd, cfg->rank) != ONIC_OK)
+        return 1;
+    close(fd);
     /* The engine looks for new segments at least every 100 ms. */
     do {
         usleep(10000);
-        if (onic_onload_status_read(cfg->jobid, &st2) != ONIC_OK ||
+        if (onic_onload_status_read((int)cfg->onload_fd, &st2) != ONIC_OK ||
             onic_time_ns() - t0 > 5000000000ull) {
             fprintf(stderr, "rank %u: the engine never looked at the bad segment\n", cfg->rank);
             return 1;
         }
     } while (st2.refused == st.refused);
-    shm_unlink(name);
     printf("rank %u: the engine looked at the bad segment and did not serve it\n", cfg->rank);
     return 0;
 }
@@ -518,7 +518,7 @@ static int run_selfpulls(const onic_config_t *cfg, onic_onload_client_t *c)
             goto out;
         }
         n++;
-        if (onic_onload_status_read(cfg->jobid, &st) != ONIC_OK ||
+        if (onic_onload_status_read((int)cfg->onload_fd, &st) != ONIC_OK ||
             onic_time_ns() - t0 > 10000000000ull)
             goto out;
         after += st.refused > 0;
@@ -542,7 +542,7 @@ static int run_killed(const onic_config_t *cfg, onic_onload_client_t *c)
     onic_status_t s;
 
     if (cfg->rank == 0) {
-        if (onic_onload_status_read(cfg->jobid, &st) != ONIC_OK)
+        if (onic_onload_status_read((int)cfg->onload_fd, &st) != ONIC_OK)
             return 1;
         kill((pid_t)st.pid, SIGKILL);
     }

@@ -25,8 +25,13 @@
  *   credits  the consumed count raised by four rings' worth
  *
  *   shm_poke onload-zero PID
+ *   shm_poke onload-evt|onload-cmd PID RANK
  *
- * zeroes the onload engine's status segment as process PID maps it.
+ * zeroes the onload engine's status segment as process PID maps it; or
+ * moves the tail of rank RANK's event ring (which that process reads) or
+ * command ring (which the engine reads) 2^40 records ahead, in RANK's
+ * segment as process PID maps it (onload.h's onic_onload_proc_hdr_t, then
+ * ring.h's header: the tail on its second line).
  *
  * Prints "shm_poke: SCENARIO done at SECONDS" (CLOCK_REALTIME) on success;
  * exit status 1 with a reason if it could not, 77 if the kernel does not let
@@ -126,16 +131,30 @@ int main(int argc, char **argv)
     uint8_t line[ONIC_SHM_SLOT];
     char suffix[32];
 
-    if (argc == 3 && strcmp(scenario, "onload-zero") == 0) {
+    if ((argc == 3 || argc == 4) && strcmp(scenario, "onload-zero") == 0) {
         uint8_t zero[4 * 64] = {0};
         poke_pid = (pid_t)atoi(argv[2]);
         poke_write(poke_find("-onload"), zero, sizeof(zero));
         poke_done(scenario);
         return 0;
     }
+    if (argc == 4 && (strcmp(scenario, "onload-evt") == 0 ||
+                      strcmp(scenario, "onload-cmd") == 0)) {
+        uint64_t off, tail;
+        poke_pid = (pid_t)atoi(argv[2]);
+        snprintf(suffix, sizeof(suffix), "-onload-%u", (unsigned)atoi(argv[3]));
+        region = poke_find(suffix);
+        /* cmd_off at byte 16 of the segment's header, evt_off at 32. */
+        off = poke_read64(region + (strcmp(scenario, "onload-cmd") == 0 ? 16 : 32));
+        tail = poke_read64(region + off + 64) + (1ull << 40);
+        poke_write(region + off + 64, &tail, sizeof(tail));
+        poke_done(scenario);
+        return 0;
+    }
     if (argc != 5) {
         fprintf(stderr, "usage: shm_poke garbage|length|slots|kind|gap|replay|credits PID "
-                "REGION SENDER\n       shm_poke onload-zero PID\n");
+                "REGION SENDER\n       shm_poke onload-zero PID\n"
+                "       shm_poke onload-evt|onload-cmd PID RANK\n");
         return 2;
     }
     poke_pid = (pid_t)atoi(argv[2]);
