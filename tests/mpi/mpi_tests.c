@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -2334,6 +2335,70 @@ static void test_cancelrace(void)
     MPI_Comm_free(&side);
 }
 
+/* A rendezvous whose data cannot move -- the receive buffer is mapped
+ * read-only, so the CMA copy into it fails (run with ONIC_SHM_RMA=cma:
+ * the bounce copy would write it from this process and crash) -- ends
+ * with an error at both ends instead of hanging: a message put whole into
+ * a posted receive (the receiver's read fails), one found unexpected and
+ * pulled (the sender's write fails), and a synchronous one. Afterwards
+ * the pair still talks. */
+static void test_rndvfail(void)
+{
+    enum { N = 64 * 1024 };
+    unsigned char *buf = malloc(N), *ro = NULL;
+    MPI_Status st;
+    MPI_Request req;
+    int rc, flag = 0;
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    for (size_t i = 0; i < N; i++)
+        buf[i] = pattern(7, i);
+    if (rank == 1) {
+        ro = mmap(NULL, N, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        CHECK(ro != MAP_FAILED);
+        fprintf(stderr, "(errors about failed sends and receives are expected next)\n");
+    }
+    /* Posted: the whole put cannot be moved into the receive. */
+    if (rank == 1)
+        CHECK_EQ(MPI_Irecv(ro, N, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &req), MPI_SUCCESS);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        CHECK(MPI_Send(buf, N, MPI_BYTE, 1, 1, MPI_COMM_WORLD) != MPI_SUCCESS);
+    if (rank == 1)
+        CHECK(MPI_Wait(&req, &st) != MPI_SUCCESS);
+    /* Unexpected, then pulled: the sender's write fails. */
+    for (int sync = 0; sync < 2; sync++) {
+        if (rank == 0) {
+            rc = sync ? MPI_Issend(buf, N, MPI_BYTE, 1, 2, MPI_COMM_WORLD, &req)
+                      : MPI_Isend(buf, N, MPI_BYTE, 1, 2, MPI_COMM_WORLD, &req);
+            CHECK_EQ(rc, MPI_SUCCESS);
+            CHECK(MPI_Wait(&req, &st) != MPI_SUCCESS);
+        } else if (rank == 1) {
+            CHECK_EQ(MPI_Probe(0, 2, MPI_COMM_WORLD, &st), MPI_SUCCESS);
+            CHECK(MPI_Recv(ro, N, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &st) != MPI_SUCCESS);
+        }
+    }
+    /* Nothing is left behind: the same message into writable memory. */
+    if (rank == 0) {
+        CHECK_EQ(MPI_Send(buf, N, MPI_BYTE, 1, 3, MPI_COMM_WORLD), MPI_SUCCESS);
+    } else if (rank == 1) {
+        unsigned char *in = calloc(1, N);
+        int bad = 0;
+        CHECK_EQ(MPI_Recv(in, N, MPI_BYTE, 0, 3, MPI_COMM_WORLD, &st), MPI_SUCCESS);
+        for (size_t i = 0; i < N; i++)
+            bad += in[i] != pattern(7, i);
+        CHECK_EQ(bad, 0);
+        CHECK_EQ(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st),
+                 MPI_SUCCESS);
+        CHECK_EQ(flag, 0);
+        free(in);
+        munmap(ro, N);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    free(buf);
+}
+
 typedef struct test {
     const char *name;
     void (*fn)(void);
@@ -2554,9 +2619,10 @@ static const test_t tests[] = {
     {"latesend", test_latesend},   {"empty", test_empty},
 };
 
-/* Not in "all": each takes seconds. */
+/* Not in "all": each takes seconds, or needs its own settings. */
 static const test_t named_only[] = {
     {"held", test_held},
+    {"rndvfail", test_rndvfail},
 };
 
 static int test_named(const char *name)
