@@ -2399,6 +2399,82 @@ static void test_rndvfail(void)
     free(buf);
 }
 
+/* Around the eager limit (ONIC_EAGER_LIMIT as the job runs it, run with
+ * 0, 1 and the default): 0 and 1 bytes and limit - 1, limit, limit + 1,
+ * each sent posted, unexpected, synchronous, truncated (one byte short)
+ * and to a wildcard receive, around the ring of ranks; every byte is
+ * checked, and the byte past what came must be untouched. */
+static void test_threshold(void)
+{
+    const char *env = getenv("ONIC_EAGER_LIMIT");
+    long lim = env != NULL ? strtol(env, NULL, 10) : 2048;
+    long sizes[5] = {0, 1, lim - 1, lim, lim + 1};
+    int to = (rank + 1) % size, from = (rank + size - 1) % size;
+    unsigned char *out = malloc((size_t)lim + 2), *in = malloc((size_t)lim + 3);
+
+    if (size < 2) {
+        free(out);
+        free(in);
+        return;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    for (int k = 0; k < 5; k++) {
+        long n = sizes[k];
+        if (n < 0 || (k >= 2 && n <= 1))
+            continue; /* below zero, or done already */
+        for (int mode = 0; mode < 5; mode++) {
+            /* 0 posted, 1 unexpected, 2 synchronous, 3 truncated, 4 wildcards */
+            long room = mode == 3 ? n - 1 : n;
+            MPI_Request rr, sr;
+            MPI_Status st;
+            int rc, cnt = -1, bad = 0, cls = MPI_SUCCESS;
+            if (room < 0)
+                continue;
+            for (long i = 0; i < n; i++)
+                out[i] = pattern(rank * 1000 + k * 10 + mode, (size_t)i);
+            memset(in, 0xee, (size_t)lim + 3);
+            if (mode != 1) {
+                rc = mode == 4 ? MPI_Irecv(in, (int)room, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG,
+                                           MPI_COMM_WORLD, &rr)
+                               : MPI_Irecv(in, (int)room, MPI_BYTE, from, 40 + mode,
+                                           MPI_COMM_WORLD, &rr);
+                CHECK_EQ(rc, MPI_SUCCESS);
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+            rc = mode == 2 ? MPI_Issend(out, (int)n, MPI_BYTE, to, 40 + mode, MPI_COMM_WORLD, &sr)
+                           : MPI_Isend(out, (int)n, MPI_BYTE, to, 40 + mode, MPI_COMM_WORLD, &sr);
+            CHECK_EQ(rc, MPI_SUCCESS);
+            if (mode == 1) {
+                /* Arrived (or announced) before the receive is posted. */
+                CHECK_EQ(MPI_Probe(from, 41, MPI_COMM_WORLD, &st), MPI_SUCCESS);
+                CHECK_EQ(MPI_Irecv(in, (int)room, MPI_BYTE, from, 41, MPI_COMM_WORLD, &rr),
+                         MPI_SUCCESS);
+            }
+            rc = MPI_Wait(&rr, &st);
+            if (rc != MPI_SUCCESS)
+                MPI_Error_class(rc, &cls);
+            CHECK_EQ(cls, mode == 3 && n > 0 ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
+            CHECK_EQ(MPI_Wait(&sr, MPI_STATUS_IGNORE), MPI_SUCCESS);
+            MPI_Get_count(&st, MPI_BYTE, &cnt);
+            CHECK_EQ(cnt, (int)room);
+            CHECK_EQ(st.MPI_SOURCE, from);
+            CHECK_EQ(st.MPI_TAG, 40 + mode);
+            for (long i = 0; i < room; i++)
+                bad += in[i] != pattern(from * 1000 + k * 10 + mode, (size_t)i);
+            CHECK_EQ(bad, 0);
+            CHECK_EQ(in[room], 0xee);
+            if (failed && bad) {
+                fprintf(stderr, "rank %d: %ld bytes, mode %d: %d bytes wrong\n", rank, n, mode,
+                        bad);
+            }
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    free(out);
+    free(in);
+}
+
 typedef struct test {
     const char *name;
     void (*fn)(void);
@@ -2623,6 +2699,7 @@ static const test_t tests[] = {
 static const test_t named_only[] = {
     {"held", test_held},
     {"rndvfail", test_rndvfail},
+    {"threshold", test_threshold},
 };
 
 static int test_named(const char *name)
