@@ -304,17 +304,38 @@ static __attribute__((noinline)) void rndv_start(onic_mpi_req_t *r, uint32_t pee
     rndv_pull(r, 2);
 }
 
-static __attribute__((noinline)) void rndv_reply(onic_mpi_req_t *r)
+/* A get of a pull failed at the sender (it could not move the data): ask
+ * for nothing more; once the gets in flight are in, the pull ends as a
+ * cut-short one (the zero-byte get that tells the sender it is over) and
+ * the receive fails. */
+static __attribute__((cold, noinline)) void rndv_failed(onic_mpi_req_t *r)
+{
+    if (r->status.MPI_ERROR == MPI_SUCCESS)
+        onic_error("mpi: rank %d: a receive of %llu bytes from rank %u failed: the sender "
+                   "could not move its data", onic_mpi_g.rank,
+                   (unsigned long long)r->rv_total, r->rv_peer);
+    r->status.MPI_ERROR = MPI_ERR_OTHER;
+    r->rv_want = r->rv_issued;
+}
+
+static __attribute__((noinline)) void rndv_reply(onic_mpi_req_t *r, const ptl_event_t *ev)
 {
     int rc;
 
     r->rv_inflight--;
+    if (ev->ni_fail_type != PTL_NI_OK)
+        rndv_failed(r);
     rndv_pull(r, 2);
     if (!rndv_pull_done(r))
         return;
     if ((rc = PtlMDUnlink(r->md)) != PTL_OK)
         onic_error("mpi: cannot unlink a finished pull's MD: %s", PtlErrorStr(rc));
     r->md = PTL_INVALID_HANDLE;
+    if (r->status.MPI_ERROR != MPI_SUCCESS) {
+        r->status.onic_count = 0;
+        onic_mpi_req_complete(r);
+        return;
+    }
     recv_finish(r, r->rv_want, r->rv_total);
 }
 
@@ -366,6 +387,17 @@ static void send_done(onic_mpi_req_t *r)
     onic_mpi_req_complete(r);
 }
 
+/* The data of rendezvous send r could not move: the send completes with an
+ * error (once no event of its can come any more). */
+static __attribute__((cold, noinline)) void send_failed(onic_mpi_req_t *r, const char *what)
+{
+    if (r->status.MPI_ERROR != MPI_SUCCESS)
+        return; /* said once */
+    onic_error("mpi: rank %d: a send of %llu bytes failed: its data could not %s",
+               onic_mpi_g.rank, (unsigned long long)r->bytes, what);
+    r->status.MPI_ERROR = MPI_ERR_OTHER;
+}
+
 /* A rendezvous send is over: its exposed buffer goes, and with it the last
  * reference Portals had to r. The receiver took what it needed and no more
  * gets will come, so the unlink need not wait (under onload, waiting would
@@ -390,7 +422,16 @@ static void send_exposed_done(onic_mpi_req_t *r)
  * may finish that one before the others. */
 static void send_pulled(onic_mpi_req_t *r, const ptl_event_t *ev)
 {
-    r->sv_got += ev->mlength;
+    if (ev->ni_fail_type != PTL_NI_OK) {
+        /* This get moved nothing (the receiver's pull fails, see
+         * rndv_reply): its bytes count as taken, so the send ends -- with
+         * the error -- once the other gets are in, or at the zero-byte get
+         * that ends the pull. */
+        send_failed(r, "be pulled by the receiver");
+        r->sv_got += ev->rlength;
+    } else {
+        r->sv_got += ev->mlength;
+    }
     if (r->sv_got != r->bytes && !(ev->mlength == 0 && ev->offset == r->bytes))
         return;
     if (r->sv_put_open) {
@@ -403,10 +444,17 @@ static void send_pulled(onic_mpi_req_t *r, const ptl_event_t *ev)
 /* SEND_END of a whole put: the receiver's Portals is done with the put.
  * If it landed in a posted receive, the ACK follows (in the same batch of
  * events) and completes the send; if it was kept without its data, the
- * pull completes it, perhaps already has. */
-static void send_put_end(onic_mpi_req_t *r)
+ * pull completes it, perhaps already has. If the receiver could not move
+ * it into its posted receive (failed: no ACK, and that receive failed, so
+ * no get comes either), the send ends here with the error. */
+static void send_put_end(onic_mpi_req_t *r, const ptl_event_t *ev)
 {
     r->sv_put_open = 0;
+    if (ev->ni_fail_type != PTL_NI_OK) {
+        send_failed(r, "be moved into the posted receive");
+        send_exposed_done(r);
+        return;
+    }
     if (r->sv_pulled)
         send_exposed_done(r);
 }
@@ -807,13 +855,13 @@ static void p2p_event(const ptl_event_t *ev)
         send_pulled(r, ev);
         break;
     case PTL_EVENT_SEND_END: /* only whole rendezvous puts: others send from MDs without events */
-        send_put_end(r);
+        send_put_end(r, ev);
         break;
     case PTL_EVENT_ACK:
         send_acked(r);
         break;
     case PTL_EVENT_REPLY_END:
-        rndv_reply(r);
+        rndv_reply(r, ev);
         break;
     case PTL_EVENT_UNLINK:
         if (ev->md.options & PTL_MD_MAX_SIZE)

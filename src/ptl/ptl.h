@@ -172,7 +172,8 @@ enum {
 };
 #define ONIC_PTL_FLAG_ACK   0x1u /* put: acknowledge it; done: and acknowledged */
 #define ONIC_PTL_FLAG_LARGE 0x2u /* put, get, reply: the data moves by RMA */
-#define ONIC_PTL_FLAGS_ALL  0x3u
+#define ONIC_PTL_FLAG_FAIL  0x4u /* done, large reply: the RMA failed, nothing moved */
+#define ONIC_PTL_FLAGS_ALL  0x7u
 #define ONIC_PTL_MAX_LEN    ((UINT64_C(1) << 48) - 1)
 #define ONIC_PTL_PT_LIMIT   4096 /* portal indexes fit the wire's 16 bits */
 #define ONIC_PTL_AC_LIMIT   256  /* ACL indexes fit its 8 bits */

@@ -326,15 +326,18 @@ static void target_answer(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t 
 }
 
 /* The answer to a large put (DONE, with the ack if one is due) or get (the
- * reply, its data already written), mlength bytes having moved. */
+ * reply, its data already written), mlength bytes having moved; failed: the
+ * RMA failed, which the initiator's event says (FLAG_FAIL). */
 static void target_large_answer(uint32_t src, const onic_ptl_msg_t *m,
                                 const onic_ptl_large_desc_t *desc, uint64_t mlength, int ack,
-                                onic_ptl_out_t *out)
+                                int failed, onic_ptl_out_t *out)
 {
     onic_ptl_msg_t a = *m;
 
     a.op = m->op == ONIC_PTL_OP_PUT ? ONIC_PTL_OP_DONE : ONIC_PTL_OP_REPLY;
     a.flags = m->op == ONIC_PTL_OP_PUT ? (ack ? ONIC_PTL_FLAG_ACK : 0) : ONIC_PTL_FLAG_LARGE;
+    if (failed)
+        a.flags |= ONIC_PTL_FLAG_FAIL;
     a.mlength = mlength;
     a.cookie = desc->cookie;
     a.ac_index = 0;
@@ -378,7 +381,8 @@ static void target_large_finish(onic_ptl_ni_t *ni, const target_rma_t *r, onic_s
                   (unsigned long long)r->mlength, r->m.op == ONIC_PTL_OP_PUT ? "put" : "get",
                   r->src, onic_status_str(status));
     target_large_answer(r->src, &r->m, &r->desc, status == ONIC_OK ? r->mlength : 0,
-                        status == ONIC_OK && target_ack_due(&r->m, r->options), out);
+                        status == ONIC_OK && target_ack_due(&r->m, r->options),
+                        status != ONIC_OK, out);
 }
 
 /* Translation found where a large put or get goes: count it, record START,
@@ -502,7 +506,7 @@ drop:
 dropped:
     /* A dropped large put still tells its initiator that nothing moved. */
     if (large && m->op == ONIC_PTL_OP_PUT)
-        target_large_answer(src, m, &desc, 0, 0, out);
+        target_large_answer(src, m, &desc, 0, 0, 0, out);
 }
 
 /* The most common message, a small put without ack, in a straight line:
@@ -669,6 +673,8 @@ static void target_reply(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *
     ev.mlength = mlength;
     ev.offset = local_offset;
     ev.md_handle = md->handle;
+    if (m->flags & ONIC_PTL_FLAG_FAIL)
+        ev.ni_fail_type = PTL_NI_FAIL; /* the target could not move the data */
     onic_ptl_md_snapshot(md, &ev.md);
     target_post_pair(eq, options, PTL_EVENT_REPLY_START, &ev);
     if (onic_ptl_md_should_unlink(md)) {
@@ -712,6 +718,7 @@ static void target_done(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m
     ev.offset = r.local_offset;
     ev.md_handle = md->handle;
     ev.hdr_data = r.hdr_data;
+    ev.ni_fail_type = (m->flags & ONIC_PTL_FLAG_FAIL) ? PTL_NI_FAIL : PTL_NI_OK;
     onic_ptl_md_snapshot(md, &ev.md);
     if (eq != NULL && !(md->desc.options & PTL_MD_EVENT_END_DISABLE)) {
         ev.type = PTL_EVENT_SEND_END;

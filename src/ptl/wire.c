@@ -103,10 +103,13 @@ onic_status_t onic_ptl_msg_unpack(const void *buf, size_t len, onic_ptl_msg_t *m
     if ((len != sizeof(onic_ptl_wire_t) && len != onic_ptl_wire_len(op, flags)) ||
         (flags & ~ONIC_PTL_FLAGS_ALL) != 0 || op < ONIC_PTL_OP_PUT || op > ONIC_PTL_OP_DONE)
         return ONIC_ERR_INVALID_PARAM;
-    /* ACK: a put asks for one, a DONE brings one; LARGE: put, get, reply. */
+    /* ACK: a put asks for one, a DONE brings one; LARGE: put, get, reply;
+     * FAIL: a DONE or large reply whose RMA failed. */
     if (((flags & ONIC_PTL_FLAG_ACK) && op != ONIC_PTL_OP_PUT && op != ONIC_PTL_OP_DONE) ||
         ((flags & ONIC_PTL_FLAG_LARGE) && op != ONIC_PTL_OP_PUT && op != ONIC_PTL_OP_GET &&
-         op != ONIC_PTL_OP_REPLY))
+         op != ONIC_PTL_OP_REPLY) ||
+        ((flags & ONIC_PTL_FLAG_FAIL) && op != ONIC_PTL_OP_DONE &&
+         !(op == ONIC_PTL_OP_REPLY && (flags & ONIC_PTL_FLAG_LARGE))))
         return ONIC_ERR_INVALID_PARAM;
     w3 = wire_word(b, len, 3);
     w5 = wire_word(b, len, 5);

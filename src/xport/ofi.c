@@ -242,6 +242,8 @@ typedef struct ofi_state {
     uint32_t           staged[OFI_TX_BUFS]; /* peers whose stage holds a bundle */
     uint32_t           nstaged;
     uint64_t           bundled;     /* messages that left in a bundle with others */
+    int                held_lost;   /* a bundle held for a peer was dropped with it since
+                                     * the layer above opened its bundle */
     uint32_t           release_pending; /* peers with release_due set */
     /* Completions read but not yet handled, oldest first: a callback's send
      * may poll again, and the nested poll must take the next one, not read
@@ -767,6 +769,7 @@ static void ofi_unreachable(ofi_state_t *s, uint32_t peer)
         onic_error("ofi: %u messages held for rank %u are dropped with it",
                    s->tx[pr->stage].len, peer);
         ofi_stage_drop(s, peer);
+        s->held_lost = 1; /* the bundle's end says so, wherever this happened */
     }
 }
 
@@ -1475,13 +1478,27 @@ static void ofi_sleep(void *state, uint64_t timeout_ns)
 static onic_status_t ofi_bundle(void *state, int on)
 {
     ofi_state_t *s = state;
+    onic_status_t status;
 
     /* A new bundle (bundles do not nest): its first message to each peer
      * leaves at once. */
-    if (on && !s->bundle_on)
+    if (on && !s->bundle_on) {
         s->bundle_id++;
+        s->held_lost = 0;
+    }
     s->bundle_on = on && s->bundle_cfg;
-    return on ? ONIC_OK : ofi_flush_all(s);
+    if (on)
+        return ONIC_OK;
+    /* Its end fails if what it held for some peer was lost -- here, or
+     * earlier, when a poll or a send found that peer unreachable. */
+    if ((status = ofi_flush_all(s)) == ONIC_ERR_NO_RESOURCE)
+        return status; /* the front end polls and ends it again */
+    if (s->held_lost) {
+        s->held_lost = 0;
+        if (status == ONIC_OK)
+            status = ONIC_ERR_IO;
+    }
+    return status;
 }
 
 static uint64_t ofi_bundled(const void *state)

@@ -37,6 +37,7 @@
 #include "base/mem.h"
 #include "base/shmfd.h"
 #include "boot/boot.h"
+#include "base/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1055,7 +1056,8 @@ static void shm_assist_help(shm_state_t *s, uint32_t initiator, const void *user
 
 /* Wait until the helper finished the `theirs` chunks it took; 0 if it died
  * first. It copies a chunk in microseconds once it has one, but may be
- * descheduled meanwhile: spin, then yield, and look at its pid now and then. */
+ * descheduled meanwhile: spin, then yield, and look at its pid now and then
+ * (a zombie, which kill(pid, 0) passes, counts as dead). */
 static int shm_assist_wait(shm_assist_t *a, uint64_t theirs, pid_t helper)
 {
     unsigned spins = 0;
@@ -1065,7 +1067,7 @@ static int shm_assist_wait(shm_assist_t *a, uint64_t theirs, pid_t helper)
             __builtin_ia32_pause();
             continue;
         }
-        if (spins % 1024 == 0 && kill(helper, 0) != 0 && errno == ESRCH)
+        if (spins % 1024 == 0 && !onic_proc_alive(helper))
             return 0;
         sched_yield();
     }

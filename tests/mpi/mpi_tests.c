@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -2334,6 +2335,146 @@ static void test_cancelrace(void)
     MPI_Comm_free(&side);
 }
 
+/* A rendezvous whose data cannot move -- the receive buffer is mapped
+ * read-only, so the CMA copy into it fails (run with ONIC_SHM_RMA=cma:
+ * the bounce copy would write it from this process and crash) -- ends
+ * with an error at both ends instead of hanging: a message put whole into
+ * a posted receive (the receiver's read fails), one found unexpected and
+ * pulled (the sender's write fails), and a synchronous one. Afterwards
+ * the pair still talks. */
+static void test_rndvfail(void)
+{
+    enum { N = 64 * 1024 };
+    unsigned char *buf = malloc(N), *ro = NULL;
+    MPI_Status st;
+    MPI_Request req;
+    int rc, flag = 0;
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    for (size_t i = 0; i < N; i++)
+        buf[i] = pattern(7, i);
+    if (rank == 1) {
+        ro = mmap(NULL, N, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        CHECK(ro != MAP_FAILED);
+        fprintf(stderr, "(errors about failed sends and receives are expected next)\n");
+    }
+    /* Posted: the whole put cannot be moved into the receive. */
+    if (rank == 1)
+        CHECK_EQ(MPI_Irecv(ro, N, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &req), MPI_SUCCESS);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        CHECK(MPI_Send(buf, N, MPI_BYTE, 1, 1, MPI_COMM_WORLD) != MPI_SUCCESS);
+    if (rank == 1)
+        CHECK(MPI_Wait(&req, &st) != MPI_SUCCESS);
+    /* Unexpected, then pulled: the sender's write fails. */
+    for (int sync = 0; sync < 2; sync++) {
+        if (rank == 0) {
+            rc = sync ? MPI_Issend(buf, N, MPI_BYTE, 1, 2, MPI_COMM_WORLD, &req)
+                      : MPI_Isend(buf, N, MPI_BYTE, 1, 2, MPI_COMM_WORLD, &req);
+            CHECK_EQ(rc, MPI_SUCCESS);
+            CHECK(MPI_Wait(&req, &st) != MPI_SUCCESS);
+        } else if (rank == 1) {
+            CHECK_EQ(MPI_Probe(0, 2, MPI_COMM_WORLD, &st), MPI_SUCCESS);
+            CHECK(MPI_Recv(ro, N, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &st) != MPI_SUCCESS);
+        }
+    }
+    /* Nothing is left behind: the same message into writable memory. */
+    if (rank == 0) {
+        CHECK_EQ(MPI_Send(buf, N, MPI_BYTE, 1, 3, MPI_COMM_WORLD), MPI_SUCCESS);
+    } else if (rank == 1) {
+        unsigned char *in = calloc(1, N);
+        int bad = 0;
+        CHECK_EQ(MPI_Recv(in, N, MPI_BYTE, 0, 3, MPI_COMM_WORLD, &st), MPI_SUCCESS);
+        for (size_t i = 0; i < N; i++)
+            bad += in[i] != pattern(7, i);
+        CHECK_EQ(bad, 0);
+        CHECK_EQ(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st),
+                 MPI_SUCCESS);
+        CHECK_EQ(flag, 0);
+        free(in);
+        munmap(ro, N);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    free(buf);
+}
+
+/* Around the eager limit (ONIC_EAGER_LIMIT as the job runs it, run with
+ * 0, 1 and the default): 0 and 1 bytes and limit - 1, limit, limit + 1,
+ * each sent posted, unexpected, synchronous, truncated (one byte short)
+ * and to a wildcard receive, around the ring of ranks; every byte is
+ * checked, and the byte past what came must be untouched. */
+static void test_threshold(void)
+{
+    const char *env = getenv("ONIC_EAGER_LIMIT");
+    long lim = env != NULL ? strtol(env, NULL, 10) : 2048;
+    long sizes[5] = {0, 1, lim - 1, lim, lim + 1};
+    int to = (rank + 1) % size, from = (rank + size - 1) % size;
+    unsigned char *out = malloc((size_t)lim + 2), *in = malloc((size_t)lim + 3);
+
+    if (size < 2) {
+        free(out);
+        free(in);
+        return;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    for (int k = 0; k < 5; k++) {
+        long n = sizes[k];
+        if (n < 0 || (k >= 2 && n <= 1))
+            continue; /* below zero, or done already */
+        for (int mode = 0; mode < 5; mode++) {
+            /* 0 posted, 1 unexpected, 2 synchronous, 3 truncated, 4 wildcards */
+            long room = mode == 3 ? n - 1 : n;
+            MPI_Request rr, sr;
+            MPI_Status st;
+            int rc, cnt = -1, bad = 0, cls = MPI_SUCCESS;
+            if (room < 0)
+                continue;
+            for (long i = 0; i < n; i++)
+                out[i] = pattern(rank * 1000 + k * 10 + mode, (size_t)i);
+            memset(in, 0xee, (size_t)lim + 3);
+            if (mode != 1) {
+                rc = mode == 4 ? MPI_Irecv(in, (int)room, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG,
+                                           MPI_COMM_WORLD, &rr)
+                               : MPI_Irecv(in, (int)room, MPI_BYTE, from, 40 + mode,
+                                           MPI_COMM_WORLD, &rr);
+                CHECK_EQ(rc, MPI_SUCCESS);
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+            rc = mode == 2 ? MPI_Issend(out, (int)n, MPI_BYTE, to, 40 + mode, MPI_COMM_WORLD, &sr)
+                           : MPI_Isend(out, (int)n, MPI_BYTE, to, 40 + mode, MPI_COMM_WORLD, &sr);
+            CHECK_EQ(rc, MPI_SUCCESS);
+            if (mode == 1) {
+                /* Arrived (or announced) before the receive is posted. */
+                CHECK_EQ(MPI_Probe(from, 41, MPI_COMM_WORLD, &st), MPI_SUCCESS);
+                CHECK_EQ(MPI_Irecv(in, (int)room, MPI_BYTE, from, 41, MPI_COMM_WORLD, &rr),
+                         MPI_SUCCESS);
+            }
+            rc = MPI_Wait(&rr, &st);
+            if (rc != MPI_SUCCESS)
+                MPI_Error_class(rc, &cls);
+            CHECK_EQ(cls, mode == 3 && n > 0 ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
+            CHECK_EQ(MPI_Wait(&sr, MPI_STATUS_IGNORE), MPI_SUCCESS);
+            MPI_Get_count(&st, MPI_BYTE, &cnt);
+            CHECK_EQ(cnt, (int)room);
+            CHECK_EQ(st.MPI_SOURCE, from);
+            CHECK_EQ(st.MPI_TAG, 40 + mode);
+            for (long i = 0; i < room; i++)
+                bad += in[i] != pattern(from * 1000 + k * 10 + mode, (size_t)i);
+            CHECK_EQ(bad, 0);
+            CHECK_EQ(in[room], 0xee);
+            if (failed && bad) {
+                fprintf(stderr, "rank %d: %ld bytes, mode %d: %d bytes wrong\n", rank, n, mode,
+                        bad);
+            }
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    free(out);
+    free(in);
+}
+
 typedef struct test {
     const char *name;
     void (*fn)(void);
@@ -2554,9 +2695,11 @@ static const test_t tests[] = {
     {"latesend", test_latesend},   {"empty", test_empty},
 };
 
-/* Not in "all": each takes seconds. */
+/* Not in "all": each takes seconds, or needs its own settings. */
 static const test_t named_only[] = {
     {"held", test_held},
+    {"rndvfail", test_rndvfail},
+    {"threshold", test_threshold},
 };
 
 static int test_named(const char *name)

@@ -6,11 +6,14 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/pool.h"
+#include "base/proc.h"
 #include "base/slots.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void test_status(void)
@@ -403,6 +406,35 @@ static void test_dl(void)
     CHECK(none_p == NULL);
 }
 
+/* A process that exited but is not reaped yet passes kill(pid, 0); it is
+ * not alive. */
+static void test_proc_alive(void)
+{
+    siginfo_t si;
+    pid_t pid;
+
+    CHECK(onic_proc_alive(getpid()));
+    CHECK(!onic_proc_alive(0));
+    CHECK(!onic_proc_alive(-1));
+    pid = fork();
+    if (pid == 0) {
+        pause();
+        _exit(0);
+    }
+    CHECK(pid > 0);
+    if (pid <= 0)
+        return;
+    CHECK(onic_proc_alive(pid)); /* running, or asleep in pause() */
+    kill(pid, SIGKILL);
+    /* Wait for it to exit, leaving it a zombie (WNOWAIT). */
+    memset(&si, 0, sizeof(si));
+    CHECK(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) == 0 && si.si_pid == pid);
+    CHECK(kill(pid, 0) == 0); /* what the old check saw */
+    CHECK(!onic_proc_alive(pid));
+    CHECK(waitpid(pid, NULL, 0) == pid);
+    CHECK(!onic_proc_alive(pid));
+}
+
 int main(void)
 {
     test_slots();
@@ -418,5 +450,6 @@ int main(void)
     test_pool();
     test_mem_injection();
     test_dl();
+    test_proc_alive();
     return check_summary("base");
 }

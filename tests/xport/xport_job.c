@@ -28,6 +28,11 @@
  *                       ring is full), then closes: its close gives what is
  *                       kept a moment to leave and returns, never waiting
  *                       for a peer that left
+ *   xport_job gone      (in a bundle, ofi) rank 1 answers one message and
+ *                       exits; rank 0 goes on sending it (held in the
+ *                       bundle) until it is found unreachable: the held
+ *                       messages are dropped in a poll, and the bundle's
+ *                       end must then fail, not report success
  *   xport_job errors    bad rank, over-long payload and header are errors
  *   xport_job reopen N  close the endpoint and open it again, then fanin N:
  *                       also under mpiexec/mpirun (a launcher's bootstrap
@@ -502,6 +507,42 @@ int main(int argc, char **argv)
             }
             signal(SIGALRM, close_held);
             alarm(20);
+        }
+    } else if (strcmp(mode, "gone") == 0) {
+        /* In a bundle: rank 1 takes one message and exits; rank 0 then
+         * sends it one more, which is held (its second in the bundle),
+         * and polls until the held one is dropped with rank 1: the end
+         * of the bundle must then fail, though the drop happened in a
+         * poll, not at the end. */
+        if (j.rank == 0) {
+            uint64_t t0;
+            failed += !send_stream(x, &j, 1, 0);
+            wait_until(x, &j, 1); /* its answer */
+            usleep(1000000);      /* rank 1 is gone */
+            fprintf(stderr, "(errors about rank 1 are expected next)\n");
+            t0 = onic_time_ns();
+            for (uint64_t s = 1; onic_time_ns() - t0 < 3000000000ull; s++) {
+                if (!send_stream(x, &j, 1, s))
+                    break;
+                onic_xport_wait(x, 10000000);
+            }
+            if (onic_xport_bundle(x, 0) == ONIC_ERR_IO) {
+                passed++;
+            } else {
+                failed++;
+                fprintf(stderr, "rank 0: a bundle whose held messages were lost ended well\n");
+            }
+            bundle = 0;
+        } else if (j.rank == 1) {
+            uint64_t t0;
+            wait_until(x, &j, 1);
+            failed += !send_stream(x, &j, 0, 0);
+            t0 = onic_time_ns(); /* long enough for the answer to leave */
+            while (onic_time_ns() - t0 < 200000000ull)
+                onic_xport_wait(x, 10000000);
+            printf("xport_job rank 1: exits at once\n");
+            fflush(stdout);
+            _exit(0);
         }
     } else if (strcmp(mode, "errors") == 0) {
         uint8_t big[4096] = {0}, hdr[64] = {0};
