@@ -301,8 +301,12 @@ void onic_ptl_ni_deliver(onic_ptl_ni_t *ni, uint32_t src, const void *hdr, size_
                          const void *payload, size_t len)
 {
     onic_ptl_out_t out;
+    int taken = hdr_len == 32 ? onic_ptl_target_put_small(ni, src, hdr, payload, len, &out) : 0;
 
-    onic_ptl_target_recv(ni, src, hdr, hdr_len, payload, len, &out);
+    if (taken == 1) /* the common small put: no answer, no handler */
+        return;
+    if (taken == 0)
+        onic_ptl_target_recv(ni, src, hdr, hdr_len, payload, len, &out);
     if (out.send | out.rma | out.dereg) /* most messages need no answer */
         ni_answer(ni, &out);
     onic_ptl_eq_run_handlers(ni);

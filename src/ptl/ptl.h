@@ -738,6 +738,13 @@ typedef struct onic_ptl_out {
  * field is untrusted: anything malformed is a counted drop. */
 void onic_ptl_target_recv(onic_ptl_ni_t *ni, uint32_t src, const void *hdr, size_t hdr_len,
                           const void *payload, size_t len, onic_ptl_out_t *out);
+/* The straight line of onic_ptl_target_recv for a small put without ack
+ * sent as its own 32 header bytes (target.c says what it takes): 0 not
+ * taken, nothing changed; 1 taken, nothing to answer and no handler call
+ * queued; 2 taken, *out holds the answer as onic_ptl_target_recv's. The NI
+ * calls it first, so the common put skips the answer's bookkeeping. */
+int  onic_ptl_target_put_small(onic_ptl_ni_t *ni, uint32_t src, const void *hdr,
+                               const void *payload, size_t len, onic_ptl_out_t *out);
 /* The RMA an answer asked for (out->rma_ctx) has finished with status: the
  * END events, an unlink that waited for it, and the DONE or reply in *out.
  * If it could not even start, the caller passes the reason as status. */

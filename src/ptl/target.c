@@ -517,9 +517,11 @@ dropped:
  * translation has run the put is this function's to finish: the rarer
  * turns after it (an overflow entry, events other than END alone, a
  * handler, a drop) unpack the header and take the general steps, with
- * their answer in *out. 1 when it took the put; *out is then set. */
-static int target_put_small(onic_ptl_ni_t *ni, uint32_t src, const void *hdr,
-                            const void *payload, size_t len, onic_ptl_out_t *out)
+ * their answer in *out. 1: taken, nothing to answer and no handler to run
+ * (out->send, rma and dereg 0); 2: taken, *out set and handlers perhaps
+ * queued, as onic_ptl_target_recv leaves them. */
+int onic_ptl_target_put_small(onic_ptl_ni_t *ni, uint32_t src, const void *hdr,
+                              const void *payload, size_t len, onic_ptl_out_t *out)
 {
     uint64_t w[4];
     onic_ptl_pt_t *pt;
@@ -580,20 +582,26 @@ static int target_put_small(onic_ptl_ni_t *ni, uint32_t src, const void *hdr,
     onic_ptl_eq_commit(eq, e);
     if (unlink)
         onic_ptl_md_destroy(ni, md); /* and the entry, if this empties it */
+    out->send = out->rma = out->dereg = 0;
     return 1;
 
 general_events:
     /* Moved and counted: only the events are left, the general way. */
     (void)onic_ptl_msg_unpack(hdr, sizeof(w), &m);
     target_events(ni, src, &m, &x, md, eq, options, unlink);
-    return 1;
+    out->send = out->rma = out->dereg = 0;
+    /* A queue with a handler has its call queued: the caller runs it. */
+    return eq->handler != PTL_EQ_HANDLER_NONE ? 2 : 1;
 general:
+    out->send = out->rma = out->dereg = 0;
+    out->payload = NULL;
+    out->len = 0;
     (void)onic_ptl_msg_unpack(hdr, sizeof(w), &m); /* its checks passed above */
     if (x.me == NULL)
         target_drop(ni, ONIC_PTL_DROP_NO_MATCH, src, &m);
     else
         target_request_found(ni, pt, src, &m, &x, payload, out);
-    return 1;
+    return 2;
 }
 
 /* --- ack and reply ----------------------------------------------------------- */
@@ -779,7 +787,7 @@ void onic_ptl_target_recv(onic_ptl_ni_t *ni, uint32_t src, const void *hdr, size
     out->len = 0;
     /* A small put without ack sends only its own 32 bytes (a longer header
      * for it, which a sender may send, takes the general steps). */
-    if (hdr_len == 32 && target_put_small(ni, src, hdr, payload, len, out))
+    if (hdr_len == 32 && onic_ptl_target_put_small(ni, src, hdr, payload, len, out) != 0)
         return;
     if (src >= ni->size || onic_ptl_msg_unpack(hdr, hdr_len, &m) != ONIC_OK ||
         (len > 0 && payload == NULL) || !target_sizes_ok(ni, &m, len)) {
