@@ -228,6 +228,8 @@ typedef struct onic_mpi_req {
     /* Result. */
     MPI_Status          status;
     onic_dlist_t        link;       /* in the active list (MPI_Finalize's check) */
+    /* (Every field above is set by onic_mpi_req_new, one by one: a new
+     * one is set there too.) */
     /* Rendezvous state, last: set where a rendezvous starts (send_start,
      * rndv_start), so a request that never takes one does not write it. */
     /* Rendezvous put whole (send side): its SEND_END not yet seen, and the

@@ -27,18 +27,29 @@ onic_mpi_req_t *onic_mpi_req_new(onic_mpi_req_kind_t kind, const char *call)
 
     if (r == NULL)
         return NULL;
-    /* Every request passes here: the fields up to the rendezvous state are
-     * cleared and set at once; that state is written where a rendezvous
-     * starts. A handle only once the caller is given one (req_publish):
-     * blocking calls and collectives never need one. */
-    memset(r, 0, offsetof(onic_mpi_req_t, sv_put_open));
+    /* Every request passes here: every field up to the rendezvous state is
+     * written once, field by field (a memset of them all, then the fields
+     * that are not 0, wrote most of them twice); that state is written
+     * where a rendezvous starts. A handle only once the caller is given
+     * one (req_publish): blocking calls and collectives never need one. */
     r->handle = MPI_REQUEST_NULL;
     r->kind = kind;
+    r->mode = ONIC_MPI_MODE_STANDARD;
+    r->persistent = r->active = r->complete = r->user_freed = r->internal = 0;
     r->call = call;
+    r->buf = NULL;
+    r->count = 0;
+    r->type = NULL;
+    r->peer = r->tag = 0;
+    r->comm = NULL;
+    r->coll = 0;
+    r->data = NULL;
+    r->bytes = 0;
+    r->pack = NULL;
+    r->bseg = NULL;
     r->me = PTL_INVALID_HANDLE;
     r->md = PTL_INVALID_HANDLE;
-    r->status.MPI_SOURCE = MPI_ANY_SOURCE;
-    r->status.MPI_TAG = MPI_ANY_TAG;
+    req_status_empty(&r->status);
     onic_dlist_init(&r->link);
     return r;
 }
