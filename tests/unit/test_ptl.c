@@ -1129,6 +1129,75 @@ static void count_handler(ptl_event_t *ev)
     handler_calls++;
 }
 
+/* The small put's straight line: what it must leave to the general steps
+ * or finish with them. Headers sent as the NI sends them (32 bytes), with
+ * END-only MDs, so only the straight line's own checks stand between a
+ * bad header and the entries. */
+static void test_end_only_turns(void)
+{
+    const unsigned end_only = PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE;
+    uint8_t a[8] = {0}, ovf[64] = {0};
+    ptl_handle_me_t me, sme;
+    ptl_handle_md_t md, smd;
+    ptl_handle_eq_t eq, heq;
+    ptl_ovf_header_t hdr;
+    ptl_event_t ev;
+    onic_ptl_msg_t m;
+    onic_ptl_wire_t w;
+    onic_ptl_out_t out;
+    uint64_t before;
+
+    open_ni();
+    eq = eq_alloc(16);
+    me = me_attach(2, ME_ANY, 7, 0, PTL_UNLINK, PTL_INS_AFTER);
+    md = md_attach(me, md_desc(a, 8, 1, end_only, eq), PTL_UNLINK);
+    /* Malformed in 32 bytes: each a counted drop; the entry untouched. */
+    m = req(ONIC_PTL_OP_PUT, 2, 7, 8);
+    REQUIRE(onic_ptl_msg_pack(&m, &w) == 32);
+    before = drops(ONIC_PTL_DROP_MALFORMED);
+    onic_ptl_target_recv(ni, 3, &w, 32, "abcd", 4, &out);      /* length mismatch */
+    onic_ptl_target_recv(ni, 3, &w, 32, NULL, 8, &out);        /* no payload */
+    onic_ptl_target_recv(ni, 8, &w, 32, "abcdefgh", 8, &out);  /* no such rank */
+    w.w[0] |= (uint64_t)0x8 << 52;                              /* unknown flag */
+    onic_ptl_target_recv(ni, 3, &w, 32, "abcdefgh", 8, &out);
+    m = req(ONIC_PTL_OP_GET, 2, 7, 8);                          /* a get cut to 32 */
+    onic_ptl_msg_pack(&m, &w);
+    onic_ptl_target_recv(ni, 3, &w, 32, NULL, 0, &out);
+    CHECK_EQ(drops(ONIC_PTL_DROP_MALFORMED) - before, 5);
+    CHECK_EQ(next_event(eq, &ev), PTL_EQ_EMPTY);
+    CHECK_EQ(ni->pt[2].nlist, 1);
+    CHECK_EQ(a[0], 0);
+    /* An END-only overflow entry keeps the header of what it takes, which a
+     * search then finds. */
+    me = PTL_INVALID_HANDLE;
+    REQUIRE(PtlMEAttachOverflow(nih, 2, ME_ANY, 0, ~(ptl_match_bits_t)0, PTL_RETAIN,
+                                PTL_INS_AFTER, &me) == PTL_OK);
+    md_attach(me, md_desc(ovf, sizeof(ovf), PTL_MD_THRESH_INF, end_only, eq), PTL_RETAIN);
+    put_at(40, 0, 77, "unexpect", 8);
+    REQUIRE(next_event(eq, &ev) == PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_PUT_END);
+    CHECK(memcmp(ovf, "unexpect", 8) == 0);
+    CHECK_EQ(PtlMEAttachSearch(nih, 2, ME_ANY, 40, 0, PTL_UNLINK, PTL_INS_AFTER,
+                               md_desc(a, 8, 1, end_only, eq), PTL_UNLINK, &sme, &smd, &hdr),
+             PTL_OVF_MATCHED);
+    CHECK(hdr.hdr_data == 77 && hdr.rlength == 8 && hdr.initiator.pid == 3);
+    close_ni();
+
+    /* A queue with a handler: the NI runs it for the put's END and UNLINK. */
+    open_ni();
+    REQUIRE(PtlEQAlloc(nih, 16, count_handler, &heq) == PTL_OK);
+    me = me_attach(2, ME_ANY, 7, 0, PTL_UNLINK, PTL_INS_AFTER);
+    md_attach(me, md_desc(a, 8, 1, end_only, heq), PTL_UNLINK);
+    m = req(ONIC_PTL_OP_PUT, 2, 7, 8);
+    REQUIRE(onic_ptl_msg_pack(&m, &w) == 32);
+    handler_calls = 0;
+    onic_ptl_ni_deliver(ni, 3, &w, 32, "handler!", 8);
+    CHECK_EQ(handler_calls, 2);
+    CHECK(memcmp(a, "handler!", 8) == 0);
+    (void)md;
+    close_ni();
+}
+
 static void test_eq_overflow(void)
 {
     uint8_t buf[64];
@@ -2247,6 +2316,7 @@ int main(void)
         test_large_failed_ack();
         test_large_no_memory();
         test_eq_overflow();
+        test_end_only_turns();
         test_md_update();
         test_malformed();
         test_unpack_exact();
