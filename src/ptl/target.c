@@ -194,7 +194,9 @@ static int target_translate_x(onic_ptl_pt_t *pt, uint32_t src, ptl_match_bits_t 
 {
     const onic_mkey_t key = {bits, src}, exact = {0, 0}; /* nid 0: this node */
 
-    if (pt->list != NULL &&
+    /* An empty list is not searched: an unexpected message (which finds
+     * it empty) goes straight to the overflow list. */
+    if (pt->list != NULL && onic_matcher_length(pt->list) > 0 &&
         onic_matcher_find(pt->list, key, exact, target_first_md_takes, x, 0) != NULL)
         return 1;
     return pt->overflow != NULL &&
