@@ -53,7 +53,9 @@
  * most HASH_SMALL_MAX entries, so that it is at most half full after it is
  * packed. The limit is measured (callgrind, instructions per call through
  * the front end). With messages matched in order, the ring costs about 117
- * per append and 78 per match at any depth, the index about 210 and 175.
+ * per append and 78 per match at any depth, the index about 210 and 175
+ * (measured with tags made at append; they are now made when a lookup first
+ * looks past the front, which takes about 30 off an in-order append).
  * With random targets at a steady depth (match one, append one, as
  * onic-bench-match does), a pair costs 380-395 in the ring up to 32
  * entries and 415 in the index; a ring of 48 would cost 412 at 40 entries
@@ -126,7 +128,8 @@ typedef struct hash_class {
  * behind its place.
  *
  * A lookup tries the front entry first. If that is not the answer, tags find
- * the candidates. An entry of mask class E (up to three masks have a class)
+ * the candidates (entries appended since the last such lookup are tagged
+ * then: `untagged`). An entry of mask class E (up to three masks have a class)
  * has three tag bytes, each class << 6 | six bits of a hash: of its key under
  * E, of its bits word alone, of its id word alone. A query with mask Q that
  * does not widen E (Q within E, as for every exact header) can only match
@@ -141,6 +144,10 @@ enum { HASH_TAG_KEY, HASH_TAG_BITS, HASH_TAG_ID, HASH_TAGS };
 
 typedef struct hash_small {
     uint64_t      live;   /* bit s: slot s holds an entry */
+    /* bit s: slot s's entry has no class count and no tags yet. Entries are
+     * tagged only when a lookup looks past the front: a receiver whose
+     * messages come in the order it posted never pays for tags. */
+    uint64_t      untagged;
     unsigned      head;   /* slot of the front entry, while n > 0 */
     unsigned      span;   /* slots from head past the last entry, holes included */
     unsigned      n;      /* entries in the ring */
@@ -432,29 +439,43 @@ __attribute__((noinline)) static unsigned hash_small_class(hash_small_t *sm, oni
     return c;
 }
 
-/* Put a new entry in a free slot: its tags (of its key, bits and id under
- * its class mask), counted in its class. Class 0 inline: the only one of a
- * queue with one mask. */
-static inline void hash_small_set(hash_small_t *sm, unsigned slot, hash_entry_t *e)
+/* Give the entry in slot its tags (of its key, bits and id under its class
+ * mask) and count it in its class. Class 0 inline: the only one of a queue
+ * with one mask. */
+static inline void hash_small_tag(hash_small_t *sm, unsigned slot)
 {
-    const onic_mentry_t *me = &e->super;
+    const onic_mentry_t *me = &sm->slot[slot]->super;
     unsigned c = 0, cb;
     uint64_t hb, hi;
 
     if (sm->nclasses == 0 || !hash_mkey_eq(sm->cmask[0], me->ignore))
         c = hash_small_class(sm, me->ignore);
     sm->count[c]++;
-    sm->n++;
-    sm->live |= hash_small_bit(slot);
     cb = c << HASH_SMALL_FP_BITS;
     hb = hash_key_bits(me->key, me->ignore);
     hi = hash_key_id(me->key, me->ignore);
     if (c == HASH_SMALL_OTHER)
         hb = hi = 0; /* no fingerprint: only the class is compared */
-    sm->slot[slot] = e;
     sm->tag[HASH_TAG_KEY][slot] = (uint8_t)(cb | hash_small_fp(hb ^ hi));
     sm->tag[HASH_TAG_BITS][slot] = (uint8_t)(cb | hash_small_fp(hb));
     sm->tag[HASH_TAG_ID][slot] = (uint8_t)(cb | hash_small_fp(hi));
+}
+
+/* Tag every entry still untagged, before tags are compared. */
+__attribute__((noinline)) static void hash_small_tag_all(hash_small_t *sm)
+{
+    for (uint64_t u = sm->untagged; u != 0; u &= u - 1)
+        hash_small_tag(sm, (unsigned)__builtin_ctzll(u));
+    sm->untagged = 0;
+}
+
+/* Put a new entry in a free slot, untagged. */
+static inline void hash_small_set(hash_small_t *sm, unsigned slot, hash_entry_t *e)
+{
+    sm->n++;
+    sm->live |= hash_small_bit(slot);
+    sm->untagged |= hash_small_bit(slot);
+    sm->slot[slot] = e;
     e->slot = slot;
 }
 
@@ -467,12 +488,27 @@ static inline void hash_small_move(hash_small_t *sm, unsigned from, unsigned to)
     for (unsigned k = 0; k < HASH_TAGS; k++)
         sm->tag[k][to] = sm->tag[k][from];
     sm->live ^= hash_small_bit(from) | hash_small_bit(to);
+    if (sm->untagged & hash_small_bit(from))
+        sm->untagged ^= hash_small_bit(from) | hash_small_bit(to);
     e->slot = to;
 }
 
 static inline unsigned hash_small_class_at(const hash_small_t *sm, unsigned slot)
 {
     return sm->tag[HASH_TAG_KEY][slot] >> HASH_SMALL_FP_BITS;
+}
+
+/* Slot's entry leaves the ring: uncounted from its class if it was tagged. */
+static inline void hash_small_clear(hash_small_t *sm, unsigned slot)
+{
+    uint64_t bit = hash_small_bit(slot);
+
+    if (sm->untagged & bit)
+        sm->untagged &= ~bit;
+    else
+        sm->count[hash_small_class_at(sm, slot)]--;
+    sm->n--;
+    sm->live &= ~bit;
 }
 
 /* Pack the entries toward head, in order: the span becomes n. */
@@ -538,9 +574,7 @@ static inline void hash_small_front_gone(hash_small_t *sm)
 
 static inline void hash_small_pop_front(hash_small_t *sm)
 {
-    sm->count[hash_small_class_at(sm, sm->head)]--;
-    sm->n--;
-    sm->live &= ~hash_small_bit(sm->head);
+    hash_small_clear(sm, sm->head);
     hash_small_front_gone(sm);
 }
 
@@ -551,9 +585,7 @@ static inline void hash_small_unlink(hash_small_t *sm, hash_entry_t *e)
         hash_small_pop_front(sm);
         return;
     }
-    sm->count[hash_small_class_at(sm, e->slot)]--;
-    sm->n--;
-    sm->live &= ~hash_small_bit(e->slot);
+    hash_small_clear(sm, e->slot);
     sm->span = 64 - (unsigned)__builtin_clzll(hash_small_order(sm, sm->live));
 }
 
@@ -655,12 +687,17 @@ hash_small_candidates(const hash_engine_t *h, onic_mkey_t key, onic_mkey_t ignor
  * accept if it matched), was not the answer: the first other entry in order
  * that matches and that accept (if not NULL) takes. */
 static inline __attribute__((always_inline)) hash_entry_t *
-hash_small_find_rest(onic_matcher_t *m, const hash_engine_t *h, onic_mkey_t key,
+hash_small_find_rest(onic_matcher_t *m, hash_engine_t *h, onic_mkey_t key,
                      onic_mkey_t ignore, onic_match_accept_t accept, void *arg, int *took_p)
 {
-    const hash_small_t *sm = &h->small;
-    uint64_t cand = sm->n > 1 ? hash_small_candidates(h, key, ignore) & ~1ull : 0;
-    uint64_t inspected = 1;
+    hash_small_t *sm = &h->small;
+    uint64_t cand = 0, inspected = 1;
+
+    if (sm->n > 1) {
+        if (sm->untagged != 0)
+            hash_small_tag_all(sm);
+        cand = hash_small_candidates(h, key, ignore) & ~1ull;
+    }
 
     while (cand != 0) {
         hash_entry_t *e = sm->slot[hash_small_at(sm, (unsigned)__builtin_ctzll(cand))];
@@ -684,6 +721,7 @@ static void hash_small_index(hash_engine_t *h)
     for (uint64_t order = hash_small_order(sm, sm->live); order != 0; order &= order - 1)
         hash_index(h, sm->slot[hash_small_at(sm, (unsigned)__builtin_ctzll(order))], 0);
     sm->live = 0;
+    sm->untagged = 0;
     sm->n = 0;
     sm->span = 0;
     sm->head = 0;
