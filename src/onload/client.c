@@ -5,6 +5,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/mem.h"
+#include "base/proc.h"
 #include "base/shmfd.h"
 
 #include <errno.h>
@@ -164,14 +165,14 @@ onic_status_t onic_onload_client_check(onic_onload_client_t *c)
          * stray write. Stop the job rather than declare a live engine gone. */
         if ((magic != ONIC_ONLOAD_STATUS_MAGIC || pid != c->engine_pid ||
              (state != ONIC_ONLOAD_READY && state != ONIC_ONLOAD_STOPPED)) &&
-            kill(c->engine_pid, 0) == 0)
+            onic_proc_alive(c->engine_pid))
             onic_log_fail_stop(ONIC_EXIT_CORRUPT, "onload: corrupt data in the engine's status "
                                "segment (seen by rank %d): magic %#x, pid %d, state %u, while "
                                "the engine (pid %d) runs; stopping the job", onic_log_rank(),
                                magic, (int)pid, state, (int)c->engine_pid);
     }
     if (!c->gone &&
-        ((kill(c->engine_pid, 0) != 0 && errno == ESRCH) ||
+        (!onic_proc_alive(c->engine_pid) || /* a zombie too: kill(pid, 0) passes it */
          __atomic_load_n(&c->engine->state, __ATOMIC_ACQUIRE) != ONIC_ONLOAD_READY)) {
         onic_error("onload: the engine (pid %d) is gone; this process cannot communicate any more",
                    (int)c->engine_pid);

@@ -39,7 +39,14 @@
  *   onload_job killed       rank 0 kills the engine with SIGKILL; every
  *                           rank blocked waiting for an event must get an
  *                           error within 5 s, not hang (SIGTERM from
- *                           onicrun is ignored so the error can be seen) */
+ *                           onicrun is ignored so the error can be seen)
+ *   onload_job killed zombie  (one rank) the same with onicrun stopped
+ *                           first, so the dead engine stays a zombie, which
+ *                           kill(pid, 0) still finds: the engine must be
+ *                           seen as gone all the same; then onicrun goes on
+ *   onload_job vanish zombie  as vanish, but rank 1 exits while onicrun is
+ *                           stopped (rank 0 stops it): the engine must stop
+ *                           serving the zombie it leaves */
 #include "base/clock.h"
 #include "base/config.h"
 #include "base/shmfd.h"
@@ -340,29 +347,69 @@ out:
     return rc;
 }
 
-static int run_vanish(const onic_config_t *cfg, onic_onload_client_t *c)
+/* The state letter of pid in /proc (R, S, T, Z...), or 0. */
+static char proc_state(pid_t pid)
+{
+    char path[32], buf[512], *paren;
+    FILE *f;
+    size_t n;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    if ((f = fopen(path, "r")) == NULL)
+        return 0;
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    paren = strrchr(buf, ')');
+    return paren != NULL && paren[1] == ' ' ? paren[2] : 0;
+}
+
+/* Wait up to 5 s for pid to reach state want. */
+static int await_state(pid_t pid, char want)
+{
+    for (int i = 0; i < 500; i++) {
+        if (proc_state(pid) == want)
+            return 1;
+        usleep(10000);
+    }
+    fprintf(stderr, "pid %d never reached state %c (now %c)\n", (int)pid, want,
+            proc_state(pid));
+    return 0;
+}
+
+static int run_vanish(const onic_config_t *cfg, onic_onload_client_t *c, int zombie)
 {
     onic_onload_status_t st;
     uint64_t t0 = onic_time_ns();
+    int rc;
 
-    if (cfg->rank == 1)
+    if (cfg->rank == 1) {
+        /* Exit while onicrun cannot reap us: we stay a zombie. */
+        if (zombie && !await_state(getppid(), 'T'))
+            _exit(1);
         _exit(0); /* no BYE, no unmapping */
+    }
     if (cfg->rank != 0)
         return 0;
+    if (zombie)
+        kill(getppid(), SIGSTOP);
     /* Both attached (rank 1 before it could exit), one still served. */
     do {
-        if (onic_onload_status_read((int)cfg->onload_fd, &st) != ONIC_OK)
-            return 1;
-        if (onic_time_ns() - t0 > 5000000000ull) {
-            fprintf(stderr, "rank 0: the engine still serves %llu processes\n",
-                    (unsigned long long)st.procs);
+        int read = onic_onload_status_read((int)cfg->onload_fd, &st) == ONIC_OK;
+        if (!read || onic_time_ns() - t0 > 5000000000ull) {
+            if (read)
+                fprintf(stderr, "rank 0: the engine still serves %llu processes\n",
+                        (unsigned long long)st.procs);
+            if (zombie)
+                kill(getppid(), SIGCONT);
             return 1;
         }
         usleep(10000);
     } while (st.procs_seen != 2 || st.procs != 1);
+    rc = zombie && (proc_state(getppid()) != 'T' || kill(getppid(), SIGCONT) != 0);
     printf("rank 0: the engine stopped serving the vanished process after %.0f ms\n",
            (onic_time_ns() - t0) / 1e6);
-    return run_ping(cfg, c, 1000);
+    return rc || run_ping(cfg, c, 1000);
 }
 
 /* The next event must be kind with cookie and status. */
@@ -532,7 +579,7 @@ out:
     return rc;
 }
 
-static int run_killed(const onic_config_t *cfg, onic_onload_client_t *c)
+static int run_killed(const onic_config_t *cfg, onic_onload_client_t *c, int zombie)
 {
     uint8_t buf[ONIC_ONLOAD_REC];
     onic_onload_status_t st;
@@ -541,10 +588,21 @@ static int run_killed(const onic_config_t *cfg, onic_onload_client_t *c)
     size_t len;
     onic_status_t s;
 
+    int rc = 0;
+
     if (cfg->rank == 0) {
         if (onic_onload_status_read((int)cfg->onload_fd, &st) != ONIC_OK)
             return 1;
+        if (zombie)
+            kill(getppid(), SIGSTOP); /* nobody reaps the engine now */
         kill((pid_t)st.pid, SIGKILL);
+        if (zombie) {
+            /* What the old liveness check saw: a pid that kill(pid, 0) finds. */
+            rc = !await_state((pid_t)st.pid, 'Z') || kill((pid_t)st.pid, 0) != 0;
+            rc |= onic_onload_status_alive(&st);
+            printf("rank 0: the engine is a zombie; its status says %s\n",
+                   onic_onload_status_alive(&st) ? "running" : "not running");
+        }
     }
     t0 = onic_time_ns();
     /* Nothing will come: only the engine's death ends this wait. */
@@ -552,7 +610,9 @@ static int run_killed(const onic_config_t *cfg, onic_onload_client_t *c)
     printf("rank %u: waiting for an event: %s after %llu ms\n", cfg->rank, onic_status_str(s),
            (unsigned long long)((onic_time_ns() - t0) / 1000000));
     fflush(stdout);
-    return s == ONIC_ERR_IO ? 0 : 1;
+    if (zombie)
+        kill(getppid(), SIGCONT);
+    return s == ONIC_ERR_IO && rc == 0 ? 0 : 1;
 }
 
 int main(int argc, char **argv)
@@ -560,12 +620,13 @@ int main(int argc, char **argv)
     onic_config_t cfg;
     onic_onload_client_t *c;
     onic_status_t s;
-    int rc, nocma;
+    int rc, nocma, zombie;
 
     if (argc < 2 || onic_config_read(&cfg) != ONIC_OK)
         return 2;
     if (strcmp(argv[1], "killed") == 0)
         signal(SIGTERM, SIG_IGN);
+    zombie = argc == 3 && strcmp(argv[2], "zombie") == 0;
     if (strcmp(argv[1], "badseg") == 0 && cfg.rank == 1)
         return run_badseg(&cfg);
     /* Some ranks as if ONIC_ONLOAD_RMA=copy were set for them alone (as
@@ -609,9 +670,9 @@ int main(int argc, char **argv)
     else if (strcmp(argv[1], "badseg") == 0)
         rc = run_selfpulls(&cfg, c) || run_ping(&cfg, c, 1000);
     else if (strcmp(argv[1], "vanish") == 0)
-        rc = run_vanish(&cfg, c);
+        rc = run_vanish(&cfg, c, zombie);
     else if (strcmp(argv[1], "killed") == 0)
-        rc = run_killed(&cfg, c);
+        rc = run_killed(&cfg, c, zombie);
     else
         rc = 2;
     onic_onload_client_close(c);
