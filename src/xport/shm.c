@@ -538,7 +538,7 @@ static onic_status_t shm_xchg_lead(shm_state_t *s, const char *token, const pid_
 }
 
 static onic_status_t shm_xchg_join(shm_state_t *s, const char *token, const pid_t *pids,
-                                   int *fds, uint64_t deadline)
+                                   int *fds, uint64_t deadline, int stop)
 {
     struct sockaddr_un sa;
     socklen_t salen = shm_xchg_addr(&sa, token), clen;
@@ -551,6 +551,8 @@ static onic_status_t shm_xchg_join(shm_state_t *s, const char *token, const pid_
         onic_error("shm: cannot make a Unix socket: %m");
         return ONIC_ERR_IO;
     }
+    if (stop)
+        raise(SIGSTOP); /* ONIC_SHM_XCHG_STOP: a test holds the window open */
     /* The node's rank 0 may not listen yet. */
     while (connect(sock, (struct sockaddr *)&sa, salen) != 0) {
         if ((errno != ECONNREFUSED && errno != ENOENT && errno != EAGAIN && errno != EINTR) ||
@@ -729,7 +731,8 @@ static onic_status_t shm_endpoint_open(const onic_xport_tparams_t *tp, void **st
             status = shm_xchg_pids(s, tp, pids);
         if (status == ONIC_OK)
             status = s->rank == 0 ? shm_xchg_lead(s, p->jobid, pids, fds, deadline)
-                                  : shm_xchg_join(s, p->jobid, pids, fds, deadline);
+                                  : shm_xchg_join(s, p->jobid, pids, fds, deadline,
+                                                   (int)p->cfg->shm_xchg_stop);
         for (uint32_t r = 0; status == ONIC_OK && r < s->size; r++)
             if (r != s->rank)
                 status = shm_attach(s, fds[r], r, deadline);
