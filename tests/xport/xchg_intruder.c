@@ -10,11 +10,15 @@
  * connects to it twice: once with a hello copied from a genuine one
  * (rank 1, the job's size, a region's descriptor), once with garbage. Each
  * must be closed by rank 0 without a descriptor given back. Then it
- * continues the stopped ranks. Prints "xchg_intruder: pid P refused N of
- * 2" and exits 0 if both were refused, 1 if not, 2 if the socket was
- * never found. */
+ * continues the stopped ranks. Before it connects it squats every name the
+ * job could use (its id is in its processes' environment): /dev/shm
+ * objects onic-ID-* full of garbage, and abstract sockets of the same
+ * names; the test removes the objects. Prints "xchg_intruder: pid P
+ * refused N of 2" and exits 0 if both were refused, 1 if not, 2 if the
+ * socket was never found. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stddef.h>
@@ -210,6 +214,66 @@ static int send_hello(int s, int fd)
     return sendmsg(s, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(h);
 }
 
+/* The job id in pid's environment (ONIC_JOBID), into id[cap]; 0 if none. */
+static int job_id(pid_t pid, char *id, size_t cap)
+{
+    char path[64], env[8192];
+    size_t n;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+    if ((f = fopen(path, "r")) == NULL)
+        return 0;
+    n = fread(env, 1, sizeof(env) - 1, f);
+    fclose(f);
+    env[n] = '\0';
+    for (size_t at = 0; at < n; at += strlen(env + at) + 1)
+        if (strncmp(env + at, "ONIC_JOBID=", 11) == 0 && strlen(env + at + 11) < cap) {
+            strcpy(id, env + at + 11);
+            return id[0] != '\0';
+        }
+    return 0;
+}
+
+/* Squat every name the job could have used, from its id: /dev/shm objects
+ * full of garbage and abstract sockets that listen. The job must not care.
+ * The sockets stay open until we exit; the objects are the test's to remove. */
+static int squat(const char *id, int nranks)
+{
+    static const char *const fixed[] = {"shm", "onload", "store", "boot", "bench-raw",
+                                        "bench-ptl"};
+    char name[128], junk[4096];
+    int made = 0;
+
+    memset(junk, 0xa5, sizeof(junk));
+    for (int i = 0; i < (int)(sizeof(fixed) / sizeof(fixed[0])) + nranks; i++) {
+        int fd, s;
+        struct sockaddr_un sa;
+        size_t n;
+        if (i < (int)(sizeof(fixed) / sizeof(fixed[0])))
+            snprintf(name, sizeof(name), "/dev/shm/onic-%s-%s", id, fixed[i]);
+        else
+            snprintf(name, sizeof(name), "/dev/shm/onic-%s-shm-%d", id,
+                     i - (int)(sizeof(fixed) / sizeof(fixed[0])));
+        fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            made += write(fd, junk, sizeof(junk)) == (ssize_t)sizeof(junk);
+            close(fd);
+        }
+        /* The same name as an abstract socket ("@onic-ID-..."). */
+        memset(&sa, 0, sizeof(sa));
+        sa.sun_family = AF_UNIX;
+        n = strlen(name + 9);
+        memcpy(sa.sun_path + 1, name + 9, n);
+        s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        if (s >= 0 && (bind(s, (struct sockaddr *)&sa,
+                            (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) != 0 ||
+                       listen(s, 4) != 0))
+            close(s);
+    }
+    return made;
+}
+
 /* The job's ranks stopped themselves before joining: let them go on. */
 static void resume(const pid_t *kids, int n)
 {
@@ -220,7 +284,7 @@ static void resume(const pid_t *kids, int n)
 int main(int argc, char **argv)
 {
     pid_t run, kids[MAX_KIDS];
-    char name[108];
+    char name[108], id[64];
     int nkids = 0, nranks, found = 0, nref = 0, s, fd, holder = -1, stopped = 0;
     struct timespec nap = {0, 10000000};
 
@@ -254,6 +318,10 @@ int main(int argc, char **argv)
         return 2;
     }
     printf("xchg_intruder: pid %d found @%s\n", (int)getpid(), name);
+    fflush(stdout);
+
+    if (job_id(kids[holder], id, sizeof(id)))
+        printf("xchg_intruder: squatted %d names of job %s\n", squat(id, nranks), id);
     fflush(stdout);
 
     /* A genuine-looking hello: rank 1 of 2, with a region. */
