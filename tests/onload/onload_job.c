@@ -52,6 +52,7 @@
 #include "base/shmfd.h"
 #include "onload/onload.h"
 #include "onload/ring.h"
+#include "../proc_state.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -347,33 +348,16 @@ out:
     return rc;
 }
 
-/* The state letter of pid in /proc (R, S, T, Z...), or 0. */
-static char proc_state(pid_t pid)
-{
-    char path[32], buf[512], *paren;
-    FILE *f;
-    size_t n;
-
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    if ((f = fopen(path, "r")) == NULL)
-        return 0;
-    n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    paren = strrchr(buf, ')');
-    return paren != NULL && paren[1] == ' ' ? paren[2] : 0;
-}
-
 /* Wait up to 5 s for pid to reach state want. */
 static int await_state(pid_t pid, char want)
 {
     for (int i = 0; i < 500; i++) {
-        if (proc_state(pid) == want)
+        if (test_proc_state(pid) == want)
             return 1;
         usleep(10000);
     }
     fprintf(stderr, "pid %d never reached state %c (now %c)\n", (int)pid, want,
-            proc_state(pid));
+            test_proc_state(pid));
     return 0;
 }
 
@@ -406,7 +390,7 @@ static int run_vanish(const onic_config_t *cfg, onic_onload_client_t *c, int zom
         }
         usleep(10000);
     } while (st.procs_seen != 2 || st.procs != 1);
-    rc = zombie && (proc_state(getppid()) != 'T' || kill(getppid(), SIGCONT) != 0);
+    rc = zombie && (test_proc_state(getppid()) != 'T' || kill(getppid(), SIGCONT) != 0);
     printf("rank 0: the engine stopped serving the vanished process after %.0f ms\n",
            (onic_time_ns() - t0) / 1e6);
     return rc || run_ping(cfg, c, 1000);

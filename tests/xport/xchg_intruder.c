@@ -32,6 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../proc_state.h"
+
 #define MAX_KIDS 16
 
 /* The hello a joining rank sends (src/xport/shm.c), written out here. */
@@ -91,23 +93,6 @@ static int holds(pid_t pid, unsigned long inode)
     if (d != NULL)
         closedir(d);
     return found;
-}
-
-/* The state letter of pid (R, S, T, Z...), or 0. */
-static char state_of(pid_t pid)
-{
-    char path[64], buf[512], *paren;
-    FILE *f;
-    size_t n;
-
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    if ((f = fopen(path, "r")) == NULL)
-        return 0;
-    n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    paren = strrchr(buf, ')');
-    return paren != NULL && paren[1] == ' ' ? paren[2] : 0;
 }
 
 /* The exchange's name (without the leading '@') that one of kids holds;
@@ -305,7 +290,7 @@ int main(int argc, char **argv)
     for (int i = 0; found && i < 2000 && !stopped; i++) {
         stopped = 1;
         for (int k = 0; k < nkids; k++)
-            stopped &= k == holder || state_of(kids[k]) == 'T';
+            stopped &= k == holder || test_proc_state(kids[k]) == 'T';
         if (!stopped)
             nanosleep(&nap, NULL);
     }
