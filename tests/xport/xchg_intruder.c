@@ -16,6 +16,8 @@
  * names; the test removes the objects. Prints "xchg_intruder: pid P
  * refused N of 2" and exits 0 if both were refused, 1 if not, 2 if the
  * socket was never found. */
+#include "base/shmfd.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -181,22 +183,8 @@ static int refused(int s, const char *what)
 static int send_hello(int s, int fd)
 {
     hello_t h = {0x6f6e69632d78636eull, 1, 2, 1u << 20};
-    char ctl[CMSG_SPACE(sizeof(int))];
-    struct iovec iov = {&h, sizeof(h)};
-    struct msghdr mh = {0};
-    struct cmsghdr *c;
 
-    memset(ctl, 0, sizeof(ctl));
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    mh.msg_control = ctl;
-    mh.msg_controllen = sizeof(ctl);
-    c = CMSG_FIRSTHDR(&mh);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &fd, sizeof(int));
-    return sendmsg(s, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(h);
+    return onic_shmfd_send(s, &h, sizeof(h), &fd, 1) == ONIC_OK;
 }
 
 /* The job id in pid's environment (ONIC_JOBID), into id[cap]; 0 if none. */
