@@ -1,6 +1,6 @@
 /* What the two-process benchmarks (onic-bench-xport, onic-bench-ptl) share:
- * their options, a barrier through a shared page, and the median of
- * repeated runs. Header-only: each benchmark is one small program. */
+ * their options, a barrier through a nameless shared page, and the median
+ * of repeated runs. Header-only: each benchmark is one small program. */
 #ifndef ONIC_BENCH_PAIR_H
 #define ONIC_BENCH_PAIR_H
 
@@ -12,6 +12,10 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "base/config.h"
+#include "boot/boot.h"
+#include "fdpass.h"
 
 /* In shared memory, each word on its own line. */
 typedef struct bench_pair {
@@ -45,25 +49,48 @@ static inline int bench_opts_parse(int argc, char **argv, bench_opts_t *o)
     return 0;
 }
 
-/* Map size bytes of shared memory named /onic-<jobid>-bench-<what> (the
- * launcher removes every object of the job), both processes opening it;
- * the name goes to name[len] for the unlink. NULL after a message. */
-static inline void *bench_shared_map(const char *jobid, const char *what, size_t size,
-                                     char *name, size_t len)
+/* Map size bytes of nameless shared memory in both processes (rank 0
+ * makes it, bench/fdpass.h), the token and pids traded through the
+ * launcher's store under "bench-<what>". NULL after a message. */
+static inline void *bench_shared_map(const onic_config_t *cfg, const char *what, size_t size)
 {
-    void *mem;
-    int fd;
+    struct { uint64_t pid; char token[BENCH_TOKEN_LEN + 1]; } me = {0}, peer = {0};
+    size_t len = sizeof(peer);
+    char key[64];
+    onic_boot_t *b;
+    void *mem = MAP_FAILED;
+    int fd = -1, lsock = -1;
 
-    snprintf(name, len, "/onic-%s-bench-%s", jobid, what);
-    fd = shm_open(name, O_CREAT | O_RDWR, 0600);
-    if (fd < 0 || ftruncate(fd, (off_t)size) != 0) {
-        fprintf(stderr, "onic-bench: cannot create %s: %m\n", name);
-        if (fd >= 0)
-            close(fd);
+    if (onic_boot_open(cfg, &b) != ONIC_OK) {
+        fprintf(stderr, "onic-bench: no launcher to share scratch memory through\n");
         return NULL;
     }
+    snprintf(key, sizeof(key), "bench-%s", what);
+    me.pid = (uint64_t)getpid();
+    if (cfg->rank == 0 && ((fd = bench_fdpass_create(what, size)) < 0 ||
+                           (lsock = bench_fdpass_listen(me.token)) < 0))
+        goto out;
+    if (onic_boot_put(b, key, &me, sizeof(me)) != ONIC_OK || onic_boot_fence(b) != ONIC_OK ||
+        onic_boot_get(b, 1 - cfg->rank, key, &peer, &len) != ONIC_OK || len != sizeof(peer) ||
+        peer.token[BENCH_TOKEN_LEN] != '\0') {
+        fprintf(stderr, "onic-bench: cannot trade the scratch memory's token\n");
+        goto out;
+    }
+    if (cfg->rank == 0) {
+        int rc = bench_fdpass_give(lsock, (pid_t)peer.pid, fd);
+        lsock = -1;
+        if (rc != 0)
+            goto out;
+    } else if ((fd = bench_fdpass_take(peer.token, (pid_t)peer.pid, size)) < 0) {
+        goto out;
+    }
     mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
+out:
+    if (lsock >= 0)
+        close(lsock);
+    if (fd >= 0)
+        close(fd);
+    onic_boot_close(b);
     return mem == MAP_FAILED ? NULL : mem;
 }
 

@@ -16,7 +16,7 @@
  * debugger, kill -STOP) is waited for, not killed: after RUN_STOP_NOTICE_NS
  * onicrun says once which rank is stopped and that SIGCONT resumes it. A
  * timeout still counts while the job is stopped. Shared-memory objects a
- * program names /onic-<jobid>-... itself (the benchmarks' scratch) are
+ * program names /onic-<jobid>-... itself are
  * removed before onicrun exits; if onicrun itself is killed by SIGKILL its
  * processes die with it (PR_SET_PDEATHSIG), but such objects stay. Standard input goes to rank 0 unless it is a terminal
  * (the job is not the terminal's foreground group, so reading it would stop

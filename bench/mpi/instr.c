@@ -10,8 +10,8 @@
  *   unexpected  the sender does B MPI_Send; the receiver does B MPI_Recv
  *
  * first with the source named, then with MPI_ANY_SOURCE. The ranks take
- * turns through a counter in a page of POSIX shared memory, never through
- * MPI, so a measured call never waits for the other rank: when it starts,
+ * turns through a counter in a page of nameless shared memory (a memfd
+ * rank 0 hands to rank 1, bench/fdpass.h), never through MPI, so a measured call never waits for the other rank: when it starts,
  * the other rank is spinning outside MPI and everything it needs is there.
  *
  * Collection is on only around each measured call (CALLGRIND_TOGGLE_COLLECT;
@@ -27,13 +27,13 @@
  * Without valgrind the client requests do nothing and the program only
  * checks that the messages arrive.
  *
- * Usage: instr SHM_NAME ROUNDS (2 processes). SHM_NAME ("/name") must be
- * unique to the run: rank 0 creates it, rank 1 opens it, rank 0 unlinks it
- * at the end. The receiver checks every message (value, source, tag, size)
- * and the program exits non-zero on any error. */
-#define _POSIX_C_SOURCE 200809L
+ * Usage: instr ROUNDS (2 processes). The receiver checks every message
+ * (value, source, tag, size) and the program exits non-zero on any error. */
+#define _GNU_SOURCE
 #include <mpi.h>
 #include <valgrind/callgrind.h>
+
+#include "../fdpass.h"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -177,30 +177,34 @@ static void round_of(unsigned round, int any, unsigned step)
 
 int main(int argc, char **argv)
 {
-    int size, fd = -1, rc = 0;
+    int size, fd = -1, lsock = -1, rc = 0;
+    struct { long pid; char token[BENCH_TOKEN_LEN + 1]; } me = {0, ""}, peer;
     long rounds;
     void *page;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    rounds = argc == 3 ? strtol(argv[2], NULL, 10) : 0;
-    if (size != 2 || rounds < 1 || rounds > 100000 || argv[1][0] != '/') {
+    rounds = argc == 2 ? strtol(argv[1], NULL, 10) : 0;
+    if (size != 2 || rounds < 1 || rounds > 100000) {
         if (rank == 0)
-            fprintf(stderr, "usage: run with 2 processes: instr /SHM_NAME ROUNDS\n");
+            fprintf(stderr, "usage: run with 2 processes: instr ROUNDS\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
         return 2;
     }
-    /* Rank 0 creates and sizes the page before the barrier, so rank 1
-     * never maps a page of size 0. */
-    if (rank == 0) {
-        fd = shm_open(argv[1], O_RDWR | O_CREAT | O_EXCL, 0600);
-        if (fd < 0 || ftruncate(fd, PAGE) != 0)
-            fail("cannot create the flag page (shm_open, ftruncate)");
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (rank == 1 && (fd = shm_open(argv[1], O_RDWR, 0600)) < 0)
-        fail("cannot open the flag page (shm_open)");
+    /* Rank 0 makes the page and listens before it sends its token, so
+     * rank 1 finds it ready; each checks the other's pid. */
+    me.pid = (long)getpid();
+    if (rank == 0 && ((fd = bench_fdpass_create("instr", PAGE)) < 0 ||
+                      (lsock = bench_fdpass_listen(me.token)) < 0))
+        fail("cannot make the flag page");
+    MPI_Sendrecv(&me, sizeof(me), MPI_BYTE, 1 - rank, TAG + 1, &peer, sizeof(peer), MPI_BYTE,
+                 1 - rank, TAG + 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    peer.token[BENCH_TOKEN_LEN] = '\0';
+    if (rank == 0 && bench_fdpass_give(lsock, (pid_t)peer.pid, fd) != 0)
+        fail("cannot hand the flag page to rank 1");
+    if (rank == 1 && (fd = bench_fdpass_take(peer.token, (pid_t)peer.pid, PAGE)) < 0)
+        fail("cannot take the flag page from rank 0");
     page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (page == MAP_FAILED)
         fail("cannot map the flag page");
@@ -227,8 +231,6 @@ int main(int argc, char **argv)
         printf("instr: %ld rounds of %d messages of 8 bytes in 4 orders, all checked\n",
                rounds, B);
     munmap(page, PAGE);
-    if (rank == 0 && shm_unlink(argv[1]) != 0)
-        fail("cannot unlink the flag page");
     MPI_Finalize();
     return 0;
 }

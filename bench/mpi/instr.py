@@ -113,10 +113,9 @@ def run_one(build, key, run, env, exe, rounds):
     d = os.path.join(build, "bench-mpi", f"instr-{key}.callgrind")
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
-    shm = f"/onic-instr-{os.getpid()}-{key}"
     cmd = run + ["valgrind", "-q", "--tool=callgrind", "--collect-atstart=no",
                  "--instr-atstart=no", f"--callgrind-out-file={d}/callgrind.out.%p",
-                 exe, shm, str(rounds)]
+                 exe, str(rounds)]
     # Its own session, so a run that hangs is stopped with everything it started.
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=env, start_new_session=True)
@@ -126,11 +125,6 @@ def run_one(build, key, run, env, exe, rounds):
         os.killpg(p.pid, signal.SIGKILL)
         out, err = p.communicate()
         err += "\ntimed out after 600 s"
-    finally:
-        try:  # instr.c unlinks it; not if a rank failed
-            os.unlink("/dev/shm" + shm)
-        except OSError:
-            pass
     if p.returncode != 0 or "all checked" not in out:
         raise RuntimeError(f"{' '.join(cmd)} failed (exit {p.returncode}):\n{out}{err}")
     parts = {}  # (pid, part number) -> (dump name, instructions)

@@ -262,7 +262,6 @@ int main(int argc, char **argv)
     onic_xport_params_t p = {0};
     bench_t b = {0};
     bench_opts_t opt;
-    char name[80];
     uint64_t scale;
     double raw_lat, raw_rt;
 
@@ -278,7 +277,7 @@ int main(int argc, char **argv)
     }
     b.rank = cfg.rank;
     scale = b.quick ? 1 : 10;
-    b.sh = bench_shared_map(cfg.jobid, "ptl", sizeof(bench_pair_t), name, sizeof(name));
+    b.sh = bench_shared_map(&cfg, "ptl", sizeof(bench_pair_t));
     if (b.sh == NULL)
         return 1;
 
@@ -334,7 +333,5 @@ int main(int argc, char **argv)
         }
     }
     munmap(b.sh, sizeof(bench_pair_t));
-    if (b.rank == 0)
-        shm_unlink(name);
     return 0;
 }

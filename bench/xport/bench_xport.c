@@ -319,7 +319,6 @@ int main(int argc, char **argv)
     onic_xport_params_t p = {0};
     bench_t b = {0};
     bench_opts_t opt;
-    char name[80];
     uint64_t round = 0, scale;
 
     if (bench_opts_parse(argc, argv, &opt) != 0)
@@ -335,8 +334,8 @@ int main(int argc, char **argv)
     b.rank = cfg.rank;
     scale = b.quick ? 1 : 10;
 
-    /* The raw floor's memory, named like every object of the job. */
-    b.raw = bench_shared_map(cfg.jobid, "raw", sizeof(raw_shared_t), name, sizeof(name));
+    /* The raw floor's memory, shared without a name (pair.h). */
+    b.raw = bench_shared_map(&cfg, "raw", sizeof(raw_shared_t));
     p.rank = cfg.rank;
     p.size = cfg.size;
     p.jobid = cfg.jobid;
@@ -451,7 +450,5 @@ int main(int argc, char **argv)
     munmap(b.raw, sizeof(raw_shared_t));
     free(b.src);
     free(b.dst);
-    if (b.rank == 0)
-        shm_unlink(name);
     return 0;
 }

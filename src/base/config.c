@@ -109,6 +109,10 @@ static const onic_config_var_t config_vars[] = {
     {"ONIC_SHM_BOUNCE_CHUNKS", "4", "chunks in each bounce buffer: how far the copying "
      "sender may run ahead of the receiver", ONIC_CONFIG_UINT_POW2, 2, 256, NULL,
      CFG_FIELD(shm_bounce_chunks)},
+    {"ONIC_SHM_XCHG_STOP", "0", "for tests: 1 makes every process but a node's rank 0 stop "
+     "itself (SIGSTOP) just before it joins the node's exchange of shared memory, so that a test "
+     "can act while rank 0 listens; SIGCONT lets it go on", ONIC_CONFIG_UINT, 0, 1, NULL,
+     CFG_FIELD(shm_xchg_stop)},
     {"ONIC_WAIT_SPIN_US", "50", "a blocking wait spins this long, then yields, then sleeps "
      "on a futex until a sender wakes it", ONIC_CONFIG_UINT, 0, 1000000, NULL,
      CFG_FIELD(wait_spin_us)},

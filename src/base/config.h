@@ -89,6 +89,7 @@ typedef struct onic_config {
     unsigned    shm_assist_min; /* ONIC_SHM_ASSIST_MIN */
     unsigned    shm_bounce_chunk;  /* ONIC_SHM_BOUNCE_CHUNK */
     unsigned    shm_bounce_chunks; /* ONIC_SHM_BOUNCE_CHUNKS */
+    unsigned    shm_xchg_stop;  /* ONIC_SHM_XCHG_STOP */
     unsigned    wait_spin_us;   /* ONIC_WAIT_SPIN_US */
     unsigned    wait;           /* ONIC_WAIT: onic_config_wait_t */
     unsigned    eager_limit;    /* ONIC_EAGER_LIMIT */

@@ -5,6 +5,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/mem.h"
+#include "base/proc.h"
 #include "base/shmfd.h"
 
 #include <errno.h>
@@ -44,6 +45,7 @@ struct onic_onload_client {
     uint64_t              spin_ns;
     int                   gone;     /* the engine was found dead */
     uint64_t              checked;  /* when a wait last checked the engine (CLIENT_CHECK_NS) */
+    uint64_t              looked;   /* when /proc last said the engine is no zombie */
     int                   ptl;      /* the engine runs our Portals: see serve_ptl */
     int                   quiet;    /* this push wakes no sleeping engine */
     client_range_t        regs[ONIC_ONLOAD_REGS];
@@ -151,6 +153,24 @@ static void client_ring_bell(onic_onload_client_t *c)
     }
 }
 
+/* Whether the engine runs: kill(pid, 0) on every call, and its state in
+ * /proc (a zombie passes kill) at most every CLIENT_CHECK_NS, since a push
+ * to a full ring asks on every try. */
+static int client_engine_alive(onic_onload_client_t *c)
+{
+    uint64_t now;
+
+    if (kill(c->engine_pid, 0) != 0 && errno == ESRCH)
+        return 0;
+    now = onic_time_ns();
+    if (c->looked != 0 && now - c->looked < CLIENT_CHECK_NS)
+        return 1;
+    if (!onic_proc_alive(c->engine_pid))
+        return 0;
+    c->looked = now;
+    return 1;
+}
+
 onic_status_t onic_onload_client_check(onic_onload_client_t *c)
 {
     if (c == NULL)
@@ -164,14 +184,14 @@ onic_status_t onic_onload_client_check(onic_onload_client_t *c)
          * stray write. Stop the job rather than declare a live engine gone. */
         if ((magic != ONIC_ONLOAD_STATUS_MAGIC || pid != c->engine_pid ||
              (state != ONIC_ONLOAD_READY && state != ONIC_ONLOAD_STOPPED)) &&
-            kill(c->engine_pid, 0) == 0)
+            onic_proc_alive(c->engine_pid))
             onic_log_fail_stop(ONIC_EXIT_CORRUPT, "onload: corrupt data in the engine's status "
                                "segment (seen by rank %d): magic %#x, pid %d, state %u, while "
                                "the engine (pid %d) runs; stopping the job", onic_log_rank(),
                                magic, (int)pid, state, (int)c->engine_pid);
     }
     if (!c->gone &&
-        ((kill(c->engine_pid, 0) != 0 && errno == ESRCH) ||
+        (!client_engine_alive(c) ||
          __atomic_load_n(&c->engine->state, __ATOMIC_ACQUIRE) != ONIC_ONLOAD_READY)) {
         onic_error("onload: the engine (pid %d) is gone; this process cannot communicate any more",
                    (int)c->engine_pid);

@@ -4,6 +4,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/mem.h"
+#include "base/proc.h"
 #include "base/shmfd.h"
 #include "onload/ring.h"
 #include "xport/cma.h"
@@ -56,7 +57,7 @@ onic_status_t onic_onload_status_read(int fd, onic_onload_status_t *status_p)
 int onic_onload_status_alive(const onic_onload_status_t *status)
 {
     return status->state == ONIC_ONLOAD_READY &&
-           (kill((pid_t)status->pid, 0) == 0 || errno == EPERM);
+           onic_proc_alive((pid_t)status->pid);
 }
 
 static long engine_futex(uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
@@ -204,7 +205,7 @@ static void engine_reap_dead(engine_t *e)
 {
     for (uint32_t r = 0; r < e->nprocs; r++) {
         engine_proc_t *p = &e->procs[r];
-        if (p->state == ENGINE_PROC_ATTACHED && kill(p->pid, 0) != 0 && errno == ESRCH) {
+        if (p->state == ENGINE_PROC_ATTACHED && !onic_proc_alive(p->pid)) { /* zombies too */
             onic_debug("onload: rank %u (pid %d) is gone", r, (int)p->pid);
             engine_proc_detach(e, p, 0);
         }

@@ -175,8 +175,8 @@ static_assert(sizeof(onic_onload_proc_hdr_t) == 64, "a process segment's header 
  * version. */
 onic_status_t onic_onload_status_read(int fd, onic_onload_status_t *status_p);
 
-/* Whether the engine a status names is alive: its pid exists and its state
- * is READY. */
+/* Whether the engine a status names is alive: its pid runs (a zombie does
+ * not, base/proc.h) and its state is READY. */
 int onic_onload_status_alive(const onic_onload_status_t *status);
 
 /* The engine: fill in the status segment onicrun made (ONIC_ONLOAD_FD),

@@ -538,7 +538,7 @@ static onic_status_t shm_xchg_lead(shm_state_t *s, const char *token, const pid_
 }
 
 static onic_status_t shm_xchg_join(shm_state_t *s, const char *token, const pid_t *pids,
-                                   int *fds, uint64_t deadline)
+                                   int *fds, uint64_t deadline, int stop)
 {
     struct sockaddr_un sa;
     socklen_t salen = shm_xchg_addr(&sa, token), clen;
@@ -551,6 +551,8 @@ static onic_status_t shm_xchg_join(shm_state_t *s, const char *token, const pid_
         onic_error("shm: cannot make a Unix socket: %m");
         return ONIC_ERR_IO;
     }
+    if (stop)
+        raise(SIGSTOP); /* ONIC_SHM_XCHG_STOP: a test holds the window open */
     /* The node's rank 0 may not listen yet. */
     while (connect(sock, (struct sockaddr *)&sa, salen) != 0) {
         if ((errno != ECONNREFUSED && errno != ENOENT && errno != EAGAIN && errno != EINTR) ||
@@ -603,20 +605,57 @@ static onic_status_t shm_xchg_join(shm_state_t *s, const char *token, const pid_
     return ONIC_OK;
 }
 
-/* The pids of the node's processes, as each put it in the store. */
+static uint64_t shm_ns_inode(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+void onic_xport_shm_who(onic_xport_shm_who_t *who)
+{
+    who->pid = (uint64_t)getpid();
+    who->netns = shm_ns_inode("/proc/self/ns/net");
+    who->pidns = shm_ns_inode("/proc/self/ns/pid");
+}
+
+/* Namespaces a and b differ (both known). */
+static int shm_ns_differ(uint64_t a, uint64_t b)
+{
+    return a != 0 && b != 0 && a != b;
+}
+
+/* The pids of the node's processes, as each put it in the store. Processes
+ * in another network namespace cannot reach the exchange's abstract socket,
+ * and in another pid namespace their pids are not the ones the kernel
+ * reports: said at once, rather than after the exchange's 30 s. */
 static onic_status_t shm_xchg_pids(shm_state_t *s, const onic_xport_tparams_t *tp, pid_t *pids)
 {
+    onic_xport_shm_who_t me;
+
+    onic_xport_shm_who(&me);
     for (uint32_t r = 0; r < s->size; r++) {
-        uint32_t rank = tp->ranks != NULL ? tp->ranks[r] : r, pid = 0;
-        size_t len = sizeof(pid);
+        uint32_t rank = tp->ranks != NULL ? tp->ranks[r] : r;
+        onic_xport_shm_who_t who = {0, 0, 0};
+        size_t len = sizeof(who);
         onic_status_t status = tp->boot == NULL
                                    ? ONIC_ERR_INVALID_PARAM
-                                   : onic_boot_get(tp->boot, rank, "shm-pid", &pid, &len);
-        if (status != ONIC_OK || len != sizeof(pid) || pid == 0) {
+                                   : onic_boot_get(tp->boot, rank, "shm-pid", &who, &len);
+        if (status != ONIC_OK || len != sizeof(who) || who.pid == 0 || who.pid > INT32_MAX) {
             onic_error("shm: no pid of rank %u in the launcher's store", rank);
             return ONIC_ERR_IO;
         }
-        pids[r] = (pid_t)pid;
+        if (shm_ns_differ(who.netns, me.netns) || shm_ns_differ(who.pidns, me.pidns)) {
+            int net = shm_ns_differ(who.netns, me.netns);
+            onic_error("shm: rank %u is in another %s namespace than rank %u (%s:[%llu], this "
+                       "one %s:[%llu]); the processes of a node share memory only within one "
+                       "network and one pid namespace: start them in the same ones", rank, net ? "network" : "pid",
+                       tp->ranks != NULL ? tp->ranks[s->rank] : s->rank, net ? "net" : "pid",
+                       (unsigned long long)(net ? who.netns : who.pidns), net ? "net" : "pid",
+                       (unsigned long long)(net ? me.netns : me.pidns));
+            return ONIC_ERR_UNSUPPORTED;
+        }
+        pids[r] = (pid_t)who.pid;
     }
     return ONIC_OK;
 }
@@ -729,7 +768,8 @@ static onic_status_t shm_endpoint_open(const onic_xport_tparams_t *tp, void **st
             status = shm_xchg_pids(s, tp, pids);
         if (status == ONIC_OK)
             status = s->rank == 0 ? shm_xchg_lead(s, p->jobid, pids, fds, deadline)
-                                  : shm_xchg_join(s, p->jobid, pids, fds, deadline);
+                                  : shm_xchg_join(s, p->jobid, pids, fds, deadline,
+                                                   (int)p->cfg->shm_xchg_stop);
         for (uint32_t r = 0; status == ONIC_OK && r < s->size; r++)
             if (r != s->rank)
                 status = shm_attach(s, fds[r], r, deadline);

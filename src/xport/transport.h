@@ -80,6 +80,17 @@ typedef struct onic_xport_ops {
 
 extern const onic_xport_ops_t onic_xport_self_ops;
 extern const onic_xport_ops_t onic_xport_shm_ops;
+
+/* What each process of a node puts in the launcher's store ("shm-pid") for
+ * shm's exchange: its pid, and the inodes of its network and pid
+ * namespaces (0 where /proc cannot tell), which the exchange needs shared. */
+typedef struct onic_xport_shm_who {
+    uint64_t pid;
+    uint64_t netns;
+    uint64_t pidns;
+} onic_xport_shm_who_t;
+
+void onic_xport_shm_who(onic_xport_shm_who_t *who);
 extern const onic_xport_ops_t onic_xport_ofi_ops;
 
 #endif

@@ -325,7 +325,8 @@ static onic_status_t xport_open_steps(onic_xport_t *x, xport_startup_t *st)
          * the name is in the launcher's store, which only the job's
          * processes read, with every process's pid for the exchange to
          * check who connects. */
-        uint32_t pid = (uint32_t)getpid();
+        onic_xport_shm_who_t who;
+        onic_xport_shm_who(&who);
         if (b->rank == b->local[0]) {
             uint8_t rnd[8];
             if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) {
@@ -338,7 +339,7 @@ static onic_status_t xport_open_steps(onic_xport_t *x, xport_startup_t *st)
             if (status != ONIC_OK)
                 return status;
         }
-        status = onic_boot_put(b, "shm-pid", &pid, sizeof(pid));
+        status = onic_boot_put(b, "shm-pid", &who, sizeof(who));
         if (status != ONIC_OK)
             return status;
     }

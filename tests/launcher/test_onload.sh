@@ -77,12 +77,27 @@ check "the job fails with the engine's signal" [ $rc -eq 137 ]
 check "rank 0, blocked in a wait, gets an error, not a hang" \
     grep -q "rank 0: waiting for an event: input/output error after [0-9]* ms" "$out"
 
+# The same with the engine left a zombie (onicrun stopped, so it cannot
+# reap it): kill(pid, 0) finds a zombie, the engine is gone all the same.
+go --onload -n 1 "$onload_job" killed zombie
+check "a zombie engine: its status reads not running" \
+    grep -q "rank 0: the engine is a zombie; its status says not running" "$out"
+check "a zombie engine: rank 0's wait gets an error, not a timeout" \
+    grep -q "rank 0: waiting for an event: input/output error after [0-9]* ms" "$out"
+check "a zombie engine: the job fails with the engine's signal" [ $rc -eq 137 ]
+
 # A process that exits without detaching is no longer served, and the
 # others still are.
 go --onload -n 2 "$onload_job" vanish
 check "a vanished process: the job goes on" [ $rc -eq 0 ]
 check "the engine drops it" grep -q "rank 0: the engine stopped serving the vanished process" "$out"
 check "and serves the other" grep -q "rank 0: 1000 pings answered in order" "$out"
+# Also when it stays a zombie (rank 0 stops onicrun before rank 1 exits).
+go --onload -n 2 "$onload_job" vanish zombie
+check "a zombie process: the job goes on" [ $rc -eq 0 ]
+check "the engine drops the zombie" \
+    grep -q "rank 0: the engine stopped serving the vanished process" "$out"
+check "and serves the other still" grep -q "rank 0: 1000 pings answered in order" "$out"
 
 # What a process must not get away with; a segment that does not add up.
 go --onload -n 1 "$onload_job" misuse

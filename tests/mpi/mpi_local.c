@@ -22,6 +22,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../proc_state.h"
+
 enum { R_ISEND, R_ISEND_LARGE, R_ISSEND, R_START, R_IBSEND, R_STOP, R_STOP_LARGE, R_N };
 static const char *const round_name[R_N] = {"Isend 400 B", "Isend 64 KiB", "Issend 400 B",
                                             "Startall 400 B", "Ibsend 400 B",
@@ -29,23 +31,6 @@ static const char *const round_name[R_N] = {"Isend 400 B", "Isend 64 KiB", "Isse
                                             "Isend 64 KiB to a stopped rank"};
 static const int round_count[R_N] = {3000, 64, 1000, 1000, 1000, 3000, 64};
 static const int round_len[R_N] = {400, 65536, 400, 400, 400, 400, 65536};
-
-/* Whether process pid is stopped (state T in /proc/PID/stat). */
-static int is_stopped(pid_t pid)
-{
-    char path[64], buf[256], *p;
-    FILE *f;
-    size_t n;
-
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    if ((f = fopen(path, "r")) == NULL)
-        return 0;
-    n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    p = strrchr(buf, ')'); /* after the command name, which may hold anything */
-    return p != NULL && p[1] == ' ' && p[2] == 'T';
-}
 
 static int failed;
 
@@ -82,9 +67,9 @@ static void sender(int round, const char *fifo, pid_t peer)
     MPI_Barrier(MPI_COMM_WORLD); /* rank 1 leaves MPI now */
     if (round >= R_STOP) {
         int waited = 0;
-        while (!is_stopped(peer) && waited++ < 10000)
+        while (test_proc_state(peer) != 'T' && waited++ < 10000)
             usleep(1000);
-        check(is_stopped(peer), "rank 1 did not stop", round, 0);
+        check(test_proc_state(peer) == 'T', "rank 1 did not stop", round, 0);
     }
     for (int i = 0; i < n; i++) {
         void *b = buf + (size_t)i * len;
@@ -111,7 +96,7 @@ static void sender(int round, const char *fifo, pid_t peer)
         check(MPI_Startall(n, rq) == MPI_SUCCESS, "MPI_Startall failed", round, 0);
     /* Every call has returned: let rank 1 go on. */
     if (round >= R_STOP) {
-        check(is_stopped(peer), "rank 1 went on while stopped", round, 0);
+        check(test_proc_state(peer) == 'T', "rank 1 went on while stopped", round, 0);
         kill(peer, SIGCONT);
     } else {
         fd = open(fifo, O_WRONLY);

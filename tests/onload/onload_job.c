@@ -39,12 +39,20 @@
  *   onload_job killed       rank 0 kills the engine with SIGKILL; every
  *                           rank blocked waiting for an event must get an
  *                           error within 5 s, not hang (SIGTERM from
- *                           onicrun is ignored so the error can be seen) */
+ *                           onicrun is ignored so the error can be seen)
+ *   onload_job killed zombie  (one rank) the same with onicrun stopped
+ *                           first, so the dead engine stays a zombie, which
+ *                           kill(pid, 0) still finds: the engine must be
+ *                           seen as gone all the same; then onicrun goes on
+ *   onload_job vanish zombie  as vanish, but rank 1 exits while onicrun is
+ *                           stopped (rank 0 stops it): the engine must stop
+ *                           serving the zombie it leaves */
 #include "base/clock.h"
 #include "base/config.h"
 #include "base/shmfd.h"
 #include "onload/onload.h"
 #include "onload/ring.h"
+#include "../proc_state.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -340,29 +348,52 @@ out:
     return rc;
 }
 
-static int run_vanish(const onic_config_t *cfg, onic_onload_client_t *c)
+/* Wait up to 5 s for pid to reach state want. */
+static int await_state(pid_t pid, char want)
+{
+    for (int i = 0; i < 500; i++) {
+        if (test_proc_state(pid) == want)
+            return 1;
+        usleep(10000);
+    }
+    fprintf(stderr, "pid %d never reached state %c (now %c)\n", (int)pid, want,
+            test_proc_state(pid));
+    return 0;
+}
+
+static int run_vanish(const onic_config_t *cfg, onic_onload_client_t *c, int zombie)
 {
     onic_onload_status_t st;
     uint64_t t0 = onic_time_ns();
+    int rc;
 
-    if (cfg->rank == 1)
+    if (cfg->rank == 1) {
+        /* Exit while onicrun cannot reap us: we stay a zombie. */
+        if (zombie && !await_state(getppid(), 'T'))
+            _exit(1);
         _exit(0); /* no BYE, no unmapping */
+    }
     if (cfg->rank != 0)
         return 0;
+    if (zombie)
+        kill(getppid(), SIGSTOP);
     /* Both attached (rank 1 before it could exit), one still served. */
     do {
-        if (onic_onload_status_read((int)cfg->onload_fd, &st) != ONIC_OK)
-            return 1;
-        if (onic_time_ns() - t0 > 5000000000ull) {
-            fprintf(stderr, "rank 0: the engine still serves %llu processes\n",
-                    (unsigned long long)st.procs);
+        int read = onic_onload_status_read((int)cfg->onload_fd, &st) == ONIC_OK;
+        if (!read || onic_time_ns() - t0 > 5000000000ull) {
+            if (read)
+                fprintf(stderr, "rank 0: the engine still serves %llu processes\n",
+                        (unsigned long long)st.procs);
+            if (zombie)
+                kill(getppid(), SIGCONT);
             return 1;
         }
         usleep(10000);
     } while (st.procs_seen != 2 || st.procs != 1);
+    rc = zombie && (test_proc_state(getppid()) != 'T' || kill(getppid(), SIGCONT) != 0);
     printf("rank 0: the engine stopped serving the vanished process after %.0f ms\n",
            (onic_time_ns() - t0) / 1e6);
-    return run_ping(cfg, c, 1000);
+    return rc || run_ping(cfg, c, 1000);
 }
 
 /* The next event must be kind with cookie and status. */
@@ -532,7 +563,7 @@ out:
     return rc;
 }
 
-static int run_killed(const onic_config_t *cfg, onic_onload_client_t *c)
+static int run_killed(const onic_config_t *cfg, onic_onload_client_t *c, int zombie)
 {
     uint8_t buf[ONIC_ONLOAD_REC];
     onic_onload_status_t st;
@@ -541,10 +572,21 @@ static int run_killed(const onic_config_t *cfg, onic_onload_client_t *c)
     size_t len;
     onic_status_t s;
 
+    int rc = 0;
+
     if (cfg->rank == 0) {
         if (onic_onload_status_read((int)cfg->onload_fd, &st) != ONIC_OK)
             return 1;
+        if (zombie)
+            kill(getppid(), SIGSTOP); /* nobody reaps the engine now */
         kill((pid_t)st.pid, SIGKILL);
+        if (zombie) {
+            /* What the old liveness check saw: a pid that kill(pid, 0) finds. */
+            rc = !await_state((pid_t)st.pid, 'Z') || kill((pid_t)st.pid, 0) != 0;
+            rc |= onic_onload_status_alive(&st);
+            printf("rank 0: the engine is a zombie; its status says %s\n",
+                   onic_onload_status_alive(&st) ? "running" : "not running");
+        }
     }
     t0 = onic_time_ns();
     /* Nothing will come: only the engine's death ends this wait. */
@@ -552,7 +594,9 @@ static int run_killed(const onic_config_t *cfg, onic_onload_client_t *c)
     printf("rank %u: waiting for an event: %s after %llu ms\n", cfg->rank, onic_status_str(s),
            (unsigned long long)((onic_time_ns() - t0) / 1000000));
     fflush(stdout);
-    return s == ONIC_ERR_IO ? 0 : 1;
+    if (zombie)
+        kill(getppid(), SIGCONT);
+    return s == ONIC_ERR_IO && rc == 0 ? 0 : 1;
 }
 
 int main(int argc, char **argv)
@@ -560,12 +604,13 @@ int main(int argc, char **argv)
     onic_config_t cfg;
     onic_onload_client_t *c;
     onic_status_t s;
-    int rc, nocma;
+    int rc, nocma, zombie;
 
     if (argc < 2 || onic_config_read(&cfg) != ONIC_OK)
         return 2;
     if (strcmp(argv[1], "killed") == 0)
         signal(SIGTERM, SIG_IGN);
+    zombie = argc == 3 && strcmp(argv[2], "zombie") == 0;
     if (strcmp(argv[1], "badseg") == 0 && cfg.rank == 1)
         return run_badseg(&cfg);
     /* Some ranks as if ONIC_ONLOAD_RMA=copy were set for them alone (as
@@ -609,9 +654,9 @@ int main(int argc, char **argv)
     else if (strcmp(argv[1], "badseg") == 0)
         rc = run_selfpulls(&cfg, c) || run_ping(&cfg, c, 1000);
     else if (strcmp(argv[1], "vanish") == 0)
-        rc = run_vanish(&cfg, c);
+        rc = run_vanish(&cfg, c, zombie);
     else if (strcmp(argv[1], "killed") == 0)
-        rc = run_killed(&cfg, c);
+        rc = run_killed(&cfg, c, zombie);
     else
         rc = 2;
     onic_onload_client_close(c);

@@ -4,6 +4,8 @@
  * values are MPI's (MPI 4.0, 3.7 and 3.9). Deterministic. */
 #include "check.h"
 
+#include "base/mem.h"
+
 #include <mpi.h>
 #include <string.h>
 
@@ -116,15 +118,101 @@ static void test_args(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* Keyvals: the first 16 made fill the table of keyvals exactly; the
+ * keyval past the last is none (MPI_ERR_KEYVAL), looked up nowhere (under
+ * AddressSanitizer a lookup one past the table is an error). */
+static void test_keyvals(void)
+{
+    int kv[16], top = 0, flag = -1;
+    void *val = NULL;
+
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    for (int i = 0; i < 16; i++) {
+        CHECK_EQ(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &kv[i],
+                                        NULL), MPI_SUCCESS);
+        top = kv[i] > top ? kv[i] : top;
+    }
+    CHECK_EQ(MPI_Comm_get_attr(MPI_COMM_SELF, top + 1, &val, &flag), MPI_ERR_KEYVAL);
+    CHECK_EQ(MPI_Comm_set_attr(MPI_COMM_SELF, top + 1, &flag), MPI_ERR_KEYVAL);
+    CHECK_EQ(MPI_Comm_set_attr(MPI_COMM_SELF, kv[15], &flag), MPI_SUCCESS);
+    CHECK_EQ(MPI_Comm_get_attr(MPI_COMM_SELF, kv[15], &val, &flag), MPI_SUCCESS);
+    CHECK(flag == 1 && val == &flag);
+    CHECK_EQ(MPI_Comm_delete_attr(MPI_COMM_SELF, kv[15]), MPI_SUCCESS);
+    for (int i = 0; i < 16; i++)
+        CHECK_EQ(MPI_Comm_free_keyval(&kv[i]), MPI_SUCCESS);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+}
+
+/* Info objects: an empty key is refused by every call that takes one, and
+ * the n-th key exists for n from 0 to nkeys - 1 only (MPI 4.0, 10.1). */
+static void test_info(void)
+{
+    MPI_Info info;
+    char key[MPI_MAX_INFO_KEY + 1] = "untouched";
+    int len = -1, flag = -1, n = -1;
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK_EQ(MPI_Info_create(&info), MPI_SUCCESS);
+    CHECK_EQ(MPI_Info_set(info, "a", "1"), MPI_SUCCESS);
+    CHECK_EQ(MPI_Info_set(info, "b", "22"), MPI_SUCCESS);
+    CHECK(MPI_Info_get_valuelen(info, "", &len, &flag) != MPI_SUCCESS);
+    CHECK(len == -1 && flag == -1);
+    CHECK_EQ(MPI_Info_get_valuelen(info, "b", &len, &flag), MPI_SUCCESS);
+    CHECK(len == 2 && flag == 1);
+    CHECK_EQ(MPI_Info_get_nkeys(info, &n), MPI_SUCCESS);
+    CHECK_EQ(n, 2);
+    CHECK_EQ(MPI_Info_get_nthkey(info, 1, key), MPI_SUCCESS);
+    CHECK(strcmp(key, "b") == 0);
+    strcpy(key, "untouched");
+    CHECK(MPI_Info_get_nthkey(info, 2, key) != MPI_SUCCESS);
+    CHECK(MPI_Info_get_nthkey(info, -1, key) != MPI_SUCCESS);
+    CHECK(strcmp(key, "untouched") == 0);
+    CHECK_EQ(MPI_Info_free(&info), MPI_SUCCESS);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+/* A put that Portals cannot start (no memory to queue the message to
+ * oneself) is an error of the call, and is not counted as started: the
+ * flush that follows returns, and a later put goes. ("nomem": errors are
+ * logged.) */
+static int test_rma_nomem(void)
+{
+    static long long cell[2048], v[2048];
+    MPI_Win win;
+    int rc;
+
+    MPI_Win_create(cell, sizeof(cell), sizeof(cell[0]), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+    onic_mem_fail_after(0);
+    rc = MPI_Put(v, 2048, MPI_LONG_LONG, 0, 0, 2048, MPI_LONG_LONG, win);
+    onic_mem_fail_after(-1);
+    CHECK(rc != MPI_SUCCESS);
+    if (rc == MPI_SUCCESS)
+        return 1; /* counted as started: the flush would wait for ever */
+    CHECK_EQ(MPI_Win_flush(0, win), MPI_SUCCESS);
+    CHECK_EQ(MPI_Put(v, 2048, MPI_LONG_LONG, 0, 0, 2048, MPI_LONG_LONG, win), MPI_SUCCESS);
+    CHECK_EQ(MPI_Win_unlock(0, win), MPI_SUCCESS);
+    CHECK_EQ(MPI_Win_free(&win), MPI_SUCCESS);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    int size;
+    int size, nomem = argc == 2 && strcmp(argv[1], "nomem") == 0;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     REQUIRE(size == 1);
-    test_many();
-    test_args();
+    if (nomem) {
+        if (test_rma_nomem() != 0)
+            return check_summary("test_mpi_requests nomem"); /* no MPI_Finalize: it would wait */
+    } else {
+        test_keyvals(); /* first: no keyval made before */
+        test_many();
+        test_args();
+        test_info();
+    }
     MPI_Finalize();
-    return check_summary("test_mpi_requests");
+    return check_summary(nomem ? "test_mpi_requests nomem" : "test_mpi_requests");
 }

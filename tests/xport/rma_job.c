@@ -134,12 +134,15 @@ static onic_status_t rma_sync(rma_job_t *j, int write, uint32_t peer, void *loca
     return j->last_status;
 }
 
+/* A failed check ends this rank at once: a peer may wait for what it would
+ * send next (a check, an answer), and onicrun then ends the job with a
+ * failure instead of its time limit ending a hang. */
 static void check(rma_job_t *j, int ok, const char *what, uint64_t len)
 {
     if (!ok) {
-        fprintf(stderr, "rank %u: %s (%llu bytes) failed\n", j->rank, what,
+        fprintf(stderr, "rank %u: %s (%llu bytes) failed; stopping\n", j->rank, what,
                 (unsigned long long)len);
-        j->bad++;
+        exit(1);
     }
 }
 
