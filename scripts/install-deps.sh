@@ -15,9 +15,11 @@
 #                            and draws its report with (make bench, make demo):
 #                            MPICH's and Open MPI's compilers, matplotlib for
 #                            /usr/bin/python3, valgrind (callgrind and its
-#                            header, for bench/mpi/instr.py), nextpnr-ice40
-#                            for the iCE40 row of the RTL synthesis table
-#                            (make -C hw synth)
+#                            header, for bench/mpi/instr.py)
+#   install-deps.sh synth    also nextpnr-ice40, which places and times the
+#                            iCE40 row of the RTL synthesis table (make -C hw
+#                            synth calls this; its Virtex-II Pro rows need
+#                            only Yosys)
 #
 # A benchmark package that cannot be installed is not an error: the suite
 # leaves that MPI out (or the plots, or the instruction counts) and its
@@ -63,7 +65,14 @@ if [ -n "$missing" ]; then
     apt_install $pkgs
 fi
 
-[ "${1:-}" = "bench" ] || exit 0
+if [ "$mode" = "synth" ]; then
+    command -v nextpnr-ice40 >/dev/null 2>&1 && exit 0
+    echo "install-deps: for the iCE40 synthesis, installing: nextpnr-ice40"
+    apt_install nextpnr-ice40 ||
+        echo "install-deps: could not install nextpnr-ice40; the synthesis table leaves out the iCE40 row"
+    exit 0
+fi
+[ "$mode" = "bench" ] || exit 0
 
 # The suite runs under Debian's python3 (/usr/bin/python3), which is where
 # python3-matplotlib installs, whatever python3 comes first in PATH.
@@ -79,7 +88,6 @@ command -v mpicc.openmpi >/dev/null 2>&1 && command -v mpirun.openmpi >/dev/null
 /usr/bin/python3 -c "import matplotlib" >/dev/null 2>&1 || bench="$bench python3-matplotlib"
 command -v valgrind >/dev/null 2>&1 && [ -f /usr/include/valgrind/callgrind.h ] ||
     bench="$bench valgrind"
-command -v nextpnr-ice40 >/dev/null 2>&1 || bench="$bench nextpnr-ice40"
 [ -z "$bench" ] && exit 0
 
 echo "install-deps: for the benchmark suite, installing:$bench"

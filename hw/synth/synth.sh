@@ -92,4 +92,7 @@ if command -v nextpnr-ice40 >/dev/null 2>&1; then
             done_layouts="$done_layouts $1"
         fi
     done
+else
+    echo
+    echo "iCE40 HX8K: left out, nextpnr-ice40 is not installed (scripts/install-deps.sh synth)"
 fi

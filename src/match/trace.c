@@ -11,8 +11,9 @@
  * records of a killed process's unwritten buffers, but filling fresh pages
  * of one cost 60-130 ns of CPU per 64-byte record here (a page fault per
  * page), several times the write's cost per byte. Record times are the TSC
- * on x86-64 (a clock_gettime costs several times an rdtsc), its rate
- * measured against CLOCK_MONOTONIC at every write into the header. */
+ * on x86-64 (a clock_gettime costs several times an rdtsc), read at every
+ * 8th record (trace_now), its rate measured against CLOCK_MONOTONIC at
+ * every write into the header. */
 #include "match/trace.h"
 #include "match/engine.h"
 #include "base/clock.h"
@@ -225,6 +226,18 @@ static __attribute__((noinline)) int trace_full(match_tracer_t *t)
     return !t->broken;
 }
 
+/* A record's time: the clock read at every TRACE_TIME_EVERY-th record of a
+ * chunk, the records in between repeating it (a 1-byte zero delta). Reading
+ * the TSC costs this VM about 12 ns, more than encoding a record, and no
+ * reader needs a finer time than the queue's recent past. */
+#define TRACE_TIME_EVERY 8u
+static inline uint64_t trace_now(const match_tracer_t *t)
+{
+    if (t->nrecs % TRACE_TIME_EVERY == 0)
+        return trace_ticks();
+    return t->prev_time;
+}
+
 /* Keep a lookup's key words in registers across the engine's call: left to
  * itself, gcc stores them as four words and reloads them as two vectors to
  * keep them, a store-forwarding stall that cost more than the record. */
@@ -302,7 +315,7 @@ trace_put(match_tracer_t *t, uint64_t now, unsigned op, unsigned flags, unsigned
 static void trace_append(onic_matcher_t *m, onic_mentry_t *e)
 {
     match_tracer_t *t = trace_of(m);
-    uint64_t now = trace_ticks();
+    uint64_t now = trace_now(t);
 
     t->real->append(m, e);
     trace_put(t, now, ONIC_TRACE_OP_APPEND, 0, 0, TRACE_ENTRY(e), 0);
@@ -312,7 +325,7 @@ static onic_status_t trace_insert(onic_matcher_t *m, onic_mentry_t *e, onic_ment
                                   int after)
 {
     match_tracer_t *t = trace_of(m);
-    uint64_t now = trace_ticks();
+    uint64_t now = trace_now(t);
     onic_status_t status = t->real->insert(m, e, anchor, after);
     unsigned pos = anchor == NULL ? ONIC_MATCH_HEAD : after ? ONIC_MATCH_AFTER : ONIC_MATCH_BEFORE;
 
@@ -326,7 +339,7 @@ static onic_mentry_t *trace_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t
                                  int remove)
 {
     match_tracer_t *t = trace_of(m);
-    uint64_t now = trace_ticks(), before = m->stats.inspected;
+    uint64_t now = trace_now(t), before = m->stats.inspected;
     uint64_t kb = key.bits, ki = key.id, ib = ignore.bits, ii = ignore.id;
     onic_mentry_t *e;
 
@@ -345,7 +358,7 @@ static onic_mentry_t *trace_find_accept(onic_matcher_t *m, onic_mkey_t key, onic
                                         onic_match_accept_t accept, void *arg, int *remove)
 {
     match_tracer_t *t = trace_of(m);
-    uint64_t now = trace_ticks(), before = m->stats.inspected;
+    uint64_t now = trace_now(t), before = m->stats.inspected;
     uint64_t kb = key.bits, ki = key.id, ib = ignore.bits, ii = ignore.id;
     unsigned flags;
     onic_mentry_t *e;
@@ -366,7 +379,7 @@ static onic_mentry_t *trace_find_accept(onic_matcher_t *m, onic_mkey_t key, onic
 static void trace_remove(onic_matcher_t *m, onic_mentry_t *e)
 {
     match_tracer_t *t = trace_of(m);
-    uint64_t now = trace_ticks();
+    uint64_t now = trace_now(t);
 
     t->real->remove(m, e);
     trace_put(t, now, ONIC_TRACE_OP_REMOVE, 0, 0, TRACE_ENTRY(e), 0);

@@ -13,7 +13,12 @@
  *              bit 4 ACCEPT, bit 5 KEY_SAME (the key is the previous
  *              record's), bit 6 IGN_SAME (the ignore bits are), bit 7 zero;
  *     time     varint: ticks since the previous record of the chunk (the
- *              first: since the file was opened), modulo 2^64;
+ *              first: since the file was opened), modulo 2^64. The
+ *              writer reads the clock for a chunk's 1st, 9th, 17th ...
+ *              record and for every LABEL; the records between repeat
+ *              the time before them (delta 0), so a record's time is
+ *              when its queue's operation at most 7 records earlier
+ *              began: never later than its own;
  *     kind     LABEL only: one byte, the queue's new kind;
  *     key      unless KEY_SAME: bits, then id, each a zigzag varint of its
  *              difference from the previous record's (0 at a chunk's start);
@@ -92,7 +97,8 @@ typedef struct onic_trace_rec {
     uint8_t     flags;
     uint8_t     pos;       /* INSERT: onic_match_pos_t (HEAD, BEFORE, AFTER) */
     uint32_t    queue;     /* the queue's number in this process, from 1 */
-    uint64_t    time;      /* clock ticks since the file was opened, as the operation began
+    uint64_t    time;      /* clock ticks since the file was opened, as this operation or one
+                              at most 7 records before it in its queue began (format above)
                               (header: clock, tick_hz) */
     onic_mkey_t key;       /* APPEND, INSERT: the entry's; lookups: the query's */
     onic_mkey_t ignore;

@@ -207,6 +207,12 @@ static void test_round_trip(const char *engine, uint64_t seed, size_t ops)
     CHECK(t.hdr.tick_hz > 0);
     for (size_t i = 1; i < t.nrecs; i++)   /* one queue: its records in time order */
         REQUIRE(t.recs[i].time >= t.recs[i - 1].time);
+    /* the clock is read at every 8th record of a chunk (labels always):
+     * the others repeat the previous record's time (the first chunk holds
+     * at least 800 records: 64 KiB of records of 80 bytes at most) */
+    for (size_t i = 1; i < t.nrecs && i < 800; i++)
+        if (i % 8 != 0 && t.recs[i].op != ONIC_TRACE_OP_LABEL)
+            REQUIRE(t.recs[i].time == t.recs[i - 1].time);
     CHECK(t.recs[0].op == ONIC_TRACE_OP_LABEL && t.recs[1].op == ONIC_TRACE_OP_LABEL);
     CHECK_EQ(t.recs[1].key.bits, 7);
     CHECK_EQ(t.recs[1].kind, ONIC_MATCH_QUEUE_POSTED);
