@@ -169,11 +169,11 @@ static int req_check_start(const char *call, int is_send, const void *buf, int c
     if (a->type->size * (size_t)count > ONIC_MPI_LEN_MAX)
         return onic_mpi_err(a->comm, MPI_ERR_COUNT, call, "%d elements of %zu bytes: onic "
                             "moves at most 2^42 bytes in one message", count, a->type->size);
-    if (peer != MPI_PROC_NULL && (peer < 0 || peer >= a->comm->size) &&
+    if (peer != MPI_PROC_NULL && (peer < 0 || peer >= a->comm->npeers) &&
         (is_send || peer != MPI_ANY_SOURCE))
         return onic_mpi_err(a->comm, MPI_ERR_RANK, call, "%s %d is not a rank of the "
                             "communicator (0 to %d%s, or MPI_PROC_NULL)",
-                            is_send ? "dest" : "source", peer, a->comm->size - 1,
+                            is_send ? "dest" : "source", peer, a->comm->npeers - 1,
                             is_send ? "" : ", MPI_ANY_SOURCE");
     if ((tag < 0 || tag > ONIC_MPI_TAG_UB) && (is_send || tag != MPI_ANY_TAG))
         return onic_mpi_err(a->comm, MPI_ERR_TAG, call, "tag %d is outside 0 to %d (MPI_TAG_UB)"
@@ -271,7 +271,7 @@ static inline int req_args_ok(int is_send, const void *buf, int count, MPI_Datat
            (a->type = onic_mpi_type_lookup(datatype)) != NULL && count >= 0 &&
            (buf != NULL || count == 0 || a->type->size == 0) &&
            a->type->size * (size_t)count <= ONIC_MPI_LEN_MAX &&
-           ((unsigned)peer < (unsigned)a->comm->size || (!is_send && peer == MPI_ANY_SOURCE)) &&
+           ((unsigned)peer < (unsigned)a->comm->npeers || (!is_send && peer == MPI_ANY_SOURCE)) &&
            ((unsigned)tag <= ONIC_MPI_TAG_UB || (!is_send && tag == MPI_ANY_TAG));
 }
 
@@ -915,7 +915,7 @@ __attribute__((flatten)) int MPI_Send(const void *buf, int count, MPI_Datatype d
     if (__builtin_expect(!onic_mpi_g.initialized || onic_mpi_g.finalized ||
                          onic_mpi_g.bundle_open || onic_mpi_g.drain_sends, 0) ||
         (c = onic_mpi_comm_lookup(comm)) == NULL || (t = onic_mpi_type_lookup(datatype)) == NULL ||
-        !t->contig || (unsigned)dest >= (unsigned)c->size || (unsigned)tag > ONIC_MPI_TAG_UB ||
+        !t->contig || (unsigned)dest >= (unsigned)c->npeers || (unsigned)tag > ONIC_MPI_TAG_UB ||
         /* count >= 0, and small enough that size * count cannot wrap */
         (size_t)(unsigned)count > onic_mpi_g.eager_limit ||
         buf == NULL ||
