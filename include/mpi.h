@@ -113,6 +113,10 @@ typedef struct MPI_Status {
 #define MPI_WCHAR               ((MPI_Datatype)0x0c00001e)
 #define MPI_AINT                ((MPI_Datatype)0x0c00001f)
 #define MPI_PACKED              ((MPI_Datatype)0x0c000020)
+#define MPI_C_FLOAT_COMPLEX     ((MPI_Datatype)0x0c000021)
+#define MPI_C_COMPLEX           MPI_C_FLOAT_COMPLEX
+#define MPI_C_DOUBLE_COMPLEX    ((MPI_Datatype)0x0c000022)
+#define MPI_C_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x0c000023)
 
 /* --- Constants ---------------------------------------------------------------- */
 #define MPI_SUCCESS           0
@@ -381,6 +385,12 @@ int MPI_Type_indexed(int count, const int array_of_blocklengths[],
 int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
                              const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
                              MPI_Datatype *newtype);
+/* MPI-1's names of the two above (removed in MPI 3.0, kept for old programs). */
+int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                     MPI_Datatype *newtype);
+int MPI_Type_hindexed(int count, const int array_of_blocklengths[],
+                      const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                      MPI_Datatype *newtype);
 int MPI_Type_create_indexed_block(int count, int blocklength,
                                   const int array_of_displacements[], MPI_Datatype oldtype,
                                   MPI_Datatype *newtype);

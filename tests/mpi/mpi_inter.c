@@ -1,7 +1,9 @@
-/* Intercommunicators and MPI_Comm_create_group through onicrun, at any
- * number of processes (1 checks what needs no second group). The world is
+/* Intercommunicators, MPI_Comm_create_group and the rest MPICH's test
+ * harness needs (complex types, MPI-1's hvector and hindexed), through
+ * onicrun, at any number of processes (1 checks what needs no second group). The world is
  * split into a left half (ranks 0 to size/2 - 1) and a right half, joined
  * by MPI_Intercomm_create; every expectation is computed from the ranks. */
+#include <complex.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,6 +235,56 @@ static void test_create_group(void)
     free(ranks);
 }
 
+/* Complex types are moved as their C types; MPI_Type_hvector and
+ * MPI_Type_hindexed build what their create_ forms build. */
+static void test_compat(void)
+{
+    double _Complex z[3], back[3];
+    MPI_Datatype hv, hi, chv;
+    int sz, blens[2] = {1, 2};
+    MPI_Aint lb, ext, disp[2] = {0, 3 * (MPI_Aint)sizeof(double)};
+
+    MPI_Type_size(MPI_C_DOUBLE_COMPLEX, &sz);
+    CHECK_EQ(sz, sizeof(double _Complex));
+    MPI_Type_size(MPI_C_COMPLEX, &sz);
+    CHECK_EQ(sz, sizeof(float _Complex));
+    MPI_Type_size(MPI_C_LONG_DOUBLE_COMPLEX, &sz);
+    CHECK_EQ(sz, sizeof(long double _Complex));
+    for (int i = 0; i < 3; i++)
+        z[i] = (rank + 1) * (i + 1) + 0.5 * i * _Complex_I;
+    /* A ring: each rank's three values go to the next. */
+    MPI_Sendrecv(z, 3, MPI_C_DOUBLE_COMPLEX, (rank + 1) % size, 11, back, 3,
+                 MPI_C_DOUBLE_COMPLEX, (rank + size - 1) % size, 11, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    int from = (rank + size - 1) % size;
+    for (int i = 0; i < 3; i++)
+        CHECK(back[i] == (from + 1) * (i + 1) + 0.5 * i * _Complex_I);
+    /* A reduction on them is refused (no complex arithmetic), not wrong. */
+    CHECK_EQ(MPI_Allreduce(z, back, 3, MPI_C_DOUBLE_COMPLEX, MPI_SUM, MPI_COMM_WORLD),
+             MPI_ERR_OP);
+
+    CHECK_EQ(MPI_Type_hvector(2, 3, 5 * (MPI_Aint)sizeof(int), MPI_INT, &hv), MPI_SUCCESS);
+    MPI_Type_create_hvector(2, 3, 5 * (MPI_Aint)sizeof(int), MPI_INT, &chv);
+    MPI_Type_get_extent(hv, &lb, &ext);
+    CHECK_EQ(ext, 8 * sizeof(int)); /* 5 + 3 ints */
+    MPI_Type_size(hv, &sz);
+    CHECK_EQ(sz, 6 * sizeof(int));
+    {
+        int ni, na, nd, comb;
+        MPI_Type_get_envelope(hv, &ni, &na, &nd, &comb);
+        CHECK_EQ(comb, MPI_COMBINER_HVECTOR);
+    }
+    CHECK_EQ(MPI_Type_hindexed(2, blens, disp, MPI_DOUBLE, &hi), MPI_SUCCESS);
+    MPI_Type_get_extent(hi, &lb, &ext);
+    CHECK_EQ(ext, 5 * sizeof(double)); /* blocks at 0 and 3, the second of 2 */
+    MPI_Type_size(hi, &sz);
+    CHECK_EQ(sz, 3 * sizeof(double));
+    CHECK_EQ(MPI_Type_hvector(-1, 1, 0, MPI_INT, &chv), MPI_ERR_COUNT);
+    MPI_Type_free(&hv);
+    MPI_Type_free(&hi);
+    MPI_Type_free(&chv);
+}
+
 static void test_errors(void)
 {
     MPI_Comm c;
@@ -273,6 +325,7 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     test_errors();
     test_create_group();
+    test_compat();
     test_intercomm();
     MPI_Allreduce(&failed, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
