@@ -5,6 +5,7 @@
  * by MPI_Intercomm_create; every expectation is computed from the ranks. */
 #include <complex.h>
 #include <mpi.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,6 +260,18 @@ static void test_compat(void)
     int from = (rank + size - 1) % size;
     for (int i = 0; i < 3; i++)
         CHECK(back[i] == (from + 1) * (i + 1) + 0.5 * i * _Complex_I);
+    /* A struct of a char and a double complex is padded as C pads it. */
+    {
+        struct cz { char c; double _Complex z; };
+        int bl[2] = {1, 1};
+        MPI_Aint d[2] = {offsetof(struct cz, c), offsetof(struct cz, z)};
+        MPI_Datatype ty[2] = {MPI_CHAR, MPI_C_DOUBLE_COMPLEX}, st;
+        MPI_Aint slb, sext;
+        MPI_Type_create_struct(2, bl, d, ty, &st);
+        MPI_Type_get_extent(st, &slb, &sext);
+        CHECK_EQ(sext, sizeof(struct cz));
+        MPI_Type_free(&st);
+    }
     /* A reduction on them is refused (no complex arithmetic), not wrong. */
     CHECK_EQ(MPI_Allreduce(z, back, 3, MPI_C_DOUBLE_COMPLEX, MPI_SUM, MPI_COMM_WORLD),
              MPI_ERR_OP);
