@@ -163,9 +163,13 @@ static int req_check_start(const char *call, int is_send, const void *buf, int c
                             "number of elements, 0 or more", count);
     if ((a->type = onic_mpi_type_check(datatype, a->comm, call, &rc)) == NULL)
         return rc;
-    if (buf == NULL && count > 0 && a->type->size > 0)
+    /* MPI_BOTTOM (NULL) is a buffer for a type of absolute addresses
+     * (MPI_Get_address): refused only where the data would start in the
+     * first page, which no such type names. */
+    if (buf == NULL && count > 0 && a->type->size > 0 && a->type->true_lb < 4096)
         return onic_mpi_err(a->comm, MPI_ERR_BUFFER, call, "buf is NULL with count %d; pass "
-                            "a buffer of the message's size", count);
+                            "a buffer of the message's size (or MPI_BOTTOM with a type of "
+                            "absolute addresses)", count);
     if (a->type->size * (size_t)count > ONIC_MPI_LEN_MAX)
         return onic_mpi_err(a->comm, MPI_ERR_COUNT, call, "%d elements of %zu bytes: onic "
                             "moves at most 2^42 bytes in one message", count, a->type->size);
@@ -494,7 +498,8 @@ int MPI_Waitall(int count, MPI_Request *array_of_requests, MPI_Status *array_of_
 
     if (rc != MPI_SUCCESS)
         return rc;
-    if (array_of_statuses == NULL) {
+    /* With no requests, MPI leaves the arrays unread: NULL will do. */
+    if (count > 0 && array_of_statuses == NULL) {
         req_array_end(stack, rs);
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Waitall", "array_of_statuses is NULL; use "
                             "MPI_STATUSES_IGNORE");
@@ -519,7 +524,7 @@ int MPI_Testall(int count, MPI_Request *array_of_requests, int *flag,
 
     if (rc != MPI_SUCCESS)
         return rc;
-    if (flag == NULL || array_of_statuses == NULL) {
+    if (flag == NULL || (count > 0 && array_of_statuses == NULL)) {
         req_array_end(stack, rs);
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Testall", "%s is NULL",
                             flag == NULL ? "flag" : "array_of_statuses (use MPI_STATUSES_IGNORE)");
@@ -637,7 +642,7 @@ static int req_some(const char *call, int block, int incount, MPI_Request *array
     if (rc != MPI_SUCCESS)
         return rc;
     if (outcount == NULL || (incount > 0 && array_of_indices == NULL) ||
-        array_of_statuses == NULL) {
+        (incount > 0 && array_of_statuses == NULL)) {
         req_array_end(stack, rs);
         return onic_mpi_err(NULL, MPI_ERR_ARG, call, "%s is NULL",
                             outcount == NULL ? "outcount" : array_of_statuses == NULL

@@ -1,5 +1,6 @@
 /* Intercommunicators, MPI_Comm_create_group and the rest MPICH's test
- * harness needs (complex types, MPI-1's hvector and hindexed), through
+ * harness needs (complex types, MPI-1's hvector and hindexed, MPI_BOTTOM,
+ * empty request arrays given as NULL), through
  * onicrun, at any number of processes (1 checks what needs no second group). The world is
  * split into a left half (ranks 0 to size/2 - 1) and a right half, joined
  * by MPI_Intercomm_create; every expectation is computed from the ranks. */
@@ -298,6 +299,44 @@ static void test_compat(void)
     MPI_Type_free(&chv);
 }
 
+/* MPI_BOTTOM with types of absolute addresses; the request arrays of
+ * calls with no requests may be NULL (MPI leaves them unread). */
+static void test_bottom_and_empty(void)
+{
+    int out[3] = {rank, rank + 10, rank + 20}, in[3] = {-1, -1, -1}, flag = 0, n = 7;
+    MPI_Aint a_out, a_in;
+    MPI_Datatype t_out, t_in;
+    int three = 3;
+
+    MPI_Get_address(out, &a_out);
+    MPI_Get_address(in, &a_in);
+    MPI_Type_create_struct(1, &three, &a_out, (MPI_Datatype[]){MPI_INT}, &t_out);
+    MPI_Type_create_struct(1, &three, &a_in, (MPI_Datatype[]){MPI_INT}, &t_in);
+    MPI_Type_commit(&t_out);
+    MPI_Type_commit(&t_in);
+    CHECK_EQ(MPI_Sendrecv(MPI_BOTTOM, 1, t_out, (rank + 1) % size, 12, MPI_BOTTOM, 1, t_in,
+                          (rank + size - 1) % size, 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+             MPI_SUCCESS);
+    int from = (rank + size - 1) % size;
+    CHECK(in[0] == from && in[1] == from + 10 && in[2] == from + 20);
+    MPI_Type_free(&t_out);
+    MPI_Type_free(&t_in);
+    /* NULL with a type whose data starts at 0 is no MPI_BOTTOM use. */
+    CHECK_EQ(MPI_Send(NULL, 1, MPI_INT, 0, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+
+    CHECK_EQ(MPI_Waitall(0, NULL, NULL), MPI_SUCCESS);
+    CHECK_EQ(MPI_Testall(0, NULL, &flag, NULL), MPI_SUCCESS);
+    CHECK_EQ(flag, 1);
+    CHECK_EQ(MPI_Waitsome(0, NULL, &n, NULL, NULL), MPI_SUCCESS);
+    CHECK_EQ(n, MPI_UNDEFINED);
+    n = 7;
+    CHECK_EQ(MPI_Testsome(0, NULL, &n, NULL, NULL), MPI_SUCCESS);
+    CHECK_EQ(n, MPI_UNDEFINED);
+    /* With requests, the statuses are still needed. */
+    MPI_Request r = MPI_REQUEST_NULL;
+    CHECK_EQ(MPI_Waitall(1, &r, NULL), MPI_ERR_ARG);
+}
+
 static void test_errors(void)
 {
     MPI_Comm c;
@@ -339,6 +378,7 @@ int main(int argc, char **argv)
     test_errors();
     test_create_group();
     test_compat();
+    test_bottom_and_empty();
     test_intercomm();
     MPI_Allreduce(&failed, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
