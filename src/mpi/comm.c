@@ -286,13 +286,9 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     return MPI_SUCCESS;
 }
 
-typedef struct comm_split_entry {
-    int color, key, rank;
-} comm_split_entry_t;
-
-static int comm_split_cmp(const void *a, const void *b)
+int onic_mpi_comm_split_cmp(const void *a, const void *b)
 {
-    const comm_split_entry_t *x = a, *y = b;
+    const onic_mpi_split_entry_t *x = a, *y = b;
     if (x->key != y->key)
         return x->key < y->key ? -1 : 1;
     return x->rank < y->rank ? -1 : x->rank > y->rank;
@@ -303,7 +299,7 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     const char *call = "MPI_Comm_split";
     onic_mpi_comm_t *c;
     onic_mpi_group_t *g;
-    comm_split_entry_t *all;
+    onic_mpi_split_entry_t *all;
     int mine[2] = {color, key}, *pairs, rc, id, n = 0;
 
     ONIC_MPI_CHECK_INIT(call);
@@ -333,14 +329,14 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     }
     for (int i = 0; i < c->size; i++)
         if (color != MPI_UNDEFINED && pairs[2 * i] == color)
-            all[n++] = (comm_split_entry_t){pairs[2 * i], pairs[2 * i + 1], i};
+            all[n++] = (onic_mpi_split_entry_t){pairs[2 * i], pairs[2 * i + 1], i};
     onic_free(pairs);
     if (color == MPI_UNDEFINED) {
         onic_free(all);
         *newcomm = MPI_COMM_NULL;
         return MPI_SUCCESS;
     }
-    qsort(all, (size_t)n, sizeof(*all), comm_split_cmp);
+    qsort(all, (size_t)n, sizeof(*all), onic_mpi_comm_split_cmp);
     if ((g = onic_mpi_group_new(n)) == NULL) {
         onic_free(all);
         return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for a group of %d", n);
@@ -350,6 +346,20 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     onic_free(all);
     /* Every color gets the same id: the new communicators are disjoint. */
     return onic_mpi_comm_publish(c, g, id, call, newcomm);
+}
+
+int onic_mpi_group_subset(onic_mpi_comm_t *c, const onic_mpi_group_t *g, const char *call)
+{
+    for (int i = 0; i < g->size; i++) {
+        int in = 0;
+        for (int j = 0; j < c->size && !in; j++)
+            in = c->group->world[j] == g->world[i];
+        if (!in)
+            return onic_mpi_err(c, MPI_ERR_GROUP, call, "member %d of the group (world rank "
+                                "%d) is not in the communicator's (local) group; the group "
+                                "must be a subset", i, g->world[i]);
+    }
+    return MPI_SUCCESS;
 }
 
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
@@ -369,15 +379,8 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
         return onic_mpi_err(c, MPI_ERR_ARG, call, "newcomm is NULL");
     if (c->local != NULL)
         return onic_mpi_intercomm_create_sub(c, g, newcomm);
-    for (int i = 0; i < g->size; i++) {
-        int in = 0;
-        for (int j = 0; j < c->size && !in; j++)
-            in = c->group->world[j] == g->world[i];
-        if (!in)
-            return onic_mpi_err(c, MPI_ERR_GROUP, call, "member %d of the group (world rank "
-                                "%d) is not in the communicator; the group must be a subset",
-                                i, g->world[i]);
-    }
+    if ((rc = onic_mpi_group_subset(c, g, call)) != MPI_SUCCESS)
+        return rc;
     if ((rc = onic_mpi_comm_ctx_alloc(c, call, &id)) != MPI_SUCCESS)
         return rc;
     if (g->size == 0) {

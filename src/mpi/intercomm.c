@@ -319,22 +319,10 @@ int onic_mpi_intercomm_dup(onic_mpi_comm_t *ic, const char *call, MPI_Comm *newc
     return ic_make(ic, ic->group, ic->peers, id, call, newcomm);
 }
 
-typedef struct ic_split {
-    int key, rank;
-} ic_split_t;
-
-static int ic_split_cmp(const void *a, const void *b)
-{
-    const ic_split_t *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return x->rank < y->rank ? -1 : x->rank > y->rank;
-}
-
 /* The members of one side with color, ordered by key then rank. */
 static onic_mpi_group_t *ic_split_side(const int *pairs, const onic_mpi_group_t *side, int color)
 {
-    ic_split_t *sel = onic_malloc((size_t)side->size * sizeof(*sel) + 1);
+    onic_mpi_split_entry_t *sel = onic_malloc((size_t)side->size * sizeof(*sel) + 1);
     onic_mpi_group_t *g;
     int n = 0;
 
@@ -342,8 +330,8 @@ static onic_mpi_group_t *ic_split_side(const int *pairs, const onic_mpi_group_t 
         return NULL;
     for (int i = 0; i < side->size; i++)
         if (pairs[2 * i] == color)
-            sel[n++] = (ic_split_t){pairs[2 * i + 1], i};
-    qsort(sel, (size_t)n, sizeof(*sel), ic_split_cmp);
+            sel[n++] = (onic_mpi_split_entry_t){color, pairs[2 * i + 1], i};
+    qsort(sel, (size_t)n, sizeof(*sel), onic_mpi_comm_split_cmp);
     if ((g = onic_mpi_group_new(n)) != NULL)
         for (int i = 0; i < n; i++)
             g->world[i] = side->world[sel[i].rank];
@@ -396,15 +384,8 @@ int onic_mpi_intercomm_create_sub(onic_mpi_comm_t *ic, onic_mpi_group_t *sub, MP
     onic_mpi_group_t *g, *r;
     int rc, id = 0, rsize = 0;
 
-    for (int i = 0; i < sub->size; i++) {
-        int in = 0;
-        for (int j = 0; j < ic->size && !in; j++)
-            in = ic->group->world[j] == sub->world[i];
-        if (!in)
-            return onic_mpi_err(ic, MPI_ERR_GROUP, call, "member %d of the group (world rank "
-                                "%d) is not in the local group; the group must be a subset",
-                                i, sub->world[i]);
-    }
+    if ((rc = onic_mpi_group_subset(ic, sub, call)) != MPI_SUCCESS)
+        return rc;
     if ((rc = ic_swap(ic, &sub->size, sizeof(int), &rsize, sizeof(int), call)) != MPI_SUCCESS)
         return rc;
     if (rsize < 0 || rsize > ic->npeers)
@@ -452,15 +433,8 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
     if (tag < 0 || tag > ONIC_MPI_TAG_UB)
         return onic_mpi_err(c, MPI_ERR_TAG, call, "tag %d is outside 0 to %d (MPI_TAG_UB)",
                             tag, ONIC_MPI_TAG_UB);
-    for (int i = 0; i < g->size; i++) {
-        int in = 0;
-        for (int j = 0; j < c->size && !in; j++)
-            in = c->group->world[j] == g->world[i];
-        if (!in)
-            return onic_mpi_err(c, MPI_ERR_GROUP, call, "member %d of the group (world rank "
-                                "%d) is not in the communicator; the group must be a subset",
-                                i, g->world[i]);
-    }
+    if ((rc = onic_mpi_group_subset(c, g, call)) != MPI_SUCCESS)
+        return rc;
     if (g->size == 0) {
         *newcomm = MPI_COMM_NULL;
         return MPI_SUCCESS;

@@ -456,6 +456,14 @@ int  onic_mpi_comm_ctx_alloc(onic_mpi_comm_t *parent, const char *call, int *id_
  * MPI_COMM_NULL where this process is not in g. */
 int  onic_mpi_comm_publish(onic_mpi_comm_t *parent, onic_mpi_group_t *g, int id,
                            const char *call, MPI_Comm *newcomm);
+/* MPI_SUCCESS if every member of g is in c's (local) group, else the
+ * error reported. */
+int  onic_mpi_group_subset(onic_mpi_comm_t *c, const onic_mpi_group_t *g, const char *call);
+/* A split's order: by key, then by rank in the parent (qsort). */
+typedef struct onic_mpi_split_entry {
+    int color, key, rank;
+} onic_mpi_split_entry_t;
+int  onic_mpi_comm_split_cmp(const void *a, const void *b);
 /* intercomm.c: MPI_Comm_dup, MPI_Comm_split and MPI_Comm_create of an
  * intercommunicator ic (checked). */
 int  onic_mpi_intercomm_dup(onic_mpi_comm_t *ic, const char *call, MPI_Comm *newcomm);
