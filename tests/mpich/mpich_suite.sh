@@ -205,7 +205,7 @@ for dir in $dirs; do
         (cd "$work/$dir" && env $envs timeout -k 5 "$tlimit" $run -n "$np" "./$name" $args) \
             </dev/null >"$log" 2>&1
         rc=$?
-        if { [ -z "$must_fail" ] && [ $rc -eq 0 ] && grep -q '^ *No Errors *$' "$log"; } ||
+        if { [ -z "$must_fail" ] && [ $rc -eq 0 ] && grep -q '^ *No [Ee]rrors *$' "$log"; } ||
            { [ -n "$must_fail" ] && [ $rc -ne 0 ]; }; then
             passed=$((passed + 1))
             echo "PASS    $dir/$name $np$args"
