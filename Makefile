@@ -14,7 +14,7 @@ PREFIX   ?= /usr/local
 # The suite runs under Debian's python3, where python3-matplotlib installs.
 PYTHON   ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
 
-.PHONY: all build test demo bench bench-deps deps clean install fuzz
+.PHONY: all build test mpich demo bench bench-deps deps clean install fuzz
 
 all: build
 
@@ -32,10 +32,18 @@ build: deps
 SAN_ENV := $(if $(SANITIZE),LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp)
 # ThreadSanitizer runs the in-process tests, where the threaded harnesses are
 # (tests/CMakeLists.txt); it sees nothing between processes.
-TEST_SEL := $(if $(findstring thread,$(SANITIZE)),-L unit)
+# MPICH's suite in full is `make mpich`'s, not `make test`'s (label mpich_full).
+TEST_SEL := $(if $(findstring thread,$(SANITIZE)),-L unit,-LE mpich_full)
 
 test: build
 	cd $(BUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS) $(TEST_SEL)
+
+# MPICH's own test suite in full (tests/mpich/mpich_suite.sh), with onic and,
+# for comparison, with Debian's MPICH: ctest label mpich_full (an hour or more).
+mpich: build
+	cmake -S . -B $(BUILD) -DONIC_MPICH_FULL=ON >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+	cd $(BUILD) && ctest --output-on-failure -L mpich_full
 
 # MPICH, Open MPI and matplotlib for the suite; what cannot be installed is
 # left out of the report, which says so.

@@ -113,6 +113,10 @@ typedef struct MPI_Status {
 #define MPI_WCHAR               ((MPI_Datatype)0x0c00001e)
 #define MPI_AINT                ((MPI_Datatype)0x0c00001f)
 #define MPI_PACKED              ((MPI_Datatype)0x0c000020)
+#define MPI_C_FLOAT_COMPLEX     ((MPI_Datatype)0x0c000021)
+#define MPI_C_COMPLEX           MPI_C_FLOAT_COMPLEX
+#define MPI_C_DOUBLE_COMPLEX    ((MPI_Datatype)0x0c000022)
+#define MPI_C_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x0c000023)
 
 /* --- Constants ---------------------------------------------------------------- */
 #define MPI_SUCCESS           0
@@ -207,6 +211,7 @@ typedef struct MPI_Status {
 #define MPI_HOST             2
 #define MPI_IO               3
 #define MPI_WTIME_IS_GLOBAL  4
+#define MPI_UNIVERSE_SIZE    5
 
 /* --- Setup ---------------------------------------------------------------------- */
 int MPI_Init(int *argc, char ***argv);
@@ -256,6 +261,13 @@ int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
 int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
 int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
 int MPI_Comm_test_inter(MPI_Comm comm, int *flag);
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
+/* Intercommunicators: point-to-point, dup, split, create, merge; no collectives. */
+int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                         int remote_leader, int tag, MPI_Comm *newintercomm);
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm);
+int MPI_Comm_remote_size(MPI_Comm comm, int *size);
+int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
                         MPI_Comm *newcomm);
 
@@ -373,6 +385,12 @@ int MPI_Type_indexed(int count, const int array_of_blocklengths[],
 int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
                              const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
                              MPI_Datatype *newtype);
+/* MPI-1's names of the two above (removed in MPI 3.0, kept for old programs). */
+int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                     MPI_Datatype *newtype);
+int MPI_Type_hindexed(int count, const int array_of_blocklengths[],
+                      const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                      MPI_Datatype *newtype);
 int MPI_Type_create_indexed_block(int count, int blocklength,
                                   const int array_of_displacements[], MPI_Datatype oldtype,
                                   MPI_Datatype *newtype);

@@ -6,7 +6,9 @@
 #                            PMIx's and libfabric's headers (needed to build;
 #                            a job loads the libraries only when it uses
 #                            them), Open MPI's mpirun and MPICH's
-#                            Hydra as launchers, fi_pingpong and iproute2 for
+#                            Hydra as launchers, MPICH's header and compiler
+#                            (libmpich-dev) and curl and xz for MPICH's test
+#                            suite (tests/mpich), fi_pingpong and iproute2 for
 #                            the two-host tests, Slurm (srun, slurmctld,
 #                            slurmd) for the two-host test under srun,
 #                            Verilator, Yosys (with yosys-smtbmc) and z3
@@ -47,12 +49,13 @@ apt_install() {
 }
 
 pkgs="cmake gcc g++ make pkg-config libhwloc-dev libpmix-dev libfabric-dev libfabric-bin
-      openmpi-bin libopenmpi-dev mpich iproute2 slurm-wlm verilator yosys z3"
+      openmpi-bin libopenmpi-dev mpich libmpich-dev iproute2 slurm-wlm verilator yosys z3
+      curl xz-utils"
 missing=""
 # Slurm's daemons are in /usr/sbin, not always in a user's PATH.
 PATH=$PATH:/usr/sbin:/sbin
 for tool in cmake gcc g++ make pkg-config mpirun.openmpi mpiexec.hydra fi_pingpong ip \
-            srun slurmctld slurmd verilator yosys yosys-smtbmc z3; do
+            srun slurmctld slurmd verilator yosys yosys-smtbmc z3 curl xz; do
     command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
 done
 if command -v pkg-config >/dev/null 2>&1; then
@@ -60,6 +63,11 @@ if command -v pkg-config >/dev/null 2>&1; then
         pkg-config --exists $pc || missing="$missing $pc"
     done
 fi
+# MPICH's header, not its commands: the mpich package ships mpicc.mpich and
+# Hydra without it (it is in libmpich-dev), and MPICH's test suite and the
+# benchmarks' comparison build against it (tests/mpich, make mpich).
+ls /usr/include/*/mpich/mpi.h /usr/include/mpich/mpi.h >/dev/null 2>&1 ||
+    missing="$missing mpich/mpi.h"
 if [ -n "$missing" ]; then
     echo "install-deps: missing:$missing; installing $pkgs"
     apt_install $pkgs

@@ -108,12 +108,14 @@ int main(int argc, char **argv)
            "       collectives (barrier, bcast, (all)reduce, (all)gather(v), scatter(v),\n"
            "       alltoall(v), reduce_scatter(_block), scan, exscan; MPI_IN_PLACE; user ops),\n"
            "       derived datatypes (vector to struct, subarray, resized; pack and unpack),\n"
-           "       communicators and groups, attributes, Cartesian topologies, info objects,\n"
+           "       communicators and groups, intercommunicators (point-to-point, merge),\n"
+           "       attributes, Cartesian topologies, info objects,\n"
            "       error handlers (predefined and the program's),\n"
            "       one-sided windows (create, allocate; put, get, accumulates, fetch-and-op,\n"
            "       compare-and-swap, rput, rget; fence, locks, flushes, post/start/complete/wait)\n"
            "  not:  shared-memory and dynamic windows, request-based accumulates, matched\n"
-           "       probe, non-blocking collectives, intercommunicators, graph topologies,\n"
+           "       probe, non-blocking collectives, collectives on intercommunicators,\n"
+           "       graph topologies,\n"
            "       dynamic processes, MPI-IO, Fortran\n");
     if (status == ONIC_OK)
         info_onload(&cur);

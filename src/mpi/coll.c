@@ -322,11 +322,18 @@ void onic_mpi_op_apply(int op, const onic_mpi_type_t *t, const void *in, void *i
 /* --- Shared checks ------------------------------------------------------------------------ */
 int onic_mpi_coll_comm(MPI_Comm comm, const char *call, onic_mpi_comm_t **c_p)
 {
+    onic_mpi_comm_t *c;
     int rc;
 
+    *c_p = NULL;
     ONIC_MPI_CHECK_INIT(call);
-    if ((*c_p = onic_mpi_comm_get(comm, call, &rc)) == NULL)
+    if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL)
         return rc;
+    if (c->local != NULL)
+        return onic_mpi_err(c, MPI_ERR_COMM, call, "communicator %#x is an "
+                            "intercommunicator; onic has no collectives on them: merge it "
+                            "with MPI_Intercomm_merge first", (unsigned)comm);
+    *c_p = c;
     return MPI_SUCCESS;
 }
 

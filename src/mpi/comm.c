@@ -20,7 +20,7 @@
 
 static onic_mpi_group_t comm_group_empty = {MPI_GROUP_EMPTY, 0, NULL, 1, 1};
 
-static onic_mpi_group_t *group_new(int size)
+onic_mpi_group_t *onic_mpi_group_new(int size)
 {
     onic_mpi_group_t *g = onic_calloc(1, sizeof(*g));
 
@@ -36,7 +36,7 @@ static onic_mpi_group_t *group_new(int size)
     return g;
 }
 
-static void group_unref(onic_mpi_group_t *g)
+void onic_mpi_group_unref(onic_mpi_group_t *g)
 {
     if (g->predefined || --g->refs > 0)
         return;
@@ -47,7 +47,7 @@ static void group_unref(onic_mpi_group_t *g)
 /* A handle for a new group object: the handle owns its reference. Groups
  * behind handles are never shared with communicators (copies are), so
  * MPI_Group_free can always drop the handle and its object together. */
-static int group_publish(onic_mpi_group_t *g, MPI_Group *h)
+int onic_mpi_group_publish(onic_mpi_group_t *g, MPI_Group *h)
 {
     if (onic_mpi_htab_add(&onic_mpi_g.groups, g, &g->handle) != 0)
         return -1;
@@ -55,9 +55,9 @@ static int group_publish(onic_mpi_group_t *g, MPI_Group *h)
     return 0;
 }
 
-static onic_mpi_group_t *group_copy(const onic_mpi_group_t *g)
+onic_mpi_group_t *onic_mpi_group_copy(const onic_mpi_group_t *g)
 {
-    onic_mpi_group_t *c = group_new(g->size);
+    onic_mpi_group_t *c = onic_mpi_group_new(g->size);
 
     if (c != NULL && g->size > 0)
         memcpy(c->world, g->world, (size_t)g->size * sizeof(int));
@@ -69,7 +69,7 @@ onic_mpi_group_t *onic_mpi_group_get(MPI_Group h)
     return onic_mpi_htab_get(&onic_mpi_g.groups, h);
 }
 
-static onic_mpi_comm_t *comm_new(onic_mpi_group_t *g, int id, MPI_Errhandler errh)
+onic_mpi_comm_t *onic_mpi_comm_new(onic_mpi_group_t *g, int id, MPI_Errhandler errh)
 {
     onic_mpi_comm_t *c = onic_calloc(1, sizeof(*c));
 
@@ -77,7 +77,8 @@ static onic_mpi_comm_t *comm_new(onic_mpi_group_t *g, int id, MPI_Errhandler err
         return NULL;
     c->id = id;
     c->group = g;
-    c->size = g->size;
+    c->peers = g;
+    c->size = c->npeers = g->size;
     c->rank = MPI_UNDEFINED;
     for (int i = 0; i < g->size; i++)
         if (g->world[i] == onic_mpi_g.rank)
@@ -91,13 +92,18 @@ static void comm_destroy(onic_mpi_comm_t *c)
     onic_mpi_g.ctx_free[c->id / 64] |= UINT64_C(1) << (c->id % 64);
     onic_mpi_topo_free(c->topo);
     onic_mpi_attr_release(c);
-    group_unref(c->group);
+    if (c->local != NULL) { /* an intercommunicator: its hidden local side shares the id */
+        onic_mpi_group_unref(c->local->group);
+        onic_free(c->local);
+        onic_mpi_group_unref(c->peers);
+    }
+    onic_mpi_group_unref(c->group);
     onic_free(c);
 }
 
 int onic_mpi_comm_init(void)
 {
-    onic_mpi_group_t *gw = group_new(onic_mpi_g.size), *gs = group_new(1);
+    onic_mpi_group_t *gw = onic_mpi_group_new(onic_mpi_g.size), *gs = onic_mpi_group_new(1);
     onic_mpi_comm_t *world, *self;
 
     if (gw == NULL || gs == NULL)
@@ -107,8 +113,8 @@ int onic_mpi_comm_init(void)
     gs->world[0] = onic_mpi_g.rank;
     memset(onic_mpi_g.ctx_free, 0xff, sizeof(onic_mpi_g.ctx_free));
     onic_mpi_g.ctx_free[0] &= ~UINT64_C(3);
-    world = comm_new(gw, 0, MPI_ERRORS_ARE_FATAL);
-    self = comm_new(gs, 1, MPI_ERRORS_ARE_FATAL);
+    world = onic_mpi_comm_new(gw, 0, MPI_ERRORS_ARE_FATAL);
+    self = onic_mpi_comm_new(gs, 1, MPI_ERRORS_ARE_FATAL);
     if (world == NULL || self == NULL) {
         onic_free(world);
         onic_free(self);
@@ -130,9 +136,9 @@ int onic_mpi_comm_init(void)
 
 err_free_groups:
     if (gw != NULL)
-        group_unref(gw);
+        onic_mpi_group_unref(gw);
     if (gs != NULL)
-        group_unref(gs);
+        onic_mpi_group_unref(gs);
     return -1;
 }
 
@@ -197,7 +203,7 @@ int MPI_Comm_size(MPI_Comm comm, int *size)
 }
 
 /* Agree with the rest of parent on a free context id. */
-static int comm_ctx_alloc(onic_mpi_comm_t *parent, const char *call, int *id_p)
+int onic_mpi_comm_ctx_alloc(onic_mpi_comm_t *parent, const char *call, int *id_p)
 {
     uint64_t mask[ONIC_MPI_MAX_CTX / 64];
     int rc;
@@ -218,24 +224,24 @@ static int comm_ctx_alloc(onic_mpi_comm_t *parent, const char *call, int *id_p)
 
 /* A new communicator over g (taken over) with context id, or MPI_COMM_NULL
  * if this process is not in g. */
-static int comm_publish(onic_mpi_comm_t *parent, onic_mpi_group_t *g, int id, const char *call,
+int onic_mpi_comm_publish(onic_mpi_comm_t *parent, onic_mpi_group_t *g, int id, const char *call,
                         MPI_Comm *newcomm)
 {
     onic_mpi_comm_t *c;
 
-    c = comm_new(g, id, parent->errh);
+    c = onic_mpi_comm_new(g, id, parent->errh);
     if (c == NULL) {
-        group_unref(g);
+        onic_mpi_group_unref(g);
         return onic_mpi_err(parent, MPI_ERR_NO_MEM, call, "no memory for a communicator");
     }
     if (c->rank == MPI_UNDEFINED) {
-        group_unref(g);
+        onic_mpi_group_unref(g);
         onic_free(c);
         *newcomm = MPI_COMM_NULL;
         return MPI_SUCCESS;
     }
     if (onic_mpi_htab_add(&onic_mpi_g.comms, c, &c->handle) != 0) {
-        group_unref(g);
+        onic_mpi_group_unref(g);
         onic_free(c);
         return onic_mpi_err(parent, MPI_ERR_NO_MEM, call, "no room for a communicator handle");
     }
@@ -255,12 +261,17 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
         return rc;
     if (newcomm == NULL)
         return onic_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_dup", "newcomm is NULL");
-    if ((rc = comm_ctx_alloc(c, "MPI_Comm_dup", &id)) != MPI_SUCCESS)
-        return rc;
-    g = c->group;
-    g->refs++;
-    if ((rc = comm_publish(c, g, id, "MPI_Comm_dup", newcomm)) != MPI_SUCCESS)
-        return rc;
+    if (c->local != NULL) {
+        if ((rc = onic_mpi_intercomm_dup(c, "MPI_Comm_dup", newcomm)) != MPI_SUCCESS)
+            return rc;
+    } else {
+        if ((rc = onic_mpi_comm_ctx_alloc(c, "MPI_Comm_dup", &id)) != MPI_SUCCESS)
+            return rc;
+        g = c->group;
+        g->refs++;
+        if ((rc = onic_mpi_comm_publish(c, g, id, "MPI_Comm_dup", newcomm)) != MPI_SUCCESS)
+            return rc;
+    }
     /* The copy keeps the grid, and the attributes their callbacks copy. */
     if (c->topo != NULL &&
         (onic_mpi_comm_lookup(*newcomm)->topo = onic_mpi_topo_dup(c->topo)) == NULL) {
@@ -275,13 +286,9 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     return MPI_SUCCESS;
 }
 
-typedef struct comm_split_entry {
-    int color, key, rank;
-} comm_split_entry_t;
-
-static int comm_split_cmp(const void *a, const void *b)
+int onic_mpi_comm_split_cmp(const void *a, const void *b)
 {
-    const comm_split_entry_t *x = a, *y = b;
+    const onic_mpi_split_entry_t *x = a, *y = b;
     if (x->key != y->key)
         return x->key < y->key ? -1 : 1;
     return x->rank < y->rank ? -1 : x->rank > y->rank;
@@ -292,7 +299,7 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     const char *call = "MPI_Comm_split";
     onic_mpi_comm_t *c;
     onic_mpi_group_t *g;
-    comm_split_entry_t *all;
+    onic_mpi_split_entry_t *all;
     int mine[2] = {color, key}, *pairs, rc, id, n = 0;
 
     ONIC_MPI_CHECK_INIT(call);
@@ -303,6 +310,8 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     if (color < 0 && color != MPI_UNDEFINED)
         return onic_mpi_err(c, MPI_ERR_ARG, call, "color %d; use a color of 0 or more, or "
                             "MPI_UNDEFINED to be in no new communicator", color);
+    if (c->local != NULL)
+        return onic_mpi_intercomm_split(c, color, key, newcomm);
     pairs = onic_malloc((size_t)c->size * 2 * sizeof(int));
     all = onic_malloc((size_t)c->size * sizeof(*all));
     if (pairs == NULL || all == NULL) {
@@ -312,7 +321,7 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     }
     rc = MPI_Allgather(mine, 2, MPI_INT, pairs, 2, MPI_INT, c->handle);
     if (rc == MPI_SUCCESS)
-        rc = comm_ctx_alloc(c, call, &id);
+        rc = onic_mpi_comm_ctx_alloc(c, call, &id);
     if (rc != MPI_SUCCESS) {
         onic_free(pairs);
         onic_free(all);
@@ -320,15 +329,15 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     }
     for (int i = 0; i < c->size; i++)
         if (color != MPI_UNDEFINED && pairs[2 * i] == color)
-            all[n++] = (comm_split_entry_t){pairs[2 * i], pairs[2 * i + 1], i};
+            all[n++] = (onic_mpi_split_entry_t){pairs[2 * i], pairs[2 * i + 1], i};
     onic_free(pairs);
     if (color == MPI_UNDEFINED) {
         onic_free(all);
         *newcomm = MPI_COMM_NULL;
         return MPI_SUCCESS;
     }
-    qsort(all, (size_t)n, sizeof(*all), comm_split_cmp);
-    if ((g = group_new(n)) == NULL) {
+    qsort(all, (size_t)n, sizeof(*all), onic_mpi_comm_split_cmp);
+    if ((g = onic_mpi_group_new(n)) == NULL) {
         onic_free(all);
         return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for a group of %d", n);
     }
@@ -336,7 +345,21 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
         g->world[i] = c->group->world[all[i].rank];
     onic_free(all);
     /* Every color gets the same id: the new communicators are disjoint. */
-    return comm_publish(c, g, id, call, newcomm);
+    return onic_mpi_comm_publish(c, g, id, call, newcomm);
+}
+
+int onic_mpi_group_subset(onic_mpi_comm_t *c, const onic_mpi_group_t *g, const char *call)
+{
+    for (int i = 0; i < g->size; i++) {
+        int in = 0;
+        for (int j = 0; j < c->size && !in; j++)
+            in = c->group->world[j] == g->world[i];
+        if (!in)
+            return onic_mpi_err(c, MPI_ERR_GROUP, call, "member %d of the group (world rank "
+                                "%d) is not in the communicator's (local) group; the group "
+                                "must be a subset", i, g->world[i]);
+    }
+    return MPI_SUCCESS;
 }
 
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
@@ -354,24 +377,19 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
                             (unsigned)group);
     if (newcomm == NULL)
         return onic_mpi_err(c, MPI_ERR_ARG, call, "newcomm is NULL");
-    for (int i = 0; i < g->size; i++) {
-        int in = 0;
-        for (int j = 0; j < c->size && !in; j++)
-            in = c->group->world[j] == g->world[i];
-        if (!in)
-            return onic_mpi_err(c, MPI_ERR_GROUP, call, "member %d of the group (world rank "
-                                "%d) is not in the communicator; the group must be a subset",
-                                i, g->world[i]);
-    }
-    if ((rc = comm_ctx_alloc(c, call, &id)) != MPI_SUCCESS)
+    if (c->local != NULL)
+        return onic_mpi_intercomm_create_sub(c, g, newcomm);
+    if ((rc = onic_mpi_group_subset(c, g, call)) != MPI_SUCCESS)
+        return rc;
+    if ((rc = onic_mpi_comm_ctx_alloc(c, call, &id)) != MPI_SUCCESS)
         return rc;
     if (g->size == 0) {
         *newcomm = MPI_COMM_NULL;
         return MPI_SUCCESS;
     }
-    if ((g = group_copy(g)) == NULL)
+    if ((g = onic_mpi_group_copy(g)) == NULL)
         return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for a group");
-    return comm_publish(c, g, id, call, newcomm);
+    return onic_mpi_comm_publish(c, g, id, call, newcomm);
 }
 
 int MPI_Comm_free(MPI_Comm *comm)
@@ -439,9 +457,9 @@ int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
         return rc;
     if (group == NULL)
         return onic_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_group", "group is NULL");
-    if ((g = group_copy(c->group)) == NULL || group_publish(g, group) != 0) {
+    if ((g = onic_mpi_group_copy(c->group)) == NULL || onic_mpi_group_publish(g, group) != 0) {
         if (g != NULL)
-            group_unref(g);
+            onic_mpi_group_unref(g);
         return onic_mpi_err(c, MPI_ERR_NO_MEM, "MPI_Comm_group", "no room for a group");
     }
     return MPI_SUCCESS;
@@ -449,7 +467,8 @@ int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
 {
-    static int tag_ub = ONIC_MPI_TAG_UB, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtime = 0;
+    static int tag_ub = ONIC_MPI_TAG_UB, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtime = 0,
+               universe;
     onic_mpi_comm_t *c;
     int *val;
     int rc;
@@ -465,6 +484,8 @@ int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *
     case MPI_HOST: val = &host; break;
     case MPI_IO: val = &io; break;
     case MPI_WTIME_IS_GLOBAL: val = &wtime; break;
+    /* No process can be spawned: the universe is the job. */
+    case MPI_UNIVERSE_SIZE: universe = onic_mpi_g.size; val = &universe; break;
     default:
         return onic_mpi_attr_get(c, comm_keyval, attribute_val, flag);
     }
@@ -544,12 +565,12 @@ int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgrou
         *newgroup = MPI_GROUP_EMPTY;
         return MPI_SUCCESS;
     }
-    if ((ng = group_new(n)) == NULL)
+    if ((ng = onic_mpi_group_new(n)) == NULL)
         return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for a group of %d", n);
     for (int i = 0; i < n; i++)
         ng->world[i] = g->world[ranks[i]];
-    if (group_publish(ng, newgroup) != 0) {
-        group_unref(ng);
+    if (onic_mpi_group_publish(ng, newgroup) != 0) {
+        onic_mpi_group_unref(ng);
         return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no room for a group handle");
     }
     return MPI_SUCCESS;
@@ -567,7 +588,7 @@ int MPI_Group_free(MPI_Group *group)
         return rc;
     if (!g->predefined) {
         onic_mpi_htab_del(&onic_mpi_g.groups, g->handle);
-        group_unref(g);
+        onic_mpi_group_unref(g);
     }
     *group = MPI_GROUP_NULL;
     return MPI_SUCCESS;
@@ -613,11 +634,11 @@ static int group_make(const char *call, const int *world, int n, MPI_Group *newg
         *newgroup = MPI_GROUP_EMPTY;
         return MPI_SUCCESS;
     }
-    if ((ng = group_new(n)) == NULL)
+    if ((ng = onic_mpi_group_new(n)) == NULL)
         return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for a group of %d", n);
     memcpy(ng->world, world, (size_t)n * sizeof(int));
-    if (group_publish(ng, newgroup) != 0) {
-        group_unref(ng);
+    if (onic_mpi_group_publish(ng, newgroup) != 0) {
+        onic_mpi_group_unref(ng);
         return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no room for a group handle");
     }
     return MPI_SUCCESS;
@@ -838,21 +859,6 @@ int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
     else if (name[0] == '\0' && c->handle == MPI_COMM_SELF)
         name = "MPI_COMM_SELF";
     *resultlen = snprintf(comm_name, MPI_MAX_OBJECT_NAME, "%s", name);
-    return MPI_SUCCESS;
-}
-
-/* Every communicator of onic is an intracommunicator. */
-int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
-{
-    onic_mpi_comm_t *c;
-    int rc;
-
-    ONIC_MPI_CHECK_INIT("MPI_Comm_test_inter");
-    if ((c = onic_mpi_comm_get(comm, "MPI_Comm_test_inter", &rc)) == NULL)
-        return rc;
-    if (flag == NULL)
-        return onic_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_test_inter", "flag is NULL");
-    *flag = 0;
     return MPI_SUCCESS;
 }
 

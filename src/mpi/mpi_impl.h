@@ -129,7 +129,16 @@ typedef struct onic_mpi_comm {
     int               handle;
     int               id;       /* context id: p2p context 2*id, collectives 2*id + 1 */
     int               rank, size;
+    int               npeers;   /* peers->size: the ranks point-to-point may name */
     onic_mpi_group_t *group;    /* group->world maps ranks to Portals pids */
+    /* Whom point-to-point ranks name: the group itself, or for an
+     * intercommunicator (intercomm.c) the remote group. */
+    onic_mpi_group_t *peers;
+    /* An intercommunicator's local group as an intracommunicator of the
+     * same id, not published: its collective context carries the
+     * intercommunicator's own agreements (the intercommunicator has no
+     * collectives of its own). NULL for an intracommunicator. */
+    struct onic_mpi_comm *local;
     MPI_Errhandler    errh;
     int               predefined;
     struct onic_mpi_topo *topo; /* a Cartesian grid (topo.c), or NULL */
@@ -432,9 +441,37 @@ static inline onic_mpi_comm_t *onic_mpi_comm_lookup(MPI_Comm h)
     return h == MPI_COMM_WORLD ? onic_mpi_g.world : onic_mpi_htab_get(&onic_mpi_g.comms, h);
 }
 onic_mpi_group_t *onic_mpi_group_get(MPI_Group h);
+/* comm.c's makers, shared with intercomm.c. A new group of size (one
+ * reference, no handle), or NULL; drop a reference; a copy; a handle for
+ * g (taken over; -1 if none is left). */
+onic_mpi_group_t *onic_mpi_group_new(int size);
+void onic_mpi_group_unref(onic_mpi_group_t *g);
+onic_mpi_group_t *onic_mpi_group_copy(const onic_mpi_group_t *g);
+int  onic_mpi_group_publish(onic_mpi_group_t *g, MPI_Group *h);
+/* A communicator object over g (not taken) with context id, unpublished. */
+onic_mpi_comm_t *onic_mpi_comm_new(onic_mpi_group_t *g, int id, MPI_Errhandler errh);
+/* The lowest context id free at every process of parent (collective). */
+int  onic_mpi_comm_ctx_alloc(onic_mpi_comm_t *parent, const char *call, int *id_p);
+/* A handle for a communicator over g (taken over) with id, or
+ * MPI_COMM_NULL where this process is not in g. */
+int  onic_mpi_comm_publish(onic_mpi_comm_t *parent, onic_mpi_group_t *g, int id,
+                           const char *call, MPI_Comm *newcomm);
+/* MPI_SUCCESS if every member of g is in c's (local) group, else the
+ * error reported. */
+int  onic_mpi_group_subset(onic_mpi_comm_t *c, const onic_mpi_group_t *g, const char *call);
+/* A split's order: by key, then by rank in the parent (qsort). */
+typedef struct onic_mpi_split_entry {
+    int color, key, rank;
+} onic_mpi_split_entry_t;
+int  onic_mpi_comm_split_cmp(const void *a, const void *b);
+/* intercomm.c: MPI_Comm_dup, MPI_Comm_split and MPI_Comm_create of an
+ * intercommunicator ic (checked). */
+int  onic_mpi_intercomm_dup(onic_mpi_comm_t *ic, const char *call, MPI_Comm *newcomm);
+int  onic_mpi_intercomm_split(onic_mpi_comm_t *ic, int color, int key, MPI_Comm *newcomm);
+int  onic_mpi_intercomm_create_sub(onic_mpi_comm_t *ic, onic_mpi_group_t *g, MPI_Comm *newcomm);
 static inline uint32_t onic_mpi_comm_world_rank(const onic_mpi_comm_t *c, int rank)
 {
-    return (uint32_t)c->group->world[rank];
+    return (uint32_t)c->peers->world[rank];
 }
 
 /* --- datatype.c ---------------------------------------------------------------------- */
@@ -445,7 +482,7 @@ onic_mpi_type_t *onic_mpi_type_get(MPI_Datatype h);
 onic_mpi_type_t *onic_mpi_type_check(MPI_Datatype h, onic_mpi_comm_t *comm, const char *call,
                                      int *rc_p);
 /* The predefined types: fixed objects, MPI_CHAR + i at index i. */
-#define ONIC_MPI_TYPE_NPREDEF 33
+#define ONIC_MPI_TYPE_NPREDEF 36
 extern onic_mpi_type_t onic_mpi_type_predef[ONIC_MPI_TYPE_NPREDEF]
     __attribute__((visibility("hidden")));
 /* A committed type usable for communication, or NULL (nothing reported):

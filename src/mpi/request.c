@@ -163,17 +163,21 @@ static int req_check_start(const char *call, int is_send, const void *buf, int c
                             "number of elements, 0 or more", count);
     if ((a->type = onic_mpi_type_check(datatype, a->comm, call, &rc)) == NULL)
         return rc;
-    if (buf == NULL && count > 0 && a->type->size > 0)
+    /* MPI_BOTTOM (NULL) is a buffer for a type of absolute addresses
+     * (MPI_Get_address): refused only where the data would start in the
+     * first page, which no such type names. */
+    if (buf == NULL && count > 0 && a->type->size > 0 && a->type->true_lb < 4096)
         return onic_mpi_err(a->comm, MPI_ERR_BUFFER, call, "buf is NULL with count %d; pass "
-                            "a buffer of the message's size", count);
+                            "a buffer of the message's size (or MPI_BOTTOM with a type of "
+                            "absolute addresses)", count);
     if (a->type->size * (size_t)count > ONIC_MPI_LEN_MAX)
         return onic_mpi_err(a->comm, MPI_ERR_COUNT, call, "%d elements of %zu bytes: onic "
                             "moves at most 2^42 bytes in one message", count, a->type->size);
-    if (peer != MPI_PROC_NULL && (peer < 0 || peer >= a->comm->size) &&
+    if (peer != MPI_PROC_NULL && (peer < 0 || peer >= a->comm->npeers) &&
         (is_send || peer != MPI_ANY_SOURCE))
         return onic_mpi_err(a->comm, MPI_ERR_RANK, call, "%s %d is not a rank of the "
                             "communicator (0 to %d%s, or MPI_PROC_NULL)",
-                            is_send ? "dest" : "source", peer, a->comm->size - 1,
+                            is_send ? "dest" : "source", peer, a->comm->npeers - 1,
                             is_send ? "" : ", MPI_ANY_SOURCE");
     if ((tag < 0 || tag > ONIC_MPI_TAG_UB) && (is_send || tag != MPI_ANY_TAG))
         return onic_mpi_err(a->comm, MPI_ERR_TAG, call, "tag %d is outside 0 to %d (MPI_TAG_UB)"
@@ -271,7 +275,7 @@ static inline int req_args_ok(int is_send, const void *buf, int count, MPI_Datat
            (a->type = onic_mpi_type_lookup(datatype)) != NULL && count >= 0 &&
            (buf != NULL || count == 0 || a->type->size == 0) &&
            a->type->size * (size_t)count <= ONIC_MPI_LEN_MAX &&
-           ((unsigned)peer < (unsigned)a->comm->size || (!is_send && peer == MPI_ANY_SOURCE)) &&
+           ((unsigned)peer < (unsigned)a->comm->npeers || (!is_send && peer == MPI_ANY_SOURCE)) &&
            ((unsigned)tag <= ONIC_MPI_TAG_UB || (!is_send && tag == MPI_ANY_TAG));
 }
 
@@ -494,7 +498,8 @@ int MPI_Waitall(int count, MPI_Request *array_of_requests, MPI_Status *array_of_
 
     if (rc != MPI_SUCCESS)
         return rc;
-    if (array_of_statuses == NULL) {
+    /* With no requests, MPI leaves the arrays unread: NULL will do. */
+    if (count > 0 && array_of_statuses == NULL) {
         req_array_end(stack, rs);
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Waitall", "array_of_statuses is NULL; use "
                             "MPI_STATUSES_IGNORE");
@@ -519,7 +524,7 @@ int MPI_Testall(int count, MPI_Request *array_of_requests, int *flag,
 
     if (rc != MPI_SUCCESS)
         return rc;
-    if (flag == NULL || array_of_statuses == NULL) {
+    if (flag == NULL || (count > 0 && array_of_statuses == NULL)) {
         req_array_end(stack, rs);
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Testall", "%s is NULL",
                             flag == NULL ? "flag" : "array_of_statuses (use MPI_STATUSES_IGNORE)");
@@ -637,7 +642,7 @@ static int req_some(const char *call, int block, int incount, MPI_Request *array
     if (rc != MPI_SUCCESS)
         return rc;
     if (outcount == NULL || (incount > 0 && array_of_indices == NULL) ||
-        array_of_statuses == NULL) {
+        (incount > 0 && array_of_statuses == NULL)) {
         req_array_end(stack, rs);
         return onic_mpi_err(NULL, MPI_ERR_ARG, call, "%s is NULL",
                             outcount == NULL ? "outcount" : array_of_statuses == NULL
@@ -915,7 +920,7 @@ __attribute__((flatten)) int MPI_Send(const void *buf, int count, MPI_Datatype d
     if (__builtin_expect(!onic_mpi_g.initialized || onic_mpi_g.finalized ||
                          onic_mpi_g.bundle_open || onic_mpi_g.drain_sends, 0) ||
         (c = onic_mpi_comm_lookup(comm)) == NULL || (t = onic_mpi_type_lookup(datatype)) == NULL ||
-        !t->contig || (unsigned)dest >= (unsigned)c->size || (unsigned)tag > ONIC_MPI_TAG_UB ||
+        !t->contig || (unsigned)dest >= (unsigned)c->npeers || (unsigned)tag > ONIC_MPI_TAG_UB ||
         /* count >= 0, and small enough that size * count cannot wrap */
         (size_t)(unsigned)count > onic_mpi_g.eager_limit ||
         buf == NULL ||
