@@ -17,7 +17,8 @@
  *   collv.c     the v-collectives, reduce-scatter, scans, user operations
  *   topo.c      Cartesian process topologies
  *   misc.c      info objects, MPI_Alloc_mem, MPI_Pcontrol, status setters
- *   attr.c      attribute caching: keyvals, values, copy and delete callbacks */
+ *   attr.c      attribute caching: keyvals, values, copy and delete callbacks
+ *   probe.c     matched probe: messages taken out of matching, MPI_Mrecv */
 #ifndef ONIC_MPI_IMPL_H
 #define ONIC_MPI_IMPL_H
 
@@ -42,6 +43,7 @@ enum {
     ONIC_MPI_KIND_ERRH  = 6,
     ONIC_MPI_KIND_INFO  = 7,
     ONIC_MPI_KIND_WIN   = 8,
+    ONIC_MPI_KIND_MSG   = 9,
 };
 #define ONIC_MPI_HANDLE_INDEX_MAX (1 << 20)
 
@@ -195,6 +197,7 @@ typedef enum {
     ONIC_MPI_MODE_SYNC,      /* complete only once matched: always rendezvous */
     ONIC_MPI_MODE_BUFFERED,  /* from the attached buffer (an internal request) */
     ONIC_MPI_MODE_READY,
+    ONIC_MPI_MODE_MATCHED,   /* a receive of the message a matched probe took (mt_hdr) */
 } onic_mpi_mode_t;
 
 typedef struct onic_mpi_bseg onic_mpi_bseg_t;
@@ -244,6 +247,9 @@ typedef struct onic_mpi_req {
     uint64_t            rv_issued;  /* bytes asked for */
     unsigned            rv_inflight; /* gets whose reply has not come */
     int                 rv_final_sent; /* the zero-byte get that ends a cut-short pull */
+    /* MPI_Mrecv (mode MATCHED only): the header its probe took out of
+     * matching, read when the receive starts. */
+    const ptl_ovf_header_t *mt_hdr;
 } onic_mpi_req_t;
 
 /* --- The envelope in the match bits ------------------------------------------------
@@ -545,6 +551,13 @@ int  onic_mpi_p2p_cancel(onic_mpi_req_t *r);
 /* Look for a matching message without receiving it. */
 int  onic_mpi_p2p_iprobe(onic_mpi_comm_t *comm, int coll, int source, int tag, int *flag,
                          MPI_Status *status, const char *call);
+/* Matched probe: take the oldest message matching (source, tag) on comm's
+ * point-to-point context out of matching for good (*flag 1, its header in
+ * *h_p), or *flag 0. MPI_SUCCESS or the error reported. */
+int  onic_mpi_p2p_improbe(onic_mpi_comm_t *comm, int source, int tag, int *flag,
+                          ptl_ovf_header_t *h_p, const char *call);
+/* The status a probe of that message gives. */
+void onic_mpi_p2p_hdr_status(const ptl_ovf_header_t *h, MPI_Status *status);
 
 /* --- request.c ---------------------------------------------------------------------- */
 onic_mpi_req_t *onic_mpi_req_new(onic_mpi_req_kind_t kind, const char *call);
@@ -558,6 +571,12 @@ int  onic_mpi_coll_isend(const void *buf, int count, onic_mpi_type_t *t, int des
 int  onic_mpi_coll_irecv(void *buf, int count, onic_mpi_type_t *t, int src, int tag,
                          onic_mpi_comm_t *comm, onic_mpi_req_t **r_p);
 int  onic_mpi_coll_waitall(int n, onic_mpi_req_t **reqs, const char *call);
+/* A receive of count elements of t of the message h that a matched probe
+ * took (source MPI_PROC_NULL: none, complete at once), started, with a
+ * handle; *r_p is it. MPI_SUCCESS or the error reported. */
+int  onic_mpi_req_mrecv(void *buf, int count, onic_mpi_type_t *t, onic_mpi_comm_t *comm,
+                        int source, const ptl_ovf_header_t *h, const char *call,
+                        onic_mpi_req_t **r_p);
 /* MPI_Buffer_detach's wait; MPI_Finalize's detach. */
 void onic_mpi_bsend_reap(void);
 
@@ -597,6 +616,10 @@ int  onic_mpi_coll_root(onic_mpi_comm_t *c, const char *call, int root);
 /* Copy between two typed buffers of this process (via a packed copy). */
 int  onic_mpi_coll_local_copy(onic_mpi_comm_t *c, const char *call, const void *src, int scount,
                               onic_mpi_type_t *st, void *dst, int rcount, onic_mpi_type_t *rt);
+
+/* --- probe.c ---------------------------------------------------------------------- */
+/* MPI_Finalize: messages taken by a matched probe and never received. */
+void onic_mpi_probe_fini(void);
 
 /* --- collv.c ---------------------------------------------------------------------- */
 /* MPI_Finalize: the user operations never freed. */
