@@ -18,7 +18,9 @@
  *   topo.c      Cartesian process topologies
  *   misc.c      info objects, MPI_Alloc_mem, MPI_Pcontrol, status setters
  *   attr.c      attribute caching: keyvals, values, copy and delete callbacks
- *   probe.c     matched probe: messages taken out of matching, MPI_Mrecv */
+ *   probe.c     matched probe: messages taken out of matching, MPI_Mrecv
+ *   icoll.c     non-blocking collectives: schedules of rounds, progressed
+ *               by any call that progresses */
 #ifndef ONIC_MPI_IMPL_H
 #define ONIC_MPI_IMPL_H
 
@@ -137,6 +139,7 @@ typedef struct onic_mpi_comm {
     struct onic_mpi_topo *topo; /* a Cartesian grid (topo.c), or NULL */
     char              name[MPI_MAX_OBJECT_NAME]; /* MPI_Comm_set_name; "" if none */
     struct onic_mpi_attr *attrs;  /* cached attributes (attr.c) */
+    unsigned          icoll_seq; /* non-blocking collectives started on it (icoll.c) */
 } onic_mpi_comm_t;
 
 /* One block of a datatype's element: `len` bytes at `off` from its start. */
@@ -191,7 +194,11 @@ typedef struct onic_mpi_sigrun {
 } onic_mpi_sigrun_t;
 
 /* --- Requests ---------------------------------------------------------------------- */
-typedef enum { ONIC_MPI_REQ_SEND = 1, ONIC_MPI_REQ_RECV = 2 } onic_mpi_req_kind_t;
+typedef enum {
+    ONIC_MPI_REQ_SEND = 1,
+    ONIC_MPI_REQ_RECV = 2,
+    ONIC_MPI_REQ_COLL = 3, /* a non-blocking collective: its schedule completes it (icoll.c) */
+} onic_mpi_req_kind_t;
 typedef enum {
     ONIC_MPI_MODE_STANDARD = 0,
     ONIC_MPI_MODE_SYNC,      /* complete only once matched: always rendezvous */
@@ -616,6 +623,28 @@ int  onic_mpi_coll_root(onic_mpi_comm_t *c, const char *call, int root);
 /* Copy between two typed buffers of this process (via a packed copy). */
 int  onic_mpi_coll_local_copy(onic_mpi_comm_t *c, const char *call, const void *src, int scount,
                               onic_mpi_type_t *st, void *dst, int rcount, onic_mpi_type_t *rt);
+
+/* The checks of a reduction's arguments (root ignored for all); the input
+ * packed into a fresh buffer *acc_p of *bytes_p bytes, the caller's. */
+int  onic_mpi_coll_reduce_begin(const char *call, MPI_Comm comm, const void *sendbuf,
+                                void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                                int root, int all, onic_mpi_comm_t **c_p, onic_mpi_type_t **t_p,
+                                onic_mpi_opd_t *op_p, char **acc_p, size_t *bytes_p);
+/* The send side's checks where check_send, the receive side's where
+ * check_recv (the root's, or everyone's in the all- forms). */
+int  onic_mpi_coll_sides(onic_mpi_comm_t *c, const char *call, const void *sendbuf,
+                         int sendcount, MPI_Datatype sendtype, const void *recvbuf,
+                         int recvcount, MPI_Datatype recvtype, int check_send, int check_recv,
+                         onic_mpi_type_t **st_p, onic_mpi_type_t **rt_p);
+
+/* --- icoll.c ---------------------------------------------------------------------- */
+/* Schedules not yet complete: progress advances them when non-zero. */
+extern int onic_mpi_icoll_live __attribute__((visibility("hidden")));
+/* Start every round whose previous one is over, in every live schedule;
+ * complete the schedules that are done. Not reentered. */
+void onic_mpi_icoll_progress(void);
+/* MPI_Finalize: schedules never completed. */
+void onic_mpi_icoll_fini(void);
 
 /* --- probe.c ---------------------------------------------------------------------- */
 /* MPI_Finalize: messages taken by a matched probe and never received. */

@@ -932,7 +932,7 @@ __attribute__((flatten, noinline)) unsigned onic_mpi_progress(int block)
          * (a poll delivers a burst at once), a bounded number, and goes
          * back to its caller's test without sleeping. */
         if (block && rc == PTL_EQ_EMPTY && n > 0)
-            return n;
+            goto out;
         if (rc == PTL_EQ_EMPTY)
             /* Both queues; sleeps in the transport until something arrives. */
             rc = PtlEQPoll(eqs, 2, block ? P2P_WAIT_MS : 0, &ev, &which);
@@ -940,7 +940,7 @@ __attribute__((flatten, noinline)) unsigned onic_mpi_progress(int block)
             /* The transport was polled: a drain, which also sent what the
              * events' handlers (credits, pulls) put in an open bundle. */
             onic_mpi_g.starts_undrained = 0;
-            return n;
+            goto out;
         }
         n++;
         if (which == 1) {
@@ -958,8 +958,14 @@ __attribute__((flatten, noinline)) unsigned onic_mpi_progress(int block)
             p2p_event(&ev);
         }
         if (block && n >= P2P_WAIT_BATCH)
-            return n;
+            goto out;
     }
+out:
+    /* Non-blocking collectives move on to their next round here, after
+     * the events that may have ended their current one (icoll.c). */
+    if (__builtin_expect(onic_mpi_icoll_live != 0, 0))
+        onic_mpi_icoll_progress();
+    return n;
 }
 
 /* --- Setup ------------------------------------------------------------------------------------- */
