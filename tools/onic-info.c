@@ -109,7 +109,7 @@ int main(int argc, char **argv)
            "       collectives (barrier, bcast, (all)reduce, (all)gather(v), scatter(v),\n"
            "       alltoall(v), reduce_scatter(_block), scan, exscan; MPI_IN_PLACE; user ops),\n"
            "       non-blocking ibarrier, ibcast, i(all)reduce, igather, iscatter, iallgather,\n"
-           "       ialltoall,\n"
+           "       ialltoall, MPI_Comm_idup,\n"
            "       derived datatypes (vector to struct, subarray, resized; pack and unpack),\n"
            "       communicators and groups, attributes, Cartesian topologies, info objects,\n"
            "       error handlers (predefined and the program's),\n"
@@ -117,7 +117,7 @@ int main(int argc, char **argv)
            "       compare-and-swap, rput, rget; fence, locks, flushes, post/start/complete/wait)\n"
            "  not:  shared-memory and dynamic windows, request-based accumulates, the other\n"
            "       non-blocking collectives (v-forms, ireduce_scatter, iscan, iexscan),\n"
-           "       MPI_Comm_idup, intercommunicators, graph topologies,\n"
+           "       intercommunicators, graph topologies,\n"
            "       dynamic processes, MPI-IO, Fortran\n");
     if (status == ONIC_OK)
         info_onload(&cur);

@@ -1,5 +1,5 @@
 /* Non-blocking collectives: MPI_Ibarrier, Ibcast, Ireduce, Iallreduce,
- * Igather, Iscatter, Iallgather, Ialltoall.
+ * Igather, Iscatter, Iallgather, Ialltoall, and MPI_Comm_idup.
  *
  * Each call checks its arguments as its blocking form does, then builds a
  * schedule: a list of steps -- start a send or a receive on the
@@ -18,6 +18,7 @@
  * numbers agree, and rounds of two outstanding collectives can be posted in
  * any order without one taking the other's messages. */
 #include "mpi/mpi_impl.h"
+#include "base/log.h"
 #include "base/mem.h"
 
 #include <string.h>
@@ -33,7 +34,10 @@ typedef enum {
     ICOLL_WAIT,   /* every transfer started so far is over */
     ICOLL_REDUCE, /* acc = acc op tmp, over bytes of packed elements */
     ICOLL_UNPACK, /* the packed acc into count elements of type at buf */
+    ICOLL_CALL,   /* fn(schedule) */
 } icoll_kind_t;
+
+typedef struct icoll icoll_t;
 
 typedef struct icoll_step {
     icoll_kind_t     kind;
@@ -41,9 +45,10 @@ typedef struct icoll_step {
     void            *buf;
     onic_mpi_type_t *type;
     char            *acc, *tmp;
+    void           (*fn)(icoll_t *s);
 } icoll_step_t;
 
-typedef struct icoll {
+struct icoll {
     onic_mpi_req_t  *req;       /* the user's request */
     onic_mpi_comm_t *comm;
     const char      *call;
@@ -60,7 +65,10 @@ typedef struct icoll {
     int              failed;    /* the first transfer's error class, or 0 */
     MPI_Status       failed_status;
     onic_dlist_t     link;      /* in icoll_live_list, oldest first */
-} icoll_t;
+    /* MPI_Comm_idup: where the new communicator goes, the ids offered. */
+    MPI_Comm        *newcomm;
+    uint64_t         offered[ONIC_MPI_MAX_CTX / 64];
+};
 
 int onic_mpi_icoll_live;
 static onic_dlist_t icoll_live_list = {&icoll_live_list, &icoll_live_list};
@@ -204,6 +212,9 @@ static int icoll_advance(icoll_t *s)
             case ICOLL_UNPACK:
                 if (!s->failed)
                     onic_mpi_type_unpack(st->type, st->acc, s->bytes, st->buf, st->count);
+                break;
+            case ICOLL_CALL:
+                st->fn(s);
                 break;
             case ICOLL_WAIT:
                 break;
@@ -657,4 +668,83 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 {
     return icoll_all("MPI_Ialltoall", 0, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                      recvtype, comm, request);
+}
+
+/* --- MPI_Comm_idup ----------------------------------------------------------------------------- */
+/* Context ids an idup offers (its lowest free ones), kept from other new
+ * communicators until it ends: the id it agrees on must still be free
+ * here then, whatever was created in between. */
+#define ICOLL_IDUP_OFFER 64
+
+static void icoll_idup_finish(icoll_t *s)
+{
+    const uint64_t *agreed = (const uint64_t *)s->scratch;
+    int id = -1, rc;
+
+    for (int w = 0; w < ONIC_MPI_MAX_CTX / 64 && id < 0 && !s->failed; w++)
+        if (agreed[w] != 0)
+            id = w * 64 + __builtin_ctzll(agreed[w]);
+    /* What was offered goes back; the id taken is marked used again below. */
+    for (int w = 0; w < ONIC_MPI_MAX_CTX / 64; w++)
+        onic_mpi_g.ctx_free[w] |= s->offered[w];
+    *s->newcomm = MPI_COMM_NULL;
+    if (s->failed)
+        return;
+    if (id < 0) {
+        onic_error("mpi: rank %d: MPI_Comm_idup: no context id is free at every process among "
+                   "the %d lowest free ones each offered; free communicators, or create fewer "
+                   "at once", onic_mpi_g.rank, ICOLL_IDUP_OFFER);
+        s->failed = MPI_ERR_OTHER;
+        return;
+    }
+    if ((rc = onic_mpi_comm_dup_as(s->comm, id, s->call, s->newcomm)) != MPI_SUCCESS) {
+        s->failed = rc;
+        *s->newcomm = MPI_COMM_NULL;
+    }
+}
+
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    const char *call = "MPI_Comm_idup";
+    size_t bytes = sizeof(onic_mpi_g.ctx_free);
+    onic_mpi_type_t *u64 = onic_mpi_type_get(MPI_UINT64_T);
+    onic_mpi_comm_t *c;
+    icoll_step_t *st;
+    uint64_t *mask;
+    icoll_t *s;
+    int rc, n = 0;
+
+    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
+        (rc = icoll_request_check(c, call, request)) != MPI_SUCCESS)
+        return rc;
+    if (newcomm == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "newcomm is NULL; pass where to store the "
+                            "new communicator");
+    if ((s = icoll_new(c, call)) == NULL ||
+        (s->scratch = onic_calloc(icoll_tree_parts(c->size) + 1, bytes)) == NULL)
+        return icoll_nomem(c, s, call);
+    if ((rc = onic_mpi_coll_op_check(MPI_BAND, u64, c, call, &s->op)) != MPI_SUCCESS) {
+        icoll_destroy(s);
+        return rc;
+    }
+    s->rtype = u64;
+    s->bytes = bytes;
+    s->newcomm = newcomm;
+    /* The ids agreed as every member's: the lowest in all the offers. */
+    if (icoll_tree_reduce(s, s->scratch, s->scratch + bytes, 0) != 0 ||
+        icoll_tree_bcast(s, s->scratch, (int)bytes, icoll_bytes(), 0) != 0 ||
+        (st = icoll_step(s, ICOLL_CALL, 0, NULL, 0, NULL)) == NULL)
+        return icoll_nomem(c, s, call);
+    st->fn = icoll_idup_finish;
+    mask = (uint64_t *)s->scratch;
+    for (int id = 0; id < ONIC_MPI_MAX_CTX && n < ICOLL_IDUP_OFFER; id++) {
+        uint64_t bit = UINT64_C(1) << (id % 64);
+        if (onic_mpi_g.ctx_free[id / 64] & bit) {
+            mask[id / 64] |= bit;
+            onic_mpi_g.ctx_free[id / 64] &= ~bit;
+            n++;
+        }
+    }
+    memcpy(s->offered, mask, bytes);
+    return icoll_start(s, request);
 }

@@ -445,6 +445,9 @@ static inline onic_mpi_comm_t *onic_mpi_comm_lookup(MPI_Comm h)
     return h == MPI_COMM_WORLD ? onic_mpi_g.world : onic_mpi_htab_get(&onic_mpi_g.comms, h);
 }
 onic_mpi_group_t *onic_mpi_group_get(MPI_Group h);
+/* A duplicate of c with context id `id` (agreed by every member), its grid
+ * and attributes copied: MPI_Comm_dup and MPI_Comm_idup. */
+int  onic_mpi_comm_dup_as(onic_mpi_comm_t *c, int id, const char *call, MPI_Comm *newcomm);
 static inline uint32_t onic_mpi_comm_world_rank(const onic_mpi_comm_t *c, int rank)
 {
     return (uint32_t)c->group->world[rank];
