@@ -15,6 +15,9 @@
  *           a user operation that does not commute, rendezvous sizes
  *   iorder  several collectives outstanding on one communicator,
  *           interleaved with point-to-point, completed in any order
+ *   idup    MPI_Comm_idup outstanding with other collectives and with a
+ *           blocking MPI_Comm_dup: communicators of their own contexts;
+ *           ids come back when freed
  *   ierrors bad roots, operations, buffers and requests; mismatched counts */
 #include <mpi.h>
 #include <stdint.h>
@@ -636,10 +639,78 @@ static void test_iorder(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* --- MPI_Comm_idup ----------------------------------------------------------------------- */
+static void test_idup(void)
+{
+    int right = (rank + 1) % size, left = (rank - 1 + size) % size;
+    MPI_Comm w2, a = MPI_COMM_NULL, b = MPI_COMM_NULL, d;
+    MPI_Request r[3];
+    int x = rank, sum = -1, res = -1;
+
+    MPI_Comm_dup(MPI_COMM_WORLD, &w2);
+    CHECK_EQ(MPI_Comm_idup(MPI_COMM_WORLD, &a, &r[0]), MPI_SUCCESS);
+    MPI_Iallreduce(&x, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[1]);
+    CHECK_EQ(MPI_Comm_idup(w2, &b, &r[2]), MPI_SUCCESS);
+    /* A blocking creation while both are outstanding. */
+    MPI_Comm_dup(MPI_COMM_WORLD, &d);
+    CHECK_EQ(MPI_Waitall(3, r, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    CHECK_EQ(sum, size * (size - 1) / 2);
+    CHECK(a != MPI_COMM_NULL && b != MPI_COMM_NULL);
+    if (a == MPI_COMM_NULL || b == MPI_COMM_NULL)
+        return;
+    MPI_Comm_compare(a, MPI_COMM_WORLD, &res);
+    CHECK_EQ(res, MPI_CONGRUENT);
+    MPI_Comm_compare(a, b, &res);
+    CHECK_EQ(res, MPI_CONGRUENT);
+    MPI_Comm_rank(b, &x);
+    CHECK_EQ(x, rank);
+    /* Each communicator its own context: the same tag on all five, received
+     * in the reverse order, each message on its own communicator. */
+    {
+        MPI_Comm all[5] = {MPI_COMM_WORLD, w2, a, b, d};
+        MPI_Request s[5];
+        int out[5], in = -1;
+        for (int k = 0; k < 5; k++) {
+            out[k] = rank * 10 + k;
+            MPI_Isend(&out[k], 1, MPI_INT, right, 7, all[k], &s[k]);
+        }
+        for (int k = 4; k >= 0; k--) {
+            MPI_Recv(&in, 1, MPI_INT, MPI_ANY_SOURCE, 7, all[k], MPI_STATUS_IGNORE);
+            CHECK_EQ(in, left * 10 + k);
+        }
+        MPI_Waitall(5, s, MPI_STATUSES_IGNORE);
+        /* Collectives on the new ones. */
+        MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_MAX, b);
+        CHECK_EQ(sum, size - 1);
+    }
+    MPI_Comm_free(&a);
+    MPI_Comm_free(&b);
+    MPI_Comm_free(&d);
+    MPI_Comm_free(&w2);
+    /* 100 alive at once, each offering 64 ids: more than the 4096 there
+     * are unless every offer but the id taken comes back. */
+    {
+        MPI_Comm many[100];
+        int n = 0;
+        for (; n < 100; n++) {
+            MPI_Request q;
+            CHECK_EQ(MPI_Comm_idup(MPI_COMM_WORLD, &many[n], &q), MPI_SUCCESS);
+            CHECK_EQ(MPI_Wait(&q, MPI_STATUS_IGNORE), MPI_SUCCESS);
+            CHECK(many[n] != MPI_COMM_NULL);
+            if (many[n] == MPI_COMM_NULL)
+                break;
+        }
+        while (n > 0)
+            MPI_Comm_free(&many[--n]);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* --- Errors ----------------------------------------------------------------------------------- */
 static void test_ierrors(void)
 {
     MPI_Request r = MPI_REQUEST_NULL;
+    MPI_Comm dup;
     int x[8] = {0}, y[8] = {0};
     double d = 1.0;
 
@@ -654,6 +725,9 @@ static void test_ierrors(void)
     CHECK_EQ(MPI_Iallreduce(x, y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
     CHECK_EQ(MPI_Ibarrier(MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
     CHECK_EQ(MPI_Ibarrier(MPI_COMM_NULL, &r), MPI_ERR_COMM);
+    CHECK_EQ(MPI_Comm_idup(MPI_COMM_NULL, &dup, &r), MPI_ERR_COMM);
+    CHECK_EQ(MPI_Comm_idup(MPI_COMM_WORLD, NULL, &r), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Comm_idup(MPI_COMM_WORLD, &dup, NULL), MPI_ERR_ARG);
     CHECK_EQ(MPI_Ibcast(NULL, 4, MPI_INT, 0, MPI_COMM_WORLD, &r), MPI_ERR_BUFFER);
     CHECK_EQ(MPI_Iallgather(x, 1, MPI_DATATYPE_NULL, y, 1, MPI_INT, MPI_COMM_WORLD, &r),
              MPI_ERR_TYPE);
@@ -683,7 +757,7 @@ static const struct {
     void (*fn)(void);
 } tests[] = {
     {"mprobe", test_mprobe},   {"mprace", test_mprace}, {"icoll", test_icoll},
-    {"iorder", test_iorder},   {"ierrors", test_ierrors},
+    {"iorder", test_iorder},   {"idup", test_idup},     {"ierrors", test_ierrors},
 };
 
 int main(int argc, char **argv)
