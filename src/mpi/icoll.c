@@ -528,16 +528,18 @@ static int icoll_sides(const char *call, MPI_Comm comm, int rooted, int root, in
     return icoll_request_check(c, call, request);
 }
 
-int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                MPI_Request *request)
+/* Igather and Iscatter: the root's own block copied here, one transfer
+ * per other process (gather: each sends its block to the root; scatter:
+ * the root sends block i to process i). */
+static int icoll_rooted(const char *call, int gather, const void *sendbuf, int sendcount,
+                        MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    const char *call = "MPI_Igather";
     onic_mpi_comm_t *c;
     onic_mpi_type_t *st, *rt;
     icoll_t *s;
-    int rc = icoll_sides(call, comm, 1, root, 1, sendbuf, sendcount, sendtype,
-                         recvbuf, recvcount, recvtype, request, &c, &st, &rt);
+    int rc = icoll_sides(call, comm, 1, root, gather, sendbuf, sendcount, sendtype, recvbuf,
+                         recvcount, recvtype, request, &c, &st, &rt);
 
     if (rc != MPI_SUCCESS)
         return rc;
@@ -546,59 +548,44 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     icoll_keep_type(s, 0, st);
     icoll_keep_type(s, 1, rt);
     if (c->rank != root) {
-        if (icoll_add(s, ICOLL_SEND, root, (void *)sendbuf, sendcount, st) != 0)
+        if ((gather ? icoll_add(s, ICOLL_SEND, root, (void *)sendbuf, sendcount, st)
+                    : icoll_add(s, ICOLL_RECV, root, recvbuf, recvcount, rt)) != 0)
             return icoll_nomem(c, s, call);
-    } else {
-        if (sendbuf != MPI_IN_PLACE &&
-            (rc = onic_mpi_coll_local_copy(c, call, sendbuf, sendcount, st,
-                                           icoll_at(recvbuf, rt, recvcount, root), recvcount,
-                                           rt)) != MPI_SUCCESS) {
-            icoll_destroy(s);
-            return rc;
-        }
-        for (int i = 0; i < c->size; i++)
-            if (i != root && icoll_add(s, ICOLL_RECV, i, icoll_at(recvbuf, rt, recvcount, i),
-                                       recvcount, rt) != 0)
-                return icoll_nomem(c, s, call);
+        return icoll_start(s, request);
     }
+    /* MPI_IN_PLACE (gather's sendbuf, scatter's recvbuf): the block is there. */
+    if ((gather ? sendbuf : recvbuf) != MPI_IN_PLACE &&
+        (rc = onic_mpi_coll_local_copy(
+             c, call, gather ? sendbuf : icoll_at((void *)sendbuf, st, sendcount, root),
+             sendcount, st, gather ? icoll_at(recvbuf, rt, recvcount, root) : recvbuf,
+             recvcount, rt)) != MPI_SUCCESS) {
+        icoll_destroy(s);
+        return rc;
+    }
+    for (int i = 0; i < c->size; i++)
+        if (i != root &&
+            (gather ? icoll_add(s, ICOLL_RECV, i, icoll_at(recvbuf, rt, recvcount, i), recvcount,
+                                rt)
+                    : icoll_add(s, ICOLL_SEND, i, icoll_at((void *)sendbuf, st, sendcount, i),
+                                sendcount, st)) != 0)
+            return icoll_nomem(c, s, call);
     return icoll_start(s, request);
+}
+
+int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                MPI_Request *request)
+{
+    return icoll_rooted("MPI_Igather", 1, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, root, comm, request);
 }
 
 int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                  MPI_Request *request)
 {
-    const char *call = "MPI_Iscatter";
-    onic_mpi_comm_t *c;
-    onic_mpi_type_t *st, *rt;
-    icoll_t *s;
-    int rc = icoll_sides(call, comm, 1, root, 0, sendbuf, sendcount, sendtype,
-                         recvbuf, recvcount, recvtype, request, &c, &st, &rt);
-
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if ((s = icoll_new(c, call)) == NULL)
-        return icoll_nomem(c, s, call);
-    icoll_keep_type(s, 0, st);
-    icoll_keep_type(s, 1, rt);
-    if (c->rank != root) {
-        if (icoll_add(s, ICOLL_RECV, root, recvbuf, recvcount, rt) != 0)
-            return icoll_nomem(c, s, call);
-    } else {
-        if (recvbuf != MPI_IN_PLACE &&
-            (rc = onic_mpi_coll_local_copy(c, call, icoll_at((void *)sendbuf, st, sendcount, root),
-                                           sendcount, st, recvbuf, recvcount, rt)) !=
-                MPI_SUCCESS) {
-            icoll_destroy(s);
-            return rc;
-        }
-        for (int i = 0; i < c->size; i++)
-            if (i != root && icoll_add(s, ICOLL_SEND, i, icoll_at((void *)sendbuf, st,
-                                                                  sendcount, i),
-                                       sendcount, st) != 0)
-                return icoll_nomem(c, s, call);
-    }
-    return icoll_start(s, request);
+    return icoll_rooted("MPI_Iscatter", 0, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, root, comm, request);
 }
 
 /* Iallgather and Ialltoall: every transfer of one round, posted at once;
