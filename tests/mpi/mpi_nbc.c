@@ -752,43 +752,12 @@ static void test_ierrors(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-static const struct {
-    const char *name;
-    void (*fn)(void);
-} tests[] = {
+static const mpi_named_test_t tests[] = {
     {"mprobe", test_mprobe},   {"mprace", test_mprace}, {"icoll", test_icoll},
     {"iorder", test_iorder},   {"idup", test_idup},     {"ierrors", test_ierrors},
 };
 
 int main(int argc, char **argv)
 {
-    int total = 0;
-
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    for (int a = 1; a < argc; a++) {
-        int known = strcmp(argv[a], "all") == 0;
-        for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++)
-            known |= strcmp(argv[a], tests[t].name) == 0;
-        if (!known) {
-            if (rank == 0)
-                fprintf(stderr, "mpi_nbc: unknown test \"%s\"\n", argv[a]);
-            MPI_Finalize();
-            return 2;
-        }
-    }
-    for (int a = 1; a < argc; a++)
-        for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++)
-            if (strcmp(argv[a], "all") == 0 || strcmp(argv[a], tests[t].name) == 0) {
-                tests[t].fn();
-                if (rank == 0)
-                    printf("%-8s %s\n", tests[t].name, failed ? "FAILED" : "ok");
-                fflush(stdout);
-            }
-    MPI_Allreduce(&failed, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf("%s: %d failed checks over %d processes\n", total ? "FAIL" : "PASS", total, size);
-    MPI_Finalize();
-    return total != 0;
+    return mpi_run_named("mpi_nbc", tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
 }
