@@ -104,18 +104,21 @@ int main(int argc, char **argv)
     /* What a program may call (include/mpi.h), and what it may not: a
      * call onic lacks fails to link, naming the function. */
     printf("\nMPI (include/mpi.h, MPI 3.1)\n"
-           "  has: point-to-point (all modes, persistent, probe, cancel, wait/test any/all/some),\n"
+           "  has: point-to-point (all modes, persistent, probe, matched probe, cancel,\n"
+           "       wait/test any/all/some),\n"
            "       collectives (barrier, bcast, (all)reduce, (all)gather(v), scatter(v),\n"
            "       alltoall(v), reduce_scatter(_block), scan, exscan; MPI_IN_PLACE; user ops),\n"
+           "       non-blocking ibarrier, ibcast, i(all)reduce, igather, iscatter, iallgather,\n"
+           "       ialltoall, MPI_Comm_idup,\n"
            "       derived datatypes (vector to struct, subarray, resized; pack and unpack),\n"
            "       communicators and groups, intercommunicators (point-to-point, merge),\n"
            "       attributes, Cartesian topologies, info objects,\n"
            "       error handlers (predefined and the program's),\n"
            "       one-sided windows (create, allocate; put, get, accumulates, fetch-and-op,\n"
            "       compare-and-swap, rput, rget; fence, locks, flushes, post/start/complete/wait)\n"
-           "  not:  shared-memory and dynamic windows, request-based accumulates, matched\n"
-           "       probe, non-blocking collectives, collectives on intercommunicators,\n"
-           "       graph topologies,\n"
+           "  not:  shared-memory and dynamic windows, request-based accumulates, the other\n"
+           "       non-blocking collectives (v-forms, ireduce_scatter, iscan, iexscan),\n"
+           "       collectives on intercommunicators, graph topologies,\n"
            "       dynamic processes, MPI-IO, Fortran\n");
     if (status == ONIC_OK)
         info_onload(&cur);

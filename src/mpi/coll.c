@@ -492,10 +492,10 @@ int onic_mpi_coll_reduce(onic_mpi_comm_t *c, char *acc, size_t bytes, onic_mpi_t
 }
 
 /* Validate, pack the input into a fresh buffer; *acc_p is the caller's. */
-static int coll_reduce_begin(const char *call, MPI_Comm comm, const void *sendbuf, void *recvbuf,
-                             int count, MPI_Datatype datatype, MPI_Op op, int root, int all,
-                             onic_mpi_comm_t **c_p, onic_mpi_type_t **t_p, onic_mpi_opd_t *op_p,
-                             char **acc_p, size_t *bytes_p)
+int onic_mpi_coll_reduce_begin(const char *call, MPI_Comm comm, const void *sendbuf,
+                               void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                               int root, int all, onic_mpi_comm_t **c_p, onic_mpi_type_t **t_p,
+                               onic_mpi_opd_t *op_p, char **acc_p, size_t *bytes_p)
 {
     onic_mpi_comm_t *c;
     onic_mpi_type_t *t;
@@ -533,8 +533,8 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
     onic_mpi_opd_t o;
     char *acc;
     size_t bytes;
-    int rc = coll_reduce_begin(call, comm, sendbuf, recvbuf, count, datatype, op, root, 0, &c, &t,
-                               &o, &acc, &bytes);
+    int rc = onic_mpi_coll_reduce_begin(call, comm, sendbuf, recvbuf, count, datatype, op, root,
+                                        0, &c, &t, &o, &acc, &bytes);
 
     if (rc != MPI_SUCCESS)
         return rc;
@@ -554,8 +554,8 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     onic_mpi_opd_t o;
     char *acc;
     size_t bytes;
-    int rc = coll_reduce_begin(call, comm, sendbuf, recvbuf, count, datatype, op, 0, 1, &c, &t,
-                               &o, &acc, &bytes);
+    int rc = onic_mpi_coll_reduce_begin(call, comm, sendbuf, recvbuf, count, datatype, op, 0,
+                                        1, &c, &t, &o, &acc, &bytes);
 
     if (rc != MPI_SUCCESS)
         return rc;
@@ -638,10 +638,10 @@ static int coll_gather(onic_mpi_comm_t *c, const void *sendbuf, int sendcount,
 
 /* Checks of the send and receive sides: at the root (or everywhere, for
  * the all- forms) the receive side, elsewhere the send side. */
-static int coll_sides(onic_mpi_comm_t *c, const char *call, const void *sendbuf, int sendcount,
-                      MPI_Datatype sendtype, const void *recvbuf, int recvcount,
-                      MPI_Datatype recvtype, int check_send, int check_recv,
-                      onic_mpi_type_t **st_p, onic_mpi_type_t **rt_p)
+int onic_mpi_coll_sides(onic_mpi_comm_t *c, const char *call, const void *sendbuf,
+                        int sendcount, MPI_Datatype sendtype, const void *recvbuf,
+                        int recvcount, MPI_Datatype recvtype, int check_send, int check_recv,
+                        onic_mpi_type_t **st_p, onic_mpi_type_t **rt_p)
 {
     int rc;
 
@@ -669,8 +669,8 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
     is_root = c->rank == root;
     if (sendbuf == MPI_IN_PLACE && !is_root)
         return onic_mpi_err(c, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is for the root only");
-    if ((rc = coll_sides(c, call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                         sendbuf != MPI_IN_PLACE, is_root, &st, &rt)) != MPI_SUCCESS)
+    if ((rc = onic_mpi_coll_sides(c, call, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                  recvtype, sendbuf != MPI_IN_PLACE, is_root, &st, &rt)) != MPI_SUCCESS)
         return rc;
     return coll_gather(c, sendbuf, sendcount, st, recvbuf, recvcount, rt, root, call);
 }
@@ -684,8 +684,8 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     int rc;
 
     if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
-        (rc = coll_sides(c, call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                         sendbuf != MPI_IN_PLACE, 1, &st, &rt)) != MPI_SUCCESS)
+        (rc = onic_mpi_coll_sides(c, call, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                  recvtype, sendbuf != MPI_IN_PLACE, 1, &st, &rt)) != MPI_SUCCESS)
         return rc;
     if (sendbuf == MPI_IN_PLACE && c->rank != 0) {
         /* Our block is already in place: send it from there. */
@@ -718,8 +718,8 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     is_root = c->rank == root;
     if (recvbuf == MPI_IN_PLACE && !is_root)
         return onic_mpi_err(c, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is for the root only");
-    if ((rc = coll_sides(c, call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                         is_root, recvbuf != MPI_IN_PLACE, &st, &rt)) != MPI_SUCCESS)
+    if ((rc = onic_mpi_coll_sides(c, call, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                  recvtype, is_root, recvbuf != MPI_IN_PLACE, &st, &rt)) != MPI_SUCCESS)
         return rc;
     if (!is_root) {
         if ((rc = onic_mpi_coll_irecv(recvbuf, recvcount, rt, root, COLL_TAG_SCATTER, c, &one)) !=
@@ -756,8 +756,8 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     int rc, rc2;
 
     if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
-        (rc = coll_sides(c, call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                         sendbuf != MPI_IN_PLACE, 1, &st, &rt)) != MPI_SUCCESS)
+        (rc = onic_mpi_coll_sides(c, call, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                  recvtype, sendbuf != MPI_IN_PLACE, 1, &st, &rt)) != MPI_SUCCESS)
         return rc;
     if (sendbuf == MPI_IN_PLACE) {
         /* Send from a packed copy of the receive buffer. */

@@ -250,10 +250,31 @@ int onic_mpi_comm_publish(onic_mpi_comm_t *parent, onic_mpi_group_t *g, int id, 
     return MPI_SUCCESS;
 }
 
+int onic_mpi_comm_dup_as(onic_mpi_comm_t *c, int id, const char *call, MPI_Comm *newcomm)
+{
+    onic_mpi_group_t *g = c->group;
+    int rc;
+
+    g->refs++;
+    if ((rc = onic_mpi_comm_publish(c, g, id, call, newcomm)) != MPI_SUCCESS)
+        return rc;
+    /* The copy keeps the grid, and the attributes their callbacks copy. */
+    if (c->topo != NULL &&
+        (onic_mpi_comm_lookup(*newcomm)->topo = onic_mpi_topo_dup(c->topo)) == NULL) {
+        MPI_Comm_free(newcomm);
+        return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for the grid");
+    }
+    if ((rc = onic_mpi_attr_copy(c, onic_mpi_comm_lookup(*newcomm))) != MPI_SUCCESS) {
+        onic_mpi_attr_release(onic_mpi_comm_lookup(*newcomm));
+        MPI_Comm_free(newcomm);
+        return rc;
+    }
+    return MPI_SUCCESS;
+}
+
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     onic_mpi_comm_t *c;
-    onic_mpi_group_t *g;
     int rc, id;
 
     ONIC_MPI_CHECK_INIT("MPI_Comm_dup");
@@ -262,28 +283,19 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     if (newcomm == NULL)
         return onic_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_dup", "newcomm is NULL");
     if (c->local != NULL) {
+        /* An intercommunicator has no grid. */
         if ((rc = onic_mpi_intercomm_dup(c, "MPI_Comm_dup", newcomm)) != MPI_SUCCESS)
             return rc;
-    } else {
-        if ((rc = onic_mpi_comm_ctx_alloc(c, "MPI_Comm_dup", &id)) != MPI_SUCCESS)
+        if ((rc = onic_mpi_attr_copy(c, onic_mpi_comm_lookup(*newcomm))) != MPI_SUCCESS) {
+            onic_mpi_attr_release(onic_mpi_comm_lookup(*newcomm));
+            MPI_Comm_free(newcomm);
             return rc;
-        g = c->group;
-        g->refs++;
-        if ((rc = onic_mpi_comm_publish(c, g, id, "MPI_Comm_dup", newcomm)) != MPI_SUCCESS)
-            return rc;
+        }
+        return MPI_SUCCESS;
     }
-    /* The copy keeps the grid, and the attributes their callbacks copy. */
-    if (c->topo != NULL &&
-        (onic_mpi_comm_lookup(*newcomm)->topo = onic_mpi_topo_dup(c->topo)) == NULL) {
-        MPI_Comm_free(newcomm);
-        return onic_mpi_err(c, MPI_ERR_NO_MEM, "MPI_Comm_dup", "no memory for the grid");
-    }
-    if ((rc = onic_mpi_attr_copy(c, onic_mpi_comm_lookup(*newcomm))) != MPI_SUCCESS) {
-        onic_mpi_attr_release(onic_mpi_comm_lookup(*newcomm));
-        MPI_Comm_free(newcomm);
+    if ((rc = onic_mpi_comm_ctx_alloc(c, "MPI_Comm_dup", &id)) != MPI_SUCCESS)
         return rc;
-    }
-    return MPI_SUCCESS;
+    return onic_mpi_comm_dup_as(c, id, "MPI_Comm_dup", newcomm);
 }
 
 int onic_mpi_comm_split_cmp(const void *a, const void *b)

@@ -174,6 +174,8 @@ int MPI_Finalize(void)
                           "completed (%s%s); complete every request with MPI_Wait or MPI_Test "
                           "(or cancel receives) before MPI_Finalize", n, n > 1 ? "s" : "", what,
                           n > 3 ? "; ..." : "");
+    onic_mpi_icoll_fini();
+    onic_mpi_probe_fini();
     onic_mpi_rma_fini();
     onic_mpi_comm_fini();
     onic_mpi_type_fini();

@@ -17,7 +17,10 @@
  *   collv.c     the v-collectives, reduce-scatter, scans, user operations
  *   topo.c      Cartesian process topologies
  *   misc.c      info objects, MPI_Alloc_mem, MPI_Pcontrol, status setters
- *   attr.c      attribute caching: keyvals, values, copy and delete callbacks */
+ *   attr.c      attribute caching: keyvals, values, copy and delete callbacks
+ *   probe.c     matched probe: messages taken out of matching, MPI_Mrecv
+ *   icoll.c     non-blocking collectives: schedules of rounds, progressed
+ *               by any call that progresses */
 #ifndef ONIC_MPI_IMPL_H
 #define ONIC_MPI_IMPL_H
 
@@ -42,6 +45,7 @@ enum {
     ONIC_MPI_KIND_ERRH  = 6,
     ONIC_MPI_KIND_INFO  = 7,
     ONIC_MPI_KIND_WIN   = 8,
+    ONIC_MPI_KIND_MSG   = 9,
 };
 #define ONIC_MPI_HANDLE_INDEX_MAX (1 << 20)
 
@@ -144,6 +148,7 @@ typedef struct onic_mpi_comm {
     struct onic_mpi_topo *topo; /* a Cartesian grid (topo.c), or NULL */
     char              name[MPI_MAX_OBJECT_NAME]; /* MPI_Comm_set_name; "" if none */
     struct onic_mpi_attr *attrs;  /* cached attributes (attr.c) */
+    unsigned          icoll_seq; /* non-blocking collectives started on it (icoll.c) */
 } onic_mpi_comm_t;
 
 /* One block of a datatype's element: `len` bytes at `off` from its start. */
@@ -198,12 +203,17 @@ typedef struct onic_mpi_sigrun {
 } onic_mpi_sigrun_t;
 
 /* --- Requests ---------------------------------------------------------------------- */
-typedef enum { ONIC_MPI_REQ_SEND = 1, ONIC_MPI_REQ_RECV = 2 } onic_mpi_req_kind_t;
+typedef enum {
+    ONIC_MPI_REQ_SEND = 1,
+    ONIC_MPI_REQ_RECV = 2,
+    ONIC_MPI_REQ_COLL = 3, /* a non-blocking collective: its schedule completes it (icoll.c) */
+} onic_mpi_req_kind_t;
 typedef enum {
     ONIC_MPI_MODE_STANDARD = 0,
     ONIC_MPI_MODE_SYNC,      /* complete only once matched: always rendezvous */
     ONIC_MPI_MODE_BUFFERED,  /* from the attached buffer (an internal request) */
     ONIC_MPI_MODE_READY,
+    ONIC_MPI_MODE_MATCHED,   /* a receive of the message a matched probe took (mt_hdr) */
 } onic_mpi_mode_t;
 
 typedef struct onic_mpi_bseg onic_mpi_bseg_t;
@@ -253,6 +263,9 @@ typedef struct onic_mpi_req {
     uint64_t            rv_issued;  /* bytes asked for */
     unsigned            rv_inflight; /* gets whose reply has not come */
     int                 rv_final_sent; /* the zero-byte get that ends a cut-short pull */
+    /* MPI_Mrecv (mode MATCHED only): the header its probe took out of
+     * matching, read when the receive starts. */
+    const ptl_ovf_header_t *mt_hdr;
 } onic_mpi_req_t;
 
 /* --- The envelope in the match bits ------------------------------------------------
@@ -469,6 +482,9 @@ int  onic_mpi_comm_split_cmp(const void *a, const void *b);
 int  onic_mpi_intercomm_dup(onic_mpi_comm_t *ic, const char *call, MPI_Comm *newcomm);
 int  onic_mpi_intercomm_split(onic_mpi_comm_t *ic, int color, int key, MPI_Comm *newcomm);
 int  onic_mpi_intercomm_create_sub(onic_mpi_comm_t *ic, onic_mpi_group_t *g, MPI_Comm *newcomm);
+/* A duplicate of c with context id `id` (agreed by every member), its grid
+ * and attributes copied: MPI_Comm_dup and MPI_Comm_idup. */
+int  onic_mpi_comm_dup_as(onic_mpi_comm_t *c, int id, const char *call, MPI_Comm *newcomm);
 static inline uint32_t onic_mpi_comm_world_rank(const onic_mpi_comm_t *c, int rank)
 {
     return (uint32_t)c->peers->world[rank];
@@ -582,6 +598,13 @@ int  onic_mpi_p2p_cancel(onic_mpi_req_t *r);
 /* Look for a matching message without receiving it. */
 int  onic_mpi_p2p_iprobe(onic_mpi_comm_t *comm, int coll, int source, int tag, int *flag,
                          MPI_Status *status, const char *call);
+/* Matched probe: take the oldest message matching (source, tag) on comm's
+ * point-to-point context out of matching for good (*flag 1, its header in
+ * *h_p), or *flag 0. MPI_SUCCESS or the error reported. */
+int  onic_mpi_p2p_improbe(onic_mpi_comm_t *comm, int source, int tag, int *flag,
+                          ptl_ovf_header_t *h_p, const char *call);
+/* The status a probe of that message gives. */
+void onic_mpi_p2p_hdr_status(const ptl_ovf_header_t *h, MPI_Status *status);
 
 /* --- request.c ---------------------------------------------------------------------- */
 onic_mpi_req_t *onic_mpi_req_new(onic_mpi_req_kind_t kind, const char *call);
@@ -595,6 +618,12 @@ int  onic_mpi_coll_isend(const void *buf, int count, onic_mpi_type_t *t, int des
 int  onic_mpi_coll_irecv(void *buf, int count, onic_mpi_type_t *t, int src, int tag,
                          onic_mpi_comm_t *comm, onic_mpi_req_t **r_p);
 int  onic_mpi_coll_waitall(int n, onic_mpi_req_t **reqs, const char *call);
+/* A receive of count elements of t of the message h that a matched probe
+ * took (source MPI_PROC_NULL: none, complete at once), started, with a
+ * handle; *r_p is it. MPI_SUCCESS or the error reported. */
+int  onic_mpi_req_mrecv(void *buf, int count, onic_mpi_type_t *t, onic_mpi_comm_t *comm,
+                        int source, const ptl_ovf_header_t *h, const char *call,
+                        onic_mpi_req_t **r_p);
 /* MPI_Buffer_detach's wait; MPI_Finalize's detach. */
 void onic_mpi_bsend_reap(void);
 
@@ -634,6 +663,32 @@ int  onic_mpi_coll_root(onic_mpi_comm_t *c, const char *call, int root);
 /* Copy between two typed buffers of this process (via a packed copy). */
 int  onic_mpi_coll_local_copy(onic_mpi_comm_t *c, const char *call, const void *src, int scount,
                               onic_mpi_type_t *st, void *dst, int rcount, onic_mpi_type_t *rt);
+
+/* The checks of a reduction's arguments (root ignored for all); the input
+ * packed into a fresh buffer *acc_p of *bytes_p bytes, the caller's. */
+int  onic_mpi_coll_reduce_begin(const char *call, MPI_Comm comm, const void *sendbuf,
+                                void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                                int root, int all, onic_mpi_comm_t **c_p, onic_mpi_type_t **t_p,
+                                onic_mpi_opd_t *op_p, char **acc_p, size_t *bytes_p);
+/* The send side's checks where check_send, the receive side's where
+ * check_recv (the root's, or everyone's in the all- forms). */
+int  onic_mpi_coll_sides(onic_mpi_comm_t *c, const char *call, const void *sendbuf,
+                         int sendcount, MPI_Datatype sendtype, const void *recvbuf,
+                         int recvcount, MPI_Datatype recvtype, int check_send, int check_recv,
+                         onic_mpi_type_t **st_p, onic_mpi_type_t **rt_p);
+
+/* --- icoll.c ---------------------------------------------------------------------- */
+/* Schedules not yet complete: progress advances them when non-zero. */
+extern int onic_mpi_icoll_live __attribute__((visibility("hidden")));
+/* Start every round whose previous one is over, in every live schedule;
+ * complete the schedules that are done. Not reentered. */
+void onic_mpi_icoll_progress(void);
+/* MPI_Finalize: schedules never completed. */
+void onic_mpi_icoll_fini(void);
+
+/* --- probe.c ---------------------------------------------------------------------- */
+/* MPI_Finalize: messages taken by a matched probe and never received. */
+void onic_mpi_probe_fini(void);
 
 /* --- collv.c ---------------------------------------------------------------------- */
 /* MPI_Finalize: the user operations never freed. */

@@ -708,33 +708,61 @@ static uint64_t hdr_length(const ptl_ovf_header_t *h)
                                                     : h->rlength;
 }
 
-int onic_mpi_p2p_iprobe(onic_mpi_comm_t *comm, int coll, int source, int tag, int *flag,
-                        MPI_Status *status, const char *call)
+void onic_mpi_p2p_hdr_status(const ptl_ovf_header_t *h, MPI_Status *status)
+{
+    status->MPI_SOURCE = (int)(h->match_bits >> 24 & 0xffffff);
+    status->MPI_TAG = (int)(h->match_bits & ONIC_MPI_BITS_TAG);
+    status->MPI_ERROR = MPI_SUCCESS;
+    status->onic_count = (long long)hdr_length(h);
+    status->onic_cancelled = 0;
+}
+
+/* The oldest message matching (source, tag) in the pulled list, pulled
+ * out of Portals if need be; NULL (rc: MPI_SUCCESS or the error) if none. */
+static onic_mpi_pulled_t *probe_find(onic_mpi_comm_t *comm, int coll, int source, int tag,
+                                     const char *call, int *rc_p)
 {
     p2p_query_t q;
     onic_mpi_pulled_t *p;
-    int rc;
 
     onic_mpi_progress(0);
     p2p_query_make(comm, coll, source, tag, &q);
     p = pulled_find(&q);
     while (p == NULL) {
-        p = pulled_take(q.id, call, &rc);
-        if (p == NULL) {
-            *flag = 0;
-            return rc;
-        }
+        p = pulled_take(q.id, call, rc_p);
+        if (p == NULL)
+            return NULL;
         if (!p2p_query_hit(&q, &p->hdr))
             p = NULL;
     }
-    *flag = 1;
-    if (status != MPI_STATUS_IGNORE) {
-        status->MPI_SOURCE = (int)(p->hdr.match_bits >> 24 & 0xffffff);
-        status->MPI_TAG = (int)(p->hdr.match_bits & ONIC_MPI_BITS_TAG);
-        status->MPI_ERROR = MPI_SUCCESS;
-        status->onic_count = (long long)hdr_length(&p->hdr);
-        status->onic_cancelled = 0;
-    }
+    return p;
+}
+
+int onic_mpi_p2p_iprobe(onic_mpi_comm_t *comm, int coll, int source, int tag, int *flag,
+                        MPI_Status *status, const char *call)
+{
+    int rc = MPI_SUCCESS;
+    onic_mpi_pulled_t *p = probe_find(comm, coll, source, tag, call, &rc);
+
+    *flag = p != NULL;
+    if (p != NULL && status != MPI_STATUS_IGNORE)
+        onic_mpi_p2p_hdr_status(&p->hdr, status);
+    return rc;
+}
+
+int onic_mpi_p2p_improbe(onic_mpi_comm_t *comm, int source, int tag, int *flag,
+                         ptl_ovf_header_t *h_p, const char *call)
+{
+    int rc = MPI_SUCCESS;
+    onic_mpi_pulled_t *p = probe_find(comm, 0, source, tag, call, &rc);
+
+    *flag = p != NULL;
+    if (p == NULL)
+        return rc;
+    /* Out of the pulled list, so out of matching: only its MPI_Mrecv takes it. */
+    onic_dlist_del(&p->link);
+    *h_p = p->hdr;
+    onic_free(p);
     return MPI_SUCCESS;
 }
 
@@ -748,6 +776,10 @@ static int recv_start(onic_mpi_req_t *r)
     ptl_ovf_header_t h;
     int rc;
 
+    if (__builtin_expect(r->mode == ONIC_MPI_MODE_MATCHED, 0)) {
+        recv_consume(r, r->mt_hdr);
+        return MPI_SUCCESS;
+    }
     p2p_query_make(r->comm, r->coll, r->peer, r->tag, &q);
     if (!onic_dlist_empty(&onic_mpi_g.pulled) && (p = pulled_find(&q)) != NULL) {
         onic_dlist_del(&p->link);
@@ -900,7 +932,7 @@ __attribute__((flatten, noinline)) unsigned onic_mpi_progress(int block)
          * (a poll delivers a burst at once), a bounded number, and goes
          * back to its caller's test without sleeping. */
         if (block && rc == PTL_EQ_EMPTY && n > 0)
-            return n;
+            goto out;
         if (rc == PTL_EQ_EMPTY)
             /* Both queues; sleeps in the transport until something arrives. */
             rc = PtlEQPoll(eqs, 2, block ? P2P_WAIT_MS : 0, &ev, &which);
@@ -908,7 +940,7 @@ __attribute__((flatten, noinline)) unsigned onic_mpi_progress(int block)
             /* The transport was polled: a drain, which also sent what the
              * events' handlers (credits, pulls) put in an open bundle. */
             onic_mpi_g.starts_undrained = 0;
-            return n;
+            goto out;
         }
         n++;
         if (which == 1) {
@@ -926,8 +958,14 @@ __attribute__((flatten, noinline)) unsigned onic_mpi_progress(int block)
             p2p_event(&ev);
         }
         if (block && n >= P2P_WAIT_BATCH)
-            return n;
+            goto out;
     }
+out:
+    /* Non-blocking collectives move on to their next round here, after
+     * the events that may have ended their current one (icoll.c). */
+    if (__builtin_expect(onic_mpi_icoll_live != 0, 0))
+        onic_mpi_icoll_progress();
+    return n;
 }
 
 /* --- Setup ------------------------------------------------------------------------------------- */

@@ -1352,6 +1352,27 @@ int onic_mpi_coll_waitall(int n, onic_mpi_req_t **reqs, const char *call)
                           "must pass matching counts and types" : "a transfer failed");
 }
 
+/* --- Matched receives (probe.c) ------------------------------------------------------------ */
+int onic_mpi_req_mrecv(void *buf, int count, onic_mpi_type_t *t, onic_mpi_comm_t *comm,
+                       int source, const ptl_ovf_header_t *h, const char *call,
+                       onic_mpi_req_t **r_p)
+{
+    req_args_t a = {comm, t};
+    onic_mpi_req_t *r;
+    int rc;
+
+    if ((r = req_make(ONIC_MPI_REQ_RECV, ONIC_MPI_MODE_MATCHED, call, buf, count, &a, source,
+                      MPI_ANY_TAG, &rc)) == NULL)
+        return rc;
+    r->mt_hdr = h;
+    if ((rc = req_publish(r, call)) != MPI_SUCCESS || (rc = req_start(r)) != MPI_SUCCESS) {
+        onic_mpi_req_free(r);
+        return rc;
+    }
+    *r_p = r;
+    return MPI_SUCCESS;
+}
+
 /* --- Testsome, Request_get_status ------------------------------------------------------ */
 /* MPI_Waitsome without the wait: what has completed after one progress. */
 int MPI_Testsome(int incount, MPI_Request *array_of_requests, int *outcount,

@@ -1282,12 +1282,7 @@ static void test_misc(void)
 }
 
 /* --- The runner ------------------------------------------------------------------------ */
-typedef struct {
-    const char *name;
-    void (*fn)(void);
-} test_t;
-
-static const test_t tests[] = {
+static const mpi_named_test_t tests[] = {
     {"topo", test_topo},
     {"dtype", test_dtype},
     {"coll", test_coll},
@@ -1296,41 +1291,5 @@ static const test_t tests[] = {
 
 int main(int argc, char **argv)
 {
-    int total = 0;
-
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    for (int a = 1; a < argc; a++) {
-        int known = strcmp(argv[a], "all") == 0;
-        for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++)
-            known |= strcmp(argv[a], tests[t].name) == 0;
-        if (!known) {
-            if (rank == 0) {
-                fprintf(stderr, "mpi_more: unknown test \"%s\"; the tests are: all", argv[a]);
-                for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++)
-                    fprintf(stderr, " %s", tests[t].name);
-                fprintf(stderr, "\n");
-            }
-            MPI_Finalize();
-            return 2;
-        }
-    }
-    if (argc < 2 && rank == 0)
-        fprintf(stderr, "mpi_more: no test named; running none\n");
-    for (int a = 1; a < argc; a++)
-        for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++)
-            if (strcmp(argv[a], "all") == 0 || strcmp(argv[a], tests[t].name) == 0) {
-                double t0 = MPI_Wtime();
-                tests[t].fn();
-                if (rank == 0)
-                    printf("%-8s %s (%.2f s)\n", tests[t].name, failed ? "FAILED" : "ok",
-                           MPI_Wtime() - t0);
-                fflush(stdout);
-            }
-    MPI_Allreduce(&failed, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf("%s: %d failed checks over %d processes\n", total ? "FAIL" : "PASS", total, size);
-    MPI_Finalize();
-    return total != 0;
+    return mpi_run_named("mpi_more", tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
 }

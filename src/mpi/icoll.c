@@ -1,0 +1,737 @@
+/* Non-blocking collectives: MPI_Ibarrier, Ibcast, Ireduce, Iallreduce,
+ * Igather, Iscatter, Iallgather, Ialltoall, and MPI_Comm_idup.
+ *
+ * Each call checks its arguments as its blocking form does, then builds a
+ * schedule: a list of steps -- start a send or a receive on the
+ * communicator's collective context, combine or unpack data here, or wait
+ * until every transfer started so far is over (the end of a round). The
+ * call starts the first round and returns a request. Every later call that
+ * progresses (wait, test, probe, a blocking receive or collective, ...)
+ * runs onic_mpi_icoll_progress after handling its events, which starts
+ * the next round of every schedule whose round is over; the last one
+ * completes the request, which MPI_Wait/Test and their kin then finish like
+ * any other.
+ *
+ * Each collective on a communicator takes the next of its sequence numbers
+ * and uses it as its tag (above the blocking collectives' tags): every
+ * process starts a communicator's collectives in the same order, so the
+ * numbers agree, and rounds of two outstanding collectives can be posted in
+ * any order without one taking the other's messages. */
+#include "mpi/mpi_impl.h"
+#include "base/log.h"
+#include "base/mem.h"
+
+#include <string.h>
+
+/* Tags of non-blocking collectives: 2^20 + their sequence number modulo
+ * 2^20 (the blocking collectives use small tags). */
+#define ICOLL_TAG_BASE (1 << 20)
+#define ICOLL_TAG_SPAN (1 << 20)
+
+typedef enum {
+    ICOLL_SEND,   /* buf, count, type to peer */
+    ICOLL_RECV,   /* buf, count, type from peer */
+    ICOLL_WAIT,   /* every transfer started so far is over */
+    ICOLL_REDUCE, /* acc = acc op tmp, over bytes of packed elements */
+    ICOLL_UNPACK, /* the packed acc into count elements of type at buf */
+    ICOLL_CALL,   /* fn(schedule) */
+} icoll_kind_t;
+
+typedef struct icoll icoll_t;
+
+typedef struct icoll_step {
+    icoll_kind_t     kind;
+    int              peer, count;
+    void            *buf;
+    onic_mpi_type_t *type;
+    char            *acc, *tmp;
+    void           (*fn)(icoll_t *s);
+} icoll_step_t;
+
+struct icoll {
+    onic_mpi_req_t  *req;       /* the user's request */
+    onic_mpi_comm_t *comm;
+    const char      *call;
+    int              tag;
+    icoll_step_t    *steps;
+    int              nsteps, cap, next;
+    onic_mpi_req_t **flight;    /* transfers of the current round */
+    int              nflight;
+    char            *scratch;   /* packed data: accumulator, children's parts */
+    onic_mpi_type_t *types[2];  /* kept alive until the schedule ends */
+    onic_mpi_opd_t   op;
+    onic_mpi_type_t *rtype;     /* the reduction's type */
+    size_t           bytes;     /* of one packed reduction */
+    int              failed;    /* the first transfer's error class, or 0 */
+    MPI_Status       failed_status;
+    onic_dlist_t     link;      /* in icoll_live_list, oldest first */
+    /* MPI_Comm_idup: where the new communicator goes, the ids offered. */
+    MPI_Comm        *newcomm;
+    uint64_t         offered[ONIC_MPI_MAX_CTX / 64];
+};
+
+int onic_mpi_icoll_live;
+static onic_dlist_t icoll_live_list = {&icoll_live_list, &icoll_live_list};
+static int icoll_busy;
+
+static onic_mpi_type_t *icoll_bytes(void)
+{
+    return onic_mpi_type_get(MPI_BYTE);
+}
+
+static char *icoll_at(void *buf, const onic_mpi_type_t *t, int count, int i)
+{
+    return (char *)buf + (ptrdiff_t)i * count * t->extent;
+}
+
+/* --- Building a schedule ------------------------------------------------------------------ */
+static icoll_t *icoll_new(onic_mpi_comm_t *c, const char *call)
+{
+    icoll_t *s = onic_calloc(1, sizeof(*s));
+
+    if (s == NULL)
+        return NULL;
+    s->comm = c;
+    s->call = call;
+    onic_dlist_init(&s->link);
+    return s;
+}
+
+static void icoll_destroy(icoll_t *s)
+{
+    for (int i = 0; i < s->nflight; i++)
+        if (s->flight[i] != NULL)
+            onic_mpi_req_free(s->flight[i]);
+    for (int i = 0; i < 2; i++)
+        if (s->types[i] != NULL)
+            onic_mpi_type_unref(s->types[i]);
+    onic_free(s->flight);
+    onic_free(s->steps);
+    onic_free(s->scratch);
+    onic_free(s);
+}
+
+/* A step at the end; NULL for no memory (the schedule is then dropped). */
+static icoll_step_t *icoll_step(icoll_t *s, icoll_kind_t kind, int peer, void *buf, int count,
+                                onic_mpi_type_t *t)
+{
+    icoll_step_t *st;
+
+    if (s->nsteps == s->cap) {
+        int cap = s->cap > 0 ? 2 * s->cap : 16;
+        icoll_step_t *n = onic_realloc(s->steps, (size_t)cap * sizeof(*n));
+        if (n == NULL)
+            return NULL;
+        s->steps = n;
+        s->cap = cap;
+    }
+    st = &s->steps[s->nsteps++];
+    memset(st, 0, sizeof(*st));
+    st->kind = kind;
+    st->peer = peer;
+    st->buf = buf;
+    st->count = count;
+    st->type = t;
+    return st;
+}
+
+/* The same: 0, or -1 for no memory. */
+static int icoll_add(icoll_t *s, icoll_kind_t kind, int peer, void *buf, int count,
+                     onic_mpi_type_t *t)
+{
+    return icoll_step(s, kind, peer, buf, count, t) != NULL ? 0 : -1;
+}
+
+/* A step that reads (and for REDUCE also writes) packed data. */
+static int icoll_add_packed(icoll_t *s, icoll_kind_t kind, char *acc, char *tmp, void *buf,
+                            int count, onic_mpi_type_t *t)
+{
+    icoll_step_t *st = icoll_step(s, kind, 0, buf, count, t);
+
+    if (st == NULL)
+        return -1;
+    st->acc = acc;
+    st->tmp = tmp;
+    return 0;
+}
+
+static void icoll_keep_type(icoll_t *s, int i, onic_mpi_type_t *t)
+{
+    if (t != NULL && !t->predefined) {
+        onic_mpi_type_ref(t);
+        s->types[i] = t;
+    }
+}
+
+/* --- Running a schedule -------------------------------------------------------------------- */
+static void icoll_transfer_done(icoll_t *s, onic_mpi_req_t *r)
+{
+    if (r->status.MPI_ERROR != MPI_SUCCESS && !s->failed) {
+        s->failed = r->status.MPI_ERROR;
+        s->failed_status = r->status;
+    }
+    onic_mpi_req_free(r);
+}
+
+/* Start steps up to the next wait (or the end); 1 once all are done. */
+static int icoll_advance(icoll_t *s)
+{
+    for (;;) {
+        for (int i = 0; i < s->nflight; i++)
+            if (!s->flight[i]->complete)
+                return 0;
+        for (int i = 0; i < s->nflight; i++)
+            icoll_transfer_done(s, s->flight[i]);
+        s->nflight = 0;
+        if (s->next == s->nsteps)
+            return 1;
+        for (; s->next < s->nsteps; s->next++) {
+            icoll_step_t *st = &s->steps[s->next];
+            onic_mpi_req_t *r = NULL;
+            int rc = MPI_SUCCESS;
+
+            if (st->kind == ICOLL_WAIT) {
+                s->next++;
+                break;
+            }
+            switch (st->kind) {
+            case ICOLL_SEND:
+                rc = onic_mpi_coll_isend(st->buf, st->count, st->type, st->peer, s->tag, s->comm,
+                                         &r);
+                break;
+            case ICOLL_RECV:
+                rc = onic_mpi_coll_irecv(st->buf, st->count, st->type, st->peer, s->tag, s->comm,
+                                         &r);
+                break;
+            case ICOLL_REDUCE:
+                /* tmp = acc op tmp, then acc takes it: the order MPI asks of
+                 * an operation that does not commute (acc holds lower ranks). */
+                onic_mpi_coll_apply(&s->op, s->rtype, st->acc, st->tmp, s->bytes);
+                memcpy(st->acc, st->tmp, s->bytes);
+                break;
+            case ICOLL_UNPACK:
+                if (!s->failed)
+                    onic_mpi_type_unpack(st->type, st->acc, s->bytes, st->buf, st->count);
+                break;
+            case ICOLL_CALL:
+                st->fn(s);
+                break;
+            case ICOLL_WAIT:
+                break;
+            }
+            if (rc != MPI_SUCCESS && !s->failed) {
+                /* Reported where it happened; the other processes' transfers
+                 * still run, so they do not hang. */
+                s->failed = rc;
+                s->failed_status.MPI_SOURCE = st->peer;
+                s->failed_status.MPI_TAG = s->tag;
+                s->failed_status.onic_count = 0;
+            }
+            if (r != NULL)
+                s->flight[s->nflight++] = r;
+        }
+    }
+}
+
+static void icoll_finish(icoll_t *s)
+{
+    onic_mpi_req_t *r = s->req;
+
+    onic_dlist_del(&s->link);
+    onic_mpi_icoll_live--;
+    if (s->failed) {
+        r->status = s->failed_status;
+        r->status.MPI_ERROR = s->failed;
+    }
+    icoll_destroy(s);
+    onic_mpi_req_complete(r);
+}
+
+void onic_mpi_icoll_progress(void)
+{
+    onic_dlist_t *l, *next;
+
+    /* A send short of credit polls, and so comes back here: the outer
+     * pass goes on where it was. */
+    if (icoll_busy)
+        return;
+    icoll_busy = 1;
+    for (l = icoll_live_list.next; l != &icoll_live_list; l = next) {
+        icoll_t *s = onic_container_of(l, icoll_t, link);
+        next = l->next;
+        if (icoll_advance(s))
+            icoll_finish(s);
+    }
+    icoll_busy = 0;
+}
+
+void onic_mpi_icoll_fini(void)
+{
+    while (icoll_live_list.next != &icoll_live_list) {
+        icoll_t *s = onic_container_of(icoll_live_list.next, icoll_t, link);
+        onic_dlist_del(&s->link);
+        /* Its requests, never completed, go with the request pool. */
+        s->nflight = 0;
+        icoll_destroy(s);
+    }
+    onic_mpi_icoll_live = 0;
+}
+
+/* The schedule is built: make its request, take a tag, start it. */
+static int icoll_start(icoll_t *s, MPI_Request *request)
+{
+    onic_mpi_comm_t *c = s->comm;
+    onic_mpi_req_t *r;
+
+    if ((s->flight = onic_calloc((size_t)s->nsteps + 1, sizeof(*s->flight))) == NULL ||
+        (r = onic_mpi_req_new(ONIC_MPI_REQ_COLL, s->call)) == NULL) {
+        icoll_destroy(s);
+        return onic_mpi_err(c, MPI_ERR_NO_MEM, s->call, "no memory for a request");
+    }
+    if (onic_mpi_htab_add(&onic_mpi_g.reqs, r, &r->handle) != 0) {
+        r->handle = MPI_REQUEST_NULL;
+        onic_mpi_req_free(r);
+        icoll_destroy(s);
+        return onic_mpi_err(c, MPI_ERR_NO_MEM, s->call, "no memory for a request handle");
+    }
+    r->comm = c;
+    r->peer = MPI_PROC_NULL;
+    r->active = 1;
+    onic_dlist_push_tail(&onic_mpi_g.active, &r->link);
+    s->req = r;
+    s->tag = ICOLL_TAG_BASE + (int)(c->icoll_seq++ % ICOLL_TAG_SPAN);
+    *request = r->handle;
+    onic_dlist_push_tail(&icoll_live_list, &s->link);
+    onic_mpi_icoll_live++;
+    /* The first round starts now; a nested progress (a send short of
+     * credit) must not run this schedule meanwhile. */
+    icoll_busy++;
+    if (icoll_advance(s)) {
+        icoll_busy--;
+        icoll_finish(s);
+        return MPI_SUCCESS;
+    }
+    icoll_busy--;
+    return MPI_SUCCESS;
+}
+
+static int icoll_nomem(onic_mpi_comm_t *c, icoll_t *s, const char *call)
+{
+    if (s != NULL)
+        icoll_destroy(s);
+    return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for a collective's schedule");
+}
+
+static int icoll_request_check(onic_mpi_comm_t *c, const char *call, MPI_Request *request)
+{
+    if (request == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "request is NULL; pass where to store the "
+                            "request");
+    return MPI_SUCCESS;
+}
+
+/* --- The trees ------------------------------------------------------------------------------ */
+/* Binomial broadcast of buf from root (ranks relative to root): receive
+ * from the parent, then a wait, then send to the children. */
+static int icoll_tree_bcast(icoll_t *s, void *buf, int count, onic_mpi_type_t *t, int root)
+{
+    onic_mpi_comm_t *c = s->comm;
+    int n = c->size, rel = (c->rank - root + n) % n, mask;
+
+    for (mask = 1; mask < n; mask <<= 1)
+        if (rel & mask) {
+            if (icoll_add(s, ICOLL_RECV, (rel - mask + root) % n, buf, count, t) != 0 ||
+                icoll_add(s, ICOLL_WAIT, 0, NULL, 0, NULL) != 0)
+                return -1;
+            break;
+        }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (rel + mask < n && icoll_add(s, ICOLL_SEND, (rel + mask + root) % n, buf, count, t) != 0)
+            return -1;
+    return icoll_add(s, ICOLL_WAIT, 0, NULL, 0, NULL);
+}
+
+/* Binomial reduction of the packed acc (s->bytes) to rank 0 of a tree
+ * whose subtrees hold consecutive ranks, combined in rank order, then
+ * handed to root if root is not 0. tmp has room for a part per child. */
+static int icoll_tree_reduce(icoll_t *s, char *acc, char *tmp, int root)
+{
+    onic_mpi_comm_t *c = s->comm;
+    onic_mpi_type_t *b = icoll_bytes();
+    int n = c->size, r = c->rank, mask, k = 0, bytes = (int)s->bytes;
+
+    for (mask = 1; mask < n && !(r & mask); mask <<= 1)
+        if (r + mask < n &&
+            icoll_add(s, ICOLL_RECV, r + mask, tmp + (size_t)k++ * s->bytes, bytes, b) != 0)
+            return -1;
+    if (icoll_add(s, ICOLL_WAIT, 0, NULL, 0, NULL) != 0)
+        return -1;
+    for (int i = 0; i < k; i++)
+        if (icoll_add_packed(s, ICOLL_REDUCE, acc, tmp + (size_t)i * s->bytes, NULL, 0, NULL) != 0)
+            return -1;
+    /* The wait after it: root may receive the result into acc next. */
+    if (r != 0 && (icoll_add(s, ICOLL_SEND, r - mask, acc, bytes, b) != 0 ||
+                   icoll_add(s, ICOLL_WAIT, 0, NULL, 0, NULL) != 0))
+        return -1;
+    if (root != 0 && r == 0 && icoll_add(s, ICOLL_SEND, root, acc, bytes, b) != 0)
+        return -1;
+    if (root != 0 && r == root && icoll_add(s, ICOLL_RECV, 0, acc, bytes, b) != 0)
+        return -1;
+    return icoll_add(s, ICOLL_WAIT, 0, NULL, 0, NULL);
+}
+
+/* Parts a process of the reduction tree receives: at most log2(n) + 1. */
+static int icoll_tree_parts(int n)
+{
+    int k = 1;
+    while ((1 << (k - 1)) < n)
+        k++;
+    return k;
+}
+
+/* --- The calls ----------------------------------------------------------------------------- */
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+    const char *call = "MPI_Ibarrier";
+    onic_mpi_comm_t *c;
+    icoll_t *s;
+    int rc;
+
+    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
+        (rc = icoll_request_check(c, call, request)) != MPI_SUCCESS)
+        return rc;
+    if ((s = icoll_new(c, call)) == NULL)
+        return icoll_nomem(c, s, call);
+    /* Dissemination: in round k, send to rank + 2^k, hear from rank - 2^k. */
+    for (int dist = 1; dist < c->size; dist *= 2)
+        if (icoll_add(s, ICOLL_RECV, (c->rank - dist + c->size) % c->size, NULL, 0,
+                      icoll_bytes()) != 0 ||
+            icoll_add(s, ICOLL_SEND, (c->rank + dist) % c->size, NULL, 0, icoll_bytes()) != 0 ||
+            icoll_add(s, ICOLL_WAIT, 0, NULL, 0, NULL) != 0)
+            return icoll_nomem(c, s, call);
+    return icoll_start(s, request);
+}
+
+int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+               MPI_Request *request)
+{
+    const char *call = "MPI_Ibcast";
+    onic_mpi_comm_t *c;
+    onic_mpi_type_t *t;
+    icoll_t *s;
+    int rc;
+
+    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
+        (rc = onic_mpi_coll_root(c, call, root)) != MPI_SUCCESS ||
+        (rc = onic_mpi_coll_buf(c, call, "", buffer, count, datatype, &t)) != MPI_SUCCESS ||
+        (rc = icoll_request_check(c, call, request)) != MPI_SUCCESS)
+        return rc;
+    if ((s = icoll_new(c, call)) == NULL)
+        return icoll_nomem(c, s, call);
+    icoll_keep_type(s, 0, t);
+    if (icoll_tree_bcast(s, buffer, count, t, root) != 0)
+        return icoll_nomem(c, s, call);
+    return icoll_start(s, request);
+}
+
+/* Ireduce and Iallreduce: the input packed, reduced over the tree to
+ * root (all: to 0, then broadcast packed), unpacked into recvbuf. */
+static int icoll_reduce(const char *call, const void *sendbuf, void *recvbuf, int count,
+                        MPI_Datatype datatype, MPI_Op op, int root, int all, MPI_Comm comm,
+                        MPI_Request *request)
+{
+    onic_mpi_comm_t *c;
+    onic_mpi_type_t *t;
+    onic_mpi_opd_t o;
+    icoll_t *s;
+    char *acc, *scratch;
+    size_t bytes;
+    int rc;
+
+    if (request == NULL) {
+        if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS)
+            return rc;
+        return icoll_request_check(c, call, request);
+    }
+    if ((rc = onic_mpi_coll_reduce_begin(call, comm, sendbuf, recvbuf, count, datatype, op,
+                                         all ? 0 : root, all, &c, &t, &o, &acc, &bytes)) !=
+        MPI_SUCCESS)
+        return rc;
+    /* The accumulator, then a part per child of the tree. */
+    scratch = onic_realloc(acc, bytes * (size_t)(icoll_tree_parts(c->size) + 1) + 1);
+    if (scratch == NULL) {
+        onic_free(acc);
+        return icoll_nomem(c, NULL, call);
+    }
+    if ((s = icoll_new(c, call)) == NULL) {
+        onic_free(scratch);
+        return icoll_nomem(c, NULL, call);
+    }
+    s->scratch = scratch;
+    s->bytes = bytes;
+    s->op = o;
+    s->rtype = t;
+    icoll_keep_type(s, 1, t);
+    if (icoll_tree_reduce(s, scratch, scratch + bytes, all ? 0 : root) != 0 ||
+        (all && icoll_tree_bcast(s, scratch, (int)bytes, icoll_bytes(), 0) != 0))
+        return icoll_nomem(c, s, call);
+    if ((all || c->rank == root) &&
+        icoll_add_packed(s, ICOLL_UNPACK, scratch, NULL, recvbuf, count, t) != 0)
+        return icoll_nomem(c, s, call);
+    return icoll_start(s, request);
+}
+
+int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                int root, MPI_Comm comm, MPI_Request *request)
+{
+    return icoll_reduce("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op, root, 0, comm,
+                        request);
+}
+
+int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return icoll_reduce("MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, 0, 1, comm,
+                        request);
+}
+
+/* The checks of gather and scatter (rooted) and of the all- forms:
+ * comm, root, MPI_IN_PLACE where the form allows it, both sides. */
+static int icoll_sides(const char *call, MPI_Comm comm, int rooted, int root, int gather,
+                       const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                       const void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                       MPI_Request *request, onic_mpi_comm_t **c_p, onic_mpi_type_t **st_p,
+                       onic_mpi_type_t **rt_p)
+{
+    onic_mpi_comm_t *c;
+    int rc, is_root, send_side, recv_side;
+
+    if ((rc = onic_mpi_coll_comm(comm, call, c_p)) != MPI_SUCCESS)
+        return rc;
+    c = *c_p;
+    if (rooted && (rc = onic_mpi_coll_root(c, call, root)) != MPI_SUCCESS)
+        return rc;
+    is_root = !rooted || c->rank == root;
+    /* gather: every process sends, the root receives; scatter the reverse;
+     * the all- forms both. MPI_IN_PLACE stands for the root's own block
+     * (gather: sendbuf; scatter: recvbuf), or everyone's sendbuf in the
+     * all- forms. */
+    send_side = !rooted || gather || is_root;
+    recv_side = !rooted || !gather || is_root;
+    if ((gather ? sendbuf : recvbuf) == MPI_IN_PLACE && !is_root)
+        return onic_mpi_err(c, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is for the root only");
+    if ((rc = onic_mpi_coll_sides(c, call, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                  recvtype, send_side && sendbuf != MPI_IN_PLACE,
+                                  recv_side && recvbuf != MPI_IN_PLACE, st_p, rt_p)) !=
+        MPI_SUCCESS)
+        return rc;
+    return icoll_request_check(c, call, request);
+}
+
+/* Igather and Iscatter: the root's own block copied here, one transfer
+ * per other process (gather: each sends its block to the root; scatter:
+ * the root sends block i to process i). */
+static int icoll_rooted(const char *call, int gather, const void *sendbuf, int sendcount,
+                        MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    onic_mpi_comm_t *c;
+    onic_mpi_type_t *st, *rt;
+    icoll_t *s;
+    int rc = icoll_sides(call, comm, 1, root, gather, sendbuf, sendcount, sendtype, recvbuf,
+                         recvcount, recvtype, request, &c, &st, &rt);
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if ((s = icoll_new(c, call)) == NULL)
+        return icoll_nomem(c, s, call);
+    icoll_keep_type(s, 0, st);
+    icoll_keep_type(s, 1, rt);
+    if (c->rank != root) {
+        if ((gather ? icoll_add(s, ICOLL_SEND, root, (void *)sendbuf, sendcount, st)
+                    : icoll_add(s, ICOLL_RECV, root, recvbuf, recvcount, rt)) != 0)
+            return icoll_nomem(c, s, call);
+        return icoll_start(s, request);
+    }
+    /* MPI_IN_PLACE (gather's sendbuf, scatter's recvbuf): the block is there. */
+    if ((gather ? sendbuf : recvbuf) != MPI_IN_PLACE &&
+        (rc = onic_mpi_coll_local_copy(
+             c, call, gather ? sendbuf : icoll_at((void *)sendbuf, st, sendcount, root),
+             sendcount, st, gather ? icoll_at(recvbuf, rt, recvcount, root) : recvbuf,
+             recvcount, rt)) != MPI_SUCCESS) {
+        icoll_destroy(s);
+        return rc;
+    }
+    for (int i = 0; i < c->size; i++)
+        if (i != root &&
+            (gather ? icoll_add(s, ICOLL_RECV, i, icoll_at(recvbuf, rt, recvcount, i), recvcount,
+                                rt)
+                    : icoll_add(s, ICOLL_SEND, i, icoll_at((void *)sendbuf, st, sendcount, i),
+                                sendcount, st)) != 0)
+            return icoll_nomem(c, s, call);
+    return icoll_start(s, request);
+}
+
+int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                MPI_Request *request)
+{
+    return icoll_rooted("MPI_Igather", 1, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, root, comm, request);
+}
+
+int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request *request)
+{
+    return icoll_rooted("MPI_Iscatter", 0, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, root, comm, request);
+}
+
+/* Iallgather and Ialltoall: every transfer of one round, posted at once;
+ * block i of the send side goes to process i (alltoall) or the one send
+ * block to all (allgather). MPI_IN_PLACE: allgather's own block is in
+ * recvbuf already; alltoall sends from a packed copy of recvbuf. */
+static int icoll_all(const char *call, int to_all, const void *sendbuf, int sendcount,
+                     MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                     MPI_Comm comm, MPI_Request *request)
+{
+    onic_mpi_comm_t *c;
+    onic_mpi_type_t *st, *rt;
+    icoll_t *s;
+    int rc = icoll_sides(call, comm, 0, 0, 1, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         recvtype, request, &c, &st, &rt);
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if ((s = icoll_new(c, call)) == NULL)
+        return icoll_nomem(c, s, call);
+    icoll_keep_type(s, 0, st);
+    icoll_keep_type(s, 1, rt);
+    if (sendbuf == MPI_IN_PLACE && to_all) {
+        sendbuf = icoll_at(recvbuf, rt, recvcount, c->rank);
+        sendcount = recvcount;
+        st = rt;
+    } else if (sendbuf == MPI_IN_PLACE) {
+        size_t bytes = rt->size * (size_t)recvcount * (size_t)c->size;
+        if ((s->scratch = onic_malloc(bytes + 1)) == NULL)
+            return icoll_nomem(c, s, call);
+        onic_mpi_type_pack(rt, recvbuf, recvcount * c->size, s->scratch);
+        sendbuf = s->scratch;
+        st = icoll_bytes();
+        sendcount = (int)(rt->size * (size_t)recvcount);
+    }
+    for (int i = 0; i < c->size; i++) {
+        int peer = (c->rank + i) % c->size; /* not all to rank 0 first */
+        if (to_all && peer == c->rank) {
+            if (sendbuf != icoll_at(recvbuf, rt, recvcount, c->rank) &&
+                (rc = onic_mpi_coll_local_copy(c, call, sendbuf, sendcount, st,
+                                               icoll_at(recvbuf, rt, recvcount, peer), recvcount,
+                                               rt)) != MPI_SUCCESS) {
+                icoll_destroy(s);
+                return rc;
+            }
+            continue;
+        }
+        if (icoll_add(s, ICOLL_RECV, peer, icoll_at(recvbuf, rt, recvcount, peer), recvcount,
+                      rt) != 0 ||
+            icoll_add(s, ICOLL_SEND, peer,
+                      to_all ? (void *)sendbuf : icoll_at((void *)sendbuf, st, sendcount, peer),
+                      sendcount, st) != 0)
+            return icoll_nomem(c, s, call);
+    }
+    return icoll_start(s, request);
+}
+
+int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    return icoll_all("MPI_Iallgather", 1, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                     recvtype, comm, request);
+}
+
+int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    return icoll_all("MPI_Ialltoall", 0, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                     recvtype, comm, request);
+}
+
+/* --- MPI_Comm_idup ----------------------------------------------------------------------------- */
+/* Context ids an idup offers (its lowest free ones), kept from other new
+ * communicators until it ends: the id it agrees on must still be free
+ * here then, whatever was created in between. */
+#define ICOLL_IDUP_OFFER 64
+
+static void icoll_idup_finish(icoll_t *s)
+{
+    const uint64_t *agreed = (const uint64_t *)s->scratch;
+    int id = -1, rc;
+
+    for (int w = 0; w < ONIC_MPI_MAX_CTX / 64 && id < 0 && !s->failed; w++)
+        if (agreed[w] != 0)
+            id = w * 64 + __builtin_ctzll(agreed[w]);
+    /* What was offered goes back; the id taken is marked used again below. */
+    for (int w = 0; w < ONIC_MPI_MAX_CTX / 64; w++)
+        onic_mpi_g.ctx_free[w] |= s->offered[w];
+    *s->newcomm = MPI_COMM_NULL;
+    if (s->failed)
+        return;
+    if (id < 0) {
+        onic_error("mpi: rank %d: MPI_Comm_idup: no context id is free at every process among "
+                   "the %d lowest free ones each offered; free communicators, or create fewer "
+                   "at once", onic_mpi_g.rank, ICOLL_IDUP_OFFER);
+        s->failed = MPI_ERR_OTHER;
+        return;
+    }
+    if ((rc = onic_mpi_comm_dup_as(s->comm, id, s->call, s->newcomm)) != MPI_SUCCESS) {
+        s->failed = rc;
+        *s->newcomm = MPI_COMM_NULL;
+    }
+}
+
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    const char *call = "MPI_Comm_idup";
+    size_t bytes = sizeof(onic_mpi_g.ctx_free);
+    onic_mpi_type_t *u64 = onic_mpi_type_get(MPI_UINT64_T);
+    onic_mpi_comm_t *c;
+    icoll_step_t *st;
+    uint64_t *mask;
+    icoll_t *s;
+    int rc, n = 0;
+
+    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
+        (rc = icoll_request_check(c, call, request)) != MPI_SUCCESS)
+        return rc;
+    if (newcomm == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "newcomm is NULL; pass where to store the "
+                            "new communicator");
+    if ((s = icoll_new(c, call)) == NULL ||
+        (s->scratch = onic_calloc(icoll_tree_parts(c->size) + 1, bytes)) == NULL)
+        return icoll_nomem(c, s, call);
+    if ((rc = onic_mpi_coll_op_check(MPI_BAND, u64, c, call, &s->op)) != MPI_SUCCESS) {
+        icoll_destroy(s);
+        return rc;
+    }
+    s->rtype = u64;
+    s->bytes = bytes;
+    s->newcomm = newcomm;
+    /* The ids agreed as every member's: the lowest in all the offers. */
+    if (icoll_tree_reduce(s, s->scratch, s->scratch + bytes, 0) != 0 ||
+        icoll_tree_bcast(s, s->scratch, (int)bytes, icoll_bytes(), 0) != 0 ||
+        (st = icoll_step(s, ICOLL_CALL, 0, NULL, 0, NULL)) == NULL)
+        return icoll_nomem(c, s, call);
+    st->fn = icoll_idup_finish;
+    mask = (uint64_t *)s->scratch;
+    for (int id = 0; id < ONIC_MPI_MAX_CTX && n < ICOLL_IDUP_OFFER; id++) {
+        uint64_t bit = UINT64_C(1) << (id % 64);
+        if (onic_mpi_g.ctx_free[id / 64] & bit) {
+            mask[id / 64] |= bit;
+            onic_mpi_g.ctx_free[id / 64] &= ~bit;
+            n++;
+        }
+    }
+    memcpy(s->offered, mask, bytes);
+    return icoll_start(s, request);
+}

@@ -1,0 +1,763 @@
+/* Matched probe and non-blocking collectives, tested through onicrun:
+ * `mpi_nbc NAME...` runs the named tests (or `all`) on every rank. Each
+ * rank counts its failed checks and the job fails if any rank's count is
+ * not zero. Expected values are computed from ranks, sizes and indexes
+ * as MPI defines the operations. Runs at any number of processes, 1
+ * included.
+ *
+ *   mprobe  Mprobe/Improbe/Mrecv/Imrecv: eager and rendezvous sizes,
+ *           wildcards, MPI_PROC_NULL, a probed message out of matching,
+ *           truncation, error cases
+ *   mprace  two probers taking messages in turns, each holding some
+ *           before receiving them: every message received exactly once,
+ *           each sender's in order
+ *   icoll   every non-blocking collective at every root, MPI_IN_PLACE,
+ *           a user operation that does not commute, rendezvous sizes
+ *   iorder  several collectives outstanding on one communicator,
+ *           interleaved with point-to-point, completed in any order
+ *   idup    MPI_Comm_idup outstanding with other collectives and with a
+ *           blocking MPI_Comm_dup: communicators of their own contexts;
+ *           ids come back when freed
+ *   ierrors bad roots, operations, buffers and requests; mismatched counts */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_check.h"
+
+/* A value that names where it came from. */
+static int val(int src, int tag, int i)
+{
+    return src * 1000003 + tag * 1009 + i;
+}
+
+/* --- Matched probe ------------------------------------------------------------------- */
+/* Sizes that cover empty, eager, rendezvous and a large pull (in ints). */
+static const int mp_sizes[] = {0, 2, 700, 100000};
+#define MP_NSIZES 4
+
+static void mprobe_receive_all(int use_improbe)
+{
+    int right = (rank + 1) % size, left = (rank - 1 + size) % size;
+    MPI_Request sreq[MP_NSIZES];
+    int *sbuf[MP_NSIZES];
+
+    for (int k = 0; k < MP_NSIZES; k++) {
+        sbuf[k] = malloc(sizeof(int) * (size_t)(mp_sizes[k] + 1));
+        for (int i = 0; i < mp_sizes[k]; i++)
+            sbuf[k][i] = val(rank, 10 + k, i);
+        MPI_Isend(sbuf[k], mp_sizes[k], MPI_INT, right, 10 + k, MPI_COMM_WORLD, &sreq[k]);
+    }
+    /* Largest first, by tag: each probe names its tag, the source is a wildcard. */
+    for (int k = MP_NSIZES - 1; k >= 0; k--) {
+        MPI_Message msg = MPI_MESSAGE_NULL;
+        MPI_Status st;
+        int count = -1, flag = 0, *buf;
+
+        if (use_improbe) {
+            while (!flag)
+                CHECK_EQ(MPI_Improbe(MPI_ANY_SOURCE, 10 + k, MPI_COMM_WORLD, &flag, &msg, &st),
+                         MPI_SUCCESS);
+        } else {
+            CHECK_EQ(MPI_Mprobe(MPI_ANY_SOURCE, 10 + k, MPI_COMM_WORLD, &msg, &st), MPI_SUCCESS);
+        }
+        CHECK(msg != MPI_MESSAGE_NULL && msg != MPI_MESSAGE_NO_PROC);
+        CHECK_EQ(st.MPI_SOURCE, left);
+        CHECK_EQ(st.MPI_TAG, 10 + k);
+        MPI_Get_count(&st, MPI_INT, &count);
+        CHECK_EQ(count, mp_sizes[k]);
+        buf = malloc(sizeof(int) * (size_t)(mp_sizes[k] + 1));
+        memset(buf, 0xff, sizeof(int) * (size_t)(mp_sizes[k] + 1));
+        if (use_improbe) {
+            MPI_Request r;
+            CHECK_EQ(MPI_Imrecv(buf, mp_sizes[k], MPI_INT, &msg, &r), MPI_SUCCESS);
+            CHECK_EQ(msg, MPI_MESSAGE_NULL);
+            CHECK_EQ(MPI_Wait(&r, &st), MPI_SUCCESS);
+        } else {
+            CHECK_EQ(MPI_Mrecv(buf, mp_sizes[k], MPI_INT, &msg, &st), MPI_SUCCESS);
+            CHECK_EQ(msg, MPI_MESSAGE_NULL);
+        }
+        CHECK_EQ(st.MPI_SOURCE, left);
+        CHECK_EQ(st.MPI_TAG, 10 + k);
+        MPI_Get_count(&st, MPI_INT, &count);
+        CHECK_EQ(count, mp_sizes[k]);
+        for (int i = 0; i < mp_sizes[k]; i++)
+            if (buf[i] != val(left, 10 + k, i)) {
+                CHECK_EQ(buf[i], val(left, 10 + k, i));
+                break;
+            }
+        CHECK_EQ(buf[mp_sizes[k]], -1); /* nothing past the message */
+        free(buf);
+    }
+    MPI_Waitall(MP_NSIZES, sreq, MPI_STATUSES_IGNORE);
+    for (int k = 0; k < MP_NSIZES; k++)
+        free(sbuf[k]);
+}
+
+static void mprobe_proc_null(void)
+{
+    MPI_Message msg = MPI_MESSAGE_NULL;
+    MPI_Status st;
+    MPI_Request r;
+    int flag = 0, count = -1, x = 7;
+
+    CHECK_EQ(MPI_Mprobe(MPI_PROC_NULL, 3, MPI_COMM_WORLD, &msg, &st), MPI_SUCCESS);
+    CHECK_EQ(msg, MPI_MESSAGE_NO_PROC);
+    CHECK_EQ(st.MPI_SOURCE, MPI_PROC_NULL);
+    CHECK_EQ(st.MPI_TAG, MPI_ANY_TAG);
+    MPI_Get_count(&st, MPI_INT, &count);
+    CHECK_EQ(count, 0);
+    st.MPI_SOURCE = 5;
+    CHECK_EQ(MPI_Mrecv(&x, 1, MPI_INT, &msg, &st), MPI_SUCCESS);
+    CHECK_EQ(msg, MPI_MESSAGE_NULL);
+    CHECK_EQ(st.MPI_SOURCE, MPI_PROC_NULL);
+    CHECK_EQ(st.MPI_TAG, MPI_ANY_TAG);
+    MPI_Get_count(&st, MPI_INT, &count);
+    CHECK_EQ(count, 0);
+    CHECK_EQ(x, 7); /* nothing written */
+    CHECK_EQ(MPI_Improbe(MPI_PROC_NULL, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &msg, &st),
+             MPI_SUCCESS);
+    CHECK_EQ(flag, 1);
+    CHECK_EQ(msg, MPI_MESSAGE_NO_PROC);
+    CHECK_EQ(MPI_Imrecv(&x, 1, MPI_INT, &msg, &r), MPI_SUCCESS);
+    CHECK_EQ(msg, MPI_MESSAGE_NULL);
+    CHECK_EQ(MPI_Wait(&r, &st), MPI_SUCCESS);
+    CHECK_EQ(st.MPI_SOURCE, MPI_PROC_NULL);
+    CHECK_EQ(x, 7);
+}
+
+/* A probed message is out of matching: a probe or receive that would have
+ * matched it takes the next one, and the Mrecv still gets the first. */
+static void mprobe_out_of_matching(void)
+{
+    int right = (rank + 1) % size, left = (rank - 1 + size) % size;
+    int a[3] = {val(rank, 1, 0), val(rank, 1, 1), val(rank, 1, 2)}, b = val(rank, 2, 0);
+    int ra[3] = {0, 0, 0}, rb = 0, count = -1, flag = 1;
+    MPI_Request s[2];
+    MPI_Message msg;
+    MPI_Status st;
+
+    MPI_Isend(a, 3, MPI_INT, right, 30, MPI_COMM_WORLD, &s[0]);
+    MPI_Isend(&b, 1, MPI_INT, right, 30, MPI_COMM_WORLD, &s[1]);
+    CHECK_EQ(MPI_Mprobe(left, 30, MPI_COMM_WORLD, &msg, &st), MPI_SUCCESS);
+    MPI_Get_count(&st, MPI_INT, &count);
+    CHECK_EQ(count, 3); /* the older message */
+    /* The second message, not the first, is what is left to match. */
+    do
+        MPI_Iprobe(left, 30, MPI_COMM_WORLD, &flag, &st);
+    while (!flag);
+    MPI_Get_count(&st, MPI_INT, &count);
+    CHECK_EQ(count, 1);
+    CHECK_EQ(MPI_Recv(&rb, 3, MPI_INT, MPI_ANY_SOURCE, 30, MPI_COMM_WORLD, &st),
+             MPI_SUCCESS);
+    MPI_Get_count(&st, MPI_INT, &count);
+    CHECK_EQ(count, 1);
+    CHECK_EQ(rb, val(left, 2, 0));
+    /* Nothing more to match. */
+    MPI_Waitall(2, s, MPI_STATUSES_IGNORE);
+    MPI_Improbe(left, 30, MPI_COMM_WORLD, &flag, &(MPI_Message){0}, MPI_STATUS_IGNORE);
+    CHECK_EQ(flag, 0);
+    CHECK_EQ(MPI_Mrecv(ra, 3, MPI_INT, &msg, &st), MPI_SUCCESS);
+    CHECK(ra[0] == val(left, 1, 0) && ra[1] == val(left, 1, 1) && ra[2] == val(left, 1, 2));
+}
+
+static void mprobe_truncate(void)
+{
+    int right = (rank + 1) % size, left = (rank - 1 + size) % size;
+    int n[2] = {16, 5000}; /* eager and rendezvous */
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    for (int k = 0; k < 2; k++) {
+        int *s = malloc(sizeof(int) * (size_t)n[k]), r[5] = {0, 0, 0, 0, -1}, count = -1;
+        MPI_Request sr, rr;
+        MPI_Message msg;
+        MPI_Status st;
+
+        for (int i = 0; i < n[k]; i++)
+            s[i] = val(rank, 40 + k, i);
+        MPI_Isend(s, n[k], MPI_INT, right, 40 + k, MPI_COMM_WORLD, &sr);
+        CHECK_EQ(MPI_Mprobe(left, 40 + k, MPI_COMM_WORLD, &msg, &st), MPI_SUCCESS);
+        if (k == 0) {
+            CHECK_EQ(MPI_Mrecv(r, 4, MPI_INT, &msg, &st), MPI_ERR_TRUNCATE);
+        } else {
+            CHECK_EQ(MPI_Imrecv(r, 4, MPI_INT, &msg, &rr), MPI_SUCCESS);
+            CHECK_EQ(MPI_Wait(&rr, &st), MPI_ERR_TRUNCATE);
+        }
+        CHECK_EQ(msg, MPI_MESSAGE_NULL);
+        MPI_Get_count(&st, MPI_INT, &count);
+        CHECK_EQ(count, 4);
+        for (int i = 0; i < 4; i++)
+            CHECK_EQ(r[i], val(left, 40 + k, i));
+        CHECK_EQ(r[4], -1);
+        CHECK_EQ(MPI_Wait(&sr, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        free(s);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+static void mprobe_errors(void)
+{
+    MPI_Message msg = MPI_MESSAGE_NULL, stale;
+    MPI_Request r;
+    int x = 1, flag;
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK_EQ(MPI_Mrecv(&x, 1, MPI_INT, &msg, MPI_STATUS_IGNORE), MPI_ERR_REQUEST);
+    msg = 12345;
+    CHECK_EQ(MPI_Imrecv(&x, 1, MPI_INT, &msg, &r), MPI_ERR_REQUEST);
+    CHECK_EQ(MPI_Mrecv(&x, 1, MPI_INT, NULL, MPI_STATUS_IGNORE), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Mprobe(size, 0, MPI_COMM_WORLD, &msg, MPI_STATUS_IGNORE), MPI_ERR_RANK);
+    CHECK_EQ(MPI_Mprobe(0, -5, MPI_COMM_WORLD, &msg, MPI_STATUS_IGNORE), MPI_ERR_TAG);
+    CHECK_EQ(MPI_Improbe(0, 0, MPI_COMM_NULL, &flag, &msg, MPI_STATUS_IGNORE), MPI_ERR_COMM);
+    CHECK_EQ(MPI_Improbe(0, 0, MPI_COMM_WORLD, NULL, &msg, MPI_STATUS_IGNORE), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Mprobe(0, 0, MPI_COMM_WORLD, NULL, MPI_STATUS_IGNORE), MPI_ERR_ARG);
+    /* A message handle is good for one receive. */
+    MPI_Send(&x, 1, MPI_INT, rank, 50, MPI_COMM_WORLD);
+    CHECK_EQ(MPI_Mprobe(rank, 50, MPI_COMM_WORLD, &msg, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    stale = msg;
+    CHECK_EQ(MPI_Mrecv(&x, 1, MPI_INT, &msg, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    CHECK_EQ(MPI_Mrecv(&x, 1, MPI_INT, &stale, MPI_STATUS_IGNORE), MPI_ERR_REQUEST);
+    /* A bad buffer or type leaves the message to a correct receive. */
+    MPI_Send(&x, 1, MPI_INT, rank, 51, MPI_COMM_WORLD);
+    CHECK_EQ(MPI_Mprobe(rank, 51, MPI_COMM_WORLD, &msg, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    CHECK_EQ(MPI_Mrecv(NULL, 1, MPI_INT, &msg, MPI_STATUS_IGNORE), MPI_ERR_BUFFER);
+    CHECK_EQ(MPI_Mrecv(&x, -1, MPI_INT, &msg, MPI_STATUS_IGNORE), MPI_ERR_COUNT);
+    CHECK_EQ(MPI_Mrecv(&x, 1, MPI_DATATYPE_NULL, &msg, MPI_STATUS_IGNORE), MPI_ERR_TYPE);
+    CHECK(msg != MPI_MESSAGE_NULL);
+    CHECK_EQ(MPI_Mrecv(&x, 1, MPI_INT, &msg, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+static void test_mprobe(void)
+{
+    mprobe_receive_all(0);
+    mprobe_receive_all(1);
+    mprobe_proc_null();
+    mprobe_out_of_matching();
+    mprobe_truncate();
+    mprobe_errors();
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* --- Two probers racing -------------------------------------------------------------------- */
+#define RACE_N 300 /* messages from each rank to rank 0 */
+#define RACE_HOLD 3 /* messages a prober holds before receiving them */
+
+typedef struct prober {
+    MPI_Message held[RACE_HOLD];
+    int         order[RACE_HOLD]; /* when each was probed */
+    int         n;
+} prober_t;
+
+/* Receive what p holds; record who sent what, in the order it was probed. */
+static void race_drain(prober_t *p, int *seen, int *ord_src, int *ord_seq)
+{
+    for (int h = 0; h < p->n; h++) {
+        int buf[2048], count = 0;
+        MPI_Status st;
+
+        CHECK_EQ(MPI_Mrecv(buf, 2048, MPI_INT, &p->held[h], &st), MPI_SUCCESS);
+        MPI_Get_count(&st, MPI_INT, &count);
+        CHECK(count >= 2);
+        CHECK_EQ(buf[0], st.MPI_SOURCE);
+        if (buf[0] < 0 || buf[0] >= size || buf[1] < 0 || buf[1] >= RACE_N)
+            continue;
+        CHECK_EQ(st.MPI_TAG, buf[1] % 4);
+        seen[buf[0] * RACE_N + buf[1]]++;
+        ord_src[p->order[h]] = buf[0];
+        ord_seq[p->order[h]] = buf[1];
+        for (int i = 2; i < count; i++)
+            if (buf[i] != val(buf[0], buf[1], i)) {
+                CHECK_EQ(buf[i], val(buf[0], buf[1], i));
+                break;
+            }
+    }
+    p->n = 0;
+}
+
+static void test_mprace(void)
+{
+    MPI_Request *reqs = malloc(sizeof(*reqs) * RACE_N);
+    int (*bufs)[2048] = malloc(sizeof(*bufs) * RACE_N);
+
+    /* Every rank (0 too) sends RACE_N messages of varying size and tag,
+     * some past the eager limit, to rank 0. */
+    for (int s = 0; s < RACE_N; s++) {
+        int n = 2 + (s * 37) % (s % 10 == 0 ? 2046 : 60);
+        bufs[s][0] = rank;
+        bufs[s][1] = s;
+        for (int i = 2; i < n; i++)
+            bufs[s][i] = val(rank, s, i);
+        MPI_Isend(bufs[s], n, MPI_INT, 0, s % 4, MPI_COMM_WORLD, &reqs[s]);
+    }
+    if (rank == 0) {
+        int total = size * RACE_N, got = 0, order = 0;
+        int *seen = calloc((size_t)total, sizeof(int));
+        int *ord_src = malloc(sizeof(int) * (size_t)(total + 1));
+        int *ord_seq = malloc(sizeof(int) * (size_t)(total + 1));
+        int *last = malloc(sizeof(int) * (size_t)size * 4);
+        prober_t p[2];
+
+        for (int i = 0; i < size * 4; i++)
+            last[i] = -1;
+        for (int i = 0; i <= total; i++)
+            ord_src[i] = -1;
+        memset(p, 0, sizeof(p));
+        /* Prober 0 takes any message, prober 1 those of tag 1 or 3, in
+         * turns: whichever probes first takes a message, and neither can
+         * see it again. */
+        while (got < total) {
+            for (int k = 0; k < 2 && got < total; k++) {
+                MPI_Message m;
+                MPI_Status st;
+                int flag = 0, tag = k == 0 ? MPI_ANY_TAG : 1 + 2 * (order % 2);
+
+                MPI_Improbe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &flag, &m, &st);
+                if (!flag)
+                    continue;
+                CHECK(tag == MPI_ANY_TAG || st.MPI_TAG == tag);
+                p[k].order[p[k].n] = ++order;
+                p[k].held[p[k].n++] = m;
+                got++;
+                if (p[k].n == RACE_HOLD)
+                    race_drain(&p[k], seen, ord_src, ord_seq);
+            }
+        }
+        race_drain(&p[0], seen, ord_src, ord_seq);
+        race_drain(&p[1], seen, ord_src, ord_seq);
+        for (int i = 0; i < total; i++)
+            if (seen[i] != 1) {
+                CHECK_EQ(seen[i], 1);
+                break;
+            }
+        /* Each sender's messages of one tag were probed in the order sent
+         * (a probe takes the oldest that matches). */
+        for (int o = 1; o <= total; o++) {
+            int src = ord_src[o], seq = ord_seq[o];
+            CHECK(src >= 0);
+            if (src < 0)
+                break;
+            CHECK(seq > last[src * 4 + seq % 4]);
+            last[src * 4 + seq % 4] = seq;
+        }
+        free(seen);
+        free(ord_src);
+        free(ord_seq);
+        free(last);
+    }
+    MPI_Waitall(RACE_N, reqs, MPI_STATUSES_IGNORE);
+    free(reqs);
+    free(bufs);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* --- Non-blocking collectives -------------------------------------------------------------- */
+static void wait_or_test(MPI_Request *r, int by_test)
+{
+    int flag = 0;
+
+    if (!by_test) {
+        CHECK_EQ(MPI_Wait(r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        return;
+    }
+    while (!flag)
+        CHECK_EQ(MPI_Test(r, &flag, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    CHECK_EQ(*r, MPI_REQUEST_NULL);
+}
+
+/* A pair (value, weight): concatenation of decimal digits, which is
+ * associative and does not commute. io = in . io */
+static void concat_op(void *in, void *io, int *len, MPI_Datatype *type)
+{
+    long long *a = in, *b = io;
+
+    (void)type;
+    for (int i = 0; i < *len; i++) {
+        b[2 * i] = a[2 * i] * b[2 * i + 1] + b[2 * i];
+        b[2 * i + 1] = a[2 * i + 1] * b[2 * i + 1];
+    }
+}
+
+static void icoll_barrier(void)
+{
+    MPI_Request r;
+    int flag = 1, go = 1;
+
+    /* Rank 1 starts its barrier only when rank 0 says so, after rank 0
+     * tested its own: that test cannot have found it complete. */
+    if (rank == 1)
+        MPI_Recv(&go, 1, MPI_INT, 0, 60, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    CHECK_EQ(MPI_Ibarrier(MPI_COMM_WORLD, &r), MPI_SUCCESS);
+    if (rank == 0 && size > 1) {
+        CHECK_EQ(MPI_Test(&r, &flag, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        CHECK_EQ(flag, 0);
+        MPI_Send(&go, 1, MPI_INT, 1, 60, MPI_COMM_WORLD);
+    }
+    wait_or_test(&r, rank % 2);
+}
+
+static void icoll_bcast(void)
+{
+    int counts[3] = {1, 1000, 70000};
+
+    for (int root = 0; root < size; root++)
+        for (int k = 0; k < 3; k++) {
+            int n = counts[k], *b = malloc(sizeof(int) * (size_t)n);
+            MPI_Request r;
+            for (int i = 0; i < n; i++)
+                b[i] = rank == root ? val(root, k, i) : -1;
+            CHECK_EQ(MPI_Ibcast(b, n, MPI_INT, root, MPI_COMM_WORLD, &r), MPI_SUCCESS);
+            wait_or_test(&r, (root + k) % 2);
+            for (int i = 0; i < n; i++)
+                if (b[i] != val(root, k, i)) {
+                    CHECK_EQ(b[i], val(root, k, i));
+                    break;
+                }
+            free(b);
+        }
+}
+
+static void icoll_reduce(void)
+{
+    int n = 3000; /* past the eager limit as packed data */
+    int *in = malloc(sizeof(int) * (size_t)n), *out = malloc(sizeof(int) * (size_t)n);
+    long long sumr = (long long)size * (size + 1) / 2;
+    MPI_Request r;
+
+    for (int i = 0; i < n; i++)
+        in[i] = (rank + 1) * (i + 1);
+    for (int root = 0; root < size; root++) {
+        for (int i = 0; i < n; i++)
+            out[i] = -1;
+        CHECK_EQ(MPI_Ireduce(in, out, n, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD, &r),
+                 MPI_SUCCESS);
+        wait_or_test(&r, root % 2);
+        for (int i = 0; i < n; i++)
+            if (out[i] != (rank == root ? (int)sumr * (i + 1) : -1)) {
+                CHECK_EQ(out[i], rank == root ? (int)sumr * (i + 1) : -1);
+                break;
+            }
+        /* In place at the root: its input is in recvbuf. */
+        for (int i = 0; i < n; i++)
+            out[i] = in[i];
+        CHECK_EQ(MPI_Ireduce(rank == root ? MPI_IN_PLACE : in, out, n, MPI_INT, MPI_MAX, root,
+                             MPI_COMM_WORLD, &r), MPI_SUCCESS);
+        wait_or_test(&r, 0);
+        if (rank == root)
+            CHECK(out[0] == size && out[n - 1] == size * n);
+    }
+    /* Allreduce: sums, doubles' maxima in place, and the user operation in rank order. */
+    CHECK_EQ(MPI_Iallreduce(in, out, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r), MPI_SUCCESS);
+    wait_or_test(&r, 1);
+    for (int i = 0; i < n; i++)
+        if (out[i] != (int)sumr * (i + 1)) {
+            CHECK_EQ(out[i], (int)sumr * (i + 1));
+            break;
+        }
+    {
+        double d[4] = {rank, -rank, 0.5 * rank, 1e9 - rank};
+        CHECK_EQ(MPI_Iallreduce(MPI_IN_PLACE, d, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &r),
+                 MPI_SUCCESS);
+        wait_or_test(&r, 0);
+        CHECK(d[0] == size - 1 && d[1] == 0 && d[2] == 0.5 * (size - 1) && d[3] == 1e9);
+    }
+    {
+        MPI_Datatype pair;
+        MPI_Op op;
+        long long mine[2] = {rank + 1, 10}, all[2] = {0, 0}, expect = 0;
+        MPI_Type_contiguous(2, MPI_LONG_LONG, &pair);
+        MPI_Type_commit(&pair);
+        MPI_Op_create(concat_op, 0, &op);
+        for (int i = 0; i < size; i++)
+            expect = expect * 10 + i + 1;
+        CHECK_EQ(MPI_Iallreduce(mine, all, 1, pair, op, MPI_COMM_WORLD, &r), MPI_SUCCESS);
+        /* Freed while the collective runs: MPI keeps them until it is over. */
+        MPI_Op_free(&op);
+        MPI_Type_free(&pair);
+        wait_or_test(&r, 1);
+        CHECK_EQ(all[0], expect);
+        for (int root = 0; root < size; root++) {
+            MPI_Type_contiguous(2, MPI_LONG_LONG, &pair);
+            MPI_Type_commit(&pair);
+            MPI_Op_create(concat_op, 0, &op);
+            all[0] = all[1] = 0;
+            CHECK_EQ(MPI_Ireduce(mine, all, 1, pair, op, root, MPI_COMM_WORLD, &r), MPI_SUCCESS);
+            wait_or_test(&r, 0);
+            CHECK_EQ(all[0], rank == root ? expect : 0);
+            MPI_Op_free(&op);
+            MPI_Type_free(&pair);
+        }
+    }
+    free(in);
+    free(out);
+}
+
+static void icoll_gather_scatter(void)
+{
+    int m = 3, *all = malloc(sizeof(int) * (size_t)(m * size)), mine[3];
+    MPI_Request r;
+
+    for (int root = 0; root < size; root++) {
+        for (int j = 0; j < m; j++)
+            mine[j] = val(rank, root, j);
+        for (int i = 0; i < m * size; i++)
+            all[i] = -1;
+        CHECK_EQ(MPI_Igather(mine, m, MPI_INT, all, m, MPI_INT, root, MPI_COMM_WORLD, &r),
+                 MPI_SUCCESS);
+        wait_or_test(&r, root % 2);
+        if (rank == root)
+            for (int i = 0; i < size; i++)
+                for (int j = 0; j < m; j++)
+                    CHECK_EQ(all[i * m + j], val(i, root, j));
+        /* Scatter back what was gathered, the root's block in place. */
+        for (int j = 0; j < m; j++)
+            mine[j] = -1;
+        CHECK_EQ(MPI_Iscatter(all, m, MPI_INT, rank == root ? MPI_IN_PLACE : mine, m, MPI_INT,
+                              root, MPI_COMM_WORLD, &r), MPI_SUCCESS);
+        wait_or_test(&r, 0);
+        for (int j = 0; j < m; j++)
+            CHECK_EQ(rank == root ? all[root * m + j] : mine[j], val(rank, root, j));
+    }
+    free(all);
+}
+
+static void icoll_allgather_alltoall(void)
+{
+    int m = 700; /* blocks past the eager limit */
+    int *s = malloc(sizeof(int) * (size_t)(m * size)), *a = malloc(sizeof(int) * (size_t)(m * size));
+    MPI_Request r;
+
+    for (int j = 0; j < m; j++)
+        s[j] = val(rank, 1, j);
+    CHECK_EQ(MPI_Iallgather(s, m, MPI_INT, a, m, MPI_INT, MPI_COMM_WORLD, &r), MPI_SUCCESS);
+    wait_or_test(&r, 1);
+    for (int i = 0; i < size; i++)
+        for (int j = 0; j < m; j += 97)
+            CHECK_EQ(a[i * m + j], val(i, 1, j));
+    for (int i = 0; i < m * size; i++)
+        a[i] = i / m == rank ? val(rank, 2, i % m) : -1;
+    CHECK_EQ(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a, m, MPI_INT, MPI_COMM_WORLD, &r),
+             MPI_SUCCESS);
+    wait_or_test(&r, 0);
+    for (int i = 0; i < size; i++)
+        for (int j = 0; j < m; j += 97)
+            CHECK_EQ(a[i * m + j], val(i, 2, j));
+    /* Alltoall: block d of rank r is val(r, d, j). */
+    for (int d = 0; d < size; d++)
+        for (int j = 0; j < m; j++)
+            s[d * m + j] = val(rank, 10 + d, j);
+    CHECK_EQ(MPI_Ialltoall(s, m, MPI_INT, a, m, MPI_INT, MPI_COMM_WORLD, &r), MPI_SUCCESS);
+    wait_or_test(&r, 1);
+    for (int i = 0; i < size; i++)
+        for (int j = 0; j < m; j += 97)
+            CHECK_EQ(a[i * m + j], val(i, 10 + rank, j));
+    memcpy(a, s, sizeof(int) * (size_t)(m * size));
+    CHECK_EQ(MPI_Ialltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a, m, MPI_INT, MPI_COMM_WORLD, &r),
+             MPI_SUCCESS);
+    wait_or_test(&r, 0);
+    for (int i = 0; i < size; i++)
+        for (int j = 0; j < m; j += 97)
+            CHECK_EQ(a[i * m + j], val(i, 10 + rank, j));
+    free(s);
+    free(a);
+}
+
+static void test_icoll(void)
+{
+    icoll_barrier();
+    icoll_bcast();
+    icoll_reduce();
+    icoll_gather_scatter();
+    icoll_allgather_alltoall();
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* --- Several outstanding, with point-to-point ------------------------------------------------ */
+static void test_iorder(void)
+{
+    int right = (rank + 1) % size, left = (rank - 1 + size) % size;
+    MPI_Comm dup;
+
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    for (int round = 0; round < 20; round++) {
+        int b1[4], b2[600], sum = 0, mx = -1, tok = val(rank, round, 0), got = -1;
+        int *ag = malloc(sizeof(int) * (size_t)size), *at = malloc(sizeof(int) * (size_t)size);
+        int *as = malloc(sizeof(int) * (size_t)size), one = rank + round, blocking = 0;
+        MPI_Request r[9];
+        int root2 = (round + 1) % size;
+
+        for (int i = 0; i < 4; i++)
+            b1[i] = rank == 0 ? val(0, round, i) : -1;
+        for (int i = 0; i < 600; i++)
+            b2[i] = rank == root2 ? val(root2, round, i) : -1;
+        for (int i = 0; i < size; i++)
+            as[i] = val(rank, round, i);
+        /* Two broadcasts from different roots, a reduction, a barrier, an
+         * allgather and an alltoall outstanding at once, on two
+         * communicators, with a message around the ring in the middle. */
+        MPI_Ibcast(b1, 4, MPI_INT, 0, MPI_COMM_WORLD, &r[0]);
+        MPI_Iallreduce(&one, &sum, 1, MPI_INT, MPI_SUM, dup, &r[1]);
+        MPI_Ibcast(b2, 600, MPI_INT, root2, MPI_COMM_WORLD, &r[2]);
+        MPI_Isend(&tok, 1, MPI_INT, right, round, MPI_COMM_WORLD, &r[3]);
+        MPI_Ibarrier(MPI_COMM_WORLD, &r[4]);
+        MPI_Ireduce(&one, &mx, 1, MPI_INT, MPI_MAX, size - 1, dup, &r[5]);
+        MPI_Iallgather(&one, 1, MPI_INT, ag, 1, MPI_INT, MPI_COMM_WORLD, &r[6]);
+        MPI_Irecv(&got, 1, MPI_INT, left, round, MPI_COMM_WORLD, &r[7]);
+        MPI_Ialltoall(as, 1, MPI_INT, at, 1, MPI_INT, dup, &r[8]);
+        /* A blocking collective while they are outstanding. */
+        MPI_Allreduce(&one, &blocking, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        CHECK_EQ(blocking, round);
+        if (round % 3 == 0) {
+            CHECK_EQ(MPI_Waitall(9, r, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+        } else if (round % 3 == 1) {
+            for (int i = 8; i >= 0; i--)
+                CHECK_EQ(MPI_Wait(&r[i], MPI_STATUS_IGNORE), MPI_SUCCESS);
+        } else {
+            int flag = 0;
+            while (!flag)
+                CHECK_EQ(MPI_Testall(9, r, &flag, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+        }
+        for (int i = 0; i < 4; i++)
+            CHECK_EQ(b1[i], val(0, round, i));
+        for (int i = 0; i < 600; i += 37)
+            CHECK_EQ(b2[i], val(root2, round, i));
+        CHECK_EQ(sum, size * round + size * (size - 1) / 2);
+        if (rank == size - 1)
+            CHECK_EQ(mx, size - 1 + round);
+        for (int i = 0; i < size; i++) {
+            CHECK_EQ(ag[i], i + round);
+            CHECK_EQ(at[i], val(i, round, rank));
+        }
+        CHECK_EQ(got, val(left, round, 0));
+        free(ag);
+        free(at);
+        free(as);
+    }
+    MPI_Comm_free(&dup);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* --- MPI_Comm_idup ----------------------------------------------------------------------- */
+static void test_idup(void)
+{
+    int right = (rank + 1) % size, left = (rank - 1 + size) % size;
+    MPI_Comm w2, a = MPI_COMM_NULL, b = MPI_COMM_NULL, d;
+    MPI_Request r[3];
+    int x = rank, sum = -1, res = -1;
+
+    MPI_Comm_dup(MPI_COMM_WORLD, &w2);
+    CHECK_EQ(MPI_Comm_idup(MPI_COMM_WORLD, &a, &r[0]), MPI_SUCCESS);
+    MPI_Iallreduce(&x, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[1]);
+    CHECK_EQ(MPI_Comm_idup(w2, &b, &r[2]), MPI_SUCCESS);
+    /* A blocking creation while both are outstanding. */
+    MPI_Comm_dup(MPI_COMM_WORLD, &d);
+    CHECK_EQ(MPI_Waitall(3, r, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    CHECK_EQ(sum, size * (size - 1) / 2);
+    CHECK(a != MPI_COMM_NULL && b != MPI_COMM_NULL);
+    if (a == MPI_COMM_NULL || b == MPI_COMM_NULL)
+        return;
+    MPI_Comm_compare(a, MPI_COMM_WORLD, &res);
+    CHECK_EQ(res, MPI_CONGRUENT);
+    MPI_Comm_compare(a, b, &res);
+    CHECK_EQ(res, MPI_CONGRUENT);
+    MPI_Comm_rank(b, &x);
+    CHECK_EQ(x, rank);
+    /* Each communicator its own context: the same tag on all five, received
+     * in the reverse order, each message on its own communicator. */
+    {
+        MPI_Comm all[5] = {MPI_COMM_WORLD, w2, a, b, d};
+        MPI_Request s[5];
+        int out[5], in = -1;
+        for (int k = 0; k < 5; k++) {
+            out[k] = rank * 10 + k;
+            MPI_Isend(&out[k], 1, MPI_INT, right, 7, all[k], &s[k]);
+        }
+        for (int k = 4; k >= 0; k--) {
+            MPI_Recv(&in, 1, MPI_INT, MPI_ANY_SOURCE, 7, all[k], MPI_STATUS_IGNORE);
+            CHECK_EQ(in, left * 10 + k);
+        }
+        MPI_Waitall(5, s, MPI_STATUSES_IGNORE);
+        /* Collectives on the new ones. */
+        MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_MAX, b);
+        CHECK_EQ(sum, size - 1);
+    }
+    MPI_Comm_free(&a);
+    MPI_Comm_free(&b);
+    MPI_Comm_free(&d);
+    MPI_Comm_free(&w2);
+    /* 100 alive at once, each offering 64 ids: more than the 4096 there
+     * are unless every offer but the id taken comes back. */
+    {
+        MPI_Comm many[100];
+        int n = 0;
+        for (; n < 100; n++) {
+            MPI_Request q;
+            CHECK_EQ(MPI_Comm_idup(MPI_COMM_WORLD, &many[n], &q), MPI_SUCCESS);
+            CHECK_EQ(MPI_Wait(&q, MPI_STATUS_IGNORE), MPI_SUCCESS);
+            CHECK(many[n] != MPI_COMM_NULL);
+            if (many[n] == MPI_COMM_NULL)
+                break;
+        }
+        while (n > 0)
+            MPI_Comm_free(&many[--n]);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* --- Errors ----------------------------------------------------------------------------------- */
+static void test_ierrors(void)
+{
+    MPI_Request r = MPI_REQUEST_NULL;
+    MPI_Comm dup;
+    int x[8] = {0}, y[8] = {0};
+    double d = 1.0;
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK_EQ(MPI_Ibcast(x, 1, MPI_INT, size, MPI_COMM_WORLD, &r), MPI_ERR_ROOT);
+    CHECK_EQ(MPI_Ibcast(x, 1, MPI_INT, -1, MPI_COMM_WORLD, &r), MPI_ERR_ROOT);
+    CHECK_EQ(MPI_Ireduce(x, y, 1, MPI_INT, MPI_SUM, size, MPI_COMM_WORLD, &r), MPI_ERR_ROOT);
+    CHECK_EQ(MPI_Igather(x, 1, MPI_INT, y, 1, MPI_INT, -3, MPI_COMM_WORLD, &r), MPI_ERR_ROOT);
+    CHECK_EQ(MPI_Iscatter(x, 1, MPI_INT, y, 1, MPI_INT, size, MPI_COMM_WORLD, &r), MPI_ERR_ROOT);
+    CHECK_EQ(MPI_Iallreduce(&d, y, 1, MPI_DOUBLE, MPI_BAND, MPI_COMM_WORLD, &r), MPI_ERR_OP);
+    CHECK_EQ(MPI_Iallreduce(x, y, -1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r), MPI_ERR_COUNT);
+    CHECK_EQ(MPI_Iallreduce(x, y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Ibarrier(MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Ibarrier(MPI_COMM_NULL, &r), MPI_ERR_COMM);
+    CHECK_EQ(MPI_Comm_idup(MPI_COMM_NULL, &dup, &r), MPI_ERR_COMM);
+    CHECK_EQ(MPI_Comm_idup(MPI_COMM_WORLD, NULL, &r), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Comm_idup(MPI_COMM_WORLD, &dup, NULL), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Ibcast(NULL, 4, MPI_INT, 0, MPI_COMM_WORLD, &r), MPI_ERR_BUFFER);
+    CHECK_EQ(MPI_Iallgather(x, 1, MPI_DATATYPE_NULL, y, 1, MPI_INT, MPI_COMM_WORLD, &r),
+             MPI_ERR_TYPE);
+    CHECK_EQ(MPI_Ialltoall(x, 1, MPI_INT, y, -2, MPI_INT, MPI_COMM_WORLD, &r), MPI_ERR_COUNT);
+    if (size > 1)
+        CHECK_EQ(MPI_Igather(MPI_IN_PLACE, 1, MPI_INT, y, 1, MPI_INT, (rank + 1) % size,
+                             MPI_COMM_WORLD, &r), MPI_ERR_BUFFER);
+    CHECK_EQ(r, MPI_REQUEST_NULL); /* no failed call gave a request */
+    /* Mismatched counts: the root broadcasts 8 ints, the others expect 4;
+     * rank 1, the root's first child, is told at its wait. */
+    CHECK_EQ(MPI_Ibcast(x, rank == 0 ? 8 : 4, MPI_INT, 0, MPI_COMM_WORLD, &r), MPI_SUCCESS);
+    if (rank == 1)
+        CHECK_EQ(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_ERR_TRUNCATE);
+    else
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    CHECK_EQ(r, MPI_REQUEST_NULL);
+    /* A collective's request is no message: Mrecv refuses it. */
+    CHECK_EQ(MPI_Ibarrier(MPI_COMM_WORLD, &r), MPI_SUCCESS);
+    CHECK_EQ(MPI_Mrecv(x, 1, MPI_INT, (MPI_Message *)&r, MPI_STATUS_IGNORE), MPI_ERR_REQUEST);
+    CHECK_EQ(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static const mpi_named_test_t tests[] = {
+    {"mprobe", test_mprobe},   {"mprace", test_mprace}, {"icoll", test_icoll},
+    {"iorder", test_iorder},   {"idup", test_idup},     {"ierrors", test_ierrors},
+};
+
+int main(int argc, char **argv)
+{
+    return mpi_run_named("mpi_nbc", tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
+}
