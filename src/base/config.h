@@ -84,6 +84,7 @@ typedef struct onic_config {
     unsigned    hash_buckets;   /* ONIC_HASH_BUCKETS */
     unsigned    xport;          /* ONIC_XPORT: onic_config_xport_t */
     unsigned    shm_ring_slots; /* ONIC_SHM_RING_SLOTS */
+    unsigned    shm_mid_max;    /* ONIC_SHM_MID_MAX */
     unsigned    shm_rma;        /* ONIC_SHM_RMA: onic_config_shm_rma_t */
     unsigned    shm_cma_min;    /* ONIC_SHM_CMA_MIN */
     unsigned    shm_assist_min; /* ONIC_SHM_ASSIST_MIN */
