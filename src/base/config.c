@@ -83,6 +83,10 @@ static const onic_config_var_t config_vars[] = {
      "the last poll travel together, up to one receive buffer per libfabric message, sent "
      "at the next poll, RMA or bundle end; 0: every message is one libfabric message",
      ONIC_CONFIG_UINT, 0, 1, NULL, CFG_FIELD(ofi_bundle)},
+    {"ONIC_OFI_EAGER_LIMIT", "2048", "ofi: the most one message carries (its buffers hold "
+     "2 KiB); a put above it moves its data by RMA, and in a job across nodes MPI's eager "
+     "messages are at most this long", ONIC_CONFIG_UINT, 256, 2048, NULL,
+     CFG_FIELD(ofi_eager_limit)},
     {"ONIC_OFI_WAIT", "auto", "ofi: how a wait that has spun and yielded sleeps: fd (on the "
      "completion queue's descriptor, woken at once, but the provider then signals every "
      "completion: about 2 us more per message with tcp), poll (naps of up to 50 us between "

@@ -2401,8 +2401,9 @@ static void test_rndvfail(void)
 
 /* Around every protocol boundary as the job runs them: the eager limit
  * (ONIC_EAGER_LIMIT; 16384 by default), the most one shm lane message
- * carries (2048: above it, fragments) and the largest message the lane
- * carries (ONIC_SHM_MID_MAX; 65536 by default: above it, RMA): 0 and 1
+ * carries (2048: above it, fragments), the largest message the lane
+ * carries (ONIC_SHM_MID_MAX; 65536 by default: above it, RMA) and the most
+ * an ofi message carries (ONIC_OFI_EAGER_LIMIT; 2048 by default): 0 and 1
  * bytes and each boundary - 1, itself and + 1, each sent posted,
  * unexpected, synchronous, truncated (one byte short) and to a wildcard
  * receive, around the ring of ranks; every byte is checked, and the byte
@@ -2410,14 +2411,17 @@ static void test_rndvfail(void)
 static void test_threshold(void)
 {
     const char *env = getenv("ONIC_EAGER_LIMIT"), *mid_env = getenv("ONIC_SHM_MID_MAX");
+    const char *ofi_env = getenv("ONIC_OFI_EAGER_LIMIT");
     long lim = env != NULL ? strtol(env, NULL, 10) : 16384;
     long mid = mid_env != NULL ? strtol(mid_env, NULL, 10) : 65536;
-    long sizes[11] = {0, 1, lim - 1, lim, lim + 1, 2047, 2048, 2049, mid - 1, mid, mid + 1};
+    long ofi = ofi_env != NULL ? strtol(ofi_env, NULL, 10) : 2048;
+    long sizes[14] = {0,       1,       lim - 1, lim,  lim + 1, 2047,    2048,
+                      2049,    mid - 1, mid,     mid + 1, ofi - 1, ofi, ofi + 1};
     long most = 2049;
     int to = (rank + 1) % size, from = (rank + size - 1) % size;
     unsigned char *out, *in;
 
-    for (int k = 0; k < 11; k++)
+    for (int k = 0; k < 14; k++)
         most = sizes[k] > most ? sizes[k] : most;
     out = malloc((size_t)most + 2);
     in = malloc((size_t)most + 3);
@@ -2427,7 +2431,7 @@ static void test_threshold(void)
         return;
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    for (int k = 0; k < 11; k++) {
+    for (int k = 0; k < 14; k++) {
         long n = sizes[k];
         int seen = 0;
         for (int j = 0; j < k; j++)
