@@ -29,6 +29,9 @@ import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402  (its runner: the same launch and parsing)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOP = 262144
 SETUPS = [
@@ -39,18 +42,10 @@ SETUPS = [
 
 
 def run(build, exe, mode, reps, sizes, extra_env):
-    env = dict(os.environ, **extra_env)
-    cmd = [os.path.join(build, "onicrun"), "-n", "2", "--bind", "core", exe, mode, str(reps),
-           ",".join(str(s) for s in sizes)]
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
-    if r.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{r.stdout}{r.stderr}")
-    res = {}
-    for line in r.stdout.splitlines():
-        f = line.split(",")
-        if len(f) == 5 and f[0] == mode:
-            res[int(f[1])] = float(f[2])
-    return res
+    """One onic run of p2p (compare.py's runner) with extra_env set."""
+    return compare.run_one(lambda np: [os.path.join(build, "onicrun"), "-n", str(np), "--bind",
+                                       "core"],
+                           dict(os.environ, **extra_env), exe, mode, reps, 2, sizes)
 
 
 def main():
