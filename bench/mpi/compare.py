@@ -4,7 +4,11 @@ MPICH and Open MPI, pinned the same way, and print one table per mode with
 the three side by side.
 
     bench/mpi/compare.py [--build build] [--runs 3] [--reps 5] [--modes latency,bw,rate]
-                         [--pairs 1,2] [--prog p2p|rma]
+                         [--pairs 1,2] [--prog p2p|rma] [--sweep]
+
+--sweep measures p2p's latency and bandwidth at 512 B and 1 KiB to 256 KiB
+in powers of two (the range of the mid-size protocol and its crossovers)
+and the message rate at 4 KiB, instead of each mode's own sizes.
 
 rma's modes (2 processes): put_lat, get_lat, put_rate, acc_lat, fop_lat
 (all by default with --prog rma).
@@ -82,9 +86,14 @@ def build_all(build, prog):
     return ready
 
 
-def run_one(run, env, exe, mode, reps, np):
-    r = subprocess.run(run(np) + [exe, mode, str(reps)], capture_output=True, text=True, env=env,
-                       timeout=900)
+SWEEP = [512] + [1024 << k for k in range(9)]  # 512 B, 1 KiB ... 256 KiB
+SWEEP_SIZES = {"latency": SWEEP, "bw": SWEEP, "rate": [4096]}
+
+
+def run_one(run, env, exe, mode, reps, np, sizes=None):
+    extra = [",".join(str(s) for s in sizes)] if sizes else []
+    r = subprocess.run(run(np) + [exe, mode, str(reps)] + extra, capture_output=True, text=True,
+                       env=env, timeout=900)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(run(np))} {exe} {mode} failed:\n{r.stdout}{r.stderr}")
     res = {}
@@ -103,6 +112,8 @@ def main():
     ap.add_argument("--modes", default=None,
                     help="default: latency,bw,rate (p2p); every mode (rma)")
     ap.add_argument("--prog", default="p2p", choices=["p2p", "rma"])
+    ap.add_argument("--sweep", action="store_true",
+                    help="p2p: latency and bw from 512 B to 256 KiB, rate at 4 KiB")
     ap.add_argument("--pairs", default="1,2",
                     help="pair counts for the rate mode, 2 processes a pair (default 1,2)")
     args = ap.parse_args()
@@ -124,7 +135,9 @@ def main():
         samples = {name: {} for name, _, _, _ in ready}
         for _ in range(args.runs):
             for name, run, env, exe in ready:
-                for size, v in run_one(run, env, exe, mode, args.reps, 2 * npairs).items():
+                sizes = SWEEP_SIZES.get(mode) if args.sweep and args.prog == "p2p" else None
+                for size, v in run_one(run, env, exe, mode, args.reps, 2 * npairs,
+                                       sizes).items():
                     samples[name].setdefault(size, []).append(v)
         names = [n for n, _, _, _ in ready]
         what = f"{npairs} pair{'s' if npairs > 1 else ''}, {2 * npairs} processes on " \

@@ -18,9 +18,11 @@
  *             running (with onicrun --onload: the process and the engine,
  *             which fit a 2-core machine where a ping-pong's three do not)
  *
- * Usage: p2p MODE [REPS] (latency, bw: 2 processes; rate: an even number; self: any
- * number). Each size is timed REPS times (5 by default) after a warm-up; rank 0 prints
- * "MODE,SIZE,MEDIAN,MIN,MAX" per size. */
+ * Usage: p2p MODE [REPS [SIZES]] (latency, bw: 2 processes; rate: an even number; self:
+ * any number). SIZES, a comma-separated list of byte counts, replaces the mode's own
+ * (latency and bw: up to 4 MiB; rate and self: up to 4 KiB). Each size is timed REPS
+ * times (5 by default) after a warm-up; rank 0 prints "MODE,SIZE,MEDIAN,MIN,MAX" per
+ * size. */
 #include <mpi.h>
 
 #include <stdio.h>
@@ -121,6 +123,7 @@ int main(int argc, char **argv)
     int reps = argc > 2 ? atoi(argv[2]) : 5;
     const long *sizes;
     size_t nsizes;
+    long given[64];
     int rank, size;
     char *buf;
 
@@ -146,6 +149,24 @@ int main(int argc, char **argv)
         sizes = self_sizes, nsizes = sizeof(self_sizes) / sizeof(self_sizes[0]);
     else
         sizes = rate_sizes, nsizes = sizeof(rate_sizes) / sizeof(rate_sizes[0]);
+    if (argc > 3) {
+        long most = strcmp(mode, "latency") == 0 || strcmp(mode, "bw") == 0 ? 4L << 20 : 4096;
+        char *p = argv[3], *end;
+        nsizes = 0;
+        while (*p != '\0' && nsizes < sizeof(given) / sizeof(given[0])) {
+            given[nsizes] = strtol(p, &end, 10);
+            if (end == p || given[nsizes] < 0 || given[nsizes] > most ||
+                (*end != ',' && *end != '\0')) {
+                if (rank == 0)
+                    fprintf(stderr, "p2p: SIZES is a comma-separated list of byte counts "
+                                    "from 0 to %ld for %s, not \"%s\"\n", most, mode, argv[3]);
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            }
+            nsizes++;
+            p = *end == ',' ? end + 1 : end;
+        }
+        sizes = given;
+    }
     buf = malloc((size_t)WINDOW * 4096 + (4 << 20));
     if (buf == NULL)
         MPI_Abort(MPI_COMM_WORLD, 1);

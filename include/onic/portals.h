@@ -146,6 +146,7 @@ typedef void (*ptl_eq_handler_t)(ptl_event_t *event);
 #define PTL_TIME_FOREVER    (-1)
 #define PTL_SR_DROP_COUNT   0
 #define PTL_SR_JOB_SIZE     1   /* onic extension: processes in the NI's job */
+#define PTL_SR_MAX_INLINE   2   /* onic extension: the longest put sent with its data */
 #define PTL_NI_OK           0
 #define PTL_NI_FAIL         1
 
@@ -220,7 +221,10 @@ int PtlNIFini(ptl_handle_ni_t ni_handle);
 /* reg: PTL_SR_DROP_COUNT (else PTL_SR_INDEX_INVALID): messages discarded, for
  * every reason of paper 003 section 4.8 and for malformed ones;
  * PTL_SR_JOB_SIZE (onic): the processes of the job, pids 0 to that - 1, as
- * the launcher said. */
+ * the launcher said; PTL_SR_MAX_INLINE (onic): the longest put whose data
+ * leaves with the call (its memory may be used again once PtlPut returns);
+ * a longer one is a large put, whose target takes the data from the MD
+ * later, until its SEND_END. */
 int PtlNIStatus(ptl_handle_ni_t ni_handle, ptl_sr_index_t reg, ptl_sr_value_t *status);
 /* The interface of any handle; PTL_HANDLE_INVALID if it names nothing. */
 int PtlNIHandle(ptl_handle_any_t handle, ptl_handle_ni_t *ni_handle);

@@ -83,6 +83,10 @@ static const onic_config_var_t config_vars[] = {
      "the last poll travel together, up to one receive buffer per libfabric message, sent "
      "at the next poll, RMA or bundle end; 0: every message is one libfabric message",
      ONIC_CONFIG_UINT, 0, 1, NULL, CFG_FIELD(ofi_bundle)},
+    {"ONIC_OFI_EAGER_LIMIT", "2048", "ofi: the most one message carries (its buffers hold "
+     "2 KiB); a put above it moves its data by RMA, and in a job across nodes MPI's eager "
+     "messages are at most this long", ONIC_CONFIG_UINT, 256, 2048, NULL,
+     CFG_FIELD(ofi_eager_limit)},
     {"ONIC_OFI_WAIT", "auto", "ofi: how a wait that has spun and yielded sleeps: fd (on the "
      "completion queue's descriptor, woken at once, but the provider then signals every "
      "completion: about 2 us more per message with tcp), poll (naps of up to 50 us between "
@@ -92,6 +96,11 @@ static const onic_config_var_t config_vars[] = {
      "memory (credits per sender); a message takes one, plus payload/64 when its payload does "
      "not fit behind its header",
      ONIC_CONFIG_UINT_POW2, 2, 65536, NULL, CFG_FIELD(shm_ring_slots)},
+    {"ONIC_SHM_MID_MAX", "65536", "shm: the largest message carried through the lane itself "
+     "(no system call); above 2 KiB in fragments that the receiver copies out while the "
+     "sender writes the next (0: 2 KiB); larger data goes by RMA. The receiver keeps one "
+     "buffer of this size per sender that sends such messages",
+     ONIC_CONFIG_UINT, 0, 262144, NULL, CFG_FIELD(shm_mid_max)},
     {"ONIC_SHM_RMA", "auto", "how shm moves RMA data: cma (one copy by process_vm_readv/"
      "writev), copy (two processes copying through shared bounce buffers at once) or auto "
      "(cma from ONIC_SHM_CMA_MIN bytes up, where the kernel allows it)", ONIC_CONFIG_ENUM, 0, 0,
@@ -124,15 +133,16 @@ static const onic_config_var_t config_vars[] = {
      "they may use: onicrun counts them and passes spin or sleep; under other launchers, "
      "the node's processes against its online CPUs)",
      ONIC_CONFIG_ENUM, 0, 0, wait_values, CFG_FIELD(wait)},
-    {"ONIC_EAGER_LIMIT", "2048", "MPI: messages up to this many bytes go eagerly (one put "
+    {"ONIC_EAGER_LIMIT", "16384", "MPI: messages up to this many bytes go eagerly (one put "
      "into the posted buffer or unexpected space), larger ones by rendezvous (the receiver "
-     "pulls them); at most what one Portals put carries", ONIC_CONFIG_UINT, 0, 2048, NULL,
+     "pulls them); above what one Portals put carries (ONIC_SHM_MID_MAX; 2 KiB across "
+     "nodes) a put moves its data by RMA", ONIC_CONFIG_UINT, 0, 262144, NULL,
      CFG_FIELD(eager_limit)},
-    {"ONIC_EAGER_CREDITS", "64", "MPI: eager messages of ONIC_EAGER_LIMIT bytes a process may "
-     "have outstanding at one receiver (a smaller one costs its size, at least 64 bytes); "
-     "beyond that its messages wait for their receive (rendezvous). Each process sets aside "
-     "this many x processes x ONIC_EAGER_LIMIT bytes for unexpected messages, more only while "
-     "messages wait unreceived",
+    {"ONIC_EAGER_CREDITS", "64", "MPI: eager bytes a process may have outstanding at one "
+     "receiver, as this many times the smaller of ONIC_EAGER_LIMIT and 2 KiB (a message costs "
+     "its size, at least 64 bytes); beyond that its messages wait for their receive "
+     "(rendezvous). Each process sets aside that many bytes per process of the job for "
+     "unexpected messages, more only while messages wait unreceived",
      ONIC_CONFIG_UINT, 1, 65536, NULL, CFG_FIELD(eager_credits)},
     {"ONIC_ONLOAD", "0", "1: the job runs with an onload engine (onicrun --onload sets it): "
      "onicrun starts onic-engine on its own core before the processes and stops it after "

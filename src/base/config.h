@@ -84,6 +84,7 @@ typedef struct onic_config {
     unsigned    hash_buckets;   /* ONIC_HASH_BUCKETS */
     unsigned    xport;          /* ONIC_XPORT: onic_config_xport_t */
     unsigned    shm_ring_slots; /* ONIC_SHM_RING_SLOTS */
+    unsigned    shm_mid_max;    /* ONIC_SHM_MID_MAX */
     unsigned    shm_rma;        /* ONIC_SHM_RMA: onic_config_shm_rma_t */
     unsigned    shm_cma_min;    /* ONIC_SHM_CMA_MIN */
     unsigned    shm_assist_min; /* ONIC_SHM_ASSIST_MIN */
@@ -102,6 +103,7 @@ typedef struct onic_config {
     char        ofi_lib[ONIC_CONFIG_STRING_MAX + 1];  /* ONIC_OFI_LIB, "" for libfabric.so.1 */
     char        pmix_lib[ONIC_CONFIG_STRING_MAX + 1]; /* ONIC_PMIX_LIB, "" for libpmix.so.2 */
     unsigned    ofi_wait;       /* ONIC_OFI_WAIT: onic_config_ofi_wait_t */
+    unsigned    ofi_eager_limit; /* ONIC_OFI_EAGER_LIMIT */
     unsigned    ofi_bundle;     /* ONIC_OFI_BUNDLE: 1 messages may travel together */
     unsigned    onload;         /* ONIC_ONLOAD: 0 inline, 1 the onload engine */
     unsigned    onload_core;    /* ONIC_ONLOAD_CORE: a core, or ONIC_CONFIG_LAST */

@@ -969,6 +969,9 @@ out:
 }
 
 /* --- Setup ------------------------------------------------------------------------------------- */
+/* The most one eager message counts for in a sender's credit (bytes). */
+#define P2P_CREDIT_UNIT 2048u
+
 int onic_mpi_p2p_init(void)
 {
     onic_config_t cfg;
@@ -978,7 +981,7 @@ int onic_mpi_p2p_init(void)
     int rc, maxif;
     const char *what;
     ptl_process_id_t id;
-    ptl_sr_value_t job_size;
+    ptl_sr_value_t job_size, max_inline;
 
     if (onic_config_read(&cfg) != ONIC_OK)
         return onic_mpi_err(NULL, MPI_ERR_OTHER, "MPI_Init", "the ONIC_* environment is "
@@ -986,8 +989,6 @@ int onic_mpi_p2p_init(void)
     onic_mpi_g.eager_limit = cfg.eager_limit;
     onic_mpi_g.drain_sends = cfg.onload != 0;
     onic_mpi_g.get_chunk = ONIC_MPI_GET_CHUNK;
-    /* ONIC_EAGER_CREDITS messages of the largest eager size. */
-    onic_mpi_g.credits_per_peer = (uint64_t)cfg.eager_credits * onic_mpi_charge(cfg.eager_limit);
     onic_dlist_init(&onic_mpi_g.active);
     onic_dlist_init(&onic_mpi_g.pulled);
     onic_dlist_init(&onic_mpi_g.bsegs);
@@ -1005,6 +1006,25 @@ int onic_mpi_p2p_init(void)
         what = "learn this process's rank and the job's size";
         goto err_ni;
     }
+    /* An eager send is complete once put: only a put that leaves with its
+     * data may be one. */
+    if ((rc = PtlNIStatus(onic_mpi_g.ni, PTL_SR_MAX_INLINE, &max_inline)) != PTL_OK) {
+        what = "learn how much data a put carries";
+        goto err_ni;
+    }
+    if (onic_mpi_g.eager_limit > (size_t)max_inline) {
+        onic_debug("mpi: eager messages at most %d bytes (what one put carries here), not "
+                   "ONIC_EAGER_LIMIT=%u", (int)max_inline, cfg.eager_limit);
+        onic_mpi_g.eager_limit = (size_t)max_inline;
+        cfg.eager_limit = (unsigned)max_inline;
+    }
+    /* ONIC_EAGER_CREDITS messages of the eager size, counted at most at
+     * P2P_CREDIT_UNIT each: what a receiver sets aside for unexpected
+     * messages does not grow with a larger eager limit; mid-size messages
+     * just take more of it each. */
+    onic_mpi_g.credits_per_peer =
+        (uint64_t)cfg.eager_credits *
+        onic_mpi_charge(cfg.eager_limit < P2P_CREDIT_UNIT ? cfg.eager_limit : P2P_CREDIT_UNIT);
     onic_mpi_g.rank = (int)id.pid;
     onic_mpi_g.size = (int)job_size;
     cfg.size = (unsigned)job_size;

@@ -457,6 +457,10 @@ static int remote_ni_status(ptl_handle_ni_t ni_handle, ptl_sr_index_t reg,
         *status = (ptl_sr_value_t)r->size;
         return PTL_OK;
     }
+    if (reg == PTL_SR_MAX_INLINE) { /* a put's data travels in its command up to this */
+        *status = (ptl_sr_value_t)ONIC_ONLOAD_PUT_INLINE;
+        return PTL_OK;
+    }
     /* Inline, the drop count looks at what has arrived: it lets arrivals in. */
     if (reg == PTL_SR_DROP_COUNT && !r->ready && (rc = remote_ready(r)) != PTL_OK)
         return rc;

@@ -398,9 +398,13 @@ int PtlNIStatus(ptl_handle_ni_t ni_handle, ptl_sr_index_t reg, ptl_sr_value_t *s
         *status = (ptl_sr_value_t)ni->size;
         return PTL_OK;
     }
+    if (reg == PTL_SR_MAX_INLINE) {
+        *status = ni->max_inline > INT32_MAX ? INT32_MAX : (ptl_sr_value_t)ni->max_inline;
+        return PTL_OK;
+    }
     if (reg != PTL_SR_DROP_COUNT) {
-        onic_error("ptl: PtlNIStatus: status register %d does not exist; use PTL_SR_DROP_COUNT "
-                   "or PTL_SR_JOB_SIZE", reg);
+        onic_error("ptl: PtlNIStatus: status register %d does not exist; use PTL_SR_DROP_COUNT, "
+                   "PTL_SR_JOB_SIZE or PTL_SR_MAX_INLINE", reg);
         return PTL_SR_INDEX_INVALID;
     }
     /* Messages that arrived and are waiting count once looked at. */

@@ -20,9 +20,9 @@ onic_status_t onic_xport_msgq_push(onic_xport_msgq_t *q, uint32_t src, const voi
     size_t need = msgq_rec_size(len);
     msgq_rec_t rec;
 
-    if (len > ONIC_XPORT_MAX_PAYLOAD || user_len > ONIC_XPORT_USER_HDR) {
+    if (len > ONIC_XPORT_MID_CAP || user_len > ONIC_XPORT_USER_HDR) {
         onic_error("xport: a queued message of %zu + %zu bytes is over the limits (%u, %d)",
-                   user_len, len, ONIC_XPORT_MAX_PAYLOAD, ONIC_XPORT_USER_HDR);
+                   user_len, len, ONIC_XPORT_MID_CAP, ONIC_XPORT_USER_HDR);
         return ONIC_ERR_INVALID_PARAM;
     }
     if (q->tail + need > q->cap) {
@@ -73,11 +73,15 @@ unsigned onic_xport_msgq_drain(onic_xport_msgq_t *q, unsigned max, onic_xport_re
         /* Records keep their offsets while draining (no slide), and each is
          * copied out: a callback's push may move buf. */
         msgq_rec_t rec;
-        uint8_t payload[ONIC_XPORT_MAX_PAYLOAD];
+        uint8_t small[ONIC_XPORT_MAX_PAYLOAD], *payload = small;
         memcpy(&rec, q->buf + q->head, sizeof(rec));
+        if (rec.len > sizeof(small) && (payload = onic_malloc(rec.len)) == NULL)
+            break; /* kept: the next drain tries again */
         memcpy(payload, q->buf + q->head + sizeof(rec), rec.len);
         q->head += msgq_rec_size(rec.len);
         cb(cb_arg, rec.src, rec.user, rec.user_len, payload, rec.len);
+        if (payload != small)
+            onic_free(payload);
         n++;
     }
     if (q->head == q->tail)

@@ -15,13 +15,14 @@ typedef struct onic_xport_msgq {
     int      draining;         /* a drain is running: no slide, no nested drain */
 } onic_xport_msgq_t;
 
-/* ONIC_ERR_INVALID_PARAM for more than ONIC_XPORT_MAX_PAYLOAD bytes,
+/* ONIC_ERR_INVALID_PARAM for more than ONIC_XPORT_MID_CAP bytes,
  * ONIC_ERR_NO_MEMORY when the buffer cannot grow; nothing queued then. */
 onic_status_t onic_xport_msgq_push(onic_xport_msgq_t *q, uint32_t src, const void *user_hdr,
                                    size_t user_len, const void *payload, size_t len);
 /* Deliver up to max records, oldest first, including those pushed by the
  * callbacks meanwhile; each is copied out first, so callbacks may push. 0
- * when nested. */
+ * when nested. A record of more than ONIC_XPORT_MAX_PAYLOAD bytes is copied
+ * out to the heap; without memory it stays, for the next drain. */
 unsigned      onic_xport_msgq_drain(onic_xport_msgq_t *q, unsigned max, onic_xport_recv_cb_t cb,
                                     void *cb_arg);
 /* Hand the records, oldest first, to send (which must not push to q) until

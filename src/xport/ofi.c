@@ -205,6 +205,7 @@ typedef struct ofi_mr {
 } ofi_mr_t;
 
 typedef struct ofi_state {
+    size_t          max_payload;  /* ONIC_OFI_EAGER_LIMIT: what a message carries */
     uint32_t           rank, size, credits;
     uint64_t           send_timeout_ns; /* 0: wait for credits forever */
     uint64_t           secret;      /* mixed into our memory keys; only the job knows it */
@@ -549,6 +550,7 @@ static onic_status_t ofi_endpoint_open(const onic_xport_tparams_t *tp, void **st
     s->rank = p->rank;
     s->size = p->size;
     s->credits = p->cfg->ofi_credits;
+    s->max_payload = p->cfg->ofi_eager_limit;
     s->send_timeout_ns = (uint64_t)p->cfg->ofi_send_timeout * 1000000000ull;
     s->bundle_cfg = p->cfg->ofi_bundle != 0;
     s->bundle_id = 1; /* a peer's sent_bundle starts at 0: nothing sent yet */
@@ -1515,8 +1517,7 @@ static unsigned ofi_caps(const void *state, uint32_t peer)
 
 static size_t ofi_max_payload(const void *state)
 {
-    (void)state;
-    return ONIC_XPORT_MAX_PAYLOAD;
+    return ((const ofi_state_t *)state)->max_payload;
 }
 
 static uint64_t ofi_drops(const void *state)

@@ -88,6 +88,7 @@ typedef struct shm_region_hdr {
     uint64_t nonce_addr;
     uint32_t chunk, nchunks;  /* bounce buffer geometry */
     uint32_t fences;    /* the owner issues a global membarrier before it sleeps */
+    uint32_t mid_max;   /* the largest message its lanes take (in fragments above a frame) */
 } shm_region_hdr_t;
 
 static_assert(sizeof(shm_region_hdr_t) <= ONIC_SHM_SLOT, "the region header is one line");
@@ -128,10 +129,21 @@ typedef struct shm_rma_op {
     uint8_t   write;
 } shm_rma_op_t;
 
+/* A mid-size message to one peer that left only in part (onic_shm_tx_mid):
+ * the rest waits in the front end's backlog as the peer's first record,
+ * and the next send to that peer is that record (the front end sends
+ * nothing to a peer past its backlog); `skip` of its bytes have left. */
+typedef struct shm_mid_tx {
+    size_t  skip;
+    uint8_t cont;  /* the next send to this peer is the rest of a message */
+} shm_mid_tx_t;
+
 typedef struct shm_state {
     uint32_t       rank, size, nslots;
     size_t         region_bytes, bounce_bytes, bounce_off, assist_off;
-    size_t         max_payload;
+    size_t         frame;        /* the most one lane message carries */
+    size_t         max_payload;  /* the most a message carries: frame, or mid_max above it */
+    shm_mid_tx_t  *mid;          /* by peer */
     void         **regions;  /* by rank; regions[rank] is ours */
     onic_shm_tx_t *tx;       /* by peer: our lane in its region */
     onic_shm_rx_t *rx;       /* by peer: its lane in our region */
@@ -186,7 +198,7 @@ shm_lane_corrupt(const shm_state_t *s, uint32_t peer, int we_send, unsigned bad,
         break;
     case ONIC_SHM_BAD_LEN:
         snprintf(what, sizeof(what), "payload length %llu, over the %zu bytes a message may "
-                 "carry", (unsigned long long)value, s->max_payload);
+                 "carry", (unsigned long long)value, s->frame);
         break;
     case ONIC_SHM_BAD_USER_LEN:
         snprintf(what, sizeof(what), "header length %llu, over the %d bytes of a header",
@@ -209,6 +221,21 @@ shm_lane_corrupt(const shm_state_t *s, uint32_t peer, int we_send, unsigned bad,
         snprintf(what, sizeof(what), "ready word %#llx already in the slot of sequence number "
                  "%llu before the sender wrote it (a replayed or forged entry)",
                  (unsigned long long)value, (unsigned long long)tx->tail);
+        break;
+    case ONIC_SHM_BAD_MID:
+        snprintf(what, sizeof(what), "a mid-size message's fragment of kind %#llx out of place "
+                 "(%llu of %llu bytes in)", (unsigned long long)value,
+                 (unsigned long long)rx->mid_got, (unsigned long long)rx->mid_total);
+        break;
+    case ONIC_SHM_BAD_MID_LEN:
+        snprintf(what, sizeof(what), "a mid-size message's length %llu, outside %zu to %zu "
+                 "bytes or past the message's end (%llu of %llu bytes in)",
+                 (unsigned long long)value, s->frame + 1, s->max_payload,
+                 (unsigned long long)rx->mid_got, (unsigned long long)rx->mid_total);
+        break;
+    case ONIC_SHM_BAD_MID_MEM:
+        snprintf(what, sizeof(what), "no memory to receive a mid-size message of %llu bytes "
+                 "(set ONIC_SHM_MID_MAX lower)", (unsigned long long)value);
         break;
     case ONIC_SHM_BAD_LOST:
         snprintf(what, sizeof(what), "ready word %#llx in the slot of sequence number %llu, "
@@ -293,6 +320,9 @@ static void shm_endpoint_close(void *state)
             munmap(s->regions[r], s->region_bytes);
     for (uint32_t r = 0; s->btx != NULL && r < s->size; r++)
         onic_shm_btx_fini(&s->btx[r]);
+    for (uint32_t r = 0; s->rx != NULL && r < s->size; r++)
+        onic_shm_rx_fini(&s->rx[r]);
+    onic_free(s->mid);
     onic_free(s->regions);
     onic_free(s->tx);
     onic_free(s->rx);
@@ -334,10 +364,12 @@ static onic_status_t shm_attach(shm_state_t *s, int fd, uint32_t peer, uint64_t 
     }
     if (h->size != s->size || h->nslots != s->nslots ||
         h->chunk != ((shm_region_hdr_t *)s->regions[s->rank])->chunk ||
-        h->nchunks != ((shm_region_hdr_t *)s->regions[s->rank])->nchunks) {
-        onic_error("shm: rank %u runs with %u processes, %u ring slots and %u bounce chunks of "
-                   "%u bytes, this one otherwise; set ONIC_SHM_* the same everywhere", peer,
-                   h->size, h->nslots, h->nchunks, h->chunk);
+        h->nchunks != ((shm_region_hdr_t *)s->regions[s->rank])->nchunks ||
+        h->mid_max != s->max_payload) {
+        onic_error("shm: rank %u runs with %u processes, %u ring slots, %u bounce chunks of "
+                   "%u bytes and messages of up to %u bytes, this one otherwise; set ONIC_SHM_* "
+                   "the same everywhere", peer, h->size, h->nslots, h->nchunks, h->chunk,
+                   h->mid_max);
         return ONIC_ERR_INVALID_PARAM;
     }
     __atomic_fetch_add(&h->attached, 1, __ATOMIC_RELEASE);
@@ -381,6 +413,7 @@ static onic_status_t shm_open_region(shm_state_t *s, const onic_config_t *cfg, i
     h->chunk = cfg->shm_bounce_chunk;
     h->nchunks = cfg->shm_bounce_chunks;
     h->fences = (uint32_t)s->fences;
+    h->mid_max = (uint32_t)s->max_payload;
     __atomic_store_n(&h->magic, SHM_MAGIC, __ATOMIC_RELEASE);
     return ONIC_OK;
 }
@@ -737,9 +770,11 @@ static onic_status_t shm_endpoint_open(const onic_xport_tparams_t *tp, void **st
     s->assist_off = (s->bounce_off + (size_t)s->size * s->bounce_bytes + ONIC_SHM_SLOT - 1) /
                     ONIC_SHM_SLOT * ONIC_SHM_SLOT;
     s->region_bytes = s->assist_off + sizeof(shm_assist_t);
-    s->max_payload = (size_t)(s->nslots - 1) * ONIC_SHM_SLOT;
-    if (s->max_payload > ONIC_XPORT_MAX_PAYLOAD)
-        s->max_payload = ONIC_XPORT_MAX_PAYLOAD;
+    s->frame = (size_t)(s->nslots - 1) * ONIC_SHM_SLOT;
+    if (s->frame > ONIC_XPORT_MAX_PAYLOAD)
+        s->frame = ONIC_XPORT_MAX_PAYLOAD;
+    /* Above a frame, in fragments through the same lane (ONIC_SHM_MID_MAX). */
+    s->max_payload = p->cfg->shm_mid_max > s->frame ? p->cfg->shm_mid_max : s->frame;
     s->regions = onic_calloc(s->size, sizeof(*s->regions));
     s->tx = onic_calloc(s->size, sizeof(*s->tx));
     s->rx = onic_calloc(s->size, sizeof(*s->rx));
@@ -748,9 +783,11 @@ static onic_status_t shm_endpoint_open(const onic_xport_tparams_t *tp, void **st
     s->pids = onic_calloc(s->size, sizeof(*s->pids));
     s->window = onic_calloc(s->size, sizeof(*s->window));
     s->no_assist = onic_calloc(s->size, sizeof(*s->no_assist));
+    s->mid = onic_calloc(s->size, sizeof(*s->mid));
     onic_slots_init(&s->ops, sizeof(shm_rma_op_t), UINT32_MAX / 2);
     if (s->regions == NULL || s->tx == NULL || s->rx == NULL || s->btx == NULL ||
-        s->brx == NULL || s->pids == NULL || s->window == NULL || s->no_assist == NULL) {
+        s->brx == NULL || s->pids == NULL || s->window == NULL || s->no_assist == NULL ||
+        s->mid == NULL) {
         shm_endpoint_close(s);
         return ONIC_ERR_NO_MEMORY;
     }
@@ -785,6 +822,7 @@ static onic_status_t shm_endpoint_open(const onic_xport_tparams_t *tp, void **st
         onic_shm_tx_init(&s->tx[r], shm_lane(s->regions[r], s->nslots, s->rank), s->nslots);
         s->tx[r].release_only = s->fenced && ((shm_region_hdr_t *)s->regions[r])->fences;
         onic_shm_rx_init(&s->rx[r], shm_lane(s->regions[s->rank], s->nslots, r), s->nslots, r);
+        s->rx[r].mid_max = s->max_payload;
         status = onic_shm_btx_init(&s->btx[r], shm_bounce(s, s->regions[r], s->rank),
                                    p->cfg->shm_bounce_chunks, p->cfg->shm_bounce_chunk);
         onic_shm_brx_init(&s->brx[r], shm_bounce(s, s->regions[s->rank], r),
@@ -825,6 +863,51 @@ static inline void shm_wake(shm_state_t *s, uint32_t peer)
         shm_wake_sleeper(h);
 }
 
+/* A mid-size message (more than a frame), or the rest of one: as many
+ * fragments as the lane has room for, the rest kept by the front end
+ * (tp->full) as the peer's first record -- only what has not left, so a
+ * stream of them is copied once more only as far as the ring is full. */
+static onic_status_t __attribute__((noinline))
+shm_send_mid(shm_state_t *s, uint32_t peer, const void *user_hdr, size_t user_len,
+             const void *payload, size_t len)
+{
+    shm_mid_tx_t *m = &s->mid[peer];
+    int first = !m->cont;
+    size_t off = m->cont ? m->skip : 0, from;
+    onic_status_t status = onic_shm_tx_mid(&s->tx[peer], user_hdr, user_len, payload, len,
+                                           s->frame, &first, &off);
+
+    if (status == ONIC_OK) {
+        m->cont = 0;
+        m->skip = 0;
+        shm_wake(s, peer);
+        return ONIC_OK;
+    }
+    if (status != ONIC_ERR_NO_RESOURCE)
+        shm_tx_check(s, peer); /* does not return */
+    if (++s->full_tries % 1024 == 0 && !onic_shm_tx_audit(&s->tx[peer]))
+        shm_tx_check(s, peer);
+    if (first) /* nothing left: kept whole, as any message without room */
+        return s->full(s->full_arg, peer, user_hdr, user_len, payload, len);
+    shm_wake(s, peer);
+    if (m->cont) { /* the backlog's own record, sent again: it stays first */
+        m->skip = off;
+        return s->full(s->full_arg, peer, user_hdr, user_len, payload, len);
+    }
+    /* Keep the rest, at least one byte more than a one-slot message holds,
+     * so the next send of it comes here and not the one-slot path (which
+     * would stamp it a message of its own). */
+    from = len - off > ONIC_XPORT_USER_HDR ? off : len - ONIC_XPORT_USER_HDR - 1;
+    m->cont = 1;
+    m->skip = off - from;
+    status = s->full(s->full_arg, peer, NULL, 0, (const uint8_t *)payload + from, len - from);
+    if (status == ONIC_ERR_NO_RESOURCE)
+        m->skip = off; /* sent from the backlog: its record stays as it was, whole */
+    else if (status != ONIC_OK)
+        m->cont = 0; /* lost (the front end said so) */
+    return status;
+}
+
 /* A message of several slots, or a lane without room (the credit is read
  * again): without room, the front end keeps the message for a later poll
  * (tp->full, ops.queues). */
@@ -832,8 +915,12 @@ static onic_status_t __attribute__((noinline))
 shm_send_slow(shm_state_t *s, uint32_t peer, const void *user_hdr, size_t user_len,
               const void *payload, size_t len)
 {
-    onic_status_t status =
-        onic_shm_tx_try(&s->tx[peer], ONIC_XPORT_KIND_USER, user_hdr, user_len, payload, len);
+    onic_status_t status;
+
+    if (len > s->frame || s->mid[peer].cont)
+        return shm_send_mid(s, peer, user_hdr, user_len, payload, len);
+    status = onic_shm_tx_try(&s->tx[peer], ONIC_XPORT_KIND_USER, user_hdr, user_len, payload,
+                             len);
 
     if (status != ONIC_OK) {
         if (status != ONIC_ERR_NO_RESOURCE)
@@ -1234,7 +1321,7 @@ static unsigned shm_poll(void *state, const onic_xport_params_t *p, unsigned max
         if (r == s->rank)
             continue;
         if (!rx->broken && n < max && (onic_shm_rx_ready(rx) || rx->head != rx->published)) {
-            n += onic_shm_rx_poll(rx, max - n < 64 ? max - n : 64, s->max_payload, SHM_KIND_MAX,
+            n += onic_shm_rx_poll(rx, max - n < 64 ? max - n : 64, s->frame, SHM_KIND_MAX,
                                   shm_msg, &mc);
             shm_rx_check(s, r);
         }

@@ -70,7 +70,20 @@ enum {
     ONIC_SHM_BAD_REPLAY,    /* value: the ready word found in the slot to write */
     ONIC_SHM_BAD_LOST,      /* value: the ready word of our unread message */
     ONIC_SHM_BAD_OWN,       /* value: the kind of a malformed transport message */
+    ONIC_SHM_BAD_MID,       /* value: the kind of a fragment out of place */
+    ONIC_SHM_BAD_MID_LEN,   /* value: a mid-size message's or fragment's length */
+    ONIC_SHM_BAD_MID_MEM,   /* value: the bytes of a mid-size message no memory was left for */
 };
+
+/* Mid-size messages: more than one lane message carries, at most the
+ * receiver's mid_max. FIRST carries the caller's header and, as its 8-byte
+ * payload, the message's length; NEXT fragments carry its bytes in order,
+ * nothing else of this sender coming between (the lane is one sender's and
+ * in order). The receiver copies each fragment's payload straight from the
+ * ring into its reassembly buffer and delivers the whole message when the
+ * last byte is in. Kinds far above any transport's own. */
+#define ONIC_SHM_KIND_MID_FIRST 0x4d00u
+#define ONIC_SHM_KIND_MID_NEXT  0x4d01u
 
 /* Sequence numbers ahead of the head by at most this are a gap, not stale
  * data: a random word (payload left from an earlier lap, xored with the
@@ -111,10 +124,19 @@ typedef struct onic_shm_rx {
     int              broken;     /* a malformed header was seen */
     unsigned         bad;        /* why: ONIC_SHM_BAD_* */
     uint64_t         bad_value;  /* and the value found */
+    /* The mid-size message being put together (mid_total 0: none). */
+    uint64_t         mid_max;    /* the largest taken; 0: FIRST is malformed */
+    uint64_t         mid_total, mid_got;
+    uint8_t         *mid_buf;    /* onic_malloc'd, mid_cap bytes; freed by onic_shm_rx_fini */
+    size_t           mid_cap;
+    uint32_t         mid_user_len;
+    uint8_t          mid_user[ONIC_XPORT_USER_HDR];
 } onic_shm_rx_t;
 
 void onic_shm_tx_init(onic_shm_tx_t *tx, onic_shm_lane_t *lane, uint32_t nslots);
 void onic_shm_rx_init(onic_shm_rx_t *rx, onic_shm_lane_t *lane, uint32_t nslots, uint32_t src);
+/* Frees the reassembly buffer. */
+void onic_shm_rx_fini(onic_shm_rx_t *rx);
 
 /* Break the lane, saying why (out of line: only failures come here). */
 void onic_shm_tx_break(onic_shm_tx_t *tx, unsigned bad, uint64_t value);
@@ -275,6 +297,16 @@ static inline onic_status_t onic_shm_tx_try(onic_shm_tx_t *tx, unsigned kind, co
     return ONIC_OK;
 }
 
+/* Send a mid-size message (len above what one lane message carries) from
+ * byte *off_p on: FIRST with the header and length first if *first_p (then
+ * cleared), then NEXT fragments of up to frag payload bytes (frag at most
+ * what one message carries), each written whole or not at all. On
+ * ONIC_ERR_NO_RESOURCE (no room now) *off_p says how far it went, to go on
+ * from there later; ONIC_ERR_IO: the lane is broken (tx->bad). */
+onic_status_t onic_shm_tx_mid(onic_shm_tx_t *tx, const void *user_hdr, size_t user_len,
+                              const void *payload, size_t len, size_t frag, int *first_p,
+                              size_t *off_p);
+
 /* Whether a message waits at the head of the lane (acquire: for polling). */
 static inline int onic_shm_rx_ready(const onic_shm_rx_t *rx)
 {
@@ -316,7 +348,18 @@ void onic_shm_rx_copy_slots(const onic_shm_rx_t *rx, uint8_t *payload, size_t le
 void onic_shm_rx_malformed(onic_shm_rx_t *rx, uint64_t need, uint32_t len, uint32_t user_len,
                            uint32_t kind, size_t max_payload, unsigned max_kind);
 
-/* kinds above max_kind are malformed. Inline, so that a constant cb is
+/* A header of kind MID_FIRST or MID_NEXT at rx->head (its fields as read
+ * once; the combined check sent it here): checked, its payload copied into
+ * the reassembly buffer, the head moved on; the whole message delivered
+ * through cb (as ONIC_XPORT_KIND_USER) once its last fragment is in.
+ * Returns 1 if a message was delivered, 0 if a fragment was taken, -1 if
+ * the lane broke (rx->bad says why). Out of line: only mid-size messages
+ * come here. */
+int onic_shm_rx_mid(onic_shm_rx_t *rx, const onic_xport_hdr_t *hdr, uint64_t need, uint32_t len,
+                    uint32_t user_len, uint32_t kind, size_t max_payload, onic_shm_recv_cb_t cb,
+                    void *cb_arg);
+
+/* kinds above max_kind are malformed (but the mid-size fragments'). Inline, so that a constant cb is
  * inlined too: the receive path is one function up to the caller's own
  * callback. */
 static inline unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload,
@@ -362,6 +405,14 @@ static inline unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t 
         if (kind > max_kind || len > max_payload || len > sizeof(payload) ||
             user_len > ONIC_XPORT_USER_HDR || onic_shm_msg_slots(user_len, len) != need ||
             need > mask + 1) {
+            int got;
+            if (kind == ONIC_SHM_KIND_MID_FIRST || kind == ONIC_SHM_KIND_MID_NEXT) {
+                if ((got = onic_shm_rx_mid(rx, hdr, need, len, user_len, kind, max_payload, cb,
+                                           cb_arg)) < 0)
+                    break;
+                delivered += (unsigned)got;
+                continue;
+            }
             /* the caller reports it and stops the job */
             onic_shm_rx_malformed(rx, need, len, user_len, kind, max_payload, max_kind);
             break;

@@ -1061,7 +1061,7 @@ static unsigned self_poll(void *state, const onic_xport_params_t *p, unsigned ma
 static size_t self_max_payload(const void *state)
 {
     (void)state;
-    return ONIC_XPORT_MAX_PAYLOAD;
+    return ONIC_XPORT_MID_CAP;
 }
 
 static uint64_t self_drops(const void *state)

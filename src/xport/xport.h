@@ -2,7 +2,7 @@
  *
  * A message is a 64-byte header, of which the layer above owns
  * ONIC_XPORT_USER_HDR bytes, plus an inline payload of up to the transport's
- * limit. Messages between one pair of processes arrive in the order sent, and
+ * limit (shm: ONIC_SHM_MID_MAX, above 2 KiB in fragments through its lane). Messages between one pair of processes arrive in the order sent, and
  * none is ever dropped: a sender without room makes progress on its own
  * receives until the receiver has made room, so processes flooding each
  * other cannot deadlock.
@@ -26,6 +26,9 @@
 /* The largest inline payload of any transport; larger data goes by RMA. Every
  * queue and copy-out buffer on the receive path is sized by it. */
 #define ONIC_XPORT_MAX_PAYLOAD 2048u
+/* The largest message any transport may carry in pieces (shm's mid-size
+ * messages, ONIC_SHM_MID_MAX) or queue whole (self, the backlog). */
+#define ONIC_XPORT_MID_CAP (256u << 10)
 
 /* The first cache line of every message on the wire. `ready` is written last
  * with release semantics and tells the receiver the message is complete;

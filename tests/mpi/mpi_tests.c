@@ -2344,7 +2344,9 @@ static void test_cancelrace(void)
  * the pair still talks. */
 static void test_rndvfail(void)
 {
-    enum { N = 64 * 1024 };
+    /* Past what the shm lane carries (ONIC_SHM_MID_MAX, 64 KiB by default):
+     * the data moves by RMA, which finds the buffer not writable. */
+    enum { N = 256 * 1024 + 1 };
     unsigned char *buf = malloc(N), *ro = NULL;
     MPI_Status st;
     MPI_Request req;
@@ -2399,28 +2401,44 @@ static void test_rndvfail(void)
     free(buf);
 }
 
-/* Around the eager limit (ONIC_EAGER_LIMIT as the job runs it, run with
- * 0, 1 and the default): 0 and 1 bytes and limit - 1, limit, limit + 1,
- * each sent posted, unexpected, synchronous, truncated (one byte short)
- * and to a wildcard receive, around the ring of ranks; every byte is
- * checked, and the byte past what came must be untouched. */
+/* Around every protocol boundary as the job runs them: the eager limit
+ * (ONIC_EAGER_LIMIT; 16384 by default), the most one shm lane message
+ * carries (2048: above it, fragments), the largest message the lane
+ * carries (ONIC_SHM_MID_MAX; 65536 by default: above it, RMA) and the most
+ * an ofi message carries (ONIC_OFI_EAGER_LIMIT; 2048 by default): 0 and 1
+ * bytes and each boundary - 1, itself and + 1, each sent posted,
+ * unexpected, synchronous, truncated (one byte short) and to a wildcard
+ * receive, around the ring of ranks; every byte is checked, and the byte
+ * past what came must be untouched. */
 static void test_threshold(void)
 {
-    const char *env = getenv("ONIC_EAGER_LIMIT");
-    long lim = env != NULL ? strtol(env, NULL, 10) : 2048;
-    long sizes[5] = {0, 1, lim - 1, lim, lim + 1};
+    const char *env = getenv("ONIC_EAGER_LIMIT"), *mid_env = getenv("ONIC_SHM_MID_MAX");
+    const char *ofi_env = getenv("ONIC_OFI_EAGER_LIMIT");
+    long lim = env != NULL ? strtol(env, NULL, 10) : 16384;
+    long mid = mid_env != NULL ? strtol(mid_env, NULL, 10) : 65536;
+    long ofi = ofi_env != NULL ? strtol(ofi_env, NULL, 10) : 2048;
+    long sizes[14] = {0,       1,       lim - 1, lim,  lim + 1, 2047,    2048,
+                      2049,    mid - 1, mid,     mid + 1, ofi - 1, ofi, ofi + 1};
+    long most = 2049;
     int to = (rank + 1) % size, from = (rank + size - 1) % size;
-    unsigned char *out = malloc((size_t)lim + 2), *in = malloc((size_t)lim + 3);
+    unsigned char *out, *in;
 
+    for (int k = 0; k < 14; k++)
+        most = sizes[k] > most ? sizes[k] : most;
+    out = malloc((size_t)most + 2);
+    in = malloc((size_t)most + 3);
     if (size < 2) {
         free(out);
         free(in);
         return;
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    for (int k = 0; k < 5; k++) {
+    for (int k = 0; k < 14; k++) {
         long n = sizes[k];
-        if (n < 0 || (k >= 2 && n <= 1))
+        int seen = 0;
+        for (int j = 0; j < k; j++)
+            seen |= sizes[j] == n;
+        if (n < 0 || seen)
             continue; /* below zero, or done already */
         for (int mode = 0; mode < 5; mode++) {
             /* 0 posted, 1 unexpected, 2 synchronous, 3 truncated, 4 wildcards */
@@ -2432,7 +2450,7 @@ static void test_threshold(void)
                 continue;
             for (long i = 0; i < n; i++)
                 out[i] = pattern(rank * 1000 + k * 10 + mode, (size_t)i);
-            memset(in, 0xee, (size_t)lim + 3);
+            memset(in, 0xee, (size_t)most + 3);
             if (mode != 1) {
                 rc = mode == 4 ? MPI_Irecv(in, (int)room, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG,
                                            MPI_COMM_WORLD, &rr)
@@ -2473,6 +2491,62 @@ static void test_threshold(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     free(out);
     free(in);
+}
+
+/* A flood of mid-size messages: every rank sends MIDFLOOD_N messages of
+ * 2049 to 65537 bytes (most carried in fragments through the lane, a few
+ * past it by RMA) with MPI_Isend to the next rank, which starts receiving
+ * only after a pause, so the lane fills, the rest of a message waits at
+ * its sender, and the credit runs out (later messages go by rendezvous).
+ * All of them arrive, in the order sent (one tag: MPI's order is all
+ * that orders them), every byte checked. */
+#define MIDFLOOD_N 200
+static long midflood_len(int i)
+{
+    static const long lens[] = {2049, 4096, 4097, 16383, 16384, 16385, 32768, 65535, 65536,
+                                65537, 3000, 20000};
+    return lens[i % (int)(sizeof(lens) / sizeof(lens[0]))];
+}
+
+static void test_midflood(void)
+{
+    int to = (rank + 1) % size, from = (rank + size - 1) % size;
+    unsigned char *out = malloc((size_t)MIDFLOOD_N * 65537), *in = malloc(65537 + 1);
+    MPI_Request *sr = malloc(MIDFLOOD_N * sizeof(*sr));
+    struct timespec ts = {0, 200000000};
+
+    if (size < 2) {
+        free(out);
+        free(in);
+        free(sr);
+        return;
+    }
+    for (int i = 0; i < MIDFLOOD_N; i++) {
+        unsigned char *o = out + (size_t)i * 65537;
+        for (long j = 0; j < midflood_len(i); j++)
+            o[j] = pattern(rank * 100000 + i, (size_t)j);
+        CHECK_EQ(MPI_Isend(o, (int)midflood_len(i), MPI_BYTE, to, 9, MPI_COMM_WORLD, &sr[i]),
+                 MPI_SUCCESS);
+    }
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+    for (int i = 0; i < MIDFLOOD_N; i++) {
+        MPI_Status st;
+        int cnt = -1, bad = 0;
+        in[midflood_len(i)] = 0xee;
+        CHECK_EQ(MPI_Recv(in, 65537, MPI_BYTE, from, 9, MPI_COMM_WORLD, &st), MPI_SUCCESS);
+        MPI_Get_count(&st, MPI_BYTE, &cnt);
+        CHECK_EQ(cnt, (int)midflood_len(i));
+        for (long j = 0; j < midflood_len(i) && j < cnt; j++)
+            bad += in[j] != pattern(from * 100000 + i, (size_t)j);
+        CHECK_EQ(bad, 0);
+        CHECK_EQ(in[midflood_len(i)], 0xee);
+    }
+    CHECK_EQ(MPI_Waitall(MIDFLOOD_N, sr, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    MPI_Barrier(MPI_COMM_WORLD);
+    free(out);
+    free(in);
+    free(sr);
 }
 
 typedef struct test {
@@ -2700,6 +2774,7 @@ static const test_t named_only[] = {
     {"held", test_held},
     {"rndvfail", test_rndvfail},
     {"threshold", test_threshold},
+    {"midflood", test_midflood},
 };
 
 static int test_named(const char *name)

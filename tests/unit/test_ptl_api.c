@@ -129,10 +129,14 @@ static void test_errors(void)
     CHECK_EQ(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, &ni2), PTL_IFACE_DUP);
     CHECK(ni2 == ni);
 
-    CHECK_EQ(PtlNIStatus(ni, 2, &v), PTL_SR_INDEX_INVALID);
-    /* onic's register: the job's size, a job of one here. */
+    CHECK_EQ(PtlNIStatus(ni, 3, &v), PTL_SR_INDEX_INVALID);
+    /* onic's registers: the job's size, a job of one here; the longest put
+     * sent with its data, which for a job of one is what the self
+     * transport queues whole, 256 KiB. */
     CHECK_EQ(PtlNIStatus(ni, PTL_SR_JOB_SIZE, &v), PTL_OK);
     CHECK_EQ(v, 1);
+    CHECK_EQ(PtlNIStatus(ni, PTL_SR_MAX_INLINE, &v), PTL_OK);
+    CHECK_EQ(v, 262144);
     CHECK_EQ(PtlNIStatus(ni, PTL_SR_DROP_COUNT, NULL), PTL_SEGV);
     CHECK_EQ(PtlGetId(ni, NULL), PTL_SEGV);
     CHECK_EQ(PtlGetUid(ni, NULL), PTL_SEGV);

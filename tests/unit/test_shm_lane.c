@@ -557,6 +557,272 @@ static void test_poll_budget(void)
     onic_free(lane);
 }
 
+/* --- Mid-size messages: fragments through the lane, reassembled. ------------------------- */
+
+#define MID_FRAME 2048u
+
+typedef struct mid_test {
+    onic_shm_rx_t *rx;
+    uint64_t       next;      /* sequence number expected next */
+    uint64_t       bad;
+    int            nest;      /* poll again from inside the callback */
+    size_t       (*len_of)(uint64_t seq);
+} mid_test_t;
+
+static uint8_t mid_byte(uint64_t seq, size_t i)
+{
+    return (uint8_t)(seq * 131 + i * 7 + (i >> 9));
+}
+
+static void on_mid(void *arg, uint32_t src, unsigned kind, const void *user_hdr, size_t user_len,
+                   const void *payload, size_t len)
+{
+    mid_test_t *t = arg;
+    const uint8_t *p = payload;
+    uint64_t seq;
+
+    if (src != 7 || kind != ONIC_XPORT_KIND_USER || user_len != sizeof(seq)) {
+        t->bad++;
+        return;
+    }
+    memcpy(&seq, user_hdr, sizeof(seq));
+    if (seq != t->next || len != t->len_of(seq))
+        t->bad++;
+    for (size_t i = 0; i < len; i++)
+        if (p[i] != mid_byte(seq, i)) {
+            t->bad++;
+            break;
+        }
+    t->next = seq + 1;
+    if (t->nest) /* a callback that polls again sees the next message whole, in order */
+        onic_shm_rx_poll(t->rx, 1, MID_FRAME, 2, on_mid, t);
+    /* the buffer is still ours: nothing the nested poll did moved it */
+    for (size_t i = 0; i < len; i++)
+        if (p[i] != mid_byte(seq, i)) {
+            t->bad++;
+            break;
+        }
+}
+
+/* Sizes across the boundaries: a frame, its neighbours, and the mid limit. */
+static const size_t mid_sizes[] = {0, 1, 40, 41, 2047, 2048, 2049, 4095, 4096, 4097,
+                                   8191, 8192, 8193, 20000 - 1, 20000};
+#define MID_MAX 20000u
+
+static size_t mid_len_table(uint64_t seq)
+{
+    return mid_sizes[seq % (sizeof(mid_sizes) / sizeof(mid_sizes[0]))];
+}
+
+/* Send message seq, going on from *off_p / *first_p after no room. */
+static onic_status_t mid_send(onic_shm_tx_t *tx, uint64_t seq, size_t len, uint8_t *buf,
+                              int *first_p, size_t *off_p)
+{
+    for (size_t i = 0; i < len; i++)
+        buf[i] = mid_byte(seq, i);
+    if (len <= MID_FRAME)
+        return onic_shm_tx_try(tx, ONIC_XPORT_KIND_USER, &seq, sizeof(seq), buf, len);
+    return onic_shm_tx_mid(tx, &seq, sizeof(seq), buf, len, MID_FRAME, first_p, off_p);
+}
+
+/* One thread: the sender fills what room there is, the receiver takes it,
+ * round after round, on a ring smaller than most of the messages. */
+static void test_mid_sizes(int nest)
+{
+    uint32_t nslots = 64; /* 4 KiB: a 20000-byte message takes five laps */
+    onic_shm_lane_t *lane = onic_aligned_alloc(64, onic_shm_lane_size(nslots));
+    static uint8_t buf[MID_MAX];
+    onic_shm_tx_t tx;
+    onic_shm_rx_t rx;
+    mid_test_t t = {&rx, 0, 0, nest, mid_len_table};
+    uint64_t seq = 0, count = 3 * (sizeof(mid_sizes) / sizeof(mid_sizes[0]));
+    int first = 1;
+    size_t off = 0;
+    unsigned spins = 0;
+
+    memset(lane, 0, onic_shm_lane_size(nslots));
+    lane->key = 0x9e3779b97f4a7c15ull;
+    onic_shm_tx_init(&tx, lane, nslots);
+    onic_shm_rx_init(&rx, lane, nslots, 7);
+    rx.mid_max = MID_MAX;
+    while (t.next < count && spins++ < 100000 && !rx.broken) {
+        while (seq < count) {
+            onic_status_t st = mid_send(&tx, seq, mid_len_table(seq), buf, &first, &off);
+            if (st != ONIC_OK)
+                break;
+            seq++;
+            first = 1;
+            off = 0;
+        }
+        onic_shm_rx_poll(&rx, 4, MID_FRAME, 2, on_mid, &t);
+    }
+    CHECK(!rx.broken);
+    CHECK_EQ(t.next, count);
+    CHECK_EQ(t.bad, 0);
+    CHECK_EQ(rx.mid_total, 0);
+    onic_shm_rx_fini(&rx);
+    onic_free(lane);
+}
+
+/* Two threads, a flood: the producer sends mid-size and small messages as
+ * fast as credits come back; nothing lost, nothing reordered. */
+typedef struct mid_pair {
+    onic_shm_lane_t *lane;
+    uint32_t         nslots;
+    uint64_t         count;
+} mid_pair_t;
+
+static size_t mid_len_rand(uint64_t seq)
+{
+    return (size_t)((seq * 2654435761u) % (MID_MAX + 1));
+}
+
+static void *mid_producer(void *arg)
+{
+    mid_pair_t *m = arg;
+    static uint8_t buf[MID_MAX];
+    onic_shm_tx_t tx;
+
+    onic_shm_tx_init(&tx, m->lane, m->nslots);
+    for (uint64_t seq = 0; seq < m->count; seq++) {
+        int first = 1;
+        size_t off = 0;
+        while (mid_send(&tx, seq, mid_len_rand(seq), buf, &first, &off) == ONIC_ERR_NO_RESOURCE)
+            sched_yield();
+    }
+    return NULL;
+}
+
+static void test_mid_flood(uint32_t nslots, uint64_t count)
+{
+    mid_pair_t m = {NULL, nslots, count};
+    onic_shm_rx_t rx;
+    mid_test_t t = {&rx, 0, 0, 0, mid_len_rand};
+    pthread_t th;
+
+    m.lane = onic_aligned_alloc(64, onic_shm_lane_size(nslots));
+    memset(m.lane, 0, onic_shm_lane_size(nslots));
+    m.lane->key = 0x9e3779b97f4a7c15ull;
+    onic_shm_rx_init(&rx, m.lane, nslots, 7);
+    rx.mid_max = MID_MAX;
+    CHECK(pthread_create(&th, NULL, mid_producer, &m) == 0);
+    while (t.next < count && !rx.broken)
+        if (onic_shm_rx_poll(&rx, 16, MID_FRAME, 2, on_mid, &t) == 0)
+            sched_yield();
+    CHECK(pthread_join(th, NULL) == 0);
+    CHECK(!rx.broken);
+    CHECK_EQ(t.next, count);
+    CHECK_EQ(t.bad, 0);
+    printf("lane of %u slots: %llu messages of up to %u bytes, mid-size in fragments, in order\n",
+           nslots, (unsigned long long)count, MID_MAX);
+    onic_shm_rx_fini(&rx);
+    onic_free(m.lane);
+}
+
+/* Malformed fragments: each breaks the lane with its reason, delivers
+ * nothing, and leaves the head at the fragment. */
+static void mid_bad_case(unsigned expect, uint64_t expect_value, int steps)
+{
+    uint32_t nslots = 64;
+    onic_shm_lane_t *lane = onic_aligned_alloc(64, onic_shm_lane_size(nslots));
+    onic_shm_tx_t tx;
+    onic_shm_rx_t rx;
+    mid_test_t t = {&rx, 0, 0, 0, mid_len_table};
+    uint8_t data[3000];
+    uint64_t seq = 0, total, before;
+
+    memset(lane, 0, onic_shm_lane_size(nslots));
+    memset(data, 'x', sizeof(data));
+    lane->key = 0x9e3779b97f4a7c15ull;
+    onic_shm_tx_init(&tx, lane, nslots);
+    onic_shm_rx_init(&rx, lane, nslots, 7);
+    rx.mid_max = MID_MAX;
+    switch (steps) {
+    case 0: /* a NEXT with no FIRST */
+        onic_shm_tx_try(&tx, ONIC_SHM_KIND_MID_NEXT, NULL, 0, data, 100);
+        break;
+    case 1: /* a FIRST inside a message */
+        total = 5000;
+        onic_shm_tx_try(&tx, ONIC_SHM_KIND_MID_FIRST, &seq, sizeof(seq), &total, sizeof(total));
+        onic_shm_tx_try(&tx, ONIC_SHM_KIND_MID_NEXT, NULL, 0, data, 100);
+        onic_shm_tx_try(&tx, ONIC_SHM_KIND_MID_FIRST, &seq, sizeof(seq), &total, sizeof(total));
+        break;
+    case 2: /* a length one message carries: no fragments for that */
+        total = MID_FRAME;
+        onic_shm_tx_try(&tx, ONIC_SHM_KIND_MID_FIRST, &seq, sizeof(seq), &total, sizeof(total));
+        break;
+    case 3: /* over the receiver's limit */
+        total = MID_MAX + 1;
+        onic_shm_tx_try(&tx, ONIC_SHM_KIND_MID_FIRST, &seq, sizeof(seq), &total, sizeof(total));
+        break;
+    case 4: /* a fragment past the message's end */
+        total = 2100;
+        onic_shm_tx_try(&tx, ONIC_SHM_KIND_MID_FIRST, &seq, sizeof(seq), &total, sizeof(total));
+        onic_shm_tx_try(&tx, ONIC_SHM_KIND_MID_NEXT, NULL, 0, data, 2000);
+        onic_shm_tx_try(&tx, ONIC_SHM_KIND_MID_NEXT, NULL, 0, data, 101);
+        break;
+    case 5: /* a FIRST whose payload is not the 8-byte length */
+        onic_shm_tx_try(&tx, ONIC_SHM_KIND_MID_FIRST, &seq, sizeof(seq), data, 4);
+        break;
+    case 6: /* a NEXT that carries a header */
+        total = 5000;
+        onic_shm_tx_try(&tx, ONIC_SHM_KIND_MID_FIRST, &seq, sizeof(seq), &total, sizeof(total));
+        onic_shm_tx_try(&tx, ONIC_SHM_KIND_MID_NEXT, &seq, sizeof(seq), data, 100);
+        break;
+    case 7: /* an empty NEXT */
+        total = 5000;
+        onic_shm_tx_try(&tx, ONIC_SHM_KIND_MID_FIRST, &seq, sizeof(seq), &total, sizeof(total));
+        onic_shm_tx_try(&tx, ONIC_SHM_KIND_MID_NEXT, NULL, 0, NULL, 0);
+        break;
+    case 8: /* a fragment longer than a frame (on a ring that could hold it) */
+        onic_shm_tx_try(&tx, ONIC_SHM_KIND_MID_NEXT, NULL, 0, data, MID_FRAME + 1);
+        break;
+    }
+    before = tx.tail;
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, MID_FRAME, 2, on_mid, &t), 0);
+    CHECK(rx.broken);
+    CHECK_EQ(rx.bad, expect);
+    CHECK_EQ(rx.bad_value, expect_value);
+    CHECK(rx.head < before); /* stopped at the bad fragment */
+    CHECK_EQ(t.next, 0);
+    onic_shm_rx_fini(&rx);
+    onic_free(lane);
+}
+
+static void test_mid_malformed(void)
+{
+    mid_bad_case(ONIC_SHM_BAD_MID, ONIC_SHM_KIND_MID_NEXT, 0);
+    mid_bad_case(ONIC_SHM_BAD_MID, ONIC_SHM_KIND_MID_FIRST, 1);
+    mid_bad_case(ONIC_SHM_BAD_MID_LEN, MID_FRAME, 2);
+    mid_bad_case(ONIC_SHM_BAD_MID_LEN, MID_MAX + 1, 3);
+    mid_bad_case(ONIC_SHM_BAD_MID_LEN, 101, 4);
+    mid_bad_case(ONIC_SHM_BAD_MID_LEN, 4, 5);
+    mid_bad_case(ONIC_SHM_BAD_MID, ONIC_SHM_KIND_MID_NEXT, 6);
+    mid_bad_case(ONIC_SHM_BAD_MID_LEN, 0, 7);
+    mid_bad_case(ONIC_SHM_BAD_LEN, MID_FRAME + 1, 8);
+}
+
+/* A receiver that takes no mid-size messages (mid_max 0) refuses a FIRST. */
+static void test_mid_off(void)
+{
+    uint32_t nslots = 16;
+    onic_shm_lane_t *lane = onic_aligned_alloc(64, onic_shm_lane_size(nslots));
+    onic_shm_tx_t tx;
+    onic_shm_rx_t rx;
+    mid_test_t t = {&rx, 0, 0, 0, mid_len_table};
+    uint64_t seq = 0, total = 4096;
+
+    memset(lane, 0, onic_shm_lane_size(nslots));
+    onic_shm_tx_init(&tx, lane, nslots);
+    onic_shm_rx_init(&rx, lane, nslots, 7);
+    onic_shm_tx_try(&tx, ONIC_SHM_KIND_MID_FIRST, &seq, sizeof(seq), &total, sizeof(total));
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, MID_FRAME, 2, on_mid, &t), 0);
+    CHECK(rx.broken);
+    CHECK_EQ(rx.bad, ONIC_SHM_BAD_MID_LEN);
+    onic_shm_rx_fini(&rx);
+    onic_free(lane);
+}
+
 int main(void)
 {
     test_malformed_fields();
@@ -570,5 +836,11 @@ int main(void)
     run_pair(4, 200000, 150);    /* payloads wrap around the ring's end */
     run_pair(256, 300000, 2048);
     test_malformed();
+    test_mid_sizes(0);
+    test_mid_sizes(1);
+    test_mid_malformed();
+    test_mid_off();
+    test_mid_flood(64, 20000);
+    test_mid_flood(1024, 20000);
     return check_summary("shm_lane");
 }
