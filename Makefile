@@ -3,8 +3,6 @@
 # benchmark suite), `make bench` runs the whole suite against MPICH and Open
 # MPI. SANITIZE=address,undefined builds a separate tree with those sanitizers.
 SANITIZE ?=
-# More -D settings for CMake's cache, e.g. CMAKE_ARGS=-DONIC_RTL_COSIM_OPS=1000000
-CMAKE_ARGS ?=
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 comma    := ,
 BUILD    ?= build$(if $(SANITIZE),-$(subst $(comma),-,$(SANITIZE)))
@@ -24,7 +22,7 @@ $(DEPS_OK): scripts/install-deps.sh
 	@mkdir -p $(BUILD) && touch $@
 
 build: deps
-	cmake -S . -B $(BUILD) -DONIC_SANITIZE=$(SANITIZE) $(CMAKE_ARGS) >/dev/null
+	cmake -S . -B $(BUILD) -DONIC_SANITIZE=$(SANITIZE) >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 
 # Sanitized runs leave out leaks inside other projects' libraries (the file
