@@ -21,9 +21,11 @@ $(DEPS_OK): scripts/install-deps.sh
 	./scripts/install-deps.sh
 	@mkdir -p $(BUILD) && touch $@
 
+# Under ThreadSanitizer only the in-process tests run (TEST_SEL below), so
+# only they are built.
 build: deps
 	cmake -S . -B $(BUILD) -DONIC_SANITIZE=$(SANITIZE) >/dev/null
-	cmake --build $(BUILD) -j $(JOBS)
+	cmake --build $(BUILD) -j $(JOBS) $(if $(findstring thread,$(SANITIZE)),--target onic_unit_tests)
 
 # Sanitized runs leave out leaks inside other projects' libraries (the file
 # says which); launchers pass the environment on to the processes.
