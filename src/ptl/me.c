@@ -69,6 +69,7 @@ static __attribute__((noinline)) int me_check_slow(onic_ptl_ni_t *ni, const char
 {
     onic_ptl_pt_t *pt = &ni->pt[pt_index];
     uint32_t n = overflow ? pt->noverflow : pt->nlist;
+    onic_status_t status;
 
     if (!onic_ptl_id_valid(ni, match_id, 1)) {
         onic_error("ptl: %s: match_id {%u, %u} is no process of this job (nid 0 or PTL_NID_ANY, "
@@ -83,13 +84,18 @@ static __attribute__((noinline)) int me_check_slow(onic_ptl_ni_t *ni, const char
         onic_error("ptl: %s: portal %u already has %u entries (max_me_list)", call, pt_index, n);
         return PTL_ME_LIST_TOO_LONG;
     }
-    if (pt_matcher(ni, overflow ? &pt->overflow : &pt->list,
-                   overflow ? ONIC_MATCH_QUEUE_OVERFLOW : ONIC_MATCH_QUEUE_POSTED,
-                   pt_index) != ONIC_OK)
-        return PTL_NO_SPACE;
-    if (overflow &&
-        pt_matcher(ni, &pt->unexpected, ONIC_MATCH_QUEUE_UNEXPECTED, pt_index) != ONIC_OK)
-        return PTL_NO_SPACE;
+    /* A matcher that cannot be made is out of memory (PTL_NO_SPACE) or an
+     * engine that the configuration cannot start (PTL_FAIL: its reason is
+     * logged, e.g. ONIC_ALPU_UNIT=rtl without its plug-in). */
+    status = pt_matcher(ni, overflow ? &pt->overflow : &pt->list,
+                        overflow ? ONIC_MATCH_QUEUE_OVERFLOW : ONIC_MATCH_QUEUE_POSTED, pt_index);
+    if (status == ONIC_OK && overflow)
+        status = pt_matcher(ni, &pt->unexpected, ONIC_MATCH_QUEUE_UNEXPECTED, pt_index);
+    if (status != ONIC_OK) {
+        onic_error("ptl: %s: cannot make portal %u's match list: %s", call, pt_index,
+                   onic_status_str(status));
+        return onic_ptl_status_to_ptl(status);
+    }
     return PTL_OK;
 }
 

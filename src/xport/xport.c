@@ -742,7 +742,8 @@ xport_send_invalid(const onic_xport_t *x, uint32_t peer, size_t user_len, size_t
                    x->params.size - 1);
     else if (x != NULL && len > x->max_payload)
         onic_error("xport: a payload of %zu bytes is over the limit of %zu; send larger "
-                   "data by RMA (or raise ONIC_SHM_RING_SLOTS)", len, x->max_payload);
+                   "data by RMA (or raise ONIC_SHM_MID_MAX, or ONIC_OFI_EAGER_LIMIT across "
+                   "nodes)", len, x->max_payload);
     else
         onic_error("xport: send with a NULL endpoint or buffer, or a header of %zu bytes "
                    "(at most %d)", user_len, ONIC_XPORT_USER_HDR);
