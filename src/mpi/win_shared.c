@@ -19,7 +19,6 @@
 #include "base/shmfd.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -52,35 +51,6 @@ typedef struct wsh_msg {
     uint64_t bytes;
 } wsh_msg_t;
 
-static socklen_t wsh_addr(struct sockaddr_un *sa, const char *token)
-{
-    int n;
-
-    memset(sa, 0, sizeof(*sa));
-    sa->sun_family = AF_UNIX;
-    n = snprintf(sa->sun_path + 1, sizeof(sa->sun_path) - 1, "onic-%s-win", token);
-    return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
-}
-
-/* Wait until sock is readable, or the deadline: 1 or 0. */
-static int wsh_ready(int sock, uint64_t deadline)
-{
-    struct pollfd pfd = {sock, POLLIN, 0};
-
-    for (;;) {
-        uint64_t now = onic_time_ns();
-        int n;
-
-        if (now >= deadline)
-            return 0;
-        n = poll(&pfd, 1, (int)((deadline - now) / 1000000u) + 1);
-        if (n > 0)
-            return 1;
-        if (n < 0 && errno != EINTR)
-            return 0;
-    }
-}
-
 /* Rank 0: listen under a fresh random name (token); -1 on failure. */
 static int wsh_listen(int n, char *token, size_t cap)
 {
@@ -95,7 +65,7 @@ static int wsh_listen(int n, char *token, size_t cap)
     }
     for (size_t i = 0; i < sizeof(r) && 2 * i + 2 < cap; i++)
         snprintf(token + 2 * i, 3, "%02x", r[i]);
-    salen = wsh_addr(&sa, token);
+    salen = onic_shmfd_addr(&sa, token, "win");
     sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (sock < 0 || bind(sock, (struct sockaddr *)&sa, salen) != 0 || listen(sock, n) != 0) {
         onic_error("mpi: cannot listen for a shared window's members (abstract Unix socket): "
@@ -123,7 +93,7 @@ static int wsh_hand_out(int lsock, int fd, uint64_t bytes, const wsh_member_t *m
         socklen_t clen = sizeof(cred);
         int conn, who = -1;
 
-        if (!wsh_ready(lsock, deadline)) {
+        if (!onic_shmfd_ready(lsock, deadline)) {
             onic_error("mpi: %d of a shared window's %d processes did not come for its memory "
                        "in time", n - have, n);
             rc = -1;
@@ -160,7 +130,7 @@ static int wsh_fetch(const char *token, long long pid0, uint64_t bytes)
 {
     uint64_t deadline = onic_time_ns() + WSH_TIMEOUT_NS;
     struct sockaddr_un sa;
-    socklen_t salen = wsh_addr(&sa, token), clen;
+    socklen_t salen = onic_shmfd_addr(&sa, token, "win"), clen;
     struct ucred cred;
     wsh_msg_t msg;
     size_t len = 0;
@@ -180,7 +150,7 @@ static int wsh_fetch(const char *token, long long pid0, uint64_t bytes)
         close(sock);
         return -1;
     }
-    if (!wsh_ready(sock, deadline) ||
+    if (!onic_shmfd_ready(sock, deadline) ||
         onic_shmfd_recv(sock, &msg, sizeof(msg), &len, &fd, 1, &nfd, NULL) != ONIC_OK ||
         len != sizeof(msg) || nfd != 1 || msg.magic != WSH_MAGIC || msg.bytes != bytes) {
         onic_error("mpi: the shared window's rank 0 did not hand over its memory (see its "
@@ -309,8 +279,9 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
     }
     if (total > 0 && (rc = wsh_map(c, comm, m, total, &map, call)) != MPI_SUCCESS)
         goto out;
-    rc = onic_mpi_win_make(map != NULL ? map + off[c->rank] : NULL, size, disp_unit, comm,
-                           MPI_WIN_FLAVOR_SHARED, 0, call, win);
+    /* A segment of no bytes has no address (NULL), as MPICH gives it too. */
+    rc = onic_mpi_win_make(map != NULL && size > 0 ? map + off[c->rank] : NULL, size,
+                           disp_unit, comm, MPI_WIN_FLAVOR_SHARED, 0, call, win);
     if (rc != MPI_SUCCESS)
         goto out;
     w = onic_mpi_win_get(*win, call, &rc);
@@ -356,6 +327,6 @@ int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, 
     }
     *size = w->sizes[rank];
     *disp_unit = w->disp_units[rank];
-    *(void **)baseptr = w->shm != NULL ? w->shm + w->shm_off[rank] : NULL;
+    *(void **)baseptr = w->shm != NULL && w->sizes[rank] > 0 ? w->shm + w->shm_off[rank] : NULL;
     return MPI_SUCCESS;
 }
