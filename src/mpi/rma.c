@@ -1211,6 +1211,11 @@ static int rma_accumulate(const void *origin_addr, int origin_count, MPI_Datatyp
                   mop == MPI_NO_OP ? target_count : origin_count, tt, target_count, &a, &rc);
     if (k != 0)
         return k > 0 ? MPI_SUCCESS : rc;
+    /* No data (a count of 0, or a type of no bytes): nothing to apply, and
+     * an empty type has no element type to check. */
+    if (a.ttype->size * (size_t)target_count == 0 &&
+        (mop == MPI_NO_OP || a.otype->size * (size_t)origin_count == 0))
+        return MPI_SUCCESS;
     a.disp = target_disp;
     if ((rc = rma_op(&a, mop, fetch, call, &op)) != MPI_SUCCESS)
         return rc;

@@ -689,6 +689,18 @@ static void test_racc(void)
     MPI_Waitall(2, qs, MPI_STATUSES_IGNORE);
     CHECK_EQ(got[0], 3);
     CHECK_EQ(got[1], 4);
+    /* No data: nothing to do, whatever the (empty) types. */
+    {
+        MPI_Datatype empty;
+        MPI_Type_contiguous(0, MPI_INT, &empty);
+        MPI_Type_commit(&empty);
+        CHECK_EQ(MPI_Raccumulate(&one, 1, empty, rank, 0, 1, empty, MPI_SUM, win, &q),
+                 MPI_SUCCESS);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        CHECK_EQ(MPI_Accumulate(&one, 0, MPI_LONG_LONG, rank, 0, 0, MPI_LONG_LONG, MPI_SUM,
+                                win), MPI_SUCCESS);
+        MPI_Type_free(&empty);
+    }
     /* Errors, with nothing written. */
     CHECK_EQ(err_class(MPI_Raccumulate(&one, 1, MPI_LONG_LONG, rank, 4, 1, MPI_LONG_LONG,
                                        MPI_SUM, win, &q)), MPI_ERR_RMA_RANGE);
