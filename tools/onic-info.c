@@ -114,11 +114,12 @@ int main(int argc, char **argv)
            "       communicators and groups, intercommunicators (point-to-point, merge),\n"
            "       attributes, Cartesian topologies, info objects,\n"
            "       error handlers (predefined and the program's),\n"
-           "       one-sided windows (create, allocate; put, get, accumulates, fetch-and-op,\n"
-           "       compare-and-swap, rput, rget; fence, locks, flushes, post/start/complete/wait)\n"
-           "  not:  shared-memory and dynamic windows, request-based accumulates, the other\n"
-           "       non-blocking collectives (v-forms, ireduce_scatter, iscan, iexscan),\n"
-           "       collectives on intercommunicators, graph topologies,\n"
+           "       one-sided windows (create, allocate, allocate_shared on one node, dynamic;\n"
+           "       put, get, accumulates, fetch-and-op, compare-and-swap, rput, rget,\n"
+           "       raccumulate, rget_accumulate; fence, locks, flushes,\n"
+           "       post/start/complete/wait)\n"
+           "  not:  the other non-blocking collectives (v-forms, ireduce_scatter, iscan,\n"
+           "       iexscan), collectives on intercommunicators, graph topologies,\n"
            "       dynamic processes, MPI-IO, Fortran\n");
     if (status == ONIC_OK)
         info_onload(&cur);

@@ -1,9 +1,12 @@
 /* Nameless shared memory and descriptors over Unix sockets (shmfd.h). */
 #include "base/shmfd.h"
 #include "base/log.h"
+#include "base/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -147,4 +150,31 @@ onic_status_t onic_shmfd_recv(int sock, void *msg, size_t cap, size_t *len_p, in
     *len_p = (size_t)n;
     *nfds_p = got;
     return ONIC_OK;
+}
+
+socklen_t onic_shmfd_addr(struct sockaddr_un *sa, const char *token, const char *kind)
+{
+    int n;
+
+    memset(sa, 0, sizeof(*sa));
+    sa->sun_family = AF_UNIX;
+    n = snprintf(sa->sun_path + 1, sizeof(sa->sun_path) - 1, "onic-%s-%s", token, kind);
+    return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+}
+
+int onic_shmfd_ready(int sock, uint64_t deadline)
+{
+    struct pollfd pfd = {sock, POLLIN, 0};
+
+    for (;;) {
+        uint64_t now = onic_time_ns();
+        int left = now >= deadline ? 0 : (int)((deadline - now) / 1000000u) + 1, n;
+        if (left > 100)
+            left = 100;
+        n = poll(&pfd, 1, left);
+        if (n > 0)
+            return 1;
+        if ((n < 0 && errno != EINTR) || onic_time_ns() >= deadline)
+            return 0;
+    }
 }

@@ -13,7 +13,9 @@
 #define ONIC_BASE_SHMFD_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <onic/status.h>
 
 /* Descriptors one message carries at most (the kernel's SCM_MAX_FD is 253). */
@@ -42,5 +44,13 @@ onic_status_t onic_shmfd_send(int sock, const void *msg, size_t len, const int *
  * waits: errno EAGAIN). */
 onic_status_t onic_shmfd_recv(int sock, void *msg, size_t cap, size_t *len_p, int *fds,
                               unsigned max, unsigned *nfds_p, struct ucred *cred_p);
+
+/* The abstract Unix socket address "onic-TOKEN-KIND" (no file anywhere:
+ * the name goes with the socket); its length for bind and connect. */
+socklen_t onic_shmfd_addr(struct sockaddr_un *sa, const char *token, const char *kind);
+
+/* Wait until sock can be read (1), or the deadline on onic_time_ns()'s
+ * clock passes (0). */
+int onic_shmfd_ready(int sock, uint64_t deadline);
 
 #endif

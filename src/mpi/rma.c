@@ -209,6 +209,23 @@ static int rma_unlock_req(onic_mpi_win_t *w, int type)
     return MPI_SUCCESS;
 }
 
+/* Where len bytes at off of the window are in this process, or NULL if
+ * not all of them are its: off is an offset into the window's memory, or
+ * for a dynamic window an address, inside one attached region. */
+static char *rma_win_at(const onic_mpi_win_t *w, uint64_t off, uint64_t len)
+{
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        return off <= (uint64_t)w->size && len <= (uint64_t)w->size - off ? w->base + off
+                                                                             : NULL;
+    for (int i = 0; i < w->nregions; i++) {
+        uint64_t b = (uint64_t)(uintptr_t)w->regions[i].base, n = (uint64_t)w->regions[i].size;
+
+        if (off >= b && off - b <= n && len <= n - (off - b))
+            return (char *)(uintptr_t)off;
+    }
+    return NULL;
+}
+
 /* Execute an accumulate or compare-and-swap; what was there goes to
  * rma.scratch (*alen_p bytes). */
 static int rma_exec(onic_mpi_win_t *w, const rma_req_hdr_t *h, const char *msg, size_t mlen,
@@ -226,7 +243,7 @@ static int rma_exec(onic_mpi_win_t *w, const rma_req_hdr_t *h, const char *msg, 
     data = msg + sizeof(*h) + h->nseg * sizeof(rma_seg_t);
     /* Check every piece first: a request applies whole or not at all. */
     for (uint32_t i = 0; i < h->nseg; i++) {
-        if (seg[i].off > (uint64_t)w->size || seg[i].len > (uint64_t)w->size - seg[i].off)
+        if (rma_win_at(w, seg[i].off, seg[i].len) == NULL)
             return MPI_ERR_RMA_RANGE;
         if (seg[i].len % t->size != 0)
             return MPI_ERR_INTERN;
@@ -238,7 +255,7 @@ static int rma_exec(onic_mpi_win_t *w, const rma_req_hdr_t *h, const char *msg, 
         return MPI_ERR_INTERN;
     alen = 0;
     for (uint32_t i = 0; i < h->nseg; i++) {
-        char *at = w->base + seg[i].off;
+        char *at = rma_win_at(w, seg[i].off, seg[i].len);
         size_t len = (size_t)seg[i].len;
 
         if (h->fetch) {
@@ -806,6 +823,11 @@ static int rma_range(onic_mpi_win_t *w, int rank, MPI_Aint disp, const onic_mpi_
                      int count, const char *call, MPI_Aint *base_p)
 {
     MPI_Aint du = w->disp_units[rank], size = w->sizes[rank], base;
+
+    /* A dynamic window's displacements are addresses, checked by the
+     * target against its attached regions (MPI_ERR_RMA_RANGE at completion). */
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        size = PTRDIFF_MAX;
     rma_it_t it;
     ptrdiff_t off;
     size_t len;
@@ -882,6 +904,8 @@ static int rma_sizes_match(rma_args_t *a, const char *call, int *rc_p)
     return 0;
 }
 
+static int rma_move_dynamic(rma_args_t *a, int get, const char *call);
+
 static int rma_move(rma_args_t *a, int get, const char *call)
 {
     uint32_t world = onic_mpi_comm_world_rank(a->w->comm, a->rank);
@@ -892,6 +916,8 @@ static int rma_move(rma_args_t *a, int get, const char *call)
     MPI_Aint base;
     int rc;
 
+    if (a->w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        return rma_move_dynamic(a, get, call);
     if ((rc = rma_range(a->w, a->rank, a->disp, a->ttype, a->tcount, call, &base)) !=
         MPI_SUCCESS)
         return rc;
@@ -935,41 +961,38 @@ static int rma_move(rma_args_t *a, int get, const char *call)
     return MPI_SUCCESS;
 }
 
-int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-            int target_rank, MPI_Aint target_disp, int target_count,
-            MPI_Datatype target_datatype, MPI_Win win)
+static int rma_put_get(const void *origin, int ocount, MPI_Datatype ot, int rank,
+                       MPI_Aint disp, int tcount, MPI_Datatype tt, MPI_Win win, int get,
+                       const char *call)
 {
     rma_args_t a;
     int rc = MPI_SUCCESS, k;
 
-    ONIC_MPI_CHECK_INIT("MPI_Put");
-    k = rma_check(win, "MPI_Put", target_rank, origin_datatype, origin_count, target_datatype,
-                  target_count, &a, &rc);
+    k = rma_check(win, call, rank, ot, ocount, tt, tcount, &a, &rc);
     if (k != 0)
         return k > 0 ? MPI_SUCCESS : rc;
-    if (!rma_sizes_match(&a, "MPI_Put", &rc))
+    if (!rma_sizes_match(&a, call, &rc))
         return rc;
-    a.origin = (char *)(uintptr_t)origin_addr;
-    a.disp = target_disp;
-    return rma_move(&a, 0, "MPI_Put");
+    a.origin = (char *)(uintptr_t)origin;
+    a.disp = disp;
+    return rma_move(&a, get, call);
+}
+
+int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+            int target_rank, MPI_Aint target_disp, int target_count,
+            MPI_Datatype target_datatype, MPI_Win win)
+{
+    ONIC_MPI_CHECK_INIT("MPI_Put");
+    return rma_put_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                       target_count, target_datatype, win, 0, "MPI_Put");
 }
 
 int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    rma_args_t a;
-    int rc = MPI_SUCCESS, k;
-
     ONIC_MPI_CHECK_INIT("MPI_Get");
-    k = rma_check(win, "MPI_Get", target_rank, origin_datatype, origin_count, target_datatype,
-                  target_count, &a, &rc);
-    if (k != 0)
-        return k > 0 ? MPI_SUCCESS : rc;
-    if (!rma_sizes_match(&a, "MPI_Get", &rc))
-        return rc;
-    a.origin = origin_addr;
-    a.disp = target_disp;
-    return rma_move(&a, 1, "MPI_Get");
+    return rma_put_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                       target_count, target_datatype, win, 1, "MPI_Get");
 }
 
 /* --- Accumulates ---------------------------------------------------------------------- */
@@ -1036,11 +1059,13 @@ static int rma_msg_flush(rma_args_t *a, uint32_t world, rma_msg_t *m, rma_fetch_
 }
 
 /* Accumulate (fetch: and bring back what was there) packed origin data
- * `in` (NULL for MPI_NO_OP) into the target. */
-static int rma_acc(rma_args_t *a, int op, const char *in, rma_fetch_t *f, const char *call)
+ * `in` (NULL for MPI_NO_OP) into the target; bytes: as MPI_BYTE elements
+ * whatever the types (a put or get to a dynamic window). */
+static int rma_acc(rma_args_t *a, int op, const char *in, rma_fetch_t *f, int bytes,
+                   const char *call)
 {
     uint32_t world = onic_mpi_comm_world_rank(a->w->comm, a->rank);
-    size_t esize = a->ttype->basic_size, used = 0, len, n;
+    size_t esize = bytes ? 1 : a->ttype->basic_size, used = 0, len, n;
     rma_msg_t *m;
     rma_req_hdr_t h;
     rma_seg_t seg;
@@ -1058,7 +1083,8 @@ static int rma_acc(rma_args_t *a, int op, const char *in, rma_fetch_t *f, const 
     h.kind = RMA_REQ_ACC;
     h.win = (uint32_t)a->w->id;
     h.op = op;
-    h.type = (uint32_t)rma_type_index(a->ttype);
+    h.type = bytes ? (uint32_t)MPI_BYTE - (uint32_t)MPI_CHAR
+                   : (uint32_t)rma_type_index(a->ttype);
     h.fetch = f != NULL;
     memcpy(m->buf, &h, sizeof(h));
     m->data = m->answer = m->roff = 0;
@@ -1126,6 +1152,49 @@ static void rma_fetch_sent(rma_fetch_t *f)
         rma_fetch_finish(f);
 }
 
+/* The origin's data as one run of bytes: in place if contiguous, else
+ * packed into *packed_p (freed by the caller). */
+static int rma_origin_data(rma_args_t *a, const void *origin_addr, int count,
+                           const char **in_p, char **packed_p, const char *call)
+{
+    size_t bytes = a->otype->size * (size_t)count;
+
+    *packed_p = NULL;
+    if (a->otype->contig || bytes == 0) {
+        *in_p = (const char *)origin_addr + (bytes > 0 ? a->otype->blocks[0].off : 0);
+        return MPI_SUCCESS;
+    }
+    if ((*packed_p = onic_malloc(bytes)) == NULL)
+        return onic_mpi_win_err(a->w, MPI_ERR_NO_MEM, call, "no memory to pack %zu bytes",
+                                bytes);
+    onic_mpi_type_pack(a->otype, origin_addr, count, *packed_p);
+    *in_p = *packed_p;
+    return MPI_SUCCESS;
+}
+
+/* A dynamic window's memory is not one Portals MD: a put is a replace and
+ * a get a fetch, each a request the target checks against its attached
+ * regions before it touches memory. */
+static int rma_move_dynamic(rma_args_t *a, int get, const char *call)
+{
+    rma_fetch_t *f = NULL;
+    char *packed = NULL;
+    const char *in = NULL;
+    int rc;
+
+    if (get)
+        f = rma_fetch_new(a, a->origin, a->ocount, a->otype, call, &rc);
+    else
+        rc = rma_origin_data(a, a->origin, a->ocount, &in, &packed, call);
+    if (get ? f == NULL : rc != MPI_SUCCESS)
+        return rc;
+    rc = rma_acc(a, get ? RMA_OP_NO_OP : RMA_OP_REPLACE, in, f, 1, call);
+    if (f != NULL)
+        rma_fetch_sent(f);
+    onic_free(packed);
+    return rc;
+}
+
 static int rma_accumulate(const void *origin_addr, int origin_count, MPI_Datatype ot,
                           void *result_addr, int result_count, MPI_Datatype rt, int target_rank,
                           MPI_Aint target_disp, int target_count, MPI_Datatype tt, MPI_Op mop,
@@ -1142,6 +1211,11 @@ static int rma_accumulate(const void *origin_addr, int origin_count, MPI_Datatyp
                   mop == MPI_NO_OP ? target_count : origin_count, tt, target_count, &a, &rc);
     if (k != 0)
         return k > 0 ? MPI_SUCCESS : rc;
+    /* No data (a count of 0, or a type of no bytes): nothing to apply, and
+     * an empty type has no element type to check. */
+    if (a.ttype->size * (size_t)target_count == 0 &&
+        (mop == MPI_NO_OP || a.otype->size * (size_t)origin_count == 0))
+        return MPI_SUCCESS;
     a.disp = target_disp;
     if ((rc = rma_op(&a, mop, fetch, call, &op)) != MPI_SUCCESS)
         return rc;
@@ -1163,24 +1237,15 @@ static int rma_accumulate(const void *origin_addr, int origin_count, MPI_Datatyp
             return onic_mpi_win_err(a.w, MPI_ERR_TYPE, call, "the result datatype and count "
                                     "must describe the target's data");
     }
-    if (op != RMA_OP_NO_OP) {
-        size_t bytes = a.otype->size * (size_t)origin_count;
-
-        if (a.otype->contig || bytes == 0) {
-            in = (const char *)origin_addr + (bytes > 0 ? a.otype->blocks[0].off : 0);
-        } else {
-            if ((packed = onic_malloc(bytes)) == NULL)
-                return onic_mpi_win_err(a.w, MPI_ERR_NO_MEM, call, "no memory to pack %zu "
-                                        "bytes", bytes);
-            onic_mpi_type_pack(a.otype, origin_addr, origin_count, packed);
-            in = packed;
-        }
-    }
+    if (op != RMA_OP_NO_OP &&
+        (rc = rma_origin_data(&a, origin_addr, origin_count, &in, &packed, call)) !=
+            MPI_SUCCESS)
+        return rc;
     if (fetch && (f = rma_fetch_new(&a, result_addr, result_count, rtype, call, &rc)) == NULL) {
         onic_free(packed);
         return rc;
     }
-    rc = rma_acc(&a, op, in, f, call);
+    rc = rma_acc(&a, op, in, f, 0, call);
     if (f != NULL)
         rma_fetch_sent(f);
     onic_free(packed);
@@ -1265,37 +1330,27 @@ int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void
     return rc;
 }
 
-/* --- Request-based put and get ----------------------------------------------------------
+/* --- Request-based operations ----------------------------------------------------------
  * The operation is complete (at its target) before the call returns, and
  * the request is complete at once: MPI_Wait and MPI_Test take it without
  * polling. Correct, and no wait mechanism of its own in request.c; the
- * price is a round trip inside the call. */
-static int rma_request(MPI_Win win, const void *origin, int ocount, MPI_Datatype ot, int rank,
-                       MPI_Aint disp, int tcount, MPI_Datatype tt, int get,
-                       MPI_Request *request, const char *call)
+ * price is a round trip inside the call (for an accumulate, until the
+ * target's next MPI call has served it). */
+static int rma_request_done(MPI_Win win, int rank, MPI_Request *request, const char *call)
 {
-    rma_args_t a;
     onic_mpi_req_t *r;
-    int rc = MPI_SUCCESS, k;
+    onic_mpi_win_t *w;
+    int rc;
 
-    k = rma_check(win, call, rank, ot, ocount, tt, tcount, &a, &rc);
-    if (k < 0)
+    if ((w = onic_mpi_win_get(win, call, &rc)) == NULL)
         return rc;
-    if (request == NULL)
-        return onic_mpi_win_err(a.w, MPI_ERR_ARG, call, "request is NULL");
-    if (k == 0) {
-        if (!rma_sizes_match(&a, call, &rc))
-            return rc;
-        a.origin = (char *)(uintptr_t)origin;
-        a.disp = disp;
-        if ((rc = rma_move(&a, get, call)) != MPI_SUCCESS ||
-            (rc = onic_mpi_rma_flush(a.w, (int)onic_mpi_comm_world_rank(a.w->comm, rank),
-                                     call)) != MPI_SUCCESS)
-            return rc;
-    }
+    if (rank != MPI_PROC_NULL &&
+        (rc = onic_mpi_rma_flush(w, (int)onic_mpi_comm_world_rank(w->comm, rank), call)) !=
+            MPI_SUCCESS)
+        return rc;
     if ((r = onic_mpi_req_new(ONIC_MPI_REQ_SEND, call)) == NULL)
-        return onic_mpi_win_err(a.w, MPI_ERR_NO_MEM, call, "no memory for a request");
-    r->comm = a.w->comm;
+        return onic_mpi_win_err(w, MPI_ERR_NO_MEM, call, "no memory for a request");
+    r->comm = w->comm;
     r->peer = MPI_PROC_NULL;
     r->active = 1;
     r->status.MPI_SOURCE = MPI_PROC_NULL;
@@ -1303,9 +1358,23 @@ static int rma_request(MPI_Win win, const void *origin, int ocount, MPI_Datatype
     onic_mpi_req_complete(r);
     if (onic_mpi_htab_add(&onic_mpi_g.reqs, r, &r->handle) != 0) {
         onic_mpi_req_free(r);
-        return onic_mpi_win_err(a.w, MPI_ERR_NO_MEM, call, "no memory for a request handle");
+        return onic_mpi_win_err(w, MPI_ERR_NO_MEM, call, "no memory for a request handle");
     }
     *request = r->handle;
+    return MPI_SUCCESS;
+}
+
+/* The request argument, checked before anything is started. */
+static int rma_request_arg(MPI_Win win, MPI_Request *request, const char *call)
+{
+    onic_mpi_win_t *w;
+    int rc;
+
+    if ((w = onic_mpi_win_get(win, call, &rc)) == NULL)
+        return rc;
+    if (request == NULL)
+        return onic_mpi_win_err(w, MPI_ERR_ARG, call, "request is NULL; pass where to store "
+                                "the request");
     return MPI_SUCCESS;
 }
 
@@ -1313,16 +1382,63 @@ int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_data
              int target_rank, MPI_Aint target_disp, int target_count,
              MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
+    int rc;
+
     ONIC_MPI_CHECK_INIT("MPI_Rput");
-    return rma_request(win, origin_addr, origin_count, origin_datatype, target_rank,
-                       target_disp, target_count, target_datatype, 0, request, "MPI_Rput");
+    if ((rc = rma_request_arg(win, request, "MPI_Rput")) != MPI_SUCCESS ||
+        (rc = rma_put_get(origin_addr, origin_count, origin_datatype, target_rank,
+                          target_disp, target_count, target_datatype, win, 0, "MPI_Rput")) !=
+            MPI_SUCCESS)
+        return rc;
+    return rma_request_done(win, target_rank, request, "MPI_Rput");
 }
 
 int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
              int target_rank, MPI_Aint target_disp, int target_count,
              MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
+    int rc;
+
     ONIC_MPI_CHECK_INIT("MPI_Rget");
-    return rma_request(win, origin_addr, origin_count, origin_datatype, target_rank,
-                       target_disp, target_count, target_datatype, 1, request, "MPI_Rget");
+    if ((rc = rma_request_arg(win, request, "MPI_Rget")) != MPI_SUCCESS ||
+        (rc = rma_put_get(origin_addr, origin_count, origin_datatype, target_rank,
+                          target_disp, target_count, target_datatype, win, 1, "MPI_Rget")) !=
+            MPI_SUCCESS)
+        return rc;
+    return rma_request_done(win, target_rank, request, "MPI_Rget");
+}
+
+int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                    int target_rank, MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                    MPI_Request *request)
+{
+    const char *call = "MPI_Raccumulate";
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((rc = rma_request_arg(win, request, call)) != MPI_SUCCESS ||
+        (rc = rma_accumulate(origin_addr, origin_count, origin_datatype, NULL, 0,
+                             MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
+                             target_datatype, op, win, 0, call)) != MPI_SUCCESS)
+        return rc;
+    return rma_request_done(win, target_rank, request, call);
+}
+
+int MPI_Rget_accumulate(const void *origin_addr, int origin_count,
+                        MPI_Datatype origin_datatype, void *result_addr, int result_count,
+                        MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                        int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                        MPI_Request *request)
+{
+    const char *call = "MPI_Rget_accumulate";
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((rc = rma_request_arg(win, request, call)) != MPI_SUCCESS ||
+        (rc = rma_accumulate(origin_addr, origin_count, origin_datatype, result_addr,
+                             result_count, result_datatype, target_rank, target_disp,
+                             target_count, target_datatype, op, win, 1, call)) != MPI_SUCCESS)
+        return rc;
+    return rma_request_done(win, target_rank, request, call);
 }

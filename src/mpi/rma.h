@@ -38,6 +38,12 @@ struct onic_mpi_win_attr {
     onic_mpi_win_attr_t *next;
 };
 
+/* Memory attached to a dynamic window (MPI_Win_attach). */
+typedef struct onic_mpi_win_region {
+    char    *base;
+    MPI_Aint size;
+} onic_mpi_win_region_t;
+
 /* A lock request waiting at its target. */
 typedef struct onic_mpi_lock_wait onic_mpi_lock_wait_t;
 struct onic_mpi_lock_wait {
@@ -56,8 +62,13 @@ typedef struct onic_mpi_win {
     MPI_Aint          size;
     int               disp_unit;
     int               flavor;
-    int               model;       /* MPI_WIN_SEPARATE (see architecture.md) */
+    int               model;       /* MPI_WIN_SEPARATE, UNIFIED if shared (architecture.md) */
     int               owns_base;   /* MPI_Win_allocate: freed with the window */
+    char             *shm;         /* MPI_Win_allocate_shared: every segment, mapped */
+    size_t            shm_len;
+    MPI_Aint         *shm_off;     /* by comm rank: where its segment starts in shm */
+    onic_mpi_win_region_t *regions; /* MPI_Win_create_dynamic: attached memory */
+    int               nregions, capregions;
     MPI_Aint         *sizes;       /* by comm rank */
     int              *disp_units;
     ptl_handle_me_t   me;
@@ -102,6 +113,10 @@ int  onic_mpi_rma_unlock_all(onic_mpi_win_t *w, const char *call);
 void onic_mpi_rma_poll(int block);
 
 /* --- win.c ------------------------------------------------------------------------ */
+/* Make a window over base (size bytes) on comm: collective. owns: base is
+ * freed with the window (onic_free). */
+int  onic_mpi_win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int flavor,
+                       int owns, const char *call, MPI_Win *win);
 /* The live window, or NULL after reporting MPI_ERR_WIN (*rc_p). */
 onic_mpi_win_t *onic_mpi_win_get(MPI_Win h, const char *call, int *rc_p);
 /* Report an error on the window's handler. */

@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* Post/start/complete/wait's messages, on the private communicator. */
 enum { WIN_TAG_POST = 1, WIN_TAG_DONE = 2 };
@@ -69,6 +70,10 @@ static void win_destroy(onic_mpi_win_t *w)
     onic_mpi_rma_win_del(w);
     if (w->owns_base)
         onic_free(w->base);
+    if (w->shm != NULL)
+        munmap(w->shm, w->shm_len);
+    onic_free(w->shm_off);
+    onic_free(w->regions);
     onic_free(w->sizes);
     onic_free(w->disp_units);
     onic_free(w->locked);
@@ -78,8 +83,8 @@ static void win_destroy(onic_mpi_win_t *w)
     onic_free(w);
 }
 
-static int win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int flavor,
-                    int owns, const char *call, MPI_Win *win)
+int onic_mpi_win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int flavor,
+                      int owns, const char *call, MPI_Win *win)
 {
     onic_mpi_comm_t *c;
     onic_mpi_win_t *w;
@@ -190,8 +195,8 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
 {
     ONIC_MPI_CHECK_INIT("MPI_Win_create");
     (void)info;
-    return win_make(base, size, disp_unit, comm, MPI_WIN_FLAVOR_CREATE, 0, "MPI_Win_create",
-                    win);
+    return onic_mpi_win_make(base, size, disp_unit, comm, MPI_WIN_FLAVOR_CREATE, 0,
+                             "MPI_Win_create", win);
 }
 
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
@@ -210,14 +215,94 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                             "no memory for a window of %lld bytes", (long long)size);
     if (base != NULL)
         memset(base, 0, (size_t)size);
-    rc = win_make(base, size, disp_unit, comm, MPI_WIN_FLAVOR_ALLOCATE, 1, "MPI_Win_allocate",
-                  win);
+    rc = onic_mpi_win_make(base, size, disp_unit, comm, MPI_WIN_FLAVOR_ALLOCATE, 1,
+                           "MPI_Win_allocate", win);
     if (rc != MPI_SUCCESS) {
         onic_free(base);
         return rc;
     }
     *(void **)baseptr = base;
     return MPI_SUCCESS;
+}
+
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+    ONIC_MPI_CHECK_INIT("MPI_Win_create_dynamic");
+    (void)info;
+    /* No memory yet; displacements are addresses (disp_unit 1). */
+    return onic_mpi_win_make(NULL, 0, 1, comm, MPI_WIN_FLAVOR_DYNAMIC, 0,
+                             "MPI_Win_create_dynamic", win);
+}
+
+static onic_mpi_win_t *win_dynamic(MPI_Win win, const char *call, int *rc_p)
+{
+    onic_mpi_win_t *w = onic_mpi_win_get(win, call, rc_p);
+
+    if (w != NULL && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+        *rc_p = onic_mpi_win_err(w, MPI_ERR_RMA_FLAVOR, call, "the window was not made by "
+                                 "MPI_Win_create_dynamic; only such windows attach memory");
+        return NULL;
+    }
+    return w;
+}
+
+/* Local: the target's handler checks every request against the regions
+ * attached when it arrives. */
+int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
+{
+    const char *call = "MPI_Win_attach";
+    onic_mpi_win_t *w;
+    uintptr_t b = (uintptr_t)base;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((w = win_dynamic(win, call, &rc)) == NULL)
+        return rc;
+    if (size < 0)
+        return onic_mpi_win_err(w, MPI_ERR_SIZE, call, "size %lld is negative",
+                                (long long)size);
+    if (base == NULL || b > UINTPTR_MAX - (uintptr_t)size)
+        return onic_mpi_win_err(w, MPI_ERR_ARG, call, "base %p (size %lld) is not memory "
+                                "of this process", base, (long long)size);
+    for (int i = 0; i < w->nregions; i++) {
+        uintptr_t rb = (uintptr_t)w->regions[i].base, rs = (uintptr_t)w->regions[i].size;
+
+        if (b == rb || (b < rb + rs && rb < b + (uintptr_t)size))
+            return onic_mpi_win_err(w, MPI_ERR_RMA_ATTACH, call, "%lld bytes at %p overlap "
+                                    "memory attached already (%lld bytes at %p); detach it "
+                                    "first", (long long)size, base,
+                                    (long long)w->regions[i].size,
+                                    (void *)w->regions[i].base);
+    }
+    if (w->nregions == w->capregions) {
+        int cap = w->capregions ? 2 * w->capregions : 8;
+        onic_mpi_win_region_t *r = onic_realloc(w->regions, (size_t)cap * sizeof(*r));
+
+        if (r == NULL)
+            return onic_mpi_win_err(w, MPI_ERR_NO_MEM, call, "no memory to attach a region");
+        w->regions = r;
+        w->capregions = cap;
+    }
+    w->regions[w->nregions++] = (onic_mpi_win_region_t){base, size};
+    return MPI_SUCCESS;
+}
+
+int MPI_Win_detach(MPI_Win win, const void *base)
+{
+    const char *call = "MPI_Win_detach";
+    onic_mpi_win_t *w;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((w = win_dynamic(win, call, &rc)) == NULL)
+        return rc;
+    for (int i = 0; i < w->nregions; i++)
+        if (w->regions[i].base == base) {
+            w->regions[i] = w->regions[--w->nregions];
+            return MPI_SUCCESS;
+        }
+    return onic_mpi_win_err(w, MPI_ERR_RMA_ATTACH, call, "no memory at %p is attached to the "
+                            "window; pass the base given to MPI_Win_attach", base);
 }
 
 static void win_attr_delete_all(onic_mpi_win_t *w)

@@ -436,34 +436,6 @@ typedef struct shm_xchg_msg {
     uint64_t bytes;   /* hello: region size */
 } shm_xchg_msg_t;
 
-static socklen_t shm_xchg_addr(struct sockaddr_un *sa, const char *token)
-{
-    int n;
-
-    memset(sa, 0, sizeof(*sa));
-    sa->sun_family = AF_UNIX;
-    n = snprintf(sa->sun_path + 1, sizeof(sa->sun_path) - 1, "onic-%s-shm", token);
-    return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
-}
-
-/* Wait until sock can be read, or the deadline. */
-static int shm_xchg_ready(int sock, uint64_t deadline)
-{
-    struct pollfd pfd = {sock, POLLIN, 0};
-
-    for (;;) {
-        uint64_t now = onic_time_ns();
-        int left = now >= deadline ? 0 : (int)((deadline - now) / 1000000u) + 1, n;
-        if (left > 100)
-            left = 100;
-        n = poll(&pfd, 1, left);
-        if (n > 0)
-            return 1;
-        if ((n < 0 && errno != EINTR) || onic_time_ns() >= deadline)
-            return 0;
-    }
-}
-
 /* Leader: one connection's hello, checked; its descriptor into fds[]. 0 if
  * refused (said why), -1 on an error that ends the exchange. */
 static int shm_xchg_take(shm_state_t *s, int conn, const pid_t *pids, int *fds, int *conns,
@@ -488,7 +460,7 @@ static int shm_xchg_take(shm_state_t *s, int conn, const pid_t *pids, int *fds, 
                   "(not this job's user)", (int)cred.pid, (unsigned)cred.uid);
         return 0;
     }
-    if (!shm_xchg_ready(conn, until < deadline ? until : deadline) ||
+    if (!onic_shmfd_ready(conn, until < deadline ? until : deadline) ||
         onic_shmfd_recv(conn, &m, sizeof(m), &len, &fd, 1, &nfd, NULL) != ONIC_OK ||
         len != sizeof(m) || nfd != 1 || m.magic != SHM_XCHG_MAGIC || m.index == 0 ||
         m.index >= s->size || cred.pid != pids[m.index] || conns[m.index] >= 0) {
@@ -515,7 +487,7 @@ static onic_status_t shm_xchg_lead(shm_state_t *s, const char *token, const pid_
                                    int *fds, uint64_t deadline)
 {
     struct sockaddr_un sa;
-    socklen_t salen = shm_xchg_addr(&sa, token);
+    socklen_t salen = onic_shmfd_addr(&sa, token, "shm");
     onic_status_t status = ONIC_OK;
     int *conns = onic_malloc(s->size * sizeof(*conns));
     int lsock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -534,7 +506,7 @@ static onic_status_t shm_xchg_lead(shm_state_t *s, const char *token, const pid_
         conns[r] = -1;
     while (have < s->size && status == ONIC_OK) {
         int conn, took;
-        if (!shm_xchg_ready(lsock, deadline)) {
+        if (!onic_shmfd_ready(lsock, deadline)) {
             onic_error("shm: %u of the node's %u processes did not join its exchange in "
                        "time; are they in another network namespace?", s->size - have, s->size);
             status = ONIC_ERR_IO;
@@ -574,7 +546,7 @@ static onic_status_t shm_xchg_join(shm_state_t *s, const char *token, const pid_
                                    int *fds, uint64_t deadline, int stop)
 {
     struct sockaddr_un sa;
-    socklen_t salen = shm_xchg_addr(&sa, token), clen;
+    socklen_t salen = onic_shmfd_addr(&sa, token, "shm"), clen;
     shm_xchg_msg_t m = {SHM_XCHG_MAGIC, s->rank, s->size, s->region_bytes};
     struct ucred cred;
     uint32_t got = 0;
@@ -614,7 +586,7 @@ static onic_status_t shm_xchg_join(shm_state_t *s, const char *token, const pid_
         int part[ONIC_SHMFD_MAX];
         unsigned nfd = 0;
         size_t len = 0;
-        onic_status_t st = shm_xchg_ready(sock, deadline)
+        onic_status_t st = onic_shmfd_ready(sock, deadline)
                                ? onic_shmfd_recv(sock, &m, sizeof(m), &len, part, ONIC_SHMFD_MAX,
                                                  &nfd, NULL)
                                : ONIC_ERR_IO;

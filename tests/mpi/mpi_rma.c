@@ -625,6 +625,272 @@ static void test_errors(void)
     }
 }
 
+/* --- request-based accumulates ------------------------------------------------------ */
+static void test_racc(void)
+{
+    enum { K = 20 };
+    long long cell[4] = {0, 0, 0, 0}, one = 1, got[2] = {-1, -1}, two[2] = {3, 4};
+    int *seen = calloc((size_t)K * size, sizeof(int)), flag = 0, x = 1;
+    MPI_Request q, qs[2];
+    MPI_Win win;
+
+    MPI_Win_create(cell, sizeof(cell), sizeof(long long), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    MPI_Win_lock_all(0, win);
+    /* Every rank adds rank + 1 to cell 0 of every rank, K times; and takes
+     * tickets from rank 0's cell 1 with a fetching SUM. */
+    for (int k = 0; k < K; k++) {
+        long long add = rank + 1, ticket = -1;
+
+        for (int t = 0; t < size; t++) {
+            CHECK_EQ(MPI_Raccumulate(&add, 1, MPI_LONG_LONG, t, 0, 1, MPI_LONG_LONG, MPI_SUM,
+                                     win, &q), MPI_SUCCESS);
+            if (k % 2 == 0) {
+                CHECK_EQ(MPI_Wait(&q, MPI_STATUS_IGNORE), MPI_SUCCESS);
+            } else {
+                CHECK_EQ(MPI_Test(&q, &flag, MPI_STATUS_IGNORE), MPI_SUCCESS);
+                CHECK(flag);
+            }
+            CHECK(q == MPI_REQUEST_NULL);
+        }
+        CHECK_EQ(MPI_Rget_accumulate(&one, 1, MPI_LONG_LONG, &ticket, 1, MPI_LONG_LONG, 0, 1, 1,
+                                     MPI_LONG_LONG, MPI_SUM, win, &q), MPI_SUCCESS);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        /* Complete at its target: the ticket is here. */
+        CHECK(ticket >= 0 && ticket < (long long)K * size);
+        if (ticket >= 0 && ticket < (long long)K * size)
+            seen[ticket]++;
+    }
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_EQ(cell[0], (long long)K * size * (size + 1) / 2);
+    if (rank == 0)
+        CHECK_EQ(cell[1], (long long)K * size);
+    {
+        int *all = calloc((size_t)K * size, sizeof(int));
+        MPI_Reduce(seen, all, K * size, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (rank == 0)
+            for (int i = 0; i < K * size; i++)
+                CHECK_EQ(all[i], 1); /* every ticket handed out exactly once */
+        free(all);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* Two elements: REPLACE returns the old pair; NO_OP reads the new. */
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);
+    CHECK_EQ(MPI_Rget_accumulate(two, 2, MPI_LONG_LONG, got, 2, MPI_LONG_LONG, rank, 2, 2,
+                                 MPI_LONG_LONG, MPI_REPLACE, win, &qs[0]), MPI_SUCCESS);
+    MPI_Wait(&qs[0], MPI_STATUS_IGNORE);
+    CHECK_EQ(got[0], 0);
+    CHECK_EQ(got[1], 0);
+    CHECK_EQ(MPI_Rget_accumulate(NULL, 0, MPI_DATATYPE_NULL, got, 2, MPI_LONG_LONG, rank, 2, 2,
+                                 MPI_LONG_LONG, MPI_NO_OP, win, &qs[0]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Raccumulate(&one, 1, MPI_LONG_LONG, MPI_PROC_NULL, 0, 1, MPI_LONG_LONG,
+                             MPI_SUM, win, &qs[1]), MPI_SUCCESS);
+    MPI_Waitall(2, qs, MPI_STATUSES_IGNORE);
+    CHECK_EQ(got[0], 3);
+    CHECK_EQ(got[1], 4);
+    /* No data: nothing to do, whatever the (empty) types. */
+    {
+        MPI_Datatype empty;
+        MPI_Type_contiguous(0, MPI_INT, &empty);
+        MPI_Type_commit(&empty);
+        CHECK_EQ(MPI_Raccumulate(&one, 1, empty, rank, 0, 1, empty, MPI_SUM, win, &q),
+                 MPI_SUCCESS);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        CHECK_EQ(MPI_Accumulate(&one, 0, MPI_LONG_LONG, rank, 0, 0, MPI_LONG_LONG, MPI_SUM,
+                                win), MPI_SUCCESS);
+        MPI_Type_free(&empty);
+    }
+    /* Errors, with nothing written. */
+    CHECK_EQ(err_class(MPI_Raccumulate(&one, 1, MPI_LONG_LONG, rank, 4, 1, MPI_LONG_LONG,
+                                       MPI_SUM, win, &q)), MPI_ERR_RMA_RANGE);
+    CHECK_EQ(err_class(MPI_Raccumulate(&one, 1, MPI_LONG_LONG, rank, 0, 1, MPI_LONG_LONG,
+                                       MPI_SUM, win, NULL)), MPI_ERR_ARG);
+    CHECK_EQ(err_class(MPI_Raccumulate(&one, 1, MPI_LONG_LONG, rank, 0, 1, MPI_LONG_LONG,
+                                       MPI_NO_OP, win, &q)), MPI_ERR_OP);
+    CHECK_EQ(err_class(MPI_Raccumulate(&x, 1, MPI_INT, rank, 0, 1, MPI_LONG_LONG, MPI_SUM, win,
+                                       &q)), MPI_ERR_TYPE);
+    CHECK_EQ(err_class(MPI_Rget_accumulate(&one, 1, MPI_LONG_LONG, got, 1, MPI_LONG_LONG,
+                                           size, 0, 1, MPI_LONG_LONG, MPI_SUM, win, &q)),
+             MPI_ERR_RANK);
+    MPI_Win_unlock(rank, win);
+    CHECK_EQ(err_class(MPI_Rget_accumulate(&one, 1, MPI_LONG_LONG, got, 1, MPI_LONG_LONG, rank,
+                                           0, 1, MPI_LONG_LONG, MPI_SUM, win, &q)),
+             MPI_ERR_RMA_SYNC);
+    CHECK_EQ(cell[2], 3);
+    CHECK_EQ(cell[3], 4);
+    MPI_Win_free(&win);
+    free(seen);
+}
+
+/* --- shared memory windows ----------------------------------------------------------- */
+static void test_shared(void)
+{
+    MPI_Comm node;
+    MPI_Win win, w0, plain;
+    MPI_Aint qsize, prev_end = 0;
+    int *mine = NULL, qdu, flag, *ip, nrank, nsize, buf[2];
+    void *qbase;
+
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &nrank);
+    MPI_Comm_size(node, &nsize);
+    /* Rank r has r + 1 ints. */
+    CHECK_EQ(MPI_Win_allocate_shared((MPI_Aint)(nrank + 1) * sizeof(int), sizeof(int),
+                                     MPI_INFO_NULL, node, &mine, &win), MPI_SUCCESS);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    MPI_Win_get_attr(win, MPI_WIN_MODEL, &ip, &flag);
+    CHECK(flag && *ip == MPI_WIN_UNIFIED);
+    MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &ip, &flag);
+    CHECK(flag && *ip == MPI_WIN_FLAVOR_SHARED);
+    /* Contiguous, rank after rank; my base is the one allocate gave. */
+    for (int r = 0; r < nsize; r++) {
+        CHECK_EQ(MPI_Win_shared_query(win, r, &qsize, &qdu, &qbase), MPI_SUCCESS);
+        CHECK_EQ(qsize, (MPI_Aint)(r + 1) * (MPI_Aint)sizeof(int));
+        CHECK_EQ(qdu, sizeof(int));
+        if (r > 0)
+            CHECK((MPI_Aint)(uintptr_t)qbase == prev_end);
+        prev_end = (MPI_Aint)(uintptr_t)qbase + qsize;
+        if (r == nrank)
+            CHECK(qbase == (void *)mine);
+    }
+    /* Stores into my segment, loads from everyone's. */
+    MPI_Win_fence(0, win);
+    for (int i = 0; i <= nrank; i++)
+        mine[i] = value(nrank, i);
+    MPI_Win_fence(0, win);
+    for (int r = 0; r < nsize; r++) {
+        int *p;
+        MPI_Win_shared_query(win, r, &qsize, &qdu, &p);
+        for (int i = 0; i <= r; i++)
+            CHECK_EQ(p[i], value(r, i));
+    }
+    /* A put lands in the same memory the loads see. */
+    MPI_Win_fence(0, win);
+    {
+        int v = -nrank - 1, next = (nrank + 1) % nsize;
+        MPI_Put(&v, 1, MPI_INT, next, next, 1, MPI_INT, win);
+    }
+    MPI_Win_fence(0, win);
+    CHECK_EQ(mine[nrank], -((nrank + nsize - 1) % nsize) - 1);
+    /* Errors. */
+    CHECK_EQ(err_class(MPI_Win_shared_query(win, nsize, &qsize, &qdu, &qbase)), MPI_ERR_RANK);
+    CHECK_EQ(err_class(MPI_Win_shared_query(win, 0, NULL, &qdu, &qbase)), MPI_ERR_ARG);
+    MPI_Win_create(buf, sizeof(buf), sizeof(int), MPI_INFO_NULL, node, &plain);
+    MPI_Win_set_errhandler(plain, MPI_ERRORS_RETURN);
+    CHECK_EQ(err_class(MPI_Win_shared_query(plain, 0, &qsize, &qdu, &qbase)), MPI_ERR_RMA_FLAVOR);
+    MPI_Win_free(&plain);
+    MPI_Win_free(&win);
+    /* Only the last rank has memory: MPI_PROC_NULL finds its segment. */
+    CHECK_EQ(MPI_Win_allocate_shared(nrank == nsize - 1 ? 64 : 0, 1, MPI_INFO_NULL, node,
+                                     &mine, &w0), MPI_SUCCESS);
+    CHECK_EQ(MPI_Win_shared_query(w0, MPI_PROC_NULL, &qsize, &qdu, &qbase), MPI_SUCCESS);
+    CHECK_EQ(qsize, 64);
+    CHECK_EQ(qdu, 1);
+    if (nrank == nsize - 1)
+        CHECK(qbase == (void *)mine);
+    MPI_Win_free(&w0);
+    MPI_Comm_free(&node);
+}
+
+/* --- dynamic windows ------------------------------------------------------------------ */
+static void test_dynamic(void)
+{
+    enum { N = 16, GUARD = 8 };
+    long long mem[N + GUARD], got[N], x, old = -1, *more = malloc(4 * sizeof(long long));
+    MPI_Aint *addr = malloc((size_t)size * sizeof(MPI_Aint)), me;
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size, flag, *ip, buf[2];
+    MPI_Datatype every_other;
+    MPI_Win win, plain;
+
+    for (int i = 0; i < N + GUARD; i++)
+        mem[i] = value(rank, i);
+    CHECK_EQ(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win), MPI_SUCCESS);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &ip, &flag);
+    CHECK(flag && *ip == MPI_WIN_FLAVOR_DYNAMIC);
+    /* The first N are the window; the GUARD after them must never change. */
+    CHECK_EQ(MPI_Win_attach(win, mem, N * sizeof(long long)), MPI_SUCCESS);
+    CHECK_EQ(MPI_Win_attach(win, more, 4 * sizeof(long long)), MPI_SUCCESS);
+    CHECK_EQ(err_class(MPI_Win_attach(win, mem + 2, sizeof(long long))), MPI_ERR_RMA_ATTACH);
+    CHECK_EQ(err_class(MPI_Win_attach(win, mem, -1)), MPI_ERR_SIZE);
+    CHECK_EQ(err_class(MPI_Win_detach(win, mem + 1)), MPI_ERR_RMA_ATTACH);
+    CHECK_EQ(MPI_Win_detach(win, more), MPI_SUCCESS);
+    MPI_Get_address(mem, &me);
+    MPI_Allgather(&me, 1, MPI_AINT, addr, 1, MPI_AINT, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    MPI_Win_lock_all(0, win);
+    /* Get the neighbour's window, then put into its second half through a
+     * strided origin type (every other element of got). */
+    CHECK_EQ(MPI_Get(got, N, MPI_LONG_LONG, next, addr[next], N, MPI_LONG_LONG, win),
+             MPI_SUCCESS);
+    CHECK_EQ(MPI_Win_flush(next, win), MPI_SUCCESS);
+    for (int i = 0; i < N; i++)
+        CHECK_EQ(got[i], value(next, i));
+    MPI_Barrier(MPI_COMM_WORLD); /* everyone has read before anyone writes */
+    for (int i = 0; i < N; i++)
+        got[i] = -1000 * rank - i;
+    MPI_Type_vector(N / 4, 1, 2, MPI_LONG_LONG, &every_other);
+    MPI_Type_commit(&every_other);
+    CHECK_EQ(MPI_Put(got, 1, every_other, next, addr[next] + N / 2 * sizeof(long long), N / 4,
+                     MPI_LONG_LONG, win), MPI_SUCCESS);
+    /* Accumulate and fetch-and-op into element 0 from everyone; compare
+     * and swap on element 1 where exactly one rank wins. */
+    x = 1;
+    for (int t = 0; t < size; t++)
+        MPI_Accumulate(&x, 1, MPI_LONG_LONG, t, addr[t], 1, MPI_LONG_LONG, MPI_SUM, win);
+    MPI_Fetch_and_op(&x, &old, MPI_LONG_LONG, 0, addr[0], MPI_SUM, win);
+    {
+        long long cmp = value(0, 1), mine = -7 - rank, res = 0;
+        MPI_Compare_and_swap(&mine, &cmp, &res, MPI_LONG_LONG, 0, addr[0] + sizeof(long long),
+                             win);
+        CHECK_EQ(MPI_Win_flush_all(win), MPI_SUCCESS);
+        CHECK(res == cmp || (res <= -7 && res > -7 - size));
+    }
+    CHECK(old >= value(0, 0) && old < value(0, 0) + 2 * size);
+    /* Outside every attached region: a range error at completion, and the
+     * guard unchanged. */
+    x = 99;
+    CHECK_EQ(MPI_Put(&x, 1, MPI_LONG_LONG, next, addr[next] + N * sizeof(long long), 1,
+                     MPI_LONG_LONG, win), MPI_SUCCESS);
+    CHECK_EQ(err_class(MPI_Win_flush(next, win)), MPI_ERR_RMA_RANGE);
+    CHECK_EQ(MPI_Get(got, 2, MPI_LONG_LONG, next, addr[next] + (N - 1) * sizeof(long long), 2,
+                     MPI_LONG_LONG, win), MPI_SUCCESS);
+    CHECK_EQ(err_class(MPI_Win_flush(next, win)), MPI_ERR_RMA_RANGE);
+    CHECK_EQ(MPI_Win_flush(next, win), MPI_SUCCESS); /* the error was said once */
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_EQ(mem[0], value(rank, 0) + size + (rank == 0 ? size : 0));
+    if (rank == 0) {
+        int won = 0;
+        for (int s = 0; s < size; s++)
+            won += mem[1] == -7 - s;
+        CHECK_EQ(won, 1);
+    }
+    for (int i = 0; i < N / 4; i++)
+        CHECK_EQ(mem[N / 2 + i], -1000 * prev - 2 * i);
+    for (int i = N / 2 + N / 4; i < N + GUARD; i++)
+        CHECK_EQ(mem[i], value(rank, i));
+    /* Detached memory is out of the window for everyone. */
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_EQ(MPI_Win_detach(win, mem), MPI_SUCCESS);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock(MPI_LOCK_SHARED, next, 0, win);
+    MPI_Get(got, 1, MPI_LONG_LONG, next, addr[next], 1, MPI_LONG_LONG, win);
+    CHECK_EQ(err_class(MPI_Win_unlock(next, win)), MPI_ERR_RMA_RANGE);
+    MPI_Win_unlock(next, win);
+    MPI_Win_create(buf, sizeof(buf), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &plain);
+    MPI_Win_set_errhandler(plain, MPI_ERRORS_RETURN);
+    CHECK_EQ(err_class(MPI_Win_attach(plain, mem, 8)), MPI_ERR_RMA_FLAVOR);
+    CHECK_EQ(err_class(MPI_Win_detach(plain, mem)), MPI_ERR_RMA_FLAVOR);
+    MPI_Win_free(&plain);
+    MPI_Win_free(&win);
+    MPI_Type_free(&every_other);
+    free(addr);
+    free(more);
+}
+
 /* --- bypass (only with onicrun --onload): puts and gets while the target
  * computes without MPI calls ------------------------------------------------------------ */
 static unsigned char bpattern(size_t i, int salt)
@@ -698,6 +964,7 @@ typedef struct {
 static const test_t tests[] = {
     {"win", test_win},     {"fence", test_fence}, {"acc", test_acc},
     {"lock", test_lock},   {"pscw", test_pscw},   {"errors", test_errors},
+    {"racc", test_racc},   {"shared", test_shared}, {"dynamic", test_dynamic},
 };
 /* Not in `all`: needs the onload engine. */
 static const test_t named_only[] = {{"bypass", test_bypass}};
@@ -716,7 +983,7 @@ int main(int argc, char **argv)
         if (!known) {
             if (rank == 0)
                 fprintf(stderr, "mpi_rma: unknown test \"%s\"; the tests are: all win fence "
-                        "acc lock pscw errors bypass (onload)\n", argv[a]);
+                        "acc lock pscw errors racc shared dynamic bypass (onload)\n", argv[a]);
             MPI_Finalize();
             return 2;
         }
