@@ -728,6 +728,75 @@ static void test_params_file(void)
     CHECK(memcmp(&dflt, &file, sizeof(file)) == 0);
 }
 
+/* Two queues of one process traced into one directory share one file (the
+ * second reuses the open file and is numbered next, each queue's records in
+ * its own chunks); a third queue asking for another directory while that
+ * file is open is not traced, and works. */
+static void test_two_queues_one_file(void)
+{
+    onic_config_t cfg = traced_cfg(1), other = traced_cfg(1);
+    onic_matcher_t *m[3];
+    onic_mkey_t k = {0, 0}, none = {0, 0};
+    char paths[4][512], err[256], otherdir[256];
+    size_t count[3] = {0, 0, 0};
+    onic_trace_t t;
+    DIR *d;
+    int others = 0;
+    uint32_t first;
+
+    clean_dir();
+    snprintf(otherdir, sizeof(otherdir), "%s/other", tmpdir);
+    REQUIRE(mkdir(otherdir, 0700) == 0);
+    snprintf(other.trace, sizeof(other.trace), "%.200s", otherdir);
+    CHECK(onic_matcher_create_cfg("list", &cfg, &m[0]) == ONIC_OK);
+    CHECK(onic_matcher_create_cfg("hash", &cfg, &m[1]) == ONIC_OK);
+    CHECK(onic_matcher_create_cfg("list", &other, &m[2]) == ONIC_OK);
+    onic_matcher_label(m[0], ONIC_MATCH_QUEUE_POSTED, 0);
+    onic_matcher_label(m[1], ONIC_MATCH_QUEUE_UNEXPECTED, 0);
+    for (k.bits = 0; k.bits < 30; k.bits++) {
+        k.id = 1;
+        CHECK(onic_matcher_append(m[0], k, none, NULL, NULL) == ONIC_OK);
+        k.id = 2;
+        CHECK(onic_matcher_append(m[1], k, none, NULL, NULL) == ONIC_OK);
+        CHECK(onic_matcher_append(m[2], k, none, NULL, NULL) == ONIC_OK);
+    }
+    k.bits = 5;
+    k.id = 2;
+    CHECK(onic_matcher_match(m[1], k, none) == NULL);   /* a hit: its cookie, NULL */
+    CHECK_EQ(onic_matcher_length(m[1]), 29);
+    CHECK_EQ(onic_matcher_length(m[2]), 30);   /* the untraced queue works */
+    for (int i = 0; i < 3; i++)
+        onic_matcher_destroy(m[i]);
+    CHECK(trace_files(paths, 4) == 1);
+    d = opendir(otherdir);
+    for (struct dirent *de; d != NULL && (de = readdir(d)) != NULL;)
+        others += de->d_name[0] != '.';
+    if (d != NULL)
+        closedir(d);
+    CHECK_EQ(others, 0);
+    rmdir(otherdir);
+    CHECK(onic_trace_read(paths[0], &t, err, sizeof(err)) == ONIC_OK);
+    CHECK(!t.damaged);
+    CHECK_EQ(t.hdr.rank, 1);
+    CHECK(t.nchunks == 2);
+    /* queues are numbered in the process's order of tracing: m[0]'s first */
+    first = t.nrecs > 0 ? t.recs[0].queue : 0;
+    for (size_t i = 0; i < t.nrecs; i++) {
+        const onic_trace_rec_t *r = &t.recs[i];
+        unsigned q = r->queue - first + 1;
+        REQUIRE(q == 1 || q == 2);
+        if (q != 1 && q != 2)
+            continue;
+        count[q]++;
+        if (r->op == ONIC_TRACE_OP_APPEND)
+            REQUIRE(r->key.id == q);
+    }
+    /* each: two labels and 30 appends; queue 2 one match more */
+    CHECK_EQ(count[1], 32);
+    CHECK_EQ(count[2], 33);
+    onic_trace_free(&t);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 2026;
@@ -745,6 +814,7 @@ int main(int argc, char **argv)
     test_ranks_merge();
     test_killed_writer();
     test_fork_child_exit();
+    test_two_queues_one_file();
     test_damaged();
     test_models();
     test_params_file();
