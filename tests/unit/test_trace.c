@@ -488,6 +488,14 @@ static void test_damaged(void)
     n = t0.nrecs;
     CHECK_EQ(n, 62);
     CHECK_EQ(t0.offsets[0], ONIC_TRACE_HDR_SIZE + ONIC_TRACE_CHUNK_HDR);
+    /* A time only in a chunk's 1st, 9th, 17th ... record and in labels
+     * (the first byte's bit 7), the others repeating the time before. */
+    for (size_t i = 0; i < n; i++) {
+        int timed = i % 8 == 0 || t0.recs[i].op == ONIC_TRACE_OP_LABEL;
+        REQUIRE(((buf[t0.offsets[i]] & 0x80) != 0) == timed);
+        if (!timed)
+            REQUIRE(t0.recs[i].time == t0.recs[i - 1].time);
+    }
     memset(&opts, 0, sizeof(opts));
     replay_params_defaults(&opts.params);
     opts.measure = 1;
@@ -540,9 +548,10 @@ static void test_damaged(void)
         CHECK_EQ(t.error_offset, t0.offsets[20]);
         onic_trace_free(&t);
         memcpy(mut, buf, plen);
-        mut[t0.offsets[30]] |= 0x80;
+        mut[t0.offsets[30]] |= ONIC_TRACE_HIT << ONIC_TRACE_B_FLAGS_SHIFT;   /* a "hit" append */
         CHECK(onic_trace_parse(mut, plen, &t, err, sizeof(err)) == ONIC_OK);
         CHECK(t.damaged && t.nrecs == 30 && t.error_offset == t0.offsets[30]);
+        CHECK(strstr(t.error, "lookup flags") != NULL);
         onic_trace_free(&t);
         /* a chunk header claiming one record more than it holds */
         memcpy(mut, buf, plen);
