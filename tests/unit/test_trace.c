@@ -465,6 +465,50 @@ static unsigned char *file_load(const char *path, size_t *len_p)
     return buf;
 }
 
+/* A trace (buf, plen) cut at every byte: a short header fails at offset
+ * 0; otherwise the complete records of t0 (buf read whole) are kept and
+ * the first incomplete one (or the cut chunk header) is named by its
+ * offset. One chunk. */
+static void check_every_cut(const unsigned char *buf, size_t plen, const onic_trace_t *t0,
+                            const replay_opts_t *opts)
+{
+    char err[256];
+    size_t n = t0->nrecs;
+
+    for (size_t cut = 0; cut <= plen; cut++) {
+        onic_trace_t t;
+        onic_status_t s = onic_trace_parse(buf, cut, &t, err, sizeof(err));
+        size_t whole = 0, want_off;
+        char want[64];
+
+        if (cut < ONIC_TRACE_HDR_SIZE) {
+            REQUIRE(s == ONIC_ERR_TRUNCATED && strstr(err, "offset 0") != NULL);
+            continue;
+        }
+        REQUIRE(s == ONIC_OK);
+        if (s != ONIC_OK)
+            continue;
+        while (whole < n && (whole + 1 < n ? t0->offsets[whole + 1] : plen) <= cut)
+            whole++;
+        REQUIRE(t.nrecs == whole);
+        for (size_t i = 0; i < t.nrecs && i < n; i++)
+            REQUIRE(memcmp(&t.recs[i], &t0->recs[i], sizeof(t.recs[i])) == 0 &&
+                    t.offsets[i] == t0->offsets[i]);
+        REQUIRE(t.damaged == (cut > ONIC_TRACE_HDR_SIZE && cut < plen));
+        if (t.damaged) {
+            want_off = cut < ONIC_TRACE_HDR_SIZE + ONIC_TRACE_CHUNK_HDR ? ONIC_TRACE_HDR_SIZE :
+                       t0->offsets[whole];
+            snprintf(want, sizeof(want), "offset %zu", want_off);
+            REQUIRE(strstr(t.error, want) != NULL && strstr(t.error, "truncated") != NULL);
+            REQUIRE(t.error_offset == want_off);
+        }
+        replay_result_t *res = replay_result_new();
+        REQUIRE(replay_trace(&t, opts, res, NULL) == 0 && !res->inconsistent);
+        replay_result_free(res);
+        onic_trace_free(&t);
+    }
+}
+
 static void test_damaged(void)
 {
     char paths[4][512], err[256];
@@ -500,41 +544,7 @@ static void test_damaged(void)
     replay_params_defaults(&opts.params);
     opts.measure = 1;
 
-    /* Every truncation: a short header fails at offset 0; otherwise the
-     * complete records are kept and the first incomplete one (or the cut
-     * chunk header) is named by its offset. */
-    for (size_t cut = 0; cut <= plen; cut++) {
-        onic_trace_t t;
-        onic_status_t s = onic_trace_parse(buf, cut, &t, err, sizeof(err));
-        size_t whole = 0, want_off;
-        char want[64];
-
-        if (cut < ONIC_TRACE_HDR_SIZE) {
-            REQUIRE(s == ONIC_ERR_TRUNCATED && strstr(err, "offset 0") != NULL);
-            continue;
-        }
-        REQUIRE(s == ONIC_OK);
-        if (s != ONIC_OK)
-            continue;
-        while (whole < n && (whole + 1 < n ? t0.offsets[whole + 1] : plen) <= cut)
-            whole++;
-        REQUIRE(t.nrecs == whole);
-        for (size_t i = 0; i < t.nrecs && i < n; i++)
-            REQUIRE(memcmp(&t.recs[i], &t0.recs[i], sizeof(t.recs[i])) == 0 &&
-                    t.offsets[i] == t0.offsets[i]);
-        REQUIRE(t.damaged == (cut > ONIC_TRACE_HDR_SIZE && cut < plen));
-        if (t.damaged) {
-            want_off = cut < ONIC_TRACE_HDR_SIZE + ONIC_TRACE_CHUNK_HDR ? ONIC_TRACE_HDR_SIZE :
-                       t0.offsets[whole];
-            snprintf(want, sizeof(want), "offset %zu", want_off);
-            REQUIRE(strstr(t.error, want) != NULL && strstr(t.error, "truncated") != NULL);
-            REQUIRE(t.error_offset == want_off);
-        }
-        replay_result_t *res = replay_result_new();
-        REQUIRE(replay_trace(&t, &opts, res, NULL) == 0 && !res->inconsistent);
-        replay_result_free(res);
-        onic_trace_free(&t);
-    }
+    check_every_cut(buf, plen, &t0, &opts);
     /* The bad fields of a record, or a chunk header, stop the reading
      * there, named; the header's version and magic are checked. */
     {
@@ -546,6 +556,12 @@ static void test_damaged(void)
         CHECK(onic_trace_parse(mut, plen, &t, err, sizeof(err)) == ONIC_OK);
         CHECK(t.damaged && t.nrecs == 20 && strstr(t.error, "unknown operation") != NULL);
         CHECK_EQ(t.error_offset, t0.offsets[20]);
+        onic_trace_free(&t);
+        memcpy(mut, buf, plen);
+        mut[t0.offsets[25]] &= (unsigned char)~ONIC_TRACE_B_OP;   /* operation 0 */
+        CHECK(onic_trace_parse(mut, plen, &t, err, sizeof(err)) == ONIC_OK);
+        CHECK(t.damaged && t.nrecs == 25 && strstr(t.error, "unknown operation") != NULL);
+        CHECK_EQ(t.error_offset, t0.offsets[25]);
         onic_trace_free(&t);
         memcpy(mut, buf, plen);
         mut[t0.offsets[30]] |= ONIC_TRACE_HIT << ONIC_TRACE_B_FLAGS_SHIFT;   /* a "hit" append */
@@ -624,6 +640,56 @@ static void test_damaged(void)
     onic_trace_free(&t0);
     free(buf);
     free(mut);
+}
+
+/* Inserts (head, before, after an anchor) and removals: their records
+ * read back as written, and every cut of the trace -- inside an insert's
+ * position or anchor too -- keeps exactly the complete records. */
+static void test_inserts_cut(void)
+{
+    onic_config_t cfg = traced_cfg(0);
+    onic_matcher_t *m;
+    onic_mkey_t k = {1, 0}, none = {0, 0};
+    onic_mentry_t *e[4];
+    char paths[4][512], err[256];
+    unsigned char *buf;
+    size_t plen;
+    replay_opts_t opts;
+    onic_trace_t t;
+
+    clean_dir();
+    CHECK(onic_matcher_create_cfg("list", &cfg, &m) == ONIC_OK);
+    CHECK(onic_matcher_append(m, k, none, NULL, &e[0]) == ONIC_OK);
+    k.bits = 2;
+    CHECK(onic_matcher_insert(m, k, none, NULL, ONIC_MATCH_HEAD, NULL, &e[1]) == ONIC_OK);
+    k.bits = 3;
+    CHECK(onic_matcher_insert(m, k, none, NULL, ONIC_MATCH_BEFORE, e[0], &e[2]) == ONIC_OK);
+    k.bits = 4;
+    CHECK(onic_matcher_insert(m, k, none, NULL, ONIC_MATCH_AFTER, e[1], &e[3]) == ONIC_OK);
+    onic_matcher_remove(m, e[2]);
+    onic_matcher_destroy(m);
+    CHECK(trace_files(paths, 4) == 1);
+    buf = file_load(paths[0], &plen);
+    CHECK(buf != NULL);
+    if (buf == NULL)
+        return;
+    CHECK(onic_trace_parse(buf, plen, &t, err, sizeof(err)) == ONIC_OK && !t.damaged);
+    CHECK_EQ(t.nrecs, 6);   /* a label, an append, three inserts, a removal */
+    if (t.nrecs == 6) {
+        CHECK(t.recs[2].op == ONIC_TRACE_OP_INSERT && t.recs[2].pos == ONIC_MATCH_HEAD &&
+              t.recs[2].aux == 0 && t.recs[2].key.bits == 2);
+        CHECK(t.recs[3].op == ONIC_TRACE_OP_INSERT && t.recs[3].pos == ONIC_MATCH_BEFORE &&
+              t.recs[3].aux == t.recs[1].entry && t.recs[3].key.bits == 3);
+        CHECK(t.recs[4].op == ONIC_TRACE_OP_INSERT && t.recs[4].pos == ONIC_MATCH_AFTER &&
+              t.recs[4].aux == t.recs[2].entry && t.recs[4].key.bits == 4);
+        CHECK(t.recs[5].op == ONIC_TRACE_OP_REMOVE && t.recs[5].entry == t.recs[3].entry);
+    }
+    memset(&opts, 0, sizeof(opts));
+    replay_params_defaults(&opts.params);
+    opts.measure = 1;
+    check_every_cut(buf, plen, &t, &opts);
+    onic_trace_free(&t);
+    free(buf);
 }
 
 /* --- the models on cases computed by hand --- */
@@ -825,6 +891,7 @@ int main(int argc, char **argv)
     test_fork_child_exit();
     test_two_queues_one_file();
     test_damaged();
+    test_inserts_cut();
     test_models();
     test_params_file();
     clean_dir();
