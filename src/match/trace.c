@@ -346,14 +346,22 @@ trace_end(match_tracer_t *t, uint8_t *p, unsigned head, unsigned op, unsigned fl
 #define TRACE_ENTRY(e) (e)->key.bits, (e)->key.id, (e)->ignore.bits, (e)->ignore.id
 
 /* Appends and removals are recorded whole before the engine's call (they
- * cannot fail), which then ends the function: nothing is kept across it. */
-static void trace_append(onic_matcher_t *m, onic_mentry_t *e)
+ * cannot fail), which then ends the function: nothing is kept across it.
+ * Returns whether the buffer is full now. */
+static inline __attribute__((always_inline)) int trace_entry_put(match_tracer_t *t,
+                                                                 onic_mentry_t *e, unsigned op)
 {
-    match_tracer_t *t = trace_of(m);
     unsigned head;
     uint8_t *p = trace_begin(t, 0, TRACE_ENTRY(e), &head);
 
-    if (trace_end(t, p, head, ONIC_TRACE_OP_APPEND, 0, 0, (uint64_t)(uintptr_t)e, 0))
+    return trace_end(t, p, head, op, 0, 0, (uint64_t)(uintptr_t)e, 0);
+}
+
+static void trace_append(onic_matcher_t *m, onic_mentry_t *e)
+{
+    match_tracer_t *t = trace_of(m);
+
+    if (trace_entry_put(t, e, ONIC_TRACE_OP_APPEND))
         trace_full_append(m, e);
     else
         t->real->append(m, e);
@@ -437,10 +445,8 @@ static onic_mentry_t *trace_find_accept(onic_matcher_t *m, onic_mkey_t key, onic
 static void trace_remove(onic_matcher_t *m, onic_mentry_t *e)
 {
     match_tracer_t *t = trace_of(m);
-    unsigned head;
-    uint8_t *p = trace_begin(t, 0, TRACE_ENTRY(e), &head);
 
-    if (trace_end(t, p, head, ONIC_TRACE_OP_REMOVE, 0, 0, (uint64_t)(uintptr_t)e, 0))
+    if (trace_entry_put(t, e, ONIC_TRACE_OP_REMOVE))
         trace_full_remove(m, e);
     else
         t->real->remove(m, e);
