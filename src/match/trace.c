@@ -70,6 +70,7 @@ typedef struct match_tracer {
     onic_match_ops_t        ops;   /* first: m->ops points here */
     const onic_match_ops_t *real;
     uint8_t                *cur;   /* where the next record goes */
+    uint8_t                *next;  /* a lookup's record: where its part after the call goes */
     uint8_t                *lim;   /* past it, a record may not fit: write the chunk */
     uint8_t                *buf;   /* the chunk: its header, then records */
     uint32_t                nrecs; /* in the chunk */
@@ -220,25 +221,41 @@ static void trace_flush(match_tracer_t *t)
     pthread_mutex_unlock(&trace_file.lock);
 }
 
-static __attribute__((noinline)) int trace_full(match_tracer_t *t)
+/* A full buffer, checked after each record (a record starts at most
+ * ONIC_TRACE_REC_MAX bytes before the buffer's end): write it. These take
+ * the rest of the operation along so that the hot paths call nothing but
+ * the engine, as their last act where they can: no register is saved
+ * around a call there. A queue whose writes failed goes on encoding into
+ * its buffer, which each flush then empties unwritten. */
+static __attribute__((noinline, cold)) void trace_full_append(onic_matcher_t *m,
+                                                              onic_mentry_t *e)
+{
+    trace_flush(trace_of(m));
+    trace_of(m)->real->append(m, e);
+}
+
+static __attribute__((noinline, cold)) void trace_full_remove(onic_matcher_t *m,
+                                                              onic_mentry_t *e)
+{
+    trace_flush(trace_of(m));
+    trace_of(m)->real->remove(m, e);
+}
+
+static __attribute__((noinline, cold)) onic_mentry_t *trace_full_found(match_tracer_t *t,
+                                                                       onic_mentry_t *e)
 {
     trace_flush(t);
-    return !t->broken;
+    return e;
 }
 
 /* A record's time: the clock read at every TRACE_TIME_EVERY-th record of a
- * chunk, the records in between repeating it (a 1-byte zero delta). Reading
- * the TSC costs this VM about 12 ns, more than encoding a record, and no
- * reader needs a finer time than the queue's recent past. */
+ * chunk (and every label), the records in between carrying no time (their
+ * queue's last time read stands). Reading the TSC costs this VM about
+ * 12 ns, more than encoding a record, and no reader needs a finer time
+ * than the queue's recent past. */
 #define TRACE_TIME_EVERY 8u
-static inline uint64_t trace_now(const match_tracer_t *t)
-{
-    if (t->nrecs % TRACE_TIME_EVERY == 0)
-        return trace_ticks();
-    return t->prev_time;
-}
 
-/* Keep a lookup's key words in registers across the engine's call: left to
+/* Keep a lookup's key words in registers until the engine's call: left to
  * itself, gcc stores them as four words and reloads them as two vectors to
  * keep them, a store-forwarding stall that cost more than the record. */
 #define TRACE_SCALARS(a, b, c, d) __asm__("" : "+r"(a), "+r"(b), "+r"(c), "+r"(d))
@@ -260,21 +277,25 @@ static inline uint8_t *trace_zigzag(uint8_t *p, uint64_t a, uint64_t b)
     return trace_varint(p, (d << 1) ^ (0 - (d >> 63)));
 }
 
-/* Encode one record (op is a constant wherever this is inlined, so only
- * its own fields' code remains). now: the TSC read before the engine's
- * work, so the read's latency overlaps that work instead of stalling here. */
-static inline __attribute__((always_inline)) void
-trace_put(match_tracer_t *t, uint64_t now, unsigned op, unsigned flags, unsigned pos,
-          uint64_t kb, uint64_t ki, uint64_t ib, uint64_t ii, uint64_t ent, uint64_t aux)
+/* A record's first part, encoded as its operation begins: the time (when
+ * read), a label's kind, the key and ignore bits. Returns where the rest
+ * goes; *head_p gets the first byte's bits so far. Encoding this before
+ * the engine's call, not after, leaves little to keep across it (each word
+ * held through the call costs a register save and restore). */
+static inline __attribute__((always_inline)) uint8_t *
+trace_begin(match_tracer_t *t, int label, uint64_t kb, uint64_t ki, uint64_t ib, uint64_t ii,
+            unsigned *head_p)
 {
-    unsigned head = op | flags << ONIC_TRACE_B_FLAGS_SHIFT;
-    uint8_t *p;
+    unsigned head = 0;
+    uint8_t *p = t->cur + 1;
 
-    if (__builtin_expect(t->cur > t->lim, 0) && !trace_full(t))
-        return;
-    p = trace_varint(t->cur + 1, now - t->prev_time);
-    t->prev_time = now;
-    if (op == ONIC_TRACE_OP_LABEL)
+    if (label || t->nrecs % TRACE_TIME_EVERY == 0) {
+        uint64_t now = trace_ticks();
+        p = trace_varint(p, now - t->prev_time);
+        t->prev_time = now;
+        head |= ONIC_TRACE_B_TIME;
+    }
+    if (label)
         *p++ = t->kind;
     if (kb == t->prev_key.bits && ki == t->prev_key.id) {
         head |= ONIC_TRACE_B_KEY_SAME;
@@ -292,6 +313,18 @@ trace_put(match_tracer_t *t, uint64_t now, unsigned op, unsigned flags, unsigned
         t->prev_ign.bits = ib;
         t->prev_ign.id = ii;
     }
+    *head_p = head;
+    return p;
+}
+
+/* The rest of the record at p: the entry, an insert's position and anchor,
+ * a lookup's entries inspected; then the first byte (op is a constant
+ * wherever this is inlined, so only its own fields' code remains).
+ * Returns whether the buffer is full now. */
+static inline __attribute__((always_inline)) int
+trace_end(match_tracer_t *t, uint8_t *p, unsigned head, unsigned op, unsigned flags,
+          unsigned pos, uint64_t ent, uint64_t aux)
+{
     if (op != ONIC_TRACE_OP_LABEL && (ent != 0 || (op != ONIC_TRACE_OP_MATCH &&
                                                    op != ONIC_TRACE_OP_PEEK))) {
         p = trace_zigzag(p, ent, t->prev_entry);
@@ -304,85 +337,119 @@ trace_put(match_tracer_t *t, uint64_t now, unsigned op, unsigned flags, unsigned
     }
     if (op == ONIC_TRACE_OP_MATCH || op == ONIC_TRACE_OP_PEEK)
         p = trace_varint(p, aux);
-    t->cur[0] = (uint8_t)head;
+    t->cur[0] = (uint8_t)(head | op | flags << ONIC_TRACE_B_FLAGS_SHIFT);
     t->cur = p;
     t->nrecs++;
+    return __builtin_expect(p > t->lim, 0);
 }
 
-#define TRACE_ENTRY(e) (e)->key.bits, (e)->key.id, (e)->ignore.bits, (e)->ignore.id, \
-                       (uint64_t)(uintptr_t)(e)
+#define TRACE_ENTRY(e) (e)->key.bits, (e)->key.id, (e)->ignore.bits, (e)->ignore.id
+
+/* Appends and removals are recorded whole before the engine's call (they
+ * cannot fail), which then ends the function: nothing is kept across it.
+ * Returns whether the buffer is full now. */
+static inline __attribute__((always_inline)) int trace_entry_put(match_tracer_t *t,
+                                                                 onic_mentry_t *e, unsigned op)
+{
+    unsigned head;
+    uint8_t *p = trace_begin(t, 0, TRACE_ENTRY(e), &head);
+
+    return trace_end(t, p, head, op, 0, 0, (uint64_t)(uintptr_t)e, 0);
+}
 
 static void trace_append(onic_matcher_t *m, onic_mentry_t *e)
 {
     match_tracer_t *t = trace_of(m);
-    uint64_t now = trace_now(t);
 
-    t->real->append(m, e);
-    trace_put(t, now, ONIC_TRACE_OP_APPEND, 0, 0, TRACE_ENTRY(e), 0);
+    if (trace_entry_put(t, e, ONIC_TRACE_OP_APPEND))
+        trace_full_append(m, e);
+    else
+        t->real->append(m, e);
 }
 
 static onic_status_t trace_insert(onic_matcher_t *m, onic_mentry_t *e, onic_mentry_t *anchor,
                                   int after)
 {
     match_tracer_t *t = trace_of(m);
-    uint64_t now = trace_now(t);
     onic_status_t status = t->real->insert(m, e, anchor, after);
     unsigned pos = anchor == NULL ? ONIC_MATCH_HEAD : after ? ONIC_MATCH_AFTER : ONIC_MATCH_BEFORE;
+    unsigned head;
+    uint8_t *p;
 
-    if (status == ONIC_OK)
-        trace_put(t, now, ONIC_TRACE_OP_INSERT, 0, pos, TRACE_ENTRY(e),
-                  (uint64_t)(uintptr_t)anchor);
+    if (status == ONIC_OK) {
+        p = trace_begin(t, 0, TRACE_ENTRY(e), &head);
+        if (trace_end(t, p, head, ONIC_TRACE_OP_INSERT, 0, pos, (uint64_t)(uintptr_t)e,
+                      (uint64_t)(uintptr_t)anchor))
+            trace_flush(t);
+    }
     return status;
 }
 
+/* A lookup's first part goes into the buffer before the engine's call, its
+ * first byte's bits so far in place, where the rest goes in t->next; the
+ * rest after. An accept callback never works on the queue it is called
+ * from (no engine allows that mid-walk), so nothing else writes this
+ * queue's buffer between the two. */
 static onic_mentry_t *trace_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
                                  int remove)
 {
     match_tracer_t *t = trace_of(m);
-    uint64_t now = trace_now(t), before = m->stats.inspected;
+    uint64_t before = m->stats.inspected;
     uint64_t kb = key.bits, ki = key.id, ib = ignore.bits, ii = ignore.id;
+    unsigned head;
     onic_mentry_t *e;
+    int full;
 
     TRACE_SCALARS(kb, ki, ib, ii);
+    t->next = trace_begin(t, 0, kb, ki, ib, ii, &head);
+    t->cur[0] = (uint8_t)head;
     e = t->real->find(m, key, ignore, remove);
+    t = trace_of(m);
     if (remove)   /* two copies, each with its operation's code only */
-        trace_put(t, now, ONIC_TRACE_OP_MATCH, e != NULL ? ONIC_TRACE_HIT : 0, 0, kb, ki, ib,
-                  ii, (uint64_t)(uintptr_t)e, m->stats.inspected - before);
+        full = trace_end(t, t->next, t->cur[0], ONIC_TRACE_OP_MATCH,
+                         e != NULL ? ONIC_TRACE_HIT : 0, 0, (uint64_t)(uintptr_t)e,
+                         m->stats.inspected - before);
     else
-        trace_put(t, now, ONIC_TRACE_OP_PEEK, e != NULL ? ONIC_TRACE_HIT : 0, 0, kb, ki, ib,
-                  ii, (uint64_t)(uintptr_t)e, m->stats.inspected - before);
-    return e;
+        full = trace_end(t, t->next, t->cur[0], ONIC_TRACE_OP_PEEK,
+                         e != NULL ? ONIC_TRACE_HIT : 0, 0, (uint64_t)(uintptr_t)e,
+                         m->stats.inspected - before);
+    return full ? trace_full_found(t, e) : e;
 }
 
 static onic_mentry_t *trace_find_accept(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
                                         onic_match_accept_t accept, void *arg, int *remove)
 {
     match_tracer_t *t = trace_of(m);
-    uint64_t now = trace_now(t), before = m->stats.inspected;
+    uint64_t before = m->stats.inspected;
     uint64_t kb = key.bits, ki = key.id, ib = ignore.bits, ii = ignore.id;
-    unsigned flags;
+    unsigned head, flags;
     onic_mentry_t *e;
+    int full;
 
     TRACE_SCALARS(kb, ki, ib, ii);
+    t->next = trace_begin(t, 0, kb, ki, ib, ii, &head);
+    t->cur[0] = (uint8_t)head;
     e = t->real->find_accept(m, key, ignore, accept, arg, remove);
+    t = trace_of(m);
     flags = ONIC_TRACE_ACCEPT | (e != NULL ? ONIC_TRACE_HIT : 0);
     /* *remove: also when accept took the entry as its last use. */
     if (*remove)
-        trace_put(t, now, ONIC_TRACE_OP_MATCH, flags, 0, kb, ki, ib, ii,
-                  (uint64_t)(uintptr_t)e, m->stats.inspected - before);
+        full = trace_end(t, t->next, t->cur[0], ONIC_TRACE_OP_MATCH, flags, 0,
+                         (uint64_t)(uintptr_t)e, m->stats.inspected - before);
     else
-        trace_put(t, now, ONIC_TRACE_OP_PEEK, flags, 0, kb, ki, ib, ii,
-                  (uint64_t)(uintptr_t)e, m->stats.inspected - before);
-    return e;
+        full = trace_end(t, t->next, t->cur[0], ONIC_TRACE_OP_PEEK, flags, 0,
+                         (uint64_t)(uintptr_t)e, m->stats.inspected - before);
+    return full ? trace_full_found(t, e) : e;
 }
 
 static void trace_remove(onic_matcher_t *m, onic_mentry_t *e)
 {
     match_tracer_t *t = trace_of(m);
-    uint64_t now = trace_now(t);
 
-    t->real->remove(m, e);
-    trace_put(t, now, ONIC_TRACE_OP_REMOVE, 0, 0, TRACE_ENTRY(e), 0);
+    if (trace_entry_put(t, e, ONIC_TRACE_OP_REMOVE))
+        trace_full_remove(m, e);
+    else
+        t->real->remove(m, e);
 }
 
 /* The label record: kind and index, and the engine's name in the ignore
@@ -392,9 +459,13 @@ static void trace_put_label(match_tracer_t *t, uint32_t index)
     onic_mkey_t key = {index, 0}, name = {0, 0};
     size_t len = strlen(t->real->name);
 
+    unsigned head;
+    uint8_t *p;
+
     memcpy(&name, t->real->name, len < sizeof(name) ? len : sizeof(name));
-    trace_put(t, trace_ticks(), ONIC_TRACE_OP_LABEL, 0, 0, key.bits, key.id, name.bits, name.id,
-              0, 0);
+    p = trace_begin(t, 1, key.bits, key.id, name.bits, name.id, &head);
+    if (trace_end(t, p, head, ONIC_TRACE_OP_LABEL, 0, 0, 0, 0))
+        trace_flush(t);
 }
 
 static void trace_fini(onic_matcher_t *m)

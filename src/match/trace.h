@@ -3,22 +3,24 @@
  * ONIC_TRACE=DIR makes every matcher of a process record its operations in
  * one file per process, DIR/onic-<job>-r<rank>-p<pid>.trace.
  *
- * File format, version 2 (little-endian, as written by x86-64 and arm64):
+ * File format, version 3 (little-endian, as written by x86-64 and arm64):
  *   a header (onic_trace_hdr_t, 128 bytes), then chunks. A chunk is a
  *   16-byte onic_trace_chunk_t (its length in bytes, header included; its
  *   record count; the queue's number and kind) and then that many records,
- *   each a few bytes (5.7 on average in the message-rate benchmark's trace,
+ *   each a few bytes (one less than in version 2 for 7 records of 8,
  *   72 at most):
  *     byte 0   bits 0-2 the operation (onic_trace_op_t, 1-6), bit 3 HIT,
  *              bit 4 ACCEPT, bit 5 KEY_SAME (the key is the previous
- *              record's), bit 6 IGN_SAME (the ignore bits are), bit 7 zero;
- *     time     varint: ticks since the previous record of the chunk (the
- *              first: since the file was opened), modulo 2^64. The
- *              writer reads the clock for a chunk's 1st, 9th, 17th ...
- *              record and for every LABEL; the records between repeat
- *              the time before them (delta 0), so a record's time is
- *              when its queue's operation at most 7 records earlier
- *              began: never later than its own;
+ *              record's), bit 6 IGN_SAME (the ignore bits are), bit 7
+ *              TIME (a time follows);
+ *     time     TIME only: varint, ticks since the previous time in the
+ *              chunk (the first: since the file was opened), modulo 2^64.
+ *              The writer reads the clock for a chunk's 1st, 9th, 17th
+ *              ... record and for every LABEL, and only those carry a
+ *              time; a record without one has the time before it, so a
+ *              record's time is when its queue's operation at most 7
+ *              records earlier began: never later than its own (a
+ *              chunk's first record always has one);
  *     kind     LABEL only: one byte, the queue's new kind;
  *     key      unless KEY_SAME: bits, then id, each a zigzag varint of its
  *              difference from the previous record's (0 at a chunk's start);
@@ -59,7 +61,7 @@
 #include <onic/status.h>
 
 #define ONIC_TRACE_MAGIC      "ONICTRC"   /* 8 bytes with its NUL */
-#define ONIC_TRACE_VERSION    2
+#define ONIC_TRACE_VERSION    3
 #define ONIC_TRACE_HDR_SIZE   128
 #define ONIC_TRACE_CHUNK_HDR  16
 #define ONIC_TRACE_CHUNK_BYTES 65536      /* a queue's buffer: the most a chunk holds */
@@ -85,6 +87,7 @@ typedef enum onic_trace_op {
 #define ONIC_TRACE_B_FLAGS_SHIFT 3
 #define ONIC_TRACE_B_KEY_SAME 0x20u
 #define ONIC_TRACE_B_IGN_SAME 0x40u
+#define ONIC_TRACE_B_TIME     0x80u
 
 /* Queue kinds (onic_matcher_label). */
 #define ONIC_TRACE_QUEUE_KINDS 4

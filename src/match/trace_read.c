@@ -108,13 +108,11 @@ static const unsigned char *trace_rec_decode(const unsigned char *p, const unsig
         *why = "unknown operation";
         return NULL;
     }
-    if ((head & 0x80) != 0) {
-        *why = "unknown bit 7 in the record's first byte";
-        return NULL;
+    if ((head & ONIC_TRACE_B_TIME) != 0) {
+        if ((p = get_varint(p, end, &v)) == NULL)
+            return NULL;
+        pv->time += v;
     }
-    if ((p = get_varint(p, end, &v)) == NULL)
-        return NULL;
-    pv->time += v;
     r->time = pv->time;
     if (r->op == ONIC_TRACE_OP_LABEL) {
         if (p == end)
@@ -225,8 +223,8 @@ onic_status_t onic_trace_parse(const void *buf, size_t len, onic_trace_t *t_p,
     }
     if (t.hdr.version != ONIC_TRACE_VERSION) {
         snprintf(err, errlen, "trace version %u at offset 8; this reader knows version %d%s",
-                 t.hdr.version, ONIC_TRACE_VERSION, t.hdr.version == 1 ?
-                 " (version 1, 64-byte records, was written by an older onic)" : "");
+                 t.hdr.version, ONIC_TRACE_VERSION, t.hdr.version < ONIC_TRACE_VERSION ?
+                 " (an older onic wrote it: its records are laid out differently)" : "");
         return ONIC_ERR_INVALID_PARAM;
     }
     if (t.hdr.hdr_size != ONIC_TRACE_HDR_SIZE || t.hdr.chunk_hdr != ONIC_TRACE_CHUNK_HDR) {

@@ -82,6 +82,12 @@ static void test_config_parse(void)
     CHECK(onic_config_parse(thr, "99999999999999999999", &v, err, sizeof(err)) ==
           ONIC_ERR_INVALID_PARAM);
     CHECK(onic_config_parse(thr, "0", &v, err, sizeof(err)) == ONIC_OK && v == 0);
+    CHECK(onic_config_parse(thr, "9", &v, err, sizeof(err)) == ONIC_OK && v == 9);
+    CHECK(onic_config_parse(thr, "1000000", &v, err, sizeof(err)) == ONIC_OK && v == 1000000);
+    /* A plain number's range, with no word beside it. */
+    CHECK(onic_config_parse(thr, "1000001", &v, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
+    CHECK(strstr(err, "expected an integer from 0 to 1000000") != NULL);
+    CHECK(strstr(err, " or ") == NULL);
     CHECK(onic_config_parse(match, "wide", &v, err, sizeof(err)) == ONIC_OK);
     CHECK(strcmp(onic_config_match_engines[v], "wide") == 0);
     CHECK(onic_config_parse(match, "Hash", &v, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
@@ -105,6 +111,27 @@ static void test_config_parse(void)
         onic_config_format(core, &cfg, buf, sizeof(buf));
         CHECK(strcmp(buf, "1") == 0);
     }
+}
+
+/* ONIC_WAIT: sleep or spin as asked; on auto, sleep only when the node's
+ * processes outnumber its cores. */
+static void test_config_wait(void)
+{
+    onic_config_t cfg;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+    onic_config_defaults(&cfg);
+    CHECK(cfg.wait == ONIC_WAIT_AUTO);
+    REQUIRE(cpus > 0);
+    if (cpus <= 0)
+        return;
+    CHECK(onic_config_wait_sleeps(&cfg, 1) == 0);
+    CHECK(onic_config_wait_sleeps(&cfg, (unsigned)cpus) == 0);
+    CHECK(onic_config_wait_sleeps(&cfg, (unsigned)cpus + 1) == 1);
+    cfg.wait = ONIC_WAIT_SPIN;
+    CHECK(onic_config_wait_sleeps(&cfg, (unsigned)cpus + 1) == 0);
+    cfg.wait = ONIC_WAIT_SLEEP;
+    CHECK(onic_config_wait_sleeps(&cfg, 1) == 1);
 }
 
 static void test_config_token(void)
@@ -194,6 +221,61 @@ static void test_config_path(void)
     unsetenv("ONIC_TRACE");
 }
 
+/* Catch what is written to stderr from here (into *tmp_p; *saved_p keeps
+ * the real one) ... */
+static void stderr_catch(FILE **tmp_p, int *saved_p)
+{
+    *tmp_p = tmpfile();
+    *saved_p = dup(2);
+    REQUIRE(*tmp_p != NULL && *saved_p >= 0);
+    fflush(stderr);
+    REQUIRE(dup2(fileno(*tmp_p), 2) == 2);
+}
+
+/* ... to here, into out. */
+static void stderr_caught(FILE *tmp, int saved, char *out, size_t outlen)
+{
+    size_t n;
+
+    fflush(stderr);
+    REQUIRE(dup2(saved, 2) == 2);
+    close(saved);
+    rewind(tmp);
+    n = fread(out, 1, outlen - 1, tmp);
+    out[n] = '\0';
+    fclose(tmp);
+}
+
+/* onic_config_read into *cfg_p, what it writes to stderr into out. */
+static onic_status_t config_read_said(onic_config_t *cfg_p, char *out, size_t outlen)
+{
+    FILE *tmp;
+    int saved;
+    onic_status_t status;
+
+    stderr_catch(&tmp, &saved);
+    status = onic_config_read(cfg_p);
+    stderr_caught(tmp, saved, out, outlen);
+    return status;
+}
+
+/* The process's first read (main runs this before any other) warns about
+ * each ONIC_* variable it does not know, by name, and about no variable it
+ * knows. */
+static void test_config_unknown(void)
+{
+    onic_config_t cfg;
+    char said[2048];
+
+    setenv("ONIC_NO_SUCH_KNOB", "1", 1);
+    setenv("ONIC_ALPU_CELLS", "128", 1);
+    CHECK(config_read_said(&cfg, said, sizeof(said)) == ONIC_OK && cfg.alpu_cells == 128);
+    CHECK(strstr(said, "unknown variable ONIC_NO_SUCH_KNOB ignored") != NULL);
+    CHECK(strstr(said, "ONIC_ALPU_CELLS") == NULL);
+    unsetenv("ONIC_NO_SUCH_KNOB");
+    unsetenv("ONIC_ALPU_CELLS");
+}
+
 static void test_config_read(void)
 {
     onic_config_t cfg, dflt;
@@ -234,26 +316,17 @@ static void test_config_read(void)
  * set to val (NULL: unset), into out. */
 static onic_log_level_t log_level_of(const char *val, char *out, size_t outlen)
 {
-    FILE *tmp = tmpfile();
-    int saved = dup(2);
+    FILE *tmp;
+    int saved;
     onic_log_level_t level;
-    size_t n;
 
-    REQUIRE(tmp != NULL && saved >= 0);
     if (val != NULL)
         setenv("ONIC_LOG", val, 1);
     else
         unsetenv("ONIC_LOG");
-    fflush(stderr);
-    REQUIRE(dup2(fileno(tmp), 2) == 2);
+    stderr_catch(&tmp, &saved);
     level = onic_config_log_level();
-    fflush(stderr);
-    REQUIRE(dup2(saved, 2) == 2);
-    close(saved);
-    rewind(tmp);
-    n = fread(out, 1, outlen - 1, tmp);
-    out[n] = '\0';
-    fclose(tmp);
+    stderr_caught(tmp, saved, out, outlen);
     unsetenv("ONIC_LOG");
     return level;
 }
@@ -439,8 +512,10 @@ int main(void)
 {
     test_slots();
     test_status();
+    test_config_unknown();
     test_config_table();
     test_config_parse();
+    test_config_wait();
     test_config_token();
     test_config_string();
     test_config_path();

@@ -465,6 +465,50 @@ static unsigned char *file_load(const char *path, size_t *len_p)
     return buf;
 }
 
+/* A trace (buf, plen) cut at every byte: a short header fails at offset
+ * 0; otherwise the complete records of t0 (buf read whole) are kept and
+ * the first incomplete one (or the cut chunk header) is named by its
+ * offset. One chunk. */
+static void check_every_cut(const unsigned char *buf, size_t plen, const onic_trace_t *t0,
+                            const replay_opts_t *opts)
+{
+    char err[256];
+    size_t n = t0->nrecs;
+
+    for (size_t cut = 0; cut <= plen; cut++) {
+        onic_trace_t t;
+        onic_status_t s = onic_trace_parse(buf, cut, &t, err, sizeof(err));
+        size_t whole = 0, want_off;
+        char want[64];
+
+        if (cut < ONIC_TRACE_HDR_SIZE) {
+            REQUIRE(s == ONIC_ERR_TRUNCATED && strstr(err, "offset 0") != NULL);
+            continue;
+        }
+        REQUIRE(s == ONIC_OK);
+        if (s != ONIC_OK)
+            continue;
+        while (whole < n && (whole + 1 < n ? t0->offsets[whole + 1] : plen) <= cut)
+            whole++;
+        REQUIRE(t.nrecs == whole);
+        for (size_t i = 0; i < t.nrecs && i < n; i++)
+            REQUIRE(memcmp(&t.recs[i], &t0->recs[i], sizeof(t.recs[i])) == 0 &&
+                    t.offsets[i] == t0->offsets[i]);
+        REQUIRE(t.damaged == (cut > ONIC_TRACE_HDR_SIZE && cut < plen));
+        if (t.damaged) {
+            want_off = cut < ONIC_TRACE_HDR_SIZE + ONIC_TRACE_CHUNK_HDR ? ONIC_TRACE_HDR_SIZE :
+                       t0->offsets[whole];
+            snprintf(want, sizeof(want), "offset %zu", want_off);
+            REQUIRE(strstr(t.error, want) != NULL && strstr(t.error, "truncated") != NULL);
+            REQUIRE(t.error_offset == want_off);
+        }
+        replay_result_t *res = replay_result_new();
+        REQUIRE(replay_trace(&t, opts, res, NULL) == 0 && !res->inconsistent);
+        replay_result_free(res);
+        onic_trace_free(&t);
+    }
+}
+
 static void test_damaged(void)
 {
     char paths[4][512], err[256];
@@ -488,45 +532,19 @@ static void test_damaged(void)
     n = t0.nrecs;
     CHECK_EQ(n, 62);
     CHECK_EQ(t0.offsets[0], ONIC_TRACE_HDR_SIZE + ONIC_TRACE_CHUNK_HDR);
+    /* A time only in a chunk's 1st, 9th, 17th ... record and in labels
+     * (the first byte's bit 7), the others repeating the time before. */
+    for (size_t i = 0; i < n; i++) {
+        int timed = i % 8 == 0 || t0.recs[i].op == ONIC_TRACE_OP_LABEL;
+        REQUIRE(((buf[t0.offsets[i]] & 0x80) != 0) == timed);
+        if (!timed)
+            REQUIRE(t0.recs[i].time == t0.recs[i - 1].time);
+    }
     memset(&opts, 0, sizeof(opts));
     replay_params_defaults(&opts.params);
     opts.measure = 1;
 
-    /* Every truncation: a short header fails at offset 0; otherwise the
-     * complete records are kept and the first incomplete one (or the cut
-     * chunk header) is named by its offset. */
-    for (size_t cut = 0; cut <= plen; cut++) {
-        onic_trace_t t;
-        onic_status_t s = onic_trace_parse(buf, cut, &t, err, sizeof(err));
-        size_t whole = 0, want_off;
-        char want[64];
-
-        if (cut < ONIC_TRACE_HDR_SIZE) {
-            REQUIRE(s == ONIC_ERR_TRUNCATED && strstr(err, "offset 0") != NULL);
-            continue;
-        }
-        REQUIRE(s == ONIC_OK);
-        if (s != ONIC_OK)
-            continue;
-        while (whole < n && (whole + 1 < n ? t0.offsets[whole + 1] : plen) <= cut)
-            whole++;
-        REQUIRE(t.nrecs == whole);
-        for (size_t i = 0; i < t.nrecs && i < n; i++)
-            REQUIRE(memcmp(&t.recs[i], &t0.recs[i], sizeof(t.recs[i])) == 0 &&
-                    t.offsets[i] == t0.offsets[i]);
-        REQUIRE(t.damaged == (cut > ONIC_TRACE_HDR_SIZE && cut < plen));
-        if (t.damaged) {
-            want_off = cut < ONIC_TRACE_HDR_SIZE + ONIC_TRACE_CHUNK_HDR ? ONIC_TRACE_HDR_SIZE :
-                       t0.offsets[whole];
-            snprintf(want, sizeof(want), "offset %zu", want_off);
-            REQUIRE(strstr(t.error, want) != NULL && strstr(t.error, "truncated") != NULL);
-            REQUIRE(t.error_offset == want_off);
-        }
-        replay_result_t *res = replay_result_new();
-        REQUIRE(replay_trace(&t, &opts, res, NULL) == 0 && !res->inconsistent);
-        replay_result_free(res);
-        onic_trace_free(&t);
-    }
+    check_every_cut(buf, plen, &t0, &opts);
     /* The bad fields of a record, or a chunk header, stop the reading
      * there, named; the header's version and magic are checked. */
     {
@@ -540,9 +558,16 @@ static void test_damaged(void)
         CHECK_EQ(t.error_offset, t0.offsets[20]);
         onic_trace_free(&t);
         memcpy(mut, buf, plen);
-        mut[t0.offsets[30]] |= 0x80;
+        mut[t0.offsets[25]] &= (unsigned char)~ONIC_TRACE_B_OP;   /* operation 0 */
+        CHECK(onic_trace_parse(mut, plen, &t, err, sizeof(err)) == ONIC_OK);
+        CHECK(t.damaged && t.nrecs == 25 && strstr(t.error, "unknown operation") != NULL);
+        CHECK_EQ(t.error_offset, t0.offsets[25]);
+        onic_trace_free(&t);
+        memcpy(mut, buf, plen);
+        mut[t0.offsets[30]] |= ONIC_TRACE_HIT << ONIC_TRACE_B_FLAGS_SHIFT;   /* a "hit" append */
         CHECK(onic_trace_parse(mut, plen, &t, err, sizeof(err)) == ONIC_OK);
         CHECK(t.damaged && t.nrecs == 30 && t.error_offset == t0.offsets[30]);
+        CHECK(strstr(t.error, "lookup flags") != NULL);
         onic_trace_free(&t);
         /* a chunk header claiming one record more than it holds */
         memcpy(mut, buf, plen);
@@ -615,6 +640,56 @@ static void test_damaged(void)
     onic_trace_free(&t0);
     free(buf);
     free(mut);
+}
+
+/* Inserts (head, before, after an anchor) and removals: their records
+ * read back as written, and every cut of the trace -- inside an insert's
+ * position or anchor too -- keeps exactly the complete records. */
+static void test_inserts_cut(void)
+{
+    onic_config_t cfg = traced_cfg(0);
+    onic_matcher_t *m;
+    onic_mkey_t k = {1, 0}, none = {0, 0};
+    onic_mentry_t *e[4];
+    char paths[4][512], err[256];
+    unsigned char *buf;
+    size_t plen;
+    replay_opts_t opts;
+    onic_trace_t t;
+
+    clean_dir();
+    CHECK(onic_matcher_create_cfg("list", &cfg, &m) == ONIC_OK);
+    CHECK(onic_matcher_append(m, k, none, NULL, &e[0]) == ONIC_OK);
+    k.bits = 2;
+    CHECK(onic_matcher_insert(m, k, none, NULL, ONIC_MATCH_HEAD, NULL, &e[1]) == ONIC_OK);
+    k.bits = 3;
+    CHECK(onic_matcher_insert(m, k, none, NULL, ONIC_MATCH_BEFORE, e[0], &e[2]) == ONIC_OK);
+    k.bits = 4;
+    CHECK(onic_matcher_insert(m, k, none, NULL, ONIC_MATCH_AFTER, e[1], &e[3]) == ONIC_OK);
+    onic_matcher_remove(m, e[2]);
+    onic_matcher_destroy(m);
+    CHECK(trace_files(paths, 4) == 1);
+    buf = file_load(paths[0], &plen);
+    CHECK(buf != NULL);
+    if (buf == NULL)
+        return;
+    CHECK(onic_trace_parse(buf, plen, &t, err, sizeof(err)) == ONIC_OK && !t.damaged);
+    CHECK_EQ(t.nrecs, 6);   /* a label, an append, three inserts, a removal */
+    if (t.nrecs == 6) {
+        CHECK(t.recs[2].op == ONIC_TRACE_OP_INSERT && t.recs[2].pos == ONIC_MATCH_HEAD &&
+              t.recs[2].aux == 0 && t.recs[2].key.bits == 2);
+        CHECK(t.recs[3].op == ONIC_TRACE_OP_INSERT && t.recs[3].pos == ONIC_MATCH_BEFORE &&
+              t.recs[3].aux == t.recs[1].entry && t.recs[3].key.bits == 3);
+        CHECK(t.recs[4].op == ONIC_TRACE_OP_INSERT && t.recs[4].pos == ONIC_MATCH_AFTER &&
+              t.recs[4].aux == t.recs[2].entry && t.recs[4].key.bits == 4);
+        CHECK(t.recs[5].op == ONIC_TRACE_OP_REMOVE && t.recs[5].entry == t.recs[3].entry);
+    }
+    memset(&opts, 0, sizeof(opts));
+    replay_params_defaults(&opts.params);
+    opts.measure = 1;
+    check_every_cut(buf, plen, &t, &opts);
+    onic_trace_free(&t);
+    free(buf);
 }
 
 /* --- the models on cases computed by hand --- */
@@ -728,6 +803,75 @@ static void test_params_file(void)
     CHECK(memcmp(&dflt, &file, sizeof(file)) == 0);
 }
 
+/* Two queues of one process traced into one directory share one file (the
+ * second reuses the open file and is numbered next, each queue's records in
+ * its own chunks); a third queue asking for another directory while that
+ * file is open is not traced, and works. */
+static void test_two_queues_one_file(void)
+{
+    onic_config_t cfg = traced_cfg(1), other = traced_cfg(1);
+    onic_matcher_t *m[3];
+    onic_mkey_t k = {0, 0}, none = {0, 0};
+    char paths[4][512], err[256], otherdir[256];
+    size_t count[3] = {0, 0, 0};
+    onic_trace_t t;
+    DIR *d;
+    int others = 0;
+    uint32_t first;
+
+    clean_dir();
+    snprintf(otherdir, sizeof(otherdir), "%s/other", tmpdir);
+    REQUIRE(mkdir(otherdir, 0700) == 0);
+    snprintf(other.trace, sizeof(other.trace), "%.200s", otherdir);
+    CHECK(onic_matcher_create_cfg("list", &cfg, &m[0]) == ONIC_OK);
+    CHECK(onic_matcher_create_cfg("hash", &cfg, &m[1]) == ONIC_OK);
+    CHECK(onic_matcher_create_cfg("list", &other, &m[2]) == ONIC_OK);
+    onic_matcher_label(m[0], ONIC_MATCH_QUEUE_POSTED, 0);
+    onic_matcher_label(m[1], ONIC_MATCH_QUEUE_UNEXPECTED, 0);
+    for (k.bits = 0; k.bits < 30; k.bits++) {
+        k.id = 1;
+        CHECK(onic_matcher_append(m[0], k, none, NULL, NULL) == ONIC_OK);
+        k.id = 2;
+        CHECK(onic_matcher_append(m[1], k, none, NULL, NULL) == ONIC_OK);
+        CHECK(onic_matcher_append(m[2], k, none, NULL, NULL) == ONIC_OK);
+    }
+    k.bits = 5;
+    k.id = 2;
+    CHECK(onic_matcher_match(m[1], k, none) == NULL);   /* a hit: its cookie, NULL */
+    CHECK_EQ(onic_matcher_length(m[1]), 29);
+    CHECK_EQ(onic_matcher_length(m[2]), 30);   /* the untraced queue works */
+    for (int i = 0; i < 3; i++)
+        onic_matcher_destroy(m[i]);
+    CHECK(trace_files(paths, 4) == 1);
+    d = opendir(otherdir);
+    for (struct dirent *de; d != NULL && (de = readdir(d)) != NULL;)
+        others += de->d_name[0] != '.';
+    if (d != NULL)
+        closedir(d);
+    CHECK_EQ(others, 0);
+    rmdir(otherdir);
+    CHECK(onic_trace_read(paths[0], &t, err, sizeof(err)) == ONIC_OK);
+    CHECK(!t.damaged);
+    CHECK_EQ(t.hdr.rank, 1);
+    CHECK(t.nchunks == 2);
+    /* queues are numbered in the process's order of tracing: m[0]'s first */
+    first = t.nrecs > 0 ? t.recs[0].queue : 0;
+    for (size_t i = 0; i < t.nrecs; i++) {
+        const onic_trace_rec_t *r = &t.recs[i];
+        unsigned q = r->queue - first + 1;
+        REQUIRE(q == 1 || q == 2);
+        if (q != 1 && q != 2)
+            continue;
+        count[q]++;
+        if (r->op == ONIC_TRACE_OP_APPEND)
+            REQUIRE(r->key.id == q);
+    }
+    /* each: two labels and 30 appends; queue 2 one match more */
+    CHECK_EQ(count[1], 32);
+    CHECK_EQ(count[2], 33);
+    onic_trace_free(&t);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 2026;
@@ -745,7 +889,9 @@ int main(int argc, char **argv)
     test_ranks_merge();
     test_killed_writer();
     test_fork_child_exit();
+    test_two_queues_one_file();
     test_damaged();
+    test_inserts_cut();
     test_models();
     test_params_file();
     clean_dir();
