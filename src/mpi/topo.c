@@ -392,6 +392,11 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
         }
     }
     onic_free(coords);
+    /* Nothing kept: a zero-dimensional grid, which has one process, as
+     * MPI_Cart_create with ndims 0 makes it: rank 0's; the others get
+     * MPI_COMM_NULL (MPICH's reading, and its test suite's). */
+    if (kept == 0)
+        color = c->rank == 0 ? 0 : MPI_UNDEFINED;
     if ((rc = MPI_Comm_split(comm, color, key, newcomm)) != MPI_SUCCESS)
         return rc;
     if ((nt = topo_new(kept)) != NULL)

@@ -150,14 +150,23 @@ static void test_topo(void)
         MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, sub);
         CHECK_EQ(sum, x * dims[1] * dims[1] + dims[1] * (dims[1] - 1) / 2);
         MPI_Comm_free(&sub);
-        /* Nothing kept: a grid of one process, with no dimensions. */
+        /* Nothing kept: a grid of one process with no dimensions, as
+         * MPI_Cart_create with ndims 0 makes it: rank 0's; the others
+         * get MPI_COMM_NULL. */
         remain[1] = 0;
-        MPI_Cart_sub(cart, remain, &sub);
-        MPI_Comm_size(sub, &ss);
-        CHECK_EQ(ss, 1);
-        MPI_Cartdim_get(sub, &nd);
-        CHECK_EQ(nd, 0);
-        MPI_Comm_free(&sub);
+        CHECK_EQ(MPI_Cart_sub(cart, remain, &sub), MPI_SUCCESS);
+        if (rank == 0) {
+            int cmp = -1;
+            MPI_Comm_size(sub, &ss);
+            CHECK_EQ(ss, 1);
+            MPI_Cartdim_get(sub, &nd);
+            CHECK_EQ(nd, 0);
+            MPI_Comm_compare(sub, MPI_COMM_SELF, &cmp);
+            CHECK_EQ(cmp, MPI_CONGRUENT);
+            MPI_Comm_free(&sub);
+        } else {
+            CHECK(sub == MPI_COMM_NULL);
+        }
     }
     /* A duplicate keeps the grid. */
     MPI_Comm_dup(cart, &dup);
@@ -416,6 +425,26 @@ static void test_dtype(void)
         MPI_Type_get_envelope(w, &ni, &na, &nt, &comb);
         CHECK_EQ(comb, MPI_COMBINER_DUP);
         MPI_Type_free(&w);
+        /* A vector of (live) indexed types: its contents give a new handle
+         * that decodes as the indexed type did (MPI 3.1, 4.1.13), not as
+         * a dup, and is freed on its own. */
+        {
+            int vi[3];
+            MPI_Datatype vt, inner = MPI_DATATYPE_NULL;
+            MPI_Type_vector(2, 1, 2, t, &vt);
+            MPI_Type_get_contents(vt, 3, 0, 1, vi, ai, &inner);
+            CHECK(vi[0] == 2 && vi[1] == 1 && vi[2] == 2);
+            CHECK(inner != t && inner != MPI_DATATYPE_NULL);
+            MPI_Type_get_envelope(inner, &ni, &na, &nt, &comb);
+            CHECK(comb == MPI_COMBINER_INDEXED && ni == 7 && na == 0 && nt == 1);
+            for (int i = 0; i < 7; i++)
+                ints[i] = -1;
+            MPI_Type_get_contents(inner, 7, 0, 1, ints, ai, ty);
+            CHECK(ints[0] == 3 && ints[1] == 2 && ints[3] == 3 && ints[4] == 0 && ints[6] == 9);
+            CHECK(ty[0] == MPI_INT);
+            CHECK_EQ(MPI_Type_free(&inner), MPI_SUCCESS);
+            CHECK_EQ(MPI_Type_free(&vt), MPI_SUCCESS);
+        }
         /* Names: the predefined ones', one set, and a long one cut. */
         char name[MPI_MAX_OBJECT_NAME], longname[300];
         int len;
