@@ -1,5 +1,5 @@
 /* Non-blocking collectives: MPI_Ibarrier, Ibcast, Ireduce, Iallreduce,
- * Igather, Iscatter, Iallgather, Ialltoall, their v-forms,
+ * Igather, Iscatter, Iallgather, Ialltoall, their v-forms, Ialltoallw,
  * Ireduce_scatter(_block), Iscan, Iexscan, and MPI_Comm_idup.
  *
  * Each call checks its arguments as its blocking form does, then builds a
@@ -60,6 +60,8 @@ struct icoll {
     int              nflight;
     char            *scratch;   /* packed data: accumulator, children's parts */
     onic_mpi_type_t *types[2];  /* kept alive until the schedule ends */
+    onic_mpi_type_t **wtypes;   /* Ialltoallw's, as many: kept alive too */
+    int              nwtypes;
     onic_mpi_opd_t   op;
     onic_mpi_type_t *rtype;     /* the reduction's type */
     size_t           bytes;     /* of one packed reduction */
@@ -106,6 +108,9 @@ static void icoll_destroy(icoll_t *s)
     for (int i = 0; i < 2; i++)
         if (s->types[i] != NULL)
             onic_mpi_type_unref(s->types[i]);
+    for (int i = 0; i < s->nwtypes; i++)
+        onic_mpi_type_unref(s->wtypes[i]);
+    onic_free(s->wtypes);
     onic_free(s->flight);
     onic_free(s->steps);
     onic_free(s->scratch);
@@ -1126,4 +1131,86 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
                 MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     return icoll_scan("MPI_Iexscan", 1, sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
+/* Ialltoallw: Ialltoallv with a type per peer and displacements in bytes;
+ * every type named is kept until the schedule ends. MPI_IN_PLACE: block i
+ * of recvbuf, packed by recvtypes[i], goes to process i. */
+int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                   MPI_Request *request)
+{
+    const char *call = "MPI_Ialltoallw";
+    onic_mpi_comm_t *c;
+    onic_mpi_type_t **t;
+    icoll_t *s;
+    size_t total = 0, *offs;
+    int rc, n, in_place = sendbuf == MPI_IN_PLACE;
+
+    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
+        (rc = icoll_request_check(c, call, request)) != MPI_SUCCESS ||
+        (rc = icoll_counts(c, call, "recv", recvcounts, rdispls)) != MPI_SUCCESS ||
+        (!in_place && (rc = icoll_counts(c, call, "send", sendcounts, sdispls)) != MPI_SUCCESS))
+        return rc;
+    if (recvbuf == MPI_IN_PLACE)
+        return onic_mpi_err(c, MPI_ERR_BUFFER, call, "recvbuf is MPI_IN_PLACE; only sendbuf "
+                            "may be");
+    if (recvtypes == NULL || (!in_place && sendtypes == NULL))
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "%s is NULL",
+                            recvtypes == NULL ? "recvtypes" : "sendtypes");
+    n = c->size;
+    if ((s = icoll_new(c, call)) == NULL ||
+        (s->wtypes = onic_calloc(2 * (size_t)n, sizeof(*s->wtypes))) == NULL ||
+        (offs = onic_calloc((size_t)n + 1, sizeof(*offs))) == NULL)
+        return icoll_nomem(c, s, call);
+    /* recvtypes first, then sendtypes: each checked, each kept. */
+    t = s->wtypes;
+    for (int i = 0; i < 2 * n && rc == MPI_SUCCESS; i++) {
+        int recv = i < n, k = recv ? i : i - n;
+        if (!recv && in_place)
+            break;
+        if ((t[i] = onic_mpi_type_check(recv ? recvtypes[k] : sendtypes[k], c, call, &rc)) ==
+            NULL)
+            break;
+        onic_mpi_type_ref(t[i]);
+        s->nwtypes = i + 1;
+        if ((recv ? recvbuf : sendbuf) == NULL && (recv ? recvcounts : sendcounts)[k] > 0 &&
+            t[i]->size > 0)
+            rc = onic_mpi_err(c, MPI_ERR_BUFFER, call, "%sbuf is NULL with data to move",
+                              recv ? "recv" : "send");
+    }
+    for (int i = 0; i < n && rc == MPI_SUCCESS && in_place; i++) {
+        offs[i] = total;
+        total += t[i]->size * (size_t)recvcounts[i];
+    }
+    if (rc == MPI_SUCCESS && in_place &&
+        (total > INT32_MAX || (s->scratch = onic_malloc(total + 1)) == NULL))
+        rc = onic_mpi_err(c, total > INT32_MAX ? MPI_ERR_COUNT : MPI_ERR_NO_MEM, call,
+                          "MPI_IN_PLACE: no room for a copy of the %zu bytes of recvbuf", total);
+    if (rc != MPI_SUCCESS) {
+        onic_free(offs);
+        icoll_destroy(s);
+        return rc;
+    }
+    for (int i = 0; i < n && in_place; i++)
+        onic_mpi_type_pack(t[i], (char *)recvbuf + rdispls[i], recvcounts[i],
+                           s->scratch + offs[i]);
+    for (int k = 0; k < n; k++) {
+        int peer = (c->rank + k) % n; /* not all to rank 0 first */
+        int bad = icoll_add(s, ICOLL_RECV, peer, (char *)recvbuf + rdispls[peer],
+                            recvcounts[peer], t[peer]) != 0;
+        if (!bad && in_place)
+            bad = icoll_add(s, ICOLL_SEND, peer, s->scratch + offs[peer],
+                            (int)(t[peer]->size * (size_t)recvcounts[peer]), icoll_bytes()) != 0;
+        else if (!bad)
+            bad = icoll_add(s, ICOLL_SEND, peer, (char *)(uintptr_t)sendbuf + sdispls[peer],
+                            sendcounts[peer], t[n + peer]) != 0;
+        if (bad) {
+            onic_free(offs);
+            return icoll_nomem(c, s, call);
+        }
+    }
+    onic_free(offs);
+    return icoll_start(s, request);
 }

@@ -662,6 +662,46 @@ static void icoll_v(void)
             CHECK_EQ(a[dsp[b] + cnt[b] - 1], val(b, 10 + rank, cnt[b] - 1));
         }
     }
+    /* Ialltoallw: the same exchange, byte displacements, and to odd ranks
+     * as one element of a derived type freed before the wait (kept). */
+    for (int in_place = 0; in_place < 2; in_place++) {
+        MPI_Datatype *st = malloc(sizeof(MPI_Datatype) * (size_t)size);
+        MPI_Datatype *rt = malloc(sizeof(MPI_Datatype) * (size_t)size);
+        int *sw = malloc(sizeof(int) * (size_t)size), *sbd = malloc(sizeof(int) * (size_t)size);
+        int *rbd = malloc(sizeof(int) * (size_t)size);
+        for (int b = 0; b < size; b++) {
+            st[b] = rt[b] = MPI_INT;
+            sw[b] = sc[b];
+            sbd[b] = sd[b] * (int)sizeof(int);
+            rbd[b] = dsp[b] * (int)sizeof(int);
+            if (b % 2) {
+                MPI_Type_contiguous(sc[b], MPI_INT, &st[b]);
+                MPI_Type_commit(&st[b]);
+                sw[b] = 1;
+            }
+        }
+        for (int i = 0; i < total; i++)
+            a[i] = -1;
+        if (in_place)
+            for (int b = 0; b < size; b++)
+                memcpy(a + dsp[b], s + sd[b], sizeof(int) * (size_t)sc[b]);
+        CHECK_EQ(MPI_Ialltoallw(in_place ? MPI_IN_PLACE : s, sw, sbd, st, a, cnt, rbd, rt,
+                                MPI_COMM_WORLD, &r), MPI_SUCCESS);
+        for (int b = 1; b < size; b += 2)
+            MPI_Type_free(&st[b]);
+        wait_or_test(&r, in_place);
+        for (int b = 0; b < size; b++) {
+            CHECK_EQ(a[dsp[b] - 1], -1);
+            for (int j = 0; j < cnt[b]; j += 37)
+                CHECK_EQ(a[dsp[b] + j], val(b, 10 + rank, j));
+            CHECK_EQ(a[dsp[b] + cnt[b] - 1], val(b, 10 + rank, cnt[b] - 1));
+        }
+        free(st);
+        free(rt);
+        free(sw);
+        free(sbd);
+        free(rbd);
+    }
     free(s);
     free(a);
     free(all);
@@ -952,6 +992,9 @@ static void test_ierrors(void)
                  MPI_ERR_COUNT);
         CHECK_EQ(MPI_Iscan(&d, y, 1, MPI_DOUBLE, MPI_BAND, MPI_COMM_WORLD, &r), MPI_ERR_OP);
         CHECK_EQ(MPI_Iexscan(x, y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Ialltoallw(x, z, z, NULL, y, z, z, NULL, MPI_COMM_WORLD, &r), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Ialltoallw(x, neg, z, NULL, y, z, z, NULL, MPI_COMM_WORLD, &r),
+                 MPI_ERR_COUNT);
     }
     if (size > 1)
         CHECK_EQ(MPI_Igather(MPI_IN_PLACE, 1, MPI_INT, y, 1, MPI_INT, (rank + 1) % size,
