@@ -140,9 +140,9 @@ typedef struct onic_mpi_comm {
      * intercommunicator (intercomm.c) the remote group. */
     onic_mpi_group_t *peers;
     /* An intercommunicator's local group as an intracommunicator of the
-     * same id, not published: its collective context carries the
-     * intercommunicator's own agreements (the intercommunicator has no
-     * collectives of its own). NULL for an intracommunicator. */
+     * same id, not published: the intercommunicator's agreements and
+     * collectives (intercoll.c) use its collectives. NULL for an
+     * intracommunicator. */
     struct onic_mpi_comm *local;
     MPI_Errhandler    errh;
     int               predefined;
