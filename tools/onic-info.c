@@ -108,7 +108,7 @@ int main(int argc, char **argv)
            "       wait/test any/all/some),\n"
            "       collectives (barrier, bcast, (all)reduce, (all)gather(v), scatter(v),\n"
            "       alltoall(v, w), reduce_scatter(_block), scan, exscan; MPI_IN_PLACE; user\n"
-           "       ops; on intercommunicators too, but for the scans),\n"
+           "       ops, MPI_Reduce_local; on intercommunicators too, but for the scans),\n"
            "       non-blocking ibarrier, ibcast, i(all)reduce, igather(v), iscatter(v),\n"
            "       iallgather(v), ialltoall(v, w), ireduce_scatter(_block), iscan, iexscan,\n"
            "       MPI_Comm_idup (on intracommunicators),\n"

@@ -465,6 +465,41 @@ int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
     return collv_scan("MPI_Exscan", 1, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
+/* --- Local reduction ----------------------------------------------------------------------- */
+int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op)
+{
+    const char *call = "MPI_Reduce_local";
+    onic_mpi_type_t *t;
+    onic_mpi_opd_t o;
+    size_t bytes;
+    char *a, *b;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((rc = onic_mpi_coll_buf(NULL, call, "in", inbuf, count, datatype, &t)) != MPI_SUCCESS ||
+        (rc = onic_mpi_coll_buf(NULL, call, "inout", inoutbuf, count, datatype, &t)) !=
+            MPI_SUCCESS ||
+        (rc = onic_mpi_coll_op_check(op, t, NULL, call, &o)) != MPI_SUCCESS)
+        return rc;
+    /* inoutbuf = inbuf op inoutbuf, on packed copies as the collectives do. */
+    bytes = t->size * (size_t)count;
+    a = onic_malloc(bytes + 1);
+    b = onic_malloc(bytes + 1);
+    if (a == NULL || b == NULL) {
+        onic_free(a);
+        onic_free(b);
+        return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for %zu bytes", bytes);
+    }
+    onic_mpi_type_pack(t, inbuf, count, a);
+    onic_mpi_type_pack(t, inoutbuf, count, b);
+    onic_mpi_coll_apply(&o, t, a, b, bytes);
+    onic_mpi_type_unpack(t, b, bytes, inoutbuf, count);
+    onic_free(a);
+    onic_free(b);
+    return MPI_SUCCESS;
+}
+
 /* --- User operations --------------------------------------------------------------------- */
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {

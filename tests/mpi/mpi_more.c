@@ -913,9 +913,34 @@ static void test_coll(void)
             bad += out[3 * i + 2] != 10 * size * (size - 1) / 2 + size * (3 * i + 2);
         }
         CHECK_EQ(bad, 0);
+        /* MPI_Reduce_local with the same: out = in op out, gaps kept. */
+        for (int i = 0; i < 3 * N; i++)
+            out[i] = 100 * i;
+        CHECK_EQ(MPI_Reduce_local(in, out, N, vec, vsum), MPI_SUCCESS);
+        for (int i = 0; i < 3 * N; i++)
+            CHECK_EQ(out[i], i % 3 == 1 ? 100 * i : 100 * i + rank * 10 + i);
         MPI_Op_free(&vsum);
         CHECK(vsum == MPI_OP_NULL);
         MPI_Type_free(&vec);
+    }
+    {
+        /* MPI_Reduce_local is inoutbuf = inbuf op inoutbuf: the order shows
+         * with an operation that does not commute. */
+        long long in[2] = {3, 7}, io[2] = {5, -1};
+        double d[2] = {1.5, -2}, e[2] = {0.5, 4};
+        MPI_Datatype aff;
+        MPI_Type_contiguous(2, MPI_LONG_LONG, &aff);
+        MPI_Type_commit(&aff);
+        /* (3x + 7, then 5x - 1) = 15x + 34; the other order gives 15x + 4. */
+        CHECK_EQ(MPI_Reduce_local(in, io, 1, aff, then), MPI_SUCCESS);
+        CHECK(io[0] == 15 && io[1] == 34);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        CHECK_EQ(MPI_Reduce_local(in, io, -1, aff, then), MPI_ERR_COUNT);
+        CHECK_EQ(MPI_Reduce_local(d, e, 2, MPI_DOUBLE, MPI_BXOR), MPI_ERR_OP);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+        CHECK_EQ(MPI_Reduce_local(d, e, 2, MPI_DOUBLE, MPI_MAX), MPI_SUCCESS);
+        CHECK(e[0] == 1.5 && e[1] == 4);
+        MPI_Type_free(&aff);
     }
 
     /* Errors. */
