@@ -150,16 +150,38 @@ int onic_mpi_inter_bcast(onic_mpi_comm_t *ic, void *buf, int count, MPI_Datatype
     return onic_mpi_coll_bcast(ic->local, buf, count, t, 0, call);
 }
 
-/* The root's side of gather (recv) or scatter (send): block i (counts[i]
- * elements at displs[i] extents of t) with remote process i. */
-static int inter_root_side(onic_mpi_comm_t *ic, int gather, void *buf, const int counts[],
-                           const int displs[], onic_mpi_type_t *t, const char *call)
+/* The root's side of gather (recv) or scatter (send): block i with remote
+ * process i, counts[i] elements at displs[i] extents of the type (the
+ * v-forms), or counts NULL: count elements at i * count. */
+static int inter_root_side(onic_mpi_comm_t *ic, const char *call, int gather, void *buf,
+                           int count, const int counts[], const int displs[], MPI_Datatype type)
 {
-    onic_mpi_req_t **reqs = onic_calloc((size_t)ic->npeers + 1, sizeof(*reqs));
-    int rc = MPI_SUCCESS, rc2;
+    const char *what = gather ? "recv" : "send";
+    onic_mpi_req_t **reqs;
+    onic_mpi_type_t *t;
+    int rc, rc2, n = ic->npeers, *cd = NULL;
 
-    if (reqs == NULL)
-        return onic_mpi_err(ic, MPI_ERR_NO_MEM, call, "no memory for %d requests", ic->npeers);
+    if (counts != NULL && ((rc = inter_counts(ic, call, what, n, counts, displs)) != MPI_SUCCESS ||
+                           (rc = onic_mpi_coll_buf(ic, call, what, buf, 0, type, &t)) !=
+                               MPI_SUCCESS))
+        return rc;
+    if (counts == NULL) {
+        if ((rc = onic_mpi_coll_buf(ic, call, what, buf, count, type, &t)) != MPI_SUCCESS)
+            return rc;
+        if ((cd = onic_malloc(2 * (size_t)n * sizeof(int) + 1)) == NULL)
+            return onic_mpi_err(ic, MPI_ERR_NO_MEM, call, "no memory for %d counts", n);
+        for (int i = 0; i < n; i++) {
+            cd[i] = count;
+            cd[n + i] = i * count;
+        }
+        counts = cd;
+        displs = cd + n;
+    }
+    if ((reqs = onic_calloc((size_t)n + 1, sizeof(*reqs))) == NULL) {
+        onic_free(cd);
+        return onic_mpi_err(ic, MPI_ERR_NO_MEM, call, "no memory for %d requests", n);
+    }
+    rc = MPI_SUCCESS;
     for (int i = 0; i < ic->npeers && rc == MPI_SUCCESS; i++) {
         char *at = (char *)buf + (ptrdiff_t)displs[i] * t->extent;
         rc = gather ? onic_mpi_coll_irecv(at, counts[i], t, i, INTER_TAG_GATHER, ic, &reqs[i])
@@ -167,6 +189,7 @@ static int inter_root_side(onic_mpi_comm_t *ic, int gather, void *buf, const int
     }
     rc2 = onic_mpi_coll_waitall(ic->npeers, reqs, call);
     onic_free(reqs);
+    onic_free(cd);
     return rc != MPI_SUCCESS ? rc : rc2;
 }
 
@@ -178,7 +201,7 @@ int onic_mpi_inter_gather(onic_mpi_comm_t *ic, const void *sendbuf, int sendcoun
 {
     onic_mpi_type_t *t;
     onic_mpi_req_t *r = NULL;
-    int rc, role = 0, *cd = NULL;
+    int rc, role = 0;
 
     if ((rc = inter_root(ic, call, root, &role)) != MPI_SUCCESS || role == 0)
         return rc;
@@ -191,28 +214,7 @@ int onic_mpi_inter_gather(onic_mpi_comm_t *ic, const void *sendbuf, int sendcoun
             return rc;
         return onic_mpi_coll_waitall(1, &r, call);
     }
-    if (recvcounts == NULL) {
-        /* Gather: block i is recvcount elements at i * recvcount. */
-        if ((rc = onic_mpi_coll_buf(ic, call, "recv", recvbuf, recvcount, recvtype, &t)) !=
-            MPI_SUCCESS)
-            return rc;
-        if ((cd = onic_malloc(2 * (size_t)ic->npeers * sizeof(int) + 1)) == NULL)
-            return onic_mpi_err(ic, MPI_ERR_NO_MEM, call, "no memory for %d counts", ic->npeers);
-        for (int i = 0; i < ic->npeers; i++) {
-            cd[i] = recvcount;
-            cd[ic->npeers + i] = i * recvcount;
-        }
-        recvcounts = cd;
-        displs = cd + ic->npeers;
-    } else if ((rc = inter_counts(ic, call, "recv", ic->npeers, recvcounts, displs)) !=
-                   MPI_SUCCESS ||
-               (rc = onic_mpi_coll_buf(ic, call, "recv", recvbuf, 0, recvtype, &t)) !=
-                   MPI_SUCCESS) {
-        return rc;
-    }
-    rc = inter_root_side(ic, 1, recvbuf, recvcounts, displs, t, call);
-    onic_free(cd);
-    return rc;
+    return inter_root_side(ic, call, 1, recvbuf, recvcount, recvcounts, displs, recvtype);
 }
 
 /* Scatter and scatterv (counts, displs NULL: sendcount each, in order). */
@@ -223,7 +225,7 @@ int onic_mpi_inter_scatter(onic_mpi_comm_t *ic, const void *sendbuf, int sendcou
 {
     onic_mpi_type_t *t;
     onic_mpi_req_t *r = NULL;
-    int rc, role = 0, *cd = NULL;
+    int rc, role = 0;
 
     if ((rc = inter_root(ic, call, root, &role)) != MPI_SUCCESS || role == 0)
         return rc;
@@ -236,27 +238,8 @@ int onic_mpi_inter_scatter(onic_mpi_comm_t *ic, const void *sendbuf, int sendcou
             return rc;
         return onic_mpi_coll_waitall(1, &r, call);
     }
-    if (sendcounts == NULL) {
-        if ((rc = onic_mpi_coll_buf(ic, call, "send", sendbuf, sendcount, sendtype, &t)) !=
-            MPI_SUCCESS)
-            return rc;
-        if ((cd = onic_malloc(2 * (size_t)ic->npeers * sizeof(int) + 1)) == NULL)
-            return onic_mpi_err(ic, MPI_ERR_NO_MEM, call, "no memory for %d counts", ic->npeers);
-        for (int i = 0; i < ic->npeers; i++) {
-            cd[i] = sendcount;
-            cd[ic->npeers + i] = i * sendcount;
-        }
-        sendcounts = cd;
-        displs = cd + ic->npeers;
-    } else if ((rc = inter_counts(ic, call, "send", ic->npeers, sendcounts, displs)) !=
-                   MPI_SUCCESS ||
-               (rc = onic_mpi_coll_buf(ic, call, "send", sendbuf, 0, sendtype, &t)) !=
-                   MPI_SUCCESS) {
-        return rc;
-    }
-    rc = inter_root_side(ic, 0, (void *)(uintptr_t)sendbuf, sendcounts, displs, t, call);
-    onic_free(cd);
-    return rc;
+    return inter_root_side(ic, call, 0, (void *)(uintptr_t)sendbuf, sendcount, sendcounts, displs,
+                           sendtype);
 }
 
 /* --- Every process with every peer -------------------------------------------------------- */
