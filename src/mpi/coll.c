@@ -331,8 +331,9 @@ int onic_mpi_coll_comm(MPI_Comm comm, const char *call, onic_mpi_comm_t **c_p)
         return rc;
     if (c->local != NULL)
         return onic_mpi_err(c, MPI_ERR_COMM, call, "communicator %#x is an "
-                            "intercommunicator; onic has no collectives on them: merge it "
-                            "with MPI_Intercomm_merge first", (unsigned)comm);
+                            "intercommunicator; %s takes intracommunicators only (in onic, "
+                            "or in MPI 3.1 for the scans): merge it with "
+                            "MPI_Intercomm_merge first", (unsigned)comm, call);
     *c_p = c;
     return MPI_SUCCESS;
 }
@@ -389,8 +390,12 @@ int onic_mpi_coll_barrier(onic_mpi_comm_t *c, const char *call)
 
 int MPI_Barrier(MPI_Comm comm)
 {
-    onic_mpi_comm_t *c;
-    int rc = onic_mpi_coll_comm(comm, "MPI_Barrier", &c);
+    onic_mpi_comm_t *c = onic_mpi_coll_inter(comm);
+    int rc;
+
+    if (c != NULL)
+        return onic_mpi_inter_barrier(c, "MPI_Barrier");
+    rc = onic_mpi_coll_comm(comm, "MPI_Barrier", &c);
 
     return rc != MPI_SUCCESS ? rc : onic_mpi_coll_barrier(c, "MPI_Barrier");
 }
@@ -431,6 +436,8 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
     onic_mpi_type_t *t;
     int rc;
 
+    if ((c = onic_mpi_coll_inter(comm)) != NULL)
+        return onic_mpi_inter_bcast(c, buffer, count, datatype, root, call);
     if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
         (rc = onic_mpi_coll_buf(c, call, "", buffer, count, datatype, &t)) != MPI_SUCCESS ||
         (rc = onic_mpi_coll_root(c, call, root)) != MPI_SUCCESS)
@@ -528,14 +535,17 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
                int root, MPI_Comm comm)
 {
     const char *call = "MPI_Reduce";
-    onic_mpi_comm_t *c;
+    onic_mpi_comm_t *c = onic_mpi_coll_inter(comm);
     onic_mpi_type_t *t;
     onic_mpi_opd_t o;
     char *acc;
     size_t bytes;
-    int rc = onic_mpi_coll_reduce_begin(call, comm, sendbuf, recvbuf, count, datatype, op, root,
-                                        0, &c, &t, &o, &acc, &bytes);
+    int rc;
 
+    if (c != NULL)
+        return onic_mpi_inter_reduce(c, sendbuf, recvbuf, count, datatype, op, root, call);
+    rc = onic_mpi_coll_reduce_begin(call, comm, sendbuf, recvbuf, count, datatype, op, root, 0,
+                                    &c, &t, &o, &acc, &bytes);
     if (rc != MPI_SUCCESS)
         return rc;
     rc = onic_mpi_coll_reduce(c, acc, bytes, t, &o, root, call);
@@ -549,14 +559,17 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
                   MPI_Op op, MPI_Comm comm)
 {
     const char *call = "MPI_Allreduce";
-    onic_mpi_comm_t *c;
+    onic_mpi_comm_t *c = onic_mpi_coll_inter(comm);
     onic_mpi_type_t *t;
     onic_mpi_opd_t o;
     char *acc;
     size_t bytes;
-    int rc = onic_mpi_coll_reduce_begin(call, comm, sendbuf, recvbuf, count, datatype, op, 0,
-                                        1, &c, &t, &o, &acc, &bytes);
+    int rc;
 
+    if (c != NULL)
+        return onic_mpi_inter_allreduce(c, sendbuf, recvbuf, count, NULL, datatype, op, call);
+    rc = onic_mpi_coll_reduce_begin(call, comm, sendbuf, recvbuf, count, datatype, op, 0, 1, &c,
+                                    &t, &o, &acc, &bytes);
     if (rc != MPI_SUCCESS)
         return rc;
     rc = onic_mpi_coll_reduce(c, acc, bytes, t, &o, 0, call);
@@ -663,6 +676,9 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
     onic_mpi_type_t *st, *rt;
     int rc, is_root;
 
+    if ((c = onic_mpi_coll_inter(comm)) != NULL)
+        return onic_mpi_inter_gather(c, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
+                                     NULL, recvtype, root, call);
     if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
         (rc = onic_mpi_coll_root(c, call, root)) != MPI_SUCCESS)
         return rc;
@@ -683,6 +699,9 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     onic_mpi_type_t *st, *rt;
     int rc;
 
+    if ((c = onic_mpi_coll_inter(comm)) != NULL)
+        return onic_mpi_coll_alltoall_any(c, call, 1, sendbuf, sendcount, NULL, NULL, sendtype,
+                                          NULL, recvbuf, recvcount, NULL, NULL, recvtype, NULL);
     if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
         (rc = onic_mpi_coll_sides(c, call, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                   recvtype, sendbuf != MPI_IN_PLACE, 1, &st, &rt)) != MPI_SUCCESS)
@@ -712,6 +731,9 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     onic_mpi_req_t *one = NULL, **reqs;
     int rc, is_root;
 
+    if ((c = onic_mpi_coll_inter(comm)) != NULL)
+        return onic_mpi_inter_scatter(c, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
+                                      recvcount, recvtype, root, call);
     if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
         (rc = onic_mpi_coll_root(c, call, root)) != MPI_SUCCESS)
         return rc;
@@ -755,6 +777,9 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     char *copy = NULL;
     int rc, rc2;
 
+    if ((c = onic_mpi_coll_inter(comm)) != NULL)
+        return onic_mpi_coll_alltoall_any(c, call, 0, sendbuf, sendcount, NULL, NULL, sendtype,
+                                          NULL, recvbuf, recvcount, NULL, NULL, recvtype, NULL);
     if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
         (rc = onic_mpi_coll_sides(c, call, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                   recvtype, sendbuf != MPI_IN_PLACE, 1, &st, &rt)) != MPI_SUCCESS)

@@ -87,6 +87,9 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     onic_mpi_req_t *one = NULL, **reqs;
     int rc, in_place = sendbuf == MPI_IN_PLACE;
 
+    if ((c = onic_mpi_coll_inter(comm)) != NULL)
+        return onic_mpi_inter_gather(c, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
+                                     displs, recvtype, root, call);
     if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
         (rc = onic_mpi_coll_root(c, call, root)) != MPI_SUCCESS)
         return rc;
@@ -126,6 +129,9 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
     onic_mpi_req_t *one = NULL, **reqs;
     int rc, in_place = recvbuf == MPI_IN_PLACE;
 
+    if ((c = onic_mpi_coll_inter(comm)) != NULL)
+        return onic_mpi_inter_scatter(c, sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
+                                      recvcount, recvtype, root, call);
     if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
         (rc = onic_mpi_coll_root(c, call, root)) != MPI_SUCCESS)
         return rc;
@@ -166,6 +172,9 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     onic_mpi_req_t **reqs;
     int rc, in_place = sendbuf == MPI_IN_PLACE;
 
+    if ((c = onic_mpi_coll_inter(comm)) != NULL)
+        return onic_mpi_coll_alltoall_any(c, call, 1, sendbuf, sendcount, NULL, NULL, sendtype,
+                                          NULL, recvbuf, 0, recvcounts, displs, recvtype, NULL);
     if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
         (rc = collv_counts(c, call, "recv", recvcounts, displs, 1)) != MPI_SUCCESS ||
         (rc = collv_buf(c, call, "recv", recvbuf, recvcounts, recvtype, &rt)) != MPI_SUCCESS)
@@ -208,6 +217,9 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
     char *copy = NULL;
     int rc, *offs = NULL;
 
+    if ((c = onic_mpi_coll_inter(comm)) != NULL)
+        return onic_mpi_coll_alltoall_any(c, call, 0, sendbuf, 0, sendcounts, sdispls, sendtype,
+                                          NULL, recvbuf, 0, recvcounts, rdispls, recvtype, NULL);
     if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
         (rc = collv_counts(c, call, "recv", recvcounts, rdispls, 1)) != MPI_SUCCESS ||
         (rc = collv_buf(c, call, "recv", recvbuf, recvcounts, recvtype, &rt)) != MPI_SUCCESS)
@@ -361,6 +373,11 @@ static int collv_reduce_scatter(const char *call, const void *sendbuf, void *rec
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    onic_mpi_comm_t *ic = onic_mpi_coll_inter(comm);
+
+    if (ic != NULL)
+        return onic_mpi_inter_reduce_scatter(ic, sendbuf, recvbuf, recvcounts, datatype, op,
+                                             "MPI_Reduce_scatter");
     return collv_reduce_scatter("MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts, datatype, op,
                                 comm);
 }
@@ -369,10 +386,10 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     const char *call = "MPI_Reduce_scatter_block";
-    onic_mpi_comm_t *c;
+    onic_mpi_comm_t *c = onic_mpi_coll_inter(comm);
     int rc, *counts;
 
-    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS)
+    if (c == NULL && (rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS)
         return rc;
     if (recvcount < 0)
         return onic_mpi_err(c, MPI_ERR_COUNT, call, "recvcount %d is negative", recvcount);
@@ -380,7 +397,9 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
         return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for %d counts", c->size);
     for (int i = 0; i < c->size; i++)
         counts[i] = recvcount;
-    rc = collv_reduce_scatter(call, sendbuf, recvbuf, counts, datatype, op, comm);
+    rc = c->local != NULL
+             ? onic_mpi_inter_reduce_scatter(c, sendbuf, recvbuf, counts, datatype, op, call)
+             : collv_reduce_scatter(call, sendbuf, recvbuf, counts, datatype, op, comm);
     onic_free(counts);
     return rc;
 }
@@ -444,6 +463,41 @@ int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
                MPI_Comm comm)
 {
     return collv_scan("MPI_Exscan", 1, sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+/* --- Local reduction ----------------------------------------------------------------------- */
+int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op)
+{
+    const char *call = "MPI_Reduce_local";
+    onic_mpi_type_t *t;
+    onic_mpi_opd_t o;
+    size_t bytes;
+    char *a, *b;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((rc = onic_mpi_coll_buf(NULL, call, "in", inbuf, count, datatype, &t)) != MPI_SUCCESS ||
+        (rc = onic_mpi_coll_buf(NULL, call, "inout", inoutbuf, count, datatype, &t)) !=
+            MPI_SUCCESS ||
+        (rc = onic_mpi_coll_op_check(op, t, NULL, call, &o)) != MPI_SUCCESS)
+        return rc;
+    /* inoutbuf = inbuf op inoutbuf, on packed copies as the collectives do. */
+    bytes = t->size * (size_t)count;
+    a = onic_malloc(bytes + 1);
+    b = onic_malloc(bytes + 1);
+    if (a == NULL || b == NULL) {
+        onic_free(a);
+        onic_free(b);
+        return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for %zu bytes", bytes);
+    }
+    onic_mpi_type_pack(t, inbuf, count, a);
+    onic_mpi_type_pack(t, inoutbuf, count, b);
+    onic_mpi_coll_apply(&o, t, a, b, bytes);
+    onic_mpi_type_unpack(t, b, bytes, inoutbuf, count);
+    onic_free(a);
+    onic_free(b);
+    return MPI_SUCCESS;
 }
 
 /* --- User operations --------------------------------------------------------------------- */

@@ -500,6 +500,22 @@ static struct onic_mpi_envelope *type_env_new(int combiner, int ni, int na, int 
     return e;
 }
 
+/* A copy of e, with a reference to each type it names; NULL for no memory. */
+static struct onic_mpi_envelope *type_env_copy(const struct onic_mpi_envelope *e)
+{
+    struct onic_mpi_envelope *c = type_env_new(e->combiner, e->ni, e->na, e->nt);
+
+    if (c == NULL)
+        return NULL;
+    memcpy(c->ints, e->ints, (size_t)e->ni * sizeof(int));
+    memcpy(c->aints, e->aints, (size_t)e->na * sizeof(MPI_Aint));
+    for (int i = 0; i < e->nt; i++) {
+        c->types[i] = e->types[i];
+        onic_mpi_type_ref(c->types[i]);
+    }
+    return c;
+}
+
 /* The checks every constructor makes: initialized, newtype given, count
  * not negative. */
 #define TYPE_CHECK_ARGS(_call, _count, _newtype) \
@@ -1091,11 +1107,20 @@ int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addre
             continue;
         }
         if (onic_mpi_type_get(o->handle) == o) {
-            /* Live: another reference, as MPI_Type_dup would give. */
+            /* Live: an equal type of its own (MPI_Type_dup's), whose
+             * envelope is o's, not MPI_COMBINER_DUP: the caller decodes
+             * the type it named, as MPI 3.1, 4.1.13 has it. */
+            struct onic_mpi_envelope *copy = type_env_copy(o->env);
             MPI_Datatype d;
-            int rc = MPI_Type_dup(o->handle, &d);
-            if (rc != MPI_SUCCESS)
+            int rc;
+            if (copy == NULL)
+                return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for a datatype");
+            if ((rc = MPI_Type_dup(o->handle, &d)) != MPI_SUCCESS) {
+                type_env_free(copy);
                 return rc;
+            }
+            type_env_free(type_alive(d)->env);
+            type_alive(d)->env = copy;
             array_of_datatypes[i] = d;
             continue;
         }

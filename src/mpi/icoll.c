@@ -1,5 +1,6 @@
 /* Non-blocking collectives: MPI_Ibarrier, Ibcast, Ireduce, Iallreduce,
- * Igather, Iscatter, Iallgather, Ialltoall, and MPI_Comm_idup.
+ * Igather, Iscatter, Iallgather, Ialltoall, their v-forms, Ialltoallw,
+ * Ireduce_scatter(_block), Iscan, Iexscan, and MPI_Comm_idup.
  *
  * Each call checks its arguments as its blocking form does, then builds a
  * schedule: a list of steps -- start a send or a receive on the
@@ -59,6 +60,8 @@ struct icoll {
     int              nflight;
     char            *scratch;   /* packed data: accumulator, children's parts */
     onic_mpi_type_t *types[2];  /* kept alive until the schedule ends */
+    onic_mpi_type_t **wtypes;   /* Ialltoallw's, as many: kept alive too */
+    int              nwtypes;
     onic_mpi_opd_t   op;
     onic_mpi_type_t *rtype;     /* the reduction's type */
     size_t           bytes;     /* of one packed reduction */
@@ -105,6 +108,9 @@ static void icoll_destroy(icoll_t *s)
     for (int i = 0; i < 2; i++)
         if (s->types[i] != NULL)
             onic_mpi_type_unref(s->types[i]);
+    for (int i = 0; i < s->nwtypes; i++)
+        onic_mpi_type_unref(s->wtypes[i]);
+    onic_free(s->wtypes);
     onic_free(s->flight);
     onic_free(s->steps);
     onic_free(s->scratch);
@@ -733,5 +739,478 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
         }
     }
     memcpy(s->offered, mask, bytes);
+    return icoll_start(s, request);
+}
+
+/* --- The v-forms ------------------------------------------------------------------------------- */
+/* counts[] and displs[] of the communicator's size: given, none negative. */
+static int icoll_counts(onic_mpi_comm_t *c, const char *call, const char *what,
+                        const int counts[], const int displs[])
+{
+    if (counts == NULL || displs == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "%s%s is NULL", what,
+                            counts == NULL ? "counts" : "displs");
+    for (int i = 0; i < c->size; i++)
+        if (counts[i] < 0)
+            return onic_mpi_err(c, MPI_ERR_COUNT, call, "%scounts[%d] = %d is negative", what,
+                                i, counts[i]);
+    return MPI_SUCCESS;
+}
+
+/* Igatherv and Iscatterv: as Igather and Iscatter, block i being counts[i]
+ * elements at displs[i] extents into the root's buffer. */
+static int icoll_rooted_v(const char *call, int gather, const void *sendbuf, int sendcount,
+                          const int sendcounts[], MPI_Datatype sendtype, void *recvbuf,
+                          int recvcount, const int recvcounts[], MPI_Datatype recvtype,
+                          const int displs[], int root, MPI_Comm comm, MPI_Request *request)
+{
+    onic_mpi_comm_t *c;
+    onic_mpi_type_t *st = NULL, *rt = NULL, *t;
+    const int *counts = gather ? recvcounts : sendcounts;
+    void *rootbuf = gather ? recvbuf : (void *)(uintptr_t)sendbuf;
+    icoll_t *s;
+    int rc, in_place;
+
+    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
+        (rc = onic_mpi_coll_root(c, call, root)) != MPI_SUCCESS ||
+        (rc = icoll_request_check(c, call, request)) != MPI_SUCCESS)
+        return rc;
+    in_place = (gather ? sendbuf : recvbuf) == MPI_IN_PLACE;
+    if (in_place && c->rank != root)
+        return onic_mpi_err(c, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is for the root only");
+    /* Every process's own block; the root's counts and buffer. */
+    if (!in_place &&
+        (rc = gather ? onic_mpi_coll_buf(c, call, "send", sendbuf, sendcount, sendtype, &st)
+                     : onic_mpi_coll_buf(c, call, "recv", recvbuf, recvcount, recvtype, &rt)) !=
+            MPI_SUCCESS)
+        return rc;
+    if (c->rank == root) {
+        int any = 0;
+        if ((rc = icoll_counts(c, call, gather ? "recv" : "send", counts, displs)) !=
+                MPI_SUCCESS ||
+            (rc = gather ? onic_mpi_coll_buf(c, call, "recv", recvbuf, 0, recvtype, &rt)
+                         : onic_mpi_coll_buf(c, call, "send", sendbuf, 0, sendtype, &st)) !=
+                MPI_SUCCESS)
+            return rc;
+        for (int i = 0; i < c->size; i++)
+            any |= counts[i] > 0;
+        t = gather ? rt : st;
+        if (rootbuf == NULL && any && t->size > 0)
+            return onic_mpi_err(c, MPI_ERR_BUFFER, call, "%sbuf is NULL with data to move",
+                                gather ? "recv" : "send");
+    }
+    if ((s = icoll_new(c, call)) == NULL)
+        return icoll_nomem(c, s, call);
+    icoll_keep_type(s, 0, st);
+    icoll_keep_type(s, 1, rt);
+    if (c->rank != root) {
+        if ((gather ? icoll_add(s, ICOLL_SEND, root, (void *)(uintptr_t)sendbuf, sendcount, st)
+                    : icoll_add(s, ICOLL_RECV, root, recvbuf, recvcount, rt)) != 0)
+            return icoll_nomem(c, s, call);
+        return icoll_start(s, request);
+    }
+    t = gather ? rt : st;
+    if (!in_place &&
+        (rc = gather ? onic_mpi_coll_local_copy(c, call, sendbuf, sendcount, st,
+                                                icoll_at(recvbuf, rt, 1, displs[root]),
+                                                recvcounts[root], rt)
+                     : onic_mpi_coll_local_copy(c, call, icoll_at(rootbuf, st, 1, displs[root]),
+                                                sendcounts[root], st, recvbuf, recvcount, rt)) !=
+            MPI_SUCCESS) {
+        icoll_destroy(s);
+        return rc;
+    }
+    for (int i = 0; i < c->size; i++)
+        if (i != root && icoll_add(s, gather ? ICOLL_RECV : ICOLL_SEND, i,
+                                   icoll_at(rootbuf, t, 1, displs[i]), counts[i], t) != 0)
+            return icoll_nomem(c, s, call);
+    return icoll_start(s, request);
+}
+
+int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm, MPI_Request *request)
+{
+    return icoll_rooted_v("MPI_Igatherv", 1, sendbuf, sendcount, NULL, sendtype, recvbuf, 0,
+                          recvcounts, recvtype, displs, root, comm, request);
+}
+
+int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm, MPI_Request *request)
+{
+    return icoll_rooted_v("MPI_Iscatterv", 0, sendbuf, 0, sendcounts, sendtype, recvbuf,
+                          recvcount, NULL, recvtype, displs, root, comm, request);
+}
+
+/* Iallgatherv and Ialltoallv: every transfer in one round, as Iallgather
+ * and Ialltoall. MPI_IN_PLACE: allgatherv's own block is in place;
+ * alltoallv sends block i of a packed copy of recvbuf to process i. */
+static int icoll_all_v(const char *call, int to_all, const void *sendbuf, int sendcount,
+                       const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                       void *recvbuf, const int recvcounts[], const int rdispls[],
+                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    onic_mpi_comm_t *c;
+    onic_mpi_type_t *st = NULL, *rt;
+    icoll_t *s;
+    size_t *offs = NULL;
+    int rc, in_place = sendbuf == MPI_IN_PLACE, any = 0;
+
+    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
+        (rc = icoll_request_check(c, call, request)) != MPI_SUCCESS ||
+        (rc = icoll_counts(c, call, "recv", recvcounts, rdispls)) != MPI_SUCCESS ||
+        (rc = onic_mpi_coll_buf(c, call, "recv", recvbuf, 0, recvtype, &rt)) != MPI_SUCCESS)
+        return rc;
+    for (int i = 0; i < c->size; i++)
+        any |= recvcounts[i] > 0;
+    if (recvbuf == NULL && any && rt->size > 0)
+        return onic_mpi_err(c, MPI_ERR_BUFFER, call, "recvbuf is NULL with data to move");
+    if (!in_place && to_all &&
+        (rc = onic_mpi_coll_buf(c, call, "send", sendbuf, sendcount, sendtype, &st)) !=
+            MPI_SUCCESS)
+        return rc;
+    if (!in_place && !to_all) {
+        any = 0;
+        if ((rc = icoll_counts(c, call, "send", sendcounts, sdispls)) != MPI_SUCCESS ||
+            (rc = onic_mpi_coll_buf(c, call, "send", sendbuf, 0, sendtype, &st)) != MPI_SUCCESS)
+            return rc;
+        for (int i = 0; i < c->size; i++)
+            any |= sendcounts[i] > 0;
+        if (sendbuf == NULL && any && st->size > 0)
+            return onic_mpi_err(c, MPI_ERR_BUFFER, call, "sendbuf is NULL with data to move");
+    }
+    if ((s = icoll_new(c, call)) == NULL)
+        return icoll_nomem(c, s, call);
+    icoll_keep_type(s, 0, st);
+    icoll_keep_type(s, 1, rt);
+    if (in_place && to_all) {
+        sendbuf = icoll_at(recvbuf, rt, 1, rdispls[c->rank]);
+        sendcount = recvcounts[c->rank];
+        st = rt;
+    } else if (in_place) {
+        size_t total = 0;
+        if ((offs = onic_calloc((size_t)c->size + 1, sizeof(*offs))) == NULL)
+            return icoll_nomem(c, s, call);
+        for (int i = 0; i < c->size; i++) {
+            offs[i] = total;
+            total += rt->size * (size_t)recvcounts[i];
+        }
+        if (total > INT32_MAX || (s->scratch = onic_malloc(total + 1)) == NULL) {
+            onic_free(offs);
+            icoll_destroy(s);
+            return onic_mpi_err(c, total > INT32_MAX ? MPI_ERR_COUNT : MPI_ERR_NO_MEM, call,
+                                "MPI_IN_PLACE: no room for a copy of the %zu bytes of recvbuf",
+                                total);
+        }
+        for (int i = 0; i < c->size; i++)
+            onic_mpi_type_pack(rt, icoll_at(recvbuf, rt, 1, rdispls[i]), recvcounts[i],
+                               s->scratch + offs[i]);
+    }
+    for (int k = 0; k < c->size; k++) {
+        int peer = (c->rank + k) % c->size; /* not all to rank 0 first */
+        void *rb = icoll_at(recvbuf, rt, 1, rdispls[peer]), *sb;
+        int sc;
+        if (to_all && peer == c->rank) {
+            if (!in_place && (rc = onic_mpi_coll_local_copy(c, call, sendbuf, sendcount, st, rb,
+                                                            recvcounts[peer], rt)) !=
+                                 MPI_SUCCESS) {
+                icoll_destroy(s);
+                return rc;
+            }
+            continue;
+        }
+        if (to_all) {
+            sb = (void *)(uintptr_t)sendbuf;
+            sc = sendcount;
+        } else if (in_place) {
+            sb = s->scratch + offs[peer];
+            sc = (int)(rt->size * (size_t)recvcounts[peer]);
+        } else {
+            sb = icoll_at((void *)(uintptr_t)sendbuf, st, 1, sdispls[peer]);
+            sc = sendcounts[peer];
+        }
+        if (icoll_add(s, ICOLL_RECV, peer, rb, recvcounts[peer], rt) != 0 ||
+            icoll_add(s, ICOLL_SEND, peer, sb, sc, in_place && !to_all ? icoll_bytes() : st) != 0) {
+            onic_free(offs);
+            return icoll_nomem(c, s, call);
+        }
+    }
+    onic_free(offs);
+    return icoll_start(s, request);
+}
+
+int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm, MPI_Request *request)
+{
+    return icoll_all_v("MPI_Iallgatherv", 1, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
+                       recvcounts, displs, recvtype, comm, request);
+}
+
+int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    return icoll_all_v("MPI_Ialltoallv", 0, sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf,
+                       recvcounts, rdispls, recvtype, comm, request);
+}
+
+/* --- Reduce-scatter, scans ---------------------------------------------------------------------- */
+/* The reduction's schedule: the input packed (sendbuf, or recvbuf in
+ * place) into scratch, which has room for the accumulator and `parts`
+ * more packed inputs. */
+static int icoll_reduction(const char *call, MPI_Comm comm, const void *sendbuf, void *recvbuf,
+                           int count, MPI_Datatype datatype, MPI_Op op, int parts,
+                           MPI_Request *request, icoll_t **s_p)
+{
+    onic_mpi_comm_t *c;
+    onic_mpi_type_t *t;
+    onic_mpi_opd_t o;
+    char *acc, *scratch;
+    size_t bytes;
+    icoll_t *s;
+    int rc;
+
+    /* recvbuf is checked by the caller (reduce-scatter's is smaller). */
+    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
+        (rc = icoll_request_check(c, call, request)) != MPI_SUCCESS ||
+        (rc = onic_mpi_coll_reduce_begin(call, comm, sendbuf,
+                                         sendbuf == MPI_IN_PLACE ? recvbuf : (void *)(uintptr_t)sendbuf,
+                                         count, datatype, op, 0, 1, &c, &t, &o, &acc, &bytes)) !=
+            MPI_SUCCESS)
+        return rc;
+    if (bytes > INT32_MAX ||
+        (scratch = onic_realloc(acc, bytes * (size_t)(parts + 1) + 1)) == NULL) {
+        onic_free(acc);
+        return bytes > INT32_MAX
+                   ? onic_mpi_err(c, MPI_ERR_COUNT, call, "%d elements of %zu bytes: onic "
+                                  "reduces at most 2^31 - 1 bytes in one call", count, t->size)
+                   : icoll_nomem(c, NULL, call);
+    }
+    if ((s = icoll_new(c, call)) == NULL) {
+        onic_free(scratch);
+        return icoll_nomem(c, NULL, call);
+    }
+    s->scratch = scratch;
+    s->bytes = bytes;
+    s->op = o;
+    s->rtype = t;
+    icoll_keep_type(s, 1, t);
+    *s_p = s;
+    return MPI_SUCCESS;
+}
+
+/* Ireduce_scatter: the reduction to rank 0 over the tree, then rank 0
+ * sends block i (recvcounts[i] packed elements) to process i. */
+static int icoll_reduce_scatter(const char *call, const void *sendbuf, void *recvbuf,
+                                const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                                MPI_Comm comm, MPI_Request *request)
+{
+    onic_mpi_comm_t *c;
+    onic_mpi_type_t *t;
+    icoll_t *s;
+    long long total = 0;
+    size_t at = 0;
+    int rc;
+
+    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS)
+        return rc;
+    if (recvcounts == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "recvcounts is NULL");
+    for (int i = 0; i < c->size; i++) {
+        if (recvcounts[i] < 0)
+            return onic_mpi_err(c, MPI_ERR_COUNT, call, "recvcounts[%d] = %d is negative", i,
+                                recvcounts[i]);
+        total += recvcounts[i];
+    }
+    if (total > INT32_MAX)
+        return onic_mpi_err(c, MPI_ERR_COUNT, call, "the counts add up to %lld elements, more "
+                            "than an int counts", total);
+    if (sendbuf != MPI_IN_PLACE &&
+        (rc = onic_mpi_coll_buf(c, call, "recv", recvbuf, recvcounts[c->rank], datatype, &t)) !=
+            MPI_SUCCESS)
+        return rc;
+    if ((rc = icoll_reduction(call, comm, sendbuf, recvbuf, (int)total, datatype, op,
+                              icoll_tree_parts(c->size), request, &s)) != MPI_SUCCESS)
+        return rc;
+    t = s->rtype;
+    if (icoll_tree_reduce(s, s->scratch, s->scratch + s->bytes, 0) != 0)
+        return icoll_nomem(c, s, call);
+    for (int i = 0; i < c->size; i++) {
+        size_t b = t->size * (size_t)recvcounts[i];
+        if ((c->rank == 0 && i > 0 &&
+             icoll_add(s, ICOLL_SEND, i, s->scratch + at, (int)b, icoll_bytes()) != 0) ||
+            (c->rank == i && i > 0 &&
+             (icoll_add(s, ICOLL_RECV, 0, s->scratch, (int)b, icoll_bytes()) != 0 ||
+              icoll_add(s, ICOLL_WAIT, 0, NULL, 0, NULL) != 0)))
+            return icoll_nomem(c, s, call);
+        at += b;
+    }
+    /* In place, the result goes to the start of recvbuf. */
+    if (icoll_add_packed(s, ICOLL_UNPACK, s->scratch, NULL, recvbuf, recvcounts[c->rank], t) !=
+            0 ||
+        icoll_add(s, ICOLL_WAIT, 0, NULL, 0, NULL) != 0)
+        return icoll_nomem(c, s, call);
+    return icoll_start(s, request);
+}
+
+int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return icoll_reduce_scatter("MPI_Ireduce_scatter", sendbuf, recvbuf, recvcounts, datatype,
+                                op, comm, request);
+}
+
+int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                              MPI_Request *request)
+{
+    const char *call = "MPI_Ireduce_scatter_block";
+    onic_mpi_comm_t *c;
+    int rc, *counts;
+
+    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS)
+        return rc;
+    if (recvcount < 0)
+        return onic_mpi_err(c, MPI_ERR_COUNT, call, "recvcount %d is negative", recvcount);
+    if ((counts = onic_calloc((size_t)c->size, sizeof(int))) == NULL)
+        return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for %d counts", c->size);
+    for (int i = 0; i < c->size; i++)
+        counts[i] = recvcount;
+    rc = icoll_reduce_scatter(call, sendbuf, recvbuf, counts, datatype, op, comm, request);
+    onic_free(counts);
+    return rc;
+}
+
+/* Iscan and Iexscan: the prefix of ranks 0..r-1 from r - 1 (exscan's
+ * result), combined as prefix op ours (rank order) and passed to r + 1. */
+static int icoll_scan(const char *call, int exclusive, const void *sendbuf, void *recvbuf,
+                      int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                      MPI_Request *request)
+{
+    onic_mpi_comm_t *c;
+    onic_mpi_type_t *t;
+    icoll_t *s;
+    char *mine, *prev;
+    int rc;
+
+    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
+        (rc = onic_mpi_coll_buf(c, call, "recv", recvbuf, count, datatype, &t)) != MPI_SUCCESS ||
+        (rc = icoll_reduction(call, comm, sendbuf, recvbuf, count, datatype, op, 1, request,
+                              &s)) != MPI_SUCCESS)
+        return rc;
+    mine = s->scratch;
+    prev = s->scratch + s->bytes;
+    if (c->rank > 0) {
+        /* Exscan's result is the prefix before us; rank 0's is undefined
+         * (its recvbuf is left as it is). */
+        if (icoll_add(s, ICOLL_RECV, c->rank - 1, prev, (int)s->bytes, icoll_bytes()) != 0 ||
+            icoll_add(s, ICOLL_WAIT, 0, NULL, 0, NULL) != 0 ||
+            (exclusive &&
+             icoll_add_packed(s, ICOLL_UNPACK, prev, NULL, recvbuf, count, t) != 0) ||
+            icoll_add_packed(s, ICOLL_REDUCE, prev, mine, NULL, 0, NULL) != 0)
+            return icoll_nomem(c, s, call);
+    }
+    if ((!exclusive && icoll_add_packed(s, ICOLL_UNPACK, mine, NULL, recvbuf, count, t) != 0) ||
+        (c->rank + 1 < c->size &&
+         icoll_add(s, ICOLL_SEND, c->rank + 1, mine, (int)s->bytes, icoll_bytes()) != 0) ||
+        icoll_add(s, ICOLL_WAIT, 0, NULL, 0, NULL) != 0)
+        return icoll_nomem(c, s, call);
+    return icoll_start(s, request);
+}
+
+int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+              MPI_Comm comm, MPI_Request *request)
+{
+    return icoll_scan("MPI_Iscan", 0, sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
+int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return icoll_scan("MPI_Iexscan", 1, sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
+/* Ialltoallw: Ialltoallv with a type per peer and displacements in bytes;
+ * every type named is kept until the schedule ends. MPI_IN_PLACE: block i
+ * of recvbuf, packed by recvtypes[i], goes to process i. */
+int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                   MPI_Request *request)
+{
+    const char *call = "MPI_Ialltoallw";
+    onic_mpi_comm_t *c;
+    onic_mpi_type_t **t;
+    icoll_t *s;
+    size_t total = 0, *offs;
+    int rc, n, in_place = sendbuf == MPI_IN_PLACE;
+
+    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
+        (rc = icoll_request_check(c, call, request)) != MPI_SUCCESS ||
+        (rc = icoll_counts(c, call, "recv", recvcounts, rdispls)) != MPI_SUCCESS ||
+        (!in_place && (rc = icoll_counts(c, call, "send", sendcounts, sdispls)) != MPI_SUCCESS))
+        return rc;
+    if (recvbuf == MPI_IN_PLACE)
+        return onic_mpi_err(c, MPI_ERR_BUFFER, call, "recvbuf is MPI_IN_PLACE; only sendbuf "
+                            "may be");
+    if (recvtypes == NULL || (!in_place && sendtypes == NULL))
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "%s is NULL",
+                            recvtypes == NULL ? "recvtypes" : "sendtypes");
+    n = c->size;
+    if ((s = icoll_new(c, call)) == NULL ||
+        (s->wtypes = onic_calloc(2 * (size_t)n, sizeof(*s->wtypes))) == NULL ||
+        (offs = onic_calloc((size_t)n + 1, sizeof(*offs))) == NULL)
+        return icoll_nomem(c, s, call);
+    /* recvtypes first, then sendtypes: each checked, each kept. */
+    t = s->wtypes;
+    for (int i = 0; i < 2 * n && rc == MPI_SUCCESS; i++) {
+        int recv = i < n, k = recv ? i : i - n;
+        if (!recv && in_place)
+            break;
+        if ((t[i] = onic_mpi_type_check(recv ? recvtypes[k] : sendtypes[k], c, call, &rc)) ==
+            NULL)
+            break;
+        onic_mpi_type_ref(t[i]);
+        s->nwtypes = i + 1;
+        if ((recv ? recvbuf : sendbuf) == NULL && (recv ? recvcounts : sendcounts)[k] > 0 &&
+            t[i]->size > 0)
+            rc = onic_mpi_err(c, MPI_ERR_BUFFER, call, "%sbuf is NULL with data to move",
+                              recv ? "recv" : "send");
+    }
+    for (int i = 0; i < n && rc == MPI_SUCCESS && in_place; i++) {
+        offs[i] = total;
+        total += t[i]->size * (size_t)recvcounts[i];
+    }
+    if (rc == MPI_SUCCESS && in_place &&
+        (total > INT32_MAX || (s->scratch = onic_malloc(total + 1)) == NULL))
+        rc = onic_mpi_err(c, total > INT32_MAX ? MPI_ERR_COUNT : MPI_ERR_NO_MEM, call,
+                          "MPI_IN_PLACE: no room for a copy of the %zu bytes of recvbuf", total);
+    if (rc != MPI_SUCCESS) {
+        onic_free(offs);
+        icoll_destroy(s);
+        return rc;
+    }
+    for (int i = 0; i < n && in_place; i++)
+        onic_mpi_type_pack(t[i], (char *)recvbuf + rdispls[i], recvcounts[i],
+                           s->scratch + offs[i]);
+    for (int k = 0; k < n; k++) {
+        int peer = (c->rank + k) % n; /* not all to rank 0 first */
+        int bad = icoll_add(s, ICOLL_RECV, peer, (char *)recvbuf + rdispls[peer],
+                            recvcounts[peer], t[peer]) != 0;
+        if (!bad && in_place)
+            bad = icoll_add(s, ICOLL_SEND, peer, s->scratch + offs[peer],
+                            (int)(t[peer]->size * (size_t)recvcounts[peer]), icoll_bytes()) != 0;
+        else if (!bad)
+            bad = icoll_add(s, ICOLL_SEND, peer, (char *)(uintptr_t)sendbuf + sdispls[peer],
+                            sendcounts[peer], t[n + peer]) != 0;
+        if (bad) {
+            onic_free(offs);
+            return icoll_nomem(c, s, call);
+        }
+    }
+    onic_free(offs);
     return icoll_start(s, request);
 }

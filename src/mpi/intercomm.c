@@ -10,18 +10,19 @@
  * each group agrees on its own mask (an allreduce over its local side),
  * the local leaders (rank 0 of each group) swap the masks, and each
  * leader broadcasts the other's to its group. Those swaps and broadcasts
- * run on the intercommunicator's collective context, which is otherwise
- * unused: onic has no collectives on intercommunicators (they are
- * refused). `ic->local` is the local group as a hidden intracommunicator
- * of the same id, for the broadcasts and allreduces of these agreements. */
+ * run on the intercommunicator's collective context, with tags above the
+ * collectives' (intercoll.c). `ic->local` is the local group as a hidden
+ * intracommunicator of the same id, for the broadcasts and allreduces of
+ * these agreements and of the collectives. */
 #include "mpi/mpi_impl.h"
 #include "base/mem.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* The leaders' swaps on the collective context; the collectives' own tags
- * are small, and no collective runs on an intercommunicator's context. */
+/* The leaders' swaps on the collective context, above the collectives'
+ * own small tags (coll.c, collv.c, intercoll.c); the non-blocking ones,
+ * whose tags start here too, are refused on intercommunicators. */
 #define IC_TAG_SWAP   (1 << 20)
 #define IC_TAG_GATHER ((1 << 20) + 1)
 #define IC_MASK_WORDS (ONIC_MPI_MAX_CTX / 64)

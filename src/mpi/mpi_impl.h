@@ -20,7 +20,8 @@
  *   attr.c      attribute caching: keyvals, values, copy and delete callbacks
  *   probe.c     matched probe: messages taken out of matching, MPI_Mrecv
  *   icoll.c     non-blocking collectives: schedules of rounds, progressed
- *               by any call that progresses */
+ *               by any call that progresses
+ *   intercoll.c collectives on intercommunicators, MPI_Alltoallw */
 #ifndef ONIC_MPI_IMPL_H
 #define ONIC_MPI_IMPL_H
 
@@ -139,9 +140,9 @@ typedef struct onic_mpi_comm {
      * intercommunicator (intercomm.c) the remote group. */
     onic_mpi_group_t *peers;
     /* An intercommunicator's local group as an intracommunicator of the
-     * same id, not published: its collective context carries the
-     * intercommunicator's own agreements (the intercommunicator has no
-     * collectives of its own). NULL for an intracommunicator. */
+     * same id, not published: the intercommunicator's agreements and
+     * collectives (intercoll.c) use its collectives. NULL for an
+     * intracommunicator. */
     struct onic_mpi_comm *local;
     MPI_Errhandler    errh;
     int               predefined;
@@ -676,6 +677,52 @@ int  onic_mpi_coll_sides(onic_mpi_comm_t *c, const char *call, const void *sendb
                          int sendcount, MPI_Datatype sendtype, const void *recvbuf,
                          int recvcount, MPI_Datatype recvtype, int check_send, int check_recv,
                          onic_mpi_type_t **st_p, onic_mpi_type_t **rt_p);
+
+/* --- intercoll.c ---------------------------------------------------------------------- */
+/* comm if it is a live intercommunicator (MPI initialized), else NULL and
+ * nothing reported: the blocking collectives' way to the forms below. */
+onic_mpi_comm_t *onic_mpi_coll_inter(MPI_Comm comm);
+/* The collectives on an intercommunicator ic (MPI 3.1, 5.2.2): root is
+ * MPI_ROOT, MPI_PROC_NULL or a remote rank; the v-forms' counts NULL for
+ * the plain forms. MPI_SUCCESS or the error reported. */
+int  onic_mpi_inter_barrier(onic_mpi_comm_t *ic, const char *call);
+int  onic_mpi_inter_bcast(onic_mpi_comm_t *ic, void *buf, int count, MPI_Datatype type,
+                          int root, const char *call);
+int  onic_mpi_inter_gather(onic_mpi_comm_t *ic, const void *sendbuf, int sendcount,
+                           MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                           int root, const char *call);
+int  onic_mpi_inter_scatter(onic_mpi_comm_t *ic, const void *sendbuf, int sendcount,
+                            const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                            const char *call);
+int  onic_mpi_inter_reduce(onic_mpi_comm_t *ic, const void *sendbuf, void *recvbuf, int count,
+                           MPI_Datatype type, MPI_Op op, int root, const char *call);
+int  onic_mpi_inter_allreduce(onic_mpi_comm_t *ic, const void *sendbuf, void *recvbuf,
+                              int count, const int counts[], MPI_Datatype type, MPI_Op op,
+                              const char *call);
+int  onic_mpi_inter_reduce_scatter(onic_mpi_comm_t *ic, const void *sendbuf, void *recvbuf,
+                                   const int recvcounts[], MPI_Datatype type, MPI_Op op,
+                                   const char *call);
+/* One transfer with one peer: count elements of type at buf. */
+typedef struct onic_mpi_pair {
+    void            *buf;
+    int              count;
+    onic_mpi_type_t *type;
+} onic_mpi_pair_t;
+/* Post send[i] to and recv[i] from each of the n peers of c at once; wait. */
+int  onic_mpi_coll_pairs(onic_mpi_comm_t *c, int n, const onic_mpi_pair_t *send,
+                         const onic_mpi_pair_t *recv, int tag, const char *call);
+/* Allgather(v) (gather: one send block for all) and alltoall(v, w) on an
+ * intercommunicator, and MPI_Alltoallw on either kind: counts NULL for a
+ * count each, displs NULL for blocks in order, types NULL for one type
+ * (recvtypes given: displacements in bytes, as alltoallw's). */
+int  onic_mpi_coll_alltoall_any(onic_mpi_comm_t *c, const char *call, int gather,
+                                const void *sendbuf, int sendcount, const int sendcounts[],
+                                const int sdispls[], MPI_Datatype sendtype,
+                                const MPI_Datatype sendtypes[], void *recvbuf, int recvcount,
+                                const int recvcounts[], const int rdispls[],
+                                MPI_Datatype recvtype, const MPI_Datatype recvtypes[]);
 
 /* --- icoll.c ---------------------------------------------------------------------- */
 /* Schedules not yet complete: progress advances them when non-zero. */

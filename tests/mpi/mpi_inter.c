@@ -193,10 +193,15 @@ static void test_intercomm(void)
         MPI_Group_free(&lg);
     }
 
-    /* No collectives on an intercommunicator: refused, not run. */
+    /* No non-blocking collectives on an intercommunicator: refused, not
+     * run (the blocking ones: mpi_intercoll). */
     MPI_Comm_set_errhandler(ic, MPI_ERRORS_RETURN);
-    CHECK_EQ(MPI_Barrier(ic), MPI_ERR_COMM);
-    CHECK_EQ(MPI_Bcast(&flag, 1, MPI_INT, 0, ic), MPI_ERR_COMM);
+    {
+        MPI_Request rq = MPI_REQUEST_NULL;
+        CHECK_EQ(MPI_Ibarrier(ic, &rq), MPI_ERR_COMM);
+        CHECK_EQ(MPI_Ibcast(&flag, 1, MPI_INT, 0, ic, &rq), MPI_ERR_COMM);
+        CHECK(rq == MPI_REQUEST_NULL);
+    }
     /* Ranks name the remote group: one past its end is refused. */
     CHECK_EQ(MPI_Send(&flag, 1, MPI_INT, rsize, 0, ic), MPI_ERR_RANK);
 

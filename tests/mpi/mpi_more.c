@@ -150,14 +150,23 @@ static void test_topo(void)
         MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, sub);
         CHECK_EQ(sum, x * dims[1] * dims[1] + dims[1] * (dims[1] - 1) / 2);
         MPI_Comm_free(&sub);
-        /* Nothing kept: a grid of one process, with no dimensions. */
+        /* Nothing kept: a grid of one process with no dimensions, as
+         * MPI_Cart_create with ndims 0 makes it: rank 0's; the others
+         * get MPI_COMM_NULL. */
         remain[1] = 0;
-        MPI_Cart_sub(cart, remain, &sub);
-        MPI_Comm_size(sub, &ss);
-        CHECK_EQ(ss, 1);
-        MPI_Cartdim_get(sub, &nd);
-        CHECK_EQ(nd, 0);
-        MPI_Comm_free(&sub);
+        CHECK_EQ(MPI_Cart_sub(cart, remain, &sub), MPI_SUCCESS);
+        if (rank == 0) {
+            int cmp = -1;
+            MPI_Comm_size(sub, &ss);
+            CHECK_EQ(ss, 1);
+            MPI_Cartdim_get(sub, &nd);
+            CHECK_EQ(nd, 0);
+            MPI_Comm_compare(sub, MPI_COMM_SELF, &cmp);
+            CHECK_EQ(cmp, MPI_CONGRUENT);
+            MPI_Comm_free(&sub);
+        } else {
+            CHECK(sub == MPI_COMM_NULL);
+        }
     }
     /* A duplicate keeps the grid. */
     MPI_Comm_dup(cart, &dup);
@@ -416,6 +425,26 @@ static void test_dtype(void)
         MPI_Type_get_envelope(w, &ni, &na, &nt, &comb);
         CHECK_EQ(comb, MPI_COMBINER_DUP);
         MPI_Type_free(&w);
+        /* A vector of (live) indexed types: its contents give a new handle
+         * that decodes as the indexed type did (MPI 3.1, 4.1.13), not as
+         * a dup, and is freed on its own. */
+        {
+            int vi[3];
+            MPI_Datatype vt, inner = MPI_DATATYPE_NULL;
+            MPI_Type_vector(2, 1, 2, t, &vt);
+            MPI_Type_get_contents(vt, 3, 0, 1, vi, ai, &inner);
+            CHECK(vi[0] == 2 && vi[1] == 1 && vi[2] == 2);
+            CHECK(inner != t && inner != MPI_DATATYPE_NULL);
+            MPI_Type_get_envelope(inner, &ni, &na, &nt, &comb);
+            CHECK(comb == MPI_COMBINER_INDEXED && ni == 7 && na == 0 && nt == 1);
+            for (int i = 0; i < 7; i++)
+                ints[i] = -1;
+            MPI_Type_get_contents(inner, 7, 0, 1, ints, ai, ty);
+            CHECK(ints[0] == 3 && ints[1] == 2 && ints[3] == 3 && ints[4] == 0 && ints[6] == 9);
+            CHECK(ty[0] == MPI_INT);
+            CHECK_EQ(MPI_Type_free(&inner), MPI_SUCCESS);
+            CHECK_EQ(MPI_Type_free(&vt), MPI_SUCCESS);
+        }
         /* Names: the predefined ones', one set, and a long one cut. */
         char name[MPI_MAX_OBJECT_NAME], longname[300];
         int len;
@@ -884,9 +913,34 @@ static void test_coll(void)
             bad += out[3 * i + 2] != 10 * size * (size - 1) / 2 + size * (3 * i + 2);
         }
         CHECK_EQ(bad, 0);
+        /* MPI_Reduce_local with the same: out = in op out, gaps kept. */
+        for (int i = 0; i < 3 * N; i++)
+            out[i] = 100 * i;
+        CHECK_EQ(MPI_Reduce_local(in, out, N, vec, vsum), MPI_SUCCESS);
+        for (int i = 0; i < 3 * N; i++)
+            CHECK_EQ(out[i], i % 3 == 1 ? 100 * i : 100 * i + rank * 10 + i);
         MPI_Op_free(&vsum);
         CHECK(vsum == MPI_OP_NULL);
         MPI_Type_free(&vec);
+    }
+    {
+        /* MPI_Reduce_local is inoutbuf = inbuf op inoutbuf: the order shows
+         * with an operation that does not commute. */
+        long long in[2] = {3, 7}, io[2] = {5, -1};
+        double d[2] = {1.5, -2}, e[2] = {0.5, 4};
+        MPI_Datatype aff;
+        MPI_Type_contiguous(2, MPI_LONG_LONG, &aff);
+        MPI_Type_commit(&aff);
+        /* (3x + 7, then 5x - 1) = 15x + 34; the other order gives 15x + 4. */
+        CHECK_EQ(MPI_Reduce_local(in, io, 1, aff, then), MPI_SUCCESS);
+        CHECK(io[0] == 15 && io[1] == 34);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        CHECK_EQ(MPI_Reduce_local(in, io, -1, aff, then), MPI_ERR_COUNT);
+        CHECK_EQ(MPI_Reduce_local(d, e, 2, MPI_DOUBLE, MPI_BXOR), MPI_ERR_OP);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+        CHECK_EQ(MPI_Reduce_local(d, e, 2, MPI_DOUBLE, MPI_MAX), MPI_SUCCESS);
+        CHECK(e[0] == 1.5 && e[1] == 4);
+        MPI_Type_free(&aff);
     }
 
     /* Errors. */

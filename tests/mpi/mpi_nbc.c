@@ -564,6 +564,244 @@ static void icoll_allgather_alltoall(void)
     free(a);
 }
 
+/* The v-forms: process i's block has i + 1 elements (gatherv, scatterv,
+ * allgatherv; times 300 for alltoallv's, past the eager limit), with a gap
+ * of one element before each block that must stay untouched. */
+static void icoll_v(void)
+{
+    int *cnt = malloc(sizeof(int) * (size_t)size), *dsp = malloc(sizeof(int) * (size_t)size);
+    int *sc = malloc(sizeof(int) * (size_t)size), *sd = malloc(sizeof(int) * (size_t)size);
+    int total = 0, stotal = 0, mine[64], *all, *s, *a;
+    MPI_Request r;
+
+    for (int i = 0; i < size; i++) {
+        cnt[i] = i + 1;
+        dsp[i] = total + 1;
+        total += i + 2;
+    }
+    all = malloc(sizeof(int) * (size_t)total);
+    for (int root = 0; root < size; root++) {
+        for (int j = 0; j < rank + 1; j++)
+            mine[j] = val(rank, root, j);
+        for (int i = 0; i < total; i++)
+            all[i] = -1;
+        CHECK_EQ(MPI_Igatherv(mine, rank + 1, MPI_INT, all, cnt, dsp, MPI_INT, root,
+                              MPI_COMM_WORLD, &r), MPI_SUCCESS);
+        wait_or_test(&r, root % 2);
+        if (rank == root)
+            for (int i = 0; i < size; i++) {
+                CHECK_EQ(all[dsp[i] - 1], -1);
+                for (int j = 0; j < cnt[i]; j++)
+                    CHECK_EQ(all[dsp[i] + j], val(i, root, j));
+            }
+        /* Scatter back what was gathered, the root's block in place. */
+        for (int j = 0; j < rank + 2; j++)
+            mine[j] = -1;
+        CHECK_EQ(MPI_Iscatterv(all, cnt, dsp, MPI_INT, rank == root ? MPI_IN_PLACE : mine,
+                               rank + 1, MPI_INT, root, MPI_COMM_WORLD, &r), MPI_SUCCESS);
+        wait_or_test(&r, 0);
+        for (int j = 0; j < rank + 1; j++)
+            CHECK_EQ(rank == root ? all[dsp[root] + j] : mine[j], val(rank, root, j));
+        if (rank != root)
+            CHECK_EQ(mine[rank + 1], -1);
+        /* The root's own block, gathered in place. */
+        for (int i = 0; i < total; i++)
+            all[i] = i == dsp[root] && rank == root ? -7 : -1;
+        CHECK_EQ(MPI_Igatherv(rank == root ? MPI_IN_PLACE : mine, rank + 1, MPI_INT, all, cnt,
+                              dsp, MPI_INT, root, MPI_COMM_WORLD, &r), MPI_SUCCESS);
+        wait_or_test(&r, 1);
+        if (rank == root)
+            for (int i = 0; i < size; i++)
+                CHECK_EQ(all[dsp[i]], i == root ? -7 : val(i, root, 0));
+    }
+    /* Allgatherv, and again in place. */
+    for (int in_place = 0; in_place < 2; in_place++) {
+        for (int i = 0; i < total; i++)
+            all[i] = -1;
+        for (int j = 0; j < rank + 1; j++) {
+            mine[j] = val(rank, 5, j);
+            if (in_place)
+                all[dsp[rank] + j] = mine[j];
+        }
+        CHECK_EQ(MPI_Iallgatherv(in_place ? MPI_IN_PLACE : mine, rank + 1, MPI_INT, all, cnt, dsp,
+                                 MPI_INT, MPI_COMM_WORLD, &r), MPI_SUCCESS);
+        wait_or_test(&r, in_place);
+        for (int i = 0; i < size; i++) {
+            CHECK_EQ(all[dsp[i] - 1], -1);
+            for (int j = 0; j < cnt[i]; j++)
+                CHECK_EQ(all[dsp[i] + j], val(i, 5, j));
+        }
+    }
+    /* Alltoallv: rank a sends rank b 300 (a + b + 1) elements. */
+    total = 0;
+    for (int b = 0; b < size; b++) {
+        sc[b] = cnt[b] = 300 * (rank + b + 1);
+        sd[b] = stotal;
+        dsp[b] = total + 1;
+        stotal += sc[b];
+        total += cnt[b] + 1;
+    }
+    s = malloc(sizeof(int) * (size_t)stotal);
+    a = malloc(sizeof(int) * (size_t)total);
+    for (int b = 0; b < size; b++)
+        for (int j = 0; j < sc[b]; j++)
+            s[sd[b] + j] = val(rank, 10 + b, j);
+    for (int in_place = 0; in_place < 2; in_place++) {
+        for (int i = 0; i < total; i++)
+            a[i] = -1;
+        if (in_place) /* what goes to b is in b's receive block */
+            for (int b = 0; b < size; b++)
+                memcpy(a + dsp[b], s + sd[b], sizeof(int) * (size_t)sc[b]);
+        CHECK_EQ(MPI_Ialltoallv(in_place ? MPI_IN_PLACE : s, sc, sd, MPI_INT, a, cnt, dsp,
+                                MPI_INT, MPI_COMM_WORLD, &r), MPI_SUCCESS);
+        wait_or_test(&r, !in_place);
+        for (int b = 0; b < size; b++) {
+            CHECK_EQ(a[dsp[b] - 1], -1);
+            for (int j = 0; j < cnt[b]; j += 37)
+                CHECK_EQ(a[dsp[b] + j], val(b, 10 + rank, j));
+            CHECK_EQ(a[dsp[b] + cnt[b] - 1], val(b, 10 + rank, cnt[b] - 1));
+        }
+    }
+    /* Ialltoallw: the same exchange, byte displacements, and to odd ranks
+     * as one element of a derived type freed before the wait (kept). */
+    for (int in_place = 0; in_place < 2; in_place++) {
+        MPI_Datatype *st = malloc(sizeof(MPI_Datatype) * (size_t)size);
+        MPI_Datatype *rt = malloc(sizeof(MPI_Datatype) * (size_t)size);
+        int *sw = malloc(sizeof(int) * (size_t)size), *sbd = malloc(sizeof(int) * (size_t)size);
+        int *rbd = malloc(sizeof(int) * (size_t)size);
+        for (int b = 0; b < size; b++) {
+            st[b] = rt[b] = MPI_INT;
+            sw[b] = sc[b];
+            sbd[b] = sd[b] * (int)sizeof(int);
+            rbd[b] = dsp[b] * (int)sizeof(int);
+            if (b % 2) {
+                MPI_Type_contiguous(sc[b], MPI_INT, &st[b]);
+                MPI_Type_commit(&st[b]);
+                sw[b] = 1;
+            }
+        }
+        for (int i = 0; i < total; i++)
+            a[i] = -1;
+        if (in_place)
+            for (int b = 0; b < size; b++)
+                memcpy(a + dsp[b], s + sd[b], sizeof(int) * (size_t)sc[b]);
+        CHECK_EQ(MPI_Ialltoallw(in_place ? MPI_IN_PLACE : s, sw, sbd, st, a, cnt, rbd, rt,
+                                MPI_COMM_WORLD, &r), MPI_SUCCESS);
+        for (int b = 1; b < size; b += 2)
+            MPI_Type_free(&st[b]);
+        wait_or_test(&r, in_place);
+        for (int b = 0; b < size; b++) {
+            CHECK_EQ(a[dsp[b] - 1], -1);
+            for (int j = 0; j < cnt[b]; j += 37)
+                CHECK_EQ(a[dsp[b] + j], val(b, 10 + rank, j));
+            CHECK_EQ(a[dsp[b] + cnt[b] - 1], val(b, 10 + rank, cnt[b] - 1));
+        }
+        free(st);
+        free(rt);
+        free(sw);
+        free(sbd);
+        free(rbd);
+    }
+    free(s);
+    free(a);
+    free(all);
+    free(cnt);
+    free(dsp);
+    free(sc);
+    free(sd);
+}
+
+/* Ireduce_scatter(_block), Iscan, Iexscan: element k of rank r's input is
+ * r + 1 + k; the sums and prefixes follow, and the digits operation shows
+ * rank order. */
+static void icoll_rs_scan(void)
+{
+    int *cnt = malloc(sizeof(int) * (size_t)size), total = 0, at = 0, m = 1200;
+    int *in, *out;
+    long long sumr = (long long)size * (size + 1) / 2;
+    MPI_Request r;
+
+    for (int i = 0; i < size; i++) {
+        cnt[i] = 300 * (i + 1); /* rank 0's last blocks past the eager limit */
+        total += cnt[i];
+        at += i < rank ? cnt[i] : 0;
+    }
+    in = malloc(sizeof(int) * (size_t)(total + m * size));
+    out = malloc(sizeof(int) * (size_t)(total + m * size + 1));
+    for (int in_place = 0; in_place < 2; in_place++) {
+        for (int k = 0; k < total; k++)
+            (in_place ? out : in)[k] = rank + 1 + k;
+        if (!in_place)
+            for (int k = 0; k <= cnt[rank]; k++)
+                out[k] = -1;
+        CHECK_EQ(MPI_Ireduce_scatter(in_place ? MPI_IN_PLACE : in, out, cnt, MPI_INT, MPI_SUM,
+                                     MPI_COMM_WORLD, &r), MPI_SUCCESS);
+        wait_or_test(&r, in_place);
+        for (int k = 0; k < cnt[rank]; k++)
+            if (out[k] != (int)(sumr + (long long)size * (at + k))) {
+                CHECK_EQ(out[k], sumr + (long long)size * (at + k));
+                break;
+            }
+        if (!in_place)
+            CHECK_EQ(out[cnt[rank]], -1);
+    }
+    for (int k = 0; k < m * size; k++)
+        in[k] = rank + 1 + k;
+    for (int k = 0; k <= m; k++)
+        out[k] = -1;
+    CHECK_EQ(MPI_Ireduce_scatter_block(in, out, m, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r),
+             MPI_SUCCESS);
+    wait_or_test(&r, 0);
+    for (int k = 0; k < m; k++)
+        if (out[k] != (int)(sumr + (long long)size * (rank * m + k))) {
+            CHECK_EQ(out[k], sumr + (long long)size * (rank * m + k));
+            break;
+        }
+    CHECK_EQ(out[m], -1);
+
+    /* Scans of sums over m elements: ranks 0..r (exclusive: 0..r-1). */
+    for (int ex = 0; ex < 2; ex++) {
+        long long pre = (long long)(rank + 1 - ex) * (rank + 2 - ex) / 2;
+        for (int k = 0; k < m; k++)
+            out[k] = -1;
+        CHECK_EQ((ex ? MPI_Iexscan : MPI_Iscan)(in, out, m, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
+                                                &r), MPI_SUCCESS);
+        wait_or_test(&r, ex);
+        for (int k = 0; k < m && !(ex && rank == 0); k++)
+            if (out[k] != (int)(pre + (long long)(rank + 1 - ex) * k)) {
+                CHECK_EQ(out[k], pre + (long long)(rank + 1 - ex) * k);
+                break;
+            }
+        if (ex && rank == 0) /* undefined, and left alone */
+            CHECK_EQ(out[0], -1);
+    }
+    /* In place, and an operation that does not commute (digits 1..r+1). */
+    {
+        MPI_Datatype pair;
+        MPI_Op op;
+        long long d[2], expect = 0;
+        MPI_Type_contiguous(2, MPI_LONG_LONG, &pair);
+        MPI_Type_commit(&pair);
+        MPI_Op_create(concat_op, 0, &op);
+        for (int ex = 0; ex < 2; ex++) {
+            expect = 0;
+            for (int i = 0; i < rank + 1 - ex; i++)
+                expect = expect * 10 + i + 1;
+            d[0] = rank + 1;
+            d[1] = 10;
+            CHECK_EQ((ex ? MPI_Iexscan : MPI_Iscan)(MPI_IN_PLACE, d, 1, pair, op, MPI_COMM_WORLD,
+                                                    &r), MPI_SUCCESS);
+            wait_or_test(&r, 0);
+            CHECK_EQ(d[0], ex && rank == 0 ? rank + 1 : expect);
+        }
+        MPI_Op_free(&op);
+        MPI_Type_free(&pair);
+    }
+    free(in);
+    free(out);
+    free(cnt);
+}
+
 static void test_icoll(void)
 {
     icoll_barrier();
@@ -571,6 +809,8 @@ static void test_icoll(void)
     icoll_reduce();
     icoll_gather_scatter();
     icoll_allgather_alltoall();
+    icoll_v();
+    icoll_rs_scan();
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -732,6 +972,30 @@ static void test_ierrors(void)
     CHECK_EQ(MPI_Iallgather(x, 1, MPI_DATATYPE_NULL, y, 1, MPI_INT, MPI_COMM_WORLD, &r),
              MPI_ERR_TYPE);
     CHECK_EQ(MPI_Ialltoall(x, 1, MPI_INT, y, -2, MPI_INT, MPI_COMM_WORLD, &r), MPI_ERR_COUNT);
+    {
+        int neg[64], z[64] = {0};
+        for (int i = 0; i < size; i++)
+            neg[i] = i == size - 1 ? -1 : 1;
+        CHECK_EQ(MPI_Igatherv(x, 1, MPI_INT, y, z, z, MPI_INT, size, MPI_COMM_WORLD, &r),
+                 MPI_ERR_ROOT);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        CHECK_EQ(MPI_Iscatterv(x, z, NULL, MPI_INT, y, 1, MPI_INT, 0, MPI_COMM_SELF, &r),
+                 MPI_ERR_ARG);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+        CHECK_EQ(MPI_Iallgatherv(x, 1, MPI_INT, y, neg, z, MPI_INT, MPI_COMM_WORLD, &r),
+                 MPI_ERR_COUNT);
+        CHECK_EQ(MPI_Ialltoallv(x, neg, z, MPI_INT, y, z, z, MPI_INT, MPI_COMM_WORLD, &r),
+                 MPI_ERR_COUNT);
+        CHECK_EQ(MPI_Ireduce_scatter(x, y, neg, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r),
+                 MPI_ERR_COUNT);
+        CHECK_EQ(MPI_Ireduce_scatter_block(x, y, -1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r),
+                 MPI_ERR_COUNT);
+        CHECK_EQ(MPI_Iscan(&d, y, 1, MPI_DOUBLE, MPI_BAND, MPI_COMM_WORLD, &r), MPI_ERR_OP);
+        CHECK_EQ(MPI_Iexscan(x, y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Ialltoallw(x, z, z, NULL, y, z, z, NULL, MPI_COMM_WORLD, &r), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Ialltoallw(x, neg, z, NULL, y, z, z, NULL, MPI_COMM_WORLD, &r),
+                 MPI_ERR_COUNT);
+    }
     if (size > 1)
         CHECK_EQ(MPI_Igather(MPI_IN_PLACE, 1, MPI_INT, y, 1, MPI_INT, (rank + 1) % size,
                              MPI_COMM_WORLD, &r), MPI_ERR_BUFFER);
