@@ -100,7 +100,6 @@ static_assert(sizeof(shm_region_hdr_t) <= ONIC_SHM_SLOT, "the region header is o
 #define SHM_ASSIST_CHUNK_MAX (4u << 20)
 #define SHM_ASSIST_WAKE_MIN (1u << 20) /* operations this long wake a sleeping owner */
 #define SHM_ASSIST_HELP_MAX (16u << 20) /* bytes a helper copies per ASSIST: bounds its poll */
-#define SHM_MID_SPINS 1024u /* shm_mid_follow: reads of a count that does not move */
 
 /* A cooperative operation's line, in the initiator's region; its length
  * and direction travel in the ASSIST itself. Chunks are claimed by
@@ -144,7 +143,6 @@ typedef struct shm_state {
     size_t         region_bytes, bounce_bytes, bounce_off, assist_off;
     size_t         frame;        /* the most one lane message carries */
     size_t         max_payload;  /* the most a message carries: frame, or mid_max above it */
-    unsigned       room_spins;   /* shm_mid_follow's bound; 0: more processes than cores */
     shm_mid_tx_t  *mid;          /* by peer */
     void         **regions;  /* by rank; regions[rank] is ours */
     onic_shm_tx_t *tx;       /* by peer: our lane in its region */
@@ -777,8 +775,6 @@ static onic_status_t shm_endpoint_open(const onic_xport_tparams_t *tp, void **st
         s->frame = ONIC_XPORT_MAX_PAYLOAD;
     /* Above a frame, in fragments through the same lane (ONIC_SHM_MID_MAX). */
     s->max_payload = p->cfg->shm_mid_max > s->frame ? p->cfg->shm_mid_max : s->frame;
-    s->room_spins =
-        onic_config_wait_sleeps(p->cfg, s->size + (p->cfg->onload != 0)) ? 0 : SHM_MID_SPINS;
     s->regions = onic_calloc(s->size, sizeof(*s->regions));
     s->tx = onic_calloc(s->size, sizeof(*s->tx));
     s->rx = onic_calloc(s->size, sizeof(*s->rx));
@@ -867,41 +863,6 @@ static inline void shm_wake(shm_state_t *s, uint32_t peer)
         shm_wake_sleeper(h);
 }
 
-/* The lane is full part-way through a mid-size message: while the
- * receiver keeps freeing slots (it is polling: it copies fragment k while
- * we write k + 1), write on behind it rather than copy the rest into the
- * front end's backlog, which costs a copy and an allocation more per
- * message and leaves the rest to wait for this process's next poll. Bounded by the receiver, not by a clock: after SHM_MID_SPINS reads
- * of its consumed count without a slot freed (it computes, sleeps, or
- * floods us too and waits itself) the rest goes to the backlog as before,
- * so a send still never waits for a peer that does not poll. Not when the
- * node has more processes than cores (s->room_spins 0): the receiver may
- * need this core to drain. */
-static onic_status_t __attribute__((noinline))
-shm_mid_follow(shm_state_t *s, uint32_t peer, const void *user_hdr, size_t user_len,
-               const void *payload, size_t len, int *first_p, size_t *off_p)
-{
-    onic_shm_tx_t *tx = &s->tx[peer];
-    onic_status_t status = ONIC_ERR_NO_RESOURCE;
-    uint64_t seen = tx->credit;
-    unsigned idle = 0;
-
-    shm_wake(s, peer); /* what is written so far, for a receiver about to sleep */
-    while (status == ONIC_ERR_NO_RESOURCE && idle < s->room_spins) {
-        uint64_t consumed = __atomic_load_n(&tx->lane->consumed, __ATOMIC_ACQUIRE);
-        if (consumed == seen) {
-            idle++;
-            __builtin_ia32_pause();
-            continue;
-        }
-        seen = consumed;
-        idle = 0;
-        /* tx_mid reads the count again and checks it before it writes. */
-        status = onic_shm_tx_mid(tx, user_hdr, user_len, payload, len, s->frame, first_p, off_p);
-    }
-    return status;
-}
-
 /* A mid-size message (more than a frame), or the rest of one: as many
  * fragments as the lane has room for, the rest kept by the front end
  * (tp->full) as the peer's first record -- only what has not left, so a
@@ -916,8 +877,6 @@ shm_send_mid(shm_state_t *s, uint32_t peer, const void *user_hdr, size_t user_le
     onic_status_t status = onic_shm_tx_mid(&s->tx[peer], user_hdr, user_len, payload, len,
                                            s->frame, &first, &off);
 
-    if (status == ONIC_ERR_NO_RESOURCE && s->room_spins > 0)
-        status = shm_mid_follow(s, peer, user_hdr, user_len, payload, len, &first, &off);
     if (status == ONIC_OK) {
         m->cont = 0;
         m->skip = 0;

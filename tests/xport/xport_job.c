@@ -33,16 +33,6 @@
  *                       bundle) until it is found unreachable: the held
  *                       messages are dropped in a poll, and the bundle's
  *                       end must then fail, not report success
- *   xport_job midstream N  rank 0 sends rank 1 N mid-size messages, each
- *                       several rings long (64 slots: 4 KiB), rank 1
- *                       receiving all the while; each is sent with nothing
- *                       kept before it. The receiver frees slots as it
- *                       copies, so a message must leave whole, the sender
- *                       writing on behind it, not keep its rest for later
- *                       polls: at least one in ten must (every one, on an
- *                       idle machine; a receiver descheduled for longer than
- *                       the sender follows it leaves the rest kept, as it
- *                       must). Every message arrives whole, in order
  *   xport_job errors    bad rank, over-long payload and header are errors
  *   xport_job reopen N  close the endpoint and open it again, then fanin N:
  *                       also under mpiexec/mpirun (a launcher's bootstrap
@@ -133,13 +123,10 @@ typedef struct job {
 } job_t;
 
 static size_t max_len = 200; /* lowered to the endpoint's limit at open */
-static int mid_sizes;         /* midstream: sizes from the limit down, all above a frame */
 #define SEQ_PID (UINT64_MAX - 1) /* refill: a process id, outside the stream */
 
 static size_t msg_len(uint64_t seq)
 {
-    if (mid_sizes)
-        return max_len - (size_t)(seq % 16) * 1021;
     return (size_t)(seq % (max_len + 1));
 }
 
@@ -249,7 +236,7 @@ static void wait_until(onic_xport_t *x, const job_t *j, uint64_t expect)
 
 static int send_stream(onic_xport_t *x, job_t *j, uint32_t peer, uint64_t seq)
 {
-    static uint8_t payload[ONIC_XPORT_MID_CAP];
+    uint8_t payload[256];
     size_t len = msg_len(seq);
 
     for (size_t i = 0; i < len; i++)
@@ -300,10 +287,6 @@ int main(int argc, char **argv)
     free(j.next_seq); /* nothing is delivered before the first poll */
     if ((j.next_seq = calloc(j.size, sizeof(*j.next_seq))) == NULL)
         return 1;
-    if (strcmp(mode, "midstream") == 0) {
-        max_len = ONIC_XPORT_MID_CAP;
-        mid_sizes = 1;
-    }
     if (onic_xport_max_payload(x) < max_len)
         max_len = onic_xport_max_payload(x);
     j.x = x;
@@ -396,33 +379,6 @@ int main(int argc, char **argv)
             onic_xport_wait(x, UINT64_MAX);
         if (j.rank < 2) {
             if (j.replies == n && j.requests == n)
-                passed++;
-            else
-                failed++;
-        }
-    } else if (strcmp(mode, "midstream") == 0 && j.size == 2) {
-        uint64_t whole = 0;
-        if (max_len - 15 * 1021 <= 4096) {
-            failed++;
-            fprintf(stderr, "rank %u: the limit is %zu bytes: run with ONIC_SHM_MID_MAX of "
-                    "64 KiB or more\n", j.rank, max_len);
-        } else if (j.rank == 0) {
-            for (uint64_t s = 0; s < n; s++) {
-                while (onic_xport_backlog(x) > 0)
-                    onic_xport_wait(x, 1000000);
-                failed += !send_stream(x, &j, 1, s);
-                whole += onic_xport_backlog(x) == 0;
-            }
-            printf("rank 0: %llu of %llu messages left whole\n", (unsigned long long)whole,
-                   (unsigned long long)n);
-            if (whole * 10 >= n)
-                passed++;
-            else
-                failed++;
-        }
-        wait_until(x, &j, j.rank == 1 ? n : 0);
-        if (j.rank == 1) {
-            if (j.next_seq[0] == n && j.bad == 0)
                 passed++;
             else
                 failed++;
