@@ -9,20 +9,34 @@ ping-pong latency and streaming bandwidth at each size, with onic set up
 each of these ways, interleaved in every run so drift on a shared machine
 hits all alike:
 
+  defaults   onic as configured now (this environment's ONIC_* or the
+             defaults): what compare.py measures, to check the suggestions
+             against in the same run
   lane       every message eager through the shm lane, in fragments above
-             2 KiB (ONIC_EAGER_LIMIT and ONIC_SHM_MID_MAX at their largest)
-  rndv-cma   every message by rendezvous, the receiver pulling it by
-             cross-memory attach (ONIC_EAGER_LIMIT=0, ONIC_SHM_RMA=cma)
-  rndv-copy  every message by rendezvous through the bounce buffers, no
-             system call (ONIC_EAGER_LIMIT=0, ONIC_SHM_RMA=copy)
+             2 KiB (ONIC_EAGER_LIMIT and ONIC_SHM_MID_MAX at their largest,
+             and credit for p2p's whole window of 64: ONIC_EAGER_CREDITS)
+  rndv-lane  every message by rendezvous, its data through the lane: the
+             put whole, or a pull's reply (ONIC_EAGER_LIMIT=0,
+             ONIC_SHM_MID_MAX at its largest)
+  rndv-cma   every message by rendezvous, its data above 2 KiB pulled by
+             cross-memory attach (ONIC_EAGER_LIMIT=0, ONIC_SHM_MID_MAX=0,
+             ONIC_SHM_RMA=cma)
+  rndv-copy  the same through the bounce buffers, no system call
+             (ONIC_SHM_RMA=copy)
 
-It prints the medians side by side, then the crossovers: the eager limit
-(and the lane's mid-size limit) is the largest size up to which the lane's
-latency is no worse than the better rendezvous, and ONIC_SHM_CMA_MIN the
-smallest size from which cma's rendezvous is no slower than the copy's
-(bandwidth decides there: the copy needs the owner to poll). Every size
-the lane wins must also be every smaller one; a size it loses ends the
-eager range."""
+Each setup must take the protocol it names at every size: without the
+credit a stream of 64 falls back to rendezvous after 128 KiB, and with
+ONIC_SHM_MID_MAX above the size a rendezvous moves its data through the
+lane, not by RMA.
+
+It prints the medians side by side, then the crossovers, each the largest
+size up to which the smaller protocol keeps winning (a size it loses ends
+its range): the eager limit, up to which the lane's latency is no worse
+than the better rendezvous; the mid-size limit, up to which rendezvous
+through the lane is no worse than the better RMA in latency and bandwidth
+alike (no smaller than the eager limit, which it must carry); and
+ONIC_SHM_CMA_MIN, the smallest size from which cma's rendezvous is no
+slower than the copy's in both."""
 import argparse
 import os
 import statistics
@@ -35,9 +49,13 @@ import compare  # noqa: E402  (its runner: the same launch and parsing)
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOP = 262144
 SETUPS = [
-    ("lane", {"ONIC_EAGER_LIMIT": str(TOP), "ONIC_SHM_MID_MAX": str(TOP)}),
-    ("rndv-cma", {"ONIC_EAGER_LIMIT": "0", "ONIC_SHM_RMA": "cma"}),
-    ("rndv-copy", {"ONIC_EAGER_LIMIT": "0", "ONIC_SHM_RMA": "copy"}),
+    ("defaults", {}),
+    ("lane", {"ONIC_EAGER_LIMIT": str(TOP), "ONIC_SHM_MID_MAX": str(TOP),
+              # credit for p2p's window of 64 messages of TOP bytes, in 2 KiB units
+              "ONIC_EAGER_CREDITS": str(64 * TOP // 2048)}),
+    ("rndv-lane", {"ONIC_EAGER_LIMIT": "0", "ONIC_SHM_MID_MAX": str(TOP)}),
+    ("rndv-cma", {"ONIC_EAGER_LIMIT": "0", "ONIC_SHM_MID_MAX": "0", "ONIC_SHM_RMA": "cma"}),
+    ("rndv-copy", {"ONIC_EAGER_LIMIT": "0", "ONIC_SHM_MID_MAX": "0", "ONIC_SHM_RMA": "copy"}),
 ]
 
 
@@ -86,25 +104,36 @@ def main():
         print("|---:|" + "---:|" * len(names))
         for s in sizes:
             print(f"| {s} | " + " | ".join(f"{med[mode][n][s]:.3f}" for n in names) + " |")
-    lat = med["latency"]
+    lat, bw = med["latency"], med["bw"]
+    rma = ("rndv-cma", "rndv-copy")
+
+    def best_rma(m, s, lower):
+        vals = [m[n][s] for n in rma]
+        return min(vals) if lower else max(vals)
+
     eager = 0
     for s in sizes:
-        if lat["lane"][s] <= min(lat["rndv-cma"][s], lat["rndv-copy"][s]):
-            eager = s
-        else:
+        if lat["lane"][s] > best_rma(lat, s, True) or lat["lane"][s] > lat["rndv-lane"][s]:
             break
-    bw = med["bw"]
+        eager = s
+    mid = 0
+    for s in sizes:
+        if lat["rndv-lane"][s] > best_rma(lat, s, True) or bw["rndv-lane"][s] < best_rma(bw, s,
+                                                                                          False):
+            break
+        mid = s
     cma_min = None
     for s in sizes:
         if bw["rndv-cma"][s] >= bw["rndv-copy"][s] and lat["rndv-cma"][s] <= lat["rndv-copy"][s]:
             cma_min = s
             break
     print("\n### crossovers on this machine\n")
-    print(f"the lane wins up to {eager} bytes; rendezvous by cma beats the copy from "
+    print(f"the lane wins eagerly up to {eager} bytes and by rendezvous up to {mid}; "
+          f"rendezvous by cma beats the copy from "
           f"{cma_min if cma_min is not None else 'no size measured'}")
     print("\nsettings:")
     print(f"ONIC_EAGER_LIMIT={eager}")
-    print(f"ONIC_SHM_MID_MAX={max(eager, 2048)}")
+    print(f"ONIC_SHM_MID_MAX={max(eager, mid, 2048)}")
     print(f"ONIC_SHM_CMA_MIN={cma_min if cma_min is not None else sizes[-1] * 2}")
 
 
