@@ -382,6 +382,21 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
                                 comm);
 }
 
+int onic_mpi_coll_block_counts(onic_mpi_comm_t *c, const char *call, int recvcount,
+                               int **counts_p)
+{
+    int *counts;
+
+    if (recvcount < 0)
+        return onic_mpi_err(c, MPI_ERR_COUNT, call, "recvcount %d is negative", recvcount);
+    if ((counts = onic_calloc((size_t)c->size, sizeof(int))) == NULL)
+        return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for %d counts", c->size);
+    for (int i = 0; i < c->size; i++)
+        counts[i] = recvcount;
+    *counts_p = counts;
+    return MPI_SUCCESS;
+}
+
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
@@ -391,12 +406,8 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 
     if (c == NULL && (rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS)
         return rc;
-    if (recvcount < 0)
-        return onic_mpi_err(c, MPI_ERR_COUNT, call, "recvcount %d is negative", recvcount);
-    if ((counts = onic_calloc((size_t)c->size, sizeof(int))) == NULL)
-        return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for %d counts", c->size);
-    for (int i = 0; i < c->size; i++)
-        counts[i] = recvcount;
+    if ((rc = onic_mpi_coll_block_counts(c, call, recvcount, &counts)) != MPI_SUCCESS)
+        return rc;
     rc = c->local != NULL
              ? onic_mpi_inter_reduce_scatter(c, sendbuf, recvbuf, counts, datatype, op, call)
              : collv_reduce_scatter(call, sendbuf, recvbuf, counts, datatype, op, comm);

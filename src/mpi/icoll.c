@@ -440,6 +440,25 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
     return icoll_start(s, request);
 }
 
+/* A reduction's schedule over scratch (bytes per packed input), which it
+ * owns from here on: freed with it, or now if there is no memory for it. */
+static icoll_t *icoll_new_reduction(onic_mpi_comm_t *c, const char *call, char *scratch,
+                                    size_t bytes, const onic_mpi_opd_t *o, onic_mpi_type_t *t)
+{
+    icoll_t *s = icoll_new(c, call);
+
+    if (s == NULL) {
+        onic_free(scratch);
+        return NULL;
+    }
+    s->scratch = scratch;
+    s->bytes = bytes;
+    s->op = *o;
+    s->rtype = t;
+    icoll_keep_type(s, 1, t);
+    return s;
+}
+
 /* Ireduce and Iallreduce: the input packed, reduced over the tree to
  * root (all: to 0, then broadcast packed), unpacked into recvbuf. */
 static int icoll_reduce(const char *call, const void *sendbuf, void *recvbuf, int count,
@@ -469,15 +488,8 @@ static int icoll_reduce(const char *call, const void *sendbuf, void *recvbuf, in
         onic_free(acc);
         return icoll_nomem(c, NULL, call);
     }
-    if ((s = icoll_new(c, call)) == NULL) {
-        onic_free(scratch);
+    if ((s = icoll_new_reduction(c, call, scratch, bytes, &o, t)) == NULL)
         return icoll_nomem(c, NULL, call);
-    }
-    s->scratch = scratch;
-    s->bytes = bytes;
-    s->op = o;
-    s->rtype = t;
-    icoll_keep_type(s, 1, t);
     if (icoll_tree_reduce(s, scratch, scratch + bytes, all ? 0 : root) != 0 ||
         (all && icoll_tree_bcast(s, scratch, (int)bytes, icoll_bytes(), 0) != 0))
         return icoll_nomem(c, s, call);
@@ -989,15 +1001,8 @@ static int icoll_reduction(const char *call, MPI_Comm comm, const void *sendbuf,
                                   "reduces at most 2^31 - 1 bytes in one call", count, t->size)
                    : icoll_nomem(c, NULL, call);
     }
-    if ((s = icoll_new(c, call)) == NULL) {
-        onic_free(scratch);
+    if ((s = icoll_new_reduction(c, call, scratch, bytes, &o, t)) == NULL)
         return icoll_nomem(c, NULL, call);
-    }
-    s->scratch = scratch;
-    s->bytes = bytes;
-    s->op = o;
-    s->rtype = t;
-    icoll_keep_type(s, 1, t);
     *s_p = s;
     return MPI_SUCCESS;
 }
@@ -1073,12 +1078,8 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 
     if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS)
         return rc;
-    if (recvcount < 0)
-        return onic_mpi_err(c, MPI_ERR_COUNT, call, "recvcount %d is negative", recvcount);
-    if ((counts = onic_calloc((size_t)c->size, sizeof(int))) == NULL)
-        return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for %d counts", c->size);
-    for (int i = 0; i < c->size; i++)
-        counts[i] = recvcount;
+    if ((rc = onic_mpi_coll_block_counts(c, call, recvcount, &counts)) != MPI_SUCCESS)
+        return rc;
     rc = icoll_reduce_scatter(call, sendbuf, recvbuf, counts, datatype, op, comm, request);
     onic_free(counts);
     return rc;

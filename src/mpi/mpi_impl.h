@@ -658,6 +658,10 @@ int  onic_mpi_coll_bcast(onic_mpi_comm_t *c, void *buf, int count, onic_mpi_type
 /* The checks collectives share: the call allowed and comm live; a buffer
  * of count elements of type; a root. MPI_SUCCESS or the error reported. */
 int  onic_mpi_coll_comm(MPI_Comm comm, const char *call, onic_mpi_comm_t **c_p);
+/* Reduce-scatter-block's counts: recvcount for each of c's processes
+ * (MPI_ERR_COUNT if negative); the caller frees them. */
+int  onic_mpi_coll_block_counts(onic_mpi_comm_t *c, const char *call, int recvcount,
+                                int **counts_p);
 int  onic_mpi_coll_buf(onic_mpi_comm_t *c, const char *call, const char *what, const void *buf,
                        int count, MPI_Datatype type, onic_mpi_type_t **t_p);
 int  onic_mpi_coll_root(onic_mpi_comm_t *c, const char *call, int root);
