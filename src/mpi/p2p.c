@@ -644,9 +644,14 @@ static void p2p_query_make(onic_mpi_comm_t *c, int coll, int source, int tag, p2
     q->id = source == MPI_ANY_SOURCE ? p2p_any : p2p_pid(onic_mpi_comm_world_rank(c, source));
 }
 
+/* As Portals matches: the bits, and the sender's pid unless any. A source's
+ * rank in the bits alone is not enough: MPI_Comm_create_group's members
+ * agree over the parent's context numbered by their ranks in the group, so
+ * two senders can put the same bits and only the pid tells them apart. */
 static int p2p_query_hit(const p2p_query_t *q, const ptl_ovf_header_t *h)
 {
-    return ((h->match_bits ^ q->bits) & ~q->ignore) == 0;
+    return ((h->match_bits ^ q->bits) & ~q->ignore) == 0 &&
+           (q->id.pid == PTL_PID_ANY || q->id.pid == h->initiator.pid);
 }
 
 /* The oldest pulled header matching q. Headers are pulled from Portals

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mpi_check.h"
 
@@ -242,6 +243,52 @@ static void test_create_group(void)
     free(ranks);
 }
 
+/* The members of MPI_Comm_create_group agree over the parent's collective
+ * context, numbered by their ranks in the group, so a member's message can
+ * carry the same bits as another process's message of a collective on the
+ * parent: here world rank 1's part of an MPI_Allreduce and world rank 2
+ * (rank 1 among the evens) its part of the agreement, both to rank 0. Rank
+ * 0 first lets rank 1's arrive and has a probe pull every unexpected
+ * header out of Portals: each must still go to the receive of its sender,
+ * or the agreement takes rank 1's and the MPI_Allreduce waits for ever. */
+static void test_create_group_pulled(void)
+{
+    MPI_Group wg, evens;
+    MPI_Comm c = MPI_COMM_NULL;
+    int n = (size + 1) / 2, *ranks = calloc((size_t)n, sizeof(int)), one = 1, all = 0;
+
+    if (size < 3) {
+        free(ranks);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        ranks[i] = 2 * i;
+    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    MPI_Group_incl(wg, n, ranks, &evens);
+    if (rank % 2 == 0) {
+        if (rank == 0) {
+            int flag = 1;
+            struct timespec pause = {0, 50 * 1000 * 1000};
+            nanosleep(&pause, NULL); /* rank 1's part arrives meanwhile */
+            CHECK_EQ(MPI_Iprobe(MPI_ANY_SOURCE, 4242, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE),
+                     MPI_SUCCESS);
+            CHECK_EQ(flag, 0);
+        }
+        CHECK_EQ(MPI_Comm_create_group(MPI_COMM_WORLD, evens, 5, &c), MPI_SUCCESS);
+        if (c != MPI_COMM_NULL) {
+            int s = 0;
+            MPI_Comm_size(c, &s);
+            CHECK_EQ(s, n);
+            MPI_Comm_free(&c);
+        }
+    }
+    CHECK_EQ(MPI_Allreduce(&one, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_SUCCESS);
+    CHECK_EQ(all, size);
+    MPI_Group_free(&evens);
+    MPI_Group_free(&wg);
+    free(ranks);
+}
+
 /* Complex types are moved as their C types; MPI_Type_hvector and
  * MPI_Type_hindexed build what their create_ forms build. */
 static void test_compat(void)
@@ -382,6 +429,7 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     test_errors();
     test_create_group();
+    test_create_group_pulled();
     test_compat();
     test_bottom_and_empty();
     test_intercomm();
