@@ -537,6 +537,38 @@ static void test_killed_writer(void)
     onic_trace_free(&t);
 }
 
+/* A queue destroyed right after a full buffer was written has no record
+ * left to write: it adds no empty chunk (a chunk holds at least one
+ * record; the reader would call the file damaged there). */
+static void test_destroy_after_flush(void)
+{
+    onic_config_t cfg = traced_cfg(0);
+    onic_matcher_t *m;
+    onic_mkey_t k = {0, 0}, none = {0, 0};
+    char paths[4][512], err[256];
+    struct stat st;
+    off_t written = 0;
+    onic_trace_t t;
+
+    clean_dir();
+    CHECK(onic_matcher_create_cfg("list", &cfg, &m) == ONIC_OK);
+    CHECK(trace_files(paths, 4) == 1);
+    for (k.bits = 1; k.bits < 100000 && written <= ONIC_TRACE_HDR_SIZE; k.bits++) {
+        k.id = k.bits * 0x9e3779b97f4a7c15ull;   /* records of a dozen bytes */
+        REQUIRE(onic_matcher_append(m, k, none, NULL, NULL) == ONIC_OK);
+        REQUIRE(stat(paths[0], &st) == 0);
+        written = st.st_size;
+    }
+    onic_matcher_destroy(m);   /* the buffer is empty now */
+    CHECK(written > ONIC_TRACE_HDR_SIZE);
+    CHECK(stat(paths[0], &st) == 0);
+    CHECK_EQ(st.st_size, written);
+    CHECK(onic_trace_read(paths[0], &t, err, sizeof(err)) == ONIC_OK);
+    CHECK(!t.damaged && t.nchunks == 1);
+    CHECK_EQ(t.nrecs, k.bits);   /* the label and every append */
+    onic_trace_free(&t);
+}
+
 /* A child forked while a traced queue holds unwritten records, exiting
  * after the parent wrote them and more, writes nothing: the parent's file
  * has each record once (the child, writing its stale copy where the
@@ -1024,6 +1056,7 @@ int main(int argc, char **argv)
     test_ranks_merge();
     test_killed_writer();
     test_fork_child_exit();
+    test_destroy_after_flush();
     test_two_queues_one_file();
     test_damaged();
     test_inserts_cut();
