@@ -12,8 +12,8 @@
  * of one cost 60-130 ns of CPU per 64-byte record here (a page fault per
  * page), several times the write's cost per byte. Record times are the TSC
  * on x86-64 (a clock_gettime costs several times an rdtsc), read at every
- * 8th record (trace_now), its rate measured against CLOCK_MONOTONIC at
- * every write into the header. */
+ * ONIC_TRACE_TIME_EVERY-th record (trace_begin), its rate measured against
+ * CLOCK_MONOTONIC at every write into the header. */
 #include "match/trace.h"
 #include "match/engine.h"
 #include "base/clock.h"
@@ -248,12 +248,14 @@ static __attribute__((noinline, cold)) onic_mentry_t *trace_full_found(match_tra
     return e;
 }
 
-/* A record's time: the clock read at every TRACE_TIME_EVERY-th record of a
- * chunk (and every label), the records in between carrying no time (their
- * queue's last time read stands). Reading the TSC costs this VM about
- * 12 ns, more than encoding a record, and no reader needs a finer time
- * than the queue's recent past. */
-#define TRACE_TIME_EVERY 8u
+/* A record's time: the clock read at every ONIC_TRACE_TIME_EVERY-th record
+ * of a chunk (and every label), the records in between carrying no time
+ * (their queue's last time read stands). Reading the TSC costs this VM
+ * about 12 ns, more than encoding a record, and no reader needs a finer
+ * time than the queue's recent past. (A power of two: the test is a
+ * mask.) */
+_Static_assert((ONIC_TRACE_TIME_EVERY & (ONIC_TRACE_TIME_EVERY - 1)) == 0,
+               "ONIC_TRACE_TIME_EVERY is a power of two");
 
 /* Keep a lookup's key words in registers until the engine's call: left to
  * itself, gcc stores them as four words and reloads them as two vectors to
@@ -289,7 +291,7 @@ trace_begin(match_tracer_t *t, int label, uint64_t kb, uint64_t ki, uint64_t ib,
     unsigned head = 0;
     uint8_t *p = t->cur + 1;
 
-    if (label || t->nrecs % TRACE_TIME_EVERY == 0) {
+    if (label || t->nrecs % ONIC_TRACE_TIME_EVERY == 0) {
         uint64_t now = trace_ticks();
         p = trace_varint(p, now - t->prev_time);
         t->prev_time = now;

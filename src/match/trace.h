@@ -7,20 +7,23 @@
  *   a header (onic_trace_hdr_t, 128 bytes), then chunks. A chunk is a
  *   16-byte onic_trace_chunk_t (its length in bytes, header included; its
  *   record count; the queue's number and kind) and then that many records,
- *   each a few bytes (one less than in version 2 for 7 records of 8,
- *   72 at most):
+ *   each a few bytes (one less than in version 2 for records without a
+ *   time, 72 at most):
  *     byte 0   bits 0-2 the operation (onic_trace_op_t, 1-6), bit 3 HIT,
  *              bit 4 ACCEPT, bit 5 KEY_SAME (the key is the previous
  *              record's), bit 6 IGN_SAME (the ignore bits are), bit 7
  *              TIME (a time follows);
  *     time     TIME only: varint, ticks since the previous time in the
  *              chunk (the first: since the file was opened), modulo 2^64.
- *              The writer reads the clock for a chunk's 1st, 9th, 17th
- *              ... record and for every LABEL, and only those carry a
+ *              The writer reads the clock for a chunk's records 0, 32,
+ *              64 ... (ONIC_TRACE_TIME_EVERY, counting from 0, labels
+ *              included) and for every LABEL, and only those carry a
  *              time; a record without one has the time before it, so a
- *              record's time is when its queue's operation at most 7
+ *              record's time is when its queue's operation at most 31
  *              records earlier began: never later than its own (a
- *              chunk's first record always has one);
+ *              chunk's first record always has one). A reader needs
+ *              only the TIME bit, not the spacing: the spacing can
+ *              change without a new version;
  *     kind     LABEL only: one byte, the queue's new kind;
  *     key      unless KEY_SAME: bits, then id, each a zigzag varint of its
  *              difference from the previous record's (0 at a chunk's start);
@@ -66,6 +69,10 @@
 #define ONIC_TRACE_CHUNK_HDR  16
 #define ONIC_TRACE_CHUNK_BYTES 65536      /* a queue's buffer: the most a chunk holds */
 #define ONIC_TRACE_REC_MAX    80          /* the most bytes a record takes (72) */
+/* The writer reads the clock for a chunk's every ONIC_TRACE_TIME_EVERY-th
+ * record (0, 32, 64 ...) and every label: a clock read costs more than
+ * encoding a record, and no reader needs a finer time. */
+#define ONIC_TRACE_TIME_EVERY 32u
 
 typedef enum onic_trace_op {
     ONIC_TRACE_OP_LABEL  = 1,  /* the queue's kind and index: key.bits = index */
@@ -101,7 +108,8 @@ typedef struct onic_trace_rec {
     uint8_t     pos;       /* INSERT: onic_match_pos_t (HEAD, BEFORE, AFTER) */
     uint32_t    queue;     /* the queue's number in this process, from 1 */
     uint64_t    time;      /* clock ticks since the file was opened, as this operation or one
-                              at most 7 records before it in its queue began (format above)
+                              at most ONIC_TRACE_TIME_EVERY - 1 records before it in its
+                              queue began (format above)
                               (header: clock, tick_hz) */
     onic_mkey_t key;       /* APPEND, INSERT: the entry's; lookups: the query's */
     onic_mkey_t ignore;

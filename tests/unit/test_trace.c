@@ -10,6 +10,7 @@
 #include "match/engine.h"
 #include "match/trace.h"
 #include "replay/replay.h"
+#include "base/clock.h"
 #include "base/rand.h"
 
 #include <dirent.h>
@@ -207,11 +208,12 @@ static void test_round_trip(const char *engine, uint64_t seed, size_t ops)
     CHECK(t.hdr.tick_hz > 0);
     for (size_t i = 1; i < t.nrecs; i++)   /* one queue: its records in time order */
         REQUIRE(t.recs[i].time >= t.recs[i - 1].time);
-    /* the clock is read at every 8th record of a chunk (labels always):
-     * the others repeat the previous record's time (the first chunk holds
-     * at least 800 records: 64 KiB of records of 80 bytes at most) */
+    /* the clock is read at every ONIC_TRACE_TIME_EVERY-th record of a
+     * chunk (labels always): the others repeat the previous record's time
+     * (the first chunk holds at least 800 records: 64 KiB of records of
+     * 80 bytes at most); test_clock_every checks every chunk */
     for (size_t i = 1; i < t.nrecs && i < 800; i++)
-        if (i % 8 != 0 && t.recs[i].op != ONIC_TRACE_OP_LABEL)
+        if (i % ONIC_TRACE_TIME_EVERY != 0 && t.recs[i].op != ONIC_TRACE_OP_LABEL)
             REQUIRE(t.recs[i].time == t.recs[i - 1].time);
     CHECK(t.recs[0].op == ONIC_TRACE_OP_LABEL && t.recs[1].op == ONIC_TRACE_OP_LABEL);
     CHECK_EQ(t.recs[1].key.bits, 7);
@@ -250,6 +252,138 @@ static void test_round_trip(const char *engine, uint64_t seed, size_t ops)
     free(model);
     free(live);
     free(traced);
+    onic_trace_free(&t);
+    replay_result_free(res);
+}
+
+/* --- the clock read at every ONIC_TRACE_TIME_EVERY-th record --- */
+
+static unsigned char *file_load(const char *path, size_t *len_p);
+
+/* Waits until the clock has moved a microsecond, so that two clock reads
+ * with a wait between them differ. */
+static void clock_step(void)
+{
+    uint64_t t0 = onic_time_ns();
+
+    while (onic_time_ns() - t0 < 1000)
+        ;
+}
+
+/* Operations a microsecond apart on a traced list, over several chunks
+ * (random keys: records of about a dozen bytes), beside an untraced list.
+ * In every chunk, records 0, 32, 64 ... and labels carry a time (bit 7 of
+ * their first byte), later than the record before: the clock was read
+ * again; every other record carries none and repeats the time before; the
+ * times never go back, across chunks too; and the replay of the trace
+ * finds what the live run found, with the same entries inspected. */
+static void test_clock_every(void)
+{
+    enum { OPS = 12000, DEPTH = 16 };
+    onic_config_t cfg = traced_cfg(0), plain;
+    onic_matcher_t *m[2];
+    onic_mkey_t keys[DEPTH], none = {0, 0};
+    uint64_t *live = calloc(OPS, sizeof(*live)), *model;
+    size_t n = 0, lookups = 0, k = 0, rec = 0, labels = 0;
+    char paths[4][512], err[256];
+    unsigned char *buf;
+    size_t plen, off, in_chunk;
+    onic_trace_t t;
+    replay_opts_t opts;
+    replay_result_t *res = replay_result_new();
+    onic_rand_t r;
+
+    clean_dir();
+    onic_config_defaults(&plain);
+    onic_rand_seed(&r, 32);
+    CHECK(onic_matcher_create_cfg("list", &cfg, &m[0]) == ONIC_OK);
+    CHECK(onic_matcher_create_cfg("list", &plain, &m[1]) == ONIC_OK);
+    for (size_t op = 0; op < OPS; op++) {
+        clock_step();
+        if (op % 1000 == 500) {   /* a label in mid-chunk: timed, off the 32 */
+            onic_matcher_label(m[0], ONIC_MATCH_QUEUE_POSTED, (uint32_t)op);
+            labels++;
+            clock_step();
+        }
+        if (n < DEPTH && (n == 0 || onic_rand_below(&r, 2) == 0)) {
+            onic_mkey_t key = {onic_rand_next(&r), onic_rand_next(&r)};
+            for (int i = 0; i < 2; i++)
+                REQUIRE(onic_matcher_append(m[i], key, none, (void *)(uintptr_t)(op + 1),
+                                            NULL) == ONIC_OK);
+            keys[n++] = key;
+        } else {
+            size_t at = onic_rand_below(&r, n);
+            onic_mkey_t key = keys[at];
+            void *c[2];
+            for (int i = 0; i < 2; i++) {
+                onic_match_stats_t before, after;
+                onic_matcher_stats(m[i], &before);
+                c[i] = onic_matcher_match(m[i], key, none);
+                onic_matcher_stats(m[i], &after);
+                if (i == 1)
+                    live[lookups] = after.inspected - before.inspected;
+            }
+            REQUIRE(c[0] != NULL && c[0] == c[1]);
+            lookups++;
+            keys[at] = keys[--n];
+        }
+    }
+    onic_matcher_destroy(m[0]);
+    onic_matcher_destroy(m[1]);
+
+    CHECK(trace_files(paths, 4) == 1);
+    buf = file_load(paths[0], &plen);
+    CHECK(buf != NULL);
+    CHECK(onic_trace_read(paths[0], &t, err, sizeof(err)) == ONIC_OK);
+    if (buf == NULL)
+        return;
+    CHECK(!t.damaged);
+    CHECK_EQ(t.nrecs, 1 + labels + OPS);
+    CHECK(t.nchunks >= 2);
+    /* Walk the chunks by their headers: a record's place in its chunk. */
+    off = ONIC_TRACE_HDR_SIZE;
+    while (off + ONIC_TRACE_CHUNK_HDR <= plen && rec < t.nrecs) {
+        onic_trace_chunk_t ch;
+        memcpy(&ch, buf + off, sizeof(ch));
+        REQUIRE(ch.nrecs > 0 && ch.bytes > ONIC_TRACE_CHUNK_HDR);
+        if (ch.nrecs == 0 || ch.bytes <= ONIC_TRACE_CHUNK_HDR)
+            break;
+        for (in_chunk = 0; in_chunk < ch.nrecs && rec < t.nrecs; in_chunk++, rec++) {
+            const onic_trace_rec_t *x = &t.recs[rec];
+            int timed = in_chunk % ONIC_TRACE_TIME_EVERY == 0 || x->op == ONIC_TRACE_OP_LABEL;
+            REQUIRE(t.offsets[rec] >= off && t.offsets[rec] < off + ch.bytes);
+            REQUIRE(((buf[t.offsets[rec]] & ONIC_TRACE_B_TIME) != 0) == timed);
+            if (rec == 0)
+                continue;
+            if (timed)
+                REQUIRE(x->time > t.recs[rec - 1].time);
+            else
+                REQUIRE(x->time == t.recs[rec - 1].time);
+        }
+        off += ch.bytes;
+    }
+    CHECK_EQ(rec, t.nrecs);
+    CHECK_EQ(off, plen);
+
+    model = calloc(t.nrecs, sizeof(*model));
+    memset(&opts, 0, sizeof(opts));
+    replay_params_defaults(&opts.params);
+    opts.measure = 1;
+    CHECK(replay_trace(&t, &opts, res, model) == 0);
+    CHECK(!res->inconsistent);
+    for (size_t i = 0; i < t.nrecs; i++) {
+        if (t.recs[i].op != ONIC_TRACE_OP_MATCH)
+            continue;
+        REQUIRE(k < lookups && model[i] == live[k] && t.recs[i].aux == live[k]);
+        REQUIRE(t.recs[i].flags & ONIC_TRACE_HIT);
+        k++;
+    }
+    CHECK_EQ(k, lookups);
+    for (int e = 0; e < REPLAY_ENGINES; e++)
+        CHECK_EQ(res->engine[e].lookups, lookups);
+    free(model);
+    free(live);
+    free(buf);
     onic_trace_free(&t);
     replay_result_free(res);
 }
@@ -403,6 +537,38 @@ static void test_killed_writer(void)
     onic_trace_free(&t);
 }
 
+/* A queue destroyed right after a full buffer was written has no record
+ * left to write: it adds no empty chunk (a chunk holds at least one
+ * record; the reader would call the file damaged there). */
+static void test_destroy_after_flush(void)
+{
+    onic_config_t cfg = traced_cfg(0);
+    onic_matcher_t *m;
+    onic_mkey_t k = {0, 0}, none = {0, 0};
+    char paths[4][512], err[256];
+    struct stat st;
+    off_t written = 0;
+    onic_trace_t t;
+
+    clean_dir();
+    CHECK(onic_matcher_create_cfg("list", &cfg, &m) == ONIC_OK);
+    CHECK(trace_files(paths, 4) == 1);
+    for (k.bits = 1; k.bits < 100000 && written <= ONIC_TRACE_HDR_SIZE; k.bits++) {
+        k.id = k.bits * 0x9e3779b97f4a7c15ull;   /* records of a dozen bytes */
+        REQUIRE(onic_matcher_append(m, k, none, NULL, NULL) == ONIC_OK);
+        REQUIRE(stat(paths[0], &st) == 0);
+        written = st.st_size;
+    }
+    onic_matcher_destroy(m);   /* the buffer is empty now */
+    CHECK(written > ONIC_TRACE_HDR_SIZE);
+    CHECK(stat(paths[0], &st) == 0);
+    CHECK_EQ(st.st_size, written);
+    CHECK(onic_trace_read(paths[0], &t, err, sizeof(err)) == ONIC_OK);
+    CHECK(!t.damaged && t.nchunks == 1);
+    CHECK_EQ(t.nrecs, k.bits);   /* the label and every append */
+    onic_trace_free(&t);
+}
+
 /* A child forked while a traced queue holds unwritten records, exiting
  * after the parent wrote them and more, writes nothing: the parent's file
  * has each record once (the child, writing its stale copy where the
@@ -532,10 +698,10 @@ static void test_damaged(void)
     n = t0.nrecs;
     CHECK_EQ(n, 62);
     CHECK_EQ(t0.offsets[0], ONIC_TRACE_HDR_SIZE + ONIC_TRACE_CHUNK_HDR);
-    /* A time only in a chunk's 1st, 9th, 17th ... record and in labels
-     * (the first byte's bit 7), the others repeating the time before. */
+    /* A time only in a chunk's records 0, 32, 64 ... and in labels (the
+     * first byte's bit 7), the others repeating the time before. */
     for (size_t i = 0; i < n; i++) {
-        int timed = i % 8 == 0 || t0.recs[i].op == ONIC_TRACE_OP_LABEL;
+        int timed = i % ONIC_TRACE_TIME_EVERY == 0 || t0.recs[i].op == ONIC_TRACE_OP_LABEL;
         REQUIRE(((buf[t0.offsets[i]] & 0x80) != 0) == timed);
         if (!timed)
             REQUIRE(t0.recs[i].time == t0.recs[i - 1].time);
@@ -886,9 +1052,11 @@ int main(int argc, char **argv)
     test_round_trip("hash", seed + 1, 20000);
     test_round_trip("alpu", seed + 2, 10000);
     test_round_trip("wide", seed + 3, 10000);
+    test_clock_every();
     test_ranks_merge();
     test_killed_writer();
     test_fork_child_exit();
+    test_destroy_after_flush();
     test_two_queues_one_file();
     test_damaged();
     test_inserts_cut();
