@@ -30,7 +30,7 @@ synth_one() {
         chparam -set CELLS $1 -set BLOCK $2 -set MATCH_W 42 -set TAG_W 16 -set LAYOUT $3 onic_alpu
         synth -flatten -top onic_alpu -lut 4
         tee -o $work/ltp_$1_$2_$3.txt ltp -noff" >/dev/null
-    luts=$(awk '/ LUT[1-6] /{s+=$2} END{print s+0}' "$work/stat_$1_$2_$3.txt")
+    luts=$(awk '/ (LUT[1-6]|INV) /{s+=$2} END{print s+0}' "$work/stat_$1_$2_$3.txt")
     lutram=$(awk '/ RAM[0-9]+X[0-9]+[SD] /{s+=$2} END{print s+0}' "$work/stat_$1_$2_$3.txt")
     ffs=$(awk '/ FD[A-Z]* /{s+=$2} END{print s+0}' "$work/stat_$1_$2_$3.txt")
     ltp=$(sed -n 's/.*Longest topological path in onic_alpu (length=\([0-9]*\)).*/\1/p' \
