@@ -17,9 +17,10 @@
 //   edge 0  the request is registered once per block (fan-out)
 //   edge 1  a hit bit per cell (compare, valid ANDed in)
 //   edge 2  per block: any hit and the tag of its oldest hit
-//   edge 3  across blocks: the result is written to the result FIFO; each
-//           block registers whether an older block hit (delete fan-out)
-//   edge 4  delete: cells at and after the oldest hit shift
+//   edge 3  across blocks: the result is written to the result FIFO
+//   edge 4  delete: cells at and after the oldest hit shift (the enables
+//           come from the hit bits again, through the same prefix chain
+//           as stage 2's and one across the blocks)
 // The next request is fanned out at edge 4 while the delete happens (a
 // match every 4 cycles), or at edge 3 when nothing is deleted (miss or
 // probe). Commands are taken only with the pipeline empty, one per cycle.

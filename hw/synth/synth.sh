@@ -9,6 +9,11 @@
 #                              both layouts, and the iCE40 run
 #   synth.sh CELLS BLOCK LAYOUT  one configuration (what ctest runs)
 #
+# LUTs counts LUT1-LUT4 and INV cells: Yosys leaves an inverter as an INV
+# cell, which on the Virtex-II Pro takes a LUT like any other function.
+# MUXCY/XORCY (the carry chain) and MUXF5-F8 sit beside the LUTs in a slice
+# and are not counted, as in the paper's tables.
+#
 # Match width 42 and tag width 16 as in the paper. Latency and match
 # interval are the pipeline's, in cycles (measured by alpu_cosim --bench).
 set -eu
