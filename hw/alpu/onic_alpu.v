@@ -265,18 +265,22 @@ module onic_alpu #(
     end
 
     // ---- compare: one hit bit per cell against its block's request copy ----
-    // A LUT per bit says the bit agrees; the valid bit and the agreements
-    // are ANDed along the carry chain (the carry out of v + 1).
+    // A LUT per bit says the bit agrees (bit 0's LUT, with a free input,
+    // also takes the valid bit: every select of the chain is a LUT's
+    // output, as the Virtex-II Pro slice requires) and the agreements are
+    // ANDed along the carry chain (the carry out of v + 1).
     function [0:0] cell_hit(input cv1, input [MATCH_W-1:0] ck, input [MATCH_W-1:0] cm,
                            input [RQ_W-1:0] q);
-        reg [MATCH_W-1:0] ign;
-        reg [MATCH_W+1:0] sum;
+        reg [MATCH_W-1:0] ign, agree;
+        reg [MATCH_W:0]   sum;
         begin
             ign = {MATCH_W{1'b0}};
             if (CELL_MSK) ign = ign | cm;
             if (REQ_MSK)  ign = ign | q[RQ_W-1 -: MATCH_W];
-            sum = {1'b0, cv1, ~((ck ^ q[MATCH_W-1:0]) & ~ign)} + {{(MATCH_W+1){1'b0}}, 1'b1};
-            cell_hit = sum[MATCH_W+1];
+            agree = ~((ck ^ q[MATCH_W-1:0]) & ~ign);
+            agree[0] = agree[0] & cv1;
+            sum = {1'b0, agree} + {{MATCH_W{1'b0}}, 1'b1};
+            cell_hit = sum[MATCH_W];
         end
     endfunction
 
