@@ -17,9 +17,10 @@
 //   edge 0  the request is registered once per block (fan-out)
 //   edge 1  a hit bit per cell (compare, valid ANDed in)
 //   edge 2  per block: any hit and the tag of its oldest hit
-//   edge 3  across blocks: the result is written to the result FIFO; each
-//           block registers whether an older block hit (delete fan-out)
-//   edge 4  delete: cells at and after the oldest hit shift
+//   edge 3  across blocks: the result is written to the result FIFO
+//   edge 4  delete: cells at and after the oldest hit shift (the enables
+//           come from the hit bits again, through the same prefix chain
+//           as stage 2's and one across the blocks)
 // The next request is fanned out at edge 4 while the delete happens (a
 // match every 4 cycles), or at edge 3 when nothing is deleted (miss or
 // probe). Commands are taken only with the pipeline empty, one per cycle.
@@ -97,8 +98,7 @@ module onic_alpu #(
     reg              p0, p1, p2, p3;  // compare, block priority, global, delete
     reg [CELLS-1:0]  hit;
     reg [NBLK-1:0]   bany;
-    reg [NBLK*TAG_W-1:0] btag;
-    reg [NBLK-1:0]   del_before;   // per block: an older block hit
+    reg [NBLK*TAG_W-1:0] btagn;  // per block: the oldest hit's tag, inverted
     reg              last_req;     // the last thing taken was a request
 
     // ---- result FIFO ----
@@ -110,39 +110,89 @@ module onic_alpu #(
     assign res_data  = rfifo[rhead][DATA_W-1:0];
     wire   res_pop   = res_valid & res_ready;
 
-    // ---- stage 2 and 3 logic ----
     localparam [CNT_W-1:0] CELLS_C = CELLS[CNT_W-1:0];
-    integer b2, j2;
-    reg [NBLK-1:0]       bany_n;
-    reg [NBLK*TAG_W-1:0] btag_n;
+
+    // ---- the carry chains ----
+    // Each wide AND, prefix OR and oldest-first choice below is written as
+    // an addition, so that synthesis maps it onto the FPGA's carry chain
+    // (MUXCY/XORCY on the Virtex-II Pro) instead of a tree of LUTs:
+    //   &v          the carry out of v + 1;
+    //   -v = ~v + 1 bit j is 1 when v_j differs from "some bit below j is
+    //               set": v | -v sets every bit at or above the lowest set
+    //               bit (a prefix OR), v & -v keeps the lowest set bit (the
+    //               oldest), and the carry out says v is 0.
+    // The choice of a tag is an AND-OR over the one-hot oldest bit: a LUT
+    // takes two cells' (oldest, tag bit) pairs and the chain ANDs the
+    // pairs' NORs, which gives the tag bit inverted (kept so: the next
+    // LUT absorbs the inversion).
+    localparam PAIRS  = (BLOCK + 1) / 2;
+    localparam BPAIRS = (NBLK + 1) / 2;
+
+    // stage 2 and the cell enables share one prefix chain per block: of the
+    // hits while a request is in stage 2 or deletes (stage 4), of the empty
+    // cells otherwise (an INSERT). The two stages are never busy together.
+    wire            sel_hit = p1 | p3;
+    wire [CELLS-1:0] x = sel_hit ? hit : ~cv;
+    reg  [CELLS-1:0] s;             // per block: -x
+    reg  [NBLK-1:0]  bnone;         // per block: x is 0
+    reg  [BLOCK:0]   negx;
+    integer b2, j2, t2;
     always @* begin
         for (b2 = 0; b2 < NBLK; b2 = b2 + 1) begin
-            bany_n[b2] = 1'b0;
-            btag_n[b2*TAG_W +: TAG_W] = {TAG_W{1'b0}};
-            // youngest first so the oldest hit is the one left standing
-            for (j2 = BLOCK - 1; j2 >= 0; j2 = j2 - 1)
-                if (hit[b2*BLOCK + j2]) begin
-                    bany_n[b2] = 1'b1;
-                    btag_n[b2*TAG_W +: TAG_W] = ctag[(b2*BLOCK + j2)*TAG_W +: TAG_W];
-                end
+            negx = {1'b0, ~x[b2*BLOCK +: BLOCK]} + {{BLOCK{1'b0}}, 1'b1};
+            s[b2*BLOCK +: BLOCK] = negx[BLOCK-1:0];
+            bnone[b2] = negx[BLOCK];
         end
     end
 
+    // stage 2: per block, the tag of the oldest hit (inverted) and whether
+    // there was one
+    wire [CELLS-1:0]     oh = hit & s;
+    reg  [NBLK*TAG_W-1:0] btagn_n;
+    reg  [PAIRS-1:0]     w2;
+    reg  [PAIRS:0]       and2;
+    reg  [2*PAIRS-1:0]   ohp, tp;
+    always @* begin
+        for (b2 = 0; b2 < NBLK; b2 = b2 + 1)
+            for (t2 = 0; t2 < TAG_W; t2 = t2 + 1) begin
+                ohp = {2*PAIRS{1'b0}};
+                tp  = {2*PAIRS{1'b0}};
+                for (j2 = 0; j2 < BLOCK; j2 = j2 + 1) begin
+                    ohp[j2] = oh[b2*BLOCK + j2];
+                    tp[j2]  = ctag[(b2*BLOCK + j2)*TAG_W + t2];
+                end
+                for (j2 = 0; j2 < PAIRS; j2 = j2 + 1)
+                    w2[j2] = !((ohp[2*j2] & tp[2*j2]) | (ohp[2*j2+1] & tp[2*j2+1]));
+                and2 = {1'b0, w2} + {{PAIRS{1'b0}}, 1'b1};
+                btagn_n[b2*TAG_W + t2] = and2[PAIRS];
+            end
+    end
+
+    // stage 3: across blocks, the same on the blocks' registers
     reg             gany;
     reg [TAG_W-1:0] gtag;
-    reg [NBLK-1:0]  before_n;
-    integer b3;
+    reg [NBLK:0]    negb;
+    reg [NBLK-1:0]  boh;
+    reg [BPAIRS-1:0] w3;
+    reg [BPAIRS:0]  and3;
+    reg [2*BPAIRS-1:0] bohp, btp;
+    integer b3, t3;
     always @* begin
-        gany = 1'b0;
-        gtag = {TAG_W{1'b0}};
-        for (b3 = NBLK - 1; b3 >= 0; b3 = b3 - 1)
-            if (bany[b3]) begin
-                gany = 1'b1;
-                gtag = btag[b3*TAG_W +: TAG_W];
+        negb = {1'b0, ~bany} + {{NBLK{1'b0}}, 1'b1};
+        gany = !negb[NBLK];
+        boh  = bany & negb[NBLK-1:0];
+        for (t3 = 0; t3 < TAG_W; t3 = t3 + 1) begin
+            bohp = {2*BPAIRS{1'b0}};
+            btp  = {2*BPAIRS{1'b0}};
+            for (b3 = 0; b3 < NBLK; b3 = b3 + 1) begin
+                bohp[b3] = boh[b3];
+                btp[b3]  = !btagn[b3*TAG_W + t3];
             end
-        before_n[0] = 1'b0;
-        for (b3 = 1; b3 < NBLK; b3 = b3 + 1)
-            before_n[b3] = before_n[b3-1] | bany[b3-1];
+            for (b3 = 0; b3 < BPAIRS; b3 = b3 + 1)
+                w3[b3] = !((bohp[2*b3] & btp[2*b3]) | (bohp[2*b3+1] & btp[2*b3+1]));
+            and3 = {1'b0, w3} + {{BPAIRS{1'b0}}, 1'b1};
+            gtag[t3] = !and3[BPAIRS];
+        end
     end
 
     // ---- control ----
@@ -178,28 +228,22 @@ module onic_alpu #(
     wire do_retry  = do_stop & held;
 
     // ---- cell enables ----
-    // insert: every cell at or after the oldest empty one; computed per
-    // block, then across blocks, so the chain is two short prefixes.
+    // A delete (stage 4) enables every cell at or after the oldest hit, an
+    // INSERT every cell at or after the oldest empty one: x | -x inside the
+    // block, or all of the block when an older block has an x.
+    wire            go = p3 | do_insert;
     reg [CELLS-1:0] en;
-    reg [NBLK-1:0]  hole_before;
-    reg             acc;
-    integer b4, j4;
+    reg [NBLK-1:0]  older_x;     // per block: an older block has an x
+    reg             older;
+    integer b4, i4;
     always @* begin
-        hole_before[0] = 1'b0;
-        for (b4 = 1; b4 < NBLK; b4 = b4 + 1)
-            hole_before[b4] = hole_before[b4-1] | !(&cv[(b4-1)*BLOCK +: BLOCK]);
+        older = 1'b0;
         for (b4 = 0; b4 < NBLK; b4 = b4 + 1) begin
-            acc = 1'b0;
-            for (j4 = 0; j4 < BLOCK; j4 = j4 + 1) begin
-                if (p3) begin
-                    acc = acc | hit[b4*BLOCK + j4];
-                    en[b4*BLOCK + j4] = acc | del_before[b4];
-                end else begin
-                    acc = acc | !cv[b4*BLOCK + j4];
-                    en[b4*BLOCK + j4] = do_insert & (acc | hole_before[b4]);
-                end
-            end
+            older_x[b4] = older;
+            older = older | !bnone[b4];
         end
+        for (i4 = 0; i4 < CELLS; i4 = i4 + 1)
+            en[i4] = go & (x[i4] | s[i4] | older_x[i4 / BLOCK]);
     end
 
     wire [CELLS:0] v_chain = {do_insert, cv};
@@ -221,14 +265,22 @@ module onic_alpu #(
     end
 
     // ---- compare: one hit bit per cell against its block's request copy ----
-    function [0:0] cell_hit(input [MATCH_W-1:0] ck, input [MATCH_W-1:0] cm,
+    // A LUT per bit says the bit agrees (bit 0's LUT, with a free input,
+    // also takes the valid bit: every select of the chain is a LUT's
+    // output, as the Virtex-II Pro slice requires) and the agreements are
+    // ANDed along the carry chain (the carry out of v + 1).
+    function [0:0] cell_hit(input cv1, input [MATCH_W-1:0] ck, input [MATCH_W-1:0] cm,
                            input [RQ_W-1:0] q);
-        reg [MATCH_W-1:0] ign;
+        reg [MATCH_W-1:0] ign, agree;
+        reg [MATCH_W:0]   sum;
         begin
             ign = {MATCH_W{1'b0}};
             if (CELL_MSK) ign = ign | cm;
             if (REQ_MSK)  ign = ign | q[RQ_W-1 -: MATCH_W];
-            cell_hit = ((ck ^ q[MATCH_W-1:0]) & ~ign) == {MATCH_W{1'b0}};
+            agree = ~((ck ^ q[MATCH_W-1:0]) & ~ign);
+            agree[0] = agree[0] & cv1;
+            sum = {1'b0, agree} + {{MATCH_W{1'b0}}, 1'b1};
+            cell_hit = sum[MATCH_W];
         end
     endfunction
 
@@ -252,14 +304,12 @@ module onic_alpu #(
         end
         if (p0)
             for (i6 = 0; i6 < CELLS; i6 = i6 + 1)
-                hit[i6] <= cv[i6] & cell_hit(ckey[i6*MATCH_W +: MATCH_W], cmsk[i6*MATCH_W +: MATCH_W],
-                                            bq[(i6 / BLOCK)*RQ_W +: RQ_W]);
+                hit[i6] <= cell_hit(cv[i6], ckey[i6*MATCH_W +: MATCH_W], cmsk[i6*MATCH_W +: MATCH_W],
+                                    bq[(i6 / BLOCK)*RQ_W +: RQ_W]);
         if (p1) begin
-            bany <= bany_n;
-            btag <= btag_n;
+            bany  <= ~bnone;
+            btagn <= btagn_n;
         end
-        if (p2)
-            del_before <= before_n;
     end
 
     // ---- control state, counters and the result FIFO ----
@@ -339,7 +389,7 @@ module onic_alpu #(
         for (f = CELLS - 1; f >= 0; f = f - 1) begin
             nvalid = nvalid + {{(CNT_W-1){1'b0}}, cv[f]};
             // the specification: the lowest (oldest) valid cell that matches
-            if (cv[f] && cell_hit(ckey[f*MATCH_W +: MATCH_W], cmsk[f*MATCH_W +: MATCH_W], rq)) begin
+            if (cell_hit(cv[f], ckey[f*MATCH_W +: MATCH_W], cmsk[f*MATCH_W +: MATCH_W], rq)) begin
                 f_found = 1'b1;
                 f_tag = ctag[f*TAG_W +: TAG_W];
             end
