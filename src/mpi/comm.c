@@ -874,6 +874,55 @@ int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
     return MPI_SUCCESS;
 }
 
+/* --- Info hints ---------------------------------------------------------------------------- */
+/* onic reads no communicator hint (MPI 4.0's mpi_assert_* ones included:
+ * it would gain nothing from them), so a communicator's hints in use are
+ * none: MPI_Comm_set_info checks its arguments and keeps nothing, and
+ * MPI_Comm_get_info returns a new, empty info object (MPI 3.1, 6.4.4:
+ * the hints "actually used"; ignored ones are not returned). */
+int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+{
+    const char *call = "MPI_Comm_set_info";
+    onic_mpi_comm_t *c;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL)
+        return rc;
+    return onic_mpi_info_check(c, info, 0, call);
+}
+
+int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
+{
+    const char *call = "MPI_Comm_get_info";
+    onic_mpi_comm_t *c;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL)
+        return rc;
+    if (info_used == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "info_used is NULL; pass where to store the "
+                            "new info object");
+    return MPI_Info_create(info_used);
+}
+
+/* As MPI_Comm_dup; the new communicator's hints would be info's, and
+ * onic uses none. MPI_INFO_NULL is taken as no hints. */
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    const char *call = "MPI_Comm_dup_with_info";
+    onic_mpi_comm_t *c;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL)
+        return rc;
+    if ((rc = onic_mpi_info_check(c, info, 1, call)) != MPI_SUCCESS)
+        return rc;
+    return MPI_Comm_dup(comm, newcomm);
+}
+
 /* MPI_COMM_TYPE_SHARED: the processes that share this one's memory, i.e.
  * its node: the same processor name (the host's). */
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)

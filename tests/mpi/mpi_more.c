@@ -1316,6 +1316,44 @@ static void test_misc(void)
         MPI_Info_free(&info);
     }
     {
+        /* A communicator's hints: onic uses none, so get_info returns a
+         * new empty object whatever was set; the dups with info are dups. */
+        MPI_Info info, used;
+        MPI_Comm d, di;
+        MPI_Request req;
+        int n, r, res;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "mpi_assert_no_any_tag", "true");
+        MPI_Info_set(info, "no_such_hint", "1");
+        CHECK_EQ(MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &d), MPI_SUCCESS);
+        MPI_Comm_compare(MPI_COMM_WORLD, d, &res);
+        CHECK_EQ(res, MPI_CONGRUENT);
+        CHECK_EQ(MPI_Comm_set_info(d, info), MPI_SUCCESS);
+        CHECK_EQ(MPI_Comm_get_info(d, &used), MPI_SUCCESS);
+        CHECK(used != MPI_INFO_NULL && used != info);
+        MPI_Info_get_nkeys(used, &n);
+        CHECK_EQ(n, 0);
+        MPI_Info_free(&used);
+        CHECK_EQ(MPI_Comm_idup_with_info(d, MPI_INFO_NULL, &di, &req), MPI_SUCCESS);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        MPI_Comm_rank(di, &r);
+        CHECK_EQ(r, rank);
+        r = rank;
+        MPI_Allreduce(MPI_IN_PLACE, &r, 1, MPI_INT, MPI_SUM, di);
+        CHECK_EQ(r, size * (size - 1) / 2);
+        MPI_Comm_free(&di);
+        MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
+        CHECK_EQ(MPI_Comm_set_info(d, MPI_INFO_NULL), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Comm_get_info(d, NULL), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Comm_dup_with_info(d, (MPI_Info)0x12345, &di), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Comm_idup_with_info(d, (MPI_Info)0x12345, &di, &req), MPI_ERR_ARG);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        CHECK_EQ(MPI_Comm_get_info(MPI_COMM_NULL, &used), MPI_ERR_COMM);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+        MPI_Comm_free(&d);
+        MPI_Info_free(&info);
+    }
+    {
         /* Memory from MPI_Alloc_mem carries a rendezvous message. */
         enum { BYTES = 1 << 20 };
         unsigned char *s, *r;
