@@ -70,7 +70,9 @@ struct icoll {
     onic_dlist_t     link;      /* in icoll_live_list, oldest first */
     /* MPI_Comm_idup: where the new communicator goes, the ids offered. */
     MPI_Comm        *newcomm;
-    uint64_t         offered[ONIC_MPI_MAX_CTX / 64];
+    uint64_t         offered[ONIC_MPI_MAX_CTX / 64]; /* in every round */
+    int              idup_window; /* the next round's window of ids */
+    int              stall;       /* a CALL step asks to be run again later */
 };
 
 int onic_mpi_icoll_live;
@@ -202,12 +204,12 @@ static int icoll_advance(icoll_t *s)
             }
             switch (st->kind) {
             case ICOLL_SEND:
-                rc = onic_mpi_coll_isend(st->buf, st->count, st->type, st->peer, s->tag, s->comm,
-                                         &r);
+                rc = onic_mpi_coll_isend(st->buf, st->count, st->type, st->peer, s->tag,
+                                         s->comm, &r);
                 break;
             case ICOLL_RECV:
-                rc = onic_mpi_coll_irecv(st->buf, st->count, st->type, st->peer, s->tag, s->comm,
-                                         &r);
+                rc = onic_mpi_coll_irecv(st->buf, st->count, st->type, st->peer, s->tag,
+                                         s->comm, &r);
                 break;
             case ICOLL_REDUCE:
                 /* tmp = acc op tmp, then acc takes it: the order MPI asks of
@@ -221,6 +223,11 @@ static int icoll_advance(icoll_t *s)
                 break;
             case ICOLL_CALL:
                 st->fn(s);
+                if (s->stall) {
+                    /* Called again at the next progress. */
+                    s->stall = 0;
+                    return 0;
+                }
                 break;
             case ICOLL_WAIT:
                 break;
@@ -676,33 +683,78 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 }
 
 /* --- MPI_Comm_idup ----------------------------------------------------------------------------- */
-/* Context ids an idup offers (its lowest free ones), kept from other new
- * communicators until it ends: the id it agrees on must still be free
- * here then, whatever was created in between. */
-#define ICOLL_IDUP_OFFER 64
+/* The processes agree on a context id in rounds, each a reduction (AND)
+ * and a broadcast of a mask. Round k looks in window k of the ids (ids
+ * k * ICOLL_IDUP_WINDOW and up): each process offers its ids free there,
+ * and keeps them from other new communicators until the idup ends, so
+ * that the id agreed is still free here then, whatever was created in
+ * between. When the offers share no id (other communicators, or other
+ * idups outstanding, hold different ones at different processes), the
+ * next round looks in the next window; every process is at the same
+ * window, so all fail alike once the last has none. */
+#define ICOLL_IDUP_WINDOW 512
+#define ICOLL_IDUP_WORDS  (ONIC_MPI_MAX_CTX / 64)
+
+static void icoll_idup_finish(icoll_t *s);
+/* The next round's offer into the mask (scratch) and its steps after the
+ * schedule's end; 0, or -1 for no memory. */
+static int icoll_idup_round(icoll_t *s)
+{
+    uint64_t *mask = (uint64_t *)s->scratch;
+    int first = s->idup_window++ * ICOLL_IDUP_WINDOW;
+    icoll_step_t *st;
+
+    memset(mask, 0, s->bytes);
+    for (int w = first / 64; w < (first + ICOLL_IDUP_WINDOW) / 64; w++) {
+        mask[w] = onic_mpi_g.ctx_free[w];
+        onic_mpi_g.ctx_free[w] = 0;
+        s->offered[w] |= mask[w];
+    }
+    if (icoll_tree_reduce(s, s->scratch, s->scratch + s->bytes, 0) != 0 ||
+        icoll_tree_bcast(s, s->scratch, (int)s->bytes, icoll_bytes(), 0) != 0 ||
+        (st = icoll_step(s, ICOLL_CALL, 0, NULL, 0, NULL)) == NULL)
+        return -1;
+    st->fn = icoll_idup_finish;
+    return 0;
+}
 
 static void icoll_idup_finish(icoll_t *s)
 {
     const uint64_t *agreed = (const uint64_t *)s->scratch;
     int id = -1, rc;
 
-    for (int w = 0; w < ONIC_MPI_MAX_CTX / 64 && id < 0 && !s->failed; w++)
+    for (int w = 0; w < ICOLL_IDUP_WORDS && id < 0 && !s->failed; w++)
         if (agreed[w] != 0)
             id = w * 64 + __builtin_ctzll(agreed[w]);
+    if (id < 0 && !s->failed && s->idup_window * ICOLL_IDUP_WINDOW < ONIC_MPI_MAX_CTX) {
+        /* No id common to the offers: the next window (its steps follow
+         * this round's), once no blocking agreement is in progress here:
+         * its snapshot of the free ids may hold some of that window. */
+        if (onic_mpi_g.ctx_agreeing > 0) {
+            s->stall = 1;
+            return;
+        }
+        if (icoll_idup_round(s) == 0)
+            return;
+        onic_error("mpi: rank %d: MPI_Comm_idup: no memory for another round of its "
+                   "agreement", onic_mpi_g.rank);
+        s->failed = MPI_ERR_NO_MEM;
+    }
     /* What was offered goes back; the id taken is marked used again below. */
-    for (int w = 0; w < ONIC_MPI_MAX_CTX / 64; w++)
+    for (int w = 0; w < ICOLL_IDUP_WORDS; w++)
         onic_mpi_g.ctx_free[w] |= s->offered[w];
     *s->newcomm = MPI_COMM_NULL;
     if (s->failed)
         return;
     if (id < 0) {
-        onic_error("mpi: rank %d: MPI_Comm_idup: no context id is free at every process among "
-                   "the %d lowest free ones each offered; free communicators, or create fewer "
-                   "at once", onic_mpi_g.rank, ICOLL_IDUP_OFFER);
+        onic_error("mpi: rank %d: MPI_Comm_idup: no context id is free at every process: "
+                   "each of the %d is in use, or held by another idup, at some process; free "
+                   "communicators, or create fewer at once", onic_mpi_g.rank, ONIC_MPI_MAX_CTX);
         s->failed = MPI_ERR_OTHER;
         return;
     }
-    if ((rc = onic_mpi_comm_dup_as(s->comm, id, s->call, s->newcomm)) != MPI_SUCCESS) {
+    rc = onic_mpi_comm_dup_as(s->comm, id, s->call, s->newcomm);
+    if (rc != MPI_SUCCESS) {
         s->failed = rc;
         *s->newcomm = MPI_COMM_NULL;
     }
@@ -711,13 +763,11 @@ static void icoll_idup_finish(icoll_t *s)
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     const char *call = "MPI_Comm_idup";
-    size_t bytes = sizeof(onic_mpi_g.ctx_free);
+    size_t bytes = ICOLL_IDUP_WORDS * sizeof(uint64_t);
     onic_mpi_type_t *u64 = onic_mpi_type_get(MPI_UINT64_T);
     onic_mpi_comm_t *c;
-    icoll_step_t *st;
-    uint64_t *mask;
     icoll_t *s;
-    int rc, n = 0;
+    int rc;
 
     if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
         (rc = icoll_request_check(c, call, request)) != MPI_SUCCESS)
@@ -735,22 +785,11 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
     s->rtype = u64;
     s->bytes = bytes;
     s->newcomm = newcomm;
-    /* The ids agreed as every member's: the lowest in all the offers. */
-    if (icoll_tree_reduce(s, s->scratch, s->scratch + bytes, 0) != 0 ||
-        icoll_tree_bcast(s, s->scratch, (int)bytes, icoll_bytes(), 0) != 0 ||
-        (st = icoll_step(s, ICOLL_CALL, 0, NULL, 0, NULL)) == NULL)
+    if (icoll_idup_round(s) != 0) {
+        for (int w = 0; w < ICOLL_IDUP_WORDS; w++)
+            onic_mpi_g.ctx_free[w] |= s->offered[w];
         return icoll_nomem(c, s, call);
-    st->fn = icoll_idup_finish;
-    mask = (uint64_t *)s->scratch;
-    for (int id = 0; id < ONIC_MPI_MAX_CTX && n < ICOLL_IDUP_OFFER; id++) {
-        uint64_t bit = UINT64_C(1) << (id % 64);
-        if (onic_mpi_g.ctx_free[id / 64] & bit) {
-            mask[id / 64] |= bit;
-            onic_mpi_g.ctx_free[id / 64] &= ~bit;
-            n++;
-        }
     }
-    memcpy(s->offered, mask, bytes);
     return icoll_start(s, request);
 }
 

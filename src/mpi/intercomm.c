@@ -105,7 +105,7 @@ static int ic_lowest(onic_mpi_comm_t *c, const uint64_t *mask, const char *call,
 }
 
 /* A context id free at every process of both groups. */
-static int ic_ctx(onic_mpi_comm_t *ic, const char *call, int *id_p)
+static int ic_ctx_agree(onic_mpi_comm_t *ic, const char *call, int *id_p)
 {
     uint64_t mask[IC_MASK_WORDS], theirs[IC_MASK_WORDS];
     int rc;
@@ -117,6 +117,18 @@ static int ic_ctx(onic_mpi_comm_t *ic, const char *call, int *id_p)
     for (int w = 0; w < IC_MASK_WORDS; w++)
         mask[w] &= theirs[w];
     return ic_lowest(ic, mask, call, id_p);
+}
+
+/* The leaders' swap runs after the snapshot's agreement: the whole of it
+ * counts as one agreement for the idups (icoll.c). */
+static int ic_ctx(onic_mpi_comm_t *ic, const char *call, int *id_p)
+{
+    int rc;
+
+    onic_mpi_g.ctx_agreeing++;
+    rc = ic_ctx_agree(ic, call, id_p);
+    onic_mpi_g.ctx_agreeing--;
+    return rc;
 }
 
 /* The intercommunicator between local group g and remote group r (both
@@ -223,8 +235,8 @@ static int ic_leader(onic_mpi_comm_t *lc, MPI_Comm peer_comm, int remote_leader,
     return MPI_SUCCESS;
 }
 
-int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
-                         int remote_leader, int tag, MPI_Comm *newintercomm)
+static int ic_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                     int remote_leader, int tag, MPI_Comm *newintercomm)
 {
     const char *call = "MPI_Intercomm_create";
     uint64_t mask[IC_MASK_WORDS];
@@ -277,6 +289,19 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
                                                       "the groups");
     }
     return ic_make(lc, g, r, hdr[1], call, newintercomm);
+}
+
+/* From the snapshot of the free ids to the new communicator, one
+ * agreement for the idups (icoll.c). */
+int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                         int remote_leader, int tag, MPI_Comm *newintercomm)
+{
+    int rc;
+
+    onic_mpi_g.ctx_agreeing++;
+    rc = ic_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm);
+    onic_mpi_g.ctx_agreeing--;
+    return rc;
 }
 
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)

@@ -370,6 +370,9 @@ typedef struct onic_mpi_state {
     onic_dlist_t     active;           /* requests started and not complete */
     onic_dlist_t     pulled;           /* headers taken out of Portals by probes */
     uint64_t         ctx_free[ONIC_MPI_MAX_CTX / 64];
+    /* Blocking agreements on a context id in progress (from their snapshot
+     * of ctx_free to their end): an idup's next round waits for them (icoll.c). */
+    int              ctx_agreeing;
     onic_mpi_htab_t  comms, groups, types, ops, reqs, errhs;
     onic_pool_t      req_pool;  /* a request per operation: no malloc per message */
     unsigned         starts_undrained;  /* operations started since the last drain */
