@@ -47,6 +47,7 @@ typedef struct icoll_step {
     onic_mpi_type_t *type;
     char            *acc, *tmp;
     void           (*fn)(icoll_t *s);
+    onic_mpi_comm_t *on;        /* a transfer's communicator if not the schedule's */
 } icoll_step_t;
 
 struct icoll {
@@ -205,11 +206,11 @@ static int icoll_advance(icoll_t *s)
             switch (st->kind) {
             case ICOLL_SEND:
                 rc = onic_mpi_coll_isend(st->buf, st->count, st->type, st->peer, s->tag,
-                                         s->comm, &r);
+                                         st->on != NULL ? st->on : s->comm, &r);
                 break;
             case ICOLL_RECV:
                 rc = onic_mpi_coll_irecv(st->buf, st->count, st->type, st->peer, s->tag,
-                                         s->comm, &r);
+                                         st->on != NULL ? st->on : s->comm, &r);
                 break;
             case ICOLL_REDUCE:
                 /* tmp = acc op tmp, then acc takes it: the order MPI asks of
@@ -312,7 +313,12 @@ static int icoll_start(icoll_t *s, MPI_Request *request)
     r->active = 1;
     onic_dlist_push_tail(&onic_mpi_g.active, &r->link);
     s->req = r;
-    s->tag = ICOLL_TAG_BASE + (int)(c->icoll_seq++ % ICOLL_TAG_SPAN);
+    /* On an intercommunicator (MPI_Comm_idup only) the tags skip the two
+     * its blocking agreements use (intercomm.c). */
+    if (c->local != NULL)
+        s->tag = ICOLL_TAG_BASE + 2 + (int)(c->icoll_seq++ % (ICOLL_TAG_SPAN - 2));
+    else
+        s->tag = ICOLL_TAG_BASE + (int)(c->icoll_seq++ % ICOLL_TAG_SPAN);
     *request = r->handle;
     onic_dlist_push_tail(&icoll_live_list, &s->link);
     onic_mpi_icoll_live++;
@@ -696,6 +702,56 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 #define ICOLL_IDUP_WORDS  (ONIC_MPI_MAX_CTX / 64)
 
 static void icoll_idup_finish(icoll_t *s);
+/* The leaders AND the other group's mask into their own. */
+static void icoll_idup_and(icoll_t *s)
+{
+    uint64_t *mine = (uint64_t *)s->scratch;
+    const uint64_t *theirs = (const uint64_t *)(s->scratch + s->bytes);
+
+    for (size_t w = 0; w < s->bytes / sizeof(uint64_t); w++)
+        mine[w] &= theirs[w];
+}
+
+/* An intercommunicator's round: each group reduces its mask over its local
+ * side, the leaders (local rank 0) swap theirs on the intercommunicator
+ * and AND them, and each broadcasts the result to its group; then the
+ * finish. The scratch: the mask, the other group's, the tree's parts. */
+static int icoll_ic_round(icoll_t *s)
+{
+    onic_mpi_comm_t *ic = s->comm;
+    char *theirs = s->scratch + s->bytes;
+    icoll_step_t *st;
+    int first = s->nsteps, rc;
+
+    s->comm = ic->local; /* the trees are built on the local side */
+    rc = icoll_tree_reduce(s, s->scratch, theirs + s->bytes, 0);
+    s->comm = ic;
+    if (rc != 0)
+        return -1;
+    for (int i = first; i < s->nsteps; i++)
+        s->steps[i].on = ic->local;
+    if (ic->local->rank == 0) {
+        if (icoll_add(s, ICOLL_RECV, 0, theirs, (int)s->bytes, icoll_bytes()) != 0 ||
+            icoll_add(s, ICOLL_SEND, 0, s->scratch, (int)s->bytes, icoll_bytes()) != 0 ||
+            icoll_add(s, ICOLL_WAIT, 0, NULL, 0, NULL) != 0 ||
+            (st = icoll_step(s, ICOLL_CALL, 0, NULL, 0, NULL)) == NULL)
+            return -1;
+        st->fn = icoll_idup_and;
+    }
+    first = s->nsteps;
+    s->comm = ic->local;
+    rc = icoll_tree_bcast(s, s->scratch, (int)s->bytes, icoll_bytes(), 0);
+    s->comm = ic;
+    if (rc != 0)
+        return -1;
+    for (int i = first; i < s->nsteps; i++)
+        s->steps[i].on = ic->local;
+    if ((st = icoll_step(s, ICOLL_CALL, 0, NULL, 0, NULL)) == NULL)
+        return -1;
+    st->fn = icoll_idup_finish;
+    return 0;
+}
+
 /* The next round's offer into the mask (scratch) and its steps after the
  * schedule's end; 0, or -1 for no memory. */
 static int icoll_idup_round(icoll_t *s)
@@ -710,6 +766,8 @@ static int icoll_idup_round(icoll_t *s)
         onic_mpi_g.ctx_free[w] = 0;
         s->offered[w] |= mask[w];
     }
+    if (s->comm->local != NULL)
+        return icoll_ic_round(s);
     if (icoll_tree_reduce(s, s->scratch, s->scratch + s->bytes, 0) != 0 ||
         icoll_tree_bcast(s, s->scratch, (int)s->bytes, icoll_bytes(), 0) != 0 ||
         (st = icoll_step(s, ICOLL_CALL, 0, NULL, 0, NULL)) == NULL)
@@ -753,7 +811,10 @@ static void icoll_idup_finish(icoll_t *s)
         s->failed = MPI_ERR_OTHER;
         return;
     }
-    rc = onic_mpi_comm_dup_as(s->comm, id, s->call, s->newcomm);
+    if (s->comm->local != NULL)
+        rc = onic_mpi_intercomm_dup_as(s->comm, id, s->call, s->newcomm);
+    else
+        rc = onic_mpi_comm_dup_as(s->comm, id, s->call, s->newcomm);
     if (rc != MPI_SUCCESS) {
         s->failed = rc;
         *s->newcomm = MPI_COMM_NULL;
@@ -769,16 +830,19 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
     icoll_t *s;
     int rc;
 
-    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL ||
         (rc = icoll_request_check(c, call, request)) != MPI_SUCCESS)
         return rc;
     if (newcomm == NULL)
         return onic_mpi_err(c, MPI_ERR_ARG, call, "newcomm is NULL; pass where to store the "
                             "new communicator");
     if ((s = icoll_new(c, call)) == NULL ||
-        (s->scratch = onic_calloc(icoll_tree_parts(c->size) + 1, bytes)) == NULL)
+        (s->scratch = onic_calloc(icoll_tree_parts(c->local != NULL ? c->local->size : c->size)
+                                  + 2, bytes)) == NULL)
         return icoll_nomem(c, s, call);
-    if ((rc = onic_mpi_coll_op_check(MPI_BAND, u64, c, call, &s->op)) != MPI_SUCCESS) {
+    if ((rc = onic_mpi_coll_op_check(MPI_BAND, u64, c->local != NULL ? c->local : c, call,
+                                     &s->op)) != MPI_SUCCESS) {
         icoll_destroy(s);
         return rc;
     }

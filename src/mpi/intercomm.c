@@ -22,7 +22,8 @@
 
 /* The leaders' swaps on the collective context, above the collectives'
  * own small tags (coll.c, collv.c, intercoll.c); the non-blocking ones,
- * whose tags start here too, are refused on intercommunicators. */
+ * whose tags start here too, skip these two on intercommunicators
+ * (MPI_Comm_idup, the one they take there: icoll.c). */
 #define IC_TAG_SWAP   (1 << 20)
 #define IC_TAG_GATHER ((1 << 20) + 1)
 #define IC_MASK_WORDS (ONIC_MPI_MAX_CTX / 64)
@@ -343,6 +344,23 @@ int onic_mpi_intercomm_dup(onic_mpi_comm_t *ic, const char *call, MPI_Comm *newc
     ic->group->refs++;
     ic->peers->refs++;
     return ic_make(ic, ic->group, ic->peers, id, call, newcomm);
+}
+
+/* MPI_Comm_idup's: a copy of ic, with its attributes, under the context
+ * id both groups agreed on (icoll.c). */
+int onic_mpi_intercomm_dup_as(onic_mpi_comm_t *ic, int id, const char *call, MPI_Comm *newcomm)
+{
+    int rc;
+
+    ic->group->refs++;
+    ic->peers->refs++;
+    if ((rc = ic_make(ic, ic->group, ic->peers, id, call, newcomm)) != MPI_SUCCESS)
+        return rc;
+    if ((rc = onic_mpi_attr_copy(ic, onic_mpi_comm_lookup(*newcomm))) != MPI_SUCCESS) {
+        onic_mpi_attr_release(onic_mpi_comm_lookup(*newcomm));
+        MPI_Comm_free(newcomm);
+    }
+    return rc;
 }
 
 /* The members of one side with color, ordered by key then rank. */

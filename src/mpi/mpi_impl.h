@@ -484,6 +484,7 @@ int  onic_mpi_comm_split_cmp(const void *a, const void *b);
 /* intercomm.c: MPI_Comm_dup, MPI_Comm_split and MPI_Comm_create of an
  * intercommunicator ic (checked). */
 int  onic_mpi_intercomm_dup(onic_mpi_comm_t *ic, const char *call, MPI_Comm *newcomm);
+int  onic_mpi_intercomm_dup_as(onic_mpi_comm_t *ic, int id, const char *call, MPI_Comm *newcomm);
 int  onic_mpi_intercomm_split(onic_mpi_comm_t *ic, int color, int key, MPI_Comm *newcomm);
 int  onic_mpi_intercomm_create_sub(onic_mpi_comm_t *ic, onic_mpi_group_t *g, MPI_Comm *newcomm);
 /* A duplicate of c with context id `id` (agreed by every member), its grid
