@@ -203,6 +203,12 @@ typedef struct MPI_Status {
 #define MPI_COMM_NULL_COPY_FN    ((MPI_Comm_copy_attr_function *)0)
 #define MPI_COMM_NULL_DELETE_FN  ((MPI_Comm_delete_attr_function *)0)
 #define MPI_COMM_DUP_FN          MPI_Comm_dup_fn
+/* MPI-1's names of the same (deprecated, still used) */
+typedef MPI_Comm_copy_attr_function MPI_Copy_function;
+typedef MPI_Comm_delete_attr_function MPI_Delete_function;
+#define MPI_NULL_COPY_FN   ((MPI_Copy_function *)0)
+#define MPI_NULL_DELETE_FN ((MPI_Delete_function *)0)
+#define MPI_DUP_FN         MPI_Comm_dup_fn
 
 /* MPI_Topo_test */
 #define MPI_GRAPH       1
@@ -225,6 +231,7 @@ int MPI_Finalize(void);
 int MPI_Finalized(int *flag);
 int MPI_Abort(MPI_Comm comm, int errorcode);
 int MPI_Query_thread(int *provided);
+int MPI_Is_thread_main(int *flag);
 int MPI_Get_processor_name(char *name, int *resultlen);
 int MPI_Get_version(int *version, int *subversion);
 int MPI_Get_library_version(char *version, int *resultlen);
