@@ -222,6 +222,7 @@ typedef MPI_Comm_delete_attr_function MPI_Delete_function;
 #define MPI_IO               3
 #define MPI_WTIME_IS_GLOBAL  4
 #define MPI_UNIVERSE_SIZE    5
+#define MPI_LASTUSEDCODE     6
 
 /* --- Setup ---------------------------------------------------------------------- */
 int MPI_Init(int *argc, char ***argv);
@@ -663,6 +664,14 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
                                MPI_Errhandler *errhandler);
 int MPI_Errhandler_free(MPI_Errhandler *errhandler);
 int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+int MPI_Add_error_class(int *errorclass);
+int MPI_Add_error_code(int errorclass, int *errorcode);
+int MPI_Add_error_string(int errorcode, const char *string);
+/* MPI-1's names of the handler calls (deprecated, still used) */
+typedef MPI_Comm_errhandler_function MPI_Handler_function;
+int MPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler);
+int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
+int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
 
 #ifdef __cplusplus
 }

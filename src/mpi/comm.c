@@ -480,7 +480,7 @@ int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
 {
     static int tag_ub = ONIC_MPI_TAG_UB, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtime = 0,
-               universe;
+               universe, lastused;
     onic_mpi_comm_t *c;
     int *val;
     int rc;
@@ -498,6 +498,8 @@ int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *
     case MPI_WTIME_IS_GLOBAL: val = &wtime; break;
     /* No process can be spawned: the universe is the job. */
     case MPI_UNIVERSE_SIZE: universe = onic_mpi_g.size; val = &universe; break;
+    /* The highest error code: MPI_ERR_LASTCODE until the program adds some. */
+    case MPI_LASTUSEDCODE: lastused = onic_mpi_err_lastused(); val = &lastused; break;
     default:
         return onic_mpi_attr_get(c, comm_keyval, attribute_val, flag);
     }

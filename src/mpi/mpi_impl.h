@@ -761,6 +761,10 @@ void onic_mpi_attr_release(onic_mpi_comm_t *c);
 void onic_mpi_attr_fini(void);
 
 /* --- misc.c ---------------------------------------------------------------------- */
+/* --- error.c ---------------------------------------------------------------------- */
+/* MPI_LASTUSEDCODE: the highest error code, predefined or added. */
+int  onic_mpi_err_lastused(void);
+
 /* MPI_Finalize: the info objects never freed. */
 void onic_mpi_info_fini(void);
 /* MPI_SUCCESS if h is a live info object (or MPI_INFO_NULL where
