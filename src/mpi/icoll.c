@@ -71,8 +71,7 @@ struct icoll {
     onic_dlist_t     link;      /* in icoll_live_list, oldest first */
     /* MPI_Comm_idup: where the new communicator goes, the ids offered. */
     MPI_Comm        *newcomm;
-    uint64_t         offered[ONIC_MPI_MAX_CTX / 64]; /* in every round */
-    int              idup_window; /* the next round's window of ids */
+    uint64_t         offered[ONIC_MPI_MAX_CTX / 64]; /* held: the last round's offer */
     int              stall;       /* a CALL step asks to be run again later */
 };
 
@@ -690,16 +689,20 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 
 /* --- MPI_Comm_idup ----------------------------------------------------------------------------- */
 /* The processes agree on a context id in rounds, each a reduction (AND)
- * and a broadcast of a mask. Round k looks in window k of the ids (ids
- * k * ICOLL_IDUP_WINDOW and up): each process offers its ids free there,
- * and keeps them from other new communicators until the idup ends, so
- * that the id agreed is still free here then, whatever was created in
+ * and a broadcast of two bitmaps of the ids: the offers, and for each
+ * process the ids from its lowest offer up (whose AND starts at the
+ * highest of the lowest offers). Each process offers the ICOLL_IDUP_OFFER
+ * lowest ids from the round's start that are free or already held by this
+ * idup, and holds them from other new communicators until the idup ends,
+ * so that the id agreed is still free here then, whatever was created in
  * between. When the offers share no id (other communicators, or other
- * idups outstanding, hold different ones at different processes), the
- * next round looks in the next window; every process is at the same
- * window, so all fail alike once the last has none. */
-#define ICOLL_IDUP_WINDOW 512
-#define ICOLL_IDUP_WORDS  (ONIC_MPI_MAX_CTX / 64)
+ * idups outstanding, hold different ids at different processes), the next
+ * round starts at the highest of the lowest offers: that start rises every
+ * round (were it the same, every process would have offered it), so the
+ * rounds end; when a process has nothing left to offer, every process
+ * fails the idup alike. */
+#define ICOLL_IDUP_OFFER 64
+#define ICOLL_IDUP_WORDS (ONIC_MPI_MAX_CTX / 64)
 
 static void icoll_idup_finish(icoll_t *s);
 /* The leaders AND the other group's mask into their own. */
@@ -752,20 +755,32 @@ static int icoll_ic_round(icoll_t *s)
     return 0;
 }
 
-/* The next round's offer into the mask (scratch) and its steps after the
- * schedule's end; 0, or -1 for no memory. */
-static int icoll_idup_round(icoll_t *s)
+/* The offer of a round starting at id `start` into the scratch (the
+ * offers, then the ids from the lowest offer up), holding what it offers
+ * and giving back what this idup held and no longer offers; the round's
+ * steps after the schedule's end. 0, or -1 for no memory. */
+static int icoll_idup_round(icoll_t *s, int start)
 {
-    uint64_t *mask = (uint64_t *)s->scratch;
-    int first = s->idup_window++ * ICOLL_IDUP_WINDOW;
+    uint64_t *mask = (uint64_t *)s->scratch, *from = mask + ICOLL_IDUP_WORDS;
     icoll_step_t *st;
+    int n = 0, low = ONIC_MPI_MAX_CTX;
 
     memset(mask, 0, s->bytes);
-    for (int w = first / 64; w < (first + ICOLL_IDUP_WINDOW) / 64; w++) {
-        mask[w] = onic_mpi_g.ctx_free[w];
-        onic_mpi_g.ctx_free[w] = 0;
-        s->offered[w] |= mask[w];
+    for (int id = start; id < ONIC_MPI_MAX_CTX && n < ICOLL_IDUP_OFFER; id++) {
+        uint64_t bit = UINT64_C(1) << (id % 64);
+        if ((onic_mpi_g.ctx_free[id / 64] | s->offered[id / 64]) & bit) {
+            mask[id / 64] |= bit;
+            if (low == ONIC_MPI_MAX_CTX)
+                low = id;
+            n++;
+        }
     }
+    for (int w = 0; w < ICOLL_IDUP_WORDS; w++) {
+        onic_mpi_g.ctx_free[w] = (onic_mpi_g.ctx_free[w] | s->offered[w]) & ~mask[w];
+        s->offered[w] = mask[w];
+    }
+    for (int id = low; id < ONIC_MPI_MAX_CTX; id++)
+        from[id / 64] |= UINT64_C(1) << (id % 64);
     if (s->comm->local != NULL)
         return icoll_ic_round(s);
     if (icoll_tree_reduce(s, s->scratch, s->scratch + s->bytes, 0) != 0 ||
@@ -776,23 +791,32 @@ static int icoll_idup_round(icoll_t *s)
     return 0;
 }
 
+/* The lowest id in a bitmap of the ids, or -1. */
+static int icoll_idup_lowest(const uint64_t *map)
+{
+    for (int w = 0; w < ICOLL_IDUP_WORDS; w++)
+        if (map[w] != 0)
+            return w * 64 + __builtin_ctzll(map[w]);
+    return -1;
+}
+
 static void icoll_idup_finish(icoll_t *s)
 {
     const uint64_t *agreed = (const uint64_t *)s->scratch;
-    int id = -1, rc;
+    int id = -1, next, rc;
 
-    for (int w = 0; w < ICOLL_IDUP_WORDS && id < 0 && !s->failed; w++)
-        if (agreed[w] != 0)
-            id = w * 64 + __builtin_ctzll(agreed[w]);
-    if (id < 0 && !s->failed && s->idup_window * ICOLL_IDUP_WINDOW < ONIC_MPI_MAX_CTX) {
-        /* No id common to the offers: the next window (its steps follow
-         * this round's), once no blocking agreement is in progress here:
-         * its snapshot of the free ids may hold some of that window. */
+    if (!s->failed)
+        id = icoll_idup_lowest(agreed);
+    if (id < 0 && !s->failed && (next = icoll_idup_lowest(agreed + ICOLL_IDUP_WORDS)) >= 0) {
+        /* No id common to the offers: the next round, from the highest of
+         * the lowest offers (its steps follow this round's), once no
+         * blocking agreement is in progress here: its snapshot of the free
+         * ids may hold some of those the round would offer. */
         if (onic_mpi_g.ctx_agreeing > 0) {
             s->stall = 1;
             return;
         }
-        if (icoll_idup_round(s) == 0)
+        if (icoll_idup_round(s, next) == 0)
             return;
         onic_error("mpi: rank %d: MPI_Comm_idup: no memory for another round of its "
                    "agreement", onic_mpi_g.rank);
@@ -806,7 +830,7 @@ static void icoll_idup_finish(icoll_t *s)
         return;
     if (id < 0) {
         onic_error("mpi: rank %d: MPI_Comm_idup: no context id is free at every process: "
-                   "each of the %d is in use, or held by another idup, at some process; free "
+                   "a process has none left of the %d (in use, or held by other idups); free "
                    "communicators, or create fewer at once", onic_mpi_g.rank, ONIC_MPI_MAX_CTX);
         s->failed = MPI_ERR_OTHER;
         return;
@@ -824,7 +848,7 @@ static void icoll_idup_finish(icoll_t *s)
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     const char *call = "MPI_Comm_idup";
-    size_t bytes = ICOLL_IDUP_WORDS * sizeof(uint64_t);
+    size_t bytes = 2 * ICOLL_IDUP_WORDS * sizeof(uint64_t);
     onic_mpi_type_t *u64 = onic_mpi_type_get(MPI_UINT64_T);
     onic_mpi_comm_t *c;
     icoll_t *s;
@@ -849,7 +873,7 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
     s->rtype = u64;
     s->bytes = bytes;
     s->newcomm = newcomm;
-    if (icoll_idup_round(s) != 0) {
+    if (icoll_idup_round(s, 0) != 0) {
         for (int w = 0; w < ICOLL_IDUP_WORDS; w++)
             onic_mpi_g.ctx_free[w] |= s->offered[w];
         return icoll_nomem(c, s, call);

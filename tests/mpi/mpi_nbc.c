@@ -943,11 +943,10 @@ static void test_idup(void)
         while (n > 0)
             MPI_Comm_free(&many[--n]);
     }
-    /* Offers that share no id: rank 0 starts an idup (offering the free ids
-     * of the first window, below 512: see architecture.md) while the others
-     * first take every one of those, and more, with 600 dups of
-     * MPI_COMM_SELF; the agreement goes on to the next window rather than
-     * fail. */
+    /* Offers that share no id: rank 0 starts an idup (offering its 64
+     * lowest free ids) while the others first take those, and more, with
+     * 600 dups of MPI_COMM_SELF; the agreement takes another round, from
+     * the others' lowest offer, rather than fail. */
     {
         enum { NSELF = 600 };
         static MPI_Comm selfs[NSELF];
