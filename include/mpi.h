@@ -203,6 +203,12 @@ typedef struct MPI_Status {
 #define MPI_COMM_NULL_COPY_FN    ((MPI_Comm_copy_attr_function *)0)
 #define MPI_COMM_NULL_DELETE_FN  ((MPI_Comm_delete_attr_function *)0)
 #define MPI_COMM_DUP_FN          MPI_Comm_dup_fn
+/* MPI-1's names of the same (deprecated, still used) */
+typedef MPI_Comm_copy_attr_function MPI_Copy_function;
+typedef MPI_Comm_delete_attr_function MPI_Delete_function;
+#define MPI_NULL_COPY_FN   ((MPI_Copy_function *)0)
+#define MPI_NULL_DELETE_FN ((MPI_Delete_function *)0)
+#define MPI_DUP_FN         MPI_Comm_dup_fn
 
 /* MPI_Topo_test */
 #define MPI_GRAPH       1
@@ -216,6 +222,7 @@ typedef struct MPI_Status {
 #define MPI_IO               3
 #define MPI_WTIME_IS_GLOBAL  4
 #define MPI_UNIVERSE_SIZE    5
+#define MPI_LASTUSEDCODE     6
 
 /* --- Setup ---------------------------------------------------------------------- */
 int MPI_Init(int *argc, char ***argv);
@@ -225,6 +232,7 @@ int MPI_Finalize(void);
 int MPI_Finalized(int *flag);
 int MPI_Abort(MPI_Comm comm, int errorcode);
 int MPI_Query_thread(int *provided);
+int MPI_Is_thread_main(int *flag);
 int MPI_Get_processor_name(char *name, int *resultlen);
 int MPI_Get_version(int *version, int *subversion);
 int MPI_Get_library_version(char *version, int *resultlen);
@@ -236,6 +244,11 @@ int MPI_Comm_rank(MPI_Comm comm, int *rank);
 int MPI_Comm_size(MPI_Comm comm, int *size);
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
+int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                            MPI_Request *request);
+int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
+int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used);
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
 int MPI_Comm_free(MPI_Comm *comm);
@@ -651,6 +664,14 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
                                MPI_Errhandler *errhandler);
 int MPI_Errhandler_free(MPI_Errhandler *errhandler);
 int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+int MPI_Add_error_class(int *errorclass);
+int MPI_Add_error_code(int errorclass, int *errorcode);
+int MPI_Add_error_string(int errorcode, const char *string);
+/* MPI-1's names of the handler calls (deprecated, still used) */
+typedef MPI_Comm_errhandler_function MPI_Handler_function;
+int MPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler);
+int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
+int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,8 @@
  * MPI_Comm_create_keyval with their copy and delete callbacks, values set
  * on a communicator, copied by MPI_Comm_dup through the copy callback,
  * and deleted (the delete callback called) by MPI_Comm_delete_attr, by
- * setting a new value, and when the communicator is freed.
+ * setting a new value, and when the communicator is freed (MPI_COMM_SELF's
+ * and MPI_COMM_WORLD's at MPI_Finalize), the last set first.
  *
  * Keyvals are small ints from ATTR_KEY_FIRST up, above the predefined
  * ones (MPI_TAG_UB ... in mpi.h, answered by comm.c); a freed keyval stays
@@ -230,12 +231,18 @@ int onic_mpi_attr_copy(onic_mpi_comm_t *from, onic_mpi_comm_t *to)
     return MPI_SUCCESS;
 }
 
+/* Last set, first deleted: MPI 3.1 (8.7.1) asks it of MPI_COMM_SELF's at
+ * MPI_Finalize; onic does the same whenever a communicator is freed. */
 int onic_mpi_attr_delete_all(onic_mpi_comm_t *c)
 {
     int rc = MPI_SUCCESS;
 
-    while (c->attrs != NULL && rc == MPI_SUCCESS)
-        rc = attr_remove(c, c->attrs->key);
+    while (c->attrs != NULL && rc == MPI_SUCCESS) {
+        struct onic_mpi_attr *last = c->attrs;
+        while (last->next != NULL)
+            last = last->next;
+        rc = attr_remove(c, last->key);
+    }
     return rc;
 }
 

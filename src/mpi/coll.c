@@ -585,11 +585,14 @@ int onic_mpi_coll_ctx_agree(onic_mpi_comm_t *c, uint64_t *mask, int nwords, cons
 {
     onic_mpi_type_t *t = onic_mpi_type_get(MPI_UINT64_T);
     const onic_mpi_opd_t band = {OP_BAND, NULL, 1};
-    int rc = onic_mpi_coll_reduce(c, (char *)mask, (size_t)nwords * sizeof(uint64_t), t, &band, 0,
-                                  call);
+    int rc;
 
+    onic_mpi_g.ctx_agreeing++;
+    rc = onic_mpi_coll_reduce(c, (char *)mask, (size_t)nwords * sizeof(uint64_t), t, &band, 0,
+                              call);
     if (rc == MPI_SUCCESS)
         rc = onic_mpi_coll_bcast(c, mask, nwords, t, 0, call);
+    onic_mpi_g.ctx_agreeing--;
     return rc;
 }
 

@@ -480,7 +480,7 @@ int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
 {
     static int tag_ub = ONIC_MPI_TAG_UB, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtime = 0,
-               universe;
+               universe, lastused;
     onic_mpi_comm_t *c;
     int *val;
     int rc;
@@ -498,6 +498,8 @@ int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *
     case MPI_WTIME_IS_GLOBAL: val = &wtime; break;
     /* No process can be spawned: the universe is the job. */
     case MPI_UNIVERSE_SIZE: universe = onic_mpi_g.size; val = &universe; break;
+    /* The highest error code: MPI_ERR_LASTCODE until the program adds some. */
+    case MPI_LASTUSEDCODE: lastused = onic_mpi_err_lastused(); val = &lastused; break;
     default:
         return onic_mpi_attr_get(c, comm_keyval, attribute_val, flag);
     }
@@ -872,6 +874,55 @@ int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
         name = "MPI_COMM_SELF";
     *resultlen = snprintf(comm_name, MPI_MAX_OBJECT_NAME, "%s", name);
     return MPI_SUCCESS;
+}
+
+/* --- Info hints ---------------------------------------------------------------------------- */
+/* onic reads no communicator hint (MPI 4.0's mpi_assert_* ones included:
+ * it would gain nothing from them), so a communicator's hints in use are
+ * none: MPI_Comm_set_info checks its arguments and keeps nothing, and
+ * MPI_Comm_get_info returns a new, empty info object (MPI 3.1, 6.4.4:
+ * the hints "actually used"; ignored ones are not returned). */
+int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+{
+    const char *call = "MPI_Comm_set_info";
+    onic_mpi_comm_t *c;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL)
+        return rc;
+    return onic_mpi_info_check(c, info, 0, call);
+}
+
+int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
+{
+    const char *call = "MPI_Comm_get_info";
+    onic_mpi_comm_t *c;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL)
+        return rc;
+    if (info_used == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "info_used is NULL; pass where to store the "
+                            "new info object");
+    return MPI_Info_create(info_used);
+}
+
+/* As MPI_Comm_dup; the new communicator's hints would be info's, and
+ * onic uses none. MPI_INFO_NULL is taken as no hints. */
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    const char *call = "MPI_Comm_dup_with_info";
+    onic_mpi_comm_t *c;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL)
+        return rc;
+    if ((rc = onic_mpi_info_check(c, info, 1, call)) != MPI_SUCCESS)
+        return rc;
+    return MPI_Comm_dup(comm, newcomm);
 }
 
 /* MPI_COMM_TYPE_SHARED: the processes that share this one's memory, i.e.

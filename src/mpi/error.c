@@ -1,5 +1,5 @@
-/* Errors: classes and their strings, the two predefined handlers, the
- * report every failing call makes, and MPI_Abort.
+/* Errors: classes and their strings (and those the program adds), the two
+ * predefined handlers, the report every failing call makes, and MPI_Abort.
  *
  * A report names the call, this rank, what was wrong and what to do. Under
  * MPI_ERRORS_ARE_FATAL (the default) it is printed and the job stops with
@@ -52,10 +52,41 @@ static const char *const error_strings[MPI_ERR_LASTCODE + 1] = {
     [MPI_ERR_RMA_FLAVOR] = "MPI_ERR_RMA_FLAVOR: wrong window flavor",
 };
 
+/* Classes and codes the program adds (MPI_Add_error_class, _code): the
+ * numbers after MPI_ERR_LASTCODE, in the order added; each with its class
+ * (itself for a class) and its string, "" until MPI_Add_error_string.
+ * MPI_Finalize forgets them. */
+typedef struct error_user {
+    int  cls;
+    char str[MPI_MAX_ERROR_STRING];
+} error_user_t;
+
+static error_user_t *error_users;
+static int error_nusers, error_cap;
+
+static error_user_t *error_user(int code)
+{
+    int i = code - (MPI_ERR_LASTCODE + 1);
+
+    return i >= 0 && i < error_nusers ? &error_users[i] : NULL;
+}
+
 /* Codes with no class (gaps in the numbering) have no string. */
 static int error_code_valid(int code)
 {
-    return code >= 0 && code <= MPI_ERR_LASTCODE && error_strings[code] != NULL;
+    return (code >= 0 && code <= MPI_ERR_LASTCODE && error_strings[code] != NULL) ||
+           error_user(code) != NULL;
+}
+
+/* The string of a valid code. */
+static const char *error_string(int code)
+{
+    return code <= MPI_ERR_LASTCODE ? error_strings[code] : error_user(code)->str;
+}
+
+int onic_mpi_err_lastused(void)
+{
+    return MPI_ERR_LASTCODE + error_nusers;
 }
 
 /* The predefined handlers' objects: only their handles matter. */
@@ -84,10 +115,16 @@ void onic_mpi_errh_init(void)
 
 static const char *error_name(int cls)
 {
-    static char name[64];
+    static char name[128];
     const char *colon;
 
     /* Every string starts with the class's name. */
+    if (error_user(cls) != NULL) {
+        snprintf(name, sizeof(name), "error %s %d%s%.40s", error_user(cls)->cls == cls ?
+                 "class" : "code", cls, error_user(cls)->str[0] != '\0' ? ", " : "",
+                 error_user(cls)->str);
+        return name;
+    }
     if (!error_code_valid(cls))
         return "MPI_ERR_UNKNOWN";
     colon = strchr(error_strings[cls], ':');
@@ -190,7 +227,7 @@ int MPI_Error_class(int errorcode, int *errorclass)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Error_class",
                             "error code %d is not one onic returns (0 to %d)", errorcode,
                             MPI_ERR_LASTCODE);
-    *errorclass = errorcode;
+    *errorclass = errorcode <= MPI_ERR_LASTCODE ? errorcode : error_user(errorcode)->cls;
     return MPI_SUCCESS;
 }
 
@@ -204,8 +241,75 @@ int MPI_Error_string(int errorcode, char *string, int *resultlen)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Error_string",
                             "error code %d is not one onic returns (0 to %d)", errorcode,
                             MPI_ERR_LASTCODE);
-    snprintf(string, MPI_MAX_ERROR_STRING, "%s", error_strings[errorcode]);
+    snprintf(string, MPI_MAX_ERROR_STRING, "%s", error_string(errorcode));
     *resultlen = (int)strlen(string);
+    return MPI_SUCCESS;
+}
+
+/* A new code (of class cls, or a class if cls < 0): 0, or -1 for no memory. */
+static int error_add(int cls, int *code)
+{
+    if (error_nusers == error_cap) {
+        int cap = error_cap > 0 ? 2 * error_cap : 16;
+        error_user_t *n = onic_realloc(error_users, (size_t)cap * sizeof(*n));
+        if (n == NULL)
+            return -1;
+        error_users = n;
+        error_cap = cap;
+    }
+    *code = MPI_ERR_LASTCODE + 1 + error_nusers;
+    error_users[error_nusers].cls = cls < 0 ? *code : cls;
+    error_users[error_nusers].str[0] = '\0';
+    error_nusers++;
+    return 0;
+}
+
+int MPI_Add_error_class(int *errorclass)
+{
+    const char *call = "MPI_Add_error_class";
+
+    ONIC_MPI_CHECK_INIT(call);
+    if (errorclass == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "errorclass is NULL; pass where to store "
+                            "the new class");
+    if (error_add(-1, errorclass) != 0)
+        return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for an error class");
+    return MPI_SUCCESS;
+}
+
+int MPI_Add_error_code(int errorclass, int *errorcode)
+{
+    const char *call = "MPI_Add_error_code";
+
+    ONIC_MPI_CHECK_INIT(call);
+    if (errorcode == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "errorcode is NULL; pass where to store "
+                            "the new code");
+    if (!error_code_valid(errorclass) ||
+        (error_user(errorclass) != NULL && error_user(errorclass)->cls != errorclass))
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "%d is not an error class: pass a "
+                            "predefined class (MPI_ERR_...) or one from MPI_Add_error_class",
+                            errorclass);
+    if (error_add(errorclass, errorcode) != 0)
+        return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for an error code");
+    return MPI_SUCCESS;
+}
+
+int MPI_Add_error_string(int errorcode, const char *string)
+{
+    const char *call = "MPI_Add_error_string";
+    error_user_t *u;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((u = error_user(errorcode)) == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "error code %d is not one from "
+                            "MPI_Add_error_class or MPI_Add_error_code (the predefined ones' "
+                            "strings cannot be changed)", errorcode);
+    if (string == NULL || strlen(string) >= MPI_MAX_ERROR_STRING)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "string %s; give at most "
+                            "MPI_MAX_ERROR_STRING - 1 (%d) characters",
+                            string == NULL ? "is NULL" : "is too long", MPI_MAX_ERROR_STRING - 1);
+    strcpy(u->str, string);
     return MPI_SUCCESS;
 }
 
@@ -285,6 +389,22 @@ int MPI_Errhandler_free(MPI_Errhandler *errhandler)
     return MPI_SUCCESS;
 }
 
+/* MPI-1's names (deprecated, still used): the same handlers. */
+int MPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler)
+{
+    return MPI_Comm_create_errhandler(function, errhandler);
+}
+
+int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    return MPI_Comm_set_errhandler(comm, errhandler);
+}
+
+int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    return MPI_Comm_get_errhandler(comm, errhandler);
+}
+
 int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {
     const char *call = "MPI_Comm_call_errhandler";
@@ -306,6 +426,9 @@ void onic_mpi_errh_fini(void)
 
     for (int i = 2; i < t->used; i++)
         onic_free(t->obj[i]);
+    onic_free(error_users);
+    error_users = NULL;
+    error_nusers = error_cap = 0;
 }
 
 int MPI_Abort(MPI_Comm comm, int errorcode)

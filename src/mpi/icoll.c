@@ -47,6 +47,7 @@ typedef struct icoll_step {
     onic_mpi_type_t *type;
     char            *acc, *tmp;
     void           (*fn)(icoll_t *s);
+    onic_mpi_comm_t *on;        /* a transfer's communicator if not the schedule's */
 } icoll_step_t;
 
 struct icoll {
@@ -70,7 +71,8 @@ struct icoll {
     onic_dlist_t     link;      /* in icoll_live_list, oldest first */
     /* MPI_Comm_idup: where the new communicator goes, the ids offered. */
     MPI_Comm        *newcomm;
-    uint64_t         offered[ONIC_MPI_MAX_CTX / 64];
+    uint64_t         offered[ONIC_MPI_MAX_CTX / 64]; /* held: the last round's offer */
+    int              stall;       /* a CALL step asks to be run again later */
 };
 
 int onic_mpi_icoll_live;
@@ -202,12 +204,12 @@ static int icoll_advance(icoll_t *s)
             }
             switch (st->kind) {
             case ICOLL_SEND:
-                rc = onic_mpi_coll_isend(st->buf, st->count, st->type, st->peer, s->tag, s->comm,
-                                         &r);
+                rc = onic_mpi_coll_isend(st->buf, st->count, st->type, st->peer, s->tag,
+                                         st->on != NULL ? st->on : s->comm, &r);
                 break;
             case ICOLL_RECV:
-                rc = onic_mpi_coll_irecv(st->buf, st->count, st->type, st->peer, s->tag, s->comm,
-                                         &r);
+                rc = onic_mpi_coll_irecv(st->buf, st->count, st->type, st->peer, s->tag,
+                                         st->on != NULL ? st->on : s->comm, &r);
                 break;
             case ICOLL_REDUCE:
                 /* tmp = acc op tmp, then acc takes it: the order MPI asks of
@@ -221,6 +223,11 @@ static int icoll_advance(icoll_t *s)
                 break;
             case ICOLL_CALL:
                 st->fn(s);
+                if (s->stall) {
+                    /* Called again at the next progress. */
+                    s->stall = 0;
+                    return 0;
+                }
                 break;
             case ICOLL_WAIT:
                 break;
@@ -305,7 +312,12 @@ static int icoll_start(icoll_t *s, MPI_Request *request)
     r->active = 1;
     onic_dlist_push_tail(&onic_mpi_g.active, &r->link);
     s->req = r;
-    s->tag = ICOLL_TAG_BASE + (int)(c->icoll_seq++ % ICOLL_TAG_SPAN);
+    /* On an intercommunicator (MPI_Comm_idup only) the tags skip the two
+     * its blocking agreements use (intercomm.c). */
+    if (c->local != NULL)
+        s->tag = ICOLL_TAG_BASE + 2 + (int)(c->icoll_seq++ % (ICOLL_TAG_SPAN - 2));
+    else
+        s->tag = ICOLL_TAG_BASE + (int)(c->icoll_seq++ % ICOLL_TAG_SPAN);
     *request = r->handle;
     onic_dlist_push_tail(&icoll_live_list, &s->link);
     onic_mpi_icoll_live++;
@@ -676,33 +688,158 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 }
 
 /* --- MPI_Comm_idup ----------------------------------------------------------------------------- */
-/* Context ids an idup offers (its lowest free ones), kept from other new
- * communicators until it ends: the id it agrees on must still be free
- * here then, whatever was created in between. */
+/* The processes agree on a context id in rounds, each a reduction (AND)
+ * and a broadcast of two bitmaps of the ids: the offers, and for each
+ * process the ids from its lowest offer up (whose AND starts at the
+ * highest of the lowest offers). Each process offers the ICOLL_IDUP_OFFER
+ * lowest ids from the round's start that are free or already held by this
+ * idup, and holds them from other new communicators until the idup ends,
+ * so that the id agreed is still free here then, whatever was created in
+ * between. When the offers share no id (other communicators, or other
+ * idups outstanding, hold different ids at different processes), the next
+ * round starts at the highest of the lowest offers: that start rises every
+ * round (were it the same, every process would have offered it), so the
+ * rounds end; when a process has nothing left to offer, every process
+ * fails the idup alike. */
 #define ICOLL_IDUP_OFFER 64
+#define ICOLL_IDUP_WORDS (ONIC_MPI_MAX_CTX / 64)
+
+static void icoll_idup_finish(icoll_t *s);
+/* The leaders AND the other group's mask into their own. */
+static void icoll_idup_and(icoll_t *s)
+{
+    uint64_t *mine = (uint64_t *)s->scratch;
+    const uint64_t *theirs = (const uint64_t *)(s->scratch + s->bytes);
+
+    for (size_t w = 0; w < s->bytes / sizeof(uint64_t); w++)
+        mine[w] &= theirs[w];
+}
+
+/* An intercommunicator's round: each group reduces its mask over its local
+ * side, the leaders (local rank 0) swap theirs on the intercommunicator
+ * and AND them, and each broadcasts the result to its group; then the
+ * finish. The scratch: the mask, the other group's, the tree's parts. */
+static int icoll_ic_round(icoll_t *s)
+{
+    onic_mpi_comm_t *ic = s->comm;
+    char *theirs = s->scratch + s->bytes;
+    icoll_step_t *st;
+    int first = s->nsteps, rc;
+
+    s->comm = ic->local; /* the trees are built on the local side */
+    rc = icoll_tree_reduce(s, s->scratch, theirs + s->bytes, 0);
+    s->comm = ic;
+    if (rc != 0)
+        return -1;
+    for (int i = first; i < s->nsteps; i++)
+        s->steps[i].on = ic->local;
+    if (ic->local->rank == 0) {
+        if (icoll_add(s, ICOLL_RECV, 0, theirs, (int)s->bytes, icoll_bytes()) != 0 ||
+            icoll_add(s, ICOLL_SEND, 0, s->scratch, (int)s->bytes, icoll_bytes()) != 0 ||
+            icoll_add(s, ICOLL_WAIT, 0, NULL, 0, NULL) != 0 ||
+            (st = icoll_step(s, ICOLL_CALL, 0, NULL, 0, NULL)) == NULL)
+            return -1;
+        st->fn = icoll_idup_and;
+    }
+    first = s->nsteps;
+    s->comm = ic->local;
+    rc = icoll_tree_bcast(s, s->scratch, (int)s->bytes, icoll_bytes(), 0);
+    s->comm = ic;
+    if (rc != 0)
+        return -1;
+    for (int i = first; i < s->nsteps; i++)
+        s->steps[i].on = ic->local;
+    if ((st = icoll_step(s, ICOLL_CALL, 0, NULL, 0, NULL)) == NULL)
+        return -1;
+    st->fn = icoll_idup_finish;
+    return 0;
+}
+
+/* The offer of a round starting at id `start` into the scratch (the
+ * offers, then the ids from the lowest offer up), holding what it offers
+ * and giving back what this idup held and no longer offers; the round's
+ * steps after the schedule's end. 0, or -1 for no memory. */
+static int icoll_idup_round(icoll_t *s, int start)
+{
+    uint64_t *mask = (uint64_t *)s->scratch, *from = mask + ICOLL_IDUP_WORDS;
+    icoll_step_t *st;
+    int n = 0, low = ONIC_MPI_MAX_CTX;
+
+    memset(mask, 0, s->bytes);
+    for (int id = start; id < ONIC_MPI_MAX_CTX && n < ICOLL_IDUP_OFFER; id++) {
+        uint64_t bit = UINT64_C(1) << (id % 64);
+        if ((onic_mpi_g.ctx_free[id / 64] | s->offered[id / 64]) & bit) {
+            mask[id / 64] |= bit;
+            if (low == ONIC_MPI_MAX_CTX)
+                low = id;
+            n++;
+        }
+    }
+    for (int w = 0; w < ICOLL_IDUP_WORDS; w++) {
+        onic_mpi_g.ctx_free[w] = (onic_mpi_g.ctx_free[w] | s->offered[w]) & ~mask[w];
+        s->offered[w] = mask[w];
+    }
+    for (int id = low; id < ONIC_MPI_MAX_CTX; id++)
+        from[id / 64] |= UINT64_C(1) << (id % 64);
+    if (s->comm->local != NULL)
+        return icoll_ic_round(s);
+    if (icoll_tree_reduce(s, s->scratch, s->scratch + s->bytes, 0) != 0 ||
+        icoll_tree_bcast(s, s->scratch, (int)s->bytes, icoll_bytes(), 0) != 0 ||
+        (st = icoll_step(s, ICOLL_CALL, 0, NULL, 0, NULL)) == NULL)
+        return -1;
+    st->fn = icoll_idup_finish;
+    return 0;
+}
+
+/* The lowest id in a bitmap of the ids, or -1. */
+static int icoll_idup_lowest(const uint64_t *map)
+{
+    for (int w = 0; w < ICOLL_IDUP_WORDS; w++)
+        if (map[w] != 0)
+            return w * 64 + __builtin_ctzll(map[w]);
+    return -1;
+}
 
 static void icoll_idup_finish(icoll_t *s)
 {
     const uint64_t *agreed = (const uint64_t *)s->scratch;
-    int id = -1, rc;
+    int id = -1, next, rc;
 
-    for (int w = 0; w < ONIC_MPI_MAX_CTX / 64 && id < 0 && !s->failed; w++)
-        if (agreed[w] != 0)
-            id = w * 64 + __builtin_ctzll(agreed[w]);
+    if (!s->failed)
+        id = icoll_idup_lowest(agreed);
+    if (id < 0 && !s->failed && (next = icoll_idup_lowest(agreed + ICOLL_IDUP_WORDS)) >= 0) {
+        /* No id common to the offers: the next round, from the highest of
+         * the lowest offers (its steps follow this round's), once no
+         * blocking agreement is in progress here: its snapshot of the free
+         * ids may hold some of those the round would offer. */
+        if (onic_mpi_g.ctx_agreeing > 0) {
+            s->stall = 1;
+            return;
+        }
+        if (icoll_idup_round(s, next) == 0)
+            return;
+        onic_error("mpi: rank %d: MPI_Comm_idup: no memory for another round of its "
+                   "agreement", onic_mpi_g.rank);
+        s->failed = MPI_ERR_NO_MEM;
+    }
     /* What was offered goes back; the id taken is marked used again below. */
-    for (int w = 0; w < ONIC_MPI_MAX_CTX / 64; w++)
+    for (int w = 0; w < ICOLL_IDUP_WORDS; w++)
         onic_mpi_g.ctx_free[w] |= s->offered[w];
     *s->newcomm = MPI_COMM_NULL;
     if (s->failed)
         return;
     if (id < 0) {
-        onic_error("mpi: rank %d: MPI_Comm_idup: no context id is free at every process among "
-                   "the %d lowest free ones each offered; free communicators, or create fewer "
-                   "at once", onic_mpi_g.rank, ICOLL_IDUP_OFFER);
+        onic_error("mpi: rank %d: MPI_Comm_idup: no context id is free at every process: "
+                   "a process has none left of the %d (in use, or held by other idups); free "
+                   "communicators, or create fewer at once", onic_mpi_g.rank, ONIC_MPI_MAX_CTX);
         s->failed = MPI_ERR_OTHER;
         return;
     }
-    if ((rc = onic_mpi_comm_dup_as(s->comm, id, s->call, s->newcomm)) != MPI_SUCCESS) {
+    if (s->comm->local != NULL)
+        rc = onic_mpi_intercomm_dup_as(s->comm, id, s->call, s->newcomm);
+    else
+        rc = onic_mpi_comm_dup_as(s->comm, id, s->call, s->newcomm);
+    if (rc != MPI_SUCCESS) {
         s->failed = rc;
         *s->newcomm = MPI_COMM_NULL;
     }
@@ -711,47 +848,53 @@ static void icoll_idup_finish(icoll_t *s)
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     const char *call = "MPI_Comm_idup";
-    size_t bytes = sizeof(onic_mpi_g.ctx_free);
+    size_t bytes = 2 * ICOLL_IDUP_WORDS * sizeof(uint64_t);
     onic_mpi_type_t *u64 = onic_mpi_type_get(MPI_UINT64_T);
     onic_mpi_comm_t *c;
-    icoll_step_t *st;
-    uint64_t *mask;
     icoll_t *s;
-    int rc, n = 0;
+    int rc;
 
-    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL ||
         (rc = icoll_request_check(c, call, request)) != MPI_SUCCESS)
         return rc;
     if (newcomm == NULL)
         return onic_mpi_err(c, MPI_ERR_ARG, call, "newcomm is NULL; pass where to store the "
                             "new communicator");
     if ((s = icoll_new(c, call)) == NULL ||
-        (s->scratch = onic_calloc(icoll_tree_parts(c->size) + 1, bytes)) == NULL)
+        (s->scratch = onic_calloc(icoll_tree_parts(c->local != NULL ? c->local->size : c->size)
+                                  + 2, bytes)) == NULL)
         return icoll_nomem(c, s, call);
-    if ((rc = onic_mpi_coll_op_check(MPI_BAND, u64, c, call, &s->op)) != MPI_SUCCESS) {
+    if ((rc = onic_mpi_coll_op_check(MPI_BAND, u64, c->local != NULL ? c->local : c, call,
+                                     &s->op)) != MPI_SUCCESS) {
         icoll_destroy(s);
         return rc;
     }
     s->rtype = u64;
     s->bytes = bytes;
     s->newcomm = newcomm;
-    /* The ids agreed as every member's: the lowest in all the offers. */
-    if (icoll_tree_reduce(s, s->scratch, s->scratch + bytes, 0) != 0 ||
-        icoll_tree_bcast(s, s->scratch, (int)bytes, icoll_bytes(), 0) != 0 ||
-        (st = icoll_step(s, ICOLL_CALL, 0, NULL, 0, NULL)) == NULL)
+    if (icoll_idup_round(s, 0) != 0) {
+        for (int w = 0; w < ICOLL_IDUP_WORDS; w++)
+            onic_mpi_g.ctx_free[w] |= s->offered[w];
         return icoll_nomem(c, s, call);
-    st->fn = icoll_idup_finish;
-    mask = (uint64_t *)s->scratch;
-    for (int id = 0; id < ONIC_MPI_MAX_CTX && n < ICOLL_IDUP_OFFER; id++) {
-        uint64_t bit = UINT64_C(1) << (id % 64);
-        if (onic_mpi_g.ctx_free[id / 64] & bit) {
-            mask[id / 64] |= bit;
-            onic_mpi_g.ctx_free[id / 64] &= ~bit;
-            n++;
-        }
     }
-    memcpy(s->offered, mask, bytes);
     return icoll_start(s, request);
+}
+
+int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                            MPI_Request *request)
+{
+    const char *call = "MPI_Comm_idup_with_info";
+    onic_mpi_comm_t *c;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL)
+        return rc;
+    /* As MPI_Comm_dup_with_info: onic uses no communicator hint. */
+    if ((rc = onic_mpi_info_check(c, info, 1, call)) != MPI_SUCCESS)
+        return rc;
+    return MPI_Comm_idup(comm, newcomm, request);
 }
 
 /* --- The v-forms ------------------------------------------------------------------------------- */

@@ -7,12 +7,14 @@
 #include "base/log.h"
 #include "base/mem.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 onic_mpi_state_t onic_mpi_g;
+static pthread_t init_thread; /* MPI_Is_thread_main's */
 
 static void init_tables(void)
 {
@@ -91,6 +93,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     if (onic_mpi_comm_init() != 0)
         goto err_no_mem;
     onic_mpi_g.initialized = 1;
+    init_thread = pthread_self();
     /* One thread at a time, always the same: no call takes a lock. */
     onic_mpi_g.thread_level = required < MPI_THREAD_FUNNELED ? required : MPI_THREAD_FUNNELED;
     *provided = onic_mpi_g.thread_level;
@@ -121,6 +124,16 @@ int MPI_Finalized(int *flag)
     if (flag == NULL)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Finalized", "flag is NULL");
     *flag = onic_mpi_g.finalized;
+    return MPI_SUCCESS;
+}
+
+/* The thread that initialized MPI is the main one (MPI 3.1, 12.4.3). */
+int MPI_Is_thread_main(int *flag)
+{
+    ONIC_MPI_CHECK_INIT("MPI_Is_thread_main");
+    if (flag == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Is_thread_main", "flag is NULL");
+    *flag = pthread_equal(pthread_self(), init_thread) != 0;
     return MPI_SUCCESS;
 }
 
@@ -159,6 +172,17 @@ int MPI_Finalize(void)
     int rc, n;
 
     ONIC_MPI_CHECK_INIT("MPI_Finalize");
+    /* First, as if MPI_COMM_SELF were freed: its attributes' delete
+     * callbacks, the last set first, while MPI still works (MPI 3.1,
+     * 8.7.1); then MPI_COMM_WORLD's the same way. */
+    for (int i = 0; i < 2; i++) {
+        onic_mpi_comm_t *c = onic_mpi_htab_get(&onic_mpi_g.comms,
+                                               i == 0 ? MPI_COMM_SELF : MPI_COMM_WORLD);
+        if ((rc = onic_mpi_attr_delete_all(c)) != MPI_SUCCESS)
+            return onic_mpi_err(c, rc, "MPI_Finalize", "an attribute's delete callback on %s "
+                                "failed with %d; MPI is not finalized",
+                                i == 0 ? "MPI_COMM_SELF" : "MPI_COMM_WORLD", rc);
+    }
     /* Everyone arrives before anyone leaves: a rank may still be pulling a
      * message from us. The barrier's progress serves those pulls. */
     rc = onic_mpi_coll_barrier(onic_mpi_htab_get(&onic_mpi_g.comms, MPI_COMM_WORLD),

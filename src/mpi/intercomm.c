@@ -22,7 +22,8 @@
 
 /* The leaders' swaps on the collective context, above the collectives'
  * own small tags (coll.c, collv.c, intercoll.c); the non-blocking ones,
- * whose tags start here too, are refused on intercommunicators. */
+ * whose tags start here too, skip these two on intercommunicators
+ * (MPI_Comm_idup, the one they take there: icoll.c). */
 #define IC_TAG_SWAP   (1 << 20)
 #define IC_TAG_GATHER ((1 << 20) + 1)
 #define IC_MASK_WORDS (ONIC_MPI_MAX_CTX / 64)
@@ -105,7 +106,7 @@ static int ic_lowest(onic_mpi_comm_t *c, const uint64_t *mask, const char *call,
 }
 
 /* A context id free at every process of both groups. */
-static int ic_ctx(onic_mpi_comm_t *ic, const char *call, int *id_p)
+static int ic_ctx_agree(onic_mpi_comm_t *ic, const char *call, int *id_p)
 {
     uint64_t mask[IC_MASK_WORDS], theirs[IC_MASK_WORDS];
     int rc;
@@ -117,6 +118,18 @@ static int ic_ctx(onic_mpi_comm_t *ic, const char *call, int *id_p)
     for (int w = 0; w < IC_MASK_WORDS; w++)
         mask[w] &= theirs[w];
     return ic_lowest(ic, mask, call, id_p);
+}
+
+/* The leaders' swap runs after the snapshot's agreement: the whole of it
+ * counts as one agreement for the idups (icoll.c). */
+static int ic_ctx(onic_mpi_comm_t *ic, const char *call, int *id_p)
+{
+    int rc;
+
+    onic_mpi_g.ctx_agreeing++;
+    rc = ic_ctx_agree(ic, call, id_p);
+    onic_mpi_g.ctx_agreeing--;
+    return rc;
 }
 
 /* The intercommunicator between local group g and remote group r (both
@@ -223,8 +236,8 @@ static int ic_leader(onic_mpi_comm_t *lc, MPI_Comm peer_comm, int remote_leader,
     return MPI_SUCCESS;
 }
 
-int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
-                         int remote_leader, int tag, MPI_Comm *newintercomm)
+static int ic_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                     int remote_leader, int tag, MPI_Comm *newintercomm)
 {
     const char *call = "MPI_Intercomm_create";
     uint64_t mask[IC_MASK_WORDS];
@@ -279,6 +292,19 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
     return ic_make(lc, g, r, hdr[1], call, newintercomm);
 }
 
+/* From the snapshot of the free ids to the new communicator, one
+ * agreement for the idups (icoll.c). */
+int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                         int remote_leader, int tag, MPI_Comm *newintercomm)
+{
+    int rc;
+
+    onic_mpi_g.ctx_agreeing++;
+    rc = ic_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm);
+    onic_mpi_g.ctx_agreeing--;
+    return rc;
+}
+
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
     const char *call = "MPI_Intercomm_merge";
@@ -318,6 +344,23 @@ int onic_mpi_intercomm_dup(onic_mpi_comm_t *ic, const char *call, MPI_Comm *newc
     ic->group->refs++;
     ic->peers->refs++;
     return ic_make(ic, ic->group, ic->peers, id, call, newcomm);
+}
+
+/* MPI_Comm_idup's: a copy of ic, with its attributes, under the context
+ * id both groups agreed on (icoll.c). */
+int onic_mpi_intercomm_dup_as(onic_mpi_comm_t *ic, int id, const char *call, MPI_Comm *newcomm)
+{
+    int rc;
+
+    ic->group->refs++;
+    ic->peers->refs++;
+    if ((rc = ic_make(ic, ic->group, ic->peers, id, call, newcomm)) != MPI_SUCCESS)
+        return rc;
+    if ((rc = onic_mpi_attr_copy(ic, onic_mpi_comm_lookup(*newcomm))) != MPI_SUCCESS) {
+        onic_mpi_attr_release(onic_mpi_comm_lookup(*newcomm));
+        MPI_Comm_free(newcomm);
+    }
+    return rc;
 }
 
 /* The members of one side with color, ordered by key then rank. */

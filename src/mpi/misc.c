@@ -70,6 +70,16 @@ static info_t *info_get(MPI_Info h, const char *call, int *rc_p)
     return in;
 }
 
+int onic_mpi_info_check(onic_mpi_comm_t *c, MPI_Info h, int null_ok, const char *call)
+{
+    if ((h == MPI_INFO_NULL && null_ok) ||
+        (info_init() == 0 && onic_mpi_htab_get(&info_tab, h) != NULL))
+        return MPI_SUCCESS;
+    return onic_mpi_err(c, MPI_ERR_ARG, call, "info %#x is %s; pass one from MPI_Info_create%s",
+                        (unsigned)h, h == MPI_INFO_NULL ? "MPI_INFO_NULL" : "not a live info "
+                        "object", null_ok ? ", MPI_INFO_ENV or MPI_INFO_NULL" : " or MPI_INFO_ENV");
+}
+
 static int info_key_ok(const char *key, const char *call)
 {
     size_t n = key == NULL ? 0 : strlen(key);

@@ -370,6 +370,9 @@ typedef struct onic_mpi_state {
     onic_dlist_t     active;           /* requests started and not complete */
     onic_dlist_t     pulled;           /* headers taken out of Portals by probes */
     uint64_t         ctx_free[ONIC_MPI_MAX_CTX / 64];
+    /* Blocking agreements on a context id in progress (from their snapshot
+     * of ctx_free to their end): an idup's next round waits for them (icoll.c). */
+    int              ctx_agreeing;
     onic_mpi_htab_t  comms, groups, types, ops, reqs, errhs;
     onic_pool_t      req_pool;  /* a request per operation: no malloc per message */
     unsigned         starts_undrained;  /* operations started since the last drain */
@@ -481,6 +484,7 @@ int  onic_mpi_comm_split_cmp(const void *a, const void *b);
 /* intercomm.c: MPI_Comm_dup, MPI_Comm_split and MPI_Comm_create of an
  * intercommunicator ic (checked). */
 int  onic_mpi_intercomm_dup(onic_mpi_comm_t *ic, const char *call, MPI_Comm *newcomm);
+int  onic_mpi_intercomm_dup_as(onic_mpi_comm_t *ic, int id, const char *call, MPI_Comm *newcomm);
 int  onic_mpi_intercomm_split(onic_mpi_comm_t *ic, int color, int key, MPI_Comm *newcomm);
 int  onic_mpi_intercomm_create_sub(onic_mpi_comm_t *ic, onic_mpi_group_t *g, MPI_Comm *newcomm);
 /* A duplicate of c with context id `id` (agreed by every member), its grid
@@ -757,8 +761,15 @@ void onic_mpi_attr_release(onic_mpi_comm_t *c);
 void onic_mpi_attr_fini(void);
 
 /* --- misc.c ---------------------------------------------------------------------- */
+/* --- error.c ---------------------------------------------------------------------- */
+/* MPI_LASTUSEDCODE: the highest error code, predefined or added. */
+int  onic_mpi_err_lastused(void);
+
 /* MPI_Finalize: the info objects never freed. */
 void onic_mpi_info_fini(void);
+/* MPI_SUCCESS if h is a live info object (or MPI_INFO_NULL where
+ * null_ok), else the error reported against c. */
+int  onic_mpi_info_check(onic_mpi_comm_t *c, MPI_Info h, int null_ok, const char *call);
 /* The allreduce of context-id masks behind every new communicator. */
 int  onic_mpi_coll_ctx_agree(onic_mpi_comm_t *comm, uint64_t *mask, int nwords,
                              const char *call);

@@ -121,6 +121,43 @@ static void test_intercomm(void)
     inter_exchange(dup, remote_world);
     MPI_Comm_free(&dup);
 
+    /* MPI_Comm_idup of the intercommunicator: two outstanding at once with
+     * a blocking dup between, each its own context; an intercommunicator
+     * over the same groups. */
+    {
+        MPI_Comm i1 = MPI_COMM_NULL, i2 = MPI_COMM_NULL;
+        MPI_Request q[2];
+        int n = -1;
+        CHECK_EQ(MPI_Comm_idup(ic, &i1, &q[0]), MPI_SUCCESS);
+        CHECK_EQ(MPI_Comm_idup_with_info(ic, MPI_INFO_NULL, &i2, &q[1]), MPI_SUCCESS);
+        CHECK_EQ(MPI_Comm_dup(ic, &dup), MPI_SUCCESS);
+        CHECK_EQ(MPI_Waitall(2, q, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+        CHECK(i1 != MPI_COMM_NULL && i2 != MPI_COMM_NULL);
+        if (i1 != MPI_COMM_NULL && i2 != MPI_COMM_NULL) {
+            MPI_Comm_test_inter(i1, &flag);
+            CHECK_EQ(flag, 1);
+            MPI_Comm_remote_size(i2, &n);
+            CHECK_EQ(n, rsize);
+            MPI_Comm_rank(i1, &n);
+            CHECK_EQ(n, lrank);
+            if (lrank == 0) {
+                int a = 1, b = 2, x = 0, y = 0;
+                MPI_Send(&a, 1, MPI_INT, 0, 5, i1);
+                MPI_Send(&b, 1, MPI_INT, 0, 5, i2);
+                MPI_Recv(&y, 1, MPI_INT, 0, 5, i2, MPI_STATUS_IGNORE);
+                MPI_Recv(&x, 1, MPI_INT, 0, 5, i1, MPI_STATUS_IGNORE);
+                CHECK_EQ(x, 1);
+                CHECK_EQ(y, 2);
+            }
+            inter_exchange(i1, remote_world);
+            inter_exchange(i2, remote_world);
+            MPI_Comm_free(&i1);
+            MPI_Comm_free(&i2);
+        }
+        inter_exchange(dup, remote_world);
+        MPI_Comm_free(&dup);
+    }
+
     /* Merged, left low: the world's order; left high: the right group first. */
     CHECK_EQ(MPI_Intercomm_merge(ic, !left, &merged), MPI_SUCCESS);
     MPI_Comm_rank(merged, &flag);

@@ -1316,6 +1316,93 @@ static void test_misc(void)
         MPI_Info_free(&info);
     }
     {
+        /* Error classes, codes and strings the program adds, and MPI-1's
+         * handler calls: a handler set with MPI_Errhandler_set receives an
+         * added code from MPI_Comm_call_errhandler. */
+        int cls, code, argcode, out = -1, len = -1, flag = 0, *last;
+        char str[MPI_MAX_ERROR_STRING], big[MPI_MAX_ERROR_STRING + 8];
+        MPI_Errhandler eh, got;
+        MPI_Comm d;
+        CHECK_EQ(MPI_Add_error_class(&cls), MPI_SUCCESS);
+        CHECK(cls > MPI_ERR_LASTCODE);
+        CHECK_EQ(MPI_Add_error_code(cls, &code), MPI_SUCCESS);
+        CHECK_EQ(MPI_Add_error_code(MPI_ERR_ARG, &argcode), MPI_SUCCESS);
+        CHECK(code != cls && argcode != code && argcode > MPI_ERR_LASTCODE);
+        MPI_Error_class(cls, &out);
+        CHECK_EQ(out, cls);
+        MPI_Error_class(code, &out);
+        CHECK_EQ(out, cls);
+        MPI_Error_class(argcode, &out);
+        CHECK_EQ(out, MPI_ERR_ARG);
+        MPI_Error_string(code, str, &len);
+        CHECK(len == 0 && str[0] == '\0');
+        CHECK_EQ(MPI_Add_error_string(code, "the program's own error"), MPI_SUCCESS);
+        MPI_Error_string(code, str, &len);
+        CHECK(strcmp(str, "the program's own error") == 0 && len == 23);
+        MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag);
+        CHECK(flag == 1 && *last >= argcode);
+        MPI_Comm_dup(MPI_COMM_WORLD, &d);
+        CHECK_EQ(MPI_Errhandler_create(errh_record, &eh), MPI_SUCCESS);
+        CHECK_EQ(MPI_Errhandler_set(d, eh), MPI_SUCCESS);
+        CHECK_EQ(MPI_Errhandler_get(d, &got), MPI_SUCCESS);
+        CHECK_EQ(got, eh);
+        errh_calls = 0;
+        CHECK_EQ(MPI_Comm_call_errhandler(d, code), MPI_SUCCESS);
+        CHECK(errh_calls == 1 && errh_code == code && errh_comm == d);
+        /* Errors, returned: a code that is not a class, a predefined
+         * code's string, a string too long. */
+        MPI_Errhandler_set(d, MPI_ERRORS_RETURN);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        CHECK_EQ(MPI_Add_error_code(code, &out), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Add_error_code(MPI_ERR_LASTCODE + 100000, &out), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Add_error_string(MPI_ERR_ARG, "no"), MPI_ERR_ARG);
+        memset(big, 'x', sizeof(big) - 1);
+        big[sizeof(big) - 1] = '\0';
+        CHECK_EQ(MPI_Add_error_string(cls, big), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Add_error_class(NULL), MPI_ERR_ARG);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+        MPI_Errhandler_free(&eh);
+        MPI_Comm_free(&d);
+    }
+    {
+        /* A communicator's hints: onic uses none, so get_info returns a
+         * new empty object whatever was set; the dups with info are dups. */
+        MPI_Info info, used;
+        MPI_Comm d, di;
+        MPI_Request req;
+        int n, r, res;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "mpi_assert_no_any_tag", "true");
+        MPI_Info_set(info, "no_such_hint", "1");
+        CHECK_EQ(MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &d), MPI_SUCCESS);
+        MPI_Comm_compare(MPI_COMM_WORLD, d, &res);
+        CHECK_EQ(res, MPI_CONGRUENT);
+        CHECK_EQ(MPI_Comm_set_info(d, info), MPI_SUCCESS);
+        CHECK_EQ(MPI_Comm_get_info(d, &used), MPI_SUCCESS);
+        CHECK(used != MPI_INFO_NULL && used != info);
+        MPI_Info_get_nkeys(used, &n);
+        CHECK_EQ(n, 0);
+        MPI_Info_free(&used);
+        CHECK_EQ(MPI_Comm_idup_with_info(d, MPI_INFO_NULL, &di, &req), MPI_SUCCESS);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        MPI_Comm_rank(di, &r);
+        CHECK_EQ(r, rank);
+        r = rank;
+        MPI_Allreduce(MPI_IN_PLACE, &r, 1, MPI_INT, MPI_SUM, di);
+        CHECK_EQ(r, size * (size - 1) / 2);
+        MPI_Comm_free(&di);
+        MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
+        CHECK_EQ(MPI_Comm_set_info(d, MPI_INFO_NULL), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Comm_get_info(d, NULL), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Comm_dup_with_info(d, (MPI_Info)0x12345, &di), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Comm_idup_with_info(d, (MPI_Info)0x12345, &di, &req), MPI_ERR_ARG);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        CHECK_EQ(MPI_Comm_get_info(MPI_COMM_NULL, &used), MPI_ERR_COMM);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+        MPI_Comm_free(&d);
+        MPI_Info_free(&info);
+    }
+    {
         /* Memory from MPI_Alloc_mem carries a rendezvous message. */
         enum { BYTES = 1 << 20 };
         unsigned char *s, *r;

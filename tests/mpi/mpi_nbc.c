@@ -943,6 +943,32 @@ static void test_idup(void)
         while (n > 0)
             MPI_Comm_free(&many[--n]);
     }
+    /* Offers that share no id: rank 0 starts an idup (offering its 64
+     * lowest free ids) while the others first take those, and more, with
+     * 600 dups of MPI_COMM_SELF; the agreement takes another round, from
+     * the others' lowest offer, rather than fail. */
+    {
+        enum { NSELF = 600 };
+        static MPI_Comm selfs[NSELF];
+        MPI_Comm c = MPI_COMM_NULL;
+        MPI_Request q;
+        int k = rank == 0 ? 0 : NSELF, got = -1;
+        if (rank == 0)
+            CHECK_EQ(MPI_Comm_idup(MPI_COMM_WORLD, &c, &q), MPI_SUCCESS);
+        for (int i = 0; i < k; i++)
+            MPI_Comm_dup(MPI_COMM_SELF, &selfs[i]);
+        if (rank != 0)
+            CHECK_EQ(MPI_Comm_idup(MPI_COMM_WORLD, &c, &q), MPI_SUCCESS);
+        CHECK_EQ(MPI_Wait(&q, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        CHECK(c != MPI_COMM_NULL);
+        if (c != MPI_COMM_NULL) {
+            MPI_Allreduce(&rank, &got, 1, MPI_INT, MPI_SUM, c);
+            CHECK_EQ(got, size * (size - 1) / 2);
+            MPI_Comm_free(&c);
+        }
+        while (k > 0)
+            MPI_Comm_free(&selfs[--k]);
+    }
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
