@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -608,6 +609,63 @@ static void test_fork_child_exit(void)
     onic_trace_free(&t);
 }
 
+/* A write that fails (here the file-size limit, cut short and then
+ * refused) is said once, stops that queue's records and never its
+ * operations: the file keeps the chunks written whole and reports the cut
+ * one, by its offset. */
+static void test_write_fails(void)
+{
+    const rlim_t limit = ONIC_TRACE_HDR_SIZE + 100000;
+    char paths[4][512], err[256], errpath[600], log[8192];
+    size_t loglen, said = 0;
+    FILE *f;
+    onic_trace_t t;
+    pid_t pid;
+    int st;
+
+    clean_dir();
+    snprintf(errpath, sizeof(errpath), "%s/stderr.txt", tmpdir);
+    pid = fork();
+    if (pid == 0) {
+        struct rlimit rl = {limit, limit};
+        onic_config_t cfg = traced_cfg(0);
+        onic_matcher_t *m;
+        onic_mkey_t k = {0, 0}, none = {0, 0};
+        int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644), bad = 0;
+
+        if (fd < 0 || dup2(fd, 2) < 0 || signal(SIGXFSZ, SIG_IGN) == SIG_ERR ||
+            setrlimit(RLIMIT_FSIZE, &rl) != 0 ||
+            onic_matcher_create_cfg("list", &cfg, &m) != ONIC_OK)
+            _exit(2);
+        for (k.bits = 1; k.bits <= 20000; k.bits++) {   /* records of a dozen bytes */
+            k.id = k.bits * 0x9e3779b97f4a7c15ull;
+            bad |= onic_matcher_append(m, k, none, (void *)(uintptr_t)k.bits, NULL) != ONIC_OK;
+            bad |= onic_matcher_match(m, k, none) != (void *)(uintptr_t)k.bits;
+        }
+        onic_matcher_destroy(m);
+        _exit(bad);
+    }
+    CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    f = fopen(errpath, "r");
+    CHECK(f != NULL);
+    loglen = f != NULL ? fread(log, 1, sizeof(log) - 1, f) : 0;
+    if (f != NULL)
+        fclose(f);
+    log[loglen] = '\0';
+    for (const char *p = log; (p = strstr(p, "cannot write")) != NULL; p++)
+        said++;
+    CHECK_EQ(said, 1);   /* said once, for the write cut short */
+    unlink(errpath);
+    CHECK(trace_files(paths, 4) == 1);
+    CHECK(onic_trace_read(paths[0], &t, err, sizeof(err)) == ONIC_OK);
+    CHECK_EQ(t.file_size, limit);
+    CHECK(t.damaged && t.nchunks >= 1);
+    CHECK(t.error_offset > ONIC_TRACE_HDR_SIZE && t.error_offset < limit);
+    CHECK(t.nrecs > 1000 && t.nrecs < 40001);
+    CHECK(t.recs[0].op == ONIC_TRACE_OP_LABEL);
+    onic_trace_free(&t);
+}
+
 /* --- damaged traces --- */
 
 static unsigned char *file_load(const char *path, size_t *len_p)
@@ -1057,6 +1115,7 @@ int main(int argc, char **argv)
     test_killed_writer();
     test_fork_child_exit();
     test_destroy_after_flush();
+    test_write_fails();
     test_two_queues_one_file();
     test_damaged();
     test_inserts_cut();
