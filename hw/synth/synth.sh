@@ -2,7 +2,8 @@
 # Synthesizes onic_alpu with Yosys for the Virtex-II Pro (synth_xilinx
 # -family xc2vp: the LUT4 and flip-flop cells of paper 000's tables IV and
 # V) and prints a table in the paper's columns, plus the longest
-# register-to-register path in LUT4 levels (ltp) and, for the iCE40 HX8K, the
+# register-to-register path in LUT4 levels (ltp, with ONIC_SYNTH_LTP=1) and,
+# for the iCE40 HX8K, the
 # maximum clock nextpnr-ice40 reports.
 #
 #   synth.sh                   the six configurations of tables IV and V,
