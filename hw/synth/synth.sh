@@ -2,7 +2,8 @@
 # Synthesizes onic_alpu with Yosys for the Virtex-II Pro (synth_xilinx
 # -family xc2vp: the LUT4 and flip-flop cells of paper 000's tables IV and
 # V) and prints a table in the paper's columns, plus the longest
-# register-to-register path in LUT4 levels (ltp) and, for the iCE40 HX8K, the
+# register-to-register path in LUT4 levels (ltp, with ONIC_SYNTH_LTP=1) and,
+# for the iCE40 HX8K, the
 # maximum clock nextpnr-ice40 reports.
 #
 #   synth.sh                   the six configurations of tables IV and V,
@@ -30,9 +31,10 @@ synth_one() {
         synth_xilinx -family xc2vp -top onic_alpu -flatten
         tee -o $work/stat_$1_$2_$3.txt stat" >/dev/null
     # ltp does not know the Xilinx flip-flops, so the LUT levels come from
-    # Yosys's generic LUT4 mapping of the same design (ONIC_SYNTH_LTP=0
-    # leaves it out: it takes as long as the synthesis itself).
-    [ "${ONIC_SYNTH_LTP:-1}" = 0 ] && echo "ltp not measured" > "$work/ltp_$1_$2_$3.txt" ||
+    # Yosys's generic LUT4 mapping of the same design, which turns the
+    # carry chains into LUT levels: only with ONIC_SYNTH_LTP=1, since it
+    # then overstates the path and takes as long as the synthesis itself.
+    [ "${ONIC_SYNTH_LTP:-0}" = 0 ] && echo "ltp not measured" > "$work/ltp_$1_$2_$3.txt" ||
     yosys -q -p "read_verilog -defer -sv $rtl
         chparam -set CELLS $1 -set BLOCK $2 -set MATCH_W 42 -set TAG_W 16 -set LAYOUT $3 onic_alpu
         synth -flatten -top onic_alpu -lut 4
