@@ -214,30 +214,41 @@ static int target_translate(onic_ptl_pt_t *pt, uint32_t src, const onic_ptl_msg_
 }
 
 /* onic extension: keep the header of a put an overflow entry took. Made
- * before anything changes, so running out of memory is a clean drop. */
+ * before anything changes, so running out of memory is a clean drop. The
+ * header's fields are passed one by one: the straight line of a small put
+ * has them in its four words, the general steps in the unpacked header. */
 static onic_ptl_ovf_t *target_keep_header(onic_ptl_ni_t *ni, onic_ptl_pt_t *pt, uint32_t src,
-                                          const onic_ptl_msg_t *m, const target_xlate_t *x)
+                                          ptl_pt_index_t pt_index, ptl_match_bits_t bits,
+                                          uint64_t rlength, ptl_hdr_data_t hdr_data,
+                                          const target_xlate_t *x)
 {
-    const onic_mkey_t key = {m->match_bits, src}, exact = {0, 0};
+    const onic_mkey_t key = {bits, src}, exact = {0, 0};
     onic_ptl_ovf_t *rec = onic_pool_get(&ni->ovf_pool);
 
     if (rec == NULL)
         return NULL;
     rec->hdr.initiator.nid = 0;
     rec->hdr.initiator.pid = src;
-    rec->hdr.pt_index = m->pt_index;
-    rec->hdr.match_bits = m->match_bits;
-    rec->hdr.rlength = m->rlength;
+    rec->hdr.pt_index = pt_index;
+    rec->hdr.match_bits = bits;
+    rec->hdr.rlength = rlength;
     rec->hdr.mlength = x->mlength;
     rec->hdr.offset = x->offset;
     rec->hdr.md_handle = x->md->handle;
     rec->hdr.start = x->mlength > 0 ? onic_ptl_md_at(x->md, x->offset) : NULL;
-    rec->hdr.hdr_data = m->hdr_data;
+    rec->hdr.hdr_data = hdr_data;
     if (onic_matcher_append(pt->unexpected, key, exact, rec, NULL) != ONIC_OK) {
         onic_pool_put(&ni->ovf_pool, rec);
         return NULL;
     }
     return rec;
+}
+
+static onic_ptl_ovf_t *target_keep_msg(onic_ptl_ni_t *ni, onic_ptl_pt_t *pt, uint32_t src,
+                                       const onic_ptl_msg_t *m, const target_xlate_t *x)
+{
+    return target_keep_header(ni, pt, src, m->pt_index, m->match_bits, m->rlength, m->hdr_data,
+                              x);
 }
 
 /* The events of a put or get that has been moved and counted (unlink:
@@ -468,7 +479,7 @@ static void target_request_found(onic_ptl_ni_t *ni, onic_ptl_pt_t *pt, uint32_t 
     unsigned options;
 
     if (x->me->overflow && m->op == ONIC_PTL_OP_PUT &&
-        target_keep_header(ni, pt, src, m, x) == NULL) {
+        target_keep_msg(ni, pt, src, m, x) == NULL) {
         target_drop(ni, ONIC_PTL_DROP_NO_MEMORY, src, m);
         return;
     }
@@ -497,7 +508,7 @@ static void target_request(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t
         target_request_found(ni, pt, src, m, &x, payload, out);
         return;
     }
-    if (x.me->overflow && m->op == ONIC_PTL_OP_PUT && target_keep_header(ni, pt, src, m, &x) == NULL) {
+    if (x.me->overflow && m->op == ONIC_PTL_OP_PUT && target_keep_msg(ni, pt, src, m, &x) == NULL) {
         why = ONIC_PTL_DROP_NO_MEMORY;
         goto drop;
     }
@@ -516,9 +527,10 @@ dropped:
  * between, and its event written once, in the queue's ring, from them.
  * 0: not such a put, or access control that is not "everyone" -- nothing
  * has changed, and the general steps take it from the start. Once
- * translation has run the put is this function's to finish: the rarer
- * turns after it (an overflow entry, events other than END alone, a
- * handler, a drop) unpack the header and take the general steps, with
+ * translation has run the put is this function's to finish (an overflow
+ * entry's too: the header kept, then the same steps): the rarer turns
+ * after it (events other than END alone, a handler, no memory for the
+ * kept header, a drop) unpack the header and take the general steps, with
  * their answer in *out. 1: taken, nothing to answer and no handler to run
  * (out->send, rma and dereg 0); 2: taken, *out set and handlers perhaps
  * queued, as onic_ptl_target_recv leaves them. */
@@ -553,9 +565,15 @@ int onic_ptl_target_put_small(onic_ptl_ni_t *ni, uint32_t src, const void *hdr,
     md = x.md;
     eq = onic_ptl_md_eq(ni, md);
     options = md->desc.options;
-    if (x.me->overflow || eq == NULL ||
+    if (eq == NULL ||
         (options & (PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_END_DISABLE)) !=
             PTL_MD_EVENT_START_DISABLE)
+        goto general;
+    /* An overflow entry took it (an unexpected message): its header kept
+     * first, so that no memory for it is a clean drop -- which the general
+     * steps then make, trying once more, nothing having changed. */
+    if (x.me->overflow && target_keep_header(ni, pt, src, (ptl_pt_index_t)(w[1] >> 48), w[2], len,
+                                             w[3], &x) == NULL)
         goto general;
     /* The MD's state after the put decides whether an UNLINK is due, so
      * the event's slot is taken only after the put is counted; nothing

@@ -1430,6 +1430,85 @@ static void test_overflow(void)
     close_ni();
 }
 
+/* Unexpected puts into an overflow entry whose MD records END alone (the
+ * MPI layer's eager buffers): the put's straight line keeps the header,
+ * then moves the data and writes the one event, every field of both
+ * right. With no memory for the header the put is a clean drop: one
+ * NO_MEMORY, no event, nothing moved, the MD's offset where it was. */
+static void test_overflow_end_only(void)
+{
+    uint8_t ovf[32];
+    ptl_handle_me_t ome, me;
+    ptl_handle_md_t omd, md;
+    ptl_handle_eq_t eq;
+    ptl_ovf_header_t hdr;
+    ptl_event_t ev;
+    onic_ptl_msg_t m;
+    uint8_t later[8] = {0};
+    ptl_md_t desc = md_desc(later, 8, 1, PTL_MD_OP_PUT, PTL_EQ_NONE), od;
+    uint64_t before;
+
+    open_ni();
+    eq = eq_alloc(16);
+    memset(ovf, 0, sizeof(ovf));
+    od = md_desc(ovf, sizeof(ovf), PTL_MD_THRESH_INF,
+                 PTL_MD_OP_PUT | PTL_MD_MAX_SIZE | PTL_MD_EVENT_START_DISABLE, eq);
+    od.max_size = 8;
+    od.user_ptr = ovf;
+    CHECK_EQ(PtlMEAttachOverflow(nih, 3, ME_ANY, 0, ~(ptl_match_bits_t)0, PTL_RETAIN,
+                                 PTL_INS_AFTER, &ome), PTL_OK);
+    omd = md_attach(ome, od, PTL_RETAIN);
+    /* The first header kept needs memory (a new NI has none put by for
+     * kept headers): none, and the put is dropped with nothing changed. */
+    before = drops(ONIC_PTL_DROP_NO_MEMORY);
+    m = req(ONIC_PTL_OP_PUT, 3, 0x78, 4);
+    onic_mem_fail_after(0);
+    feed(5, &m, "wxyz", 4);
+    onic_mem_fail_after(-1);
+    CHECK_EQ(drops(ONIC_PTL_DROP_NO_MEMORY), before + 1);
+    CHECK_EQ(PtlEQGet(eq, &ev), PTL_EQ_EMPTY);
+    CHECK_EQ(ovf[0], 0);
+    /* Memory again: kept, moved to the MD's offset 0 (it did not move for
+     * the drop), its one event with every field. */
+    m = req(ONIC_PTL_OP_PUT, 3, 0x77, 6);
+    m.hdr_data = 0x5566;
+    feed(4, &m, "abcdef", 6);
+    CHECK(memcmp(ovf, "abcdef", 6) == 0);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_PUT_END);
+    CHECK_EQ(ev.initiator.pid, 4);
+    CHECK_EQ(ev.pt_index, 3);
+    CHECK_EQ(ev.match_bits, 0x77);
+    CHECK_EQ(ev.rlength, 6);
+    CHECK_EQ(ev.mlength, 6);
+    CHECK_EQ(ev.offset, 0);
+    CHECK_EQ(ev.hdr_data, 0x5566);
+    CHECK(ev.md_handle == omd && ev.md.user_ptr == ovf && ev.ni_fail_type == PTL_NI_OK);
+    CHECK_EQ(PtlEQGet(eq, &ev), PTL_EQ_EMPTY);
+    m = req(ONIC_PTL_OP_PUT, 3, 0x79, 2);
+    feed(5, &m, "QR", 2);
+    CHECK(ovf[6] == 'Q' && ovf[7] == 'R');
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK(ev.offset == 6 && ev.match_bits == 0x79 && ev.initiator.pid == 5);
+    /* The headers were kept with every field, in order. */
+    CHECK_EQ(PtlMEAttachSearch(nih, 3, ME_ANY, 0, ~(ptl_match_bits_t)0, PTL_UNLINK,
+                               PTL_INS_AFTER, desc, PTL_UNLINK, &me, &md, &hdr), PTL_OVF_MATCHED);
+    CHECK_EQ(hdr.initiator.pid, 4);
+    CHECK_EQ(hdr.pt_index, 3);
+    CHECK_EQ(hdr.match_bits, 0x77);
+    CHECK_EQ(hdr.rlength, 6);
+    CHECK_EQ(hdr.mlength, 6);
+    CHECK_EQ(hdr.offset, 0);
+    CHECK_EQ(hdr.hdr_data, 0x5566);
+    CHECK(hdr.start == ovf && hdr.md_handle == omd);
+    CHECK_EQ(PtlMEAttachSearch(nih, 3, ME_ANY, 0, ~(ptl_match_bits_t)0, PTL_UNLINK,
+                               PTL_INS_AFTER, desc, PTL_UNLINK, &me, &md, &hdr), PTL_OVF_MATCHED);
+    CHECK(hdr.match_bits == 0x79 && hdr.start == ovf + 6 && hdr.mlength == 2);
+    CHECK_EQ(PtlMEAttachSearch(nih, 3, ME_ANY, 0, ~(ptl_match_bits_t)0, PTL_UNLINK,
+                               PTL_INS_AFTER, desc, PTL_UNLINK, &me, &md, &hdr), PTL_OK);
+    close_ni();
+}
+
 /* A handle names its object until the object is freed, however many are
  * made after it: tables that grow keep every object (100 MDs, 100 entries
  * with their MDs, 40 event queues, each used after all are made). */
@@ -2321,6 +2400,7 @@ int main(void)
         test_malformed();
         test_unpack_exact();
         test_overflow();
+        test_overflow_end_only();
         test_handles();
         test_many_handles();
         own_all_calls = k == 0;
