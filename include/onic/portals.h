@@ -308,6 +308,13 @@ int PtlEQFree(ptl_handle_eq_t eq_handle);
 /* PTL_EQ_EMPTY if nothing is there after one poll of the transport. */
 int PtlEQGet(ptl_handle_eq_t eq_handle, ptl_event_t *event);
 int PtlEQWait(ptl_handle_eq_t eq_handle, ptl_event_t *event);
+/* onic extension: PtlEQGet, the event read where the queue keeps it rather
+ * than copied out (a receive's completion reads its one event once).
+ * *event points into the queue and stays valid until the queue has
+ * recorded count more events -- more than it holds, so an overflow, which
+ * the next read reports as PTL_EQ_DROPPED. A queue kept by another process
+ * (the onload engine) copies the event to *spare and points there. */
+int PtlEQGetInPlace(ptl_handle_eq_t eq_handle, const ptl_event_t **event, ptl_event_t *spare);
 /* The first of size queues (1 to 64) to hold an event, within timeout ms
  * (PTL_TIME_FOREVER: no limit; 0: look once); *which is its position.
  * PTL_EQ_EMPTY after the timeout. */

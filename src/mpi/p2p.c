@@ -41,8 +41,10 @@
 
 #include <string.h>
 
-#define P2P_EQ_MIN 16384u
-#define P2P_EQ_MAX (1u << 20)
+/* One less than a power of two: the queue's ring has a slot more than it
+ * holds (PtlEQGetInPlace), in a power of two. */
+#define P2P_EQ_MIN (16384u - 1)
+#define P2P_EQ_MAX ((1u << 20) - 1)
 /* Zero-byte arrivals' events only wake a blocked probe: a few do, overflow
  * is harmless, and a short queue keeps the drain after a burst of a
  * thousand rendezvous requests from landing in some later call's time. */
@@ -922,6 +924,7 @@ static void p2p_event(const ptl_event_t *ev)
 __attribute__((flatten, noinline)) unsigned onic_mpi_progress(int block)
 {
     ptl_handle_eq_t eqs[2] = {onic_mpi_g.eq, onic_mpi_g.eq_unexp};
+    const ptl_event_t *evp;
     ptl_event_t ev;
     unsigned n = 0;
     int rc, which = 0;
@@ -931,16 +934,20 @@ __attribute__((flatten, noinline)) unsigned onic_mpi_progress(int block)
          * polls the transport only if the queue is empty): that is where
          * nearly every event is. Not waiting, an empty first queue would
          * cost a second poll, so both go to PtlEQPoll at once. */
-        rc = block ? PtlEQGet(onic_mpi_g.eq, &ev) : PTL_EQ_EMPTY;
+        /* Read in place: the wait's events are the operations' own, each
+         * handled here once, before the next is read. */
+        rc = block ? PtlEQGetInPlace(onic_mpi_g.eq, &evp, &ev) : PTL_EQ_EMPTY;
         which = 0;
         /* A wait that has handled something takes what else is at hand
          * (a poll delivers a burst at once), a bounded number, and goes
          * back to its caller's test without sleeping. */
         if (block && rc == PTL_EQ_EMPTY && n > 0)
             goto out;
-        if (rc == PTL_EQ_EMPTY)
+        if (rc == PTL_EQ_EMPTY) {
             /* Both queues; sleeps in the transport until something arrives. */
             rc = PtlEQPoll(eqs, 2, block ? P2P_WAIT_MS : 0, &ev, &which);
+            evp = &ev;
+        }
         if (rc == PTL_EQ_EMPTY) {
             /* The transport was polled: a drain, which also sent what the
              * events' handlers (credits, pulls) put in an open bundle. */
@@ -960,7 +967,7 @@ __attribute__((flatten, noinline)) unsigned onic_mpi_progress(int block)
                           "event queue holds)", rc);
             if (rc != PTL_OK)
                 p2p_fatal("read the event queue", rc);
-            p2p_event(&ev);
+            p2p_event(evp);
         }
         if (block && n >= P2P_WAIT_BATCH)
             goto out;

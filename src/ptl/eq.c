@@ -60,7 +60,9 @@ ptl_event_t *onic_ptl_eq_ring_alloc(onic_ptl_eq_t *eq, ptl_size_t count)
 {
     eq->count = count;
     eq->mask = 1;
-    while (eq->mask < count)
+    /* One slot more than the queue holds: the event PtlEQGetInPlace last
+     * read is not written over until count more events have come. */
+    while (eq->mask <= count)
         eq->mask <<= 1;
     eq->mask--;
     return onic_calloc(eq->mask + 1, sizeof(ptl_event_t));
@@ -135,6 +137,24 @@ int PtlEQFree(ptl_handle_eq_t eq_handle)
     return PTL_OK;
 }
 
+/* The live queue of a get, the transport polled once if it is empty; NULL
+ * and *rc_p set if the handle names none (or its handler freed it). */
+static inline onic_ptl_eq_t *eq_ready(ptl_handle_eq_t eq_handle, int *rc_p)
+{
+    onic_ptl_ni_t *ni;
+    onic_ptl_eq_t *eq;
+
+    if ((*rc_p = onic_ptl_eq_of(eq_handle, &ni, &eq)) != PTL_OK)
+        return NULL;
+    if (eq->head == eq->tail) {
+        onic_ptl_ni_progress(ni, 0);
+        /* An EQ handler may have freed the queue. */
+        if ((*rc_p = onic_ptl_eq_of(eq_handle, &ni, &eq)) != PTL_OK)
+            return NULL;
+    }
+    return eq;
+}
+
 int PtlEQGet(ptl_handle_eq_t eq_handle, ptl_event_t *event)
 {
     onic_ptl_ni_t *ni;
@@ -143,19 +163,35 @@ int PtlEQGet(ptl_handle_eq_t eq_handle, ptl_event_t *event)
 
     if (onic_ptl_backend_g != NULL)
         return onic_ptl_backend_g->eq_poll(&eq_handle, 1, 0, event, NULL);
-    if ((rc = onic_ptl_eq_of(eq_handle, &ni, &eq)) != PTL_OK)
-        return rc;
     if (event == NULL) {
+        /* A bad handle is reported before the missing event. */
+        if ((rc = onic_ptl_eq_of(eq_handle, &ni, &eq)) != PTL_OK)
+            return rc;
         onic_error("ptl: PtlEQGet with a NULL event: pass where to store it");
         return PTL_SEGV;
     }
-    if (eq->head == eq->tail) {
-        onic_ptl_ni_progress(ni, 0);
-        /* An EQ handler may have freed the queue. */
-        if ((rc = onic_ptl_eq_of(eq_handle, &ni, &eq)) != PTL_OK)
-            return rc;
-    }
+    if ((eq = eq_ready(eq_handle, &rc)) == NULL)
+        return rc;
     return onic_ptl_eq_take(eq, event);
+}
+
+int PtlEQGetInPlace(ptl_handle_eq_t eq_handle, const ptl_event_t **event, ptl_event_t *spare)
+{
+    onic_ptl_eq_t *eq;
+    int rc;
+
+    if (event == NULL || spare == NULL) {
+        onic_error("ptl: PtlEQGetInPlace with a NULL %s: pass where to store it",
+                   event == NULL ? "event pointer" : "spare event");
+        return onic_ptl_g.init ? PTL_SEGV : PTL_NO_INIT;
+    }
+    if (onic_ptl_backend_g != NULL) {
+        *event = spare;
+        return onic_ptl_backend_g->eq_poll(&eq_handle, 1, 0, spare, NULL);
+    }
+    if ((eq = eq_ready(eq_handle, &rc)) == NULL)
+        return rc;
+    return onic_ptl_eq_take_inplace(eq, event);
 }
 
 int PtlEQWait(ptl_handle_eq_t eq_handle, ptl_event_t *event)

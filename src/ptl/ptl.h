@@ -646,6 +646,20 @@ static inline int onic_ptl_eq_take(onic_ptl_eq_t *eq, ptl_event_t *event)
     return rc;
 }
 
+/* onic_ptl_eq_take, the event left where it is (PtlEQGetInPlace). */
+static inline int onic_ptl_eq_take_inplace(onic_ptl_eq_t *eq, const ptl_event_t **event)
+{
+    int rc;
+
+    if (eq->head == eq->tail)
+        return PTL_EQ_EMPTY;
+    *event = &eq->ring[eq->head & eq->mask];
+    eq->head++;
+    rc = eq->dropped ? PTL_EQ_DROPPED : PTL_OK;
+    eq->dropped = 0;
+    return rc;
+}
+
 /* Where eq's next event is written in place, or NULL when it must be built
  * and posted (a handler, or a queue another process keeps). Every field but
  * sequence is the caller's to fill, then onic_ptl_eq_commit. Overwrites the

@@ -1238,6 +1238,52 @@ static void test_eq_overflow(void)
     close_ni();
 }
 
+/* PtlEQGetInPlace: the events of PtlEQGet, in order, read where the queue
+ * keeps them; the one read last stays as it was while the queue records
+ * as many events as it holds (4 here: puts with START and END, two each),
+ * and one more is an overflow, reported by the next read. */
+static void test_eq_in_place(void)
+{
+    uint8_t buf[64];
+    ptl_handle_me_t me;
+    ptl_handle_eq_t eq;
+    const ptl_event_t *e = NULL;
+    ptl_event_t spare, copy;
+
+    open_ni();
+    eq = eq_alloc(4);
+    me = me_attach(1, ME_ANY, 1, 0, PTL_RETAIN, PTL_INS_AFTER);
+    md_attach(me, md_desc(buf, 64, PTL_MD_THRESH_INF, PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE, eq),
+              PTL_RETAIN);
+    CHECK_EQ(PtlEQGetInPlace(eq, &e, &spare), PTL_EQ_EMPTY);
+    put(3, 1, 1, 1, 'a');
+    CHECK_EQ(PtlEQGetInPlace(eq, &e, &spare), PTL_OK);
+    CHECK(e != NULL && e != &spare && e->type == PTL_EVENT_PUT_START && e->sequence == 0);
+    CHECK_EQ(PtlEQGetInPlace(eq, &e, &spare), PTL_OK);
+    CHECK(e->type == PTL_EVENT_PUT_END && e->sequence == 1 && e->initiator.pid == 3 &&
+          e->match_bits == 1 && e->mlength == 1);
+    copy = *e;
+    put(4, 1, 1, 1, 'b');
+    put(5, 1, 1, 1, 'c'); /* the queue full: 4 events since the one held */
+    CHECK(memcmp(e, &copy, sizeof(copy)) == 0);
+    for (int i = 2; i < 6; i++) {
+        CHECK_EQ(PtlEQGetInPlace(eq, &e, &spare), PTL_OK);
+        CHECK_EQ(e->sequence, (ptl_seq_t)i);
+    }
+    CHECK_EQ(PtlEQGetInPlace(eq, &e, &spare), PTL_EQ_EMPTY);
+    for (int i = 0; i < 3; i++) /* 6 events into 4 slots */
+        put(1, 1, 1, 1, 'd');
+    CHECK_EQ(PtlEQGetInPlace(eq, &e, &spare), PTL_EQ_DROPPED);
+    CHECK_EQ(e->sequence, 8); /* the oldest kept, as PtlEQGet */
+    /* Bad arguments: an error, nothing read. */
+    CHECK_EQ(PtlEQGetInPlace(eq, NULL, &spare), PTL_SEGV);
+    CHECK_EQ(PtlEQGetInPlace(eq, &e, NULL), PTL_SEGV);
+    CHECK_EQ(PtlEQGetInPlace(PTL_EQ_NONE, &e, &spare), PTL_EQ_INVALID);
+    CHECK_EQ(PtlEQGetInPlace(eq, &e, &spare), PTL_OK);
+    CHECK_EQ(e->sequence, 9);
+    close_ni();
+}
+
 static void test_md_update(void)
 {
     uint8_t buf[16];
@@ -2395,6 +2441,7 @@ int main(void)
         test_large_failed_ack();
         test_large_no_memory();
         test_eq_overflow();
+        test_eq_in_place();
         test_end_only_turns();
         test_md_update();
         test_malformed();
