@@ -11,6 +11,7 @@
 
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@ typedef struct got {
     uint32_t src[8];
     uint64_t seq[8];
     size_t   len[8];
+    size_t   hdr_len[8];
     uint8_t  last[8];
 } got_t;
 
@@ -33,6 +35,7 @@ static void on_msg(void *arg, uint32_t src, const void *user_hdr, size_t user_le
         if (user_len == sizeof(uint64_t))
             memcpy(&g->seq[g->n], user_hdr, sizeof(uint64_t));
         g->len[g->n] = len;
+        g->hdr_len[g->n] = user_len;
         g->last[g->n] = len > 0 ? ((const uint8_t *)payload)[len - 1] : 0;
     }
     g->n++;
@@ -161,6 +164,39 @@ static void test_no_launcher(onic_config_t *cfg)
     onic_xport_close(x);
 }
 
+/* The limits are inclusive: a user header of ONIC_XPORT_USER_HDR bytes and
+ * a payload of the endpoint's largest go, and arrive whole; one byte more
+ * of either is refused. */
+static void test_limits(onic_config_t *cfg)
+{
+    got_t g = {0};
+    onic_xport_t *x = open_one(cfg, NULL, &g);
+    uint8_t hdr[ONIC_XPORT_USER_HDR + 1];
+    uint8_t *payload;
+    size_t max;
+
+    if (x == NULL)
+        return;
+    max = onic_xport_max_payload(x);
+    payload = calloc(1, max + 1);
+    REQUIRE(payload != NULL);
+    memset(hdr, 0x5a, sizeof(hdr));
+    payload[max - 1] = 0xa5;
+    CHECK_EQ(onic_xport_send(x, 0, hdr, ONIC_XPORT_USER_HDR, payload, max), ONIC_OK);
+    CHECK_EQ(onic_xport_poll(x), 1);
+    CHECK_EQ(g.n, 1);
+    CHECK_EQ(g.len[0], max);
+    CHECK_EQ(g.last[0], 0xa5);
+    CHECK_EQ(g.hdr_len[0], ONIC_XPORT_USER_HDR);
+    CHECK_EQ(onic_xport_send(x, 0, hdr, ONIC_XPORT_USER_HDR + 1, NULL, 0),
+             ONIC_ERR_INVALID_PARAM);
+    CHECK_EQ(onic_xport_send(x, 0, NULL, 0, payload, max + 1), ONIC_ERR_INVALID_PARAM);
+    CHECK_EQ(onic_xport_poll(x), 0);
+    CHECK_EQ(g.n, 1);
+    free(payload);
+    onic_xport_close(x);
+}
+
 /* What the code under test writes to stderr from here ... */
 static void stderr_catch(FILE **tmp_p, int *saved_p)
 {
@@ -244,6 +280,7 @@ int main(void)
     test_jobid(&cfg);
     test_self(&cfg);
     test_no_launcher(&cfg);
+    test_limits(&cfg);
     test_bad_rank_named(&cfg);
     return check_summary("test_xport");
 }
