@@ -7,7 +7,10 @@
 #include "base/mem.h"
 
 #include <mpi.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { N = 100 }; /* more requests than the wait forms keep on their stack */
 
@@ -197,10 +200,126 @@ static int test_rma_nomem(void)
     return 0;
 }
 
+/* Messages to oneself need a few tests each; none after this many is a
+ * message lost (nothing else in a job of one can move it). */
+enum { POLLS = 200000 };
+
+/* Tests the n requests until all are done or POLLS tests went by; whether
+ * all were done. */
+static int done_within_polls(int n, MPI_Request *q)
+{
+    int flag = 0;
+
+    for (long i = 0; i < POLLS && !flag; i++)
+        if (MPI_Testall(n, q, &flag, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+            return 0;
+    return flag;
+}
+
+/* A cancelled receive takes nothing more: the message sent after it with
+ * its tag goes to the receive posted after it, not into its buffer. */
+static void test_cancel_then_receive(void)
+{
+    int stale = -1, got = -1, v = 42, cancelled = 0, done;
+    MPI_Request q[2];
+    MPI_Status st;
+
+    MPI_Irecv(&stale, 1, MPI_INT, 0, 7, MPI_COMM_SELF, &q[0]);
+    CHECK_EQ(MPI_Cancel(&q[0]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Wait(&q[0], &st), MPI_SUCCESS);
+    MPI_Test_cancelled(&st, &cancelled);
+    CHECK(cancelled);
+    MPI_Isend(&v, 1, MPI_INT, 0, 7, MPI_COMM_SELF, &q[0]);
+    MPI_Irecv(&got, 1, MPI_INT, 0, 7, MPI_COMM_SELF, &q[1]);
+    done = done_within_polls(2, q);
+    if (!done)
+        fprintf(stderr, "a receive posted after a cancelled one: not done after %d tests "
+                "(the cancelled receive's buffer holds %d)\n", POLLS, stale);
+    CHECK(done);
+    CHECK_EQ(got, 42);
+    CHECK_EQ(stale, -1);
+}
+
+/* A message over the eager limit sent to oneself before its receive is
+ * posted (a rendezvous that arrives unexpected) and a burst of eager ones
+ * (their unexpected buffers and credits used up and given back): every
+ * byte arrives, in order, within the bound. */
+static void test_unexpected_to_self(void)
+{
+    enum { BIG = 1 << 18, SMALL = 1000, NSMALL = 3000 };
+    int *big_out = malloc(BIG * sizeof(int)), *big_in = malloc(BIG * sizeof(int));
+    static int small_out[NSMALL][SMALL / 4], small_in[NSMALL][SMALL / 4];
+    static MPI_Request q[2 * NSMALL];
+    size_t bad = 0;
+    int done, flag;
+
+    REQUIRE(big_out != NULL && big_in != NULL);
+    if (big_out == NULL || big_in == NULL)
+        return;
+    for (int i = 0; i < BIG; i++) {
+        big_out[i] = i * 3 + 1;
+        big_in[i] = -1;
+    }
+    MPI_Isend(big_out, BIG, MPI_INT, 0, 8, MPI_COMM_SELF, &q[0]);
+    for (int i = 0; i < 100; i++)
+        MPI_Test(&q[0], &flag, MPI_STATUS_IGNORE); /* it arrives, with no receive */
+    MPI_Irecv(big_in, BIG, MPI_INT, 0, 8, MPI_COMM_SELF, &q[1]);
+    done = done_within_polls(2, q);
+    if (!done)
+        fprintf(stderr, "an unexpected rendezvous to oneself: not done after %d tests\n",
+                POLLS);
+    CHECK(done);
+    for (int i = 0; i < BIG; i++)
+        bad += big_in[i] != i * 3 + 1;
+    CHECK_EQ(bad, 0);
+    free(big_out);
+    free(big_in);
+
+    for (int k = 0; k < NSMALL; k++) {
+        for (int i = 0; i < SMALL / 4; i++) {
+            small_out[k][i] = k * 1000 + i;
+            small_in[k][i] = -1;
+        }
+        MPI_Isend(small_out[k], SMALL / 4, MPI_INT, 0, 9, MPI_COMM_SELF, &q[k]);
+    }
+    for (int k = 0; k < NSMALL; k++)
+        MPI_Irecv(small_in[k], SMALL / 4, MPI_INT, 0, 9, MPI_COMM_SELF, &q[NSMALL + k]);
+    done = done_within_polls(2 * NSMALL, q);
+    if (!done)
+        fprintf(stderr, "%d eager messages to oneself, unexpected: not done after %d tests\n",
+                NSMALL, POLLS);
+    CHECK(done);
+    bad = 0;
+    for (int k = 0; k < NSMALL; k++)
+        for (int i = 0; i < SMALL / 4; i++)
+            bad += small_in[k][i] != k * 1000 + i;
+    CHECK_EQ(bad, 0);
+}
+
+static const char *stage = "MPI_Init";
+
+static void on_alarm(int sig)
+{
+    char msg[160];
+    int n = snprintf(msg, sizeof(msg), "test_mpi_requests: %s has not returned after 60 s "
+                     "(the whole test takes under a second): a call that never returns\n",
+                     stage);
+
+    (void)sig;
+    if (write(2, msg, n > 0 ? (size_t)n : 0) < 0) {
+        /* nothing more to say */
+    }
+    _exit(1);
+}
+
 int main(int argc, char **argv)
 {
     int size, nomem = argc == 2 && strcmp(argv[1], "nomem") == 0;
 
+    /* A call that never returns (a loop inside the library) fails the test
+     * here, naming its part, rather than by ctest's timeout. */
+    signal(SIGALRM, on_alarm);
+    alarm(60);
     MPI_Init(&argc, &argv);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     REQUIRE(size == 1);
@@ -208,11 +327,20 @@ int main(int argc, char **argv)
         if (test_rma_nomem() != 0)
             return check_summary("test_mpi_requests nomem"); /* no MPI_Finalize: it would wait */
     } else {
+        stage = "test_keyvals";
         test_keyvals(); /* first: no keyval made before */
+        stage = "test_many";
         test_many();
+        stage = "test_args";
         test_args();
+        stage = "test_info";
         test_info();
+        stage = "test_cancel_then_receive";
+        test_cancel_then_receive();
+        stage = "test_unexpected_to_self";
+        test_unexpected_to_self();
     }
+    stage = "MPI_Finalize";
     MPI_Finalize();
     return check_summary(nomem ? "test_mpi_requests nomem" : "test_mpi_requests");
 }
