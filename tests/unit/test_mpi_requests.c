@@ -122,6 +122,33 @@ static void test_args(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* What the library logs at debug level (where MPI_ERRORS_RETURN puts an
+ * error's text) from here ... */
+static void said_catch(FILE **tmp_p, int *saved_p, int *level_p)
+{
+    *level_p = ONIC_LOG_ERROR;
+    while (*level_p < ONIC_LOG_TRACE && onic_log_enabled((onic_log_level_t)(*level_p + 1)))
+        (*level_p)++;
+    *tmp_p = tmpfile();
+    *saved_p = dup(2);
+    REQUIRE(*tmp_p != NULL && *saved_p >= 0);
+    onic_log_set_level(ONIC_LOG_DEBUG);
+    fflush(stderr);
+    REQUIRE(dup2(fileno(*tmp_p), 2) == 2);
+}
+
+/* ... to here, into out. */
+static void said_caught(FILE *tmp, int saved, int level, char *out, size_t outlen)
+{
+    fflush(stderr);
+    REQUIRE(dup2(saved, 2) == 2);
+    close(saved);
+    onic_log_set_level((onic_log_level_t)level);
+    rewind(tmp);
+    out[fread(out, 1, outlen - 1, tmp)] = '\0';
+    fclose(tmp);
+}
+
 /* Keyvals: the first 16 made fill the table of keyvals exactly; the
  * keyval past the last is none (MPI_ERR_KEYVAL), looked up nowhere (under
  * AddressSanitizer a lookup one past the table is an error). */
@@ -142,6 +169,29 @@ static void test_keyvals(void)
     CHECK_EQ(MPI_Comm_get_attr(MPI_COMM_SELF, kv[15], &val, &flag), MPI_SUCCESS);
     CHECK(flag == 1 && val == &flag);
     CHECK_EQ(MPI_Comm_delete_attr(MPI_COMM_SELF, kv[15]), MPI_SUCCESS);
+    /* No memory for the attribute: MPI_ERR_NO_MEM, and nothing is set. */
+    onic_mem_fail_after(0);
+    CHECK_EQ(MPI_Comm_set_attr(MPI_COMM_SELF, kv[14], &flag), MPI_ERR_NO_MEM);
+    onic_mem_fail_after(-1);
+    CHECK_EQ(MPI_Comm_get_attr(MPI_COMM_SELF, kv[14], &val, &flag), MPI_SUCCESS);
+    CHECK_EQ(flag, 0);
+    /* A predefined attribute's keyval is refused with a word on why; a
+     * keyval past the last, without it. */
+    {
+        char said[2048];
+        FILE *tmp;
+        int saved, level;
+
+        said_catch(&tmp, &saved, &level);
+        CHECK_EQ(MPI_Comm_set_attr(MPI_COMM_SELF, MPI_TAG_UB, &flag), MPI_ERR_KEYVAL);
+        said_caught(tmp, saved, level, said, sizeof(said));
+        CHECK(strstr(said, "the predefined attributes cannot be set or deleted") != NULL);
+        said_catch(&tmp, &saved, &level);
+        CHECK_EQ(MPI_Comm_delete_attr(MPI_COMM_SELF, top + 1), MPI_ERR_KEYVAL);
+        said_caught(tmp, saved, level, said, sizeof(said));
+        CHECK(strstr(said, "is not one from MPI_Comm_create_keyval") != NULL);
+        CHECK(strstr(said, "predefined") == NULL);
+    }
     for (int i = 0; i < 16; i++)
         CHECK_EQ(MPI_Comm_free_keyval(&kv[i]), MPI_SUCCESS);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
@@ -307,23 +357,15 @@ static void test_finalize_pending(void)
     MPI_Request q[4];
     char said[4096];
     const char *at;
-    FILE *tmp = tmpfile();
-    int saved = dup(2), named = 0, tags = 0;
+    FILE *tmp;
+    int saved, level, named = 0, tags = 0;
 
-    REQUIRE(tmp != NULL && saved >= 0);
     for (int i = 0; i < 4; i++)
         MPI_Irecv(&in[i], 1, MPI_INT, 0, 3 + i, MPI_COMM_SELF, &q[i]);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    onic_log_set_level(ONIC_LOG_DEBUG);
-    fflush(stderr);
-    REQUIRE(dup2(fileno(tmp), 2) == 2);
+    said_catch(&tmp, &saved, &level);
     CHECK_EQ(MPI_Finalize(), MPI_ERR_PENDING);
-    fflush(stderr);
-    REQUIRE(dup2(saved, 2) == 2);
-    close(saved);
-    rewind(tmp);
-    said[fread(said, 1, sizeof(said) - 1, tmp)] = '\0';
-    fclose(tmp);
+    said_caught(tmp, saved, level, said, sizeof(said));
     CHECK(strstr(said, "MPI_ERR_PENDING: 4 operations never completed (MPI_Irecv from rank 0 "
                  "tag ") != NULL);
     for (at = said; (at = strstr(at, "MPI_Irecv from rank 0 tag ")) != NULL; at++) {
