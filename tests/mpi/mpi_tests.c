@@ -725,6 +725,45 @@ static void test_types(void)
 }
 
 /* --- communicators --------------------------------------------------------------------------- */
+/* A context id is agreed by every member, also when they use different
+ * ones: after a split that leaves the last rank out (the others hold its
+ * id, the last does not), a dup of the world must take one id everywhere.
+ * The last rank sends on the dup to rank 0 and then on the world; a pair's
+ * messages arrive in order, so when rank 0 has the second, the first is
+ * there too, on the dup and not on the split. Fails, does not hang. */
+static void comm_ctx_agreed(void)
+{
+    MPI_Comm part, dup;
+    int last = size - 1, v = 4321, got = 0, flag = 0, stray = 0;
+
+    if (size < 3)
+        return;
+    MPI_Comm_split(MPI_COMM_WORLD, rank < last ? 0 : MPI_UNDEFINED, 0, &part);
+    CHECK((part == MPI_COMM_NULL) == (rank == last));
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    if (rank == last) {
+        MPI_Send(&v, 1, MPI_INT, 0, 55, dup);
+        MPI_Send(&v, 1, MPI_INT, 0, 56, MPI_COMM_WORLD);
+    } else if (rank == 0) {
+        MPI_Recv(&got, 1, MPI_INT, last, 56, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Iprobe(MPI_ANY_SOURCE, 55, part, &stray, MPI_STATUS_IGNORE);
+        MPI_Iprobe(last, 55, dup, &flag, MPI_STATUS_IGNORE);
+        if (stray || !flag)
+            fprintf(stderr, "rank 0: the last rank's message on a dup of the world %s\n",
+                    stray ? "arrived on the split that left it out (the dup's context id "
+                            "was not agreed)" : "is not there");
+        CHECK(!stray);
+        CHECK(flag);
+        if (flag) {
+            MPI_Recv(&got, 1, MPI_INT, last, 55, dup, MPI_STATUS_IGNORE);
+            CHECK_EQ(got, 4321);
+        }
+    }
+    MPI_Comm_free(&dup);
+    if (part != MPI_COMM_NULL)
+        MPI_Comm_free(&part);
+}
+
 static void test_comm(void)
 {
     MPI_Comm dup, half, sub;
@@ -816,6 +855,7 @@ static void test_comm(void)
     MPI_Comm_free(&half);
     MPI_Comm_free(&dup);
     CHECK(dup == MPI_COMM_NULL);
+    comm_ctx_agreed();
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
