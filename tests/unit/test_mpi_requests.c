@@ -251,6 +251,22 @@ static int test_rma_nomem(void)
     return 0;
 }
 
+/* A root outside the communicator is refused naming the root and the
+ * ranks there are. */
+static void test_root_named(void)
+{
+    char said[2048];
+    FILE *tmp;
+    int saved, level, v = 0;
+
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    said_catch(&tmp, &saved, &level);
+    CHECK_EQ(MPI_Bcast(&v, 1, MPI_INT, 1, MPI_COMM_SELF), MPI_ERR_ROOT);
+    said_caught(tmp, saved, level, said, sizeof(said));
+    CHECK(strstr(said, "root 1 is not a rank of the communicator (0 to 0)") != NULL);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+}
+
 /* Messages to oneself need a few tests each; none after this many is a
  * message lost (nothing else in a job of one can move it). */
 enum { POLLS = 200000 };
@@ -426,6 +442,8 @@ int main(int argc, char **argv)
         test_args();
         stage = "test_info";
         test_info();
+        stage = "test_root_named";
+        test_root_named();
         stage = "test_cancel_then_receive";
         test_cancel_then_receive();
         stage = "test_unexpected_to_self";
