@@ -1026,32 +1026,41 @@ static void test_accept_refuses_front(void)
     }
 }
 
+/* A broken engine can leave its queue so that the next walk never ends: a
+ * case stops at its first test that fails, and the cases at the first case
+ * that fails, so that the failure is reported, not a hang. */
+#define RUN(_test) \
+    do { \
+        if (check_failed == before) \
+            _test; \
+    } while (0)
+
 static void run_engine_case(const engine_case_t *c)
 {
     unsigned before = check_failed;
 
     cur = c;
-    test_empty();
-    test_oldest_wins_posted();
-    test_oldest_wins_unexpected();
-    test_peek_keeps();
-    test_remove();
-    test_order_after_removals();
-    test_long_queue();
-    test_portals_masks();
-    test_out_of_memory();
-    test_steady_state_allocates_nothing();
-    test_insert_positions();
-    test_insert_long(0);
-    test_insert_long(1);
-    test_find_accept();
-    test_find_accept_long();
-    test_find_accept_last();
-    test_insert_out_of_memory(0);
-    test_insert_out_of_memory(1);
-    test_small_threshold();
-    test_small_front_middle();
-    test_accept_refuses_front();
+    RUN(test_empty());
+    RUN(test_oldest_wins_posted());
+    RUN(test_oldest_wins_unexpected());
+    RUN(test_peek_keeps());
+    RUN(test_remove());
+    RUN(test_order_after_removals());
+    RUN(test_long_queue());
+    RUN(test_portals_masks());
+    RUN(test_out_of_memory());
+    RUN(test_steady_state_allocates_nothing());
+    RUN(test_insert_positions());
+    RUN(test_insert_long(0));
+    RUN(test_insert_long(1));
+    RUN(test_find_accept());
+    RUN(test_find_accept_long());
+    RUN(test_find_accept_last());
+    RUN(test_insert_out_of_memory(0));
+    RUN(test_insert_out_of_memory(1));
+    RUN(test_small_threshold());
+    RUN(test_small_front_middle());
+    RUN(test_accept_refuses_front());
     printf("%-28s %s\n", c->label, check_failed == before ? "ok" : "FAILED");
 }
 
@@ -1138,6 +1147,8 @@ int main(void)
     const char *const *names = onic_match_engines();
     size_t n = 0;
 
+    check_watchdog("test_match", 60);
+
     while (names[n] != NULL)
         n++;
     CHECK_EQ(n, 4);
@@ -1145,7 +1156,7 @@ int main(void)
     for (size_t i = 0; i < n; i++) /* every name ONIC_MATCH accepts is an engine */
         CHECK(onic_match_ops_find(names[i]) != NULL &&
               strcmp(onic_match_ops_find(names[i])->name, names[i]) == 0);
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]) && check_failed == 0; i++)
         run_engine_case(&cases[i]);
     test_mpi_encoding();
     test_bad_input();

@@ -663,6 +663,8 @@ int main(void)
 {
     static const unsigned simds[] = {ONIC_SIMD_SCALAR, ONIC_SIMD_AUTO};
 
+    check_watchdog("test_wide", 60);
+
     for (size_t i = 0; i < 2; i++) {
         test_oldest_in_block(simds[i]);
         test_oldest_across_blocks(simds[i]);
