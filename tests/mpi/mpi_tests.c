@@ -4,6 +4,7 @@
  * computed, never read from a table. Works with 2 or more processes (and
  * most tests with 1). */
 #include <mpi.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -2830,11 +2831,36 @@ static int test_named(const char *name)
     return 0;
 }
 
+/* MPI_Init or a test that has not returned after 100 s fails here, naming
+ * itself: a deadlock between processes (a collective's tree that waits on
+ * a rank that never sends; MPI_Init agrees on communicators with one) or
+ * a loop inside the library cannot be seen from the test but by a limit.
+ * Each needs a few seconds at most on a loaded machine; ctest's limit for
+ * one test is 120 s. */
+static const char *watched = "";
+
+static void watched_fired(int sig)
+{
+    char msg[200];
+    int n = snprintf(msg, sizeof(msg), "mpi_tests rank %d: \"%s\" has not returned after "
+                     "100 s: a deadlock or a call that never returns\n", rank, watched);
+
+    (void)sig;
+    if (write(2, msg, n > 0 ? (size_t)n : 0) < 0) {
+        /* nothing more to say */
+    }
+    _exit(1);
+}
+
 static void run_test(const test_t *t)
 {
     double t0 = MPI_Wtime();
 
+    watched = t->name;
+    signal(SIGALRM, watched_fired);
+    alarm(100);
     t->fn();
+    alarm(0);
     if (rank == 0)
         printf("%-11s %s (%.2f s)\n", t->name, failed ? "FAILED" : "ok", MPI_Wtime() - t0);
     fflush(stdout);
@@ -2844,7 +2870,11 @@ int main(int argc, char **argv)
 {
     int total = 0, prov;
 
+    watched = "MPI_Init";
+    signal(SIGALRM, watched_fired);
+    alarm(100);
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &prov);
+    alarm(0);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     /* A name that is no test is an error, not a run of nothing that passes
