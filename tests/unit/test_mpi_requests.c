@@ -267,6 +267,31 @@ static void test_root_named(void)
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
 }
 
+/* An error of the last predefined class (MPI_ERR_LASTCODE, a one-sided
+ * class) is named as itself in its message, as any other: attaching memory
+ * to a window not made by MPI_Win_create_dynamic. */
+static void test_last_class_named(void)
+{
+    static int mem[4];
+    char said[2048];
+    FILE *tmp;
+    MPI_Win win;
+    int saved, level;
+
+    CHECK_EQ(MPI_ERR_RMA_FLAVOR, MPI_ERR_LASTCODE);
+    CHECK_EQ(MPI_Win_create(mem, sizeof(mem), sizeof(int), MPI_INFO_NULL, MPI_COMM_SELF, &win),
+             MPI_SUCCESS);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    said_catch(&tmp, &saved, &level);
+    CHECK_EQ(MPI_Win_attach(win, mem, sizeof(mem)), MPI_ERR_RMA_FLAVOR);
+    said_caught(tmp, saved, level, said, sizeof(said));
+    CHECK(strstr(said, "MPI_Win_attach on rank 0: MPI_ERR_RMA_FLAVOR: the window was not made "
+                 "by MPI_Win_create_dynamic") != NULL);
+    if (strstr(said, "MPI_ERR_RMA_FLAVOR") == NULL)
+        fprintf(stderr, "MPI_Win_attach said:\n%s", said);
+    CHECK_EQ(MPI_Win_free(&win), MPI_SUCCESS);
+}
+
 /* Messages to oneself need a few tests each; none after this many is a
  * message lost (nothing else in a job of one can move it). */
 enum { POLLS = 200000 };
@@ -444,6 +469,8 @@ int main(int argc, char **argv)
         test_info();
         stage = "test_root_named";
         test_root_named();
+        stage = "test_last_class_named";
+        test_last_class_named();
         stage = "test_cancel_then_receive";
         test_cancel_then_receive();
         stage = "test_unexpected_to_self";
