@@ -193,8 +193,27 @@ static void test_errors(void)
         CHECK_EQ(PtlEQPoll(many, 65, 0, &ev, &which), PTL_FAIL);
     }
     CHECK_EQ(PtlEQPoll(&eq, 1, -5, &ev, &which), PTL_FAIL);
-    CHECK_EQ(PtlEQPoll(NULL, 1, 0, &ev, &which), PTL_SEGV);
-    CHECK_EQ(PtlEQPoll(&eq, 1, 0, NULL, &which), PTL_SEGV);
+    {   /* each refusal names the argument that is NULL */
+        char said[1024];
+        FILE *tmp = tmpfile();
+        int saved = dup(2);
+        size_t n;
+
+        REQUIRE(tmp != NULL && saved >= 0);
+        fflush(stderr);
+        REQUIRE(dup2(fileno(tmp), 2) == 2);
+        CHECK_EQ(PtlEQPoll(NULL, 1, 0, &ev, &which), PTL_SEGV);
+        CHECK_EQ(PtlEQPoll(&eq, 1, 0, NULL, &which), PTL_SEGV);
+        fflush(stderr);
+        REQUIRE(dup2(saved, 2) == 2);
+        close(saved);
+        rewind(tmp);
+        n = fread(said, 1, sizeof(said) - 1, tmp);
+        said[n] = '\0';
+        fclose(tmp);
+        CHECK(strstr(said, "PtlEQPoll/Wait with a NULL eq_handles\n") != NULL);
+        CHECK(strstr(said, "PtlEQPoll/Wait with a NULL event\n") != NULL);
+    }
     CHECK_EQ(PtlEQWait(eq, NULL), PTL_SEGV);
     /* A timed poll with nothing to come is ended by its timeout (and not
      * before it): a poll that would sleep for ever fails here, not by
