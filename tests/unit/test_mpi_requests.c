@@ -8,9 +8,11 @@
 #include "base/mem.h"
 
 #include <mpi.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 enum { N = 100 }; /* more requests than the wait forms keep on their stack */
@@ -292,6 +294,50 @@ static void test_last_class_named(void)
     CHECK_EQ(MPI_Win_free(&win), MPI_SUCCESS);
 }
 
+/* A fatal error ends the process with the error's class as its exit
+ * status, and hands the launcher's abort (the hook boot installs under
+ * PMIx or PMI-1; here the test's own) the same code. In a child: the error
+ * ends it. */
+static int die_pipe = -1;
+
+static void die_hook(int code, const char *msg)
+{
+    (void)msg;
+    if (write(die_pipe, &code, sizeof(code)) < 0) {
+        /* the parent sees no code */
+    }
+}
+
+static void test_fatal_status(void)
+{
+    int fds[2], code = -1, status = 0, v = 0;
+    pid_t pid;
+
+    REQUIRE(pipe(fds) == 0);
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0)
+            dup2(null, 2); /* the fatal error's report is expected */
+        close(fds[0]);
+        die_pipe = fds[1];
+        onic_log_abort_set(die_hook);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+        MPI_Bcast(&v, 1, MPI_INT, 1, MPI_COMM_SELF); /* no rank 1: MPI_ERR_ROOT */
+        _exit(100);
+    }
+    close(fds[1]);
+    REQUIRE(pid > 0);
+    if (read(fds[0], &code, sizeof(code)) != (ssize_t)sizeof(code))
+        code = -1;
+    close(fds[0]);
+    REQUIRE(pid > 0 && waitpid(pid, &status, 0) == pid);
+    CHECK_EQ(code, MPI_ERR_ROOT);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == MPI_ERR_ROOT);
+}
+
 /* Messages to oneself need a few tests each; none after this many is a
  * message lost (nothing else in a job of one can move it). */
 enum { POLLS = 200000 };
@@ -471,6 +517,8 @@ int main(int argc, char **argv)
         test_root_named();
         stage = "test_last_class_named";
         test_last_class_named();
+        stage = "test_fatal_status";
+        test_fatal_status();
         stage = "test_cancel_then_receive";
         test_cancel_then_receive();
         stage = "test_unexpected_to_self";
