@@ -338,6 +338,43 @@ static void test_fatal_status(void)
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == MPI_ERR_ROOT);
 }
 
+/* A handle keeps its table index in 20 bits, so a table holds at most
+ * 2^20 objects: with MPI_INFO_ENV at index 0, exactly 2^20 - 1 infos can
+ * be made, the next is refused (MPI_ERR_NO_MEM) rather than given a handle
+ * whose index spills into the generation bits; the last one made works,
+ * and all free again. Infos are the smallest objects behind a handle
+ * (about 50 MB for the lot). */
+static void test_handle_cap(void)
+{
+    enum { CAP = 1 << 20 };
+    MPI_Info *h = malloc(CAP * sizeof(*h));
+    int made = 0, rc = MPI_SUCCESS, flag = 0;
+    char val[8];
+
+    REQUIRE(h != NULL);
+    if (h == NULL)
+        return;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    while (made < CAP && (rc = MPI_Info_create(&h[made])) == MPI_SUCCESS)
+        made++;
+    CHECK_EQ(made, CAP - 1);
+    CHECK_EQ(rc, MPI_ERR_NO_MEM);
+    if (made > 0) {
+        CHECK_EQ(MPI_Info_set(h[made - 1], "last", "yes"), MPI_SUCCESS);
+        CHECK_EQ(MPI_Info_get(h[made - 1], "last", sizeof(val) - 1, val, &flag), MPI_SUCCESS);
+        CHECK(flag && strcmp(val, "yes") == 0);
+        CHECK_EQ(MPI_Info_get(h[0], "last", sizeof(val) - 1, val, &flag), MPI_SUCCESS);
+        CHECK_EQ(flag, 0);
+    }
+    for (int i = 0; i < made; i++)
+        if (MPI_Info_free(&h[i]) != MPI_SUCCESS) {
+            CHECK(!"MPI_Info_free");
+            break;
+        }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    free(h);
+}
+
 /* Messages to oneself need a few tests each; none after this many is a
  * message lost (nothing else in a job of one can move it). */
 enum { POLLS = 200000 };
@@ -519,6 +556,8 @@ int main(int argc, char **argv)
         test_last_class_named();
         stage = "test_fatal_status";
         test_fatal_status();
+        stage = "test_handle_cap";
+        test_handle_cap();
         stage = "test_cancel_then_receive";
         test_cancel_then_receive();
         stage = "test_unexpected_to_self";
