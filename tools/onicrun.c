@@ -700,6 +700,23 @@ static int run_placement(run_opts_t *o, hwloc_topology_t topo)
     return 0;
 }
 
+/* Standard input, output and error opened on /dev/null where they are
+ * closed (onicrun started by a daemon, or with <&-): otherwise the job's
+ * store would get descriptor 0, which ONIC_BOOT_FD cannot name (0 there
+ * means "no store"), and a process's later descriptors those its output
+ * is written to. */
+static void run_std_fds_open(void)
+{
+    for (int fd = 0; fd <= 2; fd++)
+        if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+            int null = open("/dev/null", O_RDWR);
+            if (null >= 0 && null != fd) {
+                dup2(null, fd);
+                close(null);
+            }
+        }
+}
+
 int main(int argc, char **argv)
 {
     run_opts_t o;
@@ -707,9 +724,10 @@ int main(int argc, char **argv)
     hwloc_topology_t topo = NULL;
     sigset_t set, oldmask;
     uint64_t deadline;
-    int rc = run_parse(argc, argv, &o);
+    int rc;
 
-    if (rc != 0)
+    run_std_fds_open();
+    if ((rc = run_parse(argc, argv, &o)) != 0)
         return rc;
     memset(&job, 0, sizeof(job));
     job.launcher = getpid();

@@ -4,6 +4,7 @@
  * computed, never read from a table. Works with 2 or more processes (and
  * most tests with 1). */
 #include <mpi.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -725,6 +726,45 @@ static void test_types(void)
 }
 
 /* --- communicators --------------------------------------------------------------------------- */
+/* A context id is agreed by every member, also when they use different
+ * ones: after a split that leaves the last rank out (the others hold its
+ * id, the last does not), a dup of the world must take one id everywhere.
+ * The last rank sends on the dup to rank 0 and then on the world; a pair's
+ * messages arrive in order, so when rank 0 has the second, the first is
+ * there too, on the dup and not on the split. Fails, does not hang. */
+static void comm_ctx_agreed(void)
+{
+    MPI_Comm part, dup;
+    int last = size - 1, v = 4321, got = 0, flag = 0, stray = 0;
+
+    if (size < 3)
+        return;
+    MPI_Comm_split(MPI_COMM_WORLD, rank < last ? 0 : MPI_UNDEFINED, 0, &part);
+    CHECK((part == MPI_COMM_NULL) == (rank == last));
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    if (rank == last) {
+        MPI_Send(&v, 1, MPI_INT, 0, 55, dup);
+        MPI_Send(&v, 1, MPI_INT, 0, 56, MPI_COMM_WORLD);
+    } else if (rank == 0) {
+        MPI_Recv(&got, 1, MPI_INT, last, 56, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Iprobe(MPI_ANY_SOURCE, 55, part, &stray, MPI_STATUS_IGNORE);
+        MPI_Iprobe(last, 55, dup, &flag, MPI_STATUS_IGNORE);
+        if (stray || !flag)
+            fprintf(stderr, "rank 0: the last rank's message on a dup of the world %s\n",
+                    stray ? "arrived on the split that left it out (the dup's context id "
+                            "was not agreed)" : "is not there");
+        CHECK(!stray);
+        CHECK(flag);
+        if (flag) {
+            MPI_Recv(&got, 1, MPI_INT, last, 55, dup, MPI_STATUS_IGNORE);
+            CHECK_EQ(got, 4321);
+        }
+    }
+    MPI_Comm_free(&dup);
+    if (part != MPI_COMM_NULL)
+        MPI_Comm_free(&part);
+}
+
 static void test_comm(void)
 {
     MPI_Comm dup, half, sub;
@@ -816,6 +856,7 @@ static void test_comm(void)
     MPI_Comm_free(&half);
     MPI_Comm_free(&dup);
     CHECK(dup == MPI_COMM_NULL);
+    comm_ctx_agreed();
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -2790,11 +2831,36 @@ static int test_named(const char *name)
     return 0;
 }
 
+/* MPI_Init or a test that has not returned after 100 s fails here, naming
+ * itself: a deadlock between processes (a collective's tree that waits on
+ * a rank that never sends; MPI_Init agrees on communicators with one) or
+ * a loop inside the library cannot be seen from the test but by a limit.
+ * Each needs a few seconds at most on a loaded machine; ctest's limit for
+ * one test is 120 s. */
+static const char *watched = "";
+
+static void watched_fired(int sig)
+{
+    char msg[200];
+    int n = snprintf(msg, sizeof(msg), "mpi_tests rank %d: \"%s\" has not returned after "
+                     "100 s: a deadlock or a call that never returns\n", rank, watched);
+
+    (void)sig;
+    if (write(2, msg, n > 0 ? (size_t)n : 0) < 0) {
+        /* nothing more to say */
+    }
+    _exit(1);
+}
+
 static void run_test(const test_t *t)
 {
     double t0 = MPI_Wtime();
 
+    watched = t->name;
+    signal(SIGALRM, watched_fired);
+    alarm(100);
     t->fn();
+    alarm(0);
     if (rank == 0)
         printf("%-11s %s (%.2f s)\n", t->name, failed ? "FAILED" : "ok", MPI_Wtime() - t0);
     fflush(stdout);
@@ -2804,7 +2870,11 @@ int main(int argc, char **argv)
 {
     int total = 0, prov;
 
+    watched = "MPI_Init";
+    signal(SIGALRM, watched_fired);
+    alarm(100);
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &prov);
+    alarm(0);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     /* A name that is no test is an error, not a run of nothing that passes

@@ -974,6 +974,8 @@ int main(int argc, char **argv)
     onic_simd_t simds[2] = {ONIC_SIMD_SCALAR, ONIC_SIMD_AVX2};
     int nsimd = onic_cpu_has_avx2() ? 2 : 1;
 
+    check_watchdog("test_alpu_unit", 60);
+
     if (argc == 3 && strcmp(argv[1], "--rtl") == 0) {
         static const unsigned rtl_shapes[][3] = {{32, 4, 0}, {32, 4, 5}, {256, 16, 0}};
         test_unit_select(argv[2]);

@@ -1,27 +1,79 @@
-/* Cross-memory attach's probe (xport/cma.h) on this process itself: it
+/* Cross-memory attach (xport/cma.h) on this process itself. The probe
  * answers 1 only when the word read at the address is the one expected --
  * what proves that a pid names the process that published the word -- and
- * 0 for any other value. Where the kernel refuses CMA (a seccomp profile,
- * Yama) the probe answers 0 and only that half can be checked; it says so.
- * Deterministic. */
+ * 0 for any other value; reads and writes move every byte asked, across
+ * pages, and a range that is not mapped is an error. Whether the kernel
+ * allows CMA here (a seccomp profile or Yama may refuse it) is asked of
+ * the kernel directly, not of the code under test; where it refuses, only
+ * the refusals are checked, and the test says so. Deterministic. */
 #include "check.h"
 #include "xport/cma.h"
 
 #include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 static volatile uint64_t word = 0x6f6e69632d636d61ull;
 
+/* Whether process_vm_readv of one's own word works here. */
+static int kernel_allows_cma(void)
+{
+    uint64_t copy = 0;
+    struct iovec l = {&copy, sizeof(copy)};
+    struct iovec r = {(void *)&word, sizeof(copy)};
+
+    return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)sizeof(copy) &&
+           copy == word;
+}
+
+/* Three pages and a bit, from an odd offset: both ways, every byte. */
+static void test_read_write(void)
+{
+    enum { LEN = 3 * 4096 + 123 };
+    static uint8_t from[LEN + 64], to[LEN + 64];
+    void *hole;
+    size_t bad = 0;
+
+    for (size_t i = 0; i < sizeof(from); i++)
+        from[i] = (uint8_t)(i * 7 + 1);
+    memset(to, 0, sizeof(to));
+    CHECK_EQ(onic_xport_cma_read(getpid(), to + 5, (uint64_t)(uintptr_t)(from + 3), LEN),
+             ONIC_OK);
+    for (size_t i = 0; i < LEN; i++)
+        bad += to[5 + i] != from[3 + i];
+    CHECK_EQ(bad, 0);
+    CHECK(to[4] == 0 && to[5 + LEN] == 0);
+
+    memset(to, 0, sizeof(to));
+    CHECK_EQ(onic_xport_cma_write(getpid(), from + 3, (uint64_t)(uintptr_t)(to + 5), LEN),
+             ONIC_OK);
+    bad = 0;
+    for (size_t i = 0; i < LEN; i++)
+        bad += to[5 + i] != from[3 + i];
+    CHECK_EQ(bad, 0);
+    CHECK(to[4] == 0 && to[5 + LEN] == 0);
+
+    /* A page that is not mapped: an error, not a loop. */
+    hole = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(hole != MAP_FAILED);
+    CHECK(onic_xport_cma_read(getpid(), to, (uint64_t)(uintptr_t)hole, 64) != ONIC_OK);
+    munmap(hole, 4096);
+}
+
 int main(void)
 {
     uint64_t addr = (uint64_t)(uintptr_t)&word;
-    int works = onic_xport_cma_probe(getpid(), addr, word);
 
     CHECK_EQ(onic_xport_cma_probe(getpid(), addr, word + 1), 0);
     CHECK_EQ(onic_xport_cma_probe(getpid(), addr, 0), 0);
-    if (works)
+    if (kernel_allows_cma()) {
         CHECK_EQ(onic_xport_cma_probe(getpid(), addr, word), 1);
-    else
+        test_read_write();
+    } else {
+        CHECK_EQ(onic_xport_cma_probe(getpid(), addr, word), 0);
         printf("test_cma: the kernel refuses CMA here: only refusals checked\n");
+    }
     return check_summary("test_cma");
 }

@@ -4,10 +4,16 @@
  * values are MPI's (MPI 4.0, 3.7 and 3.9). Deterministic. */
 #include "check.h"
 
+#include "base/log.h"
 #include "base/mem.h"
 
 #include <mpi.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 enum { N = 100 }; /* more requests than the wait forms keep on their stack */
 
@@ -118,6 +124,33 @@ static void test_args(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* What the library logs at debug level (where MPI_ERRORS_RETURN puts an
+ * error's text) from here ... */
+static void said_catch(FILE **tmp_p, int *saved_p, int *level_p)
+{
+    *level_p = ONIC_LOG_ERROR;
+    while (*level_p < ONIC_LOG_TRACE && onic_log_enabled((onic_log_level_t)(*level_p + 1)))
+        (*level_p)++;
+    *tmp_p = tmpfile();
+    *saved_p = dup(2);
+    REQUIRE(*tmp_p != NULL && *saved_p >= 0);
+    onic_log_set_level(ONIC_LOG_DEBUG);
+    fflush(stderr);
+    REQUIRE(dup2(fileno(*tmp_p), 2) == 2);
+}
+
+/* ... to here, into out. */
+static void said_caught(FILE *tmp, int saved, int level, char *out, size_t outlen)
+{
+    fflush(stderr);
+    REQUIRE(dup2(saved, 2) == 2);
+    close(saved);
+    onic_log_set_level((onic_log_level_t)level);
+    rewind(tmp);
+    out[fread(out, 1, outlen - 1, tmp)] = '\0';
+    fclose(tmp);
+}
+
 /* Keyvals: the first 16 made fill the table of keyvals exactly; the
  * keyval past the last is none (MPI_ERR_KEYVAL), looked up nowhere (under
  * AddressSanitizer a lookup one past the table is an error). */
@@ -138,6 +171,29 @@ static void test_keyvals(void)
     CHECK_EQ(MPI_Comm_get_attr(MPI_COMM_SELF, kv[15], &val, &flag), MPI_SUCCESS);
     CHECK(flag == 1 && val == &flag);
     CHECK_EQ(MPI_Comm_delete_attr(MPI_COMM_SELF, kv[15]), MPI_SUCCESS);
+    /* No memory for the attribute: MPI_ERR_NO_MEM, and nothing is set. */
+    onic_mem_fail_after(0);
+    CHECK_EQ(MPI_Comm_set_attr(MPI_COMM_SELF, kv[14], &flag), MPI_ERR_NO_MEM);
+    onic_mem_fail_after(-1);
+    CHECK_EQ(MPI_Comm_get_attr(MPI_COMM_SELF, kv[14], &val, &flag), MPI_SUCCESS);
+    CHECK_EQ(flag, 0);
+    /* A predefined attribute's keyval is refused with a word on why; a
+     * keyval past the last, without it. */
+    {
+        char said[2048];
+        FILE *tmp;
+        int saved, level;
+
+        said_catch(&tmp, &saved, &level);
+        CHECK_EQ(MPI_Comm_set_attr(MPI_COMM_SELF, MPI_TAG_UB, &flag), MPI_ERR_KEYVAL);
+        said_caught(tmp, saved, level, said, sizeof(said));
+        CHECK(strstr(said, "the predefined attributes cannot be set or deleted") != NULL);
+        said_catch(&tmp, &saved, &level);
+        CHECK_EQ(MPI_Comm_delete_attr(MPI_COMM_SELF, top + 1), MPI_ERR_KEYVAL);
+        said_caught(tmp, saved, level, said, sizeof(said));
+        CHECK(strstr(said, "is not one from MPI_Comm_create_keyval") != NULL);
+        CHECK(strstr(said, "predefined") == NULL);
+    }
     for (int i = 0; i < 16; i++)
         CHECK_EQ(MPI_Comm_free_keyval(&kv[i]), MPI_SUCCESS);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
@@ -197,22 +253,317 @@ static int test_rma_nomem(void)
     return 0;
 }
 
+/* A root outside the communicator is refused naming the root and the
+ * ranks there are. */
+static void test_root_named(void)
+{
+    char said[2048];
+    FILE *tmp;
+    int saved, level, v = 0;
+
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    said_catch(&tmp, &saved, &level);
+    CHECK_EQ(MPI_Bcast(&v, 1, MPI_INT, 1, MPI_COMM_SELF), MPI_ERR_ROOT);
+    said_caught(tmp, saved, level, said, sizeof(said));
+    CHECK(strstr(said, "root 1 is not a rank of the communicator (0 to 0)") != NULL);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+}
+
+/* An error of the last predefined class (MPI_ERR_LASTCODE, a one-sided
+ * class) is named as itself in its message, as any other: attaching memory
+ * to a window not made by MPI_Win_create_dynamic. */
+static void test_last_class_named(void)
+{
+    static int mem[4];
+    char said[2048];
+    FILE *tmp;
+    MPI_Win win;
+    int saved, level;
+
+    CHECK_EQ(MPI_ERR_RMA_FLAVOR, MPI_ERR_LASTCODE);
+    CHECK_EQ(MPI_Win_create(mem, sizeof(mem), sizeof(int), MPI_INFO_NULL, MPI_COMM_SELF, &win),
+             MPI_SUCCESS);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    said_catch(&tmp, &saved, &level);
+    CHECK_EQ(MPI_Win_attach(win, mem, sizeof(mem)), MPI_ERR_RMA_FLAVOR);
+    said_caught(tmp, saved, level, said, sizeof(said));
+    CHECK(strstr(said, "MPI_Win_attach on rank 0: MPI_ERR_RMA_FLAVOR: the window was not made "
+                 "by MPI_Win_create_dynamic") != NULL);
+    if (strstr(said, "MPI_ERR_RMA_FLAVOR") == NULL)
+        fprintf(stderr, "MPI_Win_attach said:\n%s", said);
+    CHECK_EQ(MPI_Win_free(&win), MPI_SUCCESS);
+}
+
+/* A fatal error ends the process with the error's class as its exit
+ * status, and hands the launcher's abort (the hook boot installs under
+ * PMIx or PMI-1; here the test's own) the same code. In a child: the error
+ * ends it. */
+static int die_pipe = -1;
+
+static void die_hook(int code, const char *msg)
+{
+    (void)msg;
+    if (write(die_pipe, &code, sizeof(code)) < 0) {
+        /* the parent sees no code */
+    }
+}
+
+static void test_fatal_status(void)
+{
+    int fds[2], code = -1, status = 0, v = 0;
+    pid_t pid;
+
+    REQUIRE(pipe(fds) == 0);
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0)
+            dup2(null, 2); /* the fatal error's report is expected */
+        close(fds[0]);
+        die_pipe = fds[1];
+        onic_log_abort_set(die_hook);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+        MPI_Bcast(&v, 1, MPI_INT, 1, MPI_COMM_SELF); /* no rank 1: MPI_ERR_ROOT */
+        _exit(100);
+    }
+    close(fds[1]);
+    REQUIRE(pid > 0);
+    if (read(fds[0], &code, sizeof(code)) != (ssize_t)sizeof(code))
+        code = -1;
+    close(fds[0]);
+    REQUIRE(pid > 0 && waitpid(pid, &status, 0) == pid);
+    CHECK_EQ(code, MPI_ERR_ROOT);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == MPI_ERR_ROOT);
+}
+
+/* A handle keeps its table index in 20 bits, so a table holds at most
+ * 2^20 objects: with MPI_INFO_ENV at index 0, exactly 2^20 - 1 infos can
+ * be made, the next is refused (MPI_ERR_NO_MEM) rather than given a handle
+ * whose index spills into the generation bits; the last one made works,
+ * and all free again. Infos are the smallest objects behind a handle
+ * (about 50 MB for the lot). */
+static void test_handle_cap(void)
+{
+    enum { CAP = 1 << 20 };
+    MPI_Info *h = malloc(CAP * sizeof(*h));
+    int made = 0, rc = MPI_SUCCESS, flag = 0;
+    char val[8];
+
+    REQUIRE(h != NULL);
+    if (h == NULL)
+        return;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    while (made < CAP && (rc = MPI_Info_create(&h[made])) == MPI_SUCCESS)
+        made++;
+    CHECK_EQ(made, CAP - 1);
+    CHECK_EQ(rc, MPI_ERR_NO_MEM);
+    if (made > 0) {
+        CHECK_EQ(MPI_Info_set(h[made - 1], "last", "yes"), MPI_SUCCESS);
+        CHECK_EQ(MPI_Info_get(h[made - 1], "last", sizeof(val) - 1, val, &flag), MPI_SUCCESS);
+        CHECK(flag && strcmp(val, "yes") == 0);
+        CHECK_EQ(MPI_Info_get(h[0], "last", sizeof(val) - 1, val, &flag), MPI_SUCCESS);
+        CHECK_EQ(flag, 0);
+    }
+    for (int i = 0; i < made; i++)
+        if (MPI_Info_free(&h[i]) != MPI_SUCCESS) {
+            CHECK(!"MPI_Info_free");
+            break;
+        }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    free(h);
+}
+
+/* Messages to oneself need a few tests each; none after this many is a
+ * message lost (nothing else in a job of one can move it). */
+enum { POLLS = 200000 };
+
+/* Tests the n requests until all are done or POLLS tests went by; whether
+ * all were done. */
+static int done_within_polls(int n, MPI_Request *q)
+{
+    int flag = 0;
+
+    for (long i = 0; i < POLLS && !flag; i++)
+        if (MPI_Testall(n, q, &flag, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+            return 0;
+    return flag;
+}
+
+/* A cancelled receive takes nothing more: the message sent after it with
+ * its tag goes to the receive posted after it, not into its buffer. */
+static void test_cancel_then_receive(void)
+{
+    int stale = -1, got = -1, v = 42, cancelled = 0, done;
+    MPI_Request q[2];
+    MPI_Status st;
+
+    MPI_Irecv(&stale, 1, MPI_INT, 0, 7, MPI_COMM_SELF, &q[0]);
+    CHECK_EQ(MPI_Cancel(&q[0]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Wait(&q[0], &st), MPI_SUCCESS);
+    MPI_Test_cancelled(&st, &cancelled);
+    CHECK(cancelled);
+    MPI_Isend(&v, 1, MPI_INT, 0, 7, MPI_COMM_SELF, &q[0]);
+    MPI_Irecv(&got, 1, MPI_INT, 0, 7, MPI_COMM_SELF, &q[1]);
+    done = done_within_polls(2, q);
+    if (!done)
+        fprintf(stderr, "a receive posted after a cancelled one: not done after %d tests "
+                "(the cancelled receive's buffer holds %d)\n", POLLS, stale);
+    CHECK(done);
+    CHECK_EQ(got, 42);
+    CHECK_EQ(stale, -1);
+}
+
+/* A message over the eager limit sent to oneself before its receive is
+ * posted (a rendezvous that arrives unexpected) and a burst of eager ones
+ * (their unexpected buffers and credits used up and given back): every
+ * byte arrives, in order, within the bound. */
+static void test_unexpected_to_self(void)
+{
+    enum { BIG = 1 << 18, SMALL = 1000, NSMALL = 3000 };
+    int *big_out = malloc(BIG * sizeof(int)), *big_in = malloc(BIG * sizeof(int));
+    static int small_out[NSMALL][SMALL / 4], small_in[NSMALL][SMALL / 4];
+    static MPI_Request q[2 * NSMALL];
+    size_t bad = 0;
+    int done, flag;
+
+    REQUIRE(big_out != NULL && big_in != NULL);
+    if (big_out == NULL || big_in == NULL)
+        return;
+    for (int i = 0; i < BIG; i++) {
+        big_out[i] = i * 3 + 1;
+        big_in[i] = -1;
+    }
+    MPI_Isend(big_out, BIG, MPI_INT, 0, 8, MPI_COMM_SELF, &q[0]);
+    for (int i = 0; i < 100; i++)
+        MPI_Test(&q[0], &flag, MPI_STATUS_IGNORE); /* it arrives, with no receive */
+    MPI_Irecv(big_in, BIG, MPI_INT, 0, 8, MPI_COMM_SELF, &q[1]);
+    done = done_within_polls(2, q);
+    if (!done)
+        fprintf(stderr, "an unexpected rendezvous to oneself: not done after %d tests\n",
+                POLLS);
+    CHECK(done);
+    for (int i = 0; i < BIG; i++)
+        bad += big_in[i] != i * 3 + 1;
+    CHECK_EQ(bad, 0);
+    free(big_out);
+    free(big_in);
+
+    for (int k = 0; k < NSMALL; k++) {
+        for (int i = 0; i < SMALL / 4; i++) {
+            small_out[k][i] = k * 1000 + i;
+            small_in[k][i] = -1;
+        }
+        MPI_Isend(small_out[k], SMALL / 4, MPI_INT, 0, 9, MPI_COMM_SELF, &q[k]);
+    }
+    for (int k = 0; k < NSMALL; k++)
+        MPI_Irecv(small_in[k], SMALL / 4, MPI_INT, 0, 9, MPI_COMM_SELF, &q[NSMALL + k]);
+    done = done_within_polls(2 * NSMALL, q);
+    if (!done)
+        fprintf(stderr, "%d eager messages to oneself, unexpected: not done after %d tests\n",
+                NSMALL, POLLS);
+    CHECK(done);
+    bad = 0;
+    for (int k = 0; k < NSMALL; k++)
+        for (int i = 0; i < SMALL / 4; i++)
+            bad += small_in[k][i] != k * 1000 + i;
+    CHECK_EQ(bad, 0);
+}
+
+/* ("pending") MPI_Finalize with four receives never completed is
+ * MPI_ERR_PENDING, and its message counts the four and names the first
+ * three (call, peer, tag), then "...". The message goes to the debug log
+ * under MPI_ERRORS_RETURN, read here from stderr. */
+static void test_finalize_pending(void)
+{
+    static int in[4];
+    MPI_Request q[4];
+    char said[4096];
+    const char *at;
+    FILE *tmp;
+    int saved, level, named = 0, tags = 0;
+
+    for (int i = 0; i < 4; i++)
+        MPI_Irecv(&in[i], 1, MPI_INT, 0, 3 + i, MPI_COMM_SELF, &q[i]);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    said_catch(&tmp, &saved, &level);
+    CHECK_EQ(MPI_Finalize(), MPI_ERR_PENDING);
+    said_caught(tmp, saved, level, said, sizeof(said));
+    CHECK(strstr(said, "MPI_ERR_PENDING: 4 operations never completed (MPI_Irecv from rank 0 "
+                 "tag ") != NULL);
+    for (at = said; (at = strstr(at, "MPI_Irecv from rank 0 tag ")) != NULL; at++) {
+        int tag = atoi(at + strlen("MPI_Irecv from rank 0 tag "));
+        named++;
+        if (tag >= 3 && tag <= 6)
+            tags |= 1 << (tag - 3);
+    }
+    CHECK_EQ(named, 3);
+    CHECK(tags == 7 || tags == 14 || tags == 13 || tags == 11); /* three different ones */
+    CHECK(strstr(said, "; ...); complete every request") != NULL);
+    if (named != 3)
+        fprintf(stderr, "MPI_Finalize said:\n%s", said);
+}
+
+static const char *stage = "MPI_Init";
+
+static void on_alarm(int sig)
+{
+    char msg[160];
+    int n = snprintf(msg, sizeof(msg), "test_mpi_requests: %s has not returned after 60 s "
+                     "(the whole test takes under a second): a call that never returns\n",
+                     stage);
+
+    (void)sig;
+    if (write(2, msg, n > 0 ? (size_t)n : 0) < 0) {
+        /* nothing more to say */
+    }
+    _exit(1);
+}
+
 int main(int argc, char **argv)
 {
     int size, nomem = argc == 2 && strcmp(argv[1], "nomem") == 0;
+    int pending = argc == 2 && strcmp(argv[1], "pending") == 0;
 
+    /* A call that never returns (a loop inside the library) fails the test
+     * here, naming its part, rather than by ctest's timeout. */
+    signal(SIGALRM, on_alarm);
+    alarm(60);
     MPI_Init(&argc, &argv);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     REQUIRE(size == 1);
+    if (pending) {
+        stage = "MPI_Finalize with requests pending";
+        test_finalize_pending();
+        return check_summary("test_mpi_requests pending");
+    }
     if (nomem) {
         if (test_rma_nomem() != 0)
             return check_summary("test_mpi_requests nomem"); /* no MPI_Finalize: it would wait */
     } else {
+        stage = "test_keyvals";
         test_keyvals(); /* first: no keyval made before */
+        stage = "test_many";
         test_many();
+        stage = "test_args";
         test_args();
+        stage = "test_info";
         test_info();
+        stage = "test_root_named";
+        test_root_named();
+        stage = "test_last_class_named";
+        test_last_class_named();
+        stage = "test_fatal_status";
+        test_fatal_status();
+        stage = "test_handle_cap";
+        test_handle_cap();
+        stage = "test_cancel_then_receive";
+        test_cancel_then_receive();
+        stage = "test_unexpected_to_self";
+        test_unexpected_to_self();
     }
+    stage = "MPI_Finalize";
     MPI_Finalize();
     return check_summary(nomem ? "test_mpi_requests nomem" : "test_mpi_requests");
 }

@@ -5,6 +5,8 @@
  * buffer), not computed by the library. Deterministic. */
 #include "check.h"
 
+#include "mpi/mpi_impl.h"
+
 #include <mpi.h>
 #include <string.h>
 
@@ -170,6 +172,23 @@ static void test_type_args(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* Types made until the table of types is full to its capacity exactly (a
+ * power of two, from 64: the last index made is one less), and left for
+ * MPI_Finalize to free: its walk of the table must stop at the last slot
+ * used (under AddressSanitizer a read one past it is an error). */
+static void test_table_full_at_finalize(void)
+{
+    MPI_Datatype t;
+    int index = 0, made = 0;
+
+    do {
+        CHECK_EQ(MPI_Type_contiguous(2, MPI_INT, &t), MPI_SUCCESS);
+        index = t & (ONIC_MPI_HANDLE_INDEX_MAX - 1);
+        made++;
+    } while (made < 10000 && !(index >= 63 && ((index + 1) & index) == 0));
+    CHECK(((index + 1) & index) == 0);
+}
+
 int main(int argc, char **argv)
 {
     int size;
@@ -181,6 +200,7 @@ int main(int argc, char **argv)
     test_pair_count3();
     test_get_count();
     test_type_args();
+    test_table_full_at_finalize(); /* last: MPI_Finalize frees them */
     MPI_Finalize();
     return check_summary("test_mpi_types");
 }

@@ -95,6 +95,27 @@ static void test_before_init(void)
     PtlFini(); /* harmless without PtlInit */
 }
 
+
+/* PtlEQPoll of one queue at once, what it writes to stderr into out. */
+static int eq_poll_said(ptl_handle_eq_t *eqs, ptl_event_t *ev, char *out, size_t outlen)
+{
+    FILE *tmp = tmpfile();
+    int saved = dup(2), which, rc;
+    size_t n;
+
+    REQUIRE(tmp != NULL && saved >= 0);
+    fflush(stderr);
+    REQUIRE(dup2(fileno(tmp), 2) == 2);
+    rc = PtlEQPoll(eqs, 1, 0, ev, &which);
+    fflush(stderr);
+    REQUIRE(dup2(saved, 2) == 2);
+    close(saved);
+    rewind(tmp);
+    n = fread(out, 1, outlen - 1, tmp);
+    out[n] = '\0';
+    fclose(tmp);
+    return rc;
+}
 static void test_errors(void)
 {
     ptl_handle_ni_t ni, ni2;
@@ -193,8 +214,15 @@ static void test_errors(void)
         CHECK_EQ(PtlEQPoll(many, 65, 0, &ev, &which), PTL_FAIL);
     }
     CHECK_EQ(PtlEQPoll(&eq, 1, -5, &ev, &which), PTL_FAIL);
-    CHECK_EQ(PtlEQPoll(NULL, 1, 0, &ev, &which), PTL_SEGV);
-    CHECK_EQ(PtlEQPoll(&eq, 1, 0, NULL, &which), PTL_SEGV);
+    {   /* each refusal names the argument that is NULL, and only that one */
+        char said[1024];
+        CHECK_EQ(eq_poll_said(NULL, &ev, said, sizeof(said)), PTL_SEGV);
+        CHECK(strstr(said, "PtlEQPoll/Wait with a NULL eq_handles\n") != NULL);
+        CHECK(strstr(said, "NULL event") == NULL);
+        CHECK_EQ(eq_poll_said(&eq, NULL, said, sizeof(said)), PTL_SEGV);
+        CHECK(strstr(said, "PtlEQPoll/Wait with a NULL event\n") != NULL);
+        CHECK(strstr(said, "NULL eq_handles") == NULL);
+    }
     CHECK_EQ(PtlEQWait(eq, NULL), PTL_SEGV);
     /* A timed poll with nothing to come is ended by its timeout (and not
      * before it): a poll that would sleep for ever fails here, not by

@@ -3,7 +3,9 @@
  * then) through a small buffer in ordinary memory while a consumer thread
  * checks every chunk's operation, offset and bytes, and refuses some writes
  * so that their status must travel back. Under ThreadSanitizer this also
- * checks the buffer's memory ordering. Then malformed chunks. */
+ * checks the buffer's memory ordering. First the same stream with the two
+ * sides taking turns in one thread, where a stall is seen and reported.
+ * Then malformed chunks. */
 #include "check.h"
 #include "base/mem.h"
 #include "base/rand.h"
@@ -76,43 +78,12 @@ static void on_write_done(void *arg, uint64_t op, onic_status_t status)
     t->done_next = op + 1;
 }
 
-static void *producer(void *arg)
-{
-    bounce_test_t *t = arg;
-    onic_shm_btx_t tx;
-    uint64_t next = 0;
-
-    if (onic_shm_btx_init(&tx, t->bounce, NCHUNKS, CHUNK) != ONIC_OK)
-        return NULL;
-    while (next < OPS || onic_shm_btx_busy(&tx)) {
-        while (next < OPS) {
-            onic_shm_bjob_t job = {.op = next, .roff = next};
-            if (op_is_err(next)) {
-                job.kind = ONIC_SHM_CHUNK_READ_ERR;
-                job.status = ONIC_ERR_INVALID_PARAM;
-            } else {
-                job.kind = ONIC_SHM_CHUNK_WRITE_DATA;
-                job.src = t->src + next * 4 * CHUNK;
-                job.len = t->lens[next];
-            }
-            if (onic_shm_btx_push(&tx, &job) != ONIC_OK)
-                break;
-            next++;
-        }
-        if (onic_shm_btx_progress(&tx, on_write_done, t) == 0)
-            sched_yield();
-    }
-    onic_shm_btx_fini(&tx);
-    return NULL;
-}
-
-static void test_two_threads(void)
+/* A buffer and OPS writes of random lengths (seed 42) to stream through it. */
+static bounce_test_t *stream_new(void)
 {
     bounce_test_t *t = onic_calloc(1, sizeof(*t));
     size_t bytes = onic_shm_bounce_size(NCHUNKS, CHUNK);
-    onic_shm_brx_t rx;
     onic_rand_t rng;
-    pthread_t th;
 
     REQUIRE(t != NULL);
     t->bounce = onic_aligned_alloc(ONIC_SHM_BOUNCE_ALIGN, bytes);
@@ -125,6 +96,59 @@ static void test_two_threads(void)
         for (uint64_t i = 0; i < t->lens[op]; i++)
             t->src[op * 4 * CHUNK + i] = op_byte(op, i);
     }
+    return t;
+}
+
+/* Pushes the writes from *next_p on until the job queue is full. */
+static void stream_push(bounce_test_t *t, onic_shm_btx_t *tx, uint64_t *next_p)
+{
+    while (*next_p < OPS) {
+        uint64_t next = *next_p;
+        onic_shm_bjob_t job = {.op = next, .roff = next};
+        if (op_is_err(next)) {
+            job.kind = ONIC_SHM_CHUNK_READ_ERR;
+            job.status = ONIC_ERR_INVALID_PARAM;
+        } else {
+            job.kind = ONIC_SHM_CHUNK_WRITE_DATA;
+            job.src = t->src + next * 4 * CHUNK;
+            job.len = t->lens[next];
+        }
+        if (onic_shm_btx_push(tx, &job) != ONIC_OK)
+            break;
+        (*next_p)++;
+    }
+}
+
+static void stream_free(bounce_test_t *t)
+{
+    onic_free(t->bounce);
+    onic_free(t->src);
+    onic_free(t);
+}
+
+static void *producer(void *arg)
+{
+    bounce_test_t *t = arg;
+    onic_shm_btx_t tx;
+    uint64_t next = 0;
+
+    if (onic_shm_btx_init(&tx, t->bounce, NCHUNKS, CHUNK) != ONIC_OK)
+        return NULL;
+    while (next < OPS || onic_shm_btx_busy(&tx)) {
+        stream_push(t, &tx, &next);
+        if (onic_shm_btx_progress(&tx, on_write_done, t) == 0)
+            sched_yield();
+    }
+    onic_shm_btx_fini(&tx);
+    return NULL;
+}
+
+static void test_two_threads(void)
+{
+    bounce_test_t *t = stream_new();
+    onic_shm_brx_t rx;
+    pthread_t th;
+
     onic_shm_brx_init(&rx, t->bounce, NCHUNKS, CHUNK);
     CHECK(pthread_create(&th, NULL, producer, t) == 0);
     while (t->op < OPS && !rx.broken)
@@ -139,9 +163,53 @@ static void test_two_threads(void)
     CHECK_EQ(t->done_next, OPS - (op_is_err(OPS - 1) ? 1 : 0));
     printf("bounce buffer: %d operations through %d chunks of %d bytes, in order\n", OPS,
            NCHUNKS, CHUNK);
-    onic_free(t->bounce);
-    onic_free(t->src);
-    onic_free(t);
+    stream_free(t);
+}
+
+/* The same stream with producer and consumer taking turns in one thread.
+ * After the consumer's turn every chunk made is taken, so the producer's
+ * next turn has the whole buffer back and fills it while writes are left,
+ * and a turn in which neither side moves a chunk while the producer still
+ * has work is a stall: reported as one, where the two threads would spin
+ * for ever (a lost chunk, credit or index). Deterministic. */
+static void test_turns(void)
+{
+    bounce_test_t *t = stream_new();
+    onic_shm_btx_t tx;
+    onic_shm_brx_t rx;
+    uint64_t next = 0, turns = 0;
+    int stalled = 0;
+
+    onic_shm_brx_init(&rx, t->bounce, NCHUNKS, CHUNK);
+    REQUIRE(onic_shm_btx_init(&tx, t->bounce, NCHUNKS, CHUNK) == ONIC_OK);
+    while ((next < OPS || onic_shm_btx_busy(&tx)) && !rx.broken && !stalled) {
+        unsigned filled, handled;
+
+        stream_push(t, &tx, &next);
+        filled = onic_shm_btx_progress(&tx, on_write_done, t);
+        handled = onic_shm_brx_poll(&rx, on_chunk, t);
+        /* The consumer takes what the producer made, all of it. */
+        if (handled != filled)
+            stalled = 1;
+        if (filled == 0 && handled == 0 && onic_shm_btx_busy(&tx))
+            stalled = 1;
+        turns++;
+    }
+    if (stalled || rx.broken)
+        fprintf(stderr, "bounce buffer in turns: %s after %llu turns: %llu of %d writes "
+                "pushed, %llu taken, %llu completed, broken: %s\n",
+                stalled ? "no progress" : "consumer broke", (unsigned long long)turns,
+                (unsigned long long)next, OPS, (unsigned long long)t->op,
+                (unsigned long long)t->done_next, rx.broken ? rx.bad : "no");
+    CHECK(!stalled);
+    CHECK(!rx.broken);
+    CHECK_EQ(t->op, OPS);
+    CHECK_EQ(t->bad, 0);
+    CHECK(t->errs_seen > 0);
+    CHECK_EQ(t->done_bad, 0);
+    CHECK_EQ(t->done_next, OPS - (op_is_err(OPS - 1) ? 1 : 0));
+    onic_shm_btx_fini(&tx);
+    stream_free(t);
 }
 
 static onic_status_t count_chunk(void *arg, const onic_shm_chunk_t *c, const void *data)
@@ -212,7 +280,13 @@ static void test_btx_no_memory(void)
 
 int main(void)
 {
-    test_two_threads();
+    /* In turns first: a buffer broken there would hang the two threads,
+     * so they run only after it passed. */
+    test_turns();
+    if (check_failed == 0)
+        test_two_threads();
+    else
+        fprintf(stderr, "bounce buffer: two threads not run (the buffer failed in turns)\n");
     test_malformed();
     test_btx_no_memory();
     return check_summary("test_shm_bounce");

@@ -193,6 +193,38 @@ out:
     free(e);
 }
 
+/* One operation compacts at most ONIC_WIDE_CLEANUP blocks. 100 full
+ * blocks; the odd entries of the first few removed, too few holes for the
+ * pass the removals drive (16 + blocks / cleanup); then one miss, whose
+ * pass is eager: each block it compacts takes the next half-full one whole
+ * and frees it, so it frees exactly `cleanup` blocks, no more. */
+static void test_cleanup_per_operation(unsigned cleanup)
+{
+    enum { N = 1600 };
+    onic_matcher_t *m = wide_create(ONIC_SIMD_AUTO, cleanup);
+    onic_mentry_t **e = malloc(N * sizeof(*e));
+    /* 8 holes each: 8 * halves - 16 below 100 / cleanup, an even count */
+    unsigned halves = cleanup == 1 ? 14 : 8;
+    size_t failed = 0;
+
+    CHECK(m != NULL && e != NULL && cleanup <= 2);
+    if (m == NULL || e == NULL)
+        goto out;
+    for (uintptr_t i = 0; i < N; i++)
+        failed += onic_matcher_append(m, mkey(i, 0), exact, cookie(i), &e[i]) != ONIC_OK;
+    for (unsigned b = 0; b < halves; b++)
+        for (unsigned k = 1; k < 16; k += 2)
+            failed += onic_matcher_remove(m, e[b * 16 + k]) != ONIC_OK;
+    CHECK_EQ(failed, 0);
+    CHECK_EQ(blocks_of(m), N / 16); /* the removals' pass not due yet */
+    CHECK(onic_matcher_peek(m, mkey(N + 5, 0), exact) == NULL);
+    CHECK_EQ(blocks_of(m), N / 16 - cleanup);
+    CHECK(onic_match_wide_check(m));
+out:
+    onic_matcher_destroy(m);
+    free(e);
+}
+
 /* Every other of 1000 distinct entries removed, compacted, then drained by
  * full wildcards: cookies come back in append order. */
 static void test_order_kept(unsigned simd, unsigned cleanup)
@@ -663,6 +695,8 @@ int main(void)
 {
     static const unsigned simds[] = {ONIC_SIMD_SCALAR, ONIC_SIMD_AUTO};
 
+    check_watchdog("test_wide", 60);
+
     for (size_t i = 0; i < 2; i++) {
         test_oldest_in_block(simds[i]);
         test_oldest_across_blocks(simds[i]);
@@ -682,6 +716,8 @@ int main(void)
     test_peek_and_remove();
     test_compaction(1);
     test_compaction(4);
+    test_cleanup_per_operation(1);
+    test_cleanup_per_operation(2);
     test_occupancy(1);
     test_occupancy(2);
     test_simd_agree();

@@ -3,13 +3,15 @@
  * is given (16 hex digits kept, anything else hashed by 64-bit FNV-1a),
  * which transport reaches which rank (none past the last), messages to
  * oneself delivered by the next poll, in order, never inside send, and a
- * wait with nothing to come that its timeout ends. Deterministic. */
+ * wait with nothing to come that its timeout ends, and errors that name
+ * the rank a call was refused for. Deterministic. */
 #include "check.h"
 #include "base/config.h"
 #include "xport/xport.h"
 
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -18,6 +20,7 @@ typedef struct got {
     uint32_t src[8];
     uint64_t seq[8];
     size_t   len[8];
+    size_t   hdr_len[8];
     uint8_t  last[8];
 } got_t;
 
@@ -32,6 +35,7 @@ static void on_msg(void *arg, uint32_t src, const void *user_hdr, size_t user_le
         if (user_len == sizeof(uint64_t))
             memcpy(&g->seq[g->n], user_hdr, sizeof(uint64_t));
         g->len[g->n] = len;
+        g->hdr_len[g->n] = user_len;
         g->last[g->n] = len > 0 ? ((const uint8_t *)payload)[len - 1] : 0;
     }
     g->n++;
@@ -160,6 +164,98 @@ static void test_no_launcher(onic_config_t *cfg)
     onic_xport_close(x);
 }
 
+/* The limits are inclusive: a user header of ONIC_XPORT_USER_HDR bytes and
+ * a payload of the endpoint's largest go, and arrive whole; one byte more
+ * of either is refused. */
+static void test_limits(onic_config_t *cfg)
+{
+    got_t g = {0};
+    onic_xport_t *x = open_one(cfg, NULL, &g);
+    uint8_t hdr[ONIC_XPORT_USER_HDR + 1];
+    uint8_t *payload;
+    size_t max;
+
+    if (x == NULL)
+        return;
+    max = onic_xport_max_payload(x);
+    payload = calloc(1, max + 1);
+    REQUIRE(payload != NULL);
+    memset(hdr, 0x5a, sizeof(hdr));
+    payload[max - 1] = 0xa5;
+    CHECK_EQ(onic_xport_send(x, 0, hdr, ONIC_XPORT_USER_HDR, payload, max), ONIC_OK);
+    CHECK_EQ(onic_xport_poll(x), 1);
+    CHECK_EQ(g.n, 1);
+    CHECK_EQ(g.len[0], max);
+    CHECK_EQ(g.last[0], 0xa5);
+    CHECK_EQ(g.hdr_len[0], ONIC_XPORT_USER_HDR);
+    CHECK_EQ(onic_xport_send(x, 0, hdr, ONIC_XPORT_USER_HDR + 1, NULL, 0),
+             ONIC_ERR_INVALID_PARAM);
+    CHECK_EQ(onic_xport_send(x, 0, NULL, 0, payload, max + 1), ONIC_ERR_INVALID_PARAM);
+    CHECK_EQ(onic_xport_poll(x), 0);
+    CHECK_EQ(g.n, 1);
+    free(payload);
+    onic_xport_close(x);
+}
+
+/* What the code under test writes to stderr from here ... */
+static void stderr_catch(FILE **tmp_p, int *saved_p)
+{
+    *tmp_p = tmpfile();
+    *saved_p = dup(2);
+    REQUIRE(*tmp_p != NULL && *saved_p >= 0);
+    fflush(stderr);
+    REQUIRE(dup2(fileno(*tmp_p), 2) == 2);
+}
+
+/* ... to here, into out. */
+static void stderr_caught(FILE *tmp, int saved, char *out, size_t outlen)
+{
+    size_t n;
+
+    fflush(stderr);
+    REQUIRE(dup2(saved, 2) == 2);
+    close(saved);
+    rewind(tmp);
+    n = fread(out, 1, outlen - 1, tmp);
+    out[n] = '\0';
+    fclose(tmp);
+}
+
+/* A send or RMA to a rank the job does not have is refused, and the error
+ * names the rank and the job's ranks (the log rule: the object and its
+ * value), not a NULL argument. Rank 1 in a job of one is the first rank
+ * past the last. */
+static void test_bad_rank_named(onic_config_t *cfg)
+{
+    got_t g = {0};
+    onic_xport_t *x = open_one(cfg, NULL, &g);
+    onic_xport_mkey_t key;
+    uint64_t word = 0;
+    char said[1024];
+    FILE *tmp;
+    int saved;
+
+    if (x == NULL)
+        return;
+    memset(&key, 0, sizeof(key));
+    stderr_catch(&tmp, &saved);
+    CHECK_EQ(onic_xport_send(x, 1, NULL, 0, NULL, 0), ONIC_ERR_INVALID_PARAM);
+    stderr_caught(tmp, saved, said, sizeof(said));
+    CHECK(strstr(said, "send to rank 1, but the job has ranks 0 to 0") != NULL);
+
+    stderr_catch(&tmp, &saved);
+    CHECK_EQ(onic_xport_rma_read(x, 1, &word, &key, 0, sizeof(word), NULL),
+             ONIC_ERR_INVALID_PARAM);
+    CHECK_EQ(onic_xport_rma_write(x, 1, &word, &key, 0, sizeof(word), NULL),
+             ONIC_ERR_INVALID_PARAM);
+    stderr_caught(tmp, saved, said, sizeof(said));
+    CHECK(strstr(said, "rma_read to rank 1, but the job has ranks 0 to 0") != NULL);
+    CHECK(strstr(said, "rma_write to rank 1, but the job has ranks 0 to 0") != NULL);
+    if (strstr(said, "to rank 1") == NULL)
+        fprintf(stderr, "  the errors said:\n%s", said);
+    onic_xport_close(x);
+}
+
 static void on_alarm(int sig)
 {
     static const char msg[] = "test_xport: a wait of 20 ms has not returned after 20 s\n";
@@ -184,5 +280,7 @@ int main(void)
     test_jobid(&cfg);
     test_self(&cfg);
     test_no_launcher(&cfg);
+    test_limits(&cfg);
+    test_bad_rank_named(&cfg);
     return check_summary("test_xport");
 }

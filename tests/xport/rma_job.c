@@ -30,6 +30,7 @@
 #include "xport/xport.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -39,6 +40,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #define RMA_BUF   (64u << 20)
 #define RMA_BURST 300
@@ -210,6 +212,22 @@ static void run_assist(rma_job_t *j, uint8_t *local, int refused)
         check(j, onic_xport_assisted(j->x) > 0, "help from the waiting owner", 0);
 }
 
+/* An operation that never completes (a lost chunk or a help that is
+ * waited for in vain) fails the job here, after 100 s, rather than at
+ * onicrun's limit: the job needs a few seconds, and a hang inside the
+ * transport cannot be seen from the test but by a limit. */
+static void on_watchdog(int sig)
+{
+    static const char msg[] = "rma_job: not done after 100 s (it needs a few): an operation "
+                              "that never completes\n";
+
+    (void)sig;
+    if (write(2, msg, sizeof(msg) - 1) < 0) {
+        /* nothing more to say */
+    }
+    _exit(1);
+}
+
 int main(int argc, char **argv)
 {
     int nocma = argc > 1 && strcmp(argv[1], "nocma") == 0;
@@ -232,6 +250,8 @@ int main(int argc, char **argv)
     }
     j.rank = cfg.rank;
     j.size = cfg.size;
+    signal(SIGALRM, on_watchdog);
+    alarm(100);
     if (nocma && forbid_cma() != 0) {
         fprintf(stderr, "rma_job: cannot install a seccomp filter: %s\n", strerror(errno));
         return 1;

@@ -8,7 +8,8 @@
  * without calling onic, so what rank 1 wrote waits in the lane while
  * shm_poke changes it; then it waits for messages. Rank 1, by scenario:
  *
- *   garbage, length, slots, kind: sends one message, runs shm_poke on it,
+ *   garbage, length, slots, kind, assist: sends one message (an 8-byte
+ *       header, no payload), runs shm_poke on it,
  *       and waits for an answer that cannot come (rank 0 must find the
  *       header malformed; for garbage, whose ready word is gone, rank 1
  *       finds its message overwritten while it waits)

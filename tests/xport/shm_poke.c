@@ -17,6 +17,8 @@
  *   length   that message's payload length set to 0xffffffff
  *   slots    its ready word re-stamped (with the lane's key) for 255 slots
  *   kind     its kind set to 77
+ *   assist   its kind set to 2, the transport's own request for help with a
+ *            large copy (xport/shm.c), whose header is not 8 bytes long
  *   gap      the head's slot stamped with the sequence number of the next
  *            lap (an entry the receiver cannot have been sent yet)
  *   replay   the message before the head copied to the head, its last user
@@ -152,7 +154,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc != 5) {
-        fprintf(stderr, "usage: shm_poke garbage|length|slots|kind|gap|replay|credits PID "
+        fprintf(stderr, "usage: shm_poke garbage|length|slots|kind|assist|gap|replay|credits PID "
                 "REGION SENDER\n       shm_poke onload-zero PID\n"
                 "       shm_poke onload-evt|onload-cmd PID RANK\n");
         return 2;
@@ -220,6 +222,9 @@ int main(int argc, char **argv)
             poke_write(at, &word, sizeof(word));
         } else if (strcmp(scenario, "kind") == 0) {
             uint16_t kind = 77;
+            poke_write(at + offsetof(onic_xport_hdr_t, kind), &kind, sizeof(kind));
+        } else if (strcmp(scenario, "assist") == 0) {
+            uint16_t kind = 2; /* SHM_KIND_ASSIST in xport/shm.c */
             poke_write(at + offsetof(onic_xport_hdr_t, kind), &kind, sizeof(kind));
         } else {
             fprintf(stderr, "shm_poke: unknown scenario %s\n", scenario);
