@@ -491,6 +491,39 @@ static int icoll_plan(onic_mpi_comm_t *c, const char *call, int rc, onic_mpi_pla
     return icoll_start(s, request);
 }
 
+/* Igather(v) and Iscatter(v) on an intercommunicator (counts NULL: the
+ * plain forms), as intercoll.c's plan. */
+static int icoll_ic_rooted(onic_mpi_comm_t *ic, const char *call, int gather,
+                           const void *sendbuf, int sendcount, const int sendcounts[],
+                           MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           const int recvcounts[], MPI_Datatype recvtype, const int displs[],
+                           int root, MPI_Request *request)
+{
+    onic_mpi_plan_t p;
+    int rc = gather ? onic_mpi_inter_gather(ic, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                            recvcounts, displs, recvtype, root, call, &p)
+                    : onic_mpi_inter_scatter(ic, sendbuf, sendcount, sendcounts, displs,
+                                             sendtype, recvbuf, recvcount, recvtype, root, call,
+                                             &p);
+
+    return icoll_plan(ic, call, rc, &p, request);
+}
+
+/* Iallgather(v) and Ialltoall(v) on an intercommunicator, the same way. */
+static int icoll_ic_all(onic_mpi_comm_t *ic, const char *call, int to_all, const void *sendbuf,
+                        int sendcount, const int sendcounts[], const int sdispls[],
+                        MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                        const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                        MPI_Request *request)
+{
+    onic_mpi_plan_t p;
+    int rc = onic_mpi_coll_alltoall_any(ic, call, to_all, sendbuf, sendcount, sendcounts,
+                                        sdispls, sendtype, NULL, recvbuf, recvcount, recvcounts,
+                                        rdispls, recvtype, NULL, &p);
+
+    return icoll_plan(ic, call, rc, &p, request);
+}
+
 /* The trees on an intercommunicator's local side, rooted at local rank 0. */
 static int icoll_local_bcast(icoll_t *s, void *buf, int count, onic_mpi_type_t *t)
 {
@@ -632,9 +665,10 @@ static int icoll_ic_reduce(const char *call, onic_mpi_comm_t *ic, const void *se
             bad = icoll_add(s, ICOLL_SEND, i, res + at, (int)(t->size * (size_t)counts[i]),
                             icoll_bytes()) != 0;
         }
-        bad = bad || (l->rank > 0 && icoll_add(s, ICOLL_RECV, 0, res,
-                                               (int)(t->size * (size_t)mine), icoll_bytes()) != 0) ||
-              icoll_add(s, ICOLL_WAIT, 0, NULL, 0, NULL) != 0;
+        if (l->rank > 0)
+            bad = bad || icoll_add(s, ICOLL_RECV, 0, res, (int)(t->size * (size_t)mine),
+                                   icoll_bytes()) != 0;
+        bad = bad || icoll_add(s, ICOLL_WAIT, 0, NULL, 0, NULL) != 0;
         s->on = NULL;
     }
     if (bad || icoll_add_packed(s, ICOLL_UNPACK, res, NULL, recvbuf, mine, t) != 0)
@@ -783,19 +817,12 @@ static int icoll_rooted(const char *call, int gather, const void *sendbuf, int s
 {
     onic_mpi_comm_t *c = onic_mpi_coll_inter(comm);
     onic_mpi_type_t *st, *rt;
-    onic_mpi_plan_t p;
     icoll_t *s;
     int rc;
 
     if (c != NULL)
-        return icoll_plan(c, call,
-                          gather ? onic_mpi_inter_gather(c, sendbuf, sendcount, sendtype, recvbuf,
-                                                         recvcount, NULL, NULL, recvtype, root,
-                                                         call, &p)
-                                 : onic_mpi_inter_scatter(c, sendbuf, sendcount, NULL, NULL,
-                                                          sendtype, recvbuf, recvcount, recvtype,
-                                                          root, call, &p),
-                          &p, request);
+        return icoll_ic_rooted(c, call, gather, sendbuf, sendcount, NULL, sendtype, recvbuf,
+                               recvcount, NULL, recvtype, NULL, root, request);
     if ((rc = icoll_sides(call, comm, 1, root, gather, sendbuf, sendcount, sendtype, recvbuf,
                           recvcount, recvtype, request, &c, &st, &rt)) != MPI_SUCCESS)
         return rc;
@@ -854,16 +881,12 @@ static int icoll_all(const char *call, int to_all, const void *sendbuf, int send
 {
     onic_mpi_comm_t *c = onic_mpi_coll_inter(comm);
     onic_mpi_type_t *st, *rt;
-    onic_mpi_plan_t p;
     icoll_t *s;
     int rc;
 
     if (c != NULL)
-        return icoll_plan(c, call,
-                          onic_mpi_coll_alltoall_any(c, call, to_all, sendbuf, sendcount, NULL,
-                                                     NULL, sendtype, NULL, recvbuf, recvcount,
-                                                     NULL, NULL, recvtype, NULL, &p),
-                          &p, request);
+        return icoll_ic_all(c, call, to_all, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
+                            recvcount, NULL, NULL, recvtype, request);
     if ((rc = icoll_sides(call, comm, 0, 0, 1, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                           recvtype, request, &c, &st, &rt)) != MPI_SUCCESS)
         return rc;
@@ -1140,19 +1163,12 @@ static int icoll_rooted_v(const char *call, int gather, const void *sendbuf, int
     onic_mpi_type_t *st = NULL, *rt = NULL, *t;
     const int *counts = gather ? recvcounts : sendcounts;
     void *rootbuf = gather ? recvbuf : (void *)(uintptr_t)sendbuf;
-    onic_mpi_plan_t p;
     icoll_t *s;
     int rc, in_place;
 
     if (c != NULL)
-        return icoll_plan(c, call,
-                          gather ? onic_mpi_inter_gather(c, sendbuf, sendcount, sendtype, recvbuf,
-                                                         0, recvcounts, displs, recvtype, root,
-                                                         call, &p)
-                                 : onic_mpi_inter_scatter(c, sendbuf, 0, sendcounts, displs,
-                                                          sendtype, recvbuf, recvcount, recvtype,
-                                                          root, call, &p),
-                          &p, request);
+        return icoll_ic_rooted(c, call, gather, sendbuf, sendcount, sendcounts, sendtype,
+                               recvbuf, recvcount, recvcounts, recvtype, displs, root, request);
     if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
         (rc = onic_mpi_coll_root(c, call, root)) != MPI_SUCCESS ||
         (rc = icoll_request_check(c, call, request)) != MPI_SUCCESS)
@@ -1235,17 +1251,13 @@ static int icoll_all_v(const char *call, int to_all, const void *sendbuf, int se
 {
     onic_mpi_comm_t *c = onic_mpi_coll_inter(comm);
     onic_mpi_type_t *st = NULL, *rt;
-    onic_mpi_plan_t p;
     icoll_t *s;
     size_t *offs = NULL;
     int rc, in_place = sendbuf == MPI_IN_PLACE, any = 0;
 
     if (c != NULL)
-        return icoll_plan(c, call,
-                          onic_mpi_coll_alltoall_any(c, call, to_all, sendbuf, sendcount,
-                                                     sendcounts, sdispls, sendtype, NULL, recvbuf,
-                                                     0, recvcounts, rdispls, recvtype, NULL, &p),
-                          &p, request);
+        return icoll_ic_all(c, call, to_all, sendbuf, sendcount, sendcounts, sdispls, sendtype,
+                            recvbuf, 0, recvcounts, rdispls, recvtype, request);
     if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
         (rc = icoll_request_check(c, call, request)) != MPI_SUCCESS ||
         (rc = icoll_counts(c, call, "recv", recvcounts, rdispls)) != MPI_SUCCESS ||
