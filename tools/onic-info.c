@@ -111,7 +111,7 @@ int main(int argc, char **argv)
            "       ops, MPI_Reduce_local; on intercommunicators too, but for the scans),\n"
            "       non-blocking ibarrier, ibcast, i(all)reduce, igather(v), iscatter(v),\n"
            "       iallgather(v), ialltoall(v, w), ireduce_scatter(_block), iscan, iexscan,\n"
-           "       MPI_Comm_idup (on intracommunicators),\n"
+           "       MPI_Comm_idup (on intercommunicators too, but for the scans),\n"
            "       derived datatypes (vector to struct, subarray, resized; pack and unpack),\n"
            "       communicators and groups, intercommunicators (point-to-point,\n"
            "       collectives, merge),\n"
@@ -121,8 +121,7 @@ int main(int argc, char **argv)
            "       put, get, accumulates, fetch-and-op, compare-and-swap, rput, rget,\n"
            "       raccumulate, rget_accumulate; fence, locks, flushes,\n"
            "       post/start/complete/wait)\n"
-           "  not:  non-blocking collectives on intercommunicators, neighbourhood\n"
-           "       collectives, graph topologies,\n"
+           "  not:  neighbourhood collectives, graph topologies,\n"
            "       dynamic processes, MPI-IO, Fortran\n");
     if (status == ONIC_OK)
         info_onload(&cur);

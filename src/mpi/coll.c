@@ -681,7 +681,7 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 
     if ((c = onic_mpi_coll_inter(comm)) != NULL)
         return onic_mpi_inter_gather(c, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                                     NULL, recvtype, root, call);
+                                     NULL, recvtype, root, call, NULL);
     if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
         (rc = onic_mpi_coll_root(c, call, root)) != MPI_SUCCESS)
         return rc;
@@ -704,7 +704,8 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 
     if ((c = onic_mpi_coll_inter(comm)) != NULL)
         return onic_mpi_coll_alltoall_any(c, call, 1, sendbuf, sendcount, NULL, NULL, sendtype,
-                                          NULL, recvbuf, recvcount, NULL, NULL, recvtype, NULL);
+                                          NULL, recvbuf, recvcount, NULL, NULL, recvtype, NULL,
+                                          NULL);
     if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
         (rc = onic_mpi_coll_sides(c, call, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                   recvtype, sendbuf != MPI_IN_PLACE, 1, &st, &rt)) != MPI_SUCCESS)
@@ -736,7 +737,7 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 
     if ((c = onic_mpi_coll_inter(comm)) != NULL)
         return onic_mpi_inter_scatter(c, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
-                                      recvcount, recvtype, root, call);
+                                      recvcount, recvtype, root, call, NULL);
     if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
         (rc = onic_mpi_coll_root(c, call, root)) != MPI_SUCCESS)
         return rc;
@@ -782,7 +783,8 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 
     if ((c = onic_mpi_coll_inter(comm)) != NULL)
         return onic_mpi_coll_alltoall_any(c, call, 0, sendbuf, sendcount, NULL, NULL, sendtype,
-                                          NULL, recvbuf, recvcount, NULL, NULL, recvtype, NULL);
+                                          NULL, recvbuf, recvcount, NULL, NULL, recvtype, NULL,
+                                          NULL);
     if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
         (rc = onic_mpi_coll_sides(c, call, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                   recvtype, sendbuf != MPI_IN_PLACE, 1, &st, &rt)) != MPI_SUCCESS)

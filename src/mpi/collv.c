@@ -89,7 +89,7 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 
     if ((c = onic_mpi_coll_inter(comm)) != NULL)
         return onic_mpi_inter_gather(c, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                                     displs, recvtype, root, call);
+                                     displs, recvtype, root, call, NULL);
     if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
         (rc = onic_mpi_coll_root(c, call, root)) != MPI_SUCCESS)
         return rc;
@@ -131,7 +131,7 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
 
     if ((c = onic_mpi_coll_inter(comm)) != NULL)
         return onic_mpi_inter_scatter(c, sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
-                                      recvcount, recvtype, root, call);
+                                      recvcount, recvtype, root, call, NULL);
     if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
         (rc = onic_mpi_coll_root(c, call, root)) != MPI_SUCCESS)
         return rc;
@@ -174,7 +174,8 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 
     if ((c = onic_mpi_coll_inter(comm)) != NULL)
         return onic_mpi_coll_alltoall_any(c, call, 1, sendbuf, sendcount, NULL, NULL, sendtype,
-                                          NULL, recvbuf, 0, recvcounts, displs, recvtype, NULL);
+                                          NULL, recvbuf, 0, recvcounts, displs, recvtype, NULL,
+                                          NULL);
     if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
         (rc = collv_counts(c, call, "recv", recvcounts, displs, 1)) != MPI_SUCCESS ||
         (rc = collv_buf(c, call, "recv", recvbuf, recvcounts, recvtype, &rt)) != MPI_SUCCESS)
@@ -219,7 +220,8 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 
     if ((c = onic_mpi_coll_inter(comm)) != NULL)
         return onic_mpi_coll_alltoall_any(c, call, 0, sendbuf, 0, sendcounts, sdispls, sendtype,
-                                          NULL, recvbuf, 0, recvcounts, rdispls, recvtype, NULL);
+                                          NULL, recvbuf, 0, recvcounts, rdispls, recvtype, NULL,
+                                          NULL);
     if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
         (rc = collv_counts(c, call, "recv", recvcounts, rdispls, 1)) != MPI_SUCCESS ||
         (rc = collv_buf(c, call, "recv", recvbuf, recvcounts, recvtype, &rt)) != MPI_SUCCESS)

@@ -1,6 +1,7 @@
 /* Non-blocking collectives: MPI_Ibarrier, Ibcast, Ireduce, Iallreduce,
  * Igather, Iscatter, Iallgather, Ialltoall, their v-forms, Ialltoallw,
- * Ireduce_scatter(_block), Iscan, Iexscan, and MPI_Comm_idup.
+ * Ireduce_scatter(_block), Iscan, Iexscan, and MPI_Comm_idup, on intra-
+ * and (but the scans) intercommunicators.
  *
  * Each call checks its arguments as its blocking form does, then builds a
  * schedule: a list of steps -- start a send or a receive on the
@@ -53,6 +54,9 @@ typedef struct icoll_step {
 struct icoll {
     onic_mpi_req_t  *req;       /* the user's request */
     onic_mpi_comm_t *comm;
+    /* While a schedule is built: the communicator whose ranks the steps
+     * being added name, if not comm (an intercommunicator's local side). */
+    onic_mpi_comm_t *on;
     const char      *call;
     int              tag;
     icoll_step_t    *steps;
@@ -140,6 +144,7 @@ static icoll_step_t *icoll_step(icoll_t *s, icoll_kind_t kind, int peer, void *b
     st->buf = buf;
     st->count = count;
     st->type = t;
+    st->on = s->on;
     return st;
 }
 
@@ -349,11 +354,31 @@ static int icoll_request_check(onic_mpi_comm_t *c, const char *call, MPI_Request
 }
 
 /* --- The trees ------------------------------------------------------------------------------ */
+/* The communicator the steps being added are on. */
+static onic_mpi_comm_t *icoll_side(const icoll_t *s)
+{
+    return s->on != NULL ? s->on : s->comm;
+}
+
+/* Dissemination barrier: in round k, send to rank + 2^k, hear from rank - 2^k. */
+static int icoll_barrier_steps(icoll_t *s)
+{
+    onic_mpi_comm_t *c = icoll_side(s);
+
+    for (int dist = 1; dist < c->size; dist *= 2)
+        if (icoll_add(s, ICOLL_RECV, (c->rank - dist + c->size) % c->size, NULL, 0,
+                      icoll_bytes()) != 0 ||
+            icoll_add(s, ICOLL_SEND, (c->rank + dist) % c->size, NULL, 0, icoll_bytes()) != 0 ||
+            icoll_add(s, ICOLL_WAIT, 0, NULL, 0, NULL) != 0)
+            return -1;
+    return 0;
+}
+
 /* Binomial broadcast of buf from root (ranks relative to root): receive
  * from the parent, then a wait, then send to the children. */
 static int icoll_tree_bcast(icoll_t *s, void *buf, int count, onic_mpi_type_t *t, int root)
 {
-    onic_mpi_comm_t *c = s->comm;
+    onic_mpi_comm_t *c = icoll_side(s);
     int n = c->size, rel = (c->rank - root + n) % n, mask;
 
     for (mask = 1; mask < n; mask <<= 1)
@@ -374,7 +399,7 @@ static int icoll_tree_bcast(icoll_t *s, void *buf, int count, onic_mpi_type_t *t
  * handed to root if root is not 0. tmp has room for a part per child. */
 static int icoll_tree_reduce(icoll_t *s, char *acc, char *tmp, int root)
 {
-    onic_mpi_comm_t *c = s->comm;
+    onic_mpi_comm_t *c = icoll_side(s);
     onic_mpi_type_t *b = icoll_bytes();
     int n = c->size, r = c->rank, mask, k = 0, bytes = (int)s->bytes;
 
@@ -407,51 +432,6 @@ static int icoll_tree_parts(int n)
     return k;
 }
 
-/* --- The calls ----------------------------------------------------------------------------- */
-int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
-{
-    const char *call = "MPI_Ibarrier";
-    onic_mpi_comm_t *c;
-    icoll_t *s;
-    int rc;
-
-    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
-        (rc = icoll_request_check(c, call, request)) != MPI_SUCCESS)
-        return rc;
-    if ((s = icoll_new(c, call)) == NULL)
-        return icoll_nomem(c, s, call);
-    /* Dissemination: in round k, send to rank + 2^k, hear from rank - 2^k. */
-    for (int dist = 1; dist < c->size; dist *= 2)
-        if (icoll_add(s, ICOLL_RECV, (c->rank - dist + c->size) % c->size, NULL, 0,
-                      icoll_bytes()) != 0 ||
-            icoll_add(s, ICOLL_SEND, (c->rank + dist) % c->size, NULL, 0, icoll_bytes()) != 0 ||
-            icoll_add(s, ICOLL_WAIT, 0, NULL, 0, NULL) != 0)
-            return icoll_nomem(c, s, call);
-    return icoll_start(s, request);
-}
-
-int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-               MPI_Request *request)
-{
-    const char *call = "MPI_Ibcast";
-    onic_mpi_comm_t *c;
-    onic_mpi_type_t *t;
-    icoll_t *s;
-    int rc;
-
-    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
-        (rc = onic_mpi_coll_root(c, call, root)) != MPI_SUCCESS ||
-        (rc = onic_mpi_coll_buf(c, call, "", buffer, count, datatype, &t)) != MPI_SUCCESS ||
-        (rc = icoll_request_check(c, call, request)) != MPI_SUCCESS)
-        return rc;
-    if ((s = icoll_new(c, call)) == NULL)
-        return icoll_nomem(c, s, call);
-    icoll_keep_type(s, 0, t);
-    if (icoll_tree_bcast(s, buffer, count, t, root) != 0)
-        return icoll_nomem(c, s, call);
-    return icoll_start(s, request);
-}
-
 /* A reduction's schedule over scratch (bytes per packed input), which it
  * owns from here on: freed with it, or now if there is no memory for it. */
 static icoll_t *icoll_new_reduction(onic_mpi_comm_t *c, const char *call, char *scratch,
@@ -471,6 +451,273 @@ static icoll_t *icoll_new_reduction(onic_mpi_comm_t *c, const char *call, char *
     return s;
 }
 
+/* --- Intercommunicators ---------------------------------------------------------------------- */
+/* The blocking forms' algorithms (intercoll.c) as schedules: the local
+ * side's steps on ic->local (the trees above, s->on), the leaders' (local
+ * rank 0) and the roots' messages on the intercommunicator. A process of
+ * the root's group other than the root (MPI_PROC_NULL) still makes an empty
+ * schedule: it takes its sequence number, as every member does. */
+
+/* A plan (intercoll.c) made (rc) as one round; its types kept. */
+static int icoll_plan(onic_mpi_comm_t *c, const char *call, int rc, onic_mpi_plan_t *p,
+                      MPI_Request *request)
+{
+    icoll_t *s;
+
+    if (rc == MPI_SUCCESS && (rc = icoll_request_check(c, call, request)) != MPI_SUCCESS)
+        onic_mpi_plan_free(p);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if ((s = icoll_new(c, call)) == NULL ||
+        (s->wtypes = onic_calloc(2 * (size_t)p->n + 1, sizeof(*s->wtypes))) == NULL) {
+        onic_mpi_plan_free(p);
+        return icoll_nomem(c, s, call);
+    }
+    s->scratch = p->copy; /* MPI_IN_PLACE's copy, which the sends read */
+    p->copy = NULL;
+    for (int k = 0; k < 2 * p->n; k++) {
+        int peer = (c->rank + k / 2) % p->n; /* not all to rank 0 first */
+        onic_mpi_pair_t *x = k % 2 ? &p->send[peer] : &p->recv[peer];
+        if (x->type == NULL)
+            continue;
+        if (icoll_add(s, k % 2 ? ICOLL_SEND : ICOLL_RECV, peer, x->buf, x->count, x->type) != 0) {
+            onic_mpi_plan_free(p);
+            return icoll_nomem(c, s, call);
+        }
+        onic_mpi_type_ref(x->type);
+        s->wtypes[s->nwtypes++] = x->type;
+    }
+    onic_mpi_plan_free(p);
+    return icoll_start(s, request);
+}
+
+/* Igather(v) and Iscatter(v) on an intercommunicator (counts NULL: the
+ * plain forms), as intercoll.c's plan. */
+static int icoll_ic_rooted(onic_mpi_comm_t *ic, const char *call, int gather,
+                           const void *sendbuf, int sendcount, const int sendcounts[],
+                           MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           const int recvcounts[], MPI_Datatype recvtype, const int displs[],
+                           int root, MPI_Request *request)
+{
+    onic_mpi_plan_t p;
+    int rc = gather ? onic_mpi_inter_gather(ic, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                            recvcounts, displs, recvtype, root, call, &p)
+                    : onic_mpi_inter_scatter(ic, sendbuf, sendcount, sendcounts, displs,
+                                             sendtype, recvbuf, recvcount, recvtype, root, call,
+                                             &p);
+
+    return icoll_plan(ic, call, rc, &p, request);
+}
+
+/* Iallgather(v) and Ialltoall(v) on an intercommunicator, the same way. */
+static int icoll_ic_all(onic_mpi_comm_t *ic, const char *call, int to_all, const void *sendbuf,
+                        int sendcount, const int sendcounts[], const int sdispls[],
+                        MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                        const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                        MPI_Request *request)
+{
+    onic_mpi_plan_t p;
+    int rc = onic_mpi_coll_alltoall_any(ic, call, to_all, sendbuf, sendcount, sendcounts,
+                                        sdispls, sendtype, NULL, recvbuf, recvcount, recvcounts,
+                                        rdispls, recvtype, NULL, &p);
+
+    return icoll_plan(ic, call, rc, &p, request);
+}
+
+/* The trees on an intercommunicator's local side, rooted at local rank 0. */
+static int icoll_local_bcast(icoll_t *s, void *buf, int count, onic_mpi_type_t *t)
+{
+    int rc;
+
+    s->on = s->comm->local;
+    rc = icoll_tree_bcast(s, buf, count, t, 0);
+    s->on = NULL;
+    return rc;
+}
+
+static int icoll_local_reduce(icoll_t *s, char *acc, char *tmp)
+{
+    int rc;
+
+    s->on = s->comm->local;
+    rc = icoll_tree_reduce(s, acc, tmp, 0);
+    s->on = NULL;
+    return rc;
+}
+
+/* The leaders swap `bytes` packed bytes: mine goes, theirs comes. */
+static int icoll_leaders_swap(icoll_t *s, char *mine, char *theirs, int bytes)
+{
+    if (icoll_add(s, ICOLL_RECV, 0, theirs, bytes, icoll_bytes()) != 0 ||
+        icoll_add(s, ICOLL_SEND, 0, mine, bytes, icoll_bytes()) != 0)
+        return -1;
+    return icoll_add(s, ICOLL_WAIT, 0, NULL, 0, NULL);
+}
+
+/* Every local process is in; the leaders tell each other so; the
+ * broadcast lets the group out only once the other group is in. */
+static int icoll_ic_barrier(onic_mpi_comm_t *ic, const char *call, MPI_Request *request)
+{
+    icoll_t *s;
+    int rc, bad;
+
+    if ((rc = icoll_request_check(ic, call, request)) != MPI_SUCCESS)
+        return rc;
+    if ((s = icoll_new(ic, call)) == NULL)
+        return icoll_nomem(ic, s, call);
+    s->on = ic->local;
+    bad = icoll_barrier_steps(s) != 0;
+    s->on = NULL;
+    if (bad || (ic->local->rank == 0 && icoll_leaders_swap(s, NULL, NULL, 0) != 0) ||
+        icoll_local_bcast(s, NULL, 0, icoll_bytes()) != 0)
+        return icoll_nomem(ic, s, call);
+    return icoll_start(s, request);
+}
+
+/* The root (MPI_ROOT) sends to remote rank 0, which broadcasts in its group. */
+static int icoll_ic_bcast(onic_mpi_comm_t *ic, const char *call, void *buf, int count,
+                          MPI_Datatype datatype, int root, MPI_Request *request)
+{
+    onic_mpi_type_t *t = NULL;
+    icoll_t *s;
+    int rc, role = 0;
+
+    if ((rc = onic_mpi_inter_root(ic, call, root, &role)) != MPI_SUCCESS ||
+        (role != 0 && (rc = onic_mpi_coll_buf(ic, call, "", buf, count, datatype, &t)) !=
+                          MPI_SUCCESS) ||
+        (rc = icoll_request_check(ic, call, request)) != MPI_SUCCESS)
+        return rc;
+    if ((s = icoll_new(ic, call)) == NULL)
+        return icoll_nomem(ic, s, call);
+    icoll_keep_type(s, 0, t);
+    if ((role == 1 && (icoll_add(s, ICOLL_SEND, 0, buf, count, t) != 0 ||
+                       icoll_add(s, ICOLL_WAIT, 0, NULL, 0, NULL) != 0)) ||
+        (role == -1 && ic->local->rank == 0 &&
+         (icoll_add(s, ICOLL_RECV, root, buf, count, t) != 0 ||
+          icoll_add(s, ICOLL_WAIT, 0, NULL, 0, NULL) != 0)) ||
+        (role == -1 && icoll_local_bcast(s, buf, count, t) != 0))
+        return icoll_nomem(ic, s, call);
+    return icoll_start(s, request);
+}
+
+/* Ireduce (rooted), Iallreduce (counts NULL) and Ireduce_scatter (block i
+ * of the result, counts[i] elements, to local process i; count is their
+ * sum): this group's input reduced over its local tree to its leader,
+ * which sends it to the root, or swaps it with the other leader and hands
+ * the other group's result to its group. The scratch: the accumulator, the
+ * result, the tree's parts. */
+static int icoll_ic_reduce(const char *call, onic_mpi_comm_t *ic, const void *sendbuf,
+                           void *recvbuf, int count, const int counts[], MPI_Datatype datatype,
+                           MPI_Op op, int rooted, int root, MPI_Request *request)
+{
+    onic_mpi_comm_t *l = ic->local;
+    onic_mpi_type_t *t = NULL;
+    onic_mpi_opd_t o;
+    icoll_t *s;
+    char *scratch, *res;
+    size_t bytes, at = 0;
+    int rc, role = -1, bad, mine = counts != NULL ? counts[l->rank] : count;
+
+    if ((rooted && (rc = onic_mpi_inter_root(ic, call, root, &role)) != MPI_SUCCESS) ||
+        (!rooted && (rc = onic_mpi_coll_buf(ic, call, "recv", recvbuf, mine, datatype, &t)) !=
+                        MPI_SUCCESS) ||
+        (role != 0 &&
+         (rc = onic_mpi_inter_reduce_check(ic, call, role == -1, sendbuf, recvbuf, count,
+                                           datatype, op, &t, &o)) != MPI_SUCCESS) ||
+        (rc = icoll_request_check(ic, call, request)) != MPI_SUCCESS)
+        return rc;
+    if (role == 0) {
+        if ((s = icoll_new(ic, call)) == NULL)
+            return icoll_nomem(ic, s, call);
+        return icoll_start(s, request);
+    }
+    bytes = t->size * (size_t)count;
+    if ((scratch = onic_malloc(bytes * (size_t)(icoll_tree_parts(l->size) + 2) + 1)) == NULL ||
+        (s = icoll_new_reduction(ic, call, scratch, bytes, &o, t)) == NULL)
+        return icoll_nomem(ic, NULL, call);
+    res = scratch + bytes;
+    if (role == 1) {
+        /* The root: the other group's result, from its leader. */
+        if (icoll_add(s, ICOLL_RECV, 0, res, (int)bytes, icoll_bytes()) != 0 ||
+            icoll_add(s, ICOLL_WAIT, 0, NULL, 0, NULL) != 0 ||
+            icoll_add_packed(s, ICOLL_UNPACK, res, NULL, recvbuf, count, t) != 0)
+            return icoll_nomem(ic, s, call);
+        return icoll_start(s, request);
+    }
+    onic_mpi_type_pack(t, sendbuf, count, scratch);
+    if (icoll_local_reduce(s, scratch, res + bytes) != 0)
+        return icoll_nomem(ic, s, call);
+    if (rooted) {
+        if (l->rank == 0 && (icoll_add(s, ICOLL_SEND, root, scratch, (int)bytes,
+                                       icoll_bytes()) != 0 ||
+                             icoll_add(s, ICOLL_WAIT, 0, NULL, 0, NULL) != 0))
+            return icoll_nomem(ic, s, call);
+        return icoll_start(s, request);
+    }
+    /* The groups' totals must agree: a longer one is a truncation here. */
+    bad = l->rank == 0 && icoll_leaders_swap(s, scratch, res, (int)bytes) != 0;
+    if (counts == NULL) {
+        bad = bad || icoll_local_bcast(s, res, (int)bytes, icoll_bytes()) != 0;
+    } else {
+        s->on = l;
+        for (int i = 1; i < l->size && l->rank == 0 && !bad; i++) {
+            at += t->size * (size_t)counts[i - 1];
+            bad = icoll_add(s, ICOLL_SEND, i, res + at, (int)(t->size * (size_t)counts[i]),
+                            icoll_bytes()) != 0;
+        }
+        if (l->rank > 0)
+            bad = bad || icoll_add(s, ICOLL_RECV, 0, res, (int)(t->size * (size_t)mine),
+                                   icoll_bytes()) != 0;
+        bad = bad || icoll_add(s, ICOLL_WAIT, 0, NULL, 0, NULL) != 0;
+        s->on = NULL;
+    }
+    if (bad || icoll_add_packed(s, ICOLL_UNPACK, res, NULL, recvbuf, mine, t) != 0)
+        return icoll_nomem(ic, s, call);
+    return icoll_start(s, request);
+}
+
+/* --- The calls ----------------------------------------------------------------------------- */
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+    const char *call = "MPI_Ibarrier";
+    onic_mpi_comm_t *c = onic_mpi_coll_inter(comm);
+    icoll_t *s;
+    int rc;
+
+    if (c != NULL)
+        return icoll_ic_barrier(c, call, request);
+    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
+        (rc = icoll_request_check(c, call, request)) != MPI_SUCCESS)
+        return rc;
+    if ((s = icoll_new(c, call)) == NULL || icoll_barrier_steps(s) != 0)
+        return icoll_nomem(c, s, call);
+    return icoll_start(s, request);
+}
+
+int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+               MPI_Request *request)
+{
+    const char *call = "MPI_Ibcast";
+    onic_mpi_comm_t *c = onic_mpi_coll_inter(comm);
+    onic_mpi_type_t *t;
+    icoll_t *s;
+    int rc;
+
+    if (c != NULL)
+        return icoll_ic_bcast(c, call, buffer, count, datatype, root, request);
+    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
+        (rc = onic_mpi_coll_root(c, call, root)) != MPI_SUCCESS ||
+        (rc = onic_mpi_coll_buf(c, call, "", buffer, count, datatype, &t)) != MPI_SUCCESS ||
+        (rc = icoll_request_check(c, call, request)) != MPI_SUCCESS)
+        return rc;
+    if ((s = icoll_new(c, call)) == NULL)
+        return icoll_nomem(c, s, call);
+    icoll_keep_type(s, 0, t);
+    if (icoll_tree_bcast(s, buffer, count, t, root) != 0)
+        return icoll_nomem(c, s, call);
+    return icoll_start(s, request);
+}
+
 /* Ireduce and Iallreduce: the input packed, reduced over the tree to
  * root (all: to 0, then broadcast packed), unpacked into recvbuf. */
 static int icoll_reduce(const char *call, const void *sendbuf, void *recvbuf, int count,
@@ -485,6 +732,9 @@ static int icoll_reduce(const char *call, const void *sendbuf, void *recvbuf, in
     size_t bytes;
     int rc;
 
+    if ((c = onic_mpi_coll_inter(comm)) != NULL)
+        return icoll_ic_reduce(call, c, sendbuf, recvbuf, count, NULL, datatype, op, !all, root,
+                               request);
     if (request == NULL) {
         if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS)
             return rc;
@@ -565,13 +815,16 @@ static int icoll_rooted(const char *call, int gather, const void *sendbuf, int s
                         MPI_Datatype sendtype, void *recvbuf, int recvcount,
                         MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    onic_mpi_comm_t *c;
+    onic_mpi_comm_t *c = onic_mpi_coll_inter(comm);
     onic_mpi_type_t *st, *rt;
     icoll_t *s;
-    int rc = icoll_sides(call, comm, 1, root, gather, sendbuf, sendcount, sendtype, recvbuf,
-                         recvcount, recvtype, request, &c, &st, &rt);
+    int rc;
 
-    if (rc != MPI_SUCCESS)
+    if (c != NULL)
+        return icoll_ic_rooted(c, call, gather, sendbuf, sendcount, NULL, sendtype, recvbuf,
+                               recvcount, NULL, recvtype, NULL, root, request);
+    if ((rc = icoll_sides(call, comm, 1, root, gather, sendbuf, sendcount, sendtype, recvbuf,
+                          recvcount, recvtype, request, &c, &st, &rt)) != MPI_SUCCESS)
         return rc;
     if ((s = icoll_new(c, call)) == NULL)
         return icoll_nomem(c, s, call);
@@ -626,13 +879,16 @@ static int icoll_all(const char *call, int to_all, const void *sendbuf, int send
                      MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                      MPI_Comm comm, MPI_Request *request)
 {
-    onic_mpi_comm_t *c;
+    onic_mpi_comm_t *c = onic_mpi_coll_inter(comm);
     onic_mpi_type_t *st, *rt;
     icoll_t *s;
-    int rc = icoll_sides(call, comm, 0, 0, 1, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                         recvtype, request, &c, &st, &rt);
+    int rc;
 
-    if (rc != MPI_SUCCESS)
+    if (c != NULL)
+        return icoll_ic_all(c, call, to_all, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
+                            recvcount, NULL, NULL, recvtype, request);
+    if ((rc = icoll_sides(call, comm, 0, 0, 1, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                          recvtype, request, &c, &st, &rt)) != MPI_SUCCESS)
         return rc;
     if ((s = icoll_new(c, call)) == NULL)
         return icoll_nomem(c, s, call);
@@ -721,35 +977,19 @@ static void icoll_idup_and(icoll_t *s)
  * finish. The scratch: the mask, the other group's, the tree's parts. */
 static int icoll_ic_round(icoll_t *s)
 {
-    onic_mpi_comm_t *ic = s->comm;
     char *theirs = s->scratch + s->bytes;
     icoll_step_t *st;
-    int first = s->nsteps, rc;
 
-    s->comm = ic->local; /* the trees are built on the local side */
-    rc = icoll_tree_reduce(s, s->scratch, theirs + s->bytes, 0);
-    s->comm = ic;
-    if (rc != 0)
+    if (icoll_local_reduce(s, s->scratch, theirs + s->bytes) != 0)
         return -1;
-    for (int i = first; i < s->nsteps; i++)
-        s->steps[i].on = ic->local;
-    if (ic->local->rank == 0) {
-        if (icoll_add(s, ICOLL_RECV, 0, theirs, (int)s->bytes, icoll_bytes()) != 0 ||
-            icoll_add(s, ICOLL_SEND, 0, s->scratch, (int)s->bytes, icoll_bytes()) != 0 ||
-            icoll_add(s, ICOLL_WAIT, 0, NULL, 0, NULL) != 0 ||
+    if (s->comm->local->rank == 0) {
+        if (icoll_leaders_swap(s, s->scratch, theirs, (int)s->bytes) != 0 ||
             (st = icoll_step(s, ICOLL_CALL, 0, NULL, 0, NULL)) == NULL)
             return -1;
         st->fn = icoll_idup_and;
     }
-    first = s->nsteps;
-    s->comm = ic->local;
-    rc = icoll_tree_bcast(s, s->scratch, (int)s->bytes, icoll_bytes(), 0);
-    s->comm = ic;
-    if (rc != 0)
-        return -1;
-    for (int i = first; i < s->nsteps; i++)
-        s->steps[i].on = ic->local;
-    if ((st = icoll_step(s, ICOLL_CALL, 0, NULL, 0, NULL)) == NULL)
+    if (icoll_local_bcast(s, s->scratch, (int)s->bytes, icoll_bytes()) != 0 ||
+        (st = icoll_step(s, ICOLL_CALL, 0, NULL, 0, NULL)) == NULL)
         return -1;
     st->fn = icoll_idup_finish;
     return 0;
@@ -919,13 +1159,16 @@ static int icoll_rooted_v(const char *call, int gather, const void *sendbuf, int
                           int recvcount, const int recvcounts[], MPI_Datatype recvtype,
                           const int displs[], int root, MPI_Comm comm, MPI_Request *request)
 {
-    onic_mpi_comm_t *c;
+    onic_mpi_comm_t *c = onic_mpi_coll_inter(comm);
     onic_mpi_type_t *st = NULL, *rt = NULL, *t;
     const int *counts = gather ? recvcounts : sendcounts;
     void *rootbuf = gather ? recvbuf : (void *)(uintptr_t)sendbuf;
     icoll_t *s;
     int rc, in_place;
 
+    if (c != NULL)
+        return icoll_ic_rooted(c, call, gather, sendbuf, sendcount, sendcounts, sendtype,
+                               recvbuf, recvcount, recvcounts, recvtype, displs, root, request);
     if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
         (rc = onic_mpi_coll_root(c, call, root)) != MPI_SUCCESS ||
         (rc = icoll_request_check(c, call, request)) != MPI_SUCCESS)
@@ -1006,12 +1249,15 @@ static int icoll_all_v(const char *call, int to_all, const void *sendbuf, int se
                        void *recvbuf, const int recvcounts[], const int rdispls[],
                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    onic_mpi_comm_t *c;
+    onic_mpi_comm_t *c = onic_mpi_coll_inter(comm);
     onic_mpi_type_t *st = NULL, *rt;
     icoll_t *s;
     size_t *offs = NULL;
     int rc, in_place = sendbuf == MPI_IN_PLACE, any = 0;
 
+    if (c != NULL)
+        return icoll_ic_all(c, call, to_all, sendbuf, sendcount, sendcounts, sdispls, sendtype,
+                            recvbuf, 0, recvcounts, rdispls, recvtype, request);
     if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
         (rc = icoll_request_check(c, call, request)) != MPI_SUCCESS ||
         (rc = icoll_counts(c, call, "recv", recvcounts, rdispls)) != MPI_SUCCESS ||
@@ -1156,31 +1402,23 @@ static int icoll_reduce_scatter(const char *call, const void *sendbuf, void *rec
                                 const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
                                 MPI_Comm comm, MPI_Request *request)
 {
-    onic_mpi_comm_t *c;
+    onic_mpi_comm_t *c = onic_mpi_coll_inter(comm);
     onic_mpi_type_t *t;
     icoll_t *s;
-    long long total = 0;
     size_t at = 0;
-    int rc;
+    int rc, total;
 
-    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS)
+    if ((c == NULL && (rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS) ||
+        (rc = onic_mpi_coll_rs_counts(c, call, recvcounts, &total)) != MPI_SUCCESS)
         return rc;
-    if (recvcounts == NULL)
-        return onic_mpi_err(c, MPI_ERR_ARG, call, "recvcounts is NULL");
-    for (int i = 0; i < c->size; i++) {
-        if (recvcounts[i] < 0)
-            return onic_mpi_err(c, MPI_ERR_COUNT, call, "recvcounts[%d] = %d is negative", i,
-                                recvcounts[i]);
-        total += recvcounts[i];
-    }
-    if (total > INT32_MAX)
-        return onic_mpi_err(c, MPI_ERR_COUNT, call, "the counts add up to %lld elements, more "
-                            "than an int counts", total);
+    if (c->local != NULL)
+        return icoll_ic_reduce(call, c, sendbuf, recvbuf, total, recvcounts, datatype, op, 0, 0,
+                               request);
     if (sendbuf != MPI_IN_PLACE &&
         (rc = onic_mpi_coll_buf(c, call, "recv", recvbuf, recvcounts[c->rank], datatype, &t)) !=
             MPI_SUCCESS)
         return rc;
-    if ((rc = icoll_reduction(call, comm, sendbuf, recvbuf, (int)total, datatype, op,
+    if ((rc = icoll_reduction(call, comm, sendbuf, recvbuf, total, datatype, op,
                               icoll_tree_parts(c->size), request, &s)) != MPI_SUCCESS)
         return rc;
     t = s->rtype;
@@ -1216,10 +1454,10 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                               MPI_Request *request)
 {
     const char *call = "MPI_Ireduce_scatter_block";
-    onic_mpi_comm_t *c;
+    onic_mpi_comm_t *c = onic_mpi_coll_inter(comm);
     int rc, *counts;
 
-    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS)
+    if (c == NULL && (rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS)
         return rc;
     if ((rc = onic_mpi_coll_block_counts(c, call, recvcount, &counts)) != MPI_SUCCESS)
         return rc;
@@ -1277,9 +1515,8 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     return icoll_scan("MPI_Iexscan", 1, sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
-/* Ialltoallw: Ialltoallv with a type per peer and displacements in bytes;
- * every type named is kept until the schedule ends. MPI_IN_PLACE: block i
- * of recvbuf, packed by recvtypes[i], goes to process i. */
+/* Ialltoallw (either kind of communicator): MPI_Alltoallw's plan
+ * (intercoll.c) as one round. */
 int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
@@ -1287,74 +1524,18 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
 {
     const char *call = "MPI_Ialltoallw";
     onic_mpi_comm_t *c;
-    onic_mpi_type_t **t;
-    icoll_t *s;
-    size_t total = 0, *offs;
-    int rc, n, in_place = sendbuf == MPI_IN_PLACE;
+    onic_mpi_plan_t p;
+    int rc;
 
-    if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS ||
-        (rc = icoll_request_check(c, call, request)) != MPI_SUCCESS ||
-        (rc = icoll_counts(c, call, "recv", recvcounts, rdispls)) != MPI_SUCCESS ||
-        (!in_place && (rc = icoll_counts(c, call, "send", sendcounts, sdispls)) != MPI_SUCCESS))
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL ||
+        (rc = icoll_request_check(c, call, request)) != MPI_SUCCESS)
         return rc;
-    if (recvbuf == MPI_IN_PLACE)
-        return onic_mpi_err(c, MPI_ERR_BUFFER, call, "recvbuf is MPI_IN_PLACE; only sendbuf "
-                            "may be");
-    if (recvtypes == NULL || (!in_place && sendtypes == NULL))
-        return onic_mpi_err(c, MPI_ERR_ARG, call, "%s is NULL",
-                            recvtypes == NULL ? "recvtypes" : "sendtypes");
-    n = c->size;
-    if ((s = icoll_new(c, call)) == NULL ||
-        (s->wtypes = onic_calloc(2 * (size_t)n, sizeof(*s->wtypes))) == NULL ||
-        (offs = onic_calloc((size_t)n + 1, sizeof(*offs))) == NULL)
-        return icoll_nomem(c, s, call);
-    /* recvtypes first, then sendtypes: each checked, each kept. */
-    t = s->wtypes;
-    for (int i = 0; i < 2 * n && rc == MPI_SUCCESS; i++) {
-        int recv = i < n, k = recv ? i : i - n;
-        if (!recv && in_place)
-            break;
-        if ((t[i] = onic_mpi_type_check(recv ? recvtypes[k] : sendtypes[k], c, call, &rc)) ==
-            NULL)
-            break;
-        onic_mpi_type_ref(t[i]);
-        s->nwtypes = i + 1;
-        if ((recv ? recvbuf : sendbuf) == NULL && (recv ? recvcounts : sendcounts)[k] > 0 &&
-            t[i]->size > 0)
-            rc = onic_mpi_err(c, MPI_ERR_BUFFER, call, "%sbuf is NULL with data to move",
-                              recv ? "recv" : "send");
-    }
-    for (int i = 0; i < n && rc == MPI_SUCCESS && in_place; i++) {
-        offs[i] = total;
-        total += t[i]->size * (size_t)recvcounts[i];
-    }
-    if (rc == MPI_SUCCESS && in_place &&
-        (total > INT32_MAX || (s->scratch = onic_malloc(total + 1)) == NULL))
-        rc = onic_mpi_err(c, total > INT32_MAX ? MPI_ERR_COUNT : MPI_ERR_NO_MEM, call,
-                          "MPI_IN_PLACE: no room for a copy of the %zu bytes of recvbuf", total);
-    if (rc != MPI_SUCCESS) {
-        onic_free(offs);
-        icoll_destroy(s);
-        return rc;
-    }
-    for (int i = 0; i < n && in_place; i++)
-        onic_mpi_type_pack(t[i], (char *)recvbuf + rdispls[i], recvcounts[i],
-                           s->scratch + offs[i]);
-    for (int k = 0; k < n; k++) {
-        int peer = (c->rank + k) % n; /* not all to rank 0 first */
-        int bad = icoll_add(s, ICOLL_RECV, peer, (char *)recvbuf + rdispls[peer],
-                            recvcounts[peer], t[peer]) != 0;
-        if (!bad && in_place)
-            bad = icoll_add(s, ICOLL_SEND, peer, s->scratch + offs[peer],
-                            (int)(t[peer]->size * (size_t)recvcounts[peer]), icoll_bytes()) != 0;
-        else if (!bad)
-            bad = icoll_add(s, ICOLL_SEND, peer, (char *)(uintptr_t)sendbuf + sdispls[peer],
-                            sendcounts[peer], t[n + peer]) != 0;
-        if (bad) {
-            onic_free(offs);
-            return icoll_nomem(c, s, call);
-        }
-    }
-    onic_free(offs);
-    return icoll_start(s, request);
+    if (recvtypes == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "recvtypes is NULL");
+    return icoll_plan(c, call,
+                      onic_mpi_coll_alltoall_any(c, call, 0, sendbuf, 0, sendcounts, sdispls,
+                                                 MPI_BYTE, sendtypes, recvbuf, 0, recvcounts,
+                                                 rdispls, MPI_BYTE, recvtypes, &p),
+                      &p, request);
 }

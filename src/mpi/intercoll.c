@@ -19,6 +19,10 @@
  *               then the leader sends it to the root, or the leaders swap
  *               their results and hand them to their groups.
  *
+ * Gather(v), scatter(v) and the all-to-all family are described as a plan
+ * (one message per pair of processes), which the blocking forms run here
+ * and the non-blocking ones (icoll.c) make a round of their schedule.
+ *
  * The local collectives use coll.c's tags on the local side's collective
  * context, which is the intercommunicator's own (one id); messages between
  * the groups use the tags below on it. A receive always names its source's
@@ -57,9 +61,7 @@ onic_mpi_comm_t *onic_mpi_coll_inter(MPI_Comm comm)
     return c;
 }
 
-/* MPI_ROOT, MPI_PROC_NULL or a remote rank; *role_p: 1 the root, 0 the
- * root's group (nothing to do), -1 the other group. */
-static int inter_root(onic_mpi_comm_t *ic, const char *call, int root, int *role_p)
+int onic_mpi_inter_root(onic_mpi_comm_t *ic, const char *call, int root, int *role_p)
 {
     if (root == MPI_ROOT || root == MPI_PROC_NULL) {
         *role_p = root == MPI_ROOT;
@@ -133,7 +135,7 @@ int onic_mpi_inter_bcast(onic_mpi_comm_t *ic, void *buf, int count, MPI_Datatype
     onic_mpi_req_t *r = NULL;
     int rc, role = 0;
 
-    if ((rc = inter_root(ic, call, root, &role)) != MPI_SUCCESS || role == 0)
+    if ((rc = onic_mpi_inter_root(ic, call, root, &role)) != MPI_SUCCESS || role == 0)
         return rc;
     if ((rc = onic_mpi_coll_buf(ic, call, "", buf, count, type, &t)) != MPI_SUCCESS)
         return rc;
@@ -150,96 +152,122 @@ int onic_mpi_inter_bcast(onic_mpi_comm_t *ic, void *buf, int count, MPI_Datatype
     return onic_mpi_coll_bcast(ic->local, buf, count, t, 0, call);
 }
 
+/* --- Plans: one message per pair of processes, all posted at once ---------------------- */
+static int inter_plan_new(onic_mpi_comm_t *c, const char *call, int n, int tag,
+                          onic_mpi_plan_t *p)
+{
+    memset(p, 0, sizeof(*p));
+    if ((p->send = onic_calloc(2 * (size_t)n + 1, sizeof(*p->send))) == NULL)
+        return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for %d transfers", 2 * n);
+    p->n = n;
+    p->recv = p->send + n;
+    p->tag = tag;
+    return MPI_SUCCESS;
+}
+
+void onic_mpi_plan_free(onic_mpi_plan_t *p)
+{
+    onic_free(p->send);
+    onic_free(p->copy);
+    p->send = p->recv = NULL;
+    p->copy = NULL;
+}
+
+/* The plan is made (rc): run it here and now (the blocking forms, out
+ * NULL), or hand it to a non-blocking form (icoll.c) as *out. */
+static int inter_plan_done(onic_mpi_comm_t *c, onic_mpi_plan_t *p, onic_mpi_plan_t *out, int rc,
+                           const char *call)
+{
+    if (rc == MPI_SUCCESS && out != NULL) {
+        *out = *p;
+        return MPI_SUCCESS;
+    }
+    if (rc == MPI_SUCCESS)
+        rc = onic_mpi_coll_pairs(c, p->n, p->send, p->recv, p->tag, call);
+    onic_mpi_plan_free(p);
+    return rc;
+}
+
+/* A process's one block with the root (rank root of the remote group). */
+static int inter_to_root(onic_mpi_comm_t *ic, const char *call, const char *what, const void *buf,
+                         int count, MPI_Datatype type, onic_mpi_pair_t *pair)
+{
+    onic_mpi_type_t *t;
+    int rc;
+
+    if ((rc = inter_no_in_place(ic, call, buf)) != MPI_SUCCESS ||
+        (rc = onic_mpi_coll_buf(ic, call, what, buf, count, type, &t)) != MPI_SUCCESS)
+        return rc;
+    *pair = (onic_mpi_pair_t){(void *)(uintptr_t)buf, count, t};
+    return MPI_SUCCESS;
+}
+
 /* The root's side of gather (recv) or scatter (send): block i with remote
  * process i, counts[i] elements at displs[i] extents of the type (the
  * v-forms), or counts NULL: count elements at i * count. */
 static int inter_root_side(onic_mpi_comm_t *ic, const char *call, int gather, void *buf,
-                           int count, const int counts[], const int displs[], MPI_Datatype type)
+                           int count, const int counts[], const int displs[], MPI_Datatype type,
+                           onic_mpi_pair_t *p)
 {
     const char *what = gather ? "recv" : "send";
-    onic_mpi_req_t **reqs;
     onic_mpi_type_t *t;
-    int rc, rc2, n = ic->npeers, *cd = NULL;
+    int rc;
 
-    if (counts != NULL && ((rc = inter_counts(ic, call, what, n, counts, displs)) != MPI_SUCCESS ||
-                           (rc = onic_mpi_coll_buf(ic, call, what, buf, 0, type, &t)) !=
-                               MPI_SUCCESS))
+    if (counts != NULL && (rc = inter_counts(ic, call, what, ic->npeers, counts, displs)) !=
+                              MPI_SUCCESS)
         return rc;
-    if (counts == NULL) {
-        if ((rc = onic_mpi_coll_buf(ic, call, what, buf, count, type, &t)) != MPI_SUCCESS)
-            return rc;
-        if ((cd = onic_malloc(2 * (size_t)n * sizeof(int) + 1)) == NULL)
-            return onic_mpi_err(ic, MPI_ERR_NO_MEM, call, "no memory for %d counts", n);
-        for (int i = 0; i < n; i++) {
-            cd[i] = count;
-            cd[n + i] = i * count;
-        }
-        counts = cd;
-        displs = cd + n;
+    if ((rc = onic_mpi_coll_buf(ic, call, what, buf, counts != NULL ? 0 : count, type, &t)) !=
+        MPI_SUCCESS)
+        return rc;
+    for (int i = 0; i < ic->npeers; i++) {
+        int k = counts != NULL ? counts[i] : count;
+        ptrdiff_t at = counts != NULL ? displs[i] : (ptrdiff_t)i * count;
+        if (buf == NULL && k > 0 && t->size > 0)
+            return onic_mpi_err(ic, MPI_ERR_BUFFER, call, "%sbuf is NULL with data to move",
+                                what);
+        p[i] = (onic_mpi_pair_t){(char *)buf + at * t->extent, k, t};
     }
-    if ((reqs = onic_calloc((size_t)n + 1, sizeof(*reqs))) == NULL) {
-        onic_free(cd);
-        return onic_mpi_err(ic, MPI_ERR_NO_MEM, call, "no memory for %d requests", n);
-    }
-    rc = MPI_SUCCESS;
-    for (int i = 0; i < ic->npeers && rc == MPI_SUCCESS; i++) {
-        char *at = (char *)buf + (ptrdiff_t)displs[i] * t->extent;
-        rc = gather ? onic_mpi_coll_irecv(at, counts[i], t, i, INTER_TAG_GATHER, ic, &reqs[i])
-                    : onic_mpi_coll_isend(at, counts[i], t, i, INTER_TAG_SCATTER, ic, &reqs[i]);
-    }
-    rc2 = onic_mpi_coll_waitall(ic->npeers, reqs, call);
-    onic_free(reqs);
-    onic_free(cd);
-    return rc != MPI_SUCCESS ? rc : rc2;
+    return MPI_SUCCESS;
 }
 
 /* Gather and gatherv (counts, displs NULL: recvcount each, in order). */
 int onic_mpi_inter_gather(onic_mpi_comm_t *ic, const void *sendbuf, int sendcount,
                           MPI_Datatype sendtype, void *recvbuf, int recvcount,
                           const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                          int root, const char *call)
+                          int root, const char *call, onic_mpi_plan_t *plan)
 {
-    onic_mpi_type_t *t;
-    onic_mpi_req_t *r = NULL;
+    onic_mpi_plan_t p;
     int rc, role = 0;
 
-    if ((rc = inter_root(ic, call, root, &role)) != MPI_SUCCESS || role == 0)
+    if ((rc = onic_mpi_inter_root(ic, call, root, &role)) != MPI_SUCCESS ||
+        (rc = inter_plan_new(ic, call, ic->npeers, INTER_TAG_GATHER, &p)) != MPI_SUCCESS)
         return rc;
-    if (role == -1) {
-        if ((rc = inter_no_in_place(ic, call, sendbuf)) != MPI_SUCCESS ||
-            (rc = onic_mpi_coll_buf(ic, call, "send", sendbuf, sendcount, sendtype, &t)) !=
-                MPI_SUCCESS ||
-            (rc = onic_mpi_coll_isend(sendbuf, sendcount, t, root, INTER_TAG_GATHER, ic, &r)) !=
-                MPI_SUCCESS)
-            return rc;
-        return onic_mpi_coll_waitall(1, &r, call);
-    }
-    return inter_root_side(ic, call, 1, recvbuf, recvcount, recvcounts, displs, recvtype);
+    if (role == -1)
+        rc = inter_to_root(ic, call, "send", sendbuf, sendcount, sendtype, &p.send[root]);
+    else if (role == 1)
+        rc = inter_root_side(ic, call, 1, recvbuf, recvcount, recvcounts, displs, recvtype,
+                             p.recv);
+    return inter_plan_done(ic, &p, plan, rc, call);
 }
 
 /* Scatter and scatterv (counts, displs NULL: sendcount each, in order). */
 int onic_mpi_inter_scatter(onic_mpi_comm_t *ic, const void *sendbuf, int sendcount,
                            const int sendcounts[], const int displs[], MPI_Datatype sendtype,
                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                           const char *call)
+                           const char *call, onic_mpi_plan_t *plan)
 {
-    onic_mpi_type_t *t;
-    onic_mpi_req_t *r = NULL;
+    onic_mpi_plan_t p;
     int rc, role = 0;
 
-    if ((rc = inter_root(ic, call, root, &role)) != MPI_SUCCESS || role == 0)
+    if ((rc = onic_mpi_inter_root(ic, call, root, &role)) != MPI_SUCCESS ||
+        (rc = inter_plan_new(ic, call, ic->npeers, INTER_TAG_SCATTER, &p)) != MPI_SUCCESS)
         return rc;
-    if (role == -1) {
-        if ((rc = inter_no_in_place(ic, call, recvbuf)) != MPI_SUCCESS ||
-            (rc = onic_mpi_coll_buf(ic, call, "recv", recvbuf, recvcount, recvtype, &t)) !=
-                MPI_SUCCESS ||
-            (rc = onic_mpi_coll_irecv(recvbuf, recvcount, t, root, INTER_TAG_SCATTER, ic, &r)) !=
-                MPI_SUCCESS)
-            return rc;
-        return onic_mpi_coll_waitall(1, &r, call);
-    }
-    return inter_root_side(ic, call, 0, (void *)(uintptr_t)sendbuf, sendcount, sendcounts, displs,
-                           sendtype);
+    if (role == -1)
+        rc = inter_to_root(ic, call, "recv", recvbuf, recvcount, recvtype, &p.recv[root]);
+    else if (role == 1)
+        rc = inter_root_side(ic, call, 0, (void *)(uintptr_t)sendbuf, sendcount, sendcounts,
+                             displs, sendtype, p.send);
+    return inter_plan_done(ic, &p, plan, rc, call);
 }
 
 /* --- Every process with every peer -------------------------------------------------------- */
@@ -253,9 +281,10 @@ int onic_mpi_coll_pairs(onic_mpi_comm_t *c, int n, const onic_mpi_pair_t *send,
         return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for %d requests", 2 * n);
     for (int k = 0; k < n && rc == MPI_SUCCESS; k++) {
         int peer = (c->rank + k) % n; /* spread the load: not all to rank 0 first */
-        rc = onic_mpi_coll_irecv(recv[peer].buf, recv[peer].count, recv[peer].type, peer, tag,
-                                 c, &reqs[2 * k]);
-        if (rc == MPI_SUCCESS)
+        if (recv[peer].type != NULL)
+            rc = onic_mpi_coll_irecv(recv[peer].buf, recv[peer].count, recv[peer].type, peer,
+                                     tag, c, &reqs[2 * k]);
+        if (rc == MPI_SUCCESS && send[peer].type != NULL)
             rc = onic_mpi_coll_isend(send[peer].buf, send[peer].count, send[peer].type, peer,
                                      tag, c, &reqs[2 * k + 1]);
     }
@@ -297,26 +326,28 @@ static int inter_side(onic_mpi_comm_t *c, const char *call, const char *what, in
 }
 
 /* The all-to-all family on an intercommunicator, or MPI_Alltoallw on an
- * intracommunicator: describe both sides, then every pair at once. */
+ * intracommunicator: describe both sides as a plan. */
 int onic_mpi_coll_alltoall_any(onic_mpi_comm_t *c, const char *call, int gather,
                                const void *sendbuf, int sendcount, const int sendcounts[],
                                const int sdispls[], MPI_Datatype sendtype,
                                const MPI_Datatype sendtypes[], void *recvbuf, int recvcount,
                                const int recvcounts[], const int rdispls[],
-                               MPI_Datatype recvtype, const MPI_Datatype recvtypes[])
+                               MPI_Datatype recvtype, const MPI_Datatype recvtypes[],
+                               onic_mpi_plan_t *plan)
 {
     int n = c->local != NULL ? c->npeers : c->size, w = recvtypes != NULL, rc;
     int in_place = sendbuf == MPI_IN_PLACE;
+    onic_mpi_plan_t pl;
     onic_mpi_pair_t *p;
-    char *copy = NULL;
 
     if ((c->local != NULL && (rc = inter_no_in_place(c, call, sendbuf)) != MPI_SUCCESS) ||
         (rc = inter_no_in_place(c, call, recvbuf)) != MPI_SUCCESS)
         return rc;
     if (w && sendtypes == NULL && !in_place)
         return onic_mpi_err(c, MPI_ERR_ARG, call, "sendtypes is NULL");
-    if ((p = onic_malloc(2 * (size_t)n * sizeof(*p) + 1)) == NULL)
-        return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for %d transfers", 2 * n);
+    if ((rc = inter_plan_new(c, call, n, INTER_TAG_PAIRS, &pl)) != MPI_SUCCESS)
+        return rc;
+    p = pl.send;
     if ((rc = inter_side(c, call, "recv", n, recvbuf, recvcount, recvcounts, rdispls, w,
                          recvtype, recvtypes, 0, p + n)) == MPI_SUCCESS && in_place) {
         /* MPI_IN_PLACE (intracommunicators): block i of recvbuf goes to
@@ -327,23 +358,19 @@ int onic_mpi_coll_alltoall_any(onic_mpi_comm_t *c, const char *call, int gather,
         if (total > INT32_MAX)
             rc = onic_mpi_err(c, MPI_ERR_COUNT, call, "MPI_IN_PLACE: the receive buffer holds "
                               "more than 2^31 bytes");
-        else if ((copy = onic_malloc(total + 1)) == NULL)
+        else if ((pl.copy = onic_malloc(total + 1)) == NULL)
             rc = onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for %zu bytes", total);
         for (size_t i = 0, at = 0; rc == MPI_SUCCESS && i < (size_t)n; i++) {
             size_t b = p[n + i].type->size * (size_t)p[n + i].count;
-            onic_mpi_type_pack(p[n + i].type, p[n + i].buf, p[n + i].count, copy + at);
-            p[i] = (onic_mpi_pair_t){copy + at, (int)b, inter_bytes()};
+            onic_mpi_type_pack(p[n + i].type, p[n + i].buf, p[n + i].count, pl.copy + at);
+            p[i] = (onic_mpi_pair_t){pl.copy + at, (int)b, inter_bytes()};
             at += b;
         }
     } else if (rc == MPI_SUCCESS) {
         rc = inter_side(c, call, "send", n, sendbuf, sendcount, gather ? NULL : sendcounts,
                         sdispls, w, sendtype, sendtypes, gather, p);
     }
-    if (rc == MPI_SUCCESS)
-        rc = onic_mpi_coll_pairs(c, n, p, p + n, INTER_TAG_PAIRS, call);
-    onic_free(copy);
-    onic_free(p);
-    return rc;
+    return inter_plan_done(c, &pl, plan, rc, call);
 }
 
 int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -361,10 +388,27 @@ int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls
         return onic_mpi_err(c, MPI_ERR_ARG, call, "recvtypes is NULL");
     return onic_mpi_coll_alltoall_any(c, call, 0, sendbuf, 0, sendcounts, sdispls, MPI_BYTE,
                                       sendtypes, recvbuf, 0, recvcounts, rdispls, MPI_BYTE,
-                                      recvtypes);
+                                      recvtypes, NULL);
 }
 
 /* --- Reductions --------------------------------------------------------------------------- */
+int onic_mpi_inter_reduce_check(onic_mpi_comm_t *ic, const char *call, int send,
+                                const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
+                                MPI_Op op, onic_mpi_type_t **t_p, onic_mpi_opd_t *op_p)
+{
+    int rc;
+
+    if ((rc = inter_no_in_place(ic, call, sendbuf)) != MPI_SUCCESS ||
+        (rc = onic_mpi_coll_buf(ic, call, send ? "send" : "recv", send ? sendbuf : recvbuf,
+                                count, type, t_p)) != MPI_SUCCESS ||
+        (rc = onic_mpi_coll_op_check(op, *t_p, ic, call, op_p)) != MPI_SUCCESS)
+        return rc;
+    if ((*t_p)->size * (size_t)count > INT32_MAX)
+        return onic_mpi_err(ic, MPI_ERR_COUNT, call, "%d elements of %zu bytes: onic reduces at "
+                            "most 2^31 - 1 bytes in one call", count, (*t_p)->size);
+    return MPI_SUCCESS;
+}
+
 /* This group's reduction of count elements, packed, at its leader (*acc_p,
  * the caller's; at the others too, unused). */
 static int inter_reduce_local(onic_mpi_comm_t *ic, const char *call, const void *sendbuf,
@@ -376,14 +420,10 @@ static int inter_reduce_local(onic_mpi_comm_t *ic, const char *call, const void 
     char *acc;
     int rc;
 
-    if ((rc = inter_no_in_place(ic, call, sendbuf)) != MPI_SUCCESS ||
-        (rc = onic_mpi_coll_buf(ic, call, "send", sendbuf, count, type, t_p)) != MPI_SUCCESS ||
-        (rc = onic_mpi_coll_op_check(op, *t_p, ic, call, &o)) != MPI_SUCCESS)
+    if ((rc = onic_mpi_inter_reduce_check(ic, call, 1, sendbuf, NULL, count, type, op, t_p,
+                                          &o)) != MPI_SUCCESS)
         return rc;
     bytes = (*t_p)->size * (size_t)count;
-    if (bytes > INT32_MAX)
-        return onic_mpi_err(ic, MPI_ERR_COUNT, call, "%d elements of %zu bytes: onic reduces at "
-                            "most 2^31 - 1 bytes in one call", count, (*t_p)->size);
     if ((acc = onic_malloc(bytes + 1)) == NULL)
         return onic_mpi_err(ic, MPI_ERR_NO_MEM, call, "no memory for %zu bytes", bytes);
     onic_mpi_type_pack(*t_p, sendbuf, count, acc);
@@ -406,7 +446,7 @@ int onic_mpi_inter_reduce(onic_mpi_comm_t *ic, const void *sendbuf, void *recvbu
     size_t bytes;
     int rc, role = 0;
 
-    if ((rc = inter_root(ic, call, root, &role)) != MPI_SUCCESS || role == 0)
+    if ((rc = onic_mpi_inter_root(ic, call, root, &role)) != MPI_SUCCESS || role == 0)
         return rc;
     if (role == -1) {
         if ((rc = inter_reduce_local(ic, call, sendbuf, count, type, op, &t, &acc, &bytes)) !=
@@ -419,9 +459,8 @@ int onic_mpi_inter_reduce(onic_mpi_comm_t *ic, const void *sendbuf, void *recvbu
         onic_free(acc);
         return rc;
     }
-    if ((rc = inter_no_in_place(ic, call, sendbuf)) != MPI_SUCCESS ||
-        (rc = onic_mpi_coll_buf(ic, call, "recv", recvbuf, count, type, &t)) != MPI_SUCCESS ||
-        (rc = onic_mpi_coll_op_check(op, t, ic, call, &o)) != MPI_SUCCESS)
+    if ((rc = onic_mpi_inter_reduce_check(ic, call, 0, sendbuf, recvbuf, count, type, op, &t,
+                                          &o)) != MPI_SUCCESS)
         return rc;
     bytes = t->size * (size_t)count;
     if ((acc = onic_malloc(bytes + 1)) == NULL)
@@ -493,23 +532,33 @@ int onic_mpi_inter_allreduce(onic_mpi_comm_t *ic, const void *sendbuf, void *rec
     return rc;
 }
 
-int onic_mpi_inter_reduce_scatter(onic_mpi_comm_t *ic, const void *sendbuf, void *recvbuf,
-                                  const int recvcounts[], MPI_Datatype type, MPI_Op op,
-                                  const char *call)
+int onic_mpi_coll_rs_counts(onic_mpi_comm_t *c, const char *call, const int recvcounts[],
+                            int *total_p)
 {
     long long total = 0;
 
     if (recvcounts == NULL)
-        return onic_mpi_err(ic, MPI_ERR_ARG, call, "recvcounts is NULL");
-    for (int i = 0; i < ic->size; i++) {
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "recvcounts is NULL");
+    for (int i = 0; i < c->size; i++) {
         if (recvcounts[i] < 0)
-            return onic_mpi_err(ic, MPI_ERR_COUNT, call, "recvcounts[%d] = %d is negative", i,
+            return onic_mpi_err(c, MPI_ERR_COUNT, call, "recvcounts[%d] = %d is negative", i,
                                 recvcounts[i]);
         total += recvcounts[i];
     }
     if (total > INT32_MAX)
-        return onic_mpi_err(ic, MPI_ERR_COUNT, call, "the counts add up to %lld elements, more "
+        return onic_mpi_err(c, MPI_ERR_COUNT, call, "the counts add up to %lld elements, more "
                             "than an int counts", total);
-    return onic_mpi_inter_allreduce(ic, sendbuf, recvbuf, (int)total, recvcounts, type, op,
-                                    call);
+    *total_p = (int)total;
+    return MPI_SUCCESS;
+}
+
+int onic_mpi_inter_reduce_scatter(onic_mpi_comm_t *ic, const void *sendbuf, void *recvbuf,
+                                  const int recvcounts[], MPI_Datatype type, MPI_Op op,
+                                  const char *call)
+{
+    int total, rc = onic_mpi_coll_rs_counts(ic, call, recvcounts, &total);
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return onic_mpi_inter_allreduce(ic, sendbuf, recvbuf, total, recvcounts, type, op, call);
 }

@@ -690,34 +690,62 @@ int  onic_mpi_coll_sides(onic_mpi_comm_t *c, const char *call, const void *sendb
 /* comm if it is a live intercommunicator (MPI initialized), else NULL and
  * nothing reported: the blocking collectives' way to the forms below. */
 onic_mpi_comm_t *onic_mpi_coll_inter(MPI_Comm comm);
-/* The collectives on an intercommunicator ic (MPI 3.1, 5.2.2): root is
- * MPI_ROOT, MPI_PROC_NULL or a remote rank; the v-forms' counts NULL for
- * the plain forms. MPI_SUCCESS or the error reported. */
-int  onic_mpi_inter_barrier(onic_mpi_comm_t *ic, const char *call);
-int  onic_mpi_inter_bcast(onic_mpi_comm_t *ic, void *buf, int count, MPI_Datatype type,
-                          int root, const char *call);
-int  onic_mpi_inter_gather(onic_mpi_comm_t *ic, const void *sendbuf, int sendcount,
-                           MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                           const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                           int root, const char *call);
-int  onic_mpi_inter_scatter(onic_mpi_comm_t *ic, const void *sendbuf, int sendcount,
-                            const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                            const char *call);
-int  onic_mpi_inter_reduce(onic_mpi_comm_t *ic, const void *sendbuf, void *recvbuf, int count,
-                           MPI_Datatype type, MPI_Op op, int root, const char *call);
-int  onic_mpi_inter_allreduce(onic_mpi_comm_t *ic, const void *sendbuf, void *recvbuf,
-                              int count, const int counts[], MPI_Datatype type, MPI_Op op,
-                              const char *call);
-int  onic_mpi_inter_reduce_scatter(onic_mpi_comm_t *ic, const void *sendbuf, void *recvbuf,
-                                   const int recvcounts[], MPI_Datatype type, MPI_Op op,
-                                   const char *call);
+/* MPI_ROOT, MPI_PROC_NULL or a remote rank of ic, or MPI_ERR_ROOT
+ * reported; *role_p: 1 the root, 0 the root's group (nothing to do), -1
+ * the other group. */
+int  onic_mpi_inter_root(onic_mpi_comm_t *ic, const char *call, int root, int *role_p);
 /* One transfer with one peer: count elements of type at buf. */
 typedef struct onic_mpi_pair {
     void            *buf;
     int              count;
     onic_mpi_type_t *type;
 } onic_mpi_pair_t;
+/* A collective made of one message per pair of processes, all posted at
+ * once: send[i] to and recv[i] from peer i of n (type NULL: none), the
+ * sends reading `copy` where MPI_IN_PLACE made one; the blocking forms post
+ * them on `tag` and wait, the non-blocking ones (icoll.c) make them a
+ * round of a schedule. */
+typedef struct onic_mpi_plan {
+    int              n, tag;
+    onic_mpi_pair_t *send, *recv; /* one allocation, send's */
+    char            *copy;
+} onic_mpi_plan_t;
+void onic_mpi_plan_free(onic_mpi_plan_t *p);
+/* The collectives on an intercommunicator ic (MPI 3.1, 5.2.2): root is
+ * MPI_ROOT, MPI_PROC_NULL or a remote rank; the v-forms' counts NULL for
+ * the plain forms. MPI_SUCCESS or the error reported. Those taking a plan
+ * run it when plan is NULL, else return it there, the caller's to run and
+ * free (MPI_SUCCESS only). */
+int  onic_mpi_inter_barrier(onic_mpi_comm_t *ic, const char *call);
+int  onic_mpi_inter_bcast(onic_mpi_comm_t *ic, void *buf, int count, MPI_Datatype type,
+                          int root, const char *call);
+int  onic_mpi_inter_gather(onic_mpi_comm_t *ic, const void *sendbuf, int sendcount,
+                           MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                           int root, const char *call, onic_mpi_plan_t *plan);
+int  onic_mpi_inter_scatter(onic_mpi_comm_t *ic, const void *sendbuf, int sendcount,
+                            const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                            const char *call, onic_mpi_plan_t *plan);
+/* A reduction's checks at a process that sends (send 1: count elements
+ * of sendbuf) or at the root, which only receives (recvbuf); MPI_IN_PLACE
+ * refused. *t_p, *op_p: the type and the operation. */
+int  onic_mpi_inter_reduce_check(onic_mpi_comm_t *ic, const char *call, int send,
+                                 const void *sendbuf, void *recvbuf, int count,
+                                 MPI_Datatype type, MPI_Op op, onic_mpi_type_t **t_p,
+                                 onic_mpi_opd_t *op_p);
+int  onic_mpi_inter_reduce(onic_mpi_comm_t *ic, const void *sendbuf, void *recvbuf, int count,
+                           MPI_Datatype type, MPI_Op op, int root, const char *call);
+int  onic_mpi_inter_allreduce(onic_mpi_comm_t *ic, const void *sendbuf, void *recvbuf,
+                              int count, const int counts[], MPI_Datatype type, MPI_Op op,
+                              const char *call);
+/* Reduce-scatter's counts (c->size of them, the local group's on an
+ * intercommunicator) checked; *total_p their sum. */
+int  onic_mpi_coll_rs_counts(onic_mpi_comm_t *c, const char *call, const int recvcounts[],
+                             int *total_p);
+int  onic_mpi_inter_reduce_scatter(onic_mpi_comm_t *ic, const void *sendbuf, void *recvbuf,
+                                   const int recvcounts[], MPI_Datatype type, MPI_Op op,
+                                   const char *call);
 /* Post send[i] to and recv[i] from each of the n peers of c at once; wait. */
 int  onic_mpi_coll_pairs(onic_mpi_comm_t *c, int n, const onic_mpi_pair_t *send,
                          const onic_mpi_pair_t *recv, int tag, const char *call);
@@ -730,7 +758,8 @@ int  onic_mpi_coll_alltoall_any(onic_mpi_comm_t *c, const char *call, int gather
                                 const int sdispls[], MPI_Datatype sendtype,
                                 const MPI_Datatype sendtypes[], void *recvbuf, int recvcount,
                                 const int recvcounts[], const int rdispls[],
-                                MPI_Datatype recvtype, const MPI_Datatype recvtypes[]);
+                                MPI_Datatype recvtype, const MPI_Datatype recvtypes[],
+                                onic_mpi_plan_t *plan);
 
 /* --- icoll.c ---------------------------------------------------------------------- */
 /* Schedules not yet complete: progress advances them when non-zero. */

@@ -5,7 +5,10 @@
  * turn, at eager and rendezvous sizes, and every result is computed from
  * the world ranks of the processes that sent it. Run at 2 to 4 processes
  * with the cut at the middle and after rank 0 (uneven groups); at 1 only
- * MPI_Alltoallw on the world runs. */
+ * MPI_Alltoallw on the world runs. Every test of a cut runs twice: with
+ * the blocking collectives, then with their non-blocking forms, each
+ * waited for at once; then non-blocking ones overlapped, started while the
+ * other group is not in the collective yet, and their errors. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +19,18 @@
 static MPI_Comm ic;
 static int cut, left, lrank, lsize, rsize;
 static int rworld[64]; /* the world rank of each remote rank */
+
+/* 1: COLL calls the non-blocking form and waits for its request. */
+static int nb;
+static MPI_Request nbreq = MPI_REQUEST_NULL;
+
+static int nb_wait(int rc)
+{
+    return rc != MPI_SUCCESS ? rc : MPI_Wait(&nbreq, MPI_STATUS_IGNORE);
+}
+
+#define COLL(_blocking, _nonblocking, ...) \
+    (nb ? nb_wait(MPI_##_nonblocking(__VA_ARGS__, &nbreq)) : MPI_##_blocking(__VA_ARGS__))
 
 /* Rendezvous-sized messages: more than the 16 KiB eager limit. */
 #define BIG 5000
@@ -38,14 +53,14 @@ static void test_barrier_bcast(void)
 {
     int *buf = malloc(BIG * sizeof(int));
 
-    CHECK_EQ(MPI_Barrier(ic), MPI_SUCCESS);
+    CHECK_EQ(COLL(Barrier, Ibarrier, ic), MPI_SUCCESS);
     for (int n = 3; n <= BIG; n += BIG - 3)
         for (int g = 1; g >= 0; g--)
             for (int r = 0; r < (g == left ? lsize : rsize); r++) {
                 int root = root_arg(g, r), from = g == left ? -1 : rworld[r];
                 for (int i = 0; i < n; i++)
                     buf[i] = root == MPI_ROOT ? val(rank, i) : -1;
-                CHECK_EQ(MPI_Bcast(buf, n, MPI_INT, root, ic), MPI_SUCCESS);
+                CHECK_EQ(COLL(Bcast, Ibcast, buf, n, MPI_INT, root, ic), MPI_SUCCESS);
                 for (int i = 0; i < n && g != left; i++)
                     if (buf[i] != val(from, i)) {
                         CHECK_EQ(buf[i], val(from, i));
@@ -82,10 +97,10 @@ static void test_rooted(void)
                 for (int i = 0; i < mycount; i++)
                     mine[i] = val(rank, i);
                 if (v)
-                    CHECK_EQ(MPI_Gatherv(mine, mycount, MPI_INT, buf, counts, displs, MPI_INT,
-                                         root, ic), MPI_SUCCESS);
+                    CHECK_EQ(COLL(Gatherv, Igatherv, mine, mycount, MPI_INT, buf, counts,
+                                  displs, MPI_INT, root, ic), MPI_SUCCESS);
                 else
-                    CHECK_EQ(MPI_Gather(mine, n, MPI_INT, buf, n, MPI_INT, root, ic),
+                    CHECK_EQ(COLL(Gather, Igather, mine, n, MPI_INT, buf, n, MPI_INT, root, ic),
                              MPI_SUCCESS);
                 if (root == MPI_ROOT)
                     for (int j = 0; j < rsize; j++) {
@@ -102,10 +117,10 @@ static void test_rooted(void)
                 for (int i = 0; i < 64 + 3; i++)
                     mine[i] = -1;
                 if (v)
-                    CHECK_EQ(MPI_Scatterv(buf, counts, displs, MPI_INT, mine, mycount, MPI_INT,
-                                          root, ic), MPI_SUCCESS);
+                    CHECK_EQ(COLL(Scatterv, Iscatterv, buf, counts, displs, MPI_INT, mine,
+                                  mycount, MPI_INT, root, ic), MPI_SUCCESS);
                 else
-                    CHECK_EQ(MPI_Scatter(buf, n, MPI_INT, mine, n, MPI_INT, root, ic),
+                    CHECK_EQ(COLL(Scatter, Iscatter, buf, n, MPI_INT, mine, n, MPI_INT, root, ic),
                              MPI_SUCCESS);
                 if (g != left) {
                     /* The root's stride: its remote group is this one. */
@@ -129,7 +144,7 @@ static void test_all(void)
     for (int i = 0; i < 2; i++)
         sbuf[i] = val(rank, i);
     memset(rbuf, 0xff, sizeof(rbuf));
-    CHECK_EQ(MPI_Allgather(sbuf, 2, MPI_INT, rbuf, 2, MPI_INT, ic), MPI_SUCCESS);
+    CHECK_EQ(COLL(Allgather, Iallgather, sbuf, 2, MPI_INT, rbuf, 2, MPI_INT, ic), MPI_SUCCESS);
     for (int j = 0; j < rsize; j++)
         for (int i = 0; i < 2; i++)
             CHECK_EQ(rbuf[2 * j + i], val(rworld[j], i));
@@ -144,8 +159,8 @@ static void test_all(void)
     for (int i = 0; i < lrank + 1; i++)
         sbuf[i] = val(rank, i);
     memset(rbuf, 0xff, sizeof(rbuf));
-    CHECK_EQ(MPI_Allgatherv(sbuf, lrank + 1, MPI_INT, rbuf, counts, displs, MPI_INT, ic),
-             MPI_SUCCESS);
+    CHECK_EQ(COLL(Allgatherv, Iallgatherv, sbuf, lrank + 1, MPI_INT, rbuf, counts, displs,
+                  MPI_INT, ic), MPI_SUCCESS);
     for (int j = 0; j < rsize; j++)
         for (int i = 0; i < j + 1; i++)
             CHECK_EQ(rbuf[displs[j] + i], val(rworld[j], i));
@@ -155,7 +170,7 @@ static void test_all(void)
         for (int i = 0; i < 2; i++)
             sbuf[2 * j + i] = val(rank, 10 * j + i);
     memset(rbuf, 0xff, sizeof(rbuf));
-    CHECK_EQ(MPI_Alltoall(sbuf, 2, MPI_INT, rbuf, 2, MPI_INT, ic), MPI_SUCCESS);
+    CHECK_EQ(COLL(Alltoall, Ialltoall, sbuf, 2, MPI_INT, rbuf, 2, MPI_INT, ic), MPI_SUCCESS);
     for (int j = 0; j < rsize; j++)
         for (int i = 0; i < 2; i++)
             CHECK_EQ(rbuf[2 * j + i], val(rworld[j], 10 * lrank + i));
@@ -177,11 +192,11 @@ static void test_all(void)
     for (int w = 0; w < 2; w++) {
         memset(rbuf, 0xff, sizeof(rbuf));
         if (w)
-            CHECK_EQ(MPI_Alltoallw(sbuf, scounts, bdispls, types, rbuf, counts, rbdispls, types,
-                                   ic), MPI_SUCCESS);
+            CHECK_EQ(COLL(Alltoallw, Ialltoallw, sbuf, scounts, bdispls, types, rbuf, counts,
+                          rbdispls, types, ic), MPI_SUCCESS);
         else
-            CHECK_EQ(MPI_Alltoallv(sbuf, scounts, sdispls, MPI_INT, rbuf, counts, displs,
-                                   MPI_INT, ic), MPI_SUCCESS);
+            CHECK_EQ(COLL(Alltoallv, Ialltoallv, sbuf, scounts, sdispls, MPI_INT, rbuf, counts,
+                          displs, MPI_INT, ic), MPI_SUCCESS);
         for (int j = 0; j < rsize; j++) {
             CHECK_EQ(rbuf[displs[j] - 1], -1);
             for (int i = 0; i < counts[j]; i++)
@@ -221,8 +236,9 @@ static void test_reductions(void)
                 int root = root_arg(g, r);
                 rbuf[0] = rbuf[n] = -1;
                 res[0] = res[1] = -5;
-                CHECK_EQ(MPI_Reduce(sbuf, rbuf, n, MPI_INT, MPI_SUM, root, ic), MPI_SUCCESS);
-                CHECK_EQ(MPI_Reduce(run, res, 1, MPI_2INT, op, root, ic), MPI_SUCCESS);
+                CHECK_EQ(COLL(Reduce, Ireduce, sbuf, rbuf, n, MPI_INT, MPI_SUM, root, ic),
+                         MPI_SUCCESS);
+                CHECK_EQ(COLL(Reduce, Ireduce, run, res, 1, MPI_2INT, op, root, ic), MPI_SUCCESS);
                 if (root == MPI_ROOT) {
                     for (int i = 0; i < n; i++)
                         if (rbuf[i] != sum0 + rsize * i) {
@@ -239,13 +255,13 @@ static void test_reductions(void)
             }
 
     /* Allreduce: each group gets the remote group's reduction. */
-    CHECK_EQ(MPI_Allreduce(sbuf, rbuf, BIG, MPI_INT, MPI_SUM, ic), MPI_SUCCESS);
+    CHECK_EQ(COLL(Allreduce, Iallreduce, sbuf, rbuf, BIG, MPI_INT, MPI_SUM, ic), MPI_SUCCESS);
     for (int i = 0; i < BIG; i++)
         if (rbuf[i] != sum0 + rsize * i) {
             CHECK_EQ(rbuf[i], sum0 + rsize * i);
             break;
         }
-    CHECK_EQ(MPI_Allreduce(run, res, 1, MPI_2INT, op, ic), MPI_SUCCESS);
+    CHECK_EQ(COLL(Allreduce, Iallreduce, run, res, 1, MPI_2INT, op, ic), MPI_SUCCESS);
     CHECK_EQ(res[0], 0);
     CHECK_EQ(res[1], rsize - 1);
 
@@ -259,7 +275,8 @@ static void test_reductions(void)
             at += a < lrank ? counts[a] : 0;
         }
         memset(rbuf, 0xff, (BIG + 1) * sizeof(int));
-        CHECK_EQ(MPI_Reduce_scatter(sbuf, rbuf, counts, MPI_INT, MPI_SUM, ic), MPI_SUCCESS);
+        CHECK_EQ(COLL(Reduce_scatter, Ireduce_scatter, sbuf, rbuf, counts, MPI_INT, MPI_SUM, ic),
+                 MPI_SUCCESS);
         for (int i = 0; i < counts[lrank]; i++)
             CHECK_EQ(rbuf[i], sum0 + rsize * (at + i));
         CHECK_EQ(rbuf[counts[lrank]], -1);
@@ -268,7 +285,8 @@ static void test_reductions(void)
     {
         int k = 2 * rsize;
         memset(rbuf, 0xff, (BIG + 1) * sizeof(int));
-        CHECK_EQ(MPI_Reduce_scatter_block(sbuf, rbuf, k, MPI_INT, MPI_SUM, ic), MPI_SUCCESS);
+        CHECK_EQ(COLL(Reduce_scatter_block, Ireduce_scatter_block, sbuf, rbuf, k, MPI_INT,
+                      MPI_SUM, ic), MPI_SUCCESS);
         for (int i = 0; i < k; i++)
             CHECK_EQ(rbuf[i], sum0 + rsize * (lrank * k + i));
         CHECK_EQ(rbuf[k], -1);
@@ -281,14 +299,108 @@ static void test_errors(void)
 {
     int v = 0, w = 0;
 
-    CHECK_EQ(MPI_Bcast(&v, 1, MPI_INT, rsize, ic), MPI_ERR_ROOT);
-    CHECK_EQ(MPI_Reduce(&v, &w, 1, MPI_INT, MPI_SUM, -7, ic), MPI_ERR_ROOT);
-    CHECK_EQ(MPI_Allreduce(MPI_IN_PLACE, &w, 1, MPI_INT, MPI_SUM, ic), MPI_ERR_BUFFER);
-    CHECK_EQ(MPI_Allgather(MPI_IN_PLACE, 1, MPI_INT, &w, 1, MPI_INT, ic), MPI_ERR_BUFFER);
-    CHECK_EQ(MPI_Gather(&v, 1, MPI_INT, NULL, 1, MPI_INT, MPI_ROOT, ic), MPI_ERR_BUFFER);
+    CHECK_EQ(COLL(Bcast, Ibcast, &v, 1, MPI_INT, rsize, ic), MPI_ERR_ROOT);
+    CHECK_EQ(COLL(Reduce, Ireduce, &v, &w, 1, MPI_INT, MPI_SUM, -7, ic), MPI_ERR_ROOT);
+    CHECK_EQ(COLL(Allreduce, Iallreduce, MPI_IN_PLACE, &w, 1, MPI_INT, MPI_SUM, ic),
+             MPI_ERR_BUFFER);
+    CHECK_EQ(COLL(Allgather, Iallgather, MPI_IN_PLACE, 1, MPI_INT, &w, 1, MPI_INT, ic),
+             MPI_ERR_BUFFER);
+    CHECK_EQ(COLL(Gather, Igather, &v, 1, MPI_INT, NULL, 1, MPI_INT, MPI_ROOT, ic),
+             MPI_ERR_BUFFER);
     /* MPI 3.1 defines no scan on an intercommunicator. */
-    CHECK_EQ(MPI_Scan(&v, &w, 1, MPI_INT, MPI_SUM, ic), MPI_ERR_COMM);
-    CHECK_EQ(MPI_Exscan(&v, &w, 1, MPI_INT, MPI_SUM, ic), MPI_ERR_COMM);
+    CHECK_EQ(COLL(Scan, Iscan, &v, &w, 1, MPI_INT, MPI_SUM, ic), MPI_ERR_COMM);
+    CHECK_EQ(COLL(Exscan, Iexscan, &v, &w, 1, MPI_INT, MPI_SUM, ic), MPI_ERR_COMM);
+}
+
+/* Non-blocking collectives are local calls: the left group starts a
+ * barrier and a broadcast and only then tells the right group, whose
+ * leader waits for that word before it starts either. */
+static void test_local(void)
+{
+    MPI_Request r[2];
+    int word = 0, v = -1;
+
+    if (left) {
+        CHECK_EQ(MPI_Ibarrier(ic, &r[0]), MPI_SUCCESS);
+        v = 99;
+        CHECK_EQ(MPI_Ibcast(&v, 1, MPI_INT, lrank == 0 ? MPI_ROOT : MPI_PROC_NULL, ic, &r[1]),
+                 MPI_SUCCESS);
+        if (lrank == 0)
+            CHECK_EQ(MPI_Send(&word, 1, MPI_INT, 0, 5, ic), MPI_SUCCESS);
+    } else {
+        if (lrank == 0)
+            CHECK_EQ(MPI_Recv(&word, 1, MPI_INT, 0, 5, ic, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        CHECK_EQ(MPI_Ibarrier(ic, &r[0]), MPI_SUCCESS);
+        CHECK_EQ(MPI_Ibcast(&v, 1, MPI_INT, 0, ic, &r[1]), MPI_SUCCESS);
+    }
+    CHECK_EQ(MPI_Waitall(2, r, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    CHECK_EQ(v, 99);
+}
+
+/* Several non-blocking collectives outstanding on the intercommunicator
+ * at once, finished in the reverse order, the last started by MPI_Test. */
+static void test_overlap(void)
+{
+    int *a = malloc(BIG * sizeof(int)), *b = malloc(BIG * sizeof(int));
+    int c[2 * 64], d[2 * 64], e, sum0 = 0, done = 0;
+    MPI_Request r[4];
+
+    for (int j = 0; j < rsize; j++)
+        sum0 += rworld[j];
+    for (int i = 0; i < BIG; i++)
+        a[i] = rank + i;
+    for (int j = 0; j < rsize; j++)
+        for (int i = 0; i < 2; i++)
+            c[2 * j + i] = val(rank, 10 * j + i);
+    /* The broadcast's root: the right group's rank 0. */
+    e = left ? -1 : lrank == 0 ? 7 : -2;
+    CHECK_EQ(MPI_Iallreduce(a, b, BIG, MPI_INT, MPI_SUM, ic, &r[0]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Ialltoall(c, 2, MPI_INT, d, 2, MPI_INT, ic, &r[1]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Ibcast(&e, 1, MPI_INT, left ? 0 : lrank == 0 ? MPI_ROOT : MPI_PROC_NULL, ic,
+                        &r[2]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Ibarrier(ic, &r[3]), MPI_SUCCESS);
+    while (!done)
+        CHECK_EQ(MPI_Test(&r[3], &done, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    for (int k = 2; k >= 0; k--)
+        CHECK_EQ(MPI_Wait(&r[k], MPI_STATUS_IGNORE), MPI_SUCCESS);
+    for (int i = 0; i < BIG; i++)
+        if (b[i] != sum0 + rsize * i) {
+            CHECK_EQ(b[i], sum0 + rsize * i);
+            break;
+        }
+    for (int j = 0; j < rsize; j++)
+        for (int i = 0; i < 2; i++)
+            CHECK_EQ(d[2 * j + i], val(rworld[j], 10 * lrank + i));
+    /* The root's group keeps its buffers. */
+    CHECK_EQ(e, left || lrank == 0 ? 7 : -2);
+    free(a);
+    free(b);
+}
+
+/* The non-blocking forms' own errors on an intercommunicator: a call that
+ * fails makes no request. */
+static void test_ierrors(void)
+{
+    MPI_Request r = MPI_REQUEST_NULL;
+    int v = 0, w = 0, counts[64] = {0}, displs[64] = {0};
+
+    CHECK_EQ(MPI_Igather(&v, 1, MPI_INT, &w, 1, MPI_INT, rsize, ic, &r), MPI_ERR_ROOT);
+    CHECK_EQ(MPI_Iscatterv(&v, counts, displs, MPI_INT, &w, 1, MPI_INT, -5, ic, &r),
+             MPI_ERR_ROOT);
+    CHECK_EQ(MPI_Igatherv(&v, 1, MPI_INT, &w, counts, displs, MPI_INT, MPI_ANY_SOURCE, ic, &r),
+             MPI_ERR_ROOT);
+    CHECK_EQ(MPI_Iscatter(&v, 1, MPI_INT, &w, 1, MPI_INT, rsize + 3, ic, &r), MPI_ERR_ROOT);
+    CHECK_EQ(MPI_Ibarrier(ic, NULL), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Iallreduce(&v, &w, 1, MPI_INT, MPI_SUM, ic, NULL), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Ialltoall(&v, 1, MPI_INT, &w, 1, MPI_INT, ic, NULL), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Ibcast(NULL, 4, MPI_INT, MPI_ROOT, ic, &r), MPI_ERR_BUFFER);
+    CHECK_EQ(MPI_Ireduce(&v, &w, 1, MPI_INT, MPI_OP_NULL, 0, ic, &r), MPI_ERR_OP);
+    counts[0] = -1;
+    CHECK_EQ(MPI_Ireduce_scatter(&v, &w, counts, MPI_INT, MPI_SUM, ic, &r), MPI_ERR_COUNT);
+    CHECK_EQ(MPI_Ialltoallv(&v, counts, displs, MPI_INT, &w, counts, displs, MPI_INT, ic, &r),
+             MPI_ERR_COUNT);
+    CHECK_EQ(MPI_Ireduce_scatter_block(&v, &w, -1, MPI_INT, MPI_SUM, ic, &r), MPI_ERR_COUNT);
+    CHECK_EQ(r, MPI_REQUEST_NULL);
 }
 
 /* MPI_Alltoallw on the world: rank a sends rank b a + b + 1 ints, to
@@ -363,11 +475,16 @@ static void run_cut(int at)
     MPI_Comm_remote_size(ic, &rsize);
     for (int j = 0; j < rsize; j++)
         rworld[j] = left ? cut + j : j;
-    test_errors();
-    test_barrier_bcast();
-    test_rooted();
-    test_all();
-    test_reductions();
+    for (nb = 0; nb < 2; nb++) {
+        test_errors();
+        test_barrier_bcast();
+        test_rooted();
+        test_all();
+        test_reductions();
+    }
+    test_local();
+    test_overlap();
+    test_ierrors();
     CHECK_EQ(MPI_Barrier(ic), MPI_SUCCESS);
     MPI_Comm_free(&ic);
     MPI_Comm_free(&local);

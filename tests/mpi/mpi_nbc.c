@@ -1000,6 +1000,7 @@ static void test_ierrors(void)
     CHECK_EQ(MPI_Ialltoall(x, 1, MPI_INT, y, -2, MPI_INT, MPI_COMM_WORLD, &r), MPI_ERR_COUNT);
     {
         int neg[64], z[64] = {0};
+        MPI_Datatype ints[64];
         for (int i = 0; i < size; i++)
             neg[i] = i == size - 1 ? -1 : 1;
         CHECK_EQ(MPI_Igatherv(x, 1, MPI_INT, y, z, z, MPI_INT, size, MPI_COMM_WORLD, &r),
@@ -1019,7 +1020,9 @@ static void test_ierrors(void)
         CHECK_EQ(MPI_Iscan(&d, y, 1, MPI_DOUBLE, MPI_BAND, MPI_COMM_WORLD, &r), MPI_ERR_OP);
         CHECK_EQ(MPI_Iexscan(x, y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
         CHECK_EQ(MPI_Ialltoallw(x, z, z, NULL, y, z, z, NULL, MPI_COMM_WORLD, &r), MPI_ERR_ARG);
-        CHECK_EQ(MPI_Ialltoallw(x, neg, z, NULL, y, z, z, NULL, MPI_COMM_WORLD, &r),
+        for (int i = 0; i < 64; i++)
+            ints[i] = MPI_INT;
+        CHECK_EQ(MPI_Ialltoallw(x, neg, z, ints, y, z, z, ints, MPI_COMM_WORLD, &r),
                  MPI_ERR_COUNT);
     }
     if (size > 1)
