@@ -6,6 +6,7 @@
 
 #include "base/log.h"
 #include "base/mem.h"
+#include "mpi/mpi_impl.h"
 
 #include <mpi.h>
 #include <fcntl.h>
@@ -471,6 +472,82 @@ static void test_unexpected_to_self(void)
     CHECK_EQ(bad, 0);
 }
 
+/* MPI_Improbe with nothing to match sets *flag to false; once a message to
+ * oneself is there it sets it to true within the bound, with the message's
+ * source and tag, and MPI_Mrecv receives it and sets the handle to
+ * MPI_MESSAGE_NULL (MPI 4.0, 3.8.2); MPI_Mprobe returns with the message. */
+static void test_probe_to_self(void)
+{
+    MPI_Message msg = MPI_MESSAGE_NULL;
+    MPI_Status st;
+    MPI_Request q;
+    int flag = 7, v = 31, got = -1, rc = MPI_SUCCESS;
+    long polls = 0;
+
+    CHECK_EQ(MPI_Improbe(0, 11, MPI_COMM_SELF, &flag, &msg, &st), MPI_SUCCESS);
+    if (flag != 0)
+        fprintf(stderr, "MPI_Improbe with no message to match: flag %d, not false\n", flag);
+    CHECK_EQ(flag, 0);
+    MPI_Isend(&v, 1, MPI_INT, 0, 11, MPI_COMM_SELF, &q);
+    flag = 0;
+    while (!flag && polls++ < POLLS && rc == MPI_SUCCESS)
+        rc = MPI_Improbe(0, 11, MPI_COMM_SELF, &flag, &msg, &st);
+    CHECK_EQ(rc, MPI_SUCCESS);
+    if (!flag)
+        fprintf(stderr, "MPI_Improbe of a message sent to oneself: flag still false after "
+                "%d calls\n", POLLS);
+    CHECK_EQ(flag, 1);
+    if (!flag)
+        return;
+    CHECK_EQ(st.MPI_SOURCE, 0);
+    CHECK_EQ(st.MPI_TAG, 11);
+    CHECK(msg != MPI_MESSAGE_NULL);
+    CHECK_EQ(MPI_Mrecv(&got, 1, MPI_INT, &msg, &st), MPI_SUCCESS);
+    CHECK_EQ(got, 31);
+    CHECK(msg == MPI_MESSAGE_NULL);
+    CHECK_EQ(MPI_Wait(&q, MPI_STATUS_IGNORE), MPI_SUCCESS);
+
+    /* MPI_Mprobe returns with the one message there is (it must not go on
+     * looking after it has one: then only the alarm ends it). */
+    v = 32;
+    got = -1;
+    MPI_Isend(&v, 1, MPI_INT, 0, 11, MPI_COMM_SELF, &q);
+    CHECK_EQ(MPI_Mprobe(0, 11, MPI_COMM_SELF, &msg, &st), MPI_SUCCESS);
+    CHECK_EQ(st.MPI_TAG, 11);
+    CHECK_EQ(MPI_Mrecv(&got, 1, MPI_INT, &msg, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    CHECK_EQ(got, 32);
+    CHECK_EQ(MPI_Wait(&q, MPI_STATUS_IGNORE), MPI_SUCCESS);
+}
+
+/* Matched messages never received are freed by MPI_Finalize: as many as
+ * fill the message table to its capacity (64 slots, slot 0 MPI_PROC_NULL's
+ * message), so a walk one slot past the table's used part reads outside it
+ * (AddressSanitizer). */
+static void test_messages_at_finalize(void)
+{
+    static int v[64];
+    MPI_Message msg = MPI_MESSAGE_NULL;
+    MPI_Request q;
+    int index = 0, made = 0, flag;
+    long polls;
+
+    do {
+        v[made % 64] = made;
+        MPI_Isend(&v[made % 64], 1, MPI_INT, 0, 12, MPI_COMM_SELF, &q);
+        flag = 0;
+        polls = 0;
+        while (!flag && polls++ < POLLS)
+            MPI_Improbe(0, 12, MPI_COMM_SELF, &flag, &msg, MPI_STATUS_IGNORE);
+        CHECK_EQ(flag, 1);
+        if (!flag)
+            return;
+        CHECK_EQ(MPI_Wait(&q, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        index = msg & (ONIC_MPI_HANDLE_INDEX_MAX - 1);
+        made++;
+    } while (made < 1000 && index != 63);
+    CHECK_EQ(index, 63); /* left to MPI_Finalize */
+}
+
 /* ("pending") MPI_Finalize with four receives never completed is
  * MPI_ERR_PENDING, and its message counts the four and names the first
  * three (call, peer, tag), then "...". The message goes to the debug log
@@ -562,6 +639,10 @@ int main(int argc, char **argv)
         test_cancel_then_receive();
         stage = "test_unexpected_to_self";
         test_unexpected_to_self();
+        stage = "test_probe_to_self";
+        test_probe_to_self();
+        stage = "test_messages_at_finalize";
+        test_messages_at_finalize(); /* last: MPI_Finalize frees them */
     }
     stage = "MPI_Finalize";
     MPI_Finalize();
