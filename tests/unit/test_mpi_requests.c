@@ -295,6 +295,45 @@ static void test_last_class_named(void)
     CHECK_EQ(MPI_Win_free(&win), MPI_SUCCESS);
 }
 
+/* Argument errors name what is wrong: MPI_Win_shared_query's NULL output
+ * argument by its name, MPI_Intercomm_create's local leader outside
+ * local_comm with the ranks there are. */
+static void test_args_named(void)
+{
+    char said[2048];
+    FILE *tmp;
+    MPI_Win win;
+    MPI_Aint size;
+    MPI_Comm ic = MPI_COMM_NULL;
+    int saved, level, disp = 0, *base = NULL, *mem = NULL;
+
+    CHECK_EQ(MPI_Win_allocate_shared(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_SELF,
+                                     &mem, &win), MPI_SUCCESS);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    said_catch(&tmp, &saved, &level);
+    CHECK_EQ(MPI_Win_shared_query(win, 0, &size, NULL, &base), MPI_ERR_ARG);
+    said_caught(tmp, saved, level, said, sizeof(said));
+    if (strstr(said, "disp_unit is NULL") == NULL)
+        fprintf(stderr, "MPI_Win_shared_query with disp_unit NULL said:\n%s", said);
+    CHECK(strstr(said, "disp_unit is NULL") != NULL);
+    said_catch(&tmp, &saved, &level);
+    CHECK_EQ(MPI_Win_shared_query(win, 0, &size, &disp, NULL), MPI_ERR_ARG);
+    said_caught(tmp, saved, level, said, sizeof(said));
+    if (strstr(said, "baseptr is NULL") == NULL)
+        fprintf(stderr, "MPI_Win_shared_query with baseptr NULL said:\n%s", said);
+    CHECK(strstr(said, "baseptr is NULL") != NULL);
+    CHECK_EQ(MPI_Win_free(&win), MPI_SUCCESS);
+
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    said_catch(&tmp, &saved, &level);
+    CHECK_EQ(MPI_Intercomm_create(MPI_COMM_SELF, 1, MPI_COMM_SELF, 0, 5, &ic), MPI_ERR_RANK);
+    said_caught(tmp, saved, level, said, sizeof(said));
+    if (strstr(said, "local_leader 1 is not a rank of local_comm (0 to 0)") == NULL)
+        fprintf(stderr, "MPI_Intercomm_create with local_leader 1 of 1 said:\n%s", said);
+    CHECK(strstr(said, "local_leader 1 is not a rank of local_comm (0 to 0)") != NULL);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+}
+
 /* A fatal error ends the process with the error's class as its exit
  * status, and hands the launcher's abort (the hook boot installs under
  * PMIx or PMI-1; here the test's own) the same code. In a child: the error
@@ -631,6 +670,8 @@ int main(int argc, char **argv)
         test_root_named();
         stage = "test_last_class_named";
         test_last_class_named();
+        stage = "test_args_named";
+        test_args_named();
         stage = "test_fatal_status";
         test_fatal_status();
         stage = "test_handle_cap";
