@@ -43,6 +43,31 @@ static unsigned check_passed, check_failed;
         } \
     } while (0)
 
+/* Catch what is written to stderr from here (into *tmp_p; *saved_p keeps
+ * the real one) ... */
+static inline void check_stderr_catch(FILE **tmp_p, int *saved_p)
+{
+    *tmp_p = tmpfile();
+    *saved_p = dup(2);
+    REQUIRE(*tmp_p != NULL && *saved_p >= 0);
+    fflush(stderr);
+    REQUIRE(dup2(fileno(*tmp_p), 2) == 2);
+}
+
+/* ... to here, into out (a string). */
+static inline void check_stderr_caught(FILE *tmp, int saved, char *out, size_t outlen)
+{
+    size_t n;
+
+    fflush(stderr);
+    REQUIRE(dup2(saved, 2) == 2);
+    close(saved);
+    rewind(tmp);
+    n = fread(out, 1, outlen - 1, tmp);
+    out[n] = '\0';
+    fclose(tmp);
+}
+
 /* A watchdog for tests that take well under a second: a call that never
  * returns (an endless walk inside the code under test, which the test
  * cannot bound from outside) fails the test, named, after `seconds`,

@@ -221,31 +221,6 @@ static void test_config_path(void)
     unsetenv("ONIC_TRACE");
 }
 
-/* Catch what is written to stderr from here (into *tmp_p; *saved_p keeps
- * the real one) ... */
-static void stderr_catch(FILE **tmp_p, int *saved_p)
-{
-    *tmp_p = tmpfile();
-    *saved_p = dup(2);
-    REQUIRE(*tmp_p != NULL && *saved_p >= 0);
-    fflush(stderr);
-    REQUIRE(dup2(fileno(*tmp_p), 2) == 2);
-}
-
-/* ... to here, into out. */
-static void stderr_caught(FILE *tmp, int saved, char *out, size_t outlen)
-{
-    size_t n;
-
-    fflush(stderr);
-    REQUIRE(dup2(saved, 2) == 2);
-    close(saved);
-    rewind(tmp);
-    n = fread(out, 1, outlen - 1, tmp);
-    out[n] = '\0';
-    fclose(tmp);
-}
-
 /* onic_config_read into *cfg_p, what it writes to stderr into out. */
 static onic_status_t config_read_said(onic_config_t *cfg_p, char *out, size_t outlen)
 {
@@ -253,9 +228,9 @@ static onic_status_t config_read_said(onic_config_t *cfg_p, char *out, size_t ou
     int saved;
     onic_status_t status;
 
-    stderr_catch(&tmp, &saved);
+    check_stderr_catch(&tmp, &saved);
     status = onic_config_read(cfg_p);
-    stderr_caught(tmp, saved, out, outlen);
+    check_stderr_caught(tmp, saved, out, outlen);
     return status;
 }
 
@@ -324,9 +299,9 @@ static onic_log_level_t log_level_of(const char *val, char *out, size_t outlen)
         setenv("ONIC_LOG", val, 1);
     else
         unsetenv("ONIC_LOG");
-    stderr_catch(&tmp, &saved);
+    check_stderr_catch(&tmp, &saved);
     level = onic_config_log_level();
-    stderr_caught(tmp, saved, out, outlen);
+    check_stderr_caught(tmp, saved, out, outlen);
     unsetenv("ONIC_LOG");
     return level;
 }

@@ -132,24 +132,15 @@ static void said_catch(FILE **tmp_p, int *saved_p, int *level_p)
     *level_p = ONIC_LOG_ERROR;
     while (*level_p < ONIC_LOG_TRACE && onic_log_enabled((onic_log_level_t)(*level_p + 1)))
         (*level_p)++;
-    *tmp_p = tmpfile();
-    *saved_p = dup(2);
-    REQUIRE(*tmp_p != NULL && *saved_p >= 0);
     onic_log_set_level(ONIC_LOG_DEBUG);
-    fflush(stderr);
-    REQUIRE(dup2(fileno(*tmp_p), 2) == 2);
+    check_stderr_catch(tmp_p, saved_p);
 }
 
 /* ... to here, into out. */
 static void said_caught(FILE *tmp, int saved, int level, char *out, size_t outlen)
 {
-    fflush(stderr);
-    REQUIRE(dup2(saved, 2) == 2);
-    close(saved);
+    check_stderr_caught(tmp, saved, out, outlen);
     onic_log_set_level((onic_log_level_t)level);
-    rewind(tmp);
-    out[fread(out, 1, outlen - 1, tmp)] = '\0';
-    fclose(tmp);
 }
 
 /* Keyvals: the first 16 made fill the table of keyvals exactly; the

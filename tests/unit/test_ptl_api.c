@@ -99,21 +99,12 @@ static void test_before_init(void)
 /* PtlEQPoll of one queue at once, what it writes to stderr into out. */
 static int eq_poll_said(ptl_handle_eq_t *eqs, ptl_event_t *ev, char *out, size_t outlen)
 {
-    FILE *tmp = tmpfile();
-    int saved = dup(2), which, rc;
-    size_t n;
+    FILE *tmp;
+    int saved, which, rc;
 
-    REQUIRE(tmp != NULL && saved >= 0);
-    fflush(stderr);
-    REQUIRE(dup2(fileno(tmp), 2) == 2);
+    check_stderr_catch(&tmp, &saved);
     rc = PtlEQPoll(eqs, 1, 0, ev, &which);
-    fflush(stderr);
-    REQUIRE(dup2(saved, 2) == 2);
-    close(saved);
-    rewind(tmp);
-    n = fread(out, 1, outlen - 1, tmp);
-    out[n] = '\0';
-    fclose(tmp);
+    check_stderr_caught(tmp, saved, out, outlen);
     return rc;
 }
 static void test_errors(void)

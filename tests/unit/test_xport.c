@@ -197,30 +197,6 @@ static void test_limits(onic_config_t *cfg)
     onic_xport_close(x);
 }
 
-/* What the code under test writes to stderr from here ... */
-static void stderr_catch(FILE **tmp_p, int *saved_p)
-{
-    *tmp_p = tmpfile();
-    *saved_p = dup(2);
-    REQUIRE(*tmp_p != NULL && *saved_p >= 0);
-    fflush(stderr);
-    REQUIRE(dup2(fileno(*tmp_p), 2) == 2);
-}
-
-/* ... to here, into out. */
-static void stderr_caught(FILE *tmp, int saved, char *out, size_t outlen)
-{
-    size_t n;
-
-    fflush(stderr);
-    REQUIRE(dup2(saved, 2) == 2);
-    close(saved);
-    rewind(tmp);
-    n = fread(out, 1, outlen - 1, tmp);
-    out[n] = '\0';
-    fclose(tmp);
-}
-
 /* A send or RMA to a rank the job does not have is refused, and the error
  * names the rank and the job's ranks (the log rule: the object and its
  * value), not a NULL argument. Rank 1 in a job of one is the first rank
@@ -238,17 +214,17 @@ static void test_bad_rank_named(onic_config_t *cfg)
     if (x == NULL)
         return;
     memset(&key, 0, sizeof(key));
-    stderr_catch(&tmp, &saved);
+    check_stderr_catch(&tmp, &saved);
     CHECK_EQ(onic_xport_send(x, 1, NULL, 0, NULL, 0), ONIC_ERR_INVALID_PARAM);
-    stderr_caught(tmp, saved, said, sizeof(said));
+    check_stderr_caught(tmp, saved, said, sizeof(said));
     CHECK(strstr(said, "send to rank 1, but the job has ranks 0 to 0") != NULL);
 
-    stderr_catch(&tmp, &saved);
+    check_stderr_catch(&tmp, &saved);
     CHECK_EQ(onic_xport_rma_read(x, 1, &word, &key, 0, sizeof(word), NULL),
              ONIC_ERR_INVALID_PARAM);
     CHECK_EQ(onic_xport_rma_write(x, 1, &word, &key, 0, sizeof(word), NULL),
              ONIC_ERR_INVALID_PARAM);
-    stderr_caught(tmp, saved, said, sizeof(said));
+    check_stderr_caught(tmp, saved, said, sizeof(said));
     CHECK(strstr(said, "rma_read to rank 1, but the job has ranks 0 to 0") != NULL);
     CHECK(strstr(said, "rma_write to rank 1, but the job has ranks 0 to 0") != NULL);
     if (strstr(said, "to rank 1") == NULL)
