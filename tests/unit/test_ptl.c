@@ -7,6 +7,7 @@
 #include "base/mem.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static onic_ptl_ni_t  *ni;
@@ -707,6 +708,40 @@ static void test_ack(void)
 }
 
 /* --- gets and replies ---------------------------------------------------------------- */
+/* A small get may ask for up to the longest reply one message carries
+ * (the NI's max_inline) and no more: exactly that much is answered whole,
+ * one byte more is a malformed request, dropped as such. */
+static void test_get_max_inline(void)
+{
+    size_t n;
+    uint8_t *exposed;
+    ptl_handle_me_t me;
+    ptl_handle_eq_t eq;
+    onic_ptl_msg_t m;
+    onic_ptl_out_t out;
+    uint64_t before;
+
+    open_ni();
+    n = ni->max_inline;
+    exposed = calloc(1, n + 1);
+    REQUIRE(exposed != NULL);
+    eq = eq_alloc(16);
+    me = me_attach(4, ME_ANY, 5, 0, PTL_RETAIN, PTL_INS_AFTER);
+    md_attach(me, md_desc(exposed, n + 1, PTL_MD_THRESH_INF, PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE,
+                          eq), PTL_RETAIN);
+    m = req(ONIC_PTL_OP_GET, 4, 5, n);
+    out = feed(1, &m, NULL, 0);
+    CHECK(out.send);
+    CHECK_EQ(out.len, n);
+    before = drops(ONIC_PTL_DROP_MALFORMED);
+    m = req(ONIC_PTL_OP_GET, 4, 5, n + 1);
+    out = feed(1, &m, NULL, 0);
+    CHECK(!out.send);
+    CHECK_EQ(drops(ONIC_PTL_DROP_MALFORMED), before + 1);
+    close_ni();
+    free(exposed);
+}
+
 static void test_get_reply(void)
 {
     uint8_t exposed[32], dst[16] = {0};
@@ -1127,6 +1162,54 @@ static void count_handler(ptl_event_t *ev)
 {
     (void)ev;
     handler_calls++;
+}
+
+/* A handler runs inside a Portals call, which does not poll again: its
+ * PtlEQWait on an empty queue could only wait for ever, and is refused
+ * (PTL_FAIL); a PtlEQGet there says empty. */
+static ptl_handle_eq_t waiting_eq;
+static int waited_rc, got_rc;
+
+static void waiting_handler(ptl_event_t *ev)
+{
+    ptl_event_t other;
+
+    (void)ev;
+    handler_calls++;
+    waited_rc = PtlEQWait(waiting_eq, &other);
+    got_rc = PtlEQGet(waiting_eq, &other);
+}
+
+static void test_handler_wait_refused(void)
+{
+    uint8_t buf[8];
+    ptl_handle_me_t me;
+    ptl_handle_eq_t heq;
+
+    open_ni();
+    handler_calls = 0;
+    waited_rc = got_rc = -1;
+    waiting_eq = eq_alloc(4);
+    CHECK_EQ(PtlEQAlloc(nih, 4, waiting_handler, &heq), PTL_OK);
+    me = me_attach(1, ME_ANY, 9, 0, PTL_RETAIN, PTL_INS_AFTER);
+    md_attach(me, md_desc(buf, 8, PTL_MD_THRESH_INF, PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE,
+                          heq), PTL_RETAIN);
+    check_watchdog("test_ptl: PtlEQWait inside a handler", 60);
+    {
+        onic_ptl_msg_t m = req(ONIC_PTL_OP_PUT, 1, 9, 1);
+        onic_ptl_wire_t w;
+        onic_ptl_msg_pack(&m, &w);
+        /* As the transport's progress delivers it (onic_ptl_ni_progress
+         * marks the NI so around io->progress); the handlers run there. */
+        ni->in_progress = 1;
+        onic_ptl_ni_deliver(ni, 2, &w, sizeof(w), "w", 1);
+        ni->in_progress = 0;
+    }
+    alarm(0);
+    CHECK_EQ(handler_calls, 1);
+    CHECK_EQ(waited_rc, PTL_FAIL);
+    CHECK_EQ(got_rc, PTL_EQ_EMPTY);
+    close_ni();
 }
 
 /* The small put's straight line: what it must leave to the general steps
@@ -2436,12 +2519,14 @@ int main(void)
         test_acl();
         test_ack();
         test_get_reply();
+        test_get_max_inline();
         test_reply_eq_room();
         test_large();
         test_large_failed_ack();
         test_large_no_memory();
         test_eq_overflow();
         test_eq_in_place();
+        test_handler_wait_refused();
         test_end_only_turns();
         test_md_update();
         test_malformed();
