@@ -11,15 +11,24 @@
  * MPI_Startall, and MPI_Ibsend from an attached buffer. In two more rounds
  * of MPI_Isend rank 1 is stopped instead (SIGSTOP, which onicrun waits
  * out): rank 0 starts its loop once rank 1 is seen stopped and continues
- * it (SIGCONT) only after the loop. */
+ * it (SIGCONT) only after the loop.
+ *
+ * First, a wait that has its message returns without sleeping: rank 0 waits
+ * on a receive whose message is already in its lane, with nothing more to
+ * come, and must not sleep in the transport (counted by wrapping
+ * syscall(2), which the transport's futex sleep goes through). */
 #include <mpi.h>
 
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../proc_state.h"
@@ -38,6 +47,78 @@ static void check(int ok, const char *what, int round, int i)
 {
     if (!ok && failed++ < 10)
         fprintf(stderr, "mpi_local: %s: %s (message %d)\n", round_name[round], what, i);
+}
+
+/* This process's futex sleeps, of any outcome. */
+static unsigned long futex_sleeps;
+
+long syscall(long nr, ...)
+{
+    static long (*real)(long, ...);
+    long a[6];
+    va_list ap;
+
+    va_start(ap, nr);
+    for (int i = 0; i < 6; i++)
+        a[i] = va_arg(ap, long);
+    va_end(ap);
+    if (real == NULL)
+        *(void **)&real = dlsym(RTLD_NEXT, "syscall");
+    if (nr == SYS_futex && (a[1] & FUTEX_CMD_MASK) == FUTEX_WAIT)
+        __atomic_fetch_add(&futex_sleeps, 1, __ATOMIC_RELAXED);
+    return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+/* Open a FIFO and close it: returns once the other rank has opened it the
+ * other way, a meeting point outside MPI. */
+static void fifo_meet(const char *fifo, int flags, const char *what)
+{
+    int fd = open(fifo, flags);
+
+    if (fd < 0 && failed++ < 10)
+        fprintf(stderr, "mpi_local: %s: cannot open the FIFO\n", what);
+    if (fd >= 0)
+        close(fd);
+}
+
+/* A blocking wait that has handled the event completing its request goes
+ * back to its caller without polling again with a timeout: with nothing
+ * more coming, such a poll sleeps for its whole timeout in every wait.
+ * Rank 0 posts a receive; rank 1 sends once told (fifo a), then says it has
+ * sent (fifo b); rank 0 makes no MPI call in between, so the message is in
+ * its lane, unmatched, when it waits. Under --onload the engine matches and
+ * delivers in its own time, so there a wait may sleep for it: the job
+ * checks only the value. */
+static void wait_has_message(int rank, const char *fifo_a, const char *fifo_b)
+{
+    const char *what = "a wait whose message has arrived";
+    const char *onload = getenv("ONIC_ONLOAD");
+    int v = 0;
+
+    if (rank == 1) {
+        fifo_meet(fifo_a, O_RDONLY, what);
+        v = 4242;
+        MPI_Send(&v, 1, MPI_INT, 0, 77, MPI_COMM_WORLD); /* eager: complete once put */
+        fifo_meet(fifo_b, O_WRONLY, what);
+    } else {
+        MPI_Request rq;
+        MPI_Status st;
+        unsigned long before;
+
+        MPI_Irecv(&v, 1, MPI_INT, 1, 77, MPI_COMM_WORLD, &rq);
+        fifo_meet(fifo_a, O_WRONLY, what);
+        fifo_meet(fifo_b, O_RDONLY, what);
+        before = __atomic_load_n(&futex_sleeps, __ATOMIC_RELAXED);
+        MPI_Wait(&rq, &st);
+        before = __atomic_load_n(&futex_sleeps, __ATOMIC_RELAXED) - before;
+        if ((v != 4242 || st.MPI_SOURCE != 1 || st.MPI_TAG != 77) && failed++ < 10)
+            fprintf(stderr, "mpi_local: %s: got %d from %d, tag %d (want 4242 from 1, tag 77)\n",
+                    what, v, st.MPI_SOURCE, st.MPI_TAG);
+        if ((onload == NULL || strcmp(onload, "1") != 0) && before != 0 && failed++ < 10)
+            fprintf(stderr, "mpi_local: %s: MPI_Wait slept %lu times in the transport, with "
+                    "its message already there and nothing more coming (want 0)\n", what,
+                    before);
+    }
 }
 
 static unsigned char fill(int round, int i, int k)
@@ -149,7 +230,7 @@ static void receiver(int round, const char *fifo)
 int main(int argc, char **argv)
 {
     char dir[64] = "", fifo[96];
-    int rank, size, pid1 = (int)getpid();
+    int rank, size, pid1 = (int)getpid(), stop = 0;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -168,7 +249,24 @@ int main(int argc, char **argv)
     }
     MPI_Bcast(dir, sizeof(dir), MPI_CHAR, 0, MPI_COMM_WORLD);
     MPI_Bcast(&pid1, 1, MPI_INT, 1, MPI_COMM_WORLD); /* rank 1's, for its stops */
-    for (int round = 0; round < R_N; round++) {
+    {
+        char fifo_b[96];
+        snprintf(fifo, sizeof(fifo), "%s/wait-a", dir);
+        snprintf(fifo_b, sizeof(fifo_b), "%s/wait-b", dir);
+        if (rank == 0 && (mkfifo(fifo, 0600) != 0 || mkfifo(fifo_b, 0600) != 0)) {
+            perror("mpi_local: mkfifo");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        wait_has_message(rank, fifo, fifo_b);
+        MPI_Allreduce(&failed, &stop, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (rank == 0) {
+            unlink(fifo);
+            unlink(fifo_b);
+        }
+    }
+    /* Failed, every wait below would sleep as long: both stop here, named. */
+    for (int round = 0; round < R_N && stop == 0; round++) {
         snprintf(fifo, sizeof(fifo), "%s/fifo%d", dir, round);
         if (rank == 0 && mkfifo(fifo, 0600) != 0) {
             perror("mpi_local: mkfifo");
