@@ -501,8 +501,9 @@ int onic_mpi_coll_reduce(onic_mpi_comm_t *c, char *acc, size_t bytes, onic_mpi_t
 /* Validate, pack the input into a fresh buffer; *acc_p is the caller's. */
 int onic_mpi_coll_reduce_begin(const char *call, MPI_Comm comm, const void *sendbuf,
                                void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                               int root, int all, onic_mpi_comm_t **c_p, onic_mpi_type_t **t_p,
-                               onic_mpi_opd_t *op_p, char **acc_p, size_t *bytes_p)
+                               int root, int all, size_t max_bytes, onic_mpi_comm_t **c_p,
+                               onic_mpi_type_t **t_p, onic_mpi_opd_t *op_p, char **acc_p,
+                               size_t *bytes_p)
 {
     onic_mpi_comm_t *c;
     onic_mpi_type_t *t;
@@ -523,6 +524,10 @@ int onic_mpi_coll_reduce_begin(const char *call, MPI_Comm comm, const void *send
     if ((rc = onic_mpi_coll_op_check(op, t, c, call, op_p)) != MPI_SUCCESS)
         return rc;
     *bytes_p = t->size * (size_t)count;
+    /* Before anything is allocated or copied. */
+    if (*bytes_p > max_bytes)
+        return onic_mpi_err(c, MPI_ERR_COUNT, call, "%d elements of %zu bytes: %s reduces at "
+                            "most %zu bytes in one call", count, t->size, call, max_bytes);
     if ((*acc_p = onic_malloc(*bytes_p + 1)) == NULL)
         return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for %zu bytes", *bytes_p);
     onic_mpi_type_pack(t, in, count, *acc_p);
@@ -545,7 +550,7 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
     if (c != NULL)
         return onic_mpi_inter_reduce(c, sendbuf, recvbuf, count, datatype, op, root, call);
     rc = onic_mpi_coll_reduce_begin(call, comm, sendbuf, recvbuf, count, datatype, op, root, 0,
-                                    &c, &t, &o, &acc, &bytes);
+                                    SIZE_MAX, &c, &t, &o, &acc, &bytes);
     if (rc != MPI_SUCCESS)
         return rc;
     rc = onic_mpi_coll_reduce(c, acc, bytes, t, &o, root, call);
@@ -568,8 +573,8 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
 
     if (c != NULL)
         return onic_mpi_inter_allreduce(c, sendbuf, recvbuf, count, NULL, datatype, op, call);
-    rc = onic_mpi_coll_reduce_begin(call, comm, sendbuf, recvbuf, count, datatype, op, 0, 1, &c,
-                                    &t, &o, &acc, &bytes);
+    rc = onic_mpi_coll_reduce_begin(call, comm, sendbuf, recvbuf, count, datatype, op, 0, 1,
+                                    SIZE_MAX, &c, &t, &o, &acc, &bytes);
     if (rc != MPI_SUCCESS)
         return rc;
     rc = onic_mpi_coll_reduce(c, acc, bytes, t, &o, 0, call);

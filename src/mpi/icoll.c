@@ -29,6 +29,8 @@
  * 2^20 (the blocking collectives use small tags). */
 #define ICOLL_TAG_BASE (1 << 20)
 #define ICOLL_TAG_SPAN (1 << 20)
+/* A reduction's schedule moves its bytes as one count of MPI_BYTE (int). */
+#define ICOLL_REDUCE_MAX ((size_t)INT32_MAX)
 
 typedef enum {
     ICOLL_SEND,   /* buf, count, type to peer */
@@ -741,7 +743,8 @@ static int icoll_reduce(const char *call, const void *sendbuf, void *recvbuf, in
         return icoll_request_check(c, call, request);
     }
     if ((rc = onic_mpi_coll_reduce_begin(call, comm, sendbuf, recvbuf, count, datatype, op,
-                                         all ? 0 : root, all, &c, &t, &o, &acc, &bytes)) !=
+                                         all ? 0 : root, all, ICOLL_REDUCE_MAX, &c, &t, &o,
+                                         &acc, &bytes)) !=
         MPI_SUCCESS)
         return rc;
     /* The accumulator, then a part per child of the tree. */
@@ -1379,16 +1382,12 @@ static int icoll_reduction(const char *call, MPI_Comm comm, const void *sendbuf,
         (rc = icoll_request_check(c, call, request)) != MPI_SUCCESS ||
         (rc = onic_mpi_coll_reduce_begin(call, comm, sendbuf,
                                          sendbuf == MPI_IN_PLACE ? recvbuf : (void *)(uintptr_t)sendbuf,
-                                         count, datatype, op, 0, 1, &c, &t, &o, &acc, &bytes)) !=
-            MPI_SUCCESS)
+                                         count, datatype, op, 0, 1, ICOLL_REDUCE_MAX, &c, &t,
+                                         &o, &acc, &bytes)) != MPI_SUCCESS)
         return rc;
-    if (bytes > INT32_MAX ||
-        (scratch = onic_realloc(acc, bytes * (size_t)(parts + 1) + 1)) == NULL) {
+    if ((scratch = onic_realloc(acc, bytes * (size_t)(parts + 1) + 1)) == NULL) {
         onic_free(acc);
-        return bytes > INT32_MAX
-                   ? onic_mpi_err(c, MPI_ERR_COUNT, call, "%d elements of %zu bytes: onic "
-                                  "reduces at most 2^31 - 1 bytes in one call", count, t->size)
-                   : icoll_nomem(c, NULL, call);
+        return icoll_nomem(c, NULL, call);
     }
     if ((s = icoll_new_reduction(c, call, scratch, bytes, &o, t)) == NULL)
         return icoll_nomem(c, NULL, call);

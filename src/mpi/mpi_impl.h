@@ -677,8 +677,9 @@ int  onic_mpi_coll_local_copy(onic_mpi_comm_t *c, const char *call, const void *
  * packed into a fresh buffer *acc_p of *bytes_p bytes, the caller's. */
 int  onic_mpi_coll_reduce_begin(const char *call, MPI_Comm comm, const void *sendbuf,
                                 void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                                int root, int all, onic_mpi_comm_t **c_p, onic_mpi_type_t **t_p,
-                                onic_mpi_opd_t *op_p, char **acc_p, size_t *bytes_p);
+                                int root, int all, size_t max_bytes, onic_mpi_comm_t **c_p,
+                                onic_mpi_type_t **t_p, onic_mpi_opd_t *op_p, char **acc_p,
+                                size_t *bytes_p);
 /* The send side's checks where check_send, the receive side's where
  * check_recv (the root's, or everyone's in the all- forms). */
 int  onic_mpi_coll_sides(onic_mpi_comm_t *c, const char *call, const void *sendbuf,

@@ -612,6 +612,44 @@ static void test_finalize_pending(void)
         fprintf(stderr, "MPI_Finalize said:\n%s", said);
 }
 
+/* A non-blocking reduction carries at most 2^31 - 1 bytes (its schedule
+ * moves them as one int count); a blocking one has no such limit. The
+ * limit is checked before anything is allocated or copied: with every
+ * allocation failing, a count over it is MPI_ERR_COUNT, and a count of
+ * exactly 2^31 - 1 bytes passes it and fails for want of memory (no buffer
+ * is touched either way). */
+static void test_reduce_limit(void)
+{
+    const char *call[3] = {"MPI_Iallreduce", "MPI_Ireduce", "MPI_Iscan"};
+    short in[4] = {0}, out[4] = {0};
+    MPI_Request r;
+
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    for (int k = 0; k < 3; k++) {
+        for (int over = 0; over < 2; over++) {
+            MPI_Datatype t = over ? MPI_SHORT : MPI_BYTE;
+            int rc;
+
+            r = MPI_REQUEST_NULL;
+            onic_mem_fail_after(0);
+            rc = k == 0 ? MPI_Iallreduce(in, out, INT32_MAX, t, MPI_BOR, MPI_COMM_SELF, &r)
+                 : k == 1 ? MPI_Ireduce(in, out, INT32_MAX, t, MPI_BOR, 0, MPI_COMM_SELF, &r)
+                          : MPI_Iscan(in, out, INT32_MAX, t, MPI_BOR, MPI_COMM_SELF, &r);
+            onic_mem_fail_after(-1);
+            if (rc != (over ? MPI_ERR_COUNT : MPI_ERR_NO_MEM))
+                fprintf(stderr, "%s of 2^31 - 1 elements of %s: error %d\n", call[k],
+                        over ? "MPI_SHORT" : "MPI_BYTE", rc);
+            CHECK_EQ(rc, over ? MPI_ERR_COUNT : MPI_ERR_NO_MEM);
+            CHECK(r == MPI_REQUEST_NULL);
+        }
+    }
+    onic_mem_fail_after(0);
+    CHECK_EQ(MPI_Allreduce(in, out, INT32_MAX, MPI_SHORT, MPI_BOR, MPI_COMM_SELF),
+             MPI_ERR_NO_MEM);
+    onic_mem_fail_after(-1);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+}
+
 static const char *stage = "MPI_Init";
 
 static void on_alarm(int sig)
@@ -667,6 +705,8 @@ int main(int argc, char **argv)
         test_fatal_status();
         stage = "test_handle_cap";
         test_handle_cap();
+        stage = "test_reduce_limit";
+        test_reduce_limit();
         stage = "test_cancel_then_receive";
         test_cancel_then_receive();
         stage = "test_unexpected_to_self";
