@@ -124,4 +124,10 @@ onic_mpi_win_t *onic_mpi_win_get(MPI_Win h, const char *call, int *rc_p);
 /* May an operation go to comm rank `rank` now? MPI_SUCCESS or MPI_ERR_RMA_SYNC reported. */
 int  onic_mpi_win_access(onic_mpi_win_t *w, int rank, const char *call);
 
+/* --- win_shared.c ----------------------------------------------------------------- */
+/* A shared window's member: the descriptor of the window's memory (bytes)
+ * handed over by its rank 0 on sock, checked; -1 if what came is not such a
+ * hand-over, with every descriptor it carried closed. */
+int  onic_mpi_wsh_take(int sock, uint64_t bytes);
+
 #endif

@@ -125,17 +125,37 @@ static int wsh_hand_out(int lsock, int fd, uint64_t bytes, const wsh_member_t *m
     return rc;
 }
 
-/* The others: the descriptor from rank 0 (pid0), checked; -1 on failure. */
-static int wsh_fetch(const char *token, long long pid0, uint64_t bytes)
+int onic_mpi_wsh_take(int sock, uint64_t bytes)
 {
     uint64_t deadline = onic_time_ns() + WSH_TIMEOUT_NS;
-    struct sockaddr_un sa;
-    socklen_t salen = onic_shmfd_addr(&sa, token, "win"), clen;
-    struct ucred cred;
     wsh_msg_t msg;
     size_t len = 0;
     unsigned nfd = 0;
-    int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0), fd = -1;
+    int fd = -1;
+
+    if (!onic_shmfd_ready(sock, deadline) ||
+        onic_shmfd_recv(sock, &msg, sizeof(msg), &len, &fd, 1, &nfd, NULL) != ONIC_OK ||
+        len != sizeof(msg) || nfd != 1 || msg.magic != WSH_MAGIC || msg.bytes != bytes) {
+        onic_error("mpi: the shared window's rank 0 did not hand over its memory (see its "
+                   "errors)");
+        if (nfd == 1)
+            close(fd);
+        return -1;
+    }
+    if (onic_shmfd_check(fd, (size_t)bytes, "a shared window's memory") != ONIC_OK) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* The others: the descriptor from rank 0 (pid0), checked; -1 on failure. */
+static int wsh_fetch(const char *token, long long pid0, uint64_t bytes)
+{
+    struct sockaddr_un sa;
+    socklen_t salen = onic_shmfd_addr(&sa, token, "win"), clen;
+    struct ucred cred;
+    int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0), fd;
 
     if (sock < 0) {
         onic_error("mpi: cannot make a Unix socket for a shared window: %m");
@@ -150,21 +170,8 @@ static int wsh_fetch(const char *token, long long pid0, uint64_t bytes)
         close(sock);
         return -1;
     }
-    if (!onic_shmfd_ready(sock, deadline) ||
-        onic_shmfd_recv(sock, &msg, sizeof(msg), &len, &fd, 1, &nfd, NULL) != ONIC_OK ||
-        len != sizeof(msg) || nfd != 1 || msg.magic != WSH_MAGIC || msg.bytes != bytes) {
-        onic_error("mpi: the shared window's rank 0 did not hand over its memory (see its "
-                   "errors)");
-        if (nfd == 1)
-            close(fd);
-        close(sock);
-        return -1;
-    }
+    fd = onic_mpi_wsh_take(sock, bytes);
     close(sock);
-    if (onic_shmfd_check(fd, (size_t)bytes, "a shared window's memory") != ONIC_OK) {
-        close(fd);
-        return -1;
-    }
     return fd;
 }
 

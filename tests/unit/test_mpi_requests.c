@@ -6,13 +6,18 @@
 
 #include "base/log.h"
 #include "base/mem.h"
+#include "base/shmfd.h"
 #include "mpi/mpi_impl.h"
+#include "mpi/rma.h"
 
 #include <mpi.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -650,6 +655,54 @@ static void test_reduce_limit(void)
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
 }
 
+/* The descriptors this process has open. */
+static int open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    int n = 0;
+
+    if (d == NULL)
+        return -1;
+    while (readdir(d) != NULL)
+        n++;
+    closedir(d);
+    return n - 3; /* ".", ".." and the directory's own */
+}
+
+/* A shared window's member refuses a hand-over that is not one (wrong
+ * length, wrong magic) and closes the descriptor it carried: what comes on
+ * the socket is not trusted, and a forged message leaks nothing. With no
+ * descriptor, refused too. */
+static void test_shared_handover_refused(void)
+{
+    static const char *const what[3] = {"3 bytes", "16 zero bytes", "16 bytes, no descriptor"};
+    char said[2048];
+    FILE *tmp;
+    int saved, level;
+
+    for (int k = 0; k < 3; k++) {
+        uint64_t junk[2] = {0, 0};
+        int sv[2], mem = memfd_create("test-handover", MFD_CLOEXEC), before, got;
+
+        REQUIRE(mem >= 0 && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
+        CHECK_EQ(onic_shmfd_send(sv[0], junk, k == 0 ? 3 : sizeof(junk), &mem, k == 2 ? 0 : 1),
+                 ONIC_OK);
+        close(mem); /* in flight: only the message holds it now */
+        before = open_fds();
+        said_catch(&tmp, &saved, &level);
+        got = onic_mpi_wsh_take(sv[1], 4096);
+        said_caught(tmp, saved, level, said, sizeof(said));
+        if (got >= 0 || open_fds() != before)
+            fprintf(stderr, "hand-over of %s: took %d, %d descriptors open before, %d after\n",
+                    what[k], got, before, open_fds());
+        CHECK_EQ(got, -1);
+        CHECK_EQ(open_fds(), before);
+        CHECK(strstr(said, "did not hand over its memory") != NULL);
+        close(sv[0]);
+        close(sv[1]);
+    }
+}
+
 static const char *stage = "MPI_Init";
 
 static void on_alarm(int sig)
@@ -705,6 +758,8 @@ int main(int argc, char **argv)
         test_fatal_status();
         stage = "test_handle_cap";
         test_handle_cap();
+        stage = "test_shared_handover_refused";
+        test_shared_handover_refused();
         stage = "test_reduce_limit";
         test_reduce_limit();
         stage = "test_cancel_then_receive";
