@@ -38,7 +38,7 @@ onic_mpi_group_t *onic_mpi_group_new(int size)
 
 void onic_mpi_group_unref(onic_mpi_group_t *g)
 {
-    if (g->predefined || --g->refs > 0)
+    if (g == NULL || g->predefined || --g->refs > 0)
         return;
     onic_free(g->world);
     onic_free(g);
@@ -135,10 +135,8 @@ int onic_mpi_comm_init(void)
     return 0;
 
 err_free_groups:
-    if (gw != NULL)
-        onic_mpi_group_unref(gw);
-    if (gs != NULL)
-        onic_mpi_group_unref(gs);
+    onic_mpi_group_unref(gw);
+    onic_mpi_group_unref(gs);
     return -1;
 }
 
@@ -470,8 +468,7 @@ int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
     if (group == NULL)
         return onic_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_group", "group is NULL");
     if ((g = onic_mpi_group_copy(c->group)) == NULL || onic_mpi_group_publish(g, group) != 0) {
-        if (g != NULL)
-            onic_mpi_group_unref(g);
+        onic_mpi_group_unref(g);
         return onic_mpi_err(c, MPI_ERR_NO_MEM, "MPI_Comm_group", "no room for a group");
     }
     return MPI_SUCCESS;

@@ -282,10 +282,8 @@ static int ic_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
     r = rc == MPI_SUCCESS ? ic_group_of(rworld, hdr[2]) : NULL;
     onic_free(rworld);
     if (rc != MPI_SUCCESS || g == NULL || r == NULL) {
-        if (g != NULL)
-            onic_mpi_group_unref(g);
-        if (r != NULL)
-            onic_mpi_group_unref(r);
+        onic_mpi_group_unref(g);
+        onic_mpi_group_unref(r);
         return rc != MPI_SUCCESS ? rc : onic_mpi_err(lc, MPI_ERR_NO_MEM, call, "no memory for "
                                                       "the groups");
     }
@@ -410,10 +408,8 @@ int onic_mpi_intercomm_split(onic_mpi_comm_t *ic, int color, int key, MPI_Comm *
     onic_free(pairs);
     onic_free(rpairs);
     if (rc != MPI_SUCCESS || color == MPI_UNDEFINED || r->size == 0) {
-        if (g != NULL)
-            onic_mpi_group_unref(g);
-        if (r != NULL)
-            onic_mpi_group_unref(r);
+        onic_mpi_group_unref(g);
+        onic_mpi_group_unref(r);
         *newcomm = MPI_COMM_NULL;
         return rc;
     }
@@ -438,10 +434,8 @@ int onic_mpi_intercomm_create_sub(onic_mpi_comm_t *ic, onic_mpi_group_t *sub, MP
     g = onic_mpi_group_copy(sub);
     r = onic_mpi_group_new(rsize);
     if (g == NULL || r == NULL) {
-        if (g != NULL)
-            onic_mpi_group_unref(g);
-        if (r != NULL)
-            onic_mpi_group_unref(r);
+        onic_mpi_group_unref(g);
+        onic_mpi_group_unref(r);
         return onic_mpi_err(ic, MPI_ERR_NO_MEM, call, "no memory for the groups");
     }
     if ((rc = ic_swap(ic, sub->world, (size_t)sub->size * sizeof(int), r->world,
@@ -542,8 +536,7 @@ int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
     if (group == NULL)
         return onic_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_remote_group", "group is NULL");
     if ((g = onic_mpi_group_copy(c->peers)) == NULL || onic_mpi_group_publish(g, group) != 0) {
-        if (g != NULL)
-            onic_mpi_group_unref(g);
+        onic_mpi_group_unref(g);
         return onic_mpi_err(c, MPI_ERR_NO_MEM, "MPI_Comm_remote_group", "no room for a group");
     }
     return MPI_SUCCESS;

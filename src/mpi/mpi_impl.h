@@ -459,8 +459,9 @@ static inline onic_mpi_comm_t *onic_mpi_comm_lookup(MPI_Comm h)
 }
 onic_mpi_group_t *onic_mpi_group_get(MPI_Group h);
 /* comm.c's makers, shared with intercomm.c. A new group of size (one
- * reference, no handle), or NULL; drop a reference; a copy; a handle for
- * g (taken over; -1 if none is left). */
+ * reference, no handle), or NULL; drop a reference (none for NULL, as
+ * free: error paths drop what they made without asking); a copy; a handle
+ * for g (taken over; -1 if none is left). */
 onic_mpi_group_t *onic_mpi_group_new(int size);
 void onic_mpi_group_unref(onic_mpi_group_t *g);
 onic_mpi_group_t *onic_mpi_group_copy(const onic_mpi_group_t *g);

@@ -703,6 +703,25 @@ static void test_shared_handover_refused(void)
     }
 }
 
+/* Dropping a group reference: none for NULL (error paths drop what they
+ * made, made or not); the last one of a group frees it (seen by ASan). */
+static void test_group_unref(void)
+{
+    onic_mpi_group_t *g = onic_mpi_group_new(3), *c;
+
+    onic_mpi_group_unref(NULL);
+    REQUIRE(g != NULL);
+    g->world[2] = 7;
+    c = onic_mpi_group_copy(g);
+    REQUIRE(c != NULL);
+    CHECK(c->size == 3 && c->world[2] == 7 && c->refs == 1);
+    g->refs++;
+    onic_mpi_group_unref(g);
+    CHECK_EQ(g->refs, 1);
+    onic_mpi_group_unref(g);
+    onic_mpi_group_unref(c);
+}
+
 static const char *stage = "MPI_Init";
 
 static void on_alarm(int sig)
@@ -758,6 +777,8 @@ int main(int argc, char **argv)
         test_fatal_status();
         stage = "test_handle_cap";
         test_handle_cap();
+        stage = "test_group_unref";
+        test_group_unref();
         stage = "test_shared_handover_refused";
         test_shared_handover_refused();
         stage = "test_reduce_limit";
