@@ -47,8 +47,9 @@
 #define P2P_EQ_MAX ((1u << 20) - 1)
 /* Zero-byte arrivals' events only wake a blocked probe: a few do, overflow
  * is harmless, and a short queue keeps the drain after a burst of a
- * thousand rendezvous requests from landing in some later call's time. */
-#define P2P_EQ_UNEXP 64u
+ * thousand rendezvous requests from landing in some later call's time
+ * (63: a ring of 64, as the others one less than a power of two). */
+#define P2P_EQ_UNEXP 63u
 #define P2P_WAIT_MS 200 /* a blocked wait looks up again this often */
 #define P2P_WAIT_BATCH 64 /* events a wait handles before its caller looks */
 #define P2P_START_DRAIN 8 /* starts between two drains: see onic_mpi_p2p_start */
