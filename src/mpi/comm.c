@@ -906,20 +906,24 @@ int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
     return MPI_Info_create(info_used);
 }
 
-/* As MPI_Comm_dup; the new communicator's hints would be info's, and
- * onic uses none. MPI_INFO_NULL is taken as no hints. */
-int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+int onic_mpi_comm_hints_check(MPI_Comm comm, MPI_Info info, const char *call)
 {
-    const char *call = "MPI_Comm_dup_with_info";
     onic_mpi_comm_t *c;
     int rc;
 
     ONIC_MPI_CHECK_INIT(call);
     if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL)
         return rc;
-    if ((rc = onic_mpi_info_check(c, info, 1, call)) != MPI_SUCCESS)
-        return rc;
-    return MPI_Comm_dup(comm, newcomm);
+    return onic_mpi_info_check(c, info, 1, call);
+}
+
+/* As MPI_Comm_dup; the new communicator's hints would be info's, and
+ * onic uses none. MPI_INFO_NULL is taken as no hints. */
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    int rc = onic_mpi_comm_hints_check(comm, info, "MPI_Comm_dup_with_info");
+
+    return rc != MPI_SUCCESS ? rc : MPI_Comm_dup(comm, newcomm);
 }
 
 /* MPI_COMM_TYPE_SHARED: the processes that share this one's memory, i.e.

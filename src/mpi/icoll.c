@@ -1127,17 +1127,10 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
                             MPI_Request *request)
 {
-    const char *call = "MPI_Comm_idup_with_info";
-    onic_mpi_comm_t *c;
-    int rc;
-
-    ONIC_MPI_CHECK_INIT(call);
-    if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL)
-        return rc;
     /* As MPI_Comm_dup_with_info: onic uses no communicator hint. */
-    if ((rc = onic_mpi_info_check(c, info, 1, call)) != MPI_SUCCESS)
-        return rc;
-    return MPI_Comm_idup(comm, newcomm, request);
+    int rc = onic_mpi_comm_hints_check(comm, info, "MPI_Comm_idup_with_info");
+
+    return rc != MPI_SUCCESS ? rc : MPI_Comm_idup(comm, newcomm, request);
 }
 
 /* --- The v-forms ------------------------------------------------------------------------------- */

@@ -801,6 +801,10 @@ void onic_mpi_info_fini(void);
 /* MPI_SUCCESS if h is a live info object (or MPI_INFO_NULL where
  * null_ok), else the error reported against c. */
 int  onic_mpi_info_check(onic_mpi_comm_t *c, MPI_Info h, int null_ok, const char *call);
+/* The *_with_info forms' checks (comm.c): MPI is initialized, comm is a
+ * communicator, info an info object or MPI_INFO_NULL; MPI_SUCCESS or the
+ * error reported. */
+int  onic_mpi_comm_hints_check(MPI_Comm comm, MPI_Info info, const char *call);
 /* The allreduce of context-id masks behind every new communicator. */
 int  onic_mpi_coll_ctx_agree(onic_mpi_comm_t *comm, uint64_t *mask, int nwords,
                              const char *call);
