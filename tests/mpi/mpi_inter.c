@@ -67,6 +67,21 @@ static void inter_exchange(MPI_Comm ic, const int *remote_world)
     free(st);
 }
 
+/* Two communicators over the same processes have contexts of their own:
+ * the message on a waits while b's, sent after it with the same tag to
+ * the same remote rank 0, is received first. Local rank 0 of each side. */
+static void contexts_apart(MPI_Comm a, MPI_Comm b)
+{
+    int one = 1, two = 2, x = 0, y = 0;
+
+    MPI_Send(&one, 1, MPI_INT, 0, 5, a);
+    MPI_Send(&two, 1, MPI_INT, 0, 5, b);
+    MPI_Recv(&y, 1, MPI_INT, 0, 5, b, MPI_STATUS_IGNORE);
+    MPI_Recv(&x, 1, MPI_INT, 0, 5, a, MPI_STATUS_IGNORE);
+    CHECK_EQ(x, 1);
+    CHECK_EQ(y, 2);
+}
+
 static void test_intercomm(void)
 {
     int left = rank < half, lrank, lsize, rsize, flag, cmp;
@@ -104,20 +119,12 @@ static void test_intercomm(void)
 
     inter_exchange(ic, remote_world);
 
-    /* A dup's traffic is its own: the message on ic waits while the dup's,
-     * sent after it with the same tag, is received first. */
+    /* A dup's traffic is its own. */
     CHECK_EQ(MPI_Comm_dup(ic, &dup), MPI_SUCCESS);
     MPI_Comm_test_inter(dup, &flag);
     CHECK_EQ(flag, 1);
-    if (lrank == 0) {
-        int a = 1, b = 2, x = 0, y = 0;
-        MPI_Send(&a, 1, MPI_INT, 0, 5, ic);
-        MPI_Send(&b, 1, MPI_INT, 0, 5, dup);
-        MPI_Recv(&y, 1, MPI_INT, 0, 5, dup, MPI_STATUS_IGNORE);
-        MPI_Recv(&x, 1, MPI_INT, 0, 5, ic, MPI_STATUS_IGNORE);
-        CHECK_EQ(x, 1);
-        CHECK_EQ(y, 2);
-    }
+    if (lrank == 0)
+        contexts_apart(ic, dup);
     inter_exchange(dup, remote_world);
     MPI_Comm_free(&dup);
 
@@ -140,15 +147,8 @@ static void test_intercomm(void)
             CHECK_EQ(n, rsize);
             MPI_Comm_rank(i1, &n);
             CHECK_EQ(n, lrank);
-            if (lrank == 0) {
-                int a = 1, b = 2, x = 0, y = 0;
-                MPI_Send(&a, 1, MPI_INT, 0, 5, i1);
-                MPI_Send(&b, 1, MPI_INT, 0, 5, i2);
-                MPI_Recv(&y, 1, MPI_INT, 0, 5, i2, MPI_STATUS_IGNORE);
-                MPI_Recv(&x, 1, MPI_INT, 0, 5, i1, MPI_STATUS_IGNORE);
-                CHECK_EQ(x, 1);
-                CHECK_EQ(y, 2);
-            }
+            if (lrank == 0)
+                contexts_apart(i1, i2);
             inter_exchange(i1, remote_world);
             inter_exchange(i2, remote_world);
             MPI_Comm_free(&i1);
