@@ -44,11 +44,14 @@ while [ $# -gt 0 ]; do
     esac
 done
 dirs="$*"
-# The runs happen in other directories: a relative file is the caller's.
+# The builds and runs happen in other directories: a relative path is the
+# caller's (a bare command name is looked up in PATH).
 if [ -n "$known" ]; then
     [ -f "$known" ] || { echo "mpich_suite: --known $known: no such file" >&2; exit 2; }
     case $known in /*) ;; *) known=$PWD/$known ;; esac
 fi
+case $cc in */*) [ "${cc#/}" = "$cc" ] && cc=$PWD/$cc ;; esac
+case $run in */*) [ "${run#/}" = "$run" ] && run=$PWD/$run ;; esac
 if [ -z "$cc" ] || [ -z "$run" ] || [ -z "$work" ] || [ -z "$dirs" ]; then
     echo "mpich_suite: give --cc, --run, --work and the directories (see the top of $0)" >&2
     exit 2
