@@ -634,6 +634,9 @@ static int icoll_ic_reduce(const char *call, onic_mpi_comm_t *ic, const void *se
         return icoll_start(s, request);
     }
     bytes = t->size * (size_t)count;
+    if (bytes > ICOLL_REDUCE_MAX)
+        return onic_mpi_err(ic, MPI_ERR_COUNT, call, "%d elements of %zu bytes: %s reduces at "
+                            "most %zu bytes in one call", count, t->size, call, ICOLL_REDUCE_MAX);
     if ((scratch = onic_malloc(bytes * (size_t)(icoll_tree_parts(l->size) + 2) + 1)) == NULL ||
         (s = icoll_new_reduction(ic, call, scratch, bytes, &o, t)) == NULL)
         return icoll_nomem(ic, NULL, call);

@@ -11,6 +11,7 @@
  * other group is not in the collective yet, and their errors. */
 #include <mpi.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -402,6 +403,9 @@ static void test_ierrors(void)
     CHECK_EQ(MPI_Ialltoallv(&v, counts, displs, MPI_INT, &w, counts, displs, MPI_INT, ic, &r),
              MPI_ERR_COUNT);
     CHECK_EQ(MPI_Ireduce_scatter_block(&v, &w, -1, MPI_INT, MPI_SUM, ic, &r), MPI_ERR_COUNT);
+    /* Over 2^31 - 1 bytes (a schedule moves them as one int count),
+     * refused before anything is allocated or read. */
+    CHECK_EQ(MPI_Iallreduce(&v, &w, INT32_MAX, MPI_SHORT, MPI_BOR, ic, &r), MPI_ERR_COUNT);
     CHECK_EQ(r, MPI_REQUEST_NULL);
 }
 
