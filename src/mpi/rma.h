@@ -125,6 +125,13 @@ onic_mpi_win_t *onic_mpi_win_get(MPI_Win h, const char *call, int *rc_p);
 int  onic_mpi_win_access(onic_mpi_win_t *w, int rank, const char *call);
 
 /* --- win_shared.c ----------------------------------------------------------------- */
+/* Rank 0's hand-over of a shared window's memory: this message, with the
+ * memory's descriptor (SCM_RIGHTS). */
+#define ONIC_MPI_WSH_MAGIC 0x6f6e69632d77696eull /* "onic-win" */
+typedef struct onic_mpi_wsh_msg {
+    uint64_t magic;
+    uint64_t bytes;
+} onic_mpi_wsh_msg_t;
 /* A shared window's member: the descriptor of the window's memory (bytes)
  * handed over by its rank 0 on sock, checked; -1 if what came is not such a
  * hand-over, with every descriptor it carried closed. */

@@ -29,7 +29,6 @@
 #include <unistd.h>
 
 #define WSH_TIMEOUT_NS (30ull * 1000000000ull)
-#define WSH_MAGIC      0x6f6e69632d77696eull /* "onic-win" */
 
 /* What each member tells the others first. */
 typedef struct wsh_member {
@@ -45,11 +44,6 @@ typedef struct wsh_hello {
     int  ok;
     char token[40];
 } wsh_hello_t;
-
-typedef struct wsh_msg {
-    uint64_t magic;
-    uint64_t bytes;
-} wsh_msg_t;
 
 /* Rank 0: listen under a fresh random name (token); -1 on failure. */
 static int wsh_listen(int n, char *token, size_t cap)
@@ -82,7 +76,7 @@ static int wsh_listen(int n, char *token, size_t cap)
 static int wsh_hand_out(int lsock, int fd, uint64_t bytes, const wsh_member_t *m, int n)
 {
     uint64_t deadline = onic_time_ns() + WSH_TIMEOUT_NS;
-    wsh_msg_t msg = {WSH_MAGIC, bytes};
+    onic_mpi_wsh_msg_t msg = {ONIC_MPI_WSH_MAGIC, bytes};
     char *served = onic_calloc((size_t)n, 1);
     int have = 1, rc = 0;
 
@@ -128,14 +122,14 @@ static int wsh_hand_out(int lsock, int fd, uint64_t bytes, const wsh_member_t *m
 int onic_mpi_wsh_take(int sock, uint64_t bytes)
 {
     uint64_t deadline = onic_time_ns() + WSH_TIMEOUT_NS;
-    wsh_msg_t msg;
+    onic_mpi_wsh_msg_t msg;
     size_t len = 0;
     unsigned nfd = 0;
     int fd = -1;
 
     if (!onic_shmfd_ready(sock, deadline) ||
         onic_shmfd_recv(sock, &msg, sizeof(msg), &len, &fd, 1, &nfd, NULL) != ONIC_OK ||
-        len != sizeof(msg) || nfd != 1 || msg.magic != WSH_MAGIC || msg.bytes != bytes) {
+        len != sizeof(msg) || nfd != 1 || msg.magic != ONIC_MPI_WSH_MAGIC || msg.bytes != bytes) {
         onic_error("mpi: the shared window's rank 0 did not hand over its memory (see its "
                    "errors)");
         if (nfd == 1)

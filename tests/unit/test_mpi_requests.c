@@ -111,6 +111,25 @@ static void test_args(void)
         CHECK_EQ(MPI_Gather(&v, 1, MPI_INT, w, 1, MPI_INT, -1, MPI_COMM_SELF), MPI_ERR_ROOT);
         CHECK_EQ(MPI_Gather(&v, 1, MPI_INT, w, 1, MPI_INT, 0, MPI_COMM_SELF), MPI_SUCCESS);
     }
+    /* Where to put a new communicator or info object: NULL is MPI_ERR_ARG,
+     * and a given place gets one. */
+    {
+        MPI_Group g;
+        MPI_Comm c = MPI_COMM_NULL;
+        MPI_Info info = MPI_INFO_NULL;
+        MPI_Comm_group(MPI_COMM_SELF, &g);
+        CHECK_EQ(MPI_Comm_create(MPI_COMM_SELF, g, NULL), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Comm_create(MPI_COMM_SELF, g, &c), MPI_SUCCESS);
+        CHECK(c != MPI_COMM_NULL);
+        if (c != MPI_COMM_NULL)
+            MPI_Comm_free(&c);
+        MPI_Group_free(&g);
+        CHECK_EQ(MPI_Comm_get_info(MPI_COMM_SELF, NULL), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Comm_get_info(MPI_COMM_SELF, &info), MPI_SUCCESS);
+        CHECK(info != MPI_INFO_NULL);
+        if (info != MPI_INFO_NULL)
+            MPI_Info_free(&info);
+    }
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
     /* Calls of no communicator report through MPI_COMM_WORLD's handler. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -670,34 +689,47 @@ static int open_fds(void)
 }
 
 /* A shared window's member refuses a hand-over that is not one (wrong
- * length, wrong magic) and closes the descriptor it carried: what comes on
- * the socket is not trusted, and a forged message leaks nothing. With no
- * descriptor, refused too. */
+ * length, wrong magic, no descriptor) or whose memory is not what it says
+ * (the size named but memory that is not sealed and of that size), and
+ * closes the descriptor it carried: what comes on the socket is not
+ * trusted, and a forged message leaks nothing. A true one is taken. */
 static void test_shared_handover_refused(void)
 {
-    static const char *const what[3] = {"3 bytes", "16 zero bytes", "16 bytes, no descriptor"};
+    static const char *const what[5] = {"3 bytes", "16 zero bytes", "16 bytes, no descriptor",
+                                        "unsealed memory of the size named",
+                                        "sealed memory of the size named"};
     char said[2048];
     FILE *tmp;
     int saved, level;
 
-    for (int k = 0; k < 3; k++) {
-        uint64_t junk[2] = {0, 0};
-        int sv[2], mem = memfd_create("test-handover", MFD_CLOEXEC), before, got;
+    for (int k = 0; k < 5; k++) {
+        onic_mpi_wsh_msg_t msg = {k >= 3 ? ONIC_MPI_WSH_MAGIC : 0, k >= 3 ? 4096 : 0};
+        int sv[2], before, got, mem = k == 4 ? onic_shmfd_create("test-handover", 4096)
+                                             : memfd_create("test-handover", MFD_CLOEXEC);
 
         REQUIRE(mem >= 0 && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
-        CHECK_EQ(onic_shmfd_send(sv[0], junk, k == 0 ? 3 : sizeof(junk), &mem, k == 2 ? 0 : 1),
+        if (k == 3)
+            REQUIRE(ftruncate(mem, 4096) == 0);
+        CHECK_EQ(onic_shmfd_send(sv[0], &msg, k == 0 ? 3 : sizeof(msg), &mem, k == 2 ? 0 : 1),
                  ONIC_OK);
         close(mem); /* in flight: only the message holds it now */
         before = open_fds();
         said_catch(&tmp, &saved, &level);
         got = onic_mpi_wsh_take(sv[1], 4096);
         said_caught(tmp, saved, level, said, sizeof(said));
-        if (got >= 0 || open_fds() != before)
-            fprintf(stderr, "hand-over of %s: took %d, %d descriptors open before, %d after\n",
-                    what[k], got, before, open_fds());
-        CHECK_EQ(got, -1);
-        CHECK_EQ(open_fds(), before);
-        CHECK(strstr(said, "did not hand over its memory") != NULL);
+        if (k == 4) {
+            CHECK(got >= 0 && open_fds() == before + 1);
+            if (got >= 0)
+                close(got);
+        } else {
+            if (got >= 0 || open_fds() != before)
+                fprintf(stderr, "hand-over of %s: took %d, %d descriptors open before, %d "
+                        "after\n", what[k], got, before, open_fds());
+            CHECK_EQ(got, -1);
+            CHECK_EQ(open_fds(), before);
+            CHECK(strstr(said, k == 3 ? "a shared window's memory" : "did not hand over its "
+                                                                     "memory") != NULL);
+        }
         close(sv[0]);
         close(sv[1]);
     }
@@ -722,6 +754,45 @@ static void test_group_unref(void)
     onic_mpi_group_unref(c);
 }
 
+/* MPI_Init with the k-th allocation failing, for k = 0, 1, ... until it
+ * succeeds, each in a child process: every failure ends the process with
+ * MPI's error (MPI_ERRORS_ARE_FATAL: an exit status, the class), never a
+ * crash, and a later allocation never fails in a way that lets MPI_Init
+ * go on with something missing. The children's messages are not read (the
+ * same "no memory" many times over). */
+static void test_init_nomem(void)
+{
+    int k, failed_cleanly = 0;
+
+    for (k = 0; k < 5000; k++) {
+        int st = 0;
+        pid_t p = fork();
+
+        REQUIRE(p >= 0);
+        if (p == 0) {
+            int devnull = open("/dev/null", O_WRONLY);
+            if (devnull >= 0)
+                dup2(devnull, 2);
+            onic_mem_fail_after(k);
+            if (MPI_Init(NULL, NULL) != MPI_SUCCESS)
+                _exit(100); /* returned an error: as good as the fatal handler's exit */
+            onic_mem_fail_after(-1);
+            MPI_Finalize();
+            _exit(0);
+        }
+        REQUIRE(waitpid(p, &st, 0) == p);
+        if (WIFSIGNALED(st))
+            fprintf(stderr, "MPI_Init with allocation %d failing: killed by signal %d\n", k,
+                    WTERMSIG(st));
+        CHECK(WIFEXITED(st));
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+            break;
+        failed_cleanly++;
+    }
+    CHECK(k < 5000);          /* it succeeds once enough allocations do */
+    CHECK(failed_cleanly > 0); /* and the first allocation is MPI_Init's */
+}
+
 static const char *stage = "MPI_Init";
 
 static void on_alarm(int sig)
@@ -742,6 +813,11 @@ int main(int argc, char **argv)
 {
     int size, nomem = argc == 2 && strcmp(argv[1], "nomem") == 0;
     int pending = argc == 2 && strcmp(argv[1], "pending") == 0;
+
+    if (argc == 2 && strcmp(argv[1], "initnomem") == 0) {
+        test_init_nomem(); /* before this process's own MPI_Init */
+        return check_summary("test_mpi_requests initnomem");
+    }
 
     /* A call that never returns (a loop inside the library) fails the test
      * here, naming its part, rather than by ctest's timeout. */
