@@ -121,6 +121,18 @@ typedef struct MPI_Status {
 #define MPI_C_COMPLEX           MPI_C_FLOAT_COMPLEX
 #define MPI_C_DOUBLE_COMPLEX    ((MPI_Datatype)0x0c000022)
 #define MPI_C_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x0c000023)
+#define MPI_OFFSET              ((MPI_Datatype)0x0c000024)
+#define MPI_COUNT               ((MPI_Datatype)0x0c000025)
+/* The C++ types, for C++ code's data moved through C programs. */
+#define MPI_CXX_BOOL            ((MPI_Datatype)0x0c000026)
+#define MPI_CXX_FLOAT_COMPLEX   ((MPI_Datatype)0x0c000027)
+#define MPI_CXX_DOUBLE_COMPLEX  ((MPI_Datatype)0x0c000028)
+#define MPI_CXX_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x0c000029)
+
+/* MPI_Type_match_size's classes. */
+#define MPI_TYPECLASS_REAL    1
+#define MPI_TYPECLASS_INTEGER 2
+#define MPI_TYPECLASS_COMPLEX 3
 
 /* --- Constants ---------------------------------------------------------------- */
 #define MPI_SUCCESS           0
@@ -450,6 +462,7 @@ int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint 
 int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb,
                                MPI_Count *true_extent);
 int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
+int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
 int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
                             MPI_Datatype *newtype);

@@ -73,6 +73,17 @@ static const type_predef_t type_predefs[ONIC_MPI_TYPE_NPREDEF] = {
      0, _Alignof(double _Complex)},
     {"MPI_C_LONG_DOUBLE_COMPLEX", sizeof(long double _Complex), sizeof(long double _Complex),
      ONIC_MPI_B_NONE, 0, _Alignof(long double _Complex)},
+    /* MPI_Offset and MPI_Count are long long here: the same arithmetic. */
+    {"MPI_OFFSET", sizeof(MPI_Offset), sizeof(MPI_Offset), ONIC_MPI_B_LLONG, 0, 0},
+    {"MPI_COUNT", sizeof(MPI_Count), sizeof(MPI_Count), ONIC_MPI_B_LLONG, 0, 0},
+    /* C++'s bool and std::complex are laid out as C's bool and _Complex. */
+    {"MPI_CXX_BOOL", sizeof(bool), sizeof(bool), ONIC_MPI_B_BOOL, 0, 0},
+    {"MPI_CXX_FLOAT_COMPLEX", sizeof(float _Complex), sizeof(float _Complex), ONIC_MPI_B_NONE,
+     0, _Alignof(float _Complex)},
+    {"MPI_CXX_DOUBLE_COMPLEX", sizeof(double _Complex), sizeof(double _Complex),
+     ONIC_MPI_B_NONE, 0, _Alignof(double _Complex)},
+    {"MPI_CXX_LONG_DOUBLE_COMPLEX", sizeof(long double _Complex), sizeof(long double _Complex),
+     ONIC_MPI_B_NONE, 0, _Alignof(long double _Complex)},
 };
 
 onic_mpi_type_t onic_mpi_type_predef[ONIC_MPI_TYPE_NPREDEF];
@@ -989,6 +1000,47 @@ int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
         return rc;
     *size = (MPI_Count)t->size;
     return MPI_SUCCESS;
+}
+
+/* The predefined type of a class and size (MPI 4.0, 19.1.9): C's types,
+ * which are the Fortran kinds' layouts here. The type is predefined: not
+ * to be freed. */
+int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
+{
+    static const struct {
+        int          typeclass;
+        size_t       size;
+        MPI_Datatype type;
+    } match[] = {
+        {MPI_TYPECLASS_REAL, sizeof(float), MPI_FLOAT},
+        {MPI_TYPECLASS_REAL, sizeof(double), MPI_DOUBLE},
+        {MPI_TYPECLASS_REAL, sizeof(long double), MPI_LONG_DOUBLE},
+        {MPI_TYPECLASS_INTEGER, 1, MPI_INT8_T},
+        {MPI_TYPECLASS_INTEGER, 2, MPI_INT16_T},
+        {MPI_TYPECLASS_INTEGER, 4, MPI_INT32_T},
+        {MPI_TYPECLASS_INTEGER, 8, MPI_INT64_T},
+        {MPI_TYPECLASS_COMPLEX, sizeof(float _Complex), MPI_C_FLOAT_COMPLEX},
+        {MPI_TYPECLASS_COMPLEX, sizeof(double _Complex), MPI_C_DOUBLE_COMPLEX},
+        {MPI_TYPECLASS_COMPLEX, sizeof(long double _Complex), MPI_C_LONG_DOUBLE_COMPLEX},
+    };
+    const char *call = "MPI_Type_match_size";
+
+    ONIC_MPI_CHECK_INIT(call);
+    if (datatype == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "datatype is NULL");
+    if (typeclass < MPI_TYPECLASS_REAL || typeclass > MPI_TYPECLASS_COMPLEX)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "typeclass %d is none of "
+                            "MPI_TYPECLASS_REAL, _INTEGER and _COMPLEX", typeclass);
+    for (size_t i = 0; i < sizeof(match) / sizeof(match[0]); i++)
+        if (match[i].typeclass == typeclass && (int)match[i].size == size) {
+            *datatype = match[i].type;
+            return MPI_SUCCESS;
+        }
+    return onic_mpi_err(NULL, MPI_ERR_ARG, call, "no %s type of %d bytes",
+                        typeclass == MPI_TYPECLASS_REAL      ? "real"
+                        : typeclass == MPI_TYPECLASS_INTEGER ? "integer"
+                                                             : "complex",
+                        size);
 }
 
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)

@@ -388,9 +388,76 @@ static void test_dtype_struct(void)
     free(r);
 }
 
+/* The predefined types for MPI_Offset, MPI_Count and C++'s bool and
+ * complex: their names and sizes, reductions in their arithmetic, a
+ * transfer; MPI_Type_match_size's C types of a class and size. */
+static void test_dtype_named(void)
+{
+    static const struct {
+        MPI_Datatype t;
+        const char  *name;
+        int          size;
+    } named[] = {
+        {MPI_OFFSET, "MPI_OFFSET", sizeof(MPI_Offset)},
+        {MPI_COUNT, "MPI_COUNT", sizeof(MPI_Count)},
+        {MPI_CXX_BOOL, "MPI_CXX_BOOL", 1},
+        {MPI_CXX_FLOAT_COMPLEX, "MPI_CXX_FLOAT_COMPLEX", 2 * sizeof(float)},
+        {MPI_CXX_DOUBLE_COMPLEX, "MPI_CXX_DOUBLE_COMPLEX", 2 * sizeof(double)},
+        {MPI_CXX_LONG_DOUBLE_COMPLEX, "MPI_CXX_LONG_DOUBLE_COMPLEX", 2 * sizeof(long double)},
+    };
+    char name[MPI_MAX_OBJECT_NAME];
+    int len, sz, ni, na, nt, comb;
+    MPI_Count c = ((MPI_Count)rank + 1) << 40, csum = 0;
+    MPI_Offset o = (MPI_Offset)rank * 3 - 7, omax = 0;
+    _Bool b = rank == size - 1, bor = 0;
+    double z[2] = {rank + 0.5, -rank - 0.25}, zin[2] = {0, 0};
+    MPI_Datatype m;
+
+    for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
+        MPI_Type_get_name(named[i].t, name, &len);
+        CHECK(strcmp(name, named[i].name) == 0 && len == (int)strlen(named[i].name));
+        MPI_Type_size(named[i].t, &sz);
+        CHECK_EQ(sz, named[i].size);
+        MPI_Type_get_envelope(named[i].t, &ni, &na, &nt, &comb);
+        CHECK(comb == MPI_COMBINER_NAMED);
+    }
+    MPI_Allreduce(&c, &csum, 1, MPI_COUNT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(csum == ((MPI_Count)size * (size + 1) / 2) << 40);
+    MPI_Allreduce(&o, &omax, 1, MPI_OFFSET, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(omax == (MPI_Offset)(size - 1) * 3 - 7);
+    MPI_Allreduce(&b, &bor, 1, MPI_CXX_BOOL, MPI_LOR, MPI_COMM_WORLD);
+    CHECK(bor == 1);
+    /* A complex from the left neighbour, as it was sent. */
+    MPI_Sendrecv(z, 1, MPI_CXX_DOUBLE_COMPLEX, (rank + 1) % size, 31, zin, 1,
+                 MPI_CXX_DOUBLE_COMPLEX, (rank - 1 + size) % size, 31, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    CHECK(zin[0] == (rank - 1 + size) % size + 0.5 && zin[1] == -((rank - 1 + size) % size) - 0.25);
+
+    CHECK_EQ(MPI_Type_match_size(MPI_TYPECLASS_REAL, sizeof(double), &m), MPI_SUCCESS);
+    CHECK(m == MPI_DOUBLE);
+    CHECK_EQ(MPI_Type_match_size(MPI_TYPECLASS_REAL, sizeof(float), &m), MPI_SUCCESS);
+    CHECK(m == MPI_FLOAT);
+    CHECK_EQ(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 2, &m), MPI_SUCCESS);
+    CHECK(m == MPI_INT16_T);
+    CHECK_EQ(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 8, &m), MPI_SUCCESS);
+    CHECK(m == MPI_INT64_T);
+    CHECK_EQ(MPI_Type_match_size(MPI_TYPECLASS_COMPLEX, 2 * sizeof(float), &m), MPI_SUCCESS);
+    CHECK(m == MPI_C_FLOAT_COMPLEX);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    m = MPI_DATATYPE_NULL;
+    CHECK_EQ(MPI_Type_match_size(MPI_TYPECLASS_REAL, 3, &m), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 16, &m), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Type_match_size(7, 4, &m), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Type_match_size(MPI_TYPECLASS_REAL, 4, NULL), MPI_ERR_ARG);
+    CHECK(m == MPI_DATATYPE_NULL);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 static void test_dtype(void)
 {
     MPI_Datatype t, v, w;
+
+    test_dtype_named();
 
     {   /* A long contiguous type is one block, made without a part per element. */
         int sz;
