@@ -192,9 +192,14 @@ typedef struct MPI_Status {
 #define MPI_SIMILAR    2
 #define MPI_UNEQUAL    3
 
-/* Array orders (MPI_Type_create_subarray) */
+/* Array orders (MPI_Type_create_subarray, MPI_Type_create_darray) */
 #define MPI_ORDER_C        56
 #define MPI_ORDER_FORTRAN  57
+/* MPI_Type_create_darray's distributions, and its default argument */
+#define MPI_DISTRIBUTE_BLOCK     121
+#define MPI_DISTRIBUTE_CYCLIC    122
+#define MPI_DISTRIBUTE_NONE      123
+#define MPI_DISTRIBUTE_DFLT_DARG (-49767)
 
 /* Datatype combiners (MPI_Type_get_envelope) */
 #define MPI_COMBINER_NAMED           1
@@ -490,6 +495,10 @@ int MPI_Type_create_struct(int count, const int array_of_blocklengths[],
 int MPI_Type_create_subarray(int ndims, const int array_of_sizes[],
                              const int array_of_subsizes[], const int array_of_starts[],
                              int order, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                           const int array_of_distribs[], const int array_of_dargs[],
+                           const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                           MPI_Datatype *newtype);
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                             MPI_Datatype *newtype);
 int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,

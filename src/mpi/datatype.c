@@ -928,6 +928,192 @@ int MPI_Type_create_subarray(int ndims, const int array_of_sizes[],
     return MPI_SUCCESS;
 }
 
+/* One dimension of a distributed array: the runs [from, from + len) of
+ * the indices that coordinate c of p owns (MPI 4.0, 5.1.4); their count. */
+static int darray_runs(int g, int distrib, int darg, int p, int c, int *from, int *len)
+{
+    int n = 0, k;
+
+    switch (distrib) {
+    case MPI_DISTRIBUTE_NONE:
+        from[0] = 0;
+        len[0] = g;
+        return 1;
+    case MPI_DISTRIBUTE_BLOCK:
+        k = darg == MPI_DISTRIBUTE_DFLT_DARG ? (g + p - 1) / p : darg;
+        if ((long long)c * k >= g)
+            return 0;
+        from[0] = c * k;
+        len[0] = g - from[0] < k ? g - from[0] : k;
+        return 1;
+    default: /* MPI_DISTRIBUTE_CYCLIC */
+        k = darg == MPI_DISTRIBUTE_DFLT_DARG ? 1 : darg;
+        for (long long j = (long long)c * k; j < g; j += (long long)p * k) {
+            from[n] = (int)j;
+            len[n++] = g - (int)j < k ? g - (int)j : k;
+        }
+        return n;
+    }
+}
+
+/* The part of a global array (gsizes, in order) that process rank of a
+ * grid of psizes (row-major, as a Cartesian topology's) owns, each
+ * dimension distributed by block, cyclically in blocks of darg, or not at
+ * all; its bounds are the whole array's, as a subarray's. */
+int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                           const int array_of_distribs[], const int array_of_dargs[],
+                           const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                           MPI_Datatype *newtype)
+{
+    const char *call = "MPI_Type_create_darray";
+    const int *gs = array_of_gsizes, *ds = array_of_distribs, *da = array_of_dargs,
+              *ps = array_of_psizes;
+    onic_mpi_type_t *old, *t;
+    struct onic_mpi_envelope *env = NULL;
+    type_part_t *parts = NULL;
+    int **from = NULL, **len = NULL, *nruns = NULL, *idx = NULL, *run = NULL, *coord = NULL;
+    size_t nparts = 0, whole = 1, grid = 1, rows = 1;
+    int rc = MPI_SUCCESS, fast;
+    MPI_Datatype h;
+
+    TYPE_CHECK_ARGS(call, 0, newtype);
+    if ((rc = type_old(call, oldtype, &old)) != MPI_SUCCESS)
+        return rc;
+    if (ndims <= 0)
+        return onic_mpi_err(NULL, MPI_ERR_DIMS, call, "ndims %d; a distributed array has 1 or "
+                            "more dimensions", ndims);
+    if (gs == NULL || ds == NULL || da == NULL || ps == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "array_of_%s is NULL",
+                            gs == NULL ? "gsizes" : ds == NULL ? "distribs"
+                                                  : da == NULL ? "dargs" : "psizes");
+    if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "order %d; use MPI_ORDER_C or "
+                            "MPI_ORDER_FORTRAN", order);
+    for (int i = 0; i < ndims; i++) {
+        int d = ds[i], g = gs[i], p = ps[i], k = da[i];
+        if (g <= 0 || p <= 0)
+            return onic_mpi_err(NULL, MPI_ERR_ARG, call, "dimension %d: gsize %d over psize %d; "
+                                "both must be positive", i, g, p);
+        if (d != MPI_DISTRIBUTE_BLOCK && d != MPI_DISTRIBUTE_CYCLIC && d != MPI_DISTRIBUTE_NONE)
+            return onic_mpi_err(NULL, MPI_ERR_ARG, call, "dimension %d: distribution %d; use "
+                                "MPI_DISTRIBUTE_BLOCK, _CYCLIC or _NONE", i, d);
+        if (d == MPI_DISTRIBUTE_NONE && p != 1)
+            return onic_mpi_err(NULL, MPI_ERR_ARG, call, "dimension %d is not distributed "
+                                "(MPI_DISTRIBUTE_NONE) but spread over %d processes", i, p);
+        if (d != MPI_DISTRIBUTE_NONE && k != MPI_DISTRIBUTE_DFLT_DARG &&
+            (k <= 0 || (d == MPI_DISTRIBUTE_BLOCK && (long long)k * p < g)))
+            return onic_mpi_err(NULL, MPI_ERR_ARG, call, "dimension %d: darg %d%s", i, k,
+                                k <= 0 ? " must be positive or MPI_DISTRIBUTE_DFLT_DARG"
+                                       : " times the processes does not cover the dimension");
+        whole *= (size_t)g;
+        grid *= (size_t)p;
+        if (whole > ((size_t)1 << 42) || grid > (size_t)INT32_MAX)
+            return onic_mpi_err(NULL, MPI_ERR_COUNT, call, "the array has more than 2^42 "
+                                "elements, or the grid more than 2^31 processes");
+    }
+    if ((size_t)size != grid || rank < 0 || rank >= size)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "rank %d of size %d on a grid of %zu "
+                            "processes; the grid's product must be size, and rank below it",
+                            rank, size, grid);
+    fast = order == MPI_ORDER_C ? ndims - 1 : 0;
+    from = onic_calloc((size_t)ndims, sizeof(*from));
+    len = onic_calloc((size_t)ndims, sizeof(*len));
+    nruns = onic_calloc((size_t)ndims, sizeof(int));
+    idx = onic_calloc((size_t)ndims, sizeof(int));
+    run = onic_calloc((size_t)ndims, sizeof(int));
+    coord = onic_calloc((size_t)ndims, sizeof(int));
+    env = type_env_new(MPI_COMBINER_DARRAY, 4 * ndims + 4, 0, 1);
+    if (from == NULL || len == NULL || nruns == NULL || idx == NULL || run == NULL ||
+        coord == NULL || env == NULL)
+        goto nomem;
+    /* The process's coordinates: the grid is row-major whatever the order. */
+    for (int i = ndims - 1, rest = rank; i >= 0; i--) {
+        coord[i] = rest % ps[i];
+        rest /= ps[i];
+    }
+    for (int i = 0; i < ndims; i++) {
+        size_t most = ds[i] == MPI_DISTRIBUTE_CYCLIC ? (size_t)gs[i] : 1;
+        if ((from[i] = onic_calloc(most, sizeof(int))) == NULL ||
+            (len[i] = onic_calloc(most, sizeof(int))) == NULL)
+            goto nomem;
+        nruns[i] = darray_runs(gs[i], ds[i], da[i], ps[i], coord[i], from[i], len[i]);
+        if (i != fast) {
+            size_t owned = 0;
+            for (int k = 0; k < nruns[i]; k++)
+                owned += (size_t)len[i][k];
+            rows *= owned;
+        }
+    }
+    nparts = nruns[fast] == 0 ? 0 : rows * (size_t)nruns[fast];
+    if (nparts > 0 && (parts = onic_calloc(nparts, sizeof(*parts))) == NULL)
+        goto nomem;
+    /* Rows over the other dimensions' owned indices (idx: the run, and
+     * run[]: the index within it), the fast dimension's runs in each. */
+    for (size_t p = 0; p < nparts;) {
+        ptrdiff_t off = 0, mul = 1;
+        for (int k = 0; k < ndims; k++) {
+            int i = order == MPI_ORDER_C ? ndims - 1 - k : k; /* fastest first */
+            if (i != fast)
+                off += (ptrdiff_t)(from[i][idx[i]] + run[i]) * mul;
+            mul *= gs[i];
+        }
+        for (int k = 0; k < nruns[fast]; k++)
+            parts[p++] = (type_part_t){(off + from[fast][k]) * old->extent,
+                                       (size_t)len[fast][k], old};
+        for (int k = 0; k < ndims; k++) {
+            int i = order == MPI_ORDER_C ? ndims - 1 - k : k;
+            if (i == fast)
+                continue;
+            if (++run[i] < len[i][idx[i]])
+                break;
+            run[i] = 0;
+            if (++idx[i] < nruns[i])
+                break;
+            idx[i] = 0;
+        }
+    }
+    env->ints[0] = size;
+    env->ints[1] = rank;
+    env->ints[2] = ndims;
+    for (int i = 0; i < ndims; i++) {
+        env->ints[3 + i] = gs[i];
+        env->ints[3 + ndims + i] = ds[i];
+        env->ints[3 + 2 * ndims + i] = da[i];
+        env->ints[3 + 3 * ndims + i] = ps[i];
+    }
+    env->ints[3 + 4 * ndims] = order;
+    env->types[0] = old;
+    rc = type_build(call, parts, nparts, env, &h);
+    env = NULL; /* type_build's now, made or not */
+    if (rc == MPI_SUCCESS) {
+        t = type_alive(h);
+        t->lb = old->lb;
+        t->extent = (ptrdiff_t)whole * old->extent;
+        t->bounded = 1;
+        t->contig = t->nblocks == 0 || (t->nblocks == 1 && (ptrdiff_t)t->size == t->extent &&
+                                        t->blocks[0].off == t->lb);
+        *newtype = h;
+    }
+    goto out;
+nomem:
+    rc = onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for the distribution of %d "
+                      "dimensions", ndims);
+out:
+    for (int i = 0; from != NULL && len != NULL && i < ndims; i++) {
+        onic_free(from[i]);
+        onic_free(len[i]);
+    }
+    onic_free(from);
+    onic_free(len);
+    onic_free(nruns);
+    onic_free(idx);
+    onic_free(run);
+    onic_free(coord);
+    onic_free(parts);
+    onic_free(env);
+    return rc;
+}
+
 int MPI_Type_commit(MPI_Datatype *datatype)
 {
     onic_mpi_type_t *t;

@@ -453,11 +453,121 @@ static void test_dtype_named(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* The owner's coordinate of global index i of a dimension (MPI 4.0,
+ * 5.1.4): a block of ceil(g / p) (or darg), or blocks of darg dealt in
+ * turn. */
+static int darray_owner(int i, int g, int distrib, int darg, int p)
+{
+    int k;
+
+    if (distrib == MPI_DISTRIBUTE_NONE)
+        return 0;
+    if (distrib == MPI_DISTRIBUTE_BLOCK) {
+        k = darg == MPI_DISTRIBUTE_DFLT_DARG ? (g + p - 1) / p : darg;
+        return i / k;
+    }
+    k = darg == MPI_DISTRIBUTE_DFLT_DARG ? 1 : darg;
+    return i / k % p;
+}
+
+/* MPI_Type_create_darray, every process of several grids (the rank is an
+ * argument: one process checks them all): packing a global array whose
+ * elements are their own linear indices gives exactly the indices the
+ * process owns, in memory order; the extent is the whole array's. */
+static void test_dtype_darray(void)
+{
+    static const struct {
+        int ndims, order, g[3], d[3], da[3], p[3];
+    } cfg[] = {
+        {2, MPI_ORDER_C, {6, 7}, {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_BLOCK},
+         {MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG}, {2, 3}},
+        {2, MPI_ORDER_FORTRAN, {9, 5}, {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK},
+         {2, 3}, {3, 2}},
+        {3, MPI_ORDER_C, {4, 5, 11}, {MPI_DISTRIBUTE_NONE, MPI_DISTRIBUTE_CYCLIC,
+         MPI_DISTRIBUTE_CYCLIC}, {MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG, 3},
+         {1, 2, 2}},
+        {1, MPI_ORDER_C, {10}, {MPI_DISTRIBUTE_BLOCK}, {4}, {3}}, /* the last owns 2 */
+        {1, MPI_ORDER_FORTRAN, {3}, {MPI_DISTRIBUTE_BLOCK}, {MPI_DISTRIBUTE_DFLT_DARG}, {4}},
+    };
+    int all[220], packed[220], want[220];
+
+    for (int i = 0; i < 220; i++)
+        all[i] = i;
+    for (size_t c = 0; c < sizeof(cfg) / sizeof(cfg[0]); c++) {
+        int nd = cfg[c].ndims, whole = 1, grid = 1;
+        for (int i = 0; i < nd; i++) {
+            whole *= cfg[c].g[i];
+            grid *= cfg[c].p[i];
+        }
+        for (int r = 0; r < grid; r++) {
+            MPI_Datatype t;
+            MPI_Aint lb, ext;
+            int coord[3], n = 0, sz = -1, pos = 0, ni, na, nt, comb;
+            for (int i = nd - 1, rest = r; i >= 0; i--) { /* row-major grid */
+                coord[i] = rest % cfg[c].p[i];
+                rest /= cfg[c].p[i];
+            }
+            /* Linear index l in memory order: its index in each dimension. */
+            for (int l = 0; l < whole; l++) {
+                int rest = l, mine = 1;
+                for (int k = 0; k < nd; k++) {
+                    int i = cfg[c].order == MPI_ORDER_C ? nd - 1 - k : k; /* fastest first */
+                    int x = rest % cfg[c].g[i];
+                    rest /= cfg[c].g[i];
+                    mine &= darray_owner(x, cfg[c].g[i], cfg[c].d[i], cfg[c].da[i],
+                                         cfg[c].p[i]) == coord[i];
+                }
+                if (mine)
+                    want[n++] = l;
+            }
+            CHECK_EQ(MPI_Type_create_darray(grid, r, nd, cfg[c].g, cfg[c].d, cfg[c].da,
+                                            cfg[c].p, cfg[c].order, MPI_INT, &t), MPI_SUCCESS);
+            MPI_Type_commit(&t);
+            MPI_Type_size(t, &sz);
+            MPI_Type_get_extent(t, &lb, &ext);
+            CHECK(sz == n * (int)sizeof(int) && lb == 0 && ext == whole * (MPI_Aint)sizeof(int));
+            MPI_Pack(all, 1, t, packed, sizeof(packed), &pos, MPI_COMM_SELF);
+            CHECK_EQ(pos, n * (int)sizeof(int));
+            for (int i = 0; i < n; i++)
+                if (packed[i] != want[i]) {
+                    fprintf(stderr, "darray %zu, rank %d: element %d is %d, want %d\n", c, r, i,
+                            packed[i], want[i]);
+                    CHECK(0);
+                    break;
+                }
+            MPI_Type_get_envelope(t, &ni, &na, &nt, &comb);
+            CHECK(comb == MPI_COMBINER_DARRAY && ni == 4 * nd + 4 && na == 0 && nt == 1);
+            MPI_Type_free(&t);
+        }
+    }
+    {   /* Refused: a grid that is not the size, a spread undistributed
+         * dimension, blocks too small to cover it, a rank off the grid. */
+        int g[2] = {8, 8}, d[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_NONE},
+            da[2] = {MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG}, p[2] = {2, 1};
+        MPI_Datatype t = MPI_DATATYPE_NULL;
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        CHECK_EQ(MPI_Type_create_darray(3, 0, 2, g, d, da, p, MPI_ORDER_C, MPI_INT, &t),
+                 MPI_ERR_ARG);
+        CHECK_EQ(MPI_Type_create_darray(2, 2, 2, g, d, da, p, MPI_ORDER_C, MPI_INT, &t),
+                 MPI_ERR_ARG);
+        p[1] = 2;
+        CHECK_EQ(MPI_Type_create_darray(4, 0, 2, g, d, da, p, MPI_ORDER_C, MPI_INT, &t),
+                 MPI_ERR_ARG);
+        d[1] = MPI_DISTRIBUTE_BLOCK;
+        da[1] = 3; /* 3 x 2 < 8 */
+        CHECK_EQ(MPI_Type_create_darray(4, 0, 2, g, d, da, p, MPI_ORDER_C, MPI_INT, &t),
+                 MPI_ERR_ARG);
+        CHECK(t == MPI_DATATYPE_NULL);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    }
+}
+
 static void test_dtype(void)
 {
     MPI_Datatype t, v, w;
 
     test_dtype_named();
+    test_dtype_darray();
 
     {   /* A long contiguous type is one block, made without a part per element. */
         int sz;
