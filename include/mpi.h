@@ -128,6 +128,25 @@ typedef struct MPI_Status {
 #define MPI_CXX_FLOAT_COMPLEX   ((MPI_Datatype)0x0c000027)
 #define MPI_CXX_DOUBLE_COMPLEX  ((MPI_Datatype)0x0c000028)
 #define MPI_CXX_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x0c000029)
+/* Fortran's named types (onic has no Fortran binding: for Fortran data
+ * handled from C) and the size-specific ones. */
+#define MPI_INTEGER             ((MPI_Datatype)0x0c00002a)
+#define MPI_REAL                ((MPI_Datatype)0x0c00002b)
+#define MPI_DOUBLE_PRECISION    ((MPI_Datatype)0x0c00002c)
+#define MPI_COMPLEX             ((MPI_Datatype)0x0c00002d)
+#define MPI_DOUBLE_COMPLEX      ((MPI_Datatype)0x0c00002e)
+#define MPI_LOGICAL             ((MPI_Datatype)0x0c00002f)
+#define MPI_CHARACTER           ((MPI_Datatype)0x0c000030)
+#define MPI_REAL4               ((MPI_Datatype)0x0c000031)
+#define MPI_REAL8               ((MPI_Datatype)0x0c000032)
+#define MPI_REAL16              ((MPI_Datatype)0x0c000033)
+#define MPI_COMPLEX8            ((MPI_Datatype)0x0c000034)
+#define MPI_COMPLEX16           ((MPI_Datatype)0x0c000035)
+#define MPI_COMPLEX32           ((MPI_Datatype)0x0c000036)
+#define MPI_INTEGER1            ((MPI_Datatype)0x0c000037)
+#define MPI_INTEGER2            ((MPI_Datatype)0x0c000038)
+#define MPI_INTEGER4            ((MPI_Datatype)0x0c000039)
+#define MPI_INTEGER8            ((MPI_Datatype)0x0c00003a)
 
 /* MPI_Type_match_size's classes. */
 #define MPI_TYPECLASS_REAL    1

@@ -38,7 +38,7 @@ static const char *const coll_op_names[OP_COUNT] = {
     "MPI_LXOR", "MPI_BXOR", "MPI_MAXLOC", "MPI_MINLOC"};
 
 /* Which family a basic kind is in, for the op/type rules of MPI 3.1, 5.9.2. */
-enum { FAM_NONE, FAM_INT, FAM_FLOAT, FAM_BYTE, FAM_PAIR, FAM_BOOL };
+enum { FAM_NONE, FAM_INT, FAM_FLOAT, FAM_BYTE, FAM_PAIR, FAM_BOOL, FAM_COMPLEX };
 
 static int coll_family(onic_mpi_basic_t b)
 {
@@ -56,6 +56,8 @@ static int coll_family(onic_mpi_basic_t b)
         return FAM_BYTE;
     case ONIC_MPI_B_BOOL:
         return FAM_BOOL;
+    case ONIC_MPI_B_CFLOAT: case ONIC_MPI_B_CDOUBLE: case ONIC_MPI_B_CLDOUBLE:
+        return FAM_COMPLEX;
     case ONIC_MPI_B_FLOAT_INT: case ONIC_MPI_B_DOUBLE_INT: case ONIC_MPI_B_LONG_INT:
     case ONIC_MPI_B_2INT: case ONIC_MPI_B_SHORT_INT: case ONIC_MPI_B_LDOUBLE_INT:
         return FAM_PAIR;
@@ -67,8 +69,10 @@ static int coll_family(onic_mpi_basic_t b)
 static int coll_op_allowed(coll_op_t op, int fam)
 {
     switch (op) {
-    case OP_MAX: case OP_MIN: case OP_SUM: case OP_PROD:
+    case OP_MAX: case OP_MIN:
         return fam == FAM_INT || fam == FAM_FLOAT;
+    case OP_SUM: case OP_PROD:
+        return fam == FAM_INT || fam == FAM_FLOAT || fam == FAM_COMPLEX;
     case OP_LAND: case OP_LOR: case OP_LXOR:
         return fam == FAM_INT || fam == FAM_BOOL;
     case OP_BAND: case OP_BOR: case OP_BXOR:
@@ -162,6 +166,21 @@ COLL_BITS(uint8_t) COLL_BITS(uint16_t) COLL_BITS(uint32_t) COLL_BITS(uint64_t)
 COLL_BITS(wchar_t) COLL_BITS(intptr_t)
 COLL_LOC(float) COLL_LOC(double) COLL_LOC(long) COLL_LOC(int) COLL_LOC(short) COLL_LOC(ldouble)
 
+/* Complex numbers take MPI_SUM and MPI_PROD only (MPI 3.1, 5.9.2). */
+#define COLL_CPLX(_N, _T) \
+    static void coll_cplx_##_N(coll_op_t op, const char *in, char *io, size_t n) \
+    { \
+        for (size_t i = 0; i < n; i++) { \
+            _T _Complex a, b; \
+            memcpy(&a, in + i * sizeof(a), sizeof(a)); \
+            memcpy(&b, io + i * sizeof(b), sizeof(b)); \
+            b = op == OP_SUM ? a + b : a * b; \
+            memcpy(io + i * sizeof(b), &b, sizeof(b)); \
+        } \
+    }
+
+COLL_CPLX(float, float) COLL_CPLX(double, double) COLL_CPLX(ldouble, long double)
+
 /* C _Bool takes the logical operations only (MPI 3.1, 5.9.2). */
 static void coll_logic_bool(coll_op_t op, const char *in, char *io, size_t n)
 {
@@ -213,6 +232,9 @@ static const coll_kind_fns_t coll_fns[ONIC_MPI_B_COUNT] = {
     [ONIC_MPI_B_BOOL] = {coll_logic_bool, NULL, NULL},
     [ONIC_MPI_B_WCHAR] = {coll_arith_wchar_t, coll_bits_wchar_t, NULL},
     [ONIC_MPI_B_AINT] = {coll_arith_intptr_t, coll_bits_intptr_t, NULL},
+    [ONIC_MPI_B_CFLOAT] = {coll_cplx_float, NULL, NULL},
+    [ONIC_MPI_B_CDOUBLE] = {coll_cplx_double, NULL, NULL},
+    [ONIC_MPI_B_CLDOUBLE] = {coll_cplx_ldouble, NULL, NULL},
 };
 
 /* A user operation on count elements of type t, packed in in and io:

@@ -169,7 +169,7 @@ typedef enum onic_mpi_basic {
     ONIC_MPI_B_UINT8, ONIC_MPI_B_UINT16, ONIC_MPI_B_UINT32, ONIC_MPI_B_UINT64,
     ONIC_MPI_B_FLOAT_INT, ONIC_MPI_B_DOUBLE_INT, ONIC_MPI_B_LONG_INT, ONIC_MPI_B_2INT,
     ONIC_MPI_B_SHORT_INT, ONIC_MPI_B_LDOUBLE_INT, ONIC_MPI_B_BOOL, ONIC_MPI_B_WCHAR,
-    ONIC_MPI_B_AINT,
+    ONIC_MPI_B_AINT, ONIC_MPI_B_CFLOAT, ONIC_MPI_B_CDOUBLE, ONIC_MPI_B_CLDOUBLE,
     ONIC_MPI_B_COUNT
 } onic_mpi_basic_t;
 
@@ -504,7 +504,7 @@ onic_mpi_type_t *onic_mpi_type_get(MPI_Datatype h);
 onic_mpi_type_t *onic_mpi_type_check(MPI_Datatype h, onic_mpi_comm_t *comm, const char *call,
                                      int *rc_p);
 /* The predefined types: fixed objects, MPI_CHAR + i at index i. */
-#define ONIC_MPI_TYPE_NPREDEF 42
+#define ONIC_MPI_TYPE_NPREDEF 59
 extern onic_mpi_type_t onic_mpi_type_predef[ONIC_MPI_TYPE_NPREDEF]
     __attribute__((visibility("hidden")));
 /* A committed type usable for communication, or NULL (nothing reported):

@@ -363,8 +363,12 @@ static void test_compat(void)
         CHECK_EQ(sext, sizeof(struct cz));
         MPI_Type_free(&st);
     }
-    /* A reduction on them is refused (no complex arithmetic), not wrong. */
+    /* They sum (and multiply); a comparison is refused, not wrong. */
     CHECK_EQ(MPI_Allreduce(z, back, 3, MPI_C_DOUBLE_COMPLEX, MPI_SUM, MPI_COMM_WORLD),
+             MPI_SUCCESS);
+    for (int i = 0; i < 3; i++)
+        CHECK(back[i] == (i + 1) * size * (size + 1) / 2 + 0.5 * i * size * _Complex_I);
+    CHECK_EQ(MPI_Allreduce(z, back, 3, MPI_C_DOUBLE_COMPLEX, MPI_MAX, MPI_COMM_WORLD),
              MPI_ERR_OP);
 
     CHECK_EQ(MPI_Type_hvector(2, 3, 5 * (MPI_Aint)sizeof(int), MPI_INT, &hv), MPI_SUCCESS);

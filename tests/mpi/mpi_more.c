@@ -6,6 +6,8 @@
  * zero. Every expectation is computed from the ranks and sizes, never read
  * from a table. Runs at any number of processes, 1 included. */
 #include <mpi.h>
+
+#include <complex.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -404,6 +406,23 @@ static void test_dtype_named(void)
         {MPI_CXX_FLOAT_COMPLEX, "MPI_CXX_FLOAT_COMPLEX", 2 * sizeof(float)},
         {MPI_CXX_DOUBLE_COMPLEX, "MPI_CXX_DOUBLE_COMPLEX", 2 * sizeof(double)},
         {MPI_CXX_LONG_DOUBLE_COMPLEX, "MPI_CXX_LONG_DOUBLE_COMPLEX", 2 * sizeof(long double)},
+        {MPI_INTEGER, "MPI_INTEGER", 4},
+        {MPI_REAL, "MPI_REAL", 4},
+        {MPI_DOUBLE_PRECISION, "MPI_DOUBLE_PRECISION", 8},
+        {MPI_COMPLEX, "MPI_COMPLEX", 8},
+        {MPI_DOUBLE_COMPLEX, "MPI_DOUBLE_COMPLEX", 16},
+        {MPI_LOGICAL, "MPI_LOGICAL", 4},
+        {MPI_CHARACTER, "MPI_CHARACTER", 1},
+        {MPI_REAL4, "MPI_REAL4", 4},
+        {MPI_REAL8, "MPI_REAL8", 8},
+        {MPI_REAL16, "MPI_REAL16", 16},
+        {MPI_COMPLEX8, "MPI_COMPLEX8", 8},
+        {MPI_COMPLEX16, "MPI_COMPLEX16", 16},
+        {MPI_COMPLEX32, "MPI_COMPLEX32", 32},
+        {MPI_INTEGER1, "MPI_INTEGER1", 1},
+        {MPI_INTEGER2, "MPI_INTEGER2", 2},
+        {MPI_INTEGER4, "MPI_INTEGER4", 4},
+        {MPI_INTEGER8, "MPI_INTEGER8", 8},
     };
     char name[MPI_MAX_OBJECT_NAME];
     int len, sz, ni, na, nt, comb;
@@ -432,6 +451,32 @@ static void test_dtype_named(void)
                  MPI_CXX_DOUBLE_COMPLEX, (rank - 1 + size) % size, 31, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
     CHECK(zin[0] == (rank - 1 + size) % size + 0.5 && zin[1] == -((rank - 1 + size) % size) - 0.25);
+    /* Complex numbers sum and multiply (and do nothing else): rank r gives
+     * (r + 1) + i, so the sum is n(n+1)/2 + n i and the product that of
+     * (k + i) for k = 1 to n, computed here. */
+    {
+        double _Complex mine = (rank + 1) + 1.0 * _Complex_I, sum = 0, prod = 0, want = 1;
+        float _Complex fmine = (float)(rank + 1) + 1.0f * _Complex_I, fsum = 0;
+        for (int k = 1; k <= size; k++)
+            want *= k + 1.0 * _Complex_I;
+        MPI_Allreduce(&mine, &sum, 1, MPI_C_DOUBLE_COMPLEX, MPI_SUM, MPI_COMM_WORLD);
+        CHECK(creal(sum) == size * (size + 1) / 2.0 && cimag(sum) == size);
+        MPI_Allreduce(&mine, &prod, 1, MPI_DOUBLE_COMPLEX, MPI_PROD, MPI_COMM_WORLD);
+        {
+            double _Complex d = prod - want;
+            double dd = creal(d) * creal(d) + cimag(d) * cimag(d),
+                   ww = creal(want) * creal(want) + cimag(want) * cimag(want);
+            CHECK(dd < 1e-18 * ww);
+        }
+        MPI_Allreduce(&fmine, &fsum, 1, MPI_COMPLEX, MPI_SUM, MPI_COMM_WORLD);
+        CHECK(crealf(fsum) == size * (size + 1) / 2.0f && cimagf(fsum) == size);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        CHECK_EQ(MPI_Allreduce(&mine, &sum, 1, MPI_C_DOUBLE_COMPLEX, MPI_MAX, MPI_COMM_WORLD),
+                 MPI_ERR_OP);
+        CHECK_EQ(MPI_Allreduce(&mine, &sum, 1, MPI_REAL16, MPI_SUM, MPI_COMM_WORLD),
+                 MPI_ERR_OP);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    }
 
     CHECK_EQ(MPI_Type_match_size(MPI_TYPECLASS_REAL, sizeof(double), &m), MPI_SUCCESS);
     CHECK(m == MPI_DOUBLE);
