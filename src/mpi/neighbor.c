@@ -76,7 +76,9 @@ static int nbr_side(onic_mpi_comm_t *c, const char *call, const nbr_side_t *s, i
         if (s->form == NBR_W) {
             if ((ti = onic_mpi_type_check(s->types[i], c, call, &rc)) == NULL)
                 return rc;
-            at += s->wdispls[i];
+            /* Through an integer: buf may be MPI_BOTTOM (NULL) with
+             * absolute addresses, and NULL + offset is undefined in C. */
+            at = (char *)((uintptr_t)s->buf + (uintptr_t)s->wdispls[i]);
         } else if (s->form == NBR_V) {
             at += (ptrdiff_t)s->displs[i] * ti->extent;
         } else if (!s->same) {
@@ -205,9 +207,9 @@ int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sen
 int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return nbr_alltoall("MPI_Neighbor_alltoall", NBR_PLAIN, sendbuf, sendcount, NULL, NULL, NULL, sendtype,
-                        NULL, recvbuf, recvcount, NULL, NULL, NULL, recvtype, NULL, comm, 1,
-                        NULL);
+    return nbr_alltoall("MPI_Neighbor_alltoall", NBR_PLAIN, sendbuf, sendcount, NULL, NULL,
+                        NULL, sendtype, NULL, recvbuf, recvcount, NULL, NULL, NULL, recvtype,
+                        NULL, comm, 1, NULL);
 }
 
 int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
