@@ -116,14 +116,14 @@ int main(int argc, char **argv)
            "       unpack; the C, C++ and Fortran named types, complex sums and products),\n"
            "       communicators and groups, intercommunicators (point-to-point,\n"
            "       collectives, merge),\n"
-           "       attributes, Cartesian topologies, info objects,\n"
+           "       attributes, Cartesian, graph and distributed-graph topologies,\n"
+           "       neighbourhood collectives (blocking and non-blocking), info objects,\n"
            "       error handlers (predefined and the program's),\n"
            "       one-sided windows (create, allocate, allocate_shared on one node, dynamic;\n"
            "       put, get, accumulates, fetch-and-op, compare-and-swap, rput, rget,\n"
            "       raccumulate, rget_accumulate; fence, locks, flushes,\n"
            "       post/start/complete/wait)\n"
-           "  not:  neighbourhood collectives, graph topologies,\n"
-           "       dynamic processes, MPI-IO, Fortran\n");
+           "  not:  dynamic processes, MPI-IO, the Fortran binding\n");
     if (status == ONIC_OK)
         info_onload(&cur);
 

@@ -256,11 +256,11 @@ int onic_mpi_comm_dup_as(onic_mpi_comm_t *c, int id, const char *call, MPI_Comm 
     g->refs++;
     if ((rc = onic_mpi_comm_publish(c, g, id, call, newcomm)) != MPI_SUCCESS)
         return rc;
-    /* The copy keeps the grid, and the attributes their callbacks copy. */
+    /* The copy keeps the topology, and the attributes their callbacks copy. */
     if (c->topo != NULL &&
         (onic_mpi_comm_lookup(*newcomm)->topo = onic_mpi_topo_dup(c->topo)) == NULL) {
         MPI_Comm_free(newcomm);
-        return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for the grid");
+        return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for the topology");
     }
     if ((rc = onic_mpi_attr_copy(c, onic_mpi_comm_lookup(*newcomm))) != MPI_SUCCESS) {
         onic_mpi_attr_release(onic_mpi_comm_lookup(*newcomm));

@@ -1,7 +1,8 @@
 /* Non-blocking collectives: MPI_Ibarrier, Ibcast, Ireduce, Iallreduce,
  * Igather, Iscatter, Iallgather, Ialltoall, their v-forms, Ialltoallw,
  * Ireduce_scatter(_block), Iscan, Iexscan, and MPI_Comm_idup, on intra-
- * and (but the scans) intercommunicators.
+ * and (but the scans) intercommunicators; and the rounds neighbor.c
+ * builds for MPI_Ineighbor_*.
  *
  * Each call checks its arguments as its blocking form does, then builds a
  * schedule: a list of steps -- start a send or a receive on the
@@ -490,6 +491,27 @@ static int icoll_plan(onic_mpi_comm_t *c, const char *call, int rc, onic_mpi_pla
         s->wtypes[s->nwtypes++] = x->type;
     }
     onic_mpi_plan_free(p);
+    return icoll_start(s, request);
+}
+
+/* The neighbourhood collectives (neighbor.c): their transfers as one
+ * round, started in the order given (which neighbor.c chose so that
+ * messages between two processes match the right slots). */
+int onic_mpi_icoll_xfers(onic_mpi_comm_t *c, const char *call, int n, const onic_mpi_xfer_t *x,
+                         MPI_Request *request)
+{
+    icoll_t *s;
+
+    if ((s = icoll_new(c, call)) == NULL ||
+        (s->wtypes = onic_calloc((size_t)n + 1, sizeof(*s->wtypes))) == NULL)
+        return icoll_nomem(c, s, call);
+    for (int i = 0; i < n; i++) {
+        if (icoll_add(s, x[i].send ? ICOLL_SEND : ICOLL_RECV, x[i].peer, x[i].buf, x[i].count,
+                      x[i].type) != 0)
+            return icoll_nomem(c, s, call);
+        onic_mpi_type_ref(x[i].type);
+        s->wtypes[s->nwtypes++] = x[i].type;
+    }
     return icoll_start(s, request);
 }
 

@@ -15,7 +15,8 @@
  *   win.c       windows: creation, attributes, names, synchronisation (rma.h)
  *   rma.c       one-sided operations and the protocol under them (rma.h)
  *   collv.c     the v-collectives, reduce-scatter, scans, user operations
- *   topo.c      Cartesian process topologies
+ *   topo.c      process topologies: Cartesian, graph, distributed graph
+ *   neighbor.c  the neighbourhood collectives (MPI_Neighbor_*, MPI_Ineighbor_*)
  *   misc.c      info objects, MPI_Alloc_mem, MPI_Pcontrol, status setters
  *   attr.c      attribute caching: keyvals, values, copy and delete callbacks
  *   probe.c     matched probe: messages taken out of matching, MPI_Mrecv
@@ -146,7 +147,7 @@ typedef struct onic_mpi_comm {
     struct onic_mpi_comm *local;
     MPI_Errhandler    errh;
     int               predefined;
-    struct onic_mpi_topo *topo; /* a Cartesian grid (topo.c), or NULL */
+    struct onic_mpi_topo *topo; /* its process topology (topo.c), or NULL */
     char              name[MPI_MAX_OBJECT_NAME]; /* MPI_Comm_set_name; "" if none */
     struct onic_mpi_attr *attrs;  /* cached attributes (attr.c) */
     unsigned          icoll_seq; /* non-blocking collectives started on it (icoll.c) */
@@ -821,13 +822,46 @@ void onic_mpi_op_apply(int op, const onic_mpi_type_t *t, const void *in, void *i
 void onic_mpi_rma_fini(void);
 
 /* --- topo.c ---------------------------------------------------------------------- */
-/* A communicator's grid: dims and periods of ndims dimensions. */
+/* A communicator's process topology (MPI 3.1, chapter 7). */
 typedef struct onic_mpi_topo {
+    int  kind;                   /* MPI_CART, MPI_GRAPH or MPI_DIST_GRAPH */
+    /* MPI_CART: dims and periods of ndims dimensions. */
     int  ndims;
     int *dims, *periods;
+    /* MPI_GRAPH: the whole graph as MPI_Graph_create took it. */
+    int  nnodes, nedges;
+    int *index, *edges;
+    /* MPI_DIST_GRAPH: this process's edges only, in and out, with their
+     * weights (1 each where the graph is unweighted). */
+    int  indegree, outdegree, weighted;
+    int *sources, *sweights, *dests, *dweights;
+    int *mem;                    /* every array above: one allocation */
+    size_t nmem;
 } onic_mpi_topo_t;
 void onic_mpi_topo_free(onic_mpi_topo_t *t);
-/* A copy (MPI_Comm_dup keeps the grid), or NULL for no memory. */
+/* A copy (MPI_Comm_dup keeps the topology), or NULL for no memory. */
 onic_mpi_topo_t *onic_mpi_topo_dup(const onic_mpi_topo_t *t);
+/* The neighbourhood of c's process for the neighbourhood collectives
+ * (MPI 3.1, 7.6): whom it receives from (*nin of them, *in) and sends to
+ * (*nout, *out), MPI_PROC_NULL for a Cartesian neighbour off the grid;
+ * *alloc_p is the caller's to free (NULL if the lists are the topology's
+ * own). MPI_ERR_TOPOLOGY reported if c has none. */
+int  onic_mpi_topo_neighbors(onic_mpi_comm_t *c, const char *call, int *nin, const int **in,
+                             int *nout, const int **out, int **alloc_p);
+
+/* --- neighbor.c, icoll.c: the neighbourhood collectives ------------------------------- */
+/* One transfer of a collective posted as one round: a send (send 1) or a
+ * receive of count elements of type at buf with peer (MPI_PROC_NULL: none). */
+typedef struct onic_mpi_xfer {
+    int              send, peer, count;
+    void            *buf;
+    onic_mpi_type_t *type;
+} onic_mpi_xfer_t;
+/* The n transfers started in their order, on c's collective context, as a
+ * non-blocking collective's one round; *request completes when all are
+ * over. The types are kept alive meanwhile. MPI_SUCCESS or the error
+ * reported. */
+int  onic_mpi_icoll_xfers(onic_mpi_comm_t *c, const char *call, int n,
+                          const onic_mpi_xfer_t *x, MPI_Request *request);
 
 #endif

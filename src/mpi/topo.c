@@ -1,47 +1,101 @@
-/* Cartesian process topologies (MPI 3.1, chapter 7).
+/* Process topologies (MPI 3.1, chapter 7): Cartesian grids, graphs and
+ * distributed graphs.
  *
- * A Cartesian communicator is an ordinary one (made by MPI_Comm_split, so
- * it has its own context id) with a grid attached: the dims and periods
- * given to MPI_Cart_create. Ranks are in row-major order (the last
- * dimension varies fastest) and never reordered: on one node every order
- * is as good as another. MPI_Comm_dup keeps the grid (comm.c), freeing the
- * communicator frees it. Graph and distributed-graph topologies are not
- * built: MPI_Topo_test never returns them. */
+ * A communicator with a topology is an ordinary one (made by
+ * MPI_Comm_split, so it has its own context id) with the topology
+ * attached: the dims and periods given to MPI_Cart_create, the whole graph
+ * given to MPI_Graph_create, or this process's in- and out-edges of a
+ * distributed graph. Ranks are never reordered (`reorder` is ignored): on
+ * one node every order is as good as another. MPI_Comm_dup keeps the
+ * topology (comm.c), freeing the communicator frees it. A Cartesian grid
+ * is in row-major order (the last dimension varies fastest). */
 #include "mpi/mpi_impl.h"
 #include "base/mem.h"
 
 #include <string.h>
 
+/* MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY (mpi.h): only their addresses count. */
+int onic_mpi_unweighted[1], onic_mpi_weights_empty[1];
+
 void onic_mpi_topo_free(onic_mpi_topo_t *t)
 {
     if (t == NULL)
         return;
-    onic_free(t->dims);
+    onic_free(t->mem);
     onic_free(t);
 }
 
-static onic_mpi_topo_t *topo_new(int ndims)
+/* Point the arrays into t->mem, from the counts. */
+static void topo_layout(onic_mpi_topo_t *t)
+{
+    int *m = t->mem;
+
+    switch (t->kind) {
+    case MPI_CART:
+        t->dims = m;
+        t->periods = m + t->ndims;
+        break;
+    case MPI_GRAPH:
+        t->index = m;
+        t->edges = m + t->nnodes;
+        break;
+    default:
+        t->sources = m;
+        t->sweights = m + t->indegree;
+        t->dests = m + 2 * (size_t)t->indegree;
+        t->dweights = t->dests + t->outdegree;
+        break;
+    }
+}
+
+/* A topology of `kind` with room for its arrays: a and b are ndims (b
+ * unused), nnodes and nedges, or indegree and outdegree. */
+static onic_mpi_topo_t *topo_new_kind(int kind, int a, int b)
 {
     onic_mpi_topo_t *t = onic_calloc(1, sizeof(*t));
 
     if (t == NULL)
         return NULL;
-    t->ndims = ndims;
-    /* dims and periods in one allocation; one slot even for 0 dimensions. */
-    if ((t->dims = onic_calloc(2 * (size_t)ndims + 1, sizeof(int))) == NULL) {
+    t->kind = kind;
+    if (kind == MPI_CART) {
+        t->ndims = a;
+        t->nmem = 2 * (size_t)a;
+    } else if (kind == MPI_GRAPH) {
+        t->nnodes = a;
+        t->nedges = b;
+        t->nmem = (size_t)a + (size_t)b;
+    } else {
+        t->indegree = a;
+        t->outdegree = b;
+        t->nmem = 2 * ((size_t)a + (size_t)b);
+    }
+    /* One slot even for none: a NULL mem would mean no memory. */
+    if ((t->mem = onic_calloc(t->nmem + 1, sizeof(int))) == NULL) {
         onic_free(t);
         return NULL;
     }
-    t->periods = t->dims + ndims;
+    topo_layout(t);
     return t;
+}
+
+static onic_mpi_topo_t *topo_new(int ndims)
+{
+    return topo_new_kind(MPI_CART, ndims, 0);
 }
 
 onic_mpi_topo_t *onic_mpi_topo_dup(const onic_mpi_topo_t *t)
 {
-    onic_mpi_topo_t *n = topo_new(t->ndims);
+    onic_mpi_topo_t *n = onic_malloc(sizeof(*n));
 
-    if (n != NULL && t->ndims > 0)
-        memcpy(n->dims, t->dims, 2 * (size_t)t->ndims * sizeof(int));
+    if (n == NULL)
+        return NULL;
+    *n = *t;
+    if ((n->mem = onic_malloc((t->nmem + 1) * sizeof(int))) == NULL) {
+        onic_free(n);
+        return NULL;
+    }
+    memcpy(n->mem, t->mem, (t->nmem + 1) * sizeof(int));
+    topo_layout(n);
     return n;
 }
 
@@ -170,16 +224,37 @@ int MPI_Dims_create(int nnodes, int ndims, int dims[])
 }
 
 /* --- Cartesian communicators ------------------------------------------------------ */
-static onic_mpi_comm_t *topo_comm(MPI_Comm comm, const char *call, int *rc_p)
+static const char *topo_name(int kind)
 {
+    return kind == MPI_CART ? "Cartesian" : kind == MPI_GRAPH ? "graph" : "distributed-graph";
+}
+
+/* comm, if it is a communicator with a topology of `kind`; else NULL and
+ * the error reported (MPI_ERR_TOPOLOGY for another topology or none). */
+static onic_mpi_comm_t *topo_comm_kind(MPI_Comm comm, int kind, const char *call, int *rc_p)
+{
+    static const char *const how[] = {[MPI_CART] = "MPI_Cart_create",
+                                      [MPI_GRAPH] = "MPI_Graph_create",
+                                      [MPI_DIST_GRAPH] = "MPI_Dist_graph_create(_adjacent)"};
     onic_mpi_comm_t *c = onic_mpi_comm_get(comm, call, rc_p);
 
-    if (c != NULL && c->topo == NULL) {
-        *rc_p = onic_mpi_err(c, MPI_ERR_TOPOLOGY, call, "communicator %#x has no Cartesian "
-                             "topology; make one with MPI_Cart_create", (unsigned)comm);
+    if (c != NULL && (c->topo == NULL || c->topo->kind != kind)) {
+        if (c->topo == NULL)
+            *rc_p = onic_mpi_err(c, MPI_ERR_TOPOLOGY, call, "communicator %#x has no "
+                                 "topology; %s needs a %s one, made by %s", (unsigned)comm,
+                                 call, topo_name(kind), how[kind]);
+        else
+            *rc_p = onic_mpi_err(c, MPI_ERR_TOPOLOGY, call, "communicator %#x has a %s "
+                                 "topology; %s needs a %s one, made by %s", (unsigned)comm,
+                                 topo_name(c->topo->kind), call, topo_name(kind), how[kind]);
         return NULL;
     }
     return c;
+}
+
+static onic_mpi_comm_t *topo_comm(MPI_Comm comm, const char *call, int *rc_p)
+{
+    return topo_comm_kind(comm, MPI_CART, call, rc_p);
 }
 
 /* A rank's coordinates in t (row-major). */
@@ -192,7 +267,7 @@ static void topo_coords(const onic_mpi_topo_t *t, int rank, int n, int coords[])
     }
 }
 
-/* Attach a grid to a new communicator; on failure the communicator goes. */
+/* Attach a topology to a new communicator; on failure the communicator goes. */
 static int topo_attach(MPI_Comm *newcomm, onic_mpi_topo_t *t, onic_mpi_comm_t *parent,
                        const char *call)
 {
@@ -205,9 +280,36 @@ static int topo_attach(MPI_Comm *newcomm, onic_mpi_topo_t *t, onic_mpi_comm_t *p
     n = onic_mpi_comm_lookup(*newcomm);
     if (t == NULL) {
         MPI_Comm_free(newcomm);
-        return onic_mpi_err(parent, MPI_ERR_NO_MEM, call, "no memory for a grid");
+        return onic_mpi_err(parent, MPI_ERR_NO_MEM, call, "no memory for the topology");
     }
     n->topo = t;
+    return MPI_SUCCESS;
+}
+
+/* The grid MPI_Cart_create and MPI_Cart_map take: *n_p its processes, at
+ * most c's. */
+static int cart_check(onic_mpi_comm_t *c, const char *call, int ndims, const int dims[],
+                      const int periods[], long long *n_p)
+{
+    long long n = 1;
+
+    if (ndims < 0)
+        return onic_mpi_err(c, MPI_ERR_DIMS, call, "ndims %d is negative", ndims);
+    if (ndims > 0 && (dims == NULL || periods == NULL))
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "%s is NULL with ndims %d",
+                            dims == NULL ? "dims" : "periods", ndims);
+    for (int i = 0; i < ndims; i++) {
+        if (dims[i] <= 0)
+            return onic_mpi_err(c, MPI_ERR_DIMS, call, "dims[%d] = %d; every dimension needs "
+                                "1 or more processes (MPI_Dims_create can choose them)", i,
+                                dims[i]);
+        n *= dims[i];
+        if (n > c->size)
+            return onic_mpi_err(c, MPI_ERR_TOPOLOGY, call, "the grid of the first %d "
+                                "dimensions already has %lld processes, more than the %d of "
+                                "the communicator", i + 1, n, c->size);
+    }
+    *n_p = n;
     return MPI_SUCCESS;
 }
 
@@ -226,22 +328,8 @@ int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int pe
         return rc;
     if (comm_cart == NULL)
         return onic_mpi_err(c, MPI_ERR_ARG, call, "comm_cart is NULL");
-    if (ndims < 0)
-        return onic_mpi_err(c, MPI_ERR_DIMS, call, "ndims %d is negative", ndims);
-    if (ndims > 0 && (dims == NULL || periods == NULL))
-        return onic_mpi_err(c, MPI_ERR_ARG, call, "%s is NULL with ndims %d",
-                            dims == NULL ? "dims" : "periods", ndims);
-    for (int i = 0; i < ndims; i++) {
-        if (dims[i] <= 0)
-            return onic_mpi_err(c, MPI_ERR_DIMS, call, "dims[%d] = %d; every dimension needs "
-                                "1 or more processes (MPI_Dims_create can choose them)", i,
-                                dims[i]);
-        n *= dims[i];
-        if (n > c->size)
-            return onic_mpi_err(c, MPI_ERR_TOPOLOGY, call, "the grid of the first %d "
-                                "dimensions already has %lld processes, more than the %d of "
-                                "the communicator", i + 1, n, c->size);
-    }
+    if ((rc = cart_check(c, call, ndims, dims, periods, &n)) != MPI_SUCCESS)
+        return rc;
     if ((rc = MPI_Comm_split(comm_old, c->rank < n ? 0 : MPI_UNDEFINED, c->rank, comm_cart)) !=
         MPI_SUCCESS)
         return rc;
@@ -277,7 +365,7 @@ int MPI_Topo_test(MPI_Comm comm, int *status)
         return rc;
     if (status == NULL)
         return onic_mpi_err(c, MPI_ERR_ARG, "MPI_Topo_test", "status is NULL");
-    *status = c->topo != NULL ? MPI_CART : MPI_UNDEFINED;
+    *status = c->topo != NULL ? c->topo->kind : MPI_UNDEFINED;
     return MPI_SUCCESS;
 }
 
@@ -437,4 +525,516 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
                 nt->periods[j++] = t->periods[i];
             }
     return topo_attach(newcomm, nt, c, call);
+}
+
+/* --- MPI_Cart_map, MPI_Graph_map ------------------------------------------------------- */
+/* Without reordering, process i of the communicator is node i: the first
+ * nodes-many ranks keep theirs, the others are left out (MPI 3.1, 7.5.8). */
+int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
+{
+    const char *call = "MPI_Cart_map";
+    onic_mpi_comm_t *c;
+    long long n;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL)
+        return rc;
+    if (newrank == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "newrank is NULL");
+    if ((rc = cart_check(c, call, ndims, dims, periods, &n)) != MPI_SUCCESS)
+        return rc;
+    *newrank = c->rank < n ? c->rank : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+/* The graph MPI_Graph_create and MPI_Graph_map take (MPI 3.1, 7.5.3):
+ * index[i] the number of edges of nodes 0 to i, so never decreasing;
+ * edges[] the nodes, each in 0 .. nnodes - 1. Self-edges and repeated
+ * edges are allowed (since MPI 2.1). */
+static int graph_check(onic_mpi_comm_t *c, const char *call, int nnodes, const int index[],
+                       const int edges[])
+{
+    if (nnodes < 0 || nnodes > c->size)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "nnodes %d; a graph has 0 to %d nodes (the "
+                            "processes of the communicator)", nnodes, c->size);
+    if (nnodes > 0 && index == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "index is NULL with nnodes %d", nnodes);
+    for (int i = 0; i < nnodes; i++)
+        if (index[i] < (i > 0 ? index[i - 1] : 0))
+            return onic_mpi_err(c, MPI_ERR_ARG, call, "index[%d] = %d is less than %s %d; "
+                                "index[i] counts the edges of nodes 0 to i, so it never "
+                                "decreases", i, index[i], i > 0 ? "index[i-1] =" : "",
+                                i > 0 ? index[i - 1] : 0);
+    if (nnodes > 0 && index[nnodes - 1] > 0 && edges == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "edges is NULL with %d edges",
+                            index[nnodes - 1]);
+    for (int i = 0, k = 0; i < nnodes; i++)
+        for (; k < index[i]; k++)
+            if (edges[k] < 0 || edges[k] >= nnodes)
+                return onic_mpi_err(c, MPI_ERR_ARG, call, "edges[%d] = %d (a neighbour of node "
+                                    "%d) is not a node of the graph (0 to %d)", k, edges[k], i,
+                                    nnodes - 1);
+    return MPI_SUCCESS;
+}
+
+int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank)
+{
+    const char *call = "MPI_Graph_map";
+    onic_mpi_comm_t *c;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL)
+        return rc;
+    if (newrank == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "newrank is NULL");
+    if ((rc = graph_check(c, call, nnodes, index, edges)) != MPI_SUCCESS)
+        return rc;
+    *newrank = c->rank < nnodes ? c->rank : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+/* --- Graph communicators ---------------------------------------------------------------- */
+int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[],
+                     int reorder, MPI_Comm *comm_graph)
+{
+    const char *call = "MPI_Graph_create";
+    onic_mpi_comm_t *c;
+    onic_mpi_topo_t *t;
+    int rc, nedges;
+
+    (void)reorder; /* ranks are kept: see the top of this file */
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = onic_mpi_comm_get(comm_old, call, &rc)) == NULL)
+        return rc;
+    if (c->local != NULL)
+        return onic_mpi_err(c, MPI_ERR_COMM, call, "communicator %#x is an intercommunicator; "
+                            "a topology goes on an intracommunicator", (unsigned)comm_old);
+    if (comm_graph == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "comm_graph is NULL");
+    if ((rc = graph_check(c, call, nnodes, index, edges)) != MPI_SUCCESS)
+        return rc;
+    /* nnodes 0 is allowed and gives every process MPI_COMM_NULL (MPI 3.1,
+     * 7.5.3). */
+    if ((rc = MPI_Comm_split(comm_old, c->rank < nnodes ? 0 : MPI_UNDEFINED, c->rank,
+                             comm_graph)) != MPI_SUCCESS)
+        return rc;
+    nedges = nnodes > 0 ? index[nnodes - 1] : 0;
+    if ((t = topo_new_kind(MPI_GRAPH, nnodes, nedges)) != NULL) {
+        if (nnodes > 0)
+            memcpy(t->index, index, (size_t)nnodes * sizeof(int));
+        if (nedges > 0)
+            memcpy(t->edges, edges, (size_t)nedges * sizeof(int));
+    }
+    return topo_attach(comm_graph, t, c, call);
+}
+
+int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
+{
+    const char *call = "MPI_Graphdims_get";
+    onic_mpi_comm_t *c;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = topo_comm_kind(comm, MPI_GRAPH, call, &rc)) == NULL)
+        return rc;
+    if (nnodes == NULL || nedges == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "%s is NULL",
+                            nnodes == NULL ? "nnodes" : "nedges");
+    *nnodes = c->topo->nnodes;
+    *nedges = c->topo->nedges;
+    return MPI_SUCCESS;
+}
+
+/* MPI_Graph_get and MPI_Graph_neighbors write at most as many entries as
+ * the caller says its arrays hold (as MPI_Cart_get does). */
+int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[])
+{
+    const char *call = "MPI_Graph_get";
+    onic_mpi_comm_t *c;
+    const onic_mpi_topo_t *t;
+    int rc, ni, ne;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = topo_comm_kind(comm, MPI_GRAPH, call, &rc)) == NULL)
+        return rc;
+    t = c->topo;
+    if (maxindex < 0 || maxedges < 0)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "%s %d is negative",
+                            maxindex < 0 ? "maxindex" : "maxedges",
+                            maxindex < 0 ? maxindex : maxedges);
+    ni = maxindex < t->nnodes ? maxindex : t->nnodes;
+    ne = maxedges < t->nedges ? maxedges : t->nedges;
+    if ((ni > 0 && index == NULL) || (ne > 0 && edges == NULL))
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "%s is NULL",
+                            ni > 0 && index == NULL ? "index" : "edges");
+    if (ni > 0)
+        memcpy(index, t->index, (size_t)ni * sizeof(int));
+    if (ne > 0)
+        memcpy(edges, t->edges, (size_t)ne * sizeof(int));
+    return MPI_SUCCESS;
+}
+
+/* A graph node's neighbours: edges[*first .. *first + *n - 1]. */
+static void graph_node(const onic_mpi_topo_t *t, int rank, int *first, int *n)
+{
+    *first = rank > 0 ? t->index[rank - 1] : 0;
+    *n = t->index[rank] - *first;
+}
+
+int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
+{
+    const char *call = "MPI_Graph_neighbors_count";
+    onic_mpi_comm_t *c;
+    int rc, first;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = topo_comm_kind(comm, MPI_GRAPH, call, &rc)) == NULL)
+        return rc;
+    if (rank < 0 || rank >= c->topo->nnodes)
+        return onic_mpi_err(c, MPI_ERR_RANK, call, "rank %d is not a node of the graph (0 to "
+                            "%d)", rank, c->topo->nnodes - 1);
+    if (nneighbors == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "nneighbors is NULL");
+    graph_node(c->topo, rank, &first, nneighbors);
+    return MPI_SUCCESS;
+}
+
+int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
+{
+    const char *call = "MPI_Graph_neighbors";
+    onic_mpi_comm_t *c;
+    int rc, first, n;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = topo_comm_kind(comm, MPI_GRAPH, call, &rc)) == NULL)
+        return rc;
+    if (rank < 0 || rank >= c->topo->nnodes)
+        return onic_mpi_err(c, MPI_ERR_RANK, call, "rank %d is not a node of the graph (0 to "
+                            "%d)", rank, c->topo->nnodes - 1);
+    if (maxneighbors < 0)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "maxneighbors %d is negative", maxneighbors);
+    graph_node(c->topo, rank, &first, &n);
+    if (maxneighbors < n)
+        n = maxneighbors;
+    if (n > 0 && neighbors == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "neighbors is NULL");
+    if (n > 0)
+        memcpy(neighbors, c->topo->edges + first, (size_t)n * sizeof(int));
+    return MPI_SUCCESS;
+}
+
+/* --- Distributed graphs ------------------------------------------------------------------- */
+/* n ranks of c (what names them in messages: "sources", ...), each one of
+ * c's, and their weights: MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY (n 0 only),
+ * or n of them, none negative (MPI 3.1, 7.5.4). NULL stands for no list
+ * where n is 0. */
+static int dist_list(onic_mpi_comm_t *c, const char *call, const char *what, const char *wname,
+                     int n, const int ranks[], const int weights[])
+{
+    if (n < 0)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "the number of %s, %d, is negative", what, n);
+    if (n > 0 && ranks == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "%s is NULL with %d of them", what, n);
+    if (n > 0 && weights == MPI_WEIGHTS_EMPTY)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "%s is MPI_WEIGHTS_EMPTY with %d %s; it "
+                            "stands for no weights where there is no edge", wname, n, what);
+    if (n > 0 && weights == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "%s is NULL with %d %s; give MPI_UNWEIGHTED "
+                            "for an unweighted graph", wname, n, what);
+    for (int i = 0; i < n; i++) {
+        if (ranks[i] < 0 || ranks[i] >= c->size)
+            return onic_mpi_err(c, MPI_ERR_RANK, call, "%s[%d] = %d is not a rank of the "
+                                "communicator (0 to %d)", what, i, ranks[i], c->size - 1);
+        if (weights != MPI_UNWEIGHTED && weights[i] < 0)
+            return onic_mpi_err(c, MPI_ERR_ARG, call, "%s[%d] = %d is negative", wname, i,
+                                weights[i]);
+    }
+    return MPI_SUCCESS;
+}
+
+/* The new communicator: every process of comm_old, in its order. */
+static int dist_comm(MPI_Comm comm_old, onic_mpi_comm_t *c, MPI_Comm *newcomm)
+{
+    return MPI_Comm_split(comm_old, 0, c->rank, newcomm);
+}
+
+static void dist_fill(int *ranks, int *w, int n, const int from[], const int wfrom[])
+{
+    for (int i = 0; i < n; i++) {
+        ranks[i] = from[i];
+        w[i] = wfrom == MPI_UNWEIGHTED ? 1 : wfrom[i];
+    }
+}
+
+static onic_mpi_comm_t *dist_comm_old(MPI_Comm comm_old, MPI_Comm *newcomm, const char *call,
+                                      int *rc_p)
+{
+    onic_mpi_comm_t *c = onic_mpi_comm_get(comm_old, call, rc_p);
+
+    if (c == NULL)
+        return NULL;
+    if (c->local != NULL) {
+        *rc_p = onic_mpi_err(c, MPI_ERR_COMM, call, "communicator %#x is an "
+                             "intercommunicator; a topology goes on an intracommunicator",
+                             (unsigned)comm_old);
+        return NULL;
+    }
+    if (newcomm == NULL) {
+        *rc_p = onic_mpi_err(c, MPI_ERR_ARG, call, "comm_dist_graph is NULL");
+        return NULL;
+    }
+    return c;
+}
+
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
+                                   const int sourceweights[], int outdegree,
+                                   const int destinations[], const int destweights[],
+                                   MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
+{
+    const char *call = "MPI_Dist_graph_create_adjacent";
+    onic_mpi_comm_t *c;
+    onic_mpi_topo_t *t;
+    int rc;
+
+    (void)reorder; /* ranks are kept: see the top of this file */
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = dist_comm_old(comm_old, comm_dist_graph, call, &rc)) == NULL)
+        return rc;
+    if ((rc = onic_mpi_info_check(c, info, 1, call)) != MPI_SUCCESS ||
+        (rc = dist_list(c, call, "sources", "sourceweights", indegree, sources,
+                        sourceweights)) != MPI_SUCCESS ||
+        (rc = dist_list(c, call, "destinations", "destweights", outdegree, destinations,
+                        destweights)) != MPI_SUCCESS)
+        return rc;
+    if ((sourceweights == MPI_UNWEIGHTED) != (destweights == MPI_UNWEIGHTED))
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "%s is MPI_UNWEIGHTED and %s not; a graph "
+                            "is weighted or not", sourceweights == MPI_UNWEIGHTED ?
+                            "sourceweights" : "destweights", sourceweights == MPI_UNWEIGHTED ?
+                            "destweights" : "sourceweights");
+    if ((rc = dist_comm(comm_old, c, comm_dist_graph)) != MPI_SUCCESS)
+        return rc;
+    if ((t = topo_new_kind(MPI_DIST_GRAPH, indegree, outdegree)) != NULL) {
+        t->weighted = sourceweights != MPI_UNWEIGHTED;
+        dist_fill(t->sources, t->sweights, indegree, sources, sourceweights);
+        dist_fill(t->dests, t->dweights, outdegree, destinations, destweights);
+    }
+    return topo_attach(comm_dist_graph, t, c, call);
+}
+
+/* MPI_Dist_graph_create: every process may name any edge, so each gets
+ * every edge named (an allgather of (source, destination, weight)
+ * triples) and keeps its own. The neighbours come in the order the
+ * edges were named, by rank then position; MPI 3.1 leaves it open. */
+int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
+                          const int destinations[], const int weights[], MPI_Info info,
+                          int reorder, MPI_Comm *comm_dist_graph)
+{
+    const char *call = "MPI_Dist_graph_create";
+    onic_mpi_comm_t *c, *nc;
+    onic_mpi_topo_t *t = NULL;
+    int rc, nedges = 0, *mine = NULL, *all = NULL, *counts = NULL, *displs = NULL, total = 0;
+    int flags[2], in = 0, out = 0;
+
+    (void)reorder; /* ranks are kept: see the top of this file */
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = dist_comm_old(comm_old, comm_dist_graph, call, &rc)) == NULL)
+        return rc;
+    if ((rc = onic_mpi_info_check(c, info, 1, call)) != MPI_SUCCESS)
+        return rc;
+    if (n < 0)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "n %d is negative", n);
+    if (n > 0 && (sources == NULL || degrees == NULL))
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "%s is NULL with n %d",
+                            sources == NULL ? "sources" : "degrees", n);
+    for (int i = 0; i < n; i++) {
+        if (sources[i] < 0 || sources[i] >= c->size)
+            return onic_mpi_err(c, MPI_ERR_RANK, call, "sources[%d] = %d is not a rank of the "
+                                "communicator (0 to %d)", i, sources[i], c->size - 1);
+        if (degrees[i] < 0)
+            return onic_mpi_err(c, MPI_ERR_ARG, call, "degrees[%d] = %d is negative", i,
+                                degrees[i]);
+        if (nedges > INT32_MAX / 3 - degrees[i])
+            return onic_mpi_err(c, MPI_ERR_ARG, call, "more edges than an int counts");
+        nedges += degrees[i];
+    }
+    if ((rc = dist_list(c, call, "destinations", "weights", nedges, destinations, weights)) !=
+        MPI_SUCCESS)
+        return rc;
+    if ((rc = dist_comm(comm_old, c, comm_dist_graph)) != MPI_SUCCESS)
+        return rc;
+    nc = onic_mpi_comm_lookup(*comm_dist_graph);
+    if ((mine = onic_malloc((3 * (size_t)nedges + 1) * sizeof(int))) == NULL ||
+        (counts = onic_calloc(2 * (size_t)nc->size, sizeof(int))) == NULL)
+        goto nomem;
+    displs = counts + nc->size;
+    for (int i = 0, k = 0; i < n; i++)
+        for (int j = 0; j < degrees[i]; j++, k++) {
+            mine[3 * k] = sources[i];
+            mine[3 * k + 1] = destinations[k];
+            mine[3 * k + 2] = weights == MPI_UNWEIGHTED ? 1 : weights[k];
+        }
+    /* flags: [0] how many ints this process names, [1] 1 if it said
+     * MPI_UNWEIGHTED (then the graph is unweighted: all say it or none). */
+    flags[0] = 3 * nedges;
+    flags[1] = weights == MPI_UNWEIGHTED;
+    {
+        int *fl = onic_malloc(2 * (size_t)nc->size * sizeof(int)), unweighted = 0;
+        if (fl == NULL)
+            goto nomem;
+        if ((rc = MPI_Allgather(flags, 2, MPI_INT, fl, 2, MPI_INT, *comm_dist_graph)) !=
+            MPI_SUCCESS) {
+            onic_free(fl);
+            goto fail;
+        }
+        for (int i = 0; i < nc->size; i++) {
+            if (total > INT32_MAX - fl[2 * i]) {
+                onic_free(fl);
+                rc = onic_mpi_err(c, MPI_ERR_ARG, call, "the processes name more edges than "
+                                  "an int counts");
+                goto fail;
+            }
+            counts[i] = fl[2 * i];
+            displs[i] = total;
+            total += fl[2 * i];
+            unweighted |= fl[2 * i + 1];
+        }
+        onic_free(fl);
+        if ((all = onic_malloc(((size_t)total + 1) * sizeof(int))) == NULL)
+            goto nomem;
+        if ((rc = MPI_Allgatherv(mine, 3 * nedges, MPI_INT, all, counts, displs, MPI_INT,
+                                 *comm_dist_graph)) != MPI_SUCCESS)
+            goto fail;
+        for (int k = 0; k < total; k += 3) {
+            in += all[k + 1] == nc->rank;
+            out += all[k] == nc->rank;
+        }
+        if ((t = topo_new_kind(MPI_DIST_GRAPH, in, out)) == NULL)
+            goto nomem;
+        t->weighted = !unweighted;
+        in = out = 0;
+        for (int k = 0; k < total; k += 3) {
+            if (all[k + 1] == nc->rank) {
+                t->sources[in] = all[k];
+                t->sweights[in++] = all[k + 2];
+            }
+            if (all[k] == nc->rank) {
+                t->dests[out] = all[k + 1];
+                t->dweights[out++] = all[k + 2];
+            }
+        }
+    }
+    onic_free(mine);
+    onic_free(all);
+    onic_free(counts);
+    return topo_attach(comm_dist_graph, t, c, call);
+nomem:
+    rc = onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for the graph's %d edges", nedges);
+fail:
+    onic_free(mine);
+    onic_free(all);
+    onic_free(counts);
+    MPI_Comm_free(comm_dist_graph);
+    return rc;
+}
+
+int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
+{
+    const char *call = "MPI_Dist_graph_neighbors_count";
+    onic_mpi_comm_t *c;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = topo_comm_kind(comm, MPI_DIST_GRAPH, call, &rc)) == NULL)
+        return rc;
+    if (indegree == NULL || outdegree == NULL || weighted == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "%s is NULL", indegree == NULL ? "indegree" :
+                            outdegree == NULL ? "outdegree" : "weighted");
+    *indegree = c->topo->indegree;
+    *outdegree = c->topo->outdegree;
+    *weighted = c->topo->weighted;
+    return MPI_SUCCESS;
+}
+
+/* At most maxindegree sources and maxoutdegree destinations; the weights
+ * only where the graph is weighted and the caller asks for them (not
+ * MPI_UNWEIGHTED). */
+int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
+                             int maxoutdegree, int destinations[], int destweights[])
+{
+    const char *call = "MPI_Dist_graph_neighbors";
+    onic_mpi_comm_t *c;
+    const onic_mpi_topo_t *t;
+    int rc, ni, no, sw, dw;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = topo_comm_kind(comm, MPI_DIST_GRAPH, call, &rc)) == NULL)
+        return rc;
+    t = c->topo;
+    if (maxindegree < 0 || maxoutdegree < 0)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "%s %d is negative",
+                            maxindegree < 0 ? "maxindegree" : "maxoutdegree",
+                            maxindegree < 0 ? maxindegree : maxoutdegree);
+    ni = maxindegree < t->indegree ? maxindegree : t->indegree;
+    no = maxoutdegree < t->outdegree ? maxoutdegree : t->outdegree;
+    sw = t->weighted && sourceweights != MPI_UNWEIGHTED && sourceweights != MPI_WEIGHTS_EMPTY;
+    dw = t->weighted && destweights != MPI_UNWEIGHTED && destweights != MPI_WEIGHTS_EMPTY;
+    if ((ni > 0 && (sources == NULL || (sw && sourceweights == NULL))) ||
+        (no > 0 && (destinations == NULL || (dw && destweights == NULL))))
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "%s is NULL",
+                            ni > 0 && sources == NULL ? "sources" :
+                            ni > 0 && sw && sourceweights == NULL ? "sourceweights" :
+                            no > 0 && destinations == NULL ? "destinations" : "destweights");
+    for (int i = 0; i < ni; i++) {
+        sources[i] = t->sources[i];
+        if (sw)
+            sourceweights[i] = t->sweights[i];
+    }
+    for (int i = 0; i < no; i++) {
+        destinations[i] = t->dests[i];
+        if (dw)
+            destweights[i] = t->dweights[i];
+    }
+    return MPI_SUCCESS;
+}
+
+/* --- The neighbourhoods of the neighbourhood collectives ----------------------------------- */
+int onic_mpi_topo_neighbors(onic_mpi_comm_t *c, const char *call, int *nin, const int **in,
+                            int *nout, const int **out, int **alloc_p)
+{
+    const onic_mpi_topo_t *t = c->topo;
+
+    *alloc_p = NULL;
+    if (t == NULL)
+        return onic_mpi_err(c, MPI_ERR_TOPOLOGY, call, "communicator %#x has no topology; a "
+                            "neighbourhood collective needs a Cartesian, graph or "
+                            "distributed-graph one", (unsigned)c->handle);
+    if (t->kind == MPI_CART) {
+        /* For each dimension the -1 then the +1 neighbour (MPI 3.1, 7.6):
+         * MPI_Cart_shift's source and destination of displacement 1. */
+        int *nb = onic_malloc((2 * (size_t)t->ndims + 1) * sizeof(int)), rc;
+        if (nb == NULL)
+            return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for %d neighbours",
+                                2 * t->ndims);
+        for (int d = 0; d < t->ndims; d++)
+            if ((rc = MPI_Cart_shift(c->handle, d, 1, &nb[2 * d], &nb[2 * d + 1])) !=
+                MPI_SUCCESS) {
+                onic_free(nb);
+                return rc;
+            }
+        *nin = *nout = 2 * t->ndims;
+        *in = *out = *alloc_p = nb;
+    } else if (t->kind == MPI_GRAPH) {
+        int first;
+        graph_node(t, c->rank, &first, nin);
+        *nout = *nin;
+        *in = *out = t->edges + first;
+    } else {
+        *nin = t->indegree;
+        *in = t->sources;
+        *nout = t->outdegree;
+        *out = t->dests;
+    }
+    return MPI_SUCCESS;
 }

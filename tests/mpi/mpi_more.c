@@ -1,7 +1,8 @@
 /* onic's MPI beyond point-to-point, tested through onicrun: `mpi_more
- * NAME...` runs the named tests (or `all`) on every rank: Cartesian
- * topologies, derived datatypes and packing, the v-collectives, scans and
- * user operations, and the smaller calls real programs use. Each rank
+ * NAME...` runs the named tests (or `all`) on every rank: Cartesian, graph
+ * and distributed-graph topologies, the neighbourhood collectives, derived
+ * datatypes and packing, the v-collectives, scans and user operations, and
+ * the smaller calls real programs use. Each rank
  * counts its failed checks and the job fails if any rank's count is not
  * zero. Every expectation is computed from the ranks and sizes, never read
  * from a table. Runs at any number of processes, 1 included. */
@@ -225,6 +226,541 @@ static void test_topo(void)
         CHECK_EQ(MPI_Cart_coords(cart, 0, 0, coords), MPI_ERR_ARG);
         CHECK_EQ(MPI_Cart_shift(cart, 1, 1, &src, &dst), MPI_ERR_DIMS);
         MPI_Comm_free(&cart);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+/* --- Graph and distributed-graph topologies ------------------------------------------ */
+/* A ring: node i's neighbours are i-1 and i+1 (mod n), in that order. */
+static void graph_ring(int n, int *index, int *edges)
+{
+    for (int i = 0; i < n; i++) {
+        index[i] = 2 * (i + 1);
+        edges[2 * i] = (i - 1 + n) % n;
+        edges[2 * i + 1] = (i + 1) % n;
+    }
+}
+
+/* A star: node 0 is every other node's neighbour, and they are its. */
+static void graph_star(int n, int *index, int *edges)
+{
+    int k = 0;
+    for (int j = 1; j < n; j++)
+        edges[k++] = j;
+    index[0] = k;
+    for (int i = 1; i < n; i++) {
+        edges[k++] = 0;
+        index[i] = k;
+    }
+}
+
+/* The distributed graph of the tests: r -> r+1 (weight 10r+1) and
+ * r -> r+2 (weight 10r+2), mod size. */
+static int dg_dest(int r, int i)
+{
+    return (r + 1 + i) % size;
+}
+
+static int dg_weight(int r, int i)
+{
+    return 10 * r + 1 + i;
+}
+
+/* A sorted copy of n (rank, weight) pairs as rank * 1000 + weight. */
+static void dg_keys(int n, const int *ranks, const int *w, long *out)
+{
+    for (int i = 0; i < n; i++) {
+        long k = (long)ranks[i] * 1000 + w[i];
+        int j = i;
+        for (; j > 0 && out[j - 1] > k; j--)
+            out[j] = out[j - 1];
+        out[j] = k;
+    }
+}
+
+/* The distributed graph's edges at this rank, as sorted keys. */
+static void dg_expect(long *in, long *out)
+{
+    int src[2], sw[2], dst[2], dw[2];
+    for (int i = 0; i < 2; i++) {
+        src[i] = ((rank - 1 - i) % size + size) % size;
+        sw[i] = dg_weight(src[i], i);
+        dst[i] = dg_dest(rank, i);
+        dw[i] = dg_weight(rank, i);
+    }
+    dg_keys(2, src, sw, in);
+    dg_keys(2, dst, dw, out);
+}
+
+static void dg_check(MPI_Comm dg, int weighted)
+{
+    int indeg = -1, outdeg = -1, w = -1, st, src[2], sw[2], dst[2], dw[2];
+    long ein[2], eout[2], gin[2], gout[2];
+
+    MPI_Topo_test(dg, &st);
+    CHECK_EQ(st, MPI_DIST_GRAPH);
+    MPI_Dist_graph_neighbors_count(dg, &indeg, &outdeg, &w);
+    CHECK(indeg == 2 && outdeg == 2 && w == weighted);
+    CHECK_EQ(MPI_Dist_graph_neighbors(dg, 2, src, sw, 2, dst, dw), MPI_SUCCESS);
+    if (weighted) {
+        dg_expect(ein, eout);
+        dg_keys(2, src, sw, gin);
+        dg_keys(2, dst, dw, gout);
+        for (int i = 0; i < 2; i++) {
+            CHECK_EQ(gin[i], ein[i]);
+            CHECK_EQ(gout[i], eout[i]);
+        }
+    }
+}
+
+static void test_graph(void)
+{
+    int n2 = 2 * size, *index = malloc(sizeof(int) * (size_t)size),
+        *edges = malloc(sizeof(int) * (size_t)n2), *gi = malloc(sizeof(int) * (size_t)size),
+        *ge = malloc(sizeof(int) * (size_t)n2), st, nn, ne, nb[2], cnt, r;
+    MPI_Comm g, dup, dg;
+
+    /* A ring over every process. */
+    graph_ring(size, index, edges);
+    CHECK_EQ(MPI_Graph_create(MPI_COMM_WORLD, size, index, edges, 1, &g), MPI_SUCCESS);
+    MPI_Topo_test(g, &st);
+    CHECK_EQ(st, MPI_GRAPH);
+    MPI_Comm_rank(g, &r);
+    CHECK_EQ(r, rank);
+    MPI_Graphdims_get(g, &nn, &ne);
+    CHECK(nn == size && ne == n2);
+    MPI_Graph_get(g, size, n2, gi, ge);
+    for (int i = 0; i < size; i++)
+        CHECK_EQ(gi[i], 2 * (i + 1));
+    for (int q = 0; q < size; q++) {
+        MPI_Graph_neighbors_count(g, q, &cnt);
+        CHECK_EQ(cnt, 2);
+        MPI_Graph_neighbors(g, q, 2, nb);
+        CHECK(nb[0] == (q - 1 + size) % size && nb[1] == (q + 1) % size);
+        CHECK(ge[2 * q] == nb[0] && ge[2 * q + 1] == nb[1]);
+    }
+    /* A duplicate keeps the graph; freeing either leaves the other whole. */
+    MPI_Comm_dup(g, &dup);
+    MPI_Comm_free(&g);
+    MPI_Topo_test(dup, &st);
+    CHECK_EQ(st, MPI_GRAPH);
+    MPI_Graph_neighbors(dup, rank, 2, nb);
+    CHECK_EQ(nb[1], (rank + 1) % size);
+    MPI_Comm_free(&dup);
+
+    /* A star: node 0 has size - 1 neighbours, the others 1. */
+    graph_star(size, index, edges);
+    MPI_Graph_create(MPI_COMM_WORLD, size, index, edges, 0, &g);
+    MPI_Graphdims_get(g, &nn, &ne);
+    CHECK(nn == size && ne == 2 * (size - 1));
+    for (int q = 0; q < size; q++) {
+        MPI_Graph_neighbors_count(g, q, &cnt);
+        CHECK_EQ(cnt, q == 0 ? size - 1 : 1);
+    }
+    if (size > 1) {
+        MPI_Graph_neighbors(g, size - 1, 2, nb);
+        CHECK_EQ(nb[0], 0);
+        MPI_Graph_neighbors(g, 0, 1, nb); /* only as many as asked */
+        CHECK_EQ(nb[0], 1);
+    }
+    MPI_Comm_free(&g);
+    /* A graph of fewer nodes leaves the last processes out; none, all. */
+    graph_star(size - 1, index, edges);
+    MPI_Graph_create(MPI_COMM_WORLD, size - 1, index, edges, 0, &g);
+    if (rank == size - 1) {
+        CHECK(g == MPI_COMM_NULL);
+    } else {
+        MPI_Comm_size(g, &cnt);
+        CHECK_EQ(cnt, size - 1);
+        MPI_Comm_free(&g);
+    }
+    CHECK_EQ(MPI_Graph_create(MPI_COMM_WORLD, 0, NULL, NULL, 0, &g), MPI_SUCCESS);
+    CHECK(g == MPI_COMM_NULL);
+    /* Without reordering, map keeps the ranks that are nodes. */
+    {
+        int i0[1] = {0}, e0[1] = {0}; /* one node, no edge */
+        MPI_Graph_map(MPI_COMM_WORLD, 1, i0, e0, &r);
+    }
+    CHECK_EQ(r, rank == 0 ? 0 : MPI_UNDEFINED);
+    {
+        int d[2] = {1, size}, p[2] = {0, 1};
+        MPI_Cart_map(MPI_COMM_WORLD, 2, d, p, &r);
+        CHECK_EQ(r, rank);
+        MPI_Cart_map(MPI_COMM_WORLD, 0, d, p, &r);
+        CHECK_EQ(r, rank == 0 ? 0 : MPI_UNDEFINED);
+    }
+
+    /* A distributed graph with weights, given adjacent, then by each
+     * process's out-edges, then all of it by rank 0; and unweighted. */
+    {
+        int src[2], sw[2], dst[2], dw[2], one = 1, two = 2, *all_s, *all_d, *all_w, *deg;
+        for (int i = 0; i < 2; i++) {
+            src[i] = ((rank - 1 - i) % size + size) % size;
+            sw[i] = dg_weight(src[i], i);
+            dst[i] = dg_dest(rank, i);
+            dw[i] = dg_weight(rank, i);
+        }
+        CHECK_EQ(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, src, sw, 2, dst, dw,
+                                                MPI_INFO_NULL, 0, &dg), MPI_SUCCESS);
+        dg_check(dg, 1);
+        /* The adjacent form keeps the order given. */
+        {
+            int s2[2], w2[2], d2[2], x2[2];
+            MPI_Dist_graph_neighbors(dg, 2, s2, w2, 2, d2, x2);
+            CHECK(s2[0] == src[0] && s2[1] == src[1] && w2[0] == sw[0] && w2[1] == sw[1]);
+            CHECK(d2[0] == dst[0] && d2[1] == dst[1] && x2[0] == dw[0] && x2[1] == dw[1]);
+        }
+        MPI_Comm_dup(dg, &dup);
+        MPI_Comm_free(&dg);
+        dg_check(dup, 1);
+        MPI_Comm_free(&dup);
+        CHECK_EQ(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &rank, &two, dst, dw, MPI_INFO_NULL,
+                                       0, &dg), MPI_SUCCESS);
+        dg_check(dg, 1);
+        MPI_Comm_free(&dg);
+        all_s = malloc(sizeof(int) * (size_t)n2);
+        all_d = malloc(sizeof(int) * (size_t)n2);
+        all_w = malloc(sizeof(int) * (size_t)n2);
+        deg = malloc(sizeof(int) * (size_t)n2);
+        for (int q = 0, k = 0; q < size; q++)
+            for (int i = 0; i < 2; i++, k++) {
+                all_s[k] = q;
+                deg[k] = 1;
+                all_d[k] = dg_dest(q, i);
+                all_w[k] = dg_weight(q, i);
+            }
+        CHECK_EQ(MPI_Dist_graph_create(MPI_COMM_WORLD, rank == 0 ? n2 : 0, all_s, deg, all_d,
+                                       rank == 0 ? all_w : MPI_WEIGHTS_EMPTY, MPI_INFO_NULL,
+                                       0, &dg), MPI_SUCCESS);
+        dg_check(dg, 1);
+        MPI_Comm_free(&dg);
+        free(all_s);
+        free(all_d);
+        free(all_w);
+        free(deg);
+        MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, src, MPI_UNWEIGHTED, 2, dst,
+                                       MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &dg);
+        dg_check(dg, 0);
+        MPI_Comm_free(&dg);
+        (void)one;
+    }
+
+    /* Errors. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    {
+        int dec[2] = {2, 1}, e2[2] = {0, 0}, out[2] = {0, size}, i1[1] = {1}, p[1] = {0},
+            d[1] = {size + 1}, x = 0, neg[2] = {-1, 1};
+        MPI_Comm cart;
+        CHECK_EQ(MPI_Graph_create(MPI_COMM_WORLD, 2 > size ? 1 : 2, dec, e2, 0, &g),
+                 size >= 2 ? MPI_ERR_ARG : MPI_SUCCESS); /* index decreasing */
+        if (size < 2 && g != MPI_COMM_NULL)
+            MPI_Comm_free(&g);
+        CHECK_EQ(MPI_Graph_create(MPI_COMM_WORLD, 1, i1, out + 1, 0, &g), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Graph_create(MPI_COMM_WORLD, size + 1, index, edges, 0, &g), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Graph_create(MPI_COMM_WORLD, -1, index, edges, 0, &g), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Graph_create(MPI_COMM_WORLD, 1, neg, e2, 0, &g), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Graph_create(MPI_COMM_WORLD, 1, i1, NULL, 0, &g), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Graph_map(MPI_COMM_WORLD, 1, i1, out + 1, &x), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Cart_map(MPI_COMM_WORLD, 1, d, p, &x), MPI_ERR_TOPOLOGY);
+        /* Graph calls on a communicator without a graph. */
+        CHECK_EQ(MPI_Graphdims_get(MPI_COMM_WORLD, &nn, &ne), MPI_ERR_TOPOLOGY);
+        d[0] = size;
+        MPI_Cart_create(MPI_COMM_WORLD, 1, d, p, 0, &cart);
+        MPI_Comm_set_errhandler(cart, MPI_ERRORS_RETURN);
+        CHECK_EQ(MPI_Graph_neighbors_count(cart, 0, &cnt), MPI_ERR_TOPOLOGY);
+        CHECK_EQ(MPI_Graph_neighbors(cart, 0, 2, nb), MPI_ERR_TOPOLOGY);
+        CHECK_EQ(MPI_Graph_get(cart, 1, 1, gi, ge), MPI_ERR_TOPOLOGY);
+        CHECK_EQ(MPI_Dist_graph_neighbors_count(cart, &nn, &ne, &x), MPI_ERR_TOPOLOGY);
+        MPI_Comm_free(&cart);
+        graph_ring(size, index, edges);
+        MPI_Graph_create(MPI_COMM_WORLD, size, index, edges, 0, &g);
+        MPI_Comm_set_errhandler(g, MPI_ERRORS_RETURN);
+        CHECK_EQ(MPI_Graph_neighbors_count(g, size, &cnt), MPI_ERR_RANK);
+        CHECK_EQ(MPI_Graph_neighbors(g, -1, 2, nb), MPI_ERR_RANK);
+        CHECK_EQ(MPI_Cartdim_get(g, &x), MPI_ERR_TOPOLOGY);
+        CHECK_EQ(MPI_Dist_graph_neighbors(g, 0, NULL, NULL, 0, NULL, NULL), MPI_ERR_TOPOLOGY);
+        MPI_Comm_free(&g);
+        /* Distributed graphs: a neighbour out of range, a negative weight,
+         * weights for one side only. */
+        CHECK_EQ(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &size, e2, 0, NULL,
+                                                MPI_WEIGHTS_EMPTY, MPI_INFO_NULL, 0, &dg),
+                 MPI_ERR_RANK);
+        CHECK_EQ(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, e2, neg, 0, NULL,
+                                                MPI_WEIGHTS_EMPTY, MPI_INFO_NULL, 0, &dg),
+                 MPI_ERR_ARG);
+        CHECK_EQ(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, e2, MPI_UNWEIGHTED, 1, e2,
+                                                e2, MPI_INFO_NULL, 0, &dg), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, -1, e2, e2, 0, e2, e2,
+                                                MPI_INFO_NULL, 0, &dg), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, out + 1, i1, e2, e2, MPI_INFO_NULL,
+                                       0, &dg), MPI_ERR_RANK);
+        CHECK_EQ(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, e2, i1, out + 1, e2, MPI_INFO_NULL,
+                                       0, &dg), MPI_ERR_RANK);
+        CHECK_EQ(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, e2, neg, e2, e2, MPI_INFO_NULL,
+                                       0, &dg), MPI_ERR_ARG);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    free(index);
+    free(edges);
+    free(gi);
+    free(ge);
+}
+
+/* --- Neighbourhood collectives ------------------------------------------------------------ */
+/* What a process sends to its i-th out-neighbour in the tests below:
+ * element e of block i of process r. */
+static int nbr_val(int r, int i, int e)
+{
+    return r * 1000 + i * 10 + e;
+}
+
+/* A neighbourhood as the standard defines it (MPI 3.1, 7.6), worked out
+ * here from the topology's definition: in[j] the j-th in-neighbour of this
+ * rank and from[j] which block of that neighbour's lands in slot j (-1:
+ * none, MPI_PROC_NULL). */
+typedef struct nbr_expect {
+    int nin, nout, in[8], out[8], from[8];
+} nbr_expect_t;
+
+/* A 2-D grid (dims d, periods p): for each dimension the -1 then the +1
+ * neighbour; what comes from the -1 one is what it sent to its +1 (block
+ * 2k+1), and the other way round. */
+static void nbr_cart_expect(const int d[2], const int p[2], nbr_expect_t *x)
+{
+    int c[2] = {rank / d[1], rank % d[1]};
+    x->nin = x->nout = 4;
+    for (int k = 0; k < 2; k++)
+        for (int s = 0; s < 2; s++) {
+            int cc[2] = {c[0], c[1]}, j = 2 * k + s, ok = 1;
+            cc[k] += s == 0 ? -1 : 1;
+            if (cc[k] < 0 || cc[k] >= d[k]) {
+                if (p[k])
+                    cc[k] = (cc[k] + d[k]) % d[k];
+                else
+                    ok = 0;
+            }
+            x->in[j] = x->out[j] = ok ? cc[0] * d[1] + cc[1] : MPI_PROC_NULL;
+            x->from[j] = ok ? 2 * k + (1 - s) : -1;
+        }
+}
+
+/* A graph given as each node's neighbour lists (out-lists; in-lists the
+ * same for a graph): the k-th time q appears among my in-neighbours, my
+ * slot gets the block q sends at the k-th time I appear in its out-list
+ * (messages between two processes match in order). */
+static void nbr_graph_expect(int nin, const int *in, void (*outs)(int q, int *n, int *o),
+                             nbr_expect_t *x)
+{
+    x->nin = nin;
+    for (int j = 0; j < nin; j++) {
+        int q = in[j], k = 0, no, o[8], seen = 0;
+        x->in[j] = q;
+        for (int i = 0; i < j; i++)
+            k += in[i] == q;
+        outs(q, &no, o);
+        x->from[j] = -1;
+        for (int i = 0; i < no; i++)
+            if (o[i] == rank && seen++ == k)
+                x->from[j] = i;
+    }
+    outs(rank, &x->nout, x->out);
+}
+
+static void nbr_ring_outs(int q, int *n, int *o)
+{
+    *n = 2;
+    o[0] = (q - 1 + size) % size;
+    o[1] = (q + 1) % size;
+}
+
+static void nbr_dg_outs(int q, int *n, int *o)
+{
+    *n = 2;
+    o[0] = dg_dest(q, 0);
+    o[1] = dg_dest(q, 1);
+}
+
+/* Every neighbourhood collective on comm, whose neighbourhood is x. */
+static void nbr_run(MPI_Comm comm, const nbr_expect_t *x)
+{
+    enum { B = 3, GAP = 5 }; /* elements of a block; room per slot in the v-forms */
+    int sb[8 * GAP], rb[8 * GAP], sc[8], rc[8], sd[8], rd[8];
+    MPI_Aint sw[8], rw[8];
+    MPI_Datatype st[8], rt[8], pair;
+    MPI_Request req;
+
+    /* allgather: my rank's block 0 to everyone; slot j = in[j]'s. */
+    for (int nb = 0; nb < 2; nb++) {
+        for (int e = 0; e < B; e++)
+            sb[e] = nbr_val(rank, 0, e);
+        for (int i = 0; i < 8 * B; i++)
+            rb[i] = -7;
+        if (nb) {
+            MPI_Ineighbor_allgather(sb, B, MPI_INT, rb, B, MPI_INT, comm, &req);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+        } else {
+            CHECK_EQ(MPI_Neighbor_allgather(sb, B, MPI_INT, rb, B, MPI_INT, comm), MPI_SUCCESS);
+        }
+        for (int j = 0; j < x->nin; j++)
+            for (int e = 0; e < B; e++)
+                CHECK_EQ(rb[j * B + e], x->in[j] == MPI_PROC_NULL ? -7 : nbr_val(x->in[j], 0, e));
+    }
+    /* allgatherv: process r sends r % 2 + 1 elements; slot j at j * GAP. */
+    for (int nb = 0; nb < 2; nb++) {
+        int mine = rank % 2 + 1;
+        for (int e = 0; e < mine; e++)
+            sb[e] = nbr_val(rank, 0, e);
+        for (int j = 0; j < x->nin; j++) {
+            rc[j] = x->in[j] == MPI_PROC_NULL ? 4 : x->in[j] % 2 + 1;
+            rd[j] = (x->nin - 1 - j) * GAP; /* backwards: displacements matter */
+        }
+        for (int i = 0; i < 8 * GAP; i++)
+            rb[i] = -7;
+        if (nb) {
+            MPI_Ineighbor_allgatherv(sb, mine, MPI_INT, rb, rc, rd, MPI_INT, comm, &req);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Neighbor_allgatherv(sb, mine, MPI_INT, rb, rc, rd, MPI_INT, comm);
+        }
+        for (int j = 0; j < x->nin; j++)
+            for (int e = 0; e < GAP; e++)
+                CHECK_EQ(rb[rd[j] + e], x->in[j] == MPI_PROC_NULL || e >= rc[j]
+                                            ? -7 : nbr_val(x->in[j], 0, e));
+    }
+    /* alltoall: block i to out[i]. */
+    for (int nb = 0; nb < 2; nb++) {
+        for (int i = 0; i < x->nout; i++)
+            for (int e = 0; e < B; e++)
+                sb[i * B + e] = nbr_val(rank, i, e);
+        for (int i = 0; i < 8 * B; i++)
+            rb[i] = -7;
+        if (nb) {
+            MPI_Ineighbor_alltoall(sb, B, MPI_INT, rb, B, MPI_INT, comm, &req);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+        } else {
+            CHECK_EQ(MPI_Neighbor_alltoall(sb, B, MPI_INT, rb, B, MPI_INT, comm), MPI_SUCCESS);
+        }
+        for (int j = 0; j < x->nin; j++)
+            for (int e = 0; e < B; e++)
+                CHECK_EQ(rb[j * B + e], x->from[j] < 0 ? -7 : nbr_val(x->in[j], x->from[j], e));
+    }
+    /* alltoallv: block i has i + 1 elements, at GAP * (nout - 1 - i). */
+    for (int nb = 0; nb < 2; nb++) {
+        for (int i = 0; i < x->nout; i++) {
+            sc[i] = i + 1;
+            sd[i] = GAP * (x->nout - 1 - i);
+            for (int e = 0; e < sc[i]; e++)
+                sb[sd[i] + e] = nbr_val(rank, i, e);
+        }
+        for (int j = 0; j < x->nin; j++) {
+            rc[j] = x->from[j] < 0 ? 2 : x->from[j] + 1;
+            rd[j] = GAP * j + 1;
+        }
+        for (int i = 0; i < 8 * GAP; i++)
+            rb[i] = -7;
+        if (nb) {
+            MPI_Ineighbor_alltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, comm, &req);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Neighbor_alltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, comm);
+        }
+        for (int j = 0; j < x->nin; j++)
+            for (int e = 0; e < rc[j]; e++)
+                CHECK_EQ(rb[rd[j] + e], x->from[j] < 0 ? -7 : nbr_val(x->in[j], x->from[j], e));
+    }
+    /* alltoallw: 2 ints per block, sent as 2 MPI_INT to even slots and one
+     * pair type to odd ones, received the other way; byte displacements. */
+    MPI_Type_contiguous(2, MPI_INT, &pair);
+    MPI_Type_commit(&pair);
+    for (int nb = 0; nb < 2; nb++) {
+        for (int i = 0; i < x->nout; i++) {
+            sc[i] = i % 2 ? 1 : 2;
+            st[i] = i % 2 ? pair : MPI_INT;
+            sw[i] = (MPI_Aint)sizeof(int) * GAP * i;
+            for (int e = 0; e < 2; e++)
+                sb[GAP * i + e] = nbr_val(rank, i, e);
+        }
+        for (int j = 0; j < x->nin; j++) {
+            rc[j] = j % 2 ? 2 : 1;
+            rt[j] = j % 2 ? MPI_INT : pair;
+            rw[j] = (MPI_Aint)sizeof(int) * (GAP * (x->nin - 1 - j) + 2);
+        }
+        for (int i = 0; i < 8 * GAP; i++)
+            rb[i] = -7;
+        if (nb) {
+            MPI_Ineighbor_alltoallw(sb, sc, sw, st, rb, rc, rw, rt, comm, &req);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Neighbor_alltoallw(sb, sc, sw, st, rb, rc, rw, rt, comm);
+        }
+        for (int j = 0; j < x->nin; j++)
+            for (int e = 0; e < 2; e++)
+                CHECK_EQ(rb[rw[j] / (MPI_Aint)sizeof(int) + e],
+                         x->from[j] < 0 ? -7 : nbr_val(x->in[j], x->from[j], e));
+    }
+    MPI_Type_free(&pair);
+}
+
+static void test_nbr(void)
+{
+    nbr_expect_t x;
+    MPI_Comm comm;
+
+    /* 2-D grids over every process: periodic in both dimensions, in
+     * neither, in one. */
+    for (int k = 0; k < 3; k++) {
+        int d[2] = {0, 0}, p[2] = {k == 0, k == 0 || k == 2};
+        MPI_Dims_create(size, 2, d);
+        MPI_Cart_create(MPI_COMM_WORLD, 2, d, p, 0, &comm);
+        nbr_cart_expect(d, p, &x);
+        nbr_run(comm, &x);
+        MPI_Comm_free(&comm);
+    }
+    /* A ring graph (at 1 and 2 processes, repeated edges). */
+    {
+        int *index = malloc(sizeof(int) * (size_t)size), *edges = malloc(sizeof(int) * 2 *
+                                                                          (size_t)size);
+        graph_ring(size, index, edges);
+        MPI_Graph_create(MPI_COMM_WORLD, size, index, edges, 0, &comm);
+        nbr_graph_expect(2, edges + 2 * rank, nbr_ring_outs, &x);
+        nbr_run(comm, &x);
+        MPI_Comm_free(&comm);
+        free(index);
+        free(edges);
+    }
+    /* The distributed graph r -> r+1, r+2. */
+    {
+        int src[2], dst[2];
+        for (int i = 0; i < 2; i++) {
+            src[i] = ((rank - 1 - i) % size + size) % size;
+            dst[i] = dg_dest(rank, i);
+        }
+        MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, src, MPI_UNWEIGHTED, 2, dst,
+                                       MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &comm);
+        nbr_graph_expect(2, src, nbr_dg_outs, &x);
+        nbr_run(comm, &x);
+        MPI_Comm_free(&comm);
+    }
+    /* Errors: no topology, MPI_IN_PLACE, a negative count. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    {
+        int b[8] = {0}, d[1] = {size}, p[1] = {1}, cnt[2] = {1, -1}, dsp[2] = {0, 1};
+        MPI_Request req;
+        CHECK_EQ(MPI_Neighbor_alltoall(b, 1, MPI_INT, b, 1, MPI_INT, MPI_COMM_WORLD),
+                 MPI_ERR_TOPOLOGY);
+        CHECK_EQ(MPI_Ineighbor_allgather(b, 1, MPI_INT, b, 1, MPI_INT, MPI_COMM_WORLD, &req),
+                 MPI_ERR_TOPOLOGY);
+        MPI_Cart_create(MPI_COMM_WORLD, 1, d, p, 0, &comm);
+        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+        CHECK_EQ(MPI_Neighbor_alltoall(MPI_IN_PLACE, 1, MPI_INT, b, 1, MPI_INT, comm),
+                 MPI_ERR_BUFFER);
+        CHECK_EQ(MPI_Neighbor_allgather(b, -1, MPI_INT, b, 1, MPI_INT, comm), MPI_ERR_COUNT);
+        CHECK_EQ(MPI_Neighbor_alltoallv(b, cnt, dsp, MPI_INT, b, cnt, dsp, MPI_INT, comm),
+                 MPI_ERR_COUNT);
+        CHECK_EQ(MPI_Neighbor_alltoall(b, 1, MPI_DATATYPE_NULL, b, 1, MPI_INT, comm),
+                 MPI_ERR_TYPE);
+        CHECK_EQ(MPI_Ineighbor_alltoall(b, 1, MPI_INT, b, 1, MPI_INT, comm, NULL), MPI_ERR_ARG);
+        MPI_Comm_free(&comm);
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
@@ -1647,6 +2183,8 @@ static void test_misc(void)
 /* --- The runner ------------------------------------------------------------------------ */
 static const mpi_named_test_t tests[] = {
     {"topo", test_topo},
+    {"graph", test_graph},
+    {"nbr", test_nbr},
     {"dtype", test_dtype},
     {"coll", test_coll},
     {"misc", test_misc},
