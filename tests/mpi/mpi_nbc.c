@@ -802,15 +802,17 @@ static void icoll_rs_scan(void)
     free(cnt);
 }
 
+/* Each part a stage: one that hangs is named (mpi_check.h). */
 static void test_icoll(void)
 {
-    icoll_barrier();
-    icoll_bcast();
-    icoll_reduce();
-    icoll_gather_scatter();
-    icoll_allgather_alltoall();
-    icoll_v();
-    icoll_rs_scan();
+    MPI_STAGE(icoll_barrier);
+    MPI_STAGE(icoll_bcast);
+    MPI_STAGE(icoll_reduce);
+    MPI_STAGE(icoll_gather_scatter);
+    MPI_STAGE(icoll_allgather_alltoall);
+    MPI_STAGE(icoll_v);
+    MPI_STAGE(icoll_rs_scan);
+    mpi_stage("icoll's closing barrier");
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
