@@ -879,6 +879,28 @@ static void test_collv_edges(void)
     free(all);
 }
 
+/* MPI_Scatter from every root, its own block left in place: every other
+ * process gets its block (a root that sent nothing would leave them
+ * waiting until the stage's watchdog). */
+static void test_scatter_roots(void)
+{
+    int *all = malloc(2 * (size_t)size * sizeof(int)), part[2], bad = 0;
+
+    for (int root = 0; root < size; root++) {
+        for (int i = 0; i < 2 * size; i++)
+            all[i] = 1000 * root + i;
+        part[0] = part[1] = -1;
+        CHECK_EQ(MPI_Scatter(all, 2, MPI_INT, rank == root ? MPI_IN_PLACE : part, 2, MPI_INT,
+                             root, MPI_COMM_WORLD), MPI_SUCCESS);
+        if (rank != root)
+            bad += part[0] != 1000 * root + 2 * rank || part[1] != 1000 * root + 2 * rank + 1;
+        else
+            bad += part[0] != -1 || all[2 * root] != 1000 * root + 2 * root;
+    }
+    CHECK_EQ(bad, 0);
+    free(all);
+}
+
 /* Blocking collectives' argument checks at their limits. */
 static void test_coll_limits(void)
 {
@@ -931,6 +953,7 @@ static void test_coll(void)
     test_collv_alltoall(1);
     test_collv_alltoall(2000);
     /* Stages of their own: one that hangs is named (mpi_check.h). */
+    MPI_STAGE(test_scatter_roots);
     MPI_STAGE(test_collv_edges);
     MPI_STAGE(test_coll_limits);
     mpi_stage("coll");
