@@ -5,8 +5,10 @@
 #define ONIC_TESTS_MPI_CHECK_H
 
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static int rank, size, failed;
 
@@ -27,6 +29,36 @@ static int rank, size, failed;
         } \
     } while (0)
 
+/* A stage of a program that runs tests by name (each test, or a part of one
+ * that calls mpi_stage) has this long: a call that never completes fails
+ * the job at once, naming the stage, instead of at onicrun's timeout. */
+#define MPI_STAGE_SECONDS 30
+
+static const char *mpi_prog = "mpi", *mpi_stage_name = "MPI_Init";
+
+static inline void mpi_stage_expired(int sig)
+{
+    char msg[256];
+    int n = snprintf(msg, sizeof(msg), "%s: rank %d: %s has not returned after %d s: a call "
+                     "that never completes\n", mpi_prog, rank, mpi_stage_name, MPI_STAGE_SECONDS);
+
+    (void)sig;
+    if (write(2, msg, n > 0 ? (size_t)n : 0) < 0) {
+        /* nothing more to say */
+    }
+    _exit(1);
+}
+
+/* The next stage starts: its name for the message, its time from now. */
+static inline void mpi_stage(const char *name)
+{
+    mpi_stage_name = name;
+    alarm(MPI_STAGE_SECONDS);
+}
+
+/* A part of a test run as a stage of its own. */
+#define MPI_STAGE(_fn) (mpi_stage(#_fn), _fn())
+
 /* A named test of a program that runs them by name. */
 typedef struct mpi_named_test {
     const char *name;
@@ -34,13 +66,16 @@ typedef struct mpi_named_test {
 } mpi_named_test_t;
 
 /* main() of such a program: MPI_Init, the tests argv names ("all": every
- * one; an unknown name lists them and exits 2), each rank's failed checks
- * summed; the exit status is 0 only if none failed. */
+ * one; an unknown name lists them and exits 2), each a stage (above), each
+ * rank's failed checks summed; the exit status is 0 only if none failed. */
 static inline int mpi_run_named(const char *prog, const mpi_named_test_t *tests, size_t n,
                                 int argc, char **argv)
 {
     int total = 0;
 
+    mpi_prog = prog;
+    signal(SIGALRM, mpi_stage_expired);
+    mpi_stage("MPI_Init");
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -65,16 +100,19 @@ static inline int mpi_run_named(const char *prog, const mpi_named_test_t *tests,
         for (size_t t = 0; t < n; t++)
             if (strcmp(argv[a], "all") == 0 || strcmp(argv[a], tests[t].name) == 0) {
                 double t0 = MPI_Wtime();
+                mpi_stage(tests[t].name);
                 tests[t].fn();
                 if (rank == 0)
                     printf("%-8s %s (%.2f s)\n", tests[t].name, failed ? "FAILED" : "ok",
                            MPI_Wtime() - t0);
                 fflush(stdout);
             }
+    mpi_stage("the sum of failed checks and MPI_Finalize");
     MPI_Allreduce(&failed, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
         printf("%s: %d failed checks over %d processes\n", total ? "FAIL" : "PASS", total, size);
     MPI_Finalize();
+    alarm(0);
     return total != 0;
 }
 

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mpi_check.h"
 
@@ -1531,6 +1532,174 @@ static void test_collv_alltoall(int scale)
     free(recv);
 }
 
+/* Gatherv and Scatterv past the plain cases: the root's own block in
+ * place for Scatterv, a root given fewer elements than a process sends, a
+ * send buffer reused as soon as Gatherv returns, a NULL buffer. */
+static void test_collv_edges(void)
+{
+    int *counts = malloc(2 * (size_t)size * sizeof(int)), *displs = counts + size;
+    int *all = malloc(3 * (size_t)size * sizeof(int)), got[2], bad = 0;
+
+    /* Scatterv, the root's block left where it is (MPI_IN_PLACE as its
+     * recvbuf): every other process gets its two ints. */
+    for (int root = 0; root < size; root++) {
+        for (int i = 0; i < size; i++) {
+            counts[i] = 2;
+            displs[i] = 3 * i;
+            all[3 * i] = 100 * i + root;
+            all[3 * i + 1] = 100 * i + root + 1;
+            all[3 * i + 2] = -5;
+        }
+        got[0] = got[1] = -1;
+        CHECK_EQ(MPI_Scatterv(all, counts, displs, MPI_INT, rank == root ? MPI_IN_PLACE : got, 2,
+                              MPI_INT, root, MPI_COMM_WORLD), MPI_SUCCESS);
+        if (rank != root)
+            bad += got[0] != 100 * rank + root || got[1] != 100 * rank + root + 1;
+        else
+            bad += all[3 * root] != 100 * root + root || all[3 * root + 2] != -5;
+    }
+    CHECK_EQ(bad, 0);
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (size > 1) {
+        /* Every process but the root sends two ints where the root takes
+         * one: the root's call reports the truncation (what a sender hears
+         * MPI leaves open). */
+        int root = size - 1, two[2] = {rank, rank}, rc, cls = -1;
+        for (int i = 0; i < size; i++) {
+            counts[i] = 1;
+            displs[i] = i;
+        }
+        rc = MPI_Gatherv(two, rank == root ? 1 : 2, MPI_INT, all, counts, displs, MPI_INT, root,
+                         MPI_COMM_WORLD);
+        if (rank == root) {
+            MPI_Error_class(rc, &cls);
+            CHECK_EQ(cls, MPI_ERR_TRUNCATE);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    /* A NULL recvbuf at the root with elements to receive is refused at
+     * once, before anything moves (the others do not take part). NULL with
+     * no element to receive is fine. */
+    if (rank == 0) {
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        counts[0] = 1;
+        displs[0] = 0;
+        CHECK_EQ(MPI_Gatherv(got, 1, MPI_INT, NULL, counts, displs, MPI_INT, 0, MPI_COMM_SELF),
+                 MPI_ERR_BUFFER);
+        CHECK_EQ(MPI_Scatterv(NULL, counts, displs, MPI_INT, got, 1, MPI_INT, 0, MPI_COMM_SELF),
+                 MPI_ERR_BUFFER);
+        counts[0] = 0;
+        CHECK_EQ(MPI_Gatherv(got, 0, MPI_INT, NULL, counts, displs, MPI_INT, 0, MPI_COMM_SELF),
+                 MPI_SUCCESS);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+    }
+    /* MPI_IN_PLACE as recvbuf is the root's alone: refused at once
+     * elsewhere, nothing received (rank 0, the root, does not take part). */
+    if (rank != 0)
+        CHECK_EQ(MPI_Scatterv(NULL, NULL, NULL, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, 0,
+                              MPI_COMM_WORLD), MPI_ERR_BUFFER);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+
+    if (size > 1) {
+        /* MPI_Gatherv is blocking: when it returns, the send buffer is the
+         * caller's again. Each process overwrites its own at once; the
+         * root comes in late, so a send still in flight (rendezvous size)
+         * would take the new contents. */
+        enum { BIG = 50000 };
+        int *mine = malloc(BIG * sizeof(int)), *recv = NULL;
+        struct timespec late = {0, 300 * 1000 * 1000};
+        for (int k = 0; k < BIG; k++)
+            mine[k] = rank * BIG + k;
+        for (int i = 0; i < size; i++) {
+            counts[i] = BIG;
+            displs[i] = i * BIG;
+        }
+        if (rank == 0) {
+            recv = malloc((size_t)size * BIG * sizeof(int));
+            nanosleep(&late, NULL);
+        }
+        CHECK_EQ(MPI_Gatherv(mine, BIG, MPI_INT, recv, counts, displs, MPI_INT, 0,
+                             MPI_COMM_WORLD), MPI_SUCCESS);
+        for (int k = 0; k < BIG; k++)
+            mine[k] = -1;
+        if (rank == 0) {
+            bad = 0;
+            for (int k = 0; k < size * BIG; k++)
+                bad += recv[k] != k;
+            CHECK_EQ(bad, 0);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        free(mine);
+        free(recv);
+    }
+    free(counts);
+    free(all);
+}
+
+/* MPI_Scatter from every root, its own block left in place: every other
+ * process gets its block (a root that sent nothing would leave them
+ * waiting until the stage's watchdog). */
+static void test_scatter_roots(void)
+{
+    int *all = malloc(2 * (size_t)size * sizeof(int)), part[2], bad = 0;
+
+    for (int root = 0; root < size; root++) {
+        for (int i = 0; i < 2 * size; i++)
+            all[i] = 1000 * root + i;
+        part[0] = part[1] = -1;
+        CHECK_EQ(MPI_Scatter(all, 2, MPI_INT, rank == root ? MPI_IN_PLACE : part, 2, MPI_INT,
+                             root, MPI_COMM_WORLD), MPI_SUCCESS);
+        if (rank != root)
+            bad += part[0] != 1000 * root + 2 * rank || part[1] != 1000 * root + 2 * rank + 1;
+        else
+            bad += part[0] != -1 || all[2 * root] != 1000 * root + 2 * root;
+    }
+    CHECK_EQ(bad, 0);
+    free(all);
+}
+
+/* Blocking collectives' argument checks at their limits. */
+static void test_coll_limits(void)
+{
+    MPI_Datatype empty;
+    int x[2] = {7, 7}, commute;
+
+    /* recvcount times the processes is the element count of the whole
+     * buffer: INT32_MAX is allowed, here of an empty type on one process,
+     * so nothing moves. */
+    MPI_Type_contiguous(0, MPI_INT, &empty);
+    MPI_Type_commit(&empty);
+    CHECK_EQ(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, x, INT32_MAX, empty,
+                           MPI_COMM_SELF), MPI_SUCCESS);
+    CHECK_EQ(MPI_Allgather(x, INT32_MAX, empty, x, INT32_MAX, empty, MPI_COMM_SELF),
+             MPI_SUCCESS);
+    CHECK(x[0] == 7 && x[1] == 7);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    /* One more than an int holds, over all processes' blocks: refused on
+     * every process before anything moves. */
+    if (size > 1)
+        CHECK_EQ(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, x, INT32_MAX / size + 1,
+                               empty, MPI_COMM_WORLD), MPI_ERR_COUNT);
+    MPI_Type_free(&empty);
+
+    /* A root out of range is MPI_ERR_ROOT, found before anything moves. */
+    CHECK_EQ(MPI_Scatter(x, 1, MPI_INT, x + 1, 1, MPI_INT, size, MPI_COMM_WORLD), MPI_ERR_ROOT);
+    CHECK_EQ(MPI_Scatterv(x, x, x, MPI_INT, x + 1, 1, MPI_INT, size, MPI_COMM_WORLD),
+             MPI_ERR_ROOT);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+
+    /* Every predefined operation commutes, the first and last of them
+     * included. */
+    const MPI_Op ops[] = {MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND, MPI_BAND, MPI_LOR,
+                          MPI_BOR, MPI_LXOR, MPI_BXOR, MPI_MAXLOC, MPI_MINLOC};
+    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+        commute = -1;
+        CHECK_EQ(MPI_Op_commutative(ops[i], &commute), MPI_SUCCESS);
+        CHECK_EQ(commute, 1);
+    }
+}
+
 static void test_coll(void)
 {
     enum { N = 5 };
@@ -1541,6 +1710,11 @@ static void test_coll(void)
     test_collv_gather(3000); /* blocks of 12 KB and more: rendezvous */
     test_collv_alltoall(1);
     test_collv_alltoall(2000);
+    /* Stages of their own: one that hangs is named (mpi_check.h). */
+    MPI_STAGE(test_scatter_roots);
+    MPI_STAGE(test_collv_edges);
+    MPI_STAGE(test_coll_limits);
+    mpi_stage("coll");
 
     MPI_Op_create(affine_then, 0, &then);
     MPI_Op_commutative(then, &commute);

@@ -12,7 +12,8 @@
  *           before receiving them: every message received exactly once,
  *           each sender's in order
  *   icoll   every non-blocking collective at every root, MPI_IN_PLACE,
- *           a user operation that does not commute, rendezvous sizes
+ *           a user operation that does not commute, rendezvous sizes;
+ *           the first round under way before the call returns
  *   iorder  several collectives outstanding on one communicator,
  *           interleaved with point-to-point, completed in any order
  *   idup    MPI_Comm_idup outstanding with other collectives and with a
@@ -24,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mpi_check.h"
 
@@ -396,6 +398,43 @@ static void icoll_barrier(void)
         MPI_Send(&go, 1, MPI_INT, 1, 60, MPI_COMM_WORLD);
     }
     wait_or_test(&r, rank % 2);
+}
+
+/* The call starts the first round (icoll.c): the root's Ibcast reaches
+ * rank 1, its child in the tree, while the root makes no MPI call at all.
+ * Rank 1 says it has the data through memory the two share. */
+static void icoll_starts(void)
+{
+    MPI_Win win;
+    MPI_Aint bytes;
+    MPI_Request r;
+    struct timespec t0, now, tick = {0, 1000 * 1000};
+    int *flag, *mine, unit, b = rank == 0 ? 42 : -1;
+
+    if (size < 2)
+        return;
+    MPI_Win_allocate_shared(rank == 0 ? sizeof(int) : 0, sizeof(int), MPI_INFO_NULL,
+                            MPI_COMM_WORLD, &mine, &win);
+    MPI_Win_shared_query(win, 0, &bytes, &unit, &flag);
+    if (rank == 0)
+        __atomic_store_n(flag, 0, __ATOMIC_RELEASE);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_EQ(MPI_Ibcast(&b, 1, MPI_INT, 0, MPI_COMM_WORLD, &r), MPI_SUCCESS);
+    if (rank == 0) {
+        /* Up to 20 s (the stage has 30), by the clock, not MPI_Wtime. */
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do {
+            nanosleep(&tick, NULL);
+            clock_gettime(CLOCK_MONOTONIC, &now);
+        } while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE) && now.tv_sec - t0.tv_sec < 20);
+        CHECK_EQ(__atomic_load_n(flag, __ATOMIC_ACQUIRE), 1);
+    }
+    CHECK_EQ(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    CHECK_EQ(b, 42);
+    if (rank == 1)
+        __atomic_store_n(flag, 1, __ATOMIC_RELEASE);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_free(&win);
 }
 
 static void icoll_bcast(void)
@@ -802,15 +841,18 @@ static void icoll_rs_scan(void)
     free(cnt);
 }
 
+/* Each part a stage: one that hangs is named (mpi_check.h). */
 static void test_icoll(void)
 {
-    icoll_barrier();
-    icoll_bcast();
-    icoll_reduce();
-    icoll_gather_scatter();
-    icoll_allgather_alltoall();
-    icoll_v();
-    icoll_rs_scan();
+    MPI_STAGE(icoll_barrier);
+    MPI_STAGE(icoll_starts);
+    MPI_STAGE(icoll_bcast);
+    MPI_STAGE(icoll_reduce);
+    MPI_STAGE(icoll_gather_scatter);
+    MPI_STAGE(icoll_allgather_alltoall);
+    MPI_STAGE(icoll_v);
+    MPI_STAGE(icoll_rs_scan);
+    mpi_stage("icoll's closing barrier");
     MPI_Barrier(MPI_COMM_WORLD);
 }
 

@@ -2,6 +2,7 @@
  * named tests (or `all`) on every rank; each rank counts its failed checks
  * and the job fails if any rank's count is not zero. Every expectation is
  * computed. Works with 1 to 4 (or more) processes. */
+#include <limits.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -368,6 +369,25 @@ static void test_acc(void)
         if (rank == 0) {
             CHECK(pair.v == (size - 1) * 1.5);
             CHECK_EQ(pair.i, size - 1);
+        }
+        MPI_Win_free(&wp);
+    }
+
+    /* MINLOC on pairs of ints, applied in place at the target: equal
+     * values keep the smaller index (MPI 3.1, 5.9.4), and the pair after
+     * the one targeted, the worst there is, stays as it was. */
+    {
+        int pairs[4] = {7, 1000, INT_MAX, INT_MAX}, mine[2] = {7, size - rank};
+        MPI_Win wp;
+
+        MPI_Win_create(pairs, sizeof(pairs), 2 * sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
+                       &wp);
+        MPI_Win_fence(0, wp);
+        MPI_Accumulate(mine, 1, MPI_2INT, 0, 0, 1, MPI_2INT, MPI_MINLOC, wp);
+        MPI_Win_fence(0, wp);
+        if (rank == 0) {
+            CHECK(pairs[0] == 7 && pairs[1] == 1);
+            CHECK(pairs[2] == INT_MAX && pairs[3] == INT_MAX);
         }
         MPI_Win_free(&wp);
     }
