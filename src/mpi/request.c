@@ -1303,6 +1303,14 @@ static int coll_req(onic_mpi_req_kind_t kind, const void *buf, int count, onic_m
     onic_mpi_req_t *r;
     int rc;
 
+    /* The callers checked the user's roots: a rank outside the
+     * communicator here is onic's own error, refused rather than sent to
+     * whatever lies past the rank table. */
+    if ((unsigned)peer >= (unsigned)comm->npeers && peer != MPI_PROC_NULL &&
+        !(kind == ONIC_MPI_REQ_RECV && peer == MPI_ANY_SOURCE))
+        return onic_mpi_err(comm, MPI_ERR_INTERN, "a collective", "a transfer %s rank %d of a "
+                            "communicator of %d: a bug in onic, please report it",
+                            kind == ONIC_MPI_REQ_RECV ? "from" : "to", peer, comm->npeers);
     if ((r = req_make(kind, ONIC_MPI_MODE_STANDARD, "a collective", buf, count, &a, peer, tag,
                       &rc)) == NULL)
         return rc;
