@@ -118,7 +118,6 @@ typedef struct MPI_Status {
 #define MPI_AINT                ((MPI_Datatype)0x0c00001f)
 #define MPI_PACKED              ((MPI_Datatype)0x0c000020)
 #define MPI_C_FLOAT_COMPLEX     ((MPI_Datatype)0x0c000021)
-#define MPI_C_COMPLEX           MPI_C_FLOAT_COMPLEX
 #define MPI_C_DOUBLE_COMPLEX    ((MPI_Datatype)0x0c000022)
 #define MPI_C_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x0c000023)
 #define MPI_OFFSET              ((MPI_Datatype)0x0c000024)
@@ -147,6 +146,8 @@ typedef struct MPI_Status {
 #define MPI_INTEGER2            ((MPI_Datatype)0x0c000038)
 #define MPI_INTEGER4            ((MPI_Datatype)0x0c000039)
 #define MPI_INTEGER8            ((MPI_Datatype)0x0c00003a)
+#define MPI_INTEGER16           ((MPI_Datatype)0x0c00003b)
+#define MPI_C_COMPLEX           ((MPI_Datatype)0x0c00003c)
 
 /* MPI_Type_match_size's classes. */
 #define MPI_TYPECLASS_REAL    1

@@ -505,7 +505,7 @@ onic_mpi_type_t *onic_mpi_type_get(MPI_Datatype h);
 onic_mpi_type_t *onic_mpi_type_check(MPI_Datatype h, onic_mpi_comm_t *comm, const char *call,
                                      int *rc_p);
 /* The predefined types: fixed objects, MPI_CHAR + i at index i. */
-#define ONIC_MPI_TYPE_NPREDEF 59
+#define ONIC_MPI_TYPE_NPREDEF 61
 extern onic_mpi_type_t onic_mpi_type_predef[ONIC_MPI_TYPE_NPREDEF]
     __attribute__((visibility("hidden")));
 /* A committed type usable for communication, or NULL (nothing reported):

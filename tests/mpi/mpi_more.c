@@ -960,6 +960,8 @@ static void test_dtype_named(void)
         {MPI_INTEGER2, "MPI_INTEGER2", 2},
         {MPI_INTEGER4, "MPI_INTEGER4", 4},
         {MPI_INTEGER8, "MPI_INTEGER8", 8},
+        {MPI_INTEGER16, "MPI_INTEGER16", 16},
+        {MPI_C_COMPLEX, "MPI_C_COMPLEX", 2 * sizeof(float)},
     };
     char name[MPI_MAX_OBJECT_NAME];
     int len, sz, ni, na, nt, comb;
@@ -1360,7 +1362,17 @@ static void test_dtype(void)
         pos = 5;
         CHECK_EQ(MPI_Unpack(small, 4, &pos, buf, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_ARG);
         CHECK_EQ(MPI_Type_get_contents(MPI_INT, 0, 0, 0, NULL, NULL, NULL), MPI_ERR_TYPE);
-        CHECK_EQ(MPI_Type_set_name(MPI_INT, "mine"), MPI_ERR_TYPE);
+        /* A predefined type's name may change, and change back. */
+        {
+            char nm[MPI_MAX_OBJECT_NAME];
+            int nl;
+            CHECK_EQ(MPI_Type_set_name(MPI_INT, "mine"), MPI_SUCCESS);
+            MPI_Type_get_name(MPI_INT, nm, &nl);
+            CHECK(strcmp(nm, "mine") == 0 && nl == 4);
+            MPI_Type_get_name(MPI_LONG_LONG, nm, &nl);
+            CHECK(strcmp(nm, "MPI_LONG_LONG_INT") == 0);
+            CHECK_EQ(MPI_Type_set_name(MPI_INT, "MPI_INT"), MPI_SUCCESS);
+        }
         MPI_Type_vector(2, 1, 2, MPI_INT, &t); /* not committed */
         pos = 0;
         CHECK_EQ(MPI_Pack(x, 1, t, buf, 16, &pos, MPI_COMM_WORLD), MPI_ERR_TYPE);
