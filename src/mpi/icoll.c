@@ -426,11 +426,12 @@ static int icoll_tree_reduce(icoll_t *s, char *acc, char *tmp, int root)
     return icoll_add(s, ICOLL_WAIT, 0, NULL, 0, NULL);
 }
 
-/* Parts a process of the reduction tree receives: at most log2(n) + 1. */
+/* Parts a process of the reduction tree receives, one per child: at most
+ * ceil(log2 n), rank 0's (icoll_tree_reduce's k). */
 static int icoll_tree_parts(int n)
 {
-    int k = 1;
-    while ((1 << (k - 1)) < n)
+    int k = 0;
+    while ((1 << k) < n)
         k++;
     return k;
 }
