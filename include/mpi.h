@@ -545,6 +545,16 @@ int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf
 int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
                MPI_Datatype datatype, MPI_Comm comm);
 int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
+/* The portable representation "external32" (big-endian, MPI 4.0 19.1.7):
+ * for types of one basic kind whose external32 size is its size here
+ * (not MPI_LONG, MPI_UNSIGNED_LONG, MPI_LONG_DOUBLE and their pairs, which
+ * are refused with MPI_ERR_TYPE). */
+int MPI_Pack_external(const char datarep[], const void *inbuf, int incount,
+                      MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position);
+int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
+                        MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype);
+int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
+                           MPI_Aint *size);
 
 /* --- Process topologies ------------------------------------------------------- */
 int MPI_Dims_create(int nnodes, int ndims, int dims[]);

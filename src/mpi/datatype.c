@@ -1608,3 +1608,146 @@ int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int o
     *position += (int)bytes;
     return MPI_SUCCESS;
 }
+
+/* --- external32 -------------------------------------------------------------------------- */
+/* How the elements of t are made big-endian: swapped whole (1), as two
+ * halves (2: the complex kinds), or not at all here (0: a kind whose
+ * external32 size differs from its size, or a type of several kinds,
+ * whose elements' kinds are not kept). */
+static int type_ext32_parts(const onic_mpi_type_t *t)
+{
+    if (t->sig == NULL)
+        return 0;
+    switch (t->basic) {
+    case ONIC_MPI_B_NONE: case ONIC_MPI_B_LONG: case ONIC_MPI_B_ULONG:
+    case ONIC_MPI_B_LDOUBLE: case ONIC_MPI_B_LONG_INT: case ONIC_MPI_B_LDOUBLE_INT:
+    case ONIC_MPI_B_CLDOUBLE:
+        /* Packed bytes carry no kind: moved as they are. */
+        return t->handle == MPI_PACKED || t->handle == MPI_BYTE || t->handle == MPI_CHARACTER ? 1
+                                                                                           : 0;
+    case ONIC_MPI_B_CFLOAT: case ONIC_MPI_B_CDOUBLE:
+        return 2;
+    default:
+        return 1;
+    }
+}
+
+/* Reverse the bytes of every element of count packed elements of t. */
+static void type_ext32_swap(const onic_mpi_type_t *t, char *p, size_t count, int parts)
+{
+    for (size_t c = 0; c < count; c++)
+        for (size_t r = 0; r < t->nsig; r++) {
+            size_t unit = t->sig[r].esize / (size_t)parts, n = t->sig[r].n * (size_t)parts;
+            for (size_t e = 0; e < n; e++, p += unit)
+                for (size_t a = 0, b = unit - 1; a < b; a++, b--) {
+                    char x = p[a];
+                    p[a] = p[b];
+                    p[b] = x;
+                }
+        }
+}
+
+/* The checks the three calls share: datarep, the type and its kind. */
+static onic_mpi_type_t *type_ext32(const char *call, const char *datarep, MPI_Datatype datatype,
+                                   int count, int *parts_p, int *rc_p)
+{
+    onic_mpi_type_t *t;
+
+    if (datarep == NULL || strcmp(datarep, "external32") != 0) {
+        *rc_p = onic_mpi_err(NULL, MPI_ERR_ARG, call, "datarep \"%s\": onic knows \"external32\" "
+                             "only", datarep == NULL ? "(NULL)" : datarep);
+        return NULL;
+    }
+    if ((t = onic_mpi_type_check(datatype, NULL, call, rc_p)) == NULL)
+        return NULL;
+    if (count < 0) {
+        *rc_p = onic_mpi_err(NULL, MPI_ERR_COUNT, call, "count %d is negative", count);
+        return NULL;
+    }
+    if ((*parts_p = type_ext32_parts(t)) == 0) {
+        *rc_p = onic_mpi_err(NULL, MPI_ERR_TYPE, call, "external32 of %s: onic converts types "
+                             "of one basic kind whose external32 size is its own (not long, "
+                             "unsigned long, long double, nor a mix of kinds)",
+                             t->name != NULL && t->name[0] != '\0' ? t->name : "this type");
+        return NULL;
+    }
+    return t;
+}
+
+int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
+                           MPI_Aint *size)
+{
+    const char *call = "MPI_Pack_external_size";
+    onic_mpi_type_t *t;
+    int rc, parts;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((t = type_ext32(call, datarep, datatype, incount, &parts, &rc)) == NULL)
+        return rc;
+    if (size == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "size is NULL");
+    *size = (MPI_Aint)(t->size * (size_t)incount);
+    return MPI_SUCCESS;
+}
+
+int MPI_Pack_external(const char datarep[], const void *inbuf, int incount,
+                      MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position)
+{
+    const char *call = "MPI_Pack_external";
+    onic_mpi_type_t *t;
+    size_t bytes;
+    int rc, parts;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((t = type_ext32(call, datarep, datatype, incount, &parts, &rc)) == NULL)
+        return rc;
+    if (outsize < 0 || position == NULL || *position < 0 || *position > outsize)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "position %s; it must point to an offset "
+                            "from 0 to outsize %ld", position == NULL ? "is NULL" : "is outside "
+                            "the buffer", (long)outsize);
+    bytes = t->size * (size_t)incount;
+    if (bytes > (size_t)(outsize - *position))
+        return onic_mpi_err(NULL, MPI_ERR_TRUNCATE, call, "%zu bytes do not fit in the %ld left "
+                            "of outbuf", bytes, (long)(outsize - *position));
+    if (bytes > 0 && (inbuf == NULL || outbuf == NULL))
+        return onic_mpi_err(NULL, MPI_ERR_BUFFER, call, "%s is NULL",
+                            inbuf == NULL ? "inbuf" : "outbuf");
+    onic_mpi_type_pack(t, inbuf, incount, (char *)outbuf + *position);
+    type_ext32_swap(t, (char *)outbuf + *position, (size_t)incount, parts);
+    *position += (MPI_Aint)bytes;
+    return MPI_SUCCESS;
+}
+
+int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
+                        MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
+{
+    const char *call = "MPI_Unpack_external";
+    onic_mpi_type_t *t;
+    size_t bytes;
+    char *native;
+    int rc, parts;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((t = type_ext32(call, datarep, datatype, outcount, &parts, &rc)) == NULL)
+        return rc;
+    if (insize < 0 || position == NULL || *position < 0 || *position > insize)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "position %s; it must point to an offset "
+                            "from 0 to insize %ld", position == NULL ? "is NULL" : "is outside "
+                            "the buffer", (long)insize);
+    bytes = t->size * (size_t)outcount;
+    if (bytes > (size_t)(insize - *position))
+        return onic_mpi_err(NULL, MPI_ERR_TRUNCATE, call, "%d elements need %zu bytes but only "
+                            "%ld are left in inbuf", outcount, bytes, (long)(insize - *position));
+    if (bytes > 0 && (inbuf == NULL || outbuf == NULL))
+        return onic_mpi_err(NULL, MPI_ERR_BUFFER, call, "%s is NULL",
+                            inbuf == NULL ? "inbuf" : "outbuf");
+    /* inbuf is the caller's and const: converted in a copy. */
+    if ((native = onic_malloc(bytes + 1)) == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for %zu bytes", bytes);
+    memcpy(native, (const char *)inbuf + *position, bytes);
+    type_ext32_swap(t, native, (size_t)outcount, parts);
+    onic_mpi_type_unpack(t, native, bytes, outbuf, outcount);
+    onic_free(native);
+    *position += (MPI_Aint)bytes;
+    return MPI_SUCCESS;
+}
