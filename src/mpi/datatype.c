@@ -1674,6 +1674,27 @@ static onic_mpi_type_t *type_ext32(const char *call, const char *datarep, MPI_Da
     return t;
 }
 
+/* The packed buffer's checks, both ways: position inside its size, count
+ * elements fitting after it (*bytes_p), inbuf and outbuf given. */
+static int type_ext32_room(const char *call, const onic_mpi_type_t *t, int count, MPI_Aint size,
+                           const MPI_Aint *position, const void *inbuf, const void *outbuf,
+                           size_t *bytes_p)
+{
+    if (size < 0 || position == NULL || *position < 0 || *position > size)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "position %s; it must point to an offset "
+                            "from 0 to the packed buffer's size %ld",
+                            position == NULL ? "is NULL" : "is outside the buffer", (long)size);
+    *bytes_p = t->size * (size_t)count;
+    if (*bytes_p > (size_t)(size - *position))
+        return onic_mpi_err(NULL, MPI_ERR_TRUNCATE, call, "%d elements need %zu bytes but only "
+                            "%ld are left in the packed buffer", count, *bytes_p,
+                            (long)(size - *position));
+    if (*bytes_p > 0 && (inbuf == NULL || outbuf == NULL))
+        return onic_mpi_err(NULL, MPI_ERR_BUFFER, call, "%s is NULL",
+                            inbuf == NULL ? "inbuf" : "outbuf");
+    return MPI_SUCCESS;
+}
+
 int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
                            MPI_Aint *size)
 {
@@ -1701,17 +1722,9 @@ int MPI_Pack_external(const char datarep[], const void *inbuf, int incount,
     ONIC_MPI_CHECK_INIT(call);
     if ((t = type_ext32(call, datarep, datatype, incount, &parts, &rc)) == NULL)
         return rc;
-    if (outsize < 0 || position == NULL || *position < 0 || *position > outsize)
-        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "position %s; it must point to an offset "
-                            "from 0 to outsize %ld", position == NULL ? "is NULL" : "is outside "
-                            "the buffer", (long)outsize);
-    bytes = t->size * (size_t)incount;
-    if (bytes > (size_t)(outsize - *position))
-        return onic_mpi_err(NULL, MPI_ERR_TRUNCATE, call, "%zu bytes do not fit in the %ld left "
-                            "of outbuf", bytes, (long)(outsize - *position));
-    if (bytes > 0 && (inbuf == NULL || outbuf == NULL))
-        return onic_mpi_err(NULL, MPI_ERR_BUFFER, call, "%s is NULL",
-                            inbuf == NULL ? "inbuf" : "outbuf");
+    if ((rc = type_ext32_room(call, t, incount, outsize, position, inbuf, outbuf, &bytes)) !=
+        MPI_SUCCESS)
+        return rc;
     onic_mpi_type_pack(t, inbuf, incount, (char *)outbuf + *position);
     type_ext32_swap(t, (char *)outbuf + *position, (size_t)incount, parts);
     *position += (MPI_Aint)bytes;
@@ -1730,17 +1743,9 @@ int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize
     ONIC_MPI_CHECK_INIT(call);
     if ((t = type_ext32(call, datarep, datatype, outcount, &parts, &rc)) == NULL)
         return rc;
-    if (insize < 0 || position == NULL || *position < 0 || *position > insize)
-        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "position %s; it must point to an offset "
-                            "from 0 to insize %ld", position == NULL ? "is NULL" : "is outside "
-                            "the buffer", (long)insize);
-    bytes = t->size * (size_t)outcount;
-    if (bytes > (size_t)(insize - *position))
-        return onic_mpi_err(NULL, MPI_ERR_TRUNCATE, call, "%d elements need %zu bytes but only "
-                            "%ld are left in inbuf", outcount, bytes, (long)(insize - *position));
-    if (bytes > 0 && (inbuf == NULL || outbuf == NULL))
-        return onic_mpi_err(NULL, MPI_ERR_BUFFER, call, "%s is NULL",
-                            inbuf == NULL ? "inbuf" : "outbuf");
+    if ((rc = type_ext32_room(call, t, outcount, insize, position, inbuf, outbuf, &bytes)) !=
+        MPI_SUCCESS)
+        return rc;
     /* inbuf is the caller's and const: converted in a copy. */
     if ((native = onic_malloc(bytes + 1)) == NULL)
         return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for %zu bytes", bytes);
