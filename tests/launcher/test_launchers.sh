@@ -11,8 +11,9 @@
 #   test_launchers.sh MPI_TESTS MPI_EXIT ONICRUN MPI_BURST XPORT_JOB [startup]
 # With "startup" (ctest's launchers_startup, the sanitizer runs' check of
 # start-up through PMIx and PMI-1): under each launcher only the MPI test
-# `setup` with 2 processes, by shm and over ofi, and MPI_Abort; then the
-# unreachable launchers as above.
+# `setup` with 2 processes, by shm and over ofi, MPI_Abort, and the endpoint
+# opened twice (the launcher's store written again); then the unreachable
+# launchers as above.
 tests=$1 exitprog=$2 onicrun=$3 burst=$4 xportjob=$5 mode=${6:-full} fail=0 ran=0
 export FI_PROVIDER=tcp FI_TCP_IFACE=lo   # stay on this machine
 
@@ -50,6 +51,8 @@ if [ -n "$ompi" ]; then
         run "mpirun -n 2 mpi_tests setup over ofi" 0 $om -x ONIC_XPORT=ofi -n 2 "$tests" setup
         one_job 2
         run "mpirun: MPI_Abort" nonzero $om -n 2 "$exitprog" abort
+        run "mpirun: an endpoint opened twice over ofi" 0 $om -x ONIC_XPORT=ofi -n 2 "$xportjob" \
+            reopen 1000
     else
         for np in 2 4; do
             run "mpirun -n $np mpi_tests all" 0 $om -n $np "$tests" all
@@ -73,6 +76,8 @@ if [ -n "$hydra" ]; then
             "$tests" setup
         one_job 2
         run "mpiexec.hydra: MPI_Abort" nonzero "$hydra" -n 2 "$exitprog" abort
+        run "mpiexec.hydra: an endpoint opened twice over ofi" 0 env ONIC_XPORT=ofi "$hydra" -n 2 \
+            "$xportjob" reopen 1000
     else
         for np in 2 4; do
             run "mpiexec.hydra -n $np mpi_tests all" 0 "$hydra" -n $np "$tests" all
