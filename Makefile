@@ -77,9 +77,10 @@ demo: build bench-deps
 	@echo
 	$(BUILD)/onic-bench-match --quick
 	@echo
-	$(BUILD)/onicrun -n 2 --bind core --timeout 120 $(BUILD)/onic-bench-xport --quick
+	$(BUILD)/onicrun -n 2 --bind core --timeout 120 $(BUILD)/onic-bench-xport --quick \
+	    --csv-file $(BUILD)/demo-floors-xport.csv
 	@echo
-	$(PYTHON) bench/suite.py --quick --build $(BUILD)
+	$(PYTHON) bench/suite.py --quick --build $(BUILD) --xport-csv $(BUILD)/demo-floors-xport.csv
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
