@@ -826,8 +826,8 @@ static void test_mid_off(void)
 
 /* test_shm_lane [--fraction N]: the two-thread floods send 1/N of their
  * messages (every ring size, wrap and credit wait still runs thousands of
- * times); ThreadSanitizer's run passes 10 (tests/CMakeLists.txt), where
- * every access costs tens of times more and the counts below took 110 s. */
+ * times); the sanitizer runs pass 10 (tests/CMakeLists.txt), where every
+ * access costs many times more and the counts below took 110 s. */
 int main(int argc, char **argv)
 {
     uint64_t fraction = 1;
