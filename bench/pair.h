@@ -24,15 +24,17 @@ typedef struct bench_pair {
 } bench_pair_t;
 
 typedef struct bench_opts {
-    int      quick, csv;
-    unsigned reps;
+    int         quick, csv;
+    unsigned    reps;
+    const char *csv_file; /* also the CSV, here (make demo hands it to bench/suite.py) */
 } bench_opts_t;
 
-/* --quick, --csv, --reps N. 0, or 2 after printing the usage. */
+/* --quick, --csv, --reps N, --csv-file FILE. 0, or 2 after printing the usage. */
 static inline int bench_opts_parse(int argc, char **argv, bench_opts_t *o)
 {
     o->quick = o->csv = 0;
     o->reps = 5;
+    o->csv_file = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0)
             o->quick = 1, o->reps = 3;
@@ -40,9 +42,11 @@ static inline int bench_opts_parse(int argc, char **argv, bench_opts_t *o)
             o->csv = 1;
         else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0)
             o->reps = (unsigned)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--csv-file") == 0 && i + 1 < argc)
+            o->csv_file = argv[++i];
         else {
-            fprintf(stderr, "usage: onicrun -n 2 --bind core %s [--quick] [--csv] [--reps N]\n",
-                    argv[0]);
+            fprintf(stderr, "usage: onicrun -n 2 --bind core %s [--quick] [--csv] [--reps N]"
+                            " [--csv-file FILE]\n", argv[0]);
             return 2;
         }
     }

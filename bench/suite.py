@@ -2,6 +2,7 @@
 """The papers' benchmarks as one suite: onic against MPICH and Open MPI.
 
     bench/suite.py [--quick] [--build build] [--out results] [--runs N] [--only GROUPS]
+                   [--xport-csv FILE]
 
 Builds every plain-MPI program of the suite (bench/queue, bench/rate,
 bench/overlap, bench/apps, bench/mpi/p2p.c) with each MPI found (build/onicc,
@@ -397,9 +398,18 @@ def aggregate(raw):
     return {k: (statistics.median(x), min(x), max(x), len(x)) for k, x in by.items()}
 
 
-def floors(build, quick, out):
-    """onic-bench-xport and onic-bench-match, onic's floors (CSV each)."""
+def floors(build, quick, out, xport_csv=None):
+    """onic-bench-xport and onic-bench-match, onic's floors (CSV each). With
+    xport_csv, onic-bench-xport's CSV from that file (make demo has just run
+    it with the same options) instead of a second run."""
     res = {}
+    if xport_csv:
+        with open(xport_csv) as f:
+            stdout = f.read()
+        log(f"floors: onic-bench-xport: taken from {xport_csv}")
+        with open(os.path.join(out, "floors-xport.csv"), "w") as f:
+            f.write(stdout)
+        res["xport"] = list(csv.DictReader(io.StringIO(stdout)))
     runs = {
         "xport": [os.path.join(build, "onicrun"), "-n", "2", "--bind", "core", "--timeout",
                   "300", os.path.join(build, "onic-bench-xport"), "--csv"] +
@@ -408,6 +418,8 @@ def floors(build, quick, out):
                  (["--quick"] if quick else ["--depths", "1,8,64,256,1024,4096"]),
     }
     for name, cmd in runs.items():
+        if name in res:
+            continue
         rc, stdout, stderr = run_cmd(cmd, None, 900)
         log(f"floors: onic-bench-{name}: exit {rc}")
         with open(os.path.join(out, f"floors-{name}.csv"), "w") as f:
@@ -1120,6 +1132,8 @@ def main():
     ap.add_argument("--only", default="", help="groups to run: " + ",".join(sorted(ALL)) +
                     ",instr,startup")
     ap.add_argument("--timeout", type=int, default=None, help="seconds per program run")
+    ap.add_argument("--xport-csv", default=None,
+                    help="onic-bench-xport's CSV from this file (its --csv-file), not run again")
     args = ap.parse_args()
     args.runs = args.runs or (2 if args.quick else 3)
     args.timeout = args.timeout or (180 if args.quick else 900)
@@ -1138,7 +1152,7 @@ def main():
     log(f"suite: {'quick' if args.quick else 'full'}, {args.runs} run(s), writing {out}")
     exes, bnotes = build_programs(ms, os.path.join(build, "bench-suite"))
     notes += bnotes
-    floor = floors(build, args.quick, out)
+    floor = floors(build, args.quick, out, args.xport_csv)
     instr = instructions(build, out) if not args.only or "instr" in args.only.split(",") \
         else {"error": "not run (--only)"}
     start = startup(build, args.quick, out) if not args.only or \

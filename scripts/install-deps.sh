@@ -66,8 +66,13 @@ fi
 # MPICH's header, not its commands: the mpich package ships mpicc.mpich and
 # Hydra without it (it is in libmpich-dev), and MPICH's test suite and the
 # benchmarks' comparison build against it (tests/mpich, make mpich).
-ls /usr/include/*/mpich/mpi.h /usr/include/mpich/mpi.h >/dev/null 2>&1 ||
-    missing="$missing mpich/mpi.h"
+# Either place will do (`ls` of both fails when one is absent, which is
+# always: that ran apt-get on every call).
+mpich_h=""
+for h in /usr/include/*/mpich/mpi.h /usr/include/mpich/mpi.h; do
+    [ -f "$h" ] && mpich_h=$h
+done
+[ -n "$mpich_h" ] || missing="$missing mpich/mpi.h"
 if [ -n "$missing" ]; then
     echo "install-deps: missing:$missing; installing $pkgs"
     apt_install $pkgs

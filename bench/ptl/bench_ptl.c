@@ -267,6 +267,10 @@ int main(int argc, char **argv)
 
     if (bench_opts_parse(argc, argv, &opt) != 0)
         return 2;
+    if (opt.csv_file != NULL) {
+        fprintf(stderr, "onic-bench-ptl: --csv-file is onic-bench-xport's; use --csv\n");
+        return 2;
+    }
     b.quick = opt.quick;
     b.csv = opt.csv;
     b.reps = opt.reps;

@@ -11,6 +11,7 @@
  *
  * Run it as two processes bound to two cores:
  *     onicrun -n 2 --bind core build/onic-bench-xport [--quick] [--csv] [--reps N]
+ *                                                     [--csv-file FILE]
  * Rank 0 prints the median of the repetitions and each figure's ratio to
  * its raw floor, and each RMA figure's ratio to memcpy. */
 #include "base/clock.h"
@@ -69,6 +70,7 @@ typedef struct bench {
     uint8_t       *src, *dst;     /* RMA_MAX bytes each */
     int            quick, csv;
     unsigned       reps;
+    const char    *csv_file;
 } bench_t;
 
 static void on_message(void *arg, uint32_t src, const void *user_hdr, size_t user_len,
@@ -313,6 +315,33 @@ static double median(bench_t *b, uint64_t *round, bench_fn_t fn, uint64_t n, siz
     return bench_median(&b->raw->pair, round, b->reps, fn, b, n, len);
 }
 
+/* The results as CSV (--csv, --csv-file), one line a measure. */
+static void print_csv(FILE *f, double raw_pp, double raw_rg, double lat8, double lat1k, double rate,
+                      double lane1, double lane64, double mpsc, const size_t *bw_sizes, int nbw,
+                      const double *bw_memcpy, const double *bw_raw, const double *bw_cma,
+                      const double *bw_copy)
+{
+    fprintf(f, "measure,value,unit,ratio_to_raw\n");
+    fprintf(f, "raw_pingpong_oneway,%.1f,ns,1.00\n", raw_pp);
+    fprintf(f, "raw_ring_16B,%.0f,items/s,1.00\n", raw_rg);
+    fprintf(f, "shm_latency_8B,%.1f,ns,%.2f\n", lat8, lat8 / raw_pp);
+    fprintf(f, "shm_latency_1KB,%.1f,ns,%.2f\n", lat1k, lat1k / raw_pp);
+    fprintf(f, "shm_rate_8B_64_in_flight,%.0f,msgs/s,%.2f\n", rate, rate / raw_rg);
+    fprintf(f, "raw_lane_of_1_64B_slots,%.0f,msgs/s,1.00\n", lane1);
+    fprintf(f, "raw_lane_of_64_64B_slots,%.0f,msgs/s,%.2f\n", lane64, lane64 / lane1);
+    fprintf(f, "raw_mpsc_ring_64B_slots,%.0f,msgs/s,%.2f\n", mpsc, mpsc / lane1);
+    for (int k = 0; k < nbw; k++) {
+        fprintf(f, "memcpy_%zuB,%.2f,GB/s,1.00\n", bw_sizes[k], bw_memcpy[k]);
+        fprintf(f, "raw_pipelined_copy_%zuB,%.2f,GB/s,%.2f\n", bw_sizes[k], bw_raw[k],
+                bw_raw[k] / bw_memcpy[k]);
+        for (int m = 0; m < 2; m++) {
+            const double *bw = m == 0 ? bw_cma : bw_copy;
+            fprintf(f, "rma_read_%s_%zuB,%.2f,GB/s,%.2f\n", m == 0 ? "cma" : "copy",
+                    bw_sizes[k], bw[k], bw[k] / bw_memcpy[k]);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     onic_config_t cfg;
@@ -325,6 +354,7 @@ int main(int argc, char **argv)
         return 2;
     b.quick = opt.quick;
     b.csv = opt.csv;
+    b.csv_file = opt.csv_file;
     b.reps = opt.reps;
     if (onic_config_read(&cfg) != ONIC_OK || cfg.size != 2 || cfg.jobid[0] == '\0') {
         fprintf(stderr, "onic-bench-xport: run it as two processes: "
@@ -401,24 +431,19 @@ int main(int argc, char **argv)
     raw_barrier(&b, ++round);
 
     if (b.rank == 0) {
+        FILE *cf = b.csv_file != NULL ? fopen(b.csv_file, "w") : NULL;
+        if (b.csv_file != NULL && cf == NULL) {
+            fprintf(stderr, "onic-bench-xport: cannot write %s\n", b.csv_file);
+            return 1;
+        }
+        if (cf != NULL) {
+            print_csv(cf, raw_pp, raw_rg, lat8, lat1k, rate, lane1, lane64, mpsc, bw_sizes, NBW,
+                      bw_memcpy, bw_raw, bw_rma[0], bw_rma[1]);
+            fclose(cf);
+        }
         if (b.csv) {
-            printf("measure,value,unit,ratio_to_raw\n");
-            printf("raw_pingpong_oneway,%.1f,ns,1.00\n", raw_pp);
-            printf("raw_ring_16B,%.0f,items/s,1.00\n", raw_rg);
-            printf("shm_latency_8B,%.1f,ns,%.2f\n", lat8, lat8 / raw_pp);
-            printf("shm_latency_1KB,%.1f,ns,%.2f\n", lat1k, lat1k / raw_pp);
-            printf("shm_rate_8B_64_in_flight,%.0f,msgs/s,%.2f\n", rate, rate / raw_rg);
-            printf("raw_lane_of_1_64B_slots,%.0f,msgs/s,1.00\n", lane1);
-            printf("raw_lane_of_64_64B_slots,%.0f,msgs/s,%.2f\n", lane64, lane64 / lane1);
-            printf("raw_mpsc_ring_64B_slots,%.0f,msgs/s,%.2f\n", mpsc, mpsc / lane1);
-            for (int k = 0; k < NBW; k++) {
-                printf("memcpy_%zuB,%.2f,GB/s,1.00\n", bw_sizes[k], bw_memcpy[k]);
-                printf("raw_pipelined_copy_%zuB,%.2f,GB/s,%.2f\n", bw_sizes[k], bw_raw[k],
-                       bw_raw[k] / bw_memcpy[k]);
-                for (int m = 0; m < 2; m++)
-                    printf("rma_read_%s_%zuB,%.2f,GB/s,%.2f\n", m == 0 ? "cma" : "copy",
-                           bw_sizes[k], bw_rma[m][k], bw_rma[m][k] / bw_memcpy[k]);
-            }
+            print_csv(stdout, raw_pp, raw_rg, lat8, lat1k, rate, lane1, lane64, mpsc, bw_sizes, NBW,
+                      bw_memcpy, bw_raw, bw_rma[0], bw_rma[1]);
         } else {
             printf("onic-bench-xport: median of %u repetitions, 2 processes (ONIC_SHM_RING_SLOTS=%u)\n",
                    b.reps, cfg.shm_ring_slots);

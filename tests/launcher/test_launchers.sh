@@ -8,7 +8,13 @@
 # either launcher runs its own job, not the launcher's; an endpoint closed
 # and opened again over ofi works (the launcher's session kept, new keys); a launcher that cannot
 # be reached is an error naming it. Skips (77) if neither launcher is here.
-tests=$1 exitprog=$2 onicrun=$3 burst=$4 xportjob=$5 fail=0 ran=0
+#   test_launchers.sh MPI_TESTS MPI_EXIT ONICRUN MPI_BURST XPORT_JOB [startup]
+# With "startup" (ctest's launchers_startup, the sanitizer runs' check of
+# start-up through PMIx and PMI-1): under each launcher only the MPI test
+# `setup` with 2 processes, by shm and over ofi, MPI_Abort, and the endpoint
+# opened twice (the launcher's store written again); then the unreachable
+# launchers as above.
+tests=$1 exitprog=$2 onicrun=$3 burst=$4 xportjob=$5 mode=${6:-full} fail=0 ran=0
 export FI_PROVIDER=tcp FI_TCP_IFACE=lo   # stay on this machine
 
 ompi=$(command -v mpirun.openmpi || true)
@@ -30,31 +36,60 @@ run() { # name expected(0|nonzero) command...
         echo "ok: $name (exit status $got)"
     fi
 }
+# The last run's ranks made one job of N processes (not N jobs of one).
+one_job() { # N
+    if ! echo "$out" | grep -q "^PASS: 0 failed checks over $1 processes"; then
+        echo "FAIL: not one job of $1 processes"; echo "$out" | tail -5; fail=1
+    fi
+}
 
 if [ -n "$ompi" ]; then
     om="$ompi --allow-run-as-root --oversubscribe --bind-to none -x FI_PROVIDER -x FI_TCP_IFACE"
-    for np in 2 4; do
-        run "mpirun -n $np mpi_tests all" 0 $om -n $np "$tests" all
-    done
-    run "mpirun -n 2 mpi_tests all over ofi" 0 $om -x ONIC_XPORT=ofi -n 2 "$tests" all
-    run "mpirun: MPI_Abort" nonzero $om -n 2 "$exitprog" abort
-    run "mpirun: a rank killed" nonzero $om -n 4 "$exitprog" die
-    run "mpirun -n 1 onicrun -n 3 mpi_burst" 0 $om -n 1 "$onicrun" -n 3 "$burst"
-    run "mpirun: an endpoint opened twice over ofi" 0 $om -x ONIC_XPORT=ofi -n 2 "$xportjob" \
-        reopen 1000
+    if [ "$mode" = startup ]; then
+        run "mpirun -n 2 mpi_tests setup" 0 $om -n 2 "$tests" setup
+        one_job 2
+        run "mpirun -n 2 mpi_tests setup over ofi" 0 $om -x ONIC_XPORT=ofi -n 2 "$tests" setup
+        one_job 2
+        run "mpirun: MPI_Abort" nonzero $om -n 2 "$exitprog" abort
+        run "mpirun: an endpoint opened twice over ofi" 0 $om -x ONIC_XPORT=ofi -n 2 "$xportjob" \
+            reopen 1000
+    else
+        for np in 2 4; do
+            run "mpirun -n $np mpi_tests all" 0 $om -n $np "$tests" all
+            one_job $np
+        done
+        run "mpirun -n 2 mpi_tests all over ofi" 0 $om -x ONIC_XPORT=ofi -n 2 "$tests" all
+        run "mpirun: MPI_Abort" nonzero $om -n 2 "$exitprog" abort
+        run "mpirun: a rank killed" nonzero $om -n 4 "$exitprog" die
+        run "mpirun -n 1 onicrun -n 3 mpi_burst" 0 $om -n 1 "$onicrun" -n 3 "$burst"
+        run "mpirun: an endpoint opened twice over ofi" 0 $om -x ONIC_XPORT=ofi -n 2 "$xportjob" \
+            reopen 1000
+    fi
 else
     echo "skip: mpirun.openmpi not installed (apt-get install openmpi-bin)"
 fi
 if [ -n "$hydra" ]; then
-    for np in 2 4; do
-        run "mpiexec.hydra -n $np mpi_tests all" 0 "$hydra" -n $np "$tests" all
-    done
-    run "mpiexec.hydra -n 2 mpi_tests all over ofi" 0 env ONIC_XPORT=ofi "$hydra" -n 2 "$tests" all
-    run "mpiexec.hydra: MPI_Abort" nonzero "$hydra" -n 2 "$exitprog" abort
-    run "mpiexec.hydra: a rank killed" nonzero "$hydra" -n 4 "$exitprog" die
-    run "mpiexec.hydra -n 1 onicrun -n 3 mpi_burst" 0 "$hydra" -n 1 "$onicrun" -n 3 "$burst"
-    run "mpiexec.hydra: an endpoint opened twice over ofi" 0 env ONIC_XPORT=ofi "$hydra" -n 2 \
-        "$xportjob" reopen 1000
+    if [ "$mode" = startup ]; then
+        run "mpiexec.hydra -n 2 mpi_tests setup" 0 "$hydra" -n 2 "$tests" setup
+        one_job 2
+        run "mpiexec.hydra -n 2 mpi_tests setup over ofi" 0 env ONIC_XPORT=ofi "$hydra" -n 2 \
+            "$tests" setup
+        one_job 2
+        run "mpiexec.hydra: MPI_Abort" nonzero "$hydra" -n 2 "$exitprog" abort
+        run "mpiexec.hydra: an endpoint opened twice over ofi" 0 env ONIC_XPORT=ofi "$hydra" -n 2 \
+            "$xportjob" reopen 1000
+    else
+        for np in 2 4; do
+            run "mpiexec.hydra -n $np mpi_tests all" 0 "$hydra" -n $np "$tests" all
+            one_job $np
+        done
+        run "mpiexec.hydra -n 2 mpi_tests all over ofi" 0 env ONIC_XPORT=ofi "$hydra" -n 2 "$tests" all
+        run "mpiexec.hydra: MPI_Abort" nonzero "$hydra" -n 2 "$exitprog" abort
+        run "mpiexec.hydra: a rank killed" nonzero "$hydra" -n 4 "$exitprog" die
+        run "mpiexec.hydra -n 1 onicrun -n 3 mpi_burst" 0 "$hydra" -n 1 "$onicrun" -n 3 "$burst"
+        run "mpiexec.hydra: an endpoint opened twice over ofi" 0 env ONIC_XPORT=ofi "$hydra" -n 2 \
+            "$xportjob" reopen 1000
+    fi
 else
     echo "skip: mpiexec.hydra not installed (apt-get install mpich)"
 fi
