@@ -12,7 +12,7 @@ PREFIX   ?= /usr/local
 # The suite runs under Debian's python3, where python3-matplotlib installs.
 PYTHON   ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
 
-.PHONY: all build test mpich demo bench bench-deps deps clean install fuzz
+.PHONY: all build test test-rtl-long mpich demo bench bench-deps deps clean install fuzz
 
 all: build
 
@@ -41,10 +41,17 @@ SAN_ENV := $(if $(SANITIZE),LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers
 # Open MPI's mpirun (PMIx) and Hydra (PMI-1) in launchers_startup alone, not
 # the whole suite under them and across two hosts (label launchers_full);
 # the plain run has those, and leaves launchers_startup, a part of them, out.
-TEST_SEL := $(if $(findstring thread,$(SANITIZE)),-L unit,-LE $(if $(SANITIZE),'mpich_full|engines|launchers_full','mpich_full|launchers_startup'))
+# The RTL co-simulation's long run (label rtl_long) is test-rtl-long's.
+TEST_SEL := $(if $(findstring thread,$(SANITIZE)),-L unit,-LE $(if $(SANITIZE),'mpich_full|engines|launchers_full|rtl_long','mpich_full|launchers_startup|rtl_long'))
 
 test: build
 	cd $(BUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS) $(TEST_SEL)
+
+# The ALPU's RTL against onic's C unit, a million operations per
+# configuration (hw/CMakeLists.txt; make test runs 50,000 of each). CI runs
+# it beside the one-core fuzzer.
+test-rtl-long: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L rtl_long
 
 # MPICH's own test suite in full (tests/mpich/mpich_suite.sh), with onic and,
 # for comparison, with Debian's MPICH: ctest label mpich_full (an hour or more).
