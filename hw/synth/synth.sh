@@ -9,6 +9,7 @@
 #   synth.sh                   the six configurations of tables IV and V,
 #                              both layouts, and the iCE40 run
 #   synth.sh CELLS BLOCK LAYOUT  one configuration (what ctest runs)
+#   synth.sh ice40             the iCE40 run alone
 #
 # LUTs counts LUT1-LUT4 and INV cells: Yosys leaves an inverter as an INV
 # cell, which on the Virtex-II Pro takes a LUT like any other function.
@@ -61,6 +62,7 @@ if [ $# -eq 3 ]; then
     exit 0
 fi
 
+if [ "${1:-}" != ice40 ]; then
 echo "Virtex-II Pro (yosys $(yosys -V | awk '{print $2}') synth_xilinx -family xc2vp), match 42, tag 16"
 echo
 header
@@ -71,6 +73,7 @@ for layout in 0 1; do
         done
     done
 done
+fi
 
 # iCE40 HX8K: per layout, the largest unit that places, with nextpnr-ice40's
 # fmax. The unit has more input bits than the package has pins, so it is
