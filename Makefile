@@ -48,8 +48,8 @@ test: build
 	cd $(BUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS) $(TEST_SEL)
 
 # The ALPU's RTL against onic's C unit, a million operations per
-# configuration (hw/CMakeLists.txt; make test runs 50,000 of each). CI runs
-# it beside the one-core fuzzer.
+# configuration (hw/CMakeLists.txt; make test runs 50,000 of each): about
+# two minutes on 2 cores, which CI's 20 minutes do not have yet.
 test-rtl-long: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L rtl_long
 
