@@ -99,6 +99,7 @@ struct Harness {
         top->cmd_valid = top->req_valid = 0;
         top->res_ready = 0;
         tick();
+        top->eval(); // the falling edge, so the next rising one is seen
         tick();
         top->rst = 0;
     }
@@ -109,12 +110,14 @@ struct Harness {
         onic_alpu_unit_destroy(unit);
     }
 
+    // The rising edge; the falling one is settled by the next cycle's
+    // eval with its inputs (nothing in the unit is clocked on it), one
+    // eval a cycle fewer.
     void tick()
     {
         top->clk = 1;
         top->eval();
         top->clk = 0;
-        top->eval();
         cycle++;
     }
 
