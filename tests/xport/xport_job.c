@@ -79,9 +79,12 @@
 /* How this process's futex sleeps ended, seen by wrapping syscall(2),
  * which the transport's sleep goes through: woken (0), the word had moved
  * already (EAGAIN), or the sleep's re-check timer ran out (ETIMEDOUT). A
- * sleep that ends by its timer although the peer had answered is a lost
- * wake-up, whatever the time it took. */
-static unsigned long futex_woken, futex_moved, futex_timed_out;
+ * sleep that ends by its timer although the peer had answered (the word
+ * moved: senders bump it before they wake) is a lost wake-up, whatever the
+ * time it took; one whose word had not moved only waited for a peer that
+ * had not answered yet (on a loaded machine it can be off its core for
+ * longer than the timer), which is no failure. */
+static unsigned long futex_woken, futex_moved, futex_timed_out, futex_timed_late;
 
 long syscall(long nr, ...)
 {
@@ -103,8 +106,11 @@ long syscall(long nr, ...)
             __atomic_fetch_add(&futex_woken, 1, __ATOMIC_RELAXED);
         else if (e == EAGAIN)
             __atomic_fetch_add(&futex_moved, 1, __ATOMIC_RELAXED);
-        else if (e == ETIMEDOUT)
+        else if (e == ETIMEDOUT &&
+                 __atomic_load_n((uint32_t *)a[0], __ATOMIC_ACQUIRE) != (uint32_t)a[2])
             __atomic_fetch_add(&futex_timed_out, 1, __ATOMIC_RELAXED);
+        else if (e == ETIMEDOUT)
+            __atomic_fetch_add(&futex_timed_late, 1, __ATOMIC_RELAXED);
     }
     errno = e;
     return rc;
@@ -357,14 +363,19 @@ int main(int argc, char **argv)
             /* Rank 0 slept (the late answers see to it) and every sleep was
              * ended by its peer: a wake-up lost is a sleep that ran to its
              * 100 ms re-check, however fast or slow the machine is. */
-            if (j.next_seq[1] == n && futex_woken + futex_moved > 0 && futex_timed_out == 0)
+            /* (A sender that never wakes leaves every sleep to its timer
+             * with the word unmoved: most sleeps woken rules that out.) */
+            if (j.next_seq[1] == n && futex_woken + futex_moved > futex_timed_late &&
+                futex_timed_out == 0)
                 passed++;
             else
                 failed++;
-            fprintf(futex_timed_out > 0 || futex_woken + futex_moved == 0 ? stderr : stdout,
+            fprintf(futex_timed_out > 0 || futex_woken + futex_moved <= futex_timed_late
+                        ? stderr : stdout,
                     "rank 0: %lu sleeps woken, %lu not begun (woken already), %lu ended by "
-                    "the re-check timer (lost wake-ups)\n",
-                    futex_woken, futex_moved, futex_timed_out);
+                    "the re-check timer after the peer answered (lost wake-ups), %lu before "
+                    "it answered (a slow peer)\n",
+                    futex_woken, futex_moved, futex_timed_out, futex_timed_late);
         } else if (j.rank == 1) {
             if (j.next_seq[0] == n)
                 passed++;
