@@ -38,6 +38,7 @@
 #include "base/config.h"
 #include "base/log.h"
 #include "base/mem.h"
+#include "ptl/post.h"
 
 #include <string.h>
 
@@ -779,8 +780,6 @@ static int recv_start(onic_mpi_req_t *r)
 {
     p2p_query_t q;
     onic_mpi_pulled_t *p;
-    ptl_md_t md;
-    ptl_handle_md_t mdh;
     ptl_ovf_header_t h;
     int rc;
 
@@ -796,18 +795,14 @@ static int recv_start(onic_mpi_req_t *r)
         recv_consume(r, &h);
         return MPI_SUCCESS;
     }
-    memset(&md, 0, sizeof(md));
-    md.start = r->bytes > 0 ? r->data : NULL;
-    md.length = r->bytes;
-    md.threshold = 1;
     /* PUT_END alone completes the receive: its UNLINK would be one more
-     * event to post and read per message. */
-    md.options = PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE |
-                 PTL_MD_EVENT_UNLINK_DISABLE;
-    md.user_ptr = r;
-    md.eq_handle = onic_mpi_g.eq;
-    rc = PtlMEAttachSearch(onic_mpi_g.ni, ONIC_MPI_PT_P2P, q.id, q.bits, q.ignore, PTL_UNLINK,
-                           PTL_INS_AFTER, md, PTL_UNLINK, &r->me, &mdh, &h);
+     * event to post and read per message. The arguments were checked at
+     * the MPI call (post.h). */
+    rc = onic_ptl_recv_post(onic_mpi_g.ni, ONIC_MPI_PT_P2P, q.id, q.bits, q.ignore,
+                            r->bytes > 0 ? r->data : NULL, r->bytes,
+                            PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE |
+                                PTL_MD_EVENT_UNLINK_DISABLE,
+                            r, onic_mpi_g.eq, &r->me, &h);
     if (rc == PTL_OVF_MATCHED) {
         r->me = PTL_INVALID_HANDLE;
         recv_consume(r, &h);

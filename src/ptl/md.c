@@ -54,10 +54,17 @@ int onic_ptl_md_check(onic_ptl_ni_t *ni, const ptl_md_t *md, ptl_unlink_t unlink
 onic_ptl_md_t *onic_ptl_md_embed(onic_ptl_ni_t *ni, onic_ptl_me_t *me, const ptl_md_t *desc,
                                  ptl_unlink_t unlink)
 {
+    onic_ptl_md_t *md = onic_ptl_md_embed_fields(ni, me, unlink);
+
+    md->desc = *desc;
+    return md;
+}
+
+onic_ptl_md_t *onic_ptl_md_embed_fields(onic_ptl_ni_t *ni, onic_ptl_me_t *me, ptl_unlink_t unlink)
+{
     onic_ptl_md_t *md = &me->md0;
 
-    /* Every field: no memset. */
-    md->desc = *desc;
+    /* Every field but desc: no memset. */
     md->handle = onic_ptl_md0_handle(me->handle);
     md->unlink = unlink;
     md->local_offset = 0;

@@ -3,6 +3,7 @@
  * takes a request is found by the matching library in list order
  * (onic_matcher_find skips entries whose first MD rejects). */
 #include "ptl/ptl.h"
+#include "ptl/post.h"
 #include "base/log.h"
 #include "base/mem.h"
 
@@ -339,6 +340,26 @@ int PtlMEUnlinkAsync(ptl_handle_me_t me_handle)
     return PtlMEUnlink(me_handle);
 }
 
+/* The oldest unexpected header at pt_index matching (match_id, bits,
+ * ignore), taken into *header: 1, or 0 if none. */
+static inline int me_take_unexpected(onic_ptl_ni_t *ni, ptl_pt_index_t pt_index,
+                                     ptl_process_id_t match_id, ptl_match_bits_t match_bits,
+                                     ptl_match_bits_t ignore_bits, ptl_ovf_header_t *header)
+{
+    onic_mkey_t key, ignore;
+    onic_ptl_ovf_t *rec;
+
+    if (onic_matcher_length(ni->pt[pt_index].unexpected) == 0)
+        return 0;
+    key = me_key(match_id, match_bits, ignore_bits, &ignore);
+    rec = onic_matcher_match(ni->pt[pt_index].unexpected, key, ignore);
+    if (rec == NULL)
+        return 0;
+    *header = rec->hdr;
+    onic_pool_put(&ni->ovf_pool, rec);
+    return 1;
+}
+
 int PtlMEAttachSearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
                       ptl_process_id_t match_id, ptl_match_bits_t match_bits,
                       ptl_match_bits_t ignore_bits, ptl_unlink_t unlink, ptl_ins_pos_t position,
@@ -352,8 +373,6 @@ int PtlMEAttachSearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
     const char *call = "PtlMEAttachSearch";
     onic_ptl_ni_t *ni;
     onic_ptl_me_t *me;
-    onic_ptl_ovf_t *rec;
-    onic_mkey_t key, ignore;
     int rc = onic_ptl_ni_of(ni_handle, &ni);
 
     if (rc != PTL_OK)
@@ -369,15 +388,8 @@ int PtlMEAttachSearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
         (rc = me_check(ni, call, pt_index, 0, match_id, unlink)) != PTL_OK)
         return rc;
     /* Search and attach with no poll in between: nothing can arrive. */
-    if (onic_matcher_length(ni->pt[pt_index].unexpected) > 0) {
-        key = me_key(match_id, match_bits, ignore_bits, &ignore);
-        rec = onic_matcher_match(ni->pt[pt_index].unexpected, key, ignore);
-        if (rec != NULL) {
-            *header = rec->hdr;
-            onic_pool_put(&ni->ovf_pool, rec);
-            return PTL_OVF_MATCHED;
-        }
-    }
+    if (me_take_unexpected(ni, pt_index, match_id, match_bits, ignore_bits, header))
+        return PTL_OVF_MATCHED;
     /* The entry carries its MD: the MD limit is checked before either is
      * made, so nothing is undone. */
     if (!onic_ptl_md_room(ni)) {
@@ -392,4 +404,51 @@ int PtlMEAttachSearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
     *me_handle = me->handle;
     *md_handle = onic_ptl_md_embed(ni, me, &md, md_unlink)->handle;
     return PTL_OK;
+}
+
+/* The receive MPI posts (post.h): PtlMEAttachSearch's steps without its
+ * checks, the MD's fields written in place. */
+int onic_ptl_recv_post(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
+                       ptl_process_id_t match_id, ptl_match_bits_t match_bits,
+                       ptl_match_bits_t ignore_bits, void *start, ptl_size_t length,
+                       unsigned options, void *user_ptr, ptl_handle_eq_t eq,
+                       ptl_handle_me_t *me_handle, ptl_ovf_header_t *header)
+{
+    onic_ptl_ni_t *ni = onic_ptl_g.ni;
+    onic_ptl_me_t *me;
+    onic_ptl_md_t *md;
+    ptl_md_t desc;
+    ptl_handle_md_t md_handle;
+    int rc;
+
+    if (__builtin_expect(onic_ptl_backend_g == NULL && ni != NULL && ni->handle == ni_handle &&
+                         ni->pt[pt_index].list != NULL &&
+                         ni->pt[pt_index].nlist < (uint32_t)ni->limits.max_me_list &&
+                         onic_ptl_md_room(ni), 1)) {
+        if (me_take_unexpected(ni, pt_index, match_id, match_bits, ignore_bits, header))
+            return PTL_OVF_MATCHED;
+        rc = me_link(ni, "PtlMEAttachSearch", pt_index, 0, match_id, match_bits, ignore_bits,
+                     PTL_UNLINK, ONIC_MATCH_TAIL, NULL, &me);
+        if (rc != PTL_OK)
+            return rc;
+        md = onic_ptl_md_embed_fields(ni, me, PTL_UNLINK);
+        md->desc.start = start;
+        md->desc.length = length;
+        md->desc.threshold = 1;
+        md->desc.max_size = 0;
+        md->desc.options = options;
+        md->desc.user_ptr = user_ptr;
+        md->desc.eq_handle = eq;
+        *me_handle = me->handle;
+        return PTL_OK;
+    }
+    memset(&desc, 0, sizeof(desc));
+    desc.start = start;
+    desc.length = length;
+    desc.threshold = 1;
+    desc.options = options;
+    desc.user_ptr = user_ptr;
+    desc.eq_handle = eq;
+    return PtlMEAttachSearch(ni_handle, pt_index, match_id, match_bits, ignore_bits, PTL_UNLINK,
+                             PTL_INS_AFTER, desc, PTL_UNLINK, me_handle, &md_handle, header);
 }

@@ -546,6 +546,8 @@ static inline int onic_ptl_md_room(const onic_ptl_ni_t *ni)
 /* me's own MD (me has none yet), desc checked, onic_ptl_md_room true. */
 onic_ptl_md_t *onic_ptl_md_embed(onic_ptl_ni_t *ni, onic_ptl_me_t *me, const ptl_md_t *desc,
                                  ptl_unlink_t unlink);
+/* The same with every field set but md->desc, which the caller writes. */
+onic_ptl_md_t *onic_ptl_md_embed_fields(onic_ptl_ni_t *ni, onic_ptl_me_t *me, ptl_unlink_t unlink);
 /* A new MD on me (NULL: bound); a Portals code. */
 int  onic_ptl_md_create(onic_ptl_ni_t *ni, const ptl_md_t *desc, ptl_unlink_t unlink,
                         onic_ptl_me_t *me, onic_ptl_md_t **md_p);

@@ -4,6 +4,7 @@
  * matching engine. Deterministic. */
 #include "check.h"
 #include "../ptl/ptl_harness.h"
+#include "ptl/post.h"
 #include "base/mem.h"
 
 #include <stdio.h>
@@ -1559,6 +1560,104 @@ static void test_overflow(void)
     close_ni();
 }
 
+/* --- onic_ptl_recv_post (post.h): MPI's receive, checked once ------------------- */
+/* The internal post behaves as PtlMEAttachSearch of the same receive: on
+ * a portal whose list does not exist yet (the public call's way, which
+ * makes it) and on one whose list does (its own straight line); an
+ * unexpected header is taken, not posted over; the entry is one-shot, its
+ * MD unlinked with it, its PUT_END the only event, with the MD's fields;
+ * and where a limit is reached, the public call's code. */
+static void test_recv_post(void)
+{
+    const unsigned opts = PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE |
+                          PTL_MD_EVENT_UNLINK_DISABLE;
+    uint8_t a[8] = {0}, b[4] = {0}, ovf[16] = {0};
+    ptl_handle_me_t me, me2, ome;
+    ptl_handle_eq_t eq;
+    ptl_ovf_header_t hdr;
+    ptl_event_t ev;
+    ptl_ni_limits_t lim;
+    onic_ptl_msg_t m;
+    uint64_t before;
+
+    open_ni();
+    eq = eq_alloc(16);
+    CHECK(ni->pt[5].list == NULL);
+    CHECK_EQ(onic_ptl_recv_post(nih, 5, ME_ANY, 11, 0, a, sizeof(a), opts, a, eq, &me, &hdr),
+             PTL_OK);
+    CHECK(ni->pt[5].list != NULL);
+    CHECK_EQ(onic_ptl_recv_post(nih, 5, ((ptl_process_id_t){0, 2}), 12, 0xf0, b, sizeof(b),
+                                opts, b, eq, &me2, &hdr), PTL_OK);
+    CHECK_EQ(ni->pt[5].nlist, 2);
+    /* 12 from rank 1: not this entry's sender, and no other takes it. */
+    before = drops(ONIC_PTL_DROP_NO_MATCH);
+    put(1, 5, 12, 4, 'x');
+    CHECK_EQ(b[0], 0);
+    CHECK_EQ(drops(ONIC_PTL_DROP_NO_MATCH), before + 1);
+    /* 0x1c from rank 2 (bits under the ignore mask differ): taken, and
+     * truncated to the MD's 4 bytes. */
+    put(2, 5, 0x1c, 6, 'y');
+    CHECK(b[0] == 'y' && b[3] == 'y');
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_PUT_END);
+    CHECK_EQ(ev.initiator.pid, 2);
+    CHECK_EQ(ev.match_bits, 0x1c);
+    CHECK_EQ(ev.rlength, 6);
+    CHECK_EQ(ev.mlength, 4);
+    CHECK(ev.md.start == b && ev.md.length == sizeof(b) && ev.md.user_ptr == b);
+    CHECK_EQ(ev.md.threshold, 0);
+    CHECK_EQ(ev.md.options, opts);
+    CHECK(ev.md.eq_handle == eq);
+    CHECK_EQ(next_event(eq, &ev), PTL_EQ_EMPTY);   /* no UNLINK, no START */
+    CHECK_EQ(PtlMEUnlink(me2), PTL_ME_INVALID);    /* used up: gone with its MD */
+    CHECK_EQ(ni->pt[5].nlist, 1);
+    put(3, 5, 11, 8, 'z');
+    CHECK_EQ(a[7], 'z');
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK(ev.md.user_ptr == a);
+    CHECK_EQ(ni->pt[5].nlist, 0);
+    /* An unexpected header is taken instead of posting. */
+    CHECK_EQ(PtlMEAttachOverflow(nih, 5, ME_ANY, 0, ~(ptl_match_bits_t)0, PTL_RETAIN,
+                                 PTL_INS_AFTER, &ome), PTL_OK);
+    md_attach(ome, md_desc(ovf, sizeof(ovf), PTL_MD_THRESH_INF, PTL_MD_OP_PUT, PTL_EQ_NONE),
+              PTL_RETAIN);
+    m = req(ONIC_PTL_OP_PUT, 5, 40, 4);
+    m.hdr_data = 400;
+    feed(4, &m, "uvwx", 4);
+    CHECK_EQ(onic_ptl_recv_post(nih, 5, ME_ANY, 40, 0, a, sizeof(a), opts, a, eq, &me, &hdr),
+             PTL_OVF_MATCHED);
+    CHECK_EQ(hdr.hdr_data, 400);
+    CHECK_EQ(hdr.initiator.pid, 4);
+    CHECK_EQ(ni->pt[5].nlist, 0);
+    close_ni();
+
+    /* Limits: one entry in a list, and MDs. */
+    memset(&lim, 0, sizeof(lim));
+    lim.max_mes = lim.max_mds = lim.max_eqs = lim.max_me_list = 1000;
+    lim.max_pt_index = 7;
+    lim.max_ac_index = 3;
+    lim.max_md_iovecs = 1;
+    lim.max_me_list = 1;
+    ni = harness_open(0, 8, engine, &lim, &nih);
+    REQUIRE(ni != NULL);
+    eq = eq_alloc(4);
+    CHECK_EQ(onic_ptl_recv_post(nih, 5, ME_ANY, 1, 0, a, 1, opts, a, eq, &me, &hdr), PTL_OK);
+    CHECK_EQ(onic_ptl_recv_post(nih, 5, ME_ANY, 2, 0, a, 1, opts, a, eq, &me2, &hdr),
+             PTL_ME_LIST_TOO_LONG);
+    CHECK_EQ(ni->pt[5].nlist, 1);
+    close_ni();
+    lim.max_me_list = 1000;
+    lim.max_mds = 1;
+    ni = harness_open(0, 8, engine, &lim, &nih);
+    REQUIRE(ni != NULL);
+    eq = eq_alloc(4);
+    CHECK_EQ(onic_ptl_recv_post(nih, 5, ME_ANY, 1, 0, a, 1, opts, a, eq, &me, &hdr), PTL_OK);
+    CHECK_EQ(onic_ptl_recv_post(nih, 5, ME_ANY, 2, 0, a, 1, opts, a, eq, &me2, &hdr),
+             PTL_NO_SPACE);
+    CHECK_EQ(ni->pt[5].nlist, 1);
+    close_ni();
+}
+
 /* Unexpected puts into an overflow entry whose MD records END alone (the
  * MPI layer's eager buffers): the put's straight line keeps the header,
  * then moves the data and writes the one event, every field of both
@@ -2532,6 +2631,7 @@ int main(void)
         test_malformed();
         test_unpack_exact();
         test_overflow();
+        test_recv_post();
         test_overflow_end_only();
         test_handles();
         test_many_handles();

@@ -1,0 +1,26 @@
+/* Portals for the layers above it inside libonic (MPI): calls whose
+ * arguments the caller has checked once at its own boundary, so they are
+ * not checked again, and that take a receive's fields rather than a
+ * descriptor to build and copy. Each falls back to its public call when
+ * what it assumes does not hold (a back end such as the onload engine
+ * serves the NI, a list that does not exist yet or is full, no room for
+ * an MD), which then checks everything and says what is wrong. */
+#ifndef ONIC_PTL_POST_H
+#define ONIC_PTL_POST_H
+
+#include <onic/portals.h>
+
+/* PtlMEAttachSearch of a one-shot receive: an entry (PTL_UNLINK, after the
+ * list's others) carrying one MD over [start, start + length) with
+ * threshold 1, options, user_ptr and eq, unlinked with it; or, if an
+ * unexpected header matches, that header in *header and PTL_OVF_MATCHED.
+ * The caller guarantees what PtlMEAttachSearch checks: a live NI and
+ * event queue, a portal index and match_id of this job, an MD that
+ * PtlMDAttach takes. */
+int onic_ptl_recv_post(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
+                       ptl_process_id_t match_id, ptl_match_bits_t match_bits,
+                       ptl_match_bits_t ignore_bits, void *start, ptl_size_t length,
+                       unsigned options, void *user_ptr, ptl_handle_eq_t eq,
+                       ptl_handle_me_t *me_handle, ptl_ovf_header_t *header);
+
+#endif
