@@ -237,11 +237,14 @@ static int icoll_advance(icoll_t *s)
             case ICOLL_CALL:
                 st->fn(s);
                 if (s->again) {
-                    /* The round's steps again, from the next progress on:
-                     * what else is live moves on meanwhile. */
+                    /* The round's steps again, at once; alone in its
+                     * communicator (no transfer to wait for) from the next
+                     * progress on, so that what else is live moves on. */
                     s->again = 0;
                     s->next = s->round;
-                    return 0;
+                    if (s->comm->local == NULL && s->comm->size == 1)
+                        return 0;
+                    goto next_round;
                 }
                 break;
             case ICOLL_WAIT:
@@ -258,6 +261,7 @@ static int icoll_advance(icoll_t *s)
             if (r != NULL)
                 s->flight[s->nflight++] = r;
         }
+    next_round:;
     }
 }
 
