@@ -7,9 +7,9 @@
  * neither can match the other's, nor another communicator's.
  *
  * Context ids: every process keeps a mask of the ids it does not use; a new
- * communicator takes the lowest id free at every process of the parent (an
- * allreduce with MPI_BAND over the masks), so an id is never in use twice
- * at any process that could receive on it. World is 0, self 1 (self's
+ * communicator takes an id free at every process of the parent (allreduces
+ * with MPI_BAND over offers of ids: the claims below), so an id is never
+ * in use twice at any process that could receive on it. World is 0, self 1 (self's
  * traffic never leaves the process). Freed ids return to the mask. */
 #include "mpi/mpi_impl.h"
 #include "base/mem.h"
