@@ -1142,6 +1142,48 @@ static void test_idupx(void)
         MPI_Comm_free(&a);
         MPI_Comm_free(&b);
     }
+    /* A blocking dup whose first round finds no common id (rank 0 holds
+     * its 64 lowest for an idup the others start only after the dup), and
+     * an idup whose further rounds run while rank 0 is in a blocking dup
+     * that the others join only once the idup is over (rank 0 has 70 more
+     * ids in use, so the idup's first offers share none). */
+    if (size > 1) {
+        enum { NSELF = 70 };
+        static MPI_Comm selfs[NSELF];
+        MPI_Comm a = MPI_COMM_NULL, d = MPI_COMM_NULL;
+        MPI_Request q;
+        int n = rank == 0 ? NSELF : 0;
+        if (rank == 0)
+            CHECK_EQ(MPI_Comm_idup(w[0], &a, &q), MPI_SUCCESS);
+        CHECK_EQ(MPI_Comm_dup(w[1], &d), MPI_SUCCESS);
+        if (rank != 0)
+            CHECK_EQ(MPI_Comm_idup(w[0], &a, &q), MPI_SUCCESS);
+        CHECK_EQ(MPI_Wait(&q, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        {
+            MPI_Comm all[4] = {a, d, w[0], w[1]};
+            idup_check_comms(all, 4);
+        }
+        MPI_Comm_free(&a);
+        MPI_Comm_free(&d);
+        for (int i = 0; i < n; i++)
+            MPI_Comm_dup(MPI_COMM_SELF, &selfs[i]);
+        CHECK_EQ(MPI_Comm_idup(w[0], &a, &q), MPI_SUCCESS);
+        if (rank == 0) {
+            CHECK_EQ(MPI_Comm_dup(w[1], &d), MPI_SUCCESS);
+            CHECK_EQ(MPI_Wait(&q, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        } else {
+            CHECK_EQ(MPI_Wait(&q, MPI_STATUS_IGNORE), MPI_SUCCESS);
+            CHECK_EQ(MPI_Comm_dup(w[1], &d), MPI_SUCCESS);
+        }
+        {
+            MPI_Comm all[4] = {a, d, w[0], w[1]};
+            idup_check_comms(all, 4);
+        }
+        MPI_Comm_free(&a);
+        MPI_Comm_free(&d);
+        while (n > 0)
+            MPI_Comm_free(&selfs[--n]);
+    }
     /* Overlapping: all but the last, all but the first, and everyone;
      * the processes in two or three start at their own. */
     if (size > 2) {
