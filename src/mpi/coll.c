@@ -608,17 +608,25 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     return rc;
 }
 
-int onic_mpi_coll_ctx_agree(onic_mpi_comm_t *c, uint64_t *mask, int nwords, const char *call)
+int onic_mpi_coll_band(onic_mpi_comm_t *c, uint64_t *mask, int nwords, const char *call)
 {
     onic_mpi_type_t *t = onic_mpi_type_get(MPI_UINT64_T);
     const onic_mpi_opd_t band = {OP_BAND, NULL, 1};
     int rc;
 
-    onic_mpi_g.ctx_agreeing++;
     rc = onic_mpi_coll_reduce(c, (char *)mask, (size_t)nwords * sizeof(uint64_t), t, &band, 0,
                               call);
     if (rc == MPI_SUCCESS)
         rc = onic_mpi_coll_bcast(c, mask, nwords, t, 0, call);
+    return rc;
+}
+
+int onic_mpi_coll_ctx_agree(onic_mpi_comm_t *c, uint64_t *mask, int nwords, const char *call)
+{
+    int rc;
+
+    onic_mpi_g.ctx_agreeing++;
+    rc = onic_mpi_coll_band(c, mask, nwords, call);
     onic_mpi_g.ctx_agreeing--;
     return rc;
 }

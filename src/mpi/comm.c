@@ -7,9 +7,9 @@
  * neither can match the other's, nor another communicator's.
  *
  * Context ids: every process keeps a mask of the ids it does not use; a new
- * communicator takes the lowest id free at every process of the parent (an
- * allreduce with MPI_BAND over the masks), so an id is never in use twice
- * at any process that could receive on it. World is 0, self 1 (self's
+ * communicator takes an id free at every process of the parent (allreduces
+ * with MPI_BAND over offers of ids: the claims below), so an id is never
+ * in use twice at any process that could receive on it. World is 0, self 1 (self's
  * traffic never leaves the process). Freed ids return to the mask. */
 #include "mpi/mpi_impl.h"
 #include "base/mem.h"
@@ -113,6 +113,7 @@ int onic_mpi_comm_init(void)
     gs->world[0] = onic_mpi_g.rank;
     memset(onic_mpi_g.ctx_free, 0xff, sizeof(onic_mpi_g.ctx_free));
     onic_mpi_g.ctx_free[0] &= ~UINT64_C(3);
+    onic_dlist_init(&onic_mpi_g.ctx_claims);
     world = onic_mpi_comm_new(gw, 0, MPI_ERRORS_ARE_FATAL);
     self = onic_mpi_comm_new(gs, 1, MPI_ERRORS_ARE_FATAL);
     if (world == NULL || self == NULL) {
@@ -200,24 +201,165 @@ int MPI_Comm_size(MPI_Comm comm, int *size)
     return MPI_SUCCESS;
 }
 
-/* Agree with the rest of parent on a free context id. */
+/* --- Agreeing on a context id --------------------------------------------------------------
+ * Every agreement on an id in progress at this process (a blocking
+ * creation's on an intracommunicator, or an MPI_Comm_idup's) is a claim.
+ * In each round every process offers ids and holds them from every other
+ * claim and creation until the round is settled, so that whichever id the
+ * AND of the offers names is still unused at every process when it is
+ * taken: at any moment an id is in use, held by one claim, or free.
+ *
+ * The first round offers the CTX_FIRST_OFFER lowest free ids: a first
+ * round may wait long (for processes that have not started the creation
+ * yet) and must not hold every id meanwhile. When the offers share no id
+ * (claims or communicators elsewhere hold different ids at different
+ * processes: two idups started in opposite orders hold each other's ids)
+ * the claim is live: every process has started it, so its further rounds
+ * end however long the others take. In a further round the live claim
+ * first by priority at this process -- the lowest (parent's context id,
+ * collective number), the same key at every process -- offers and holds
+ * every id it can (what it holds, and every free id unless an
+ * intercommunicator's snapshot agreement is in progress here); every other
+ * live claim here gives back what it holds and offers nothing. The offer's
+ * last word says "all I can give": the leader's, with no other live claim
+ * here still holding ids and no snapshot in progress.
+ *
+ * Why this ends, although the claims outstanding differ between processes
+ * (one may have started an idup another has not; first rounds hold up to
+ * 64 ids each, whoever's they are): take the live claim G first by
+ * priority among all live claims. Every process of G has started it, so
+ * each ends G's first round and sees G live; there no live claim comes
+ * before it, so G leads there in every round from then on. The other
+ * live claims there give their ids back at their next round, which ends
+ * since they are live too, and an intercommunicator's agreement ends
+ * (its processes are all in it). From then on each of G's offers there
+ * says "all"; once every process's does, G's AND is every id free at all
+ * of them (bar other claims' first-round holds): G takes the lowest, or,
+ * if there is none, fails alike everywhere (MPI_ERR_OTHER). A claim that
+ * becomes live and comes before G only takes G's place in this argument:
+ * one claim after another ends, never all waiting on each other.
+ * Priority is a key, not arrival order, so two processes never disagree
+ * on which of two claims comes first. */
+#define CTX_FIRST_OFFER 64
+
+void onic_mpi_ctx_claim_begin(onic_mpi_ctx_claim_t *a, const onic_mpi_comm_t *parent,
+                              unsigned seq)
+{
+    memset(a, 0, sizeof(*a));
+    a->id = parent->id;
+    a->seq = seq;
+    onic_dlist_push_tail(&onic_mpi_g.ctx_claims, &a->link);
+}
+
+static void ctx_give_back(onic_mpi_ctx_claim_t *a)
+{
+    for (int w = 0; w < ONIC_MPI_CTX_WORDS; w++) {
+        onic_mpi_g.ctx_free[w] |= a->held[w];
+        a->held[w] = 0;
+    }
+}
+
+/* Whether b comes before a: the same answer at every process. */
+static int ctx_before(const onic_mpi_ctx_claim_t *b, const onic_mpi_ctx_claim_t *a)
+{
+    return b->id != a->id ? b->id < a->id : b->seq < a->seq;
+}
+
+void onic_mpi_ctx_offer(onic_mpi_ctx_claim_t *a, uint64_t *offer)
+{
+    int lead = 1, others = 0, grow = onic_mpi_g.ctx_agreeing == 0;
+
+    memset(offer, 0, ONIC_MPI_CTX_OFFER_WORDS * sizeof(uint64_t));
+    if (!a->live) {
+        for (int id = 0, n = 0; id < ONIC_MPI_MAX_CTX && n < CTX_FIRST_OFFER; id++)
+            if (onic_mpi_g.ctx_free[id / 64] & UINT64_C(1) << (id % 64)) {
+                offer[id / 64] |= UINT64_C(1) << (id % 64);
+                n++;
+            }
+        for (int w = 0; w < ONIC_MPI_CTX_WORDS; w++) {
+            onic_mpi_g.ctx_free[w] &= ~offer[w];
+            a->held[w] = offer[w];
+        }
+        return;
+    }
+    for (onic_dlist_t *l = onic_mpi_g.ctx_claims.next; l != &onic_mpi_g.ctx_claims;
+         l = l->next) {
+        const onic_mpi_ctx_claim_t *b = onic_container_of(l, onic_mpi_ctx_claim_t, link);
+        if (b == a || !b->live)
+            continue;
+        lead = lead && !ctx_before(b, a);
+        for (int w = 0; w < ONIC_MPI_CTX_WORDS && !others; w++)
+            others = b->held[w] != 0;
+    }
+    if (!lead) {
+        ctx_give_back(a);
+        return;
+    }
+    for (int w = 0; w < ONIC_MPI_CTX_WORDS; w++) {
+        if (grow) {
+            a->held[w] |= onic_mpi_g.ctx_free[w];
+            onic_mpi_g.ctx_free[w] = 0;
+        }
+        offer[w] = a->held[w];
+    }
+    if (grow && !others)
+        offer[ONIC_MPI_CTX_WORDS] = ~UINT64_C(0);
+}
+
+int onic_mpi_ctx_settle(onic_mpi_ctx_claim_t *a, const uint64_t *agreed)
+{
+    int id = -2;
+
+    for (int w = 0; w < ONIC_MPI_CTX_WORDS; w++)
+        if (agreed[w] != 0) {
+            id = w * 64 + __builtin_ctzll(agreed[w]);
+            break;
+        }
+    if (id < 0 && agreed[ONIC_MPI_CTX_WORDS] == 0) {
+        /* Not every process offered all it could: another round, holding
+         * what it holds until its offer says otherwise. */
+        a->live = 1;
+        return -1;
+    }
+    ctx_give_back(a);
+    return id;
+}
+
+void onic_mpi_ctx_claim_end(onic_mpi_ctx_claim_t *a)
+{
+    ctx_give_back(a);
+    onic_dlist_del(&a->link);
+}
+
+/* Agree with the rest of parent on a free context id: a claim whose rounds
+ * are blocking allreduces; between them the claims before it here (idups)
+ * move on. It takes a collective number of parent, as every member does. */
 int onic_mpi_comm_ctx_alloc(onic_mpi_comm_t *parent, const char *call, int *id_p)
 {
-    uint64_t mask[ONIC_MPI_MAX_CTX / 64];
-    int rc;
+    uint64_t offer[ONIC_MPI_CTX_OFFER_WORDS];
+    onic_mpi_ctx_claim_t a;
+    int rc, id;
 
-    memcpy(mask, onic_mpi_g.ctx_free, sizeof(mask));
-    if ((rc = onic_mpi_coll_ctx_agree(parent, mask, ONIC_MPI_MAX_CTX / 64, call)) != MPI_SUCCESS)
-        return rc;
-    for (int w = 0; w < ONIC_MPI_MAX_CTX / 64; w++)
-        if (mask[w] != 0) {
-            int id = w * 64 + __builtin_ctzll(mask[w]);
-            *id_p = id;
-            return MPI_SUCCESS;
+    onic_mpi_ctx_claim_begin(&a, parent, parent->icoll_seq++);
+    do {
+        if (a.live)
+            onic_mpi_progress(0);
+        onic_mpi_ctx_offer(&a, offer);
+        if ((rc = onic_mpi_coll_band(parent, offer, ONIC_MPI_CTX_OFFER_WORDS, call)) !=
+            MPI_SUCCESS) {
+            onic_mpi_ctx_claim_end(&a);
+            return rc;
         }
+        id = onic_mpi_ctx_settle(&a, offer);
+    } while (id == -1);
+    onic_mpi_ctx_claim_end(&a);
+    if (id >= 0) {
+        *id_p = id;
+        return MPI_SUCCESS;
+    }
     return onic_mpi_err(parent, MPI_ERR_OTHER, call, "all %d communicator context ids are in "
-                        "use at some process of the communicator; free communicators with "
-                        "MPI_Comm_free", ONIC_MPI_MAX_CTX);
+                        "use at some process of the communicator (or held by other creations "
+                        "in progress); free communicators with MPI_Comm_free", ONIC_MPI_MAX_CTX);
 }
 
 /* A new communicator over g (taken over) with context id, or MPI_COMM_NULL

@@ -76,10 +76,13 @@ struct icoll {
     int              failed;    /* the first transfer's error class, or 0 */
     MPI_Status       failed_status;
     onic_dlist_t     link;      /* in icoll_live_list, oldest first */
-    /* MPI_Comm_idup: where the new communicator goes, the ids offered. */
+    /* MPI_Comm_idup: where the new communicator goes, its agreement on an
+     * id (registered while claimed), the first step of its round. */
     MPI_Comm        *newcomm;
-    uint64_t         offered[ONIC_MPI_MAX_CTX / 64]; /* held: the last round's offer */
-    int              stall;       /* a CALL step asks to be run again later */
+    onic_mpi_ctx_claim_t claim;
+    int              claimed;
+    int              round;
+    int              again;       /* a CALL step asks for the round again */
 };
 
 int onic_mpi_icoll_live;
@@ -111,6 +114,8 @@ static icoll_t *icoll_new(onic_mpi_comm_t *c, const char *call)
 
 static void icoll_destroy(icoll_t *s)
 {
+    if (s->claimed)
+        onic_mpi_ctx_claim_end(&s->claim);
     for (int i = 0; i < s->nflight; i++)
         if (s->flight[i] != NULL)
             onic_mpi_req_free(s->flight[i]);
@@ -231,10 +236,15 @@ static int icoll_advance(icoll_t *s)
                 break;
             case ICOLL_CALL:
                 st->fn(s);
-                if (s->stall) {
-                    /* Called again at the next progress. */
-                    s->stall = 0;
-                    return 0;
+                if (s->again) {
+                    /* The round's steps again, at once; alone in its
+                     * communicator (no transfer to wait for) from the next
+                     * progress on, so that what else is live moves on. */
+                    s->again = 0;
+                    s->next = s->round;
+                    if (s->comm->local == NULL && s->comm->size == 1)
+                        return 0;
+                    goto next_round;
                 }
                 break;
             case ICOLL_WAIT:
@@ -251,6 +261,7 @@ static int icoll_advance(icoll_t *s)
             if (r != NULL)
                 s->flight[s->nflight++] = r;
         }
+    next_round:;
     }
 }
 
@@ -973,24 +984,14 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 }
 
 /* --- MPI_Comm_idup ----------------------------------------------------------------------------- */
-/* The processes agree on a context id in rounds, each a reduction (AND)
- * and a broadcast of two bitmaps of the ids: the offers, and for each
- * process the ids from its lowest offer up (whose AND starts at the
- * highest of the lowest offers). Each process offers the ICOLL_IDUP_OFFER
- * lowest ids from the round's start that are free or already held by this
- * idup, and holds them from other new communicators until the idup ends,
- * so that the id agreed is still free here then, whatever was created in
- * between. When the offers share no id (other communicators, or other
- * idups outstanding, hold different ids at different processes), the next
- * round starts at the highest of the lowest offers: that start rises every
- * round (were it the same, every process would have offered it), so the
- * rounds end; when a process has nothing left to offer, every process
- * fails the idup alike. */
-#define ICOLL_IDUP_OFFER 64
-#define ICOLL_IDUP_WORDS (ONIC_MPI_MAX_CTX / 64)
+/* The processes agree on a context id in rounds (comm.c's claims: its
+ * comment says why they end), each a reduction (AND) and a broadcast of
+ * the offers. The round's steps are made once and run again as long as
+ * the agreement goes on: a further round allocates nothing, so it cannot
+ * fail at one process and leave the others waiting for its messages. */
 
 static void icoll_idup_finish(icoll_t *s);
-/* The leaders AND the other group's mask into their own. */
+/* The leaders AND the other group's offer into their own. */
 static void icoll_idup_and(icoll_t *s)
 {
     uint64_t *mine = (uint64_t *)s->scratch;
@@ -1000,10 +1001,11 @@ static void icoll_idup_and(icoll_t *s)
         mine[w] &= theirs[w];
 }
 
-/* An intercommunicator's round: each group reduces its mask over its local
- * side, the leaders (local rank 0) swap theirs on the intercommunicator
- * and AND them, and each broadcasts the result to its group; then the
- * finish. The scratch: the mask, the other group's, the tree's parts. */
+/* An intercommunicator's round: each group reduces its offers over its
+ * local side, the leaders (local rank 0) swap theirs on the
+ * intercommunicator and AND them, and each broadcasts the result to its
+ * group; then the finish. The scratch: the offer, the other group's, the
+ * tree's parts. */
 static int icoll_ic_round(icoll_t *s)
 {
     char *theirs = s->scratch + s->bytes;
@@ -1024,32 +1026,12 @@ static int icoll_ic_round(icoll_t *s)
     return 0;
 }
 
-/* The offer of a round starting at id `start` into the scratch (the
- * offers, then the ids from the lowest offer up), holding what it offers
- * and giving back what this idup held and no longer offers; the round's
- * steps after the schedule's end. 0, or -1 for no memory. */
-static int icoll_idup_round(icoll_t *s, int start)
+/* A round's steps, over the offer in the scratch. 0, or -1 for no memory. */
+static int icoll_idup_round(icoll_t *s)
 {
-    uint64_t *mask = (uint64_t *)s->scratch, *from = mask + ICOLL_IDUP_WORDS;
     icoll_step_t *st;
-    int n = 0, low = ONIC_MPI_MAX_CTX;
 
-    memset(mask, 0, s->bytes);
-    for (int id = start; id < ONIC_MPI_MAX_CTX && n < ICOLL_IDUP_OFFER; id++) {
-        uint64_t bit = UINT64_C(1) << (id % 64);
-        if ((onic_mpi_g.ctx_free[id / 64] | s->offered[id / 64]) & bit) {
-            mask[id / 64] |= bit;
-            if (low == ONIC_MPI_MAX_CTX)
-                low = id;
-            n++;
-        }
-    }
-    for (int w = 0; w < ICOLL_IDUP_WORDS; w++) {
-        onic_mpi_g.ctx_free[w] = (onic_mpi_g.ctx_free[w] | s->offered[w]) & ~mask[w];
-        s->offered[w] = mask[w];
-    }
-    for (int id = low; id < ONIC_MPI_MAX_CTX; id++)
-        from[id / 64] |= UINT64_C(1) << (id % 64);
+    s->round = s->nsteps;
     if (s->comm->local != NULL)
         return icoll_ic_round(s);
     if (icoll_tree_reduce(s, s->scratch, s->scratch + s->bytes, 0) != 0 ||
@@ -1060,47 +1042,28 @@ static int icoll_idup_round(icoll_t *s, int start)
     return 0;
 }
 
-/* The lowest id in a bitmap of the ids, or -1. */
-static int icoll_idup_lowest(const uint64_t *map)
-{
-    for (int w = 0; w < ICOLL_IDUP_WORDS; w++)
-        if (map[w] != 0)
-            return w * 64 + __builtin_ctzll(map[w]);
-    return -1;
-}
-
 static void icoll_idup_finish(icoll_t *s)
 {
-    const uint64_t *agreed = (const uint64_t *)s->scratch;
-    int id = -1, next, rc;
+    int id = -2, rc;
 
-    if (!s->failed)
-        id = icoll_idup_lowest(agreed);
-    if (id < 0 && !s->failed && (next = icoll_idup_lowest(agreed + ICOLL_IDUP_WORDS)) >= 0) {
-        /* No id common to the offers: the next round, from the highest of
-         * the lowest offers (its steps follow this round's), once no
-         * blocking agreement is in progress here: its snapshot of the free
-         * ids may hold some of those the round would offer. */
-        if (onic_mpi_g.ctx_agreeing > 0) {
-            s->stall = 1;
-            return;
-        }
-        if (icoll_idup_round(s, next) == 0)
-            return;
-        onic_error("mpi: rank %d: MPI_Comm_idup: no memory for another round of its "
-                   "agreement", onic_mpi_g.rank);
-        s->failed = MPI_ERR_NO_MEM;
+    /* A failed transfer ends it here; the AND of the others' rounds then
+     * misses this process's part, so they wait: as any collective whose
+     * transfer failed (only a peer's death or a mismatch makes one). */
+    if (!s->failed && (id = onic_mpi_ctx_settle(&s->claim, (uint64_t *)s->scratch)) == -1) {
+        onic_mpi_ctx_offer(&s->claim, (uint64_t *)s->scratch);
+        s->again = 1;
+        return;
     }
-    /* What was offered goes back; the id taken is marked used again below. */
-    for (int w = 0; w < ICOLL_IDUP_WORDS; w++)
-        onic_mpi_g.ctx_free[w] |= s->offered[w];
+    onic_mpi_ctx_claim_end(&s->claim);
+    s->claimed = 0;
     *s->newcomm = MPI_COMM_NULL;
     if (s->failed)
         return;
     if (id < 0) {
         onic_error("mpi: rank %d: MPI_Comm_idup: no context id is free at every process: "
-                   "a process has none left of the %d (in use, or held by other idups); free "
-                   "communicators, or create fewer at once", onic_mpi_g.rank, ONIC_MPI_MAX_CTX);
+                   "a process has none left of the %d (in use, or held by other creations in "
+                   "progress); free communicators, or create fewer at once", onic_mpi_g.rank,
+                   ONIC_MPI_MAX_CTX);
         s->failed = MPI_ERR_OTHER;
         return;
     }
@@ -1117,7 +1080,7 @@ static void icoll_idup_finish(icoll_t *s)
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     const char *call = "MPI_Comm_idup";
-    size_t bytes = 2 * ICOLL_IDUP_WORDS * sizeof(uint64_t);
+    size_t bytes = ONIC_MPI_CTX_OFFER_WORDS * sizeof(uint64_t);
     onic_mpi_type_t *u64 = onic_mpi_type_get(MPI_UINT64_T);
     onic_mpi_comm_t *c;
     icoll_t *s;
@@ -1142,11 +1105,13 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
     s->rtype = u64;
     s->bytes = bytes;
     s->newcomm = newcomm;
-    if (icoll_idup_round(s, 0) != 0) {
-        for (int w = 0; w < ICOLL_IDUP_WORDS; w++)
-            onic_mpi_g.ctx_free[w] |= s->offered[w];
+    if (icoll_idup_round(s) != 0)
         return icoll_nomem(c, s, call);
-    }
+    /* Its priority: the collective number icoll_start takes next. From
+     * here on icoll_destroy gives back what it holds. */
+    onic_mpi_ctx_claim_begin(&s->claim, c, c->icoll_seq);
+    s->claimed = 1;
+    onic_mpi_ctx_offer(&s->claim, (uint64_t *)s->scratch);
     return icoll_start(s, request);
 }
 

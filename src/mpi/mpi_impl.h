@@ -371,9 +371,11 @@ typedef struct onic_mpi_state {
     onic_dlist_t     active;           /* requests started and not complete */
     onic_dlist_t     pulled;           /* headers taken out of Portals by probes */
     uint64_t         ctx_free[ONIC_MPI_MAX_CTX / 64];
-    /* Blocking agreements on a context id in progress (from their snapshot
-     * of ctx_free to their end): an idup's next round waits for them (icoll.c). */
+    /* The intercommunicators' blocking agreements on a context id in
+     * progress (from their snapshot of ctx_free to their end): a claim's
+     * further rounds take no more ids from ctx_free meanwhile (comm.c). */
     int              ctx_agreeing;
+    onic_dlist_t     ctx_claims;  /* onic_mpi_ctx_claim_t in progress (comm.c) */
     onic_mpi_htab_t  comms, groups, types, ops, reqs, errhs;
     onic_pool_t      req_pool;  /* a request per operation: no malloc per message */
     unsigned         starts_undrained;  /* operations started since the last drain */
@@ -471,6 +473,33 @@ int  onic_mpi_group_publish(onic_mpi_group_t *g, MPI_Group *h);
 onic_mpi_comm_t *onic_mpi_comm_new(onic_mpi_group_t *g, int id, MPI_Errhandler errh);
 /* The lowest context id free at every process of parent (collective). */
 int  onic_mpi_comm_ctx_alloc(onic_mpi_comm_t *parent, const char *call, int *id_p);
+
+/* An agreement on a context id in rounds (comm.c), MPI_Comm_idup's or a
+ * blocking creation's: each round every process offers ids (holding them
+ * from every other agreement until the round is settled) and the AND of
+ * the offers is taken. An offer is ONIC_MPI_CTX_OFFER_WORDS words: the
+ * ids' bitmap, then a word all ones if the offer holds every id this
+ * process can give (the AND says whether every process's did). */
+#define ONIC_MPI_CTX_WORDS       (ONIC_MPI_MAX_CTX / 64)
+#define ONIC_MPI_CTX_OFFER_WORDS (ONIC_MPI_CTX_WORDS + 1)
+typedef struct onic_mpi_ctx_claim {
+    onic_dlist_t link;   /* in onic_mpi_g.ctx_claims */
+    int          id;     /* the priority, the same at every process: the */
+    unsigned     seq;    /* parent's context id, then its collective's number */
+    int          live;   /* its first round found no common id */
+    uint64_t     held[ONIC_MPI_CTX_WORDS];
+} onic_mpi_ctx_claim_t;
+/* Registers a claim for parent's collective number seq. */
+void onic_mpi_ctx_claim_begin(onic_mpi_ctx_claim_t *a, const onic_mpi_comm_t *parent,
+                              unsigned seq);
+/* This process's offer for the claim's next round, into offer. */
+void onic_mpi_ctx_offer(onic_mpi_ctx_claim_t *a, uint64_t *offer);
+/* The AND of a round's offers: the id agreed (given back to the free ids,
+ * for the caller to publish before anything else runs), -1 for another
+ * round, -2 if there is none to agree on. */
+int  onic_mpi_ctx_settle(onic_mpi_ctx_claim_t *a, const uint64_t *agreed);
+/* Unregisters it; what it holds goes back. */
+void onic_mpi_ctx_claim_end(onic_mpi_ctx_claim_t *a);
 /* A handle for a communicator over g (taken over) with id, or
  * MPI_COMM_NULL where this process is not in g. */
 int  onic_mpi_comm_publish(onic_mpi_comm_t *parent, onic_mpi_group_t *g, int id,
@@ -806,7 +835,9 @@ int  onic_mpi_info_check(onic_mpi_comm_t *c, MPI_Info h, int null_ok, const char
  * communicator, info an info object or MPI_INFO_NULL; MPI_SUCCESS or the
  * error reported. */
 int  onic_mpi_comm_hints_check(MPI_Comm comm, MPI_Info info, const char *call);
-/* The allreduce of context-id masks behind every new communicator. */
+/* The allreduce (AND) of context-id masks behind every new communicator;
+ * onic_mpi_coll_ctx_agree counts as a snapshot's agreement (ctx_agreeing). */
+int  onic_mpi_coll_band(onic_mpi_comm_t *comm, uint64_t *mask, int nwords, const char *call);
 int  onic_mpi_coll_ctx_agree(onic_mpi_comm_t *comm, uint64_t *mask, int nwords,
                              const char *call);
 int  onic_mpi_coll_barrier(onic_mpi_comm_t *comm, const char *call);

@@ -19,6 +19,14 @@
  *   idup    MPI_Comm_idup outstanding with other collectives and with a
  *           blocking MPI_Comm_dup: communicators of their own contexts;
  *           ids come back when freed
+ *   idupx   two and three idups started in opposite and rotated orders on
+ *           communicators over the same and over overlapping processes,
+ *           with blocking dups between them, and one process waiting for
+ *           one idup before starting the other: each new communicator
+ *           works and has a context of its own
+ *   idupmem allocation failing at one process while an idup's further
+ *           rounds run: every process's wait returns (MPI_SUCCESS or an
+ *           error class), none hangs; logs errors, so a test of its own
  *   ierrors bad roots, operations, buffers and requests; mismatched counts */
 #include <mpi.h>
 #include <stdint.h>
@@ -28,6 +36,7 @@
 #include <time.h>
 
 #include "mpi_check.h"
+#include "base/mem.h"
 
 /* A value that names where it came from. */
 static int val(int src, int tag, int i)
@@ -1014,6 +1023,228 @@ static void test_idup(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Each of n communicators (MPI_COMM_NULL where this process is not in it)
+ * works and has a context of its own: the same tag sent on all of them to
+ * the next member, received in the reverse order; then an allreduce on
+ * each. */
+static void idup_check_comms(MPI_Comm *c, int n)
+{
+    MPI_Request s[8];
+    int out[8], in, ns = 0;
+
+    for (int k = 0; k < n; k++) {
+        int r, sz;
+        if (c[k] == MPI_COMM_NULL)
+            continue;
+        MPI_Comm_rank(c[k], &r);
+        MPI_Comm_size(c[k], &sz);
+        out[k] = rank * 10 + k;
+        MPI_Isend(&out[k], 1, MPI_INT, (r + 1) % sz, 9, c[k], &s[ns++]);
+    }
+    for (int k = n - 1; k >= 0; k--) {
+        int r, sz, left, got = -1;
+        MPI_Group g, wg;
+        if (c[k] == MPI_COMM_NULL)
+            continue;
+        MPI_Comm_rank(c[k], &r);
+        MPI_Comm_size(c[k], &sz);
+        left = (r - 1 + sz) % sz;
+        /* The sender's world rank, for the value it sent. */
+        MPI_Comm_group(c[k], &g);
+        MPI_Comm_group(MPI_COMM_WORLD, &wg);
+        MPI_Group_translate_ranks(g, 1, &left, wg, &got);
+        MPI_Group_free(&g);
+        MPI_Group_free(&wg);
+        in = -1;
+        MPI_Recv(&in, 1, MPI_INT, MPI_ANY_SOURCE, 9, c[k], MPI_STATUS_IGNORE);
+        CHECK_EQ(in, got * 10 + k);
+    }
+    MPI_Waitall(ns, s, MPI_STATUSES_IGNORE);
+    for (int k = 0; k < n; k++) {
+        int sum = -1, one = 1, sz;
+        if (c[k] == MPI_COMM_NULL)
+            continue;
+        MPI_Comm_size(c[k], &sz);
+        MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, c[k]);
+        CHECK_EQ(sum, sz);
+    }
+}
+
+/* idups on parent[k] (those this process is in), started in the order
+ * (first + j) % n, a blocking dup of MPI_COMM_WORLD after the start
+ * numbered dup_at (-1: none); the new communicators' checks. */
+static void idup_rotated(MPI_Comm *parent, int n, int first, int dup_at)
+{
+    MPI_Comm got[8], d = MPI_COMM_NULL;
+    MPI_Request r[8];
+
+    for (int j = 0; j < n; j++) {
+        int k = (first + j) % n;
+        got[k] = MPI_COMM_NULL;
+        r[k] = MPI_REQUEST_NULL;
+        if (parent[k] != MPI_COMM_NULL)
+            CHECK_EQ(MPI_Comm_idup(parent[k], &got[k], &r[k]), MPI_SUCCESS);
+        if (j == dup_at)
+            CHECK_EQ(MPI_Comm_dup(MPI_COMM_WORLD, &d), MPI_SUCCESS);
+    }
+    CHECK_EQ(MPI_Waitall(n, r, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    for (int k = 0; k < n; k++)
+        CHECK((got[k] != MPI_COMM_NULL) == (parent[k] != MPI_COMM_NULL));
+    {
+        MPI_Comm all[9];
+        int m = 0;
+        for (int k = 0; k < n; k++)
+            all[m++] = got[k];
+        all[m++] = d != MPI_COMM_NULL ? d : MPI_COMM_WORLD;
+        for (int k = 0; k < n; k++)
+            all[m++] = parent[k];
+        idup_check_comms(all, m > 8 ? 8 : m);
+    }
+    for (int k = 0; k < n; k++)
+        if (got[k] != MPI_COMM_NULL)
+            MPI_Comm_free(&got[k]);
+    if (d != MPI_COMM_NULL)
+        MPI_Comm_free(&d);
+}
+
+static void test_idupx(void)
+{
+    MPI_Comm w[3], ov[3];
+
+    for (int k = 0; k < 3; k++)
+        MPI_Comm_dup(MPI_COMM_WORLD, &w[k]);
+    /* Two over the same processes in opposite orders (MPICH's
+     * idup_with_info): each first round holds ids the other's needs. */
+    for (int dup_at = -1; dup_at < 2; dup_at++)
+        idup_rotated(w, 2, rank % 2, dup_at);
+    /* Three, each process starting at its own. */
+    for (int dup_at = -1; dup_at < 3; dup_at++)
+        idup_rotated(w, 3, rank % 3, dup_at);
+    /* One process waits for the idup it started second before starting
+     * the other, which the others started first and left outstanding. */
+    if (size > 1) {
+        MPI_Comm a = MPI_COMM_NULL, b = MPI_COMM_NULL;
+        MPI_Request r[2];
+        if (rank == 1) {
+            CHECK_EQ(MPI_Comm_idup(w[1], &b, &r[1]), MPI_SUCCESS);
+            CHECK_EQ(MPI_Wait(&r[1], MPI_STATUS_IGNORE), MPI_SUCCESS);
+            CHECK_EQ(MPI_Comm_idup(w[0], &a, &r[0]), MPI_SUCCESS);
+            CHECK_EQ(MPI_Wait(&r[0], MPI_STATUS_IGNORE), MPI_SUCCESS);
+        } else {
+            CHECK_EQ(MPI_Comm_idup(w[0], &a, &r[0]), MPI_SUCCESS);
+            CHECK_EQ(MPI_Comm_idup(w[1], &b, &r[1]), MPI_SUCCESS);
+            CHECK_EQ(MPI_Waitall(2, r, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+        }
+        {
+            MPI_Comm all[4] = {a, b, w[0], w[1]};
+            idup_check_comms(all, 4);
+        }
+        MPI_Comm_free(&a);
+        MPI_Comm_free(&b);
+    }
+    /* A blocking dup whose first round finds no common id (rank 0 holds
+     * its 64 lowest for an idup the others start only after the dup), and
+     * an idup whose further rounds run while rank 0 is in a blocking dup
+     * that the others join only once the idup is over (rank 0 has 70 more
+     * ids in use, so the idup's first offers share none). */
+    if (size > 1) {
+        enum { NSELF = 70 };
+        static MPI_Comm selfs[NSELF];
+        MPI_Comm a = MPI_COMM_NULL, d = MPI_COMM_NULL;
+        MPI_Request q;
+        int n = rank == 0 ? NSELF : 0;
+        if (rank == 0)
+            CHECK_EQ(MPI_Comm_idup(w[0], &a, &q), MPI_SUCCESS);
+        CHECK_EQ(MPI_Comm_dup(w[1], &d), MPI_SUCCESS);
+        if (rank != 0)
+            CHECK_EQ(MPI_Comm_idup(w[0], &a, &q), MPI_SUCCESS);
+        CHECK_EQ(MPI_Wait(&q, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        {
+            MPI_Comm all[4] = {a, d, w[0], w[1]};
+            idup_check_comms(all, 4);
+        }
+        MPI_Comm_free(&a);
+        MPI_Comm_free(&d);
+        for (int i = 0; i < n; i++)
+            MPI_Comm_dup(MPI_COMM_SELF, &selfs[i]);
+        CHECK_EQ(MPI_Comm_idup(w[0], &a, &q), MPI_SUCCESS);
+        if (rank == 0) {
+            CHECK_EQ(MPI_Comm_dup(w[1], &d), MPI_SUCCESS);
+            CHECK_EQ(MPI_Wait(&q, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        } else {
+            CHECK_EQ(MPI_Wait(&q, MPI_STATUS_IGNORE), MPI_SUCCESS);
+            CHECK_EQ(MPI_Comm_dup(w[1], &d), MPI_SUCCESS);
+        }
+        {
+            MPI_Comm all[4] = {a, d, w[0], w[1]};
+            idup_check_comms(all, 4);
+        }
+        MPI_Comm_free(&a);
+        MPI_Comm_free(&d);
+        while (n > 0)
+            MPI_Comm_free(&selfs[--n]);
+    }
+    /* Overlapping: all but the last, all but the first, and everyone;
+     * the processes in two or three start at their own. */
+    if (size > 2) {
+        MPI_Comm_split(MPI_COMM_WORLD, rank < size - 1 ? 0 : MPI_UNDEFINED, rank, &ov[0]);
+        MPI_Comm_split(MPI_COMM_WORLD, rank > 0 ? 0 : MPI_UNDEFINED, rank, &ov[1]);
+        ov[2] = w[2];
+        for (int dup_at = -1; dup_at < 3; dup_at++) {
+            idup_rotated(ov, 2, rank % 2, dup_at < 2 ? dup_at : -1);
+            idup_rotated(ov, 3, rank % 3, dup_at);
+        }
+        for (int k = 0; k < 2; k++)
+            if (ov[k] != MPI_COMM_NULL)
+                MPI_Comm_free(&ov[k]);
+    }
+    for (int k = 0; k < 3; k++)
+        MPI_Comm_free(&w[k]);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Allocation fails at one process (victim) from the k-th allocation after
+ * its idup is started, while the idup needs a further round (the others
+ * have taken the ids its first round offered). Whatever fails there, every
+ * process's wait returns: the others get a communicator (or an error),
+ * the victim one or an error. */
+static void test_idupmem(void)
+{
+    enum { NSELF = 70 };
+    static MPI_Comm selfs[NSELF];
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    for (int victim = 0; victim < size; victim++)
+        for (long k = 0; k < 8; k++) {
+            MPI_Comm c = MPI_COMM_NULL;
+            MPI_Request q = MPI_REQUEST_NULL;
+            int n = rank == 0 ? 0 : NSELF, rc, ok = 0, all = 0;
+            if (rank == 0)
+                CHECK_EQ(MPI_Comm_idup(MPI_COMM_WORLD, &c, &q), MPI_SUCCESS);
+            for (int i = 0; i < n; i++)
+                MPI_Comm_dup(MPI_COMM_SELF, &selfs[i]);
+            if (rank != 0)
+                CHECK_EQ(MPI_Comm_idup(MPI_COMM_WORLD, &c, &q), MPI_SUCCESS);
+            if (rank == victim)
+                onic_mem_fail_after(k);
+            rc = MPI_Wait(&q, MPI_STATUS_IGNORE);
+            onic_mem_fail_after(-1);
+            CHECK(rc == MPI_SUCCESS || rank == victim);
+            CHECK((rc == MPI_SUCCESS) == (c != MPI_COMM_NULL));
+            ok = rc == MPI_SUCCESS;
+            /* Every process got here: the counts of successes agree. */
+            CHECK_EQ(MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
+                     MPI_SUCCESS);
+            CHECK(all >= size - 1);
+            if (c != MPI_COMM_NULL)
+                MPI_Comm_free(&c);
+            while (n > 0)
+                MPI_Comm_free(&selfs[--n]);
+        }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* --- Errors ----------------------------------------------------------------------------------- */
 static void test_ierrors(void)
 {
@@ -1090,6 +1321,7 @@ static void test_ierrors(void)
 static const mpi_named_test_t tests[] = {
     {"mprobe", test_mprobe},   {"mprace", test_mprace}, {"icoll", test_icoll},
     {"iorder", test_iorder},   {"idup", test_idup},     {"ierrors", test_ierrors},
+    {"idupx", test_idupx},     {"idupmem", test_idupmem},
 };
 
 int main(int argc, char **argv)
