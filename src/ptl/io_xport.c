@@ -75,13 +75,14 @@ static void ptl_xport_mem_dereg(void *arg, const onic_ptl_rkey_t *key)
 }
 
 static onic_status_t ptl_xport_rma(void *arg, uint32_t peer, int write, void *local,
-                                   const onic_ptl_rkey_t *key, size_t len, void *ctx)
+                                   const onic_ptl_rkey_t *key, uint64_t roffset, size_t len,
+                                   void *ctx)
 {
     ptl_xport_t *px = arg;
     onic_xport_mkey_t k = {key->addr, key->len, key->id};
 
-    return write ? onic_xport_rma_write(px->x, peer, local, &k, 0, len, ctx)
-                 : onic_xport_rma_read(px->x, peer, local, &k, 0, len, ctx);
+    return write ? onic_xport_rma_write(px->x, peer, local, &k, roffset, len, ctx)
+                 : onic_xport_rma_read(px->x, peer, local, &k, roffset, len, ctx);
 }
 
 static onic_status_t ptl_xport_bundle(void *arg, int on)

@@ -352,6 +352,9 @@ int PtlMEAttachSearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
     const char *call = "PtlMEAttachSearch";
     onic_ptl_ni_t *ni;
     onic_ptl_me_t *me;
+    onic_ptl_md_t *obj;
+    ptl_md_iovec_t *iov = NULL;
+    uint32_t niov = 0;
     onic_ptl_ovf_t *rec;
     onic_mkey_t key, ignore;
     int rc = onic_ptl_ni_of(ni_handle, &ni);
@@ -385,11 +388,18 @@ int PtlMEAttachSearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
                    ni->limits.max_mds);
         return PTL_NO_SPACE;
     }
+    if ((md.options & PTL_MD_IOVEC) && (rc = onic_ptl_md_iov_copy(&md, &iov, &niov)) != PTL_OK)
+        return rc;
     rc = me_link(ni, call, pt_index, 0, match_id, match_bits, ignore_bits, unlink,
                  position == PTL_INS_BEFORE ? ONIC_MATCH_HEAD : ONIC_MATCH_TAIL, NULL, &me);
-    if (rc != PTL_OK)
+    if (rc != PTL_OK) {
+        onic_free(iov);
         return rc;
+    }
     *me_handle = me->handle;
-    *md_handle = onic_ptl_md_embed(ni, me, &md, md_unlink)->handle;
+    obj = onic_ptl_md_embed(ni, me, &md, md_unlink);
+    obj->iov = iov;
+    obj->niov = niov;
+    *md_handle = obj->handle;
     return PTL_OK;
 }

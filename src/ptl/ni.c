@@ -77,7 +77,7 @@ static const ptl_ni_limits_t ptl_limits_max = {
     .max_eqs = ONIC_PTL_MAX_OBJECTS,
     .max_ac_index = ONIC_PTL_AC_LIMIT - 1,
     .max_pt_index = ONIC_PTL_PT_LIMIT - 1,
-    .max_md_iovecs = 1,
+    .max_md_iovecs = PTL_MD_IOVEC_MAX,
     .max_me_list = ONIC_PTL_MAX_OBJECTS,
     .max_getput_md = 0,
 };
@@ -88,7 +88,7 @@ static const ptl_ni_limits_t ptl_limits_default = {
     .max_eqs = ONIC_PTL_MAX_OBJECTS,
     .max_ac_index = 63,
     .max_pt_index = 63,
-    .max_md_iovecs = 1,
+    .max_md_iovecs = PTL_MD_IOVEC_MAX,
     .max_me_list = ONIC_PTL_MAX_OBJECTS,
     .max_getput_md = 0,
 };
@@ -108,7 +108,7 @@ void onic_ptl_ni_clamp_limits(const ptl_ni_limits_t *desired, ptl_ni_limits_t *a
     actual->max_eqs = clamp(d->max_eqs, 1, m->max_eqs);
     actual->max_ac_index = clamp(d->max_ac_index, 1, m->max_ac_index); /* entries 0 and 1 */
     actual->max_pt_index = clamp(d->max_pt_index, 0, m->max_pt_index);
-    actual->max_md_iovecs = 1;
+    actual->max_md_iovecs = clamp(d->max_md_iovecs, 1, m->max_md_iovecs);
     actual->max_me_list = clamp(d->max_me_list, 1, m->max_me_list);
     actual->max_getput_md = 0;
 }
@@ -163,6 +163,7 @@ static void ni_destroy(onic_ptl_ni_t *ni)
     onic_ptl_htab_fini(&ni->eqs);
     onic_free(ni->pt);
     onic_free(ni->acl);
+    onic_free(ni->iov_buf);
     onic_free(ni);
 }
 
@@ -273,7 +274,7 @@ static void ni_answer(onic_ptl_ni_t *ni, onic_ptl_out_t *out)
         ni->io->mem_dereg(ni->io_arg, &out->dereg_key);
     if (out->rma) {
         status = ni->io->rma(ni->io_arg, out->dest, out->rma_write, out->rma_local,
-                             &out->rma_key, out->rma_len, out->rma_ctx);
+                             &out->rma_key, out->rma_roffset, out->rma_len, out->rma_ctx);
         if (status != ONIC_OK) {
             onic_ptl_target_rma_done(ni, out->rma_ctx, status, out);
             ni_answer(ni, out);
