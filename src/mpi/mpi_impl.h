@@ -238,7 +238,9 @@ typedef struct onic_mpi_req {
     int                 tag;
     onic_mpi_comm_t    *comm;
     int                 coll;       /* on the communicator's collective context */
-    /* Where the data lives: the user's buffer, or a packed copy. */
+    /* Where the data lives: the user's buffer, or a packed copy; NULL (with
+     * bytes > 0) for a receive that lands in place through an I/O vector
+     * MD over the type's blocks in buf (p2p.c, recv_in_place). */
     char               *data;
     size_t              bytes;      /* send: message bytes; recv: capacity */
     void               *pack;       /* owned packed buffer, or NULL */
@@ -380,6 +382,10 @@ typedef struct onic_mpi_state {
     /* Sends drain every P2P_START_DRAIN starts too: only under onload
      * (p2p.c, onic_mpi_p2p_start says why inline sends never do). */
     int              drain_sends;
+    /* A receive of a non-contiguous type of at most this many blocks lands
+     * in place, through an I/O vector MD (ONIC_MPI_IOVEC_MAX; 0 under
+     * onload, whose engine cannot read the vector). */
+    size_t           iovec_max;
     onic_mpi_comm_t *world;            /* MPI_COMM_WORLD's object, found without a table */
     int              bundle_open;       /* PtlStartBundle called, no PtlEndBundle since */
     /* MPI_Buffer_attach */

@@ -118,6 +118,11 @@ static int req_start(onic_mpi_req_t *r)
     if (r->bseg == NULL) {
         if (t->contig || bytes == 0) {
             r->data = bytes == 0 ? r->buf : (char *)r->buf + t->blocks[0].off;
+        } else if (r->kind == ONIC_MPI_REQ_RECV &&
+                   t->nblocks * (size_t)r->count <= onic_mpi_g.iovec_max) {
+            /* Few blocks: the receive lands in place through an I/O vector
+             * MD over them (p2p.c, recv_in_place), no packed copy. */
+            r->data = NULL;
         } else {
             if ((r->pack = onic_malloc(bytes)) == NULL) {
                 onic_dlist_del(&r->link);
