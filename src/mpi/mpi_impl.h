@@ -546,6 +546,9 @@ unsigned onic_mpi_progress(int block);
 /* Start a request (send or receive) whose fields are filled; MPI_SUCCESS or
  * the class reported. A request that completes at once is complete here. */
 int  onic_mpi_p2p_start(onic_mpi_req_t *r);
+/* onic_mpi_p2p_start of a receive of a non-contiguous type that lands in
+ * place (r->data NULL): an I/O vector MD over its blocks in r->buf. */
+int  onic_mpi_p2p_recv_in_place(onic_mpi_req_t *r);
 /* A blocking standard send of contiguous data without a request: sent
  * eagerly (MPI_SUCCESS, complete), an error, or ONIC_MPI_NOT_EAGER, when
  * the caller makes a request and starts it. */

@@ -368,8 +368,8 @@ static void recv_consume(onic_mpi_req_t *r, const ptl_ovf_header_t *h)
         return;
     }
     uint64_t got = h->mlength < r->bytes ? h->mlength : r->bytes;
-    if (got > 0 && recv_in_place(r))
-        onic_mpi_type_unpack(r->type, h->start, got, r->buf, r->count);
+    if (got > 0 && __builtin_expect(recv_in_place(r), 0))
+        onic_mpi_type_unpack(r->type, h->start, got, r->buf, r->count); /* (out of line) */
     else if (got > 0)
         memcpy(r->data, h->start, got);
     if (h->rlength > 0)
@@ -794,19 +794,43 @@ int onic_mpi_p2p_improbe(onic_mpi_comm_t *comm, int source, int tag, int *flag,
 }
 
 /* --- Starting requests ------------------------------------------------------------------ */
-/* recv_start for a receive that lands in place: its MD (md, all but the
- * data set) an I/O vector over the type's blocks, adjacent ones merged
- * (Portals copies the vector, so it lives on the stack up to 64 entries). */
-static __attribute__((noinline)) int recv_start_iov(onic_mpi_req_t *r, const p2p_query_t *q,
-                                                    ptl_md_t *md)
+/* onic_mpi_p2p_start of a receive that lands in place (request.c calls
+ * it instead, so a contiguous receive's start does not test for it): as
+ * recv_start, with an MD that is an I/O vector over the type's blocks in
+ * r->buf, adjacent ones merged (Portals copies the vector, so it lives on
+ * the stack up to 64 entries). */
+__attribute__((noinline, cold)) int onic_mpi_p2p_recv_in_place(onic_mpi_req_t *r)
 {
     const onic_mpi_type_t *t = r->type;
     ptl_md_iovec_t stack[64], *v = stack;
     size_t n = 0, max = t->nblocks * (size_t)r->count;
+    p2p_query_t q;
+    onic_mpi_pulled_t *p;
+    ptl_md_t md;
     ptl_handle_md_t mdh;
     ptl_ovf_header_t h;
     int rc;
 
+    r->me = PTL_INVALID_HANDLE;
+    r->md = PTL_INVALID_HANDLE;
+    if (r->mode == ONIC_MPI_MODE_MATCHED) {
+        recv_consume(r, r->mt_hdr);
+        return MPI_SUCCESS;
+    }
+    p2p_query_make(r->comm, r->coll, r->peer, r->tag, &q);
+    if (!onic_dlist_empty(&onic_mpi_g.pulled) && (p = pulled_find(&q)) != NULL) {
+        onic_dlist_del(&p->link);
+        h = p->hdr;
+        onic_free(p);
+        recv_consume(r, &h);
+        return MPI_SUCCESS;
+    }
+    memset(&md, 0, sizeof(md));
+    md.threshold = 1;
+    md.options = PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE |
+                 PTL_MD_EVENT_UNLINK_DISABLE | PTL_MD_IOVEC;
+    md.user_ptr = r;
+    md.eq_handle = onic_mpi_g.eq;
     if (max > 64 && (v = onic_malloc(max * sizeof(*v))) == NULL)
         return onic_mpi_err(r->comm, MPI_ERR_NO_MEM, r->call, "no memory for the I/O vector "
                             "of a receive of %zu blocks", max);
@@ -825,11 +849,10 @@ static __attribute__((noinline)) int recv_start_iov(onic_mpi_req_t *r, const p2p
             n++;
         }
     }
-    md->start = v;
-    md->length = n;
-    md->options |= PTL_MD_IOVEC;
-    rc = PtlMEAttachSearch(onic_mpi_g.ni, ONIC_MPI_PT_P2P, q->id, q->bits, q->ignore, PTL_UNLINK,
-                           PTL_INS_AFTER, *md, PTL_UNLINK, &r->me, &mdh, &h);
+    md.start = v;
+    md.length = n;
+    rc = PtlMEAttachSearch(onic_mpi_g.ni, ONIC_MPI_PT_P2P, q.id, q.bits, q.ignore, PTL_UNLINK,
+                           PTL_INS_AFTER, md, PTL_UNLINK, &r->me, &mdh, &h);
     if (v != stack)
         onic_free(v);
     if (rc == PTL_OVF_MATCHED) {
@@ -875,8 +898,6 @@ static int recv_start(onic_mpi_req_t *r)
                  PTL_MD_EVENT_UNLINK_DISABLE;
     md.user_ptr = r;
     md.eq_handle = onic_mpi_g.eq;
-    if (__builtin_expect(recv_in_place(r), 0))
-        return recv_start_iov(r, &q, &md);
     rc = PtlMEAttachSearch(onic_mpi_g.ni, ONIC_MPI_PT_P2P, q.id, q.bits, q.ignore, PTL_UNLINK,
                            PTL_INS_AFTER, md, PTL_UNLINK, &r->me, &mdh, &h);
     if (rc == PTL_OVF_MATCHED) {

@@ -13,7 +13,7 @@
                         PTL_MD_EVENT_UNLINK_DISABLE)
 
 /* An I/O vector's checks; its total in *total_p. */
-static int md_iov_check(const onic_ptl_ni_t *ni, const ptl_md_t *md, ptl_size_t *total_p,
+static __attribute__((noinline, cold)) int md_iov_check(const onic_ptl_ni_t *ni, const ptl_md_t *md, ptl_size_t *total_p,
                         const char *call)
 {
     const ptl_md_iovec_t *v = md->start;
@@ -122,7 +122,7 @@ int onic_ptl_md_iov_copy(ptl_md_t *desc, ptl_md_iovec_t **iov_p, uint32_t *niov_
     return PTL_OK;
 }
 
-uint32_t onic_ptl_md_iov_find(const onic_ptl_md_t *md, uint64_t off, uint64_t *in_p)
+__attribute__((noinline, cold)) uint32_t onic_ptl_md_iov_find(const onic_ptl_md_t *md, uint64_t off, uint64_t *in_p)
 {
     uint32_t i = 0;
 
@@ -136,7 +136,7 @@ uint32_t onic_ptl_md_iov_find(const onic_ptl_md_t *md, uint64_t off, uint64_t *i
     return i;
 }
 
-void onic_ptl_md_iov_store(onic_ptl_ni_t *ni, const onic_ptl_md_t *md, uint64_t off,
+__attribute__((noinline, cold)) void onic_ptl_md_iov_store(onic_ptl_ni_t *ni, const onic_ptl_md_t *md, uint64_t off,
                            const void *data, size_t len)
 {
     const char *from = data;
@@ -152,7 +152,7 @@ void onic_ptl_md_iov_store(onic_ptl_ni_t *ni, const onic_ptl_md_t *md, uint64_t 
     }
 }
 
-void onic_ptl_md_iov_load(const onic_ptl_md_t *md, uint64_t off, void *buf, size_t len)
+__attribute__((noinline, cold)) void onic_ptl_md_iov_load(const onic_ptl_md_t *md, uint64_t off, void *buf, size_t len)
 {
     char *to = buf;
     uint64_t in;
@@ -167,7 +167,7 @@ void onic_ptl_md_iov_load(const onic_ptl_md_t *md, uint64_t off, void *buf, size
     }
 }
 
-char *onic_ptl_md_seg(const onic_ptl_md_t *md, uint64_t off, uint64_t len, uint64_t *piece_p)
+__attribute__((noinline, cold)) char *onic_ptl_md_seg(const onic_ptl_md_t *md, uint64_t off, uint64_t len, uint64_t *piece_p)
 {
     uint64_t in;
     uint32_t i;
@@ -186,8 +186,8 @@ onic_ptl_md_t *onic_ptl_md_embed(onic_ptl_ni_t *ni, onic_ptl_me_t *me, const ptl
 {
     onic_ptl_md_t *md = &me->md0;
 
-    /* Every field: no memset. iov and niov are read only with PTL_MD_IOVEC,
-     * whose caller sets them (onic_ptl_md_iov_copy). */
+    /* Every field: no memset (iov and niov are read only with
+     * PTL_MD_IOVEC, never embedded). */
     md->desc = *desc;
     md->handle = onic_ptl_md0_handle(me->handle);
     md->unlink = unlink;
@@ -217,12 +217,12 @@ int onic_ptl_md_create(onic_ptl_ni_t *ni, const ptl_md_t *desc, ptl_unlink_t unl
     }
     if ((d.options & PTL_MD_IOVEC) && (rc = onic_ptl_md_iov_copy(&d, &iov, &niov)) != PTL_OK)
         return rc;
-    /* An entry's first MD is the one it carries: no pool, no table slot. */
-    if (me != NULL && !me->md0_used) {
-        md = onic_ptl_md_embed(ni, me, &d, unlink);
-        md->iov = iov;
-        md->niov = niov;
-        *md_p = md;
+    /* An entry's first MD is the one it carries: no pool, no table slot.
+     * Not an I/O vector's, whose copy of the vector is freed with it: the
+     * release of an entry's own MD, every posted receive's, then has
+     * nothing to test for. */
+    if (me != NULL && !me->md0_used && iov == NULL) {
+        *md_p = onic_ptl_md_embed(ni, me, &d, unlink);
         return PTL_OK;
     }
     if ((md = onic_pool_get(&ni->md_pool)) == NULL) {
@@ -249,13 +249,15 @@ int onic_ptl_md_create(onic_ptl_ni_t *ni, const ptl_md_t *desc, ptl_unlink_t unl
 
 void onic_ptl_md_release(onic_ptl_ni_t *ni, onic_ptl_md_t *md)
 {
-    if (__builtin_expect(md->desc.options & PTL_MD_IOVEC, 0))
-        onic_free(md->iov);
     if (md->embedded) {
         md->me->md0_live = 0;
         ni->md0_live--;
         return;
     }
+    /* (Never an entry's own MD: so a posted receive's release tests
+     * nothing more.) */
+    if (md->desc.options & PTL_MD_IOVEC)
+        onic_free(md->iov);
     onic_ptl_htab_del_live(&ni->mds, md->handle);
     onic_pool_put(&ni->md_pool, md);
 }

@@ -339,6 +339,34 @@ int PtlMEUnlinkAsync(ptl_handle_me_t me_handle)
     return PtlMEUnlink(me_handle);
 }
 
+/* PtlMEAttachSearch's attach of an I/O vector MD (checked): the MD made
+ * first, from the pool with its copy of the vector (onic_ptl_md_create),
+ * so that no memory for it undoes nothing. */
+static __attribute__((noinline, cold)) int
+me_attach_iov(onic_ptl_ni_t *ni, ptl_pt_index_t pt_index, ptl_process_id_t match_id,
+              ptl_match_bits_t match_bits, ptl_match_bits_t ignore_bits, ptl_unlink_t unlink,
+              ptl_ins_pos_t position, const ptl_md_t *md, ptl_unlink_t md_unlink,
+              ptl_handle_me_t *me_handle, ptl_handle_md_t *md_handle)
+{
+    onic_ptl_me_t *me;
+    onic_ptl_md_t *obj;
+    int rc = onic_ptl_md_create(ni, md, md_unlink, NULL, &obj);
+
+    if (rc != PTL_OK)
+        return rc;
+    rc = me_link(ni, "PtlMEAttachSearch", pt_index, 0, match_id, match_bits, ignore_bits, unlink,
+                 position == PTL_INS_BEFORE ? ONIC_MATCH_HEAD : ONIC_MATCH_TAIL, NULL, &me);
+    if (rc != PTL_OK) {
+        onic_ptl_md_release(ni, obj);
+        return rc;
+    }
+    obj->me = me;
+    onic_dlist_push_tail(&me->mds, &obj->link);
+    *me_handle = me->handle;
+    *md_handle = obj->handle;
+    return PTL_OK;
+}
+
 int PtlMEAttachSearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
                       ptl_process_id_t match_id, ptl_match_bits_t match_bits,
                       ptl_match_bits_t ignore_bits, ptl_unlink_t unlink, ptl_ins_pos_t position,
@@ -352,9 +380,7 @@ int PtlMEAttachSearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
     const char *call = "PtlMEAttachSearch";
     onic_ptl_ni_t *ni;
     onic_ptl_me_t *me;
-    onic_ptl_md_t *obj;
-    ptl_md_iovec_t *iov = NULL;
-    uint32_t niov = 0;
+
     onic_ptl_ovf_t *rec;
     onic_mkey_t key, ignore;
     int rc = onic_ptl_ni_of(ni_handle, &ni);
@@ -388,18 +414,14 @@ int PtlMEAttachSearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
                    ni->limits.max_mds);
         return PTL_NO_SPACE;
     }
-    if ((md.options & PTL_MD_IOVEC) && (rc = onic_ptl_md_iov_copy(&md, &iov, &niov)) != PTL_OK)
-        return rc;
+    if (__builtin_expect(md.options & PTL_MD_IOVEC, 0))
+        return me_attach_iov(ni, pt_index, match_id, match_bits, ignore_bits, unlink, position,
+                             &md, md_unlink, me_handle, md_handle);
     rc = me_link(ni, call, pt_index, 0, match_id, match_bits, ignore_bits, unlink,
                  position == PTL_INS_BEFORE ? ONIC_MATCH_HEAD : ONIC_MATCH_TAIL, NULL, &me);
-    if (rc != PTL_OK) {
-        onic_free(iov);
+    if (rc != PTL_OK)
         return rc;
-    }
     *me_handle = me->handle;
-    obj = onic_ptl_md_embed(ni, me, &md, md_unlink);
-    obj->iov = iov;
-    obj->niov = niov;
-    *md_handle = obj->handle;
+    *md_handle = onic_ptl_md_embed(ni, me, &md, md_unlink)->handle;
     return PTL_OK;
 }

@@ -430,8 +430,9 @@ typedef struct onic_ptl_ni_params {
     void                *io_arg;
 } onic_ptl_ni_params_t;
 
-/* Data into the NI's process's memory: a copy here, or through io->store. */
-static inline void onic_ptl_ni_store(onic_ptl_ni_t *ni, void *at, const void *data, size_t len)
+/* Data into the NI's process's memory: a copy here, or through io->store.
+ * Always inline: the target's straight line stores through it. */
+static inline __attribute__((always_inline)) void onic_ptl_ni_store(onic_ptl_ni_t *ni, void *at, const void *data, size_t len)
 {
     if (ni->io->store != NULL)
         ni->io->store(ni->io_arg, at, data, len);
@@ -562,8 +563,8 @@ static inline int onic_ptl_md_room(const onic_ptl_ni_t *ni)
  * onic_free'd with the MD), desc's start the copy and length its total. A
  * Portals code (PTL_NO_SPACE). */
 int  onic_ptl_md_iov_copy(ptl_md_t *desc, ptl_md_iovec_t **iov_p, uint32_t *niov_p);
-/* me's own MD (me has none yet), desc checked (an I/O vector's copied, and
- * iov and niov the caller's to set), onic_ptl_md_room true. */
+/* me's own MD (me has none yet), desc checked and not an I/O vector (whose
+ * MD comes from the pool: onic_ptl_md_create), onic_ptl_md_room true. */
 onic_ptl_md_t *onic_ptl_md_embed(onic_ptl_ni_t *ni, onic_ptl_me_t *me, const ptl_md_t *desc,
                                  ptl_unlink_t unlink);
 /* A new MD on me (NULL: bound); a Portals code. */

@@ -218,7 +218,7 @@ static int target_translate(onic_ptl_pt_t *pt, uint32_t src, const onic_ptl_msg_
 
 /* Where mlength bytes at offset of md are, as one pointer: an I/O vector's
  * only when they lie within one entry (else NULL, as portals.h says). */
-static void *target_data_at(const onic_ptl_md_t *md, uint64_t offset, uint64_t mlength)
+static __attribute__((noinline, cold)) void *target_data_at(const onic_ptl_md_t *md, uint64_t offset, uint64_t mlength)
 {
     uint64_t piece;
     char *at;
@@ -251,7 +251,7 @@ static onic_ptl_ovf_t *target_keep_header(onic_ptl_ni_t *ni, onic_ptl_pt_t *pt, 
     rec->hdr.mlength = x->mlength;
     rec->hdr.offset = x->offset;
     rec->hdr.md_handle = x->md->handle;
-    rec->hdr.start = x->mlength > 0 ? target_data_at(x->md, x->offset, x->mlength) : NULL;
+    rec->hdr.start = x->mlength > 0 ? onic_ptl_md_at(x->md, x->offset) : NULL;
     rec->hdr.hdr_data = hdr_data;
     if (onic_matcher_append(pt->unexpected, key, exact, rec, NULL) != ONIC_OK) {
         onic_pool_put(&ni->ovf_pool, rec);
@@ -263,8 +263,14 @@ static onic_ptl_ovf_t *target_keep_header(onic_ptl_ni_t *ni, onic_ptl_pt_t *pt, 
 static onic_ptl_ovf_t *target_keep_msg(onic_ptl_ni_t *ni, onic_ptl_pt_t *pt, uint32_t src,
                                        const onic_ptl_msg_t *m, const target_xlate_t *x)
 {
-    return target_keep_header(ni, pt, src, m->pt_index, m->match_bits, m->rlength, m->hdr_data,
-                              x);
+    onic_ptl_ovf_t *rec = target_keep_header(ni, pt, src, m->pt_index, m->match_bits,
+                                             m->rlength, m->hdr_data, x);
+
+    /* An I/O vector MD (which only these general steps fill) has its data
+     * at one address only within one entry. */
+    if (rec != NULL && (x->md->desc.options & PTL_MD_IOVEC) && x->mlength > 0)
+        rec->hdr.start = target_data_at(x->md, x->offset, x->mlength);
+    return rec;
 }
 
 /* The events of a put or get that has been moved and counted (unlink:
@@ -612,8 +618,10 @@ int onic_ptl_target_put_small(onic_ptl_ni_t *ni, uint32_t src, const void *hdr,
     md = x.md;
     eq = onic_ptl_md_eq(ni, md);
     options = md->desc.options;
+    /* END alone, into a flat MD (an I/O vector's entries are the general
+     * steps' to fill: one test of the options for both). */
     if (eq == NULL ||
-        (options & (PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_END_DISABLE)) !=
+        (options & (PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_END_DISABLE | PTL_MD_IOVEC)) !=
             PTL_MD_EVENT_START_DISABLE)
         goto general;
     /* An overflow entry took it (an unexpected message): its header kept
@@ -625,12 +633,8 @@ int onic_ptl_target_put_small(onic_ptl_ni_t *ni, uint32_t src, const void *hdr,
     /* The MD's state after the put decides whether an UNLINK is due, so
      * the event's slot is taken only after the put is counted; nothing
      * between can fail. */
-    if (x.mlength > 0) {
-        if (__builtin_expect(options & PTL_MD_IOVEC, 0))
-            onic_ptl_md_iov_store(ni, md, x.offset, payload, x.mlength);
-        else
-            onic_ptl_ni_store(ni, onic_ptl_md_at(md, x.offset), payload, x.mlength);
-    }
+    if (x.mlength > 0)
+        onic_ptl_ni_store(ni, onic_ptl_md_at(md, x.offset), payload, x.mlength);
     onic_ptl_md_consume(md, x.mlength);
     unlink = onic_ptl_md_should_unlink(md);
     if ((unlink && !(options & PTL_MD_EVENT_UNLINK_DISABLE)) || (e = onic_ptl_eq_slot(eq)) == NULL)
@@ -646,7 +650,7 @@ int onic_ptl_target_put_small(onic_ptl_ni_t *ni, uint32_t src, const void *hdr,
     e->mlength = x.mlength;
     e->offset = x.offset;
     e->md_handle = md->handle;
-    onic_ptl_md_snapshot(md, &e->md);
+    e->md = md->desc; /* onic_ptl_md_snapshot of a flat MD */
     e->hdr_data = w[3];
     e->link = eq->seq;
     e->ni_fail_type = PTL_NI_OK;
