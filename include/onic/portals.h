@@ -399,7 +399,8 @@ typedef struct {
     ptl_size_t       mlength;    /* what landed in the overflow MD */
     ptl_size_t       offset;     /* where, in that MD */
     ptl_handle_md_t  md_handle;  /* the overflow MD */
-    void            *start;      /* the data: md.start + offset (NULL if mlength is 0) */
+    void            *start;      /* the data: md.start + offset (NULL if mlength is 0, or for
+                                    an I/O vector MD, if it spans entries) */
     ptl_hdr_data_t   hdr_data;
 } ptl_ovf_header_t;
 
