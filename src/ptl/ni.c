@@ -273,8 +273,19 @@ static void ni_answer(onic_ptl_ni_t *ni, onic_ptl_out_t *out)
     if (out->dereg)
         ni->io->mem_dereg(ni->io_arg, &out->dereg_key);
     if (out->rma) {
-        status = ni->io->rma(ni->io_arg, out->dest, out->rma_write, out->rma_local,
-                             &out->rma_key, out->rma_roffset, out->rma_len, out->rma_ctx);
+        status = ONIC_ERR_UNSUPPORTED;
+        if (out->rma_iov != NULL) {
+            /* Set first: the completion may be reported from inside. */
+            onic_ptl_target_rma_vector(out->rma_ctx, 1);
+            status = ni->io->rmav(ni->io_arg, out->dest, out->rma_write, out->rma_iov,
+                                  out->rma_niov, &out->rma_key, out->rma_roffset, out->rma_vlen,
+                                  out->rma_ctx);
+            if (status == ONIC_ERR_UNSUPPORTED)
+                onic_ptl_target_rma_vector(out->rma_ctx, 0);
+        }
+        if (status == ONIC_ERR_UNSUPPORTED)
+            status = ni->io->rma(ni->io_arg, out->dest, out->rma_write, out->rma_local,
+                                 &out->rma_key, out->rma_roffset, out->rma_len, out->rma_ctx);
         if (status != ONIC_OK) {
             onic_ptl_target_rma_done(ni, out->rma_ctx, status, out);
             ni_answer(ni, out);

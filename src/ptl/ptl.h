@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <onic/match.h>
 #include <onic/portals.h>
 #include <onic/status.h>
@@ -362,6 +363,12 @@ typedef struct onic_ptl_io {
      * completion comes back through onic_ptl_ni_rma_done(ctx). */
     onic_status_t (*rma)(void *arg, uint32_t peer, int write, void *local,
                          const onic_ptl_rkey_t *key, uint64_t roffset, size_t len, void *ctx);
+    /* Optional: rma with the local side in n pieces adding up to len (an
+     * I/O vector MD's region), which it may change; ONIC_ERR_UNSUPPORTED
+     * when it cannot now (nothing started: the target moves the pieces one
+     * by one through rma). */
+    onic_status_t (*rmav)(void *arg, uint32_t peer, int write, struct iovec *local, unsigned n,
+                          const onic_ptl_rkey_t *key, uint64_t roffset, size_t len, void *ctx);
     /* Optional: open (on = 1) or end a bundle of sends (PtlStartBundle). */
     onic_status_t (*bundle)(void *arg, int on);
     /* Optional, all four or none: the NI runs in another process than the
@@ -791,6 +798,12 @@ typedef struct onic_ptl_out {
     onic_ptl_rkey_t rma_key;
     uint64_t        rma_roffset;   /* into the key's region */
     size_t          rma_len;
+    /* An I/O vector MD's whole region (rma_vlen bytes in rma_niov pieces),
+     * to move in one io->rmav if it can; else rma_local and rma_len, its
+     * first piece. NULL: no vector. */
+    struct iovec   *rma_iov;
+    unsigned        rma_niov;
+    size_t          rma_vlen;
     void           *rma_ctx;
     /* A registration of this process's to drop (its large op is over). */
     int             dereg;
@@ -816,6 +829,10 @@ void onic_ptl_target_rma_done(onic_ptl_ni_t *ni, void *ctx, onic_status_t status
                               onic_ptl_out_t *out);
 /* Forget the RMA still under way (the NI is going). */
 void onic_ptl_target_fini(onic_ptl_ni_t *ni);
+/* The vector RMA an answer offered (out->rma_iov) is under way (whole 1:
+ * it moves the region at once) or was refused (whole 0: its first piece
+ * goes alone, the rest after it). */
+void onic_ptl_target_rma_vector(void *ctx, int whole);
 
 /* --- eq.c, shared with the onload back end ------------------------------------------ */
 /* The checks of PtlEQPoll's arguments: PTL_OK or the code to return. */

@@ -54,8 +54,10 @@ typedef struct target_rma {
     onic_ptl_msg_t        m;
     uint64_t              offset, mlength;
     /* Moved so far, and the piece under way: an I/O vector MD's region
-     * moves one contiguous piece at a time (a flat MD's in one). */
-    uint64_t              done, piece;
+     * moves one contiguous piece at a time (a flat MD's in one), unless
+     * the transport takes all its pieces at once (iov, io->rmav). */
+    uint64_t              done, piece, first;
+    struct iovec         *iov;
     unsigned              options;
     onic_ptl_large_desc_t desc;
 } target_rma_t;
@@ -426,6 +428,8 @@ static void target_large_finish(onic_ptl_ni_t *ni, const target_rma_t *r, onic_s
                         status != ONIC_OK, out);
 }
 
+static void target_rma_pieces(const onic_ptl_md_t *md, target_rma_t *r, onic_ptl_out_t *out);
+
 /* Translation found where a large put or get goes: count it, record START,
  * and ask for the RMA (or finish at once when nothing is to move). */
 static void target_large(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m,
@@ -477,6 +481,51 @@ static void target_large(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *
     out->rma_len = r->piece;
     out->rma_ctx = r;
     out->dest = src;
+    r->first = r->piece;
+    r->iov = NULL;
+    out->rma_iov = NULL;
+    if (r->piece < r->mlength && ni->io->rmav != NULL)
+        target_rma_pieces(md, r, out);
+}
+
+/* The pieces of r's region of md (an I/O vector's), for one io->rmav;
+ * without memory for them, none: the pieces go one by one. */
+static void target_rma_pieces(const onic_ptl_md_t *md, target_rma_t *r, onic_ptl_out_t *out)
+{
+    uint64_t in, left = r->mlength;
+    uint32_t first = onic_ptl_md_iov_find(md, r->offset, &in), i;
+    unsigned n = 0;
+
+    for (i = first; i < md->niov && left > 0; i++, in = 0) {
+        uint64_t piece = md->iov[i].iov_len - in < left ? md->iov[i].iov_len - in : left;
+        if (piece == 0)
+            continue;
+        left -= piece;
+        n++;
+    }
+    if ((r->iov = onic_malloc(n * sizeof(*r->iov))) == NULL)
+        return;
+    left = r->mlength;
+    onic_ptl_md_iov_find(md, r->offset, &in);
+    for (i = first, n = 0; i < md->niov && left > 0; i++, in = 0) {
+        uint64_t piece = md->iov[i].iov_len - in < left ? md->iov[i].iov_len - in : left;
+        if (piece == 0)
+            continue;
+        r->iov[n].iov_base = (char *)md->iov[i].iov_base + in;
+        r->iov[n].iov_len = (size_t)piece;
+        left -= piece;
+        n++;
+    }
+    out->rma_iov = r->iov;
+    out->rma_niov = n;
+    out->rma_vlen = r->mlength;
+}
+
+void onic_ptl_target_rma_vector(void *ctx, int whole)
+{
+    target_rma_t *r = ctx;
+
+    r->piece = whole ? r->mlength : r->first;
 }
 
 void onic_ptl_target_rma_done(onic_ptl_ni_t *ni, void *ctx, onic_status_t status,
@@ -503,6 +552,7 @@ void onic_ptl_target_rma_done(onic_ptl_ni_t *ni, void *ctx, onic_status_t status
     }
     onic_dlist_del(&r->link);
     target_large_finish(ni, r, status, out);
+    onic_free(r->iov);
     onic_free(r);
 }
 
@@ -511,6 +561,7 @@ void onic_ptl_target_fini(onic_ptl_ni_t *ni)
     while (!onic_dlist_empty(&ni->rma_pending)) {
         target_rma_t *r = onic_container_of(ni->rma_pending.next, target_rma_t, link);
         onic_dlist_del(&r->link);
+        onic_free(r->iov);
         onic_free(r);
     }
 }
