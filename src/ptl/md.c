@@ -7,6 +7,10 @@
 
 #include <string.h>
 
+/* A flat MD's options; with PTL_MD_IOVEC, every one. */
+#define MD_OPTIONS_FLAT (PTL_MD_OP_PUT | PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE | PTL_MD_TRUNCATE | \
+                         PTL_MD_ACK_DISABLE | PTL_MD_MAX_SIZE | PTL_MD_EVENT_START_DISABLE | \
+                         PTL_MD_EVENT_END_DISABLE | PTL_MD_EVENT_UNLINK_DISABLE)
 #define MD_OPTIONS_ALL (PTL_MD_OP_PUT | PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE | PTL_MD_TRUNCATE | \
                         PTL_MD_ACK_DISABLE | PTL_MD_IOVEC | PTL_MD_MAX_SIZE | \
                         PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_END_DISABLE | \
@@ -54,34 +58,11 @@ static __attribute__((noinline, cold)) int md_iov_check(const onic_ptl_ni_t *ni,
     return PTL_OK;
 }
 
-int onic_ptl_md_check(onic_ptl_ni_t *ni, const ptl_md_t *md, ptl_unlink_t unlink, const char *call)
+/* The checks after the options': length is the MD's in bytes (an I/O
+ * vector's total). */
+static inline int md_check_rest(onic_ptl_ni_t *ni, const ptl_md_t *md, ptl_size_t length,
+                                ptl_unlink_t unlink, const char *call)
 {
-    ptl_size_t length = md->length;
-    int rc;
-
-    if (md->options & PTL_MD_IOVEC) {
-        /* The rest of the checks see the flat MD of the entries' total. */
-        if ((rc = md_iov_check(ni, md, &length, call)) != PTL_OK)
-            return rc;
-    } else if (md->start == NULL && md->length > 0 && md->length != PTL_SIZE_MAX) {
-        onic_error("ptl: %s: md.start is NULL with md.length %llu (only PTL_SIZE_MAX, the "
-                   "whole address space, may start at NULL)", call,
-                   (unsigned long long)md->length);
-        return PTL_MD_ILLEGAL;
-    }
-    if (md->length > ONIC_PTL_MAX_LEN && !(md->start == NULL && md->length == PTL_SIZE_MAX)) {
-        onic_error("ptl: %s: md.length %llu is 2^48 or more", call, (unsigned long long)md->length);
-        return PTL_MD_ILLEGAL;
-    }
-    if (md->threshold < 0 && md->threshold != PTL_MD_THRESH_INF) {
-        onic_error("ptl: %s: md.threshold %d; use 0 or more, or PTL_MD_THRESH_INF", call,
-                   md->threshold);
-        return PTL_MD_ILLEGAL;
-    }
-    if ((md->options & ~MD_OPTIONS_ALL) != 0) {
-        onic_error("ptl: %s: md.options %#x has unknown bits", call, md->options);
-        return PTL_MD_ILLEGAL;
-    }
     if ((md->options & PTL_MD_MAX_SIZE) && md->max_size > length) {
         onic_error("ptl: %s: md.max_size %llu is larger than the MD's %llu bytes", call,
                    (unsigned long long)md->max_size, (unsigned long long)length);
@@ -98,6 +79,59 @@ int onic_ptl_md_check(onic_ptl_ni_t *ni, const ptl_md_t *md, ptl_unlink_t unlink
         return PTL_EQ_INVALID;
     }
     return PTL_OK;
+}
+
+/* Options beyond a flat MD's: unknown bits, or an I/O vector (its checks,
+ * then the rest with its total). Out of line: the flat MD's checks meet it
+ * only in the options test they make anyway. */
+static __attribute__((noinline, cold)) int md_check_options(onic_ptl_ni_t *ni, const ptl_md_t *md,
+                                                            ptl_unlink_t unlink, const char *call)
+{
+    ptl_size_t total;
+    int rc;
+
+    if ((md->options & ~MD_OPTIONS_ALL) != 0) {
+        onic_error("ptl: %s: md.options %#x has unknown bits", call, md->options);
+        return PTL_MD_ILLEGAL;
+    }
+    if ((rc = md_iov_check(ni, md, &total, call)) != PTL_OK ||
+        (rc = md_check_rest(ni, md, total, unlink, call)) != PTL_OK)
+        return rc;
+    return ONIC_PTL_MD_IOVEC_OK;
+}
+
+int onic_ptl_md_check_flat(onic_ptl_ni_t *ni, const ptl_md_t *md, ptl_unlink_t unlink,
+                           const char *call)
+{
+    if (md->start == NULL && md->length > 0 && md->length != PTL_SIZE_MAX) {
+        if (md->options & PTL_MD_IOVEC)
+            onic_error("ptl: %s: PTL_MD_IOVEC with md.start NULL: pass the ptl_md_iovec_t "
+                       "array", call);
+        else
+            onic_error("ptl: %s: md.start is NULL with md.length %llu (only PTL_SIZE_MAX, the "
+                       "whole address space, may start at NULL)", call,
+                       (unsigned long long)md->length);
+        return PTL_MD_ILLEGAL;
+    }
+    if (md->length > ONIC_PTL_MAX_LEN && !(md->start == NULL && md->length == PTL_SIZE_MAX)) {
+        onic_error("ptl: %s: md.length %llu is 2^48 or more", call, (unsigned long long)md->length);
+        return PTL_MD_ILLEGAL;
+    }
+    if (md->threshold < 0 && md->threshold != PTL_MD_THRESH_INF) {
+        onic_error("ptl: %s: md.threshold %d; use 0 or more, or PTL_MD_THRESH_INF", call,
+                   md->threshold);
+        return PTL_MD_ILLEGAL;
+    }
+    if ((md->options & ~MD_OPTIONS_FLAT) != 0)
+        return md_check_options(ni, md, unlink, call);
+    return md_check_rest(ni, md, md->length, unlink, call);
+}
+
+int onic_ptl_md_check(onic_ptl_ni_t *ni, const ptl_md_t *md, ptl_unlink_t unlink, const char *call)
+{
+    int rc = onic_ptl_md_check_flat(ni, md, unlink, call);
+
+    return rc == ONIC_PTL_MD_IOVEC_OK ? PTL_OK : rc;
 }
 
 int onic_ptl_md_iov_copy(ptl_md_t *desc, ptl_md_iovec_t **iov_p, uint32_t *niov_p)
@@ -247,19 +281,24 @@ int onic_ptl_md_create(onic_ptl_ni_t *ni, const ptl_md_t *desc, ptl_unlink_t unl
     return PTL_OK;
 }
 
-void onic_ptl_md_release(onic_ptl_ni_t *ni, onic_ptl_md_t *md)
+/* An MD from the pool (and its copy of an I/O vector: never an entry's own
+ * MD, so a posted receive's release tests nothing more). */
+static __attribute__((noinline)) void md_release_pooled(onic_ptl_ni_t *ni, onic_ptl_md_t *md)
 {
-    if (md->embedded) {
-        md->me->md0_live = 0;
-        ni->md0_live--;
-        return;
-    }
-    /* (Never an entry's own MD: so a posted receive's release tests
-     * nothing more.) */
     if (md->desc.options & PTL_MD_IOVEC)
         onic_free(md->iov);
     onic_ptl_htab_del_live(&ni->mds, md->handle);
     onic_pool_put(&ni->md_pool, md);
+}
+
+void onic_ptl_md_release(onic_ptl_ni_t *ni, onic_ptl_md_t *md)
+{
+    if (!md->embedded) {
+        md_release_pooled(ni, md);
+        return;
+    }
+    md->me->md0_live = 0;
+    ni->md0_live--;
 }
 
 void onic_ptl_md_destroy(onic_ptl_ni_t *ni, onic_ptl_md_t *md)

@@ -342,7 +342,7 @@ int PtlMEUnlinkAsync(ptl_handle_me_t me_handle)
 /* PtlMEAttachSearch's attach of an I/O vector MD (checked): the MD made
  * first, from the pool with its copy of the vector (onic_ptl_md_create),
  * so that no memory for it undoes nothing. */
-static __attribute__((noinline, cold)) int
+static int
 me_attach_iov(onic_ptl_ni_t *ni, ptl_pt_index_t pt_index, ptl_process_id_t match_id,
               ptl_match_bits_t match_bits, ptl_match_bits_t ignore_bits, ptl_unlink_t unlink,
               ptl_ins_pos_t position, const ptl_md_t *md, ptl_unlink_t md_unlink,
@@ -365,6 +365,35 @@ me_attach_iov(onic_ptl_ni_t *ni, ptl_pt_index_t pt_index, ptl_process_id_t match
     *me_handle = me->handle;
     *md_handle = obj->handle;
     return PTL_OK;
+}
+
+/* PtlMEAttachSearch of an I/O vector MD (checked by
+ * onic_ptl_md_check_flat), from the entry's checks on: out of line, so a
+ * flat MD's search tests nothing for it. */
+static __attribute__((noinline, cold)) int
+me_search_iov(onic_ptl_ni_t *ni, ptl_pt_index_t pt_index, ptl_process_id_t match_id,
+              ptl_match_bits_t match_bits, ptl_match_bits_t ignore_bits, ptl_unlink_t unlink,
+              ptl_ins_pos_t position, const ptl_md_t *md, ptl_unlink_t md_unlink,
+              ptl_handle_me_t *me_handle, ptl_handle_md_t *md_handle, ptl_ovf_header_t *header)
+{
+    onic_ptl_ovf_t *rec;
+    onic_mkey_t key, ignore;
+    int rc = me_check(ni, "PtlMEAttachSearch", pt_index, 0, match_id, unlink);
+
+    if (rc != PTL_OK)
+        return rc;
+    /* As PtlMEAttachSearch: search and attach with no poll between. */
+    if (onic_matcher_length(ni->pt[pt_index].unexpected) > 0) {
+        key = me_key(match_id, match_bits, ignore_bits, &ignore);
+        rec = onic_matcher_match(ni->pt[pt_index].unexpected, key, ignore);
+        if (rec != NULL) {
+            *header = rec->hdr;
+            onic_pool_put(&ni->ovf_pool, rec);
+            return PTL_OVF_MATCHED;
+        }
+    }
+    return me_attach_iov(ni, pt_index, match_id, match_bits, ignore_bits, unlink, position, md,
+                         md_unlink, me_handle, md_handle);
 }
 
 int PtlMEAttachSearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
@@ -394,9 +423,13 @@ int PtlMEAttachSearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
     }
     if ((rc = me_check_pt(ni, pt_index, call)) != PTL_OK ||
         (rc = me_check_pos(position, call)) != PTL_OK ||
-        (rc = onic_ptl_md_check(ni, &md, md_unlink, call)) != PTL_OK ||
-        (rc = me_check(ni, call, pt_index, 0, match_id, unlink)) != PTL_OK)
-        return rc;
+        (rc = onic_ptl_md_check_flat(ni, &md, md_unlink, call)) != PTL_OK ||
+        (rc = me_check(ni, call, pt_index, 0, match_id, unlink)) != PTL_OK) {
+        if (rc != ONIC_PTL_MD_IOVEC_OK)
+            return rc;
+        return me_search_iov(ni, pt_index, match_id, match_bits, ignore_bits, unlink, position,
+                             &md, md_unlink, me_handle, md_handle, header);
+    }
     /* Search and attach with no poll in between: nothing can arrive. */
     if (onic_matcher_length(ni->pt[pt_index].unexpected) > 0) {
         key = me_key(match_id, match_bits, ignore_bits, &ignore);
@@ -414,9 +447,6 @@ int PtlMEAttachSearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
                    ni->limits.max_mds);
         return PTL_NO_SPACE;
     }
-    if (__builtin_expect(md.options & PTL_MD_IOVEC, 0))
-        return me_attach_iov(ni, pt_index, match_id, match_bits, ignore_bits, unlink, position,
-                             &md, md_unlink, me_handle, md_handle);
     rc = me_link(ni, call, pt_index, 0, match_id, match_bits, ignore_bits, unlink,
                  position == PTL_INS_BEFORE ? ONIC_MATCH_HEAD : ONIC_MATCH_TAIL, NULL, &me);
     if (rc != PTL_OK)

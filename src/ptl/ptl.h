@@ -559,7 +559,14 @@ void     onic_ptl_eq_run_handlers(onic_ptl_ni_t *ni);
 uint64_t onic_ptl_eq_room(const onic_ptl_eq_t *eq);
 
 /* --- md.c ---------------------------------------------------------------------- */
+/* The checks of a ptl_md_t: PTL_OK or the Portals code to return. */
 int  onic_ptl_md_check(onic_ptl_ni_t *ni, const ptl_md_t *md, ptl_unlink_t unlink, const char *call);
+/* onic_ptl_md_check, but a good I/O vector MD is ONIC_PTL_MD_IOVEC_OK (no
+ * Portals code): PtlMEAttachSearch learns it in the test of the result it
+ * makes anyway, so a flat MD's attach tests nothing more. */
+#define ONIC_PTL_MD_IOVEC_OK (PTL_MAX_ERRNO + 1)
+int  onic_ptl_md_check_flat(onic_ptl_ni_t *ni, const ptl_md_t *md, ptl_unlink_t unlink,
+                            const char *call);
 /* Whether another MD may be made: the table's own limit does not see the
  * entries' MDs, so both count. */
 static inline int onic_ptl_md_room(const onic_ptl_ni_t *ni)
