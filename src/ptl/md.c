@@ -221,7 +221,8 @@ onic_ptl_md_t *onic_ptl_md_embed(onic_ptl_ni_t *ni, onic_ptl_me_t *me, const ptl
     onic_ptl_md_t *md = &me->md0;
 
     /* Every field: no memset (iov and niov are read only with
-     * PTL_MD_IOVEC, never embedded). */
+     * PTL_MD_IOVEC, which an entry's own MD gets only from PtlMDUpdate,
+     * which sets them). */
     md->desc = *desc;
     md->handle = onic_ptl_md0_handle(me->handle);
     md->unlink = unlink;
@@ -281,20 +282,27 @@ int onic_ptl_md_create(onic_ptl_ni_t *ni, const ptl_md_t *desc, ptl_unlink_t unl
     return PTL_OK;
 }
 
-/* An MD from the pool (and its copy of an I/O vector: never an entry's own
- * MD, so a posted receive's release tests nothing more). */
-static __attribute__((noinline)) void md_release_pooled(onic_ptl_ni_t *ni, onic_ptl_md_t *md)
+/* Any MD but an entry's own flat one: its copy of an I/O vector freed
+ * (an entry's own MD has one only if PtlMDUpdate made it a vector:
+ * embedded 2), then the MD. Out of line, so a posted receive's release
+ * tests nothing more than whether it is that common one. */
+static __attribute__((noinline)) void md_release_other(onic_ptl_ni_t *ni, onic_ptl_md_t *md)
 {
     if (md->desc.options & PTL_MD_IOVEC)
         onic_free(md->iov);
+    if (md->embedded) {
+        md->me->md0_live = 0;
+        ni->md0_live--;
+        return;
+    }
     onic_ptl_htab_del_live(&ni->mds, md->handle);
     onic_pool_put(&ni->md_pool, md);
 }
 
 void onic_ptl_md_release(onic_ptl_ni_t *ni, onic_ptl_md_t *md)
 {
-    if (!md->embedded) {
-        md_release_pooled(ni, md);
+    if (md->embedded != 1) {
+        md_release_other(ni, md);
         return;
     }
     md->me->md0_live = 0;
@@ -430,5 +438,9 @@ int PtlMDUpdate(ptl_handle_md_t md_handle, ptl_md_t *old_md, ptl_md_t *new_md,
     md->iov = iov;
     md->niov = niov;
     md->local_offset = 0;
+    /* An entry's own MD with a vector now (or no more) is released by the
+     * way that frees it (onic_ptl_md_release). */
+    if (md->embedded)
+        md->embedded = iov != NULL ? 2 : 1;
     return PTL_OK;
 }

@@ -249,7 +249,9 @@ typedef struct onic_ptl_md {
     onic_dlist_t     link;          /* in me->mds */
     unsigned         pending;       /* gets waiting for their reply */
     unsigned         inflight;      /* large puts not yet pulled, RMA into or out of it */
-    int              embedded;      /* me->md0: no table slot, no pool element of its own */
+    /* me->md0: no table slot, no pool element of its own (1; 2 when
+     * PtlMDUpdate gave it an I/O vector, whose copy its release frees). */
+    int              embedded;
     uint32_t         niov;          /* PTL_MD_IOVEC: entries of iov */
     ptl_md_iovec_t  *iov;           /* PTL_MD_IOVEC: onic's copy of the vector; else NULL */
 } onic_ptl_md_t;
