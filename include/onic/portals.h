@@ -21,7 +21,8 @@
  *   MD's threshold.
  * Limits of this implementation: lengths and offsets below 2^48; an I/O
  * vector MD has at most max_md_iovecs entries (PTL_MD_IOVEC_MAX) and is
- * refused under ONIC_ONLOAD (the engine cannot read the vector); PtlGetPut is not offered. Puts and gets
+ * refused under ONIC_ONLOAD (the engine cannot read the vector;
+ * max_md_iovecs is 1 there); PtlGetPut is not offered. Puts and gets
  * longer than the transport's inline limit (2048 bytes) move by its RMA,
  * straight between the two MDs; a put's SEND_END then means the target has
  * taken the data.

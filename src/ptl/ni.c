@@ -203,6 +203,10 @@ int onic_ptl_ni_open(const onic_ptl_ni_params_t *p, ptl_ni_limits_t *actual,
     onic_pool_init(&ni->ovf_pool, sizeof(onic_ptl_ovf_t), 64);
     onic_ptl_large_init(ni);
     onic_ptl_ni_clamp_limits(p->desired, &ni->limits);
+    /* An NI serving another process (the onload engine) takes no I/O
+     * vectors (md.c says why): 1, the 3.3 specification's "none". */
+    if (p->io != NULL && p->io->store != NULL)
+        ni->limits.max_md_iovecs = 1;
     onic_ptl_htab_init(&ni->mes, ONIC_PTL_KIND_ME, onic_ptl_g.epoch, (uint32_t)ni->limits.max_mes);
     onic_ptl_htab_init(&ni->mds, ONIC_PTL_KIND_MD, onic_ptl_g.epoch, (uint32_t)ni->limits.max_mds);
     onic_ptl_htab_init(&ni->eqs, ONIC_PTL_KIND_EQ, onic_ptl_g.epoch, (uint32_t)ni->limits.max_eqs);
