@@ -19,8 +19,10 @@
  * - an acknowledgment needs only its event queue to exist (the MD that sent
  *   the put may have been unlinked since); it does not count against the
  *   MD's threshold.
- * Limits of this implementation: no I/O vectors (PTL_MD_IOVEC is illegal);
- * lengths and offsets below 2^48; PtlGetPut is not offered. Puts and gets
+ * Limits of this implementation: lengths and offsets below 2^48; an I/O
+ * vector MD has at most max_md_iovecs entries (PTL_MD_IOVEC_MAX) and is
+ * refused under ONIC_ONLOAD (the engine cannot read the vector;
+ * max_md_iovecs is 1 there); PtlGetPut is not offered. Puts and gets
  * longer than the transport's inline limit (2048 bytes) move by its RMA,
  * straight between the two MDs; a put's SEND_END then means the target has
  * taken the data.
@@ -73,7 +75,7 @@ typedef struct {
     int max_eqs;        /* event queues */
     int max_ac_index;   /* highest access control index (at least 1) */
     int max_pt_index;   /* highest portal table index */
-    int max_md_iovecs;  /* 1: no I/O vectors */
+    int max_md_iovecs;  /* entries of an I/O vector MD (PTL_MD_IOVEC) */
     int max_me_list;    /* match entries per portal */
     int max_getput_md;  /* 0: PtlGetPut is not offered */
 } ptl_ni_limits_t;
@@ -92,6 +94,13 @@ typedef struct {
     void           *user_ptr;
     ptl_handle_eq_t eq_handle;  /* PTL_EQ_NONE: no events */
 } ptl_md_t;
+
+/* One entry of an I/O vector MD (PTL_MD_IOVEC): md.start points to an array
+ * of these and md.length is how many there are. */
+typedef struct {
+    void      *iov_base;
+    ptl_size_t iov_len;
+} ptl_md_iovec_t;
 
 typedef enum {
     PTL_EVENT_GET_START,
@@ -156,7 +165,14 @@ typedef void (*ptl_eq_handler_t)(ptl_event_t *event);
 #define PTL_MD_MANAGE_REMOTE       0x0004u  /* use the request's offset, not the local one */
 #define PTL_MD_TRUNCATE            0x0008u  /* take what fits of a request too long */
 #define PTL_MD_ACK_DISABLE         0x0010u  /* never acknowledge a put */
-#define PTL_MD_IOVEC               0x0020u  /* not supported: PTL_MD_ILLEGAL */
+/* md.start is a ptl_md_iovec_t array of md.length entries; the MD is their
+ * bytes in order, one flat MD of their total length for offsets, max_size,
+ * truncation and events. onic copies the array when the MD is made, so it
+ * need not outlive the call; an event's md.start points at that copy (alive
+ * while the MD is). */
+#define PTL_MD_IOVEC               0x0020u
+/* The most entries an I/O vector MD may have (max_md_iovecs, not above it). */
+#define PTL_MD_IOVEC_MAX           4096
 #define PTL_MD_MAX_SIZE            0x0040u  /* at most max_size per operation; the MD is
                                                used up when less than max_size is left */
 #define PTL_MD_EVENT_START_DISABLE 0x0080u
@@ -276,8 +292,13 @@ int PtlMEUnlinkAsync(ptl_handle_me_t me_handle);
 /* --- Memory descriptors -----------------------------------------------------
  * A ptl_md_t is PTL_MD_ILLEGAL when: start is NULL with a length, length is
  * 2^48 or more, threshold is negative but not PTL_MD_THRESH_INF, options
- * has unknown bits or PTL_MD_IOVEC, or PTL_MD_MAX_SIZE is set with max_size
- * above length. Its eq_handle must be PTL_EQ_NONE or a live event queue
+ * has unknown bits, or PTL_MD_MAX_SIZE is set with max_size above length.
+ * With PTL_MD_IOVEC, "length" is the entries' total and the vector is
+ * PTL_MD_ILLEGAL when: start is NULL, length (entries) is 0 or above the
+ * NI's max_md_iovecs, an entry has a NULL iov_base and a nonzero iov_len,
+ * or the total is 2^48 or more (or wraps); and under ONIC_ONLOAD, always.
+ * The header of a put that an overflow entry's I/O vector MD took has
+ * `start` NULL unless its data lies within one entry. Its eq_handle must be PTL_EQ_NONE or a live event queue
  * (else PTL_EQ_INVALID); unlink_op PTL_UNLINK or PTL_RETAIN (else
  * PTL_MD_ILLEGAL). An MD is used up when its threshold reaches 0 or, with
  * PTL_MD_MAX_SIZE, less than max_size is left after its local offset; a used
@@ -379,7 +400,8 @@ typedef struct {
     ptl_size_t       mlength;    /* what landed in the overflow MD */
     ptl_size_t       offset;     /* where, in that MD */
     ptl_handle_md_t  md_handle;  /* the overflow MD */
-    void            *start;      /* the data: md.start + offset (NULL if mlength is 0) */
+    void            *start;      /* the data: md.start + offset (NULL if mlength is 0, or for
+                                    an I/O vector MD, if it spans entries) */
     ptl_hdr_data_t   hdr_data;
 } ptl_ovf_header_t;
 

@@ -138,6 +138,11 @@ static const onic_config_var_t config_vars[] = {
      "pulls them); above what one Portals put carries (ONIC_SHM_MID_MAX; 2 KiB across "
      "nodes) a put moves its data by RMA", ONIC_CONFIG_UINT, 0, 262144, NULL,
      CFG_FIELD(eager_limit)},
+    {"ONIC_MPI_IOVEC_MAX", "64", "MPI: a receive of a non-contiguous datatype whose count "
+     "elements come to at most this many blocks lands in the user's buffer through a "
+     "Portals I/O vector MD (no packed copy, no unpack); more blocks, 0, or under "
+     "ONIC_ONLOAD (whose engine cannot read the vector), it lands packed and is unpacked",
+     ONIC_CONFIG_UINT, 0, 4096, NULL, CFG_FIELD(mpi_iovec_max)},
     {"ONIC_EAGER_CREDITS", "64", "MPI: eager bytes a process may have outstanding at one "
      "receiver, as this many times the smaller of ONIC_EAGER_LIMIT and 2 KiB (a message costs "
      "its size, at least 64 bytes); beyond that its messages wait for their receive "

@@ -95,6 +95,7 @@ typedef struct onic_config {
     unsigned    wait;           /* ONIC_WAIT: onic_config_wait_t */
     unsigned    eager_limit;    /* ONIC_EAGER_LIMIT */
     unsigned    eager_credits;  /* ONIC_EAGER_CREDITS */
+    unsigned    mpi_iovec_max;  /* ONIC_MPI_IOVEC_MAX */
     unsigned    boot;           /* ONIC_BOOT: onic_config_boot_t */
     unsigned    nodes;          /* ONIC_NODES */
     unsigned    ofi_credits;    /* ONIC_OFI_CREDITS */

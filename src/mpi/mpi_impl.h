@@ -238,7 +238,9 @@ typedef struct onic_mpi_req {
     int                 tag;
     onic_mpi_comm_t    *comm;
     int                 coll;       /* on the communicator's collective context */
-    /* Where the data lives: the user's buffer, or a packed copy. */
+    /* Where the data lives: the user's buffer, or a packed copy; NULL (with
+     * bytes > 0) for a receive that lands in place through an I/O vector
+     * MD over the type's blocks in buf (p2p.c, recv_in_place). */
     char               *data;
     size_t              bytes;      /* send: message bytes; recv: capacity */
     void               *pack;       /* owned packed buffer, or NULL */
@@ -382,6 +384,10 @@ typedef struct onic_mpi_state {
     /* Sends drain every P2P_START_DRAIN starts too: only under onload
      * (p2p.c, onic_mpi_p2p_start says why inline sends never do). */
     int              drain_sends;
+    /* A receive of a non-contiguous type of at most this many blocks lands
+     * in place, through an I/O vector MD (ONIC_MPI_IOVEC_MAX; 0 under
+     * onload, whose engine cannot read the vector). */
+    size_t           iovec_max;
     onic_mpi_comm_t *world;            /* MPI_COMM_WORLD's object, found without a table */
     int              bundle_open;       /* PtlStartBundle called, no PtlEndBundle since */
     /* MPI_Buffer_attach */
@@ -569,6 +575,9 @@ unsigned onic_mpi_progress(int block);
 /* Start a request (send or receive) whose fields are filled; MPI_SUCCESS or
  * the class reported. A request that completes at once is complete here. */
 int  onic_mpi_p2p_start(onic_mpi_req_t *r);
+/* onic_mpi_p2p_start of a receive of a non-contiguous type that lands in
+ * place (r->data NULL): an I/O vector MD over its blocks in r->buf. */
+int  onic_mpi_p2p_recv_in_place(onic_mpi_req_t *r);
 /* A blocking standard send of contiguous data without a request: sent
  * eagerly (MPI_SUCCESS, complete), an error, or ONIC_MPI_NOT_EAGER, when
  * the caller makes a request and starts it. */

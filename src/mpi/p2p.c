@@ -215,7 +215,14 @@ static void recv_envelope(onic_mpi_req_t *r, ptl_match_bits_t bits)
     r->status.MPI_TAG = (int)(bits & ONIC_MPI_BITS_TAG);
 }
 
-/* got bytes are in r->data; the sender had sent. */
+/* A receive of a non-contiguous type that lands in place (request.c,
+ * req_start): its MD is an I/O vector over the type's blocks in r->buf. */
+static inline int recv_in_place(const onic_mpi_req_t *r)
+{
+    return r->data == NULL && r->bytes > 0;
+}
+
+/* got bytes are in r->data (or in place); the sender had sent. */
 static void recv_finish(onic_mpi_req_t *r, uint64_t got, uint64_t sent)
 {
     if (r->pack != NULL)
@@ -294,6 +301,16 @@ static __attribute__((noinline)) void rndv_start(onic_mpi_req_t *r, uint32_t pee
     r->rv_issued = 0;
     r->rv_inflight = 0;
     r->rv_final_sent = 0;
+    /* A pull lands packed, even for a receive that would land in place: its
+     * gets are large ones, which would move through a bounce buffer anyway
+     * (the transport registers contiguous memory only). */
+    if (recv_in_place(r)) {
+        if ((r->pack = onic_malloc(r->bytes)) == NULL) {
+            recv_fail(r, "allocate a buffer to pull a rendezvous message into", PTL_NO_SPACE);
+            return;
+        }
+        r->data = r->pack;
+    }
     memset(&md, 0, sizeof(md));
     md.start = r->rv_want > 0 ? r->data : NULL;
     md.length = r->rv_want;
@@ -352,7 +369,9 @@ static void recv_consume(onic_mpi_req_t *r, const ptl_ovf_header_t *h)
         return;
     }
     uint64_t got = h->mlength < r->bytes ? h->mlength : r->bytes;
-    if (got > 0)
+    if (got > 0 && __builtin_expect(recv_in_place(r), 0))
+        onic_mpi_type_unpack(r->type, h->start, got, r->buf, r->count); /* (out of line) */
+    else if (got > 0)
         memcpy(r->data, h->start, got);
     if (h->rlength > 0)
         ubuf_consumed(h);
@@ -776,25 +795,106 @@ int onic_mpi_p2p_improbe(onic_mpi_comm_t *comm, int source, int tag, int *flag,
 }
 
 /* --- Starting requests ------------------------------------------------------------------ */
-static int recv_start(onic_mpi_req_t *r)
+/* A receive whose message is known before it is posted: matched by
+ * MPI_Mprobe, or among the headers probes pulled out of Portals. 1 if r
+ * took it; else 0, with r's query in *q. */
+static inline int recv_known(onic_mpi_req_t *r, p2p_query_t *q)
 {
-    p2p_query_t q;
     onic_mpi_pulled_t *p;
     ptl_ovf_header_t h;
-    int rc;
 
     if (__builtin_expect(r->mode == ONIC_MPI_MODE_MATCHED, 0)) {
         recv_consume(r, r->mt_hdr);
-        return MPI_SUCCESS;
+        return 1;
     }
-    p2p_query_make(r->comm, r->coll, r->peer, r->tag, &q);
-    if (!onic_dlist_empty(&onic_mpi_g.pulled) && (p = pulled_find(&q)) != NULL) {
+    p2p_query_make(r->comm, r->coll, r->peer, r->tag, q);
+    if (!onic_dlist_empty(&onic_mpi_g.pulled) && (p = pulled_find(q)) != NULL) {
         onic_dlist_del(&p->link);
         h = p->hdr;
         onic_free(p);
         recv_consume(r, &h);
+        return 1;
+    }
+    return 0;
+}
+
+/* The post's outcome: an unexpected message taken (*h), posted, or the
+ * error. */
+static inline int recv_posted(onic_mpi_req_t *r, int rc, const ptl_ovf_header_t *h)
+{
+    if (rc == PTL_OVF_MATCHED) {
+        r->me = PTL_INVALID_HANDLE;
+        recv_consume(r, h);
         return MPI_SUCCESS;
     }
+    if (rc != PTL_OK) {
+        r->me = PTL_INVALID_HANDLE;
+        return onic_mpi_err_ptl(r->comm, r->call, "post a receive", rc);
+    }
+    return MPI_SUCCESS;
+}
+
+/* onic_mpi_p2p_start of a receive that lands in place (request.c calls
+ * it instead, so a contiguous receive's start does not test for it): as
+ * recv_start, with an MD that is an I/O vector over the type's blocks in
+ * r->buf, adjacent ones merged (Portals copies the vector, so it lives on
+ * the stack up to 64 entries). */
+__attribute__((noinline, cold)) int onic_mpi_p2p_recv_in_place(onic_mpi_req_t *r)
+{
+    const onic_mpi_type_t *t = r->type;
+    ptl_md_iovec_t stack[64], *v = stack;
+    size_t n = 0, max = t->nblocks * (size_t)r->count;
+    p2p_query_t q;
+    ptl_md_t md;
+    ptl_handle_md_t mdh;
+    ptl_ovf_header_t h;
+    int rc;
+
+    r->me = PTL_INVALID_HANDLE;
+    r->md = PTL_INVALID_HANDLE;
+    if (recv_known(r, &q))
+        return MPI_SUCCESS;
+    memset(&md, 0, sizeof(md));
+    md.threshold = 1;
+    md.options = PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE |
+                 PTL_MD_EVENT_UNLINK_DISABLE | PTL_MD_IOVEC;
+    md.user_ptr = r;
+    md.eq_handle = onic_mpi_g.eq;
+    if (max > 64 && (v = onic_malloc(max * sizeof(*v))) == NULL)
+        return onic_mpi_err(r->comm, MPI_ERR_NO_MEM, r->call, "no memory for the I/O vector "
+                            "of a receive of %zu blocks", max);
+    for (int e = 0; e < r->count; e++) {
+        char *base = (char *)r->buf + (ptrdiff_t)e * t->extent;
+        for (size_t b = 0; b < t->nblocks; b++) {
+            char *at = base + t->blocks[b].off;
+            if (t->blocks[b].len == 0)
+                continue;
+            if (n > 0 && (char *)v[n - 1].iov_base + v[n - 1].iov_len == at) {
+                v[n - 1].iov_len += t->blocks[b].len;
+                continue;
+            }
+            v[n].iov_base = at;
+            v[n].iov_len = t->blocks[b].len;
+            n++;
+        }
+    }
+    md.start = v;
+    md.length = n;
+    rc = PtlMEAttachSearch(onic_mpi_g.ni, ONIC_MPI_PT_P2P, q.id, q.bits, q.ignore, PTL_UNLINK,
+                           PTL_INS_AFTER, md, PTL_UNLINK, &r->me, &mdh, &h);
+    if (v != stack)
+        onic_free(v);
+    return recv_posted(r, rc, &h);
+}
+
+static int recv_start(onic_mpi_req_t *r)
+{
+    p2p_query_t q;
+    ptl_ovf_header_t h;
+    int rc;
+
+    if (recv_known(r, &q))
+        return MPI_SUCCESS;
     /* PUT_END alone completes the receive: its UNLINK would be one more
      * event to post and read per message. The arguments were checked at
      * the MPI call (post.h). */
@@ -803,16 +903,7 @@ static int recv_start(onic_mpi_req_t *r)
                             PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE |
                                 PTL_MD_EVENT_UNLINK_DISABLE,
                             r, onic_mpi_g.eq, &r->me, &h);
-    if (rc == PTL_OVF_MATCHED) {
-        r->me = PTL_INVALID_HANDLE;
-        recv_consume(r, &h);
-        return MPI_SUCCESS;
-    }
-    if (rc != PTL_OK) {
-        r->me = PTL_INVALID_HANDLE;
-        return onic_mpi_err_ptl(r->comm, r->call, "post a receive", rc);
-    }
-    return MPI_SUCCESS;
+    return recv_posted(r, rc, &h);
 }
 
 int onic_mpi_p2p_start(onic_mpi_req_t *r)
@@ -996,6 +1087,7 @@ int onic_mpi_p2p_init(void)
                             "invalid (the message above says which variable); fix it or unset it");
     onic_mpi_g.eager_limit = cfg.eager_limit;
     onic_mpi_g.drain_sends = cfg.onload != 0;
+    onic_mpi_g.iovec_max = cfg.onload ? 0 : cfg.mpi_iovec_max;
     onic_mpi_g.get_chunk = ONIC_MPI_GET_CHUNK;
     onic_dlist_init(&onic_mpi_g.active);
     onic_dlist_init(&onic_mpi_g.pulled);

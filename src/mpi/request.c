@@ -118,6 +118,13 @@ static int req_start(onic_mpi_req_t *r)
     if (r->bseg == NULL) {
         if (t->contig || bytes == 0) {
             r->data = bytes == 0 ? r->buf : (char *)r->buf + t->blocks[0].off;
+        } else if (r->kind == ONIC_MPI_REQ_RECV &&
+                   t->nblocks * (size_t)r->count <= onic_mpi_g.iovec_max) {
+            /* Few blocks: the receive lands in place through an I/O vector
+             * MD over them (p2p.c, recv_in_place), no packed copy. */
+            r->data = NULL;
+            rc = onic_mpi_p2p_recv_in_place(r);
+            goto started;
         } else {
             if ((r->pack = onic_malloc(bytes)) == NULL) {
                 onic_dlist_del(&r->link);
@@ -132,6 +139,7 @@ static int req_start(onic_mpi_req_t *r)
         }
     }
     rc = onic_mpi_p2p_start(r);
+started:
     if (rc != MPI_SUCCESS && !r->complete) {
         onic_dlist_del(&r->link);
         onic_dlist_init(&r->link);

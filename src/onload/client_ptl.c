@@ -614,6 +614,17 @@ static int remote_me_unlink_async(ptl_handle_me_t me_handle)
     return remote_call(remote_g, &c, 0, REMOTE_QUIET, &reply, "PtlMEUnlinkAsync");
 }
 
+/* The engine would read an I/O vector in its own memory: refused here, where
+ * the caller sees why. */
+static int remote_md_iovec(const ptl_md_t *md, const char *call)
+{
+    if (!(md->options & PTL_MD_IOVEC))
+        return 0;
+    onic_error("ptl: %s: PTL_MD_IOVEC under ONIC_ONLOAD: the engine cannot read the vector; "
+               "pass a flat MD", call);
+    return 1;
+}
+
 static int remote_me_search(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
                             ptl_process_id_t match_id, ptl_match_bits_t match_bits,
                             ptl_match_bits_t ignore_bits, ptl_unlink_t unlink,
@@ -629,6 +640,8 @@ static int remote_me_search(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
         remote_null(md_handle, "PtlMEAttachSearch", "md_handle") ||
         remote_null(header, "PtlMEAttachSearch", "header"))
         return PTL_SEGV;
+    if (remote_md_iovec(&md, "PtlMEAttachSearch"))
+        return PTL_MD_ILLEGAL;
     remote_call_init(&c, ONIC_ONLOAD_OP_ME_SEARCH, ni_handle);
     c.pt = pt_index;
     c.id = match_id;
@@ -658,6 +671,8 @@ static int remote_md_attach(ptl_handle_me_t me_handle, ptl_md_t md, ptl_unlink_t
 
     if (remote_null(md_handle, "PtlMDAttach", "md_handle"))
         return PTL_SEGV;
+    if (remote_md_iovec(&md, "PtlMDAttach"))
+        return PTL_MD_ILLEGAL;
     remote_call_init(&c, ONIC_ONLOAD_OP_MD_ATTACH, me_handle);
     c.u.md = md;
     c.md_unlink = (uint32_t)unlink_op;
@@ -677,6 +692,8 @@ static int remote_md_bind(ptl_handle_ni_t ni_handle, ptl_md_t md, ptl_unlink_t u
 
     if (remote_null(md_handle, "PtlMDBind", "md_handle"))
         return PTL_SEGV;
+    if (remote_md_iovec(&md, "PtlMDBind"))
+        return PTL_MD_ILLEGAL;
     remote_call_init(&c, ONIC_ONLOAD_OP_MD_BIND, ni_handle);
     c.u.md = md;
     c.md_unlink = (uint32_t)unlink_op;
@@ -711,6 +728,8 @@ static int remote_md_update(ptl_handle_md_t md_handle, ptl_md_t *old_md, ptl_md_
     onic_ptl_eq_t *eq;
     int rc;
 
+    if (new_md != NULL && remote_md_iovec(new_md, "PtlMDUpdate"))
+        return PTL_MD_ILLEGAL;
     remote_call_init(&c, ONIC_ONLOAD_OP_MD_UPDATE, md_handle);
     c.flag = (old_md != NULL ? 1u : 0u) | (new_md != NULL ? 2u : 0u);
     if (new_md != NULL)

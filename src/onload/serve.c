@@ -188,17 +188,20 @@ static void serve_mem_dereg(void *arg, const onic_ptl_rkey_t *key)
 }
 
 static onic_status_t serve_rma(void *arg, uint32_t peer, int write, void *local,
-                               const onic_ptl_rkey_t *key, size_t len, void *ctx)
+                               const onic_ptl_rkey_t *key, uint64_t roffset, size_t len,
+                               void *ctx)
 {
     engine_proc_t *p = arg;
     uint64_t here = (uint64_t)(uintptr_t)local;
 
-    if (peer >= p->e->nprocs || len > key->len)
+    if (peer >= p->e->nprocs || roffset > key->len || len > key->len - roffset)
         return ONIC_ERR_INVALID_PARAM;
     if (write)
-        onload_engine_move_ptl(p->e, p->rank, p->rank, here, peer, key->addr, len, ctx);
+        onload_engine_move_ptl(p->e, p->rank, p->rank, here, peer, key->addr + roffset, len,
+                               ctx);
     else
-        onload_engine_move_ptl(p->e, p->rank, peer, key->addr, p->rank, here, len, ctx);
+        onload_engine_move_ptl(p->e, p->rank, peer, key->addr + roffset, p->rank, here, len,
+                               ctx);
     return ONIC_OK;
 }
 

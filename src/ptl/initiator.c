@@ -12,6 +12,7 @@
  * completion reports and the registration to drop. */
 #include "ptl/ptl.h"
 #include "base/log.h"
+#include "base/mem.h"
 
 #include <string.h>
 
@@ -89,14 +90,27 @@ static int initiator_large(onic_ptl_ni_t *ni, onic_ptl_md_t *md, int get, uint32
 {
     onic_ptl_large_t *rec;
     onic_status_t status;
+    char *at;
     int rc = onic_ptl_large_add(ni, &desc->cookie, &rec);
 
     if (rc != PTL_OK) {
         onic_error("ptl: %s: no room to track another large operation", call);
         return rc;
     }
-    status = ni->io->mem_reg(ni->io_arg, onic_ptl_md_at(md, local_offset), m->rlength,
-                             &desc->key);
+    if (md->desc.options & PTL_MD_IOVEC) {
+        if ((rec->bounce = onic_malloc(m->rlength)) == NULL) {
+            onic_ptl_large_del(ni, rec);
+            onic_error("ptl: %s: no memory for %llu bytes of an I/O vector MD in one piece",
+                       call, (unsigned long long)m->rlength);
+            return PTL_NO_SPACE;
+        }
+        if (!get)
+            onic_ptl_md_iov_load(md, local_offset, rec->bounce, m->rlength);
+        at = rec->bounce;
+    } else {
+        at = onic_ptl_md_at(md, local_offset);
+    }
+    status = ni->io->mem_reg(ni->io_arg, at, m->rlength, &desc->key);
     if (status != ONIC_OK) {
         onic_ptl_large_del(ni, rec);
         onic_error("ptl: %s: cannot expose %llu bytes for the target to move: %s", call,
@@ -163,6 +177,16 @@ static int initiator_send(onic_ptl_ni_t *ni, onic_ptl_md_t *md, onic_ptl_msg_t *
     } else if (m->op == ONIC_PTL_OP_PUT && m->rlength > 0 && ni->io->load == NULL) {
         payload = onic_ptl_md_at(md, local_offset);
         len = m->rlength;
+        if (md->desc.options & PTL_MD_IOVEC) {
+            /* Gathered into one piece: the transport sends one. */
+            if (ni->iov_buf == NULL && (ni->iov_buf = onic_malloc(ni->max_inline)) == NULL) {
+                onic_error("ptl: %s: no memory to gather an I/O vector MD's %zu bytes", call,
+                           len);
+                return PTL_NO_SPACE;
+            }
+            onic_ptl_md_iov_load(md, local_offset, ni->iov_buf, len);
+            payload = ni->iov_buf;
+        }
     }
     hdr_len = onic_ptl_msg_pack(m, &w);
     status = ni->io->send(ni->io_arg, target, &w, hdr_len, payload, len);
@@ -238,7 +262,7 @@ int onic_ptl_put(onic_ptl_ni_t *ni, onic_ptl_md_t *md, ptl_size_t local_offset,
     ptl_event_t ev;
     int large, rc;
 
-    if (put_is_short(ni, md, length))
+    if (put_is_short(ni, md, length) && !(md->desc.options & PTL_MD_IOVEC))
         return put_short(ni, md, local_offset, length, target, pt_index, ac_index, match_bits,
                          remote_offset, hdr_data);
     eq = onic_ptl_md_eq(ni, md);
@@ -314,7 +338,7 @@ static inline __attribute__((always_inline)) int put_checked(onic_ptl_ni_t *ni, 
                          remote_offset, "PtlPut");
     if (rc != PTL_OK)
         return rc;
-    if (__builtin_expect(put_is_short(ni, md, length), 1))
+    if (__builtin_expect(put_is_short(ni, md, length) && !(md->desc.options & PTL_MD_IOVEC), 1))
         return put_short(ni, md, local_offset, length, target_id.pid, pt_index, ac_index,
                          match_bits, remote_offset, hdr_data);
     return onic_ptl_put(ni, md, local_offset, length, ack_req, target_id.pid, pt_index, ac_index,
@@ -373,7 +397,8 @@ int PtlPutRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t 
     /* An NI implies PtlInit (PtlFini clears it before init). */
     if (__builtin_expect(ni == NULL || onic_ptl_backend_g != NULL, 0) ||
         (md = onic_ptl_htab_get_hinted(&ni->mds, md_handle)) == NULL ||
-        !(md->desc.threshold == PTL_MD_THRESH_INF && !(md->desc.options & PTL_MD_MAX_SIZE) &&
+        !(md->desc.threshold == PTL_MD_THRESH_INF &&
+          !(md->desc.options & (PTL_MD_MAX_SIZE | PTL_MD_IOVEC)) &&
           local_offset <= md->desc.length && length <= md->desc.length - local_offset &&
           (unsigned)ack_req <= PTL_NOACK_REQ && target_id.nid == 0 &&
           target_id.pid < ni->size && pt_index <= (ptl_pt_index_t)ni->limits.max_pt_index &&

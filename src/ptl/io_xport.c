@@ -75,13 +75,24 @@ static void ptl_xport_mem_dereg(void *arg, const onic_ptl_rkey_t *key)
 }
 
 static onic_status_t ptl_xport_rma(void *arg, uint32_t peer, int write, void *local,
-                                   const onic_ptl_rkey_t *key, size_t len, void *ctx)
+                                   const onic_ptl_rkey_t *key, uint64_t roffset, size_t len,
+                                   void *ctx)
 {
     ptl_xport_t *px = arg;
     onic_xport_mkey_t k = {key->addr, key->len, key->id};
 
-    return write ? onic_xport_rma_write(px->x, peer, local, &k, 0, len, ctx)
-                 : onic_xport_rma_read(px->x, peer, local, &k, 0, len, ctx);
+    return write ? onic_xport_rma_write(px->x, peer, local, &k, roffset, len, ctx)
+                 : onic_xport_rma_read(px->x, peer, local, &k, roffset, len, ctx);
+}
+
+static onic_status_t ptl_xport_rmav(void *arg, uint32_t peer, int write, struct iovec *local,
+                                    unsigned n, const onic_ptl_rkey_t *key, uint64_t roffset,
+                                    size_t len, void *ctx)
+{
+    ptl_xport_t *px = arg;
+    onic_xport_mkey_t k = {key->addr, key->len, key->id};
+
+    return onic_xport_rmav(px->x, peer, write, local, n, &k, roffset, len, ctx);
 }
 
 static onic_status_t ptl_xport_bundle(void *arg, int on)
@@ -104,6 +115,7 @@ static const onic_ptl_io_t ptl_xport_io = {
     .mem_reg = ptl_xport_mem_reg,
     .mem_dereg = ptl_xport_mem_dereg,
     .rma = ptl_xport_rma,
+    .rmav = ptl_xport_rmav,
     .bundle = ptl_xport_bundle,
 };
 

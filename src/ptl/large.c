@@ -2,6 +2,7 @@
  * (base/slots.h), so a DONE or reply naming a finished or forged operation
  * finds nothing. */
 #include "ptl/ptl.h"
+#include "base/mem.h"
 
 void onic_ptl_large_init(onic_ptl_ni_t *ni)
 {
@@ -23,10 +24,16 @@ onic_ptl_large_t *onic_ptl_large_find(onic_ptl_ni_t *ni, uint64_t cookie, uint32
 
 void onic_ptl_large_del(onic_ptl_ni_t *ni, onic_ptl_large_t *rec)
 {
+    onic_free(rec->bounce);
     onic_slots_del(&ni->large, rec);
 }
 
 void onic_ptl_large_fini(onic_ptl_ni_t *ni)
 {
+    onic_ptl_large_t *rec;
+
+    for (uint32_t i = 0; i < ni->large.cap; i++)
+        if ((rec = onic_slots_at(&ni->large, i)) != NULL)
+            onic_free(rec->bounce);
     onic_slots_fini(&ni->large);
 }

@@ -360,6 +360,54 @@ static inline int me_take_unexpected(onic_ptl_ni_t *ni, ptl_pt_index_t pt_index,
     return 1;
 }
 
+/* PtlMEAttachSearch's attach of an I/O vector MD (checked): the MD made
+ * first, from the pool with its copy of the vector (onic_ptl_md_create),
+ * so that no memory for it undoes nothing. */
+static int
+me_attach_iov(onic_ptl_ni_t *ni, ptl_pt_index_t pt_index, ptl_process_id_t match_id,
+              ptl_match_bits_t match_bits, ptl_match_bits_t ignore_bits, ptl_unlink_t unlink,
+              ptl_ins_pos_t position, const ptl_md_t *md, ptl_unlink_t md_unlink,
+              ptl_handle_me_t *me_handle, ptl_handle_md_t *md_handle)
+{
+    onic_ptl_me_t *me;
+    onic_ptl_md_t *obj;
+    int rc = onic_ptl_md_create(ni, md, md_unlink, NULL, &obj);
+
+    if (rc != PTL_OK)
+        return rc;
+    rc = me_link(ni, "PtlMEAttachSearch", pt_index, 0, match_id, match_bits, ignore_bits, unlink,
+                 position == PTL_INS_BEFORE ? ONIC_MATCH_HEAD : ONIC_MATCH_TAIL, NULL, &me);
+    if (rc != PTL_OK) {
+        onic_ptl_md_release(ni, obj);
+        return rc;
+    }
+    obj->me = me;
+    onic_dlist_push_tail(&me->mds, &obj->link);
+    *me_handle = me->handle;
+    *md_handle = obj->handle;
+    return PTL_OK;
+}
+
+/* PtlMEAttachSearch of an I/O vector MD (checked by
+ * onic_ptl_md_check_flat), from the entry's checks on: out of line, so a
+ * flat MD's search tests nothing for it. */
+static __attribute__((noinline, cold)) int
+me_search_iov(onic_ptl_ni_t *ni, ptl_pt_index_t pt_index, ptl_process_id_t match_id,
+              ptl_match_bits_t match_bits, ptl_match_bits_t ignore_bits, ptl_unlink_t unlink,
+              ptl_ins_pos_t position, const ptl_md_t *md, ptl_unlink_t md_unlink,
+              ptl_handle_me_t *me_handle, ptl_handle_md_t *md_handle, ptl_ovf_header_t *header)
+{
+    int rc = me_check(ni, "PtlMEAttachSearch", pt_index, 0, match_id, unlink);
+
+    if (rc != PTL_OK)
+        return rc;
+    /* As PtlMEAttachSearch: search and attach with no poll between. */
+    if (me_take_unexpected(ni, pt_index, match_id, match_bits, ignore_bits, header))
+        return PTL_OVF_MATCHED;
+    return me_attach_iov(ni, pt_index, match_id, match_bits, ignore_bits, unlink, position, md,
+                         md_unlink, me_handle, md_handle);
+}
+
 int PtlMEAttachSearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
                       ptl_process_id_t match_id, ptl_match_bits_t match_bits,
                       ptl_match_bits_t ignore_bits, ptl_unlink_t unlink, ptl_ins_pos_t position,
@@ -384,9 +432,13 @@ int PtlMEAttachSearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
     }
     if ((rc = me_check_pt(ni, pt_index, call)) != PTL_OK ||
         (rc = me_check_pos(position, call)) != PTL_OK ||
-        (rc = onic_ptl_md_check(ni, &md, md_unlink, call)) != PTL_OK ||
-        (rc = me_check(ni, call, pt_index, 0, match_id, unlink)) != PTL_OK)
-        return rc;
+        (rc = onic_ptl_md_check_flat(ni, &md, md_unlink, call)) != PTL_OK ||
+        (rc = me_check(ni, call, pt_index, 0, match_id, unlink)) != PTL_OK) {
+        if (rc != ONIC_PTL_MD_IOVEC_OK)
+            return rc;
+        return me_search_iov(ni, pt_index, match_id, match_bits, ignore_bits, unlink, position,
+                             &md, md_unlink, me_handle, md_handle, header);
+    }
     /* Search and attach with no poll in between: nothing can arrive. */
     if (me_take_unexpected(ni, pt_index, match_id, match_bits, ignore_bits, header))
         return PTL_OVF_MATCHED;

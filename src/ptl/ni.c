@@ -77,7 +77,7 @@ static const ptl_ni_limits_t ptl_limits_max = {
     .max_eqs = ONIC_PTL_MAX_OBJECTS,
     .max_ac_index = ONIC_PTL_AC_LIMIT - 1,
     .max_pt_index = ONIC_PTL_PT_LIMIT - 1,
-    .max_md_iovecs = 1,
+    .max_md_iovecs = PTL_MD_IOVEC_MAX,
     .max_me_list = ONIC_PTL_MAX_OBJECTS,
     .max_getput_md = 0,
 };
@@ -88,7 +88,7 @@ static const ptl_ni_limits_t ptl_limits_default = {
     .max_eqs = ONIC_PTL_MAX_OBJECTS,
     .max_ac_index = 63,
     .max_pt_index = 63,
-    .max_md_iovecs = 1,
+    .max_md_iovecs = PTL_MD_IOVEC_MAX,
     .max_me_list = ONIC_PTL_MAX_OBJECTS,
     .max_getput_md = 0,
 };
@@ -108,7 +108,7 @@ void onic_ptl_ni_clamp_limits(const ptl_ni_limits_t *desired, ptl_ni_limits_t *a
     actual->max_eqs = clamp(d->max_eqs, 1, m->max_eqs);
     actual->max_ac_index = clamp(d->max_ac_index, 1, m->max_ac_index); /* entries 0 and 1 */
     actual->max_pt_index = clamp(d->max_pt_index, 0, m->max_pt_index);
-    actual->max_md_iovecs = 1;
+    actual->max_md_iovecs = clamp(d->max_md_iovecs, 1, m->max_md_iovecs);
     actual->max_me_list = clamp(d->max_me_list, 1, m->max_me_list);
     actual->max_getput_md = 0;
 }
@@ -163,6 +163,7 @@ static void ni_destroy(onic_ptl_ni_t *ni)
     onic_ptl_htab_fini(&ni->eqs);
     onic_free(ni->pt);
     onic_free(ni->acl);
+    onic_free(ni->iov_buf);
     onic_free(ni);
 }
 
@@ -202,6 +203,10 @@ int onic_ptl_ni_open(const onic_ptl_ni_params_t *p, ptl_ni_limits_t *actual,
     onic_pool_init(&ni->ovf_pool, sizeof(onic_ptl_ovf_t), 64);
     onic_ptl_large_init(ni);
     onic_ptl_ni_clamp_limits(p->desired, &ni->limits);
+    /* An NI serving another process (the onload engine) takes no I/O
+     * vectors (md.c says why): 1, the 3.3 specification's "none". */
+    if (p->io != NULL && p->io->store != NULL)
+        ni->limits.max_md_iovecs = 1;
     onic_ptl_htab_init(&ni->mes, ONIC_PTL_KIND_ME, onic_ptl_g.epoch, (uint32_t)ni->limits.max_mes);
     onic_ptl_htab_init(&ni->mds, ONIC_PTL_KIND_MD, onic_ptl_g.epoch, (uint32_t)ni->limits.max_mds);
     onic_ptl_htab_init(&ni->eqs, ONIC_PTL_KIND_EQ, onic_ptl_g.epoch, (uint32_t)ni->limits.max_eqs);
@@ -272,8 +277,19 @@ static void ni_answer(onic_ptl_ni_t *ni, onic_ptl_out_t *out)
     if (out->dereg)
         ni->io->mem_dereg(ni->io_arg, &out->dereg_key);
     if (out->rma) {
-        status = ni->io->rma(ni->io_arg, out->dest, out->rma_write, out->rma_local,
-                             &out->rma_key, out->rma_len, out->rma_ctx);
+        status = ONIC_ERR_UNSUPPORTED;
+        if (out->rma_iov != NULL) {
+            /* Set first: the completion may be reported from inside. */
+            onic_ptl_target_rma_vector(out->rma_ctx, 1);
+            status = ni->io->rmav(ni->io_arg, out->dest, out->rma_write, out->rma_iov,
+                                  out->rma_niov, &out->rma_key, out->rma_roffset, out->rma_vlen,
+                                  out->rma_ctx);
+            if (status == ONIC_ERR_UNSUPPORTED)
+                onic_ptl_target_rma_vector(out->rma_ctx, 0);
+        }
+        if (status == ONIC_ERR_UNSUPPORTED)
+            status = ni->io->rma(ni->io_arg, out->dest, out->rma_write, out->rma_local,
+                                 &out->rma_key, out->rma_roffset, out->rma_len, out->rma_ctx);
         if (status != ONIC_OK) {
             onic_ptl_target_rma_done(ni, out->rma_ctx, status, out);
             ni_answer(ni, out);

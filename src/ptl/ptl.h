@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <onic/match.h>
 #include <onic/portals.h>
 #include <onic/status.h>
@@ -237,7 +238,10 @@ typedef struct onic_ptl_eq {
 typedef struct onic_ptl_me onic_ptl_me_t;
 
 typedef struct onic_ptl_md {
-    ptl_md_t         desc;          /* threshold counts down in place */
+    /* threshold counts down in place. With PTL_MD_IOVEC, start is iov and
+     * length the entries' total in bytes, so every offset and length check
+     * is the flat MD's; onic_ptl_md_snapshot gives the caller's view back. */
+    ptl_md_t         desc;
     ptl_handle_md_t  handle;
     ptl_unlink_t     unlink;
     ptl_size_t       local_offset;  /* advanced by operations without MANAGE_REMOTE */
@@ -245,7 +249,11 @@ typedef struct onic_ptl_md {
     onic_dlist_t     link;          /* in me->mds */
     unsigned         pending;       /* gets waiting for their reply */
     unsigned         inflight;      /* large puts not yet pulled, RMA into or out of it */
-    int              embedded;      /* me->md0: no table slot, no pool element of its own */
+    /* me->md0: no table slot, no pool element of its own (1; 2 when
+     * PtlMDUpdate gave it an I/O vector, whose copy its release frees). */
+    int              embedded;
+    uint32_t         niov;          /* PTL_MD_IOVEC: entries of iov */
+    ptl_md_iovec_t  *iov;           /* PTL_MD_IOVEC: onic's copy of the vector; else NULL */
 } onic_ptl_md_t;
 
 /* Whether operations are under way on md (it cannot be unlinked or changed). */
@@ -254,8 +262,10 @@ static inline int onic_ptl_md_busy(const onic_ptl_md_t *md)
     return md->pending > 0 || md->inflight > 0;
 }
 
-/* The address at offset off of md. Integer arithmetic: an MD spanning the
- * whole address space starts at NULL (PTL_SIZE_MAX). */
+/* The address at offset off of md, an MD without PTL_MD_IOVEC (an I/O
+ * vector's bytes go through onic_ptl_md_store / _load / _seg). Integer
+ * arithmetic: an MD spanning the whole address space starts at NULL
+ * (PTL_SIZE_MAX). */
 static inline char *onic_ptl_md_at(const onic_ptl_md_t *md, ptl_size_t off)
 {
     return (char *)((uintptr_t)md->desc.start + (uintptr_t)off);
@@ -271,6 +281,11 @@ typedef struct onic_ptl_large {
     ptl_pt_index_t   pt_index;
     ptl_match_bits_t match_bits;
     uint64_t         rlength, local_offset, hdr_data;
+    /* An I/O vector MD's region in one piece, registered in its place (the
+     * transport registers contiguous memory): a put's data gathered, a
+     * get's landing place, scattered into the MD at the reply. Freed with
+     * the record. */
+    char            *bounce;
 } onic_ptl_large_t;
 
 struct onic_ptl_me {
@@ -349,7 +364,13 @@ typedef struct onic_ptl_io {
     /* Start an RMA read (write = 0) or write with the peer's region key; its
      * completion comes back through onic_ptl_ni_rma_done(ctx). */
     onic_status_t (*rma)(void *arg, uint32_t peer, int write, void *local,
-                         const onic_ptl_rkey_t *key, size_t len, void *ctx);
+                         const onic_ptl_rkey_t *key, uint64_t roffset, size_t len, void *ctx);
+    /* Optional: rma with the local side in n pieces adding up to len (an
+     * I/O vector MD's region), which it may change; ONIC_ERR_UNSUPPORTED
+     * when it cannot now (nothing started: the target moves the pieces one
+     * by one through rma). */
+    onic_status_t (*rmav)(void *arg, uint32_t peer, int write, struct iovec *local, unsigned n,
+                          const onic_ptl_rkey_t *key, uint64_t roffset, size_t len, void *ctx);
     /* Optional: open (on = 1) or end a bundle of sends (PtlStartBundle). */
     onic_status_t (*bundle)(void *arg, int on);
     /* Optional, all four or none: the NI runs in another process than the
@@ -402,6 +423,9 @@ struct onic_ptl_ni {
     onic_pool_t          ovf_pool;
     uint32_t             md0_live;     /* entries' own MDs: they count towards max_mds */
     onic_slots_t         large;        /* onic_ptl_large_t, by cookie */
+    /* max_inline bytes, made at the first need: a get's reply gathered from
+     * an I/O vector MD, a put's data from one. */
+    char                *iov_buf;
 };
 
 typedef struct onic_ptl_ni_params {
@@ -415,8 +439,9 @@ typedef struct onic_ptl_ni_params {
     void                *io_arg;
 } onic_ptl_ni_params_t;
 
-/* Data into the NI's process's memory: a copy here, or through io->store. */
-static inline void onic_ptl_ni_store(onic_ptl_ni_t *ni, void *at, const void *data, size_t len)
+/* Data into the NI's process's memory: a copy here, or through io->store.
+ * Always inline: the target's straight line stores through it. */
+static inline __attribute__((always_inline)) void onic_ptl_ni_store(onic_ptl_ni_t *ni, void *at, const void *data, size_t len)
 {
     if (ni->io->store != NULL)
         ni->io->store(ni->io_arg, at, data, len);
@@ -536,14 +561,26 @@ void     onic_ptl_eq_run_handlers(onic_ptl_ni_t *ni);
 uint64_t onic_ptl_eq_room(const onic_ptl_eq_t *eq);
 
 /* --- md.c ---------------------------------------------------------------------- */
+/* The checks of a ptl_md_t: PTL_OK or the Portals code to return. */
 int  onic_ptl_md_check(onic_ptl_ni_t *ni, const ptl_md_t *md, ptl_unlink_t unlink, const char *call);
+/* onic_ptl_md_check, but a good I/O vector MD is ONIC_PTL_MD_IOVEC_OK (no
+ * Portals code): PtlMEAttachSearch learns it in the test of the result it
+ * makes anyway, so a flat MD's attach tests nothing more. */
+#define ONIC_PTL_MD_IOVEC_OK (PTL_MAX_ERRNO + 1)
+int  onic_ptl_md_check_flat(onic_ptl_ni_t *ni, const ptl_md_t *md, ptl_unlink_t unlink,
+                            const char *call);
 /* Whether another MD may be made: the table's own limit does not see the
  * entries' MDs, so both count. */
 static inline int onic_ptl_md_room(const onic_ptl_ni_t *ni)
 {
     return ni->mds.live + ni->md0_live < ni->mds.max;
 }
-/* me's own MD (me has none yet), desc checked, onic_ptl_md_room true. */
+/* A checked I/O vector desc made onic's: the vector copied (*iov_p, *niov_p,
+ * onic_free'd with the MD), desc's start the copy and length its total. A
+ * Portals code (PTL_NO_SPACE). */
+int  onic_ptl_md_iov_copy(ptl_md_t *desc, ptl_md_iovec_t **iov_p, uint32_t *niov_p);
+/* me's own MD (me has none yet), desc checked and not an I/O vector (whose
+ * MD comes from the pool: onic_ptl_md_create), onic_ptl_md_room true. */
 onic_ptl_md_t *onic_ptl_md_embed(onic_ptl_ni_t *ni, onic_ptl_me_t *me, const ptl_md_t *desc,
                                  ptl_unlink_t unlink);
 /* The same with every field set but md->desc, which the caller writes. */
@@ -615,10 +652,38 @@ static inline int onic_ptl_md_should_unlink(const onic_ptl_md_t *md)
     return md->unlink == PTL_UNLINK && !onic_ptl_md_busy(md) && onic_ptl_md_used_up(md);
 }
 
-/* The state an event reports. */
+/* The state an event reports (an I/O vector's length is its entries). */
 static inline void onic_ptl_md_snapshot(const onic_ptl_md_t *md, ptl_md_t *out)
 {
     *out = md->desc;
+    if (__builtin_expect(md->desc.options & PTL_MD_IOVEC, 0))
+        out->length = md->niov;
+}
+
+/* --- I/O vector MDs (md.c) -------------------------------------------------------
+ * Out of line and cold: the flat MD's paths test the option they already
+ * hold and never loop. off and len lie inside the MD (checked by the
+ * caller, as for a flat one). */
+/* The entry holding byte off of md, and off's place in it (*in_p). */
+uint32_t onic_ptl_md_iov_find(const onic_ptl_md_t *md, uint64_t off, uint64_t *in_p);
+/* len bytes of data into md at off, entry by entry (through io->store). */
+void     onic_ptl_md_iov_store(onic_ptl_ni_t *ni, const onic_ptl_md_t *md, uint64_t off,
+                               const void *data, size_t len);
+/* len bytes of md at off into buf. */
+void     onic_ptl_md_iov_load(const onic_ptl_md_t *md, uint64_t off, void *buf, size_t len);
+/* The contiguous piece of md at off: its address, and how many of len
+ * bytes it holds (*piece_p); for an MD without a vector, all of them. */
+char    *onic_ptl_md_seg(const onic_ptl_md_t *md, uint64_t off, uint64_t len, uint64_t *piece_p);
+
+/* Data into md at off: one copy into a flat MD, the vector's entries
+ * otherwise. */
+static inline void onic_ptl_md_store(onic_ptl_ni_t *ni, const onic_ptl_md_t *md, uint64_t off,
+                                     const void *data, size_t len)
+{
+    if (__builtin_expect(md->desc.options & PTL_MD_IOVEC, 0))
+        onic_ptl_md_iov_store(ni, md, off, data, len);
+    else
+        onic_ptl_ni_store(ni, onic_ptl_md_at(md, off), data, len);
 }
 
 /* Keep ev as it is (its sequence already set) in eq's ring, overwriting the
@@ -742,7 +807,14 @@ typedef struct onic_ptl_out {
     int             rma, rma_write;
     void           *rma_local;
     onic_ptl_rkey_t rma_key;
+    uint64_t        rma_roffset;   /* into the key's region */
     size_t          rma_len;
+    /* An I/O vector MD's whole region (rma_vlen bytes in rma_niov pieces),
+     * to move in one io->rmav if it can; else rma_local and rma_len, its
+     * first piece. NULL: no vector. */
+    struct iovec   *rma_iov;
+    unsigned        rma_niov;
+    size_t          rma_vlen;
     void           *rma_ctx;
     /* A registration of this process's to drop (its large op is over). */
     int             dereg;
@@ -768,6 +840,10 @@ void onic_ptl_target_rma_done(onic_ptl_ni_t *ni, void *ctx, onic_status_t status
                               onic_ptl_out_t *out);
 /* Forget the RMA still under way (the NI is going). */
 void onic_ptl_target_fini(onic_ptl_ni_t *ni);
+/* The vector RMA an answer offered (out->rma_iov) is under way (whole 1:
+ * it moves the region at once) or was refused (whole 0: its first piece
+ * goes alone, the rest after it). */
+void onic_ptl_target_rma_vector(void *ctx, int whole);
 
 /* --- eq.c, shared with the onload back end ------------------------------------------ */
 /* The checks of PtlEQPoll's arguments: PTL_OK or the code to return. */

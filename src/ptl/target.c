@@ -53,6 +53,11 @@ typedef struct target_rma {
     uint32_t              src;
     onic_ptl_msg_t        m;
     uint64_t              offset, mlength;
+    /* Moved so far, and the piece under way: an I/O vector MD's region
+     * moves one contiguous piece at a time (a flat MD's in one), unless
+     * the transport takes all its pieces at once (iov, io->rmav). */
+    uint64_t              done, piece, first;
+    struct iovec         *iov;
     unsigned              options;
     onic_ptl_large_desc_t desc;
 } target_rma_t;
@@ -213,6 +218,19 @@ static int target_translate(onic_ptl_pt_t *pt, uint32_t src, const onic_ptl_msg_
     return target_translate_x(pt, src, m->match_bits, x);
 }
 
+/* Where mlength bytes at offset of md are, as one pointer: an I/O vector's
+ * only when they lie within one entry (else NULL, as portals.h says). */
+static __attribute__((noinline, cold)) void *target_data_at(const onic_ptl_md_t *md, uint64_t offset, uint64_t mlength)
+{
+    uint64_t piece;
+    char *at;
+
+    if (!(md->desc.options & PTL_MD_IOVEC))
+        return onic_ptl_md_at(md, offset);
+    at = onic_ptl_md_seg(md, offset, mlength, &piece);
+    return piece == mlength ? at : NULL;
+}
+
 /* onic extension: keep the header of a put an overflow entry took. Made
  * before anything changes, so running out of memory is a clean drop. The
  * header's fields are passed one by one: the straight line of a small put
@@ -247,8 +265,14 @@ static onic_ptl_ovf_t *target_keep_header(onic_ptl_ni_t *ni, onic_ptl_pt_t *pt, 
 static onic_ptl_ovf_t *target_keep_msg(onic_ptl_ni_t *ni, onic_ptl_pt_t *pt, uint32_t src,
                                        const onic_ptl_msg_t *m, const target_xlate_t *x)
 {
-    return target_keep_header(ni, pt, src, m->pt_index, m->match_bits, m->rlength, m->hdr_data,
-                              x);
+    onic_ptl_ovf_t *rec = target_keep_header(ni, pt, src, m->pt_index, m->match_bits,
+                                             m->rlength, m->hdr_data, x);
+
+    /* An I/O vector MD (which only these general steps fill) has its data
+     * at one address only within one entry. */
+    if (rec != NULL && (x->md->desc.options & PTL_MD_IOVEC) && x->mlength > 0)
+        rec->hdr.start = target_data_at(x->md, x->offset, x->mlength);
+    return rec;
 }
 
 /* The events of a put or get that has been moved and counted (unlink:
@@ -297,10 +321,16 @@ static unsigned target_deliver(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_m
     onic_ptl_md_t *md = x->md;
     onic_ptl_eq_t *eq = onic_ptl_md_eq(ni, md);
     unsigned options = md->desc.options;
-    char *at = x->mlength > 0 ? onic_ptl_md_at(md, x->offset) : NULL;
+    char *at = x->mlength > 0 && !(options & PTL_MD_IOVEC) ? onic_ptl_md_at(md, x->offset) : NULL;
 
     if (m->op == ONIC_PTL_OP_PUT && x->mlength > 0)
-        onic_ptl_ni_store(ni, at, payload, x->mlength);
+        onic_ptl_md_store(ni, md, x->offset, payload, x->mlength);
+    if (m->op == ONIC_PTL_OP_GET && x->mlength > 0 && (options & PTL_MD_IOVEC)) {
+        /* The reply's data in one piece: gathered into the NI's buffer,
+         * which target_request_found made sure of. */
+        onic_ptl_md_iov_load(md, x->offset, ni->iov_buf, x->mlength);
+        at = ni->iov_buf;
+    }
     *data_p = at;
     onic_ptl_md_consume(md, x->mlength);
     target_events(ni, src, m, x, md, eq, options, onic_ptl_md_should_unlink(md));
@@ -398,6 +428,8 @@ static void target_large_finish(onic_ptl_ni_t *ni, const target_rma_t *r, onic_s
                         status != ONIC_OK, out);
 }
 
+static void target_rma_pieces(const onic_ptl_md_t *md, target_rma_t *r, onic_ptl_out_t *out);
+
 /* Translation found where a large put or get goes: count it, record START,
  * and ask for the RMA (or finish at once when nothing is to move). */
 static void target_large(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m,
@@ -430,6 +462,7 @@ static void target_large(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *
     r->m = *m;
     r->offset = x->offset;
     r->mlength = x->mlength;
+    r->done = 0;
     r->options = md->desc.options;
     r->desc = *desc;
     if (r == &now) {
@@ -442,21 +475,84 @@ static void target_large(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *
     onic_dlist_push_tail(&ni->rma_pending, &r->link);
     out->rma = 1;
     out->rma_write = m->op == ONIC_PTL_OP_GET;
-    out->rma_local = onic_ptl_md_at(md, x->offset);
+    out->rma_local = onic_ptl_md_seg(md, x->offset, x->mlength, &r->piece);
     out->rma_key = desc->key;
-    out->rma_len = x->mlength;
+    out->rma_roffset = 0;
+    out->rma_len = r->piece;
     out->rma_ctx = r;
     out->dest = src;
+    r->first = r->piece;
+    r->iov = NULL;
+    out->rma_iov = NULL;
+    if (r->piece < r->mlength && ni->io->rmav != NULL)
+        target_rma_pieces(md, r, out);
+}
+
+/* The pieces of r's region of md (an I/O vector's), for one io->rmav;
+ * without memory for them, none: the pieces go one by one. */
+static void target_rma_pieces(const onic_ptl_md_t *md, target_rma_t *r, onic_ptl_out_t *out)
+{
+    uint64_t in, left = r->mlength;
+    uint32_t first = onic_ptl_md_iov_find(md, r->offset, &in), i;
+    unsigned n = 0;
+
+    for (i = first; i < md->niov && left > 0; i++, in = 0) {
+        uint64_t piece = md->iov[i].iov_len - in < left ? md->iov[i].iov_len - in : left;
+        if (piece == 0)
+            continue;
+        left -= piece;
+        n++;
+    }
+    if ((r->iov = onic_malloc(n * sizeof(*r->iov))) == NULL)
+        return;
+    left = r->mlength;
+    onic_ptl_md_iov_find(md, r->offset, &in);
+    for (i = first, n = 0; i < md->niov && left > 0; i++, in = 0) {
+        uint64_t piece = md->iov[i].iov_len - in < left ? md->iov[i].iov_len - in : left;
+        if (piece == 0)
+            continue;
+        r->iov[n].iov_base = (char *)md->iov[i].iov_base + in;
+        r->iov[n].iov_len = (size_t)piece;
+        left -= piece;
+        n++;
+    }
+    out->rma_iov = r->iov;
+    out->rma_niov = n;
+    out->rma_vlen = r->mlength;
+}
+
+void onic_ptl_target_rma_vector(void *ctx, int whole)
+{
+    target_rma_t *r = ctx;
+
+    r->piece = whole ? r->mlength : r->first;
 }
 
 void onic_ptl_target_rma_done(onic_ptl_ni_t *ni, void *ctx, onic_status_t status,
                               onic_ptl_out_t *out)
 {
     target_rma_t *r = ctx;
+    onic_ptl_md_t *md;
 
     memset(out, 0, sizeof(*out));
+    if (status == ONIC_OK && r->done + r->piece < r->mlength &&
+        (md = onic_ptl_md_get(ni, r->md)) != NULL) {
+        /* An I/O vector MD: its next piece, at the same place of the
+         * initiator's region. */
+        r->done += r->piece;
+        out->rma = 1;
+        out->rma_write = r->m.op == ONIC_PTL_OP_GET;
+        out->rma_local = onic_ptl_md_seg(md, r->offset + r->done, r->mlength - r->done, &r->piece);
+        out->rma_key = r->desc.key;
+        out->rma_roffset = r->done;
+        out->rma_len = r->piece;
+        out->rma_ctx = r;
+        out->dest = r->src;
+        return;
+    }
     onic_dlist_del(&r->link);
     target_large_finish(ni, r, status, out);
+    onic_free(r->iov);
     onic_free(r);
 }
 
@@ -465,6 +561,7 @@ void onic_ptl_target_fini(onic_ptl_ni_t *ni)
     while (!onic_dlist_empty(&ni->rma_pending)) {
         target_rma_t *r = onic_container_of(ni->rma_pending.next, target_rma_t, link);
         onic_dlist_del(&r->link);
+        onic_free(r->iov);
         onic_free(r);
     }
 }
@@ -478,6 +575,13 @@ static void target_request_found(onic_ptl_ni_t *ni, onic_ptl_pt_t *pt, uint32_t 
     const void *data;
     unsigned options;
 
+    /* A get from an I/O vector replies from one buffer: had first, so that
+     * no memory for it is a clean drop. */
+    if (m->op == ONIC_PTL_OP_GET && (x->md->desc.options & PTL_MD_IOVEC) && x->mlength > 0 &&
+        ni->iov_buf == NULL && (ni->iov_buf = onic_malloc(ni->max_inline)) == NULL) {
+        target_drop(ni, ONIC_PTL_DROP_NO_MEMORY, src, m);
+        return;
+    }
     if (x->me->overflow && m->op == ONIC_PTL_OP_PUT &&
         target_keep_msg(ni, pt, src, m, x) == NULL) {
         target_drop(ni, ONIC_PTL_DROP_NO_MEMORY, src, m);
@@ -565,8 +669,10 @@ int onic_ptl_target_put_small(onic_ptl_ni_t *ni, uint32_t src, const void *hdr,
     md = x.md;
     eq = onic_ptl_md_eq(ni, md);
     options = md->desc.options;
+    /* END alone, into a flat MD (an I/O vector's entries are the general
+     * steps' to fill: one test of the options for both). */
     if (eq == NULL ||
-        (options & (PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_END_DISABLE)) !=
+        (options & (PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_END_DISABLE | PTL_MD_IOVEC)) !=
             PTL_MD_EVENT_START_DISABLE)
         goto general;
     /* An overflow entry took it (an unexpected message): its header kept
@@ -595,7 +701,7 @@ int onic_ptl_target_put_small(onic_ptl_ni_t *ni, uint32_t src, const void *hdr,
     e->mlength = x.mlength;
     e->offset = x.offset;
     e->md_handle = md->handle;
-    onic_ptl_md_snapshot(md, &e->md);
+    e->md = md->desc; /* onic_ptl_md_snapshot of a flat MD */
     e->hdr_data = w[3];
     e->link = eq->seq;
     e->ni_fail_type = PTL_NI_OK;
@@ -664,9 +770,11 @@ static void target_reply(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *
     uint64_t room, mlength, need, local_offset = m->local_offset;
     int unlink;
     ptl_event_t ev;
+    char *bounce = NULL;
 
     if (m->flags & ONIC_PTL_FLAG_LARGE) {
-        /* The data is already in place; the cookie says where it went. */
+        /* The data is already in place (an I/O vector MD's in its bounce
+         * buffer, scattered below); the cookie says where it went. */
         rec = onic_ptl_large_find(ni, m->cookie, src);
         if (rec == NULL || !rec->get || rec->md != m->md) {
             target_drop(ni, ONIC_PTL_DROP_MALFORMED, src, m);
@@ -675,9 +783,12 @@ static void target_reply(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *
         out->dereg = 1;
         out->dereg_key = rec->key;
         local_offset = rec->local_offset;
+        bounce = rec->bounce;
+        rec->bounce = NULL;
         onic_ptl_large_del(ni, rec);
     }
     if (md == NULL || md->pending == 0) {
+        onic_free(bounce);
         target_drop(ni, ONIC_PTL_DROP_REPLY_MD, src, m);
         return;
     }
@@ -689,6 +800,7 @@ static void target_reply(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *
            (unsigned)unlink;
     if (eq != NULL && onic_ptl_eq_room(eq) < need) {
         md->pending--; /* this get is over: its reply is gone */
+        onic_free(bounce);
         target_drop(ni, ONIC_PTL_DROP_REPLY_EQ_FULL, src, m);
         return;
     }
@@ -696,7 +808,12 @@ static void target_reply(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *
     room = local_offset < md->desc.length ? md->desc.length - local_offset : 0;
     mlength = m->mlength < room ? m->mlength : room;
     if (mlength > 0 && rec == NULL)
-        onic_ptl_ni_store(ni, onic_ptl_md_at(md, local_offset), payload, mlength);
+        onic_ptl_md_store(ni, md, local_offset, payload, mlength);
+    if (bounce != NULL) {
+        if (mlength > 0 && !(m->flags & ONIC_PTL_FLAG_FAIL))
+            onic_ptl_md_store(ni, md, local_offset, bounce, mlength);
+        onic_free(bounce);
+    }
     target_event_base(ni, src, m, &ev);
     ev.mlength = mlength;
     ev.offset = local_offset;

@@ -38,6 +38,34 @@ static onic_status_t cma_copy(pid_t pid, void *local, uint64_t raddr, size_t len
     return ONIC_OK;
 }
 
+onic_status_t onic_xport_cma_copyv(pid_t pid, int write, struct iovec *local, unsigned n,
+                                   uint64_t raddr, size_t len)
+{
+    size_t done = 0;
+
+    while (done < len && n > 0) {
+        struct iovec r = {(void *)(uintptr_t)(raddr + done), len - done};
+        ssize_t got = write ? process_vm_writev(pid, local, n, &r, 1, 0)
+                            : process_vm_readv(pid, local, n, &r, 1, 0);
+        size_t left;
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return cma_errno(errno);
+        if (got == 0)
+            return ONIC_ERR_INVALID_PARAM;
+        done += (size_t)got;
+        /* Stopped short: step over the pieces it filled. */
+        for (left = (size_t)got; n > 0 && left >= local->iov_len; local++, n--)
+            left -= local->iov_len;
+        if (n > 0) {
+            local->iov_base = (char *)local->iov_base + left;
+            local->iov_len -= left;
+        }
+    }
+    return done == len ? ONIC_OK : ONIC_ERR_INVALID_PARAM;
+}
+
 int onic_xport_cma_probe(pid_t pid, uint64_t addr, uint64_t expect)
 {
     uint64_t word = 0;

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 /* Whether CMA reads of pid work: read 8 bytes at addr there and compare them
  * with expect (which also proves pid is the process we think, not one in
@@ -19,5 +20,10 @@ int onic_xport_cma_probe(pid_t pid, uint64_t addr, uint64_t expect);
  * ONIC_ERR_UNSUPPORTED when the kernel refuses, ONIC_ERR_IO otherwise. */
 onic_status_t onic_xport_cma_read(pid_t pid, void *local, uint64_t raddr, size_t len);
 onic_status_t onic_xport_cma_write(pid_t pid, const void *local, uint64_t raddr, size_t len);
+/* The same with the local side in n pieces (at most IOV_MAX) adding up to
+ * len bytes, in one call where the kernel takes it all at once; the
+ * pieces are consumed (changed) on the way. */
+onic_status_t onic_xport_cma_copyv(pid_t pid, int write, struct iovec *local, unsigned n,
+                                   uint64_t raddr, size_t len);
 
 #endif

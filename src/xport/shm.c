@@ -41,6 +41,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <poll.h>
@@ -1363,6 +1364,26 @@ static onic_status_t shm_rma(void *state, uint32_t peer, int write, void *local,
     return ONIC_OK;
 }
 
+/* CMA alone takes the pieces at once (in one call, no assist: the pieces
+ * of an I/O vector are each smaller than the whole); the bounce buffers
+ * move one contiguous range, so the caller goes piece by piece. */
+static onic_status_t shm_rmav(void *state, uint32_t peer, int write, struct iovec *local,
+                              unsigned n, const onic_xport_mkey_t *rkey, uint64_t roffset,
+                              size_t len, void *ctx)
+{
+    shm_state_t *s = state;
+    onic_status_t status;
+
+    if (s->pids[peer] == 0 || n > IOV_MAX ||
+        (s->rma_mode != ONIC_SHM_RMA_CMA && len < s->cma_min))
+        return ONIC_ERR_UNSUPPORTED;
+    status = onic_xport_cma_copyv(s->pids[peer], write, local, n, rkey->addr + roffset, len);
+    if (status == ONIC_ERR_UNSUPPORTED)
+        return status; /* refused now: shm_rma says so and copies */
+    onic_xport_notify_post(s->notify, ctx, status);
+    return ONIC_OK;
+}
+
 static unsigned shm_caps(const void *state, uint32_t peer)
 {
     const shm_state_t *s = state;
@@ -1398,5 +1419,6 @@ const onic_xport_ops_t onic_xport_shm_ops = {
     .assisted    = shm_assisted,
     .sleep       = shm_sleep,
     .rma         = shm_rma,
+    .rmav        = shm_rmav,
     .caps        = shm_caps,
 };

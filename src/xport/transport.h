@@ -59,6 +59,12 @@ typedef struct onic_xport_ops {
      * too many in flight now, nothing started. */
     onic_status_t (*rma)(void *state, uint32_t peer, int write, void *local,
                          const onic_xport_mkey_t *rkey, uint64_t roffset, size_t len, void *ctx);
+    /* Optional: rma with the local side in n pieces adding up to len (a
+     * Portals I/O vector MD's), which it may change.
+     * ONIC_ERR_UNSUPPORTED: not towards this peer or at this size; nothing
+     * started (the caller moves the pieces one by one). NULL: never. */
+    onic_status_t (*rmav)(void *state, uint32_t peer, int write, struct iovec *local, unsigned n,
+                          const onic_xport_mkey_t *rkey, uint64_t roffset, size_t len, void *ctx);
     /* ONIC_XPORT_CAP_* this transport offers towards peer. */
     unsigned      (*caps)(const void *state, uint32_t peer);
     /* Optional: make a registered range reachable by peers' RMA through this

@@ -981,6 +981,35 @@ onic_status_t onic_xport_rma_write(onic_xport_t *x, uint32_t peer, const void *l
     return xport_rma(x, peer, 1, (void *)(uintptr_t)local, rkey, roffset, len, ctx);
 }
 
+onic_status_t onic_xport_rmav(onic_xport_t *x, uint32_t peer, int write, struct iovec *local,
+                              unsigned n, const onic_xport_mkey_t *rkey, uint64_t roffset,
+                              size_t len, void *ctx)
+{
+    onic_status_t status;
+    xport_tr_t *t;
+    uint32_t idx;
+
+    /* The checks of xport_rma; this process itself, nothing to move, and a
+     * transport without it take the pieces one by one. */
+    if (x == NULL || peer >= x->params.size || rkey == NULL || local == NULL || n == 0 ||
+        x->params.rma_cb == NULL || !onic_xport_mkey_covers(rkey->len, roffset, len)) {
+        onic_error("xport: rma%s: bad arguments (rank %u, %u pieces, %zu bytes at offset %llu)",
+                   write ? "_writev" : "_readv", peer, n, len, (unsigned long long)roffset);
+        return ONIC_ERR_INVALID_PARAM;
+    }
+    if (peer == x->params.rank || len == 0)
+        return ONIC_ERR_UNSUPPORTED;
+    t = xport_peer(x, peer, &idx);
+    if (t->ops->rmav == NULL)
+        return ONIC_ERR_UNSUPPORTED;
+    if ((status = onic_xport_notify_reserve(&x->notify)) != ONIC_OK)
+        return status;
+    status = t->ops->rmav(t->state, idx, write, local, n, rkey, roffset, len, ctx);
+    if (status != ONIC_OK)
+        onic_xport_notify_unreserve(&x->notify);
+    return status;
+}
+
 unsigned onic_xport_caps(const onic_xport_t *x, uint32_t peer)
 {
     uint32_t idx;

@@ -19,6 +19,7 @@
 #include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 #include <onic/status.h>
 #include "base/config.h"
 
@@ -133,6 +134,15 @@ onic_status_t onic_xport_rma_read(onic_xport_t *x, uint32_t peer, void *local,
 onic_status_t onic_xport_rma_write(onic_xport_t *x, uint32_t peer, const void *local,
                                    const onic_xport_mkey_t *rkey, uint64_t roffset, size_t len,
                                    void *ctx);
+
+/* onic_xport_rma_read (write 0) or _write with the local side in n
+ * pieces adding up to len bytes (which it may change), in one operation
+ * where the transport can (shm by CMA: one process_vm_readv/writev).
+ * ONIC_ERR_UNSUPPORTED: it cannot, towards this peer or at this size now;
+ * nothing started, and the caller moves the pieces one by one. */
+onic_status_t onic_xport_rmav(onic_xport_t *x, uint32_t peer, int write, struct iovec *local,
+                              unsigned n, const onic_xport_mkey_t *rkey, uint64_t roffset,
+                              size_t len, void *ctx);
 
 /* What the transport to peer offers. */
 #define ONIC_XPORT_CAP_RMA   0x1u  /* rma_read and rma_write */

@@ -1,7 +1,7 @@
 /* libFuzzer target: arbitrary bytes as incoming messages to the Portals
  * target side (onic_ptl_target_recv), against an NI with entries, MDs of
- * every kind of option, small event queues, an overflow list and a get
- * waiting for its reply. Each input is a sequence of records:
+ * every kind of option (an I/O vector too, on portal 3), small event
+ * queues, an overflow list and a get waiting for its reply. Each input is a sequence of records:
  *   ctl:1  src = ctl & 7 (the job has 4 ranks: 4..7 are strangers)
  *          0x08 replace the MD word with a live handle, 0x10 the EQ word,
  *          0x20 feed the answer back as the initiator would see it,
@@ -15,7 +15,7 @@
 
 #include <stdlib.h>
 
-#define NBUF 5
+#define NBUF 6
 
 static ptl_md_t desc(void *buf, size_t len, int threshold, unsigned options, ptl_handle_eq_t eq)
 {
@@ -35,7 +35,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ptl_handle_md_t md[6];
     uint8_t *buf[NBUF];
     ptl_md_t d;
-    ptl_ni_limits_t lim = {64, 64, 8, 7, 7, 1, 64, 0};
+    ptl_ni_limits_t lim = {64, 64, 8, 7, 7, 4, 64, 0};
+    ptl_md_iovec_t v[3];
+    ptl_handle_me_t vme;
+    ptl_handle_md_t vmd;
 
     ni = harness_open(0, 4, "hash", &lim, &nih);
     if (ni == NULL)
@@ -62,6 +65,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     PtlGetRegion(md[4], 8, 16, ((ptl_process_id_t){0, 2}), 1, 0, 3, 0);
     md[5] = PTL_EQ_NONE;
     PtlACEntry(nih, 3, ((ptl_process_id_t){0, 2}), PTL_UID_ANY, PTL_JID_ANY, 2);
+    /* An I/O vector MD with gaps between its entries (49 bytes of buf[5]),
+     * every operation, offsets from the request. */
+    v[0] = (ptl_md_iovec_t){buf[5], 10};
+    v[1] = (ptl_md_iovec_t){buf[5] + 20, 30};
+    v[2] = (ptl_md_iovec_t){buf[5] + 55, 9};
+    PtlMEAttach(nih, 3, any, 0, 0xff, PTL_RETAIN, PTL_INS_AFTER, &vme);
+    PtlMDAttach(vme, desc(v, 3, PTL_MD_THRESH_INF,
+                          PTL_MD_IOVEC | PTL_MD_OP_PUT | PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE |
+                              PTL_MD_TRUNCATE, eq[1]),
+                PTL_RETAIN, &vmd);
 
     while (size >= 2 + sizeof(onic_ptl_wire_t)) {
         uint8_t ctl = data[0];
@@ -83,9 +96,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
          * header: a small put's own length, which takes its straight line. */
         onic_ptl_target_recv(ni, ctl & 7, &w, (data[-1] & 1) ? 32 : sizeof(w),
                              plen > 0 ? data : NULL, plen, &out);
-        if (out.rma) {
+        while (out.rma) {
             /* A large put or get: end its RMA at once, as if the transport
-             * had moved the data (0x80: as if it had failed). */
+             * had moved the data (0x80: as if it had failed); an I/O
+             * vector's asks for its next piece until the last. */
             onic_ptl_target_rma_done(ni, out.rma_ctx, (ctl & 0x80) ? ONIC_ERR_IO : ONIC_OK, &out);
         }
         if (out.send && (ctl & 0x20)) {

@@ -2798,6 +2798,158 @@ static void test_empty(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+
+/* --- iovtypes: non-contiguous receives, in place and packed ------------------------
+ * Rank 0 sends count elements of a non-contiguous type to rank 1, which
+ * receives them with the same type into a buffer of 0xa5 bytes: every byte
+ * of the type map must hold the sender's, every other byte (between the
+ * blocks, around them) must still be 0xa5. The expected buffer is made with
+ * MPI_Pack and MPI_Unpack of the sender's data (the packing path). Vector,
+ * indexed, struct and subarray types, at eager, mid-size (lane fragments),
+ * rendezvous put whole through the lane and by CMA, and with more blocks
+ * than ONIC_MPI_IOVEC_MAX (packed); posted first and unexpected; a
+ * truncated receive. With ONIC_MPI_IOVEC_MAX at its default these land in
+ * place through I/O vector MDs; at 0, and under onload, packed. */
+static unsigned char iov_pattern(size_t i, int salt)
+{
+    return (unsigned char)(i * 131 + (i >> 8) * 7 + (size_t)salt * 29 + 1);
+}
+
+static void iov_case(MPI_Datatype t, int count, int rcount, int unexpected, int tag)
+{
+    MPI_Aint lb, ext, tlb, text;
+    size_t span;
+    unsigned char *sbuf, *rbuf, *want, *packed;
+    int psize, pos = 0, tsize, got = -1;
+    MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Status st;
+
+    MPI_Type_get_extent(t, &lb, &ext);
+    MPI_Type_get_true_extent(t, &tlb, &text);
+    MPI_Type_size(t, &tsize);
+    span = (size_t)(tlb + (count - 1) * ext + text) + 64; /* a guard after the data */
+    sbuf = malloc(span);
+    rbuf = malloc(span);
+    want = malloc(span);
+    for (size_t i = 0; i < span; i++)
+        sbuf[i] = iov_pattern(i, tag);
+    if (rank == 0) {
+        if (unexpected) {
+            MPI_Isend(sbuf, count, t, 1, tag, MPI_COMM_WORLD, &req);
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Send(sbuf, count, t, 1, tag, MPI_COMM_WORLD);
+        }
+    } else if (rank == 1) {
+        memset(rbuf, 0xa5, span);
+        if (unexpected) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Recv(rbuf, rcount, t, 0, tag, MPI_COMM_WORLD, &st);
+        } else {
+            MPI_Irecv(rbuf, rcount, t, 0, tag, MPI_COMM_WORLD, &req);
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Wait(&req, &st);
+        }
+        /* What the packing path makes of the same data. */
+        MPI_Pack_size(count, t, MPI_COMM_WORLD, &psize);
+        packed = malloc((size_t)psize + 1);
+        MPI_Pack(sbuf, count, t, packed, psize, &pos, MPI_COMM_WORLD);
+        memset(want, 0xa5, span);
+        pos = 0;
+        MPI_Unpack(packed, psize, &pos, want, rcount, t, MPI_COMM_WORLD);
+        free(packed);
+        CHECK_EQ(st.MPI_ERROR, rcount < count ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
+        MPI_Get_count(&st, MPI_BYTE, &got);
+        CHECK_EQ(got, (long long)tsize * (rcount < count ? rcount : count));
+        for (size_t i = 0; i < span; i++)
+            if (rbuf[i] != want[i]) {
+                fprintf(stderr, "rank 1: iovtypes tag %d (%d of %d elements, %s): byte %zu is "
+                        "%#x, not %#x\n", tag, rcount, count,
+                        unexpected ? "unexpected" : "posted", i, rbuf[i], want[i]);
+                failed++;
+                break;
+            }
+    } else {
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    free(sbuf);
+    free(rbuf);
+    free(want);
+}
+
+/* Each type at count elements, posted and unexpected, then truncated to
+ * half (a receive that expects fewer elements than come). t is committed
+ * here and the caller's to free. */
+static void iov_type(MPI_Datatype t, int count, int *tag)
+{
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Type_commit(&t);
+    for (int unexpected = 0; unexpected < 2; unexpected++)
+        iov_case(t, count, count, unexpected, (*tag)++);
+    if (count > 1)
+        iov_case(t, count, count / 2, 0, (*tag)++);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+static void test_iovtypes(void)
+{
+    /* (blocks, block length in doubles, elements): eager, mid-size,
+     * rendezvous through the lane, by CMA, and more blocks than 64. */
+    static const int vec[][3] = {{4, 8, 2}, {16, 64, 1}, {32, 128, 1}, {48, 1024, 1},
+                                 {12, 100, 3}, {200, 4, 1}, {100, 40, 2}};
+    int tag = 100;
+    MPI_Datatype t;
+
+    if (size < 2)
+        return;
+    for (size_t i = 0; i < sizeof(vec) / sizeof(vec[0]); i++) {
+        MPI_Type_vector(vec[i][0], vec[i][1], vec[i][1] + 3, MPI_DOUBLE, &t);
+        iov_type(t, vec[i][2], &tag);
+        MPI_Type_free(&t);
+    }
+    /* Indexed ints, blocks of uneven lengths and gaps, one adjacent pair. */
+    for (int scale = 1; scale <= 4096; scale *= 16) {
+        int lens[6] = {3 * scale, 1 * scale, 7 * scale, 2 * scale, 5 * scale, 1};
+        int displs[6] = {0, 4 * scale, 5 * scale, 20 * scale, 30 * scale, 40 * scale};
+        MPI_Type_indexed(6, lens, displs, MPI_INT, &t);
+        iov_type(t, 2, &tag);
+        MPI_Type_free(&t);
+    }
+    /* A struct of an int, three doubles and five chars (C's padding between
+     * them), many elements; and one of large arrays. */
+    {
+        int lens[3] = {1, 3, 5};
+        MPI_Aint displs[3] = {0, 8, 32};
+        MPI_Datatype types[3] = {MPI_INT, MPI_DOUBLE, MPI_CHAR};
+        MPI_Type_create_struct(3, lens, displs, types, &t);
+        iov_type(t, 20, &tag);
+        iov_type(t, 40, &tag); /* 80 blocks (int, then doubles and chars merged): packed */
+        MPI_Type_free(&t);
+        int biglens[3] = {3000, 5000, 777};
+        MPI_Aint bigdispls[3] = {0, 12800, 60000};
+        MPI_Type_create_struct(3, biglens, bigdispls, types, &t);
+        iov_type(t, 1, &tag);
+        iov_type(t, 4, &tag);
+        MPI_Type_free(&t);
+    }
+    /* Subarrays of a 2-D array of doubles: a tile (rows of a few doubles),
+     * and a band of long rows. */
+    {
+        int sizes[2] = {64, 64}, sub[2] = {10, 7}, start[2] = {3, 5};
+        MPI_Type_create_subarray(2, sizes, sub, start, MPI_ORDER_C, MPI_DOUBLE, &t);
+        iov_type(t, 1, &tag);
+        MPI_Type_free(&t);
+        int bsizes[2] = {80, 1000}, bsub[2] = {20, 900}, bstart[2] = {30, 50};
+        MPI_Type_create_subarray(2, bsizes, bsub, bstart, MPI_ORDER_C, MPI_DOUBLE, &t);
+        iov_type(t, 1, &tag);
+        iov_type(t, 2, &tag);
+        MPI_Type_free(&t);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static const test_t tests[] = {
     {"setup", test_setup},         {"order", test_order},   {"unexpected", test_unexpected},
     {"pinned", test_pinned},
@@ -2816,6 +2968,7 @@ static const test_t named_only[] = {
     {"rndvfail", test_rndvfail},
     {"threshold", test_threshold},
     {"midflood", test_midflood},
+    {"iovtypes", test_iovtypes},
 };
 
 static int test_named(const char *name)

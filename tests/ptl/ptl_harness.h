@@ -80,12 +80,18 @@ static void harness_mem_dereg(void *arg, const onic_ptl_rkey_t *key)
 }
 
 static onic_status_t harness_rma(void *arg, uint32_t peer, int write, void *local,
-                                 const onic_ptl_rkey_t *key, size_t len, void *ctx)
+                                 const onic_ptl_rkey_t *key, uint64_t roffset, size_t len,
+                                 void *ctx)
 {
+    onic_ptl_rkey_t at = *key;
+
     (void)arg;
     if (harness_nrma == HARNESS_MAX_RMA)
         return ONIC_ERR_NO_RESOURCE;
-    harness_rmas[harness_nrma++] = (harness_rma_t){peer, write, local, *key, len, ctx};
+    /* Recorded as a key of the piece asked for (roffset into the region). */
+    at.addr += roffset;
+    at.len -= roffset;
+    harness_rmas[harness_nrma++] = (harness_rma_t){peer, write, local, at, len, ctx};
     return ONIC_OK;
 }
 

@@ -62,6 +62,58 @@ static void test_read_write(void)
     munmap(hole, 4096);
 }
 
+/* The local side in pieces (an I/O vector MD's): every byte in its
+ * place, the gaps between pieces untouched; and a remote range that ends in
+ * an unmapped page, which the kernel moves in part before it fails: the
+ * pieces stepped over, then an error. */
+static void test_copyv(void)
+{
+    enum { LEN = 3 * 4096 + 123 };
+    static uint8_t from[LEN + 64], to[LEN + 256];
+    struct iovec v[3];
+    uint8_t *pages;
+    size_t bad = 0, at = 0;
+
+    for (size_t i = 0; i < sizeof(from); i++)
+        from[i] = (uint8_t)(i * 5 + 3);
+    for (int write = 0; write < 2; write++) {
+        memset(to, 0, sizeof(to));
+        v[0] = (struct iovec){to + 5, 100};
+        v[1] = (struct iovec){to + 200, 5000};
+        v[2] = (struct iovec){to + 5300, LEN - 5100};
+        if (write) {
+            /* The pieces hold the data; the remote side is from's copy. */
+            for (size_t i = 0; i < LEN; i++)
+                *(i < 100 ? to + 5 + i : i < 5100 ? to + 100 + i : to + 200 + i) = from[3 + i];
+            memset(from + 3, 0, LEN);
+            CHECK_EQ(onic_xport_cma_copyv(getpid(), 1, v, 3, (uint64_t)(uintptr_t)(from + 3),
+                                          LEN),
+                     ONIC_OK);
+            for (size_t i = 0; i < LEN; i++)
+                bad += from[3 + i] != *(i < 100 ? to + 5 + i : i < 5100 ? to + 100 + i
+                                                                          : to + 200 + i);
+            CHECK_EQ(bad, 0);
+            continue;
+        }
+        CHECK_EQ(onic_xport_cma_copyv(getpid(), 0, v, 3, (uint64_t)(uintptr_t)(from + 3), LEN),
+                 ONIC_OK);
+        for (size_t i = 0; i < sizeof(to); i++) {
+            int in = (i >= 5 && i < 105) || (i >= 200 && i < 5200) ||
+                     (i >= 5300 && i < 5300 + LEN - 5100);
+            bad += in ? to[i] != from[3 + at++] : to[i] != 0;
+        }
+        CHECK_EQ(bad, 0);
+        CHECK_EQ(at, LEN);
+    }
+    pages = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(pages != MAP_FAILED);
+    REQUIRE(mprotect(pages + 4096, 4096, PROT_NONE) == 0);
+    v[0] = (struct iovec){to, 3000};
+    v[1] = (struct iovec){to + 3000, 2000};
+    CHECK(onic_xport_cma_copyv(getpid(), 0, v, 2, (uint64_t)(uintptr_t)pages, 5000) != ONIC_OK);
+    munmap(pages, 2 * 4096);
+}
+
 int main(void)
 {
     uint64_t addr = (uint64_t)(uintptr_t)&word;
@@ -71,6 +123,7 @@ int main(void)
     if (kernel_allows_cma()) {
         CHECK_EQ(onic_xport_cma_probe(getpid(), addr, word), 1);
         test_read_write();
+        test_copyv();
     } else {
         CHECK_EQ(onic_xport_cma_probe(getpid(), addr, word), 0);
         printf("test_cma: the kernel refuses CMA here: only refusals checked\n");

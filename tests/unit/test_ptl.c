@@ -1395,7 +1395,9 @@ static void test_md_update(void)
     CHECK_EQ(PtlMDUpdate(md, NULL, &neu, eq), PTL_OK);
     put(1, 1, 1, 4, 'b'); /* local offset back to 0 */
     CHECK_EQ(buf[0], 'b');
+    /* The new MD is checked as any (an I/O vector without its array). */
     neu.options = PTL_MD_IOVEC;
+    neu.start = NULL;
     CHECK_EQ(PtlMDUpdate(md, NULL, &neu, PTL_EQ_NONE), PTL_MD_ILLEGAL);
     close_ni();
 }

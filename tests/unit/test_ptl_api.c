@@ -240,8 +240,8 @@ static void test_errors(void)
     CHECK_EQ(PtlMDBind(ni, md_desc(NULL, (ptl_size_t)1 << 47, 1, 0, PTL_EQ_NONE), PTL_RETAIN, &md),
              PTL_MD_ILLEGAL); /* only PTL_SIZE_MAX may start at NULL */
     CHECK_EQ(PtlMDAttach(me, md_desc(buf, 4, -2, 0, PTL_EQ_NONE), PTL_RETAIN, &md), PTL_MD_ILLEGAL);
-    CHECK_EQ(PtlMDAttach(me, md_desc(buf, 4, 1, PTL_MD_IOVEC, PTL_EQ_NONE), PTL_RETAIN, &md),
-             PTL_MD_ILLEGAL);
+    CHECK_EQ(PtlMDAttach(me, md_desc(NULL, 4, 1, PTL_MD_IOVEC, PTL_EQ_NONE), PTL_RETAIN, &md),
+             PTL_MD_ILLEGAL); /* an I/O vector without its array (test_ptl_iovec: the rest) */
     CHECK_EQ(PtlMDAttach(me, md_desc(buf, 4, 1, 0x10000, PTL_EQ_NONE), PTL_RETAIN, &md),
              PTL_MD_ILLEGAL);
     CHECK_EQ(PtlMDAttach(me, md_desc(buf, (ptl_size_t)1 << 48, 1, 0, PTL_EQ_NONE), PTL_RETAIN, &md),
