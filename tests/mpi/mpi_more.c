@@ -1141,6 +1141,19 @@ static void test_dtype_darray(void)
         da[1] = 3; /* 3 x 2 < 8 */
         CHECK_EQ(MPI_Type_create_darray(4, 0, 2, g, d, da, p, MPI_ORDER_C, MPI_INT, &t),
                  MPI_ERR_ARG);
+        /* gsizes and psizes are positive (MPI 3.1, 4.1.4): a dimension of
+         * no elements, or over no processes, is refused, not an empty
+         * type; the grid of one process would be right for either. */
+        {
+            int g1[1] = {0}, d1[1] = {MPI_DISTRIBUTE_BLOCK},
+                da1[1] = {MPI_DISTRIBUTE_DFLT_DARG}, p1[1] = {1};
+            CHECK_EQ(MPI_Type_create_darray(1, 0, 1, g1, d1, da1, p1, MPI_ORDER_C, MPI_INT, &t),
+                     MPI_ERR_ARG);
+            g1[0] = 4;
+            p1[0] = 0;
+            CHECK_EQ(MPI_Type_create_darray(1, 0, 1, g1, d1, da1, p1, MPI_ORDER_C, MPI_INT, &t),
+                     MPI_ERR_ARG);
+        }
         CHECK(t == MPI_DATATYPE_NULL);
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     }
@@ -1194,6 +1207,8 @@ static void test_dtype_external(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     pos = 0;
     CHECK_EQ(MPI_Pack_external("native", in, 1, MPI_INT, buf, sizeof(buf), &pos), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Pack_external(NULL, in, 1, MPI_INT, buf, sizeof(buf), &pos), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Pack_external_size(NULL, 1, MPI_INT, &size), MPI_ERR_ARG);
     /* MPI_LONG is 4 bytes in external32, 8 here: refused. */
     CHECK_EQ(MPI_Pack_external("external32", &l, 1, MPI_LONG, buf, sizeof(buf), &pos),
              MPI_ERR_TYPE);
@@ -1728,6 +1743,23 @@ static void test_scatter_roots(void)
     free(all);
 }
 
+/* MPI_Reduce from every root, in place at the root, with no receive
+ * buffer elsewhere (MPI 3.1, 5.9.1: recvbuf is significant at the root
+ * only); the root's buffer must end as the sum. */
+static void test_reduce_roots(void)
+{
+    int bad = 0;
+
+    for (int root = 0; root < size; root++) {
+        int v[2] = {rank + 1, 10 * rank};
+        CHECK_EQ(MPI_Reduce(rank == root ? MPI_IN_PLACE : v, rank == root ? v : NULL, 2, MPI_INT,
+                            MPI_SUM, root, MPI_COMM_WORLD), MPI_SUCCESS);
+        if (rank == root)
+            bad += v[0] != size * (size + 1) / 2 || v[1] != 10 * size * (size - 1) / 2;
+    }
+    CHECK_EQ(bad, 0);
+}
+
 /* Blocking collectives' argument checks at their limits. */
 static void test_coll_limits(void)
 {
@@ -1781,6 +1813,7 @@ static void test_coll(void)
     test_collv_alltoall(2000);
     /* Stages of their own: one that hangs is named (mpi_check.h). */
     MPI_STAGE(test_scatter_roots);
+    MPI_STAGE(test_reduce_roots);
     MPI_STAGE(test_collv_edges);
     MPI_STAGE(test_coll_limits);
     mpi_stage("coll");
@@ -2118,6 +2151,106 @@ static void test_misc_groups(void)
     free(t);
 }
 
+/* MPI_Group_range_incl's ranges at their edges (MPI 3.1, 6.3.2: a range
+ * runs from first toward last by a stride that is not 0; first may equal
+ * last, in either direction): one rank each, the last rank alone, a
+ * negative stride that stops short of last, and ranges that are not. */
+static void test_misc_ranges(void)
+{
+    MPI_Group world, g;
+    int n = -1, r = -1, range[2][3];
+
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    /* (size-1, size-1, 1) and (0, 0, -1): one rank, the last, then rank 0. */
+    range[0][0] = range[0][1] = size - 1;
+    range[0][2] = 1;
+    range[1][0] = range[1][1] = 0;
+    range[1][2] = -1;
+    CHECK_EQ(MPI_Group_range_incl(world, size > 1 ? 2 : 1, range, &g), MPI_SUCCESS);
+    MPI_Group_size(g, &n);
+    CHECK_EQ(n, size > 1 ? 2 : 1);
+    MPI_Group_rank(g, &r);
+    CHECK_EQ(r, rank == size - 1 ? 0 : rank == 0 ? 1 : MPI_UNDEFINED);
+    MPI_Group_free(&g);
+    /* (size-1, 0, -2): size-1, size-3, ... down to 0 or 1. */
+    range[0][0] = size - 1;
+    range[0][1] = 0;
+    range[0][2] = -2;
+    CHECK_EQ(MPI_Group_range_incl(world, 1, range, &g), MPI_SUCCESS);
+    MPI_Group_size(g, &n);
+    CHECK_EQ(n, (size + 1) / 2);
+    MPI_Group_rank(g, &r);
+    CHECK_EQ(r, (size - 1 - rank) % 2 == 0 ? (size - 1 - rank) / 2 : MPI_UNDEFINED);
+    MPI_Group_free(&g);
+    /* No range at all: the empty group. */
+    CHECK_EQ(MPI_Group_range_incl(world, 0, range, &g), MPI_SUCCESS);
+    CHECK(g == MPI_GROUP_EMPTY);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    /* A stride moving away from last, a rank past the group: refused. */
+    if (size > 1) {
+        range[0][0] = 0;
+        range[0][1] = 1;
+        range[0][2] = -1;
+        CHECK_EQ(MPI_Group_range_incl(world, 1, range, &g), MPI_ERR_ARG);
+        range[0][0] = 1;
+        range[0][1] = 0;
+        range[0][2] = 1;
+        CHECK_EQ(MPI_Group_range_incl(world, 1, range, &g), MPI_ERR_ARG);
+    }
+    range[0][0] = 0;
+    range[0][1] = size;
+    range[0][2] = 1;
+    CHECK_EQ(MPI_Group_range_incl(world, 1, range, &g), MPI_ERR_ARG);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Group_free(&world);
+}
+
+/* MPI_Comm_compare of two communicators of the same size (MPI 3.1, 6.4.1):
+ * the same members in another order are MPI_SIMILAR, other members
+ * MPI_UNEQUAL. And MPI_Comm_create refuses a group that is not a subset
+ * of the communicator's (MPI 3.1, 6.4.2), here MPI_COMM_SELF's. */
+static void test_misc_comms(void)
+{
+    MPI_Comm lo = MPI_COMM_NULL, lo_rev = MPI_COMM_NULL, other = MPI_COMM_NULL, c;
+    MPI_Group world;
+    int res = -1;
+
+    /* lo: world ranks 0 and 1; lo_rev: the same, reversed; other: 0 and 2. */
+    if (size >= 2) {
+        MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &lo);
+        MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, -rank, &lo_rev);
+        if (lo != MPI_COMM_NULL) {
+            MPI_Comm_compare(lo, lo_rev, &res);
+            CHECK_EQ(res, MPI_SIMILAR);
+        }
+    }
+    if (size >= 3) {
+        MPI_Comm_split(MPI_COMM_WORLD, rank == 0 || rank == 2 ? 0 : MPI_UNDEFINED, rank, &other);
+        if (rank == 0) {
+            res = -1;
+            MPI_Comm_compare(lo, other, &res);
+            CHECK_EQ(res, MPI_UNEQUAL);
+            MPI_Comm_compare(other, lo_rev, &res);
+            CHECK_EQ(res, MPI_UNEQUAL);
+        }
+    }
+    if (other != MPI_COMM_NULL)
+        MPI_Comm_free(&other);
+    if (lo_rev != MPI_COMM_NULL)
+        MPI_Comm_free(&lo_rev);
+    if (lo != MPI_COMM_NULL)
+        MPI_Comm_free(&lo);
+    if (size >= 2) {
+        MPI_Comm_group(MPI_COMM_WORLD, &world);
+        c = MPI_COMM_NULL;
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        CHECK_EQ(MPI_Comm_create(MPI_COMM_SELF, world, &c), MPI_ERR_GROUP);
+        CHECK(c == MPI_COMM_NULL);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+        MPI_Group_free(&world);
+    }
+}
+
 /* Attribute callbacks: the copy gives value + 1, the delete counts. */
 static int attr_deletes, attr_copies;
 
@@ -2236,6 +2369,8 @@ static void test_misc(void)
 {
     test_misc_requests();
     test_misc_groups();
+    test_misc_ranges();
+    test_misc_comms();
     test_misc_attrs();
     test_misc_errh();
     {
