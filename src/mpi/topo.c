@@ -267,6 +267,14 @@ static void topo_coords(const onic_mpi_topo_t *t, int rank, int n, int coords[])
     }
 }
 
+/* The error of a topology asked of intercommunicator c: MPI 3.1, 7.1
+ * defines topologies for intracommunicators only. */
+static int topo_inter(onic_mpi_comm_t *c, const char *call)
+{
+    return onic_mpi_err(c, MPI_ERR_COMM, call, "communicator %#x is an intercommunicator; a "
+                        "topology goes on an intracommunicator", (unsigned)c->handle);
+}
+
 /* Attach a topology to a new communicator; on failure the communicator goes. */
 static int topo_attach(MPI_Comm *newcomm, onic_mpi_topo_t *t, onic_mpi_comm_t *parent,
                        const char *call)
@@ -326,6 +334,8 @@ int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int pe
     ONIC_MPI_CHECK_INIT(call);
     if ((c = onic_mpi_comm_get(comm_old, call, &rc)) == NULL)
         return rc;
+    if (c->local != NULL)
+        return topo_inter(c, call);
     if (comm_cart == NULL)
         return onic_mpi_err(c, MPI_ERR_ARG, call, "comm_cart is NULL");
     if ((rc = cart_check(c, call, ndims, dims, periods, &n)) != MPI_SUCCESS)
@@ -609,8 +619,7 @@ int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int
     if ((c = onic_mpi_comm_get(comm_old, call, &rc)) == NULL)
         return rc;
     if (c->local != NULL)
-        return onic_mpi_err(c, MPI_ERR_COMM, call, "communicator %#x is an intercommunicator; "
-                            "a topology goes on an intracommunicator", (unsigned)comm_old);
+        return topo_inter(c, call);
     if (comm_graph == NULL)
         return onic_mpi_err(c, MPI_ERR_ARG, call, "comm_graph is NULL");
     if ((rc = graph_check(c, call, nnodes, index, edges)) != MPI_SUCCESS)
@@ -776,9 +785,7 @@ static onic_mpi_comm_t *dist_comm_old(MPI_Comm comm_old, MPI_Comm *newcomm, cons
     if (c == NULL)
         return NULL;
     if (c->local != NULL) {
-        *rc_p = onic_mpi_err(c, MPI_ERR_COMM, call, "communicator %#x is an "
-                             "intercommunicator; a topology goes on an intracommunicator",
-                             (unsigned)comm_old);
+        *rc_p = topo_inter(c, call);
         return NULL;
     }
     if (newcomm == NULL) {

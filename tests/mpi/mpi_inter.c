@@ -120,6 +120,26 @@ static void test_intercomm(void)
 
     inter_exchange(ic, remote_world);
 
+    /* No topology on an intercommunicator (MPI 3.1, 7.1), so no
+     * neighbourhood collective either: MPI_ERR_COMM, nothing made. */
+    {
+        int dims[1] = {1}, periods[1] = {0}, one[1] = {0}, v = rank, w = -1;
+        MPI_Comm t = MPI_COMM_NULL;
+        MPI_Request q = MPI_REQUEST_NULL;
+        CHECK_EQ(MPI_Cart_create(ic, 1, dims, periods, 0, &t), MPI_ERR_COMM);
+        CHECK(t == MPI_COMM_NULL);
+        CHECK_EQ(MPI_Graph_create(ic, 1, dims, one, 0, &t), MPI_ERR_COMM);
+        CHECK(t == MPI_COMM_NULL);
+        CHECK_EQ(MPI_Dist_graph_create_adjacent(ic, 0, NULL, MPI_UNWEIGHTED, 0, NULL,
+                                                MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &t),
+                 MPI_ERR_COMM);
+        CHECK(t == MPI_COMM_NULL);
+        CHECK_EQ(MPI_Neighbor_allgather(&v, 1, MPI_INT, &w, 1, MPI_INT, ic), MPI_ERR_COMM);
+        CHECK_EQ(MPI_Ineighbor_alltoall(&v, 1, MPI_INT, &w, 1, MPI_INT, ic, &q), MPI_ERR_COMM);
+        CHECK(q == MPI_REQUEST_NULL);
+        CHECK_EQ(w, -1);
+    }
+
     /* A dup's traffic is its own. */
     CHECK_EQ(MPI_Comm_dup(ic, &dup), MPI_SUCCESS);
     MPI_Comm_test_inter(dup, &flag);
