@@ -507,6 +507,23 @@ static void test_errors(void)
         CHECK_EQ(*p, size);
 }
 
+/* `mpi_inter nbr_fatal`: a neighbourhood collective on an
+ * intercommunicator under MPI_ERRORS_ARE_FATAL, so that ctest reads the
+ * error's message (it names the call and why: no topology there). */
+static int nbr_fatal(void)
+{
+    int left = rank < half, v = rank, w;
+    MPI_Comm local, ic;
+
+    MPI_Comm_split(MPI_COMM_WORLD, left, rank, &local);
+    MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, left ? half : 0, 9, &ic);
+    MPI_Comm_set_errhandler(ic, MPI_ERRORS_ARE_FATAL);
+    MPI_Neighbor_allgather(&v, 1, MPI_INT, &w, 1, MPI_INT, ic);
+    fprintf(stderr, "mpi_inter nbr_fatal: rank %d: MPI_Neighbor_allgather returned\n", rank);
+    MPI_Finalize();
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     int total = 0;
@@ -521,6 +538,8 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
+    if (argc == 2 && strcmp(argv[1], "nbr_fatal") == 0 && size >= 2)
+        return nbr_fatal();
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     test_errors();
@@ -534,6 +553,5 @@ int main(int argc, char **argv)
     if (rank == 0)
         printf("%s: %d failed checks over %d processes\n", total ? "FAIL" : "PASS", total, size);
     MPI_Finalize();
-    (void)argc;
     return total != 0;
 }
