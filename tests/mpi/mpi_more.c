@@ -314,6 +314,58 @@ static void dg_check(MPI_Comm dg, int weighted)
     }
 }
 
+/* MPI_Graph_get and MPI_Dist_graph_neighbors write no more than the
+ * caller's arrays hold (MPI 3.1, 7.5.5: maxindex, maxedges, maxindegree,
+ * maxoutdegree), weights only where asked for, and refuse a negative size
+ * or a NULL array that something would be written to, writing nothing. */
+static void test_graph_lists(void)
+{
+    int *index = malloc(sizeof(int) * (size_t)size),
+        *edges = malloc(sizeof(int) * 2 * (size_t)size);
+    int gi[2] = {-7, -7}, ge[2] = {-7, -7}, src[2], sw[2], dst[2], dw[2], s2[2], w2[2], d2[2],
+        x2[2];
+    MPI_Comm g, dg;
+
+    graph_ring(size, index, edges);
+    MPI_Graph_create(MPI_COMM_WORLD, size, index, edges, 0, &g);
+    MPI_Comm_set_errhandler(g, MPI_ERRORS_RETURN);
+    CHECK_EQ(MPI_Graph_get(g, 1, 1, gi, ge), MPI_SUCCESS);
+    CHECK(gi[0] == 2 && gi[1] == -7 && ge[0] == size - 1 && ge[1] == -7);
+    CHECK_EQ(MPI_Graph_get(g, 0, 0, NULL, NULL), MPI_SUCCESS);
+    CHECK_EQ(MPI_Graph_get(g, 0, -1, gi, ge), MPI_ERR_ARG);
+    gi[0] = -7;
+    CHECK_EQ(MPI_Graph_get(g, 1, 1, gi, NULL), MPI_ERR_ARG);
+    CHECK_EQ(gi[0], -7);
+    MPI_Comm_free(&g);
+
+    for (int i = 0; i < 2; i++) {
+        src[i] = ((rank - 1 - i) % size + size) % size;
+        sw[i] = 10 + i;
+        dst[i] = (rank + 1 + i) % size;
+        dw[i] = 20 + i;
+        s2[i] = w2[i] = d2[i] = x2[i] = -7;
+    }
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, src, sw, 2, dst, dw, MPI_INFO_NULL, 0,
+                                   &dg);
+    MPI_Comm_set_errhandler(dg, MPI_ERRORS_RETURN);
+    /* One of each; no destination weights asked for. */
+    CHECK_EQ(MPI_Dist_graph_neighbors(dg, 1, s2, w2, 1, d2, MPI_UNWEIGHTED), MPI_SUCCESS);
+    CHECK(s2[0] == src[0] && w2[0] == 10 && s2[1] == -7 && w2[1] == -7);
+    CHECK(d2[0] == dst[0] && d2[1] == -7);
+    CHECK_EQ(MPI_Dist_graph_neighbors(dg, 0, NULL, NULL, 0, NULL, NULL), MPI_SUCCESS);
+    CHECK_EQ(MPI_Dist_graph_neighbors(dg, -1, s2, w2, 2, d2, x2), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Dist_graph_neighbors(dg, 2, s2, w2, -1, d2, x2), MPI_ERR_ARG);
+    /* Weighted: a NULL weights array is refused before anything is written. */
+    CHECK_EQ(MPI_Dist_graph_neighbors(dg, 2, s2, NULL, 2, d2, x2), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Dist_graph_neighbors(dg, 2, s2, w2, 2, d2, NULL), MPI_ERR_ARG);
+    CHECK(s2[1] == -7 && x2[0] == -7);
+    CHECK_EQ(MPI_Dist_graph_neighbors(dg, 2, s2, w2, 2, d2, x2), MPI_SUCCESS);
+    CHECK(s2[1] == src[1] && w2[1] == 11 && d2[1] == dst[1] && x2[0] == 20 && x2[1] == 21);
+    MPI_Comm_free(&dg);
+    free(index);
+    free(edges);
+}
+
 static void test_graph(void)
 {
     int n2 = 2 * size, *index = malloc(sizeof(int) * (size_t)size),
@@ -321,6 +373,7 @@ static void test_graph(void)
         *ge = malloc(sizeof(int) * (size_t)n2), st, nn, ne, nb[2], cnt, r;
     MPI_Comm g, dup, dg;
 
+    test_graph_lists();
     /* A ring over every process. */
     graph_ring(size, index, edges);
     CHECK_EQ(MPI_Graph_create(MPI_COMM_WORLD, size, index, edges, 1, &g), MPI_SUCCESS);
