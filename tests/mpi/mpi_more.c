@@ -79,12 +79,38 @@ static void test_topo_dims(void)
         }
 }
 
+/* Arguments at their edges: MPI_Dims_create's dims NULL with dimensions
+ * to fill, MPI_Cart_coords' coords NULL (MPI_ERR_ARG, nothing written);
+ * a grid of no dimensions has no coordinates to give, so MPI_Cart_rank
+ * takes coords NULL there and answers rank 0 (MPI 3.1, 7.5.1: a
+ * zero-dimensional grid is one process). */
+static void test_topo_args(void)
+{
+    int d[1] = {size}, p[1] = {0}, r = -1;
+    MPI_Comm line, none;
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK_EQ(MPI_Dims_create(size, 2, NULL), MPI_ERR_ARG);
+    MPI_Cart_create(MPI_COMM_WORLD, 1, d, p, 0, &line);
+    MPI_Comm_set_errhandler(line, MPI_ERRORS_RETURN);
+    CHECK_EQ(MPI_Cart_coords(line, 0, 1, NULL), MPI_ERR_ARG);
+    MPI_Comm_free(&line);
+    MPI_Cart_create(MPI_COMM_WORLD, 0, NULL, NULL, 0, &none);
+    if (none != MPI_COMM_NULL) {
+        CHECK_EQ(MPI_Cart_rank(none, NULL, &r), MPI_SUCCESS);
+        CHECK_EQ(r, 0);
+        MPI_Comm_free(&none);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 static void test_topo(void)
 {
     int dims[2] = {0, 0}, periods[2] = {1, 0}, coords[2], r, src, dst, nd, st;
     MPI_Comm cart, sub, dup;
 
     test_topo_dims();
+    test_topo_args();
     /* A 2-D grid over every process, periodic in dimension 0 only. */
     MPI_Dims_create(size, 2, dims);
     CHECK_EQ(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 1, &cart), MPI_SUCCESS);
@@ -1270,6 +1296,45 @@ static void test_dtype_external(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* Resized types that look contiguous by one measure and are not: a
+ * vector of two ints two apart resized to the extent of its data (8
+ * bytes: its size is its extent, its first block at its lower bound), and
+ * one int resized to 8 bytes; packing either takes ints 0 and 2.
+ * And MPI_Pack's counts: a negative incount or outsize is MPI_ERR_COUNT
+ * (MPI 3.1, 4.2: incount and outsize are non-negative), whichever it is. */
+static void test_dtype_resized_gap(void)
+{
+    int in[4] = {10, 11, 12, 13}, out[2] = {-1, -1}, sz = -1, pos = 0;
+    MPI_Aint lb = -1, ext = -1;
+    MPI_Datatype v, r;
+
+    MPI_Type_vector(2, 1, 2, MPI_INT, &v);
+    MPI_Type_create_resized(v, 0, 2 * (MPI_Aint)sizeof(int), &r);
+    MPI_Type_commit(&r);
+    MPI_Type_size(r, &sz);
+    MPI_Type_get_extent(r, &lb, &ext);
+    CHECK(sz == 2 * (int)sizeof(int) && lb == 0 && ext == 2 * (MPI_Aint)sizeof(int));
+    CHECK_EQ(MPI_Pack(in, 1, r, out, sizeof(out), &pos, MPI_COMM_SELF), MPI_SUCCESS);
+    CHECK(pos == (int)sizeof(out) && out[0] == 10 && out[1] == 12);
+    MPI_Type_free(&r);
+    /* One int stretched to the extent of two: one block at the lower
+     * bound, but two of them are ints 0 and 2, not a run of bytes. */
+    MPI_Type_create_resized(MPI_INT, 0, 2 * (MPI_Aint)sizeof(int), &r);
+    MPI_Type_commit(&r);
+    out[0] = out[1] = -1;
+    pos = 0;
+    CHECK_EQ(MPI_Pack(in, 2, r, out, sizeof(out), &pos, MPI_COMM_SELF), MPI_SUCCESS);
+    CHECK(pos == (int)sizeof(out) && out[0] == 10 && out[1] == 12);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    pos = 0;
+    CHECK_EQ(MPI_Pack(in, -1, MPI_INT, out, sizeof(out), &pos, MPI_COMM_SELF), MPI_ERR_COUNT);
+    CHECK_EQ(MPI_Pack(in, 1, MPI_INT, out, -1, &pos, MPI_COMM_SELF), MPI_ERR_COUNT);
+    CHECK_EQ(pos, 0);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+    MPI_Type_free(&r);
+    MPI_Type_free(&v);
+}
+
 static void test_dtype(void)
 {
     MPI_Datatype t, v, w;
@@ -1277,6 +1342,7 @@ static void test_dtype(void)
     test_dtype_named();
     test_dtype_external();
     test_dtype_darray();
+    test_dtype_resized_gap();
 
     {   /* A long contiguous type is one block, made without a part per element. */
         int sz;
