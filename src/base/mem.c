@@ -4,6 +4,15 @@
 #include <stdlib.h>
 
 static _Atomic long fail_countdown = -1;
+/* The leak count (onic_mem_count_start): off, it costs one relaxed load. */
+static _Atomic int  counting;
+static _Atomic long counted;
+
+static void mem_count(long d)
+{
+    if (__builtin_expect(atomic_load_explicit(&counting, memory_order_relaxed), 0))
+        atomic_fetch_add_explicit(&counted, d, memory_order_relaxed);
+}
 
 static int mem_should_fail(void)
 {
@@ -21,29 +30,58 @@ void onic_mem_fail_after(long successes)
     atomic_store(&fail_countdown, successes < 0 ? -1 : successes);
 }
 
+void onic_mem_count_start(void)
+{
+    atomic_store(&counted, 0);
+    atomic_store(&counting, 1);
+}
+
+long onic_mem_count_net(void)
+{
+    return atomic_load(&counted);
+}
+
 void *onic_malloc(size_t size)
 {
-    return mem_should_fail() ? NULL : malloc(size);
+    void *p = mem_should_fail() ? NULL : malloc(size);
+
+    if (p != NULL)
+        mem_count(1);
+    return p;
 }
 
 void *onic_calloc(size_t count, size_t size)
 {
-    return mem_should_fail() ? NULL : calloc(count, size);
+    void *p = mem_should_fail() ? NULL : calloc(count, size);
+
+    if (p != NULL)
+        mem_count(1);
+    return p;
 }
 
 void *onic_realloc(void *ptr, size_t size)
 {
-    return mem_should_fail() ? NULL : realloc(ptr, size);
+    void *p = mem_should_fail() ? NULL : realloc(ptr, size);
+
+    if (p != NULL && ptr == NULL)
+        mem_count(1);
+    return p;
 }
 
 void *onic_aligned_alloc(size_t align, size_t size)
 {
+    void *p;
+
     if (mem_should_fail())
         return NULL;
-    return aligned_alloc(align, (size + align - 1) / align * align);
+    if ((p = aligned_alloc(align, (size + align - 1) / align * align)) != NULL)
+        mem_count(1);
+    return p;
 }
 
 void onic_free(void *ptr)
 {
+    if (ptr != NULL)
+        mem_count(-1);
     free(ptr);
 }

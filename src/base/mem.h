@@ -17,4 +17,10 @@ void  onic_free(void *ptr);
  * until reset with a negative value (the default: never fail). */
 void onic_mem_fail_after(long successes);
 
+/* Test hook: count allocations made through these wrappers less those
+ * given back to onic_free, from now on (a leak check: a cycle that gives
+ * back everything it took leaves onic_mem_count_net() where it was). */
+void onic_mem_count_start(void);
+long onic_mem_count_net(void);
+
 #endif

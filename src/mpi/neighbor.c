@@ -104,6 +104,11 @@ static int nbr_coll(const char *call, MPI_Comm comm, nbr_side_t *send, nbr_side_
 
     send->what = "send";
     recv->what = "recv";
+    /* Its own message: the shared check's (merge it first) does not apply. */
+    if ((c = onic_mpi_coll_inter(comm)) != NULL)
+        return onic_mpi_err(c, MPI_ERR_COMM, call, "communicator %#x is an intercommunicator; "
+                            "%s needs one with a process topology, which only an "
+                            "intracommunicator can have", (unsigned)comm, call);
     if ((rc = onic_mpi_coll_comm(comm, call, &c)) != MPI_SUCCESS)
         return rc;
     if (!blocking && request == NULL)

@@ -267,6 +267,14 @@ static void topo_coords(const onic_mpi_topo_t *t, int rank, int n, int coords[])
     }
 }
 
+/* The error of a topology asked of intercommunicator c: MPI 3.1, 7.1
+ * defines topologies for intracommunicators only. */
+static int topo_inter(onic_mpi_comm_t *c, const char *call)
+{
+    return onic_mpi_err(c, MPI_ERR_COMM, call, "communicator %#x is an intercommunicator; a "
+                        "topology goes on an intracommunicator", (unsigned)c->handle);
+}
+
 /* Attach a topology to a new communicator; on failure the communicator goes. */
 static int topo_attach(MPI_Comm *newcomm, onic_mpi_topo_t *t, onic_mpi_comm_t *parent,
                        const char *call)
@@ -326,6 +334,8 @@ int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int pe
     ONIC_MPI_CHECK_INIT(call);
     if ((c = onic_mpi_comm_get(comm_old, call, &rc)) == NULL)
         return rc;
+    if (c->local != NULL)
+        return topo_inter(c, call);
     if (comm_cart == NULL)
         return onic_mpi_err(c, MPI_ERR_ARG, call, "comm_cart is NULL");
     if ((rc = cart_check(c, call, ndims, dims, periods, &n)) != MPI_SUCCESS)
@@ -609,8 +619,7 @@ int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int
     if ((c = onic_mpi_comm_get(comm_old, call, &rc)) == NULL)
         return rc;
     if (c->local != NULL)
-        return onic_mpi_err(c, MPI_ERR_COMM, call, "communicator %#x is an intercommunicator; "
-                            "a topology goes on an intracommunicator", (unsigned)comm_old);
+        return topo_inter(c, call);
     if (comm_graph == NULL)
         return onic_mpi_err(c, MPI_ERR_ARG, call, "comm_graph is NULL");
     if ((rc = graph_check(c, call, nnodes, index, edges)) != MPI_SUCCESS)
@@ -647,33 +656,64 @@ int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
     return MPI_SUCCESS;
 }
 
+/* One of a topology's lists out to the caller's array, which holds max
+ * entries: its first min(max, have) entries of from, and as many weights
+ * (wfrom to wto) where `weights` says the caller asked for them. */
+typedef struct topo_list_out {
+    const char *what, *max_what, *w_what; /* the arguments' names, for messages */
+    int         max, have, weights;
+    const int  *from, *wfrom;
+    int        *to, *wto;
+} topo_list_out_t;
+
+/* The entries of list l to write. */
+static int topo_list_n(const topo_list_out_t *l)
+{
+    return l->max < l->have ? l->max : l->have;
+}
+
+/* MPI_Graph_get and MPI_Dist_graph_neighbors: n lists out, each clipped to
+ * what the caller says its array holds (as MPI_Cart_get does); a negative
+ * size, or a NULL array where something is to be written, is refused
+ * before anything is written. */
+static int topo_lists_out(onic_mpi_comm_t *c, const char *call, const topo_list_out_t *l, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (l[i].max < 0)
+            return onic_mpi_err(c, MPI_ERR_ARG, call, "%s %d is negative", l[i].max_what,
+                                l[i].max);
+    for (int i = 0; i < n; i++)
+        if (topo_list_n(&l[i]) > 0 && (l[i].to == NULL || (l[i].weights && l[i].wto == NULL)))
+            return onic_mpi_err(c, MPI_ERR_ARG, call, "%s is NULL",
+                                l[i].to == NULL ? l[i].what : l[i].w_what);
+    for (int i = 0; i < n; i++) {
+        if (topo_list_n(&l[i]) <= 0)
+            continue;
+        memcpy(l[i].to, l[i].from, (size_t)topo_list_n(&l[i]) * sizeof(int));
+        if (l[i].weights)
+            memcpy(l[i].wto, l[i].wfrom, (size_t)topo_list_n(&l[i]) * sizeof(int));
+    }
+    return MPI_SUCCESS;
+}
+
 /* MPI_Graph_get and MPI_Graph_neighbors write at most as many entries as
  * the caller says its arrays hold (as MPI_Cart_get does). */
 int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[])
 {
     const char *call = "MPI_Graph_get";
     onic_mpi_comm_t *c;
-    const onic_mpi_topo_t *t;
-    int rc, ni, ne;
+    int rc;
 
     ONIC_MPI_CHECK_INIT(call);
     if ((c = topo_comm_kind(comm, MPI_GRAPH, call, &rc)) == NULL)
         return rc;
-    t = c->topo;
-    if (maxindex < 0 || maxedges < 0)
-        return onic_mpi_err(c, MPI_ERR_ARG, call, "%s %d is negative",
-                            maxindex < 0 ? "maxindex" : "maxedges",
-                            maxindex < 0 ? maxindex : maxedges);
-    ni = maxindex < t->nnodes ? maxindex : t->nnodes;
-    ne = maxedges < t->nedges ? maxedges : t->nedges;
-    if ((ni > 0 && index == NULL) || (ne > 0 && edges == NULL))
-        return onic_mpi_err(c, MPI_ERR_ARG, call, "%s is NULL",
-                            ni > 0 && index == NULL ? "index" : "edges");
-    if (ni > 0)
-        memcpy(index, t->index, (size_t)ni * sizeof(int));
-    if (ne > 0)
-        memcpy(edges, t->edges, (size_t)ne * sizeof(int));
-    return MPI_SUCCESS;
+    const topo_list_out_t l[2] = {
+        {"index", "maxindex", NULL, maxindex, c->topo->nnodes, 0, c->topo->index, NULL, index,
+         NULL},
+        {"edges", "maxedges", NULL, maxedges, c->topo->nedges, 0, c->topo->edges, NULL, edges,
+         NULL},
+    };
+    return topo_lists_out(c, call, l, 2);
 }
 
 /* A graph node's neighbours: edges[*first .. *first + *n - 1]. */
@@ -776,9 +816,7 @@ static onic_mpi_comm_t *dist_comm_old(MPI_Comm comm_old, MPI_Comm *newcomm, cons
     if (c == NULL)
         return NULL;
     if (c->local != NULL) {
-        *rc_p = onic_mpi_err(c, MPI_ERR_COMM, call, "communicator %#x is an "
-                             "intercommunicator; a topology goes on an intracommunicator",
-                             (unsigned)comm_old);
+        *rc_p = topo_inter(c, call);
         return NULL;
     }
     if (newcomm == NULL) {
@@ -966,37 +1004,21 @@ int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int 
     const char *call = "MPI_Dist_graph_neighbors";
     onic_mpi_comm_t *c;
     const onic_mpi_topo_t *t;
-    int rc, ni, no, sw, dw;
+    int rc;
 
     ONIC_MPI_CHECK_INIT(call);
     if ((c = topo_comm_kind(comm, MPI_DIST_GRAPH, call, &rc)) == NULL)
         return rc;
     t = c->topo;
-    if (maxindegree < 0 || maxoutdegree < 0)
-        return onic_mpi_err(c, MPI_ERR_ARG, call, "%s %d is negative",
-                            maxindegree < 0 ? "maxindegree" : "maxoutdegree",
-                            maxindegree < 0 ? maxindegree : maxoutdegree);
-    ni = maxindegree < t->indegree ? maxindegree : t->indegree;
-    no = maxoutdegree < t->outdegree ? maxoutdegree : t->outdegree;
-    sw = t->weighted && sourceweights != MPI_UNWEIGHTED && sourceweights != MPI_WEIGHTS_EMPTY;
-    dw = t->weighted && destweights != MPI_UNWEIGHTED && destweights != MPI_WEIGHTS_EMPTY;
-    if ((ni > 0 && (sources == NULL || (sw && sourceweights == NULL))) ||
-        (no > 0 && (destinations == NULL || (dw && destweights == NULL))))
-        return onic_mpi_err(c, MPI_ERR_ARG, call, "%s is NULL",
-                            ni > 0 && sources == NULL ? "sources" :
-                            ni > 0 && sw && sourceweights == NULL ? "sourceweights" :
-                            no > 0 && destinations == NULL ? "destinations" : "destweights");
-    for (int i = 0; i < ni; i++) {
-        sources[i] = t->sources[i];
-        if (sw)
-            sourceweights[i] = t->sweights[i];
-    }
-    for (int i = 0; i < no; i++) {
-        destinations[i] = t->dests[i];
-        if (dw)
-            destweights[i] = t->dweights[i];
-    }
-    return MPI_SUCCESS;
+    const topo_list_out_t l[2] = {
+        {"sources", "maxindegree", "sourceweights", maxindegree, t->indegree,
+         t->weighted && sourceweights != MPI_UNWEIGHTED && sourceweights != MPI_WEIGHTS_EMPTY,
+         t->sources, t->sweights, sources, sourceweights},
+        {"destinations", "maxoutdegree", "destweights", maxoutdegree, t->outdegree,
+         t->weighted && destweights != MPI_UNWEIGHTED && destweights != MPI_WEIGHTS_EMPTY,
+         t->dests, t->dweights, destinations, destweights},
+    };
+    return topo_lists_out(c, call, l, 2);
 }
 
 /* --- The neighbourhoods of the neighbourhood collectives ----------------------------------- */

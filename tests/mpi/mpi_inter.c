@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/mem.h"
 #include "mpi_check.h"
 
 static int half;  /* the left group's size */
@@ -118,6 +119,26 @@ static void test_intercomm(void)
     MPI_Group_free(&g);
 
     inter_exchange(ic, remote_world);
+
+    /* No topology on an intercommunicator (MPI 3.1, 7.1), so no
+     * neighbourhood collective either: MPI_ERR_COMM, nothing made. */
+    {
+        int dims[1] = {1}, periods[1] = {0}, one[1] = {0}, v = rank, w = -1;
+        MPI_Comm t = MPI_COMM_NULL;
+        MPI_Request q = MPI_REQUEST_NULL;
+        CHECK_EQ(MPI_Cart_create(ic, 1, dims, periods, 0, &t), MPI_ERR_COMM);
+        CHECK(t == MPI_COMM_NULL);
+        CHECK_EQ(MPI_Graph_create(ic, 1, dims, one, 0, &t), MPI_ERR_COMM);
+        CHECK(t == MPI_COMM_NULL);
+        CHECK_EQ(MPI_Dist_graph_create_adjacent(ic, 0, NULL, MPI_UNWEIGHTED, 0, NULL,
+                                                MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &t),
+                 MPI_ERR_COMM);
+        CHECK(t == MPI_COMM_NULL);
+        CHECK_EQ(MPI_Neighbor_allgather(&v, 1, MPI_INT, &w, 1, MPI_INT, ic), MPI_ERR_COMM);
+        CHECK_EQ(MPI_Ineighbor_alltoall(&v, 1, MPI_INT, &w, 1, MPI_INT, ic, &q), MPI_ERR_COMM);
+        CHECK(q == MPI_REQUEST_NULL);
+        CHECK_EQ(w, -1);
+    }
 
     /* A dup's traffic is its own. */
     CHECK_EQ(MPI_Comm_dup(ic, &dup), MPI_SUCCESS);
@@ -431,6 +452,39 @@ static void test_bottom_and_empty(void)
     CHECK_EQ(MPI_Waitall(1, &r, NULL), MPI_ERR_ARG);
 }
 
+/* MPI_Comm_free of an intercommunicator gives back all it holds, its
+ * hidden local side too: with onic's allocations counted, making and
+ * freeing intercommunicators (after one that warms up what is kept, such
+ * as the collectives' requests) leaves the count where it was. Freeing
+ * never returns an error, so only the count sees a leak. */
+static void test_intercomm_freed(void)
+{
+    int left = rank < half;
+    long net;
+    MPI_Comm local, ic;
+
+    if (size < 2)
+        return;
+    MPI_Comm_split(MPI_COMM_WORLD, left, rank, &local);
+    CHECK_EQ(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, left ? half : 0, 8, &ic),
+             MPI_SUCCESS);
+    MPI_Comm_free(&ic);
+    MPI_Barrier(MPI_COMM_WORLD);
+    onic_mem_count_start();
+    for (int i = 0; i < 4; i++) {
+        CHECK_EQ(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, left ? half : 0, 8, &ic),
+                 MPI_SUCCESS);
+        MPI_Comm_free(&ic);
+        CHECK(ic == MPI_COMM_NULL);
+    }
+    net = onic_mem_count_net();
+    if (net != 0)
+        fprintf(stderr, "rank %d: 4 intercommunicators made and freed kept %ld allocations\n",
+                rank, net);
+    CHECK_EQ(net, 0);
+    MPI_Comm_free(&local);
+}
+
 static void test_errors(void)
 {
     MPI_Comm c;
@@ -453,6 +507,23 @@ static void test_errors(void)
         CHECK_EQ(*p, size);
 }
 
+/* `mpi_inter nbr_fatal`: a neighbourhood collective on an
+ * intercommunicator under MPI_ERRORS_ARE_FATAL, so that ctest reads the
+ * error's message (it names the call and why: no topology there). */
+static int nbr_fatal(void)
+{
+    int left = rank < half, v = rank, w;
+    MPI_Comm local, ic;
+
+    MPI_Comm_split(MPI_COMM_WORLD, left, rank, &local);
+    MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, left ? half : 0, 9, &ic);
+    MPI_Comm_set_errhandler(ic, MPI_ERRORS_ARE_FATAL);
+    MPI_Neighbor_allgather(&v, 1, MPI_INT, &w, 1, MPI_INT, ic);
+    fprintf(stderr, "mpi_inter nbr_fatal: rank %d: MPI_Neighbor_allgather returned\n", rank);
+    MPI_Finalize();
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     int total = 0;
@@ -467,6 +538,8 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
+    if (argc == 2 && strcmp(argv[1], "nbr_fatal") == 0 && size >= 2)
+        return nbr_fatal();
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     test_errors();
@@ -475,10 +548,10 @@ int main(int argc, char **argv)
     test_compat();
     test_bottom_and_empty();
     test_intercomm();
+    test_intercomm_freed();
     MPI_Allreduce(&failed, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
         printf("%s: %d failed checks over %d processes\n", total ? "FAIL" : "PASS", total, size);
     MPI_Finalize();
-    (void)argc;
     return total != 0;
 }

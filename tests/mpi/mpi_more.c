@@ -79,12 +79,38 @@ static void test_topo_dims(void)
         }
 }
 
+/* Arguments at their edges: MPI_Dims_create's dims NULL with dimensions
+ * to fill, MPI_Cart_coords' coords NULL (MPI_ERR_ARG, nothing written);
+ * a grid of no dimensions has no coordinates to give, so MPI_Cart_rank
+ * takes coords NULL there and answers rank 0 (MPI 3.1, 7.5.1: a
+ * zero-dimensional grid is one process). */
+static void test_topo_args(void)
+{
+    int d[1] = {size}, p[1] = {0}, r = -1;
+    MPI_Comm line, none;
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK_EQ(MPI_Dims_create(size, 2, NULL), MPI_ERR_ARG);
+    MPI_Cart_create(MPI_COMM_WORLD, 1, d, p, 0, &line);
+    MPI_Comm_set_errhandler(line, MPI_ERRORS_RETURN);
+    CHECK_EQ(MPI_Cart_coords(line, 0, 1, NULL), MPI_ERR_ARG);
+    MPI_Comm_free(&line);
+    MPI_Cart_create(MPI_COMM_WORLD, 0, NULL, NULL, 0, &none);
+    if (none != MPI_COMM_NULL) {
+        CHECK_EQ(MPI_Cart_rank(none, NULL, &r), MPI_SUCCESS);
+        CHECK_EQ(r, 0);
+        MPI_Comm_free(&none);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 static void test_topo(void)
 {
     int dims[2] = {0, 0}, periods[2] = {1, 0}, coords[2], r, src, dst, nd, st;
     MPI_Comm cart, sub, dup;
 
     test_topo_dims();
+    test_topo_args();
     /* A 2-D grid over every process, periodic in dimension 0 only. */
     MPI_Dims_create(size, 2, dims);
     CHECK_EQ(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 1, &cart), MPI_SUCCESS);
@@ -314,6 +340,58 @@ static void dg_check(MPI_Comm dg, int weighted)
     }
 }
 
+/* MPI_Graph_get and MPI_Dist_graph_neighbors write no more than the
+ * caller's arrays hold (MPI 3.1, 7.5.5: maxindex, maxedges, maxindegree,
+ * maxoutdegree), weights only where asked for, and refuse a negative size
+ * or a NULL array that something would be written to, writing nothing. */
+static void test_graph_lists(void)
+{
+    int *index = malloc(sizeof(int) * (size_t)size),
+        *edges = malloc(sizeof(int) * 2 * (size_t)size);
+    int gi[2] = {-7, -7}, ge[2] = {-7, -7}, src[2], sw[2], dst[2], dw[2], s2[2], w2[2], d2[2],
+        x2[2];
+    MPI_Comm g, dg;
+
+    graph_ring(size, index, edges);
+    MPI_Graph_create(MPI_COMM_WORLD, size, index, edges, 0, &g);
+    MPI_Comm_set_errhandler(g, MPI_ERRORS_RETURN);
+    CHECK_EQ(MPI_Graph_get(g, 1, 1, gi, ge), MPI_SUCCESS);
+    CHECK(gi[0] == 2 && gi[1] == -7 && ge[0] == size - 1 && ge[1] == -7);
+    CHECK_EQ(MPI_Graph_get(g, 0, 0, NULL, NULL), MPI_SUCCESS);
+    CHECK_EQ(MPI_Graph_get(g, 0, -1, gi, ge), MPI_ERR_ARG);
+    gi[0] = -7;
+    CHECK_EQ(MPI_Graph_get(g, 1, 1, gi, NULL), MPI_ERR_ARG);
+    CHECK_EQ(gi[0], -7);
+    MPI_Comm_free(&g);
+
+    for (int i = 0; i < 2; i++) {
+        src[i] = ((rank - 1 - i) % size + size) % size;
+        sw[i] = 10 + i;
+        dst[i] = (rank + 1 + i) % size;
+        dw[i] = 20 + i;
+        s2[i] = w2[i] = d2[i] = x2[i] = -7;
+    }
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, src, sw, 2, dst, dw, MPI_INFO_NULL, 0,
+                                   &dg);
+    MPI_Comm_set_errhandler(dg, MPI_ERRORS_RETURN);
+    /* One of each; no destination weights asked for. */
+    CHECK_EQ(MPI_Dist_graph_neighbors(dg, 1, s2, w2, 1, d2, MPI_UNWEIGHTED), MPI_SUCCESS);
+    CHECK(s2[0] == src[0] && w2[0] == 10 && s2[1] == -7 && w2[1] == -7);
+    CHECK(d2[0] == dst[0] && d2[1] == -7);
+    CHECK_EQ(MPI_Dist_graph_neighbors(dg, 0, NULL, NULL, 0, NULL, NULL), MPI_SUCCESS);
+    CHECK_EQ(MPI_Dist_graph_neighbors(dg, -1, s2, w2, 2, d2, x2), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Dist_graph_neighbors(dg, 2, s2, w2, -1, d2, x2), MPI_ERR_ARG);
+    /* Weighted: a NULL weights array is refused before anything is written. */
+    CHECK_EQ(MPI_Dist_graph_neighbors(dg, 2, s2, NULL, 2, d2, x2), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Dist_graph_neighbors(dg, 2, s2, w2, 2, d2, NULL), MPI_ERR_ARG);
+    CHECK(s2[1] == -7 && x2[0] == -7);
+    CHECK_EQ(MPI_Dist_graph_neighbors(dg, 2, s2, w2, 2, d2, x2), MPI_SUCCESS);
+    CHECK(s2[1] == src[1] && w2[1] == 11 && d2[1] == dst[1] && x2[0] == 20 && x2[1] == 21);
+    MPI_Comm_free(&dg);
+    free(index);
+    free(edges);
+}
+
 static void test_graph(void)
 {
     int n2 = 2 * size, *index = malloc(sizeof(int) * (size_t)size),
@@ -321,6 +399,7 @@ static void test_graph(void)
         *ge = malloc(sizeof(int) * (size_t)n2), st, nn, ne, nb[2], cnt, r;
     MPI_Comm g, dup, dg;
 
+    test_graph_lists();
     /* A ring over every process. */
     graph_ring(size, index, edges);
     CHECK_EQ(MPI_Graph_create(MPI_COMM_WORLD, size, index, edges, 1, &g), MPI_SUCCESS);
@@ -1141,6 +1220,19 @@ static void test_dtype_darray(void)
         da[1] = 3; /* 3 x 2 < 8 */
         CHECK_EQ(MPI_Type_create_darray(4, 0, 2, g, d, da, p, MPI_ORDER_C, MPI_INT, &t),
                  MPI_ERR_ARG);
+        /* gsizes and psizes are positive (MPI 3.1, 4.1.4): a dimension of
+         * no elements, or over no processes, is refused, not an empty
+         * type; the grid of one process would be right for either. */
+        {
+            int g1[1] = {0}, d1[1] = {MPI_DISTRIBUTE_BLOCK},
+                da1[1] = {MPI_DISTRIBUTE_DFLT_DARG}, p1[1] = {1};
+            CHECK_EQ(MPI_Type_create_darray(1, 0, 1, g1, d1, da1, p1, MPI_ORDER_C, MPI_INT, &t),
+                     MPI_ERR_ARG);
+            g1[0] = 4;
+            p1[0] = 0;
+            CHECK_EQ(MPI_Type_create_darray(1, 0, 1, g1, d1, da1, p1, MPI_ORDER_C, MPI_INT, &t),
+                     MPI_ERR_ARG);
+        }
         CHECK(t == MPI_DATATYPE_NULL);
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     }
@@ -1194,12 +1286,53 @@ static void test_dtype_external(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     pos = 0;
     CHECK_EQ(MPI_Pack_external("native", in, 1, MPI_INT, buf, sizeof(buf), &pos), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Pack_external(NULL, in, 1, MPI_INT, buf, sizeof(buf), &pos), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Pack_external_size(NULL, 1, MPI_INT, &size), MPI_ERR_ARG);
     /* MPI_LONG is 4 bytes in external32, 8 here: refused. */
     CHECK_EQ(MPI_Pack_external("external32", &l, 1, MPI_LONG, buf, sizeof(buf), &pos),
              MPI_ERR_TYPE);
     CHECK_EQ(MPI_Pack_external("external32", in, 4, MPI_INT, buf, 12, &pos), MPI_ERR_TRUNCATE);
     CHECK_EQ(pos, 0);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+/* Resized types that look contiguous by one measure and are not: a
+ * vector of two ints two apart resized to the extent of its data (8
+ * bytes: its size is its extent, its first block at its lower bound), and
+ * one int resized to 8 bytes; packing either takes ints 0 and 2.
+ * And MPI_Pack's counts: a negative incount or outsize is MPI_ERR_COUNT
+ * (MPI 3.1, 4.2: incount and outsize are non-negative), whichever it is. */
+static void test_dtype_resized_gap(void)
+{
+    int in[4] = {10, 11, 12, 13}, out[2] = {-1, -1}, sz = -1, pos = 0;
+    MPI_Aint lb = -1, ext = -1;
+    MPI_Datatype v, r;
+
+    MPI_Type_vector(2, 1, 2, MPI_INT, &v);
+    MPI_Type_create_resized(v, 0, 2 * (MPI_Aint)sizeof(int), &r);
+    MPI_Type_commit(&r);
+    MPI_Type_size(r, &sz);
+    MPI_Type_get_extent(r, &lb, &ext);
+    CHECK(sz == 2 * (int)sizeof(int) && lb == 0 && ext == 2 * (MPI_Aint)sizeof(int));
+    CHECK_EQ(MPI_Pack(in, 1, r, out, sizeof(out), &pos, MPI_COMM_SELF), MPI_SUCCESS);
+    CHECK(pos == (int)sizeof(out) && out[0] == 10 && out[1] == 12);
+    MPI_Type_free(&r);
+    /* One int stretched to the extent of two: one block at the lower
+     * bound, but two of them are ints 0 and 2, not a run of bytes. */
+    MPI_Type_create_resized(MPI_INT, 0, 2 * (MPI_Aint)sizeof(int), &r);
+    MPI_Type_commit(&r);
+    out[0] = out[1] = -1;
+    pos = 0;
+    CHECK_EQ(MPI_Pack(in, 2, r, out, sizeof(out), &pos, MPI_COMM_SELF), MPI_SUCCESS);
+    CHECK(pos == (int)sizeof(out) && out[0] == 10 && out[1] == 12);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    pos = 0;
+    CHECK_EQ(MPI_Pack(in, -1, MPI_INT, out, sizeof(out), &pos, MPI_COMM_SELF), MPI_ERR_COUNT);
+    CHECK_EQ(MPI_Pack(in, 1, MPI_INT, out, -1, &pos, MPI_COMM_SELF), MPI_ERR_COUNT);
+    CHECK_EQ(pos, 0);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+    MPI_Type_free(&r);
+    MPI_Type_free(&v);
 }
 
 static void test_dtype(void)
@@ -1209,6 +1342,7 @@ static void test_dtype(void)
     test_dtype_named();
     test_dtype_external();
     test_dtype_darray();
+    test_dtype_resized_gap();
 
     {   /* A long contiguous type is one block, made without a part per element. */
         int sz;
@@ -1728,6 +1862,23 @@ static void test_scatter_roots(void)
     free(all);
 }
 
+/* MPI_Reduce from every root, in place at the root, with no receive
+ * buffer elsewhere (MPI 3.1, 5.9.1: recvbuf is significant at the root
+ * only); the root's buffer must end as the sum. */
+static void test_reduce_roots(void)
+{
+    int bad = 0;
+
+    for (int root = 0; root < size; root++) {
+        int v[2] = {rank + 1, 10 * rank};
+        CHECK_EQ(MPI_Reduce(rank == root ? MPI_IN_PLACE : v, rank == root ? v : NULL, 2, MPI_INT,
+                            MPI_SUM, root, MPI_COMM_WORLD), MPI_SUCCESS);
+        if (rank == root)
+            bad += v[0] != size * (size + 1) / 2 || v[1] != 10 * size * (size - 1) / 2;
+    }
+    CHECK_EQ(bad, 0);
+}
+
 /* Blocking collectives' argument checks at their limits. */
 static void test_coll_limits(void)
 {
@@ -1781,6 +1932,7 @@ static void test_coll(void)
     test_collv_alltoall(2000);
     /* Stages of their own: one that hangs is named (mpi_check.h). */
     MPI_STAGE(test_scatter_roots);
+    MPI_STAGE(test_reduce_roots);
     MPI_STAGE(test_collv_edges);
     MPI_STAGE(test_coll_limits);
     mpi_stage("coll");
@@ -2118,6 +2270,106 @@ static void test_misc_groups(void)
     free(t);
 }
 
+/* MPI_Group_range_incl's ranges at their edges (MPI 3.1, 6.3.2: a range
+ * runs from first toward last by a stride that is not 0; first may equal
+ * last, in either direction): one rank each, the last rank alone, a
+ * negative stride that stops short of last, and ranges that are not. */
+static void test_misc_ranges(void)
+{
+    MPI_Group world, g;
+    int n = -1, r = -1, range[2][3];
+
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    /* (size-1, size-1, 1) and (0, 0, -1): one rank, the last, then rank 0. */
+    range[0][0] = range[0][1] = size - 1;
+    range[0][2] = 1;
+    range[1][0] = range[1][1] = 0;
+    range[1][2] = -1;
+    CHECK_EQ(MPI_Group_range_incl(world, size > 1 ? 2 : 1, range, &g), MPI_SUCCESS);
+    MPI_Group_size(g, &n);
+    CHECK_EQ(n, size > 1 ? 2 : 1);
+    MPI_Group_rank(g, &r);
+    CHECK_EQ(r, rank == size - 1 ? 0 : rank == 0 ? 1 : MPI_UNDEFINED);
+    MPI_Group_free(&g);
+    /* (size-1, 0, -2): size-1, size-3, ... down to 0 or 1. */
+    range[0][0] = size - 1;
+    range[0][1] = 0;
+    range[0][2] = -2;
+    CHECK_EQ(MPI_Group_range_incl(world, 1, range, &g), MPI_SUCCESS);
+    MPI_Group_size(g, &n);
+    CHECK_EQ(n, (size + 1) / 2);
+    MPI_Group_rank(g, &r);
+    CHECK_EQ(r, (size - 1 - rank) % 2 == 0 ? (size - 1 - rank) / 2 : MPI_UNDEFINED);
+    MPI_Group_free(&g);
+    /* No range at all: the empty group. */
+    CHECK_EQ(MPI_Group_range_incl(world, 0, range, &g), MPI_SUCCESS);
+    CHECK(g == MPI_GROUP_EMPTY);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    /* A stride moving away from last, a rank past the group: refused. */
+    if (size > 1) {
+        range[0][0] = 0;
+        range[0][1] = 1;
+        range[0][2] = -1;
+        CHECK_EQ(MPI_Group_range_incl(world, 1, range, &g), MPI_ERR_ARG);
+        range[0][0] = 1;
+        range[0][1] = 0;
+        range[0][2] = 1;
+        CHECK_EQ(MPI_Group_range_incl(world, 1, range, &g), MPI_ERR_ARG);
+    }
+    range[0][0] = 0;
+    range[0][1] = size;
+    range[0][2] = 1;
+    CHECK_EQ(MPI_Group_range_incl(world, 1, range, &g), MPI_ERR_ARG);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Group_free(&world);
+}
+
+/* MPI_Comm_compare of two communicators of the same size (MPI 3.1, 6.4.1):
+ * the same members in another order are MPI_SIMILAR, other members
+ * MPI_UNEQUAL. And MPI_Comm_create refuses a group that is not a subset
+ * of the communicator's (MPI 3.1, 6.4.2), here MPI_COMM_SELF's. */
+static void test_misc_comms(void)
+{
+    MPI_Comm lo = MPI_COMM_NULL, lo_rev = MPI_COMM_NULL, other = MPI_COMM_NULL, c;
+    MPI_Group world;
+    int res = -1;
+
+    /* lo: world ranks 0 and 1; lo_rev: the same, reversed; other: 0 and 2. */
+    if (size >= 2) {
+        MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &lo);
+        MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, -rank, &lo_rev);
+        if (lo != MPI_COMM_NULL) {
+            MPI_Comm_compare(lo, lo_rev, &res);
+            CHECK_EQ(res, MPI_SIMILAR);
+        }
+    }
+    if (size >= 3) {
+        MPI_Comm_split(MPI_COMM_WORLD, rank == 0 || rank == 2 ? 0 : MPI_UNDEFINED, rank, &other);
+        if (rank == 0) {
+            res = -1;
+            MPI_Comm_compare(lo, other, &res);
+            CHECK_EQ(res, MPI_UNEQUAL);
+            MPI_Comm_compare(other, lo_rev, &res);
+            CHECK_EQ(res, MPI_UNEQUAL);
+        }
+    }
+    if (other != MPI_COMM_NULL)
+        MPI_Comm_free(&other);
+    if (lo_rev != MPI_COMM_NULL)
+        MPI_Comm_free(&lo_rev);
+    if (lo != MPI_COMM_NULL)
+        MPI_Comm_free(&lo);
+    if (size >= 2) {
+        MPI_Comm_group(MPI_COMM_WORLD, &world);
+        c = MPI_COMM_NULL;
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        CHECK_EQ(MPI_Comm_create(MPI_COMM_SELF, world, &c), MPI_ERR_GROUP);
+        CHECK(c == MPI_COMM_NULL);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+        MPI_Group_free(&world);
+    }
+}
+
 /* Attribute callbacks: the copy gives value + 1, the delete counts. */
 static int attr_deletes, attr_copies;
 
@@ -2236,6 +2488,8 @@ static void test_misc(void)
 {
     test_misc_requests();
     test_misc_groups();
+    test_misc_ranges();
+    test_misc_comms();
     test_misc_attrs();
     test_misc_errh();
     {

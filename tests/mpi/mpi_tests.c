@@ -2421,6 +2421,26 @@ static void test_rndvfail(void)
             CHECK(MPI_Recv(ro, N, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &st) != MPI_SUCCESS);
         }
     }
+    /* MPI_Scatter from rank 0 into rank 1's read-only block: the root's
+     * own block copies fine, but its send to rank 1 fails, and the root's
+     * call must say so as rank 1's does (the error of a transfer is not
+     * lost behind the local copy's success). */
+    {
+        unsigned char *all = rank == 0 ? malloc(2 * (size_t)N) : NULL, *mine = NULL;
+        if (rank == 0) {
+            memcpy(all, buf, N);
+            memcpy(all + N, buf, N);
+            mine = malloc(N);
+            CHECK(MPI_Scatter(all, N, MPI_BYTE, mine, N, MPI_BYTE, 0, MPI_COMM_WORLD) !=
+                  MPI_SUCCESS);
+            CHECK(memcmp(mine, buf, N) == 0);
+        } else if (rank == 1) {
+            CHECK(MPI_Scatter(NULL, 0, MPI_BYTE, ro, N, MPI_BYTE, 0, MPI_COMM_WORLD) !=
+                  MPI_SUCCESS);
+        }
+        free(mine);
+        free(all);
+    }
     /* Nothing is left behind: the same message into writable memory. */
     if (rank == 0) {
         CHECK_EQ(MPI_Send(buf, N, MPI_BYTE, 1, 3, MPI_COMM_WORLD), MPI_SUCCESS);

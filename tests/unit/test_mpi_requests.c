@@ -285,6 +285,73 @@ static void test_root_named(void)
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
 }
 
+/* The datatype calls' errors say what was wrong: the datarep given (or
+ * that there was none), the type refused for external32 by its name (or
+ * as "this type" if it has none), and the type class MPI_Type_match_size
+ * found no type of. */
+static void test_type_errors_named(void)
+{
+    static const struct {
+        int         typeclass;
+        const char *word;
+    } classes[] = {{MPI_TYPECLASS_REAL, "no real type of 3 bytes"},
+                   {MPI_TYPECLASS_INTEGER, "no integer type of 3 bytes"},
+                   {MPI_TYPECLASS_COMPLEX, "no complex type of 3 bytes"}};
+    char said[2048], buf[64];
+    FILE *tmp;
+    MPI_Aint pos = 0;
+    MPI_Datatype two_longs, t;
+    long l[2] = {1, 2};
+    int saved, level;
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    said_catch(&tmp, &saved, &level);
+    CHECK_EQ(MPI_Pack_external("native", l, 1, MPI_INT, buf, sizeof(buf), &pos), MPI_ERR_ARG);
+    said_caught(tmp, saved, level, said, sizeof(said));
+    CHECK(strstr(said, "datarep \"native\"") != NULL);
+    said_catch(&tmp, &saved, &level);
+    CHECK_EQ(MPI_Pack_external(NULL, l, 1, MPI_INT, buf, sizeof(buf), &pos), MPI_ERR_ARG);
+    said_caught(tmp, saved, level, said, sizeof(said));
+    CHECK(strstr(said, "datarep \"(NULL)\"") != NULL);
+    said_catch(&tmp, &saved, &level);
+    CHECK_EQ(MPI_Pack_external("external32", l, 1, MPI_LONG, buf, sizeof(buf), &pos),
+             MPI_ERR_TYPE);
+    said_caught(tmp, saved, level, said, sizeof(said));
+    CHECK(strstr(said, "external32 of MPI_LONG:") != NULL);
+    MPI_Type_contiguous(2, MPI_LONG, &two_longs);
+    MPI_Type_commit(&two_longs);
+    said_catch(&tmp, &saved, &level);
+    CHECK_EQ(MPI_Pack_external("external32", l, 1, two_longs, buf, sizeof(buf), &pos),
+             MPI_ERR_TYPE);
+    said_caught(tmp, saved, level, said, sizeof(said));
+    CHECK(strstr(said, "external32 of this type:") != NULL);
+    MPI_Type_free(&two_longs);
+    CHECK_EQ(pos, 0);
+    for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++) {
+        said_catch(&tmp, &saved, &level);
+        CHECK_EQ(MPI_Type_match_size(classes[i].typeclass, 3, &t), MPI_ERR_ARG);
+        said_caught(tmp, saved, level, said, sizeof(said));
+        CHECK(strstr(said, classes[i].word) != NULL);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+/* MPI_Dims_create with no memory for its search: MPI_ERR_NO_MEM, dims
+ * unchanged; with memory back, the answer. */
+static void test_dims_no_memory(void)
+{
+    int dims[2] = {0, 0};
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    onic_mem_fail_after(0);
+    CHECK_EQ(MPI_Dims_create(6, 2, dims), MPI_ERR_NO_MEM);
+    onic_mem_fail_after(-1);
+    CHECK(dims[0] == 0 && dims[1] == 0);
+    CHECK_EQ(MPI_Dims_create(6, 2, dims), MPI_SUCCESS);
+    CHECK(dims[0] == 3 && dims[1] == 2);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 /* An error of the last predefined class (MPI_ERR_LASTCODE, a one-sided
  * class) is named as itself in its message, as any other: attaching memory
  * to a window not made by MPI_Win_create_dynamic. */
@@ -849,6 +916,10 @@ int main(int argc, char **argv)
         test_last_class_named();
         stage = "test_args_named";
         test_args_named();
+        stage = "test_type_errors_named";
+        test_type_errors_named();
+        stage = "test_dims_no_memory";
+        test_dims_no_memory();
         stage = "test_fatal_status";
         test_fatal_status();
         stage = "test_handle_cap";
