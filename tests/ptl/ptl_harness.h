@@ -140,4 +140,34 @@ static onic_ptl_ni_t *harness_open(uint32_t rank, uint32_t size, const char *eng
     return ni;
 }
 
+/* A put or get header from the target's point of view. */
+static inline onic_ptl_msg_t harness_req(unsigned op, ptl_pt_index_t pt, ptl_match_bits_t bits,
+                                         uint64_t len)
+{
+    onic_ptl_msg_t m;
+    memset(&m, 0, sizeof(m));
+    m.op = op;
+    m.pt_index = pt;
+    m.match_bits = bits;
+    m.rlength = len;
+    m.md = 0x1234;          /* the initiator's MD: opaque to the target */
+    m.eq = PTL_EQ_NONE;
+    return m;
+}
+
+/* m from src into ni's target side, as the NI sends it: a small put
+ * without ack in its own 32 bytes, which take the target's straight line,
+ * unless whole asks for the whole header (which takes the general steps). */
+static inline onic_ptl_out_t harness_feed(onic_ptl_ni_t *ni, uint32_t src,
+                                          const onic_ptl_msg_t *m, const void *payload,
+                                          size_t len, int whole)
+{
+    onic_ptl_wire_t w;
+    onic_ptl_out_t out;
+    size_t hdr_len = onic_ptl_msg_pack(m, &w);
+
+    onic_ptl_target_recv(ni, src, &w, whole ? sizeof(w) : hdr_len, payload, len, &out);
+    return out;
+}
+
 #endif

@@ -30,31 +30,10 @@ static void close_ni(void)
     ni = NULL;
 }
 
-/* A put or get header from the test's point of view. */
-static onic_ptl_msg_t req(unsigned op, ptl_pt_index_t pt, ptl_match_bits_t bits, uint64_t len)
-{
-    onic_ptl_msg_t m;
-    memset(&m, 0, sizeof(m));
-    m.op = op;
-    m.pt_index = pt;
-    m.match_bits = bits;
-    m.rlength = len;
-    m.md = 0x1234;          /* the initiator's MD: opaque to the target */
-    m.eq = PTL_EQ_NONE;
-    return m;
-}
 
 static onic_ptl_out_t feed(uint32_t src, const onic_ptl_msg_t *m, const void *payload, size_t len)
 {
-    onic_ptl_wire_t w;
-    onic_ptl_out_t out;
-    size_t hdr_len = onic_ptl_msg_pack(m, &w);
-
-    /* As the NI sends it: a small put without ack in its own 32 bytes,
-     * which take the target's straight line, unless the test asks for the
-     * whole header (which takes the general steps). */
-    onic_ptl_target_recv(ni, src, &w, feed_whole ? sizeof(w) : hdr_len, payload, len, &out);
-    return out;
+    return harness_feed(ni, src, m, payload, len, feed_whole);
 }
 
 /* A put of len bytes of `byte`. */
@@ -62,7 +41,7 @@ static onic_ptl_out_t put(uint32_t src, ptl_pt_index_t pt, ptl_match_bits_t bits
                           uint8_t byte)
 {
     uint8_t data[512];
-    onic_ptl_msg_t m = req(ONIC_PTL_OP_PUT, pt, bits, len);
+    onic_ptl_msg_t m = harness_req(ONIC_PTL_OP_PUT, pt, bits, len);
     memset(data, byte, sizeof(data));
     return feed(src, &m, data, len);
 }
@@ -132,7 +111,7 @@ static void check_put_end(const ptl_event_t *ev, ptl_handle_md_t md, void *buf, 
 static onic_ptl_out_t put_at(ptl_match_bits_t bits, uint64_t offset, uint64_t hdr_data,
                              const void *data, size_t len)
 {
-    onic_ptl_msg_t m = req(ONIC_PTL_OP_PUT, 2, bits, len);
+    onic_ptl_msg_t m = harness_req(ONIC_PTL_OP_PUT, 2, bits, len);
     m.offset = offset;
     m.hdr_data = hdr_data;
     return feed(3, &m, data, len);
@@ -297,7 +276,7 @@ static void test_first_md_only(void)
     CHECK_EQ(next[0], 'p');
     /* A get is taken by m1's first MD. */
     memset(get_only, 'g', sizeof(get_only));
-    g = req(ONIC_PTL_OP_GET, 1, 7, 4);
+    g = harness_req(ONIC_PTL_OP_GET, 1, 7, 4);
     out = feed(1, &g, NULL, 0);
     CHECK(out.send);
     CHECK_EQ(out.len, 4);
@@ -499,7 +478,7 @@ static void test_offsets(void)
               PTL_RETAIN);
     memset(data, 'x', sizeof(data));
     for (int i = 0; i < 3; i++) {
-        m = req(ONIC_PTL_OP_PUT, 1, 1, 8);
+        m = harness_req(ONIC_PTL_OP_PUT, 1, 1, 8);
         m.offset = 20; /* ignored: the MD manages its offset locally */
         data[0] = (uint8_t)('a' + i);
         feed(1, &m, data, 8);
@@ -511,10 +490,10 @@ static void test_offsets(void)
     CHECK_EQ(local[8], 'b');
     CHECK_EQ(local[16], 'c');
     /* 24 used of 32: 8 more fit, 9 do not (no truncate). */
-    m = req(ONIC_PTL_OP_PUT, 1, 1, 9);
+    m = harness_req(ONIC_PTL_OP_PUT, 1, 1, 9);
     feed(1, &m, data, 9);
     CHECK_EQ(drops(ONIC_PTL_DROP_NO_MATCH), 1);
-    m = req(ONIC_PTL_OP_PUT, 1, 2, 4);
+    m = harness_req(ONIC_PTL_OP_PUT, 1, 2, 4);
     m.offset = 20;
     data[0] = 'r';
     feed(1, &m, data, 4);
@@ -577,12 +556,12 @@ static void test_acl(void)
     }
     /* Entry 0: every process of the job, every portal. */
     for (uint32_t src = 0; src < 8; src++) {
-        m = req(ONIC_PTL_OP_PUT, src % 8, 1, 1);
+        m = harness_req(ONIC_PTL_OP_PUT, src % 8, 1, 1);
         feed(src, &m, "z", 1);
     }
     CHECK_EQ(ni->dropped, 0);
     /* Entry 1: system processes only; a job's process is not one. */
-    m = req(ONIC_PTL_OP_PUT, 1, 1, 1);
+    m = harness_req(ONIC_PTL_OP_PUT, 1, 1, 1);
     m.ac_index = 1;
     feed(2, &m, "z", 1);
     CHECK_EQ(drops(ONIC_PTL_DROP_AC_DENIED), 1);
@@ -596,7 +575,7 @@ static void test_acl(void)
     CHECK_EQ(drops(ONIC_PTL_DROP_AC_INDEX), 1);
     /* An entry for rank 2 on portal 5 only. */
     CHECK_EQ(PtlACEntry(nih, 3, ((ptl_process_id_t){0, 2}), PTL_UID_ANY, PTL_JID_ANY, 5), PTL_OK);
-    m = req(ONIC_PTL_OP_PUT, 5, 1, 1);
+    m = harness_req(ONIC_PTL_OP_PUT, 5, 1, 1);
     m.ac_index = 3;
     before = ni->dropped;
     feed(2, &m, "z", 1);
@@ -610,7 +589,7 @@ static void test_acl(void)
     CHECK_EQ(PtlACEntry(nih, 4, ME_ANY, HARNESS_UID, HARNESS_JID, PTL_PT_INDEX_ANY), PTL_OK);
     CHECK_EQ(PtlACEntry(nih, 5, ME_ANY, HARNESS_UID + 1, PTL_JID_ANY, PTL_PT_INDEX_ANY), PTL_OK);
     CHECK_EQ(PtlACEntry(nih, 6, ME_ANY, PTL_UID_ANY, HARNESS_JID + 1, PTL_PT_INDEX_ANY), PTL_OK);
-    m = req(ONIC_PTL_OP_PUT, 1, 1, 1);
+    m = harness_req(ONIC_PTL_OP_PUT, 1, 1, 1);
     m.ac_index = 4;
     before = ni->dropped;
     feed(3, &m, "z", 1);
@@ -621,7 +600,7 @@ static void test_acl(void)
     feed(3, &m, "z", 1);
     CHECK_EQ(drops(ONIC_PTL_DROP_AC_DENIED), 5);
     /* Gets are checked too. */
-    m = req(ONIC_PTL_OP_GET, 1, 1, 1);
+    m = harness_req(ONIC_PTL_OP_GET, 1, 1, 1);
     m.ac_index = 2;
     CHECK(!feed(3, &m, NULL, 0).send);
     CHECK_EQ(drops(ONIC_PTL_DROP_AC_DENIED), 6);
@@ -689,7 +668,7 @@ static void test_ack(void)
     CHECK(ev.md_handle == smd);
     CHECK(ev.initiator.pid == 0);
     /* No ack: not requested, or the MD disables them. */
-    m = req(ONIC_PTL_OP_PUT, 1, 1, 1);
+    m = harness_req(ONIC_PTL_OP_PUT, 1, 1, 1);
     m.eq = seq;
     CHECK(!feed(3, &m, "z", 1).send);
     m.flags = ONIC_PTL_FLAG_ACK;
@@ -730,12 +709,12 @@ static void test_get_max_inline(void)
     me = me_attach(4, ME_ANY, 5, 0, PTL_RETAIN, PTL_INS_AFTER);
     md_attach(me, md_desc(exposed, n + 1, PTL_MD_THRESH_INF, PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE,
                           eq), PTL_RETAIN);
-    m = req(ONIC_PTL_OP_GET, 4, 5, n);
+    m = harness_req(ONIC_PTL_OP_GET, 4, 5, n);
     out = feed(1, &m, NULL, 0);
     CHECK(out.send);
     CHECK_EQ(out.len, n);
     before = drops(ONIC_PTL_DROP_MALFORMED);
-    m = req(ONIC_PTL_OP_GET, 4, 5, n + 1);
+    m = harness_req(ONIC_PTL_OP_GET, 4, 5, n + 1);
     out = feed(1, &m, NULL, 0);
     CHECK(!out.send);
     CHECK_EQ(drops(ONIC_PTL_DROP_MALFORMED), before + 1);
@@ -827,7 +806,7 @@ static void test_get_reply(void)
         CHECK_EQ(PtlMDUnlink(fmd), PTL_OK);
     }
     /* A get with no MD that takes it gets no reply. */
-    r = req(ONIC_PTL_OP_GET, 4, 10, 4);
+    r = harness_req(ONIC_PTL_OP_GET, 4, 10, 4);
     CHECK(!feed(2, &r, NULL, 0).send);
     CHECK_EQ(drops(ONIC_PTL_DROP_NO_MATCH), 1);
     close_ni();
@@ -915,7 +894,7 @@ static void test_large(void)
     CHECK_EQ(drops(ONIC_PTL_DROP_MALFORMED), 2);
 
     /* A large put nobody takes still answers DONE, with nothing moved. */
-    m = req(ONIC_PTL_OP_PUT, 1, 99, BIG);
+    m = harness_req(ONIC_PTL_OP_PUT, 1, 99, BIG);
     m.flags = ONIC_PTL_FLAG_LARGE;
     desc.cookie = 4242;
     out = feed(3, &m, &desc, sizeof(desc));
@@ -969,7 +948,7 @@ static void test_large(void)
     CHECK_EQ(ev.type, PTL_EVENT_UNLINK);
     /* Through the NI's own path: the recorded RMA finished by the harness. */
     harness_nsent = harness_nrma = 0;
-    m = req(ONIC_PTL_OP_PUT, 1, 1, BIG);
+    m = harness_req(ONIC_PTL_OP_PUT, 1, 1, BIG);
     m.flags = ONIC_PTL_FLAG_LARGE;
     desc.key.addr = (uint64_t)(uintptr_t)src;
     desc.key.len = BIG;
@@ -1122,7 +1101,7 @@ static void test_large_no_memory(void)
     desc.cookie = 77;
     /* Nothing to move: finished at once, no drop of any kind. */
     memcpy(before, ni->drops, sizeof(before));
-    m = req(ONIC_PTL_OP_PUT, 1, 1, 0);
+    m = harness_req(ONIC_PTL_OP_PUT, 1, 1, 0);
     m.flags = ONIC_PTL_FLAG_LARGE;
     out = feed(2, &m, &desc, sizeof(desc));
     CHECK(out.send && !out.rma);
@@ -1133,7 +1112,7 @@ static void test_large_no_memory(void)
     CHECK_EQ(ev.type, PTL_EVENT_PUT_START);
     CHECK_EQ(next_event(eq, &ev), PTL_OK);
     CHECK(ev.type == PTL_EVENT_PUT_END && ev.ni_fail_type == PTL_NI_OK);
-    m = req(ONIC_PTL_OP_GET, 1, 1, 0);
+    m = harness_req(ONIC_PTL_OP_GET, 1, 1, 0);
     m.flags = ONIC_PTL_FLAG_LARGE;
     out = feed(2, &m, &desc, sizeof(desc));
     CHECK(out.send && !out.rma);
@@ -1142,7 +1121,7 @@ static void test_large_no_memory(void)
         ;
     /* Data to move and no memory: one NO_MEMORY drop, a failed END, and
      * DONE saying nothing moved. */
-    m = req(ONIC_PTL_OP_PUT, 1, 1, 5000);
+    m = harness_req(ONIC_PTL_OP_PUT, 1, 1, 5000);
     m.flags = ONIC_PTL_FLAG_LARGE;
     onic_mem_fail_after(0);
     out = feed(2, &m, &desc, sizeof(desc));
@@ -1197,7 +1176,7 @@ static void test_handler_wait_refused(void)
                           heq), PTL_RETAIN);
     check_watchdog("test_ptl: PtlEQWait inside a handler", 60);
     {
-        onic_ptl_msg_t m = req(ONIC_PTL_OP_PUT, 1, 9, 1);
+        onic_ptl_msg_t m = harness_req(ONIC_PTL_OP_PUT, 1, 9, 1);
         onic_ptl_wire_t w;
         onic_ptl_msg_pack(&m, &w);
         /* As the transport's progress delivers it (onic_ptl_ni_progress
@@ -1236,7 +1215,7 @@ static void test_end_only_turns(void)
     me = me_attach(2, ME_ANY, 7, 0, PTL_UNLINK, PTL_INS_AFTER);
     md = md_attach(me, md_desc(a, 8, 1, end_only, eq), PTL_UNLINK);
     /* Malformed in 32 bytes: each a counted drop; the entry untouched. */
-    m = req(ONIC_PTL_OP_PUT, 2, 7, 8);
+    m = harness_req(ONIC_PTL_OP_PUT, 2, 7, 8);
     REQUIRE(onic_ptl_msg_pack(&m, &w) == 32);
     before = drops(ONIC_PTL_DROP_MALFORMED);
     onic_ptl_target_recv(ni, 3, &w, 32, "abcd", 4, &out);      /* length mismatch */
@@ -1244,7 +1223,7 @@ static void test_end_only_turns(void)
     onic_ptl_target_recv(ni, 8, &w, 32, "abcdefgh", 8, &out);  /* no such rank */
     w.w[0] |= (uint64_t)0x8 << 52;                              /* unknown flag */
     onic_ptl_target_recv(ni, 3, &w, 32, "abcdefgh", 8, &out);
-    m = req(ONIC_PTL_OP_GET, 2, 7, 8);                          /* a get cut to 32 */
+    m = harness_req(ONIC_PTL_OP_GET, 2, 7, 8);                          /* a get cut to 32 */
     onic_ptl_msg_pack(&m, &w);
     onic_ptl_target_recv(ni, 3, &w, 32, NULL, 0, &out);
     CHECK_EQ(drops(ONIC_PTL_DROP_MALFORMED) - before, 5);
@@ -1272,7 +1251,7 @@ static void test_end_only_turns(void)
     REQUIRE(PtlEQAlloc(nih, 16, count_handler, &heq) == PTL_OK);
     me = me_attach(2, ME_ANY, 7, 0, PTL_UNLINK, PTL_INS_AFTER);
     md_attach(me, md_desc(a, 8, 1, end_only, heq), PTL_UNLINK);
-    m = req(ONIC_PTL_OP_PUT, 2, 7, 8);
+    m = harness_req(ONIC_PTL_OP_PUT, 2, 7, 8);
     REQUIRE(onic_ptl_msg_pack(&m, &w) == 32);
     handler_calls = 0;
     onic_ptl_ni_deliver(ni, 3, &w, 32, "handler!", 8);
@@ -1313,7 +1292,7 @@ static void test_eq_overflow(void)
     md_attach(me, md_desc(buf, 64, PTL_MD_THRESH_INF, PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE, heq),
               PTL_RETAIN);
     {
-        onic_ptl_msg_t m = req(ONIC_PTL_OP_PUT, 1, 2, 1);
+        onic_ptl_msg_t m = harness_req(ONIC_PTL_OP_PUT, 1, 2, 1);
         onic_ptl_wire_t w;
         onic_ptl_msg_pack(&m, &w);
         onic_ptl_ni_deliver(ni, 1, &w, sizeof(w), "h", 1);
@@ -1417,7 +1396,7 @@ static void test_unpack_exact(void)
                 {ONIC_PTL_OP_REPLY, 0, 48}, {ONIC_PTL_OP_DONE, 0, 48}};
 
     for (size_t i = 0; i < sizeof(hdrs) / sizeof(hdrs[0]); i++) {
-        onic_ptl_msg_t m = req(hdrs[i].op, 3, 0xabc0 + i, 77), a;
+        onic_ptl_msg_t m = harness_req(hdrs[i].op, 3, 0xabc0 + i, 77), a;
         onic_ptl_wire_t w;
         unsigned char *b;
 
@@ -1445,12 +1424,12 @@ static void test_malformed(void)
     uint64_t sum = 0;
 
     open_ni();
-    m = req(ONIC_PTL_OP_PUT, 1, 1, 4);
+    m = harness_req(ONIC_PTL_OP_PUT, 1, 1, 4);
     /* A put without ack sends four words, a get five, the rest six; a header
      * of the op's length or of all six words is taken, any other is not. */
     CHECK_EQ(onic_ptl_msg_pack(&m, &w), 32);
     {
-        onic_ptl_msg_t g = req(ONIC_PTL_OP_GET, 1, 1, 4), u;
+        onic_ptl_msg_t g = harness_req(ONIC_PTL_OP_GET, 1, 1, 4), u;
         CHECK_EQ(onic_ptl_msg_pack(&g, &w), 40);
         CHECK_EQ(onic_ptl_msg_unpack(&w, 40, &u), ONIC_OK);
         CHECK_EQ(onic_ptl_msg_unpack(&w, 32, &u), ONIC_ERR_INVALID_PARAM);
@@ -1471,13 +1450,13 @@ static void test_malformed(void)
     onic_ptl_msg_pack(&m, &w);
     w.w[0] |= (uint64_t)0x8 << 52;                                    /* unknown flag */
     onic_ptl_target_recv(ni, 1, &w, sizeof(w), "abcd", 4, &out);
-    m = req(ONIC_PTL_OP_GET, 1, 1, 4096);                             /* reply too big */
+    m = harness_req(ONIC_PTL_OP_GET, 1, 1, 4096);                             /* reply too big */
     feed(1, &m, NULL, 0);
-    m = req(ONIC_PTL_OP_ACK, 1, 1, 4);
+    m = harness_req(ONIC_PTL_OP_ACK, 1, 1, 4);
     m.mlength = 5;                                                    /* more than asked */
     feed(1, &m, NULL, 0);
     CHECK_EQ(drops(ONIC_PTL_DROP_MALFORMED), 8);
-    m = req(ONIC_PTL_OP_PUT, (ptl_pt_index_t)ni->limits.max_pt_index + 1, 1, 1);
+    m = harness_req(ONIC_PTL_OP_PUT, (ptl_pt_index_t)ni->limits.max_pt_index + 1, 1, 1);
     feed(1, &m, "a", 1);
     CHECK_EQ(drops(ONIC_PTL_DROP_PT_INDEX), 1);
     for (int i = 0; i < ONIC_PTL_DROP_REASONS; i++)
@@ -1512,13 +1491,13 @@ static void test_overflow(void)
     CHECK_EQ(posted[0], 'p');
     CHECK_EQ(ovf[0], 0);
     /* Unexpected ones land in the overflow MD, headers kept in order. */
-    m = req(ONIC_PTL_OP_PUT, 3, 7, 4);
+    m = harness_req(ONIC_PTL_OP_PUT, 3, 7, 4);
     m.hdr_data = 70;
     feed(5, &m, "aaaa", 4);
-    m = req(ONIC_PTL_OP_PUT, 3, 8, 4);
+    m = harness_req(ONIC_PTL_OP_PUT, 3, 8, 4);
     m.hdr_data = 80;
     feed(6, &m, "bbbb", 4);
-    m = req(ONIC_PTL_OP_PUT, 3, 7, 4);
+    m = harness_req(ONIC_PTL_OP_PUT, 3, 7, 4);
     m.hdr_data = 71;
     feed(6, &m, "cccc", 4);
     CHECK_EQ(ovf[8], 'c');
@@ -1623,7 +1602,7 @@ static void test_recv_post(void)
                                  PTL_INS_AFTER, &ome), PTL_OK);
     md_attach(ome, md_desc(ovf, sizeof(ovf), PTL_MD_THRESH_INF, PTL_MD_OP_PUT, PTL_EQ_NONE),
               PTL_RETAIN);
-    m = req(ONIC_PTL_OP_PUT, 5, 40, 4);
+    m = harness_req(ONIC_PTL_OP_PUT, 5, 40, 4);
     m.hdr_data = 400;
     feed(4, &m, "uvwx", 4);
     CHECK_EQ(onic_ptl_recv_post(nih, 5, ME_ANY, 40, 0, a, sizeof(a), opts, a, eq, &me, &hdr),
@@ -1633,31 +1612,27 @@ static void test_recv_post(void)
     CHECK_EQ(ni->pt[5].nlist, 0);
     close_ni();
 
-    /* Limits: one entry in a list, and MDs. */
-    memset(&lim, 0, sizeof(lim));
-    lim.max_mes = lim.max_mds = lim.max_eqs = lim.max_me_list = 1000;
-    lim.max_pt_index = 7;
-    lim.max_ac_index = 3;
-    lim.max_md_iovecs = 1;
-    lim.max_me_list = 1;
-    ni = harness_open(0, 8, engine, &lim, &nih);
-    REQUIRE(ni != NULL);
-    eq = eq_alloc(4);
-    CHECK_EQ(onic_ptl_recv_post(nih, 5, ME_ANY, 1, 0, a, 1, opts, a, eq, &me, &hdr), PTL_OK);
-    CHECK_EQ(onic_ptl_recv_post(nih, 5, ME_ANY, 2, 0, a, 1, opts, a, eq, &me2, &hdr),
-             PTL_ME_LIST_TOO_LONG);
-    CHECK_EQ(ni->pt[5].nlist, 1);
-    close_ni();
-    lim.max_me_list = 1000;
-    lim.max_mds = 1;
-    ni = harness_open(0, 8, engine, &lim, &nih);
-    REQUIRE(ni != NULL);
-    eq = eq_alloc(4);
-    CHECK_EQ(onic_ptl_recv_post(nih, 5, ME_ANY, 1, 0, a, 1, opts, a, eq, &me, &hdr), PTL_OK);
-    CHECK_EQ(onic_ptl_recv_post(nih, 5, ME_ANY, 2, 0, a, 1, opts, a, eq, &me2, &hdr),
-             PTL_NO_SPACE);
-    CHECK_EQ(ni->pt[5].nlist, 1);
-    close_ni();
+    /* Limits: one entry in a list, then one MD; the second post gets the
+     * public call's code and changes nothing. */
+    for (int k = 0; k < 2; k++) {
+        memset(&lim, 0, sizeof(lim));
+        lim.max_mes = lim.max_mds = lim.max_eqs = lim.max_me_list = 1000;
+        lim.max_pt_index = 7;
+        lim.max_ac_index = 3;
+        lim.max_md_iovecs = 1;
+        if (k == 0)
+            lim.max_me_list = 1;
+        else
+            lim.max_mds = 1;
+        ni = harness_open(0, 8, engine, &lim, &nih);
+        REQUIRE(ni != NULL);
+        eq = eq_alloc(4);
+        CHECK_EQ(onic_ptl_recv_post(nih, 5, ME_ANY, 1, 0, a, 1, opts, a, eq, &me, &hdr), PTL_OK);
+        CHECK_EQ(onic_ptl_recv_post(nih, 5, ME_ANY, 2, 0, a, 1, opts, a, eq, &me2, &hdr),
+                 k == 0 ? PTL_ME_LIST_TOO_LONG : PTL_NO_SPACE);
+        CHECK_EQ(ni->pt[5].nlist, 1);
+        close_ni();
+    }
 }
 
 /* Unexpected puts into an overflow entry whose MD records END alone (the
@@ -1691,7 +1666,7 @@ static void test_overflow_end_only(void)
     /* The first header kept needs memory (a new NI has none put by for
      * kept headers): none, and the put is dropped with nothing changed. */
     before = drops(ONIC_PTL_DROP_NO_MEMORY);
-    m = req(ONIC_PTL_OP_PUT, 3, 0x78, 4);
+    m = harness_req(ONIC_PTL_OP_PUT, 3, 0x78, 4);
     onic_mem_fail_after(0);
     feed(5, &m, "wxyz", 4);
     onic_mem_fail_after(-1);
@@ -1700,7 +1675,7 @@ static void test_overflow_end_only(void)
     CHECK_EQ(ovf[0], 0);
     /* Memory again: kept, moved to the MD's offset 0 (it did not move for
      * the drop), its one event with every field. */
-    m = req(ONIC_PTL_OP_PUT, 3, 0x77, 6);
+    m = harness_req(ONIC_PTL_OP_PUT, 3, 0x77, 6);
     m.hdr_data = 0x5566;
     feed(4, &m, "abcdef", 6);
     CHECK(memcmp(ovf, "abcdef", 6) == 0);
@@ -1715,7 +1690,7 @@ static void test_overflow_end_only(void)
     CHECK_EQ(ev.hdr_data, 0x5566);
     CHECK(ev.md_handle == omd && ev.md.user_ptr == ovf && ev.ni_fail_type == PTL_NI_OK);
     CHECK_EQ(PtlEQGet(eq, &ev), PTL_EQ_EMPTY);
-    m = req(ONIC_PTL_OP_PUT, 3, 0x79, 2);
+    m = harness_req(ONIC_PTL_OP_PUT, 3, 0x79, 2);
     feed(5, &m, "QR", 2);
     CHECK(ovf[6] == 'Q' && ovf[7] == 'R');
     CHECK_EQ(next_event(eq, &ev), PTL_OK);
@@ -1935,7 +1910,7 @@ static void test_own_md_truncate(int way)
     CHECK_EQ(ev.initiator.pid, 3);
     CHECK(ev.md.start == buf && ev.md.length == 4);
     /* At remote offset 3, one byte is left. */
-    m = req(ONIC_PTL_OP_PUT, 1, 1, 10);
+    m = harness_req(ONIC_PTL_OP_PUT, 1, 1, 10);
     m.offset = 3;
     memset(data, 'b', sizeof(data));
     feed(2, &m, data, 10);
@@ -2256,7 +2231,7 @@ static void test_own_md_drops(int way)
               &md);
     own_entry(way, 1, ((ptl_process_id_t){0, 3}), 3, PTL_RETAIN,
               md_desc(buf + 4, 4, 2, PTL_MD_OP_PUT, eq), PTL_RETAIN, &me3, &md3);
-    m = req(ONIC_PTL_OP_PUT, 1, 1, 1);
+    m = harness_req(ONIC_PTL_OP_PUT, 1, 1, 1);
     m.ac_index = 2; /* entries 2 and up deny until set */
     feed(1, &m, "z", 1);
     CHECK_EQ(drop_count(), 1);
@@ -2264,7 +2239,7 @@ static void test_own_md_drops(int way)
     CHECK_EQ(drop_count(), 2);
     put(4, 1, 3, 1, 'z');          /* the entry is rank 3's only */
     CHECK_EQ(drop_count(), 3);
-    m = req(ONIC_PTL_OP_GET, 1, 1, 1); /* the MD takes puts only */
+    m = harness_req(ONIC_PTL_OP_GET, 1, 1, 1); /* the MD takes puts only */
     CHECK(!feed(1, &m, NULL, 0).send);
     CHECK_EQ(drop_count(), 4);
     CHECK(buf[0] == 0 && buf[4] == 0);
@@ -2275,7 +2250,7 @@ static void test_own_md_drops(int way)
     CHECK_EQ(old.threshold, 2);
     /* Admitted, the same put is taken. */
     CHECK_EQ(PtlACEntry(nih, 2, ME_ANY, PTL_UID_ANY, PTL_JID_ANY, 1), PTL_OK);
-    m = req(ONIC_PTL_OP_PUT, 1, 1, 1);
+    m = harness_req(ONIC_PTL_OP_PUT, 1, 1, 1);
     m.ac_index = 2;
     feed(1, &m, "y", 1);
     put(3, 1, 3, 1, 'w');
@@ -2454,11 +2429,11 @@ static void test_own_md_kept_headers(void)
                                  PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE |
                                      PTL_MD_EVENT_END_DISABLE, eq), PTL_RETAIN);
     memset(data, 'k', sizeof(data));
-    m = req(ONIC_PTL_OP_PUT, 2, 0xabcdef, 10);
+    m = harness_req(ONIC_PTL_OP_PUT, 2, 0xabcdef, 10);
     m.hdr_data = 0x1122334455667788ull;
     m.offset = 7; /* not used: the MD manages its offset */
     feed(6, &m, data, 10);
-    m = req(ONIC_PTL_OP_PUT, 2, 0xabcdee, 3);
+    m = harness_req(ONIC_PTL_OP_PUT, 2, 0xabcdee, 3);
     m.hdr_data = 2;
     feed(5, &m, data, 3); /* 3 more: 0 left after 4, truncated to 0 */
     CHECK(memcmp(small, "kkkk", 4) == 0);
@@ -2509,7 +2484,7 @@ static void test_own_md_kept_headers(void)
             for (; put_so_far < upto; put_so_far++) {
                 int i = put_so_far;
                 uint64_t v = (uint64_t)round << 32 | (uint64_t)i;
-                m = req(ONIC_PTL_OP_PUT, 3, 100 + (uint64_t)(i % 3), 8);
+                m = harness_req(ONIC_PTL_OP_PUT, 3, 100 + (uint64_t)(i % 3), 8);
                 m.hdr_data = v;
                 feed(1 + (uint32_t)(i % SRCS), &m, &v, 8);
             }

@@ -49,27 +49,10 @@ static ptl_handle_me_t me_attach(ptl_pt_index_t pt, ptl_match_bits_t bits)
     return h;
 }
 
-static onic_ptl_msg_t req(unsigned op, ptl_pt_index_t pt, ptl_match_bits_t bits, uint64_t len)
-{
-    onic_ptl_msg_t m;
-    memset(&m, 0, sizeof(m));
-    m.op = op;
-    m.pt_index = pt;
-    m.match_bits = bits;
-    m.rlength = len;
-    m.md = 0x1234;
-    m.eq = PTL_EQ_NONE;
-    return m;
-}
 
 static onic_ptl_out_t feed(uint32_t src, const onic_ptl_msg_t *m, const void *payload, size_t len)
 {
-    onic_ptl_wire_t w;
-    onic_ptl_out_t out;
-    size_t hdr_len = onic_ptl_msg_pack(m, &w);
-
-    onic_ptl_target_recv(ni, src, &w, feed_whole ? sizeof(w) : hdr_len, payload, len, &out);
-    return out;
+    return harness_feed(ni, src, m, payload, len, feed_whole);
 }
 
 /* The memory a vector points into: entries of the given lengths, each
@@ -213,7 +196,7 @@ static void test_put_offsets(void)
             size_t len = (off * 7 + 1) % (total - off + 1);
             for (size_t i = 0; i < len; i++)
                 data[i] = (uint8_t)(off + i * 13 + whole);
-            m = req(ONIC_PTL_OP_PUT, 2, 5, len);
+            m = harness_req(ONIC_PTL_OP_PUT, 2, 5, len);
             m.offset = off;
             m.hdr_data = off;
             feed(1, &m, data, len);
@@ -232,7 +215,7 @@ static void test_put_offsets(void)
     CHECK_EQ(PtlMDUpdate(md, &now, NULL, PTL_EQ_NONE), PTL_OK);
     CHECK_EQ(now.length, 6);
     /* Past the end without TRUNCATE: not taken. */
-    m = req(ONIC_PTL_OP_PUT, 2, 5, 10);
+    m = harness_req(ONIC_PTL_OP_PUT, 2, 5, 10);
     m.offset = 60;
     feed(1, &m, data, 10);
     CHECK_EQ(ni->drops[ONIC_PTL_DROP_NO_MATCH], 1);
@@ -266,7 +249,7 @@ static void test_put_local_truncate(void)
         data[i] = (uint8_t)(100 + i);
     /* 12 bytes at 0 (entry 0 and into 1), 20 at 12 (the rest of 1, into 2),
      * then 40 more of which 14 fit. */
-    m = req(ONIC_PTL_OP_PUT, 3, 9, 12);
+    m = harness_req(ONIC_PTL_OP_PUT, 3, 9, 12);
     feed(2, &m, data, 12);
     memcpy(expect, data, 12);
     m.rlength = 20;
@@ -312,7 +295,7 @@ static void test_overflow_header(void)
     CHECK_EQ(PtlMDAttach(me, vdesc(v, 2, PTL_MD_THRESH_INF, PTL_MD_OP_PUT, PTL_EQ_NONE),
                          PTL_RETAIN, &md),
              PTL_OK);
-    m = req(ONIC_PTL_OP_PUT, 4, 1, 6);
+    m = harness_req(ONIC_PTL_OP_PUT, 4, 1, 6);
     feed(1, &m, data, 6);       /* 0..5: in entry 0 */
     m.match_bits = 2;
     feed(1, &m, data + 6, 6);   /* 6..11: across both */
@@ -354,7 +337,7 @@ static void test_get_small(void)
                                    PTL_EQ_NONE),
                          PTL_RETAIN, &md),
              PTL_OK);
-    m = req(ONIC_PTL_OP_GET, 5, 3, 15);
+    m = harness_req(ONIC_PTL_OP_GET, 5, 3, 15);
     m.offset = 2;
     out = feed(1, &m, NULL, 0);
     CHECK(out.send && out.len == 15);
@@ -568,7 +551,7 @@ static void test_update(void)
     CHECK_EQ(PtlMDAttach(me, d, PTL_RETAIN, &md), PTL_OK);
     d = vdesc(v, 3, PTL_MD_THRESH_INF, PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE, PTL_EQ_NONE);
     CHECK_EQ(PtlMDUpdate(md, NULL, &d, PTL_EQ_NONE), PTL_OK);
-    m = req(ONIC_PTL_OP_PUT, 1, 4, 10);
+    m = harness_req(ONIC_PTL_OP_PUT, 1, 4, 10);
     m.offset = 2;
     feed(1, &m, data, 10);
     memset(expect, GAP, sizeof(expect));
@@ -584,7 +567,7 @@ static void test_update(void)
     /* And the first back to flat. */
     d = (ptl_md_t){flat, 16, PTL_MD_THRESH_INF, 0, PTL_MD_OP_PUT, NULL, PTL_EQ_NONE};
     CHECK_EQ(PtlMDUpdate(md, NULL, &d, PTL_EQ_NONE), PTL_OK);
-    m = req(ONIC_PTL_OP_PUT, 1, 4, 3);
+    m = harness_req(ONIC_PTL_OP_PUT, 1, 4, 3);
     feed(1, &m, data, 3);
     CHECK(flat[0] == 1 && flat[2] == 3);
     CHECK_EQ(PtlMDUnlink(md), PTL_OK);
