@@ -1553,7 +1553,7 @@ static void test_recv_post(void)
     const unsigned opts = PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE |
                           PTL_MD_EVENT_UNLINK_DISABLE;
     uint8_t a[8] = {0}, b[4] = {0}, ovf[16] = {0};
-    ptl_handle_me_t me, me2, ome;
+    ptl_handle_me_t me, me2, me3, ome;
     ptl_handle_eq_t eq;
     ptl_ovf_header_t hdr;
     ptl_event_t ev;
@@ -1569,6 +1569,14 @@ static void test_recv_post(void)
     CHECK(ni->pt[5].list != NULL);
     CHECK_EQ(onic_ptl_recv_post(nih, 5, ((ptl_process_id_t){0, 2}), 12, 0xf0, b, sizeof(b),
                                 opts, b, eq, &me2, &hdr), PTL_OK);
+    CHECK_EQ(ni->pt[5].nlist, 2);
+    /* Its straight line is taken where its assumptions hold: it checks
+     * nothing its caller checked, so a match_id of no process of the job
+     * (which the public call refuses) is posted as given. */
+    CHECK_EQ(onic_ptl_recv_post(nih, 5, ((ptl_process_id_t){0, 99}), 13, 0, b, sizeof(b), opts,
+                                b, eq, &me3, &hdr), PTL_OK);
+    CHECK_EQ(ni->pt[5].nlist, 3);
+    CHECK_EQ(PtlMEUnlink(me3), PTL_OK);
     CHECK_EQ(ni->pt[5].nlist, 2);
     /* 12 from rank 1: not this entry's sender, and no other takes it. */
     before = drops(ONIC_PTL_DROP_NO_MATCH);
