@@ -23,17 +23,18 @@ $(DEPS_OK): scripts/install-deps.sh
 	./scripts/install-deps.sh
 	@mkdir -p $(BUILD) && touch $@
 
-# Under ThreadSanitizer only the in-process tests run (TEST_SEL below), so
-# only they are built.
+# Under ThreadSanitizer only the tests that start threads run (TEST_SEL
+# below), so only they are built.
 build: deps
 	cmake -S . -B $(BUILD) -DONIC_SANITIZE=$(SANITIZE) >/dev/null
-	cmake --build $(BUILD) -j $(JOBS) $(if $(findstring thread,$(SANITIZE)),--target onic_unit_tests)
+	cmake --build $(BUILD) -j $(JOBS) $(if $(findstring thread,$(SANITIZE)),--target onic_thread_tests)
 
 # Sanitized runs leave out leaks inside other projects' libraries (the file
 # says which); launchers pass the environment on to the processes.
 SAN_ENV := $(if $(SANITIZE),LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp)
-# ThreadSanitizer runs the in-process tests, where the threaded harnesses are
-# (tests/CMakeLists.txt); it sees nothing between processes.
+# ThreadSanitizer runs the tests that start threads (label threads,
+# tests/CMakeLists.txt): the library starts none, and TSan sees nothing
+# between processes.
 # MPICH's suite in full is `make mpich`'s, not `make test`'s (label mpich_full).
 # Under ASan and UBSan the MPI suite runs with the default engine only: its
 # repeats with the other matching engines (label engines) run the same MPI
@@ -44,7 +45,7 @@ SAN_ENV := $(if $(SANITIZE),LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers
 # the whole suite under them and across two hosts (label launchers_full);
 # the plain run has those, and leaves launchers_startup, a part of them, out.
 # The RTL co-simulation's long run (label rtl_long) is test-rtl-long's.
-TEST_SEL := $(if $(findstring thread,$(SANITIZE)),-L unit,-LE $(if $(SANITIZE),'mpich_full|engines|launchers_full|rtl_long','mpich_full|launchers_startup|rtl_long'))
+TEST_SEL := $(if $(findstring thread,$(SANITIZE)),-L threads,-LE $(if $(SANITIZE),'mpich_full|engines|launchers_full|rtl_long','mpich_full|launchers_startup|rtl_long'))
 
 test: build
 	cd $(BUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS) $(TEST_SEL)
