@@ -584,6 +584,15 @@ int  onic_mpi_p2p_recv_in_place(onic_mpi_req_t *r);
 #define ONIC_MPI_NOT_EAGER (-1)
 int  onic_mpi_p2p_send_now(onic_mpi_comm_t *c, int peer, int tag, const void *data, size_t bytes,
                            const char *call);
+/* A blocking receive of contiguous data (bytes at data) without a request,
+ * if its message is already here: 1, copied and *status set (MPI_ERROR
+ * included, not yet reported); 0, nothing taken: the caller makes a
+ * request and starts it; ONIC_MPI_RECV_RNDV, a rendezvous message's
+ * header taken into *h, which the caller receives as a matched message
+ * (ONIC_MPI_MODE_MATCHED). */
+#define ONIC_MPI_RECV_RNDV 2
+int  onic_mpi_p2p_recv_now(onic_mpi_comm_t *c, int source, int tag, void *data, size_t bytes,
+                           ptl_ovf_header_t *h, MPI_Status *status);
 
 /* What an eager message costs its sender in credit at the receiver (p2p.c,
  * "Unexpected buffers and credits"): its length, at least

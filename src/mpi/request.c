@@ -823,9 +823,10 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
 }
 
 /* A blocking operation through a request: start it, wait for it. */
+/* h: the header of a matched receive's message (ONIC_MPI_MODE_MATCHED). */
 static int req_blocking_wait(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, const char *call,
                              const void *buf, int count, const req_args_t *a, int peer, int tag,
-                             MPI_Status *status)
+                             const ptl_ovf_header_t *h, MPI_Status *status)
 {
     onic_mpi_req_t *r;
     MPI_Status s;
@@ -833,6 +834,7 @@ static int req_blocking_wait(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, con
 
     if ((r = req_make(kind, mode, call, buf, count, a, peer, tag, &rc)) == NULL)
         return rc;
+    r->mt_hdr = h;
     if ((rc = req_start(r)) != MPI_SUCCESS) {
         onic_mpi_req_free(r);
         return rc;
@@ -867,7 +869,7 @@ static int req_blocking(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, const ch
         if (rc != ONIC_MPI_NOT_EAGER)
             return rc;
     }
-    return req_blocking_wait(kind, mode, call, buf, count, &a, peer, tag, status);
+    return req_blocking_wait(kind, mode, call, buf, count, &a, peer, tag, NULL, status);
 }
 
 /* MPI_Send, every case: the checks that report, a bundle to end, a
@@ -964,8 +966,29 @@ int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 static __attribute__((flatten)) int req_recv_checked(void *buf, int count, const req_args_t *a,
                                                      int source, int tag, MPI_Status *status)
 {
+    ptl_ovf_header_t h;
+    MPI_Status s;
+    size_t bytes;
+    int rc;
+
+    /* A contiguous receive whose message is already here needs no request. */
+    if (a->type->contig) {
+        bytes = a->type->size * (size_t)count;
+        rc = onic_mpi_p2p_recv_now(a->comm, source, tag,
+                                   bytes == 0 ? buf : (char *)buf + a->type->blocks[0].off, bytes,
+                                   &h, &s);
+        if (rc == 1) {
+            if (status != MPI_STATUS_IGNORE)
+                *status = s;
+            return s.MPI_ERROR == MPI_SUCCESS ? MPI_SUCCESS
+                                              : req_report(a->comm, s.MPI_ERROR, &s, "MPI_Recv");
+        }
+        if (rc == ONIC_MPI_RECV_RNDV)
+            return req_blocking_wait(ONIC_MPI_REQ_RECV, ONIC_MPI_MODE_MATCHED, "MPI_Recv", buf,
+                                     count, a, source, tag, &h, status);
+    }
     return req_blocking_wait(ONIC_MPI_REQ_RECV, ONIC_MPI_MODE_STANDARD, "MPI_Recv", buf, count,
-                             a, source, tag, status);
+                             a, source, tag, NULL, status);
 }
 
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
