@@ -250,7 +250,6 @@ typedef struct onic_mpi_req {
     ptl_handle_md_t     md;         /* rendezvous: the get MD of a receive */
     /* Result. */
     MPI_Status          status;
-    onic_dlist_t        link;       /* in the active list (MPI_Finalize's check) */
     /* (Every field above is set by onic_mpi_req_new, one by one: a new
      * one is set there too.) */
     /* Rendezvous state, last: set where a rendezvous starts (send_start,
@@ -370,7 +369,6 @@ typedef struct onic_mpi_state {
     uint64_t        *credits;          /* by world rank: eager bytes I may still send */
     uint64_t        *owed;             /* by world rank: consumed, not yet returned */
     uint64_t         next_cookie;
-    onic_dlist_t     active;           /* requests started and not complete */
     onic_dlist_t     pulled;           /* headers taken out of Portals by probes */
     uint64_t         ctx_free[ONIC_MPI_MAX_CTX / 64];
     /* The intercommunicators' blocking agreements on a context id in
@@ -663,7 +661,7 @@ void onic_mpi_p2p_hdr_status(const ptl_ovf_header_t *h, MPI_Status *status);
 /* --- request.c ---------------------------------------------------------------------- */
 onic_mpi_req_t *onic_mpi_req_new(onic_mpi_req_kind_t kind, const char *call);
 void onic_mpi_req_free(onic_mpi_req_t *r);
-/* The operation is over: status set; unlink from the active list. */
+/* The operation is over: status set. */
 void onic_mpi_req_complete(onic_mpi_req_t *r);
 /* Internal (collectives): start a send or a receive on comm's collective
  * context and wait for it / for all of them. */

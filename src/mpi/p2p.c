@@ -1120,7 +1120,6 @@ int onic_mpi_p2p_init(void)
     onic_mpi_g.drain_sends = cfg.onload != 0;
     onic_mpi_g.iovec_max = cfg.onload ? 0 : cfg.mpi_iovec_max;
     onic_mpi_g.get_chunk = ONIC_MPI_GET_CHUNK;
-    onic_dlist_init(&onic_mpi_g.active);
     onic_dlist_init(&onic_mpi_g.pulled);
     onic_dlist_init(&onic_mpi_g.bsegs);
     if ((rc = PtlInit(&maxif)) != PTL_OK) {

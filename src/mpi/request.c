@@ -10,6 +10,7 @@
 #include "base/log.h"
 #include "base/mem.h"
 
+#include <stddef.h>
 #include <string.h>
 
 static void req_status_empty(MPI_Status *s)
@@ -20,6 +21,11 @@ static void req_status_empty(MPI_Status *s)
     s->onic_count = 0;
     s->onic_cancelled = 0;
 }
+
+/* MPI_Finalize tells pending requests from free ones by this field, which
+ * the pool's free-list link must not overwrite (init.c, fini_pending). */
+_Static_assert(offsetof(onic_mpi_req_t, active) >= sizeof(void *),
+               "a free request's link overwrites its active field");
 
 onic_mpi_req_t *onic_mpi_req_new(onic_mpi_req_kind_t kind, const char *call)
 {
@@ -50,7 +56,6 @@ onic_mpi_req_t *onic_mpi_req_new(onic_mpi_req_kind_t kind, const char *call)
     r->me = PTL_INVALID_HANDLE;
     r->md = PTL_INVALID_HANDLE;
     req_status_empty(&r->status);
-    onic_dlist_init(&r->link);
     return r;
 }
 
@@ -62,8 +67,7 @@ static __attribute__((noinline)) void bseg_release(onic_mpi_bseg_t *s)
 
 void onic_mpi_req_free(onic_mpi_req_t *r)
 {
-    if (r->active && !r->complete)
-        onic_dlist_del(&r->link);
+    r->active = 0; /* not pending, for MPI_Finalize's walk of the pool */
     if (r->pack != NULL)
         onic_free(r->pack);
     if (r->bseg != NULL)
@@ -78,8 +82,6 @@ void onic_mpi_req_free(onic_mpi_req_t *r)
 void onic_mpi_req_complete(onic_mpi_req_t *r)
 {
     r->complete = 1;
-    onic_dlist_del(&r->link);
-    onic_dlist_init(&r->link);
     /* A send's data has left; a receive's is unpacked by now. */
     if (r->pack != NULL) {
         onic_free(r->pack);
@@ -108,7 +110,6 @@ static int req_start(onic_mpi_req_t *r)
     r->active = 1;
     r->complete = 0;
     req_status_empty(&r->status);
-    onic_dlist_push_tail(&onic_mpi_g.active, &r->link);
     if (r->peer == MPI_PROC_NULL) {
         r->status.MPI_SOURCE = MPI_PROC_NULL;
         onic_mpi_req_complete(r);
@@ -127,8 +128,6 @@ static int req_start(onic_mpi_req_t *r)
             goto started;
         } else {
             if ((r->pack = onic_malloc(bytes)) == NULL) {
-                onic_dlist_del(&r->link);
-                onic_dlist_init(&r->link);
                 r->active = 0;
                 return onic_mpi_err(r->comm, MPI_ERR_NO_MEM, r->call, "no memory to pack "
                                     "%zu bytes of a non-contiguous datatype", bytes);
@@ -141,8 +140,6 @@ static int req_start(onic_mpi_req_t *r)
     rc = onic_mpi_p2p_start(r);
 started:
     if (rc != MPI_SUCCESS && !r->complete) {
-        onic_dlist_del(&r->link);
-        onic_dlist_init(&r->link);
         r->active = 0;
         onic_free(r->pack);
         r->pack = NULL;
