@@ -27,27 +27,32 @@ static void req_status_empty(MPI_Status *s)
 _Static_assert(offsetof(onic_mpi_req_t, active) >= sizeof(void *),
                "a free request's link overwrites its active field");
 
-onic_mpi_req_t *onic_mpi_req_new(onic_mpi_req_kind_t kind, const char *call)
+/* Every request passes here: every field up to the rendezvous state is
+ * written once, field by field (a memset of them all, then the fields that
+ * are not 0, wrote most of them twice; so did a request made empty and
+ * then given its operation), that state where a rendezvous starts. A
+ * handle only once the caller is given one (req_publish): blocking calls
+ * and collectives never need one. */
+static inline onic_mpi_req_t *req_new_op(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode,
+                                         const char *call, const void *buf, int count,
+                                         onic_mpi_type_t *type, int peer, int tag,
+                                         onic_mpi_comm_t *comm)
 {
     onic_mpi_req_t *r = onic_pool_get(&onic_mpi_g.req_pool);
 
     if (r == NULL)
         return NULL;
-    /* Every request passes here: every field up to the rendezvous state is
-     * written once, field by field (a memset of them all, then the fields
-     * that are not 0, wrote most of them twice); that state is written
-     * where a rendezvous starts. A handle only once the caller is given
-     * one (req_publish): blocking calls and collectives never need one. */
     r->handle = MPI_REQUEST_NULL;
     r->kind = kind;
-    r->mode = ONIC_MPI_MODE_STANDARD;
+    r->mode = mode;
     r->persistent = r->active = r->complete = r->user_freed = r->internal = 0;
     r->call = call;
-    r->buf = NULL;
-    r->count = 0;
-    r->type = NULL;
-    r->peer = r->tag = 0;
-    r->comm = NULL;
+    r->buf = (void *)buf;
+    r->count = count;
+    r->type = type;
+    r->peer = peer;
+    r->tag = tag;
+    r->comm = comm;
     r->coll = 0;
     r->data = NULL;
     r->bytes = 0;
@@ -57,6 +62,11 @@ onic_mpi_req_t *onic_mpi_req_new(onic_mpi_req_kind_t kind, const char *call)
     r->md = PTL_INVALID_HANDLE;
     req_status_empty(&r->status);
     return r;
+}
+
+onic_mpi_req_t *onic_mpi_req_new(onic_mpi_req_kind_t kind, const char *call)
+{
+    return req_new_op(kind, ONIC_MPI_MODE_STANDARD, call, NULL, 0, NULL, 0, 0, NULL);
 }
 
 static __attribute__((noinline)) void bseg_release(onic_mpi_bseg_t *s)
@@ -108,8 +118,11 @@ static int req_start(onic_mpi_req_t *r)
     int rc;
 
     r->active = 1;
-    r->complete = 0;
-    req_status_empty(&r->status);
+    /* A new request is as a start leaves it; a persistent one may be done. */
+    if (r->persistent) {
+        r->complete = 0;
+        req_status_empty(&r->status);
+    }
     if (r->peer == MPI_PROC_NULL) {
         r->status.MPI_SOURCE = MPI_PROC_NULL;
         onic_mpi_req_complete(r);
@@ -203,20 +216,13 @@ static onic_mpi_req_t *req_make(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, 
                                 const void *buf, int count, const req_args_t *a, int peer,
                                 int tag, int *rc_p)
 {
-    onic_mpi_req_t *r = onic_mpi_req_new(kind, call);
+    onic_mpi_req_t *r = req_new_op(kind, mode, call, buf, count, a->type, peer, tag, a->comm);
 
     if (r == NULL) {
         *rc_p = onic_mpi_err(a->comm, MPI_ERR_NO_MEM, call, "no memory for a request");
         return NULL;
     }
-    r->mode = mode;
-    r->buf = (void *)buf;
-    r->count = count;
-    r->type = a->type;
     onic_mpi_type_ref(a->type);
-    r->peer = peer;
-    r->tag = tag;
-    r->comm = a->comm;
     return r;
 }
 
