@@ -2989,6 +2989,87 @@ static void test_iovtypes(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Eager MPI_Isends are complete once started: every completion call takes
+ * such a request and nulls the caller's handle, its status is a finished
+ * send's, MPI_Request_get_status leaves it as it is, MPI_Cancel leaves it
+ * uncancelled, MPI_Start refuses it (not persistent); a rendezvous Isend
+ * in the same Waitall completes once its data has moved. */
+static void test_isenddone(void)
+{
+    enum { N = 64, BIG = 40000 };
+    int to = (rank + 1) % size, from = (rank + size - 1) % size;
+    int out[N], in[N], flag = -1, idx = -1, outcount = -1, indices[N], cls = MPI_SUCCESS;
+    int *bigout = malloc(BIG * sizeof(int)), *bigin = malloc(BIG * sizeof(int)), bad = 0;
+    MPI_Request s[N + 1], r[N + 1];
+    MPI_Status st[N + 1];
+
+    if (size < 2) {
+        free(bigout);
+        free(bigin);
+        return;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    for (int i = 0; i < BIG; i++)
+        bigout[i] = rank * 7 + i;
+    for (int i = 0; i < N; i++) {
+        out[i] = rank * 1000 + i;
+        in[i] = -1;
+        CHECK_EQ(MPI_Irecv(&in[i], 1, MPI_INT, from, i, MPI_COMM_WORLD, &r[i]), MPI_SUCCESS);
+    }
+    CHECK_EQ(MPI_Irecv(bigin, BIG, MPI_INT, from, N, MPI_COMM_WORLD, &r[N]), MPI_SUCCESS);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < N; i++) {
+        CHECK_EQ(MPI_Isend(&out[i], 1, MPI_INT, to, i, MPI_COMM_WORLD, &s[i]), MPI_SUCCESS);
+        CHECK(s[i] != MPI_REQUEST_NULL);
+    }
+    CHECK_EQ(MPI_Isend(bigout, BIG, MPI_INT, to, N, MPI_COMM_WORLD, &s[N]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Wait(&s[0], &st[0]), MPI_SUCCESS);
+    CHECK_EQ(s[0], MPI_REQUEST_NULL);
+    CHECK_EQ(st[0].MPI_ERROR, MPI_SUCCESS);
+    CHECK_EQ(MPI_Test(&s[1], &flag, &st[1]), MPI_SUCCESS);
+    CHECK_EQ(flag, 1);
+    CHECK_EQ(s[1], MPI_REQUEST_NULL);
+    flag = -1;
+    CHECK_EQ(MPI_Request_get_status(s[2], &flag, &st[2]), MPI_SUCCESS);
+    CHECK_EQ(flag, 1);
+    CHECK(s[2] != MPI_REQUEST_NULL); /* left as it is */
+    CHECK_EQ(MPI_Request_free(&s[2]), MPI_SUCCESS);
+    CHECK_EQ(s[2], MPI_REQUEST_NULL);
+    CHECK_EQ(MPI_Cancel(&s[3]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Wait(&s[3], &st[3]), MPI_SUCCESS);
+    flag = -1;
+    CHECK_EQ(MPI_Test_cancelled(&st[3], &flag), MPI_SUCCESS);
+    CHECK_EQ(flag, 0);
+    MPI_Error_class(MPI_Start(&s[4]), &cls);
+    CHECK_EQ(cls, MPI_ERR_REQUEST);
+    CHECK(s[4] != MPI_REQUEST_NULL);
+    CHECK_EQ(MPI_Waitany(N - 4, &s[4], &idx, &st[4]), MPI_SUCCESS);
+    CHECK(idx >= 0 && idx < N - 4);
+    if (idx >= 0 && idx < N - 4)
+        CHECK_EQ(s[4 + idx], MPI_REQUEST_NULL);
+    CHECK_EQ(MPI_Testsome(8, &s[8], &outcount, indices, st), MPI_SUCCESS);
+    CHECK(outcount >= 7 && outcount <= 8); /* all but one Waitany took, perhaps */
+    for (int i = 8; i < 16; i++)
+        CHECK_EQ(s[i], MPI_REQUEST_NULL);
+    /* The rest, with the rendezvous send. */
+    CHECK_EQ(MPI_Waitall(N + 1, s, st), MPI_SUCCESS);
+    for (int i = 0; i <= N; i++)
+        CHECK_EQ(s[i], MPI_REQUEST_NULL);
+    CHECK_EQ(MPI_Waitall(N + 1, r, st), MPI_SUCCESS);
+    for (int i = 0; i < N; i++) {
+        CHECK_EQ(in[i], from * 1000 + i);
+        CHECK_EQ(st[i].MPI_SOURCE, from);
+        CHECK_EQ(st[i].MPI_TAG, i);
+    }
+    for (int i = 0; i < BIG; i++)
+        bad += bigin[i] != from * 7 + i;
+    CHECK_EQ(bad, 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    free(bigout);
+    free(bigin);
+}
+
 static const test_t tests[] = {
     {"setup", test_setup},         {"order", test_order},   {"unexpected", test_unexpected},
     {"pinned", test_pinned},
@@ -2999,6 +3080,7 @@ static const test_t tests[] = {
     {"rndv", test_rndv},           {"smallburst", test_smallburst},
     {"refill", test_refill},       {"cancelrace", test_cancelrace},
     {"latesend", test_latesend},   {"empty", test_empty},
+    {"isenddone", test_isenddone},
 };
 
 /* Not in "all": each takes seconds, or needs its own settings. */
