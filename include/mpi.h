@@ -31,6 +31,7 @@ typedef int MPI_Message;
 typedef intptr_t MPI_Aint;
 typedef long long MPI_Count;
 typedef long long MPI_Offset;
+typedef int MPI_Fint;  /* a handle as Fortran holds it (onic has no Fortran binding) */
 
 typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
 typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
@@ -379,6 +380,13 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
               MPI_Status *status);
 int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
                MPI_Request *request);
+/* A message handle as Fortran's integer and back: the same value (onic's
+ * handles are ints). The PMPI_ names are these two's only: onic has no
+ * profiling layer, and MPICH's mprobe test calls them. */
+MPI_Fint MPI_Message_c2f(MPI_Message message);
+MPI_Message MPI_Message_f2c(MPI_Fint message);
+MPI_Fint PMPI_Message_c2f(MPI_Message message);
+MPI_Message PMPI_Message_f2c(MPI_Fint message);
 int MPI_Cancel(MPI_Request *request);
 int MPI_Test_cancelled(const MPI_Status *status, int *flag);
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
