@@ -1754,8 +1754,9 @@ int MPI_Grequest_start(MPI_Grequest_query_function *query_fn,
                                             : "a function (one that returns MPI_SUCCESS will do)");
     if ((r = onic_mpi_req_new(ONIC_MPI_REQ_GREQ, call)) == NULL)
         return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for a request");
-    /* Active until a wait or test finishes it; not in the active list,
-     * which holds the operations onic itself completes. */
+    /* Active until a wait or test finishes it (MPI_Finalize reports one
+     * the program never completed); only MPI_Grequest_complete completes
+     * it. */
     r->persistent = 1;
     r->active = 1;
     r->peer = MPI_PROC_NULL;
