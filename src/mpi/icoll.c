@@ -343,18 +343,19 @@ void onic_mpi_icoll_fini(void)
 static int icoll_start(icoll_t *s, MPI_Request *request)
 {
     onic_mpi_comm_t *c = s->comm;
+    const char *call = s->call; /* for the reports after s is gone */
     onic_mpi_req_t *r;
 
     if ((s->flight = onic_calloc((size_t)s->nsteps + 1, sizeof(*s->flight))) == NULL ||
-        (r = onic_mpi_req_new(ONIC_MPI_REQ_COLL, s->call)) == NULL) {
+        (r = onic_mpi_req_new(ONIC_MPI_REQ_COLL, call)) == NULL) {
         icoll_destroy(s);
-        return onic_mpi_err(c, MPI_ERR_NO_MEM, s->call, "no memory for a request");
+        return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for a request");
     }
     if (onic_mpi_htab_add(&onic_mpi_g.reqs, r, &r->handle) != 0) {
         r->handle = MPI_REQUEST_NULL;
         onic_mpi_req_free(r);
         icoll_destroy(s);
-        return onic_mpi_err(c, MPI_ERR_NO_MEM, s->call, "no memory for a request handle");
+        return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for a request handle");
     }
     r->comm = c;
     r->peer = MPI_PROC_NULL;
