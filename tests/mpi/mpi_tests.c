@@ -3068,6 +3068,8 @@ static void test_isenddone(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     free(bigout);
     free(bigin);
+}
+
 /* --- MPI_Bsend_init ---------------------------------------------------------------------- */
 /* Started, a buffered persistent send copies its message into the attached
  * buffer and is complete at once; the receiver gets every start's data, an
