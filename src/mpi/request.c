@@ -504,22 +504,21 @@ static int req_finish_all(int count, MPI_Request reqs[], onic_mpi_req_t **rs,
     int err = MPI_SUCCESS;
 
     for (int i = 0; i < count; i++) {
-        MPI_Status s;
+        /* Written in place: each status once. */
+        MPI_Status s, *sp = statuses != MPI_STATUSES_IGNORE ? &statuses[i] : &s;
         int e;
 
         if (req_inactive(rs[i])) {
-            req_status_empty(&s);
+            req_status_empty(sp);
         } else {
             onic_mpi_comm_t *c = rs[i]->comm;
-            e = req_finish(&reqs[i], rs[i], &s);
-            s.MPI_ERROR = e;
+            e = req_finish(&reqs[i], rs[i], sp);
+            sp->MPI_ERROR = e;
             if (e != MPI_SUCCESS && err == MPI_SUCCESS) {
                 err = e;
                 *errcomm_p = c;
             }
         }
-        if (statuses != MPI_STATUSES_IGNORE)
-            statuses[i] = s;
     }
     return err;
 }
