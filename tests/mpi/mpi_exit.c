@@ -6,7 +6,8 @@
  *   pending  MPI_Finalize with a receive never matched, under
  *            MPI_ERRORS_RETURN: MPI_ERR_PENDING is returned, no hang
  *            (exit 0 when that is what happened), and the report names
- *            that receive and a generalized request never completed, not
+ *            those receives (one from MPI_ANY_SOURCE, one with
+ *            MPI_ANY_TAG) and a generalized request never completed, not
  *            the 200 requests completed and freed before them
  *            (test_exit.sh checks the text);
  *   die      the last rank is killed (SIGKILL) while the others wait for its
@@ -77,6 +78,7 @@ int main(int argc, char **argv)
         }
         MPI_Waitall(200, rs, MPI_STATUSES_IGNORE);
         MPI_Irecv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, &r);
+        MPI_Irecv(&in[0], 1, MPI_INT, rank, MPI_ANY_TAG, MPI_COMM_WORLD, &rs[1]);
         MPI_Grequest_start(greq_query, greq_free, greq_cancel, NULL, &rs[0]);
         rc = MPI_Finalize();
         if (rc != MPI_ERR_PENDING) {
