@@ -35,7 +35,7 @@ onic_mpi_req_t *onic_mpi_req_new(onic_mpi_req_kind_t kind, const char *call)
     r->handle = MPI_REQUEST_NULL;
     r->kind = kind;
     r->mode = ONIC_MPI_MODE_STANDARD;
-    r->persistent = r->active = r->complete = r->user_freed = r->internal = 0;
+    r->keep = r->active = r->complete = r->user_freed = r->internal = 0;
     r->call = call;
     r->buf = NULL;
     r->count = 0;
@@ -75,6 +75,23 @@ void onic_mpi_req_free(onic_mpi_req_t *r)
     onic_pool_put(&onic_mpi_g.req_pool, r);
 }
 
+/* A request nobody waits for has completed: it goes, and tells its
+ * communicator if that was freed meanwhile. Out of line: every
+ * completion passes the test that leads here. */
+static __attribute__((cold, noinline)) void req_end_freed(onic_mpi_req_t *r)
+{
+    onic_mpi_comm_t *c = r->comm;
+    int keep = r->keep;
+
+    if (r->status.MPI_ERROR != MPI_SUCCESS)
+        onic_warn("mpi: rank %d: a freed request of %s ended with error %d; nobody will "
+                  "see it", onic_mpi_g.rank, r->call, r->status.MPI_ERROR);
+    r->active = 0;
+    onic_mpi_req_free(r);
+    if (keep & ONIC_MPI_KEEP_COMM)
+        onic_mpi_comm_request_done(c, 0);
+}
+
 void onic_mpi_req_complete(onic_mpi_req_t *r)
 {
     r->complete = 1;
@@ -89,13 +106,35 @@ void onic_mpi_req_complete(onic_mpi_req_t *r)
         bseg_release(r->bseg);
         r->bseg = NULL;
     }
-    if (r->user_freed) {
-        if (r->status.MPI_ERROR != MPI_SUCCESS)
-            onic_warn("mpi: rank %d: a freed request of %s ended with error %d; nobody will "
-                      "see it", onic_mpi_g.rank, r->call, r->status.MPI_ERROR);
-        r->active = 0;
-        onic_mpi_req_free(r);
+    if (r->user_freed)
+        req_end_freed(r);
+}
+
+/* Those that have not ended: every request with a handle (active,
+ * complete but not waited for, persistent), and those without one that
+ * free themselves (buffered sends, MPI_Request_free'd ones). A
+ * collective's own transfers are not counted: its request, which
+ * outlives its schedule, is. */
+int onic_mpi_req_hold_comm(const onic_mpi_comm_t *c)
+{
+    const onic_mpi_htab_t *t = &onic_mpi_g.reqs;
+    int n = 0;
+
+    for (int i = 0; i < t->used; i++) {
+        onic_mpi_req_t *r = t->obj[i];
+        if (r != NULL && r->comm == c) {
+            r->keep |= ONIC_MPI_KEEP_COMM;
+            n++;
+        }
     }
+    for (onic_dlist_t *l = onic_mpi_g.active.next; l != &onic_mpi_g.active; l = l->next) {
+        onic_mpi_req_t *r = onic_container_of(l, onic_mpi_req_t, link);
+        if (r->comm == c && r->handle == MPI_REQUEST_NULL && !r->internal) {
+            r->keep |= ONIC_MPI_KEEP_COMM;
+            n++;
+        }
+    }
+    return n;
 }
 
 /* Put the data where the protocols want it and start. */
@@ -299,6 +338,28 @@ static onic_mpi_req_t *req_get(MPI_Request h, const char *call, int *rc_p)
     return r == NULL || r->internal ? NULL : r;
 }
 
+/* req_finish of a request whose freed communicator waits for it: a
+ * persistent one goes inactive (it tells the communicator when
+ * MPI_Request_free frees it), any other tells it now; an error is
+ * reported against that communicator after this, which then goes
+ * (req_report_done). Out of line and apart from the plain persistent
+ * case, which is as before: MPI_Waitall's loop compiles as tight as
+ * without it (bench/mpi/instr.py). */
+static __attribute__((cold, noinline)) void req_finish_kept(MPI_Request *h, onic_mpi_req_t *r,
+                                                            int err)
+{
+    onic_mpi_comm_t *c = r->comm;
+
+    if (r->keep & ONIC_MPI_KEEP_PERSISTENT) {
+        r->active = 0;
+        r->complete = 0;
+        return;
+    }
+    onic_mpi_req_free(r);
+    *h = MPI_REQUEST_NULL;
+    onic_mpi_comm_request_done(c, err != MPI_SUCCESS);
+}
+
 /* The request is complete: hand out its status, free or deactivate it.
  * Returns its error class (not yet reported). */
 static int req_finish(MPI_Request *h, onic_mpi_req_t *r, MPI_Status *status)
@@ -307,9 +368,13 @@ static int req_finish(MPI_Request *h, onic_mpi_req_t *r, MPI_Status *status)
 
     if (status != MPI_STATUS_IGNORE)
         *status = r->status;
-    if (r->persistent) {
-        r->active = 0;
-        r->complete = 0;
+    if (r->keep) {
+        if (r->keep == ONIC_MPI_KEEP_PERSISTENT) {
+            r->active = 0;
+            r->complete = 0;
+        } else {
+            req_finish_kept(h, r, err);
+        }
     } else {
         onic_mpi_req_free(r);
         *h = MPI_REQUEST_NULL;
@@ -317,14 +382,24 @@ static int req_finish(MPI_Request *h, onic_mpi_req_t *r, MPI_Status *status)
     return err;
 }
 
+/* A wait's or test's report is out: freed communicators whose last
+ * request was among those it finished with an error can go now. */
+static int req_report_done(int rc)
+{
+    onic_mpi_comm_reap();
+    return rc;
+}
+
 static int req_report(onic_mpi_comm_t *comm, int err, const MPI_Status *s, const char *call)
 {
     if (err == MPI_ERR_TRUNCATE)
-        return onic_mpi_err(comm, err, call, "a message of %lld bytes or more from rank %d (tag "
-                            "%d) was cut to the receive buffer (%lld bytes kept); receive with "
-                            "a larger count", s->onic_count + 1, s->MPI_SOURCE, s->MPI_TAG,
-                            s->onic_count);
-    return onic_mpi_err(comm, err, call, "the operation failed (see the log above)");
+        return req_report_done(onic_mpi_err(comm, err, call, "a message of %lld bytes or more "
+                                            "from rank %d (tag %d) was cut to the receive "
+                                            "buffer (%lld bytes kept); receive with a larger "
+                                            "count", s->onic_count + 1, s->MPI_SOURCE,
+                                            s->MPI_TAG, s->onic_count));
+    return req_report_done(onic_mpi_err(comm, err, call, "the operation failed (see the log "
+                                        "above)"));
 }
 
 /* Inactive: a null handle or a persistent request not started. */
@@ -518,9 +593,10 @@ int MPI_Waitall(int count, MPI_Request *array_of_requests, MPI_Status *array_of_
     req_array_end(stack, rs);
     if (rc == MPI_SUCCESS)
         return MPI_SUCCESS;
-    return onic_mpi_err(c, MPI_ERR_IN_STATUS, "MPI_Waitall", "a request ended with %s; the "
-                        "statuses' MPI_ERROR fields say which",
-                        rc == MPI_ERR_TRUNCATE ? "MPI_ERR_TRUNCATE" : "an error");
+    return req_report_done(onic_mpi_err(c, MPI_ERR_IN_STATUS, "MPI_Waitall", "a request ended "
+                                        "with %s; the statuses' MPI_ERROR fields say which",
+                                        rc == MPI_ERR_TRUNCATE ? "MPI_ERR_TRUNCATE"
+                                                               : "an error"));
 }
 
 int MPI_Testall(int count, MPI_Request *array_of_requests, int *flag,
@@ -549,8 +625,9 @@ int MPI_Testall(int count, MPI_Request *array_of_requests, int *flag,
     req_array_end(stack, rs);
     if (rc == MPI_SUCCESS)
         return MPI_SUCCESS;
-    return onic_mpi_err(c, MPI_ERR_IN_STATUS, "MPI_Testall", "a request ended with an error; "
-                        "the statuses' MPI_ERROR fields say which");
+    return req_report_done(onic_mpi_err(c, MPI_ERR_IN_STATUS, "MPI_Testall", "a request ended "
+                                        "with an error; the statuses' MPI_ERROR fields say "
+                                        "which"));
 }
 
 /* The first complete active request, -1 if none, -2 if none is active. */
@@ -688,8 +765,8 @@ static int req_some(const char *call, int block, int incount, MPI_Request *array
     req_array_end(stack, rs);
     if (err == MPI_SUCCESS)
         return MPI_SUCCESS;
-    return onic_mpi_err(c, MPI_ERR_IN_STATUS, call, "a request ended with an error; "
-                        "the statuses' MPI_ERROR fields say which");
+    return req_report_done(onic_mpi_err(c, MPI_ERR_IN_STATUS, call, "a request ended with an "
+                                        "error; the statuses' MPI_ERROR fields say which"));
 }
 
 int MPI_Waitsome(int incount, MPI_Request *array_of_requests, int *outcount,
@@ -709,10 +786,16 @@ int MPI_Request_free(MPI_Request *request)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Request_free", "request is NULL");
     if ((r = req_get(*request, "MPI_Request_free", &rc)) == NULL)
         return rc;
-    if (r->active && !r->complete)
+    if (r->active && !r->complete) {
         r->user_freed = 1; /* it frees itself when it completes */
-    else
+    } else {
+        onic_mpi_comm_t *c = r->comm;
+        int keep = r->keep;
+
         onic_mpi_req_free(r);
+        if (keep & ONIC_MPI_KEEP_COMM)
+            onic_mpi_comm_request_done(c, 0);
+    }
     *request = MPI_REQUEST_NULL;
     return MPI_SUCCESS;
 }
@@ -1063,7 +1146,7 @@ static int req_init(onic_mpi_req_kind_t kind, const char *call, const void *buf,
         return onic_mpi_err(a.comm, MPI_ERR_ARG, call, "request is NULL");
     if ((r = req_make(kind, ONIC_MPI_MODE_STANDARD, call, buf, count, &a, peer, tag, &rc)) == NULL)
         return rc;
-    r->persistent = 1;
+    r->keep = ONIC_MPI_KEEP_PERSISTENT;
     if ((rc = req_publish(r, call)) != MPI_SUCCESS) {
         onic_mpi_req_free(r);
         return rc;
@@ -1095,10 +1178,11 @@ static int req_start_one(MPI_Request *request, const char *call)
         return onic_mpi_err(NULL, MPI_ERR_ARG, call, "request is NULL");
     if ((r = req_get(*request, call, &rc)) == NULL)
         return rc;
-    if (!r->persistent || r->active)
+    if (!(r->keep & ONIC_MPI_KEEP_PERSISTENT) || r->active)
         return onic_mpi_err(r->comm, MPI_ERR_REQUEST, call, "request %#x is %s; start only an "
                             "inactive persistent request (MPI_Send_init, MPI_Recv_init)",
-                            (unsigned)*request, r->persistent ? "already active" : "not persistent");
+                            (unsigned)*request, r->keep & ONIC_MPI_KEEP_PERSISTENT
+                                                    ? "already active" : "not persistent");
     if (r->kind == ONIC_MPI_REQ_SEND)
         onic_mpi_bundle_begin();
     return req_start(r);
