@@ -120,16 +120,25 @@ static void test_intercomm(void)
 
     inter_exchange(ic, remote_world);
 
-    /* No topology on an intercommunicator (MPI 3.1, 7.1), so no
-     * neighbourhood collective either: MPI_ERR_COMM, nothing made. */
+    /* No topology on an intercommunicator (MPI 3.1, 7.1), so no mapping
+     * onto one and no neighbourhood collective either: MPI_ERR_COMM,
+     * nothing made or set. */
     {
-        int dims[1] = {1}, periods[1] = {0}, one[1] = {0}, v = rank, w = -1;
+        int dims[1] = {1}, periods[1] = {0}, one[1] = {0}, v = rank, w = -1, nr = -7;
         MPI_Comm t = MPI_COMM_NULL;
         MPI_Request q = MPI_REQUEST_NULL;
         CHECK_EQ(MPI_Cart_create(ic, 1, dims, periods, 0, &t), MPI_ERR_COMM);
         CHECK(t == MPI_COMM_NULL);
         CHECK_EQ(MPI_Graph_create(ic, 1, dims, one, 0, &t), MPI_ERR_COMM);
         CHECK(t == MPI_COMM_NULL);
+        CHECK_EQ(MPI_Cart_map(ic, 1, dims, periods, &nr), MPI_ERR_COMM);
+        CHECK_EQ(MPI_Graph_map(ic, 1, dims, one, &nr), MPI_ERR_COMM);
+        CHECK_EQ(nr, -7);
+        /* The same arguments on an intracommunicator are fine. */
+        CHECK_EQ(MPI_Cart_map(MPI_COMM_WORLD, 1, dims, periods, &nr), MPI_SUCCESS);
+        CHECK_EQ(nr, rank == 0 ? 0 : MPI_UNDEFINED);
+        CHECK_EQ(MPI_Graph_map(MPI_COMM_WORLD, 1, dims, one, &nr), MPI_SUCCESS);
+        CHECK_EQ(nr, rank == 0 ? 0 : MPI_UNDEFINED);
         CHECK_EQ(MPI_Dist_graph_create_adjacent(ic, 0, NULL, MPI_UNWEIGHTED, 0, NULL,
                                                 MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &t),
                  MPI_ERR_COMM);
