@@ -33,7 +33,7 @@
 
 static onic_mpi_group_t comm_group_empty = {MPI_GROUP_EMPTY, 0, NULL, 1, 1};
 /* Communicators freed with requests outstanding (pending > 0), or whose
- * last request ended with an error not yet reported (pending 0). */
+ * requests ended, one with an error not yet reported (reporting). */
 static onic_dlist_t comm_freed = {&comm_freed, &comm_freed};
 
 onic_mpi_group_t *onic_mpi_group_new(int size)
@@ -159,7 +159,10 @@ err_free_groups:
 
 void onic_mpi_comm_request_done(onic_mpi_comm_t *c, int later)
 {
-    if (--c->pending > 0 || later)
+    /* A wait of several requests reports the first error after all have
+     * ended: a later one may be the last, and the report still to come. */
+    c->reporting |= later;
+    if (--c->pending > 0 || c->reporting)
         return;
     onic_dlist_del(&c->freed_link);
     comm_destroy(c);
@@ -172,6 +175,7 @@ void onic_mpi_comm_reap(void)
     for (l = comm_freed.next; l != &comm_freed; l = next) {
         onic_mpi_comm_t *c = onic_container_of(l, onic_mpi_comm_t, freed_link);
         next = l->next;
+        c->reporting = 0;
         if (c->pending == 0) {
             onic_dlist_del(&c->freed_link);
             comm_destroy(c);

@@ -156,6 +156,7 @@ typedef struct onic_mpi_comm {
      * communicators. The object and its context id go with the last
      * (comm.c, "Freeing"). */
     int               pending;
+    int               reporting;  /* one ended with an error not yet reported */
     onic_dlist_t      freed_link;
 } onic_mpi_comm_t;
 
@@ -491,8 +492,9 @@ onic_mpi_group_t *onic_mpi_group_copy(const onic_mpi_group_t *g);
 int  onic_mpi_group_publish(onic_mpi_group_t *g, MPI_Group *h);
 /* A communicator freed by MPI_Comm_free (comm.c, "Freeing"): one of its
  * requests (marked ONIC_MPI_KEEP_COMM) has ended; with the last, the
- * communicator goes, unless `later`: a caller still reports an error
- * against it, and calls onic_mpi_comm_reap once it has. */
+ * communicator goes, unless one ended with an error (`later`) that its
+ * caller reports against it: the caller calls onic_mpi_comm_reap once it
+ * has (and before it returns). */
 void onic_mpi_comm_request_done(onic_mpi_comm_t *c, int later);
 void onic_mpi_comm_reap(void);
 /* A communicator object over g (not taken) with context id, unpublished. */
