@@ -466,6 +466,31 @@ static void test_bottom_and_empty(void)
  * freeing intercommunicators (after one that warms up what is kept, such
  * as the collectives' requests) leaves the count where it was. Freeing
  * never returns an error, so only the count sees a leak. */
+/* An intercommunicator freed with a barrier and an idup on it still
+ * under way: both complete, the idup's communicator works, and the last
+ * to end releases the freed one (test_intercomm_freed counts it). */
+static void inter_free_busy(MPI_Comm ic)
+{
+    MPI_Request q[2];
+    MPI_Comm d = MPI_COMM_NULL;
+    int flag = 0, rs = -1;
+
+    CHECK_EQ(MPI_Ibarrier(ic, &q[0]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Comm_idup(ic, &d, &q[1]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Comm_free(&ic), MPI_SUCCESS);
+    CHECK(ic == MPI_COMM_NULL);
+    CHECK_EQ(MPI_Waitall(2, q, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    CHECK(d != MPI_COMM_NULL);
+    if (d == MPI_COMM_NULL)
+        return;
+    MPI_Comm_test_inter(d, &flag);
+    CHECK_EQ(flag, 1);
+    MPI_Comm_remote_size(d, &rs);
+    CHECK_EQ(rs, rank < half ? size - half : half);
+    CHECK_EQ(MPI_Barrier(d), MPI_SUCCESS);
+    MPI_Comm_free(&d);
+}
+
 static void test_intercomm_freed(void)
 {
     int left = rank < half;
@@ -477,12 +502,16 @@ static void test_intercomm_freed(void)
     MPI_Comm_split(MPI_COMM_WORLD, left, rank, &local);
     CHECK_EQ(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, left ? half : 0, 8, &ic),
              MPI_SUCCESS);
-    MPI_Comm_free(&ic);
+    inter_free_busy(ic);
     MPI_Barrier(MPI_COMM_WORLD);
     onic_mem_count_start();
     for (int i = 0; i < 4; i++) {
         CHECK_EQ(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, left ? half : 0, 8, &ic),
                  MPI_SUCCESS);
+        if (i % 2 == 1) {
+            inter_free_busy(ic);
+            continue;
+        }
         MPI_Comm_free(&ic);
         CHECK(ic == MPI_COMM_NULL);
     }
