@@ -2,6 +2,7 @@
 #include "base/mem.h"
 
 #include <stdint.h>
+#include <string.h>
 
 /* Chunks start with one 64-byte line holding the link to the next chunk, so
  * elements stay cache-line aligned when their size is a multiple of 64. */
@@ -21,6 +22,7 @@ __attribute__((cold, noinline)) int onic_pool_grow(onic_pool_t *pool)
     char *chunk = onic_aligned_alloc(64, POOL_CHUNK_HEADER + pool->elem_size * pool->per_chunk);
     if (chunk == NULL)
         return 0;
+    memset(chunk, 0, POOL_CHUNK_HEADER + pool->elem_size * pool->per_chunk);
     *(void **)chunk = pool->chunks;
     pool->chunks = chunk;
     /* Thread the free list so elements are handed out in address order. */
@@ -30,6 +32,13 @@ __attribute__((cold, noinline)) int onic_pool_grow(onic_pool_t *pool)
         pool->free_list = elem;
     }
     return 1;
+}
+
+void onic_pool_each(const onic_pool_t *pool, void (*fn)(void *elem, void *arg), void *arg)
+{
+    for (char *chunk = pool->chunks; chunk != NULL; chunk = *(void **)chunk)
+        for (size_t i = 0; i < pool->per_chunk; i++)
+            fn(chunk + POOL_CHUNK_HEADER + i * pool->elem_size, arg);
 }
 
 void onic_pool_fini(onic_pool_t *pool)

@@ -32,6 +32,12 @@ static inline void *onic_pool_get(onic_pool_t *pool)
     return elem;
 }
 
+/* Call fn on every element of the pool, handed out or free, chunk by
+ * chunk: for a walk over what is in use that must cost the hot path
+ * nothing. Elements of a new chunk start zeroed; a free element's first
+ * pointer-sized bytes are the free list's link, the rest as it was left. */
+void  onic_pool_each(const onic_pool_t *pool, void (*fn)(void *elem, void *arg), void *arg);
+
 static inline void onic_pool_put(onic_pool_t *pool, void *elem)
 {
     *(void **)elem = pool->free_list;

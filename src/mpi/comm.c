@@ -18,7 +18,7 @@
  * messages, and collectives, idups and requests still read the object.
  * A count per communicator kept by every request would cost every
  * message; instead the free finds the requests that have not ended (a
- * walk of the request handles and the active list,
+ * walk of the request handles and of the request pool,
  * onic_mpi_req_hold_comm) and marks them ONIC_MPI_KEEP_COMM, in a word
  * that the wait's path tests already; each marked one tells the
  * communicator as it ends (onic_mpi_comm_request_done), and the last

@@ -329,7 +329,6 @@ static int icoll_start(icoll_t *s, MPI_Request *request)
     r->comm = c;
     r->peer = MPI_PROC_NULL;
     r->active = 1;
-    onic_dlist_push_tail(&onic_mpi_g.active, &r->link);
     s->req = r;
     /* On an intercommunicator (MPI_Comm_idup only) the tags skip the two
      * its blocking agreements use (intercomm.c). */

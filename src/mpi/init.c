@@ -146,24 +146,47 @@ int MPI_Query_thread(int *provided)
     return MPI_SUCCESS;
 }
 
-/* Describe what is still pending, for MPI_Finalize's report. */
+typedef struct fini_report {
+    char  *buf;
+    size_t len, used;
+    int    n;
+} fini_report_t;
+
+static void fini_pending_one(void *elem, void *arg)
+{
+    onic_mpi_req_t *r = elem;
+    fini_report_t *p = arg;
+
+    if (!r->active || r->complete)
+        return;
+    if (p->n < 3 && p->used < p->len) {
+        char peer[24], tag[24];
+        if (r->peer == MPI_ANY_SOURCE)
+            snprintf(peer, sizeof(peer), "MPI_ANY_SOURCE");
+        else
+            snprintf(peer, sizeof(peer), "rank %d", r->peer);
+        if (r->tag == MPI_ANY_TAG)
+            snprintf(tag, sizeof(tag), "MPI_ANY_TAG");
+        else
+            snprintf(tag, sizeof(tag), "tag %d", r->tag);
+        p->used += (size_t)snprintf(p->buf + p->used, p->len - p->used, "%s%s %s %s %s",
+                                    p->n > 0 ? "; " : "", r->call,
+                                    r->kind == ONIC_MPI_REQ_SEND ? "to" : "from", peer, tag);
+    }
+    p->n++;
+}
+
+/* Describe what is still pending, for MPI_Finalize's report: the requests
+ * started and not complete, found by a walk of the request pool (a list of
+ * them would cost every message a link and an unlink). A free request is
+ * inactive (onic_mpi_req_free), a never-used one zeroed. */
 static int fini_pending(char *buf, size_t len)
 {
-    onic_dlist_t *l;
-    int n = 0;
-    size_t used = 0;
+    fini_report_t p = {buf, len, 0, 0};
 
     buf[0] = '\0';
-    for (l = onic_mpi_g.active.next; l != &onic_mpi_g.active; l = l->next) {
-        onic_mpi_req_t *r = onic_container_of(l, onic_mpi_req_t, link);
-        if (n < 3 && used < len)
-            used += (size_t)snprintf(buf + used, len - used, "%s%s %s rank %d tag %d",
-                                     n > 0 ? "; " : "", r->call,
-                                     r->kind == ONIC_MPI_REQ_SEND ? "to" : "from", r->peer,
-                                     r->tag);
-        n++;
-    }
-    return n;
+    onic_pool_each(&onic_mpi_g.req_pool, fini_pending_one, &p);
+    return p.n;
 }
 
 int MPI_Finalize(void)

@@ -265,7 +265,6 @@ typedef struct onic_mpi_req {
     ptl_handle_md_t     md;         /* rendezvous: the get MD of a receive */
     /* Result. */
     MPI_Status          status;
-    onic_dlist_t        link;       /* in the active list (MPI_Finalize's check) */
     /* (Every field above is set by onic_mpi_req_new, one by one: a new
      * one is set there too.) */
     /* Rendezvous state, last: set where a rendezvous starts (send_start,
@@ -385,7 +384,6 @@ typedef struct onic_mpi_state {
     uint64_t        *credits;          /* by world rank: eager bytes I may still send */
     uint64_t        *owed;             /* by world rank: consumed, not yet returned */
     uint64_t         next_cookie;
-    onic_dlist_t     active;           /* requests started and not complete */
     onic_dlist_t     pulled;           /* headers taken out of Portals by probes */
     uint64_t         ctx_free[ONIC_MPI_MAX_CTX / 64];
     /* The intercommunicators' blocking agreements on a context id in
@@ -606,6 +604,15 @@ int  onic_mpi_p2p_recv_in_place(onic_mpi_req_t *r);
 #define ONIC_MPI_NOT_EAGER (-1)
 int  onic_mpi_p2p_send_now(onic_mpi_comm_t *c, int peer, int tag, const void *data, size_t bytes,
                            const char *call);
+/* A blocking receive of contiguous data (bytes at data) without a request,
+ * if its message is already here: 1, copied and *status set (MPI_ERROR
+ * included, not yet reported); 0, nothing taken: the caller makes a
+ * request and starts it; ONIC_MPI_RECV_RNDV, a rendezvous message's
+ * header taken into *h, which the caller receives as a matched message
+ * (ONIC_MPI_MODE_MATCHED). */
+#define ONIC_MPI_RECV_RNDV 2
+int  onic_mpi_p2p_recv_now(onic_mpi_comm_t *c, int source, int tag, void *data, size_t bytes,
+                           ptl_ovf_header_t *h, MPI_Status *status);
 
 /* What an eager message costs its sender in credit at the receiver (p2p.c,
  * "Unexpected buffers and credits"): its length, at least
@@ -676,7 +683,7 @@ void onic_mpi_p2p_hdr_status(const ptl_ovf_header_t *h, MPI_Status *status);
 /* --- request.c ---------------------------------------------------------------------- */
 onic_mpi_req_t *onic_mpi_req_new(onic_mpi_req_kind_t kind, const char *call);
 void onic_mpi_req_free(onic_mpi_req_t *r);
-/* The operation is over: status set; unlink from the active list. */
+/* The operation is over: status set. */
 void onic_mpi_req_complete(onic_mpi_req_t *r);
 /* MPI_Comm_free: mark every request on c that has not ended
  * ONIC_MPI_KEEP_COMM (each then tells c when it does); how many. */

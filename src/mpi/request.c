@@ -10,6 +10,7 @@
 #include "base/log.h"
 #include "base/mem.h"
 
+#include <stddef.h>
 #include <string.h>
 
 static void req_status_empty(MPI_Status *s)
@@ -21,27 +22,37 @@ static void req_status_empty(MPI_Status *s)
     s->onic_cancelled = 0;
 }
 
-onic_mpi_req_t *onic_mpi_req_new(onic_mpi_req_kind_t kind, const char *call)
+/* MPI_Finalize tells pending requests from free ones by this field, which
+ * the pool's free-list link must not overwrite (init.c, fini_pending). */
+_Static_assert(offsetof(onic_mpi_req_t, active) >= sizeof(void *),
+               "a free request's link overwrites its active field");
+
+/* Every request passes here: every field up to the rendezvous state is
+ * written once, field by field (a memset of them all, then the fields that
+ * are not 0, wrote most of them twice; so did a request made empty and
+ * then given its operation), that state where a rendezvous starts. A
+ * handle only once the caller is given one (req_publish): blocking calls
+ * and collectives never need one. */
+static inline onic_mpi_req_t *req_new_op(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode,
+                                         const char *call, const void *buf, int count,
+                                         onic_mpi_type_t *type, int peer, int tag,
+                                         onic_mpi_comm_t *comm)
 {
     onic_mpi_req_t *r = onic_pool_get(&onic_mpi_g.req_pool);
 
     if (r == NULL)
         return NULL;
-    /* Every request passes here: every field up to the rendezvous state is
-     * written once, field by field (a memset of them all, then the fields
-     * that are not 0, wrote most of them twice); that state is written
-     * where a rendezvous starts. A handle only once the caller is given
-     * one (req_publish): blocking calls and collectives never need one. */
     r->handle = MPI_REQUEST_NULL;
     r->kind = kind;
-    r->mode = ONIC_MPI_MODE_STANDARD;
+    r->mode = mode;
     r->keep = r->active = r->complete = r->user_freed = r->internal = 0;
     r->call = call;
-    r->buf = NULL;
-    r->count = 0;
-    r->type = NULL;
-    r->peer = r->tag = 0;
-    r->comm = NULL;
+    r->buf = (void *)buf;
+    r->count = count;
+    r->type = type;
+    r->peer = peer;
+    r->tag = tag;
+    r->comm = comm;
     r->coll = 0;
     r->data = NULL;
     r->bytes = 0;
@@ -50,8 +61,12 @@ onic_mpi_req_t *onic_mpi_req_new(onic_mpi_req_kind_t kind, const char *call)
     r->me = PTL_INVALID_HANDLE;
     r->md = PTL_INVALID_HANDLE;
     req_status_empty(&r->status);
-    onic_dlist_init(&r->link);
     return r;
+}
+
+onic_mpi_req_t *onic_mpi_req_new(onic_mpi_req_kind_t kind, const char *call)
+{
+    return req_new_op(kind, ONIC_MPI_MODE_STANDARD, call, NULL, 0, NULL, 0, 0, NULL);
 }
 
 static __attribute__((noinline)) void bseg_release(onic_mpi_bseg_t *s)
@@ -62,8 +77,7 @@ static __attribute__((noinline)) void bseg_release(onic_mpi_bseg_t *s)
 
 void onic_mpi_req_free(onic_mpi_req_t *r)
 {
-    if (r->active && !r->complete)
-        onic_dlist_del(&r->link);
+    r->active = 0; /* not pending, for MPI_Finalize's walk of the pool */
     if (r->pack != NULL)
         onic_free(r->pack);
     if (r->bseg != NULL)
@@ -95,8 +109,6 @@ static __attribute__((cold, noinline)) void req_end_freed(onic_mpi_req_t *r)
 void onic_mpi_req_complete(onic_mpi_req_t *r)
 {
     r->complete = 1;
-    onic_dlist_del(&r->link);
-    onic_dlist_init(&r->link);
     /* A send's data has left; a receive's is unpacked by now. */
     if (r->pack != NULL) {
         onic_free(r->pack);
@@ -110,31 +122,46 @@ void onic_mpi_req_complete(onic_mpi_req_t *r)
         req_end_freed(r);
 }
 
+typedef struct req_hold {
+    const onic_mpi_comm_t *comm;
+    int                    n;
+} req_hold_t;
+
+/* A pending request without a handle that frees itself (a buffered send,
+ * one whose MPI_Request_free came before its end): a free element is
+ * inactive, its other fields are not read (init.c, fini_pending). */
+static void req_hold_one(void *elem, void *arg)
+{
+    onic_mpi_req_t *r = elem;
+    req_hold_t *h = arg;
+
+    if (r->active && !r->complete && r->handle == MPI_REQUEST_NULL && !r->internal &&
+        r->comm == h->comm) {
+        r->keep |= ONIC_MPI_KEEP_COMM;
+        h->n++;
+    }
+}
+
 /* Those that have not ended: every request with a handle (active,
  * complete but not waited for, persistent), and those without one that
- * free themselves (buffered sends, MPI_Request_free'd ones). A
- * collective's own transfers are not counted: its request, which
- * outlives its schedule, is. */
+ * free themselves, found by a walk of the pool (as MPI_Finalize finds
+ * what is pending: no list costs a message a link). A collective's own
+ * transfers are not counted: its request, which outlives its schedule,
+ * is. */
 int onic_mpi_req_hold_comm(const onic_mpi_comm_t *c)
 {
     const onic_mpi_htab_t *t = &onic_mpi_g.reqs;
-    int n = 0;
+    req_hold_t h = {c, 0};
 
     for (int i = 0; i < t->used; i++) {
         onic_mpi_req_t *r = t->obj[i];
         if (r != NULL && r->comm == c) {
             r->keep |= ONIC_MPI_KEEP_COMM;
-            n++;
+            h.n++;
         }
     }
-    for (onic_dlist_t *l = onic_mpi_g.active.next; l != &onic_mpi_g.active; l = l->next) {
-        onic_mpi_req_t *r = onic_container_of(l, onic_mpi_req_t, link);
-        if (r->comm == c && r->handle == MPI_REQUEST_NULL && !r->internal) {
-            r->keep |= ONIC_MPI_KEEP_COMM;
-            n++;
-        }
-    }
-    return n;
+    onic_pool_each(&onic_mpi_g.req_pool, req_hold_one, &h);
+    return h.n;
 }
 
 /* Put the data where the protocols want it and start. */
@@ -145,9 +172,11 @@ static int req_start(onic_mpi_req_t *r)
     int rc;
 
     r->active = 1;
-    r->complete = 0;
-    req_status_empty(&r->status);
-    onic_dlist_push_tail(&onic_mpi_g.active, &r->link);
+    /* A new request is as a start leaves it; a persistent one may be done. */
+    if (r->keep & ONIC_MPI_KEEP_PERSISTENT) {
+        r->complete = 0;
+        req_status_empty(&r->status);
+    }
     if (r->peer == MPI_PROC_NULL) {
         r->status.MPI_SOURCE = MPI_PROC_NULL;
         onic_mpi_req_complete(r);
@@ -166,8 +195,6 @@ static int req_start(onic_mpi_req_t *r)
             goto started;
         } else {
             if ((r->pack = onic_malloc(bytes)) == NULL) {
-                onic_dlist_del(&r->link);
-                onic_dlist_init(&r->link);
                 r->active = 0;
                 return onic_mpi_err(r->comm, MPI_ERR_NO_MEM, r->call, "no memory to pack "
                                     "%zu bytes of a non-contiguous datatype", bytes);
@@ -180,8 +207,6 @@ static int req_start(onic_mpi_req_t *r)
     rc = onic_mpi_p2p_start(r);
 started:
     if (rc != MPI_SUCCESS && !r->complete) {
-        onic_dlist_del(&r->link);
-        onic_dlist_init(&r->link);
         r->active = 0;
         onic_free(r->pack);
         r->pack = NULL;
@@ -245,20 +270,13 @@ static onic_mpi_req_t *req_make(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, 
                                 const void *buf, int count, const req_args_t *a, int peer,
                                 int tag, int *rc_p)
 {
-    onic_mpi_req_t *r = onic_mpi_req_new(kind, call);
+    onic_mpi_req_t *r = req_new_op(kind, mode, call, buf, count, a->type, peer, tag, a->comm);
 
     if (r == NULL) {
         *rc_p = onic_mpi_err(a->comm, MPI_ERR_NO_MEM, call, "no memory for a request");
         return NULL;
     }
-    r->mode = mode;
-    r->buf = (void *)buf;
-    r->count = count;
-    r->type = a->type;
     onic_mpi_type_ref(a->type);
-    r->peer = peer;
-    r->tag = tag;
-    r->comm = a->comm;
     return r;
 }
 
@@ -906,9 +924,10 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
 }
 
 /* A blocking operation through a request: start it, wait for it. */
+/* h: the header of a matched receive's message (ONIC_MPI_MODE_MATCHED). */
 static int req_blocking_wait(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, const char *call,
                              const void *buf, int count, const req_args_t *a, int peer, int tag,
-                             MPI_Status *status)
+                             const ptl_ovf_header_t *h, MPI_Status *status)
 {
     onic_mpi_req_t *r;
     MPI_Status s;
@@ -916,6 +935,7 @@ static int req_blocking_wait(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, con
 
     if ((r = req_make(kind, mode, call, buf, count, a, peer, tag, &rc)) == NULL)
         return rc;
+    r->mt_hdr = h;
     if ((rc = req_start(r)) != MPI_SUCCESS) {
         onic_mpi_req_free(r);
         return rc;
@@ -950,7 +970,7 @@ static int req_blocking(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, const ch
         if (rc != ONIC_MPI_NOT_EAGER)
             return rc;
     }
-    return req_blocking_wait(kind, mode, call, buf, count, &a, peer, tag, status);
+    return req_blocking_wait(kind, mode, call, buf, count, &a, peer, tag, NULL, status);
 }
 
 /* MPI_Send, every case: the checks that report, a bundle to end, a
@@ -1047,8 +1067,29 @@ int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 static __attribute__((flatten)) int req_recv_checked(void *buf, int count, const req_args_t *a,
                                                      int source, int tag, MPI_Status *status)
 {
+    ptl_ovf_header_t h;
+    MPI_Status s;
+    size_t bytes;
+    int rc;
+
+    /* A contiguous receive whose message is already here needs no request. */
+    if (a->type->contig) {
+        bytes = a->type->size * (size_t)count;
+        rc = onic_mpi_p2p_recv_now(a->comm, source, tag,
+                                   bytes == 0 ? buf : (char *)buf + a->type->blocks[0].off, bytes,
+                                   &h, &s);
+        if (rc == 1) {
+            if (status != MPI_STATUS_IGNORE)
+                *status = s;
+            return s.MPI_ERROR == MPI_SUCCESS ? MPI_SUCCESS
+                                              : req_report(a->comm, s.MPI_ERROR, &s, "MPI_Recv");
+        }
+        if (rc == ONIC_MPI_RECV_RNDV)
+            return req_blocking_wait(ONIC_MPI_REQ_RECV, ONIC_MPI_MODE_MATCHED, "MPI_Recv", buf,
+                                     count, a, source, tag, &h, status);
+    }
     return req_blocking_wait(ONIC_MPI_REQ_RECV, ONIC_MPI_MODE_STANDARD, "MPI_Recv", buf, count,
-                             a, source, tag, status);
+                             a, source, tag, NULL, status);
 }
 
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,

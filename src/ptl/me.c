@@ -504,3 +504,13 @@ int onic_ptl_recv_post(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
     return PtlMEAttachSearch(ni_handle, pt_index, match_id, match_bits, ignore_bits, PTL_UNLINK,
                              PTL_INS_AFTER, desc, PTL_UNLINK, me_handle, &md_handle, header);
 }
+
+int onic_ptl_recv_take(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
+                       ptl_process_id_t match_id, ptl_match_bits_t match_bits,
+                       ptl_match_bits_t ignore_bits, ptl_ovf_header_t *header)
+{
+    onic_ptl_ni_t *ni = onic_ptl_g.ni;
+
+    return onic_ptl_backend_g == NULL && ni != NULL && ni->handle == ni_handle &&
+           me_take_unexpected(ni, pt_index, match_id, match_bits, ignore_bits, header);
+}

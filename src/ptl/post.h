@@ -23,4 +23,15 @@ int onic_ptl_recv_post(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
                        unsigned options, void *user_ptr, ptl_handle_eq_t eq,
                        ptl_handle_me_t *me_handle, ptl_ovf_header_t *header);
 
+/* The search half of that PtlMEAttachSearch alone, for a receive that has
+ * nowhere to wait (MPI_Recv keeps no request while its message is already
+ * here): 1 and the oldest unexpected header matching in *header, taken out
+ * of the portal; 0 and nothing changed when none matches, or when a back
+ * end serves the NI (its headers are not in this process: the caller then
+ * posts as usual). The caller guarantees a portal index and match_id of
+ * this job. */
+int onic_ptl_recv_take(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
+                       ptl_process_id_t match_id, ptl_match_bits_t match_bits,
+                       ptl_match_bits_t ignore_bits, ptl_ovf_header_t *header);
+
 #endif

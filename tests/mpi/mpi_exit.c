@@ -5,7 +5,9 @@
  *            MPI_ERRORS_ARE_FATAL: status MPI_ERR_RANK;
  *   pending  MPI_Finalize with a receive never matched, under
  *            MPI_ERRORS_RETURN: MPI_ERR_PENDING is returned, no hang
- *            (exit 0 when that is what happened);
+ *            (exit 0 when that is what happened), and the report names
+ *            that receive alone, not the 200 requests completed and
+ *            freed before it (test_exit.sh checks the text);
  *   die      the last rank is killed (SIGKILL) while the others wait for its
  *            message: the launcher must end the job with an error, not hang;
  *   initfail rank 2 alone starts with an invalid ONIC_EAGER_LIMIT: its
@@ -41,8 +43,15 @@ int main(int argc, char **argv)
         return 3; /* never */
     }
     if (strcmp(argv[1], "pending") == 0) {
-        int rc;
+        int rc, in[100], out[100];
+        MPI_Request rs[200];
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        for (int i = 0; i < 100; i++) {
+            out[i] = i;
+            MPI_Irecv(&in[i], 1, MPI_INT, rank, 6, MPI_COMM_WORLD, &rs[i]);
+            MPI_Isend(&out[i], 1, MPI_INT, rank, 6, MPI_COMM_WORLD, &rs[100 + i]);
+        }
+        MPI_Waitall(200, rs, MPI_STATUSES_IGNORE);
         MPI_Irecv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, &r);
         rc = MPI_Finalize();
         if (rc != MPI_ERR_PENDING) {

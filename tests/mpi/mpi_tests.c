@@ -2501,9 +2501,11 @@ static void test_threshold(void)
             seen |= sizes[j] == n;
         if (n < 0 || seen)
             continue; /* below zero, or done already */
-        for (int mode = 0; mode < 5; mode++) {
-            /* 0 posted, 1 unexpected, 2 synchronous, 3 truncated, 4 wildcards */
-            long room = mode == 3 ? n - 1 : n;
+        for (int mode = 0; mode < 8; mode++) {
+            /* 0 posted, 1 unexpected, 2 synchronous, 3 truncated, 4 wildcards; with MPI_Recv
+             * of a message known to be here (a later one from the same sender received
+             * first): 5 exact, 6 truncated and wildcards; 7 MPI_Recv after a probe */
+            long room = mode == 3 || mode == 6 ? n - 1 : n;
             MPI_Request rr, sr;
             MPI_Status st;
             int rc, cnt = -1, bad = 0, cls = MPI_SUCCESS;
@@ -2512,6 +2514,22 @@ static void test_threshold(void)
             for (long i = 0; i < n; i++)
                 out[i] = pattern(rank * 1000 + k * 10 + mode, (size_t)i);
             memset(in, 0xee, (size_t)most + 3);
+            if (mode >= 5) {
+                CHECK_EQ(MPI_Barrier(MPI_COMM_WORLD), MPI_SUCCESS);
+                CHECK_EQ(MPI_Isend(out, (int)n, MPI_BYTE, to, 40 + mode, MPI_COMM_WORLD, &sr),
+                         MPI_SUCCESS);
+                CHECK_EQ(MPI_Send(NULL, 0, MPI_BYTE, to, 99, MPI_COMM_WORLD), MPI_SUCCESS);
+                CHECK_EQ(MPI_Recv(NULL, 0, MPI_BYTE, from, 99, MPI_COMM_WORLD, &st), MPI_SUCCESS);
+                if (mode == 7)
+                    CHECK_EQ(MPI_Probe(from, 47, MPI_COMM_WORLD, &st), MPI_SUCCESS);
+                rc = mode == 6 ? MPI_Recv(in, (int)room, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG,
+                                          MPI_COMM_WORLD, &st)
+                               : MPI_Recv(in, (int)room, MPI_BYTE, from, 40 + mode,
+                                          MPI_COMM_WORLD, &st);
+                if (rc != MPI_SUCCESS)
+                    MPI_Error_class(rc, &cls);
+                goto check;
+            }
             if (mode != 1) {
                 rc = mode == 4 ? MPI_Irecv(in, (int)room, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG,
                                            MPI_COMM_WORLD, &rr)
@@ -2532,7 +2550,8 @@ static void test_threshold(void)
             rc = MPI_Wait(&rr, &st);
             if (rc != MPI_SUCCESS)
                 MPI_Error_class(rc, &cls);
-            CHECK_EQ(cls, mode == 3 && n > 0 ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
+        check:
+            CHECK_EQ(cls, (mode == 3 || mode == 6) && n > 0 ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
             CHECK_EQ(MPI_Wait(&sr, MPI_STATUS_IGNORE), MPI_SUCCESS);
             MPI_Get_count(&st, MPI_BYTE, &cnt);
             CHECK_EQ(cnt, (int)room);

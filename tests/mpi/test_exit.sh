@@ -18,6 +18,12 @@ check 42 4 abort
 check 6 2 fatal      # MPI_ERR_RANK
 check 0 2 pending
 check 0 4 pending
+out=$(ONIC_LOG=debug "$onicrun" $opt -n 2 --timeout 30 "$prog" pending 2>&1)
+if [ "$(echo "$out" | grep -c "1 operation never completed (MPI_Irecv from MPI_ANY_SOURCE tag 5)")" -ne 2 ]; then
+    echo "FAIL: pending $opt: each rank's report must name its one pending receive:"
+    echo "$out" | sed 's/^/  | /'
+    fail=1
+fi
 # A start-up error names the rank it happened on, not rank 0.
 out=$("$onicrun" $opt -n 4 --timeout 30 "$prog" initfail 2>&1)
 got=$?

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <malloc.h>
 #include <string.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -367,6 +368,45 @@ static void test_pool(void)
     onic_pool_fini(&pool);
 }
 
+static void pool_each_count(void *elem, void *arg)
+{
+    const unsigned char *b = elem;
+    int *seen = arg, zero = 1, marked = 1;
+
+    /* Past the free list's link: zero if never handed out, 0xab if marked. */
+    for (int i = 8; i < 40; i++) {
+        zero &= b[i] == 0;
+        marked &= b[i] == 0xab;
+    }
+    seen[0]++;
+    seen[1] += zero;
+    seen[2] += marked;
+}
+
+/* onic_pool_each visits every element of every chunk, handed out or not,
+ * and a new chunk's elements are zeroed (MPI_Finalize tells pending
+ * requests from never-used ones by that). glibc's M_PERTURB fills what
+ * malloc hands out with a non-zero byte (AddressSanitizer's allocator
+ * does so on its own), so a chunk not zeroed shows. */
+static void test_pool_each(void)
+{
+    onic_pool_t pool;
+    int seen[3] = {0, 0, 0};
+
+    mallopt(M_PERTURB, 0x5a);
+    onic_pool_init(&pool, 40, 16);
+    onic_pool_each(&pool, pool_each_count, seen);
+    CHECK(seen[0] == 0);
+    for (int i = 0; i < 20; i++) /* two chunks: 20 handed out, 12 never */
+        memset(onic_pool_get(&pool), 0xab, 40);
+    onic_pool_each(&pool, pool_each_count, seen);
+    CHECK(seen[0] == 32);
+    CHECK(seen[1] == 12);
+    CHECK(seen[2] == 20);
+    onic_pool_fini(&pool);
+    mallopt(M_PERTURB, 0);
+}
+
 static void test_mem_injection(void)
 {
     void *a, *b;
@@ -546,6 +586,7 @@ int main(void)
     test_config_format();
     test_config_log_level();
     test_pool();
+    test_pool_each();
     test_mem_injection();
     test_mem_count();
     test_dl();
