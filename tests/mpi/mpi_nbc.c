@@ -1345,22 +1345,27 @@ static int commfree_wait_a_while(MPI_Request *r, MPI_Status *st)
     return flag;
 }
 
-static void commfree_cycle(int one_wait, int *big_out, int *big_in, int *big_bc, int *big_free)
+static void commfree_cycle(int one_wait, int *big_out, int *big_in, int *big_bc, int *big_free,
+                           int *big_b)
 {
     int right = (rank + 1) % size, left = (rank - 1 + size) % size;
     int x = rank + 1, sum = -1, s_out = rank, s_in = -1, t_out[8], t_in[4] = {0};
     int p_out = rank * 7, p_in = -1, z_in = -1, e_out = 4242, e_in = -1, flag = 0, res = -1;
     MPI_Comm c, d = MPI_COMM_NULL, e;
-    MPI_Request r[8], p[2], tr[2], fr[2], zr, er;
+    MPI_Request r[8], p[2], tr[2], fr[2], br, zr, er;
     MPI_Status st;
+    int bsize = (int)(CF_BIG * sizeof(int)) + MPI_BSEND_OVERHEAD + 64;
+    char *bbuf = malloc((size_t)bsize);
+    void *detached;
 
     for (int i = 0; i < 8; i++)
         t_out[i] = i;
     for (int i = 0; i < CF_BIG; i++) {
         big_out[i] = rank * CF_BIG + i;
         big_bc[i] = rank == size - 1 ? i * 3 : -1;
-        big_in[i] = big_free[i] = -1;
+        big_in[i] = big_free[i] = big_b[i] = -1;
     }
+    MPI_Buffer_attach(bbuf, bsize);
     CHECK_EQ(MPI_Comm_dup(MPI_COMM_WORLD, &c), MPI_SUCCESS);
     if (rank == 0)
         MPI_Barrier(MPI_COMM_WORLD);
@@ -1382,6 +1387,10 @@ static void commfree_cycle(int one_wait, int *big_out, int *big_in, int *big_bc,
     CHECK_EQ(MPI_Irecv(big_free, CF_BIG, MPI_INT, left, 5, c, &fr[0]), MPI_SUCCESS);
     CHECK_EQ(MPI_Isend(big_out, CF_BIG, MPI_INT, right, 5, c, &fr[1]), MPI_SUCCESS);
     CHECK_EQ(MPI_Request_free(&fr[1]), MPI_SUCCESS);
+    /* A buffered rendezvous send: a request with no handle that ends on
+     * its own. */
+    CHECK_EQ(MPI_Irecv(big_b, CF_BIG, MPI_INT, left, 6, c, &br), MPI_SUCCESS);
+    CHECK_EQ(MPI_Bsend(big_out, CF_BIG, MPI_INT, right, 6, c), MPI_SUCCESS);
     /* Matched by nothing on c: cancelled at the end. */
     CHECK_EQ(MPI_Irecv(&z_in, 1, MPI_INT, left, 9, c, &zr), MPI_SUCCESS);
     CHECK_EQ(MPI_Comm_free(&c), MPI_SUCCESS);
@@ -1422,6 +1431,8 @@ static void commfree_cycle(int one_wait, int *big_out, int *big_in, int *big_bc,
     CHECK_EQ(MPI_Request_free(&p[1]), MPI_SUCCESS);
     CHECK_EQ(MPI_Wait(&fr[0], MPI_STATUS_IGNORE), MPI_SUCCESS);
     CHECK_EQ(big_free[CF_BIG - 1], left * CF_BIG + CF_BIG - 1);
+    CHECK_EQ(MPI_Wait(&br, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    CHECK_EQ(big_b[CF_BIG / 2], left * CF_BIG + CF_BIG / 2);
     CHECK_EQ(MPI_Wait(&tr[1], MPI_STATUS_IGNORE), MPI_SUCCESS);
     /* The last two requests on c: the receive nothing matched (cancelled)
      * and the one cut short, whose error is reported against c after it
@@ -1446,22 +1457,25 @@ static void commfree_cycle(int one_wait, int *big_out, int *big_in, int *big_bc,
     CHECK_EQ(t_in[3], 3);
     CHECK_EQ(z_in, -1);
     MPI_Comm_free(&e);
+    MPI_Buffer_detach(&detached, &bsize); /* waits for the buffered send */
+    free(bbuf);
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
 static void test_commfree(void)
 {
-    int *big = malloc(4 * CF_BIG * sizeof(int));
+    int *big = malloc(5 * CF_BIG * sizeof(int));
 
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     /* Once for the allocations made once (buffers, tables), then counted,
      * each way of ending. */
-    commfree_cycle(0, big, big + CF_BIG, big + 2 * CF_BIG, big + 3 * CF_BIG);
+    commfree_cycle(0, big, big + CF_BIG, big + 2 * CF_BIG, big + 3 * CF_BIG, big + 4 * CF_BIG);
     for (int one_wait = 0; one_wait < 2; one_wait++) {
         double t0;
         long net;
         onic_mem_count_start();
-        commfree_cycle(one_wait, big, big + CF_BIG, big + 2 * CF_BIG, big + 3 * CF_BIG);
+        commfree_cycle(one_wait, big, big + CF_BIG, big + 2 * CF_BIG, big + 3 * CF_BIG,
+                       big + 4 * CF_BIG);
         /* The send freed by MPI_Request_free ends when this process hears
          * that its data was taken: progress until then. */
         t0 = MPI_Wtime();
