@@ -105,7 +105,8 @@ int main(int argc, char **argv)
      * call onic lacks fails to link, naming the function. */
     printf("\nMPI (include/mpi.h, MPI 3.1)\n"
            "  has: point-to-point (all modes, persistent, probe, matched probe, cancel,\n"
-           "       wait/test any/all/some),\n"
+           "       wait/test any/all/some), generalized requests, and MPI 4.0's\n"
+           "       MPI_Isendrecv(_replace) and MPI_Send_c/MPI_Recv_c/MPI_Get_count_c,\n"
            "       collectives (barrier, bcast, (all)reduce, (all)gather(v), scatter(v),\n"
            "       alltoall(v, w), reduce_scatter(_block), scan, exscan; MPI_IN_PLACE; user\n"
            "       ops, MPI_Reduce_local; on intercommunicators too, but for the scans),\n"

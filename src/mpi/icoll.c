@@ -19,7 +19,12 @@
  * and uses it as its tag (above the blocking collectives' tags): every
  * process starts a communicator's collectives in the same order, so the
  * numbers agree, and rounds of two outstanding collectives can be posted in
- * any order without one taking the other's messages. */
+ * any order without one taking the other's messages.
+ *
+ * MPI_Isendrecv(_replace) is a schedule too (p2p set): one round, a send
+ * and a receive on the point-to-point context with the user's tags, no
+ * sequence number taken (only the caller knows of it); its request ends
+ * with the receive's status. */
 #include "mpi/mpi_impl.h"
 #include "base/log.h"
 #include "base/mem.h"
@@ -52,6 +57,7 @@ typedef struct icoll_step {
     char            *acc, *tmp;
     void           (*fn)(icoll_t *s);
     onic_mpi_comm_t *on;        /* a transfer's communicator if not the schedule's */
+    int              tag;       /* a point-to-point schedule's transfer: the user's */
 } icoll_step_t;
 
 struct icoll {
@@ -83,6 +89,12 @@ struct icoll {
     int              claimed;
     int              round;
     int              again;       /* a CALL step asks for the round again */
+    /* MPI_Isendrecv: transfers on the point-to-point context with their
+     * steps' tags; the receive whose status the request ends with, and
+     * that status once it is over. */
+    int              p2p;
+    onic_mpi_req_t  *status_req;
+    MPI_Status       result;
 };
 
 int onic_mpi_icoll_live;
@@ -187,6 +199,10 @@ static void icoll_keep_type(icoll_t *s, int i, onic_mpi_type_t *t)
 /* --- Running a schedule -------------------------------------------------------------------- */
 static void icoll_transfer_done(icoll_t *s, onic_mpi_req_t *r)
 {
+    if (r == s->status_req) {
+        s->result = r->status;
+        s->status_req = NULL;
+    }
     if (r->status.MPI_ERROR != MPI_SUCCESS && !s->failed) {
         s->failed = r->status.MPI_ERROR;
         s->failed_status = r->status;
@@ -217,10 +233,21 @@ static int icoll_advance(icoll_t *s)
             }
             switch (st->kind) {
             case ICOLL_SEND:
+                if (s->p2p) {
+                    rc = onic_mpi_req_sub_start(1, st->buf, st->count, st->type, st->peer,
+                                                st->tag, s->comm, s->call, &r);
+                    break;
+                }
                 rc = onic_mpi_coll_isend(st->buf, st->count, st->type, st->peer, s->tag,
                                          st->on != NULL ? st->on : s->comm, &r);
                 break;
             case ICOLL_RECV:
+                if (s->p2p) {
+                    rc = onic_mpi_req_sub_start(0, st->buf, st->count, st->type, st->peer,
+                                                st->tag, s->comm, s->call, &r);
+                    s->status_req = r;
+                    break;
+                }
                 rc = onic_mpi_coll_irecv(st->buf, st->count, st->type, st->peer, s->tag,
                                          st->on != NULL ? st->on : s->comm, &r);
                 break;
@@ -271,7 +298,10 @@ static void icoll_finish(icoll_t *s)
 
     onic_dlist_del(&s->link);
     onic_mpi_icoll_live--;
-    if (s->failed) {
+    if (s->p2p) {
+        r->status = s->result;
+        r->status.MPI_ERROR = s->failed;
+    } else if (s->failed) {
         r->status = s->failed_status;
         r->status.MPI_ERROR = s->failed;
     }
@@ -313,18 +343,19 @@ void onic_mpi_icoll_fini(void)
 static int icoll_start(icoll_t *s, MPI_Request *request)
 {
     onic_mpi_comm_t *c = s->comm;
+    const char *call = s->call; /* for the reports after s is gone */
     onic_mpi_req_t *r;
 
     if ((s->flight = onic_calloc((size_t)s->nsteps + 1, sizeof(*s->flight))) == NULL ||
-        (r = onic_mpi_req_new(ONIC_MPI_REQ_COLL, s->call)) == NULL) {
+        (r = onic_mpi_req_new(ONIC_MPI_REQ_COLL, call)) == NULL) {
         icoll_destroy(s);
-        return onic_mpi_err(c, MPI_ERR_NO_MEM, s->call, "no memory for a request");
+        return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for a request");
     }
     if (onic_mpi_htab_add(&onic_mpi_g.reqs, r, &r->handle) != 0) {
         r->handle = MPI_REQUEST_NULL;
         onic_mpi_req_free(r);
         icoll_destroy(s);
-        return onic_mpi_err(c, MPI_ERR_NO_MEM, s->call, "no memory for a request handle");
+        return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for a request handle");
     }
     r->comm = c;
     r->peer = MPI_PROC_NULL;
@@ -332,10 +363,13 @@ static int icoll_start(icoll_t *s, MPI_Request *request)
     s->req = r;
     /* On an intercommunicator (MPI_Comm_idup only) the tags skip the two
      * its blocking agreements use (intercomm.c). */
-    if (c->local != NULL)
+    if (s->p2p) {
+        /* Its steps carry the user's tags. */
+    } else if (c->local != NULL) {
         s->tag = ICOLL_TAG_BASE + 2 + (int)(c->icoll_seq++ % (ICOLL_TAG_SPAN - 2));
-    else
+    } else {
         s->tag = ICOLL_TAG_BASE + (int)(c->icoll_seq++ % ICOLL_TAG_SPAN);
+    }
     *request = r->handle;
     onic_dlist_push_tail(&icoll_live_list, &s->link);
     onic_mpi_icoll_live++;
@@ -356,6 +390,32 @@ static int icoll_nomem(onic_mpi_comm_t *c, icoll_t *s, const char *call)
     if (s != NULL)
         icoll_destroy(s);
     return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for a collective's schedule");
+}
+
+int onic_mpi_icoll_sendrecv(onic_mpi_comm_t *c, const char *call, const void *sendbuf,
+                            int sendcount, onic_mpi_type_t *st, int dest, int sendtag,
+                            void *recvbuf, int recvcount, onic_mpi_type_t *rt, int source,
+                            int recvtag, char *copy, MPI_Request *request)
+{
+    icoll_t *s = icoll_new(c, call);
+    icoll_step_t *recv, *send;
+
+    if (s == NULL) {
+        onic_free(copy);
+        return icoll_nomem(c, NULL, call);
+    }
+    s->p2p = 1;
+    s->scratch = copy;
+    s->result.MPI_SOURCE = MPI_ANY_SOURCE;
+    s->result.MPI_TAG = MPI_ANY_TAG;
+    /* The receive first, as MPI_Sendrecv posts it: a message to self finds
+     * it posted. */
+    if ((recv = icoll_step(s, ICOLL_RECV, source, recvbuf, recvcount, rt)) == NULL ||
+        (send = icoll_step(s, ICOLL_SEND, dest, (void *)sendbuf, sendcount, st)) == NULL)
+        return icoll_nomem(c, s, call);
+    recv->tag = recvtag;
+    send->tag = sendtag;
+    return icoll_start(s, request);
 }
 
 static int icoll_request_check(onic_mpi_comm_t *c, const char *call, MPI_Request *request)

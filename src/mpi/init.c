@@ -159,7 +159,12 @@ static void fini_pending_one(void *elem, void *arg)
 
     if (!r->active || r->complete)
         return;
-    if (p->n < 3 && p->used < p->len) {
+    if (p->n < 3 && p->used < p->len && r->kind != ONIC_MPI_REQ_SEND &&
+        r->kind != ONIC_MPI_REQ_RECV) {
+        /* A collective's or a generalized request: no peer or tag to name. */
+        p->used += (size_t)snprintf(p->buf + p->used, p->len - p->used, "%s%s",
+                                    p->n > 0 ? "; " : "", r->call);
+    } else if (p->n < 3 && p->used < p->len) {
         char peer[24], tag[24];
         if (r->peer == MPI_ANY_SOURCE)
             snprintf(peer, sizeof(peer), "MPI_ANY_SOURCE");

@@ -215,7 +215,12 @@ typedef struct onic_mpi_sigrun {
 typedef enum {
     ONIC_MPI_REQ_SEND = 1,
     ONIC_MPI_REQ_RECV = 2,
-    ONIC_MPI_REQ_COLL = 3, /* a non-blocking collective: its schedule completes it (icoll.c) */
+    /* A non-blocking collective or MPI_Isendrecv(_replace): its schedule
+     * completes it (icoll.c). */
+    ONIC_MPI_REQ_COLL = 3,
+    /* A generalized request (MPI_Grequest_start): the program completes it;
+     * persistent is set, so req_finish's rare branch runs its callbacks. */
+    ONIC_MPI_REQ_GREQ = 4,
 } onic_mpi_req_kind_t;
 typedef enum {
     ONIC_MPI_MODE_STANDARD = 0,
@@ -228,10 +233,11 @@ typedef enum {
 typedef struct onic_mpi_bseg onic_mpi_bseg_t;
 
 /* What a request's end keeps (its keep field): one word, so the wait's
- * one test of it sends either case the slow way and an ordinary request
- * pays nothing. PERSISTENT: MPI_Send_init's and MPI_Recv_init's, kept
- * (inactive) after a wait. COMM: its communicator was freed and waits
- * for its end (comm.c, "Freeing"). */
+ * one test of it sends every such case the slow way and an ordinary
+ * request pays nothing. PERSISTENT: finished without freeing -- the
+ * MPI_*_init requests, kept inactive after a wait, and a generalized
+ * request (see its kind). COMM: its communicator was freed and waits for
+ * its end (comm.c, "Freeing"). */
 #define ONIC_MPI_KEEP_PERSISTENT 1
 #define ONIC_MPI_KEEP_COMM       2
 
@@ -284,6 +290,12 @@ typedef struct onic_mpi_req {
     /* MPI_Mrecv (mode MATCHED only): the header its probe took out of
      * matching, read when the receive starts. */
     const ptl_ovf_header_t *mt_hdr;
+    /* A generalized request (kind GREQ only): the program's callbacks and
+     * their argument. */
+    MPI_Grequest_query_function  *gq_query;
+    MPI_Grequest_free_function   *gq_free;
+    MPI_Grequest_cancel_function *gq_cancel;
+    void                         *gq_state;
 } onic_mpi_req_t;
 
 /* --- The envelope in the match bits ------------------------------------------------
@@ -695,6 +707,11 @@ int  onic_mpi_coll_isend(const void *buf, int count, onic_mpi_type_t *t, int des
 int  onic_mpi_coll_irecv(void *buf, int count, onic_mpi_type_t *t, int src, int tag,
                          onic_mpi_comm_t *comm, onic_mpi_req_t **r_p);
 int  onic_mpi_coll_waitall(int n, onic_mpi_req_t **reqs, const char *call);
+/* A send (is_send 1) or receive started on comm's point-to-point context,
+ * internal, for MPI_Isendrecv's schedule (icoll.c); tag is the user's. */
+int  onic_mpi_req_sub_start(int is_send, const void *buf, int count, onic_mpi_type_t *t,
+                            int peer, int tag, onic_mpi_comm_t *comm, const char *call,
+                            onic_mpi_req_t **r_p);
 /* A receive of count elements of t of the message h that a matched probe
  * took (source MPI_PROC_NULL: none, complete at once), started, with a
  * handle; *r_p is it. MPI_SUCCESS or the error reported. */
@@ -842,6 +859,16 @@ extern int onic_mpi_icoll_live __attribute__((visibility("hidden")));
 void onic_mpi_icoll_progress(void);
 /* MPI_Finalize: schedules never completed. */
 void onic_mpi_icoll_fini(void);
+/* MPI_Isendrecv(_replace), the arguments checked (request.c): the send and
+ * the receive on comm's point-to-point context, started at once as a
+ * schedule's one round; *request completes when both are over, with the
+ * receive's status (and the first error). copy, if not NULL, is the
+ * schedule's to free at its end (the packed data _replace sends).
+ * MPI_SUCCESS or the error reported (copy freed). */
+int  onic_mpi_icoll_sendrecv(onic_mpi_comm_t *c, const char *call, const void *sendbuf,
+                             int sendcount, onic_mpi_type_t *st, int dest, int sendtag,
+                             void *recvbuf, int recvcount, onic_mpi_type_t *rt, int source,
+                             int recvtag, char *copy, MPI_Request *request);
 
 /* --- probe.c ---------------------------------------------------------------------- */
 /* MPI_Finalize: messages taken by a matched probe and never received. */

@@ -1,4 +1,5 @@
-/* Matched probe: MPI_Mprobe, MPI_Improbe, MPI_Mrecv, MPI_Imrecv.
+/* Matched probe: MPI_Mprobe, MPI_Improbe, MPI_Mrecv, MPI_Imrecv (and
+ * MPI_Message_c2f/f2c).
  *
  * A probe finds the oldest matching message the way MPI_Iprobe does (the
  * pulled list, then Portals' overflow list through PtlMEAttachSearch), and
@@ -234,3 +235,18 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
                             "above)");
     return MPI_SUCCESS;
 }
+
+/* Fortran's integer is the handle itself: no lookup, no error (MPI defines
+ * none for these; a bad handle is found where it is used). */
+MPI_Fint MPI_Message_c2f(MPI_Message message)
+{
+    return (MPI_Fint)message;
+}
+
+MPI_Message MPI_Message_f2c(MPI_Fint message)
+{
+    return (MPI_Message)message;
+}
+
+MPI_Fint PMPI_Message_c2f(MPI_Message message) __attribute__((alias("MPI_Message_c2f")));
+MPI_Message PMPI_Message_f2c(MPI_Fint message) __attribute__((alias("MPI_Message_f2c")));

@@ -1,6 +1,7 @@
 /* The point-to-point calls: argument checks, requests (plain, persistent,
- * buffered), wait and test in all their forms, probe, cancel. The protocols
- * behind them are in p2p.c.
+ * buffered, generalized), wait and test in all their forms, probe, cancel.
+ * The protocols behind them are in p2p.c; MPI_Isendrecv's request is a
+ * schedule of icoll.c's.
  *
  * A request is started (active), then complete (the operation is over and
  * its status set), then finished by a wait or test, which frees it, or,
@@ -357,6 +358,39 @@ static onic_mpi_req_t *req_get(MPI_Request h, const char *call, int *rc_p)
     return r == NULL || r->internal ? NULL : r;
 }
 
+/* --- Generalized requests ------------------------------------------------------------- */
+/* query_fn's status (into a scratch one where the caller ignores it); its
+ * return value. */
+static int greq_query(onic_mpi_req_t *r, MPI_Status *status)
+{
+    MPI_Status scratch;
+    MPI_Status *s = status != MPI_STATUS_IGNORE ? status : &scratch;
+    int rc;
+
+    req_status_empty(s);
+    rc = r->gq_query(r->gq_state, s);
+    s->MPI_ERROR = rc;
+    return rc;
+}
+
+/* A complete generalized request finished by a wait or test: query_fn
+ * fills the status, then free_fn runs and the request goes. The error is
+ * query_fn's, else free_fn's (MPI 3.1, 12.2). */
+static __attribute__((noinline, cold)) int greq_finish(MPI_Request *h, onic_mpi_req_t *r,
+                                                       MPI_Status *status)
+{
+    int err = greq_query(r, status), ferr = r->gq_free(r->gq_state);
+
+    if (err == MPI_SUCCESS && ferr != MPI_SUCCESS) {
+        err = ferr;
+        if (status != MPI_STATUS_IGNORE)
+            status->MPI_ERROR = ferr;
+    }
+    onic_mpi_req_free(r);
+    *h = MPI_REQUEST_NULL;
+    return err;
+}
+
 /* req_finish of a request whose freed communicator waits for it: a
  * persistent one goes inactive (it tells the communicator when
  * MPI_Request_free frees it), any other tells it now; an error is
@@ -389,6 +423,8 @@ static int req_finish(MPI_Request *h, onic_mpi_req_t *r, MPI_Status *status)
         *status = r->status;
     if (r->keep) {
         if (r->keep == ONIC_MPI_KEEP_PERSISTENT) {
+            if (r->kind == ONIC_MPI_REQ_GREQ)
+                return greq_finish(h, r, status);
             r->active = 0;
             r->complete = 0;
         } else {
@@ -411,6 +447,10 @@ static int req_report_done(int rc)
 
 static int req_report(onic_mpi_comm_t *comm, int err, const MPI_Status *s, const char *call)
 {
+    /* Only a generalized request has no communicator. */
+    if (comm == NULL)
+        return onic_mpi_err(NULL, err, call, "a generalized request's query_fn or free_fn "
+                            "returned this error");
     if (err == MPI_ERR_TRUNCATE)
         return onic_mpi_err(comm, err, call, "a message of %lld bytes or more from rank %d (tag "
                             "%d) was cut to the receive buffer (%lld bytes kept); receive with "
@@ -802,6 +842,25 @@ int MPI_Waitsome(int incount, MPI_Request *array_of_requests, int *outcount,
                     array_of_statuses);
 }
 
+/* MPI_Request_free of a generalized request: free_fn runs now if the
+ * program has completed it, else in MPI_Grequest_complete. */
+static int greq_request_free(MPI_Request *request, onic_mpi_req_t *r)
+{
+    int rc;
+
+    *request = MPI_REQUEST_NULL;
+    if (!r->complete) {
+        r->user_freed = 1;
+        return MPI_SUCCESS;
+    }
+    rc = r->gq_free(r->gq_state);
+    onic_mpi_req_free(r);
+    if (rc != MPI_SUCCESS)
+        return onic_mpi_err(NULL, rc, "MPI_Request_free", "the generalized request's free_fn "
+                            "returned this error");
+    return MPI_SUCCESS;
+}
+
 int MPI_Request_free(MPI_Request *request)
 {
     onic_mpi_req_t *r;
@@ -812,6 +871,8 @@ int MPI_Request_free(MPI_Request *request)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Request_free", "request is NULL");
     if ((r = req_get(*request, "MPI_Request_free", &rc)) == NULL)
         return rc;
+    if (r->kind == ONIC_MPI_REQ_GREQ)
+        return greq_request_free(request, r);
     if (r->active && !r->complete) {
         r->user_freed = 1; /* it frees itself when it completes */
     } else {
@@ -836,6 +897,13 @@ int MPI_Cancel(MPI_Request *request)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Cancel", "request is NULL");
     if ((r = req_get(*request, "MPI_Cancel", &rc)) == NULL)
         return rc;
+    if (r->kind == ONIC_MPI_REQ_GREQ) {
+        /* The program cancels it, told whether it has completed it. */
+        if ((rc = r->gq_cancel(r->gq_state, r->complete)) != MPI_SUCCESS)
+            return onic_mpi_err(NULL, rc, "MPI_Cancel", "the generalized request's cancel_fn "
+                                "returned this error");
+        return MPI_SUCCESS;
+    }
     if (!r->active)
         return onic_mpi_err(r->comm, MPI_ERR_REQUEST, "MPI_Cancel", "the persistent request is "
                             "not started; only an active request can be cancelled");
@@ -1181,9 +1249,172 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
     return rc;
 }
 
+int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                  int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    const char *call = "MPI_Isendrecv";
+    req_args_t sa, ra;
+    int rc;
+
+    if ((rc = req_check(call, 1, sendbuf, sendcount, sendtype, dest, sendtag, comm, &sa)) !=
+            MPI_SUCCESS ||
+        (rc = req_check(call, 0, recvbuf, recvcount, recvtype, source, recvtag, comm, &ra)) !=
+            MPI_SUCCESS)
+        return rc;
+    if (request == NULL)
+        return onic_mpi_err(ra.comm, MPI_ERR_ARG, call, "request is NULL; pass where to store "
+                            "the request");
+    return onic_mpi_icoll_sendrecv(ra.comm, call, sendbuf, sendcount, sa.type, dest, sendtag,
+                                   recvbuf, recvcount, ra.type, source, recvtag, NULL, request);
+}
+
+int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    const char *call = "MPI_Isendrecv_replace";
+    req_args_t a;
+    size_t bytes;
+    char *copy;
+    int rc;
+
+    if ((rc = req_check(call, 1, buf, count, datatype, dest, sendtag, comm, &a)) != MPI_SUCCESS ||
+        (rc = req_check(call, 0, buf, count, datatype, source, recvtag, comm, &a)) != MPI_SUCCESS)
+        return rc;
+    if (request == NULL)
+        return onic_mpi_err(a.comm, MPI_ERR_ARG, call, "request is NULL; pass where to store "
+                            "the request");
+    /* The packed copy goes as that many MPI_BYTEs, an int count. */
+    bytes = a.type->size * (size_t)count;
+    if (bytes > INT32_MAX)
+        return onic_mpi_err(a.comm, MPI_ERR_COUNT, call, "%zu bytes: onic replaces at most "
+                            "2^31 - 1 bytes in one call; use MPI_Isendrecv with a second "
+                            "buffer", bytes);
+    /* The outgoing message is a packed copy (the schedule's), so the
+     * receive may overwrite buf. */
+    if ((copy = onic_malloc(bytes + 1)) == NULL)
+        return onic_mpi_err(a.comm, MPI_ERR_NO_MEM, call, "no memory for a %zu-byte copy",
+                            bytes);
+    onic_mpi_type_pack(a.type, buf, count, copy);
+    return onic_mpi_icoll_sendrecv(a.comm, call, copy, (int)bytes, onic_mpi_type_get(MPI_BYTE),
+                                   dest, sendtag, buf, count, a.type, source, recvtag, copy,
+                                   request);
+}
+
+/* --- Large counts (MPI 4.0's _c forms) ----------------------------------------------- */
+#define REQ_CHUNK_SHIFT 30
+
+/* count elements of datatype as an int count of a type: themselves up to
+ * INT_MAX; beyond, one element of a struct of count / 2^30 runs of 2^30
+ * elements and the rest (*made_p 1: the caller frees *t_p). Only for a
+ * contiguous type: onic lists a derived type's blocks one by one, and 2^30
+ * elements of a non-contiguous type would list billions. */
+static int req_count_c(const char *call, MPI_Count count, MPI_Datatype datatype, MPI_Comm comm,
+                       int *n_p, MPI_Datatype *t_p, int *made_p)
+{
+    onic_mpi_comm_t *c;
+    onic_mpi_type_t *t;
+    MPI_Datatype chunk, types[2];
+    MPI_Aint displs[2], lb, extent;
+    int lens[2], rc;
+
+    *made_p = 0;
+    *n_p = 0;
+    *t_p = datatype;
+    if (count >= 0 && count <= INT32_MAX) {
+        *n_p = (int)count;
+        return MPI_SUCCESS;
+    }
+    ONIC_MPI_CHECK_INIT(call);
+    if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL)
+        return rc;
+    if (count < 0)
+        return onic_mpi_err(c, MPI_ERR_COUNT, call, "count %lld is negative; pass the number "
+                            "of elements, 0 or more", count);
+    if ((t = onic_mpi_type_check(datatype, c, call, &rc)) == NULL)
+        return rc;
+    if (t->size == 0) {
+        *n_p = 0;
+        return MPI_SUCCESS;
+    }
+    if ((MPI_Count)(ONIC_MPI_LEN_MAX / t->size) < count)
+        return onic_mpi_err(c, MPI_ERR_COUNT, call, "%lld elements of %zu bytes: onic moves at "
+                            "most 2^42 bytes in one message", count, t->size);
+    if (!t->contig)
+        return onic_mpi_err(c, MPI_ERR_COUNT, call, "%lld elements of a non-contiguous type: "
+                            "onic takes more than 2^31 - 1 elements only of a contiguous type; "
+                            "send fewer, larger elements (MPI_Type_contiguous)", count);
+    MPI_Type_get_extent(datatype, &lb, &extent);
+    lens[0] = (int)(count >> REQ_CHUNK_SHIFT);
+    lens[1] = (int)(count & ((1 << REQ_CHUNK_SHIFT) - 1));
+    displs[0] = 0;
+    displs[1] = (MPI_Aint)lens[0] * extent << REQ_CHUNK_SHIFT;
+    if ((rc = MPI_Type_contiguous(1 << REQ_CHUNK_SHIFT, datatype, &chunk)) != MPI_SUCCESS)
+        return rc;
+    types[0] = chunk;
+    types[1] = datatype;
+    rc = MPI_Type_create_struct(2, lens, displs, types, t_p);
+    MPI_Type_free(&chunk);
+    if (rc != MPI_SUCCESS || (rc = MPI_Type_commit(t_p)) != MPI_SUCCESS)
+        return rc;
+    *n_p = 1;
+    *made_p = 1;
+    return MPI_SUCCESS;
+}
+
+int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm)
+{
+    MPI_Datatype t;
+    int n, made, rc = req_count_c("MPI_Send_c", count, datatype, comm, &n, &t, &made);
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = MPI_Send(buf, n, t, dest, tag, comm);
+    if (made)
+        MPI_Type_free(&t);
+    return rc;
+}
+
+int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+               MPI_Comm comm, MPI_Status *status)
+{
+    MPI_Datatype t;
+    int n, made, rc = req_count_c("MPI_Recv_c", count, datatype, comm, &n, &t, &made);
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = MPI_Recv(buf, n, t, source, tag, comm, status);
+    if (made)
+        MPI_Type_free(&t);
+    return rc;
+}
+
+int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    onic_mpi_type_t *t;
+
+    ONIC_MPI_CHECK_INIT("MPI_Get_count_c");
+    if (status == NULL || status == MPI_STATUS_IGNORE || count == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_count_c", "%s",
+                            count == NULL ? "count is NULL" : "status must be a real status, "
+                            "not NULL or MPI_STATUS_IGNORE");
+    if ((t = onic_mpi_type_get(datatype)) == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_TYPE, "MPI_Get_count_c", "datatype %#x is not a "
+                            "datatype", (unsigned)datatype);
+    if (t->size == 0)
+        *count = 0;
+    else if (status->onic_count % (long long)t->size != 0)
+        *count = MPI_UNDEFINED;
+    else
+        *count = status->onic_count / (long long)t->size;
+    return MPI_SUCCESS;
+}
+
 /* --- Persistent requests --------------------------------------------------------------- */
-static int req_init(onic_mpi_req_kind_t kind, const char *call, const void *buf, int count,
-                    MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, MPI_Request *request)
+static int req_init(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, const char *call,
+                    const void *buf, int count, MPI_Datatype datatype, int peer, int tag,
+                    MPI_Comm comm, MPI_Request *request)
 {
     req_args_t a;
     onic_mpi_req_t *r;
@@ -1193,7 +1424,7 @@ static int req_init(onic_mpi_req_kind_t kind, const char *call, const void *buf,
         return rc;
     if (request == NULL)
         return onic_mpi_err(a.comm, MPI_ERR_ARG, call, "request is NULL");
-    if ((r = req_make(kind, ONIC_MPI_MODE_STANDARD, call, buf, count, &a, peer, tag, &rc)) == NULL)
+    if ((r = req_make(kind, mode, call, buf, count, &a, peer, tag, &rc)) == NULL)
         return rc;
     r->keep = ONIC_MPI_KEEP_PERSISTENT;
     if ((rc = req_publish(r, call)) != MPI_SUCCESS) {
@@ -1207,16 +1438,25 @@ static int req_init(onic_mpi_req_kind_t kind, const char *call, const void *buf,
 int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                   MPI_Comm comm, MPI_Request *request)
 {
-    return req_init(ONIC_MPI_REQ_SEND, "MPI_Send_init", buf, count, datatype, dest, tag, comm,
+    return req_init(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_STANDARD, "MPI_Send_init", buf, count, datatype, dest, tag, comm,
                     request);
 }
 
 int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag,
                   MPI_Comm comm, MPI_Request *request)
 {
-    return req_init(ONIC_MPI_REQ_RECV, "MPI_Recv_init", buf, count, datatype, source, tag, comm,
+    return req_init(ONIC_MPI_REQ_RECV, ONIC_MPI_MODE_STANDARD, "MPI_Recv_init", buf, count, datatype, source, tag, comm,
                     request);
 }
+
+int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *request)
+{
+    return req_init(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_BUFFERED, "MPI_Bsend_init", buf, count,
+                    datatype, dest, tag, comm, request);
+}
+
+static int bsend_start(onic_mpi_req_t *r, const char *call);
 
 static int req_start_one(MPI_Request *request, const char *call)
 {
@@ -1229,11 +1469,16 @@ static int req_start_one(MPI_Request *request, const char *call)
         return rc;
     if (!(r->keep & ONIC_MPI_KEEP_PERSISTENT) || r->active)
         return onic_mpi_err(r->comm, MPI_ERR_REQUEST, call, "request %#x is %s; start only an "
-                            "inactive persistent request (MPI_Send_init, MPI_Recv_init)",
-                            (unsigned)*request, r->keep & ONIC_MPI_KEEP_PERSISTENT
-                                                    ? "already active" : "not persistent");
-    if (r->kind == ONIC_MPI_REQ_SEND)
+                            "inactive persistent request (MPI_Send_init, MPI_Bsend_init, "
+                            "MPI_Recv_init)", (unsigned)*request,
+                            r->kind == ONIC_MPI_REQ_GREQ ? "a generalized request"
+                            : r->keep & ONIC_MPI_KEEP_PERSISTENT ? "already active"
+                                                                 : "not persistent");
+    if (r->kind == ONIC_MPI_REQ_SEND) {
+        if (r->mode == ONIC_MPI_MODE_BUFFERED)
+            return bsend_start(r, call);
         onic_mpi_bundle_begin();
+    }
     return req_start(r);
 }
 
@@ -1408,6 +1653,23 @@ static int bsend_checked(const char *call, const void *buf, int count, const req
     return rc;
 }
 
+/* MPI_Start of an MPI_Bsend_init request: the message goes into the
+ * attached buffer as MPI_Bsend's would, and the request is complete at
+ * once (the buffered mode's completion); with no room it stays inactive
+ * and the start fails with MPI_ERR_BUFFER. */
+static int bsend_start(onic_mpi_req_t *r, const char *call)
+{
+    req_args_t a = {r->comm, r->type};
+    int rc = bsend_checked(call, r->buf, r->count, &a, r->peer, r->tag);
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    req_status_empty(&r->status);
+    r->active = 1;
+    r->complete = 1;
+    return MPI_SUCCESS;
+}
+
 int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     req_args_t a;
@@ -1437,8 +1699,11 @@ int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 }
 
 /* --- Collectives' own requests ----------------------------------------------------------- */
-static int coll_req(onic_mpi_req_kind_t kind, const void *buf, int count, onic_mpi_type_t *t,
-                    int peer, int tag, onic_mpi_comm_t *comm, onic_mpi_req_t **r_p)
+/* An internal transfer, on comm's collective context (coll 1) or its
+ * point-to-point one. */
+static int coll_req(onic_mpi_req_kind_t kind, int coll, const char *call, const void *buf,
+                    int count, onic_mpi_type_t *t, int peer, int tag, onic_mpi_comm_t *comm,
+                    onic_mpi_req_t **r_p)
 {
     req_args_t a = {comm, t};
     onic_mpi_req_t *r;
@@ -1449,14 +1714,14 @@ static int coll_req(onic_mpi_req_kind_t kind, const void *buf, int count, onic_m
      * whatever lies past the rank table. */
     if ((unsigned)peer >= (unsigned)comm->npeers && peer != MPI_PROC_NULL &&
         !(kind == ONIC_MPI_REQ_RECV && peer == MPI_ANY_SOURCE))
-        return onic_mpi_err(comm, MPI_ERR_INTERN, "a collective", "a transfer %s rank %d of a "
+        return onic_mpi_err(comm, MPI_ERR_INTERN, call, "a transfer %s rank %d of a "
                             "communicator of %d: a bug in onic, please report it",
                             kind == ONIC_MPI_REQ_RECV ? "from" : "to", peer, comm->npeers);
-    if ((r = req_make(kind, ONIC_MPI_MODE_STANDARD, "a collective", buf, count, &a, peer, tag,
-                      &rc)) == NULL)
+    if ((r = req_make(kind, ONIC_MPI_MODE_STANDARD, call, buf, count, &a, peer, tag, &rc)) ==
+        NULL)
         return rc;
     r->internal = 1;
-    r->coll = 1;
+    r->coll = coll;
     if ((rc = req_start(r)) != MPI_SUCCESS) {
         onic_mpi_req_free(r);
         return rc;
@@ -1468,13 +1733,21 @@ static int coll_req(onic_mpi_req_kind_t kind, const void *buf, int count, onic_m
 int onic_mpi_coll_isend(const void *buf, int count, onic_mpi_type_t *t, int dest, int tag,
                         onic_mpi_comm_t *comm, onic_mpi_req_t **r_p)
 {
-    return coll_req(ONIC_MPI_REQ_SEND, buf, count, t, dest, tag, comm, r_p);
+    return coll_req(ONIC_MPI_REQ_SEND, 1, "a collective", buf, count, t, dest, tag, comm, r_p);
 }
 
 int onic_mpi_coll_irecv(void *buf, int count, onic_mpi_type_t *t, int src, int tag,
                         onic_mpi_comm_t *comm, onic_mpi_req_t **r_p)
 {
-    return coll_req(ONIC_MPI_REQ_RECV, buf, count, t, src, tag, comm, r_p);
+    return coll_req(ONIC_MPI_REQ_RECV, 1, "a collective", buf, count, t, src, tag, comm, r_p);
+}
+
+int onic_mpi_req_sub_start(int is_send, const void *buf, int count, onic_mpi_type_t *t,
+                           int peer, int tag, onic_mpi_comm_t *comm, const char *call,
+                           onic_mpi_req_t **r_p)
+{
+    return coll_req(is_send ? ONIC_MPI_REQ_SEND : ONIC_MPI_REQ_RECV, 0, call, buf, count, t,
+                    peer, tag, comm, r_p);
 }
 
 int onic_mpi_coll_waitall(int n, onic_mpi_req_t **reqs, const char *call)
@@ -1558,7 +1831,76 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     if (!r->complete)
         onic_mpi_progress(0);
     *flag = r->complete;
+    if (r->complete && r->kind == ONIC_MPI_REQ_GREQ) {
+        /* query_fn says the status, each time it is asked. */
+        if ((rc = greq_query(r, status)) != MPI_SUCCESS)
+            return onic_mpi_err(NULL, rc, "MPI_Request_get_status", "the generalized "
+                                "request's query_fn returned this error");
+        return MPI_SUCCESS;
+    }
     if (r->complete && status != MPI_STATUS_IGNORE)
         *status = r->status;
+    return MPI_SUCCESS;
+}
+
+int MPI_Grequest_start(MPI_Grequest_query_function *query_fn,
+                       MPI_Grequest_free_function *free_fn,
+                       MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
+                       MPI_Request *request)
+{
+    const char *call = "MPI_Grequest_start";
+    onic_mpi_req_t *r;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if (query_fn == NULL || free_fn == NULL || cancel_fn == NULL || request == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "%s is NULL; pass %s",
+                            query_fn == NULL ? "query_fn" : free_fn == NULL ? "free_fn"
+                            : cancel_fn == NULL ? "cancel_fn" : "request",
+                            request == NULL ? "where to store the request"
+                                            : "a function (one that returns MPI_SUCCESS will do)");
+    if ((r = onic_mpi_req_new(ONIC_MPI_REQ_GREQ, call)) == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for a request");
+    /* Active until a wait or test finishes it (MPI_Finalize reports one
+     * the program never completed); only MPI_Grequest_complete completes
+     * it. */
+    r->keep = ONIC_MPI_KEEP_PERSISTENT;
+    r->active = 1;
+    r->peer = MPI_PROC_NULL;
+    r->gq_query = query_fn;
+    r->gq_free = free_fn;
+    r->gq_cancel = cancel_fn;
+    r->gq_state = extra_state;
+    if ((rc = req_publish(r, call)) != MPI_SUCCESS) {
+        onic_mpi_req_free(r);
+        return rc;
+    }
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+
+int MPI_Grequest_complete(MPI_Request request)
+{
+    const char *call = "MPI_Grequest_complete";
+    onic_mpi_req_t *r;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((r = req_get(request, call, &rc)) == NULL)
+        return rc;
+    if (r->kind != ONIC_MPI_REQ_GREQ || r->complete)
+        return onic_mpi_err(r->comm, MPI_ERR_REQUEST, call, "request %#x is %s; complete only "
+                            "a generalized request (MPI_Grequest_start), once",
+                            (unsigned)request, r->kind != ONIC_MPI_REQ_GREQ
+                            ? "not a generalized request" : "already complete");
+    r->complete = 1;
+    if (!r->user_freed)
+        return MPI_SUCCESS;
+    /* MPI_Request_free came first: the request goes now. */
+    rc = r->gq_free(r->gq_state);
+    onic_mpi_req_free(r);
+    if (rc != MPI_SUCCESS)
+        return onic_mpi_err(NULL, rc, call, "the generalized request's free_fn returned this "
+                            "error");
     return MPI_SUCCESS;
 }

@@ -6,8 +6,9 @@
  *   pending  MPI_Finalize with a receive never matched, under
  *            MPI_ERRORS_RETURN: MPI_ERR_PENDING is returned, no hang
  *            (exit 0 when that is what happened), and the report names
- *            that receive alone, not the 200 requests completed and
- *            freed before it (test_exit.sh checks the text);
+ *            that receive and a generalized request never completed, not
+ *            the 200 requests completed and freed before them
+ *            (test_exit.sh checks the text);
  *   die      the last rank is killed (SIGKILL) while the others wait for its
  *            message: the launcher must end the job with an error, not hang;
  *   initfail rank 2 alone starts with an invalid ONIC_EAGER_LIMIT: its
@@ -18,6 +19,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static int greq_query(void *state, MPI_Status *status)
+{
+    (void)state;
+    MPI_Status_set_elements(status, MPI_BYTE, 0);
+    MPI_Status_set_cancelled(status, 0);
+    status->MPI_SOURCE = MPI_UNDEFINED;
+    status->MPI_TAG = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+static int greq_free(void *state)
+{
+    (void)state;
+    return MPI_SUCCESS;
+}
+
+static int greq_cancel(void *state, int complete)
+{
+    (void)state;
+    (void)complete;
+    return MPI_SUCCESS;
+}
 
 int main(int argc, char **argv)
 {
@@ -53,6 +77,7 @@ int main(int argc, char **argv)
         }
         MPI_Waitall(200, rs, MPI_STATUSES_IGNORE);
         MPI_Irecv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, &r);
+        MPI_Grequest_start(greq_query, greq_free, greq_cancel, NULL, &rs[0]);
         rc = MPI_Finalize();
         if (rc != MPI_ERR_PENDING) {
             fprintf(stderr, "rank %d: MPI_Finalize returned %d, expected MPI_ERR_PENDING\n",

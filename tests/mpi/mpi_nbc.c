@@ -119,6 +119,8 @@ static void mprobe_proc_null(void)
 
     CHECK_EQ(MPI_Mprobe(MPI_PROC_NULL, 3, MPI_COMM_WORLD, &msg, &st), MPI_SUCCESS);
     CHECK_EQ(msg, MPI_MESSAGE_NO_PROC);
+    CHECK_EQ(MPI_Message_f2c(MPI_Message_c2f(msg)), MPI_MESSAGE_NO_PROC);
+    CHECK_EQ(MPI_Message_f2c(MPI_Message_c2f(MPI_MESSAGE_NULL)), MPI_MESSAGE_NULL);
     CHECK_EQ(st.MPI_SOURCE, MPI_PROC_NULL);
     CHECK_EQ(st.MPI_TAG, MPI_ANY_TAG);
     MPI_Get_count(&st, MPI_INT, &count);
@@ -173,7 +175,12 @@ static void mprobe_out_of_matching(void)
     MPI_Waitall(2, s, MPI_STATUSES_IGNORE);
     MPI_Improbe(left, 30, MPI_COMM_WORLD, &flag, &(MPI_Message){0}, MPI_STATUS_IGNORE);
     CHECK_EQ(flag, 0);
+    /* Through Fortran's integer and back (both names), the handle still
+     * receives its message. */
+    msg = PMPI_Message_f2c(MPI_Message_c2f(msg));
+    msg = MPI_Message_f2c(PMPI_Message_c2f(msg));
     CHECK_EQ(MPI_Mrecv(ra, 3, MPI_INT, &msg, &st), MPI_SUCCESS);
+    CHECK_EQ(msg, MPI_MESSAGE_NULL);
     CHECK(ra[0] == val(left, 1, 0) && ra[1] == val(left, 1, 1) && ra[2] == val(left, 1, 2));
 }
 

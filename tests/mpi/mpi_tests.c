@@ -2989,6 +2989,759 @@ static void test_iovtypes(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Eager MPI_Isends are complete once started: every completion call takes
+ * such a request and nulls the caller's handle, its status is a finished
+ * send's, MPI_Request_get_status leaves it as it is, MPI_Cancel leaves it
+ * uncancelled, MPI_Start refuses it (not persistent); a rendezvous Isend
+ * in the same Waitall completes once its data has moved. */
+static void test_isenddone(void)
+{
+    enum { N = 64, BIG = 40000 };
+    int to = (rank + 1) % size, from = (rank + size - 1) % size;
+    int out[N], in[N], flag = -1, idx = -1, outcount = -1, indices[N], cls = MPI_SUCCESS;
+    int *bigout = malloc(BIG * sizeof(int)), *bigin = malloc(BIG * sizeof(int)), bad = 0;
+    MPI_Request s[N + 1], r[N + 1];
+    MPI_Status st[N + 1];
+
+    if (size < 2) {
+        free(bigout);
+        free(bigin);
+        return;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    for (int i = 0; i < BIG; i++)
+        bigout[i] = rank * 7 + i;
+    for (int i = 0; i < N; i++) {
+        out[i] = rank * 1000 + i;
+        in[i] = -1;
+        CHECK_EQ(MPI_Irecv(&in[i], 1, MPI_INT, from, i, MPI_COMM_WORLD, &r[i]), MPI_SUCCESS);
+    }
+    CHECK_EQ(MPI_Irecv(bigin, BIG, MPI_INT, from, N, MPI_COMM_WORLD, &r[N]), MPI_SUCCESS);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < N; i++) {
+        CHECK_EQ(MPI_Isend(&out[i], 1, MPI_INT, to, i, MPI_COMM_WORLD, &s[i]), MPI_SUCCESS);
+        CHECK(s[i] != MPI_REQUEST_NULL);
+    }
+    CHECK_EQ(MPI_Isend(bigout, BIG, MPI_INT, to, N, MPI_COMM_WORLD, &s[N]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Wait(&s[0], &st[0]), MPI_SUCCESS);
+    CHECK_EQ(s[0], MPI_REQUEST_NULL);
+    CHECK_EQ(st[0].MPI_ERROR, MPI_SUCCESS);
+    CHECK_EQ(MPI_Test(&s[1], &flag, &st[1]), MPI_SUCCESS);
+    CHECK_EQ(flag, 1);
+    CHECK_EQ(s[1], MPI_REQUEST_NULL);
+    flag = -1;
+    CHECK_EQ(MPI_Request_get_status(s[2], &flag, &st[2]), MPI_SUCCESS);
+    CHECK_EQ(flag, 1);
+    CHECK(s[2] != MPI_REQUEST_NULL); /* left as it is */
+    CHECK_EQ(MPI_Request_free(&s[2]), MPI_SUCCESS);
+    CHECK_EQ(s[2], MPI_REQUEST_NULL);
+    CHECK_EQ(MPI_Cancel(&s[3]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Wait(&s[3], &st[3]), MPI_SUCCESS);
+    flag = -1;
+    CHECK_EQ(MPI_Test_cancelled(&st[3], &flag), MPI_SUCCESS);
+    CHECK_EQ(flag, 0);
+    MPI_Error_class(MPI_Start(&s[4]), &cls);
+    CHECK_EQ(cls, MPI_ERR_REQUEST);
+    CHECK(s[4] != MPI_REQUEST_NULL);
+    CHECK_EQ(MPI_Waitany(N - 4, &s[4], &idx, &st[4]), MPI_SUCCESS);
+    CHECK(idx >= 0 && idx < N - 4);
+    if (idx >= 0 && idx < N - 4)
+        CHECK_EQ(s[4 + idx], MPI_REQUEST_NULL);
+    CHECK_EQ(MPI_Testsome(8, &s[8], &outcount, indices, st), MPI_SUCCESS);
+    CHECK(outcount >= 7 && outcount <= 8); /* all but one Waitany took, perhaps */
+    for (int i = 8; i < 16; i++)
+        CHECK_EQ(s[i], MPI_REQUEST_NULL);
+    /* The rest, with the rendezvous send. */
+    CHECK_EQ(MPI_Waitall(N + 1, s, st), MPI_SUCCESS);
+    for (int i = 0; i <= N; i++)
+        CHECK_EQ(s[i], MPI_REQUEST_NULL);
+    CHECK_EQ(MPI_Waitall(N + 1, r, st), MPI_SUCCESS);
+    for (int i = 0; i < N; i++) {
+        CHECK_EQ(in[i], from * 1000 + i);
+        CHECK_EQ(st[i].MPI_SOURCE, from);
+        CHECK_EQ(st[i].MPI_TAG, i);
+    }
+    for (int i = 0; i < BIG; i++)
+        bad += bigin[i] != from * 7 + i;
+    CHECK_EQ(bad, 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    free(bigout);
+    free(bigin);
+}
+
+/* --- MPI_Bsend_init ---------------------------------------------------------------------- */
+/* Started, a buffered persistent send copies its message into the attached
+ * buffer and is complete at once; the receiver gets every start's data, an
+ * eager size (10 ints) and a rendezvous one (above the 16 KiB default eager
+ * limit); with no buffer, or one too small, the start fails with
+ * MPI_ERR_BUFFER and leaves the request inactive. */
+static void test_bsendinit(void)
+{
+    enum { SMALL = 10, BIG = 30000, ROUNDS = 6 };
+    int to = (rank + 1) % size, from = (rank - 1 + size) % size, flag, cnt;
+    /* Room for every message of the test at once: a neighbour may take
+     * them late. */
+    int bsize = (ROUNDS + 3) * (BIG * (int)sizeof(int) + MPI_BSEND_OVERHEAD) + 64;
+    int *sv = calloc(BIG, sizeof(int)), *rv = calloc(BIG, sizeof(int));
+    char *bb = malloc((size_t)bsize);
+    MPI_Request r[4];
+    MPI_Status st[4];
+    void *back;
+    int back_size;
+
+    CHECK_EQ(MPI_Bsend_init(sv, SMALL, MPI_INT, to, 70, MPI_COMM_WORLD, &r[0]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Bsend_init(sv, BIG, MPI_INT, to, 71, MPI_COMM_WORLD, &r[1]), MPI_SUCCESS);
+    MPI_Recv_init(rv, BIG, MPI_INT, from, 70, MPI_COMM_WORLD, &r[2]);
+    MPI_Recv_init(rv, BIG, MPI_INT, from, 71, MPI_COMM_WORLD, &r[3]);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    /* No buffer attached: the start fails, the request stays inactive (a
+     * wait on it returns at once) and can be started later. */
+    CHECK_EQ(MPI_Start(&r[0]), MPI_ERR_BUFFER);
+    CHECK_EQ(MPI_Test(&r[0], &flag, &st[0]), MPI_SUCCESS);
+    CHECK_EQ(flag, 1);
+    CHECK_EQ(st[0].MPI_SOURCE, MPI_ANY_SOURCE);
+    CHECK(r[0] != MPI_REQUEST_NULL);
+    /* A buffer too small for the large message: only it fails. */
+    {
+        char small[SMALL * sizeof(int) + MPI_BSEND_OVERHEAD + 8];
+        MPI_Buffer_attach(small, (int)sizeof(small));
+        CHECK_EQ(MPI_Start(&r[1]), MPI_ERR_BUFFER);
+        CHECK_EQ(MPI_Startall(1, &r[1]), MPI_ERR_BUFFER);
+        MPI_Buffer_detach(&back, &back_size);
+        CHECK(back == small);
+    }
+    /* Bad arguments. */
+    CHECK_EQ(MPI_Bsend_init(sv, -1, MPI_INT, to, 1, MPI_COMM_WORLD, &r[0]), MPI_ERR_COUNT);
+    CHECK_EQ(MPI_Bsend_init(sv, 1, MPI_INT, size, 1, MPI_COMM_WORLD, &r[0]), MPI_ERR_RANK);
+    CHECK_EQ(MPI_Bsend_init(sv, 1, MPI_INT, to, -3, MPI_COMM_WORLD, &r[0]), MPI_ERR_TAG);
+    CHECK_EQ(MPI_Bsend_init(sv, 1, MPI_DATATYPE_NULL, to, 1, MPI_COMM_WORLD, &r[0]),
+             MPI_ERR_TYPE);
+    CHECK_EQ(MPI_Bsend_init(sv, 1, MPI_INT, to, 1, MPI_COMM_NULL, &r[0]), MPI_ERR_COMM);
+    CHECK_EQ(MPI_Bsend_init(sv, 1, MPI_INT, to, 1, MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Buffer_attach(bb, bsize);
+    for (int it = 0; it < ROUNDS; it++) {
+        int big = it % 2, n = big ? BIG : SMALL, bad = 0;
+        for (int i = 0; i < BIG; i++) {
+            sv[i] = rank * 1000000 + it * 1000 + i;
+            rv[i] = -1;
+        }
+        /* The receive first on odd rounds, the send first on even ones:
+         * the message lands posted or unexpected. */
+        if (it % 4 < 2) {
+            MPI_Start(&r[2 + big]);
+            MPI_Start(&r[big]);
+        } else {
+            MPI_Startall(1, &r[big]);
+            MPI_Start(&r[2 + big]);
+        }
+        /* Complete once buffered: the send buffer may change at once. */
+        CHECK_EQ(MPI_Test(&r[big], &flag, &st[0]), MPI_SUCCESS);
+        CHECK_EQ(flag, 1);
+        CHECK(r[big] != MPI_REQUEST_NULL);
+        for (int i = 0; i < BIG; i++)
+            sv[i] = -7;
+        MPI_Wait(&r[2 + big], &st[1]);
+        CHECK_EQ(st[1].MPI_SOURCE, from);
+        CHECK_EQ(st[1].MPI_TAG, 70 + big);
+        MPI_Get_count(&st[1], MPI_INT, &cnt);
+        CHECK_EQ(cnt, n);
+        for (int i = 0; i < BIG; i++)
+            bad += rv[i] != (i < n ? from * 1000000 + it * 1000 + i : -1);
+        CHECK_EQ(bad, 0);
+    }
+    /* Both at once with Startall and Waitall, the receives by Waitany. */
+    for (int i = 0; i < BIG; i++)
+        sv[i] = 3 * i + rank;
+    MPI_Startall(4, r);
+    {
+        int idx, got = 0;
+        for (int k = 0; k < 4; k++) {
+            MPI_Waitany(4, r, &idx, &st[0]);
+            CHECK(idx >= 0 && idx < 4);
+            got |= 1 << idx;
+        }
+        CHECK_EQ(got, 15);
+        MPI_Waitany(4, r, &idx, &st[0]);
+        CHECK_EQ(idx, MPI_UNDEFINED);
+        CHECK_EQ(rv[BIG - 1], 3 * (BIG - 1) + from);
+    }
+    /* Cancelling a started one does nothing: it is complete already. */
+    MPI_Start(&r[0]);
+    MPI_Cancel(&r[0]);
+    MPI_Wait(&r[0], &st[0]);
+    CHECK_EQ(MPI_Test_cancelled(&st[0], &flag), MPI_SUCCESS);
+    CHECK_EQ(flag, 0);
+    MPI_Recv(rv, BIG, MPI_INT, from, 70, MPI_COMM_WORLD, &st[1]);
+    CHECK_EQ(rv[SMALL - 1], 3 * (SMALL - 1) + from);
+    /* Detach waits until the messages are out; the buffer comes back. */
+    MPI_Buffer_detach(&back, &back_size);
+    CHECK(back == bb);
+    CHECK_EQ(back_size, bsize);
+    for (int i = 0; i < 4; i++)
+        MPI_Request_free(&r[i]);
+    CHECK(r[0] == MPI_REQUEST_NULL && r[1] == MPI_REQUEST_NULL);
+    free(bb);
+    free(sv);
+    free(rv);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* --- MPI_Isendrecv, MPI_Isendrecv_replace -------------------------------------------------- */
+static int isr_val(int src, int round, int i)
+{
+    return src * 1000003 + round * 7919 + i;
+}
+
+/* Each rank exchanges with its ring neighbours: sends to the right,
+ * receives from the left, n ints, through every completion call; the
+ * status is the receive's. */
+static void isr_ring(int n, int round, int how)
+{
+    int to = (rank + 1) % size, from = (rank - 1 + size) % size, flag = 0, idx, cnt, bad = 0;
+    int *s = malloc((size_t)n * sizeof(int)), *d = malloc((size_t)(n + 1) * sizeof(int));
+    MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Status st, sts[2];
+
+    for (int i = 0; i < n; i++) {
+        s[i] = isr_val(rank, round, i);
+        d[i] = -1;
+    }
+    d[n] = -5;
+    CHECK_EQ(MPI_Isendrecv(s, n, MPI_INT, to, 200 + round, d, n + 1, MPI_INT, from,
+                           200 + round, MPI_COMM_WORLD, &r[1]),
+             MPI_SUCCESS);
+    CHECK(r[1] != MPI_REQUEST_NULL);
+    switch (how) {
+    case 0:
+        MPI_Wait(&r[1], &st);
+        break;
+    case 1:
+        while (!flag)
+            MPI_Test(&r[1], &flag, &st);
+        break;
+    case 2:
+        MPI_Waitall(2, r, sts);
+        st = sts[1];
+        break;
+    case 3:
+        MPI_Waitany(2, r, &idx, &st);
+        CHECK_EQ(idx, 1);
+        break;
+    case 4:
+        MPI_Waitsome(2, r, &cnt, &idx, sts);
+        CHECK_EQ(cnt, 1);
+        CHECK_EQ(idx, 1);
+        st = sts[0];
+        break;
+    case 5:
+        while (!flag)
+            MPI_Testall(2, r, &flag, sts);
+        st = sts[1];
+        break;
+    case 6:
+        while (!flag)
+            MPI_Testany(2, r, &idx, &flag, &st);
+        CHECK_EQ(idx, 1);
+        break;
+    case 7:
+        for (cnt = 0; cnt == 0;)
+            MPI_Testsome(2, r, &cnt, &idx, sts);
+        CHECK_EQ(cnt, 1);
+        st = sts[0];
+        break;
+    default:
+        /* Request_get_status leaves it to a wait, which gives the same. */
+        while (!flag)
+            MPI_Request_get_status(r[1], &flag, &st);
+        CHECK(r[1] != MPI_REQUEST_NULL);
+        MPI_Wait(&r[1], &sts[0]);
+        CHECK_EQ(sts[0].MPI_SOURCE, st.MPI_SOURCE);
+        break;
+    }
+    CHECK(r[1] == MPI_REQUEST_NULL);
+    CHECK_EQ(st.MPI_SOURCE, from);
+    CHECK_EQ(st.MPI_TAG, 200 + round);
+    MPI_Get_count(&st, MPI_INT, &cnt);
+    CHECK_EQ(cnt, n);
+    for (int i = 0; i < n; i++)
+        bad += d[i] != isr_val(from, round, i);
+    CHECK_EQ(bad, 0);
+    CHECK_EQ(d[n], -5);
+    free(s);
+    free(d);
+}
+
+static void test_isendrecv(void)
+{
+    int to = (rank + 1) % size, from = (rank - 1 + size) % size, flag, cnt, bad;
+    MPI_Request r, q[4];
+    MPI_Status st;
+
+    /* Eager (10 ints) and rendezvous (30,000 ints, above the eager limit)
+     * through each completion call. */
+    for (int how = 0; how < 9; how++) {
+        isr_ring(10, 2 * how, how);
+        isr_ring(30000, 2 * how + 1, how);
+    }
+    /* With itself, and with MPI_PROC_NULL (complete at once, an empty
+     * status from MPI_PROC_NULL). */
+    {
+        int a = 41 + rank, b = -1;
+        MPI_Isendrecv(&a, 1, MPI_INT, rank, 5, &b, 1, MPI_INT, rank, 5, MPI_COMM_WORLD, &r);
+        MPI_Wait(&r, &st);
+        CHECK_EQ(b, 41 + rank);
+        CHECK_EQ(st.MPI_SOURCE, rank);
+        MPI_Isendrecv(&a, 1, MPI_INT, MPI_PROC_NULL, 5, &b, 1, MPI_INT, MPI_PROC_NULL, 5,
+                      MPI_COMM_WORLD, &r);
+        MPI_Wait(&r, &st);
+        CHECK_EQ(st.MPI_SOURCE, MPI_PROC_NULL);
+        CHECK_EQ(st.MPI_TAG, MPI_ANY_TAG);
+        MPI_Get_count(&st, MPI_INT, &cnt);
+        CHECK_EQ(cnt, 0);
+        /* Wildcard receives: the status names the sender and the tag.
+         * (Only one wildcard each: a neighbour further on may have sent
+         * the next part's messages, of other tags or from the other side.) */
+        MPI_Isendrecv(&a, 1, MPI_INT, to, 6, &b, 1, MPI_INT, MPI_ANY_SOURCE, 6, MPI_COMM_WORLD,
+                      &r);
+        MPI_Wait(&r, &st);
+        CHECK_EQ(st.MPI_SOURCE, from);
+        CHECK_EQ(st.MPI_TAG, 6);
+        CHECK_EQ(b, 41 + from);
+        b = -1;
+        MPI_Isendrecv(&a, 1, MPI_INT, to, 7, &b, 1, MPI_INT, from, MPI_ANY_TAG, MPI_COMM_WORLD,
+                      &r);
+        MPI_Wait(&r, &st);
+        CHECK_EQ(st.MPI_SOURCE, from);
+        CHECK_EQ(st.MPI_TAG, 7);
+        CHECK_EQ(b, 41 + from);
+    }
+    /* Several outstanding at once, both directions, the replace form
+     * with a strided type (every other int of 2 x n), eager and
+     * rendezvous: each buffer ends with the left (or right) neighbour's
+     * data in the type's places and its gaps untouched. */
+    for (int n = 8; n <= 20000; n *= 50) {
+        MPI_Datatype vec;
+        int *x = malloc((size_t)(2 * n) * sizeof(int)), *y = malloc((size_t)(2 * n) * sizeof(int));
+        int *u = malloc((size_t)n * sizeof(int)), *v = malloc((size_t)n * sizeof(int));
+        MPI_Type_vector(n, 1, 2, MPI_INT, &vec);
+        MPI_Type_commit(&vec);
+        for (int i = 0; i < 2 * n; i++) {
+            x[i] = i % 2 ? -9 : isr_val(rank, n, i / 2);
+            y[i] = i % 2 ? -9 : isr_val(rank, n + 1, i / 2);
+        }
+        for (int i = 0; i < n; i++)
+            u[i] = isr_val(rank, n + 2, i);
+        MPI_Isendrecv_replace(x, 1, vec, to, 90, from, 90, MPI_COMM_WORLD, &q[0]);
+        MPI_Isendrecv_replace(y, 1, vec, from, 91, to, 91, MPI_COMM_WORLD, &q[1]);
+        MPI_Isendrecv(u, n, MPI_INT, to, 92, v, n, MPI_INT, from, 92, MPI_COMM_WORLD, &q[2]);
+        /* The type may go at once: the request holds it. */
+        MPI_Type_free(&vec);
+        MPI_Waitall(3, q, MPI_STATUSES_IGNORE);
+        bad = 0;
+        for (int i = 0; i < 2 * n; i++) {
+            bad += x[i] != (i % 2 ? -9 : isr_val(from, n, i / 2));
+            bad += y[i] != (i % 2 ? -9 : isr_val(to, n + 1, i / 2));
+        }
+        for (int i = 0; i < n; i++)
+            bad += v[i] != isr_val(from, n + 2, i);
+        CHECK_EQ(bad, 0);
+        free(x);
+        free(y);
+        free(u);
+        free(v);
+    }
+    /* MPI_Request_free on an active one: it finishes on its own; the data
+     * is there once the neighbour has it too. MPI_Cancel does not stop
+     * one (it completes normally). */
+    {
+        int a = 7 * rank, b = -1, c = -1;
+        MPI_Isendrecv(&a, 1, MPI_INT, to, 93, &b, 1, MPI_INT, from, 93, MPI_COMM_WORLD, &r);
+        MPI_Request_free(&r);
+        CHECK(r == MPI_REQUEST_NULL);
+        MPI_Isendrecv(&a, 1, MPI_INT, to, 94, &c, 1, MPI_INT, from, 94, MPI_COMM_WORLD, &r);
+        MPI_Cancel(&r);
+        MPI_Wait(&r, &st);
+        MPI_Test_cancelled(&st, &flag);
+        CHECK_EQ(flag, 0);
+        CHECK_EQ(c, 7 * from);
+        /* The freed one's receive lands while calls progress. */
+        for (double t0 = MPI_Wtime(); b == -1 && MPI_Wtime() - t0 < 10;)
+            MPI_Iprobe(MPI_ANY_SOURCE, 999, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        CHECK_EQ(b, 7 * from);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    /* Errors: a receive too short ends the request with MPI_ERR_TRUNCATE
+     * (Wait), or MPI_ERR_IN_STATUS with it in the status (Waitall); bad
+     * arguments are refused at the call. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    {
+        int a[4] = {1, 2, 3, 4}, b[4] = {0, 0, 0, 0};
+        MPI_Status sts[1];
+        MPI_Isendrecv(a, 4, MPI_INT, to, 95, b, 2, MPI_INT, from, 95, MPI_COMM_WORLD, &r);
+        CHECK_EQ(MPI_Wait(&r, &st), MPI_ERR_TRUNCATE);
+        CHECK_EQ(st.MPI_ERROR, MPI_ERR_TRUNCATE);
+        CHECK_EQ(b[2], 0);
+        MPI_Isendrecv(a, 4, MPI_INT, to, 96, b, 3, MPI_INT, from, 96, MPI_COMM_WORLD, &q[0]);
+        CHECK_EQ(MPI_Waitall(1, q, sts), MPI_ERR_IN_STATUS);
+        CHECK_EQ(sts[0].MPI_ERROR, MPI_ERR_TRUNCATE);
+        CHECK_EQ(MPI_Isendrecv(a, -1, MPI_INT, to, 1, b, 1, MPI_INT, from, 1, MPI_COMM_WORLD,
+                               &r), MPI_ERR_COUNT);
+        CHECK_EQ(MPI_Isendrecv(a, 1, MPI_INT, size, 1, b, 1, MPI_INT, from, 1, MPI_COMM_WORLD,
+                               &r), MPI_ERR_RANK);
+        CHECK_EQ(MPI_Isendrecv(a, 1, MPI_INT, to, 1, b, 1, MPI_INT, from, -2, MPI_COMM_WORLD,
+                               &r), MPI_ERR_TAG);
+        CHECK_EQ(MPI_Isendrecv(a, 1, MPI_INT, to, 1, b, 1, MPI_DATATYPE_NULL, from, 1,
+                               MPI_COMM_WORLD, &r), MPI_ERR_TYPE);
+        CHECK_EQ(MPI_Isendrecv(a, 1, MPI_INT, to, 1, b, 1, MPI_INT, from, 1, MPI_COMM_NULL, &r),
+                 MPI_ERR_COMM);
+        CHECK_EQ(MPI_Isendrecv(a, 1, MPI_INT, to, 1, b, 1, MPI_INT, from, 1, MPI_COMM_WORLD,
+                               NULL), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Isendrecv_replace(a, 1, MPI_INT, MPI_ANY_SOURCE, 1, from, 1,
+                                       MPI_COMM_WORLD, &r), MPI_ERR_RANK);
+        CHECK_EQ(MPI_Isendrecv_replace(NULL, 3, MPI_INT, to, 1, from, 1, MPI_COMM_WORLD, &r),
+                 MPI_ERR_BUFFER);
+        CHECK_EQ(MPI_Isendrecv_replace(a, 1, MPI_INT, to, 1, from, 1, MPI_COMM_WORLD, NULL),
+                 MPI_ERR_ARG);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* --- generalized requests ---------------------------------------------------------------- */
+typedef struct greq_state {
+    int queries, frees, cancels, last_complete;
+    int query_rc, free_rc;
+    int source, tag, count; /* what query_fn says */
+} greq_state_t;
+
+static int greq_query(void *extra, MPI_Status *status)
+{
+    greq_state_t *g = extra;
+
+    g->queries++;
+    status->MPI_SOURCE = g->source;
+    status->MPI_TAG = g->tag;
+    MPI_Status_set_elements(status, MPI_INT, g->count);
+    MPI_Status_set_cancelled(status, g->cancels > 0);
+    return g->query_rc;
+}
+
+static int greq_free(void *extra)
+{
+    greq_state_t *g = extra;
+
+    g->frees++;
+    return g->free_rc;
+}
+
+static int greq_cancel(void *extra, int complete)
+{
+    greq_state_t *g = extra;
+
+    g->cancels++;
+    g->last_complete = complete;
+    return MPI_SUCCESS;
+}
+
+static MPI_Request greq_new(greq_state_t *g, int source, int tag, int count)
+{
+    MPI_Request r = MPI_REQUEST_NULL;
+
+    memset(g, 0, sizeof(*g));
+    g->source = source;
+    g->tag = tag;
+    g->count = count;
+    CHECK_EQ(MPI_Grequest_start(greq_query, greq_free, greq_cancel, g, &r), MPI_SUCCESS);
+    CHECK(r != MPI_REQUEST_NULL);
+    return r;
+}
+
+static void test_greq(void)
+{
+    greq_state_t g, h;
+    MPI_Request r, q[3];
+    MPI_Status st, sts[3];
+    int flag, cnt, idx, out[3];
+
+    /* Not complete until the program says so; then query_fn fills the
+     * status of the wait, and free_fn runs once. */
+    r = greq_new(&g, 3, 17, 5);
+    CHECK_EQ(MPI_Test(&r, &flag, &st), MPI_SUCCESS);
+    CHECK_EQ(flag, 0);
+    CHECK_EQ(MPI_Request_get_status(r, &flag, &st), MPI_SUCCESS);
+    CHECK_EQ(flag, 0);
+    CHECK_EQ(g.queries, 0);
+    CHECK_EQ(MPI_Grequest_complete(r), MPI_SUCCESS);
+    CHECK_EQ(MPI_Request_get_status(r, &flag, &st), MPI_SUCCESS);
+    CHECK_EQ(flag, 1);
+    CHECK_EQ(g.queries, 1);
+    CHECK_EQ(st.MPI_TAG, 17);
+    CHECK_EQ(g.frees, 0);
+    st.MPI_SOURCE = st.MPI_TAG = -1;
+    CHECK_EQ(MPI_Wait(&r, &st), MPI_SUCCESS);
+    CHECK(r == MPI_REQUEST_NULL);
+    CHECK_EQ(g.queries, 2);
+    CHECK_EQ(g.frees, 1);
+    CHECK_EQ(st.MPI_SOURCE, 3);
+    CHECK_EQ(st.MPI_TAG, 17);
+    MPI_Get_count(&st, MPI_INT, &cnt);
+    CHECK_EQ(cnt, 5);
+    MPI_Test_cancelled(&st, &flag);
+    CHECK_EQ(flag, 0);
+    /* MPI_STATUS_IGNORE: query_fn still runs (on a status of onic's). */
+    r = greq_new(&g, 0, 0, 0);
+    MPI_Grequest_complete(r);
+    CHECK_EQ(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    CHECK_EQ(g.queries, 1);
+    CHECK_EQ(g.frees, 1);
+    /* With Test, Testany, Testsome, Testall, Waitany, Waitsome, among
+     * point-to-point requests. */
+    for (int how = 0; how < 6; how++) {
+        int v = rank, w = -1;
+        r = greq_new(&g, how, 20 + how, how);
+        MPI_Irecv(&w, 1, MPI_INT, rank, 99, MPI_COMM_WORLD, &q[0]);
+        q[1] = r;
+        MPI_Send(&v, 1, MPI_INT, rank, 99, MPI_COMM_WORLD);
+        MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+        CHECK_EQ(w, rank);
+        /* Nothing complete among them: no call finds one. */
+        switch (how) {
+        case 0:
+            MPI_Test(&q[1], &flag, &st);
+            break;
+        case 1:
+            MPI_Testany(2, q, &idx, &flag, &st);
+            break;
+        case 2:
+            MPI_Testsome(2, q, &cnt, out, sts);
+            flag = cnt > 0;
+            break;
+        default:
+            MPI_Testall(2, q, &flag, sts);
+            break;
+        }
+        CHECK_EQ(flag, 0);
+        CHECK_EQ(g.queries, 0);
+        MPI_Grequest_complete(r);
+        switch (how) {
+        case 0:
+            MPI_Test(&q[1], &flag, &st);
+            CHECK_EQ(flag, 1);
+            break;
+        case 1:
+            MPI_Testany(2, q, &idx, &flag, &st);
+            CHECK_EQ(flag, 1);
+            CHECK_EQ(idx, 1);
+            break;
+        case 2:
+            MPI_Testsome(2, q, &cnt, out, sts);
+            CHECK_EQ(cnt, 1);
+            CHECK_EQ(out[0], 1);
+            st = sts[0];
+            break;
+        case 3:
+            MPI_Testall(2, q, &flag, sts);
+            CHECK_EQ(flag, 1);
+            st = sts[1];
+            break;
+        case 4:
+            MPI_Waitany(2, q, &idx, &st);
+            CHECK_EQ(idx, 1);
+            break;
+        default:
+            MPI_Waitsome(2, q, &cnt, out, sts);
+            CHECK_EQ(cnt, 1);
+            st = sts[0];
+            break;
+        }
+        CHECK(q[1] == MPI_REQUEST_NULL);
+        CHECK_EQ(g.queries, 1);
+        CHECK_EQ(g.frees, 1);
+        CHECK_EQ(st.MPI_TAG, 20 + how);
+        CHECK_EQ(st.MPI_SOURCE, how);
+    }
+    /* Waitall over two, completed in reverse order. */
+    q[0] = greq_new(&g, 1, 1, 1);
+    q[1] = greq_new(&h, 2, 2, 2);
+    MPI_Grequest_complete(q[1]);
+    MPI_Grequest_complete(q[0]);
+    CHECK_EQ(MPI_Waitall(2, q, sts), MPI_SUCCESS);
+    CHECK_EQ(sts[0].MPI_TAG, 1);
+    CHECK_EQ(sts[1].MPI_TAG, 2);
+    CHECK(g.frees == 1 && h.frees == 1);
+    /* MPI_Request_free before the program completes it: free_fn runs at
+     * MPI_Grequest_complete; after: at once. Never query_fn. */
+    r = greq_new(&g, 0, 0, 0);
+    q[0] = r;
+    CHECK_EQ(MPI_Request_free(&q[0]), MPI_SUCCESS);
+    CHECK(q[0] == MPI_REQUEST_NULL);
+    CHECK_EQ(g.frees, 0);
+    CHECK_EQ(MPI_Grequest_complete(r), MPI_SUCCESS);
+    CHECK_EQ(g.frees, 1);
+    r = greq_new(&g, 0, 0, 0);
+    MPI_Grequest_complete(r);
+    CHECK_EQ(MPI_Request_free(&r), MPI_SUCCESS);
+    CHECK_EQ(g.frees, 1);
+    CHECK_EQ(g.queries, 0);
+    /* MPI_Cancel calls cancel_fn, saying whether it is complete. */
+    r = greq_new(&g, 0, 0, 0);
+    CHECK_EQ(MPI_Cancel(&r), MPI_SUCCESS);
+    CHECK_EQ(g.cancels, 1);
+    CHECK_EQ(g.last_complete, 0);
+    MPI_Grequest_complete(r);
+    CHECK_EQ(MPI_Cancel(&r), MPI_SUCCESS);
+    CHECK_EQ(g.cancels, 2);
+    CHECK_EQ(g.last_complete, 1);
+    MPI_Wait(&r, &st);
+    MPI_Test_cancelled(&st, &flag);
+    CHECK_EQ(flag, 1);
+    /* Errors: query_fn's error is the wait's (and the status's), and
+     * MPI_ERR_IN_STATUS with it in the status from Waitall; free_fn's
+     * when query_fn succeeded; completing twice, completing what is not a
+     * generalized request, starting one, NULL callbacks. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    r = greq_new(&g, 0, 0, 0);
+    g.query_rc = MPI_ERR_OTHER;
+    MPI_Grequest_complete(r);
+    CHECK_EQ(MPI_Request_get_status(r, &flag, &st), MPI_ERR_OTHER);
+    CHECK_EQ(MPI_Wait(&r, &st), MPI_ERR_OTHER);
+    CHECK_EQ(st.MPI_ERROR, MPI_ERR_OTHER);
+    CHECK(r == MPI_REQUEST_NULL);
+    CHECK_EQ(g.frees, 1);
+    q[0] = greq_new(&g, 0, 0, 0);
+    q[1] = greq_new(&h, 0, 0, 0);
+    h.query_rc = MPI_ERR_ARG;
+    MPI_Grequest_complete(q[0]);
+    MPI_Grequest_complete(q[1]);
+    CHECK_EQ(MPI_Waitall(2, q, sts), MPI_ERR_IN_STATUS);
+    CHECK_EQ(sts[0].MPI_ERROR, MPI_SUCCESS);
+    CHECK_EQ(sts[1].MPI_ERROR, MPI_ERR_ARG);
+    CHECK(q[0] == MPI_REQUEST_NULL && q[1] == MPI_REQUEST_NULL);
+    r = greq_new(&g, 0, 0, 0);
+    g.free_rc = MPI_ERR_INTERN;
+    MPI_Grequest_complete(r);
+    CHECK_EQ(MPI_Test(&r, &flag, &st), MPI_ERR_INTERN);
+    CHECK_EQ(flag, 1);
+    CHECK(r == MPI_REQUEST_NULL);
+    r = greq_new(&g, 0, 0, 0);
+    CHECK_EQ(MPI_Start(&r), MPI_ERR_REQUEST);
+    MPI_Grequest_complete(r);
+    CHECK_EQ(MPI_Grequest_complete(r), MPI_ERR_REQUEST);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    CHECK_EQ(MPI_Grequest_complete(r), MPI_ERR_REQUEST); /* freed */
+    {
+        int v = 0;
+        MPI_Irecv(&v, 1, MPI_INT, rank, 98, MPI_COMM_WORLD, &q[2]);
+        CHECK_EQ(MPI_Grequest_complete(q[2]), MPI_ERR_REQUEST);
+        MPI_Cancel(&q[2]);
+        MPI_Wait(&q[2], MPI_STATUS_IGNORE);
+    }
+    CHECK_EQ(MPI_Grequest_start(NULL, greq_free, greq_cancel, &g, &r), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Grequest_start(greq_query, greq_free, greq_cancel, &g, NULL), MPI_ERR_ARG);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* --- large counts (MPI_Send_c, MPI_Recv_c) ------------------------------------------------- */
+/* Counts that fit an int go as MPI_Send/MPI_Recv; beyond 2^31 - 1 a
+ * contiguous type's elements go as one element of a type that covers them.
+ * A message of 2^31 + 8 bytes is sent from a mapping only its first and
+ * last pages of which are written (the rest reads as zero pages, so it
+ * costs no memory), and received cut short; then a short message is
+ * received with a count beyond 2^31 into such a mapping. */
+static void test_largecount(void)
+{
+    const MPI_Count huge = ((MPI_Count)1 << 31) + 8;
+    int to = (rank + 1) % size, from = (rank - 1 + size) % size, bad = 0;
+    int *s = malloc(30000 * sizeof(int)), *d = malloc(30000 * sizeof(int));
+    MPI_Status st;
+    MPI_Count cc;
+    int cnt;
+
+    /* Blocking, around the ring (not with itself: a rendezvous send to
+     * itself would wait for a receive it never reaches). */
+    for (int n = 10; n <= 30000 && size >= 2; n *= 3000) {
+        for (int i = 0; i < n; i++) {
+            s[i] = isr_val(rank, n, i);
+            d[i] = -1;
+        }
+        if (rank % 2 == 0) {
+            CHECK_EQ(MPI_Send_c(s, n, MPI_INT, to, 60, MPI_COMM_WORLD), MPI_SUCCESS);
+            CHECK_EQ(MPI_Recv_c(d, n, MPI_INT, from, 60, MPI_COMM_WORLD, &st), MPI_SUCCESS);
+        } else {
+            CHECK_EQ(MPI_Recv_c(d, n, MPI_INT, from, 60, MPI_COMM_WORLD, &st), MPI_SUCCESS);
+            CHECK_EQ(MPI_Send_c(s, n, MPI_INT, to, 60, MPI_COMM_WORLD), MPI_SUCCESS);
+        }
+        CHECK_EQ(MPI_Get_count_c(&st, MPI_INT, &cc), MPI_SUCCESS);
+        CHECK_EQ(cc, n);
+        for (int i = 0; i < n; i++)
+            bad += d[i] != isr_val(from, n, i);
+        CHECK_EQ(bad, 0);
+    }
+    if (size >= 2 && rank < 2) {
+        size_t len = (size_t)huge + 4096;
+        unsigned char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        CHECK(m != MAP_FAILED);
+        if (m != MAP_FAILED && rank == 0) {
+            for (size_t i = 0; i < 4096; i++) {
+                m[i] = pattern(1, i);
+                m[(size_t)huge - 4096 + i] = pattern(2, i);
+            }
+            CHECK_EQ(MPI_Send_c(m, huge, MPI_BYTE, 1, 61, MPI_COMM_WORLD), MPI_SUCCESS);
+            CHECK_EQ(MPI_Send_c(m, 4096, MPI_BYTE, 1, 62, MPI_COMM_WORLD), MPI_SUCCESS);
+        } else if (m != MAP_FAILED) {
+            unsigned char *b = malloc(8192);
+            MPI_Probe(0, 61, MPI_COMM_WORLD, &st);
+            CHECK_EQ(MPI_Get_count_c(&st, MPI_BYTE, &cc), MPI_SUCCESS);
+            CHECK_EQ(cc, huge);
+            CHECK_EQ(MPI_Get_count(&st, MPI_BYTE, &cnt), MPI_SUCCESS);
+            CHECK_EQ(cnt, MPI_UNDEFINED);
+            CHECK_EQ(MPI_Get_count_c(&st, MPI_INT, &cc), MPI_SUCCESS);
+            CHECK_EQ(cc, (huge / 4));
+            MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+            CHECK_EQ(MPI_Recv_c(b, 8192, MPI_BYTE, 0, 61, MPI_COMM_WORLD, &st), MPI_ERR_TRUNCATE);
+            MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+            for (size_t i = 0; i < 8192; i++)
+                bad += b[i] != (i < 4096 ? pattern(1, i) : 0);
+            CHECK_EQ(bad, 0);
+            /* A count beyond 2^31 receives a short message. */
+            CHECK_EQ(MPI_Recv_c(m, huge, MPI_BYTE, 0, 62, MPI_COMM_WORLD, &st), MPI_SUCCESS);
+            CHECK_EQ(MPI_Get_count_c(&st, MPI_BYTE, &cc), MPI_SUCCESS);
+            CHECK_EQ(cc, 4096);
+            for (size_t i = 0; i < 4096; i++)
+                bad += m[i] != pattern(1, i);
+            CHECK_EQ(bad, 0);
+            free(b);
+        }
+        if (m != MAP_FAILED)
+            munmap(m, len);
+    }
+    /* Errors: a negative count; beyond 2^31 - 1 elements of a
+     * non-contiguous type; more than 2^42 bytes; a bad communicator. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    {
+        MPI_Datatype vec;
+        MPI_Type_vector(2, 1, 2, MPI_INT, &vec);
+        MPI_Type_commit(&vec);
+        CHECK_EQ(MPI_Send_c(s, -1, MPI_INT, to, 1, MPI_COMM_WORLD), MPI_ERR_COUNT);
+        CHECK_EQ(MPI_Recv_c(d, -5, MPI_INT, from, 1, MPI_COMM_WORLD, &st), MPI_ERR_COUNT);
+        CHECK_EQ(MPI_Send_c(s, huge, vec, to, 1, MPI_COMM_WORLD), MPI_ERR_COUNT);
+        CHECK_EQ(MPI_Send_c(s, (MPI_Count)1 << 41, MPI_INT, to, 1, MPI_COMM_WORLD),
+                 MPI_ERR_COUNT);
+        CHECK_EQ(MPI_Recv_c(d, huge, MPI_INT, from, 1, MPI_COMM_NULL, &st), MPI_ERR_COMM);
+        CHECK_EQ(MPI_Send_c(s, huge, MPI_DATATYPE_NULL, to, 1, MPI_COMM_WORLD), MPI_ERR_TYPE);
+        CHECK_EQ(MPI_Get_count_c(&st, MPI_INT, NULL), MPI_ERR_ARG);
+        MPI_Type_free(&vec);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    free(s);
+    free(d);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static const test_t tests[] = {
     {"setup", test_setup},         {"order", test_order},   {"unexpected", test_unexpected},
     {"pinned", test_pinned},
@@ -2999,6 +3752,9 @@ static const test_t tests[] = {
     {"rndv", test_rndv},           {"smallburst", test_smallburst},
     {"refill", test_refill},       {"cancelrace", test_cancelrace},
     {"latesend", test_latesend},   {"empty", test_empty},
+    {"isenddone", test_isenddone},
+    {"bsendinit", test_bsendinit}, {"isendrecv", test_isendrecv},
+    {"greq", test_greq},           {"largecount", test_largecount},
 };
 
 /* Not in "all": each takes seconds, or needs its own settings. */

@@ -1,5 +1,6 @@
 /* MPI requests in one process (a job of one, no onicrun): the wait and test
- * forms over more requests than fit on their stack, and the arguments a
+ * forms over more requests than fit on their stack (generalized and
+ * MPI_Isendrecv's too), and the arguments a
  * send or a receive, started now or persistent, must refuse. Expected
  * values are MPI's (MPI 4.0, 3.7 and 3.9). Deterministic. */
 #include "check.h"
@@ -414,6 +415,114 @@ static void test_args_named(void)
         fprintf(stderr, "MPI_Intercomm_create with local_leader 1 of 1 said:\n%s", said);
     CHECK(strstr(said, "local_leader 1 is not a rank of local_comm (0 to 0)") != NULL);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+}
+
+/* Generalized requests and MPI_Isendrecv in the array forms, more of them
+ * than fit on their stack: Waitall over N of each, interleaved, each
+ * status the one its request says (query_fn's, or the receive's). */
+static int greq_n_query(void *extra, MPI_Status *status)
+{
+    status->MPI_SOURCE = 0;
+    status->MPI_TAG = (int)(intptr_t)extra;
+    MPI_Status_set_elements(status, MPI_BYTE, 0);
+    return MPI_SUCCESS;
+}
+
+static int greq_n_freed;
+
+static int greq_n_free(void *extra)
+{
+    (void)extra;
+    greq_n_freed++;
+    return MPI_SUCCESS;
+}
+
+static int greq_n_cancel(void *extra, int complete)
+{
+    (void)extra;
+    (void)complete;
+    return MPI_SUCCESS;
+}
+
+static void test_new_kinds_many(void)
+{
+    static int out[N], in[N];
+    static MPI_Request q[2 * N];
+    static MPI_Status st[2 * N];
+    int flag = 0;
+
+    greq_n_freed = 0;
+    for (int i = 0; i < N; i++) {
+        out[i] = 5000 + i;
+        in[i] = -1;
+        CHECK_EQ(MPI_Grequest_start(greq_n_query, greq_n_free, greq_n_cancel,
+                                    (void *)(intptr_t)(700 + i), &q[2 * i]),
+                 MPI_SUCCESS);
+        CHECK_EQ(MPI_Isendrecv(&out[i], 1, MPI_INT, 0, 300 + i, &in[i], 1, MPI_INT, 0, 300 + i,
+                               MPI_COMM_SELF, &q[2 * i + 1]),
+                 MPI_SUCCESS);
+    }
+    /* Nothing is complete while the generalized ones are not. */
+    CHECK_EQ(MPI_Testall(2 * N, q, &flag, st), MPI_SUCCESS);
+    CHECK_EQ(flag, 0);
+    for (int i = N - 1; i >= 0; i--)
+        CHECK_EQ(MPI_Grequest_complete(q[2 * i]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Waitall(2 * N, q, st), MPI_SUCCESS);
+    CHECK_EQ(greq_n_freed, N);
+    for (int i = 0; i < N; i++) {
+        int cnt = -1;
+        CHECK_EQ(st[2 * i].MPI_TAG, 700 + i);
+        CHECK_EQ(st[2 * i + 1].MPI_TAG, 300 + i);
+        CHECK_EQ(st[2 * i + 1].MPI_SOURCE, 0);
+        MPI_Get_count(&st[2 * i + 1], MPI_INT, &cnt);
+        CHECK_EQ(cnt, 1);
+        CHECK_EQ(in[i], 5000 + i);
+        CHECK(q[2 * i] == MPI_REQUEST_NULL && q[2 * i + 1] == MPI_REQUEST_NULL);
+    }
+}
+
+/* The new calls' errors say what was wrong: a buffered persistent send
+ * started with no buffer attached, a generalized request whose query_fn
+ * failed, a large count of a non-contiguous type. */
+static void test_new_kinds_named(void)
+{
+    char said[2048];
+    FILE *tmp;
+    MPI_Request r;
+    MPI_Datatype vec;
+    int saved, level, v = 1;
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    CHECK_EQ(MPI_Bsend_init(&v, 1, MPI_INT, 0, 1, MPI_COMM_SELF, &r), MPI_SUCCESS);
+    said_catch(&tmp, &saved, &level);
+    CHECK_EQ(MPI_Start(&r), MPI_ERR_BUFFER);
+    said_caught(tmp, saved, level, said, sizeof(said));
+    if (strstr(said, "MPI_Start") == NULL || strstr(said, "has no room") == NULL)
+        fprintf(stderr, "MPI_Start of MPI_Bsend_init with no buffer said:\n%s", said);
+    CHECK(strstr(said, "MPI_Start") != NULL && strstr(said, "MPI_Buffer_attach") != NULL);
+    CHECK_EQ(MPI_Request_free(&r), MPI_SUCCESS);
+
+    CHECK_EQ(MPI_Grequest_start(greq_n_query, greq_n_free, greq_n_cancel, NULL, &r),
+             MPI_SUCCESS);
+    said_catch(&tmp, &saved, &level);
+    CHECK_EQ(MPI_Grequest_start(greq_n_query, NULL, greq_n_cancel, NULL, &r), MPI_ERR_ARG);
+    said_caught(tmp, saved, level, said, sizeof(said));
+    CHECK(strstr(said, "free_fn is NULL") != NULL);
+    MPI_Grequest_complete(r);
+    CHECK_EQ(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+
+    MPI_Type_vector(2, 1, 2, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    said_catch(&tmp, &saved, &level);
+    CHECK_EQ(MPI_Send_c(&v, ((MPI_Count)1 << 31) + 1, vec, 0, 1, MPI_COMM_SELF), MPI_ERR_COUNT);
+    said_caught(tmp, saved, level, said, sizeof(said));
+    if (strstr(said, "only of a contiguous type") == NULL)
+        fprintf(stderr, "MPI_Send_c of 2^31 + 1 vectors said:\n%s", said);
+    CHECK(strstr(said, "MPI_Send_c") != NULL && strstr(said, "only of a contiguous type") != NULL);
+    MPI_Type_free(&vec);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
 /* A fatal error ends the process with the error's class as its exit
@@ -921,6 +1030,10 @@ int main(int argc, char **argv)
         test_last_class_named();
         stage = "test_args_named";
         test_args_named();
+        stage = "test_new_kinds_many";
+        test_new_kinds_many();
+        stage = "test_new_kinds_named";
+        test_new_kinds_named();
         stage = "test_type_errors_named";
         test_type_errors_named();
         stage = "test_dims_no_memory";
