@@ -422,14 +422,14 @@ static int req_finish(MPI_Request *h, onic_mpi_req_t *r, MPI_Status *status)
     if (status != MPI_STATUS_IGNORE)
         *status = r->status;
     if (r->keep) {
-        if (r->keep == ONIC_MPI_KEEP_PERSISTENT) {
-            if (r->kind == ONIC_MPI_REQ_GREQ)
-                return greq_finish(h, r, status);
-            r->active = 0;
-            r->complete = 0;
-        } else {
+        if (r->keep & ONIC_MPI_KEEP_COMM) {
             req_finish_kept(h, r, err);
+            return err;
         }
+        if (r->kind == ONIC_MPI_REQ_GREQ)
+            return greq_finish(h, r, status);
+        r->active = 0;
+        r->complete = 0;
     } else {
         onic_mpi_req_free(r);
         *h = MPI_REQUEST_NULL;
