@@ -689,10 +689,24 @@ int  onic_mpi_p2p_iprobe(onic_mpi_comm_t *comm, int coll, int source, int tag, i
  * *h_p), or *flag 0. MPI_SUCCESS or the error reported. */
 int  onic_mpi_p2p_improbe(onic_mpi_comm_t *comm, int source, int tag, int *flag,
                           ptl_ovf_header_t *h_p, const char *call);
-/* The status a probe of that message gives. */
+/* The status a probe of that message gives (MPI_ERROR left as it is:
+ * onic_mpi_status_give). */
 void onic_mpi_p2p_hdr_status(const ptl_ovf_header_t *h, MPI_Status *status);
 
 /* --- request.c ---------------------------------------------------------------------- */
+/* The status a call that completes one operation hands out (MPI_Recv,
+ * MPI_Wait, MPI_Test, MPI_Waitany, MPI_Sendrecv, MPI_Mrecv, probes,
+ * MPI_Request_get_status): every field but MPI_ERROR, which MPI 3.1
+ * (3.2.5) lets only the calls returning several statuses write; the
+ * call's return value says how the operation ended. */
+static inline void onic_mpi_status_give(MPI_Status *dst, const MPI_Status *src)
+{
+    dst->MPI_SOURCE = src->MPI_SOURCE;
+    dst->MPI_TAG = src->MPI_TAG;
+    dst->onic_cancelled = src->onic_cancelled;
+    dst->onic_count = src->onic_count;
+}
+
 onic_mpi_req_t *onic_mpi_req_new(onic_mpi_req_kind_t kind, const char *call);
 void onic_mpi_req_free(onic_mpi_req_t *r);
 /* The operation is over: status set. */

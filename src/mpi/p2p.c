@@ -740,7 +740,6 @@ void onic_mpi_p2p_hdr_status(const ptl_ovf_header_t *h, MPI_Status *status)
 {
     status->MPI_SOURCE = (int)(h->match_bits >> 24 & 0xffffff);
     status->MPI_TAG = (int)(h->match_bits & ONIC_MPI_BITS_TAG);
-    status->MPI_ERROR = MPI_SUCCESS;
     status->onic_count = (long long)hdr_length(h);
     status->onic_cancelled = 0;
 }

@@ -51,7 +51,6 @@ static void probe_status_noproc(MPI_Status *status)
         return;
     status->MPI_SOURCE = MPI_PROC_NULL;
     status->MPI_TAG = MPI_ANY_TAG;
-    status->MPI_ERROR = MPI_SUCCESS;
     status->onic_count = 0;
     status->onic_cancelled = 0;
 }
@@ -224,7 +223,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
     c = r->comm;
     onic_mpi_req_free(r);
     if (status != MPI_STATUS_IGNORE)
-        *status = s;
+        onic_mpi_status_give(status, &s);
     if (s.MPI_ERROR == MPI_ERR_TRUNCATE)
         return onic_mpi_err(c, MPI_ERR_TRUNCATE, "MPI_Mrecv", "the message from rank %d (tag "
                             "%d) is longer than the receive buffer (%lld bytes kept); receive "

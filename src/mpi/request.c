@@ -502,7 +502,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
     c = r->comm;
     rc = req_finish(request, r, &s);
     if (status != MPI_STATUS_IGNORE)
-        *status = s;
+        onic_mpi_status_give(status, &s);
     return rc == MPI_SUCCESS ? MPI_SUCCESS : req_report_waited(c, rc, &s, "MPI_Wait");
 }
 
@@ -541,7 +541,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     c = r->comm;
     rc = req_finish(request, r, &s);
     if (status != MPI_STATUS_IGNORE)
-        *status = s;
+        onic_mpi_status_give(status, &s);
     return rc == MPI_SUCCESS ? MPI_SUCCESS : req_report_waited(c, rc, &s, "MPI_Test");
 }
 
@@ -720,7 +720,7 @@ static int req_any_finish(int i, MPI_Request reqs[], onic_mpi_req_t **rs, int *i
 
     *index = i;
     if (status != MPI_STATUS_IGNORE)
-        *status = s;
+        onic_mpi_status_give(status, &s);
     return e == MPI_SUCCESS ? MPI_SUCCESS : req_report_waited(c, e, &s, call);
 }
 
@@ -1021,7 +1021,7 @@ static int req_blocking_wait(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, con
     s = r->status;
     onic_mpi_req_free(r);
     if (status != MPI_STATUS_IGNORE)
-        *status = s;
+        onic_mpi_status_give(status, &s);
     return s.MPI_ERROR == MPI_SUCCESS ? MPI_SUCCESS : req_report(a->comm, s.MPI_ERROR, &s, call);
 }
 
@@ -1156,7 +1156,7 @@ static __attribute__((flatten)) int req_recv_checked(void *buf, int count, const
                                    &h, &s);
         if (rc == 1) {
             if (status != MPI_STATUS_IGNORE)
-                *status = s;
+                onic_mpi_status_give(status, &s);
             return s.MPI_ERROR == MPI_SUCCESS ? MPI_SUCCESS
                                               : req_report(a->comm, s.MPI_ERROR, &s, "MPI_Recv");
         }
@@ -1223,7 +1223,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     s = rr->status;
     onic_mpi_req_free(rr);
     if (status != MPI_STATUS_IGNORE)
-        *status = s;
+        onic_mpi_status_give(status, &s);
     return s.MPI_ERROR == MPI_SUCCESS ? MPI_SUCCESS : req_report(ra.comm, s.MPI_ERROR, &s, call);
 }
 
@@ -1520,9 +1520,11 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
                             flag == NULL ? "flag" : "status (use MPI_STATUS_IGNORE)");
     if (source == MPI_PROC_NULL) {
         *flag = 1;
-        if (status != MPI_STATUS_IGNORE) {
-            req_status_empty(status);
+        if (status != MPI_STATUS_IGNORE) { /* MPI_ERROR left alone, as by any probe */
             status->MPI_SOURCE = MPI_PROC_NULL;
+            status->MPI_TAG = MPI_ANY_TAG;
+            status->onic_count = 0;
+            status->onic_cancelled = 0;
         }
         return MPI_SUCCESS;
     }
@@ -1839,7 +1841,7 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
         return MPI_SUCCESS;
     }
     if (r->complete && status != MPI_STATUS_IGNORE)
-        *status = r->status;
+        onic_mpi_status_give(status, &r->status);
     return MPI_SUCCESS;
 }
 

@@ -29,7 +29,7 @@ soon() {
 }
 
 # Ctrl-Z mid-flood, then fg.
-"$run" -n 4 --timeout 60 "$job" flood 400000 >"$out" 2>&1 &
+"$run" -n 4 --timeout 300 "$job" flood 400000 >"$out" 2>&1 &
 pid=$!
 sleep 0.2
 pids=$(ranks $pid)
@@ -45,8 +45,9 @@ check "the job continued goes on to exit 0 (got $rc)" [ $rc -eq 0 ]
 check "every rank got every message" delivered 4
 
 # One rank stopped alone for 5 s, mid-flood (large enough to last over a
-# second: sends do not wait for room, so a flood is quick).
-"$run" -n 2 --timeout 60 "$job" flood 2000000 >"$out" 2>&1 &
+# second: sends do not wait for room, so a flood is quick). The jobs' limits
+# are for a hang: on a loaded machine this flood alone took over 50 s.
+"$run" -n 2 --timeout 300 "$job" flood 1000000 >"$out" 2>&1 &
 pid=$!
 sleep 0.3
 victim=$(pgrep -P $pid | tail -n 1)
