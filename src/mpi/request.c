@@ -602,22 +602,21 @@ static int req_finish_all(int count, MPI_Request reqs[], onic_mpi_req_t **rs,
     int err = MPI_SUCCESS;
 
     for (int i = 0; i < count; i++) {
-        MPI_Status s;
+        /* Written in place: each status once. */
+        MPI_Status s, *sp = statuses != MPI_STATUSES_IGNORE ? &statuses[i] : &s;
         int e;
 
         if (req_inactive(rs[i])) {
-            req_status_empty(&s);
+            req_status_empty(sp);
         } else {
             onic_mpi_comm_t *c = rs[i]->comm;
-            e = req_finish(&reqs[i], rs[i], &s);
-            s.MPI_ERROR = e;
+            e = req_finish(&reqs[i], rs[i], sp);
+            sp->MPI_ERROR = e;
             if (e != MPI_SUCCESS && err == MPI_SUCCESS) {
                 err = e;
                 *errcomm_p = c;
             }
         }
-        if (statuses != MPI_STATUSES_IGNORE)
-            statuses[i] = s;
     }
     return err;
 }
@@ -924,25 +923,38 @@ int MPI_Test_cancelled(const MPI_Status *status, int *flag)
     return MPI_SUCCESS;
 }
 
-int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+/* MPI_Get_count's and MPI_Get_count_c's: the count of whole elements of
+ * datatype in status, or MPI_UNDEFINED. */
+static int req_get_count(const char *call, const MPI_Status *status, MPI_Datatype datatype,
+                         int count_null, MPI_Count *c)
 {
     onic_mpi_type_t *t;
 
-    ONIC_MPI_CHECK_INIT("MPI_Get_count");
-    if (status == NULL || status == MPI_STATUS_IGNORE || count == NULL)
-        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_count", "%s",
-                            count == NULL ? "count is NULL" : "status must be a real status, "
+    ONIC_MPI_CHECK_INIT(call);
+    if (status == NULL || status == MPI_STATUS_IGNORE || count_null)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "%s",
+                            count_null ? "count is NULL" : "status must be a real status, "
                             "not NULL or MPI_STATUS_IGNORE");
     if ((t = onic_mpi_type_get(datatype)) == NULL)
-        return onic_mpi_err(NULL, MPI_ERR_TYPE, "MPI_Get_count", "datatype %#x is not a "
-                            "datatype", (unsigned)datatype);
+        return onic_mpi_err(NULL, MPI_ERR_TYPE, call, "datatype %#x is not a datatype",
+                            (unsigned)datatype);
     if (t->size == 0)
-        *count = 0;
-    else if (status->onic_count % (long long)t->size != 0 ||
-             status->onic_count / (long long)t->size > INT32_MAX)
-        *count = MPI_UNDEFINED;
+        *c = 0;
+    else if (status->onic_count % (long long)t->size != 0)
+        *c = MPI_UNDEFINED;
     else
-        *count = (int)(status->onic_count / (long long)t->size);
+        *c = status->onic_count / (long long)t->size;
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    MPI_Count c;
+    int rc = req_get_count("MPI_Get_count", status, datatype, count == NULL, &c);
+
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *count = c > INT32_MAX ? MPI_UNDEFINED : (int)c;
     return MPI_SUCCESS;
 }
 
@@ -1392,23 +1404,7 @@ int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, in
 
 int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
-    onic_mpi_type_t *t;
-
-    ONIC_MPI_CHECK_INIT("MPI_Get_count_c");
-    if (status == NULL || status == MPI_STATUS_IGNORE || count == NULL)
-        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_count_c", "%s",
-                            count == NULL ? "count is NULL" : "status must be a real status, "
-                            "not NULL or MPI_STATUS_IGNORE");
-    if ((t = onic_mpi_type_get(datatype)) == NULL)
-        return onic_mpi_err(NULL, MPI_ERR_TYPE, "MPI_Get_count_c", "datatype %#x is not a "
-                            "datatype", (unsigned)datatype);
-    if (t->size == 0)
-        *count = 0;
-    else if (status->onic_count % (long long)t->size != 0)
-        *count = MPI_UNDEFINED;
-    else
-        *count = status->onic_count / (long long)t->size;
-    return MPI_SUCCESS;
+    return req_get_count("MPI_Get_count_c", status, datatype, count == NULL, count);
 }
 
 /* --- Persistent requests --------------------------------------------------------------- */

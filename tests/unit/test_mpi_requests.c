@@ -702,6 +702,58 @@ static void test_unexpected_to_self(void)
     CHECK_EQ(bad, 0);
 }
 
+/* MPI_Recv of a message already here (onic_mpi_p2p_recv_now: no request)
+ * hands its unexpected space back: after 2000 eager messages sent to
+ * oneself in batches of 20, each batch received with MPI_Recv once a
+ * zero-byte marker sent last has come (so the batch is all here), every
+ * byte that landed in the unexpected buffers has been consumed, and the
+ * credit this process holds toward itself plus what it owes itself is the
+ * whole credit again. */
+static void test_recv_now_returns_space(void)
+{
+    uint64_t landed = 0, consumed = 0;
+    int v, bad = 0;
+    MPI_Status st;
+
+    for (int b = 0; b < 100; b++) {
+        for (int i = 0; i < 20; i++) {
+            v = b * 20 + i;
+            MPI_Send(&v, 1, MPI_INT, 0, 11, MPI_COMM_SELF);
+        }
+        MPI_Send(NULL, 0, MPI_INT, 0, 12, MPI_COMM_SELF);
+        MPI_Recv(NULL, 0, MPI_INT, 0, 12, MPI_COMM_SELF, &st);
+        for (int i = 0; i < 20; i++) {
+            v = -1;
+            CHECK_EQ(MPI_Recv(&v, 1, MPI_INT, 0, 11, MPI_COMM_SELF, &st), MPI_SUCCESS);
+            bad += v != b * 20 + i || st.MPI_TAG != 11 || st.MPI_SOURCE != 0;
+        }
+    }
+    CHECK_EQ(bad, 0);
+    for (onic_mpi_ubuf_t *u = onic_mpi_g.ubufs; u != NULL; u = u->next) {
+        landed += u->landed;
+        consumed += u->consumed;
+    }
+    CHECK(landed > 0);
+    CHECK_EQ(consumed, landed);
+    CHECK_EQ(onic_mpi_g.credits[0] + onic_mpi_g.owed[0], onic_mpi_g.credits_per_peer);
+
+    /* A contiguous type whose data starts 8 bytes in: the message lands
+     * there, not at the buffer's start. */
+    {
+        int out[2] = {41, 42}, in[4] = {-1, -1, -1, -1}, len = 2;
+        MPI_Aint disp = 8;
+        MPI_Datatype t;
+        MPI_Type_create_hindexed(1, &len, &disp, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        MPI_Send(out, 2, MPI_INT, 0, 13, MPI_COMM_SELF);
+        MPI_Send(NULL, 0, MPI_INT, 0, 12, MPI_COMM_SELF);
+        MPI_Recv(NULL, 0, MPI_INT, 0, 12, MPI_COMM_SELF, &st);
+        CHECK_EQ(MPI_Recv(in, 1, t, 0, 13, MPI_COMM_SELF, &st), MPI_SUCCESS);
+        CHECK(in[0] == -1 && in[1] == -1 && in[2] == 41 && in[3] == 42);
+        MPI_Type_free(&t);
+    }
+}
+
 /* MPI_Improbe with nothing to match sets *flag to false; once a message to
  * oneself is there it sets it to true within the bound, with the message's
  * source and tag, and MPI_Mrecv receives it and sets the handle to
@@ -1020,6 +1072,8 @@ int main(int argc, char **argv)
         test_keyvals(); /* first: no keyval made before */
         stage = "test_many";
         test_many();
+        stage = "test_recv_now_returns_space";
+        test_recv_now_returns_space();
         stage = "test_args";
         test_args();
         stage = "test_info";
