@@ -10,7 +10,20 @@
  * communicator takes an id free at every process of the parent (allreduces
  * with MPI_BAND over offers of ids: the claims below), so an id is never
  * in use twice at any process that could receive on it. World is 0, self 1 (self's
- * traffic never leaves the process). Freed ids return to the mask. */
+ * traffic never leaves the process). Freed ids return to the mask.
+ *
+ * Freeing: MPI_Comm_free takes the handle at once, but the object (and
+ * its id) only once every operation on it has ended, as MPI asks: a
+ * receive still posted on the id must not take a later communicator's
+ * messages, and collectives, idups and requests still read the object.
+ * A count per communicator kept by every request would cost every
+ * message; instead the free finds the requests that have not ended (a
+ * walk of the request handles and of the request pool,
+ * onic_mpi_req_hold_comm) and marks them ONIC_MPI_KEEP_COMM, in a word
+ * that the wait's path tests already; each marked one tells the
+ * communicator as it ends (onic_mpi_comm_request_done), and the last
+ * releases it. A non-blocking collective's schedule ends before its
+ * request does, so its request alone holds the communicator. */
 #include "mpi/mpi_impl.h"
 #include "base/mem.h"
 
@@ -19,6 +32,9 @@
 #include <string.h>
 
 static onic_mpi_group_t comm_group_empty = {MPI_GROUP_EMPTY, 0, NULL, 1, 1};
+/* Communicators freed with requests outstanding (pending > 0), or whose
+ * requests ended, one with an error not yet reported (reporting). */
+static onic_dlist_t comm_freed = {&comm_freed, &comm_freed};
 
 onic_mpi_group_t *onic_mpi_group_new(int size)
 {
@@ -141,9 +157,42 @@ err_free_groups:
     return -1;
 }
 
+void onic_mpi_comm_request_done(onic_mpi_comm_t *c, int later)
+{
+    /* A wait of several requests reports the first error after all have
+     * ended: a later one may be the last, and the report still to come. */
+    c->reporting |= later;
+    if (--c->pending > 0 || c->reporting)
+        return;
+    onic_dlist_del(&c->freed_link);
+    comm_destroy(c);
+}
+
+void onic_mpi_comm_reap(void)
+{
+    onic_dlist_t *l, *next;
+
+    for (l = comm_freed.next; l != &comm_freed; l = next) {
+        onic_mpi_comm_t *c = onic_container_of(l, onic_mpi_comm_t, freed_link);
+        next = l->next;
+        c->reporting = 0;
+        if (c->pending == 0) {
+            onic_dlist_del(&c->freed_link);
+            comm_destroy(c);
+        }
+    }
+}
+
 void onic_mpi_comm_fini(void)
 {
     onic_mpi_htab_t *t = &onic_mpi_g.comms;
+
+    /* Those freed with requests never ended: the requests go with their pool. */
+    while (comm_freed.next != &comm_freed) {
+        onic_mpi_comm_t *c = onic_container_of(comm_freed.next, onic_mpi_comm_t, freed_link);
+        onic_dlist_del(&c->freed_link);
+        comm_destroy(c);
+    }
 
     for (int i = 0; i < t->used; i++)
         if (t->obj[i] != NULL)
@@ -563,8 +612,11 @@ int MPI_Comm_free(MPI_Comm *comm)
         return onic_mpi_err(c, rc, "MPI_Comm_free", "an attribute's delete callback failed "
                             "with %d; the communicator is not freed", rc);
     onic_mpi_htab_del(&onic_mpi_g.comms, c->handle);
-    comm_destroy(c);
     *comm = MPI_COMM_NULL;
+    if ((c->pending = onic_mpi_req_hold_comm(c)) == 0)
+        comm_destroy(c);
+    else
+        onic_dlist_push_tail(&comm_freed, &c->freed_link);
     return MPI_SUCCESS;
 }
 

@@ -151,6 +151,13 @@ typedef struct onic_mpi_comm {
     char              name[MPI_MAX_OBJECT_NAME]; /* MPI_Comm_set_name; "" if none */
     struct onic_mpi_attr *attrs;  /* cached attributes (attr.c) */
     unsigned          icoll_seq; /* non-blocking collectives started on it (icoll.c) */
+    /* After MPI_Comm_free with requests on it not yet ended: how many
+     * (each marked ONIC_MPI_KEEP_COMM), and its place among such
+     * communicators. The object and its context id go with the last
+     * (comm.c, "Freeing"). */
+    int               pending;
+    int               reporting;  /* one ended with an error not yet reported */
+    onic_dlist_t      freed_link;
 } onic_mpi_comm_t;
 
 /* One block of a datatype's element: `len` bytes at `off` from its start. */
@@ -225,11 +232,20 @@ typedef enum {
 
 typedef struct onic_mpi_bseg onic_mpi_bseg_t;
 
+/* What a request's end keeps (its keep field): one word, so the wait's
+ * one test of it sends every such case the slow way and an ordinary
+ * request pays nothing. PERSISTENT: finished without freeing -- the
+ * MPI_*_init requests, kept inactive after a wait, and a generalized
+ * request (see its kind). COMM: its communicator was freed and waits for
+ * its end (comm.c, "Freeing"). */
+#define ONIC_MPI_KEEP_PERSISTENT 1
+#define ONIC_MPI_KEEP_COMM       2
+
 typedef struct onic_mpi_req {
     int                 handle;
     onic_mpi_req_kind_t kind;
     onic_mpi_mode_t     mode;
-    int                 persistent; /* finished without freeing (a GREQ too: see its kind) */
+    int                 keep;       /* ONIC_MPI_KEEP_* */
     int                 active;     /* started and not yet completed by wait/test */
     int                 complete;   /* the operation is over (status is set) */
     int                 user_freed; /* MPI_Request_free while active: free at completion */
@@ -484,6 +500,13 @@ onic_mpi_group_t *onic_mpi_group_new(int size);
 void onic_mpi_group_unref(onic_mpi_group_t *g);
 onic_mpi_group_t *onic_mpi_group_copy(const onic_mpi_group_t *g);
 int  onic_mpi_group_publish(onic_mpi_group_t *g, MPI_Group *h);
+/* A communicator freed by MPI_Comm_free (comm.c, "Freeing"): one of its
+ * requests (marked ONIC_MPI_KEEP_COMM) has ended; with the last, the
+ * communicator goes, unless one ended with an error (`later`) that its
+ * caller reports against it: the caller calls onic_mpi_comm_reap once it
+ * has (and before it returns). */
+void onic_mpi_comm_request_done(onic_mpi_comm_t *c, int later);
+void onic_mpi_comm_reap(void);
 /* A communicator object over g (not taken) with context id, unpublished. */
 onic_mpi_comm_t *onic_mpi_comm_new(onic_mpi_group_t *g, int id, MPI_Errhandler errh);
 /* The lowest context id free at every process of parent (collective). */
@@ -688,6 +711,9 @@ onic_mpi_req_t *onic_mpi_req_new(onic_mpi_req_kind_t kind, const char *call);
 void onic_mpi_req_free(onic_mpi_req_t *r);
 /* The operation is over: status set. */
 void onic_mpi_req_complete(onic_mpi_req_t *r);
+/* MPI_Comm_free: mark every request on c that has not ended
+ * ONIC_MPI_KEEP_COMM (each then tells c when it does); how many. */
+int  onic_mpi_req_hold_comm(const onic_mpi_comm_t *c);
 /* Internal (collectives): start a send or a receive on comm's collective
  * context and wait for it / for all of them. */
 int  onic_mpi_coll_isend(const void *buf, int count, onic_mpi_type_t *t, int dest, int tag,

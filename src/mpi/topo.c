@@ -268,11 +268,13 @@ static void topo_coords(const onic_mpi_topo_t *t, int rank, int n, int coords[])
 }
 
 /* The error of a topology asked of intercommunicator c: MPI 3.1, 7.1
- * defines topologies for intracommunicators only. */
+ * defines topologies (their creation and the mapping that would place
+ * one) for intracommunicators only. */
 static int topo_inter(onic_mpi_comm_t *c, const char *call)
 {
-    return onic_mpi_err(c, MPI_ERR_COMM, call, "communicator %#x is an intercommunicator; a "
-                        "topology goes on an intracommunicator", (unsigned)c->handle);
+    return onic_mpi_err(c, MPI_ERR_COMM, call, "communicator %#x is an intercommunicator; "
+                        "process topologies are for intracommunicators only (MPI 3.1, 7.1): "
+                        "pass one, e.g. from MPI_Intercomm_merge", (unsigned)c->handle);
 }
 
 /* Attach a topology to a new communicator; on failure the communicator goes. */
@@ -550,6 +552,8 @@ int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[]
     ONIC_MPI_CHECK_INIT(call);
     if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL)
         return rc;
+    if (c->local != NULL)
+        return topo_inter(c, call);
     if (newrank == NULL)
         return onic_mpi_err(c, MPI_ERR_ARG, call, "newrank is NULL");
     if ((rc = cart_check(c, call, ndims, dims, periods, &n)) != MPI_SUCCESS)
@@ -597,6 +601,8 @@ int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[
     ONIC_MPI_CHECK_INIT(call);
     if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL)
         return rc;
+    if (c->local != NULL)
+        return topo_inter(c, call);
     if (newrank == NULL)
         return onic_mpi_err(c, MPI_ERR_ARG, call, "newrank is NULL");
     if ((rc = graph_check(c, call, nnodes, index, edges)) != MPI_SUCCESS)

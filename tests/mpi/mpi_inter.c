@@ -120,16 +120,25 @@ static void test_intercomm(void)
 
     inter_exchange(ic, remote_world);
 
-    /* No topology on an intercommunicator (MPI 3.1, 7.1), so no
-     * neighbourhood collective either: MPI_ERR_COMM, nothing made. */
+    /* No topology on an intercommunicator (MPI 3.1, 7.1), so no mapping
+     * onto one and no neighbourhood collective either: MPI_ERR_COMM,
+     * nothing made or set. */
     {
-        int dims[1] = {1}, periods[1] = {0}, one[1] = {0}, v = rank, w = -1;
+        int dims[1] = {1}, periods[1] = {0}, one[1] = {0}, v = rank, w = -1, nr = -7;
         MPI_Comm t = MPI_COMM_NULL;
         MPI_Request q = MPI_REQUEST_NULL;
         CHECK_EQ(MPI_Cart_create(ic, 1, dims, periods, 0, &t), MPI_ERR_COMM);
         CHECK(t == MPI_COMM_NULL);
         CHECK_EQ(MPI_Graph_create(ic, 1, dims, one, 0, &t), MPI_ERR_COMM);
         CHECK(t == MPI_COMM_NULL);
+        CHECK_EQ(MPI_Cart_map(ic, 1, dims, periods, &nr), MPI_ERR_COMM);
+        CHECK_EQ(MPI_Graph_map(ic, 1, dims, one, &nr), MPI_ERR_COMM);
+        CHECK_EQ(nr, -7);
+        /* The same arguments on an intracommunicator are fine. */
+        CHECK_EQ(MPI_Cart_map(MPI_COMM_WORLD, 1, dims, periods, &nr), MPI_SUCCESS);
+        CHECK_EQ(nr, rank == 0 ? 0 : MPI_UNDEFINED);
+        CHECK_EQ(MPI_Graph_map(MPI_COMM_WORLD, 1, dims, one, &nr), MPI_SUCCESS);
+        CHECK_EQ(nr, rank == 0 ? 0 : MPI_UNDEFINED);
         CHECK_EQ(MPI_Dist_graph_create_adjacent(ic, 0, NULL, MPI_UNWEIGHTED, 0, NULL,
                                                 MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &t),
                  MPI_ERR_COMM);
@@ -457,6 +466,31 @@ static void test_bottom_and_empty(void)
  * freeing intercommunicators (after one that warms up what is kept, such
  * as the collectives' requests) leaves the count where it was. Freeing
  * never returns an error, so only the count sees a leak. */
+/* An intercommunicator freed with a barrier and an idup on it still
+ * under way: both complete, the idup's communicator works, and the last
+ * to end releases the freed one (test_intercomm_freed counts it). */
+static void inter_free_busy(MPI_Comm ic)
+{
+    MPI_Request q[2];
+    MPI_Comm d = MPI_COMM_NULL;
+    int flag = 0, rs = -1;
+
+    CHECK_EQ(MPI_Ibarrier(ic, &q[0]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Comm_idup(ic, &d, &q[1]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Comm_free(&ic), MPI_SUCCESS);
+    CHECK(ic == MPI_COMM_NULL);
+    CHECK_EQ(MPI_Waitall(2, q, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    CHECK(d != MPI_COMM_NULL);
+    if (d == MPI_COMM_NULL)
+        return;
+    MPI_Comm_test_inter(d, &flag);
+    CHECK_EQ(flag, 1);
+    MPI_Comm_remote_size(d, &rs);
+    CHECK_EQ(rs, rank < half ? size - half : half);
+    CHECK_EQ(MPI_Barrier(d), MPI_SUCCESS);
+    MPI_Comm_free(&d);
+}
+
 static void test_intercomm_freed(void)
 {
     int left = rank < half;
@@ -468,12 +502,16 @@ static void test_intercomm_freed(void)
     MPI_Comm_split(MPI_COMM_WORLD, left, rank, &local);
     CHECK_EQ(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, left ? half : 0, 8, &ic),
              MPI_SUCCESS);
-    MPI_Comm_free(&ic);
+    inter_free_busy(ic);
     MPI_Barrier(MPI_COMM_WORLD);
     onic_mem_count_start();
     for (int i = 0; i < 4; i++) {
         CHECK_EQ(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, left ? half : 0, 8, &ic),
                  MPI_SUCCESS);
+        if (i % 2 == 1) {
+            inter_free_busy(ic);
+            continue;
+        }
         MPI_Comm_free(&ic);
         CHECK(ic == MPI_COMM_NULL);
     }

@@ -27,7 +27,10 @@
  *   idupmem allocation failing at one process while an idup's further
  *           rounds run: every process's wait returns (MPI_SUCCESS or an
  *           error class), none hangs; logs errors, so a test of its own
- *   ierrors bad roots, operations, buffers and requests; mismatched counts */
+ *   ierrors bad roots, operations, buffers and requests; mismatched counts
+ *   commfree MPI_Comm_free with collectives, an idup and point-to-point
+ *           outstanding on the communicator: they complete, its context
+ *           id stays taken meanwhile, and the last to end frees it */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1325,10 +1328,181 @@ static void test_ierrors(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* --- MPI_Comm_free with operations outstanding ------------------------------------------ */
+/* Every rank frees a communicator right after starting on it: non-blocking
+ * collectives (one a rendezvous-sized broadcast), an MPI_Comm_idup,
+ * point-to-point (eager and rendezvous, one send freed by MPI_Request_free
+ * while under way, one receive that will be cut short), persistent
+ * requests, and a receive no message on it will match. Rank 0 starts only
+ * after the others have freed theirs, so theirs are under way then. The
+ * operations must complete as if nothing was freed; the receive left
+ * posted must not take a message of a communicator made after the free
+ * (its context id stays taken until it ends); the last one to end gives
+ * back everything. */
+#define CF_BIG 100000 /* ints: past the eager limit */
+
+/* Wait (calling MPI) up to 2 s for *r; 1 if it completed. */
+static int commfree_wait_a_while(MPI_Request *r, MPI_Status *st)
+{
+    double t0 = MPI_Wtime();
+    int flag = 0;
+
+    while (!flag && MPI_Wtime() - t0 < 2.0)
+        MPI_Test(r, &flag, st);
+    return flag;
+}
+
+static void commfree_cycle(int one_wait, int *big_out, int *big_in, int *big_bc, int *big_free,
+                           int *big_b)
+{
+    int right = (rank + 1) % size, left = (rank - 1 + size) % size;
+    int x = rank + 1, sum = -1, s_out = rank, s_in = -1, t_out[8], t_in[4] = {0};
+    int p_out = rank * 7, p_in = -1, z_in = -1, e_out = 4242, e_in = -1, flag = 0, res = -1;
+    MPI_Comm c, d = MPI_COMM_NULL, e;
+    MPI_Request r[8], p[2], tr[2], fr[2], br, zr, er;
+    MPI_Status st;
+    int bsize = (int)(CF_BIG * sizeof(int)) + MPI_BSEND_OVERHEAD + 64;
+    char *bbuf = malloc((size_t)bsize);
+    void *detached;
+
+    for (int i = 0; i < 8; i++)
+        t_out[i] = i;
+    for (int i = 0; i < CF_BIG; i++) {
+        big_out[i] = rank * CF_BIG + i;
+        big_bc[i] = rank == size - 1 ? i * 3 : -1;
+        big_in[i] = big_free[i] = big_b[i] = -1;
+    }
+    MPI_Buffer_attach(bbuf, bsize);
+    CHECK_EQ(MPI_Comm_dup(MPI_COMM_WORLD, &c), MPI_SUCCESS);
+    if (rank == 0)
+        MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_EQ(MPI_Ibarrier(c, &r[0]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Iallreduce(&x, &sum, 1, MPI_INT, MPI_SUM, c, &r[1]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Ibcast(big_bc, CF_BIG, MPI_INT, size - 1, c, &r[2]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Irecv(&s_in, 1, MPI_INT, left, 1, c, &r[3]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Isend(&s_out, 1, MPI_INT, right, 1, c, &r[4]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Irecv(big_in, CF_BIG, MPI_INT, left, 2, c, &r[5]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Isend(big_out, CF_BIG, MPI_INT, right, 2, c, &r[6]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Comm_idup(c, &d, &r[7]), MPI_SUCCESS);
+    /* 8 ints into room for 4: MPI_ERR_TRUNCATE at the receiver's wait. */
+    CHECK_EQ(MPI_Irecv(t_in, 4, MPI_INT, left, 3, c, &tr[0]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Isend(t_out, 8, MPI_INT, right, 3, c, &tr[1]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Recv_init(&p_in, 1, MPI_INT, left, 4, c, &p[0]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Send_init(&p_out, 1, MPI_INT, right, 4, c, &p[1]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Startall(2, p), MPI_SUCCESS);
+    /* A rendezvous send nobody waits for. */
+    CHECK_EQ(MPI_Irecv(big_free, CF_BIG, MPI_INT, left, 5, c, &fr[0]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Isend(big_out, CF_BIG, MPI_INT, right, 5, c, &fr[1]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Request_free(&fr[1]), MPI_SUCCESS);
+    /* A buffered rendezvous send: a request with no handle that ends on
+     * its own. */
+    CHECK_EQ(MPI_Irecv(big_b, CF_BIG, MPI_INT, left, 6, c, &br), MPI_SUCCESS);
+    CHECK_EQ(MPI_Bsend(big_out, CF_BIG, MPI_INT, right, 6, c), MPI_SUCCESS);
+    /* Matched by nothing on c: cancelled at the end. */
+    CHECK_EQ(MPI_Irecv(&z_in, 1, MPI_INT, left, 9, c, &zr), MPI_SUCCESS);
+    CHECK_EQ(MPI_Comm_free(&c), MPI_SUCCESS);
+    CHECK(c == MPI_COMM_NULL);
+    if (rank != 0)
+        MPI_Barrier(MPI_COMM_WORLD);
+
+    /* A communicator made now, the zombie's receive still posted: a
+     * message on it with the same source and tag is its own. */
+    CHECK_EQ(MPI_Comm_dup(MPI_COMM_WORLD, &e), MPI_SUCCESS);
+    CHECK_EQ(MPI_Irecv(&e_in, 1, MPI_INT, left, 9, e, &er), MPI_SUCCESS);
+    CHECK_EQ(MPI_Send(&e_out, 1, MPI_INT, right, 9, e), MPI_SUCCESS);
+    CHECK(commfree_wait_a_while(&er, &st));
+    CHECK_EQ(e_in, 4242);
+    if (er != MPI_REQUEST_NULL) {
+        MPI_Cancel(&er);
+        MPI_Wait(&er, MPI_STATUS_IGNORE);
+    }
+
+    CHECK_EQ(MPI_Waitall(8, r, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    CHECK_EQ(sum, size * (size + 1) / 2);
+    CHECK_EQ(s_in, left);
+    for (int i = 0; i < CF_BIG; i += 997) {
+        CHECK_EQ(big_in[i], left * CF_BIG + i);
+        CHECK_EQ(big_bc[i], i * 3);
+    }
+    CHECK(d != MPI_COMM_NULL);
+    if (d != MPI_COMM_NULL) {
+        MPI_Comm_compare(d, MPI_COMM_WORLD, &res);
+        CHECK_EQ(res, MPI_CONGRUENT);
+        CHECK_EQ(MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_MAX, d), MPI_SUCCESS);
+        CHECK_EQ(sum, size);
+        MPI_Comm_free(&d);
+    }
+    CHECK_EQ(MPI_Waitall(2, p, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    CHECK_EQ(p_in, left * 7);
+    CHECK_EQ(MPI_Request_free(&p[0]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Request_free(&p[1]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Wait(&fr[0], MPI_STATUS_IGNORE), MPI_SUCCESS);
+    CHECK_EQ(big_free[CF_BIG - 1], left * CF_BIG + CF_BIG - 1);
+    CHECK_EQ(MPI_Wait(&br, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    CHECK_EQ(big_b[CF_BIG / 2], left * CF_BIG + CF_BIG / 2);
+    CHECK_EQ(MPI_Wait(&tr[1], MPI_STATUS_IGNORE), MPI_SUCCESS);
+    /* The last two requests on c: the receive nothing matched (cancelled)
+     * and the one cut short, whose error is reported against c after it
+     * ended; in turn, or in one wait that ends the failed one first. */
+    CHECK_EQ(MPI_Test(&zr, &flag, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    CHECK_EQ(flag, 0);
+    CHECK_EQ(MPI_Cancel(&zr), MPI_SUCCESS);
+    if (!one_wait) {
+        CHECK_EQ(MPI_Wait(&zr, &st), MPI_SUCCESS);
+        MPI_Test_cancelled(&st, &flag);
+        CHECK_EQ(flag, 1);
+        CHECK_EQ(MPI_Wait(&tr[0], &st), MPI_ERR_TRUNCATE);
+    } else {
+        MPI_Request last[2] = {tr[0], zr};
+        MPI_Status sts[2];
+        CHECK_EQ(MPI_Waitall(2, last, sts), MPI_ERR_IN_STATUS);
+        CHECK_EQ(sts[0].MPI_ERROR, MPI_ERR_TRUNCATE);
+        CHECK_EQ(sts[1].MPI_ERROR, MPI_SUCCESS);
+        MPI_Test_cancelled(&sts[1], &flag);
+        CHECK_EQ(flag, 1);
+    }
+    CHECK_EQ(t_in[3], 3);
+    CHECK_EQ(z_in, -1);
+    MPI_Comm_free(&e);
+    MPI_Buffer_detach(&detached, &bsize); /* waits for the buffered send */
+    free(bbuf);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void test_commfree(void)
+{
+    int *big = malloc(5 * CF_BIG * sizeof(int));
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    /* Once for the allocations made once (buffers, tables), then counted,
+     * each way of ending. */
+    commfree_cycle(0, big, big + CF_BIG, big + 2 * CF_BIG, big + 3 * CF_BIG, big + 4 * CF_BIG);
+    for (int one_wait = 0; one_wait < 2; one_wait++) {
+        double t0;
+        long net;
+        onic_mem_count_start();
+        commfree_cycle(one_wait, big, big + CF_BIG, big + 2 * CF_BIG, big + 3 * CF_BIG,
+                       big + 4 * CF_BIG);
+        /* The send freed by MPI_Request_free ends when this process hears
+         * that its data was taken: progress until then. */
+        t0 = MPI_Wtime();
+        while ((net = onic_mem_count_net()) != 0 && MPI_Wtime() - t0 < 2.0) {
+            int flag;
+            MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        }
+        if (net != 0)
+            fprintf(stderr, "rank %d: a communicator freed with operations outstanding kept "
+                    "%ld allocations after they ended\n", rank, net);
+        CHECK_EQ(net, 0);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    free(big);
+}
+
 static const mpi_named_test_t tests[] = {
     {"mprobe", test_mprobe},   {"mprace", test_mprace}, {"icoll", test_icoll},
     {"iorder", test_iorder},   {"idup", test_idup},     {"ierrors", test_ierrors},
-    {"idupx", test_idupx},     {"idupmem", test_idupmem},
+    {"idupx", test_idupx},     {"idupmem", test_idupmem}, {"commfree", test_commfree},
 };
 
 int main(int argc, char **argv)

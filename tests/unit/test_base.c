@@ -423,6 +423,54 @@ static void test_mem_injection(void)
     onic_free(b);
 }
 
+/* The leak count: each wrapper that allocates counts one, onic_free takes
+ * one off, a realloc that moves a block counts nothing (one block before
+ * and after), a failed allocation nothing; a count started again starts
+ * at 0. A counter that never counts (or only frees) fails here: the MPI
+ * tests' leak checks only ever see a net of 0. */
+static void test_mem_count(void)
+{
+    void *a, *b, *c, *d;
+
+    onic_mem_count_start();
+    CHECK_EQ(onic_mem_count_net(), 0);
+    a = onic_malloc(8);
+    CHECK(a != NULL);
+    CHECK_EQ(onic_mem_count_net(), 1);
+    b = onic_calloc(4, 8);
+    CHECK(b != NULL);
+    CHECK_EQ(onic_mem_count_net(), 2);
+    c = onic_realloc(NULL, 16); /* a new block */
+    CHECK(c != NULL);
+    CHECK_EQ(onic_mem_count_net(), 3);
+    c = onic_realloc(c, 4096); /* the same block, maybe moved */
+    CHECK(c != NULL);
+    CHECK_EQ(onic_mem_count_net(), 3);
+    d = onic_aligned_alloc(64, 100);
+    CHECK(d != NULL);
+    CHECK_EQ(onic_mem_count_net(), 4);
+    onic_mem_fail_after(0);
+    CHECK(onic_malloc(8) == NULL);
+    CHECK(onic_realloc(NULL, 8) == NULL);
+    onic_mem_fail_after(-1);
+    CHECK_EQ(onic_mem_count_net(), 4);
+    onic_free(NULL); /* nothing to give back */
+    CHECK_EQ(onic_mem_count_net(), 4);
+    onic_free(d);
+    onic_free(c);
+    CHECK_EQ(onic_mem_count_net(), 2);
+    onic_free(b);
+    onic_free(a);
+    CHECK_EQ(onic_mem_count_net(), 0);
+    /* Started again: from 0, whatever came before. */
+    a = onic_malloc(8);
+    onic_mem_count_start();
+    CHECK_EQ(onic_mem_count_net(), 0);
+    onic_free(a);
+    CHECK_EQ(onic_mem_count_net(), -1);
+    onic_mem_count_start();
+}
+
 /* Slot ids: live records found, stale and forged ids not, the table full
  * at its limit, records kept across growth, out of memory a clean NULL. */
 static void test_slots(void)
@@ -540,6 +588,7 @@ int main(void)
     test_pool();
     test_pool_each();
     test_mem_injection();
+    test_mem_count();
     test_dl();
     test_proc_alive();
     return check_summary("base");
