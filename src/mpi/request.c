@@ -1194,6 +1194,19 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
                         datatype, source, tag, comm, status);
 }
 
+/* The Sendrecv forms' arguments: the send's, then the receive's. */
+static int req_check_pair(const char *call, const void *sendbuf, int sendcount,
+                          MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                          int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                          MPI_Comm comm, req_args_t *sa, req_args_t *ra)
+{
+    int rc = req_check(call, 1, sendbuf, sendcount, sendtype, dest, sendtag, comm, sa);
+
+    return rc != MPI_SUCCESS ? rc
+                             : req_check(call, 0, recvbuf, recvcount, recvtype, source, recvtag,
+                                         comm, ra);
+}
+
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
                  int recvtag, MPI_Comm comm, MPI_Status *status)
@@ -1204,10 +1217,8 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     MPI_Status s;
     int rc;
 
-    if ((rc = req_check(call, 1, sendbuf, sendcount, sendtype, dest, sendtag, comm, &sa)) !=
-            MPI_SUCCESS ||
-        (rc = req_check(call, 0, recvbuf, recvcount, recvtype, source, recvtag, comm, &ra)) !=
-            MPI_SUCCESS)
+    if ((rc = req_check_pair(call, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                             recvcount, recvtype, source, recvtag, comm, &sa, &ra)) != MPI_SUCCESS)
         return rc;
     if (status == NULL)
         return onic_mpi_err(ra.comm, MPI_ERR_ARG, call, "status is NULL; use MPI_STATUS_IGNORE");
@@ -1247,8 +1258,8 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
     void *copy;
     int rc;
 
-    if ((rc = req_check(call, 1, buf, count, datatype, dest, sendtag, comm, &a)) != MPI_SUCCESS ||
-        (rc = req_check(call, 0, buf, count, datatype, source, recvtag, comm, &a)) != MPI_SUCCESS)
+    if ((rc = req_check_pair(call, buf, count, datatype, dest, sendtag, buf, count, datatype,
+                             source, recvtag, comm, &a, &a)) != MPI_SUCCESS)
         return rc;
     /* The outgoing message is a packed copy, so the receive may overwrite buf. */
     if ((copy = onic_malloc(a.type->size * (size_t)count + 1)) == NULL)
@@ -1269,10 +1280,8 @@ int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
     req_args_t sa, ra;
     int rc;
 
-    if ((rc = req_check(call, 1, sendbuf, sendcount, sendtype, dest, sendtag, comm, &sa)) !=
-            MPI_SUCCESS ||
-        (rc = req_check(call, 0, recvbuf, recvcount, recvtype, source, recvtag, comm, &ra)) !=
-            MPI_SUCCESS)
+    if ((rc = req_check_pair(call, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                             recvcount, recvtype, source, recvtag, comm, &sa, &ra)) != MPI_SUCCESS)
         return rc;
     if (request == NULL)
         return onic_mpi_err(ra.comm, MPI_ERR_ARG, call, "request is NULL; pass where to store "
@@ -1290,8 +1299,8 @@ int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
     char *copy;
     int rc;
 
-    if ((rc = req_check(call, 1, buf, count, datatype, dest, sendtag, comm, &a)) != MPI_SUCCESS ||
-        (rc = req_check(call, 0, buf, count, datatype, source, recvtag, comm, &a)) != MPI_SUCCESS)
+    if ((rc = req_check_pair(call, buf, count, datatype, dest, sendtag, buf, count, datatype,
+                             source, recvtag, comm, &a, &a)) != MPI_SUCCESS)
         return rc;
     if (request == NULL)
         return onic_mpi_err(a.comm, MPI_ERR_ARG, call, "request is NULL; pass where to store "
