@@ -159,24 +159,24 @@ static void fini_pending_one(void *elem, void *arg)
 
     if (!r->active || r->complete)
         return;
-    if (p->n < 3 && p->used < p->len && r->kind != ONIC_MPI_REQ_SEND &&
-        r->kind != ONIC_MPI_REQ_RECV) {
-        /* A collective's or a generalized request: no peer or tag to name. */
-        p->used += (size_t)snprintf(p->buf + p->used, p->len - p->used, "%s%s",
-                                    p->n > 0 ? "; " : "", r->call);
-    } else if (p->n < 3 && p->used < p->len) {
-        char peer[24], tag[24];
-        if (r->peer == MPI_ANY_SOURCE)
-            snprintf(peer, sizeof(peer), "MPI_ANY_SOURCE");
-        else
-            snprintf(peer, sizeof(peer), "rank %d", r->peer);
-        if (r->tag == MPI_ANY_TAG)
-            snprintf(tag, sizeof(tag), "MPI_ANY_TAG");
-        else
-            snprintf(tag, sizeof(tag), "tag %d", r->tag);
-        p->used += (size_t)snprintf(p->buf + p->used, p->len - p->used, "%s%s %s %s %s",
-                                    p->n > 0 ? "; " : "", r->call,
-                                    r->kind == ONIC_MPI_REQ_SEND ? "to" : "from", peer, tag);
+    if (p->n < 3 && p->used < p->len) {
+        /* A send or receive by its peer and tag; a collective's or a
+         * generalized request has neither. */
+        char peer[24] = "", tag[24] = "";
+        if (r->kind == ONIC_MPI_REQ_SEND || r->kind == ONIC_MPI_REQ_RECV) {
+            if (r->peer == MPI_ANY_SOURCE)
+                snprintf(peer, sizeof(peer), " %s MPI_ANY_SOURCE",
+                         r->kind == ONIC_MPI_REQ_SEND ? "to" : "from");
+            else
+                snprintf(peer, sizeof(peer), " %s rank %d",
+                         r->kind == ONIC_MPI_REQ_SEND ? "to" : "from", r->peer);
+            if (r->tag == MPI_ANY_TAG)
+                snprintf(tag, sizeof(tag), " MPI_ANY_TAG");
+            else
+                snprintf(tag, sizeof(tag), " tag %d", r->tag);
+        }
+        p->used += (size_t)snprintf(p->buf + p->used, p->len - p->used, "%s%s%s%s",
+                                    p->n > 0 ? "; " : "", r->call, peer, tag);
     }
     p->n++;
 }
