@@ -1250,24 +1250,39 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     return s.MPI_ERROR == MPI_SUCCESS ? MPI_SUCCESS : req_report(ra.comm, s.MPI_ERROR, &s, call);
 }
 
+/* The replace forms' outgoing message: a packed copy of buf, so the receive
+ * may overwrite buf; it goes as *bytes MPI_BYTEs, an int count. */
+static int req_replace_copy(const char *call, const req_args_t *a, const void *buf, int count,
+                            char **copy, size_t *bytes)
+{
+    *bytes = a->type->size * (size_t)count;
+    if (*bytes > INT32_MAX)
+        return onic_mpi_err(a->comm, MPI_ERR_COUNT, call, "%zu bytes: onic replaces at most "
+                            "2^31 - 1 bytes in one call; use the form with a second buffer",
+                            *bytes);
+    if ((*copy = onic_malloc(*bytes + 1)) == NULL)
+        return onic_mpi_err(a->comm, MPI_ERR_NO_MEM, call, "no memory for a %zu-byte copy",
+                            *bytes);
+    onic_mpi_type_pack(a->type, buf, count, *copy);
+    return MPI_SUCCESS;
+}
+
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     const char *call = "MPI_Sendrecv_replace";
     req_args_t a;
-    void *copy;
+    size_t bytes;
+    char *copy;
     int rc;
 
     if ((rc = req_check_pair(call, buf, count, datatype, dest, sendtag, buf, count, datatype,
                              source, recvtag, comm, &a, &a)) != MPI_SUCCESS)
         return rc;
-    /* The outgoing message is a packed copy, so the receive may overwrite buf. */
-    if ((copy = onic_malloc(a.type->size * (size_t)count + 1)) == NULL)
-        return onic_mpi_err(a.comm, MPI_ERR_NO_MEM, call, "no memory for a %zu-byte copy",
-                            a.type->size * (size_t)count);
-    onic_mpi_type_pack(a.type, buf, count, copy);
-    rc = MPI_Sendrecv(copy, (int)(a.type->size * (size_t)count), MPI_BYTE, dest, sendtag, buf,
-                      count, datatype, source, recvtag, comm, status);
+    if ((rc = req_replace_copy(call, &a, buf, count, &copy, &bytes)) != MPI_SUCCESS)
+        return rc;
+    rc = MPI_Sendrecv(copy, (int)bytes, MPI_BYTE, dest, sendtag, buf, count, datatype, source,
+                      recvtag, comm, status);
     onic_free(copy);
     return rc;
 }
@@ -1305,18 +1320,9 @@ int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
     if (request == NULL)
         return onic_mpi_err(a.comm, MPI_ERR_ARG, call, "request is NULL; pass where to store "
                             "the request");
-    /* The packed copy goes as that many MPI_BYTEs, an int count. */
-    bytes = a.type->size * (size_t)count;
-    if (bytes > INT32_MAX)
-        return onic_mpi_err(a.comm, MPI_ERR_COUNT, call, "%zu bytes: onic replaces at most "
-                            "2^31 - 1 bytes in one call; use MPI_Isendrecv with a second "
-                            "buffer", bytes);
-    /* The outgoing message is a packed copy (the schedule's), so the
-     * receive may overwrite buf. */
-    if ((copy = onic_malloc(bytes + 1)) == NULL)
-        return onic_mpi_err(a.comm, MPI_ERR_NO_MEM, call, "no memory for a %zu-byte copy",
-                            bytes);
-    onic_mpi_type_pack(a.type, buf, count, copy);
+    /* The copy is the schedule's, freed with it. */
+    if ((rc = req_replace_copy(call, &a, buf, count, &copy, &bytes)) != MPI_SUCCESS)
+        return rc;
     return onic_mpi_icoll_sendrecv(a.comm, call, copy, (int)bytes, onic_mpi_type_get(MPI_BYTE),
                                    dest, sendtag, buf, count, a.type, source, recvtag, copy,
                                    request);

@@ -3425,6 +3425,16 @@ static void test_isendrecv(void)
                  MPI_ERR_BUFFER);
         CHECK_EQ(MPI_Isendrecv_replace(a, 1, MPI_INT, to, 1, from, 1, MPI_COMM_WORLD, NULL),
                  MPI_ERR_ARG);
+        /* More than 2^31 - 1 bytes to replace: refused by both forms before anything
+         * is read or allocated (a 4 GiB type over a 4-int buffer). */
+        MPI_Datatype huge;
+        MPI_Type_contiguous(1 << 30, MPI_INT, &huge);
+        MPI_Type_commit(&huge);
+        CHECK_EQ(MPI_Isendrecv_replace(a, 1, huge, to, 1, from, 1, MPI_COMM_WORLD, &r),
+                 MPI_ERR_COUNT);
+        CHECK_EQ(MPI_Sendrecv_replace(a, 1, huge, to, 1, from, 1, MPI_COMM_WORLD,
+                                      MPI_STATUS_IGNORE), MPI_ERR_COUNT);
+        MPI_Type_free(&huge);
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     MPI_Barrier(MPI_COMM_WORLD);
