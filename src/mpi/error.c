@@ -190,11 +190,14 @@ static int error_report(onic_mpi_comm_t *comm, int cls, const char *call, const 
     onic_mpi_die(cls);
 }
 
-__attribute__((cold, noinline)) int onic_mpi_err(onic_mpi_comm_t *comm, int cls, const char *call, const char *fmt, ...)
+__attribute__((cold, noinline)) int onic_mpi_err_report(onic_mpi_comm_t *comm, int cls,
+                                                        const char *call, const char *fmt, ...)
 {
     va_list ap;
     int rc;
 
+    if (cls == MPI_SUCCESS)   /* an error, whatever the caller passed (mpi_impl.h) */
+        cls = MPI_ERR_INTERN;
     va_start(ap, fmt);
     rc = error_report(comm, cls, call, fmt, ap);
     va_end(ap);
@@ -207,7 +210,7 @@ __attribute__((cold, noinline)) int onic_mpi_err_ptl(onic_mpi_comm_t *comm, cons
                         "log above says why; ONIC_LOG=debug says more)", what, PtlErrorStr(rc));
 }
 
-int onic_mpi_err_state(const char *call)
+_Noreturn int onic_mpi_err_state(const char *call)
 {
     fprintf(stderr, "onic: %s on rank %s failed: MPI_ERR_OTHER: %s (MPI_ERRORS_ARE_FATAL: "
             "stopping with exit status %d)\n", call, onic_mpi_rank_str(),

@@ -440,13 +440,23 @@ struct onic_mpi_bseg {
 /* Report an error of class cls from call: the message names the call, this
  * rank and what to do; then the communicator's handler runs (comm NULL:
  * MPI_COMM_WORLD's): ERRORS_ARE_FATAL stops the job, ERRORS_RETURN returns
- * cls. */
-int  onic_mpi_err(onic_mpi_comm_t *comm, int cls, const char *call, const char *fmt, ...)
+ * cls (MPI_ERR_INTERN for a cls of MPI_SUCCESS: never 0). */
+int  onic_mpi_err_report(onic_mpi_comm_t *comm, int cls, const char *call, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* What the compiler is told: the code is never MPI_SUCCESS, so a caller's
+ * "check, return its error, else use what it set" needs no dummy
+ * initialization (gcc -O3 otherwise warns that the outputs may be unset). */
+static inline int onic_mpi_err_nonzero(int rc)
+{
+    if (rc == 0)
+        __builtin_unreachable();
+    return rc;
+}
+#define onic_mpi_err(...) onic_mpi_err_nonzero(onic_mpi_err_report(__VA_ARGS__))
 /* A Portals failure from call, as MPI_ERR_INTERN. */
 int  onic_mpi_err_ptl(onic_mpi_comm_t *comm, const char *call, const char *what, int rc);
 /* Before MPI_Init or after MPI_Finalize: the fatal report. */
-int  onic_mpi_err_state(const char *call);
+_Noreturn int onic_mpi_err_state(const char *call);
 void onic_mpi_errh_init(void);
 /* MPI_Finalize: the handlers from MPI_Comm_create_errhandler. */
 void onic_mpi_errh_fini(void);

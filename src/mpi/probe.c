@@ -116,7 +116,7 @@ static int probe_take(onic_mpi_comm_t *c, MPI_Comm comm, int source, int tag, in
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
                 MPI_Status *status)
 {
-    onic_mpi_comm_t *c;
+    onic_mpi_comm_t *c = NULL;   /* set when rc is MPI_SUCCESS (gcc -O3 cannot tell) */
     int rc = probe_check("MPI_Improbe", source, tag, comm, flag, message, status, &c);
 
     if (rc != MPI_SUCCESS)
@@ -126,7 +126,7 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
 
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
-    onic_mpi_comm_t *c;
+    onic_mpi_comm_t *c = NULL;   /* as in MPI_Improbe */
     int flag = 0, rc = probe_check("MPI_Mprobe", source, tag, comm, &flag, message, status, &c);
 
     if (rc != MPI_SUCCESS)

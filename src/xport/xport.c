@@ -182,7 +182,7 @@ static void xport_jobid(onic_xport_t *x, const char *name)
     size_t len = strspn(name, "0123456789abcdef");
 
     if (len > 0 && len <= 16 && name[len] == '\0') {
-        snprintf(x->jobid, sizeof(x->jobid), "%s", name);
+        memcpy(x->jobid, name, len + 1);
         return;
     }
     for (const char *p = name; *p != '\0'; p++)
