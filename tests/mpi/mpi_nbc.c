@@ -27,6 +27,10 @@
  *   idupmem allocation failing at one process while an idup's further
  *           rounds run: every process's wait returns (MPI_SUCCESS or an
  *           error class), none hangs; logs errors, so a test of its own
+ *   idupfull every context id in use at rank 0: MPI_Comm_split refused,
+ *           and an idup of a one-process communicator waiting behind
+ *           another takes its further rounds at later progress, getting
+ *           an id freed meanwhile; logs an error too (run with idupmem)
  *   ierrors bad roots, operations, buffers and requests; mismatched counts
  *   commfree MPI_Comm_free with collectives, an idup and point-to-point
  *           outstanding on the communicator: they complete, its context
@@ -1255,6 +1259,55 @@ static void test_idupmem(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Every context id in use at one process (dups of MPI_COMM_SELF until one
+ * is refused). MPI_Comm_split then fails with MPI_ERR_OTHER and leaves
+ * newcomm alone. Two idups of one-process communicators: the first (on
+ * MPI_COMM_SELF, first by priority) finds no id and settles on none at
+ * its next round; the second, behind it, offers nothing and waits. Their
+ * further rounds run at the next progress, not inside MPI_Comm_idup (an
+ * idup alone in its communicator that ran them at once would settle the
+ * second before the first ends, with no id, or spin), so an id freed
+ * before the wait goes to the second, which must then work. The first
+ * logs its failure: run with idupmem's test, which allows that. */
+static void test_idupfull(void)
+{
+    enum { MAXC = 4096 };
+    static MPI_Comm selfs[MAXC];
+    MPI_Comm x = MPI_COMM_WORLD, s1 = MPI_COMM_NULL, s2 = MPI_COMM_NULL;
+    MPI_Request q[2];
+    int n = 0, rc = MPI_SUCCESS, res = -1, one = 0;
+
+    if (rank == 0) {
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        while (n < MAXC && (rc = MPI_Comm_dup(MPI_COMM_SELF, &selfs[n])) == MPI_SUCCESS)
+            n++;
+        CHECK_EQ(rc, MPI_ERR_OTHER);
+        CHECK(n > 64);
+        CHECK_EQ(MPI_Comm_split(MPI_COMM_SELF, 0, 0, &x), MPI_ERR_OTHER);
+        CHECK(x == MPI_COMM_WORLD);
+        CHECK_EQ(MPI_Comm_idup(MPI_COMM_SELF, &s1, &q[0]), MPI_SUCCESS);
+        CHECK_EQ(MPI_Comm_idup(selfs[n - 1], &s2, &q[1]), MPI_SUCCESS);
+        MPI_Comm_free(&selfs[0]);
+        rc = MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+        CHECK(rc == MPI_ERR_OTHER || rc == MPI_SUCCESS);
+        CHECK_EQ(MPI_Wait(&q[1], MPI_STATUS_IGNORE), MPI_SUCCESS);
+        CHECK(s2 != MPI_COMM_NULL);
+        if (s2 != MPI_COMM_NULL) {
+            MPI_Comm_compare(s2, MPI_COMM_SELF, &res);
+            CHECK_EQ(res, MPI_CONGRUENT);
+            MPI_Allreduce(&rank, &one, 1, MPI_INT, MPI_MAX, s2);
+            CHECK_EQ(one, rank);
+            MPI_Comm_free(&s2);
+        }
+        if (s1 != MPI_COMM_NULL)
+            MPI_Comm_free(&s1);
+        while (n > 1)
+            MPI_Comm_free(&selfs[--n]);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* --- Errors ----------------------------------------------------------------------------------- */
 static void test_ierrors(void)
 {
@@ -1503,6 +1556,7 @@ static const mpi_named_test_t tests[] = {
     {"mprobe", test_mprobe},   {"mprace", test_mprace}, {"icoll", test_icoll},
     {"iorder", test_iorder},   {"idup", test_idup},     {"ierrors", test_ierrors},
     {"idupx", test_idupx},     {"idupmem", test_idupmem}, {"commfree", test_commfree},
+    {"idupfull", test_idupfull},
 };
 
 int main(int argc, char **argv)
