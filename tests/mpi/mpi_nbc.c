@@ -1309,6 +1309,89 @@ static void test_idupfull(void)
 }
 
 /* --- Errors ----------------------------------------------------------------------------------- */
+/* The root's buffer of Igather(v) and Iscatter(v) is significant at the
+ * root only (MPI 3.1, 5.5 and 5.6): NULL elsewhere, with NULL counts and
+ * displacements for the v-forms, works. At the root NULL is refused
+ * (MPI_ERR_BUFFER) only if it has data to move: not with every count 0
+ * nor with a type of size 0. The root is the last rank: not rank 0. */
+static void ierrors_root_buffers(void)
+{
+    int root = size - 1, counts[64], displs[64], zero[64] = {0}, mine[64], *all;
+    int len = size * (size + 1);
+    MPI_Datatype empty;
+    MPI_Request r = MPI_REQUEST_NULL;
+
+    all = malloc(sizeof(int) * (size_t)len);
+    /* Rank i's block: i + 1 ints at i (size + 1), a gap after each. */
+    for (int i = 0; i < size; i++) {
+        counts[i] = i + 1;
+        displs[i] = i * (size + 1);
+    }
+    for (int v = 0; v < 2; v++) {
+        int n = v ? rank + 1 : 1;
+        for (int i = 0; i < n; i++)
+            mine[i] = val(rank, 1, i);
+        for (int i = 0; i < len; i++)
+            all[i] = -1;
+        if (v)
+            CHECK_EQ(MPI_Igatherv(mine, n, MPI_INT, rank == root ? all : NULL,
+                                  rank == root ? counts : NULL, rank == root ? displs : NULL,
+                                  MPI_INT, root, MPI_COMM_WORLD, &r), MPI_SUCCESS);
+        else
+            CHECK_EQ(MPI_Igather(mine, 1, MPI_INT, rank == root ? all : NULL, 1, MPI_INT, root,
+                                 MPI_COMM_WORLD, &r), MPI_SUCCESS);
+        CHECK_EQ(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        for (int j = 0; j < size && rank == root; j++) {
+            for (int i = 0; i < (v ? j + 1 : 1); i++)
+                CHECK_EQ(all[(v ? displs[j] : j) + i], val(j, 1, i));
+            if (v)
+                CHECK_EQ(all[displs[j] + j + 1], -1);
+        }
+        /* And scatter the root's buffer back, block by block. */
+        for (int i = 0; i < len; i++)
+            all[i] = val(root, 2, i);
+        for (int i = 0; i <= n; i++)
+            mine[i] = -1;
+        if (v)
+            CHECK_EQ(MPI_Iscatterv(rank == root ? all : NULL, rank == root ? counts : NULL,
+                                   rank == root ? displs : NULL, MPI_INT, mine, n, MPI_INT, root,
+                                   MPI_COMM_WORLD, &r), MPI_SUCCESS);
+        else
+            CHECK_EQ(MPI_Iscatter(rank == root ? all : NULL, 1, MPI_INT, mine, 1, MPI_INT, root,
+                                  MPI_COMM_WORLD, &r), MPI_SUCCESS);
+        CHECK_EQ(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        for (int i = 0; i < n; i++)
+            CHECK_EQ(mine[i], val(root, 2, (v ? displs[rank] : rank) + i));
+        CHECK_EQ(mine[n], -1);
+    }
+    /* Nothing to move: NULL at the root too. */
+    CHECK_EQ(MPI_Igatherv(mine, 0, MPI_INT, NULL, zero, zero, MPI_INT, root, MPI_COMM_WORLD, &r),
+             MPI_SUCCESS);
+    CHECK_EQ(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    CHECK_EQ(MPI_Iscatterv(NULL, zero, zero, MPI_INT, mine, 0, MPI_INT, root, MPI_COMM_WORLD, &r),
+             MPI_SUCCESS);
+    CHECK_EQ(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    MPI_Type_contiguous(0, MPI_INT, &empty);
+    MPI_Type_commit(&empty);
+    CHECK_EQ(MPI_Igatherv(mine, 3, empty, NULL, counts, displs, empty, root, MPI_COMM_WORLD, &r),
+             MPI_SUCCESS);
+    CHECK_EQ(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    CHECK_EQ(MPI_Iscatterv(NULL, counts, displs, empty, mine, rank + 1, empty, root,
+                           MPI_COMM_WORLD, &r), MPI_SUCCESS);
+    CHECK_EQ(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    MPI_Type_free(&empty);
+    /* Data to move and no buffer at the root: refused there, before any
+     * transfer (so the root alone calls). */
+    if (rank == root) {
+        CHECK_EQ(MPI_Igatherv(mine, rank + 1, MPI_INT, NULL, counts, displs, MPI_INT, root,
+                              MPI_COMM_WORLD, &r), MPI_ERR_BUFFER);
+        CHECK_EQ(MPI_Iscatterv(NULL, counts, displs, MPI_INT, mine, rank + 1, MPI_INT, root,
+                               MPI_COMM_WORLD, &r), MPI_ERR_BUFFER);
+        CHECK_EQ(r, MPI_REQUEST_NULL);
+    }
+    free(all);
+}
+
 static void test_ierrors(void)
 {
     MPI_Request r = MPI_REQUEST_NULL;
@@ -1317,6 +1400,7 @@ static void test_ierrors(void)
     double d = 1.0;
 
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    ierrors_root_buffers();
     CHECK_EQ(MPI_Ibcast(x, 1, MPI_INT, size, MPI_COMM_WORLD, &r), MPI_ERR_ROOT);
     CHECK_EQ(MPI_Ibcast(x, 1, MPI_INT, -1, MPI_COMM_WORLD, &r), MPI_ERR_ROOT);
     CHECK_EQ(MPI_Ireduce(x, y, 1, MPI_INT, MPI_SUM, size, MPI_COMM_WORLD, &r), MPI_ERR_ROOT);
