@@ -1392,6 +1392,55 @@ static void ierrors_root_buffers(void)
     free(all);
 }
 
+/* Ialltoallv with counts that differ by peer, 0 to some (rank a sends rank
+ * b (a + b) % 3 ints), gaps between the blocks kept, sent from a buffer
+ * and in place; then in place with more than 2^31 - 1 bytes in
+ * recvbuf (2^31: two elements of a 1 GiB type, to the last rank), which
+ * its packed copy cannot hold: MPI_ERR_COUNT before anything is read. */
+static void ierrors_alltoallv_counts(void)
+{
+    int sc[64], sd[64], rc[64], rd[64], s[64 * 3], a[64 * 4], st = 0, rt = 0;
+    MPI_Datatype gib;
+    MPI_Request r = MPI_REQUEST_NULL;
+
+    for (int b = 0; b < size; b++) {
+        sc[b] = (rank + b) % 3;
+        rc[b] = sc[b];
+        sd[b] = st;
+        rd[b] = rt + 1; /* a gap before each block */
+        for (int j = 0; j < sc[b]; j++)
+            s[st + j] = val(rank, 20 + b, j);
+        st += sc[b];
+        rt += rc[b] + 1;
+    }
+    for (int in_place = 0; in_place < 2; in_place++) {
+        for (int i = 0; i < rt + 1; i++)
+            a[i] = -1;
+        if (in_place)
+            for (int b = 0; b < size; b++)
+                memcpy(a + rd[b], s + sd[b], sizeof(int) * (size_t)sc[b]);
+        CHECK_EQ(MPI_Ialltoallv(in_place ? MPI_IN_PLACE : s, sc, sd, MPI_INT, a, rc, rd, MPI_INT,
+                                MPI_COMM_WORLD, &r), MPI_SUCCESS);
+        CHECK_EQ(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        for (int b = 0; b < size; b++) {
+            CHECK_EQ(a[rd[b] - 1], -1);
+            for (int j = 0; j < rc[b]; j++)
+                CHECK_EQ(a[rd[b] + j], val(b, 20 + rank, j));
+        }
+        CHECK_EQ(a[rt], -1);
+    }
+    MPI_Type_contiguous(1 << 28, MPI_INT, &gib);
+    MPI_Type_commit(&gib);
+    for (int b = 0; b < size; b++) {
+        rc[b] = b == size - 1 ? 2 : 0;
+        rd[b] = 0;
+    }
+    CHECK_EQ(MPI_Ialltoallv(MPI_IN_PLACE, sc, sd, MPI_INT, a, rc, rd, gib, MPI_COMM_WORLD, &r),
+             MPI_ERR_COUNT);
+    CHECK_EQ(r, MPI_REQUEST_NULL);
+    MPI_Type_free(&gib);
+}
+
 static void test_ierrors(void)
 {
     MPI_Request r = MPI_REQUEST_NULL;
@@ -1401,6 +1450,7 @@ static void test_ierrors(void)
 
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     ierrors_root_buffers();
+    ierrors_alltoallv_counts();
     CHECK_EQ(MPI_Ibcast(x, 1, MPI_INT, size, MPI_COMM_WORLD, &r), MPI_ERR_ROOT);
     CHECK_EQ(MPI_Ibcast(x, 1, MPI_INT, -1, MPI_COMM_WORLD, &r), MPI_ERR_ROOT);
     CHECK_EQ(MPI_Ireduce(x, y, 1, MPI_INT, MPI_SUM, size, MPI_COMM_WORLD, &r), MPI_ERR_ROOT);
