@@ -30,7 +30,8 @@
  *   idupfull every context id in use at rank 0: MPI_Comm_split refused,
  *           and an idup of a one-process communicator waiting behind
  *           another takes its further rounds at later progress, getting
- *           an id freed meanwhile; logs an error too (run with idupmem)
+ *           an id freed meanwhile; logs an error too (run with idupmem
+ *           at 2 processes)
  *   ierrors bad roots, operations, buffers and requests; mismatched counts
  *   commfree MPI_Comm_free with collectives, an idup and point-to-point
  *           outstanding on the communicator: they complete, its context
