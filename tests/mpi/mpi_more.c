@@ -2320,6 +2320,31 @@ static void test_misc_ranges(void)
     range[0][1] = size;
     range[0][2] = 1;
     CHECK_EQ(MPI_Group_range_incl(world, 1, range, &g), MPI_ERR_ARG);
+    /* Refused by incl and excl alike, newgroup left as it was: a stride
+     * of 0, a first rank below 0, ranges naming more ranks than the group
+     * (MPI_ERR_RANK: some twice), and one rank in two ranges. */
+    for (int excl = 0; excl < 2; excl++) {
+        int (*fn)(MPI_Group, int, int[][3], MPI_Group *) =
+            excl ? MPI_Group_range_excl : MPI_Group_range_incl;
+        g = MPI_GROUP_EMPTY;
+        range[0][0] = range[0][1] = 0;
+        range[0][2] = 0;
+        CHECK_EQ(fn(world, 1, range, &g), MPI_ERR_ARG);
+        range[0][0] = -1;
+        range[0][2] = 1;
+        CHECK_EQ(fn(world, 1, range, &g), MPI_ERR_ARG);
+        range[0][0] = 0;
+        range[0][1] = size - 1;
+        range[1][0] = range[1][1] = size - 1;
+        range[1][2] = 1;
+        CHECK_EQ(fn(world, 2, range, &g), MPI_ERR_RANK);
+        if (size > 1) {
+            range[0][1] = 0;
+            range[1][0] = range[1][1] = 0;
+            CHECK_EQ(fn(world, 2, range, &g), MPI_ERR_RANK);
+        }
+        CHECK(g == MPI_GROUP_EMPTY);
+    }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     MPI_Group_free(&world);
 }

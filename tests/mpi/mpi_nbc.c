@@ -27,6 +27,11 @@
  *   idupmem allocation failing at one process while an idup's further
  *           rounds run: every process's wait returns (MPI_SUCCESS or an
  *           error class), none hangs; logs errors, so a test of its own
+ *   idupfull every context id in use at rank 0: MPI_Comm_split refused,
+ *           and an idup of a one-process communicator waiting behind
+ *           another takes its further rounds at later progress, getting
+ *           an id freed meanwhile; logs an error too (run with idupmem
+ *           at 2 processes)
  *   ierrors bad roots, operations, buffers and requests; mismatched counts
  *   commfree MPI_Comm_free with collectives, an idup and point-to-point
  *           outstanding on the communicator: they complete, its context
@@ -1255,7 +1260,188 @@ static void test_idupmem(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Every context id in use at one process (dups of MPI_COMM_SELF until one
+ * is refused). MPI_Comm_split then fails with MPI_ERR_OTHER and leaves
+ * newcomm alone. Two idups of one-process communicators: the first (on
+ * MPI_COMM_SELF, first by priority) finds no id and settles on none at
+ * its next round; the second, behind it, offers nothing and waits. Their
+ * further rounds run at the next progress, not inside MPI_Comm_idup (an
+ * idup alone in its communicator that ran them at once would settle the
+ * second before the first ends, with no id, or spin), so an id freed
+ * before the wait goes to the second, which must then work. The first
+ * logs its failure: run with idupmem's test, which allows that. */
+static void test_idupfull(void)
+{
+    enum { MAXC = 4096 };
+    static MPI_Comm selfs[MAXC];
+    MPI_Comm x = MPI_COMM_WORLD, s1 = MPI_COMM_NULL, s2 = MPI_COMM_NULL;
+    MPI_Request q[2];
+    int n = 0, rc = MPI_SUCCESS, res = -1, one = 0;
+
+    if (rank == 0) {
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        while (n < MAXC && (rc = MPI_Comm_dup(MPI_COMM_SELF, &selfs[n])) == MPI_SUCCESS)
+            n++;
+        CHECK_EQ(rc, MPI_ERR_OTHER);
+        CHECK(n > 64);
+        CHECK_EQ(MPI_Comm_split(MPI_COMM_SELF, 0, 0, &x), MPI_ERR_OTHER);
+        CHECK(x == MPI_COMM_WORLD);
+        CHECK_EQ(MPI_Comm_idup(MPI_COMM_SELF, &s1, &q[0]), MPI_SUCCESS);
+        CHECK_EQ(MPI_Comm_idup(selfs[n - 1], &s2, &q[1]), MPI_SUCCESS);
+        MPI_Comm_free(&selfs[0]);
+        rc = MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+        CHECK(rc == MPI_ERR_OTHER || rc == MPI_SUCCESS);
+        CHECK_EQ(MPI_Wait(&q[1], MPI_STATUS_IGNORE), MPI_SUCCESS);
+        CHECK(s2 != MPI_COMM_NULL);
+        if (s2 != MPI_COMM_NULL) {
+            MPI_Comm_compare(s2, MPI_COMM_SELF, &res);
+            CHECK_EQ(res, MPI_CONGRUENT);
+            MPI_Allreduce(&rank, &one, 1, MPI_INT, MPI_MAX, s2);
+            CHECK_EQ(one, rank);
+            MPI_Comm_free(&s2);
+        }
+        if (s1 != MPI_COMM_NULL)
+            MPI_Comm_free(&s1);
+        while (n > 1)
+            MPI_Comm_free(&selfs[--n]);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* --- Errors ----------------------------------------------------------------------------------- */
+/* The root's buffer of Igather(v) and Iscatter(v) is significant at the
+ * root only (MPI 3.1, 5.5 and 5.6): NULL elsewhere, with NULL counts and
+ * displacements for the v-forms, works. At the root NULL is refused
+ * (MPI_ERR_BUFFER) only if it has data to move: not with every count 0
+ * nor with a type of size 0. The root is the last rank: not rank 0. */
+static void ierrors_root_buffers(void)
+{
+    int root = size - 1, counts[64], displs[64], zero[64] = {0}, mine[64], *all;
+    int len = size * (size + 1);
+    MPI_Datatype empty;
+    MPI_Request r = MPI_REQUEST_NULL;
+
+    all = malloc(sizeof(int) * (size_t)len);
+    /* Rank i's block: i + 1 ints at i (size + 1), a gap after each. */
+    for (int i = 0; i < size; i++) {
+        counts[i] = i + 1;
+        displs[i] = i * (size + 1);
+    }
+    for (int v = 0; v < 2; v++) {
+        int n = v ? rank + 1 : 1;
+        for (int i = 0; i < n; i++)
+            mine[i] = val(rank, 1, i);
+        for (int i = 0; i < len; i++)
+            all[i] = -1;
+        if (v)
+            CHECK_EQ(MPI_Igatherv(mine, n, MPI_INT, rank == root ? all : NULL,
+                                  rank == root ? counts : NULL, rank == root ? displs : NULL,
+                                  MPI_INT, root, MPI_COMM_WORLD, &r), MPI_SUCCESS);
+        else
+            CHECK_EQ(MPI_Igather(mine, 1, MPI_INT, rank == root ? all : NULL, 1, MPI_INT, root,
+                                 MPI_COMM_WORLD, &r), MPI_SUCCESS);
+        CHECK_EQ(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        for (int j = 0; j < size && rank == root; j++) {
+            for (int i = 0; i < (v ? j + 1 : 1); i++)
+                CHECK_EQ(all[(v ? displs[j] : j) + i], val(j, 1, i));
+            if (v)
+                CHECK_EQ(all[displs[j] + j + 1], -1);
+        }
+        /* And scatter the root's buffer back, block by block. */
+        for (int i = 0; i < len; i++)
+            all[i] = val(root, 2, i);
+        for (int i = 0; i <= n; i++)
+            mine[i] = -1;
+        if (v)
+            CHECK_EQ(MPI_Iscatterv(rank == root ? all : NULL, rank == root ? counts : NULL,
+                                   rank == root ? displs : NULL, MPI_INT, mine, n, MPI_INT, root,
+                                   MPI_COMM_WORLD, &r), MPI_SUCCESS);
+        else
+            CHECK_EQ(MPI_Iscatter(rank == root ? all : NULL, 1, MPI_INT, mine, 1, MPI_INT, root,
+                                  MPI_COMM_WORLD, &r), MPI_SUCCESS);
+        CHECK_EQ(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        for (int i = 0; i < n; i++)
+            CHECK_EQ(mine[i], val(root, 2, (v ? displs[rank] : rank) + i));
+        CHECK_EQ(mine[n], -1);
+    }
+    /* Nothing to move: NULL at the root too. */
+    CHECK_EQ(MPI_Igatherv(mine, 0, MPI_INT, NULL, zero, zero, MPI_INT, root, MPI_COMM_WORLD, &r),
+             MPI_SUCCESS);
+    CHECK_EQ(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    CHECK_EQ(MPI_Iscatterv(NULL, zero, zero, MPI_INT, mine, 0, MPI_INT, root, MPI_COMM_WORLD, &r),
+             MPI_SUCCESS);
+    CHECK_EQ(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    MPI_Type_contiguous(0, MPI_INT, &empty);
+    MPI_Type_commit(&empty);
+    CHECK_EQ(MPI_Igatherv(mine, 3, empty, NULL, counts, displs, empty, root, MPI_COMM_WORLD, &r),
+             MPI_SUCCESS);
+    CHECK_EQ(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    CHECK_EQ(MPI_Iscatterv(NULL, counts, displs, empty, mine, rank + 1, empty, root,
+                           MPI_COMM_WORLD, &r), MPI_SUCCESS);
+    CHECK_EQ(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    MPI_Type_free(&empty);
+    /* Data to move and no buffer at the root: refused there, before any
+     * transfer (so the root alone calls). */
+    if (rank == root) {
+        CHECK_EQ(MPI_Igatherv(mine, rank + 1, MPI_INT, NULL, counts, displs, MPI_INT, root,
+                              MPI_COMM_WORLD, &r), MPI_ERR_BUFFER);
+        CHECK_EQ(MPI_Iscatterv(NULL, counts, displs, MPI_INT, mine, rank + 1, MPI_INT, root,
+                               MPI_COMM_WORLD, &r), MPI_ERR_BUFFER);
+        CHECK_EQ(r, MPI_REQUEST_NULL);
+    }
+    free(all);
+}
+
+/* Ialltoallv with counts that differ by peer, 0 to some (rank a sends rank
+ * b (a + b) % 3 ints), gaps between the blocks kept, sent from a buffer
+ * and in place; then in place with more than 2^31 - 1 bytes in
+ * recvbuf (2^31: two elements of a 1 GiB type, to the last rank), which
+ * its packed copy cannot hold: MPI_ERR_COUNT before anything is read. */
+static void ierrors_alltoallv_counts(void)
+{
+    int sc[64], sd[64], rc[64], rd[64], s[64 * 3], a[64 * 4], st = 0, rt = 0;
+    MPI_Datatype gib;
+    MPI_Request r = MPI_REQUEST_NULL;
+
+    for (int b = 0; b < size; b++) {
+        sc[b] = (rank + b) % 3;
+        rc[b] = sc[b];
+        sd[b] = st;
+        rd[b] = rt + 1; /* a gap before each block */
+        for (int j = 0; j < sc[b]; j++)
+            s[st + j] = val(rank, 20 + b, j);
+        st += sc[b];
+        rt += rc[b] + 1;
+    }
+    for (int in_place = 0; in_place < 2; in_place++) {
+        for (int i = 0; i < rt + 1; i++)
+            a[i] = -1;
+        if (in_place)
+            for (int b = 0; b < size; b++)
+                memcpy(a + rd[b], s + sd[b], sizeof(int) * (size_t)sc[b]);
+        CHECK_EQ(MPI_Ialltoallv(in_place ? MPI_IN_PLACE : s, sc, sd, MPI_INT, a, rc, rd, MPI_INT,
+                                MPI_COMM_WORLD, &r), MPI_SUCCESS);
+        CHECK_EQ(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        for (int b = 0; b < size; b++) {
+            CHECK_EQ(a[rd[b] - 1], -1);
+            for (int j = 0; j < rc[b]; j++)
+                CHECK_EQ(a[rd[b] + j], val(b, 20 + rank, j));
+        }
+        CHECK_EQ(a[rt], -1);
+    }
+    MPI_Type_contiguous(1 << 28, MPI_INT, &gib);
+    MPI_Type_commit(&gib);
+    for (int b = 0; b < size; b++) {
+        rc[b] = b == size - 1 ? 2 : 0;
+        rd[b] = 0;
+    }
+    CHECK_EQ(MPI_Ialltoallv(MPI_IN_PLACE, sc, sd, MPI_INT, a, rc, rd, gib, MPI_COMM_WORLD, &r),
+             MPI_ERR_COUNT);
+    CHECK_EQ(r, MPI_REQUEST_NULL);
+    MPI_Type_free(&gib);
+}
+
 static void test_ierrors(void)
 {
     MPI_Request r = MPI_REQUEST_NULL;
@@ -1264,6 +1450,8 @@ static void test_ierrors(void)
     double d = 1.0;
 
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    ierrors_root_buffers();
+    ierrors_alltoallv_counts();
     CHECK_EQ(MPI_Ibcast(x, 1, MPI_INT, size, MPI_COMM_WORLD, &r), MPI_ERR_ROOT);
     CHECK_EQ(MPI_Ibcast(x, 1, MPI_INT, -1, MPI_COMM_WORLD, &r), MPI_ERR_ROOT);
     CHECK_EQ(MPI_Ireduce(x, y, 1, MPI_INT, MPI_SUM, size, MPI_COMM_WORLD, &r), MPI_ERR_ROOT);
@@ -1503,6 +1691,7 @@ static const mpi_named_test_t tests[] = {
     {"mprobe", test_mprobe},   {"mprace", test_mprace}, {"icoll", test_icoll},
     {"iorder", test_iorder},   {"idup", test_idup},     {"ierrors", test_ierrors},
     {"idupx", test_idupx},     {"idupmem", test_idupmem}, {"commfree", test_commfree},
+    {"idupfull", test_idupfull},
 };
 
 int main(int argc, char **argv)
