@@ -2,8 +2,9 @@
  *
  * A short queue is a ring with no index (small mode, hash_small_t): the
  * front entry is tried first, and one-byte fingerprints compared 16 at a
- * time pick the other candidates. Past HASH_SMALL_MAX entries the queue moves
- * into the index below, until it empties.
+ * time pick the other candidates. Past HASH_SMALL_MAX entries, an append
+ * that finds no slot behind the ring's last entry moves the queue into the
+ * index below, until it empties.
  *
  * In the index, entries are grouped into classes by their ignore mask (MPI
  * has at most four: exact, any-source, any-tag, both). Within a class, every
@@ -61,8 +62,12 @@
  * entries and 415 in the index; a ring of 48 would cost 412 at 40 entries
  * and 444 at 48, where packing and the candidates' key compares catch up.
  * The worst lookup at 32 (the match last, one mask) costs 227 in the ring
- * and 120-140 in the index. So the 33rd entry moves the queue into the
- * index. */
+ * and 120-140 in the index. So past 32 entries the queue moves into the
+ * index as soon as an append would have to pack the ring -- with random
+ * targets, whose removals leave holes, within a few appends. A queue matched
+ * in order has no holes, never packs, and stays in the ring up to its 64
+ * slots: MPI's rate loop with 64 receives posted paid 152 per append and 285
+ * per match in the index, 37 and 151 in the ring. */
 #define HASH_SMALL_MAX   32
 #define HASH_SMALL_SLOTS 64
 #define HASH_SMALL_MASK  (HASH_SMALL_SLOTS - 1)
@@ -116,7 +121,8 @@ typedef struct hash_class {
 } hash_class_t;
 
 /* Small mode: a queue that has stayed within HASH_SMALL_MAX entries since
- * it was last empty lives in a ring, in queue order, with no index: from
+ * it was last empty, or beyond them with a free slot behind its last entry
+ * at every append, lives in a ring, in queue order, with no index: from
  * slot[head] on, span slots (wrapping) hold its n entries and holes, and a
  * bit of `live` marks each occupied slot. An append takes the slot behind
  * the span; a removal clears the entry's bit, and a removal of the front
@@ -160,8 +166,9 @@ typedef struct hash_small {
 } hash_small_t;
 
 typedef struct hash_engine {
-    /* Until the first append past HASH_SMALL_MAX entries, the queue is in
-     * small; from then on in the index, until it empties. */
+    /* Until an append past HASH_SMALL_MAX entries finds the ring's end
+     * reached, the queue is in small; from then on in the index, until it
+     * empties. */
     int           indexed;
     int           swar;      /* compare the ring's tags without SSE2 (ONIC_SIMD=scalar) */
     hash_small_t  small;
@@ -729,8 +736,9 @@ static void hash_small_index(hash_engine_t *h)
     h->indexed = 1;
 }
 
-/* An append that goes to the index: the ring's first past HASH_SMALL_MAX
- * entries (which moves the ring there first), or any while indexed. */
+/* An append that goes to the index: one past HASH_SMALL_MAX entries that
+ * finds the ring's end reached (which moves the ring there first), or any
+ * while indexed. */
 __attribute__((noinline)) static void hash_append_index(hash_engine_t *h, hash_entry_t *e)
 {
     if (!h->indexed)
@@ -750,7 +758,7 @@ static void hash_append(onic_matcher_t *m, onic_mentry_t *me)
 {
     hash_engine_t *h = m->engine;
 
-    if (h->indexed || h->small.n == HASH_SMALL_MAX)
+    if (h->indexed || (h->small.n >= HASH_SMALL_MAX && h->small.span == HASH_SMALL_SLOTS))
         hash_append_index(h, (hash_entry_t *)me);
     else
         hash_append_small(&h->small, (hash_entry_t *)me);

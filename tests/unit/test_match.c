@@ -702,21 +702,23 @@ static void test_insert_out_of_memory(int tiny)
     onic_matcher_destroy(m);
 }
 
-/* --- queues around hash's small ring (32 entries in 64 slots; the 33rd
- * entry moves the queue into the index until it empties) --- */
+/* --- queues around hash's small ring (64 slots; past 32 entries the queue
+ * moves into the index, until it empties, when an append finds no slot
+ * behind its entries: at once if removals left holes, at the 65th entry if
+ * it was matched in order) --- */
 
 /* A tiny ordered reference for the tests below. */
 typedef struct mini_ref {
     size_t         n;
-    onic_mkey_t    key[64], ign[64];
-    uintptr_t      cookie[64];
-    onic_mentry_t *h[64];
+    onic_mkey_t    key[96], ign[96];
+    uintptr_t      cookie[96];
+    onic_mentry_t *h[96];
 } mini_ref_t;
 
 static void mref_insert(mini_ref_t *r, size_t at, onic_mkey_t key, onic_mkey_t ign, uintptr_t c,
                         onic_mentry_t *h)
 {
-    REQUIRE(r->n < 64 && at <= r->n);
+    REQUIRE(r->n < 96 && at <= r->n);
     memmove(&r->key[at + 1], &r->key[at], (r->n - at) * sizeof(r->key[0]));
     memmove(&r->ign[at + 1], &r->ign[at], (r->n - at) * sizeof(r->ign[0]));
     memmove(&r->cookie[at + 1], &r->cookie[at], (r->n - at) * sizeof(r->cookie[0]));
@@ -881,6 +883,78 @@ static void test_small_threshold(void)
                 REQUIRE(onic_matcher_length(m) == r.n);
             }
             CHECK(onic_matcher_peek(m, any_key, any_ign) == NULL);
+        }
+        onic_matcher_destroy(m);
+    }
+}
+
+/* Every query shape for every entry of r, looked up without removal. */
+static void mref_check_all(onic_matcher_t *m, const mini_ref_t *r)
+{
+    for (size_t at = 0; at < r->n; at++) {
+        for (unsigned kind = 0; kind < 4; kind++) {
+            onic_mkey_t q, qi;
+            long want;
+            query_for(r, at, kind, &q, &qi);
+            want = mref_find(r, q, qi, 0);
+            REQUIRE(want >= 0 && (uintptr_t)onic_matcher_peek(m, q, qi) == r->cookie[want]);
+        }
+    }
+}
+
+/* A queue matched in order stays in hash's ring past 32 entries, up to its
+ * 64 slots: appends at the tail and matches of the front, at depths around
+ * 32 and 64, for long enough that the ring wraps many times; then a removal
+ * in the middle leaves a hole, so the appends that follow fill the ring's
+ * end and (past 32 entries) move the queue into the index; every query
+ * shape is checked there, and the queue drained in order. */
+static void test_small_in_order_deep(void)
+{
+    static const size_t depths[] = {33, 48, 63, 64, 65, 70};
+    static mini_ref_t r;
+
+    for (size_t d = 0; d < sizeof(depths) / sizeof(depths[0]); d++) {
+        onic_matcher_t *m = make();
+        uintptr_t next = 1;
+        unsigned i = 0;
+        onic_mkey_t key, ign, q, qi;
+        onic_mentry_t *e;
+        long want;
+
+        r.n = 0;
+        for (; r.n < depths[d]; i++) {
+            mixed_key(i, &key, &ign);
+            REQUIRE(onic_matcher_append(m, key, ign, (void *)next, &e) == ONIC_OK);
+            mref_insert(&r, r.n, key, ign, next++, e);
+        }
+        mref_check_all(m, &r);
+        /* Steady state: the front's header matches it; a new entry goes behind. */
+        for (unsigned round = 0; round < 300; round++, i++) {
+            query_for(&r, 0, 0, &q, &qi);
+            want = mref_find(&r, q, qi, 0);
+            REQUIRE(want >= 0 && (uintptr_t)onic_matcher_match(m, q, qi) == r.cookie[want]);
+            mref_delete(&r, (size_t)want);
+            mixed_key(i, &key, &ign);
+            REQUIRE(onic_matcher_append(m, key, ign, (void *)next, &e) == ONIC_OK);
+            mref_insert(&r, r.n, key, ign, next++, e);
+            REQUIRE(onic_matcher_length(m) == r.n);
+        }
+        mref_check_all(m, &r);
+        /* A hole in the middle, then appends until the ring's end is reached. */
+        REQUIRE(onic_matcher_remove(m, r.h[r.n / 2]) == ONIC_OK);
+        mref_delete(&r, r.n / 2);
+        for (unsigned k = 0; k < 24 && r.n < 90; k++, i++) {
+            mixed_key(i, &key, &ign);
+            REQUIRE(onic_matcher_append(m, key, ign, (void *)next, &e) == ONIC_OK);
+            mref_insert(&r, r.n, key, ign, next++, e);
+        }
+        mref_check_all(m, &r);
+        for (unsigned j = 0; r.n > 0; j++) {
+            query_for(&r, (j * 3u) % r.n, j % 4, &q, &qi);
+            want = mref_find(&r, q, qi, 0);
+            REQUIRE(want >= 0 && (uintptr_t)onic_matcher_match(m, q, qi) == r.cookie[want]);
+            mref_delete(&r, (size_t)want);
+            REQUIRE(onic_matcher_length(m) == r.n);
         }
         onic_matcher_destroy(m);
     }
@@ -1059,6 +1133,7 @@ static void run_engine_case(const engine_case_t *c)
     RUN(test_insert_out_of_memory(0));
     RUN(test_insert_out_of_memory(1));
     RUN(test_small_threshold());
+    RUN(test_small_in_order_deep());
     RUN(test_small_front_middle());
     RUN(test_accept_refuses_front());
     printf("%-28s %s\n", c->label, check_failed == before ? "ok" : "FAILED");
@@ -1075,15 +1150,15 @@ static void test_append_renumber_no_memory(void)
     onic_matcher_t *m = NULL;
     onic_mentry_t *e = NULL;
     onic_mkey_t ignore, key = key_of(1, 2, 3, &ignore);
-    uintptr_t want[40];
+    uintptr_t want[70];
     onic_status_t s;
 
     onic_config_defaults(&cfg);
     CHECK(onic_matcher_create_cfg("hash", &cfg, &m) == ONIC_OK);
     if (m == NULL)
         return;
-    for (uintptr_t c = 1; c <= 40; c++)
-        post(m, 1, 2, 3, c); /* past the small ring: the index */
+    for (uintptr_t c = 1; c <= 70; c++)
+        post(m, 1, 2, 3, c); /* past the small ring's 64 slots: the index */
     CHECK_EQ(arrive(m, 1, 2, 3, 1), 1);
     m->next_seq = UINT64_MAX - m->seq_stride / 2;
     onic_mem_fail_after(0);
@@ -1091,13 +1166,13 @@ static void test_append_renumber_no_memory(void)
     onic_mem_fail_after(-1);
     CHECK_EQ(s, ONIC_ERR_NO_MEMORY);
     CHECK(e == NULL);
-    CHECK_EQ(onic_matcher_length(m), 39);
+    CHECK_EQ(onic_matcher_length(m), 69);
     /* With memory back the same append goes, behind the others. */
     CHECK(onic_matcher_append(m, key, ignore, (void *)(uintptr_t)100, &e) == ONIC_OK);
-    for (int i = 0; i < 39; i++)
+    for (int i = 0; i < 69; i++)
         want[i] = (uintptr_t)i + 2;
-    want[39] = 100;
-    drain_expect(m, want, 40);
+    want[69] = 100;
+    drain_expect(m, want, 70);
     onic_matcher_destroy(m);
 }
 
