@@ -378,6 +378,23 @@ static void test_last_class_named(void)
     CHECK_EQ(MPI_Win_free(&win), MPI_SUCCESS);
 }
 
+/* The error report never returns MPI_SUCCESS, which the compiler is told
+ * (mpi_impl.h): a report made with class 0 by mistake returns
+ * MPI_ERR_INTERN, so a caller that returns it still fails. */
+static void test_error_never_success(void)
+{
+    char said[1024];
+    FILE *tmp;
+    int saved, level;
+
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    said_catch(&tmp, &saved, &level);
+    CHECK_EQ(onic_mpi_err_report(onic_mpi_htab_get(&onic_mpi_g.comms, MPI_COMM_SELF),
+                                 MPI_SUCCESS, "test_call", "a class of 0"), MPI_ERR_INTERN);
+    said_caught(tmp, saved, level, said, sizeof(said));
+    CHECK(strstr(said, "test_call on rank 0: MPI_ERR_INTERN: a class of 0") != NULL);
+}
+
 /* Argument errors name what is wrong: MPI_Win_shared_query's NULL output
  * argument by its name, MPI_Intercomm_create's local leader outside
  * local_comm with the ranks there are. */
@@ -1082,6 +1099,8 @@ int main(int argc, char **argv)
         test_root_named();
         stage = "test_last_class_named";
         test_last_class_named();
+        stage = "test_error_never_success";
+        test_error_never_success();
         stage = "test_args_named";
         test_args_named();
         stage = "test_new_kinds_many";
