@@ -211,17 +211,28 @@ static int rma_unlock_req(onic_mpi_win_t *w, int type)
 
 /* Where len bytes at off of the window are in this process, or NULL if
  * not all of them are its: off is an offset into the window's memory, or
- * for a dynamic window an address, inside one attached region. */
+ * for a dynamic window an address inside attached memory -- one region, or
+ * regions attached side by side (the union is attached: MPI 3.1, 11.2.4),
+ * followed from the one that holds off, each starting where the last ends. */
 static char *rma_win_at(const onic_mpi_win_t *w, uint64_t off, uint64_t len)
 {
+    uint64_t at = off, left = len;
+
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return off <= (uint64_t)w->size && len <= (uint64_t)w->size - off ? w->base + off
                                                                              : NULL;
-    for (int i = 0; i < w->nregions; i++) {
+    for (int i = 0, steps = 0; i < w->nregions && steps <= w->nregions; i++) {
         uint64_t b = (uint64_t)(uintptr_t)w->regions[i].base, n = (uint64_t)w->regions[i].size;
 
-        if (off >= b && off - b <= n && len <= n - (off - b))
+        if (at < b || at - b > n || (at - b == n && left > 0))
+            continue;
+        if (left <= n - (at - b))
             return (char *)(uintptr_t)off;
+        /* On past this region's end: search again for the one that starts there. */
+        left -= n - (at - b);
+        at = b + n;
+        i = -1;
+        steps++;
     }
     return NULL;
 }

@@ -909,6 +909,63 @@ static void test_dynamic(void)
     MPI_Type_free(&every_other);
     free(addr);
     free(more);
+
+    /* Regions attached side by side are one stretch of attached memory: an
+     * operation may span them (MPI 3.1, 11.2.4), not the gap after them,
+     * nor a region detached since. */
+    {
+        enum { M = 8 };
+        static long long two[3 * M];
+        long long in[2 * M], back[2 * M];
+        MPI_Aint base;
+
+        for (int i = 0; i < 3 * M; i++)
+            two[i] = value(rank, i);
+        CHECK_EQ(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win), MPI_SUCCESS);
+        MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+        /* [0, M) and [M, 2M) adjacent, attached in the other order; [2M + 1, 3M)
+         * after a gap of one element. */
+        CHECK_EQ(MPI_Win_attach(win, two + M, M * sizeof(long long)), MPI_SUCCESS);
+        CHECK_EQ(MPI_Win_attach(win, two + 2 * M + 1, (M - 1) * sizeof(long long)),
+                 MPI_SUCCESS);
+        CHECK_EQ(MPI_Win_attach(win, two, M * sizeof(long long)), MPI_SUCCESS);
+        MPI_Get_address(two, &me);
+        MPI_Allgather(&me, 1, MPI_AINT, addr = malloc((size_t)size * sizeof(MPI_Aint)), 1,
+                      MPI_AINT, MPI_COMM_WORLD);
+        base = addr[next];
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, next, 0, win);
+        for (int i = 0; i < 2 * M; i++)
+            in[i] = -100 * rank - i;
+        CHECK_EQ(MPI_Put(in, 2 * M, MPI_LONG_LONG, next, base, 2 * M, MPI_LONG_LONG, win),
+                 MPI_SUCCESS);
+        CHECK_EQ(MPI_Win_flush(next, win), MPI_SUCCESS);
+        CHECK_EQ(MPI_Accumulate(in, 4, MPI_LONG_LONG, next, base + (M - 2) * sizeof(long long),
+                                4, MPI_LONG_LONG, MPI_SUM, win), MPI_SUCCESS);
+        CHECK_EQ(MPI_Get(back, 2 * M, MPI_LONG_LONG, next, base, 2 * M, MPI_LONG_LONG, win),
+                 MPI_SUCCESS);
+        CHECK_EQ(MPI_Win_flush(next, win), MPI_SUCCESS);
+        for (int i = 0; i < 2 * M; i++)
+            CHECK_EQ(back[i], in[i] + (i >= M - 2 && i < M + 2 ? in[i - (M - 2)] : 0));
+        /* Into the gap: refused, nothing written. */
+        CHECK_EQ(MPI_Put(in, 2, MPI_LONG_LONG, next, base + (2 * M - 1) * sizeof(long long), 2,
+                         MPI_LONG_LONG, win), MPI_SUCCESS);
+        CHECK_EQ(err_class(MPI_Win_flush(next, win)), MPI_ERR_RMA_RANGE);
+        MPI_Win_unlock(next, win);
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK_EQ(two[2 * M - 1], -100 * prev - (2 * M - 1));
+        CHECK_EQ(two[2 * M], value(rank, 2 * M));
+        /* The second region detached: the span is no longer attached. */
+        CHECK_EQ(MPI_Win_detach(win, two + M), MPI_SUCCESS);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Win_lock(MPI_LOCK_SHARED, next, 0, win);
+        MPI_Get(back, M + 1, MPI_LONG_LONG, next, base, M + 1, MPI_LONG_LONG, win);
+        CHECK_EQ(err_class(MPI_Win_unlock(next, win)), MPI_ERR_RMA_RANGE);
+        MPI_Win_unlock(next, win);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Win_free(&win);
+        free(addr);
+    }
 }
 
 /* --- bypass (only with onicrun --onload): puts and gets while the target
