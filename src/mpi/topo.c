@@ -104,9 +104,10 @@ onic_mpi_topo_t *onic_mpi_topo_dup(const onic_mpi_topo_t *t)
  * non-increasing list (MPI 3.1, 7.5.2): every factorization with factors
  * in non-increasing order is tried, largest leading factors first, and the
  * one with the smallest spread (largest factor minus smallest) kept; among
- * those, the one whose dimensions after the first have the smallest
- * spread, and so on (41 x 9 x 8 x 6, not 41 x 12 x 6 x 6, as MPICH's
- * topo/dims5 expects). */
+ * those, the one with the larger smallest dimension, then the larger next
+ * smallest, and so on (41 x 9 x 8 x 6, not 41 x 12 x 6 x 6; 38 x 37 x 21 x
+ * 20, not 37 x 30 x 28 x 19: the choices of MPICH's topo/dims5, which MPI
+ * leaves open). */
 typedef struct dims_search {
     int  k;
     int *cur, *best;
@@ -126,13 +127,12 @@ static void dims_try(dims_search_t *s, int i, int n, int maxf)
         int better = 0;
         s->cur[i] = n;
         spread = s->cur[0] - n;
-        /* On a tie, the smaller spread of the dimensions after the first,
-         * then after the second, ...: cur[j] is each one's largest, n the
-         * smallest of all. */
-        for (int j = 1; s->best_spread == spread && j < s->k - 1 && !better; j++) {
-            if (s->cur[j] - n > s->best[j] - s->best[s->k - 1])
+        /* On a tie, the larger smallest dimension, then the larger next
+         * smallest, ... (both lists are non-increasing). */
+        for (int j = s->k - 1; s->best_spread == spread && j > 0 && !better; j--) {
+            if (s->cur[j] < s->best[j])
                 break;
-            better = s->cur[j] - n < s->best[j] - s->best[s->k - 1];
+            better = s->cur[j] > s->best[j];
         }
         if (s->best_spread < 0 || spread < s->best_spread || better) {
             s->best_spread = spread;

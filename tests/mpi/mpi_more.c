@@ -56,6 +56,19 @@ static void test_topo_dims(void)
     d[0] = 2; d[1] = 3;
     CHECK_EQ(MPI_Dims_create(6, 2, d), MPI_SUCCESS); /* all given, product right */
     CHECK(d[0] == 2 && d[1] == 3);
+    /* Ties of spread go to the larger smallest dimension, then the larger
+     * next smallest (MPICH's choices: its topo/dims5). */
+    memset(d, 0, sizeof(d));
+    MPI_Dims_create(590520, 4, d);
+    CHECK(d[0] == 38 && d[1] == 37 && d[2] == 21 && d[3] == 20);
+    memset(d, 0, sizeof(d));
+    MPI_Dims_create(41 * 9 * 8 * 6, 4, d);
+    CHECK(d[0] == 41 && d[1] == 9 && d[2] == 8 && d[3] == 6);
+    {
+        int d5[5] = {0, 0, 0, 0, 0};
+        MPI_Dims_create(98784, 5, d5);
+        CHECK(d5[0] == 14 && d5[1] == 14 && d5[2] == 9 && d5[3] == 8 && d5[4] == 7);
+    }
     /* Every count to 200 in two dimensions: product, order, best balance. */
     for (int n = 1; n <= 200; n++) {
         d[0] = d[1] = 0;
