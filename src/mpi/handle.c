@@ -19,7 +19,7 @@ void onic_mpi_htab_init(onic_mpi_htab_t *t, int kind)
 void onic_mpi_htab_fini(onic_mpi_htab_t *t)
 {
     onic_free(t->obj);
-    onic_free(t->gen);
+    onic_free(t->hnd);
     onic_free(t->free);
     memset(t, 0, sizeof(*t));
 }
@@ -28,7 +28,7 @@ static int htab_grow(onic_mpi_htab_t *t, int need)
 {
     int cap = t->cap == 0 ? 64 : t->cap;
     void **obj;
-    uint8_t *gen;
+    int *hnd;
     int *fr;
 
     if (need <= t->cap)
@@ -40,24 +40,24 @@ static int htab_grow(onic_mpi_htab_t *t, int need)
     if (cap < need)
         return -1;
     obj = onic_calloc((size_t)cap, sizeof(*obj));
-    gen = onic_calloc((size_t)cap, sizeof(*gen));
+    hnd = onic_calloc((size_t)cap, sizeof(*hnd));
     fr = onic_calloc((size_t)cap, sizeof(*fr));
-    if (obj == NULL || gen == NULL || fr == NULL) {
+    if (obj == NULL || hnd == NULL || fr == NULL) {
         onic_free(obj);
-        onic_free(gen);
+        onic_free(hnd);
         onic_free(fr);
         return -1;
     }
     if (t->cap > 0) {
         memcpy(obj, t->obj, (size_t)t->cap * sizeof(*obj));
-        memcpy(gen, t->gen, (size_t)t->cap * sizeof(*gen));
+        memcpy(hnd, t->hnd, (size_t)t->cap * sizeof(*hnd));
         memcpy(fr, t->free, (size_t)t->nfree * sizeof(*fr));
     }
     onic_free(t->obj);
-    onic_free(t->gen);
+    onic_free(t->hnd);
     onic_free(t->free);
     t->obj = obj;
-    t->gen = gen;
+    t->hnd = hnd;
     t->free = fr;
     t->cap = cap;
     return 0;
@@ -68,6 +68,7 @@ int onic_mpi_htab_set(onic_mpi_htab_t *t, int index, void *obj)
     if (htab_grow(t, index + 1) != 0)
         return -1;
     t->obj[index] = obj;
+    t->hnd[index] = onic_mpi_handle_make(t->kind, 0, index);
     if (index >= t->used)
         t->used = index + 1;
     return 0;
@@ -82,8 +83,8 @@ int onic_mpi_htab_add_new(onic_mpi_htab_t *t, void *obj, int *h)
     if (htab_grow(t, t->used + 1) != 0)
         return -1;
     index = t->used++;
-    t->gen[index] = 1; /* generation 0 is the predefined objects' */
+    t->hnd[index] = onic_mpi_handle_make(t->kind, 1, index); /* generation 0: predefined */
     t->obj[index] = obj;
-    *h = onic_mpi_handle_make(t->kind, t->gen[index], index);
+    *h = t->hnd[index];
     return 0;
 }

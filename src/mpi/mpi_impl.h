@@ -53,7 +53,10 @@ enum {
 
 typedef struct onic_mpi_htab {
     void   **obj;
-    uint8_t *gen;
+    /* By index: the handle of the slot's object, or of the next one it
+     * holds (the generation moved on): handing one out is a load, checking
+     * one a compare. */
+    int     *hnd;
     int     *free;   /* stack of free indexes */
     int      nfree, used, cap, kind;
 } onic_mpi_htab_t;
@@ -74,9 +77,9 @@ static inline void *onic_mpi_htab_get(const onic_mpi_htab_t *t, int h)
 {
     int index = h & (ONIC_MPI_HANDLE_INDEX_MAX - 1);
 
-    if (h <= 0 || h >> ONIC_MPI_HANDLE_KIND_SHIFT != t->kind || index >= t->used ||
-        t->obj[index] == NULL ||
-        (unsigned)(h >> ONIC_MPI_HANDLE_GEN_SHIFT & ONIC_MPI_HANDLE_GEN_MASK) != t->gen[index])
+    /* The slot's handle carries the table's kind and the generation (and
+     * is positive): one compare checks them all. */
+    if (index >= t->used || t->hnd[index] != h || t->obj[index] == NULL)
         return NULL;
     return t->obj[index];
 }
@@ -95,7 +98,7 @@ static inline int onic_mpi_htab_add(onic_mpi_htab_t *t, void *obj, int *h)
         return onic_mpi_htab_add_new(t, obj, h);
     index = t->free[--t->nfree];
     t->obj[index] = obj;
-    *h = onic_mpi_handle_make(t->kind, t->gen[index], index);
+    *h = t->hnd[index];
     return 0;
 }
 
@@ -106,10 +109,13 @@ static inline void onic_mpi_htab_del_live(onic_mpi_htab_t *t, int h)
     int index = h & (ONIC_MPI_HANDLE_INDEX_MAX - 1);
 
     t->obj[index] = NULL;
-    /* Skip 0 when wrapping: it marks the predefined objects. */
-    t->gen[index] = (uint8_t)((t->gen[index] & ONIC_MPI_HANDLE_GEN_MASK) ==
-                                      ONIC_MPI_HANDLE_GEN_MASK
-                                  ? 1 : t->gen[index] + 1);
+    /* The next generation; past the last, 1 (0 marks the predefined
+     * objects), not a carry into the kind. */
+    if (__builtin_expect((h >> ONIC_MPI_HANDLE_GEN_SHIFT & ONIC_MPI_HANDLE_GEN_MASK) ==
+                             ONIC_MPI_HANDLE_GEN_MASK, 0))
+        t->hnd[index] = onic_mpi_handle_make(t->kind, 1, index);
+    else
+        t->hnd[index] = h + (1 << ONIC_MPI_HANDLE_GEN_SHIFT);
     t->free[t->nfree++] = index;
 }
 

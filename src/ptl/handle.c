@@ -1,6 +1,6 @@
 /* Handle tables: a slot per object with a generation, so a stale handle (of
  * a freed object, or of an earlier NI) names nothing instead of whatever
- * reuses the slot. Slots come from a stack of free indexes; the arrays grow
+ * reuses the slot (each slot keeps its whole current handle). Slots come from a stack of free indexes; the arrays grow
  * by doubling up to the NI's limit. */
 #include "ptl/ptl.h"
 #include "base/mem.h"
@@ -18,7 +18,7 @@ void onic_ptl_htab_init(onic_ptl_htab_t *t, unsigned kind, unsigned epoch, uint3
 void onic_ptl_htab_fini(onic_ptl_htab_t *t)
 {
     onic_free(t->obj);
-    onic_free(t->gen);
+    onic_free(t->hnd);
     onic_free(t->free);
     memset(t, 0, sizeof(*t));
 }
@@ -27,29 +27,30 @@ static int htab_grow(onic_ptl_htab_t *t)
 {
     uint32_t cap = t->cap == 0 ? 16 : t->cap * 2;
     void **obj;
-    uint32_t *gen, *free_idx;
+    uint64_t *hnd;
+    uint32_t *free_idx;
 
     if (cap > t->max)
         cap = t->max;
     obj = onic_calloc(cap, sizeof(*obj));
-    gen = onic_calloc(cap, sizeof(*gen));
+    hnd = onic_calloc(cap, sizeof(*hnd));
     free_idx = onic_calloc(cap, sizeof(*free_idx));
-    if (obj == NULL || gen == NULL || free_idx == NULL) {
+    if (obj == NULL || hnd == NULL || free_idx == NULL) {
         onic_free(obj);
-        onic_free(gen);
+        onic_free(hnd);
         onic_free(free_idx);
         return 0;
     }
     if (t->cap > 0) {
         memcpy(obj, t->obj, t->cap * sizeof(*obj));
-        memcpy(gen, t->gen, t->cap * sizeof(*gen));
+        memcpy(hnd, t->hnd, t->cap * sizeof(*hnd));
         memcpy(free_idx, t->free, t->nfree * sizeof(*free_idx));
     }
     onic_free(t->obj);
-    onic_free(t->gen);
+    onic_free(t->hnd);
     onic_free(t->free);
     t->obj = obj;
-    t->gen = gen;
+    t->hnd = hnd;
     t->free = free_idx;
     t->cap = cap;
     return 1;
@@ -68,6 +69,7 @@ onic_status_t onic_ptl_htab_add_new(onic_ptl_htab_t *t, void *obj, uint64_t *han
     index = t->used++;
     t->obj[index] = obj;
     t->live++;
-    *handle_p = onic_ptl_handle_make(t->kind, t->epoch, t->gen[index], index);
+    t->hnd[index] = onic_ptl_handle_make(t->kind, t->epoch, 0, index);
+    *handle_p = t->hnd[index];
     return ONIC_OK;
 }

@@ -57,7 +57,10 @@ static inline uint64_t onic_ptl_handle_make(unsigned kind, unsigned epoch, uint3
 
 typedef struct onic_ptl_htab {
     void    **obj;    /* by index; NULL when free */
-    uint32_t *gen;    /* by index */
+    /* By index: the handle of the slot's object, or of the next one it
+     * holds (the generation moved on). Kept whole, not as a generation, so
+     * that handing one out is a load and checking one is a compare. */
+    uint64_t *hnd;
     uint32_t *free;   /* stack of free indexes */
     uint32_t  nfree;
     uint32_t  used;   /* slots handed out so far */
@@ -87,7 +90,7 @@ static inline onic_status_t onic_ptl_htab_add(onic_ptl_htab_t *t, void *obj, uin
     index = t->free[--t->nfree];
     t->obj[index] = obj;
     t->live++;
-    *handle_p = onic_ptl_handle_make(t->kind, t->epoch, t->gen[index], index);
+    *handle_p = t->hnd[index];
     return ONIC_OK;
 }
 /* The object, or NULL for anything that does not name a live one of t. */
@@ -97,9 +100,9 @@ static inline void *onic_ptl_htab_get(const onic_ptl_htab_t *t, uint64_t handle)
 {
     uint32_t index = (uint32_t)(handle & 0xffffff);
 
-    if (onic_ptl_handle_kind(handle) != t->kind || ((handle >> 52) & 0xff) != (t->epoch & 0xff) ||
-        index >= t->used || t->obj[index] == NULL ||
-        ((handle >> 24) & 0xfffffff) != t->gen[index])
+    /* The slot's handle carries the table's kind and epoch and the
+     * generation: one compare checks all three. */
+    if (index >= t->used || t->hnd[index] != handle || t->obj[index] == NULL)
         return NULL;
     return t->obj[index];
 }
@@ -114,7 +117,9 @@ static inline void onic_ptl_htab_del_live(onic_ptl_htab_t *t, uint64_t handle)
         t->hint_obj = NULL;
     }
     t->obj[index] = NULL;
-    t->gen[index] = (t->gen[index] + 1) & ONIC_PTL_GEN_MASK;
+    /* The next generation: the field's top bit is never set (the mask is
+     * one bit narrower), so clearing it wraps past ONIC_PTL_GEN_MASK. */
+    t->hnd[index] = (handle + (UINT64_C(1) << 24)) & ~((uint64_t)(ONIC_PTL_GEN_MASK + 1) << 24);
     t->free[t->nfree++] = index;
     t->live--;
 }

@@ -623,6 +623,44 @@ static void test_handle_cap(void)
     free(h);
 }
 
+/* A slot used again and again: every handle it gives keeps its kind, no
+ * generation is 0 (the predefined objects'), a freed handle is refused
+ * while its slot holds the next object, and the generation goes through
+ * all 63 values and wraps to 1, never carrying into the kind. */
+static void test_handle_generations(void)
+{
+    enum { ROUNDS = 140, GENS = ONIC_MPI_HANDLE_GEN_MASK };
+    int seen[GENS + 1] = {0}, nkind = 0, ngen0 = 0, same_as_prev = 0, flag = 1;
+    MPI_Info h, prev = MPI_INFO_NULL;
+    char val[4];
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    for (int i = 0; i < ROUNDS; i++) {
+        if (MPI_Info_create(&h) != MPI_SUCCESS) {
+            CHECK(!"MPI_Info_create");
+            break;
+        }
+        nkind += h >> ONIC_MPI_HANDLE_KIND_SHIFT == ONIC_MPI_KIND_INFO;
+        ngen0 += (h >> ONIC_MPI_HANDLE_GEN_SHIFT & GENS) == 0;
+        seen[h >> ONIC_MPI_HANDLE_GEN_SHIFT & GENS]++;
+        same_as_prev += h == prev;
+        /* The previous object's handle, its slot now h's: refused. */
+        if (prev != MPI_INFO_NULL && (prev & (ONIC_MPI_HANDLE_INDEX_MAX - 1)) ==
+                                         (h & (ONIC_MPI_HANDLE_INDEX_MAX - 1)))
+            CHECK_EQ(MPI_Info_get(prev, "k", sizeof(val) - 1, val, &flag), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Info_set(h, "k", "v"), MPI_SUCCESS);
+        prev = h;
+        CHECK_EQ(MPI_Info_free(&h), MPI_SUCCESS);
+    }
+    CHECK_EQ(nkind, ROUNDS);
+    CHECK_EQ(ngen0, 0);
+    CHECK_EQ(same_as_prev, 0);
+    /* The one slot went round at least twice: every generation seen. */
+    for (int g = 1; g <= GENS; g++)
+        CHECK(seen[g] >= 2);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 /* Messages to oneself need a few tests each; none after this many is a
  * message lost (nothing else in a job of one can move it). */
 enum { POLLS = 200000 };
@@ -1115,6 +1153,8 @@ int main(int argc, char **argv)
         test_fatal_status();
         stage = "test_handle_cap";
         test_handle_cap();
+        stage = "test_handle_generations";
+        test_handle_generations();
         stage = "test_group_unref";
         test_group_unref();
         stage = "test_shared_handover_refused";

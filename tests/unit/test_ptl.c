@@ -1799,6 +1799,57 @@ static void test_handles(void)
     close_ni();
 }
 
+/* The table behind every handle: a freed slot's next handle has the next
+ * generation and the same kind, epoch and index; after the last
+ * generation it wraps to 0 within its own bits (the slot is set to its
+ * last generation here, as 2^27 - 1 reuses would leave it); a handle of
+ * another kind, epoch or generation at the same index is refused. */
+static void test_handle_generations(void)
+{
+    enum { KIND = ONIC_PTL_KIND_ME, EPOCH = 0xa5 };
+    onic_ptl_htab_t t;
+    int a, b, c;
+    uint64_t h0, h1, hlast, hwrap;
+    uint32_t index;
+
+    onic_ptl_htab_init(&t, KIND, EPOCH, 4);
+    REQUIRE(onic_ptl_htab_add(&t, &a, &h0) == ONIC_OK);
+    index = (uint32_t)(h0 & 0xffffff);
+    CHECK(onic_ptl_htab_get(&t, h0) == &a);
+    CHECK_EQ(onic_ptl_handle_kind(h0), KIND);
+    CHECK_EQ(h0 >> 52 & 0xff, EPOCH);
+    CHECK_EQ(h0 >> 24 & 0xfffffff, 0);
+    /* Another kind, another epoch: the same index names nothing. */
+    CHECK(onic_ptl_htab_get(&t, (h0 & ~(UINT64_C(0xf) << 60)) |
+                                    (uint64_t)ONIC_PTL_KIND_EQ << 60) == NULL);
+    CHECK(onic_ptl_htab_get(&t, h0 ^ UINT64_C(1) << 52) == NULL);
+    CHECK(onic_ptl_htab_get(&t, h0 + (UINT64_C(1) << 24)) == NULL); /* a generation ahead */
+    onic_ptl_htab_del_live(&t, h0);
+    CHECK(onic_ptl_htab_get(&t, h0) == NULL);
+    REQUIRE(onic_ptl_htab_add(&t, &b, &h1) == ONIC_OK);
+    CHECK_EQ(h1 & 0xffffff, index);
+    CHECK_EQ(h1 >> 24 & 0xfffffff, 1);
+    CHECK(h1 >> 52 == h0 >> 52);
+    CHECK(onic_ptl_htab_get(&t, h1) == &b);
+    CHECK(onic_ptl_htab_get(&t, h0) == NULL);
+    onic_ptl_htab_del_live(&t, h1);
+    /* The slot at its last generation. */
+    t.hnd[index] = onic_ptl_handle_make(KIND, EPOCH, ONIC_PTL_GEN_MASK, index);
+    REQUIRE(onic_ptl_htab_add(&t, &c, &hlast) == ONIC_OK);
+    CHECK_EQ(hlast >> 24 & 0xfffffff, ONIC_PTL_GEN_MASK);
+    CHECK(onic_ptl_htab_get(&t, hlast) == &c);
+    onic_ptl_htab_del_live(&t, hlast);
+    REQUIRE(onic_ptl_htab_add(&t, &a, &hwrap) == ONIC_OK);
+    CHECK_EQ(hwrap >> 24 & 0xfffffff, 0);
+    CHECK_EQ(onic_ptl_handle_kind(hwrap), KIND);
+    CHECK_EQ(hwrap >> 52 & 0xff, EPOCH);
+    CHECK_EQ(hwrap & 0xffffff, index);
+    CHECK(onic_ptl_htab_get(&t, hwrap) == &a);
+    CHECK(onic_ptl_htab_get(&t, hlast) == NULL);
+    CHECK_EQ(t.live, 1);
+    onic_ptl_htab_fini(&t);
+}
+
 /* --- an entry's own MD ------------------------------------------------------------------- *
  * The first MD of a match entry -- attached by PtlMDAttach, or made with the
  * entry by PtlMEAttachSearch -- is an MD like any other: the same
@@ -2620,6 +2671,8 @@ int main(void)
         test_overflow_end_only();
         test_handles();
         test_many_handles();
+        if (k == 0)
+            test_handle_generations();
         own_all_calls = k == 0;
         test_own_md();
         if (check_failed > 0) {
