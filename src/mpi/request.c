@@ -959,14 +959,24 @@ int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 }
 
 /* --- Sends and receives ---------------------------------------------------------------- */
+/* The common non-blocking send, its arguments checked: the request, the
+ * bundle and the eager put in one function (flatten, as req_irecv_checked
+ * below), what is rare staying out. */
+static __attribute__((flatten)) int req_isend_checked(const void *buf, int count,
+                                                      const req_args_t *a, int dest, int tag,
+                                                      MPI_Request *request)
+{
+    return req_immediate_checked(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_STANDARD, "MPI_Isend", buf,
+                                 count, a, dest, tag, request);
+}
+
 int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
     req_args_t a;
 
     if (req_args_ok(1, buf, count, datatype, dest, tag, comm, &a) && request != NULL)
-        return req_immediate_checked(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_STANDARD, "MPI_Isend", buf,
-                                     count, &a, dest, tag, request);
+        return req_isend_checked(buf, count, &a, dest, tag, request);
     return req_immediate(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_STANDARD, "MPI_Isend", buf, count,
                          datatype, dest, tag, comm, request);
 }
