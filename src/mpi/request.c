@@ -602,16 +602,18 @@ static int req_finish_all(int count, MPI_Request reqs[], onic_mpi_req_t **rs,
     int err = MPI_SUCCESS;
 
     for (int i = 0; i < count; i++) {
-        /* Written in place: each status once. */
-        MPI_Status s, *sp = statuses != MPI_STATUSES_IGNORE ? &statuses[i] : &s;
+        /* Written in place: each status once (none with MPI_STATUSES_IGNORE). */
+        MPI_Status *sp = statuses != MPI_STATUSES_IGNORE ? &statuses[i] : MPI_STATUS_IGNORE;
         int e;
 
         if (req_inactive(rs[i])) {
-            req_status_empty(sp);
+            if (sp != MPI_STATUS_IGNORE)
+                req_status_empty(sp);
         } else {
             onic_mpi_comm_t *c = rs[i]->comm;
             e = req_finish(&reqs[i], rs[i], sp);
-            sp->MPI_ERROR = e;
+            if (sp != MPI_STATUS_IGNORE)
+                sp->MPI_ERROR = e;
             if (e != MPI_SUCCESS && err == MPI_SUCCESS) {
                 err = e;
                 *errcomm_p = c;
