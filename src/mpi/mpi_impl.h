@@ -78,8 +78,9 @@ static inline void *onic_mpi_htab_get(const onic_mpi_htab_t *t, int h)
     int index = h & (ONIC_MPI_HANDLE_INDEX_MAX - 1);
 
     /* The slot's handle carries the table's kind and the generation (and
-     * is positive): one compare checks them all. */
-    if (index >= t->used || t->hnd[index] != h || t->obj[index] == NULL)
+     * is positive): one compare checks them all. A free slot's object is
+     * NULL, whatever handle it will give next. */
+    if (index >= t->used || t->hnd[index] != h)
         return NULL;
     return t->obj[index];
 }

@@ -101,8 +101,9 @@ static inline void *onic_ptl_htab_get(const onic_ptl_htab_t *t, uint64_t handle)
     uint32_t index = (uint32_t)(handle & 0xffffff);
 
     /* The slot's handle carries the table's kind and epoch and the
-     * generation: one compare checks all three. */
-    if (index >= t->used || t->hnd[index] != handle || t->obj[index] == NULL)
+     * generation: one compare checks all three. A free slot's object is
+     * NULL, whatever handle it will give next. */
+    if (index >= t->used || t->hnd[index] != handle)
         return NULL;
     return t->obj[index];
 }

@@ -651,6 +651,11 @@ static void test_handle_generations(void)
         CHECK_EQ(MPI_Info_set(h, "k", "v"), MPI_SUCCESS);
         prev = h;
         CHECK_EQ(MPI_Info_free(&h), MPI_SUCCESS);
+        /* The handle the free slot gives next names nothing until then. */
+        if ((prev >> ONIC_MPI_HANDLE_GEN_SHIFT & GENS) < GENS)
+            CHECK_EQ(MPI_Info_get(prev + (1 << ONIC_MPI_HANDLE_GEN_SHIFT), "k", sizeof(val) - 1,
+                                  val, &flag),
+                     MPI_ERR_ARG);
     }
     CHECK_EQ(nkind, ROUNDS);
     CHECK_EQ(ngen0, 0);

@@ -1826,6 +1826,8 @@ static void test_handle_generations(void)
     CHECK(onic_ptl_htab_get(&t, h0 + (UINT64_C(1) << 24)) == NULL); /* a generation ahead */
     onic_ptl_htab_del_live(&t, h0);
     CHECK(onic_ptl_htab_get(&t, h0) == NULL);
+    /* The handle the free slot gives next names nothing until then. */
+    CHECK(onic_ptl_htab_get(&t, h0 + (UINT64_C(1) << 24)) == NULL);
     REQUIRE(onic_ptl_htab_add(&t, &b, &h1) == ONIC_OK);
     CHECK_EQ(h1 & 0xffffff, index);
     CHECK_EQ(h1 >> 24 & 0xfffffff, 1);
