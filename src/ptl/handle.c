@@ -1,7 +1,8 @@
 /* Handle tables: a slot per object with a generation, so a stale handle (of
  * a freed object, or of an earlier NI) names nothing instead of whatever
- * reuses the slot (each slot keeps its whole current handle). Slots come from a stack of free indexes; the arrays grow
- * by doubling up to the NI's limit. */
+ * reuses the slot (each slot keeps its whole current handle). Slots come
+ * from a stack of free indexes; the arrays grow by doubling up to the NI's
+ * limit. */
 #include "ptl/ptl.h"
 #include "base/mem.h"
 
