@@ -570,6 +570,7 @@ static void test_graph(void)
         MPI_Comm_set_errhandler(g, MPI_ERRORS_RETURN);
         CHECK_EQ(MPI_Graph_neighbors_count(g, size, &cnt), MPI_ERR_RANK);
         CHECK_EQ(MPI_Graph_neighbors(g, -1, 2, nb), MPI_ERR_RANK);
+        CHECK_EQ(MPI_Graph_neighbors(g, size, 2, nb), MPI_ERR_RANK);
         CHECK_EQ(MPI_Cartdim_get(g, &x), MPI_ERR_TOPOLOGY);
         CHECK_EQ(MPI_Dist_graph_neighbors(g, 0, NULL, NULL, 0, NULL, NULL), MPI_ERR_TOPOLOGY);
         MPI_Comm_free(&g);
@@ -591,6 +592,8 @@ static void test_graph(void)
                                        0, &dg), MPI_ERR_RANK);
         CHECK_EQ(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, e2, neg, e2, e2, MPI_INFO_NULL,
                                        0, &dg), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Dist_graph_create(MPI_COMM_NULL, 1, e2, i1, e2, e2, MPI_INFO_NULL, 0, &dg),
+                 MPI_ERR_COMM);
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     free(index);
@@ -2206,6 +2209,23 @@ static void test_misc_requests(void)
         MPI_Test_cancelled(&s, &flag);
         CHECK_EQ(flag, 1);
     }
+    /* A peer one past the last rank, refused by the calls' first test as
+     * by their general checks (MPI_ERR_RANK, no request), and a replace of
+     * more than 2^31 - 1 bytes (MPI_ERR_COUNT, the buffer untouched). */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    {
+        MPI_Request q = MPI_REQUEST_NULL;
+        int x = 7;
+        CHECK_EQ(MPI_Isend(&x, 1, MPI_INT, size, 0, MPI_COMM_WORLD, &q), MPI_ERR_RANK);
+        CHECK(q == MPI_REQUEST_NULL);
+        CHECK_EQ(MPI_Irecv(&x, 1, MPI_INT, size, 0, MPI_COMM_WORLD, &q), MPI_ERR_RANK);
+        CHECK(q == MPI_REQUEST_NULL);
+        CHECK_EQ(MPI_Sendrecv_replace(&x, 1 << 30, MPI_INT, rank, 0, rank, 0, MPI_COMM_WORLD,
+                                      MPI_STATUS_IGNORE),
+                 MPI_ERR_COUNT);
+        CHECK_EQ(x, 7);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
 static void test_misc_groups(void)
