@@ -592,6 +592,9 @@ static void test_graph(void)
                                        0, &dg), MPI_ERR_RANK);
         CHECK_EQ(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, e2, neg, e2, e2, MPI_INFO_NULL,
                                        0, &dg), MPI_ERR_ARG);
+        /* A negative degree that the next one makes up for (edges 0 in all). */
+        CHECK_EQ(MPI_Dist_graph_create(MPI_COMM_WORLD, 2, e2, neg, e2, e2, MPI_INFO_NULL,
+                                       0, &dg), MPI_ERR_ARG);
         CHECK_EQ(MPI_Dist_graph_create(MPI_COMM_NULL, 1, e2, i1, e2, e2, MPI_INFO_NULL, 0, &dg),
                  MPI_ERR_COMM);
     }

@@ -353,6 +353,161 @@ static void test_dims_no_memory(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* MPI_Sendrecv to itself with its k-th allocation failing, for k = 0, 1,
+ * ... until it succeeds, its receive's message sent before and the
+ * request pool left one free request (receives posted that nothing
+ * matches), so the send's request needs a new chunk: each failure leaves
+ * no request behind (the receive, done or cancelled, is freed: the pool
+ * holds what it held before) and the message either received or still
+ * there to receive; the success receives it, or its message was dropped
+ * at arrival for want of memory, counted. ("nomem": errors are logged.) */
+static void test_sendrecv_nomem(void)
+{
+    enum { FILL = 256 };
+    static MPI_Request fill[FILL];
+    static int fillbuf[FILL];
+    int rc = MPI_ERR_NO_MEM, failures = 0, received = 0;
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    for (int k = 0; k < 1000 && rc != MPI_SUCCESS; k++) {
+        int one = 100 + k, got = -1, v = 7, flag = 0, nfill = 0;
+        onic_pool_t *pool = &onic_mpi_g.req_pool;
+        ptl_sr_value_t drops_before = 0, drops_after = 0;
+        size_t before;
+        MPI_Request r;
+
+        CHECK_EQ(MPI_Isend(&one, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, &r), MPI_SUCCESS);
+        CHECK_EQ(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        while (nfill < FILL && !(pool->free_list != NULL && *(void **)pool->free_list == NULL)) {
+            CHECK_EQ(MPI_Irecv(&fillbuf[nfill], 1, MPI_INT, 0, 99, MPI_COMM_WORLD, &fill[nfill]),
+                     MPI_SUCCESS);
+            nfill++;
+        }
+        before = pool->in_use;
+        CHECK_EQ(PtlNIStatus(onic_mpi_g.ni, PTL_SR_DROP_COUNT, &drops_before), PTL_OK);
+        onic_mem_fail_after(k);
+        rc = MPI_Sendrecv(&v, 1, MPI_INT, 0, 6, &got, 1, MPI_INT, 0, 5, MPI_COMM_WORLD,
+                          MPI_STATUS_IGNORE);
+        onic_mem_fail_after(-1);
+        if (onic_mpi_g.req_pool.in_use != before) {
+            fprintf(stderr, "MPI_Sendrecv, allocation %d failing (rc %d): %zu requests in use "
+                    "after, %zu before\n", k, rc, onic_mpi_g.req_pool.in_use, before);
+            check_failed++;
+        }
+        if (rc == MPI_SUCCESS) {
+            CHECK_EQ(got, one);
+            /* The message sent: received, unless its arrival found no
+             * memory for its header (the allocations fail inside this
+             * process's own call) and Portals dropped it, counted. */
+            for (int i = 0; i < 1000 && !flag; i++)
+                CHECK_EQ(MPI_Iprobe(0, 6, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE),
+                         MPI_SUCCESS);
+            CHECK_EQ(PtlNIStatus(onic_mpi_g.ni, PTL_SR_DROP_COUNT, &drops_after), PTL_OK);
+            if (flag) {
+                CHECK_EQ(MPI_Recv(&v, 1, MPI_INT, 0, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                         MPI_SUCCESS);
+                CHECK_EQ(v, 7);
+            } else {
+                CHECK(drops_after > drops_before);
+            }
+            flag = 0;
+        }
+        if (rc != MPI_SUCCESS) {
+            failures++;
+            received += got == one;
+            /* Not received by the failed call: still there. */
+            CHECK_EQ(MPI_Iprobe(0, 5, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE), MPI_SUCCESS);
+            CHECK(flag == (got != one));
+            if (flag)
+                CHECK_EQ(MPI_Recv(&got, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                         MPI_SUCCESS);
+            CHECK_EQ(got, one);
+        }
+        for (int i = 0; i < nfill; i++) {
+            CHECK_EQ(MPI_Cancel(&fill[i]), MPI_SUCCESS);
+            CHECK_EQ(MPI_Wait(&fill[i], MPI_STATUS_IGNORE), MPI_SUCCESS);
+        }
+    }
+    CHECK_EQ(rc, MPI_SUCCESS);
+    CHECK(failures > 0);
+    /* Some failure came after the receive took its message. */
+    CHECK(received > 0);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+/* Each call that makes a communicator with a topology, with its k-th
+ * allocation failing for k = 0, 1, ... until it succeeds: each failure is
+ * MPI_ERR_NO_MEM and leaves no communicator, each success has its topology
+ * (MPI_Topo_test), never a communicator without one. ("nomem": errors are
+ * logged.) */
+static void test_topo_nomem(void)
+{
+    static const int kind_of[] = {MPI_CART, MPI_CART, MPI_GRAPH, MPI_DIST_GRAPH, MPI_DIST_GRAPH};
+    static const char *const name[] = {"MPI_Cart_create", "MPI_Cart_sub", "MPI_Graph_create",
+                                       "MPI_Dist_graph_create_adjacent", "MPI_Dist_graph_create"};
+    int one[1] = {1}, zero[1] = {0}, remain[1] = {1};
+    MPI_Comm cart;
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK_EQ(MPI_Cart_create(MPI_COMM_WORLD, 1, one, zero, 0, &cart), MPI_SUCCESS);
+    MPI_Comm_set_errhandler(cart, MPI_ERRORS_RETURN);
+    for (int call = 0; call < 5; call++) {
+        int rc = MPI_ERR_NO_MEM, failures = 0;
+
+        for (int k = 0; k < 1000 && rc != MPI_SUCCESS; k++) {
+            MPI_Comm nc = MPI_COMM_NULL;
+            int kind = MPI_UNDEFINED, cls = MPI_SUCCESS;
+
+            onic_mem_fail_after(k);
+            switch (call) {
+            case 0:
+                rc = MPI_Cart_create(MPI_COMM_WORLD, 1, one, zero, 1, &nc);
+                break;
+            case 1:
+                rc = MPI_Cart_sub(cart, remain, &nc);
+                break;
+            case 2: /* one node, its one edge to itself */
+                rc = MPI_Graph_create(MPI_COMM_WORLD, 1, one, zero, 0, &nc);
+                break;
+            case 3:
+                rc = MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, zero, MPI_UNWEIGHTED, 1,
+                                                    zero, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &nc);
+                break;
+            default:
+                rc = MPI_Dist_graph_create(MPI_COMM_WORLD, 1, zero, one, zero, MPI_UNWEIGHTED,
+                                           MPI_INFO_NULL, 0, &nc);
+                break;
+            }
+            onic_mem_fail_after(-1);
+            if (rc != MPI_SUCCESS) {
+                failures++;
+                MPI_Error_class(rc, &cls);
+                if (cls != MPI_ERR_NO_MEM || nc != MPI_COMM_NULL) {
+                    fprintf(stderr, "%s, allocation %d failing: error class %d (want %d), "
+                            "communicator %s\n", name[call], k, cls, MPI_ERR_NO_MEM,
+                            nc == MPI_COMM_NULL ? "none" : "left");
+                    check_failed++;
+                }
+                continue;
+            }
+            CHECK(nc != MPI_COMM_NULL);
+            if (nc == MPI_COMM_NULL)
+                break;
+            CHECK_EQ(MPI_Topo_test(nc, &kind), MPI_SUCCESS);
+            if (kind != kind_of[call]) {
+                fprintf(stderr, "%s, allocation %d failing: succeeded with topology %d, not "
+                        "%d\n", name[call], k, kind, kind_of[call]);
+                check_failed++;
+            }
+            MPI_Comm_free(&nc);
+        }
+        CHECK_EQ(rc, MPI_SUCCESS);
+        CHECK(failures > 0);
+    }
+    MPI_Comm_free(&cart);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 /* An error of the last predefined class (MPI_ERR_LASTCODE, a one-sided
  * class) is named as itself in its message, as any other: attaching memory
  * to a window not made by MPI_Win_create_dynamic. */
@@ -1127,6 +1282,10 @@ int main(int argc, char **argv)
     if (nomem) {
         if (test_rma_nomem() != 0)
             return check_summary("test_mpi_requests nomem"); /* no MPI_Finalize: it would wait */
+        stage = "test_topo_nomem";
+        test_topo_nomem();
+        stage = "test_sendrecv_nomem";
+        test_sendrecv_nomem();
     } else {
         stage = "test_keyvals";
         test_keyvals(); /* first: no keyval made before */
