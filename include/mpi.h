@@ -178,7 +178,7 @@ typedef struct MPI_Status {
 #define MPI_ERR_REQUEST       19
 #define MPI_ERR_KEYVAL        20
 #define MPI_ERR_NO_MEM        21
-#define MPI_ERR_LASTCODE      58 /* the one-sided classes below */
+#define MPI_ERR_LASTCODE      59 /* the one-sided classes and MPI_ERR_SESSION below */
 
 #define MPI_PROC_NULL   (-1)
 #define MPI_ANY_SOURCE  (-2)
@@ -820,6 +820,34 @@ typedef MPI_Comm_errhandler_function MPI_Handler_function;
 int MPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler);
 int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
 int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
+
+/* Sessions (MPI 4.0, 11.3): MPI started by a library without MPI_Init, its
+ * communicators made from the process sets mpi://WORLD and mpi://SELF.
+ * Sessions and MPI_Init may be mixed; MPI ends with the last of them.
+ * Errors on a session go to its handler, MPI_ERRORS_RETURN or
+ * MPI_ERRORS_ARE_FATAL; those on no session (MPI_SESSION_NULL, a freed
+ * one), to MPI_COMM_WORLD's once MPI_Init was called, else are fatal. */
+typedef int MPI_Session;
+#define MPI_SESSION_NULL       ((MPI_Session)0)
+#define MPI_MAX_PSET_NAME_LEN  256
+#define MPI_MAX_STRINGTAG_LEN  256
+#define MPI_ERR_SESSION        59
+int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session);
+int MPI_Session_finalize(MPI_Session *session);
+int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used);
+int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names);
+int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len,
+                             char *pset_name);
+int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
+int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler);
+int MPI_Session_call_errhandler(MPI_Session session, int errorcode);
+MPI_Fint MPI_Session_c2f(MPI_Session session);
+MPI_Session MPI_Session_f2c(MPI_Fint session);
+int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name,
+                                MPI_Group *newgroup);
+int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                               MPI_Errhandler errhandler, MPI_Comm *newcomm);
 
 #ifdef __cplusplus
 }

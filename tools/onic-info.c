@@ -123,7 +123,8 @@ int main(int argc, char **argv)
            "       one-sided windows (create, allocate, allocate_shared on one node, dynamic;\n"
            "       put, get, accumulates, fetch-and-op, compare-and-swap, rput, rget,\n"
            "       raccumulate, rget_accumulate; fence, locks, flushes,\n"
-           "       post/start/complete/wait)\n"
+           "       post/start/complete/wait),\n"
+           "       sessions (MPI 4.0: the process sets mpi://WORLD and mpi://SELF)\n"
            "  not:  dynamic processes, MPI-IO, the Fortran binding\n");
     if (status == ONIC_OK)
         info_onload(&cur);

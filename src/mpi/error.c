@@ -50,6 +50,7 @@ static const char *const error_strings[MPI_ERR_LASTCODE + 1] = {
     [MPI_ERR_RMA_ATTACH] = "MPI_ERR_RMA_ATTACH: memory cannot be attached",
     [MPI_ERR_RMA_SHARED] = "MPI_ERR_RMA_SHARED: memory cannot be shared",
     [MPI_ERR_RMA_FLAVOR] = "MPI_ERR_RMA_FLAVOR: wrong window flavor",
+    [MPI_ERR_SESSION] = "MPI_ERR_SESSION: invalid session",
 };
 
 /* Classes and codes the program adds (MPI_Add_error_class, _code): the
@@ -158,19 +159,14 @@ const char *onic_mpi_rank_str(void)
     return buf;
 }
 
-static int error_report(onic_mpi_comm_t *comm, int cls, const char *call, const char *fmt,
-                        va_list ap)
+/* An error to handler errh; comm, the object a program's handler is given
+ * (NULL: MPI_COMM_WORLD). */
+static int error_report_to(MPI_Errhandler errh, onic_mpi_comm_t *comm, int cls, const char *call,
+                           const char *fmt, va_list ap)
 {
     char what[768];
-    MPI_Errhandler errh = MPI_ERRORS_ARE_FATAL;
-    onic_mpi_comm_t *world;
 
     vsnprintf(what, sizeof(what), fmt, ap);
-    if (comm != NULL)
-        errh = comm->errh;
-    else if (onic_mpi_g.initialized &&
-             (world = onic_mpi_htab_get(&onic_mpi_g.comms, MPI_COMM_WORLD)) != NULL)
-        errh = world->errh;
     if (errh == MPI_ERRORS_RETURN) {
         onic_debug("mpi: %s on rank %s: %s: %s", call, onic_mpi_rank_str(), error_name(cls),
                    what);
@@ -188,6 +184,34 @@ static int error_report(onic_mpi_comm_t *comm, int cls, const char *call, const 
     fprintf(stderr, "onic: %s on rank %s failed: %s: %s (MPI_ERRORS_ARE_FATAL: stopping the "
             "job with exit status %d)\n", call, onic_mpi_rank_str(), error_name(cls), what, cls);
     onic_mpi_die(cls);
+}
+
+static int error_report(onic_mpi_comm_t *comm, int cls, const char *call, const char *fmt,
+                        va_list ap)
+{
+    MPI_Errhandler errh = MPI_ERRORS_ARE_FATAL;
+    onic_mpi_comm_t *world;
+
+    if (comm != NULL)
+        errh = comm->errh;
+    else if (onic_mpi_g.initialized &&
+             (world = onic_mpi_htab_get(&onic_mpi_g.comms, MPI_COMM_WORLD)) != NULL)
+        errh = world->errh;
+    return error_report_to(errh, comm, cls, call, fmt, ap);
+}
+
+__attribute__((cold, noinline)) int onic_mpi_err_errh(MPI_Errhandler errh, int cls,
+                                                      const char *call, const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+
+    if (cls == MPI_SUCCESS)
+        cls = MPI_ERR_INTERN;
+    va_start(ap, fmt);
+    rc = error_report_to(errh, NULL, cls, call, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 __attribute__((cold, noinline)) int onic_mpi_err_report(onic_mpi_comm_t *comm, int cls,
@@ -214,9 +238,11 @@ _Noreturn int onic_mpi_err_state(const char *call)
 {
     fprintf(stderr, "onic: %s on rank %s failed: MPI_ERR_OTHER: %s (MPI_ERRORS_ARE_FATAL: "
             "stopping with exit status %d)\n", call, onic_mpi_rank_str(),
-            onic_mpi_g.finalized ? "MPI_Finalize has been called; no MPI call but "
-            "MPI_Initialized, MPI_Finalized, MPI_Get_version and friends may follow it"
-                                 : "MPI is not initialized; call MPI_Init first",
+            onic_mpi_g.finalized ? "MPI has been finalized (by MPI_Finalize or the last "
+            "MPI_Session_finalize); no MPI call but MPI_Initialized, MPI_Finalized, "
+            "MPI_Get_version and friends may follow"
+                                 : "MPI is not initialized; call MPI_Init or MPI_Session_init "
+                                   "first",
             MPI_ERR_OTHER);
     onic_mpi_die(MPI_ERR_OTHER);
 }

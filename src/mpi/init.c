@@ -40,7 +40,6 @@ static void fini_tables(void)
     onic_mpi_op_fini();
     onic_mpi_attr_fini();
     onic_mpi_errh_fini();
-    onic_mpi_info_fini();
     onic_mpi_htab_fini(&onic_mpi_g.ops);
     onic_mpi_htab_fini(&onic_mpi_g.reqs);
     onic_mpi_htab_fini(&onic_mpi_g.errhs);
@@ -65,25 +64,10 @@ static int init_check_agreement(void)
     return MPI_SUCCESS;
 }
 
-int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+int onic_mpi_lib_up(int required, const char *call)
 {
     int rc;
 
-    (void)argc;
-    (void)argv;
-    if (onic_mpi_g.initialized || onic_mpi_g.finalized) {
-        fprintf(stderr, "onic: MPI_Init on rank %s failed: MPI_ERR_OTHER: MPI is already %s; "
-                "call MPI_Init once per process\n", onic_mpi_rank_str(),
-                onic_mpi_g.finalized ? "finalized" : "initialized");
-        onic_mpi_die(MPI_ERR_OTHER);
-    }
-    if (provided == NULL || required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE) {
-        fprintf(stderr, "onic: MPI_Init_thread on rank %s failed: MPI_ERR_ARG: %s\n",
-                onic_mpi_rank_str(),
-                provided == NULL ? "provided is NULL" : "required is not one of "
-                "MPI_THREAD_SINGLE, _FUNNELED, _SERIALIZED, _MULTIPLE");
-        onic_mpi_die(MPI_ERR_ARG);
-    }
     init_tables();
     onic_mpi_errh_init();
     if (onic_mpi_type_init() != 0)
@@ -96,13 +80,38 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     init_thread = pthread_self();
     /* One thread at a time, always the same: no call takes a lock. */
     onic_mpi_g.thread_level = required < MPI_THREAD_FUNNELED ? required : MPI_THREAD_FUNNELED;
-    *provided = onic_mpi_g.thread_level;
     return init_check_agreement();
 
 err_no_mem:
-    fprintf(stderr, "onic: MPI_Init on rank %s failed: MPI_ERR_NO_MEM: no memory for MPI's "
-            "tables\n", onic_mpi_rank_str());
+    fprintf(stderr, "onic: %s on rank %s failed: MPI_ERR_NO_MEM: no memory for MPI's "
+            "tables\n", call, onic_mpi_rank_str());
     onic_mpi_die(MPI_ERR_NO_MEM);
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc;
+
+    (void)argc;
+    (void)argv;
+    if (onic_mpi_g.world_state != 0 || onic_mpi_g.finalized) {
+        fprintf(stderr, "onic: MPI_Init on rank %s failed: MPI_ERR_OTHER: MPI is already %s; "
+                "call MPI_Init once per process\n", onic_mpi_rank_str(),
+                onic_mpi_g.world_state == 1 ? "initialized" : "finalized");
+        onic_mpi_die(MPI_ERR_OTHER);
+    }
+    if (provided == NULL || required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE) {
+        fprintf(stderr, "onic: MPI_Init_thread on rank %s failed: MPI_ERR_ARG: %s\n",
+                onic_mpi_rank_str(),
+                provided == NULL ? "provided is NULL" : "required is not one of "
+                "MPI_THREAD_SINGLE, _FUNNELED, _SERIALIZED, _MULTIPLE");
+        onic_mpi_die(MPI_ERR_ARG);
+    }
+    /* A session may have started the library: then its thread level. */
+    rc = onic_mpi_g.initialized ? MPI_SUCCESS : onic_mpi_lib_up(required, "MPI_Init");
+    onic_mpi_g.world_state = 1;
+    *provided = onic_mpi_g.thread_level;
+    return rc;
 }
 
 int MPI_Init(int *argc, char ***argv)
@@ -111,11 +120,13 @@ int MPI_Init(int *argc, char ***argv)
     return MPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided);
 }
 
+/* Both say what MPI_Init and MPI_Finalize did, whatever sessions do (MPI
+ * 4.0, 11.2.1). */
 int MPI_Initialized(int *flag)
 {
     if (flag == NULL)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Initialized", "flag is NULL");
-    *flag = onic_mpi_g.initialized || onic_mpi_g.finalized;
+    *flag = onic_mpi_g.world_state != 0;
     return MPI_SUCCESS;
 }
 
@@ -123,7 +134,7 @@ int MPI_Finalized(int *flag)
 {
     if (flag == NULL)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Finalized", "flag is NULL");
-    *flag = onic_mpi_g.finalized;
+    *flag = onic_mpi_g.world_state == 2;
     return MPI_SUCCESS;
 }
 
@@ -194,12 +205,47 @@ static int fini_pending(char *buf, size_t len)
     return p.n;
 }
 
-int MPI_Finalize(void)
+int onic_mpi_lib_down(const char *call)
 {
     char what[512];
     int rc, n;
 
+    /* Everyone arrives before anyone leaves: a rank may still be pulling a
+     * message from us. The barrier's progress serves those pulls. */
+    rc = onic_mpi_coll_barrier(onic_mpi_htab_get(&onic_mpi_g.comms, MPI_COMM_WORLD), call);
+    /* Pulls whose requests were queued before the barrier completed. */
+    while (onic_mpi_progress(0) > 0)
+        ;
+    /* From here on, credits owed to processes that may have left stay here. */
+    onic_mpi_g.finalizing = 1;
+    n = fini_pending(what, sizeof(what));
+    if (rc == MPI_SUCCESS && n > 0)
+        rc = onic_mpi_err(NULL, MPI_ERR_PENDING, call, "%d operation%s never "
+                          "completed (%s%s); complete every request with MPI_Wait or MPI_Test "
+                          "(or cancel receives) before %s", n, n > 1 ? "s" : "", what,
+                          n > 3 ? "; ..." : "", call);
+    onic_mpi_icoll_fini();
+    onic_mpi_probe_fini();
+    onic_mpi_rma_fini();
+    onic_mpi_comm_fini();
+    onic_mpi_type_fini();
+    onic_mpi_p2p_fini();
+    fini_tables();
+    onic_mpi_g.initialized = 0;
+    onic_mpi_g.finalized = 1;
+    return rc;
+}
+
+int MPI_Finalize(void)
+{
+    int rc;
+
     ONIC_MPI_CHECK_INIT("MPI_Finalize");
+    if (onic_mpi_g.world_state != 1)
+        return onic_mpi_err(NULL, MPI_ERR_OTHER, "MPI_Finalize", "MPI_Init was %s; "
+                            "MPI_Finalize ends what MPI_Init started, once",
+                            onic_mpi_g.world_state == 0 ? "not called (MPI runs for a session)"
+                                                  : "already ended by MPI_Finalize");
     /* First, as if MPI_COMM_SELF were freed: its attributes' delete
      * callbacks, the last set first, while MPI still works (MPI 3.1,
      * 8.7.1); then MPI_COMM_WORLD's the same way. */
@@ -211,31 +257,11 @@ int MPI_Finalize(void)
                                 "failed with %d; MPI is not finalized",
                                 i == 0 ? "MPI_COMM_SELF" : "MPI_COMM_WORLD", rc);
     }
-    /* Everyone arrives before anyone leaves: a rank may still be pulling a
-     * message from us. The barrier's progress serves those pulls. */
-    rc = onic_mpi_coll_barrier(onic_mpi_htab_get(&onic_mpi_g.comms, MPI_COMM_WORLD),
-                               "MPI_Finalize");
-    /* Pulls whose requests were queued before the barrier completed. */
-    while (onic_mpi_progress(0) > 0)
-        ;
-    /* From here on, credits owed to processes that may have left stay here. */
-    onic_mpi_g.finalizing = 1;
-    n = fini_pending(what, sizeof(what));
-    if (rc == MPI_SUCCESS && n > 0)
-        rc = onic_mpi_err(NULL, MPI_ERR_PENDING, "MPI_Finalize", "%d operation%s never "
-                          "completed (%s%s); complete every request with MPI_Wait or MPI_Test "
-                          "(or cancel receives) before MPI_Finalize", n, n > 1 ? "s" : "", what,
-                          n > 3 ? "; ..." : "");
-    onic_mpi_icoll_fini();
-    onic_mpi_probe_fini();
-    onic_mpi_rma_fini();
-    onic_mpi_comm_fini();
-    onic_mpi_type_fini();
-    onic_mpi_p2p_fini();
-    fini_tables();
-    onic_mpi_g.initialized = 0;
-    onic_mpi_g.finalized = 1;
-    return rc;
+    onic_mpi_g.world_state = 2;
+    /* Sessions still live keep the library up: their last finalize ends it. */
+    if (onic_mpi_g.sessions > 0)
+        return MPI_SUCCESS;
+    return onic_mpi_lib_down("MPI_Finalize");
 }
 
 int MPI_Get_processor_name(char *name, int *resultlen)

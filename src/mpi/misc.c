@@ -7,6 +7,7 @@
 #include "mpi/mpi_impl.h"
 #include "base/mem.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,7 +22,9 @@ typedef struct info {
     info_entry_t *e;
 } info_t;
 
-/* Made on first use; MPI_INFO_ENV is the empty object at index 0. */
+/* Made on first use, and kept for the process: info objects outlive MPI
+ * (made before it starts, used after it ends). MPI_INFO_ENV is the empty
+ * object at index 0. */
 static onic_mpi_htab_t info_tab;
 static int info_ready;
 static info_t info_env = {MPI_INFO_ENV, 0, 0, NULL};
@@ -46,17 +49,6 @@ static void info_destroy(info_t *in)
     onic_free(in->e);
     if (in != &info_env)
         onic_free(in);
-}
-
-void onic_mpi_info_fini(void)
-{
-    if (!info_ready)
-        return;
-    for (int i = 1; i < info_tab.used; i++)
-        if (info_tab.obj[i] != NULL)
-            info_destroy(info_tab.obj[i]);
-    onic_mpi_htab_fini(&info_tab);
-    info_ready = 0;
 }
 
 static info_t *info_get(MPI_Info h, const char *call, int *rc_p)
@@ -132,6 +124,46 @@ static int info_add(info_t *in, const char *key, const char *val)
     return 0;
 }
 
+/* The info calls may come at any time, before MPI_Init or
+ * MPI_Session_init and after the end (MPI 4.0, 11.2.1): their table lives
+ * apart from the library's. Once it is up, they end a bundle as any call. */
+#define INFO_CHECK_STATE() \
+    do { \
+        if (onic_mpi_g.bundle_open) \
+            onic_mpi_bundle_end(); \
+    } while (0)
+
+int onic_mpi_info_value(MPI_Info h, const char *key, char *val, size_t len)
+{
+    info_t *in = info_init() == 0 ? onic_mpi_htab_get(&info_tab, h) : NULL;
+    int i;
+
+    if (in == NULL)
+        return -1;
+    if ((i = info_find(in, key)) < 0)
+        return 0;
+    snprintf(val, len, "%s", in->e[i].val);
+    return 1;
+}
+
+int onic_mpi_info_make(MPI_Info *h, const char *key, const char *val)
+{
+    info_t *in;
+
+    if (info_init() != 0 || (in = onic_calloc(1, sizeof(*in))) == NULL)
+        return -1;
+    if (key != NULL && info_add(in, key, val) != 0) {
+        info_destroy(in);
+        return -1;
+    }
+    if (onic_mpi_htab_add(&info_tab, in, &in->handle) != 0) {
+        info_destroy(in);
+        return -1;
+    }
+    *h = in->handle;
+    return 0;
+}
+
 static int info_publish(info_t *in, MPI_Info *h, const char *call)
 {
     if (onic_mpi_htab_add(&info_tab, in, &in->handle) != 0) {
@@ -146,7 +178,7 @@ int MPI_Info_create(MPI_Info *info)
 {
     info_t *in;
 
-    ONIC_MPI_CHECK_INIT("MPI_Info_create");
+    INFO_CHECK_STATE();
     if (info == NULL)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Info_create", "info is NULL");
     if (info_init() != 0 || (in = onic_calloc(1, sizeof(*in))) == NULL)
@@ -160,7 +192,7 @@ int MPI_Info_set(MPI_Info info, const char *key, const char *value)
     info_t *in;
     int rc;
 
-    ONIC_MPI_CHECK_INIT(call);
+    INFO_CHECK_STATE();
     if ((in = info_get(info, call, &rc)) == NULL || (rc = info_key_ok(key, call)) != MPI_SUCCESS)
         return rc;
     if (in == &info_env)
@@ -180,7 +212,7 @@ int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int 
     info_t *in;
     int rc, i;
 
-    ONIC_MPI_CHECK_INIT(call);
+    INFO_CHECK_STATE();
     if ((in = info_get(info, call, &rc)) == NULL || (rc = info_key_ok(key, call)) != MPI_SUCCESS)
         return rc;
     if (flag == NULL || valuelen < 0 || (valuelen > 0 && value == NULL))
@@ -208,7 +240,7 @@ int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *fl
     info_t *in;
     int rc, i;
 
-    ONIC_MPI_CHECK_INIT(call);
+    INFO_CHECK_STATE();
     if ((in = info_get(info, call, &rc)) == NULL || (rc = info_key_ok(key, call)) != MPI_SUCCESS)
         return rc;
     if (valuelen == NULL || flag == NULL)
@@ -227,7 +259,7 @@ int MPI_Info_delete(MPI_Info info, const char *key)
     info_t *in;
     int rc, i;
 
-    ONIC_MPI_CHECK_INIT(call);
+    INFO_CHECK_STATE();
     if ((in = info_get(info, call, &rc)) == NULL || (rc = info_key_ok(key, call)) != MPI_SUCCESS)
         return rc;
     if ((i = info_find(in, key)) < 0)
@@ -245,7 +277,7 @@ int MPI_Info_get_nkeys(MPI_Info info, int *nkeys)
     info_t *in;
     int rc;
 
-    ONIC_MPI_CHECK_INIT("MPI_Info_get_nkeys");
+    INFO_CHECK_STATE();
     if ((in = info_get(info, "MPI_Info_get_nkeys", &rc)) == NULL)
         return rc;
     if (nkeys == NULL)
@@ -259,7 +291,7 @@ int MPI_Info_get_nthkey(MPI_Info info, int n, char *key)
     info_t *in;
     int rc;
 
-    ONIC_MPI_CHECK_INIT("MPI_Info_get_nthkey");
+    INFO_CHECK_STATE();
     if ((in = info_get(info, "MPI_Info_get_nthkey", &rc)) == NULL)
         return rc;
     if (key == NULL || n < 0 || n >= in->n)
@@ -274,7 +306,7 @@ int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
     info_t *in, *d;
     int rc;
 
-    ONIC_MPI_CHECK_INIT("MPI_Info_dup");
+    INFO_CHECK_STATE();
     if ((in = info_get(info, "MPI_Info_dup", &rc)) == NULL)
         return rc;
     if (newinfo == NULL)
@@ -294,7 +326,7 @@ int MPI_Info_free(MPI_Info *info)
     info_t *in;
     int rc;
 
-    ONIC_MPI_CHECK_INIT("MPI_Info_free");
+    INFO_CHECK_STATE();
     if (info == NULL)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Info_free", "info is NULL");
     if ((in = info_get(*info, "MPI_Info_free", &rc)) == NULL)

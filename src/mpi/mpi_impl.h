@@ -48,6 +48,7 @@ enum {
     ONIC_MPI_KIND_INFO  = 7,
     ONIC_MPI_KIND_WIN   = 8,
     ONIC_MPI_KIND_MSG   = 9,
+    ONIC_MPI_KIND_SESSION = 10,
 };
 #define ONIC_MPI_HANDLE_INDEX_MAX (1 << 20)
 
@@ -379,7 +380,12 @@ struct onic_mpi_ubuf {
 typedef struct onic_mpi_pulled onic_mpi_pulled_t;
 
 typedef struct onic_mpi_state {
+    /* The library: up (initialized) from the first MPI_Init or
+     * MPI_Session_init to the end of the last MPI_Finalize or
+     * MPI_Session_finalize (then finalized). */
     int              initialized, finalized, finalizing;
+    int              world_state; /* MPI_Init: 0 not called, 1 called, 2 MPI_Finalize called */
+    int              sessions;  /* live sessions (session.c) */
     int              thread_level;
     int              rank, size;       /* in the world */
     ptl_handle_ni_t  ni;
@@ -460,6 +466,9 @@ static inline int onic_mpi_err_nonzero(int rc)
     return rc;
 }
 #define onic_mpi_err(...) onic_mpi_err_nonzero(onic_mpi_err_report(__VA_ARGS__))
+/* The same to handler errh (a session's: session.c). */
+int  onic_mpi_err_errh(MPI_Errhandler errh, int cls, const char *call, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* A Portals failure from call, as MPI_ERR_INTERN. */
 int  onic_mpi_err_ptl(onic_mpi_comm_t *comm, const char *call, const char *what, int rc);
 /* Before MPI_Init or after MPI_Finalize: the fatal report. */
@@ -920,16 +929,27 @@ int  onic_mpi_attr_delete_all(onic_mpi_comm_t *c);
 void onic_mpi_attr_release(onic_mpi_comm_t *c);
 void onic_mpi_attr_fini(void);
 
+/* --- init.c ---------------------------------------------------------------------- */
+/* The library brought up by the first MPI_Init or MPI_Session_init (the
+ * thread level asked for; what is provided is onic_mpi_g.thread_level),
+ * and down by the last MPI_Finalize or MPI_Session_finalize: a barrier
+ * over the job's processes first. */
+int onic_mpi_lib_up(int required, const char *call);
+int onic_mpi_lib_down(const char *call);
+
 /* --- misc.c ---------------------------------------------------------------------- */
 /* --- error.c ---------------------------------------------------------------------- */
 /* MPI_LASTUSEDCODE: the highest error code, predefined or added. */
 int  onic_mpi_err_lastused(void);
 
-/* MPI_Finalize: the info objects never freed. */
-void onic_mpi_info_fini(void);
 /* MPI_SUCCESS if h is a live info object (or MPI_INFO_NULL where
  * null_ok), else the error reported against c. */
 int  onic_mpi_info_check(onic_mpi_comm_t *c, MPI_Info h, int null_ok, const char *call);
+/* Quiet forms for session.c: key's value of info h into val (len bytes):
+ * 1 found, 0 not there, -1 h is no live info object. A new info holding
+ * key = val (none if key is NULL) in *h: 0, or -1 (no memory). */
+int  onic_mpi_info_value(MPI_Info h, const char *key, char *val, size_t len);
+int  onic_mpi_info_make(MPI_Info *h, const char *key, const char *val);
 /* The *_with_info forms' checks (comm.c): MPI is initialized, comm is a
  * communicator, info an info object or MPI_INFO_NULL; MPI_SUCCESS or the
  * error reported. */

@@ -508,18 +508,29 @@ static void test_topo_nomem(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
-/* An error of the last predefined class (MPI_ERR_LASTCODE, a one-sided
- * class) is named as itself in its message, as any other: attaching memory
- * to a window not made by MPI_Win_create_dynamic. */
+/* An error of the last predefined class (MPI_ERR_LASTCODE, MPI_ERR_SESSION)
+ * is named as itself in its message, as any other: a call on no session;
+ * and so is the last one-sided class: attaching memory to a window not made
+ * by MPI_Win_create_dynamic. */
 static void test_last_class_named(void)
 {
     static int mem[4];
     char said[2048];
     FILE *tmp;
     MPI_Win win;
-    int saved, level;
+    int saved, level, n = -1;
 
-    CHECK_EQ(MPI_ERR_RMA_FLAVOR, MPI_ERR_LASTCODE);
+    CHECK_EQ(MPI_ERR_SESSION, MPI_ERR_LASTCODE);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    said_catch(&tmp, &saved, &level);
+    CHECK_EQ(MPI_Session_get_num_psets(MPI_SESSION_NULL, MPI_INFO_NULL, &n), MPI_ERR_SESSION);
+    said_caught(tmp, saved, level, said, sizeof(said));
+    CHECK(strstr(said, "MPI_Session_get_num_psets on rank 0: MPI_ERR_SESSION: session 0 is "
+                 "MPI_SESSION_NULL") != NULL);
+    if (strstr(said, "MPI_ERR_SESSION") == NULL)
+        fprintf(stderr, "MPI_Session_get_num_psets said:\n%s", said);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    /* The last one-sided class too. */
     CHECK_EQ(MPI_Win_create(mem, sizeof(mem), sizeof(int), MPI_INFO_NULL, MPI_COMM_SELF, &win),
              MPI_SUCCESS);
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
