@@ -14,7 +14,10 @@
  *            message: the launcher must end the job with an error, not hang;
  *   initfail rank 2 alone starts with an invalid ONIC_EAGER_LIMIT: its
  *            MPI_Init fails, and its report names rank 2 (test_exit.sh
- *            checks the text). */
+ *            checks the text);
+ *   limits, credits  rank 1 alone starts with another ONIC_EAGER_LIMIT, or
+ *            another ONIC_EAGER_CREDITS: every rank's MPI_Init fails
+ *            (MPI_ERR_OTHER), saying the processes disagree. */
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
@@ -52,6 +55,10 @@ int main(int argc, char **argv)
 
     if (argc > 1 && strcmp(argv[1], "initfail") == 0 && me != NULL && strcmp(me, "2") == 0)
         setenv("ONIC_EAGER_LIMIT", "bogus", 1);
+    if (argc > 1 && strcmp(argv[1], "limits") == 0 && me != NULL && strcmp(me, "1") == 0)
+        setenv("ONIC_EAGER_LIMIT", "1000", 1);
+    if (argc > 1 && strcmp(argv[1], "credits") == 0 && me != NULL && strcmp(me, "1") == 0)
+        setenv("ONIC_EAGER_CREDITS", "32", 1);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);

@@ -7,7 +7,8 @@
  *                         two sessions at once, the library up until the
  *                         last ends, and not started again after it.
  *   mpi_session mixed  -- MPI_Init and a session together: errors on no
- *                         session and on a session, handlers set, asked
+ *                         session and on a session (no memory for one
+ *                         among them), handlers set, asked
  *                         and called, bad arguments; the session's
  *                         communicator still works after MPI_Finalize,
  *                         until the session ends.
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/mem.h"
 #include "mpi_check.h"
 
 /* A communicator made from set's group in session s: its size and rank as
@@ -145,6 +147,13 @@ static void test_mixed(void)
 
     CHECK_EQ(MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, &provided), MPI_SUCCESS);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    /* No memory for a session: refused, and MPI_Init's MPI goes on. */
+    onic_mem_fail_after(0);
+    CHECK_EQ(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &bad), MPI_ERR_NO_MEM);
+    onic_mem_fail_after(-1);
+    CHECK_EQ(bad, MPI_SESSION_NULL);
+    CHECK_EQ(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_SUCCESS);
+    CHECK_EQ(sum, size * (size - 1) / 2);
     CHECK_EQ(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s), MPI_SUCCESS);
 
     /* No session: the error goes to MPI_COMM_WORLD's handler. */

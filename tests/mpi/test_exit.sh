@@ -36,4 +36,17 @@ if [ "$got" -eq 0 ] || ! echo "$out" | grep -q "MPI_Init on rank 2 failed" ||
 else
     echo "ok: initfail with 4 processes $opt: the report names rank 2"
 fi
+# Processes that would split messages differently: every MPI_Init fails,
+# with either setting alone differing.
+for what in limits credits; do
+    out=$("$onicrun" $opt -n 3 --timeout 30 "$prog" $what 2>&1)
+    got=$?
+    if [ "$got" -ne 15 ] || ! echo "$out" | grep -q "the processes of this job have different"; then
+        echo "FAIL: $what with 3 processes $opt: exit status $got (expected 15, MPI_ERR_OTHER), and the report must say the processes differ:"
+        echo "$out" | sed 's/^/  | /'
+        fail=1
+    else
+        echo "ok: $what with 3 processes $opt: MPI_Init fails, saying the processes differ"
+    fi
+done
 exit $fail
