@@ -2676,6 +2676,7 @@ static void test_misc(void)
         big[sizeof(big) - 1] = '\0';
         CHECK_EQ(MPI_Add_error_string(cls, big), MPI_ERR_ARG);
         CHECK_EQ(MPI_Add_error_class(NULL), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Add_error_code(cls, NULL), MPI_ERR_ARG);
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
         MPI_Errhandler_free(&eh);
         MPI_Comm_free(&d);
