@@ -166,6 +166,8 @@ static int error_report_to(MPI_Errhandler errh, onic_mpi_comm_t *comm, int cls, 
 {
     char what[768];
 
+    if (cls == MPI_SUCCESS)   /* an error, whatever the caller passed (mpi_impl.h) */
+        cls = MPI_ERR_INTERN;
     vsnprintf(what, sizeof(what), fmt, ap);
     if (errh == MPI_ERRORS_RETURN) {
         onic_debug("mpi: %s on rank %s: %s: %s", call, onic_mpi_rank_str(), error_name(cls),
@@ -186,18 +188,23 @@ static int error_report_to(MPI_Errhandler errh, onic_mpi_comm_t *comm, int cls, 
     onic_mpi_die(cls);
 }
 
-static int error_report(onic_mpi_comm_t *comm, int cls, const char *call, const char *fmt,
-                        va_list ap)
+__attribute__((cold, noinline)) int onic_mpi_err_report(onic_mpi_comm_t *comm, int cls,
+                                                        const char *call, const char *fmt, ...)
 {
     MPI_Errhandler errh = MPI_ERRORS_ARE_FATAL;
     onic_mpi_comm_t *world;
+    va_list ap;
+    int rc;
 
     if (comm != NULL)
         errh = comm->errh;
     else if (onic_mpi_g.initialized &&
              (world = onic_mpi_htab_get(&onic_mpi_g.comms, MPI_COMM_WORLD)) != NULL)
         errh = world->errh;
-    return error_report_to(errh, comm, cls, call, fmt, ap);
+    va_start(ap, fmt);
+    rc = error_report_to(errh, comm, cls, call, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 __attribute__((cold, noinline)) int onic_mpi_err_errh(MPI_Errhandler errh, int cls,
@@ -206,24 +213,8 @@ __attribute__((cold, noinline)) int onic_mpi_err_errh(MPI_Errhandler errh, int c
     va_list ap;
     int rc;
 
-    if (cls == MPI_SUCCESS)
-        cls = MPI_ERR_INTERN;
     va_start(ap, fmt);
     rc = error_report_to(errh, NULL, cls, call, fmt, ap);
-    va_end(ap);
-    return rc;
-}
-
-__attribute__((cold, noinline)) int onic_mpi_err_report(onic_mpi_comm_t *comm, int cls,
-                                                        const char *call, const char *fmt, ...)
-{
-    va_list ap;
-    int rc;
-
-    if (cls == MPI_SUCCESS)   /* an error, whatever the caller passed (mpi_impl.h) */
-        cls = MPI_ERR_INTERN;
-    va_start(ap, fmt);
-    rc = error_report(comm, cls, call, fmt, ap);
     va_end(ap);
     return rc;
 }

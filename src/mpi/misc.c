@@ -140,7 +140,7 @@ int onic_mpi_info_value(MPI_Info h, const char *key, char *val, size_t len)
 
     if (in == NULL)
         return -1;
-    if ((i = info_find(in, key)) < 0)
+    if (key == NULL || (i = info_find(in, key)) < 0)
         return 0;
     snprintf(val, len, "%s", in->e[i].val);
     return 1;
@@ -176,14 +176,12 @@ static int info_publish(info_t *in, MPI_Info *h, const char *call)
 
 int MPI_Info_create(MPI_Info *info)
 {
-    info_t *in;
-
     INFO_CHECK_STATE();
     if (info == NULL)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Info_create", "info is NULL");
-    if (info_init() != 0 || (in = onic_calloc(1, sizeof(*in))) == NULL)
+    if (onic_mpi_info_make(info, NULL, NULL) != 0)
         return onic_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Info_create", "no memory for an info");
-    return info_publish(in, info, "MPI_Info_create");
+    return MPI_SUCCESS;
 }
 
 int MPI_Info_set(MPI_Info info, const char *key, const char *value)

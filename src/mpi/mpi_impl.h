@@ -946,7 +946,8 @@ int  onic_mpi_err_lastused(void);
  * null_ok), else the error reported against c. */
 int  onic_mpi_info_check(onic_mpi_comm_t *c, MPI_Info h, int null_ok, const char *call);
 /* Quiet forms for session.c: key's value of info h into val (len bytes):
- * 1 found, 0 not there, -1 h is no live info object. A new info holding
+ * 1 found, 0 not there (or key NULL: h checked only), -1 h is no live
+ * info object. A new info holding
  * key = val (none if key is NULL) in *h: 0, or -1 (no memory). */
 int  onic_mpi_info_value(MPI_Info h, const char *key, char *val, size_t len);
 int  onic_mpi_info_make(MPI_Info *h, const char *key, const char *val);

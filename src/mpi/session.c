@@ -287,8 +287,8 @@ int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info 
                                  "MPI_MAX_STRINGTAG_LEN (%d) characters",
                                  stringtag == NULL ? "is NULL" : "is empty or too long",
                                  MPI_MAX_STRINGTAG_LEN);
-    /* No hint is read: only the handle is checked (a key no info can hold). */
-    if (info != MPI_INFO_NULL && onic_mpi_info_value(info, "", NULL, 0) < 0)
+    /* No hint is read: only the handle is checked. */
+    if (info != MPI_INFO_NULL && onic_mpi_info_value(info, NULL, NULL, 0) < 0)
         return onic_mpi_err_errh(errhandler, MPI_ERR_ARG, call, "info %#x is not a live info "
                                  "object; pass one from MPI_Info_create, or MPI_INFO_NULL",
                                  (unsigned)info);

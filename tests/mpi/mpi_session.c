@@ -196,6 +196,8 @@ static void test_mixed(void)
              MPI_ERR_ARG);
     CHECK_EQ(MPI_Comm_create_from_group(g, "t", MPI_INFO_NULL, MPI_ERRHANDLER_NULL, &c),
              MPI_ERR_ARG);
+    CHECK_EQ(MPI_Comm_create_from_group(g, "t", MPI_COMM_WORLD, MPI_ERRORS_RETURN, &c),
+             MPI_ERR_ARG); /* not an info object */
     CHECK_EQ(MPI_Comm_create_from_group(g, "t", MPI_INFO_NULL, MPI_ERRORS_RETURN, NULL),
              MPI_ERR_ARG);
     CHECK_EQ(MPI_Comm_create_from_group(g, "t", MPI_INFO_NULL, MPI_ERRORS_RETURN, &c),
