@@ -2211,6 +2211,10 @@ static void test_misc_requests(void)
         MPI_Status_set_cancelled(&s, 1);
         MPI_Test_cancelled(&s, &flag);
         CHECK_EQ(flag, 1);
+        /* No elements is a count too. */
+        CHECK_EQ(MPI_Status_set_elements(&s, MPI_INT, 0), MPI_SUCCESS);
+        MPI_Get_count(&s, MPI_INT, &c);
+        CHECK_EQ(c, 0);
     }
     /* A peer one past the last rank, refused by the calls' first test as
      * by their general checks (MPI_ERR_RANK, no request), and a replace of

@@ -25,6 +25,12 @@ if [ "$(echo "$out" | grep "3 operations never completed" | grep "MPI_Irecv from
     echo "$out" | sed 's/^/  | /'
     fail=1
 fi
+# Three named, so none left out: no "; ..." after them.
+if echo "$out" | grep "3 operations never completed" | grep -q "; \.\.\.)"; then
+    echo "FAIL: pending $opt: the report of 3 operations says more were left out:"
+    echo "$out" | grep "never completed" | sed 's/^/  | /'
+    fail=1
+fi
 # A start-up error names the rank it happened on, not rank 0.
 out=$("$onicrun" $opt -n 4 --timeout 30 "$prog" initfail 2>&1)
 got=$?
