@@ -89,6 +89,11 @@ typedef struct onic_match_ops {
                                   onic_match_accept_t accept, void *arg, int *remove);
     /* Unlink a queued entry. */
     void          (*remove)(onic_matcher_t *m, onic_mentry_t *e);
+    /* Optional: the engine's table for a traced matcher (ONIC_TRACE), whose
+     * append, insert, find, find_accept and remove write their own records
+     * (match/trace_rec.h); any of them left NULL is recorded by trace.c's
+     * wrapper around the plain op. The other ops are not used from it. */
+    const struct onic_match_ops *traced;
 } onic_match_ops_t;
 
 struct onic_matcher {

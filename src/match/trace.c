@@ -1,8 +1,10 @@
 /* Writing match traces (format in trace.h). A traced matcher's ops table is
  * replaced by a copy whose append, insert, find, find_accept and remove
- * call the engine's and then encode one record into the queue's buffer; a
- * full buffer is written as one chunk with one pwrite at the file's end
- * under the file's lock. An untraced matcher never reaches this file.
+ * record each operation in the queue's buffer: the engine's own traced ops
+ * where it has them (match/trace_rec.h), else the wrappers here, which call
+ * the engine's plain op and encode one record. A full buffer is written as
+ * one chunk with one pwrite at the file's end under the file's lock. An
+ * untraced matcher never reaches this file.
  *
  * Why compact records in an anonymous buffer: version 1 wrote 64-byte
  * records, and the kernel's copy of them into the page cache (and the file
@@ -11,10 +13,11 @@
  * records of a killed process's unwritten buffers, but filling fresh pages
  * of one cost 60-130 ns of CPU per 64-byte record here (a page fault per
  * page), several times the write's cost per byte. Record times are the TSC
- * on x86-64 (a clock_gettime costs several times an rdtsc), read at every
- * ONIC_TRACE_TIME_EVERY-th record (trace_begin), its rate measured against
- * CLOCK_MONOTONIC at every write into the header. */
+ * on x86-64 (a clock_gettime costs several times an rdtsc), read every
+ * ONIC_TRACE_TIME_BYTES of records (onic_trace_rec_mark), its rate measured
+ * against CLOCK_MONOTONIC at every write into the header. */
 #include "match/trace.h"
+#include "match/trace_rec.h"
 #include "match/engine.h"
 #include "base/clock.h"
 #include "base/list.h"
@@ -25,26 +28,13 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #define TRACE_BUF_BYTES ((size_t)ONIC_TRACE_CHUNK_BYTES)
 
-#if defined(__x86_64__)
-#include <x86intrin.h>
-#define TRACE_CLOCK "tsc"
-static inline uint64_t trace_ticks(void)
-{
-    return __rdtsc();
-}
-#else
-#define TRACE_CLOCK "ns"
-static inline uint64_t trace_ticks(void)
-{
-    return onic_time_ns();
-}
-#endif
 
 const char *const onic_trace_queue_names[ONIC_TRACE_QUEUE_KINDS] = {
     "other", "posted", "overflow", "unexpected",
@@ -65,30 +55,6 @@ static struct {
     int             atexit_set;
     char            dir[ONIC_CONFIG_PATH_MAX + 1];
 } trace_file = {PTHREAD_MUTEX_INITIALIZER, -1, 0, 0, 0, 0, 0, 0, 0, {NULL, NULL}, 0, ""};
-
-typedef struct match_tracer {
-    onic_match_ops_t        ops;   /* first: m->ops points here */
-    const onic_match_ops_t *real;
-    uint8_t                *cur;   /* where the next record goes */
-    uint8_t                *next;  /* a lookup's record: where its part after the call goes */
-    uint8_t                *lim;   /* past it, a record may not fit: write the chunk */
-    uint8_t                *buf;   /* the chunk: its header, then records */
-    uint32_t                nrecs; /* in the chunk */
-    uint32_t                queue;
-    uint64_t                prev_time;   /* the previous record's, in ticks */
-    uint64_t                prev_entry;
-    onic_mkey_t             prev_key, prev_ign;
-    uint64_t                start_ticks;  /* the file's */
-    onic_dlist_t            link;       /* in trace_file.tracers */
-    uint8_t                 kind;
-    uint8_t                 chunk_kind; /* the kind when the chunk began */
-    int                     broken;     /* a write failed: records stop */
-} match_tracer_t;
-
-static inline match_tracer_t *trace_of(const onic_matcher_t *m)
-{
-    return (match_tracer_t *)(uintptr_t)m->ops;
-}
 
 /* Open dir's file for this process if none is; lock held. */
 static onic_status_t trace_file_open(const onic_config_t *cfg, const char *dir,
@@ -142,10 +108,10 @@ static onic_status_t trace_file_open(const onic_config_t *cfg, const char *dir,
     hdr.size = cfg->size;
     hdr.pid  = (uint32_t)pid;
     trace_file.start_ns = hdr.start_ns = onic_time_ns();
-    trace_file.start_ticks = trace_ticks();
+    trace_file.start_ticks = onic_trace_ticks();
     clock_gettime(CLOCK_REALTIME, &rt);
     hdr.start_unix_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
-    snprintf(hdr.clock, sizeof(hdr.clock), "%s", TRACE_CLOCK);
+    snprintf(hdr.clock, sizeof(hdr.clock), "%s", ONIC_TRACE_CLOCK);
     hdr.tick_hz = 1000000000u;   /* until the first write measures it */
     snprintf(hdr.engine, sizeof(hdr.engine), "%s", engine);
     snprintf(hdr.job, sizeof(hdr.job), "%s", cfg->jobid);
@@ -162,9 +128,11 @@ static onic_status_t trace_file_open(const onic_config_t *cfg, const char *dir,
 }
 
 /* Start a new chunk in the buffer: every chunk decodes alone. */
-static void trace_chunk_begin(match_tracer_t *t)
+static void trace_chunk_begin(onic_match_tracer_t *t)
 {
     t->cur = t->buf + ONIC_TRACE_CHUNK_HDR;
+    t->time_at = t->cur;   /* the first record carries a time */
+    t->mark = t->cur;
     t->nrecs = 0;
     t->chunk_kind = t->kind;
     t->prev_time = t->start_ticks;
@@ -179,7 +147,7 @@ static void trace_chunk_begin(match_tracer_t *t)
  * cut short). A failure stops this queue's records (said once); the
  * operations themselves go on. A forked child that has not opened its own
  * file drops what it inherited: the parent writes it. */
-static void trace_flush_locked(match_tracer_t *t)
+static void trace_flush_locked(onic_match_tracer_t *t)
 {
     onic_trace_chunk_t ch;
     size_t bytes = (size_t)(t->cur - t->buf);
@@ -197,7 +165,7 @@ static void trace_flush_locked(match_tracer_t *t)
     ch.kind = t->chunk_kind;
     memcpy(t->buf, &ch, sizeof(ch));
     ns = onic_time_ns() - trace_file.start_ns;
-    ticks = trace_ticks() - trace_file.start_ticks;
+    ticks = onic_trace_ticks() - trace_file.start_ticks;
     if (ns > 1000000)
         hz = (uint64_t)((double)ticks * 1e9 / (double)ns);
     done = pwrite(trace_file.fd, t->buf, bytes, (off_t)trace_file.next_off);
@@ -214,7 +182,7 @@ static void trace_flush_locked(match_tracer_t *t)
     trace_chunk_begin(t);
 }
 
-static void trace_flush(match_tracer_t *t)
+__attribute__((noinline, cold)) void onic_match_trace_flush(onic_match_tracer_t *t)
 {
     pthread_mutex_lock(&trace_file.lock);
     trace_flush_locked(t);
@@ -230,159 +198,50 @@ static void trace_flush(match_tracer_t *t)
 static __attribute__((noinline, cold)) void trace_full_append(onic_matcher_t *m,
                                                               onic_mentry_t *e)
 {
-    trace_flush(trace_of(m));
-    trace_of(m)->real->append(m, e);
+    onic_match_trace_flush(onic_match_tracer_of(m));
+    onic_match_tracer_of(m)->real->append(m, e);
 }
 
 static __attribute__((noinline, cold)) void trace_full_remove(onic_matcher_t *m,
                                                               onic_mentry_t *e)
 {
-    trace_flush(trace_of(m));
-    trace_of(m)->real->remove(m, e);
+    onic_match_trace_flush(onic_match_tracer_of(m));
+    onic_match_tracer_of(m)->real->remove(m, e);
 }
 
-static __attribute__((noinline, cold)) onic_mentry_t *trace_full_found(match_tracer_t *t,
+static __attribute__((noinline, cold)) onic_mentry_t *trace_full_found(onic_match_tracer_t *t,
                                                                        onic_mentry_t *e)
 {
-    trace_flush(t);
+    onic_match_trace_flush(t);
     return e;
-}
-
-/* A record's time: the clock read at every ONIC_TRACE_TIME_EVERY-th record
- * of a chunk (and every label), the records in between carrying no time
- * (their queue's last time read stands). Reading the TSC costs this VM
- * about 12 ns, more than encoding a record, and no reader needs a finer
- * time than the queue's recent past. (A power of two: the test is a
- * mask.) */
-_Static_assert((ONIC_TRACE_TIME_EVERY & (ONIC_TRACE_TIME_EVERY - 1)) == 0,
-               "ONIC_TRACE_TIME_EVERY is a power of two");
-
-/* Keep a lookup's key words in registers until the engine's call: left to
- * itself, gcc stores them as four words and reloads them as two vectors to
- * keep them, a store-forwarding stall that cost more than the record. */
-#define TRACE_SCALARS(a, b, c, d) __asm__("" : "+r"(a), "+r"(b), "+r"(c), "+r"(d))
-
-static inline uint8_t *trace_varint(uint8_t *p, uint64_t v)
-{
-    while (v >= 0x80) {
-        *p++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (uint8_t)v;
-    return p;
-}
-
-/* The difference a - b, zigzag coded. */
-static inline uint8_t *trace_zigzag(uint8_t *p, uint64_t a, uint64_t b)
-{
-    uint64_t d = a - b;
-    return trace_varint(p, (d << 1) ^ (0 - (d >> 63)));
-}
-
-/* A record's first part, encoded as its operation begins: the time (when
- * read), a label's kind, the key and ignore bits. Returns where the rest
- * goes; *head_p gets the first byte's bits so far. Encoding this before
- * the engine's call, not after, leaves little to keep across it (each word
- * held through the call costs a register save and restore). */
-static inline __attribute__((always_inline)) uint8_t *
-trace_begin(match_tracer_t *t, int label, uint64_t kb, uint64_t ki, uint64_t ib, uint64_t ii,
-            unsigned *head_p)
-{
-    unsigned head = 0;
-    uint8_t *p = t->cur + 1;
-
-    if (label || t->nrecs % ONIC_TRACE_TIME_EVERY == 0) {
-        uint64_t now = trace_ticks();
-        p = trace_varint(p, now - t->prev_time);
-        t->prev_time = now;
-        head |= ONIC_TRACE_B_TIME;
-    }
-    if (label)
-        *p++ = t->kind;
-    if (kb == t->prev_key.bits && ki == t->prev_key.id) {
-        head |= ONIC_TRACE_B_KEY_SAME;
-    } else {
-        p = trace_zigzag(p, kb, t->prev_key.bits);
-        p = trace_zigzag(p, ki, t->prev_key.id);
-        t->prev_key.bits = kb;
-        t->prev_key.id = ki;
-    }
-    if (ib == t->prev_ign.bits && ii == t->prev_ign.id) {
-        head |= ONIC_TRACE_B_IGN_SAME;
-    } else {
-        p = trace_zigzag(p, ib, t->prev_ign.bits);
-        p = trace_zigzag(p, ii, t->prev_ign.id);
-        t->prev_ign.bits = ib;
-        t->prev_ign.id = ii;
-    }
-    *head_p = head;
-    return p;
-}
-
-/* The rest of the record at p: the entry, an insert's position and anchor,
- * a lookup's entries inspected; then the first byte (op is a constant
- * wherever this is inlined, so only its own fields' code remains).
- * Returns whether the buffer is full now. */
-static inline __attribute__((always_inline)) int
-trace_end(match_tracer_t *t, uint8_t *p, unsigned head, unsigned op, unsigned flags,
-          unsigned pos, uint64_t ent, uint64_t aux)
-{
-    if (op != ONIC_TRACE_OP_LABEL && (ent != 0 || (op != ONIC_TRACE_OP_MATCH &&
-                                                   op != ONIC_TRACE_OP_PEEK))) {
-        p = trace_zigzag(p, ent, t->prev_entry);
-        t->prev_entry = ent;
-    }
-    if (op == ONIC_TRACE_OP_INSERT) {
-        *p++ = (uint8_t)pos;
-        if (pos != ONIC_MATCH_HEAD)
-            p = trace_zigzag(p, aux, ent);
-    }
-    if (op == ONIC_TRACE_OP_MATCH || op == ONIC_TRACE_OP_PEEK)
-        p = trace_varint(p, aux);
-    t->cur[0] = (uint8_t)(head | op | flags << ONIC_TRACE_B_FLAGS_SHIFT);
-    t->cur = p;
-    t->nrecs++;
-    return __builtin_expect(p > t->lim, 0);
 }
 
 #define TRACE_ENTRY(e) (e)->key.bits, (e)->key.id, (e)->ignore.bits, (e)->ignore.id
 
 /* Appends and removals are recorded whole before the engine's call (they
- * cannot fail), which then ends the function: nothing is kept across it.
- * Returns whether the buffer is full now. */
-static inline __attribute__((always_inline)) int trace_entry_put(match_tracer_t *t,
-                                                                 onic_mentry_t *e, unsigned op)
-{
-    unsigned head;
-    uint8_t *p = trace_begin(t, 0, TRACE_ENTRY(e), &head);
-
-    return trace_end(t, p, head, op, 0, 0, (uint64_t)(uintptr_t)e, 0);
-}
-
+ * cannot fail), which then ends the function: nothing is kept across it. */
 static void trace_append(onic_matcher_t *m, onic_mentry_t *e)
 {
-    match_tracer_t *t = trace_of(m);
-
-    if (trace_entry_put(t, e, ONIC_TRACE_OP_APPEND))
+    if (onic_trace_rec_entry(m, e, ONIC_TRACE_OP_APPEND))
         trace_full_append(m, e);
     else
-        t->real->append(m, e);
+        onic_match_tracer_of(m)->real->append(m, e);
 }
 
 static onic_status_t trace_insert(onic_matcher_t *m, onic_mentry_t *e, onic_mentry_t *anchor,
                                   int after)
 {
-    match_tracer_t *t = trace_of(m);
+    onic_match_tracer_t *t = onic_match_tracer_of(m);
     onic_status_t status = t->real->insert(m, e, anchor, after);
     unsigned pos = anchor == NULL ? ONIC_MATCH_HEAD : after ? ONIC_MATCH_AFTER : ONIC_MATCH_BEFORE;
     unsigned head;
     uint8_t *p;
 
     if (status == ONIC_OK) {
-        p = trace_begin(t, 0, TRACE_ENTRY(e), &head);
-        if (trace_end(t, p, head, ONIC_TRACE_OP_INSERT, 0, pos, (uint64_t)(uintptr_t)e,
+        p = onic_trace_rec_begin(t, 0, TRACE_ENTRY(e), &head);
+        if (onic_trace_rec_end(t, t->cur, p, head, ONIC_TRACE_OP_INSERT, 0, pos, (uint64_t)(uintptr_t)e,
                       (uint64_t)(uintptr_t)anchor))
-            trace_flush(t);
+            onic_match_trace_flush(t);
     }
     return status;
 }
@@ -395,24 +254,24 @@ static onic_status_t trace_insert(onic_matcher_t *m, onic_mentry_t *e, onic_ment
 static onic_mentry_t *trace_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
                                  int remove)
 {
-    match_tracer_t *t = trace_of(m);
+    onic_match_tracer_t *t = onic_match_tracer_of(m);
     uint64_t before = m->stats.inspected;
     uint64_t kb = key.bits, ki = key.id, ib = ignore.bits, ii = ignore.id;
     unsigned head;
     onic_mentry_t *e;
     int full;
 
-    TRACE_SCALARS(kb, ki, ib, ii);
-    t->next = trace_begin(t, 0, kb, ki, ib, ii, &head);
+    ONIC_TRACE_SCALARS(kb, ki, ib, ii);
+    t->next = onic_trace_rec_begin(t, 0, kb, ki, ib, ii, &head);
     t->cur[0] = (uint8_t)head;
     e = t->real->find(m, key, ignore, remove);
-    t = trace_of(m);
+    t = onic_match_tracer_of(m);
     if (remove)   /* two copies, each with its operation's code only */
-        full = trace_end(t, t->next, t->cur[0], ONIC_TRACE_OP_MATCH,
+        full = onic_trace_rec_end(t, t->cur, t->next, t->cur[0], ONIC_TRACE_OP_MATCH,
                          e != NULL ? ONIC_TRACE_HIT : 0, 0, (uint64_t)(uintptr_t)e,
                          m->stats.inspected - before);
     else
-        full = trace_end(t, t->next, t->cur[0], ONIC_TRACE_OP_PEEK,
+        full = onic_trace_rec_end(t, t->cur, t->next, t->cur[0], ONIC_TRACE_OP_PEEK,
                          e != NULL ? ONIC_TRACE_HIT : 0, 0, (uint64_t)(uintptr_t)e,
                          m->stats.inspected - before);
     return full ? trace_full_found(t, e) : e;
@@ -421,42 +280,40 @@ static onic_mentry_t *trace_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t
 static onic_mentry_t *trace_find_accept(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
                                         onic_match_accept_t accept, void *arg, int *remove)
 {
-    match_tracer_t *t = trace_of(m);
+    onic_match_tracer_t *t = onic_match_tracer_of(m);
     uint64_t before = m->stats.inspected;
     uint64_t kb = key.bits, ki = key.id, ib = ignore.bits, ii = ignore.id;
     unsigned head, flags;
     onic_mentry_t *e;
     int full;
 
-    TRACE_SCALARS(kb, ki, ib, ii);
-    t->next = trace_begin(t, 0, kb, ki, ib, ii, &head);
+    ONIC_TRACE_SCALARS(kb, ki, ib, ii);
+    t->next = onic_trace_rec_begin(t, 0, kb, ki, ib, ii, &head);
     t->cur[0] = (uint8_t)head;
     e = t->real->find_accept(m, key, ignore, accept, arg, remove);
-    t = trace_of(m);
+    t = onic_match_tracer_of(m);
     flags = ONIC_TRACE_ACCEPT | (e != NULL ? ONIC_TRACE_HIT : 0);
     /* *remove: also when accept took the entry as its last use. */
     if (*remove)
-        full = trace_end(t, t->next, t->cur[0], ONIC_TRACE_OP_MATCH, flags, 0,
+        full = onic_trace_rec_end(t, t->cur, t->next, t->cur[0], ONIC_TRACE_OP_MATCH, flags, 0,
                          (uint64_t)(uintptr_t)e, m->stats.inspected - before);
     else
-        full = trace_end(t, t->next, t->cur[0], ONIC_TRACE_OP_PEEK, flags, 0,
+        full = onic_trace_rec_end(t, t->cur, t->next, t->cur[0], ONIC_TRACE_OP_PEEK, flags, 0,
                          (uint64_t)(uintptr_t)e, m->stats.inspected - before);
     return full ? trace_full_found(t, e) : e;
 }
 
 static void trace_remove(onic_matcher_t *m, onic_mentry_t *e)
 {
-    match_tracer_t *t = trace_of(m);
-
-    if (trace_entry_put(t, e, ONIC_TRACE_OP_REMOVE))
+    if (onic_trace_rec_entry(m, e, ONIC_TRACE_OP_REMOVE))
         trace_full_remove(m, e);
     else
-        t->real->remove(m, e);
+        onic_match_tracer_of(m)->real->remove(m, e);
 }
 
 /* The label record: kind and index, and the engine's name in the ignore
  * words (16 bytes). */
-static void trace_put_label(match_tracer_t *t, uint32_t index)
+static void trace_put_label(onic_match_tracer_t *t, uint32_t index)
 {
     onic_mkey_t key = {index, 0}, name = {0, 0};
     size_t len = strlen(t->real->name);
@@ -465,14 +322,14 @@ static void trace_put_label(match_tracer_t *t, uint32_t index)
     uint8_t *p;
 
     memcpy(&name, t->real->name, len < sizeof(name) ? len : sizeof(name));
-    p = trace_begin(t, 1, key.bits, key.id, name.bits, name.id, &head);
-    if (trace_end(t, p, head, ONIC_TRACE_OP_LABEL, 0, 0, 0, 0))
-        trace_flush(t);
+    p = onic_trace_rec_begin(t, 1, key.bits, key.id, name.bits, name.id, &head);
+    if (onic_trace_rec_end(t, t->cur, p, head, ONIC_TRACE_OP_LABEL, 0, 0, 0, 0))
+        onic_match_trace_flush(t);
 }
 
 static void trace_fini(onic_matcher_t *m)
 {
-    match_tracer_t *t = trace_of(m);
+    onic_match_tracer_t *t = onic_match_tracer_of(m);
 
     t->real->fini(m);
     pthread_mutex_lock(&trace_file.lock);
@@ -494,13 +351,14 @@ static void trace_atexit(void)
     pthread_mutex_lock(&trace_file.lock);
     for (onic_dlist_t *l = trace_file.tracers.next; l != NULL && l != &trace_file.tracers;
          l = l->next)
-        trace_flush_locked(onic_container_of(l, match_tracer_t, link));
+        trace_flush_locked(onic_container_of(l, onic_match_tracer_t, link));
     pthread_mutex_unlock(&trace_file.lock);
 }
 
 void onic_match_trace_attach(onic_matcher_t *m, const char *dir)
 {
-    match_tracer_t *t = onic_calloc(1, sizeof(*t));
+    onic_match_tracer_t *t = onic_calloc(1, sizeof(*t));
+    const onic_match_ops_t *own;
     onic_status_t status;
 
     if (t != NULL)
@@ -533,11 +391,16 @@ void onic_match_trace_attach(onic_matcher_t *m, const char *dir)
     trace_chunk_begin(t);
     t->real = m->ops;
     t->ops = *m->ops;
-    t->ops.append      = trace_append;
-    t->ops.insert      = trace_insert;
-    t->ops.find        = trace_find;
-    t->ops.find_accept = trace_find_accept;
-    t->ops.remove      = trace_remove;
+    t->ops.traced = NULL;
+    /* The engine's own recording ops where it has them, these wrappers for
+     * the rest. */
+    own = m->ops->traced;
+    t->ops.append = own != NULL && own->append != NULL ? own->append : trace_append;
+    t->ops.insert = own != NULL && own->insert != NULL ? own->insert : trace_insert;
+    t->ops.find = own != NULL && own->find != NULL ? own->find : trace_find;
+    t->ops.find_accept = own != NULL && own->find_accept != NULL ? own->find_accept :
+                         trace_find_accept;
+    t->ops.remove = own != NULL && own->remove != NULL ? own->remove : trace_remove;
     t->ops.fini        = trace_fini;
     m->ops = &t->ops;
     trace_put_label(t, UINT32_MAX);
@@ -545,11 +408,11 @@ void onic_match_trace_attach(onic_matcher_t *m, const char *dir)
 
 void onic_match_trace_label(onic_matcher_t *m, unsigned kind, uint32_t index)
 {
-    match_tracer_t *t;
+    onic_match_tracer_t *t;
 
     if (m == NULL || m->ops->fini != trace_fini)
         return;
-    t = trace_of(m);
+    t = onic_match_tracer_of(m);
     t->kind = (uint8_t)(kind < ONIC_TRACE_QUEUE_KINDS ? kind : ONIC_MATCH_QUEUE_OTHER);
     trace_put_label(t, index);
 }

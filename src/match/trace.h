@@ -3,36 +3,38 @@
  * ONIC_TRACE=DIR makes every matcher of a process record its operations in
  * one file per process, DIR/onic-<job>-r<rank>-p<pid>.trace.
  *
- * File format, version 3 (little-endian, as written by x86-64 and arm64):
+ * File format, version 4 (little-endian, as written by x86-64 and arm64):
  *   a header (onic_trace_hdr_t, 128 bytes), then chunks. A chunk is a
  *   16-byte onic_trace_chunk_t (its length in bytes, header included; its
  *   record count; the queue's number and kind) and then that many records,
- *   each a few bytes (one less than in version 2 for records without a
- *   time, 72 at most):
+ *   each a few bytes (72 at most):
  *     byte 0   bits 0-2 the operation (onic_trace_op_t, 1-6), bit 3 HIT,
  *              bit 4 ACCEPT, bit 5 KEY_SAME (the key is the previous
  *              record's), bit 6 IGN_SAME (the ignore bits are), bit 7
- *              TIME (a time follows);
- *     time     TIME only: varint, ticks since the previous time in the
- *              chunk (the first: since the file was opened), modulo 2^64.
- *              The writer reads the clock for a chunk's records 0, 32,
- *              64 ... (ONIC_TRACE_TIME_EVERY, counting from 0, labels
- *              included) and for every LABEL, and only those carry a
- *              time; a record without one has the time before it, so a
- *              record's time is when its queue's operation at most 31
- *              records earlier began: never later than its own (a
- *              chunk's first record always has one). A reader needs
- *              only the TIME bit, not the spacing: the spacing can
- *              change without a new version;
+ *              TIME (the record ends with a time);
  *     kind     LABEL only: one byte, the queue's new kind;
  *     key      unless KEY_SAME: bits, then id, each a zigzag varint of its
  *              difference from the previous record's (0 at a chunk's start);
  *     ignore   unless IGN_SAME: the same;
  *     entry    APPEND, INSERT, REMOVE and lookups with HIT: zigzag varint
- *              of its difference from the previous entry in the chunk;
+ *              of its difference from the previous entry in the chunk, in
+ *              units of 8 bytes (ONIC_TRACE_ENTRY_SHIFT: entries are
+ *              8-byte aligned, and neighbours then differ by one byte);
  *     INSERT   then a byte, the position (HEAD, BEFORE, AFTER), and unless
- *              HEAD the anchor: zigzag varint of anchor - entry;
- *     lookups  then the entries inspected: varint.
+ *              HEAD the anchor: zigzag varint of (anchor - entry) / 8;
+ *     lookups  then the entries inspected: varint;
+ *     time     TIME only, last: varint, ticks since the previous time in
+ *              the chunk (the first: since the file was opened), modulo
+ *              2^64, read as the record was written (after a lookup,
+ *              before an append's link). The writer reads the clock for a
+ *              chunk's first record, every LABEL, and a record that ends
+ *              at least ONIC_TRACE_TIME_BYTES past the end of the last
+ *              record that carries one; a record without a time has the
+ *              time before it (at most about 128 bytes of records earlier
+ *              in its queue, some 40 records). A reader needs only the
+ *              TIME bit, not the spacing: the spacing can change without a
+ *              new version. At the end, the writer's test for it is the
+ *              one it makes anyway for a full buffer.
  *   A varint is 7 bits a byte, low first, the top bit set on every byte but
  *   the last; zigzag maps d to 2d (d >= 0) or -2d-1. Every chunk decodes
  *   alone (its previous values start at 0), so a bad chunk costs only
@@ -64,15 +66,18 @@
 #include <onic/status.h>
 
 #define ONIC_TRACE_MAGIC      "ONICTRC"   /* 8 bytes with its NUL */
-#define ONIC_TRACE_VERSION    3
+#define ONIC_TRACE_VERSION    4
 #define ONIC_TRACE_HDR_SIZE   128
 #define ONIC_TRACE_CHUNK_HDR  16
 #define ONIC_TRACE_CHUNK_BYTES 65536      /* a queue's buffer: the most a chunk holds */
 #define ONIC_TRACE_REC_MAX    80          /* the most bytes a record takes (72) */
-/* The writer reads the clock for a chunk's every ONIC_TRACE_TIME_EVERY-th
- * record (0, 32, 64 ...) and every label: a clock read costs more than
- * encoding a record, and no reader needs a finer time. */
-#define ONIC_TRACE_TIME_EVERY 32u
+/* The writer reads the clock for a record that ends ONIC_TRACE_TIME_BYTES
+ * past the last timed one (and a chunk's first, and every label): a clock
+ * read costs more than encoding a record, and no reader needs a finer
+ * time. */
+#define ONIC_TRACE_TIME_BYTES 128u
+/* Entries are named by their address over 8 (their alignment). */
+#define ONIC_TRACE_ENTRY_SHIFT 3
 
 typedef enum onic_trace_op {
     ONIC_TRACE_OP_LABEL  = 1,  /* the queue's kind and index: key.bits = index */
@@ -108,9 +113,8 @@ typedef struct onic_trace_rec {
     uint8_t     pos;       /* INSERT: onic_match_pos_t (HEAD, BEFORE, AFTER) */
     uint32_t    queue;     /* the queue's number in this process, from 1 */
     uint64_t    time;      /* clock ticks since the file was opened, as this operation or one
-                              at most ONIC_TRACE_TIME_EVERY - 1 records before it in its
-                              queue began (format above)
-                              (header: clock, tick_hz) */
+                              at most ONIC_TRACE_TIME_BYTES of records before it in its
+                              queue was recorded (format above; header: clock, tick_hz) */
     onic_mkey_t key;       /* APPEND, INSERT: the entry's; lookups: the query's */
     onic_mkey_t ignore;
     uint64_t    entry;     /* the entry appended, found or removed; 0 for a miss */

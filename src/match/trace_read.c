@@ -84,7 +84,7 @@ static const unsigned char *get_zigzag(const unsigned char *p, const unsigned ch
 
 /* What a chunk's records are decoded against: the previous record's. */
 typedef struct trace_prev {
-    uint64_t    time, entry;
+    uint64_t    time, entry;   /* entry over 8 (ONIC_TRACE_ENTRY_SHIFT) */
     onic_mkey_t key, ign;
     uint8_t     kind;
 } trace_prev_t;
@@ -108,12 +108,6 @@ static const unsigned char *trace_rec_decode(const unsigned char *p, const unsig
         *why = "unknown operation";
         return NULL;
     }
-    if ((head & ONIC_TRACE_B_TIME) != 0) {
-        if ((p = get_varint(p, end, &v)) == NULL)
-            return NULL;
-        pv->time += v;
-    }
-    r->time = pv->time;
     if (r->op == ONIC_TRACE_OP_LABEL) {
         if (p == end)
             return NULL;
@@ -144,7 +138,7 @@ static const unsigned char *trace_rec_decode(const unsigned char *p, const unsig
         if ((r->flags & ONIC_TRACE_HIT) != 0) {
             if ((p = get_zigzag(p, end, pv->entry, &pv->entry)) == NULL)
                 return NULL;
-            r->entry = pv->entry;
+            r->entry = pv->entry << ONIC_TRACE_ENTRY_SHIFT;
         }
         if ((p = get_varint(p, end, &r->aux)) == NULL)
             return NULL;
@@ -152,16 +146,25 @@ static const unsigned char *trace_rec_decode(const unsigned char *p, const unsig
     default:   /* APPEND, INSERT, REMOVE */
         if ((p = get_zigzag(p, end, pv->entry, &pv->entry)) == NULL)
             return NULL;
-        r->entry = pv->entry;
+        r->entry = pv->entry << ONIC_TRACE_ENTRY_SHIFT;
         if (r->op == ONIC_TRACE_OP_INSERT) {
             if (p == end)
                 return NULL;
             r->pos = *p++;
-            if (r->pos != ONIC_MATCH_HEAD && (p = get_zigzag(p, end, r->entry, &r->aux)) == NULL)
-                return NULL;
+            if (r->pos != ONIC_MATCH_HEAD) {
+                if ((p = get_zigzag(p, end, pv->entry, &v)) == NULL)
+                    return NULL;
+                r->aux = v << ONIC_TRACE_ENTRY_SHIFT;
+            }
         }
         break;
     }
+    if ((head & ONIC_TRACE_B_TIME) != 0) {
+        if ((p = get_varint(p, end, &v)) == NULL)
+            return NULL;
+        pv->time += v;
+    }
+    r->time = pv->time;
     *why = trace_rec_check(r);
     return *why == NULL ? p : NULL;
 }

@@ -110,17 +110,27 @@ static onic_mkey_t rt_ignore(onic_rand_t *r)
     return i;
 }
 
+/* What the k-th lookup's record must say: its operation (MATCH when it
+ * removes, PEEK when not) and flags (ACCEPT with a callback, HIT when it
+ * found an entry). */
+typedef struct rt_want {
+    uint8_t op, flags;
+} rt_want_t;
+
 /* Runs `ops` random operations on a traced `engine` matcher and an untraced
  * list beside it; live_inspected[k] is the untraced list's count for the
- * k-th lookup. Returns the number of lookups. */
-static size_t rt_run(const char *engine, uint64_t seed, size_t ops, uint64_t *live_inspected,
-                     uint64_t *traced_inspected)
+ * k-th lookup, want[k] its record's operation and flags. With `grow`, the
+ * queue grows to RT_MAXQ entries and stays long (the hash engine's index,
+ * past its ring of HASH_SMALL_MAX). Returns the number of lookups. */
+static size_t rt_run(const char *engine, uint64_t seed, size_t ops, int grow,
+                     uint64_t *live_inspected, uint64_t *traced_inspected, rt_want_t *want)
 {
     onic_config_t cfg = traced_cfg(0), plain;
     onic_matcher_t *m[2];
     rt_entry_t q[RT_MAXQ];
     size_t n = 0, lookups = 0;
     uintptr_t next_id = 1;
+    size_t longest = 0;
     onic_rand_t r;
 
     onic_config_defaults(&plain);
@@ -136,7 +146,7 @@ static size_t rt_run(const char *engine, uint64_t seed, size_t ops, uint64_t *li
     for (size_t op = 0; op < ops; op++) {
         unsigned what = (unsigned)onic_rand_below(&r, 100);
         onic_mkey_t key = rt_key(&r, 0), ign = rt_ignore(&r);
-        if (n < RT_MAXQ && (what < 40 || n == 0)) {
+        if (n < RT_MAXQ && (what < (grow ? 60u : 40u) || n == 0)) {
             /* append, or insert at the head, before or after an entry */
             onic_match_pos_t pos = ONIC_MATCH_TAIL;
             size_t at = n > 0 ? onic_rand_below(&r, n) : 0;
@@ -151,6 +161,8 @@ static size_t rt_run(const char *engine, uint64_t seed, size_t ops, uint64_t *li
             memmove(&q[place + 1], &q[place], (n - place) * sizeof(q[0]));
             q[place] = e;
             n++;
+            if (n > longest)
+                longest = n;
         } else if (what < 85) {
             /* match, peek, or find with refusals, removing or not */
             int remove = what < 70, accept = what >= 60;
@@ -167,6 +179,9 @@ static size_t rt_run(const char *engine, uint64_t seed, size_t ops, uint64_t *li
                     traced_inspected[lookups] = after.inspected - before.inspected;
             }
             REQUIRE(c[0] == c[1]);
+            want[lookups].op = remove ? ONIC_TRACE_OP_MATCH : ONIC_TRACE_OP_PEEK;
+            want[lookups].flags = (uint8_t)((accept ? ONIC_TRACE_ACCEPT : 0) |
+                                            (c[0] != NULL ? ONIC_TRACE_HIT : 0));
             lookups++;
             if (remove && c[0] != NULL) {
                 for (size_t k = 0; k < n; k++)
@@ -186,13 +201,20 @@ static size_t rt_run(const char *engine, uint64_t seed, size_t ops, uint64_t *li
     }
     onic_matcher_destroy(m[0]);
     onic_matcher_destroy(m[1]);
+    CHECK(grow ? longest == RT_MAXQ : longest < RT_MAXQ);
     return lookups;
 }
 
-static void test_round_trip(const char *engine, uint64_t seed, size_t ops)
+static unsigned char *file_load(const char *path, size_t *len_p);
+static size_t check_times(const unsigned char *buf, size_t plen, const onic_trace_t *t);
+
+static void test_round_trip(const char *engine, uint64_t seed, size_t ops, int grow)
 {
     uint64_t *live = calloc(ops, sizeof(*live)), *traced = calloc(ops, sizeof(*traced));
+    rt_want_t *want = calloc(ops, sizeof(*want));
     uint64_t *model;
+    unsigned char *buf;
+    size_t plen;
     char paths[4][512], err[256];
     onic_trace_t t;
     replay_opts_t opts;
@@ -200,7 +222,7 @@ static void test_round_trip(const char *engine, uint64_t seed, size_t ops)
     size_t lookups, k = 0, checked = 0;
 
     clean_dir();
-    lookups = rt_run(engine, seed, ops, live, traced);
+    lookups = rt_run(engine, seed, ops, grow, live, traced, want);
     CHECK(trace_files(paths, 4) == 1);
     CHECK(onic_trace_read(paths[0], &t, err, sizeof(err)) == ONIC_OK);
     CHECK(!t.damaged);
@@ -209,13 +231,13 @@ static void test_round_trip(const char *engine, uint64_t seed, size_t ops)
     CHECK(t.hdr.tick_hz > 0);
     for (size_t i = 1; i < t.nrecs; i++)   /* one queue: its records in time order */
         REQUIRE(t.recs[i].time >= t.recs[i - 1].time);
-    /* the clock is read at every ONIC_TRACE_TIME_EVERY-th record of a
-     * chunk (labels always): the others repeat the previous record's time
-     * (the first chunk holds at least 800 records: 64 KiB of records of
-     * 80 bytes at most); test_clock_every checks every chunk */
-    for (size_t i = 1; i < t.nrecs && i < 800; i++)
-        if (i % ONIC_TRACE_TIME_EVERY != 0 && t.recs[i].op != ONIC_TRACE_OP_LABEL)
-            REQUIRE(t.recs[i].time == t.recs[i - 1].time);
+    /* the clock is read every ONIC_TRACE_TIME_BYTES of records (labels
+     * always): the others repeat the previous record's time */
+    buf = file_load(paths[0], &plen);
+    CHECK(buf != NULL);
+    if (buf != NULL)
+        CHECK(check_times(buf, plen, &t) > 0);
+    free(buf);
     CHECK(t.recs[0].op == ONIC_TRACE_OP_LABEL && t.recs[1].op == ONIC_TRACE_OP_LABEL);
     CHECK_EQ(t.recs[1].key.bits, 7);
     CHECK_EQ(t.recs[1].kind, ONIC_MATCH_QUEUE_POSTED);
@@ -239,6 +261,7 @@ static void test_round_trip(const char *engine, uint64_t seed, size_t ops)
         if (k < lookups) {
             REQUIRE(model[i] == live[k]);
             REQUIRE(t.recs[i].aux == traced[k]);
+            REQUIRE(op == want[k].op && t.recs[i].flags == want[k].flags);
             if (strcmp(engine, "list") == 0)
                 REQUIRE(t.recs[i].aux == live[k]);
             checked++;
@@ -253,13 +276,67 @@ static void test_round_trip(const char *engine, uint64_t seed, size_t ops)
     free(model);
     free(live);
     free(traced);
+    free(want);
     onic_trace_free(&t);
     replay_result_free(res);
 }
 
-/* --- the clock read at every ONIC_TRACE_TIME_EVERY-th record --- */
+/* --- the clock read every ONIC_TRACE_TIME_BYTES of records --- */
 
-static unsigned char *file_load(const char *path, size_t *len_p);
+static size_t varint_len(uint64_t v)
+{
+    size_t n = 1;
+
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+/* The time rule of format version 4, walked chunk by chunk from the file's
+ * bytes (buf, plen) and its reading t: a record carries a time (bit 7 of
+ * its first byte) exactly when it is its chunk's first, a label, or ends
+ * (before its time) at least ONIC_TRACE_TIME_BYTES past the end of the
+ * last record of its chunk that carries one; a record without one has the
+ * time of the record before it. Returns the records seen with a time. */
+static size_t check_times(const unsigned char *buf, size_t plen, const onic_trace_t *t)
+{
+    size_t off = ONIC_TRACE_HDR_SIZE, rec = 0, timed_n = 0;
+
+    while (off + ONIC_TRACE_CHUNK_HDR <= plen && rec < t->nrecs) {
+        onic_trace_chunk_t ch;
+        size_t time_at, in_chunk;
+        uint64_t prev_time = 0;
+
+        memcpy(&ch, buf + off, sizeof(ch));
+        REQUIRE(ch.nrecs > 0 && ch.bytes > ONIC_TRACE_CHUNK_HDR);
+        if (ch.nrecs == 0 || ch.bytes <= ONIC_TRACE_CHUNK_HDR)
+            break;
+        time_at = off + ONIC_TRACE_CHUNK_HDR;
+        for (in_chunk = 0; in_chunk < ch.nrecs && rec < t->nrecs; in_chunk++, rec++) {
+            const onic_trace_rec_t *x = &t->recs[rec];
+            size_t start = (size_t)t->offsets[rec];
+            size_t end = in_chunk + 1 < ch.nrecs && rec + 1 < t->nrecs ?
+                         (size_t)t->offsets[rec + 1] : off + ch.bytes;
+            int timed = (buf[start] & ONIC_TRACE_B_TIME) != 0;
+            size_t bare = timed ? end - varint_len(x->time - prev_time) : end;
+
+            REQUIRE(start >= off && end <= off + ch.bytes);
+            REQUIRE(timed == (x->op == ONIC_TRACE_OP_LABEL || bare >= time_at));
+            if (timed) {
+                time_at = end + ONIC_TRACE_TIME_BYTES;
+                prev_time = x->time;
+                timed_n++;
+            } else {
+                REQUIRE(rec > 0 && x->time == t->recs[rec - 1].time);
+            }
+        }
+        off += ch.bytes;
+    }
+    REQUIRE(rec == t->nrecs);
+    return timed_n;
+}
 
 /* Waits until the clock has moved a microsecond, so that two clock reads
  * with a wait between them differ. */
@@ -273,11 +350,12 @@ static void clock_step(void)
 
 /* Operations a microsecond apart on a traced list, over several chunks
  * (random keys: records of about a dozen bytes), beside an untraced list.
- * In every chunk, records 0, 32, 64 ... and labels carry a time (bit 7 of
- * their first byte), later than the record before: the clock was read
- * again; every other record carries none and repeats the time before; the
- * times never go back, across chunks too; and the replay of the trace
- * finds what the live run found, with the same entries inspected. */
+ * Records carry a time by the rule of check_times (a chunk's first, labels,
+ * and then one every ONIC_TRACE_TIME_BYTES of records), each later than the
+ * record before: the clock was read again; every other record carries none
+ * and repeats the time before; the times never go back, across chunks too;
+ * and the replay of the trace finds what the live run found, with the same
+ * entries inspected. */
 static void test_clock_every(void)
 {
     enum { OPS = 12000, DEPTH = 16 };
@@ -285,10 +363,10 @@ static void test_clock_every(void)
     onic_matcher_t *m[2];
     onic_mkey_t keys[DEPTH], none = {0, 0};
     uint64_t *live = calloc(OPS, sizeof(*live)), *model;
-    size_t n = 0, lookups = 0, k = 0, rec = 0, labels = 0;
+    size_t n = 0, lookups = 0, k = 0, rec = 0, labels = 0, timed;
     char paths[4][512], err[256];
     unsigned char *buf;
-    size_t plen, off, in_chunk;
+    size_t plen, off;
     onic_trace_t t;
     replay_opts_t opts;
     replay_result_t *res = replay_result_new();
@@ -301,7 +379,7 @@ static void test_clock_every(void)
     CHECK(onic_matcher_create_cfg("list", &plain, &m[1]) == ONIC_OK);
     for (size_t op = 0; op < OPS; op++) {
         clock_step();
-        if (op % 1000 == 500) {   /* a label in mid-chunk: timed, off the 32 */
+        if (op % 1000 == 500) {   /* a label in mid-chunk: timed, off the spacing */
             onic_matcher_label(m[0], ONIC_MATCH_QUEUE_POSTED, (uint32_t)op);
             labels++;
             clock_step();
@@ -341,29 +419,20 @@ static void test_clock_every(void)
     CHECK(!t.damaged);
     CHECK_EQ(t.nrecs, 1 + labels + OPS);
     CHECK(t.nchunks >= 2);
-    /* Walk the chunks by their headers: a record's place in its chunk. */
-    off = ONIC_TRACE_HDR_SIZE;
-    while (off + ONIC_TRACE_CHUNK_HDR <= plen && rec < t.nrecs) {
+    timed = check_times(buf, plen, &t);
+    /* some 12 bytes a record: about one in ten timed, each after a wait */
+    CHECK(timed > t.nrecs / 40 && timed < t.nrecs / 4);
+    for (rec = 1; rec < t.nrecs; rec++)
+        if ((buf[t.offsets[rec]] & ONIC_TRACE_B_TIME) != 0)
+            REQUIRE(t.recs[rec].time > t.recs[rec - 1].time);
+    /* the chunks tile the file */
+    for (off = ONIC_TRACE_HDR_SIZE; off + ONIC_TRACE_CHUNK_HDR <= plen;) {
         onic_trace_chunk_t ch;
         memcpy(&ch, buf + off, sizeof(ch));
-        REQUIRE(ch.nrecs > 0 && ch.bytes > ONIC_TRACE_CHUNK_HDR);
-        if (ch.nrecs == 0 || ch.bytes <= ONIC_TRACE_CHUNK_HDR)
+        if (ch.bytes == 0)
             break;
-        for (in_chunk = 0; in_chunk < ch.nrecs && rec < t.nrecs; in_chunk++, rec++) {
-            const onic_trace_rec_t *x = &t.recs[rec];
-            int timed = in_chunk % ONIC_TRACE_TIME_EVERY == 0 || x->op == ONIC_TRACE_OP_LABEL;
-            REQUIRE(t.offsets[rec] >= off && t.offsets[rec] < off + ch.bytes);
-            REQUIRE(((buf[t.offsets[rec]] & ONIC_TRACE_B_TIME) != 0) == timed);
-            if (rec == 0)
-                continue;
-            if (timed)
-                REQUIRE(x->time > t.recs[rec - 1].time);
-            else
-                REQUIRE(x->time == t.recs[rec - 1].time);
-        }
         off += ch.bytes;
     }
-    CHECK_EQ(rec, t.nrecs);
     CHECK_EQ(off, plen);
 
     model = calloc(t.nrecs, sizeof(*model));
@@ -758,14 +827,9 @@ static void test_damaged(void)
     n = t0.nrecs;
     CHECK_EQ(n, 62);
     CHECK_EQ(t0.offsets[0], ONIC_TRACE_HDR_SIZE + ONIC_TRACE_CHUNK_HDR);
-    /* A time only in a chunk's records 0, 32, 64 ... and in labels (the
-     * first byte's bit 7), the others repeating the time before. */
-    for (size_t i = 0; i < n; i++) {
-        int timed = i % ONIC_TRACE_TIME_EVERY == 0 || t0.recs[i].op == ONIC_TRACE_OP_LABEL;
-        REQUIRE(((buf[t0.offsets[i]] & 0x80) != 0) == timed);
-        if (!timed)
-            REQUIRE(t0.recs[i].time == t0.recs[i - 1].time);
-    }
+    /* A time only by the rule of check_times (the first byte's bit 7),
+     * the others repeating the time before. */
+    CHECK(check_times(buf, plen, &t0) >= 2);
     memset(&opts, 0, sizeof(opts));
     replay_params_defaults(&opts.params);
     opts.measure = 1;
@@ -1108,10 +1172,12 @@ int main(int argc, char **argv)
     }
     printf("trace: seed %llu (test_trace %llu replays it)\n", (unsigned long long)seed,
            (unsigned long long)seed);
-    test_round_trip("list", seed, 20000);
-    test_round_trip("hash", seed + 1, 20000);
-    test_round_trip("alpu", seed + 2, 10000);
-    test_round_trip("wide", seed + 3, 10000);
+    test_round_trip("list", seed, 20000, 0);
+    test_round_trip("hash", seed + 1, 20000, 0);
+    test_round_trip("hash", seed + 4, 20000, 1);   /* its index: lookups recorded there too */
+    test_round_trip("alpu", seed + 2, 10000, 0);
+    test_round_trip("wide", seed + 3, 10000, 0);
+    test_round_trip("list", seed + 5, 10000, 1);
     test_clock_every();
     test_ranks_merge();
     test_killed_writer();
