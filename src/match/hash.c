@@ -32,6 +32,7 @@
  * neighbour by scanning every entry, and a renumbering sorts them all: both
  * O(n), which appends and lookups never pay. */
 #include "match/engine.h"
+#include "match/trace_rec.h"
 #include "base/list.h"
 #include "base/log.h"
 #include "base/mem.h"
@@ -754,14 +755,17 @@ __attribute__((noinline)) static void hash_append_small(hash_small_t *sm, hash_e
     sm->span++;
 }
 
+static inline void hash_append_in(hash_engine_t *h, hash_entry_t *e)
+{
+    if (h->indexed || (h->small.n >= HASH_SMALL_MAX && h->small.span == HASH_SMALL_SLOTS))
+        hash_append_index(h, e);
+    else
+        hash_append_small(&h->small, e);
+}
+
 static void hash_append(onic_matcher_t *m, onic_mentry_t *me)
 {
-    hash_engine_t *h = m->engine;
-
-    if (h->indexed || (h->small.n >= HASH_SMALL_MAX && h->small.span == HASH_SMALL_SLOTS))
-        hash_append_index(h, (hash_entry_t *)me);
-    else
-        hash_append_small(&h->small, (hash_entry_t *)me);
+    hash_append_in(m->engine, (hash_entry_t *)me);
 }
 
 /* The place is in e's seq: the anchor is not needed. */
@@ -1134,43 +1138,107 @@ hash_small_find_accept_more(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t igno
     return &e->super;
 }
 
-/* A ring lookup: the front entry here, the rest in a call. */
+/* Ring lookups past the front, traced: the record after the lookup. */
 __attribute__((noinline)) static onic_mentry_t *
-hash_find_small(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int remove)
+hash_small_find_more_traced(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int remove)
+{
+    uint64_t before = m->stats.inspected;
+    onic_mentry_t *e = hash_small_find_more(m, key, ignore, remove);
+
+    onic_trace_rec_lookup(m, key.bits, key.id, ignore.bits, ignore.id, e, remove, 0,
+                          m->stats.inspected - before);
+    return e;
+}
+
+__attribute__((noinline)) static onic_mentry_t *
+hash_small_find_accept_more_traced(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
+                                   onic_match_accept_t accept, void *arg, int *remove)
+{
+    uint64_t before = m->stats.inspected;
+    onic_mentry_t *e = hash_small_find_accept_more(m, key, ignore, accept, arg, remove);
+
+    onic_trace_rec_lookup(m, key.bits, key.id, ignore.bits, ignore.id, e, *remove,
+                          ONIC_TRACE_ACCEPT, m->stats.inspected - before);
+    return e;
+}
+
+/* A ring lookup: the front entry here, the rest in a call. Inline into the
+ * plain op and the traced one, which records where it returns: a hit on
+ * the front with what it is known to be (found, one entry inspected), a
+ * lookup on an empty ring as a miss with none, the rest after its call. */
+static inline __attribute__((always_inline)) onic_mentry_t *
+hash_find_small_in(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int remove,
+                   const int traced)
 {
     hash_small_t *sm = &((hash_engine_t *)m->engine)->small;
+    uint64_t kb = key.bits, ki = key.id, ib = ignore.bits, ii = ignore.id;
     hash_entry_t *e;
 
-    if (sm->n == 0)
+    /* The query's four words in registers for the record (the plain copy
+     * comes out a few instructions shorter with them too). */
+    ONIC_TRACE_SCALARS(kb, ki, ib, ii);
+    if (sm->n == 0) {
+        if (traced)
+            onic_trace_rec_lookup(m, kb, ki, ib, ii, NULL, remove, 0, 0);
         return NULL;
+    }
     e = sm->slot[sm->head];
-    if (!hash_front_matches(e, key, ignore))
+    if (!hash_front_matches(e, key, ignore)) {
+        if (traced)
+            return hash_small_find_more_traced(m, key, ignore, remove);
         return hash_small_find_more(m, key, ignore, remove);
+    }
     m->stats.inspected++;
     if (remove)
         hash_small_pop_front(sm);
+    if (traced)
+        onic_trace_rec_lookup(m, kb, ki, ib, ii, &e->super, remove, 0, 1);
     return &e->super;
+}
+
+static inline __attribute__((always_inline)) onic_mentry_t *
+hash_find_accept_small_in(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
+                          onic_match_accept_t accept, void *arg, int *remove, const int traced)
+{
+    hash_small_t *sm = &((hash_engine_t *)m->engine)->small;
+    uint64_t kb = key.bits, ki = key.id, ib = ignore.bits, ii = ignore.id;
+    hash_entry_t *e;
+    int took;
+
+    ONIC_TRACE_SCALARS(kb, ki, ib, ii);   /* see hash_find_small_in */
+
+    if (sm->n == 0) {
+        if (traced)
+            onic_trace_rec_lookup(m, kb, ki, ib, ii, NULL, *remove, ONIC_TRACE_ACCEPT, 0);
+        return NULL;
+    }
+    e = sm->slot[sm->head];
+    if (!hash_front_matches(e, key, ignore) || (took = accept(arg, e->super.cookie)) == 0) {
+        if (traced)
+            return hash_small_find_accept_more_traced(m, key, ignore, accept, arg, remove);
+        return hash_small_find_accept_more(m, key, ignore, accept, arg, remove);
+    }
+    m->stats.inspected++;
+    if (took == ONIC_MATCH_TAKE_LAST)
+        *remove = 1;
+    if (*remove)
+        hash_small_pop_front(sm);
+    if (traced)
+        onic_trace_rec_lookup(m, kb, ki, ib, ii, &e->super, *remove, ONIC_TRACE_ACCEPT, 1);
+    return &e->super;
+}
+
+__attribute__((noinline)) static onic_mentry_t *
+hash_find_small(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int remove)
+{
+    return hash_find_small_in(m, key, ignore, remove, 0);
 }
 
 __attribute__((noinline)) static onic_mentry_t *
 hash_find_accept_small(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
                        onic_match_accept_t accept, void *arg, int *remove)
 {
-    hash_small_t *sm = &((hash_engine_t *)m->engine)->small;
-    hash_entry_t *e;
-    int took;
-
-    if (sm->n == 0)
-        return NULL;
-    e = sm->slot[sm->head];
-    if (!hash_front_matches(e, key, ignore) || (took = accept(arg, e->super.cookie)) == 0)
-        return hash_small_find_accept_more(m, key, ignore, accept, arg, remove);
-    m->stats.inspected++;
-    if (took == ONIC_MATCH_TAKE_LAST)
-        *remove = 1;
-    if (*remove)
-        hash_small_pop_front(sm);
-    return &e->super;
+    return hash_find_accept_small_in(m, key, ignore, accept, arg, remove, 0);
 }
 
 /* find in the index: the first match of every probed chain, the smallest
@@ -1261,6 +1329,94 @@ static void hash_remove(onic_matcher_t *m, onic_mentry_t *me)
         hash_unlink(m, (hash_entry_t *)me);
 }
 
+/* --- traced (ONIC_TRACE): lookups and appends that write their own
+ * records (match/trace_rec.h) ---
+ * A ring lookup's record is written in the lookup's own frame, where the
+ * query is still in registers: trace.c's wrapper around the plain op cost
+ * a frame and the call's seven arguments again, as much as the record.
+ * The index's lookups are slower than either and record after the plain
+ * op; an append records before its own dispatch. Inserts and removals,
+ * rarer, are recorded by trace.c's wrappers. */
+__attribute__((noinline)) static onic_mentry_t *
+hash_find_small_traced(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int remove)
+{
+    return hash_find_small_in(m, key, ignore, remove, 1);
+}
+
+__attribute__((noinline)) static onic_mentry_t *
+hash_find_accept_small_traced(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
+                              onic_match_accept_t accept, void *arg, int *remove)
+{
+    return hash_find_accept_small_in(m, key, ignore, accept, arg, remove, 1);
+}
+
+__attribute__((noinline)) static onic_mentry_t *
+hash_find_indexed_traced(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int remove)
+{
+    uint64_t before = m->stats.inspected;
+    onic_mentry_t *e = hash_find_indexed(m, key, ignore, remove);
+
+    onic_trace_rec_lookup(m, key.bits, key.id, ignore.bits, ignore.id, e, remove, 0,
+                          m->stats.inspected - before);
+    return e;
+}
+
+__attribute__((noinline)) static onic_mentry_t *
+hash_find_accept_indexed_traced(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
+                                onic_match_accept_t accept, void *arg, int *remove)
+{
+    uint64_t before = m->stats.inspected;
+    onic_mentry_t *e = hash_find_accept_indexed(m, key, ignore, accept, arg, remove);
+
+    onic_trace_rec_lookup(m, key.bits, key.id, ignore.bits, ignore.id, e, *remove,
+                          ONIC_TRACE_ACCEPT, m->stats.inspected - before);
+    return e;
+}
+
+/* A full buffer after an append's record: written, then the append. A
+ * function of its own so that the append's path makes no call and saves
+ * no register. */
+static __attribute__((noinline, cold)) void hash_append_full(onic_matcher_t *m,
+                                                             onic_mentry_t *me)
+{
+    onic_match_trace_flush(onic_match_tracer_of(m));
+    hash_append_in(m->engine, (hash_entry_t *)me);
+}
+
+/* The record, then the plain append's own choice (one dispatch, not the
+ * wrapper's and then the plain op's). */
+static void hash_append_traced(onic_matcher_t *m, onic_mentry_t *me)
+{
+    if (__builtin_expect(onic_trace_rec_entry(m, me, ONIC_TRACE_OP_APPEND), 0))
+        hash_append_full(m, me);
+    else
+        hash_append_in(m->engine, (hash_entry_t *)me);
+}
+
+static onic_mentry_t *hash_find_traced(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
+                                       int remove)
+{
+    if (((hash_engine_t *)m->engine)->indexed)
+        return hash_find_indexed_traced(m, key, ignore, remove);
+    return hash_find_small_traced(m, key, ignore, remove);
+}
+
+static onic_mentry_t *hash_find_accept_op_traced(onic_matcher_t *m, onic_mkey_t key,
+                                                 onic_mkey_t ignore, onic_match_accept_t accept,
+                                                 void *arg, int *remove)
+{
+    if (((hash_engine_t *)m->engine)->indexed)
+        return hash_find_accept_indexed_traced(m, key, ignore, accept, arg, remove);
+    return hash_find_accept_small_traced(m, key, ignore, accept, arg, remove);
+}
+
+static const onic_match_ops_t hash_traced_ops = {
+    .name        = "hash",
+    .append      = hash_append_traced,
+    .find        = hash_find_traced,
+    .find_accept = hash_find_accept_op_traced,
+};
+
 const onic_match_ops_t onic_match_hash_ops = {
     .name       = "hash",
     .desc       = "hash index per ignore-mask class, first match by order key (default)",
@@ -1275,4 +1431,5 @@ const onic_match_ops_t onic_match_hash_ops = {
     .find       = hash_find,
     .find_accept = hash_find_accept_op,
     .remove     = hash_remove,
+    .traced     = &hash_traced_ops,
 };
