@@ -1138,28 +1138,51 @@ hash_small_find_accept_more(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t igno
     return &e->super;
 }
 
-/* Ring lookups past the front, traced: the record after the lookup. */
-__attribute__((noinline)) static onic_mentry_t *
-hash_small_find_more_traced(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int remove)
+/* A traced lookup recorded after a plain one (fn: past the ring's front,
+ * or in the index), from the entries it inspected. */
+typedef onic_mentry_t *hash_find_fn_t(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
+                                      int remove);
+typedef onic_mentry_t *hash_find_accept_fn_t(onic_matcher_t *m, onic_mkey_t key,
+                                             onic_mkey_t ignore, onic_match_accept_t accept,
+                                             void *arg, int *remove);
+
+static inline __attribute__((always_inline)) onic_mentry_t *
+hash_find_recorded(hash_find_fn_t *fn, onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
+                   int remove)
 {
     uint64_t before = m->stats.inspected;
-    onic_mentry_t *e = hash_small_find_more(m, key, ignore, remove);
+    onic_mentry_t *e = fn(m, key, ignore, remove);
 
     onic_trace_rec_lookup(m, key.bits, key.id, ignore.bits, ignore.id, e, remove, 0,
                           m->stats.inspected - before);
     return e;
 }
 
-__attribute__((noinline)) static onic_mentry_t *
-hash_small_find_accept_more_traced(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
-                                   onic_match_accept_t accept, void *arg, int *remove)
+static inline __attribute__((always_inline)) onic_mentry_t *
+hash_find_accept_recorded(hash_find_accept_fn_t *fn, onic_matcher_t *m, onic_mkey_t key,
+                          onic_mkey_t ignore, onic_match_accept_t accept, void *arg,
+                          int *remove)
 {
     uint64_t before = m->stats.inspected;
-    onic_mentry_t *e = hash_small_find_accept_more(m, key, ignore, accept, arg, remove);
+    onic_mentry_t *e = fn(m, key, ignore, accept, arg, remove);
 
     onic_trace_rec_lookup(m, key.bits, key.id, ignore.bits, ignore.id, e, *remove,
                           ONIC_TRACE_ACCEPT, m->stats.inspected - before);
     return e;
+}
+
+__attribute__((noinline)) static onic_mentry_t *
+hash_small_find_more_traced(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int remove)
+{
+    return hash_find_recorded(hash_small_find_more, m, key, ignore, remove);
+}
+
+__attribute__((noinline)) static onic_mentry_t *
+hash_small_find_accept_more_traced(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
+                                   onic_match_accept_t accept, void *arg, int *remove)
+{
+    return hash_find_accept_recorded(hash_small_find_accept_more, m, key, ignore, accept, arg,
+                                     remove);
 }
 
 /* A ring lookup: the front entry here, the rest in a call. Inline into the
@@ -1353,24 +1376,15 @@ hash_find_accept_small_traced(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ig
 __attribute__((noinline)) static onic_mentry_t *
 hash_find_indexed_traced(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int remove)
 {
-    uint64_t before = m->stats.inspected;
-    onic_mentry_t *e = hash_find_indexed(m, key, ignore, remove);
-
-    onic_trace_rec_lookup(m, key.bits, key.id, ignore.bits, ignore.id, e, remove, 0,
-                          m->stats.inspected - before);
-    return e;
+    return hash_find_recorded(hash_find_indexed, m, key, ignore, remove);
 }
 
 __attribute__((noinline)) static onic_mentry_t *
 hash_find_accept_indexed_traced(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
                                 onic_match_accept_t accept, void *arg, int *remove)
 {
-    uint64_t before = m->stats.inspected;
-    onic_mentry_t *e = hash_find_accept_indexed(m, key, ignore, accept, arg, remove);
-
-    onic_trace_rec_lookup(m, key.bits, key.id, ignore.bits, ignore.id, e, *remove,
-                          ONIC_TRACE_ACCEPT, m->stats.inspected - before);
-    return e;
+    return hash_find_accept_recorded(hash_find_accept_indexed, m, key, ignore, accept, arg,
+                                     remove);
 }
 
 /* A full buffer after an append's record: written, then the append. A
