@@ -45,7 +45,7 @@ static const char *trace_rec_check(const onic_trace_rec_t *r)
         if (hit != (r->entry != 0))
             return "lookup whose hit flag disagrees with its entry";
         if (r->aux > UINT32_MAX)
-            return "lookup inspecting more than 2^32 entries";
+            return "lookup inspecting 2^32 entries or more";
         break;
     }
     return NULL;

@@ -9,6 +9,7 @@
 #include "check.h"
 #include "match/engine.h"
 #include "match/trace.h"
+#include "match/trace_rec.h"
 #include "replay/replay.h"
 #include "base/clock.h"
 #include "base/rand.h"
@@ -419,6 +420,21 @@ static void test_clock_every(void)
     CHECK(!t.damaged);
     CHECK_EQ(t.nrecs, 1 + labels + OPS);
     CHECK(t.nchunks >= 2);
+    /* The header's tick rate is the clock's, as measured by the writer
+     * against CLOCK_MONOTONIC when it wrote (the run took some 15 ms): the
+     * TSC's rate measured here over 20 ms, or a nanosecond clock's. */
+    if (strcmp(t.hdr.clock, "tsc") == 0) {
+        uint64_t ns0 = onic_time_ns(), tk0 = onic_trace_ticks(), ns, tk;
+        double hz;
+        while (onic_time_ns() - ns0 < 20000000)
+            ;
+        ns = onic_time_ns() - ns0;
+        tk = onic_trace_ticks() - tk0;
+        hz = (double)tk * 1e9 / (double)ns;
+        CHECK(t.hdr.tick_hz > 0.95 * hz && t.hdr.tick_hz < 1.05 * hz);
+    } else {
+        CHECK(t.hdr.tick_hz > 950000000u && t.hdr.tick_hz < 1050000000u);
+    }
     timed = check_times(buf, plen, &t);
     /* some 12 bytes a record: about one in ten timed, each after a wait */
     CHECK(timed > t.nrecs / 40 && timed < t.nrecs / 4);
@@ -892,6 +908,33 @@ static void test_damaged(void)
         mut[0] = 'X';
         CHECK(onic_trace_parse(mut, plen, &t, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
         CHECK(strstr(err, "bad magic at offset 0") != NULL);
+    }
+    /* A chunk of one lookup (a miss, key and ignore 0) built by hand after
+     * the file's header: 2^32 - 1 entries inspected is read, 2^32 is bad. */
+    for (uint64_t insp = UINT32_MAX; insp <= UINT64_C(1) << 32; insp++) {
+        unsigned char hand[ONIC_TRACE_HDR_SIZE + ONIC_TRACE_CHUNK_HDR + 16];
+        onic_trace_chunk_t ch = {0, 1, 1, ONIC_MATCH_QUEUE_POSTED, {0, 0, 0}};
+        size_t len = ONIC_TRACE_HDR_SIZE + ONIC_TRACE_CHUNK_HDR;
+        onic_trace_t t;
+
+        memcpy(hand, buf, ONIC_TRACE_HDR_SIZE);
+        hand[len++] = ONIC_TRACE_OP_MATCH | ONIC_TRACE_B_KEY_SAME | ONIC_TRACE_B_IGN_SAME;
+        for (uint64_t v = insp; ; v >>= 7) {   /* the varint */
+            hand[len++] = (unsigned char)((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+            if (v < 0x80)
+                break;
+        }
+        ch.bytes = (uint32_t)(len - ONIC_TRACE_HDR_SIZE);
+        memcpy(hand + ONIC_TRACE_HDR_SIZE, &ch, sizeof(ch));
+        CHECK(onic_trace_parse(hand, len, &t, err, sizeof(err)) == ONIC_OK);
+        if (insp == UINT32_MAX) {
+            CHECK(!t.damaged && t.nrecs == 1 && t.recs[0].aux == insp && t.recs[0].entry == 0);
+        } else {
+            CHECK(t.damaged && t.nrecs == 0 &&
+                  t.error_offset == ONIC_TRACE_HDR_SIZE + ONIC_TRACE_CHUNK_HDR);
+            CHECK(strstr(t.error, "2^32 entries or more") != NULL);
+        }
+        onic_trace_free(&t);
     }
     /* A match of an entry never appended: the replay says where. */
     {
