@@ -131,7 +131,7 @@ static size_t rt_run(const char *engine, uint64_t seed, size_t ops, int grow,
     rt_entry_t q[RT_MAXQ];
     size_t n = 0, lookups = 0;
     uintptr_t next_id = 1;
-    size_t longest = 0;
+    size_t longest = 0, empty_lookups = 0;
     onic_rand_t r;
 
     onic_config_defaults(&plain);
@@ -145,9 +145,11 @@ static size_t rt_run(const char *engine, uint64_t seed, size_t ops, int grow,
     CHECK(m[0]->ops != onic_match_ops_find(engine));
     onic_matcher_label(m[0], ONIC_MATCH_QUEUE_POSTED, 7);
     for (size_t op = 0; op < ops; op++) {
-        unsigned what = (unsigned)onic_rand_below(&r, 100);
+        /* the first three: lookups on the empty queue (a match, a match
+         * with refusals, a peek with refusals) */
+        unsigned what = op < 3 ? 45u + 15u * (unsigned)op : (unsigned)onic_rand_below(&r, 100);
         onic_mkey_t key = rt_key(&r, 0), ign = rt_ignore(&r);
-        if (n < RT_MAXQ && (what < (grow ? 60u : 40u) || n == 0)) {
+        if (op >= 3 && n < RT_MAXQ && (what < (grow ? 60u : 40u) || n == 0)) {
             /* append, or insert at the head, before or after an entry */
             onic_match_pos_t pos = ONIC_MATCH_TAIL;
             size_t at = n > 0 ? onic_rand_below(&r, n) : 0;
@@ -169,6 +171,7 @@ static size_t rt_run(const char *engine, uint64_t seed, size_t ops, int grow,
             int remove = what < 70, accept = what >= 60;
             rt_accept_t a = {seed + op};
             void *c[2];
+            empty_lookups += n == 0;
             for (int i = 0; i < 2; i++) {
                 onic_match_stats_t before, after;
                 onic_matcher_stats(m[i], &before);
@@ -203,6 +206,7 @@ static size_t rt_run(const char *engine, uint64_t seed, size_t ops, int grow,
     onic_matcher_destroy(m[0]);
     onic_matcher_destroy(m[1]);
     CHECK(grow ? longest == RT_MAXQ : longest < RT_MAXQ);
+    CHECK(empty_lookups >= 3);
     return lookups;
 }
 
