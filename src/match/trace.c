@@ -131,7 +131,7 @@ static onic_status_t trace_file_open(const onic_config_t *cfg, const char *dir,
 static void trace_chunk_begin(onic_match_tracer_t *t)
 {
     t->cur = t->buf + ONIC_TRACE_CHUNK_HDR;
-    t->time_at = t->cur;   /* the first record carries a time */
+    t->time_at = ONIC_TRACE_CHUNK_HDR;   /* the first record carries a time */
     t->mark = t->cur;
     t->nrecs = 0;
     t->chunk_kind = t->kind;

@@ -7,7 +7,7 @@
  *   a header (onic_trace_hdr_t, 128 bytes), then chunks. A chunk is a
  *   16-byte onic_trace_chunk_t (its length in bytes, header included; its
  *   record count; the queue's number and kind) and then that many records,
- *   each a few bytes (72 at most):
+ *   each a few bytes (70 at most):
  *     byte 0   bits 0-2 the operation (onic_trace_op_t, 1-6), bit 3 HIT,
  *              bit 4 ACCEPT, bit 5 KEY_SAME (the key is the previous
  *              record's), bit 6 IGN_SAME (the ignore bits are), bit 7
@@ -70,7 +70,7 @@
 #define ONIC_TRACE_HDR_SIZE   128
 #define ONIC_TRACE_CHUNK_HDR  16
 #define ONIC_TRACE_CHUNK_BYTES 65536      /* a queue's buffer: the most a chunk holds */
-#define ONIC_TRACE_REC_MAX    80          /* the most bytes a record takes (72) */
+#define ONIC_TRACE_REC_MAX    80          /* the most bytes a record takes (70) */
 /* The writer reads the clock for a record that ends ONIC_TRACE_TIME_BYTES
  * past the last timed one (and a chunk's first, and every label): a clock
  * read costs more than encoding a record, and no reader needs a finer

@@ -89,6 +89,17 @@ typedef struct trace_prev {
     uint8_t     kind;
 } trace_prev_t;
 
+/* An entry's address from its name in the file (its address over 8) into
+ * *addr; -1 for a name whose top bits the shift would drop (it could stand
+ * for two entries). */
+static int trace_entry_addr(uint64_t unit, uint64_t *addr)
+{
+    if (unit >> (64 - ONIC_TRACE_ENTRY_SHIFT) != 0)
+        return -1;
+    *addr = unit << ONIC_TRACE_ENTRY_SHIFT;
+    return 0;
+}
+
 /* Decode the record at p (before end) into r. Returns the byte after it,
  * or NULL with *why set: "truncated" when it runs past end, else what is
  * wrong with it. */
@@ -138,7 +149,10 @@ static const unsigned char *trace_rec_decode(const unsigned char *p, const unsig
         if ((r->flags & ONIC_TRACE_HIT) != 0) {
             if ((p = get_zigzag(p, end, pv->entry, &pv->entry)) == NULL)
                 return NULL;
-            r->entry = pv->entry << ONIC_TRACE_ENTRY_SHIFT;
+            if (trace_entry_addr(pv->entry, &r->entry) != 0) {
+                *why = "entry beyond the address space";
+                return NULL;
+            }
         }
         if ((p = get_varint(p, end, &r->aux)) == NULL)
             return NULL;
@@ -146,7 +160,10 @@ static const unsigned char *trace_rec_decode(const unsigned char *p, const unsig
     default:   /* APPEND, INSERT, REMOVE */
         if ((p = get_zigzag(p, end, pv->entry, &pv->entry)) == NULL)
             return NULL;
-        r->entry = pv->entry << ONIC_TRACE_ENTRY_SHIFT;
+        if (trace_entry_addr(pv->entry, &r->entry) != 0) {
+            *why = "entry beyond the address space";
+            return NULL;
+        }
         if (r->op == ONIC_TRACE_OP_INSERT) {
             if (p == end)
                 return NULL;
@@ -154,7 +171,10 @@ static const unsigned char *trace_rec_decode(const unsigned char *p, const unsig
             if (r->pos != ONIC_MATCH_HEAD) {
                 if ((p = get_zigzag(p, end, pv->entry, &v)) == NULL)
                     return NULL;
-                r->aux = v << ONIC_TRACE_ENTRY_SHIFT;
+                if (trace_entry_addr(v, &r->aux) != 0) {
+                    *why = "anchor beyond the address space";
+                    return NULL;
+                }
             }
         }
         break;

@@ -42,8 +42,10 @@ typedef struct onic_match_tracer {
     uint8_t                *cur;   /* where the next record goes */
     uint8_t                *next;  /* a lookup's record: where its part after the call goes */
     uint8_t                *lim;   /* past it, a record may not fit: write the chunk */
-    uint8_t                *time_at; /* a record ending at or past it carries a time */
-    uint8_t                *mark;  /* the nearer of time_at and lim + 1: one test a record */
+    size_t                  time_at; /* a record ending at or past buf + time_at carries a
+                                        time (an offset: it may lie past the buffer) */
+    uint8_t                *mark;  /* the nearer of buf + time_at and lim + 1: one test a
+                                      record */
     uint8_t                *buf;   /* the chunk: its header, then records */
     uint32_t                nrecs; /* in the chunk */
     uint32_t                queue;
@@ -147,15 +149,15 @@ onic_trace_rec_begin(onic_match_tracer_t *t, int label, uint64_t kb, uint64_t ki
 static inline __attribute__((always_inline)) int
 onic_trace_rec_mark(onic_match_tracer_t *t, uint8_t *rec, uint8_t *p, unsigned head, int label)
 {
-    if (label || p >= t->time_at) {
+    if (label || (size_t)(p - t->buf) >= t->time_at) {
         uint64_t now = onic_trace_ticks();
 
         p = onic_trace_varint(p, now - t->prev_time);
         t->prev_time = now;
         head |= ONIC_TRACE_B_TIME;
-        t->time_at = p + ONIC_TRACE_TIME_BYTES;
+        t->time_at = (size_t)(p - t->buf) + ONIC_TRACE_TIME_BYTES;
     }
-    t->mark = t->time_at <= t->lim ? t->time_at : t->lim + 1;
+    t->mark = t->time_at <= (size_t)(t->lim - t->buf) ? t->buf + t->time_at : t->lim + 1;
     rec[0] = (uint8_t)head;
     t->cur = p;
     t->nrecs++;

@@ -86,11 +86,15 @@ typedef struct rt_accept {
     uint64_t salt;
 } rt_accept_t;
 
-/* Refuse about a third of the matching entries, the same way everywhere. */
+/* Refuse about a third of the matching entries and take a sixth as their
+ * last use (ONIC_MATCH_TAKE_LAST: removed even by a lookup that keeps what
+ * it finds), the same way everywhere. */
 static int rt_accept(void *arg, void *cookie)
 {
     const rt_accept_t *a = arg;
-    return ((uintptr_t)cookie * 0x9e3779b97f4a7c15ull + a->salt) % 3 != 0;
+    uint64_t h = ((uintptr_t)cookie * 0x9e3779b97f4a7c15ull + a->salt) % 6;
+
+    return h % 3 == 0 ? 0 : h == 1 ? ONIC_MATCH_TAKE_LAST : 1;
 }
 
 static onic_mkey_t rt_key(onic_rand_t *r, int wild)
@@ -118,11 +122,15 @@ typedef struct rt_want {
     uint8_t op, flags;
 } rt_want_t;
 
+/* How long rt_run's queue gets: RT_SHORT stays within the hash engine's
+ * ring (HASH_SMALL_MAX, 32), RT_LONG grows to RT_MAXQ and stays long (its
+ * index). */
+enum { RT_MIXED, RT_LONG, RT_SHORT };
+
 /* Runs `ops` random operations on a traced `engine` matcher and an untraced
  * list beside it; live_inspected[k] is the untraced list's count for the
- * k-th lookup, want[k] its record's operation and flags. With `grow`, the
- * queue grows to RT_MAXQ entries and stays long (the hash engine's index,
- * past its ring of HASH_SMALL_MAX). Returns the number of lookups. */
+ * k-th lookup, want[k] its record's operation and flags; grow is one of
+ * RT_MIXED, RT_LONG, RT_SHORT. Returns the number of lookups. */
 static size_t rt_run(const char *engine, uint64_t seed, size_t ops, int grow,
                      uint64_t *live_inspected, uint64_t *traced_inspected, rt_want_t *want)
 {
@@ -131,7 +139,7 @@ static size_t rt_run(const char *engine, uint64_t seed, size_t ops, int grow,
     rt_entry_t q[RT_MAXQ];
     size_t n = 0, lookups = 0;
     uintptr_t next_id = 1;
-    size_t longest = 0, empty_lookups = 0;
+    size_t longest = 0, empty_lookups = 0, took_last = 0;
     onic_rand_t r;
 
     onic_config_defaults(&plain);
@@ -149,7 +157,8 @@ static size_t rt_run(const char *engine, uint64_t seed, size_t ops, int grow,
          * with refusals, a peek with refusals) */
         unsigned what = op < 3 ? 45u + 15u * (unsigned)op : (unsigned)onic_rand_below(&r, 100);
         onic_mkey_t key = rt_key(&r, 0), ign = rt_ignore(&r);
-        if (op >= 3 && n < RT_MAXQ && (what < (grow ? 60u : 40u) || n == 0)) {
+        if (op >= 3 && n < RT_MAXQ &&
+            (what < (grow == RT_LONG ? 60u : grow == RT_SHORT ? 25u : 40u) || n == 0)) {
             /* append, or insert at the head, before or after an entry */
             onic_match_pos_t pos = ONIC_MATCH_TAIL;
             size_t at = n > 0 ? onic_rand_below(&r, n) : 0;
@@ -168,7 +177,7 @@ static size_t rt_run(const char *engine, uint64_t seed, size_t ops, int grow,
                 longest = n;
         } else if (what < 85) {
             /* match, peek, or find with refusals, removing or not */
-            int remove = what < 70, accept = what >= 60;
+            int remove = what < 70, accept = what >= 60, removed;
             rt_accept_t a = {seed + op};
             void *c[2];
             empty_lookups += n == 0;
@@ -183,11 +192,14 @@ static size_t rt_run(const char *engine, uint64_t seed, size_t ops, int grow,
                     traced_inspected[lookups] = after.inspected - before.inspected;
             }
             REQUIRE(c[0] == c[1]);
-            want[lookups].op = remove ? ONIC_TRACE_OP_MATCH : ONIC_TRACE_OP_PEEK;
+            removed = remove || (accept && c[0] != NULL &&
+                                 rt_accept(&a, c[0]) == ONIC_MATCH_TAKE_LAST);
+            took_last += !remove && removed;
+            want[lookups].op = removed ? ONIC_TRACE_OP_MATCH : ONIC_TRACE_OP_PEEK;
             want[lookups].flags = (uint8_t)((accept ? ONIC_TRACE_ACCEPT : 0) |
                                             (c[0] != NULL ? ONIC_TRACE_HIT : 0));
             lookups++;
-            if (remove && c[0] != NULL) {
+            if (removed && c[0] != NULL) {
                 for (size_t k = 0; k < n; k++)
                     if (q[k].id == (uintptr_t)c[0]) {
                         memmove(&q[k], &q[k + 1], (n - k - 1) * sizeof(q[0]));
@@ -205,8 +217,14 @@ static size_t rt_run(const char *engine, uint64_t seed, size_t ops, int grow,
     }
     onic_matcher_destroy(m[0]);
     onic_matcher_destroy(m[1]);
-    CHECK(grow ? longest == RT_MAXQ : longest < RT_MAXQ);
+    if (grow == RT_LONG)
+        CHECK(longest == RT_MAXQ);
+    else if (grow == RT_SHORT)
+        CHECK(longest <= 32);   /* the hash engine's ring (HASH_SMALL_MAX) */
+    else
+        CHECK(longest < RT_MAXQ);
     CHECK(empty_lookups >= 3);
+    CHECK(took_last > 0);   /* peeks that removed: their records are matches */
     return lookups;
 }
 
@@ -913,31 +931,39 @@ static void test_damaged(void)
         CHECK(onic_trace_parse(mut, plen, &t, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
         CHECK(strstr(err, "bad magic at offset 0") != NULL);
     }
-    /* A chunk of one lookup (a miss, key and ignore 0) built by hand after
-     * the file's header: 2^32 - 1 entries inspected is read, 2^32 is bad. */
-    for (uint64_t insp = UINT32_MAX; insp <= UINT64_C(1) << 32; insp++) {
+    /* Chunks of one record built by hand after the file's header: a lookup
+     * (a miss, key and ignore 0) is read with 2^32 - 1 entries inspected
+     * and refused with 2^32; an append's entry is read up to 2^61 - 1
+     * (its address over 8) and refused past it, where the address would
+     * lose its top bits. */
+    for (int k = 0; k < 4; k++) {
+        uint64_t v = k == 0 ? UINT32_MAX : k == 1 ? UINT64_C(1) << 32 :
+                     k == 2 ? (UINT64_C(1) << 61) - 1 : UINT64_C(1) << 61;
         unsigned char hand[ONIC_TRACE_HDR_SIZE + ONIC_TRACE_CHUNK_HDR + 16];
         onic_trace_chunk_t ch = {0, 1, 1, ONIC_MATCH_QUEUE_POSTED, {0, 0, 0}};
         size_t len = ONIC_TRACE_HDR_SIZE + ONIC_TRACE_CHUNK_HDR;
         onic_trace_t t;
 
         memcpy(hand, buf, ONIC_TRACE_HDR_SIZE);
-        hand[len++] = ONIC_TRACE_OP_MATCH | ONIC_TRACE_B_KEY_SAME | ONIC_TRACE_B_IGN_SAME;
-        for (uint64_t v = insp; ; v >>= 7) {   /* the varint */
-            hand[len++] = (unsigned char)((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
-            if (v < 0x80)
+        hand[len++] = (unsigned char)((k < 2 ? ONIC_TRACE_OP_MATCH : ONIC_TRACE_OP_APPEND) |
+                                      ONIC_TRACE_B_KEY_SAME | ONIC_TRACE_B_IGN_SAME);
+        for (uint64_t x = k < 2 ? v : v << 1; ; x >>= 7) {   /* a varint; zigzag(v) = 2v */
+            hand[len++] = (unsigned char)((x & 0x7f) | (x >= 0x80 ? 0x80 : 0));
+            if (x < 0x80)
                 break;
         }
         ch.bytes = (uint32_t)(len - ONIC_TRACE_HDR_SIZE);
         memcpy(hand + ONIC_TRACE_HDR_SIZE, &ch, sizeof(ch));
         CHECK(onic_trace_parse(hand, len, &t, err, sizeof(err)) == ONIC_OK);
-        if (insp == UINT32_MAX) {
-            CHECK(!t.damaged && t.nrecs == 1 && t.recs[0].aux == insp && t.recs[0].entry == 0);
-        } else {
+        if (k == 0)
+            CHECK(!t.damaged && t.nrecs == 1 && t.recs[0].aux == v && t.recs[0].entry == 0);
+        else if (k == 2)
+            CHECK(!t.damaged && t.nrecs == 1 && t.recs[0].entry == v << ONIC_TRACE_ENTRY_SHIFT);
+        else
             CHECK(t.damaged && t.nrecs == 0 &&
-                  t.error_offset == ONIC_TRACE_HDR_SIZE + ONIC_TRACE_CHUNK_HDR);
-            CHECK(strstr(t.error, "2^32 entries or more") != NULL);
-        }
+                  t.error_offset == ONIC_TRACE_HDR_SIZE + ONIC_TRACE_CHUNK_HDR &&
+                  strstr(t.error, k == 1 ? "2^32 entries or more" :
+                                           "entry beyond the address space") != NULL);
         onic_trace_free(&t);
     }
     /* A match of an entry never appended: the replay says where. */
@@ -1219,12 +1245,13 @@ int main(int argc, char **argv)
     }
     printf("trace: seed %llu (test_trace %llu replays it)\n", (unsigned long long)seed,
            (unsigned long long)seed);
-    test_round_trip("list", seed, 20000, 0);
-    test_round_trip("hash", seed + 1, 20000, 0);
-    test_round_trip("hash", seed + 4, 20000, 1);   /* its index: lookups recorded there too */
-    test_round_trip("alpu", seed + 2, 10000, 0);
-    test_round_trip("wide", seed + 3, 10000, 0);
-    test_round_trip("list", seed + 5, 10000, 1);
+    test_round_trip("list", seed, 20000, RT_MIXED);
+    test_round_trip("hash", seed + 1, 20000, RT_MIXED);
+    test_round_trip("hash", seed + 4, 20000, RT_LONG);    /* lookups in its index */
+    test_round_trip("hash", seed + 6, 20000, RT_SHORT);   /* and in its ring */
+    test_round_trip("alpu", seed + 2, 10000, RT_MIXED);
+    test_round_trip("wide", seed + 3, 10000, RT_MIXED);
+    test_round_trip("list", seed + 5, 10000, RT_LONG);
     test_clock_every();
     test_ranks_merge();
     test_killed_writer();
