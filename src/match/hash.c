@@ -1387,22 +1387,12 @@ hash_find_accept_indexed_traced(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t 
                                      remove);
 }
 
-/* A full buffer after an append's record: written, then the append. A
- * function of its own so that the append's path makes no call and saves
- * no register. */
-static __attribute__((noinline, cold)) void hash_append_full(onic_matcher_t *m,
-                                                             onic_mentry_t *me)
-{
-    onic_match_trace_flush(onic_match_tracer_of(m));
-    hash_append_in(m->engine, (hash_entry_t *)me);
-}
-
 /* The record, then the plain append's own choice (one dispatch, not the
  * wrapper's and then the plain op's). */
 static void hash_append_traced(onic_matcher_t *m, onic_mentry_t *me)
 {
     if (__builtin_expect(onic_trace_rec_entry(m, me, ONIC_TRACE_OP_APPEND), 0))
-        hash_append_full(m, me);
+        onic_match_trace_full_append(m, me);
     else
         hash_append_in(m->engine, (hash_entry_t *)me);
 }

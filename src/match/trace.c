@@ -35,7 +35,6 @@
 
 #define TRACE_BUF_BYTES ((size_t)ONIC_TRACE_CHUNK_BYTES)
 
-
 const char *const onic_trace_queue_names[ONIC_TRACE_QUEUE_KINDS] = {
     "other", "posted", "overflow", "unexpected",
 };
@@ -195,8 +194,8 @@ __attribute__((noinline, cold)) void onic_match_trace_flush(onic_match_tracer_t 
  * the engine, as their last act where they can: no register is saved
  * around a call there. A queue whose writes failed goes on encoding into
  * its buffer, which each flush then empties unwritten. */
-static __attribute__((noinline, cold)) void trace_full_append(onic_matcher_t *m,
-                                                              onic_mentry_t *e)
+__attribute__((noinline, cold)) void onic_match_trace_full_append(onic_matcher_t *m,
+                                                                  onic_mentry_t *e)
 {
     onic_match_trace_flush(onic_match_tracer_of(m));
     onic_match_tracer_of(m)->real->append(m, e);
@@ -223,7 +222,7 @@ static __attribute__((noinline, cold)) onic_mentry_t *trace_full_found(onic_matc
 static void trace_append(onic_matcher_t *m, onic_mentry_t *e)
 {
     if (onic_trace_rec_entry(m, e, ONIC_TRACE_OP_APPEND))
-        trace_full_append(m, e);
+        onic_match_trace_full_append(m, e);
     else
         onic_match_tracer_of(m)->real->append(m, e);
 }

@@ -66,6 +66,10 @@ static inline onic_match_tracer_t *onic_match_tracer_of(const onic_matcher_t *m)
 
 /* Write t's full buffer as one chunk and start the next (trace.c). */
 void onic_match_trace_flush(onic_match_tracer_t *t);
+/* After an append's record filled the buffer: write it, then the engine's
+ * plain append (a function of its own, so that the append's own path
+ * makes no call and saves no register). */
+void onic_match_trace_full_append(onic_matcher_t *m, onic_mentry_t *e);
 
 _Static_assert(_Alignof(onic_mentry_t) >= (1 << ONIC_TRACE_ENTRY_SHIFT),
                "entries are named by their address over their alignment");
@@ -77,9 +81,7 @@ _Static_assert(ONIC_TRACE_HIT == 1, "a lookup's HIT flag is whether it found an 
 #define ONIC_TRACE_SCALARS(a, b, c, d) __asm__("" : "+r"(a), "+r"(b), "+r"(c), "+r"(d))
 
 /* A varint, without a loop when it takes one or two bytes (entries'
- * differences and entries inspected nearly always do); the record's slack
- * (ONIC_TRACE_REC_MAX before the buffer's end) takes two bytes stored at
- * once. */
+ * differences and entries inspected nearly always do). */
 static inline __attribute__((always_inline)) uint8_t *onic_trace_varint(uint8_t *p, uint64_t v)
 {
     if (__builtin_expect(v < 0x80, 1)) {
@@ -109,6 +111,24 @@ static inline __attribute__((always_inline)) uint8_t *onic_trace_zigzag(uint8_t 
     return onic_trace_varint(p, (d << 1) ^ (0 - (d >> 63)));
 }
 
+/* One of a record's two key pairs (key, then ignore bits): the bit saying
+ * it repeats the previous record's, tested for both words at once (they
+ * nearly always repeat), or its two differences. */
+static inline __attribute__((always_inline)) uint8_t *
+onic_trace_rec_pair(uint8_t *p, uint64_t a, uint64_t b, onic_mkey_t *prev, unsigned same_bit,
+                    unsigned *head)
+{
+    if (((a ^ prev->bits) | (b ^ prev->id)) == 0) {
+        *head |= same_bit;
+    } else {
+        p = onic_trace_zigzag(p, a, prev->bits);
+        p = onic_trace_zigzag(p, b, prev->id);
+        prev->bits = a;
+        prev->id = b;
+    }
+    return p;
+}
+
 /* A record's first part: a label's kind, the key and ignore bits. Returns
  * where the rest goes; *head_p gets the first byte's bits so far. */
 static inline __attribute__((always_inline)) uint8_t *
@@ -120,48 +140,29 @@ onic_trace_rec_begin(onic_match_tracer_t *t, int label, uint64_t kb, uint64_t ki
 
     if (label)
         *p++ = t->kind;
-    /* One test for both words: the key nearly always repeats. */
-    if (((kb ^ t->prev_key.bits) | (ki ^ t->prev_key.id)) == 0) {
-        head |= ONIC_TRACE_B_KEY_SAME;
-    } else {
-        p = onic_trace_zigzag(p, kb, t->prev_key.bits);
-        p = onic_trace_zigzag(p, ki, t->prev_key.id);
-        t->prev_key.bits = kb;
-        t->prev_key.id = ki;
-    }
-    if (((ib ^ t->prev_ign.bits) | (ii ^ t->prev_ign.id)) == 0) {
-        head |= ONIC_TRACE_B_IGN_SAME;
-    } else {
-        p = onic_trace_zigzag(p, ib, t->prev_ign.bits);
-        p = onic_trace_zigzag(p, ii, t->prev_ign.id);
-        t->prev_ign.bits = ib;
-        t->prev_ign.id = ii;
-    }
+    p = onic_trace_rec_pair(p, kb, ki, &t->prev_key, ONIC_TRACE_B_KEY_SAME, &head);
+    p = onic_trace_rec_pair(p, ib, ii, &t->prev_ign, ONIC_TRACE_B_IGN_SAME, &head);
     *head_p = head;
     return p;
 }
 
 /* A record that reaches t->mark: its time when one is due (reading the TSC
- * costs this VM about 12 ns, more than encoding a record), the next mark,
- * the record's end. Inline, not a call: a call on any path makes the
- * record's frame save registers on every path. Returns whether the buffer
- * is full now. */
-static inline __attribute__((always_inline)) int
-onic_trace_rec_mark(onic_match_tracer_t *t, uint8_t *rec, uint8_t *p, unsigned head, int label)
+ * costs this VM about 12 ns, more than encoding a record) and the next
+ * mark. Inline, not a call: a call on any path makes the record's frame
+ * save registers on every path. Returns where the record ends. */
+static inline __attribute__((always_inline)) uint8_t *
+onic_trace_rec_mark(onic_match_tracer_t *t, uint8_t *p, unsigned *head, int label)
 {
     if (label || (size_t)(p - t->buf) >= t->time_at) {
         uint64_t now = onic_trace_ticks();
 
         p = onic_trace_varint(p, now - t->prev_time);
         t->prev_time = now;
-        head |= ONIC_TRACE_B_TIME;
+        *head |= ONIC_TRACE_B_TIME;
         t->time_at = (size_t)(p - t->buf) + ONIC_TRACE_TIME_BYTES;
     }
     t->mark = t->time_at <= (size_t)(t->lim - t->buf) ? t->buf + t->time_at : t->lim + 1;
-    rec[0] = (uint8_t)head;
-    t->cur = p;
-    t->nrecs++;
-    return p > t->lim;
+    return p;
 }
 
 /* The rest of the record at p: the entry, an insert's position and anchor,
@@ -175,6 +176,7 @@ onic_trace_rec_end(onic_match_tracer_t *t, uint8_t *rec, uint8_t *p, unsigned he
                    unsigned flags, unsigned pos, uint64_t ent, uint64_t aux)
 {
     uint64_t unit = ent >> ONIC_TRACE_ENTRY_SHIFT;
+    int full = 0;
 
     if (op != ONIC_TRACE_OP_LABEL && (ent != 0 || (op != ONIC_TRACE_OP_MATCH &&
                                                    op != ONIC_TRACE_OP_PEEK))) {
@@ -189,13 +191,15 @@ onic_trace_rec_end(onic_match_tracer_t *t, uint8_t *rec, uint8_t *p, unsigned he
     if (op == ONIC_TRACE_OP_MATCH || op == ONIC_TRACE_OP_PEEK)
         p = onic_trace_varint(p, aux);
     head |= op | flags << ONIC_TRACE_B_FLAGS_SHIFT;
-    if (__builtin_expect(op != ONIC_TRACE_OP_LABEL && p < t->mark, 1)) {
-        rec[0] = (uint8_t)head;
-        t->cur = p;
-        t->nrecs++;
-        return 0;
+    /* p < mark: no time due and the buffer not full, one test for both */
+    if (__builtin_expect(op == ONIC_TRACE_OP_LABEL || p >= t->mark, 0)) {
+        p = onic_trace_rec_mark(t, p, &head, op == ONIC_TRACE_OP_LABEL);
+        full = p > t->lim;
     }
-    return onic_trace_rec_mark(t, rec, p, head, op == ONIC_TRACE_OP_LABEL);
+    rec[0] = (uint8_t)head;
+    t->cur = p;
+    t->nrecs++;
+    return full;
 }
 
 /* A whole lookup's record, written by an engine after its lookup, in its
