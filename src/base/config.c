@@ -143,6 +143,12 @@ static const onic_config_var_t config_vars[] = {
      "Portals I/O vector MD (no packed copy, no unpack); more blocks, 0, or under "
      "ONIC_ONLOAD (whose engine cannot read the vector), it lands packed and is unpacked",
      ONIC_CONFIG_UINT, 0, 4096, NULL, CFG_FIELD(mpi_iovec_max)},
+    {"ONIC_MPI_WIN_SHM", "1", "MPI: 1 makes an MPI_Win_allocate window whose processes share "
+     "a node in shared memory, and makes put, get, the accumulates and the locks on such a "
+     "window (and on an MPI_Win_allocate_shared one) loads and stores by the origin, which "
+     "complete without the target making a call; 0: every window's operations are Portals "
+     "messages that the target side serves (accumulates and locks in the target's next call)",
+     ONIC_CONFIG_UINT, 0, 1, NULL, CFG_FIELD(mpi_win_shm)},
     {"ONIC_EAGER_CREDITS", "64", "MPI: eager bytes a process may have outstanding at one "
      "receiver, as this many times the smaller of ONIC_EAGER_LIMIT and 2 KiB (a message costs "
      "its size, at least 64 bytes); beyond that its messages wait for their receive "

@@ -96,6 +96,7 @@ typedef struct onic_config {
     unsigned    eager_limit;    /* ONIC_EAGER_LIMIT */
     unsigned    eager_credits;  /* ONIC_EAGER_CREDITS */
     unsigned    mpi_iovec_max;  /* ONIC_MPI_IOVEC_MAX */
+    unsigned    mpi_win_shm;    /* ONIC_MPI_WIN_SHM */
     unsigned    boot;           /* ONIC_BOOT: onic_config_boot_t */
     unsigned    nodes;          /* ONIC_NODES */
     unsigned    ofi_credits;    /* ONIC_OFI_CREDITS */

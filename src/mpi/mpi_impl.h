@@ -426,6 +426,11 @@ typedef struct onic_mpi_state {
      * in place, through an I/O vector MD (ONIC_MPI_IOVEC_MAX; 0 under
      * onload, whose engine cannot read the vector). */
     size_t           iovec_max;
+    /* Windows in shared memory (ONIC_MPI_WIN_SHM), and how a process waits
+     * for one of their locks: spinning this long first (0: ONIC_WAIT
+     * sleeps). */
+    int              win_shm;
+    uint64_t         wait_spin_ns;
     onic_mpi_comm_t *world;            /* MPI_COMM_WORLD's object, found without a table */
     int              bundle_open;       /* PtlStartBundle called, no PtlEndBundle since */
     /* MPI_Buffer_attach */

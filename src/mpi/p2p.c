@@ -1130,6 +1130,9 @@ int onic_mpi_p2p_init(void)
     onic_mpi_g.eager_limit = cfg.eager_limit;
     onic_mpi_g.drain_sends = cfg.onload != 0;
     onic_mpi_g.iovec_max = cfg.onload ? 0 : cfg.mpi_iovec_max;
+    onic_mpi_g.win_shm = cfg.mpi_win_shm != 0;
+    onic_mpi_g.wait_spin_ns = onic_config_wait_sleeps(&cfg, cfg.size + (cfg.onload != 0))
+                                  ? 0 : (uint64_t)cfg.wait_spin_us * 1000;
     onic_mpi_g.get_chunk = ONIC_MPI_GET_CHUNK;
     onic_dlist_init(&onic_mpi_g.pulled);
     onic_dlist_init(&onic_mpi_g.bsegs);

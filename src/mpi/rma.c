@@ -10,15 +10,20 @@
  * writes one into its own slot of the target's inbox (portal
  * ONIC_MPI_PT_ACC; a slot is one transport message), and the target's
  * event handler on the inbox executes it and answers into the origin's
- * slot (portal ONIC_MPI_PT_ACCR). One mechanism for every process of every
- * window: accumulates are always executed by the target process, one
- * request after the other, so each element is updated atomically whoever
- * sends what, and requests from one origin are applied in the order sent
- * (one inbox, and the transport keeps a pair's order). The handler runs
- * inside any Portals call that reads events -- any MPI call that makes
- * progress, inline or under onload -- so a target in MPI_Recv, a barrier or
- * a wait serves accumulates; a target that computes without MPI calls
- * serves them at its next call.
+ * slot (portal ONIC_MPI_PT_ACCR). One mechanism for every process of a
+ * window: accumulates are executed by the target process, one request
+ * after the other, so each element is updated atomically whoever sends
+ * what, and requests from one origin are applied in the order sent (one
+ * inbox, and the transport keeps a pair's order). The handler runs inside
+ * any Portals call that reads events -- any MPI call that makes progress,
+ * inline or under onload -- so a target in MPI_Recv, a barrier or a wait
+ * serves accumulates; a target that computes without MPI calls serves
+ * them at its next call.
+ *
+ * A window in shared memory (w->ctl, win_shared.c) has no messages: put and
+ * get copy to and from the target's segment, and every origin executes its
+ * requests itself, under the target's accumulate lock (rma_shm.c), with the
+ * same code the handler runs -- one mechanism for that window too.
  *
  * Completion: every operation counts one at its target (issued[]) and one
  * event comes back for it on this process's operations queue (ACK, REPLY_END
@@ -209,18 +214,19 @@ static int rma_unlock_req(onic_mpi_win_t *w, int type)
     return MPI_SUCCESS;
 }
 
-/* Where len bytes at off of the window are in this process, or NULL if
- * not all of them are its: off is an offset into the window's memory, or
+/* Where len bytes at off of the window's segment at base (size bytes: this
+ * process's, or in shared memory another's) are, or NULL if not all of
+ * them are the segment's: off is an offset into the segment, or
  * for a dynamic window an address inside attached memory -- one region, or
  * regions attached side by side (the union is attached: MPI 3.1, 11.2.4),
  * followed from the one that holds off, each starting where the last ends. */
-static char *rma_win_at(const onic_mpi_win_t *w, uint64_t off, uint64_t len)
+static char *rma_win_at(const onic_mpi_win_t *w, char *base, MPI_Aint size, uint64_t off,
+                        uint64_t len)
 {
     uint64_t at = off, left = len;
 
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
-        return off <= (uint64_t)w->size && len <= (uint64_t)w->size - off ? w->base + off
-                                                                             : NULL;
+        return off <= (uint64_t)size && len <= (uint64_t)size - off ? base + off : NULL;
     for (int i = 0, steps = 0; i < w->nregions && steps <= w->nregions; i++) {
         uint64_t b = (uint64_t)(uintptr_t)w->regions[i].base, n = (uint64_t)w->regions[i].size;
 
@@ -237,10 +243,10 @@ static char *rma_win_at(const onic_mpi_win_t *w, uint64_t off, uint64_t len)
     return NULL;
 }
 
-/* Execute an accumulate or compare-and-swap; what was there goes to
- * rma.scratch (*alen_p bytes). */
-static int rma_exec(onic_mpi_win_t *w, const rma_req_hdr_t *h, const char *msg, size_t mlen,
-                    size_t *alen_p)
+/* Execute an accumulate or compare-and-swap on the segment at base (size
+ * bytes); what was there goes to rma.scratch (*alen_p bytes). */
+static int rma_exec(onic_mpi_win_t *w, char *base, MPI_Aint size, const rma_req_hdr_t *h,
+                    const char *msg, size_t mlen, size_t *alen_p)
 {
     const rma_seg_t *seg = (const rma_seg_t *)(const void *)(msg + sizeof(*h));
     const char *data;
@@ -254,7 +260,7 @@ static int rma_exec(onic_mpi_win_t *w, const rma_req_hdr_t *h, const char *msg, 
     data = msg + sizeof(*h) + h->nseg * sizeof(rma_seg_t);
     /* Check every piece first: a request applies whole or not at all. */
     for (uint32_t i = 0; i < h->nseg; i++) {
-        if (rma_win_at(w, seg[i].off, seg[i].len) == NULL)
+        if (rma_win_at(w, base, size, seg[i].off, seg[i].len) == NULL)
             return MPI_ERR_RMA_RANGE;
         if (seg[i].len % t->size != 0)
             return MPI_ERR_INTERN;
@@ -266,7 +272,7 @@ static int rma_exec(onic_mpi_win_t *w, const rma_req_hdr_t *h, const char *msg, 
         return MPI_ERR_INTERN;
     alen = 0;
     for (uint32_t i = 0; i < h->nseg; i++) {
-        char *at = rma_win_at(w, seg[i].off, seg[i].len);
+        char *at = rma_win_at(w, base, size, seg[i].off, seg[i].len);
         size_t len = (size_t)seg[i].len;
 
         if (h->fetch) {
@@ -321,7 +327,7 @@ static void rma_serve(const ptl_event_t *ev)
         switch (h.kind) {
         case RMA_REQ_ACC:
         case RMA_REQ_CAS:
-            status = rma_exec(w, &h, msg, (size_t)ev->mlength, &alen);
+            status = rma_exec(w, w->base, w->size, &h, msg, (size_t)ev->mlength, &alen);
             break;
         case RMA_REQ_LOCK:
             status = rma_lock_req(w, origin, s, (int)h.lock);
@@ -531,6 +537,11 @@ int onic_mpi_rma_flush(onic_mpi_win_t *w, int world, const char *call)
 {
     int rc;
 
+    /* A window in shared memory: its operations are complete already;
+     * ordered before whatever says so (a barrier, a message, an unlock). */
+    if (w->ctl != NULL)
+        atomic_thread_fence(memory_order_seq_cst);
+
     if (world < 0) {
         while (rma.ndirty > 0) {
             uint32_t t = rma.dirty_list[--rma.ndirty];
@@ -585,6 +596,30 @@ static int rma_send(onic_mpi_win_t *w, uint32_t world, const void *msg, size_t l
     return MPI_SUCCESS;
 }
 
+/* A request on a window in shared memory: executed by this process, now,
+ * on comm rank `rank`'s segment under its accumulate lock (the one
+ * mechanism every origin of the window uses), its answer copied where the
+ * request's answer goes. */
+static int rma_direct(onic_mpi_win_t *w, int rank, const char *msg, size_t len,
+                      rma_fetch_t *fetch, size_t roff, size_t rlen, const char *call)
+{
+    rma_req_hdr_t h;
+    size_t alen = 0;
+    int status;
+
+    memcpy(&h, msg, sizeof(h));
+    onic_mpi_wctl_acc_lock(&w->ctl[rank]);
+    status = rma_exec(w, w->shm + w->shm_off[rank], w->sizes[rank], &h, msg, len, &alen);
+    onic_mpi_wctl_acc_unlock(&w->ctl[rank]);
+    if (status != MPI_SUCCESS)
+        return onic_mpi_win_err(w, status, call, "a one-sided operation on rank %d's window "
+                                "memory failed (%s)", rank, status == MPI_ERR_RMA_RANGE ?
+                                "outside its window" : "a malformed request");
+    if (fetch != NULL && alen > 0)
+        memcpy(fetch->packed + roff, rma.scratch, alen < rlen ? alen : rlen);
+    return MPI_SUCCESS;
+}
+
 /* --- Locks ------------------------------------------------------------------------- */
 static int rma_lock_send(onic_mpi_win_t *w, int rank, int kind, int type, rma_waiter_t *wt,
                          const char *call)
@@ -615,7 +650,13 @@ static int rma_lock_wait(onic_mpi_win_t *w, rma_waiter_t *wt, int n, const char 
 int onic_mpi_rma_lock(onic_mpi_win_t *w, int rank, int type, const char *call)
 {
     rma_waiter_t wt;
-    int rc = rma_lock_send(w, rank, RMA_REQ_LOCK, type, &wt, call);
+    int rc;
+
+    if (w->ctl != NULL) {
+        onic_mpi_wctl_lock(&w->ctl[rank], type);
+        return MPI_SUCCESS;
+    }
+    rc = rma_lock_send(w, rank, RMA_REQ_LOCK, type, &wt, call);
 
     return rc != MPI_SUCCESS ? rc : rma_lock_wait(w, &wt, 1, call);
 }
@@ -623,16 +664,32 @@ int onic_mpi_rma_lock(onic_mpi_win_t *w, int rank, int type, const char *call)
 int onic_mpi_rma_unlock(onic_mpi_win_t *w, int rank, const char *call)
 {
     rma_waiter_t wt;
-    int rc = rma_lock_send(w, rank, RMA_REQ_UNLOCK, w->locked[rank], &wt, call);
+    int rc;
+
+    if (w->ctl != NULL) {
+        onic_mpi_wctl_unlock(&w->ctl[rank], w->locked[rank]);
+        return MPI_SUCCESS;
+    }
+    rc = rma_lock_send(w, rank, RMA_REQ_UNLOCK, w->locked[rank], &wt, call);
 
     return rc != MPI_SUCCESS ? rc : rma_lock_wait(w, &wt, 1, call);
 }
 
 static int rma_lock_many(onic_mpi_win_t *w, int kind, const char *call)
 {
-    rma_waiter_t *wt = onic_calloc((size_t)w->comm->size, sizeof(*wt));
+    rma_waiter_t *wt;
     int rc = MPI_SUCCESS, n = 0;
 
+    if (w->ctl != NULL) {
+        for (int r = 0; r < w->comm->size; r++) {
+            if (kind == RMA_REQ_LOCK)
+                onic_mpi_wctl_lock(&w->ctl[r], MPI_LOCK_SHARED);
+            else
+                onic_mpi_wctl_unlock(&w->ctl[r], MPI_LOCK_SHARED);
+        }
+        return MPI_SUCCESS;
+    }
+    wt = onic_calloc((size_t)w->comm->size, sizeof(*wt));
     if (wt == NULL)
         return onic_mpi_win_err(w, MPI_ERR_NO_MEM, call, "no memory for %d lock requests",
                                 w->comm->size);
@@ -917,6 +974,36 @@ static int rma_sizes_match(rma_args_t *a, const char *call, int *rc_p)
 
 static int rma_move_dynamic(rma_args_t *a, int get, const char *call);
 
+/* Put or get on a window in shared memory: copies between the origin's
+ * pieces and the target's segment, complete when they return. memmove: an
+ * origin buffer may lie in the window itself. */
+static void rma_move_shm(rma_args_t *a, int get, MPI_Aint base)
+{
+    char *seg = a->w->shm + a->w->shm_off[a->rank] + base;
+    rma_it_t oi, ti;
+    ptrdiff_t ooff = 0, toff = 0;
+    size_t olen = 0, tlen = 0, n;
+
+    rma_it_init(&oi, a->otype, a->ocount);
+    rma_it_init(&ti, a->ttype, a->tcount);
+    for (;;) {
+        if (olen == 0 && !rma_it_next(&oi, SIZE_MAX, &ooff, &olen))
+            break;
+        if (tlen == 0 && !rma_it_next(&ti, SIZE_MAX, &toff, &tlen))
+            break;
+        n = olen < tlen ? olen : tlen;
+        if (get)
+            memmove(a->origin + ooff, seg + toff, n);
+        else
+            memmove(seg + toff, a->origin + ooff, n);
+        ooff += (ptrdiff_t)n;
+        toff += (ptrdiff_t)n;
+        olen -= n;
+        tlen -= n;
+    }
+    a->w->fence_ops++;
+}
+
 static int rma_move(rma_args_t *a, int get, const char *call)
 {
     uint32_t world = onic_mpi_comm_world_rank(a->w->comm, a->rank);
@@ -932,6 +1019,10 @@ static int rma_move(rma_args_t *a, int get, const char *call)
     if ((rc = rma_range(a->w, a->rank, a->disp, a->ttype, a->tcount, call, &base)) !=
         MPI_SUCCESS)
         return rc;
+    if (a->w->ctl != NULL) {
+        rma_move_shm(a, get, base);
+        return MPI_SUCCESS;
+    }
     rma_it_init(&oi, a->otype, a->ocount);
     rma_it_init(&ti, a->ttype, a->tcount);
     piece = a->ttype->size * (size_t)a->tcount <= RMA_SMALL_MSGS * onic_mpi_g.eager_limit &&
@@ -1061,7 +1152,10 @@ static int rma_msg_flush(rma_args_t *a, uint32_t world, rma_msg_t *m, rma_fetch_
         return MPI_SUCCESS;
     at = sizeof(h) + h.nseg * sizeof(rma_seg_t);
     memmove(m->buf + at, m->buf + RMA_DATA_AT, m->data);
-    rc = rma_send(a->w, world, m->buf, at + m->data, f, m->roff, m->answer, NULL, call);
+    if (a->w->ctl != NULL)
+        rc = rma_direct(a->w, a->rank, m->buf, at + m->data, f, m->roff, m->answer, call);
+    else
+        rc = rma_send(a->w, world, m->buf, at + m->data, f, m->roff, m->answer, NULL, call);
     m->roff += m->answer;
     m->data = m->answer = 0;
     h.nseg = 0;
@@ -1334,8 +1428,11 @@ int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void
     memcpy(buf + sizeof(h) + sizeof(seg) + n, compare_addr, n);
     if ((f = rma_fetch_new(&a, result_addr, 1, a.ttype, call, &rc)) == NULL)
         return rc;
-    rc = rma_send(a.w, onic_mpi_comm_world_rank(a.w->comm, a.rank), buf,
-                  sizeof(h) + sizeof(seg) + 2 * n, f, 0, n, NULL, call);
+    if (a.w->ctl != NULL)
+        rc = rma_direct(a.w, a.rank, buf, sizeof(h) + sizeof(seg) + 2 * n, f, 0, n, call);
+    else
+        rc = rma_send(a.w, onic_mpi_comm_world_rank(a.w->comm, a.rank), buf,
+                      sizeof(h) + sizeof(seg) + 2 * n, f, 0, n, NULL, call);
     a.w->fence_ops++;
     rma_fetch_sent(f);
     return rc;

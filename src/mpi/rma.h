@@ -53,6 +53,19 @@ struct onic_mpi_lock_wait {
     onic_mpi_lock_wait_t *next;
 };
 
+/* A window in shared memory (ONIC_MPI_WIN_SHM): each member's segment has
+ * a control block, a cache line in the same shared memory, that every
+ * origin works on directly (rma_shm.c). */
+#define ONIC_MPI_WCTL_EXCL 0x80000000u  /* lock: held exclusively */
+#define ONIC_MPI_WCTL_WAIT 0x40000000u  /* lock: an exclusive request waits (no new shared) */
+typedef struct onic_mpi_wctl {
+    _Atomic uint32_t lock;      /* passive target: EXCL, WAIT, and the shared holders */
+    _Atomic uint32_t acc;       /* 1 while an accumulate is applied to the segment */
+    _Atomic uint32_t sleepers;  /* processes asleep on one of these words */
+    uint32_t         pad[13];
+} onic_mpi_wctl_t;
+static_assert(sizeof(onic_mpi_wctl_t) == 64, "a control block is one cache line");
+
 typedef struct onic_mpi_win {
     int               handle;
     int               id;          /* the private communicator's context id */
@@ -64,9 +77,13 @@ typedef struct onic_mpi_win {
     int               flavor;
     int               model;       /* MPI_WIN_SEPARATE, UNIFIED if shared (architecture.md) */
     int               owns_base;   /* MPI_Win_allocate: freed with the window */
-    char             *shm;         /* MPI_Win_allocate_shared: every segment, mapped */
+    char             *shm;         /* in shared memory: the control blocks, then every
+                                      segment, mapped (MPI_Win_allocate_shared, and
+                                      MPI_Win_allocate on one node) */
     size_t            shm_len;
     MPI_Aint         *shm_off;     /* by comm rank: where its segment starts in shm */
+    onic_mpi_wctl_t  *ctl;         /* by comm rank, at shm: operations are loads and stores
+                                      (ONIC_MPI_WIN_SHM); NULL: they are Portals messages */
     onic_mpi_win_region_t *regions; /* MPI_Win_create_dynamic: attached memory */
     int               nregions, capregions;
     MPI_Aint         *sizes;       /* by comm rank */
@@ -112,6 +129,16 @@ int  onic_mpi_rma_unlock_all(onic_mpi_win_t *w, const char *call);
 /* One round of progress for RMA: events of this process's operations. */
 void onic_mpi_rma_poll(int block);
 
+/* --- rma_shm.c: windows in shared memory ----------------------------------------------
+ * Passive-target locks in the target's control block: granted to exclusive
+ * requests before new shared ones, so a writer is not starved by readers. */
+void onic_mpi_wctl_lock(onic_mpi_wctl_t *c, int type);
+void onic_mpi_wctl_unlock(onic_mpi_wctl_t *c, int type);
+/* Around one accumulate's application to the segment: per-element
+ * atomicity against every other origin. */
+void onic_mpi_wctl_acc_lock(onic_mpi_wctl_t *c);
+void onic_mpi_wctl_acc_unlock(onic_mpi_wctl_t *c);
+
 /* --- win.c ------------------------------------------------------------------------ */
 /* Make a window over base (size bytes) on comm: collective. owns: base is
  * freed with the window (onic_free). */
@@ -125,6 +152,13 @@ onic_mpi_win_t *onic_mpi_win_get(MPI_Win h, const char *call, int *rc_p);
 int  onic_mpi_win_access(onic_mpi_win_t *w, int rank, const char *call);
 
 /* --- win_shared.c ----------------------------------------------------------------- */
+/* Make a window of `flavor` in memory shared by comm's processes
+ * (collective). MPI_WIN_FLAVOR_SHARED: they must share a node
+ * (MPI_ERR_RMA_SHARED); MPI_WIN_FLAVOR_ALLOCATE: if they do not, nothing
+ * is made (*made_p 0, MPI_SUCCESS) and the caller makes it in private
+ * memory. The arguments are checked already. */
+int  onic_mpi_wsh_window(MPI_Aint size, int disp_unit, MPI_Comm comm, int flavor,
+                         const char *call, void *baseptr, MPI_Win *win, int *made_p);
 /* Rank 0's hand-over of a shared window's memory: this message, with the
  * memory's descriptor (SCM_RIGHTS). */
 #define ONIC_MPI_WSH_MAGIC 0x6f6e69632d77696eull /* "onic-win" */

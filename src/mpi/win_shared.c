@@ -1,17 +1,21 @@
 /* Windows in memory the processes of one node share (MPI_Win_allocate_shared,
- * MPI_Win_shared_query).
+ * MPI_Win_shared_query, and MPI_Win_allocate when its processes share a
+ * node: ONIC_MPI_WIN_SHM).
  *
  * The window's comm rank 0 makes one nameless, sealed memfd (base/shmfd.h)
- * for every segment, rank after rank with no gap (the standard's default:
- * contiguous), and hands its descriptor to the others the way the shm
- * transport hands out its regions at start-up: over an abstract Unix
- * socket of a random name (told to the members only, through the window's
- * communicator), SCM_RIGHTS, each connection's credentials checked (our
- * uid, a pid of the window's members). Each maps the whole memory and
- * closes the descriptor, so nothing ever has a name and the memory goes
- * with its last mapping. The window is then an ordinary window over the
- * process's own segment (puts and gets by Portals work as on any other),
- * and loads and stores reach every segment directly: MPI_WIN_UNIFIED. */
+ * for every member's control block (rma.h: its locks) and every segment,
+ * rank after rank (with no gap for MPI_Win_allocate_shared, the standard's
+ * default: contiguous; from cache lines for MPI_Win_allocate), and hands
+ * its descriptor to the others the way the shm transport hands out its
+ * regions at start-up: over an abstract Unix socket of a random name (told
+ * to the members only, through the window's communicator), SCM_RIGHTS,
+ * each connection's credentials checked (our uid, a pid of the window's
+ * members). Each maps the whole memory and closes the descriptor, so
+ * nothing ever has a name and the memory goes with its last mapping. The window is then a window over the process's
+ * own segment whose operations are loads and stores into the target's
+ * segment (rma.c; with ONIC_MPI_WIN_SHM=0 they are Portals messages, as on
+ * any other window), and loads and stores reach every segment directly:
+ * MPI_WIN_UNIFIED. */
 #include "mpi/rma.h"
 #include "base/clock.h"
 #include "base/log.h"
@@ -223,10 +227,29 @@ out:
     return rc;
 }
 
-int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                            void *baseptr, MPI_Win *win)
+/* The window's memory: one control block per member (onic_mpi_wctl_t),
+ * rounded up to a page, then each member's segment, at a multiple of
+ * align (1: rank after rank with no gap). */
+static int wsh_layout(onic_mpi_comm_t *c, const wsh_member_t *m, size_t align, MPI_Aint *off,
+                      uint64_t *total_p, const char *call)
 {
-    const char *call = "MPI_Win_allocate_shared";
+    uint64_t total = ((uint64_t)c->size * sizeof(onic_mpi_wctl_t) + 4095) & ~(uint64_t)4095;
+
+    for (int r = 0; r < c->size; r++) {
+        total = (total + align - 1) / align * align;
+        off[r] = (MPI_Aint)total;
+        if (m[r].size < 0 || __builtin_add_overflow(total, (uint64_t)m[r].size, &total) ||
+            total > (uint64_t)PTRDIFF_MAX - align)
+            return onic_mpi_err(c, MPI_ERR_SIZE, call, "the segments of the window's processes "
+                                "add up to more than this machine can map");
+    }
+    *total_p = total;
+    return MPI_SUCCESS;
+}
+
+int onic_mpi_wsh_window(MPI_Aint size, int disp_unit, MPI_Comm comm, int flavor,
+                        const char *call, void *baseptr, MPI_Win *win, int *made_p)
+{
     onic_mpi_comm_t *c;
     onic_mpi_win_t *w;
     wsh_member_t me, *m = NULL;
@@ -235,18 +258,9 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
     char *map = NULL;
     int rc, len;
 
-    ONIC_MPI_CHECK_INIT(call);
-    (void)info;
+    *made_p = 0;
     if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL)
         return rc;
-    if (baseptr == NULL || win == NULL)
-        return onic_mpi_err(c, MPI_ERR_ARG, call, "%s is NULL; pass where to store it",
-                            baseptr == NULL ? "baseptr" : "win");
-    if (size < 0)
-        return onic_mpi_err(c, MPI_ERR_SIZE, call, "size %lld is negative", (long long)size);
-    if (disp_unit <= 0)
-        return onic_mpi_err(c, MPI_ERR_DISP, call, "disp_unit %d; use 1 or more (the size "
-                            "of the window's elements)", disp_unit);
     if ((m = onic_calloc((size_t)c->size, sizeof(*m))) == NULL ||
         (off = onic_calloc((size_t)c->size, sizeof(*off))) == NULL) {
         onic_free(m);
@@ -263,34 +277,32 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
         goto out;
     /* Every member decides alike from the same facts. */
     for (int r = 0; r < c->size; r++) {
-        if (strncmp(m[r].host, me.host, sizeof(me.host)) != 0) {
+        if (strncmp(m[r].host, me.host, sizeof(me.host)) == 0)
+            continue;
+        if (flavor == MPI_WIN_FLAVOR_SHARED)
             rc = onic_mpi_err(c, MPI_ERR_RMA_SHARED, call, "rank %d of the communicator runs "
                               "on %.64s, this one on %.64s: shared memory needs every process "
                               "on one node (split with MPI_Comm_split_type first)", r,
                               m[r].host, me.host);
-            goto out;
-        }
-        off[r] = (MPI_Aint)total;
-        if (m[r].size < 0 || __builtin_add_overflow(total, (uint64_t)m[r].size, &total) ||
-            total > (uint64_t)PTRDIFF_MAX) {
-            rc = onic_mpi_err(c, MPI_ERR_SIZE, call, "the segments of the window's processes "
-                              "add up to more than this machine can map");
-            goto out;
-        }
+        goto out; /* MPI_Win_allocate: the caller makes it in private memory */
     }
-    if (total > 0 && (rc = wsh_map(c, comm, m, total, &map, call)) != MPI_SUCCESS)
+    if ((rc = wsh_layout(c, m, flavor == MPI_WIN_FLAVOR_SHARED ? 1 : 64, off, &total, call)) !=
+            MPI_SUCCESS ||
+        (rc = wsh_map(c, comm, m, total, &map, call)) != MPI_SUCCESS)
         goto out;
     /* A segment of no bytes has no address (NULL), as MPICH gives it too. */
-    rc = onic_mpi_win_make(map != NULL && size > 0 ? map + off[c->rank] : NULL, size,
-                           disp_unit, comm, MPI_WIN_FLAVOR_SHARED, 0, call, win);
+    rc = onic_mpi_win_make(size > 0 ? map + off[c->rank] : NULL, size, disp_unit, comm, flavor,
+                           0, call, win);
     if (rc != MPI_SUCCESS)
         goto out;
     w = onic_mpi_win_get(*win, call, &rc);
     w->shm = map;
     w->shm_len = (size_t)total;
     w->shm_off = off;
+    w->ctl = onic_mpi_g.win_shm ? (onic_mpi_wctl_t *)(void *)map : NULL;
     w->model = MPI_WIN_UNIFIED;
     *(void **)baseptr = w->base;
+    *made_p = 1;
     map = NULL;
     off = NULL;
 out:
@@ -299,6 +311,29 @@ out:
     onic_free(off);
     onic_free(m);
     return rc;
+}
+
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                            void *baseptr, MPI_Win *win)
+{
+    const char *call = "MPI_Win_allocate_shared";
+    onic_mpi_comm_t *c;
+    int rc, made;
+
+    ONIC_MPI_CHECK_INIT(call);
+    (void)info;
+    if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL)
+        return rc;
+    if (baseptr == NULL || win == NULL)
+        return onic_mpi_err(c, MPI_ERR_ARG, call, "%s is NULL; pass where to store it",
+                            baseptr == NULL ? "baseptr" : "win");
+    if (size < 0)
+        return onic_mpi_err(c, MPI_ERR_SIZE, call, "size %lld is negative", (long long)size);
+    if (disp_unit <= 0)
+        return onic_mpi_err(c, MPI_ERR_DISP, call, "disp_unit %d; use 1 or more (the size "
+                            "of the window's elements)", disp_unit);
+    return onic_mpi_wsh_window(size, disp_unit, comm, MPI_WIN_FLAVOR_SHARED, call, baseptr, win,
+                               &made);
 }
 
 int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)

@@ -1033,6 +1033,169 @@ static void test_bypass(void)
     free(buf);
 }
 
+/* --- windows in shared memory (MPI_Win_allocate on one node) --------------------- */
+/* With ONIC_MPI_WIN_SHM at its default, an MPI_Win_allocate window of
+ * processes on one node is in shared memory and its operations are loads
+ * and stores by the origin; with 0 they are messages. Both must give the
+ * same answers: this test runs either way and checks the model each gives. */
+static void test_shm(void)
+{
+    enum { N = 16, K = 200 };
+    const char *env = getenv("ONIC_MPI_WIN_SHM");
+    int direct = env == NULL || strcmp(env, "0") != 0;
+    long long *mem, one = 1, res, c, v[N], got[N];
+    int *ids, *model, flag, cas_won = 0, right = (rank + 1) % size;
+    MPI_Datatype every_other;
+    MPI_Win win;
+
+    /* cells: 0..N-1 puts and gets, N..2N-1 accumulates, 2N counter, 2N+1
+     * fetch-and-add, 2N+2 compare-and-swap, 2N+3 the target's watch cell,
+     * 2N+4..2N+5 a guard the range errors must not touch */
+    CHECK_EQ(MPI_Win_allocate((2 * N + 6) * sizeof(long long), sizeof(long long),
+                              MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win), MPI_SUCCESS);
+    MPI_Win_get_attr(win, MPI_WIN_MODEL, &model, &flag);
+    CHECK(flag && *model == (direct ? MPI_WIN_UNIFIED : MPI_WIN_SEPARATE));
+    for (int i = 0; i < 2 * N + 6; i++)
+        CHECK_EQ(mem[i], 0); /* MPI_Win_allocate's memory starts zeroed here */
+    mem[2 * N + 4] = mem[2 * N + 5] = -9;
+
+    /* Fence: a put to the right neighbour, a strided get back from it, and
+     * a put to myself whose origin lies in the window (overlapping). */
+    MPI_Win_fence(0, win);
+    for (int i = 0; i < N; i++)
+        v[i] = value(rank, i);
+    MPI_Put(v, N, MPI_LONG_LONG, right, 0, N, MPI_LONG_LONG, win);
+    MPI_Win_fence(0, win);
+    for (int i = 0; i < N; i++)
+        CHECK_EQ(mem[i], value((rank + size - 1) % size, i));
+    MPI_Type_vector(N / 2, 1, 2, MPI_LONG_LONG, &every_other);
+    MPI_Type_commit(&every_other);
+    MPI_Get(got, N / 2, MPI_LONG_LONG, right, 1, 1, every_other, win);
+    MPI_Win_fence(0, win);
+    for (int i = 0; i < N / 2; i++)
+        CHECK_EQ(got[i], value(rank, 1 + 2 * i));
+    MPI_Put(&mem[0], N - 1, MPI_LONG_LONG, rank, 1, N - 1, MPI_LONG_LONG, win);
+    MPI_Win_fence(0, win);
+    for (int i = 1; i < N; i++)
+        CHECK_EQ(mem[i], value((rank + size - 1) % size, i - 1));
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* Accumulates from everyone into everyone: SUM, then MAX through a
+     * strided target, then a NO_OP read. */
+    for (int i = 0; i < N; i++)
+        v[i] = rank + i;
+    for (int t = 0; t < size; t++)
+        MPI_Accumulate(v, N, MPI_LONG_LONG, t, N, N, MPI_LONG_LONG, MPI_SUM, win);
+    MPI_Win_fence(0, win);
+    for (int i = 0; i < N; i++)
+        CHECK_EQ(mem[N + i], (long long)size * (size - 1) / 2 + (long long)size * i);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < N / 2; i++)
+        v[i] = 1000000LL * (rank + 1) + i;
+    MPI_Accumulate(v, N / 2, MPI_LONG_LONG, right, N, 1, every_other, MPI_MAX, win);
+    MPI_Win_fence(0, win);
+    for (int i = 0; i < N; i++)
+        CHECK_EQ(mem[N + i], i % 2 ? (long long)size * (size - 1) / 2 + (long long)size * i
+                                   : 1000000LL * ((rank + size - 1) % size + 1) + i / 2);
+    MPI_Get_accumulate(NULL, 0, MPI_DATATYPE_NULL, got, N, MPI_LONG_LONG, right, N, N,
+                       MPI_LONG_LONG, MPI_NO_OP, win);
+    MPI_Win_fence(0, win);
+    for (int i = 0; i < N; i++)
+        CHECK_EQ(got[i], i % 2 ? (long long)size * (size - 1) / 2 + (long long)size * i
+                               : 1000000LL * (rank + 1) + i / 2);
+    MPI_Type_free(&every_other);
+    MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+
+    /* Passive target, contended: an exclusive read-add-write counter (a
+     * lost update would show), accumulates and fetch-and-adds under shared
+     * locks (every fetched count exactly once), one compare-and-swap winner. */
+    ids = malloc((size_t)K * sizeof(int) * (size_t)size);
+    for (int k = 0; k < K; k++) {
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+        MPI_Get(&c, 1, MPI_LONG_LONG, 0, 2 * N, 1, MPI_LONG_LONG, win);
+        CHECK_EQ(flush_one(0, win), MPI_SUCCESS);
+        c++;
+        MPI_Put(&c, 1, MPI_LONG_LONG, 0, 2 * N, 1, MPI_LONG_LONG, win);
+        MPI_Win_unlock(0, win);
+        MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+        MPI_Fetch_and_op(&one, &res, MPI_LONG_LONG, 0, 2 * N + 1, MPI_SUM, win);
+        MPI_Win_unlock(0, win);
+        ids[k] = (int)res;
+    }
+    MPI_Win_lock_all(0, win);
+    {
+        long long mine = rank + 1, zero = 0, old = -1;
+        MPI_Compare_and_swap(&mine, &zero, &old, MPI_LONG_LONG, 0, 2 * N + 2, win);
+        MPI_Win_flush_all(win);
+        cas_won = old == 0;
+        CHECK(old == 0 || (old >= 1 && old <= size));
+    }
+    MPI_Win_unlock_all(win);
+    MPI_Allreduce(MPI_IN_PLACE, &cas_won, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK_EQ(cas_won, 1);
+    if (rank == 0) {
+        char *seen = calloc((size_t)K * size, 1);
+
+        MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+        CHECK_EQ(mem[2 * N], (long long)K * size);
+        CHECK_EQ(mem[2 * N + 1], (long long)K * size);
+        MPI_Win_unlock(0, win);
+        for (int s = 0; s < size; s++) {
+            if (s > 0)
+                MPI_Recv(ids, K, MPI_INT, s, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            for (int k = 0; k < K; k++)
+                if (ids[k] >= 0 && ids[k] < K * size)
+                    seen[ids[k]]++;
+        }
+        for (int i = 0; i < K * size; i++)
+            CHECK_EQ(seen[i], 1);
+        free(seen);
+    } else {
+        MPI_Send(ids, K, MPI_INT, 0, 8, MPI_COMM_WORLD);
+    }
+    free(ids);
+
+    /* Out of the window: MPI_ERR_RMA_RANGE, and the guard after it intact. */
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win);
+    CHECK_EQ(err_class(MPI_Put(v, 2, MPI_LONG_LONG, right, 2 * N + 5, 2, MPI_LONG_LONG, win)),
+             MPI_ERR_RMA_RANGE);
+    CHECK_EQ(err_class(MPI_Accumulate(v, 1, MPI_LONG_LONG, right, 2 * N + 6, 1, MPI_LONG_LONG,
+                                      MPI_SUM, win)), MPI_ERR_RMA_RANGE);
+    MPI_Win_unlock(right, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_EQ(mem[2 * N + 4], -9);
+    CHECK_EQ(mem[2 * N + 5], -9);
+
+    /* With the window in shared memory, a passive-target epoch needs
+     * nothing of its target: rank 0 computes, making no MPI call, until
+     * every other rank's lock, accumulate and unlock have landed. */
+    if (direct && size > 1) {
+        if (rank == 0) {
+            volatile long long *watch = &mem[2 * N + 3];
+            double t0 = now_s();
+
+            MPI_Barrier(MPI_COMM_WORLD);
+            while (*watch != (long long)(size - 1) * K && now_s() - t0 < 20.0)
+                __atomic_thread_fence(__ATOMIC_SEQ_CST);
+            if (*watch != (long long)(size - 1) * K)
+                fprintf(stderr, "rank 0: the others' accumulates reached %lld of %lld in 20 s "
+                        "without MPI calls here\n", *watch, (long long)(size - 1) * K);
+            CHECK_EQ(*watch, (long long)(size - 1) * K);
+        } else {
+            MPI_Barrier(MPI_COMM_WORLD);
+            for (int k = 0; k < K; k++) {
+                MPI_Win_lock(k % 2 ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE, 0, 0, win);
+                MPI_Accumulate(&one, 1, MPI_LONG_LONG, 0, 2 * N + 3, 1, MPI_LONG_LONG, MPI_SUM,
+                               win);
+                MPI_Win_unlock(0, win);
+            }
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_free(&win);
+}
+
 typedef struct {
     const char *name;
     void (*fn)(void);
@@ -1042,6 +1205,7 @@ static const test_t tests[] = {
     {"win", test_win},     {"fence", test_fence}, {"acc", test_acc},
     {"lock", test_lock},   {"pscw", test_pscw},   {"errors", test_errors},
     {"racc", test_racc},   {"shared", test_shared}, {"dynamic", test_dynamic},
+    {"shm", test_shm},
 };
 /* Not in `all`: needs the onload engine. */
 static const test_t named_only[] = {{"bypass", test_bypass}};
@@ -1060,7 +1224,7 @@ int main(int argc, char **argv)
         if (!known) {
             if (rank == 0)
                 fprintf(stderr, "mpi_rma: unknown test \"%s\"; the tests are: all win fence "
-                        "acc lock pscw errors racc shared dynamic bypass (onload)\n", argv[a]);
+                        "acc lock pscw errors racc shared dynamic shm bypass (onload)\n", argv[a]);
             MPI_Finalize();
             return 2;
         }
