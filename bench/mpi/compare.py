@@ -10,8 +10,8 @@ the three side by side.
 in powers of two (the range of the mid-size protocol and its crossovers)
 and the message rate at 4 KiB, instead of each mode's own sizes.
 
-rma's modes (2 processes): put_lat, get_lat, put_rate, acc_lat, fop_lat
-(all by default with --prog rma).
+rma's modes (2 processes): put_lat, get_lat, put_rate, acc_lat, fop_lat,
+acc_busy_lat (all by default with --prog rma).
 
 Each MPI's program is built from the same source with its own compiler
 wrapper (build/onicc, mpicc.mpich, mpicc.openmpi) and run as 2 processes
@@ -38,7 +38,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 UNITS = {"latency": "one-way us", "bw": "GB/s", "rate": "M msgs/s", "put_lat": "us per put + flush",
          "get_lat": "us per get + flush", "put_rate": "M puts/s, 64 per flush",
-         "acc_lat": "us per accumulate + flush", "fop_lat": "us per fetch-and-op + flush"}
+         "acc_lat": "us per accumulate + flush", "fop_lat": "us per fetch-and-op + flush",
+         "acc_busy_lat": "us per accumulate + flush, target computing 100 ms without MPI calls"}
 
 
 def lower_is_better(mode):
@@ -125,7 +126,7 @@ def main():
         ap.error("--pairs takes positive integers, e.g. 1,2")
     if args.modes is None:
         args.modes = "latency,bw,rate" if args.prog == "p2p" else \
-            "put_lat,get_lat,put_rate,acc_lat,fop_lat"
+            "put_lat,get_lat,put_rate,acc_lat,fop_lat,acc_busy_lat"
     ready = build_all(args.build, args.prog)
     if not ready:
         sys.exit("nothing to run")

@@ -13,6 +13,10 @@
  *             microseconds (osu_acc_latency's 8 bytes)
  *   fop_lat   MPI_Fetch_and_op of one long long then MPI_Win_flush,
  *             microseconds (osu_fop_latency)
+ *   acc_busy_lat  acc_lat while the target computes for 100 ms without
+ *             any MPI call (the overlap question of papers 001 and 003): an
+ *             accumulate that needs its target's call waits for the end of
+ *             the computation, which the time per accumulate then shows
  *
  * Usage: rma MODE [REPS], 2 processes. Each size is timed REPS times (5 by
  * default) after a warm-up; rank 0 prints "MODE,SIZE,MEDIAN,MIN,MAX" per
@@ -22,9 +26,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define WINDOW 64
 #define WIN_BYTES ((size_t)WINDOW * 4096 + (1 << 20))
+#define BUSY_S 0.1
+
+/* The target's computation: a clock read in a loop, no MPI call (not even
+ * MPI_Wtime). */
+static void compute(double seconds)
+{
+    struct timespec t0, t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) * 1e-9 < seconds);
+}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -52,6 +70,8 @@ static double run(const char *mode, int rank, char *buf, long size, long n, MPI_
 
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank != 0) {
+        if (strcmp(mode, "acc_busy_lat") == 0)
+            compute(BUSY_S);
         MPI_Barrier(MPI_COMM_WORLD);
         return 0;
     }
@@ -60,6 +80,7 @@ static double run(const char *mode, int rank, char *buf, long size, long n, MPI_
     const int kind = strcmp(mode, "put_lat") == 0   ? 0
                      : strcmp(mode, "get_lat") == 0 ? 1
                      : strcmp(mode, "acc_lat") == 0 ? 2
+                     : strcmp(mode, "acc_busy_lat") == 0 ? 2
                      : strcmp(mode, "fop_lat") == 0 ? 3
                                                     : 4;
 
@@ -103,10 +124,10 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size != 2 || reps < 1 || reps > 100 ||
         (strcmp(mode, "put_lat") && strcmp(mode, "get_lat") && strcmp(mode, "put_rate") &&
-         strcmp(mode, "acc_lat") && strcmp(mode, "fop_lat"))) {
+         strcmp(mode, "acc_lat") && strcmp(mode, "fop_lat") && strcmp(mode, "acc_busy_lat"))) {
         if (rank == 0)
             fprintf(stderr, "usage: run with 2 processes: rma "
-                            "put_lat|get_lat|put_rate|acc_lat|fop_lat [REPS]\n");
+                            "put_lat|get_lat|put_rate|acc_lat|fop_lat|acc_busy_lat [REPS]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     if (strcmp(mode, "put_lat") == 0 || strcmp(mode, "get_lat") == 0)
