@@ -1442,8 +1442,8 @@ int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void
  * The operation is complete (at its target) before the call returns, and
  * the request is complete at once: MPI_Wait and MPI_Test take it without
  * polling. Correct, and no wait mechanism of its own in request.c; the
- * price is a round trip inside the call (for an accumulate, until the
- * target's next MPI call has served it). */
+ * price is a round trip inside the call (for an accumulate on a message
+ * window, until the target's next MPI call has served it). */
 static int rma_request_done(MPI_Win win, int rank, MPI_Request *request, const char *call)
 {
     onic_mpi_req_t *r;

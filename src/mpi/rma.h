@@ -55,14 +55,17 @@ struct onic_mpi_lock_wait {
 
 /* A window in shared memory (ONIC_MPI_WIN_SHM): each member's segment has
  * a control block, a cache line in the same shared memory, that every
- * origin works on directly (rma_shm.c). */
-#define ONIC_MPI_WCTL_EXCL 0x80000000u  /* lock: held exclusively */
-#define ONIC_MPI_WCTL_WAIT 0x40000000u  /* lock: an exclusive request waits (no new shared) */
+ * origin works on directly (rma_shm.c). Both locks are ticket locks: served
+ * in the order asked, so no origin that asks again and again shuts out
+ * another. */
 typedef struct onic_mpi_wctl {
-    _Atomic uint32_t lock;      /* passive target: EXCL, WAIT, and the shared holders */
-    _Atomic uint32_t acc;       /* 1 while an accumulate is applied to the segment */
-    _Atomic uint32_t sleepers;  /* processes asleep on one of these words */
-    uint32_t         pad[13];
+    _Atomic uint32_t ticket;      /* passive target: the next request's number */
+    _Atomic uint32_t serving;     /* the request served now (a shared one passes it on) */
+    _Atomic uint32_t readers;     /* holders of the shared lock */
+    _Atomic uint32_t acc_ticket;  /* accumulates: one at a time, in the order asked */
+    _Atomic uint32_t acc_serving;
+    _Atomic uint32_t sleepers;    /* processes asleep on one of these words */
+    uint32_t         pad[10];
 } onic_mpi_wctl_t;
 static_assert(sizeof(onic_mpi_wctl_t) == 64, "a control block is one cache line");
 
@@ -130,8 +133,8 @@ int  onic_mpi_rma_unlock_all(onic_mpi_win_t *w, const char *call);
 void onic_mpi_rma_poll(int block);
 
 /* --- rma_shm.c: windows in shared memory ----------------------------------------------
- * Passive-target locks in the target's control block: granted to exclusive
- * requests before new shared ones, so a writer is not starved by readers. */
+ * Passive-target locks in the target's control block, granted in the order
+ * requested (shared requests in a row hold it together). */
 void onic_mpi_wctl_lock(onic_mpi_wctl_t *c, int type);
 void onic_mpi_wctl_unlock(onic_mpi_wctl_t *c, int type);
 /* Around one accumulate's application to the segment: per-element
@@ -153,10 +156,12 @@ int  onic_mpi_win_access(onic_mpi_win_t *w, int rank, const char *call);
 
 /* --- win_shared.c ----------------------------------------------------------------- */
 /* Make a window of `flavor` in memory shared by comm's processes
- * (collective). MPI_WIN_FLAVOR_SHARED: they must share a node
- * (MPI_ERR_RMA_SHARED); MPI_WIN_FLAVOR_ALLOCATE: if they do not, nothing
- * is made (*made_p 0, MPI_SUCCESS) and the caller makes it in private
- * memory. The arguments are checked already. */
+ * (collective), whose operations are loads and stores if every member has
+ * ONIC_MPI_WIN_SHM. MPI_WIN_FLAVOR_SHARED: they must share a node
+ * (MPI_ERR_RMA_SHARED); MPI_WIN_FLAVOR_ALLOCATE: if they do not, or one
+ * has ONIC_MPI_WIN_SHM=0, or the memory cannot be had, nothing is made
+ * (*made_p 0, MPI_SUCCESS) and the caller makes it in private memory. The
+ * arguments are checked already. */
 int  onic_mpi_wsh_window(MPI_Aint size, int disp_unit, MPI_Comm comm, int flavor,
                          const char *call, void *baseptr, MPI_Win *win, int *made_p);
 /* Rank 0's hand-over of a shared window's memory: this message, with the

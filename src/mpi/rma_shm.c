@@ -8,12 +8,22 @@
  * accumulate and an unlock complete while the target computes (inline or
  * under onload alike).
  *
+ * Both are ticket locks, served in the order asked: an origin that locks
+ * and unlocks in a loop re-takes a free lock faster than a sleeping one
+ * wakes, so a lock that goes to whoever grabs it first can shut another
+ * origin out for good (the message windows' locks are granted in order at
+ * the target too). The passive-target lock is a reader-writer ticket lock:
+ * a request waits until `serving` reaches its ticket; a shared one then
+ * counts itself in `readers` and passes `serving` on at once, so shared
+ * requests in a row hold the lock together; an exclusive one keeps
+ * `serving` until its unlock and waits for the readers before it to leave.
+ *
  * A waiting origin keeps making point-to-point progress (the holder may
  * wait for a message of ours before it unlocks), spins for
  * ONIC_WAIT_SPIN_US, yields the core a few times, then sleeps on a futex
- * on the word it waits for, 1 ms at most: whoever changes the word wakes
- * the sleepers the control block counts, and the timeout bounds what a
- * lost wake-up could cost. */
+ * on the word it waits for, 1 ms at most: whoever moves `serving`,
+ * `readers` or `acc_serving` wakes the sleepers the control block counts,
+ * and the timeout bounds what a lost wake-up could cost. */
 #include "mpi/rma.h"
 #include "base/clock.h"
 
@@ -57,7 +67,7 @@ static void wctl_wait(onic_mpi_wctl_t *c, _Atomic uint32_t *word, uint32_t seen,
         sched_yield();
         return;
     }
-    /* Counted before the futex checks the word: a waker that changes the
+    /* Counted before the futex checks the word: a waker that moves the
      * word after this sees the count (both sequentially consistent). */
     atomic_fetch_add(&c->sleepers, 1);
     wctl_futex(word, FUTEX_WAIT, seen, &ts);
@@ -70,58 +80,54 @@ static void wctl_wake(onic_mpi_wctl_t *c, _Atomic uint32_t *word)
         wctl_futex(word, FUTEX_WAKE, INT_MAX, NULL);
 }
 
-void onic_mpi_wctl_lock(onic_mpi_wctl_t *c, int type)
+/* Wait until *word is `want`. */
+static void wctl_wait_for(onic_mpi_wctl_t *c, _Atomic uint32_t *word, uint32_t want)
 {
     wctl_wait_t wt = {0, 0};
-    uint32_t s = atomic_load(&c->lock);
+    uint32_t v;
 
-    for (;;) {
-        if (type == MPI_LOCK_EXCLUSIVE) {
-            /* Free but for a waiting mark (ours or another writer's): take it. */
-            if ((s & ~ONIC_MPI_WCTL_WAIT) == 0) {
-                if (atomic_compare_exchange_weak(&c->lock, &s, ONIC_MPI_WCTL_EXCL))
-                    return;
-                continue;
-            }
-            if (!(s & ONIC_MPI_WCTL_WAIT)) {
-                if (!atomic_compare_exchange_weak(&c->lock, &s, s | ONIC_MPI_WCTL_WAIT))
-                    continue;
-                s |= ONIC_MPI_WCTL_WAIT;
-            }
-        } else if (!(s & (ONIC_MPI_WCTL_EXCL | ONIC_MPI_WCTL_WAIT))) {
-            if (atomic_compare_exchange_weak(&c->lock, &s, s + 1))
-                return;
-            continue;
-        }
-        wctl_wait(c, &c->lock, s, &wt);
-        s = atomic_load(&c->lock);
+    /* seq_cst loads: the acquire that makes the last holder's stores
+     * to the window visible. */
+    while ((v = atomic_load(word)) != want)
+        wctl_wait(c, word, v, &wt);
+}
+
+void onic_mpi_wctl_lock(onic_mpi_wctl_t *c, int type)
+{
+    uint32_t t = atomic_fetch_add(&c->ticket, 1);
+
+    wctl_wait_for(c, &c->serving, t);
+    if (type == MPI_LOCK_SHARED) {
+        /* Counted in before the next request may go: an exclusive one
+         * after this waits for it to leave. */
+        atomic_fetch_add(&c->readers, 1);
+        atomic_fetch_add(&c->serving, 1);
+        wctl_wake(c, &c->serving);
+        return;
     }
+    wctl_wait_for(c, &c->readers, 0);
 }
 
 void onic_mpi_wctl_unlock(onic_mpi_wctl_t *c, int type)
 {
     /* Release: what this origin stored in the window is visible to the
-     * next holder, who takes the lock with an acquire. */
-    if (type == MPI_LOCK_EXCLUSIVE)
-        atomic_fetch_and(&c->lock, ~ONIC_MPI_WCTL_EXCL);
-    else
-        atomic_fetch_sub(&c->lock, 1);
-    wctl_wake(c, &c->lock);
+     * next holder. */
+    if (type == MPI_LOCK_SHARED) {
+        atomic_fetch_sub(&c->readers, 1);
+        wctl_wake(c, &c->readers);
+    } else {
+        atomic_fetch_add(&c->serving, 1);
+        wctl_wake(c, &c->serving);
+    }
 }
 
 void onic_mpi_wctl_acc_lock(onic_mpi_wctl_t *c)
 {
-    wctl_wait_t wt = {0, 0};
-    uint32_t zero = 0;
-
-    while (!atomic_compare_exchange_weak(&c->acc, &zero, 1)) {
-        wctl_wait(c, &c->acc, 1, &wt);
-        zero = 0;
-    }
+    wctl_wait_for(c, &c->acc_serving, atomic_fetch_add(&c->acc_ticket, 1));
 }
 
 void onic_mpi_wctl_acc_unlock(onic_mpi_wctl_t *c)
 {
-    atomic_store(&c->acc, 0);
-    wctl_wake(c, &c->acc);
+    atomic_fetch_add(&c->acc_serving, 1);
+    wctl_wake(c, &c->acc_serving);
 }

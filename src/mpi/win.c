@@ -210,11 +210,11 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
     if (baseptr == NULL)
         return onic_mpi_err(onic_mpi_comm_lookup(comm), MPI_ERR_ARG, "MPI_Win_allocate",
                             "baseptr is NULL; pass where to store the memory's address");
-    /* Its processes on one node: the window in shared memory (win_shared.c),
-     * its operations loads and stores. Checked first, as everywhere: a
-     * member that fails alone must not enter the collective. */
-    if (onic_mpi_g.win_shm && win != NULL && size >= 0 && disp_unit > 0 &&
-        onic_mpi_comm_lookup(comm) != NULL) {
+    /* Its processes on one node, each with ONIC_MPI_WIN_SHM: the window in
+     * shared memory (win_shared.c), its operations loads and stores; decided
+     * by all together. Checked first, as everywhere: a member that fails
+     * alone must not enter the collective. */
+    if (win != NULL && size >= 0 && disp_unit > 0 && onic_mpi_comm_lookup(comm) != NULL) {
         int made;
 
         rc = onic_mpi_wsh_window(size, disp_unit, comm, MPI_WIN_FLAVOR_ALLOCATE,

@@ -39,6 +39,7 @@ typedef struct wsh_member {
     long long size;
     long long disp_unit;
     long long pid;
+    long long win_shm;   /* its ONIC_MPI_WIN_SHM: all must say 1 for loads and stores */
     char      host[MPI_MAX_PROCESSOR_NAME];
 } wsh_member_t;
 
@@ -175,8 +176,12 @@ static int wsh_fetch(const char *token, long long pid0, uint64_t bytes)
 
 /* Map the node's memory of bytes at *map_p (NULL if none); collective.
  * MPI_SUCCESS everywhere, or the same error class everywhere. */
+/* wsh_map's answer when the memory could not be had and the caller can do
+ * without it (MPI_Win_allocate: private memory), agreed by every member. */
+#define WSH_NONE (-1)
+
 static int wsh_map(onic_mpi_comm_t *c, MPI_Comm comm, const wsh_member_t *m, uint64_t bytes,
-                   char **map_p, const char *call)
+                   int optional, char **map_p, const char *call)
 {
     wsh_hello_t hello;
     int fd = -1, lsock = -1, ok, all_ok = 0, rc;
@@ -191,6 +196,12 @@ static int wsh_map(onic_mpi_comm_t *c, MPI_Comm comm, const wsh_member_t *m, uin
     }
     if ((rc = MPI_Bcast(&hello, (int)sizeof(hello), MPI_BYTE, 0, comm)) != MPI_SUCCESS)
         goto out;
+    if (!hello.ok && optional) {
+        onic_warn("mpi: %s: the window's rank 0 could not make %llu bytes of shared memory; "
+                  "the window is in each process's own memory", call, (unsigned long long)bytes);
+        rc = WSH_NONE;
+        goto out;
+    }
     if (!hello.ok) {
         rc = onic_mpi_err(c, MPI_ERR_NO_MEM, call, "the window's rank 0 could not make %llu "
                           "bytes of shared memory (see its log)", (unsigned long long)bytes);
@@ -210,6 +221,12 @@ static int wsh_map(onic_mpi_comm_t *c, MPI_Comm comm, const wsh_member_t *m, uin
     }
     if ((rc = MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm)) != MPI_SUCCESS)
         goto out;
+    if (!all_ok && optional) {
+        onic_warn("mpi: %s: a process of the window could not map its shared memory (see the "
+                  "log of each); the window is in each process's own memory", call);
+        rc = WSH_NONE;
+        goto out;
+    }
     if (!all_ok) {
         rc = onic_mpi_err(c, MPI_ERR_OTHER, call, "a process of the window could not map its "
                           "shared memory (see the log of each)");
@@ -256,7 +273,7 @@ int onic_mpi_wsh_window(MPI_Aint size, int disp_unit, MPI_Comm comm, int flavor,
     MPI_Aint *off = NULL;
     uint64_t total = 0;
     char *map = NULL;
-    int rc, len;
+    int rc, len, direct = 1;
 
     *made_p = 0;
     if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL)
@@ -271,12 +288,14 @@ int onic_mpi_wsh_window(MPI_Aint size, int disp_unit, MPI_Comm comm, int flavor,
     me.size = (long long)size;
     me.disp_unit = disp_unit;
     me.pid = (long long)getpid();
+    me.win_shm = onic_mpi_g.win_shm;
     MPI_Get_processor_name(me.host, &len);
     if ((rc = MPI_Allgather(&me, (int)sizeof(me), MPI_BYTE, m, (int)sizeof(me), MPI_BYTE,
                             comm)) != MPI_SUCCESS)
         goto out;
     /* Every member decides alike from the same facts. */
     for (int r = 0; r < c->size; r++) {
+        direct &= m[r].win_shm != 0;
         if (strncmp(m[r].host, me.host, sizeof(me.host)) == 0)
             continue;
         if (flavor == MPI_WIN_FLAVOR_SHARED)
@@ -286,10 +305,17 @@ int onic_mpi_wsh_window(MPI_Aint size, int disp_unit, MPI_Comm comm, int flavor,
                               m[r].host, me.host);
         goto out; /* MPI_Win_allocate: the caller makes it in private memory */
     }
+    /* MPI_Win_allocate without loads and stores: in private memory. */
+    if (flavor != MPI_WIN_FLAVOR_SHARED && !direct)
+        goto out;
     if ((rc = wsh_layout(c, m, flavor == MPI_WIN_FLAVOR_SHARED ? 1 : 64, off, &total, call)) !=
             MPI_SUCCESS ||
-        (rc = wsh_map(c, comm, m, total, &map, call)) != MPI_SUCCESS)
+        (rc = wsh_map(c, comm, m, total, flavor != MPI_WIN_FLAVOR_SHARED, &map, call)) !=
+            MPI_SUCCESS) {
+        if (rc == WSH_NONE)
+            rc = MPI_SUCCESS;
         goto out;
+    }
     /* A segment of no bytes has no address (NULL), as MPICH gives it too. */
     rc = onic_mpi_win_make(size > 0 ? map + off[c->rank] : NULL, size, disp_unit, comm, flavor,
                            0, call, win);
@@ -299,7 +325,7 @@ int onic_mpi_wsh_window(MPI_Aint size, int disp_unit, MPI_Comm comm, int flavor,
     w->shm = map;
     w->shm_len = (size_t)total;
     w->shm_off = off;
-    w->ctl = onic_mpi_g.win_shm ? (onic_mpi_wctl_t *)(void *)map : NULL;
+    w->ctl = direct ? (onic_mpi_wctl_t *)(void *)map : NULL;
     w->model = MPI_WIN_UNIFIED;
     *(void **)baseptr = w->base;
     *made_p = 1;

@@ -1034,6 +1034,119 @@ static void test_bypass(void)
 }
 
 /* --- windows in shared memory (MPI_Win_allocate on one node) --------------------- */
+/* Locks are granted in the order asked: while rank 0 holds rank 0's lock,
+ * rank 1 asks for it exclusively and rank 2 shared, each saying so first;
+ * rank 0 lets them wait well past that, unlocks and at once locks again,
+ * and by then each must have had the lock and left its mark (a lock that
+ * goes to whoever grabs it first goes back to rank 0, and a process that
+ * loops so can shut the others out for good). cells: [1] rank 1's mark,
+ * [2] rank 2's. */
+static void shm_fair(MPI_Win win)
+{
+    long long c[3] = {0, 0, 0}, mark = 1;
+    int asking = size > 2 ? 2 : 1;
+
+    if (rank == 0) {
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int i = 0; i < asking; i++)
+            MPI_Recv(NULL, 0, MPI_BYTE, MPI_ANY_SOURCE, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        usleep(300000);
+        MPI_Win_unlock(0, win);
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+        MPI_Get(c, 3, MPI_LONG_LONG, 0, 0, 3, MPI_LONG_LONG, win);
+        MPI_Win_unlock(0, win);
+        CHECK_EQ(c[1], 1);
+        if (size > 2)
+            CHECK_EQ(c[2], 1);
+    } else {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank <= 2) {
+            MPI_Send(NULL, 0, MPI_BYTE, 0, 9, MPI_COMM_WORLD);
+            MPI_Win_lock(rank == 1 ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED, 0, 0, win);
+            MPI_Accumulate(&mark, 1, MPI_LONG_LONG, 0, rank, 1, MPI_LONG_LONG, MPI_REPLACE,
+                           win);
+            MPI_Win_unlock(0, win);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* The synchronisations and request-based calls on a window of `cells`
+ * long longs at mem, all zero: post/start/complete/wait around a put to
+ * the right neighbour, MPI_MODE_NOCHECK, MPI_Rput / MPI_Raccumulate /
+ * MPI_Rget_accumulate, and an operation outside any epoch. */
+static void shm_sync(MPI_Win win, long long *mem)
+{
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    long long x = 70 + rank, back = -1, one = 1;
+    MPI_Group world, g;
+    MPI_Request q[3];
+
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Group_incl(world, 1, &left, &g);
+    MPI_Win_post(g, 0, win);
+    MPI_Group_free(&g);
+    MPI_Group_incl(world, 1, &right, &g);
+    MPI_Win_start(g, 0, win);
+    MPI_Put(&x, 1, MPI_LONG_LONG, right, 0, 1, MPI_LONG_LONG, win);
+    MPI_Win_complete(win);
+    MPI_Win_wait(win);
+    MPI_Group_free(&g);
+    MPI_Group_free(&world);
+    CHECK_EQ(mem[0], 70 + left);
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    MPI_Win_lock(MPI_LOCK_SHARED, right, MPI_MODE_NOCHECK, win);
+    MPI_Rput(&x, 1, MPI_LONG_LONG, right, 1, 1, MPI_LONG_LONG, win, &q[0]);
+    MPI_Raccumulate(&one, 1, MPI_LONG_LONG, right, 2, 1, MPI_LONG_LONG, MPI_SUM, win, &q[1]);
+    MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+    MPI_Rget_accumulate(&one, 1, MPI_LONG_LONG, &back, 1, MPI_LONG_LONG, right, 2, 1,
+                        MPI_LONG_LONG, MPI_SUM, win, &q[2]);
+    MPI_Wait(&q[2], MPI_STATUS_IGNORE);
+    CHECK_EQ(back, 1);
+    MPI_Win_unlock(right, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_EQ(mem[1], 70 + left);
+    CHECK_EQ(mem[2], 2);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    CHECK_EQ(err_class(MPI_Put(&x, 1, MPI_LONG_LONG, right, 3, 1, MPI_LONG_LONG, win)),
+             MPI_ERR_RMA_SYNC);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_EQ(mem[3], 0);
+}
+
+/* Segments of different sizes, rank 1's empty: each from a cache line,
+ * its last byte reachable and the next one refused. */
+static void shm_layout(void)
+{
+    MPI_Aint mine = rank == 1 ? 0 : 8 + 24 * rank;
+    unsigned char *mem = NULL, b = 0xa5, got = 0;
+    MPI_Win win;
+    int right = (rank + 1) % size;
+    MPI_Aint rsize = right == 1 ? 0 : 8 + 24 * right;
+
+    CHECK_EQ(MPI_Win_allocate(mine, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win), MPI_SUCCESS);
+    if (mine > 0)
+        CHECK_EQ((uintptr_t)mem % 64, 0);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    MPI_Win_lock_all(0, win);
+    if (rsize > 0) {
+        CHECK_EQ(MPI_Put(&b, 1, MPI_BYTE, right, rsize - 1, 1, MPI_BYTE, win), MPI_SUCCESS);
+        MPI_Win_flush(right, win);
+        CHECK_EQ(MPI_Get(&got, 1, MPI_BYTE, right, rsize - 1, 1, MPI_BYTE, win), MPI_SUCCESS);
+        MPI_Win_flush(right, win);
+        CHECK_EQ(got, 0xa5);
+    }
+    CHECK_EQ(err_class(MPI_Put(&b, 1, MPI_BYTE, right, rsize, 1, MPI_BYTE, win)),
+             MPI_ERR_RMA_RANGE);
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (mine > 0)
+        CHECK_EQ(mem[mine - 1], 0xa5);
+    MPI_Win_free(&win);
+}
+
 /* With ONIC_MPI_WIN_SHM at its default, an MPI_Win_allocate window of
  * processes on one node is in shared memory and its operations are loads
  * and stores by the origin; with 0 they are messages. Both must give the
@@ -1194,6 +1307,17 @@ static void test_shm(void)
     }
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Win_free(&win);
+
+    CHECK_EQ(MPI_Win_allocate(4 * sizeof(long long), sizeof(long long), MPI_INFO_NULL,
+                              MPI_COMM_WORLD, &mem, &win), MPI_SUCCESS);
+    if (size > 1 && direct)
+        shm_fair(win);
+    MPI_Win_free(&win);
+    CHECK_EQ(MPI_Win_allocate(4 * sizeof(long long), sizeof(long long), MPI_INFO_NULL,
+                              MPI_COMM_WORLD, &mem, &win), MPI_SUCCESS);
+    shm_sync(win, mem);
+    MPI_Win_free(&win);
+    shm_layout();
 }
 
 typedef struct {
