@@ -905,15 +905,24 @@ static int rma_range(onic_mpi_win_t *w, int rank, MPI_Aint disp, const onic_mpi_
                                 "outside the window of rank %d (%lld bytes, disp_unit %lld)",
                                 (long long)disp, rank, (long long)size, (long long)du);
     rma_it_init(&it, t, count);
-    while (rma_it_next(&it, SIZE_MAX, &off, &len))
+    if (t->contig && it.count > 0) {
+        /* One piece (the usual case): no walk. */
+        off = t->blocks[0].off;
+        len = t->size * (size_t)count;
         if (base + off < 0 || base + off > size || (MPI_Aint)len > size - (base + off))
-            return onic_mpi_win_err(w, MPI_ERR_RMA_RANGE, call, "bytes %lld to %lld of the "
-                                    "target are outside the window of rank %d (%lld bytes); "
-                                    "check target_disp, target_count and the window's size",
-                                    (long long)(base + off), (long long)(base + off) +
-                                    (long long)len, rank, (long long)size);
+            goto outside;
+    } else {
+        while (rma_it_next(&it, SIZE_MAX, &off, &len))
+            if (base + off < 0 || base + off > size || (MPI_Aint)len > size - (base + off))
+                goto outside;
+    }
     *base_p = base;
     return MPI_SUCCESS;
+outside:
+    return onic_mpi_win_err(w, MPI_ERR_RMA_RANGE, call, "bytes %lld to %lld of the target are "
+                            "outside the window of rank %d (%lld bytes); check target_disp, "
+                            "target_count and the window's size", (long long)(base + off),
+                            (long long)(base + off) + (long long)len, rank, (long long)size);
 }
 
 /* --- Put and get ------------------------------------------------------------------------- */
@@ -982,8 +991,19 @@ static void rma_move_shm(rma_args_t *a, int get, MPI_Aint base)
     char *seg = a->w->shm + a->w->shm_off[a->rank] + base;
     rma_it_t oi, ti;
     ptrdiff_t ooff = 0, toff = 0;
-    size_t olen = 0, tlen = 0, n;
+    size_t olen = 0, tlen = 0, n = a->ttype->size * (size_t)a->tcount;
 
+    a->w->fence_ops++;
+    if (a->otype->contig && a->ttype->contig) {
+        /* One piece each side (the sizes match: rma_sizes_match). */
+        if (n == 0)
+            return;
+        if (get)
+            memmove(a->origin + a->otype->blocks[0].off, seg + a->ttype->blocks[0].off, n);
+        else
+            memmove(seg + a->ttype->blocks[0].off, a->origin + a->otype->blocks[0].off, n);
+        return;
+    }
     rma_it_init(&oi, a->otype, a->ocount);
     rma_it_init(&ti, a->ttype, a->tcount);
     for (;;) {
@@ -1001,13 +1021,12 @@ static void rma_move_shm(rma_args_t *a, int get, MPI_Aint base)
         olen -= n;
         tlen -= n;
     }
-    a->w->fence_ops++;
 }
 
 static int rma_move(rma_args_t *a, int get, const char *call)
 {
-    uint32_t world = onic_mpi_comm_world_rank(a->w->comm, a->rank);
-    ptl_process_id_t id = rma_pid(world);
+    uint32_t world;
+    ptl_process_id_t id;
     rma_it_t oi, ti;
     ptrdiff_t ooff = 0, toff = 0;
     size_t olen = 0, tlen = 0, n, piece;
@@ -1023,6 +1042,8 @@ static int rma_move(rma_args_t *a, int get, const char *call)
         rma_move_shm(a, get, base);
         return MPI_SUCCESS;
     }
+    world = onic_mpi_comm_world_rank(a->w->comm, a->rank);
+    id = rma_pid(world);
     rma_it_init(&oi, a->otype, a->ocount);
     rma_it_init(&ti, a->ttype, a->tcount);
     piece = a->ttype->size * (size_t)a->tcount <= RMA_SMALL_MSGS * onic_mpi_g.eager_limit &&
