@@ -78,6 +78,7 @@ typedef struct rma_seg {
 #define RMA_DATA_AT   (sizeof(rma_req_hdr_t) + RMA_SEGS * sizeof(rma_seg_t))
 #define RMA_DATA_CAP  (ONIC_MPI_RMA_SLOT - RMA_DATA_AT)
 static_assert(sizeof(rma_req_hdr_t) == 32, "a request header is half a cache line");
+static_assert(ONIC_MPI_TYPE_NPREDEF <= INT8_MAX, "a predefined type's index fits a byte");
 
 /* An accumulate that fetches: its answers gather here, packed. */
 typedef struct rma_fetch {
@@ -886,6 +887,44 @@ static int rma_it_next(rma_it_t *it, size_t max, ptrdiff_t *off_p, size_t *len_p
     return 0;
 }
 
+/* The origin's and the target's pieces walked in step: each step a run of
+ * bytes contiguous on both sides. */
+typedef struct rma_pair {
+    rma_it_t  o, t;
+    ptrdiff_t ooff, toff;
+    size_t    olen, tlen;
+} rma_pair_t;
+
+static void rma_pair_init(rma_pair_t *p, const onic_mpi_type_t *ot, int ocount,
+                          const onic_mpi_type_t *tt, int tcount)
+{
+    rma_it_init(&p->o, ot, ocount);
+    rma_it_init(&p->t, tt, tcount);
+    p->ooff = p->toff = 0;
+    p->olen = p->tlen = 0;
+}
+
+/* The next run of at most max bytes (origin and target offsets, length):
+ * 1, or 0 at the end of either side. */
+static int rma_pair_next(rma_pair_t *p, size_t max, ptrdiff_t *ooff_p, ptrdiff_t *toff_p,
+                         size_t *n_p)
+{
+    size_t n;
+
+    if ((p->olen == 0 && !rma_it_next(&p->o, max, &p->ooff, &p->olen)) ||
+        (p->tlen == 0 && !rma_it_next(&p->t, max, &p->toff, &p->tlen)))
+        return 0;
+    n = p->olen < p->tlen ? p->olen : p->tlen;
+    *ooff_p = p->ooff;
+    *toff_p = p->toff;
+    *n_p = n;
+    p->ooff += (ptrdiff_t)n;
+    p->toff += (ptrdiff_t)n;
+    p->olen -= n;
+    p->tlen -= n;
+    return 1;
+}
+
 /* Every piece of the target side within the window of comm rank `rank`. */
 static int rma_range(onic_mpi_win_t *w, int rank, MPI_Aint disp, const onic_mpi_type_t *t,
                      int count, const char *call, MPI_Aint *base_p)
@@ -989,9 +1028,9 @@ static int rma_move_dynamic(rma_args_t *a, int get, const char *call);
 static void rma_move_shm(rma_args_t *a, int get, MPI_Aint base)
 {
     char *seg = a->w->shm + a->w->shm_off[a->rank] + base;
-    rma_it_t oi, ti;
-    ptrdiff_t ooff = 0, toff = 0;
-    size_t olen = 0, tlen = 0, n = a->ttype->size * (size_t)a->tcount;
+    rma_pair_t pr;
+    ptrdiff_t ooff, toff;
+    size_t n = a->ttype->size * (size_t)a->tcount;
 
     a->w->fence_ops++;
     if (a->otype->contig && a->ttype->contig) {
@@ -1004,22 +1043,12 @@ static void rma_move_shm(rma_args_t *a, int get, MPI_Aint base)
             memmove(seg + a->ttype->blocks[0].off, a->origin + a->otype->blocks[0].off, n);
         return;
     }
-    rma_it_init(&oi, a->otype, a->ocount);
-    rma_it_init(&ti, a->ttype, a->tcount);
-    for (;;) {
-        if (olen == 0 && !rma_it_next(&oi, SIZE_MAX, &ooff, &olen))
-            break;
-        if (tlen == 0 && !rma_it_next(&ti, SIZE_MAX, &toff, &tlen))
-            break;
-        n = olen < tlen ? olen : tlen;
+    rma_pair_init(&pr, a->otype, a->ocount, a->ttype, a->tcount);
+    while (rma_pair_next(&pr, SIZE_MAX, &ooff, &toff, &n)) {
         if (get)
             memmove(a->origin + ooff, seg + toff, n);
         else
             memmove(seg + toff, a->origin + ooff, n);
-        ooff += (ptrdiff_t)n;
-        toff += (ptrdiff_t)n;
-        olen -= n;
-        tlen -= n;
     }
 }
 
@@ -1027,9 +1056,9 @@ static int rma_move(rma_args_t *a, int get, const char *call)
 {
     uint32_t world;
     ptl_process_id_t id;
-    rma_it_t oi, ti;
-    ptrdiff_t ooff = 0, toff = 0;
-    size_t olen = 0, tlen = 0, n, piece;
+    rma_pair_t pr;
+    ptrdiff_t ooff, toff;
+    size_t n, piece;
     MPI_Aint base;
     int rc;
 
@@ -1044,18 +1073,12 @@ static int rma_move(rma_args_t *a, int get, const char *call)
     }
     world = onic_mpi_comm_world_rank(a->w->comm, a->rank);
     id = rma_pid(world);
-    rma_it_init(&oi, a->otype, a->ocount);
-    rma_it_init(&ti, a->ttype, a->tcount);
+    rma_pair_init(&pr, a->otype, a->ocount, a->ttype, a->tcount);
     piece = a->ttype->size * (size_t)a->tcount <= RMA_SMALL_MSGS * onic_mpi_g.eager_limit &&
                     onic_mpi_g.eager_limit > 0
                 ? onic_mpi_g.eager_limit
                 : RMA_SEG_MAX;
-    for (;;) {
-        if (olen == 0 && !rma_it_next(&oi, piece, &ooff, &olen))
-            break;
-        if (tlen == 0 && !rma_it_next(&ti, piece, &toff, &tlen))
-            break;
-        n = olen < tlen ? olen : tlen;
+    while (rma_pair_next(&pr, piece, &ooff, &toff, &n)) {
         rma_room();
         if (get)
             rc = PtlGetRegion(rma.get_md, (ptl_size_t)(uintptr_t)(a->origin + ooff), n, id,
@@ -1076,10 +1099,6 @@ static int rma_move(rma_args_t *a, int get, const char *call)
         else
             rma_issued(world);
         a->w->fence_ops++;
-        ooff += (ptrdiff_t)n;
-        toff += (ptrdiff_t)n;
-        olen -= n;
-        tlen -= n;
     }
     return MPI_SUCCESS;
 }
@@ -1119,12 +1138,21 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, i
 }
 
 /* --- Accumulates ---------------------------------------------------------------------- */
+/* The first predefined type of t's basic kind (its index), or -1: from a
+ * table made once (searching the 61 types cost an accumulate on a window
+ * in shared memory more than all the rest of it). */
 static int rma_type_index(const onic_mpi_type_t *t)
 {
-    for (int i = 0; i < ONIC_MPI_TYPE_NPREDEF; i++)
-        if (onic_mpi_type_predef[i].basic == t->basic)
-            return i;
-    return -1;
+    static int8_t first[ONIC_MPI_B_COUNT];
+    static int ready;
+
+    if (!ready) {
+        memset(first, -1, sizeof(first));
+        for (int i = ONIC_MPI_TYPE_NPREDEF - 1; i >= 0; i--)
+            first[onic_mpi_type_predef[i].basic] = (int8_t)i;
+        ready = 1;
+    }
+    return (unsigned)t->basic < ONIC_MPI_B_COUNT ? first[t->basic] : -1;
 }
 
 /* The operation's index, or RMA_OP_REPLACE / RMA_OP_NO_OP. */
@@ -1250,6 +1278,34 @@ out:
     return rc;
 }
 
+/* An accumulate on a window in shared memory whose target is one piece:
+ * applied by the origin straight from its data (in, packed; NULL for
+ * MPI_NO_OP) under the target's accumulate lock, what was there copied to
+ * result (NULL: not fetched), with no request built -- what rma_exec
+ * does with one, as every origin of the window does. */
+static int rma_acc_shm(rma_args_t *a, int op, const char *in, char *result, const char *call)
+{
+    size_t len = a->ttype->size * (size_t)a->tcount;
+    MPI_Aint base;
+    char *at;
+    int rc;
+
+    if ((rc = rma_range(a->w, a->rank, a->disp, a->ttype, a->tcount, call, &base)) !=
+        MPI_SUCCESS)
+        return rc;
+    at = a->w->shm + a->w->shm_off[a->rank] + base + a->ttype->blocks[0].off;
+    onic_mpi_wctl_acc_lock(&a->w->ctl[a->rank]);
+    if (result != NULL)
+        memmove(result, at, len);
+    if (op == RMA_OP_REPLACE)
+        memmove(at, in, len);
+    else if (op != RMA_OP_NO_OP)
+        onic_mpi_op_apply(op, &onic_mpi_type_predef[rma_type_index(a->ttype)], in, at, len);
+    onic_mpi_wctl_acc_unlock(&a->w->ctl[a->rank]);
+    a->w->fence_ops++;
+    return MPI_SUCCESS;
+}
+
 static rma_fetch_t *rma_fetch_new(rma_args_t *a, void *result, int count, onic_mpi_type_t *rt,
                                   const char *call, int *rc_p)
 {
@@ -1367,6 +1423,12 @@ static int rma_accumulate(const void *origin_addr, int origin_count, MPI_Datatyp
         (rc = rma_origin_data(&a, origin_addr, origin_count, &in, &packed, call)) !=
             MPI_SUCCESS)
         return rc;
+    if (a.w->ctl != NULL && a.ttype->contig && (!fetch || rtype->contig)) {
+        rc = rma_acc_shm(&a, op, in, fetch ? (char *)result_addr + rtype->blocks[0].off : NULL,
+                         call);
+        onic_free(packed);
+        return rc;
+    }
     if (fetch && (f = rma_fetch_new(&a, result_addr, result_count, rtype, call, &rc)) == NULL) {
         onic_free(packed);
         return rc;
