@@ -1072,6 +1072,35 @@ static void shm_fair(MPI_Win win)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* A holder keeps the others out: rank 1 takes rank 0's lock (shared, then
+ * exclusive), tells rank 2, waits well past that and only then leaves its
+ * mark and unlocks; rank 2's exclusive (then shared) lock must come after,
+ * so it finds the mark. cells: [3] the mark. */
+static void shm_exclusion(MPI_Win win)
+{
+    static const int held[2] = {MPI_LOCK_SHARED, MPI_LOCK_EXCLUSIVE};
+    long long mark, seen;
+
+    for (int k = 0; k < 2; k++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 1) {
+            mark = k + 1;
+            MPI_Win_lock(held[k], 0, 0, win);
+            MPI_Send(NULL, 0, MPI_BYTE, 2, 10, MPI_COMM_WORLD);
+            usleep(300000);
+            MPI_Put(&mark, 1, MPI_LONG_LONG, 0, 3, 1, MPI_LONG_LONG, win);
+            MPI_Win_unlock(0, win);
+        } else if (rank == 2) {
+            MPI_Recv(NULL, 0, MPI_BYTE, 1, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Win_lock(held[1 - k], 0, 0, win);
+            MPI_Get(&seen, 1, MPI_LONG_LONG, 0, 3, 1, MPI_LONG_LONG, win);
+            MPI_Win_unlock(0, win);
+            CHECK_EQ(seen, k + 1);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* The synchronisations and request-based calls on a window of `cells`
  * long longs at mem, all zero: post/start/complete/wait around a put to
  * the right neighbour, MPI_MODE_NOCHECK, MPI_Rput / MPI_Raccumulate /
@@ -1310,8 +1339,10 @@ static void test_shm(void)
 
     CHECK_EQ(MPI_Win_allocate(4 * sizeof(long long), sizeof(long long), MPI_INFO_NULL,
                               MPI_COMM_WORLD, &mem, &win), MPI_SUCCESS);
-    if (size > 1 && direct)
+    if (size > 1)
         shm_fair(win);
+    if (size > 2)
+        shm_exclusion(win);
     MPI_Win_free(&win);
     CHECK_EQ(MPI_Win_allocate(4 * sizeof(long long), sizeof(long long), MPI_INFO_NULL,
                               MPI_COMM_WORLD, &mem, &win), MPI_SUCCESS);
