@@ -11,10 +11,11 @@
  * to the members only, through the window's communicator), SCM_RIGHTS,
  * each connection's credentials checked (our uid, a pid of the window's
  * members). Each maps the whole memory and closes the descriptor, so
- * nothing ever has a name and the memory goes with its last mapping. The window is then a window over the process's
- * own segment whose operations are loads and stores into the target's
- * segment (rma.c; with ONIC_MPI_WIN_SHM=0 they are Portals messages, as on
- * any other window), and loads and stores reach every segment directly:
+ * nothing ever has a name and the memory goes with its last mapping. The
+ * window is then a window over the process's own segment whose operations
+ * are loads and stores into the target's segment (rma.c; with
+ * ONIC_MPI_WIN_SHM=0 at any member they are Portals messages, as on any
+ * other window), and loads and stores reach every segment directly:
  * MPI_WIN_UNIFIED. */
 #include "mpi/rma.h"
 #include "base/clock.h"
@@ -174,12 +175,13 @@ static int wsh_fetch(const char *token, long long pid0, uint64_t bytes)
     return fd;
 }
 
-/* Map the node's memory of bytes at *map_p (NULL if none); collective.
- * MPI_SUCCESS everywhere, or the same error class everywhere. */
 /* wsh_map's answer when the memory could not be had and the caller can do
  * without it (MPI_Win_allocate: private memory), agreed by every member. */
 #define WSH_NONE (-1)
 
+/* Map the node's memory of bytes at *map_p (NULL if none); collective.
+ * MPI_SUCCESS everywhere, or the same error class everywhere (optional:
+ * WSH_NONE, with a warning, where the memory could not be had). */
 static int wsh_map(onic_mpi_comm_t *c, MPI_Comm comm, const wsh_member_t *m, uint64_t bytes,
                    int optional, char **map_p, const char *call)
 {
