@@ -21,9 +21,11 @@
  * them at its next call.
  *
  * A window in shared memory (w->ctl, win_shared.c) has no messages: put and
- * get copy to and from the target's segment, and every origin executes its
- * requests itself, under the target's accumulate lock (rma_shm.c), with the
- * same code the handler runs -- one mechanism for that window too.
+ * get copy to and from the target's segment, and every origin applies its
+ * accumulates itself, under the target's accumulate lock (rma_shm.c): one
+ * piece of the target straight from the origin's data (rma_acc_shm), others
+ * as the requests above, with the code the handler runs (rma_direct) -- one
+ * mechanism for that window too.
  *
  * Completion: every operation counts one at its target (issued[]) and one
  * event comes back for it on this process's operations queue (ACK, REPLY_END

@@ -122,8 +122,8 @@ void onic_mpi_rma_win_del(onic_mpi_win_t *w);
 /* Wait until every operation this process started to world rank `world`
  * (-1: to every process) is complete at its target. */
 int  onic_mpi_rma_flush(onic_mpi_win_t *w, int world, const char *call);
-/* Lock or unlock target comm rank `rank` (a request to its inbox, and the
- * wait for its answer). */
+/* Lock or unlock target comm rank `rank` (a request to its inbox and the
+ * wait for its answer; in shared memory, its control block's lock). */
 int  onic_mpi_rma_lock(onic_mpi_win_t *w, int rank, int type, const char *call);
 int  onic_mpi_rma_unlock(onic_mpi_win_t *w, int rank, const char *call);
 /* Send the lock requests of a lock_all, then wait for all the answers. */

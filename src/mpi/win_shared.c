@@ -30,6 +30,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -42,7 +43,32 @@ typedef struct wsh_member {
     long long pid;
     long long win_shm;   /* its ONIC_MPI_WIN_SHM: all must say 1 for loads and stores */
     char      host[MPI_MAX_PROCESSOR_NAME];
+    char      node[80];  /* wsh_node_id: one kernel, one network and pid namespace */
 } wsh_member_t;
+
+/* What makes processes able to share memory by the hand-over below, beyond
+ * a host name (which cloned machines and containers share): the kernel's
+ * boot id, and the network namespace (the abstract socket's) and pid
+ * namespace (the credentials' pids) by their inode numbers. */
+static void wsh_node_id(char *buf, size_t cap)
+{
+    char boot[40] = "";
+    struct stat net, pid;
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+
+    if (f != NULL) {
+        if (fgets(boot, sizeof(boot), f) == NULL)
+            boot[0] = '\0';
+        fclose(f);
+    }
+    boot[strcspn(boot, "\n")] = '\0';
+    if (stat("/proc/self/ns/net", &net) != 0)
+        net.st_ino = 0;
+    if (stat("/proc/self/ns/pid", &pid) != 0)
+        pid.st_ino = 0;
+    snprintf(buf, cap, "%s/%llu/%llu", boot, (unsigned long long)net.st_ino,
+             (unsigned long long)pid.st_ino);
+}
 
 /* Rank 0's word to the others: whether it made the memory, and where to
  * get it. */
@@ -292,19 +318,22 @@ int onic_mpi_wsh_window(MPI_Aint size, int disp_unit, MPI_Comm comm, int flavor,
     me.pid = (long long)getpid();
     me.win_shm = onic_mpi_g.win_shm;
     MPI_Get_processor_name(me.host, &len);
+    wsh_node_id(me.node, sizeof(me.node));
     if ((rc = MPI_Allgather(&me, (int)sizeof(me), MPI_BYTE, m, (int)sizeof(me), MPI_BYTE,
                             comm)) != MPI_SUCCESS)
         goto out;
     /* Every member decides alike from the same facts. */
     for (int r = 0; r < c->size; r++) {
         direct &= m[r].win_shm != 0;
-        if (strncmp(m[r].host, me.host, sizeof(me.host)) == 0)
+        if (strncmp(m[r].host, me.host, sizeof(me.host)) == 0 &&
+            strncmp(m[r].node, me.node, sizeof(me.node)) == 0)
             continue;
         if (flavor == MPI_WIN_FLAVOR_SHARED)
             rc = onic_mpi_err(c, MPI_ERR_RMA_SHARED, call, "rank %d of the communicator runs "
-                              "on %.64s, this one on %.64s: shared memory needs every process "
-                              "on one node (split with MPI_Comm_split_type first)", r,
-                              m[r].host, me.host);
+                              "on %.64s (kernel and namespaces %.80s), this one on %.64s (%.80s): "
+                              "shared memory needs every process on one node, in one network "
+                              "and pid namespace (split with MPI_Comm_split_type first)", r,
+                              m[r].host, m[r].node, me.host, me.node);
         goto out; /* MPI_Win_allocate: the caller makes it in private memory */
     }
     /* MPI_Win_allocate without loads and stores: in private memory. */

@@ -1056,7 +1056,7 @@ static void shm_fair(MPI_Win win)
         MPI_Barrier(MPI_COMM_WORLD);
         for (int i = 0; i < asking; i++)
             MPI_Recv(NULL, 0, MPI_BYTE, MPI_ANY_SOURCE, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        usleep(300000);
+        usleep(150000);
         MPI_Win_unlock(0, win);
         MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
         MPI_Get(c, 3, MPI_LONG_LONG, 0, 0, 3, MPI_LONG_LONG, win);
@@ -1092,7 +1092,7 @@ static void shm_exclusion(MPI_Win win)
             mark = k + 1;
             MPI_Win_lock(held[k], 0, 0, win);
             MPI_Send(NULL, 0, MPI_BYTE, 2, 10, MPI_COMM_WORLD);
-            usleep(300000);
+            usleep(150000);
             MPI_Put(&mark, 1, MPI_LONG_LONG, 0, 3, 1, MPI_LONG_LONG, win);
             MPI_Win_unlock(0, win);
         } else if (rank == 2) {
@@ -1104,6 +1104,104 @@ static void shm_exclusion(MPI_Win win)
         }
     }
     MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void shared_never_granted(int sig)
+{
+    static const char msg[] = "mpi_rma: a shared lock was not granted while another process "
+                              "held the lock shared (after 20 s)\n";
+
+    (void)sig;
+    if (write(2, msg, sizeof(msg) - 1) < 0) {
+        /* nothing more to say */
+    }
+    _exit(1);
+}
+
+/* Shared holders hold it together: rank 2's shared lock is granted while
+ * rank 1 still holds its own, which it gives back only once rank 2 says it
+ * has it (a shared lock held alone would wait for ever: the alarm). */
+static void shm_shared_together(MPI_Win win)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) {
+        MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+        MPI_Send(NULL, 0, MPI_BYTE, 2, 11, MPI_COMM_WORLD);
+        signal(SIGALRM, shared_never_granted);
+        alarm(20);
+        MPI_Recv(NULL, 0, MPI_BYTE, 2, 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        alarm(0);
+        MPI_Win_unlock(0, win);
+    } else if (rank == 2) {
+        MPI_Recv(NULL, 0, MPI_BYTE, 1, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+        MPI_Send(NULL, 0, MPI_BYTE, 1, 12, MPI_COMM_WORLD);
+        MPI_Win_unlock(0, win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Accumulates of more shapes, through fences: MINLOC on MPI_2INT pairs
+ * (the smaller index on a tie), a get-accumulate whose origin and result
+ * types start 8 bytes into their buffers, and a strided get-accumulate of
+ * 300 elements, more than one request's worth, whose fetched values must
+ * come back in order. */
+static void shm_acc_more(void)
+{
+    enum { M = 300, AT = 10 };
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    long long *mem, ob[3] = {-1, 10 + rank, 20 + rank}, rb[3] = {-9, -9, -9}, *in, *out;
+    struct { int v, i; } lo = {rank == size - 1 ? 3 : 5, rank}, tie = {7, rank},
+                         init = {INT_MAX, -1};
+    MPI_Datatype at8, strided;
+    MPI_Aint disp8 = 8;
+    int one = 1;
+    MPI_Win win;
+
+    CHECK_EQ(MPI_Win_allocate((AT + 2 * M) * sizeof(long long), sizeof(long long),
+                              MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win), MPI_SUCCESS);
+    memcpy(&mem[0], &init, sizeof(init));
+    memcpy(&mem[1], &init, sizeof(init));
+    for (int i = AT; i < AT + 2 * M; i++)
+        mem[i] = value(rank, i);
+    MPI_Type_create_hindexed(1, &one, &disp8, MPI_LONG_LONG, &at8);
+    MPI_Type_commit(&at8);
+    MPI_Type_vector(M, 1, 2, MPI_LONG_LONG, &strided);
+    MPI_Type_commit(&strided);
+    in = malloc(M * sizeof(long long));
+    out = malloc(M * sizeof(long long));
+    for (int i = 0; i < M; i++)
+        in[i] = (rank + 1) * 1000LL + i;
+    MPI_Win_fence(0, win);
+    MPI_Accumulate(&lo, 1, MPI_2INT, 0, 0, 1, MPI_2INT, MPI_MINLOC, win);
+    MPI_Accumulate(&tie, 1, MPI_2INT, 0, 1, 1, MPI_2INT, MPI_MINLOC, win);
+    MPI_Get_accumulate(ob, 2, at8, rb, 2, at8, right, 2, 2, MPI_LONG_LONG, MPI_SUM, win);
+    MPI_Get_accumulate(in, M, MPI_LONG_LONG, out, M, MPI_LONG_LONG, right, AT, 1, strided,
+                       MPI_SUM, win);
+    MPI_Win_fence(0, win);
+    if (rank == 0) {
+        memcpy(&lo, &mem[0], sizeof(lo));
+        memcpy(&tie, &mem[1], sizeof(tie));
+        CHECK_EQ(lo.v, 3);
+        CHECK_EQ(lo.i, size - 1);
+        CHECK_EQ(tie.v, 7);
+        CHECK_EQ(tie.i, 0);
+    }
+    CHECK_EQ(rb[0], -9);
+    CHECK_EQ(rb[1], 0);
+    CHECK_EQ(rb[2], 0);
+    CHECK_EQ(mem[2], 10 + left);
+    CHECK_EQ(mem[3], 20 + left);
+    for (int i = 0; i < M; i++) {
+        CHECK_EQ(out[i], value(right, AT + 2 * i));
+        CHECK_EQ(mem[AT + 2 * i], value(rank, AT + 2 * i) + (left + 1) * 1000LL + i);
+        CHECK_EQ(mem[AT + 2 * i + 1], value(rank, AT + 2 * i + 1));
+    }
+    MPI_Type_free(&at8);
+    MPI_Type_free(&strided);
+    free(in);
+    free(out);
+    MPI_Win_free(&win);
 }
 
 /* The synchronisations and request-based calls on a window of `cells`
@@ -1364,13 +1462,16 @@ static void test_shm(void)
                               MPI_COMM_WORLD, &mem, &win), MPI_SUCCESS);
     if (size > 1)
         shm_fair(win);
-    if (size > 2)
+    if (size > 2) {
         shm_exclusion(win);
+        shm_shared_together(win);
+    }
     MPI_Win_free(&win);
     CHECK_EQ(MPI_Win_allocate(4 * sizeof(long long), sizeof(long long), MPI_INFO_NULL,
                               MPI_COMM_WORLD, &mem, &win), MPI_SUCCESS);
     shm_sync(win, mem);
     MPI_Win_free(&win);
+    shm_acc_more();
     shm_layout();
 }
 
