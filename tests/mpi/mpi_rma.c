@@ -16,26 +16,35 @@
 #include <signal.h>
 #include <unistd.h>
 
-static void flush_never_returned(int sig)
-{
-    static const char msg[] = "mpi_rma: MPI_Win_flush of one target has not returned after "
-                              "20 s (it waits for more than it started?)\n";
+/* A call that must return: one that waits for ever fails the job after
+ * 20 s with what it means, rather than at the job's time limit. */
+static const char *alarm_msg;
+static size_t alarm_len;
 
+static void alarm_fired(int sig)
+{
     (void)sig;
-    if (write(2, msg, sizeof(msg) - 1) < 0) {
+    if (write(2, alarm_msg, alarm_len) < 0) {
         /* nothing more to say */
     }
     _exit(1);
 }
 
-/* MPI_Win_flush of one target, which must return: a flush that waits for
- * ever fails the job here rather than by its time limit. */
+static void alarm_in_20s(const char *msg)
+{
+    alarm_msg = msg;
+    alarm_len = strlen(msg);
+    signal(SIGALRM, alarm_fired);
+    alarm(20);
+}
+
+/* MPI_Win_flush of one target, which must return. */
 static int flush_one(int target, MPI_Win win)
 {
     int rc;
 
-    signal(SIGALRM, flush_never_returned);
-    alarm(20);
+    alarm_in_20s("mpi_rma: MPI_Win_flush of one target has not returned after 20 s (it waits "
+                 "for more than it started?)\n");
     rc = MPI_Win_flush(target, win);
     alarm(0);
     return rc;
@@ -1106,18 +1115,6 @@ static void shm_exclusion(MPI_Win win)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-static void shared_never_granted(int sig)
-{
-    static const char msg[] = "mpi_rma: a shared lock was not granted while another process "
-                              "held the lock shared (after 20 s)\n";
-
-    (void)sig;
-    if (write(2, msg, sizeof(msg) - 1) < 0) {
-        /* nothing more to say */
-    }
-    _exit(1);
-}
-
 /* Shared holders hold it together: rank 2's shared lock is granted while
  * rank 1 still holds its own, which it gives back only once rank 2 says it
  * has it (a shared lock held alone would wait for ever: the alarm). */
@@ -1127,8 +1124,8 @@ static void shm_shared_together(MPI_Win win)
     if (rank == 1) {
         MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
         MPI_Send(NULL, 0, MPI_BYTE, 2, 11, MPI_COMM_WORLD);
-        signal(SIGALRM, shared_never_granted);
-        alarm(20);
+        alarm_in_20s("mpi_rma: a shared lock was not granted while another process held the "
+                     "lock shared (after 20 s)\n");
         MPI_Recv(NULL, 0, MPI_BYTE, 2, 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         alarm(0);
         MPI_Win_unlock(0, win);
