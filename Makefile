@@ -45,7 +45,10 @@ SAN_ENV := $(if $(SANITIZE),LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers
 # the whole suite under them and across two hosts (label launchers_full);
 # the plain run has those, and leaves launchers_startup, a part of them, out.
 # The RTL co-simulation's long run (label rtl_long) is test-rtl-long's.
-TEST_SEL := $(if $(findstring thread,$(SANITIZE)),-L threads,-LE $(if $(SANITIZE),'mpich_full|engines|launchers_full|rtl_long','mpich_full|launchers_startup|rtl_long'))
+# Tests about what is around the library (job control through onicrun,
+# an install, the benchmark scripts' output: label no_sanitizers) run in the
+# plain run only; the library code they drive is the other tests'.
+TEST_SEL := $(if $(findstring thread,$(SANITIZE)),-L threads,-LE $(if $(SANITIZE),'mpich_full|engines|launchers_full|rtl_long|no_sanitizers','mpich_full|launchers_startup|rtl_long'))
 
 test: build
 	cd $(BUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS) $(TEST_SEL)
