@@ -73,6 +73,34 @@ static onic_config_t traced_cfg(unsigned rank)
     return cfg;
 }
 
+/* --- file names --- */
+
+/* The process's first file is DIR/onic-<job>-r<rank>-p<pid>.trace (trace.h);
+ * one opened again after the last queue closed the first is ...-2.trace, so
+ * a later run of queues does not write over an earlier one. Run first: the
+ * count is the process's. */
+static void test_file_names(void)
+{
+    onic_config_t cfg = traced_cfg(2);
+    onic_mkey_t k = {1, 2}, none = {0, 0};
+    char paths[4][512], want[512];
+    onic_matcher_t *m;
+
+    clean_dir();
+    for (int round = 1; round <= 2; round++) {
+        REQUIRE(onic_matcher_create_cfg("list", &cfg, &m) == ONIC_OK);
+        CHECK(onic_matcher_append(m, k, none, NULL, NULL) == ONIC_OK);
+        onic_matcher_destroy(m);
+        REQUIRE(trace_files(paths, 4) == 1);
+        if (round == 1)
+            snprintf(want, sizeof(want), "%s/onic-nojob-r2-p%d.trace", tmpdir, (int)getpid());
+        else
+            snprintf(want, sizeof(want), "%s/onic-nojob-r2-p%d-2.trace", tmpdir, (int)getpid());
+        CHECK(strcmp(paths[0], want) == 0);
+        clean_dir();
+    }
+}
+
 /* --- round trip --- */
 
 #define RT_MAXQ 256
@@ -1284,6 +1312,7 @@ int main(int argc, char **argv)
     }
     printf("trace: seed %llu (test_trace %llu replays it)\n", (unsigned long long)seed,
            (unsigned long long)seed);
+    test_file_names();
     test_round_trip("list", seed, 20000, RT_MIXED);
     test_round_trip("hash", seed + 1, 20000, RT_MIXED);
     test_round_trip("hash", seed + 4, 20000, RT_LONG);    /* lookups in its index */
