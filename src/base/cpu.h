@@ -4,4 +4,17 @@
 /* CPU features, detected at run time so one binary runs everywhere. */
 int onic_cpu_has_avx2(void);
 
+/* One pause in a spin: lets the sibling hyperthread run and the spinning
+ * core not flood the bus with loads. */
+static inline void onic_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#else
+    __asm__ __volatile__("" ::: "memory");
+#endif
+}
+
 #endif
