@@ -11,6 +11,8 @@
 #     --known FILE       failures known with onic, one "dir/name np reason" a line: such a
 #                        test failing is reported but does not fail the run
 #     --timeout S        per test, unless its testlist says timeLimit (default 180)
+#     --build-only       configure and build the tests, run none (a build that may
+#                        share the machine, before the runs, which should not)
 #
 # The source is fetched once into ${ONIC_MPICH_CACHE:-~/.cache/onic}/mpich:
 # `apt-get source` where a deb-src entry allows it, else the .dsc and the
@@ -30,7 +32,7 @@
 # 1 otherwise (each failure named), 77 when the source cannot be had.
 set -u
 
-impl=onic cc="" run="" work="" only="" known="" timeout=180
+impl=onic cc="" run="" work="" only="" known="" timeout=180 build_only=
 while [ $# -gt 0 ]; do
     case $1 in
     --impl) impl=$2; shift 2 ;;
@@ -40,6 +42,7 @@ while [ $# -gt 0 ]; do
     --only) only=$2; shift 2 ;;
     --known) known=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
+    --build-only) build_only=1; shift ;;
     -*) echo "mpich_suite: unknown option $1" >&2; exit 2 ;;
     *) break ;;
     esac
@@ -229,6 +232,10 @@ for dir in $dirs; do
             continue
         fi
         built=$((built + 1))
+        if [ -n "$build_only" ]; then
+            echo "BUILT   $dir/$name"
+            continue
+        fi
         envs=$(echo "$line" | tr ' ' '\n' | sed -n 's/^env=//p' | grep -v '^MPIR_CVAR_' || true)
         log=$work/logs/$dir/$name.$np.log
         (cd "$work/$dir" && env $envs timeout -k 5 "$tlimit" $run -n "$np" "./$name" $args) \
