@@ -5,7 +5,7 @@
  * Handles are ints, as in MPICH: a kind, a generation and an index, so every
  * call can tell a freed, foreign or made-up handle from a live one and
  * answer with the right error class. The *_NULL handles are 0. Threads:
- * MPI_THREAD_SINGLE and MPI_THREAD_FUNNELED. Every error class is also the
+ * every level up to MPI_THREAD_MULTIPLE. Every error class is also the
  * error code (there are no user-defined codes). */
 #ifndef ONIC_MPI_H
 #define ONIC_MPI_H
@@ -403,6 +403,10 @@ int MPI_Waitsome(int incount, MPI_Request *array_of_requests, int *outcount,
 int MPI_Request_free(MPI_Request *request);
 int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                   MPI_Comm comm, MPI_Request *request);
+int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *request);
+int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *request);
 int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag,
                   MPI_Comm comm, MPI_Request *request);
 /* Started, it copies the message into the attached buffer and is complete

@@ -212,13 +212,19 @@ int main(int argc, char **argv)
     long rounds;
     void *page;
 
-    MPI_Init(&argc, &argv);
+    /* "multiple": the same calls from one thread of an MPI_THREAD_MULTIPLE
+     * process, which is what a thread level costs. */
+    int multiple = argc == 3 && strcmp(argv[2], "multiple") == 0, provided = -1;
+
+    MPI_Init_thread(&argc, &argv, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    rounds = argc == 2 ? strtol(argv[1], NULL, 10) : 0;
-    if (size != 2 || rounds < 1 || rounds > 100000) {
+    rounds = argc >= 2 ? strtol(argv[1], NULL, 10) : 0;
+    if (multiple && provided != MPI_THREAD_MULTIPLE)
+        fail("MPI_THREAD_MULTIPLE asked for and not provided");
+    if (size != 2 || rounds < 1 || rounds > 100000 || (argc == 3 && !multiple) || argc > 3) {
         if (rank == 0)
-            fprintf(stderr, "usage: run with 2 processes: instr ROUNDS\n");
+            fprintf(stderr, "usage: run with 2 processes: instr ROUNDS [multiple]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
         return 2;
     }

@@ -4,7 +4,7 @@ valgrind's callgrind, for onic, MPICH and Open MPI, and print them side by
 side as a Markdown table.
 
     bench/mpi/instr.py [--build build] [--mpis onic,mpich,openmpi] [--rounds 4,12]
-                       [--json FILE]
+                       [--multiple] [--json FILE]
 
 bench/mpi/instr.c is built from the same source with each MPI's compiler
 wrapper (build/onicc, mpicc.mpich, mpicc.openmpi) and run once as 2
@@ -30,7 +30,12 @@ installed or does not build is left out, with a note; a failed run makes
 the exit status 1. The callgrind files of the last run stay in
 BUILD/bench-mpi/instr-<mpi>.callgrind/: each part file is one group of
 calls, named in its "Trigger" line, and callgrind_annotate FILE shows where
-they spend their instructions."""
+they spend their instructions.
+
+With --multiple each MPI runs a second time with MPI_Init_thread asking
+for MPI_THREAD_MULTIPLE (the same calls, from one thread), and a second
+table gives those counts and each MPI's MULTIPLE / SINGLE ratio: what the
+thread level costs a message when only one thread communicates."""
 import argparse
 import glob
 import json
@@ -112,14 +117,15 @@ def build_all(build, keys):
     return ready, missing
 
 
-def run_one(build, key, run, env, exe, rounds):
+def run_one(build, key, run, env, exe, rounds, multiple=False):
     """One run under callgrind: {pid: {dump name: [instructions of each round]}}."""
-    d = os.path.join(build, "bench-mpi", f"instr-{key}.callgrind")
+    d = os.path.join(build, "bench-mpi",
+                     f"instr-{key}{'-multiple' if multiple else ''}.callgrind")
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     cmd = run + ["valgrind", "-q", "--tool=callgrind", "--collect-atstart=no",
                  "--instr-atstart=no", f"--callgrind-out-file={d}/callgrind.out.%p",
-                 exe, str(rounds)]
+                 exe, str(rounds)] + (["multiple"] if multiple else [])
     # Its own session, so a run that hangs is stopped with everything it started.
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=env, start_new_session=True)
@@ -201,6 +207,8 @@ def main():
                     help="which MPIs, of onic, mpich, openmpi")
     ap.add_argument("--rounds", default="4,12",
                     help="N1,N2: the figures are of rounds N1 + 1 to N2 of a run of N2")
+    ap.add_argument("--multiple", action="store_true",
+                    help="also run each MPI under MPI_THREAD_MULTIPLE and compare")
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args()
     build = os.path.abspath(args.build)
@@ -223,6 +231,15 @@ def main():
         except (RuntimeError, OSError) as e:
             failed[name] = str(e)[-1500:]
             note(f"{name} left out: {e}")
+    mt = {}
+    for key, name, run, env, exe in ready if args.multiple else []:
+        if name not in figures:
+            continue
+        try:
+            mt[name], _ = per_message(run_one(build, key, run, env, exe, n2, True), n1, n2)
+        except (RuntimeError, OSError) as e:
+            failed[name + " MPI_THREAD_MULTIPLE"] = str(e)[-1500:]
+            note(f"{name} under MPI_THREAD_MULTIPLE left out: {e}")
     names = [name for _, name, _, _, _ in ready if name in figures]
     head = ["per 8-byte message"] + names + ["onic / better"]
     rows = []
@@ -259,6 +276,21 @@ def main():
     print()
     for n in notes:
         print(n.split("\n")[0])
+    mt_rows = []
+    if mt:
+        mt_names = [n for n in names if n in mt]
+        print(f"\n### The same calls from one thread of an MPI_THREAD_MULTIPLE process\n")
+        head_mt = ["per 8-byte message"] + [f"{n} MULTIPLE" for n in mt_names] + \
+                  [f"{n} MULTIPLE / SINGLE" for n in mt_names]
+        print("| " + " | ".join(head_mt) + " |")
+        print("|---|" + "---:|" * (len(head_mt) - 1))
+        for k, label in ROWS:
+            vals = [mt[n].get(k) for n in mt_names]
+            ratios = [f"{mt[n][k] / figures[n][k]:.3f}x" if mt[n].get(k) and figures[n].get(k)
+                      else "" for n in mt_names]
+            row = [label] + [fmt(v) for v in vals] + ratios
+            mt_rows.append(row)
+            print("| " + " | ".join(row) + " |")
     if args.json:
         v = versions(build)
         with open(args.json, "w") as f:
@@ -266,7 +298,7 @@ def main():
                        "rounds": [n1, n2], "messages_per_round": B,
                        "versions": {n: v.get(n, "?") for n in names},
                        "figures": figures, "single_rounds": spreads,
-                       "missing": missing, "failed": failed,
+                       "missing": missing, "failed": failed, "multiple": mt,
                        "table": {"title": title, "head": head, "rows": rows, "notes": notes}},
                       f, indent=1)
     return 1 if failed else 0

@@ -51,6 +51,7 @@ static void attr_key_drop(attr_key_t *k)
 int MPI_Comm_dup_fn(MPI_Comm oldcomm, int comm_keyval, void *extra_state, void *attribute_val_in,
                     void *attribute_val_out, int *flag)
 {
+    ONIC_MPI_LOCKED;
     (void)oldcomm;
     (void)comm_keyval;
     (void)extra_state;
@@ -63,6 +64,7 @@ int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
                            MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
                            void *extra_state)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Comm_create_keyval";
     int i;
 
@@ -92,6 +94,7 @@ int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
 
 int MPI_Comm_free_keyval(int *comm_keyval)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Comm_free_keyval";
     attr_key_t *k;
 
@@ -165,6 +168,7 @@ static onic_mpi_comm_t *attr_comm(MPI_Comm comm, int keyval, const char *call, i
 
 int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Comm_set_attr";
     onic_mpi_comm_t *c;
     int rc;
@@ -183,6 +187,7 @@ int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
 
 int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Comm_delete_attr";
     onic_mpi_comm_t *c;
     int rc;

@@ -412,6 +412,7 @@ int onic_mpi_coll_barrier(onic_mpi_comm_t *c, const char *call)
 
 int MPI_Barrier(MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_comm_t *c = onic_mpi_coll_inter(comm);
     int rc;
 
@@ -453,6 +454,7 @@ int onic_mpi_coll_bcast(onic_mpi_comm_t *c, void *buf, int count, onic_mpi_type_
 
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Bcast";
     onic_mpi_comm_t *c;
     onic_mpi_type_t *t;
@@ -561,6 +563,7 @@ int onic_mpi_coll_reduce_begin(const char *call, MPI_Comm comm, const void *send
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                int root, MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Reduce";
     onic_mpi_comm_t *c = onic_mpi_coll_inter(comm);
     onic_mpi_type_t *t;
@@ -585,6 +588,7 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                   MPI_Op op, MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Allreduce";
     onic_mpi_comm_t *c = onic_mpi_coll_inter(comm);
     onic_mpi_type_t *t;
@@ -709,6 +713,7 @@ int onic_mpi_coll_sides(onic_mpi_comm_t *c, const char *call, const void *sendbu
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Gather";
     onic_mpi_comm_t *c;
     onic_mpi_type_t *st, *rt;
@@ -732,6 +737,7 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Allgather";
     onic_mpi_comm_t *c;
     onic_mpi_type_t *st, *rt;
@@ -764,6 +770,7 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Scatter";
     onic_mpi_comm_t *c;
     onic_mpi_type_t *st, *rt;
@@ -809,6 +816,7 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Alltoall";
     onic_mpi_comm_t *c;
     onic_mpi_type_t *st, *rt;

@@ -81,6 +81,7 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                 MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Gatherv";
     onic_mpi_comm_t *c;
     onic_mpi_type_t *st = NULL, *rt;
@@ -123,6 +124,7 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                  int root, MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Scatterv";
     onic_mpi_comm_t *c;
     onic_mpi_type_t *st, *rt = NULL;
@@ -166,6 +168,7 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                    MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Allgatherv";
     onic_mpi_comm_t *c;
     onic_mpi_type_t *st = NULL, *rt;
@@ -211,6 +214,7 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Alltoallv";
     onic_mpi_comm_t *c;
     onic_mpi_type_t *st, *rt;
@@ -375,6 +379,7 @@ static int collv_reduce_scatter(const char *call, const void *sendbuf, void *rec
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_comm_t *ic = onic_mpi_coll_inter(comm);
 
     if (ic != NULL)
@@ -402,6 +407,7 @@ int onic_mpi_coll_block_counts(onic_mpi_comm_t *c, const char *call, int recvcou
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Reduce_scatter_block";
     onic_mpi_comm_t *c = onic_mpi_coll_inter(comm);
     int rc, *counts;
@@ -469,12 +475,14 @@ static int collv_scan(const char *call, int exclusive, const void *sendbuf, void
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
              MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     return collv_scan("MPI_Scan", 0, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     return collv_scan("MPI_Exscan", 1, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
@@ -482,6 +490,7 @@ int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
                      MPI_Op op)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Reduce_local";
     onic_mpi_type_t *t;
     onic_mpi_opd_t o;
@@ -516,6 +525,7 @@ int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype 
 /* --- User operations --------------------------------------------------------------------- */
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Op_create";
     onic_mpi_op_t *o;
 
@@ -537,6 +547,7 @@ int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 
 int MPI_Op_free(MPI_Op *op)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Op_free";
     onic_mpi_op_t *o;
 
@@ -556,6 +567,7 @@ int MPI_Op_free(MPI_Op *op)
 
 int MPI_Op_commutative(MPI_Op op, int *commute)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Op_commutative";
     onic_mpi_op_t *o;
 

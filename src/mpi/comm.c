@@ -222,6 +222,7 @@ onic_mpi_comm_t *onic_mpi_comm_get(MPI_Comm h, const char *call, int *rc_p)
 
 int MPI_Comm_rank(MPI_Comm comm, int *rank)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_comm_t *c;
     int rc;
 
@@ -237,6 +238,7 @@ int MPI_Comm_rank(MPI_Comm comm, int *rank)
 
 int MPI_Comm_size(MPI_Comm comm, int *size)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_comm_t *c;
     int rc;
 
@@ -463,6 +465,7 @@ int onic_mpi_comm_dup_as(onic_mpi_comm_t *c, int id, const char *call, MPI_Comm 
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_comm_t *c;
     int rc, id;
 
@@ -497,6 +500,7 @@ int onic_mpi_comm_split_cmp(const void *a, const void *b)
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Comm_split";
     onic_mpi_comm_t *c;
     onic_mpi_group_t *g;
@@ -565,6 +569,7 @@ int onic_mpi_group_subset(onic_mpi_comm_t *c, const onic_mpi_group_t *g, const c
 
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Comm_create";
     onic_mpi_comm_t *c;
     onic_mpi_group_t *g;
@@ -595,6 +600,7 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 
 int MPI_Comm_free(MPI_Comm *comm)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_comm_t *c;
     int rc;
 
@@ -622,6 +628,7 @@ int MPI_Comm_free(MPI_Comm *comm)
 
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_comm_t *a, *b;
     int rc, same = 1, similar = 1;
 
@@ -652,6 +659,7 @@ int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 
 int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_comm_t *c;
     onic_mpi_group_t *g;
     int rc;
@@ -670,6 +678,7 @@ int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
 {
+    ONIC_MPI_LOCKED;
     static int tag_ub = ONIC_MPI_TAG_UB, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtime = 0,
                universe, lastused;
     onic_mpi_comm_t *c;
@@ -714,6 +723,7 @@ static onic_mpi_group_t *group_check(MPI_Group h, const char *call, int *rc_p)
 
 int MPI_Group_size(MPI_Group group, int *size)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_group_t *g;
     int rc;
 
@@ -728,6 +738,7 @@ int MPI_Group_size(MPI_Group group, int *size)
 
 int MPI_Group_rank(MPI_Group group, int *rank)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_group_t *g;
     int rc;
 
@@ -745,6 +756,7 @@ int MPI_Group_rank(MPI_Group group, int *rank)
 
 int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Group_incl";
     onic_mpi_group_t *g, *ng;
     int rc;
@@ -783,6 +795,7 @@ int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgrou
 
 int MPI_Group_free(MPI_Group *group)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_group_t *g;
     int rc;
 
@@ -802,6 +815,7 @@ int MPI_Group_free(MPI_Group *group)
 int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
                               int ranks2[])
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Group_translate_ranks";
     onic_mpi_group_t *a, *b;
     int rc;
@@ -886,16 +900,19 @@ static int group_setop(const char *call, int op, MPI_Group group1, MPI_Group gro
 
 int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+    ONIC_MPI_LOCKED;
     return group_setop("MPI_Group_union", 0, group1, group2, newgroup);
 }
 
 int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+    ONIC_MPI_LOCKED;
     return group_setop("MPI_Group_intersection", 1, group1, group2, newgroup);
 }
 
 int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+    ONIC_MPI_LOCKED;
     return group_setop("MPI_Group_difference", 2, group1, group2, newgroup);
 }
 
@@ -916,6 +933,7 @@ static int group_mark(const char *call, const onic_mpi_group_t *g, int n, const 
 
 int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Group_excl";
     onic_mpi_group_t *g;
     char *mark;
@@ -999,16 +1017,19 @@ static int group_range(const char *call, int excl, MPI_Group group, int n, int r
 
 int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
+    ONIC_MPI_LOCKED;
     return group_range("MPI_Group_range_incl", 0, group, n, ranges, newgroup);
 }
 
 int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
+    ONIC_MPI_LOCKED;
     return group_range("MPI_Group_range_excl", 1, group, n, ranges, newgroup);
 }
 
 int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Group_compare";
     onic_mpi_group_t *a, *b;
     int rc, same = 1, similar = 1;
@@ -1033,6 +1054,7 @@ int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 /* --- Names, splitting by node ------------------------------------------------------------- */
 int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_comm_t *c;
     int rc;
 
@@ -1048,6 +1070,7 @@ int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 
 int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_comm_t *c;
     const char *name;
     int rc;
@@ -1075,6 +1098,7 @@ int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
  * the hints "actually used"; ignored ones are not returned). */
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Comm_set_info";
     onic_mpi_comm_t *c;
     int rc;
@@ -1087,6 +1111,7 @@ int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 
 int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Comm_get_info";
     onic_mpi_comm_t *c;
     int rc;
@@ -1115,6 +1140,7 @@ int onic_mpi_comm_hints_check(MPI_Comm comm, MPI_Info info, const char *call)
  * onic uses none. MPI_INFO_NULL is taken as no hints. */
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
+    ONIC_MPI_LOCKED;
     int rc = onic_mpi_comm_hints_check(comm, info, "MPI_Comm_dup_with_info");
 
     return rc != MPI_SUCCESS ? rc : MPI_Comm_dup(comm, newcomm);
@@ -1124,6 +1150,7 @@ int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
  * its node: the same processor name (the host's). */
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Comm_split_type";
     char mine[MPI_MAX_PROCESSOR_NAME], *all;
     onic_mpi_comm_t *c;

@@ -675,6 +675,7 @@ static int type_blocks(const char *call, int combiner, int count, const int *bls
 
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    ONIC_MPI_LOCKED;
     return type_blocks("MPI_Type_contiguous", MPI_COMBINER_CONTIGUOUS, count, NULL, 1, NULL, NULL,
                        1, 0, oldtype, newtype);
 }
@@ -682,6 +683,7 @@ int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
                     MPI_Datatype *newtype)
 {
+    ONIC_MPI_LOCKED;
     return type_blocks("MPI_Type_vector", MPI_COMBINER_VECTOR, count, NULL, blocklength, NULL,
                        NULL, stride, 0, oldtype, newtype);
 }
@@ -689,6 +691,7 @@ int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype
 int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
                             MPI_Datatype *newtype)
 {
+    ONIC_MPI_LOCKED;
     return type_blocks("MPI_Type_create_hvector", MPI_COMBINER_HVECTOR, count, NULL, blocklength,
                        NULL, NULL, stride, 1, oldtype, newtype);
 }
@@ -698,6 +701,7 @@ int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Dat
 int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
                      MPI_Datatype *newtype)
 {
+    ONIC_MPI_LOCKED;
     return type_blocks("MPI_Type_hvector", MPI_COMBINER_HVECTOR, count, NULL, blocklength,
                        NULL, NULL, stride, 1, oldtype, newtype);
 }
@@ -706,6 +710,7 @@ int MPI_Type_hindexed(int count, const int array_of_blocklengths[],
                       const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
                       MPI_Datatype *newtype)
 {
+    ONIC_MPI_LOCKED;
     return type_blocks("MPI_Type_hindexed", MPI_COMBINER_HINDEXED, count, array_of_blocklengths,
                        0, NULL, array_of_displacements, 0, 1, oldtype, newtype);
 }
@@ -714,6 +719,7 @@ int MPI_Type_indexed(int count, const int array_of_blocklengths[],
                      const int array_of_displacements[], MPI_Datatype oldtype,
                      MPI_Datatype *newtype)
 {
+    ONIC_MPI_LOCKED;
     return type_blocks("MPI_Type_indexed", MPI_COMBINER_INDEXED, count, array_of_blocklengths, 0,
                        array_of_displacements, NULL, 0, 0, oldtype, newtype);
 }
@@ -722,6 +728,7 @@ int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
                              const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
                              MPI_Datatype *newtype)
 {
+    ONIC_MPI_LOCKED;
     return type_blocks("MPI_Type_create_hindexed", MPI_COMBINER_HINDEXED, count,
                        array_of_blocklengths, 0, NULL, array_of_displacements, 0, 1, oldtype,
                        newtype);
@@ -731,6 +738,7 @@ int MPI_Type_create_indexed_block(int count, int blocklength,
                                   const int array_of_displacements[], MPI_Datatype oldtype,
                                   MPI_Datatype *newtype)
 {
+    ONIC_MPI_LOCKED;
     return type_blocks("MPI_Type_create_indexed_block", MPI_COMBINER_INDEXED_BLOCK, count, NULL,
                        blocklength, array_of_displacements, NULL, 0, 0, oldtype, newtype);
 }
@@ -739,6 +747,7 @@ int MPI_Type_create_hindexed_block(int count, int blocklength,
                                    const MPI_Aint array_of_displacements[],
                                    MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    ONIC_MPI_LOCKED;
     return type_blocks("MPI_Type_create_hindexed_block", MPI_COMBINER_HINDEXED_BLOCK, count,
                        NULL, blocklength, NULL, array_of_displacements, 0, 1, oldtype, newtype);
 }
@@ -747,6 +756,7 @@ int MPI_Type_create_struct(int count, const int array_of_blocklengths[],
                            const MPI_Aint array_of_displacements[],
                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Type_create_struct";
     type_part_t *parts;
     struct onic_mpi_envelope *env;
@@ -804,6 +814,7 @@ int MPI_Type_create_struct(int count, const int array_of_blocklengths[],
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                             MPI_Datatype *newtype)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Type_create_resized";
     onic_mpi_type_t *old, *t;
     struct onic_mpi_envelope *env;
@@ -834,6 +845,7 @@ int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
 
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Type_dup";
     onic_mpi_type_t *old, *t;
     struct onic_mpi_envelope *env;
@@ -867,6 +879,7 @@ int MPI_Type_create_subarray(int ndims, const int array_of_sizes[],
                              const int array_of_subsizes[], const int array_of_starts[],
                              int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Type_create_subarray";
     onic_mpi_type_t *old, *t;
     struct onic_mpi_envelope *env;
@@ -996,6 +1009,7 @@ int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsi
                            const int array_of_psizes[], int order, MPI_Datatype oldtype,
                            MPI_Datatype *newtype)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Type_create_darray";
     const int *gs = array_of_gsizes, *ds = array_of_distribs, *da = array_of_dargs,
               *ps = array_of_psizes;
@@ -1147,6 +1161,7 @@ out:
 
 int MPI_Type_commit(MPI_Datatype *datatype)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_type_t *t;
 
     ONIC_MPI_CHECK_INIT("MPI_Type_commit");
@@ -1160,6 +1175,7 @@ int MPI_Type_commit(MPI_Datatype *datatype)
 
 int MPI_Type_free(MPI_Datatype *datatype)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_type_t *t;
 
     ONIC_MPI_CHECK_INIT("MPI_Type_free");
@@ -1197,6 +1213,7 @@ static onic_mpi_type_t *type_query(const char *call, MPI_Datatype h, const void 
 
 int MPI_Type_size(MPI_Datatype datatype, int *size)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_type_t *t;
     int rc;
 
@@ -1209,6 +1226,7 @@ int MPI_Type_size(MPI_Datatype datatype, int *size)
 
 int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_type_t *t;
     int rc;
 
@@ -1224,6 +1242,7 @@ int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
  * to be freed. */
 int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 {
+    ONIC_MPI_LOCKED;
     static const struct {
         int          typeclass;
         size_t       size;
@@ -1262,6 +1281,7 @@ int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_type_t *t;
     int rc;
 
@@ -1276,6 +1296,7 @@ int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 
 int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_type_t *t;
     int rc;
 
@@ -1290,6 +1311,7 @@ int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *exten
 
 int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_type_t *t;
     int rc;
 
@@ -1305,6 +1327,7 @@ int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint 
 int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb,
                                MPI_Count *true_extent)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_type_t *t;
     int rc;
 
@@ -1320,6 +1343,7 @@ int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb,
 int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
                           int *num_datatypes, int *combiner)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Type_get_envelope";
     onic_mpi_type_t *t;
     int rc;
@@ -1345,6 +1369,7 @@ int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addre
                           int max_datatypes, int array_of_integers[],
                           MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Type_get_contents";
     const struct onic_mpi_envelope *e;
     onic_mpi_type_t *t;
@@ -1404,6 +1429,7 @@ int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addre
 
 int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Type_set_name";
     onic_mpi_type_t *t;
     char *n;
@@ -1431,6 +1457,7 @@ int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 
 int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Type_get_name";
     onic_mpi_type_t *t;
     int rc;
@@ -1445,6 +1472,7 @@ int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 /* --- Addresses, elements, pack and unpack ---------------------------------------- */
 int MPI_Get_address(const void *location, MPI_Aint *address)
 {
+    ONIC_MPI_LOCKED;
     ONIC_MPI_CHECK_INIT("MPI_Get_address");
     if (address == NULL)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_address", "address is NULL");
@@ -1493,6 +1521,7 @@ static long long type_elements(const onic_mpi_type_t *t, long long bytes)
 
 int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Get_elements";
     onic_mpi_type_t *t;
     long long n;
@@ -1511,6 +1540,7 @@ int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Coun
 
 int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
+    ONIC_MPI_LOCKED;
     MPI_Count n;
     int rc;
 
@@ -1524,6 +1554,7 @@ int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count
 
 int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Pack_size";
     onic_mpi_comm_t *c;
     onic_mpi_type_t *t;
@@ -1546,6 +1577,7 @@ int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
              int *position, MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Pack";
     onic_mpi_comm_t *c;
     onic_mpi_type_t *t;
@@ -1579,6 +1611,7 @@ int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf
 int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
                MPI_Datatype datatype, MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Unpack";
     onic_mpi_comm_t *c;
     onic_mpi_type_t *t;
@@ -1698,6 +1731,7 @@ static int type_ext32_room(const char *call, const onic_mpi_type_t *t, int count
 int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
                            MPI_Aint *size)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Pack_external_size";
     onic_mpi_type_t *t;
     int rc, parts;
@@ -1714,6 +1748,7 @@ int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datat
 int MPI_Pack_external(const char datarep[], const void *inbuf, int incount,
                       MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Pack_external";
     onic_mpi_type_t *t;
     size_t bytes;
@@ -1734,6 +1769,7 @@ int MPI_Pack_external(const char datarep[], const void *inbuf, int incount,
 int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
                         MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Unpack_external";
     onic_mpi_type_t *t;
     size_t bytes;

@@ -240,6 +240,7 @@ _Noreturn int onic_mpi_err_state(const char *call)
 
 int MPI_Error_class(int errorcode, int *errorclass)
 {
+    ONIC_MPI_LOCKED;
     if (errorclass == NULL)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Error_class",
                             "errorclass is NULL; pass where to store the class");
@@ -253,6 +254,7 @@ int MPI_Error_class(int errorcode, int *errorclass)
 
 int MPI_Error_string(int errorcode, char *string, int *resultlen)
 {
+    ONIC_MPI_LOCKED;
     if (string == NULL || resultlen == NULL)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Error_string",
                             "%s is NULL; pass a buffer of MPI_MAX_ERROR_STRING characters and "
@@ -286,6 +288,7 @@ static int error_add(int cls, int *code)
 
 int MPI_Add_error_class(int *errorclass)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Add_error_class";
 
     ONIC_MPI_CHECK_INIT(call);
@@ -299,6 +302,7 @@ int MPI_Add_error_class(int *errorclass)
 
 int MPI_Add_error_code(int errorclass, int *errorcode)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Add_error_code";
 
     ONIC_MPI_CHECK_INIT(call);
@@ -317,6 +321,7 @@ int MPI_Add_error_code(int errorclass, int *errorcode)
 
 int MPI_Add_error_string(int errorcode, const char *string)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Add_error_string";
     error_user_t *u;
 
@@ -335,6 +340,7 @@ int MPI_Add_error_string(int errorcode, const char *string)
 
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_comm_t *c;
     int rc;
 
@@ -353,6 +359,7 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_comm_t *c;
     int rc;
 
@@ -369,6 +376,7 @@ int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
                                MPI_Errhandler *errhandler)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Comm_create_errhandler";
     errh_user_t *u;
     int h;
@@ -390,6 +398,7 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
 
 int MPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Errhandler_free";
     errh_user_t *u;
 
@@ -412,21 +421,25 @@ int MPI_Errhandler_free(MPI_Errhandler *errhandler)
 /* MPI-1's names (deprecated, still used): the same handlers. */
 int MPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler)
 {
+    ONIC_MPI_LOCKED;
     return MPI_Comm_create_errhandler(function, errhandler);
 }
 
 int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
 {
+    ONIC_MPI_LOCKED;
     return MPI_Comm_set_errhandler(comm, errhandler);
 }
 
 int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
+    ONIC_MPI_LOCKED;
     return MPI_Comm_get_errhandler(comm, errhandler);
 }
 
 int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Comm_call_errhandler";
     onic_mpi_comm_t *c;
     int rc;
@@ -453,6 +466,7 @@ void onic_mpi_errh_fini(void)
 
 int MPI_Abort(MPI_Comm comm, int errorcode)
 {
+    ONIC_MPI_LOCKED;
     /* Whatever comm is, the whole job stops: onicrun ends the other ranks
      * when one exits non-zero, and its own exit status is this one's. */
     (void)comm;

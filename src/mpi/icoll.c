@@ -777,6 +777,7 @@ static int icoll_ic_reduce(const char *call, onic_mpi_comm_t *ic, const void *se
 /* --- The calls ----------------------------------------------------------------------------- */
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Ibarrier";
     onic_mpi_comm_t *c = onic_mpi_coll_inter(comm);
     icoll_t *s;
@@ -795,6 +796,7 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Ibcast";
     onic_mpi_comm_t *c = onic_mpi_coll_inter(comm);
     onic_mpi_type_t *t;
@@ -863,6 +865,7 @@ static int icoll_reduce(const char *call, const void *sendbuf, void *recvbuf, in
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 int root, MPI_Comm comm, MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     return icoll_reduce("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op, root, 0, comm,
                         request);
 }
@@ -870,6 +873,7 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                    MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     return icoll_reduce("MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, 0, 1, comm,
                         request);
 }
@@ -958,6 +962,7 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                 MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     return icoll_rooted("MPI_Igather", 1, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                         recvtype, root, comm, request);
 }
@@ -966,6 +971,7 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                  MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     return icoll_rooted("MPI_Iscatter", 0, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                         recvtype, root, comm, request);
 }
@@ -1031,6 +1037,7 @@ static int icoll_all(const char *call, int to_all, const void *sendbuf, int send
 int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     return icoll_all("MPI_Iallgather", 1, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                      recvtype, comm, request);
 }
@@ -1038,6 +1045,7 @@ int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     return icoll_all("MPI_Ialltoall", 0, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                      recvtype, comm, request);
 }
@@ -1138,6 +1146,7 @@ static void icoll_idup_finish(icoll_t *s)
 
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Comm_idup";
     size_t bytes = ONIC_MPI_CTX_OFFER_WORDS * sizeof(uint64_t);
     onic_mpi_type_t *u64 = onic_mpi_type_get(MPI_UINT64_T);
@@ -1177,6 +1186,7 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
                             MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     /* As MPI_Comm_dup_with_info: onic uses no communicator hint. */
     int rc = onic_mpi_comm_hints_check(comm, info, "MPI_Comm_idup_with_info");
 
@@ -1275,6 +1285,7 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                  MPI_Comm comm, MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     return icoll_rooted_v("MPI_Igatherv", 1, sendbuf, sendcount, NULL, sendtype, recvbuf, 0,
                           recvcounts, recvtype, displs, root, comm, request);
 }
@@ -1283,6 +1294,7 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                   int root, MPI_Comm comm, MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     return icoll_rooted_v("MPI_Iscatterv", 0, sendbuf, 0, sendcounts, sendtype, recvbuf,
                           recvcount, NULL, recvtype, displs, root, comm, request);
 }
@@ -1391,6 +1403,7 @@ int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                     MPI_Comm comm, MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     return icoll_all_v("MPI_Iallgatherv", 1, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
                        recvcounts, displs, recvtype, comm, request);
 }
@@ -1400,6 +1413,7 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                    MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     return icoll_all_v("MPI_Ialltoallv", 0, sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf,
                        recvcounts, rdispls, recvtype, comm, request);
 }
@@ -1487,6 +1501,7 @@ static int icoll_reduce_scatter(const char *call, const void *sendbuf, void *rec
 int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     return icoll_reduce_scatter("MPI_Ireduce_scatter", sendbuf, recvbuf, recvcounts, datatype,
                                 op, comm, request);
 }
@@ -1495,6 +1510,7 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                               MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Ireduce_scatter_block";
     onic_mpi_comm_t *c = onic_mpi_coll_inter(comm);
     int rc, *counts;
@@ -1548,12 +1564,14 @@ static int icoll_scan(const char *call, int exclusive, const void *sendbuf, void
 int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
               MPI_Comm comm, MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     return icoll_scan("MPI_Iscan", 0, sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                 MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     return icoll_scan("MPI_Iexscan", 1, sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
@@ -1564,6 +1582,7 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                    MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Ialltoallw";
     onic_mpi_comm_t *c;
     onic_mpi_plan_t p;

@@ -64,6 +64,20 @@ static int init_check_agreement(void)
     return MPI_SUCCESS;
 }
 
+/* Every level is provided as asked. Below MPI_THREAD_MULTIPLE no call
+ * takes a lock: the program promises one thread in MPI at a time. A later
+ * MPI_Init_thread or MPI_Session_init may raise the level (never lower it:
+ * other threads may count on it); raising happens while the caller is the
+ * only thread in MPI, which the level so far promises. */
+void onic_mpi_thread_want(int required)
+{
+    if (required <= onic_mpi_g.thread_level)
+        return;
+    onic_mpi_g.thread_level = required;
+    if (required == MPI_THREAD_MULTIPLE)
+        onic_mpi_mt_start();
+}
+
 int onic_mpi_lib_up(int required, const char *call)
 {
     int rc;
@@ -78,8 +92,8 @@ int onic_mpi_lib_up(int required, const char *call)
         goto err_no_mem;
     onic_mpi_g.initialized = 1;
     init_thread = pthread_self();
-    /* One thread at a time, always the same: no call takes a lock. */
-    onic_mpi_g.thread_level = required < MPI_THREAD_FUNNELED ? required : MPI_THREAD_FUNNELED;
+    onic_mpi_g.thread_level = MPI_THREAD_SINGLE;
+    onic_mpi_thread_want(required);
     return init_check_agreement();
 
 err_no_mem:
@@ -108,7 +122,12 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
         onic_mpi_die(MPI_ERR_ARG);
     }
     /* A session may have started the library: then its thread level. */
-    rc = onic_mpi_g.initialized ? MPI_SUCCESS : onic_mpi_lib_up(required, "MPI_Init");
+    if (onic_mpi_g.initialized) {
+        rc = MPI_SUCCESS;
+        onic_mpi_thread_want(required);
+    } else {
+        rc = onic_mpi_lib_up(required, "MPI_Init");
+    }
     onic_mpi_g.world_state = 1;
     *provided = onic_mpi_g.thread_level;
     return rc;
@@ -124,6 +143,7 @@ int MPI_Init(int *argc, char ***argv)
  * 4.0, 11.2.1). */
 int MPI_Initialized(int *flag)
 {
+    ONIC_MPI_LOCKED;
     if (flag == NULL)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Initialized", "flag is NULL");
     *flag = onic_mpi_g.world_state != 0;
@@ -132,6 +152,7 @@ int MPI_Initialized(int *flag)
 
 int MPI_Finalized(int *flag)
 {
+    ONIC_MPI_LOCKED;
     if (flag == NULL)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Finalized", "flag is NULL");
     *flag = onic_mpi_g.world_state == 2;
@@ -141,6 +162,7 @@ int MPI_Finalized(int *flag)
 /* The thread that initialized MPI is the main one (MPI 3.1, 12.4.3). */
 int MPI_Is_thread_main(int *flag)
 {
+    ONIC_MPI_LOCKED;
     ONIC_MPI_CHECK_INIT("MPI_Is_thread_main");
     if (flag == NULL)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Is_thread_main", "flag is NULL");
@@ -150,6 +172,7 @@ int MPI_Is_thread_main(int *flag)
 
 int MPI_Query_thread(int *provided)
 {
+    ONIC_MPI_LOCKED;
     ONIC_MPI_CHECK_INIT("MPI_Query_thread");
     if (provided == NULL)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Query_thread", "provided is NULL");
@@ -233,11 +256,14 @@ int onic_mpi_lib_down(const char *call)
     fini_tables();
     onic_mpi_g.initialized = 0;
     onic_mpi_g.finalized = 1;
+    /* The caller's hold on the lock ends with its call. */
+    onic_mpi_mt_stop();
     return rc;
 }
 
 int MPI_Finalize(void)
 {
+    ONIC_MPI_LOCKED;
     int rc;
 
     ONIC_MPI_CHECK_INIT("MPI_Finalize");
@@ -266,6 +292,7 @@ int MPI_Finalize(void)
 
 int MPI_Get_processor_name(char *name, int *resultlen)
 {
+    ONIC_MPI_LOCKED;
     ONIC_MPI_CHECK_INIT("MPI_Get_processor_name");
     if (name == NULL || resultlen == NULL)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_processor_name", "%s is NULL",
@@ -279,6 +306,7 @@ int MPI_Get_processor_name(char *name, int *resultlen)
 
 int MPI_Get_version(int *version, int *subversion)
 {
+    ONIC_MPI_LOCKED;
     if (version == NULL || subversion == NULL)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_version", "%s is NULL",
                             version == NULL ? "version" : "subversion");
@@ -289,6 +317,7 @@ int MPI_Get_version(int *version, int *subversion)
 
 int MPI_Get_library_version(char *version, int *resultlen)
 {
+    ONIC_MPI_LOCKED;
     if (version == NULL || resultlen == NULL)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_library_version", "%s is NULL",
                             version == NULL ? "version" : "resultlen");

@@ -377,6 +377,7 @@ int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls
                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Alltoallw";
     onic_mpi_comm_t *c;
     int rc;

@@ -295,6 +295,7 @@ static int ic_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
 int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
                          int remote_leader, int tag, MPI_Comm *newintercomm)
 {
+    ONIC_MPI_LOCKED;
     int rc;
 
     onic_mpi_g.ctx_agreeing++;
@@ -305,6 +306,7 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
 
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Intercomm_merge";
     onic_mpi_comm_t *ic;
     onic_mpi_group_t *g;
@@ -451,6 +453,7 @@ int onic_mpi_intercomm_create_sub(onic_mpi_comm_t *ic, onic_mpi_group_t *sub, MP
 
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Comm_create_group";
     uint64_t mask[IC_MASK_WORDS];
     onic_mpi_comm_t *c, *sub;
@@ -500,6 +503,7 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
 
 int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_comm_t *c;
     int rc;
 
@@ -514,6 +518,7 @@ int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
 
 int MPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_comm_t *c;
     int rc;
 
@@ -527,6 +532,7 @@ int MPI_Comm_remote_size(MPI_Comm comm, int *size)
 
 int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_comm_t *c;
     onic_mpi_group_t *g;
     int rc;

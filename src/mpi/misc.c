@@ -176,6 +176,7 @@ static int info_publish(info_t *in, MPI_Info *h, const char *call)
 
 int MPI_Info_create(MPI_Info *info)
 {
+    ONIC_MPI_LOCKED;
     INFO_CHECK_STATE();
     if (info == NULL)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Info_create", "info is NULL");
@@ -186,6 +187,7 @@ int MPI_Info_create(MPI_Info *info)
 
 int MPI_Info_set(MPI_Info info, const char *key, const char *value)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Info_set";
     info_t *in;
     int rc;
@@ -206,6 +208,7 @@ int MPI_Info_set(MPI_Info info, const char *key, const char *value)
 
 int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Info_get";
     info_t *in;
     int rc, i;
@@ -234,6 +237,7 @@ int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int 
 
 int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Info_get_valuelen";
     info_t *in;
     int rc, i;
@@ -253,6 +257,7 @@ int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *fl
 
 int MPI_Info_delete(MPI_Info info, const char *key)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Info_delete";
     info_t *in;
     int rc, i;
@@ -272,6 +277,7 @@ int MPI_Info_delete(MPI_Info info, const char *key)
 
 int MPI_Info_get_nkeys(MPI_Info info, int *nkeys)
 {
+    ONIC_MPI_LOCKED;
     info_t *in;
     int rc;
 
@@ -286,6 +292,7 @@ int MPI_Info_get_nkeys(MPI_Info info, int *nkeys)
 
 int MPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 {
+    ONIC_MPI_LOCKED;
     info_t *in;
     int rc;
 
@@ -301,6 +308,7 @@ int MPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 
 int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 {
+    ONIC_MPI_LOCKED;
     info_t *in, *d;
     int rc;
 
@@ -321,6 +329,7 @@ int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 
 int MPI_Info_free(MPI_Info *info)
 {
+    ONIC_MPI_LOCKED;
     info_t *in;
     int rc;
 
@@ -340,6 +349,7 @@ int MPI_Info_free(MPI_Info *info)
 /* --- Memory, profiling, statuses ------------------------------------------------------- */
 int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
+    ONIC_MPI_LOCKED;
     void *p;
 
     (void)info; /* no hints are read */
@@ -356,6 +366,7 @@ int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 
 int MPI_Free_mem(void *base)
 {
+    ONIC_MPI_LOCKED;
     ONIC_MPI_CHECK_INIT("MPI_Free_mem");
     free(base);
     return MPI_SUCCESS;
@@ -363,12 +374,14 @@ int MPI_Free_mem(void *base)
 
 int MPI_Pcontrol(const int level, ...)
 {
+    ONIC_MPI_LOCKED;
     (void)level;
     return MPI_SUCCESS;
 }
 
 int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_type_t *t;
 
     ONIC_MPI_CHECK_INIT("MPI_Status_set_elements");
@@ -392,11 +405,13 @@ int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Cou
 
 int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
 {
+    ONIC_MPI_LOCKED;
     return MPI_Status_set_elements_x(status, datatype, count);
 }
 
 int MPI_Status_set_cancelled(MPI_Status *status, int flag)
 {
+    ONIC_MPI_LOCKED;
     ONIC_MPI_CHECK_INIT("MPI_Status_set_cancelled");
     if (status == NULL || status == MPI_STATUS_IGNORE)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Status_set_cancelled", "status is NULL or "

@@ -22,7 +22,9 @@
  *   probe.c     matched probe: messages taken out of matching, MPI_Mrecv
  *   icoll.c     non-blocking collectives: schedules of rounds, progressed
  *               by any call that progresses
- *   intercoll.c collectives on intercommunicators, MPI_Alltoallw */
+ *   intercoll.c collectives on intercommunicators, MPI_Alltoallw
+ *   thread.c    MPI_THREAD_MULTIPLE: the process's lock, and how a thread
+ *               waits without holding it */
 #ifndef ONIC_MPI_IMPL_H
 #define ONIC_MPI_IMPL_H
 
@@ -32,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "base/list.h"
+#include "base/lock.h"
 #include "base/pool.h"
 
 /* --- Handles -----------------------------------------------------------------
@@ -442,6 +445,71 @@ typedef struct onic_mpi_state {
 /* Hidden: read by every call, with no GOT load (nothing outside libonic
  * uses it). */
 extern onic_mpi_state_t onic_mpi_g __attribute__((visibility("hidden")));
+
+/* --- Threads (thread.c) ---------------------------------------------------------
+ * Under MPI_THREAD_MULTIPLE every MPI call holds the process's lock
+ * (ONIC_MPI_LOCKED, first line of each call), and a thread that waits gives
+ * it up while it waits (onic_mpi_mt_pause), so a thread blocked in a
+ * receive never keeps another from sending. At any lower level of
+ * threads one word is read per call and nothing is locked. */
+typedef struct onic_mpi_mt {
+    onic_lock_t      lock;
+    int              on;       /* MPI_THREAD_MULTIPLE provided */
+    /* Threads asleep in onic_mpi_mt_pause, and the word they sleep on: a
+     * call that ends while some sleep moves it and wakes them (it may have
+     * completed what they wait for). */
+    _Atomic uint32_t sleepers;
+    _Atomic uint32_t gen;
+} __attribute__((aligned(64))) onic_mpi_mt_t;
+
+extern onic_mpi_mt_t onic_mpi_mt __attribute__((visibility("hidden")));
+
+typedef onic_lock_t *onic_mpi_guard_t;
+
+static inline onic_mpi_guard_t onic_mpi_enter(void)
+{
+    if (__builtin_expect(onic_mpi_mt.on, 0)) {
+        onic_lock_take(&onic_mpi_mt.lock);
+        return &onic_mpi_mt.lock;
+    }
+    return NULL;
+}
+
+void onic_mpi_mt_leave(void);
+
+static inline void onic_mpi_leave(onic_mpi_guard_t *g)
+{
+    if (__builtin_expect(*g != NULL, 0))
+        onic_mpi_mt_leave();
+}
+
+/* The first line of an MPI call: holds the lock under MPI_THREAD_MULTIPLE
+ * until the call returns, by whichever return. */
+#define ONIC_MPI_LOCKED                                                                    \
+    onic_mpi_guard_t onic_mpi_guard_ __attribute__((cleanup(onic_mpi_leave), unused)) =    \
+        onic_mpi_enter()
+
+/* Provide thread level `required` from here on (init.c). */
+void onic_mpi_thread_want(int required);
+/* The first line of the hot calls (MPI_Send, MPI_Irecv, MPI_Waitall...):
+ * below MPI_THREAD_MULTIPLE a load and a branch, where ONIC_MPI_LOCKED
+ * keeps its guard to the call's end (10 to 15 instructions a message).
+ * Under it, `_locked_call`: the call's work (inlined there too) holding
+ * the lock. */
+#define ONIC_MPI_LOCKED_VIA(_locked_call)                                                  \
+    if (__builtin_expect(onic_mpi_mt.on, 0))                                               \
+        return _locked_call
+
+/* Start or stop MPI_THREAD_MULTIPLE (MPI_Init_thread, MPI_Finalize). */
+void onic_mpi_mt_start(void);
+void onic_mpi_mt_stop(void);
+/* A blocking wait found nothing to do: under MPI_THREAD_MULTIPLE give the
+ * lock up for one round of waiting (spin, yield, then sleep until another
+ * thread's call ends or 1 ms passes, to poll again); 0 otherwise, and the
+ * caller waits its own way. */
+int  onic_mpi_mt_pause(void);
+/* onic_mpi_progress(1) under MPI_THREAD_MULTIPLE. */
+unsigned onic_mpi_mt_progress(void);
 
 /* A kept unexpected header, taken out of Portals by a probe. */
 struct onic_mpi_pulled {

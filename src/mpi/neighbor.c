@@ -197,6 +197,7 @@ static int nbr_alltoall(const char *call, int form, const void *sendbuf, int sen
 int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     return nbr_allgather("MPI_Neighbor_allgather", 0, sendbuf, sendcount, sendtype, recvbuf,
                          recvcount, NULL, NULL, recvtype, comm, 1, NULL);
 }
@@ -205,6 +206,7 @@ int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sen
                             void *recvbuf, const int recvcounts[], const int displs[],
                             MPI_Datatype recvtype, MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     return nbr_allgather("MPI_Neighbor_allgatherv", 1, sendbuf, sendcount, sendtype, recvbuf, 0,
                          recvcounts, displs, recvtype, comm, 1, NULL);
 }
@@ -212,6 +214,7 @@ int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sen
 int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     return nbr_alltoall("MPI_Neighbor_alltoall", NBR_PLAIN, sendbuf, sendcount, NULL, NULL,
                         NULL, sendtype, NULL, recvbuf, recvcount, NULL, NULL, NULL, recvtype,
                         NULL, comm, 1, NULL);
@@ -221,6 +224,7 @@ int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const in
                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     return nbr_alltoall("MPI_Neighbor_alltoallv", NBR_V, sendbuf, 0, sendcounts, sdispls, NULL,
                         sendtype, NULL, recvbuf, 0, recvcounts, rdispls, NULL, recvtype, NULL,
                         comm, 1, NULL);
@@ -231,6 +235,7 @@ int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
                            void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
                            const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     return nbr_alltoall("MPI_Neighbor_alltoallw", NBR_W, sendbuf, 0, sendcounts, NULL, sdispls,
                         MPI_DATATYPE_NULL, sendtypes, recvbuf, 0, recvcounts, NULL, rdispls,
                         MPI_DATATYPE_NULL, recvtypes, comm, 1, NULL);
@@ -240,6 +245,7 @@ int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                             MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     return nbr_allgather("MPI_Ineighbor_allgather", 0, sendbuf, sendcount, sendtype, recvbuf,
                          recvcount, NULL, NULL, recvtype, comm, 0, request);
 }
@@ -248,6 +254,7 @@ int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
                              void *recvbuf, const int recvcounts[], const int displs[],
                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     return nbr_allgather("MPI_Ineighbor_allgatherv", 1, sendbuf, sendcount, sendtype, recvbuf, 0,
                          recvcounts, displs, recvtype, comm, 0, request);
 }
@@ -256,6 +263,7 @@ int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                            MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     return nbr_alltoall("MPI_Ineighbor_alltoall", NBR_PLAIN, sendbuf, sendcount, NULL, NULL, NULL,
                         sendtype, NULL, recvbuf, recvcount, NULL, NULL, NULL, recvtype, NULL,
                         comm, 0, request);
@@ -266,6 +274,7 @@ int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                             MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     return nbr_alltoall("MPI_Ineighbor_alltoallv", NBR_V, sendbuf, 0, sendcounts, sdispls, NULL,
                         sendtype, NULL, recvbuf, 0, recvcounts, rdispls, NULL, recvtype, NULL,
                         comm, 0, request);
@@ -277,6 +286,7 @@ int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
                             const MPI_Datatype recvtypes[], MPI_Comm comm,
                             MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     return nbr_alltoall("MPI_Ineighbor_alltoallw", NBR_W, sendbuf, 0, sendcounts, NULL, sdispls,
                         MPI_DATATYPE_NULL, sendtypes, recvbuf, 0, recvcounts, NULL, rdispls,
                         MPI_DATATYPE_NULL, recvtypes, comm, 0, request);

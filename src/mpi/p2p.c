@@ -1058,6 +1058,10 @@ __attribute__((flatten, noinline)) unsigned onic_mpi_progress(int block)
     unsigned n = 0;
     int rc, which = 0;
 
+    /* Threads do not wait inside Portals: one holding the lock there would
+     * keep the others out for the whole wait. */
+    if (__builtin_expect(block && onic_mpi_mt.on, 0))
+        return onic_mpi_mt_progress();
     for (;;) {
         /* Waiting, the operations queue first, with the one-queue call (it
          * polls the transport only if the queue is empty): that is where

@@ -116,6 +116,7 @@ static int probe_take(onic_mpi_comm_t *c, MPI_Comm comm, int source, int tag, in
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
                 MPI_Status *status)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_comm_t *c = NULL;   /* set when rc is MPI_SUCCESS (gcc -O3 cannot tell) */
     int rc = probe_check("MPI_Improbe", source, tag, comm, flag, message, status, &c);
 
@@ -126,6 +127,7 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
 
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_comm_t *c = NULL;   /* as in MPI_Improbe */
     int flag = 0, rc = probe_check("MPI_Mprobe", source, tag, comm, &flag, message, status, &c);
 
@@ -188,6 +190,7 @@ static int mrecv_start(void *buf, int count, MPI_Datatype datatype, MPI_Message 
 int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
                MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_req_t *r;
     int rc;
 
@@ -205,6 +208,7 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message
 int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
               MPI_Status *status)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_req_t *r;
     MPI_Status s;
     onic_mpi_comm_t *c;

@@ -474,7 +474,9 @@ static int req_inactive(onic_mpi_req_t *r)
     return r == NULL || !r->active;
 }
 
-int MPI_Wait(MPI_Request *request, MPI_Status *status)
+/* MPI_Wait's work, inlined into it and into mpi_wait_locked. */
+static inline __attribute__((always_inline)) int mpi_wait_body(MPI_Request *request,
+                                                               MPI_Status *status)
 {
     onic_mpi_req_t *r;
     onic_mpi_comm_t *c;
@@ -506,7 +508,22 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
     return rc == MPI_SUCCESS ? MPI_SUCCESS : req_report_waited(c, rc, &s, "MPI_Wait");
 }
 
-int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+/* MPI_Wait under MPI_THREAD_MULTIPLE: the same work, holding the lock. */
+static __attribute__((noinline)) int mpi_wait_locked(MPI_Request *request, MPI_Status *status)
+{
+    ONIC_MPI_LOCKED;
+    return mpi_wait_body(request, status);
+}
+
+int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    ONIC_MPI_LOCKED_VIA(mpi_wait_locked(request, status));
+    return mpi_wait_body(request, status);
+}
+
+/* MPI_Test's work, inlined into it and into mpi_test_locked. */
+static inline __attribute__((always_inline)) int mpi_test_body(MPI_Request *request, int *flag,
+                                                               MPI_Status *status)
 {
     onic_mpi_req_t *r;
     onic_mpi_comm_t *c;
@@ -543,6 +560,20 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     if (status != MPI_STATUS_IGNORE)
         onic_mpi_status_give(status, &s);
     return rc == MPI_SUCCESS ? MPI_SUCCESS : req_report_waited(c, rc, &s, "MPI_Test");
+}
+
+/* MPI_Test under MPI_THREAD_MULTIPLE: the same work, holding the lock. */
+static __attribute__((noinline)) int mpi_test_locked(MPI_Request *request, int *flag,
+                                                           MPI_Status *status)
+{
+    ONIC_MPI_LOCKED;
+    return mpi_test_body(request, flag, status);
+}
+
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    ONIC_MPI_LOCKED_VIA(mpi_test_locked(request, flag, status));
+    return mpi_test_body(request, flag, status);
 }
 
 /* Look up every handle of an array first, so a bad one is reported before
@@ -640,7 +671,10 @@ static int req_all_done(int count, onic_mpi_req_t **rs, int *from)
     return *from == count;
 }
 
-int MPI_Waitall(int count, MPI_Request *array_of_requests, MPI_Status *array_of_statuses)
+/* MPI_Waitall's work, inlined into it and into mpi_waitall_locked. */
+static inline __attribute__((always_inline)) int mpi_waitall_body(int count,
+                                                                  MPI_Request *array_of_requests,
+                                                                  MPI_Status *array_of_statuses)
 {
     onic_mpi_req_t *stack[REQ_STACK], **rs;
     onic_mpi_comm_t *c = NULL;
@@ -666,8 +700,26 @@ int MPI_Waitall(int count, MPI_Request *array_of_requests, MPI_Status *array_of_
                                                                : "an error"));
 }
 
-int MPI_Testall(int count, MPI_Request *array_of_requests, int *flag,
-                MPI_Status *array_of_statuses)
+/* MPI_Waitall under MPI_THREAD_MULTIPLE: the same work, holding the lock. */
+static __attribute__((noinline)) int mpi_waitall_locked(int count,
+                                                              MPI_Request *array_of_requests,
+                                                              MPI_Status *array_of_statuses)
+{
+    ONIC_MPI_LOCKED;
+    return mpi_waitall_body(count, array_of_requests, array_of_statuses);
+}
+
+int MPI_Waitall(int count, MPI_Request *array_of_requests, MPI_Status *array_of_statuses)
+{
+    ONIC_MPI_LOCKED_VIA(mpi_waitall_locked(count, array_of_requests, array_of_statuses));
+    return mpi_waitall_body(count, array_of_requests, array_of_statuses);
+}
+
+/* MPI_Testall's work, inlined into it and into mpi_testall_locked. */
+static inline __attribute__((always_inline)) int mpi_testall_body(int count,
+                                                                  MPI_Request *array_of_requests,
+                                                                  int *flag,
+                                                                  MPI_Status *array_of_statuses)
 {
     onic_mpi_req_t *stack[REQ_STACK], **rs;
     onic_mpi_comm_t *c = NULL;
@@ -695,6 +747,22 @@ int MPI_Testall(int count, MPI_Request *array_of_requests, int *flag,
     return req_report_done(onic_mpi_err(c, MPI_ERR_IN_STATUS, "MPI_Testall", "a request ended "
                                         "with an error; the statuses' MPI_ERROR fields say "
                                         "which"));
+}
+
+/* MPI_Testall under MPI_THREAD_MULTIPLE: the same work, holding the lock. */
+static __attribute__((noinline)) int mpi_testall_locked(int count,
+                                                              MPI_Request *array_of_requests,
+                                                              int *flag,
+                                                              MPI_Status *array_of_statuses)
+{
+    ONIC_MPI_LOCKED;
+    return mpi_testall_body(count, array_of_requests, flag, array_of_statuses);
+}
+
+int MPI_Testall(int count, MPI_Request *array_of_requests, int *flag, MPI_Status *array_of_statuses)
+{
+    ONIC_MPI_LOCKED_VIA(mpi_testall_locked(count, array_of_requests, flag, array_of_statuses));
+    return mpi_testall_body(count, array_of_requests, flag, array_of_statuses);
 }
 
 /* The first complete active request, -1 if none, -2 if none is active. */
@@ -727,6 +795,7 @@ static int req_any_finish(int i, MPI_Request reqs[], onic_mpi_req_t **rs, int *i
 
 int MPI_Waitany(int count, MPI_Request *array_of_requests, int *index, MPI_Status *status)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_req_t *stack[REQ_STACK], **rs;
     int rc = req_array_begin("MPI_Waitany", count, array_of_requests, stack, &rs), i;
 
@@ -754,6 +823,7 @@ int MPI_Waitany(int count, MPI_Request *array_of_requests, int *index, MPI_Statu
 int MPI_Testany(int count, MPI_Request *array_of_requests, int *index, int *flag,
                 MPI_Status *status)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_req_t *stack[REQ_STACK], **rs;
     int rc = req_array_begin("MPI_Testany", count, array_of_requests, stack, &rs), i;
 
@@ -839,6 +909,7 @@ static int req_some(const char *call, int block, int incount, MPI_Request *array
 int MPI_Waitsome(int incount, MPI_Request *array_of_requests, int *outcount,
                  int *array_of_indices, MPI_Status *array_of_statuses)
 {
+    ONIC_MPI_LOCKED;
     return req_some("MPI_Waitsome", 1, incount, array_of_requests, outcount, array_of_indices,
                     array_of_statuses);
 }
@@ -864,6 +935,7 @@ static int greq_request_free(MPI_Request *request, onic_mpi_req_t *r)
 
 int MPI_Request_free(MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_req_t *r;
     int rc;
 
@@ -890,6 +962,7 @@ int MPI_Request_free(MPI_Request *request)
 
 int MPI_Cancel(MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_req_t *r;
     int rc;
 
@@ -916,6 +989,7 @@ int MPI_Cancel(MPI_Request *request)
 
 int MPI_Test_cancelled(const MPI_Status *status, int *flag)
 {
+    ONIC_MPI_LOCKED;
     ONIC_MPI_CHECK_INIT("MPI_Test_cancelled");
     if (status == NULL || status == MPI_STATUS_IGNORE || flag == NULL)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Test_cancelled", "%s",
@@ -951,6 +1025,7 @@ static int req_get_count(const char *call, const MPI_Status *status, MPI_Datatyp
 
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
+    ONIC_MPI_LOCKED;
     MPI_Count c;
     int rc = req_get_count("MPI_Get_count", status, datatype, count == NULL, &c);
 
@@ -972,8 +1047,11 @@ static __attribute__((flatten)) int req_isend_checked(const void *buf, int count
                                  count, a, dest, tag, request);
 }
 
-int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-              MPI_Request *request)
+/* MPI_Isend's work, inlined into it and into mpi_isend_locked. */
+static inline __attribute__((always_inline)) int mpi_isend_body(const void *buf, int count,
+                                                                MPI_Datatype datatype, int dest,
+                                                                int tag, MPI_Comm comm,
+                                                                MPI_Request *request)
 {
     req_args_t a;
 
@@ -983,9 +1061,27 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
                          datatype, dest, tag, comm, request);
 }
 
+/* MPI_Isend under MPI_THREAD_MULTIPLE: the same work, holding the lock. */
+static __attribute__((noinline)) int mpi_isend_locked(const void *buf, int count,
+                                                            MPI_Datatype datatype, int dest,
+                                                            int tag, MPI_Comm comm,
+                                                            MPI_Request *request)
+{
+    ONIC_MPI_LOCKED;
+    return mpi_isend_body(buf, count, datatype, dest, tag, comm, request);
+}
+
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+              MPI_Request *request)
+{
+    ONIC_MPI_LOCKED_VIA(mpi_isend_locked(buf, count, datatype, dest, tag, comm, request));
+    return mpi_isend_body(buf, count, datatype, dest, tag, comm, request);
+}
+
 int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                MPI_Comm comm, MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     return req_immediate(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_SYNC, "MPI_Issend", buf, count,
                          datatype, dest, tag, comm, request);
 }
@@ -993,6 +1089,7 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                MPI_Comm comm, MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     return req_immediate(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_READY, "MPI_Irsend", buf, count,
                          datatype, dest, tag, comm, request);
 }
@@ -1012,8 +1109,11 @@ static __attribute__((flatten)) int req_irecv_checked(void *buf, int count, cons
                                  count, a, source, tag, request);
 }
 
-int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-              MPI_Request *request)
+/* MPI_Irecv's work, inlined into it and into mpi_irecv_locked. */
+static inline __attribute__((always_inline)) int mpi_irecv_body(void *buf, int count,
+                                                                MPI_Datatype datatype, int source,
+                                                                int tag, MPI_Comm comm,
+                                                                MPI_Request *request)
 {
     req_args_t a;
 
@@ -1021,6 +1121,23 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
         return req_irecv_checked(buf, count, &a, source, tag, request);
     return req_immediate(ONIC_MPI_REQ_RECV, ONIC_MPI_MODE_STANDARD, "MPI_Irecv", buf, count,
                          datatype, source, tag, comm, request);
+}
+
+/* MPI_Irecv under MPI_THREAD_MULTIPLE: the same work, holding the lock. */
+static __attribute__((noinline)) int mpi_irecv_locked(void *buf, int count,
+                                                            MPI_Datatype datatype, int source,
+                                                            int tag, MPI_Comm comm,
+                                                            MPI_Request *request)
+{
+    ONIC_MPI_LOCKED;
+    return mpi_irecv_body(buf, count, datatype, source, tag, comm, request);
+}
+
+int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Request *request)
+{
+    ONIC_MPI_LOCKED_VIA(mpi_irecv_locked(buf, count, datatype, source, tag, comm, request));
+    return mpi_irecv_body(buf, count, datatype, source, tag, comm, request);
 }
 
 /* A blocking operation through a request: start it, wait for it. */
@@ -1118,7 +1235,10 @@ static int __attribute__((noinline, cold)) send_refused(const send_args_t *a, in
  * do larger messages, a send without credit (it polls for credit returns,
  * then goes by rendezvous if still short) and the rest. */
 /* flatten: see req_irecv_checked. */
-__attribute__((flatten)) int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+/* MPI_Send's work, inlined into it and into mpi_send_locked. */
+static inline __attribute__((always_inline)) int mpi_send_body(const void *buf, int count,
+                                                               MPI_Datatype datatype, int dest,
+                                                               int tag, MPI_Comm comm)
 {
     send_args_t a;
     onic_mpi_comm_t *c;
@@ -1150,14 +1270,32 @@ __attribute__((flatten)) int MPI_Send(const void *buf, int count, MPI_Datatype d
     return MPI_SUCCESS;
 }
 
+/* MPI_Send under MPI_THREAD_MULTIPLE: the same work, holding the lock. */
+static __attribute__((flatten, noinline)) int mpi_send_locked(const void *buf, int count,
+                                                                    MPI_Datatype datatype, int dest,
+                                                                    int tag, MPI_Comm comm)
+{
+    ONIC_MPI_LOCKED;
+    return mpi_send_body(buf, count, datatype, dest, tag, comm);
+}
+
+__attribute__((flatten)) int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest,
+                                      int tag, MPI_Comm comm)
+{
+    ONIC_MPI_LOCKED_VIA(mpi_send_locked(buf, count, datatype, dest, tag, comm));
+    return mpi_send_body(buf, count, datatype, dest, tag, comm);
+}
+
 int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     return req_blocking(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_SYNC, "MPI_Ssend", buf, count,
                         datatype, dest, tag, comm, MPI_STATUS_IGNORE);
 }
 
 int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     return req_blocking(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_READY, "MPI_Rsend", buf, count,
                         datatype, dest, tag, comm, MPI_STATUS_IGNORE);
 }
@@ -1192,8 +1330,11 @@ static __attribute__((flatten)) int req_recv_checked(void *buf, int count, const
                              a, source, tag, NULL, status);
 }
 
-int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-             MPI_Status *status)
+/* MPI_Recv's work, inlined into it and into mpi_recv_locked. */
+static inline __attribute__((always_inline)) int mpi_recv_body(void *buf, int count,
+                                                               MPI_Datatype datatype, int source,
+                                                               int tag, MPI_Comm comm,
+                                                               MPI_Status *status)
 {
     req_args_t a;
 
@@ -1204,6 +1345,23 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
     }
     return req_blocking(ONIC_MPI_REQ_RECV, ONIC_MPI_MODE_STANDARD, "MPI_Recv", buf, count,
                         datatype, source, tag, comm, status);
+}
+
+/* MPI_Recv under MPI_THREAD_MULTIPLE: the same work, holding the lock. */
+static __attribute__((noinline)) int mpi_recv_locked(void *buf, int count,
+                                                           MPI_Datatype datatype, int source,
+                                                           int tag, MPI_Comm comm,
+                                                           MPI_Status *status)
+{
+    ONIC_MPI_LOCKED;
+    return mpi_recv_body(buf, count, datatype, source, tag, comm, status);
+}
+
+int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+             MPI_Status *status)
+{
+    ONIC_MPI_LOCKED_VIA(mpi_recv_locked(buf, count, datatype, source, tag, comm, status));
+    return mpi_recv_body(buf, count, datatype, source, tag, comm, status);
 }
 
 /* The Sendrecv forms' arguments: the send's, then the receive's. */
@@ -1223,6 +1381,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
                  int recvtag, MPI_Comm comm, MPI_Status *status)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Sendrecv";
     req_args_t sa, ra;
     onic_mpi_req_t *sr, *rr;
@@ -1282,6 +1441,7 @@ static int req_replace_copy(const char *call, const req_args_t *a, const void *b
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Sendrecv_replace";
     req_args_t a;
     size_t bytes;
@@ -1303,6 +1463,7 @@ int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
                   int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
                   int recvtag, MPI_Comm comm, MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Isendrecv";
     req_args_t sa, ra;
     int rc;
@@ -1320,6 +1481,7 @@ int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
 int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
                           int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Isendrecv_replace";
     req_args_t a;
     size_t bytes;
@@ -1404,6 +1566,7 @@ static int req_count_c(const char *call, MPI_Count count, MPI_Datatype datatype,
 int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     MPI_Datatype t;
     int n, made, rc = req_count_c("MPI_Send_c", count, datatype, comm, &n, &t, &made);
 
@@ -1418,6 +1581,7 @@ int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest
 int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
                MPI_Comm comm, MPI_Status *status)
 {
+    ONIC_MPI_LOCKED;
     MPI_Datatype t;
     int n, made, rc = req_count_c("MPI_Recv_c", count, datatype, comm, &n, &t, &made);
 
@@ -1431,6 +1595,7 @@ int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, in
 
 int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
+    ONIC_MPI_LOCKED;
     return req_get_count("MPI_Get_count_c", status, datatype, count == NULL, count);
 }
 
@@ -1461,13 +1626,33 @@ static int req_init(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, const char *
 int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                   MPI_Comm comm, MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     return req_init(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_STANDARD, "MPI_Send_init", buf, count, datatype, dest, tag, comm,
                     request);
+}
+
+/* Started, it completes only once its receive matched it (MPI_Issend). */
+int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *request)
+{
+    ONIC_MPI_LOCKED;
+    return req_init(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_SYNC, "MPI_Ssend_init", buf, count,
+                    datatype, dest, tag, comm, request);
+}
+
+/* Started, a ready send (MPI_Irsend): the receive must be posted first. */
+int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *request)
+{
+    ONIC_MPI_LOCKED;
+    return req_init(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_READY, "MPI_Rsend_init", buf, count,
+                    datatype, dest, tag, comm, request);
 }
 
 int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag,
                   MPI_Comm comm, MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     return req_init(ONIC_MPI_REQ_RECV, ONIC_MPI_MODE_STANDARD, "MPI_Recv_init", buf, count, datatype, source, tag, comm,
                     request);
 }
@@ -1475,6 +1660,7 @@ int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int t
 int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                    MPI_Comm comm, MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     return req_init(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_BUFFERED, "MPI_Bsend_init", buf, count,
                     datatype, dest, tag, comm, request);
 }
@@ -1507,12 +1693,14 @@ static int req_start_one(MPI_Request *request, const char *call)
 
 int MPI_Start(MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     ONIC_MPI_CHECK_INIT_KEEP("MPI_Start");
     return req_start_one(request, "MPI_Start");
 }
 
 int MPI_Startall(int count, MPI_Request *array_of_requests)
 {
+    ONIC_MPI_LOCKED;
     int rc;
 
     ONIC_MPI_CHECK_INIT_KEEP("MPI_Startall");
@@ -1533,6 +1721,7 @@ static int probe_check(const char *call, int source, int tag, MPI_Comm comm, req
 
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
+    ONIC_MPI_LOCKED;
     req_args_t a;
     int rc = probe_check("MPI_Iprobe", source, tag, comm, &a);
 
@@ -1556,6 +1745,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
+    ONIC_MPI_LOCKED;
     req_args_t a;
     int flag = 0, rc = probe_check("MPI_Probe", source, tag, comm, &a);
 
@@ -1577,6 +1767,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 /* --- Buffered sends -------------------------------------------------------------------------- */
 int MPI_Buffer_attach(void *buffer, int size)
 {
+    ONIC_MPI_LOCKED;
     ONIC_MPI_CHECK_INIT("MPI_Buffer_attach");
     if (onic_mpi_g.bbuf != NULL)
         return onic_mpi_err(NULL, MPI_ERR_BUFFER, "MPI_Buffer_attach", "a buffer is already "
@@ -1597,6 +1788,7 @@ void onic_mpi_bsend_reap(void)
 
 int MPI_Buffer_detach(void *buffer_addr, int *size)
 {
+    ONIC_MPI_LOCKED;
     ONIC_MPI_CHECK_INIT("MPI_Buffer_detach");
     if (buffer_addr == NULL || size == NULL)
         return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Buffer_detach", "%s is NULL",
@@ -1697,6 +1889,7 @@ static int bsend_start(onic_mpi_req_t *r, const char *call)
 
 int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+    ONIC_MPI_LOCKED;
     req_args_t a;
     int rc = req_check("MPI_Bsend", 1, buf, count, datatype, dest, tag, comm, &a);
 
@@ -1708,6 +1901,7 @@ int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                MPI_Comm comm, MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Ibsend";
     req_args_t a;
     int rc = req_check(call, 1, buf, count, datatype, dest, tag, comm, &a);
@@ -1825,6 +2019,7 @@ int onic_mpi_req_mrecv(void *buf, int count, onic_mpi_type_t *t, onic_mpi_comm_t
 int MPI_Testsome(int incount, MPI_Request *array_of_requests, int *outcount,
                  int *array_of_indices, MPI_Status *array_of_statuses)
 {
+    ONIC_MPI_LOCKED;
     return req_some("MPI_Testsome", 0, incount, array_of_requests, outcount, array_of_indices,
                     array_of_statuses);
 }
@@ -1832,6 +2027,7 @@ int MPI_Testsome(int incount, MPI_Request *array_of_requests, int *outcount,
 /* MPI_Test that leaves the request as it is (not freed, still active). */
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_req_t *r;
     int rc;
 
@@ -1873,6 +2069,7 @@ int MPI_Grequest_start(MPI_Grequest_query_function *query_fn,
                        MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
                        MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Grequest_start";
     onic_mpi_req_t *r;
     int rc;
@@ -1906,6 +2103,7 @@ int MPI_Grequest_start(MPI_Grequest_query_function *query_fn,
 
 int MPI_Grequest_complete(MPI_Request request)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Grequest_complete";
     onic_mpi_req_t *r;
     int rc;

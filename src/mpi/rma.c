@@ -464,7 +464,7 @@ void onic_mpi_rma_poll(int block)
     }
     /* Point-to-point goes on meanwhile (credits, pulls, PSCW's messages). */
     onic_mpi_progress(0);
-    if (got > 0 || !block)
+    if (got > 0 || !block || onic_mpi_mt_pause())
         return;
     rc = PtlEQPoll(&rma.oq, 1, RMA_WAIT_MS, &ev, NULL);
     if (rc == PTL_OK || rc == PTL_EQ_DROPPED)
@@ -1126,6 +1126,7 @@ int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datat
             int target_rank, MPI_Aint target_disp, int target_count,
             MPI_Datatype target_datatype, MPI_Win win)
 {
+    ONIC_MPI_LOCKED;
     ONIC_MPI_CHECK_INIT("MPI_Put");
     return rma_put_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                        target_count, target_datatype, win, 0, "MPI_Put");
@@ -1134,6 +1135,7 @@ int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datat
 int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
+    ONIC_MPI_LOCKED;
     ONIC_MPI_CHECK_INIT("MPI_Get");
     return rma_put_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                        target_count, target_datatype, win, 1, "MPI_Get");
@@ -1446,6 +1448,7 @@ int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origi
                    int target_rank, MPI_Aint target_disp, int target_count,
                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
+    ONIC_MPI_LOCKED;
     ONIC_MPI_CHECK_INIT("MPI_Accumulate");
     return rma_accumulate(origin_addr, origin_count, origin_datatype, NULL, 0, MPI_DATATYPE_NULL,
                           target_rank, target_disp, target_count, target_datatype, op, win, 0,
@@ -1457,6 +1460,7 @@ int MPI_Get_accumulate(const void *origin_addr, int origin_count,
                        MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
                        int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
+    ONIC_MPI_LOCKED;
     ONIC_MPI_CHECK_INIT("MPI_Get_accumulate");
     return rma_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
                           result_datatype, target_rank, target_disp, target_count,
@@ -1466,6 +1470,7 @@ int MPI_Get_accumulate(const void *origin_addr, int origin_count,
 int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
                      int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
+    ONIC_MPI_LOCKED;
     ONIC_MPI_CHECK_INIT("MPI_Fetch_and_op");
     return rma_accumulate(origin_addr, 1, datatype, result_addr, 1, datatype, target_rank,
                           target_disp, 1, datatype, op, win, 1, "MPI_Fetch_and_op");
@@ -1475,6 +1480,7 @@ int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void
                          MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
                          MPI_Win win)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Compare_and_swap";
     rma_args_t a;
     rma_req_hdr_t h;
@@ -1575,6 +1581,7 @@ int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_data
              int target_rank, MPI_Aint target_disp, int target_count,
              MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     int rc;
 
     ONIC_MPI_CHECK_INIT("MPI_Rput");
@@ -1590,6 +1597,7 @@ int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
              int target_rank, MPI_Aint target_disp, int target_count,
              MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     int rc;
 
     ONIC_MPI_CHECK_INIT("MPI_Rget");
@@ -1606,6 +1614,7 @@ int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                     MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Raccumulate";
     int rc;
 
@@ -1624,6 +1633,7 @@ int MPI_Rget_accumulate(const void *origin_addr, int origin_count,
                         int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                         MPI_Request *request)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Rget_accumulate";
     int rc;
 

@@ -14,8 +14,9 @@
  * the job's processes: its members agree on a context id among
  * themselves. Errors on a session go to its handler; those without one (no
  * live session) as every other: MPI_COMM_WORLD's once MPI_Init was called,
- * else fatal. onic provides MPI_THREAD_FUNNELED at most, and a session's
- * info says so ("thread_level"). */
+ * else fatal. A session's thread level is the process's: the highest any
+ * MPI_Init_thread or MPI_Session_init asked for, which its info says
+ * ("thread_level"). */
 #include "mpi/mpi_impl.h"
 #include "base/mem.h"
 
@@ -88,6 +89,7 @@ static int pset_get(session_t *s, const char *name, const char *call, int *rc_p)
 
 int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Session_init";
     char level[MPI_MAX_INFO_VAL + 1];
     int required = MPI_THREAD_SINGLE, rc, found = 0;
@@ -120,6 +122,7 @@ int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *sess
                                  "session (or MPI_Init) open until the program's last MPI call");
     if (!onic_mpi_g.initialized && (rc = onic_mpi_lib_up(required, call)) != MPI_SUCCESS)
         return rc;
+    onic_mpi_thread_want(required);
     if (!session_tab_ready) {
         onic_mpi_htab_init(&session_tab, ONIC_MPI_KIND_SESSION);
         session_tab_ready = 1;
@@ -141,6 +144,7 @@ int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *sess
 
 int MPI_Session_finalize(MPI_Session *session)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Session_finalize";
     session_t *s;
     int rc;
@@ -162,6 +166,7 @@ int MPI_Session_finalize(MPI_Session *session)
 
 int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Session_get_info";
     session_t *s;
     int rc;
@@ -179,6 +184,7 @@ int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
 
 int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Session_get_num_psets";
     session_t *s;
     int rc;
@@ -198,6 +204,7 @@ int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_nam
 int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len,
                              char *pset_name)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Session_get_nth_pset";
     session_t *s;
     size_t len;
@@ -224,6 +231,7 @@ int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pse
 
 int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Session_get_pset_info";
     char size[16];
     session_t *s;
@@ -243,6 +251,7 @@ int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_In
 
 int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Group_from_session_pset";
     onic_mpi_comm_t *c;
     onic_mpi_group_t *g;
@@ -266,6 +275,7 @@ int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_
 int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
                                MPI_Errhandler errhandler, MPI_Comm *newcomm)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Comm_create_from_group";
     onic_mpi_comm_t *world, *nc;
     MPI_Errhandler world_errh;
@@ -317,6 +327,7 @@ int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info 
 
 int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Session_set_errhandler";
     session_t *s;
     int rc;
@@ -333,6 +344,7 @@ int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)
 
 int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Session_get_errhandler";
     session_t *s;
     int rc;
@@ -347,6 +359,7 @@ int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
 
 int MPI_Session_call_errhandler(MPI_Session session, int errorcode)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Session_call_errhandler";
     session_t *s;
     int rc, cls;

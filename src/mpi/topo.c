@@ -161,6 +161,7 @@ static void dims_try(dims_search_t *s, int i, int n, int maxf)
 
 int MPI_Dims_create(int nnodes, int ndims, int dims[])
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Dims_create";
     long long fixed = 1;
     int nfree = 0, rest;
@@ -326,6 +327,7 @@ static int cart_check(onic_mpi_comm_t *c, const char *call, int ndims, const int
 int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
                     int reorder, MPI_Comm *comm_cart)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Cart_create";
     onic_mpi_comm_t *c;
     onic_mpi_topo_t *t;
@@ -355,6 +357,7 @@ int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int pe
 
 int MPI_Cartdim_get(MPI_Comm comm, int *ndims)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_comm_t *c;
     int rc;
 
@@ -369,6 +372,7 @@ int MPI_Cartdim_get(MPI_Comm comm, int *ndims)
 
 int MPI_Topo_test(MPI_Comm comm, int *status)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_comm_t *c;
     int rc;
 
@@ -383,6 +387,7 @@ int MPI_Topo_test(MPI_Comm comm, int *status)
 
 int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Cart_get";
     onic_mpi_comm_t *c;
     int rc, n;
@@ -405,6 +410,7 @@ int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coor
 
 int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Cart_coords";
     onic_mpi_comm_t *c;
     int rc;
@@ -426,6 +432,7 @@ int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 
 int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Cart_rank";
     onic_mpi_comm_t *c;
     const onic_mpi_topo_t *t;
@@ -452,6 +459,7 @@ int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
 
 int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Cart_shift";
     onic_mpi_comm_t *c;
     const onic_mpi_topo_t *t;
@@ -496,6 +504,7 @@ int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int
 
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Cart_sub";
     onic_mpi_comm_t *c;
     const onic_mpi_topo_t *t;
@@ -544,6 +553,7 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
  * nodes-many ranks keep theirs, the others are left out (MPI 3.1, 7.5.8). */
 int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Cart_map";
     onic_mpi_comm_t *c;
     long long n;
@@ -594,6 +604,7 @@ static int graph_check(onic_mpi_comm_t *c, const char *call, int nnodes, const i
 
 int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Graph_map";
     onic_mpi_comm_t *c;
     int rc;
@@ -615,6 +626,7 @@ int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[
 int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[],
                      int reorder, MPI_Comm *comm_graph)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Graph_create";
     onic_mpi_comm_t *c;
     onic_mpi_topo_t *t;
@@ -647,6 +659,7 @@ int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int
 
 int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Graphdims_get";
     onic_mpi_comm_t *c;
     int rc;
@@ -706,6 +719,7 @@ static int topo_lists_out(onic_mpi_comm_t *c, const char *call, const topo_list_
  * the caller says its arrays hold (as MPI_Cart_get does). */
 int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[])
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Graph_get";
     onic_mpi_comm_t *c;
     int rc;
@@ -731,6 +745,7 @@ static void graph_node(const onic_mpi_topo_t *t, int rank, int *first, int *n)
 
 int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Graph_neighbors_count";
     onic_mpi_comm_t *c;
     int rc, first;
@@ -749,6 +764,7 @@ int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 
 int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Graph_neighbors";
     onic_mpi_comm_t *c;
     int rc, first, n;
@@ -837,6 +853,7 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
                                    const int destinations[], const int destweights[],
                                    MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Dist_graph_create_adjacent";
     onic_mpi_comm_t *c;
     onic_mpi_topo_t *t;
@@ -875,6 +892,7 @@ int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const i
                           const int destinations[], const int weights[], MPI_Info info,
                           int reorder, MPI_Comm *comm_dist_graph)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Dist_graph_create";
     onic_mpi_comm_t *c, *nc;
     onic_mpi_topo_t *t = NULL;
@@ -985,6 +1003,7 @@ fail:
 
 int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Dist_graph_neighbors_count";
     onic_mpi_comm_t *c;
     int rc;
@@ -1007,6 +1026,7 @@ int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree,
 int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
                              int maxoutdegree, int destinations[], int destweights[])
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Dist_graph_neighbors";
     onic_mpi_comm_t *c;
     const onic_mpi_topo_t *t;

@@ -193,6 +193,7 @@ err_free:
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                    MPI_Win *win)
 {
+    ONIC_MPI_LOCKED;
     ONIC_MPI_CHECK_INIT("MPI_Win_create");
     (void)info;
     return onic_mpi_win_make(base, size, disp_unit, comm, MPI_WIN_FLAVOR_CREATE, 0,
@@ -202,6 +203,7 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
                      MPI_Win *win)
 {
+    ONIC_MPI_LOCKED;
     void *base = NULL;
     int rc;
 
@@ -239,6 +241,7 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
 
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
+    ONIC_MPI_LOCKED;
     ONIC_MPI_CHECK_INIT("MPI_Win_create_dynamic");
     (void)info;
     /* No memory yet; displacements are addresses (disp_unit 1). */
@@ -262,6 +265,7 @@ static onic_mpi_win_t *win_dynamic(MPI_Win win, const char *call, int *rc_p)
  * attached when it arrives. */
 int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Win_attach";
     onic_mpi_win_t *w;
     uintptr_t b = (uintptr_t)base;
@@ -301,6 +305,7 @@ int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 
 int MPI_Win_detach(MPI_Win win, const void *base)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Win_detach";
     onic_mpi_win_t *w;
     int rc;
@@ -333,6 +338,7 @@ static void win_attr_delete_all(onic_mpi_win_t *w)
 
 int MPI_Win_free(MPI_Win *win)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_win_t *w;
     int rc;
 
@@ -386,6 +392,7 @@ int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
                           MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval,
                           void *extra_state)
 {
+    ONIC_MPI_LOCKED;
     win_keyval_t *k;
 
     ONIC_MPI_CHECK_INIT("MPI_Win_create_keyval");
@@ -411,6 +418,7 @@ static win_keyval_t *win_keyval_get(int keyval)
 
 int MPI_Win_free_keyval(int *win_keyval)
 {
+    ONIC_MPI_LOCKED;
     win_keyval_t *k;
 
     ONIC_MPI_CHECK_INIT("MPI_Win_free_keyval");
@@ -450,6 +458,7 @@ static int win_attr_del(onic_mpi_win_t *w, onic_mpi_win_attr_t **p)
 
 int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_win_t *w;
     onic_mpi_win_attr_t **p, *a;
     win_keyval_t *k;
@@ -477,6 +486,7 @@ int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
 
 int MPI_Win_delete_attr(MPI_Win win, int win_keyval)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_win_t *w;
     onic_mpi_win_attr_t **p;
     int rc;
@@ -495,6 +505,7 @@ int MPI_Win_delete_attr(MPI_Win win, int win_keyval)
 
 int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_win_t *w;
     onic_mpi_win_attr_t **p;
     void *v;
@@ -540,6 +551,7 @@ int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag
 
 int MPI_Win_get_group(MPI_Win win, MPI_Group *group)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_win_t *w;
     int rc;
 
@@ -553,6 +565,7 @@ int MPI_Win_get_group(MPI_Win win, MPI_Group *group)
 
 int MPI_Win_set_name(MPI_Win win, const char *win_name)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_win_t *w;
     int rc;
 
@@ -568,6 +581,7 @@ int MPI_Win_set_name(MPI_Win win, const char *win_name)
 
 int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_win_t *w;
     int rc;
 
@@ -584,6 +598,7 @@ int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
 
 int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_win_t *w;
     int rc;
 
@@ -600,6 +615,7 @@ int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 
 int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_win_t *w;
     int rc;
 
@@ -628,6 +644,7 @@ static int win_passive_or_pscw(onic_mpi_win_t *w, const char *call)
 
 int MPI_Win_fence(int assert, MPI_Win win)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_win_t *w;
     int rc;
 
@@ -670,6 +687,7 @@ static int win_lock_allowed(onic_mpi_win_t *w, const char *call)
 
 int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_win_t *w;
     int rc;
 
@@ -703,6 +721,7 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 
 int MPI_Win_unlock(int rank, MPI_Win win)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_win_t *w;
     int rc;
 
@@ -732,6 +751,7 @@ int MPI_Win_unlock(int rank, MPI_Win win)
 
 int MPI_Win_lock_all(int assert, MPI_Win win)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_win_t *w;
     int rc;
 
@@ -761,6 +781,7 @@ int MPI_Win_lock_all(int assert, MPI_Win win)
 
 int MPI_Win_unlock_all(MPI_Win win)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_win_t *w;
     int rc;
 
@@ -809,21 +830,25 @@ static int win_flush(MPI_Win win, int rank, int all, const char *call)
  * acknowledgments say anyway. */
 int MPI_Win_flush(int rank, MPI_Win win)
 {
+    ONIC_MPI_LOCKED;
     return win_flush(win, rank, 0, "MPI_Win_flush");
 }
 
 int MPI_Win_flush_local(int rank, MPI_Win win)
 {
+    ONIC_MPI_LOCKED;
     return win_flush(win, rank, 0, "MPI_Win_flush_local");
 }
 
 int MPI_Win_flush_all(MPI_Win win)
 {
+    ONIC_MPI_LOCKED;
     return win_flush(win, -1, 1, "MPI_Win_flush_all");
 }
 
 int MPI_Win_flush_local_all(MPI_Win win)
 {
+    ONIC_MPI_LOCKED;
     return win_flush(win, -1, 1, "MPI_Win_flush_local_all");
 }
 
@@ -832,6 +857,7 @@ int MPI_Win_flush_local_all(MPI_Win win)
  * is in memory, and memory operations are ordered around the call. */
 int MPI_Win_sync(MPI_Win win)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_win_t *w;
     int rc;
 
@@ -874,6 +900,7 @@ static int win_group_ranks(onic_mpi_win_t *w, MPI_Group group, int *set, const c
 
 int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_win_t *w;
     int rc, n;
 
@@ -903,6 +930,7 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 
 int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_win_t *w;
     int rc, n;
 
@@ -931,6 +959,7 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 
 int MPI_Win_complete(MPI_Win win)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_win_t *w;
     int rc;
 
@@ -985,6 +1014,7 @@ static int win_take_done(onic_mpi_win_t *w, int block, const char *call)
 
 int MPI_Win_wait(MPI_Win win)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_win_t *w;
     int rc;
 
@@ -999,6 +1029,7 @@ int MPI_Win_wait(MPI_Win win)
 
 int MPI_Win_test(MPI_Win win, int *flag)
 {
+    ONIC_MPI_LOCKED;
     onic_mpi_win_t *w;
     int rc;
 

@@ -373,6 +373,7 @@ out:
 int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                             void *baseptr, MPI_Win *win)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Win_allocate_shared";
     onic_mpi_comm_t *c;
     int rc, made;
@@ -395,6 +396,7 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
 
 int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
 {
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Win_shared_query";
     onic_mpi_win_t *w;
     int rc;

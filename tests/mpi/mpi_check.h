@@ -35,6 +35,8 @@ static int rank, size, failed;
 #define MPI_STAGE_SECONDS 30
 
 static const char *mpi_prog = "mpi", *mpi_stage_name = "MPI_Init";
+/* The thread level mpi_run_named asks MPI_Init_thread for. */
+static int mpi_thread_required = MPI_THREAD_SINGLE;
 
 static inline void mpi_stage_expired(int sig)
 {
@@ -75,8 +77,10 @@ static inline int mpi_run_named(const char *prog, const mpi_named_test_t *tests,
 
     mpi_prog = prog;
     signal(SIGALRM, mpi_stage_expired);
+    int provided;
+
     mpi_stage("MPI_Init");
-    MPI_Init(&argc, &argv);
+    MPI_Init_thread(&argc, &argv, mpi_thread_required, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     for (int a = 1; a < argc; a++) {

@@ -619,6 +619,36 @@ static void test_persistent(void)
             }
         CHECK_EQ(bad, 0);
     }
+    /* A synchronous one (8 bytes: eager size) is not complete before its
+     * receive is posted, which happens after the barrier; a ready one
+     * starts after its receive is posted. Five times each. */
+    for (int it = 0; it < 5; it++) {
+        MPI_Request s[2], q[2];
+        long long out[2] = {rank * 100 + it, -rank * 100 - it}, in[2] = {-1, -1};
+        int flag = -1;
+
+        CHECK_EQ(MPI_Ssend_init(&out[0], 1, MPI_LONG_LONG, to, 21, MPI_COMM_WORLD, &s[0]),
+                 MPI_SUCCESS);
+        CHECK_EQ(MPI_Rsend_init(&out[1], 1, MPI_LONG_LONG, to, 22, MPI_COMM_WORLD, &s[1]),
+                 MPI_SUCCESS);
+        CHECK_EQ(MPI_Irecv(&in[1], 1, MPI_LONG_LONG, from, 22, MPI_COMM_WORLD, &q[1]),
+                 MPI_SUCCESS);
+        CHECK_EQ(MPI_Start(&s[0]), MPI_SUCCESS);
+        CHECK_EQ(MPI_Test(&s[0], &flag, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        CHECK_EQ(flag, 0);
+        MPI_Barrier(MPI_COMM_WORLD); /* every ready send's receive is posted */
+        CHECK_EQ(MPI_Start(&s[1]), MPI_SUCCESS);
+        CHECK_EQ(MPI_Irecv(&in[0], 1, MPI_LONG_LONG, from, 21, MPI_COMM_WORLD, &q[0]),
+                 MPI_SUCCESS);
+        CHECK_EQ(MPI_Waitall(2, s, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+        CHECK_EQ(MPI_Waitall(2, q, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+        CHECK_EQ(in[0], from * 100 + it);
+        CHECK_EQ(in[1], -from * 100 - it);
+        CHECK(s[0] != MPI_REQUEST_NULL && s[1] != MPI_REQUEST_NULL);
+        MPI_Request_free(&s[0]);
+        MPI_Request_free(&s[1]);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
     /* Waiting on an inactive persistent request returns at once, with an
      * empty status. */
     CHECK_EQ(MPI_Wait(&r[0], &st[0]), MPI_SUCCESS);
@@ -1171,6 +1201,10 @@ static void test_errors(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* MPI_THREAD_FUNNELED, or with --multiple MPI_THREAD_MULTIPLE: every test
+ * then runs with the process's lock taken by each call. */
+static int thread_asked = MPI_THREAD_FUNNELED;
+
 /* --- the rest of the setup calls ---------------------------------------------------------- */
 static void test_setup(void)
 {
@@ -1181,8 +1215,9 @@ static void test_setup(void)
     CHECK(flag);
     MPI_Finalized(&flag);
     CHECK(!flag);
+    /* Asked for by main, and provided as asked. */
     MPI_Query_thread(&prov);
-    CHECK(prov == MPI_THREAD_FUNNELED);
+    CHECK_EQ(prov, thread_asked);
     MPI_Get_version(&v, &sv);
     CHECK(v == MPI_VERSION && sv == MPI_SUBVERSION);
     MPI_Get_processor_name(name, &len);
@@ -3862,10 +3897,16 @@ int main(int argc, char **argv)
 {
     int total = 0, prov;
 
+    if (argc > 1 && strcmp(argv[1], "--multiple") == 0) {
+        thread_asked = MPI_THREAD_MULTIPLE;
+        argv[1] = argv[0];
+        argc--;
+        argv++;
+    }
     watched = "MPI_Init";
     signal(SIGALRM, watched_fired);
     alarm(100);
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &prov);
+    MPI_Init_thread(&argc, &argv, thread_asked, &prov);
     alarm(0);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);

@@ -1,0 +1,138 @@
+/* MPI_THREAD_MULTIPLE: one lock for the process's MPI state, and waiting
+ * without it (mpi_impl.h, "Threads"; docs/architecture.md, "threads").
+ *
+ * Every call takes the lock for its whole length: the layers under MPI
+ * (Portals, the transports, the matching engines) are written for one
+ * caller at a time, and the lock is what makes them so. What keeps threads
+ * from serializing on it is that nobody holds it while waiting: a blocking
+ * wait makes a round of progress with it, then gives it up for one round
+ * of waiting (onic_mpi_mt_pause) and takes it back to look again. A round
+ * spins for ONIC_WAIT_SPIN_US from the wait's start, then yields a few
+ * times, then sleeps on a futex until another thread's call ends (which may
+ * have completed what this one waits for) or 1 ms passes (then it polls the
+ * transports again: asleep, nobody holds the lock to poll them). */
+#include "mpi/mpi_impl.h"
+#include "base/clock.h"
+#include "base/cpu.h"
+
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MT_YIELDS      8
+#define MT_SLEEP_NS    1000000L
+#define MT_SPINS       64
+/* A pause that starts this long after the thread's last one ended begins
+ * a new wait (spinning again); closer, it goes on with the same one. */
+#define MT_NEW_WAIT_NS 20000u
+/* How long a thread that gave the lock up waits for a sleeper to take it
+ * before it competes again. */
+#define MT_HANDOFF_NS  50000u
+
+onic_mpi_mt_t onic_mpi_mt;
+
+/* This thread's current wait: when it began, how many yields it made, and
+ * when its last pause ended. */
+static __thread struct mt_wait {
+    uint64_t start, last;
+    unsigned yields;
+} mt_w;
+
+static void mt_futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
+{
+    syscall(SYS_futex, (uint32_t *)word, op | FUTEX_PRIVATE_FLAG, val, ts, NULL, 0);
+}
+
+void onic_mpi_mt_start(void)
+{
+    onic_mpi_mt.on = 1;
+}
+
+void onic_mpi_mt_stop(void)
+{
+    onic_mpi_mt.on = 0;
+}
+
+void onic_mpi_mt_leave(void)
+{
+    onic_lock_t *l = &onic_mpi_mt.lock;
+    int last = l->depth == 1;
+
+    /* Moved by every call that ends, so a thread about to sleep on it
+     * cannot miss a call that ended after it gave the lock up. */
+    if (last)
+        atomic_fetch_add(&onic_mpi_mt.gen, 1);
+    onic_lock_give(l);
+    if (last && atomic_load(&onic_mpi_mt.sleepers) > 0)
+        mt_futex(&onic_mpi_mt.gen, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+/* Let a thread that slept on the lock have it before this one competes
+ * again: an unfair lock given up and taken straight back starves it. */
+static void mt_handoff(onic_lock_t *l)
+{
+    uint64_t start = onic_time_ns();
+
+    while (atomic_load_explicit(&l->word, memory_order_relaxed) == 0 &&
+           onic_time_ns() - start < MT_HANDOFF_NS) {
+        for (int i = 0; i < MT_SPINS; i++)
+            onic_cpu_relax();
+        sched_yield(); /* the woken thread may need this core */
+    }
+}
+
+int onic_mpi_mt_pause(void)
+{
+    onic_lock_t *l = &onic_mpi_mt.lock;
+    uint32_t gen;
+    uint64_t now;
+    unsigned depth;
+    int others;
+
+    if (!onic_mpi_mt.on)
+        return 0;
+    now = onic_time_ns();
+    if (now - mt_w.last > MT_NEW_WAIT_NS) {
+        mt_w.start = now;
+        mt_w.yields = 0;
+    }
+    gen = atomic_load(&onic_mpi_mt.gen);
+    depth = onic_lock_drop(l, &others);
+    if (others)
+        mt_handoff(l);
+    if (now - mt_w.start < onic_mpi_g.wait_spin_ns) {
+        for (int i = 0; i < MT_SPINS && atomic_load_explicit(&onic_mpi_mt.gen,
+                                                             memory_order_relaxed) == gen; i++)
+            onic_cpu_relax();
+    } else if (mt_w.yields < MT_YIELDS) {
+        mt_w.yields++;
+        sched_yield();
+    } else {
+        struct timespec ts = {0, MT_SLEEP_NS};
+        /* Counted before the futex looks at gen: a call ending after this
+         * either moved gen already (no sleep) or sees the count and wakes. */
+        atomic_fetch_add(&onic_mpi_mt.sleepers, 1);
+        mt_futex(&onic_mpi_mt.gen, FUTEX_WAIT, gen, &ts);
+        atomic_fetch_sub(&onic_mpi_mt.sleepers, 1);
+    }
+    onic_lock_retake(l, depth);
+    mt_w.last = onic_time_ns();
+    return 1;
+}
+
+/* A blocking round of progress under MPI_THREAD_MULTIPLE: handle what is
+ * there; if nothing was, pause. Something handled starts the next wait
+ * afresh. */
+unsigned onic_mpi_mt_progress(void)
+{
+    unsigned n = onic_mpi_progress(0);
+
+    if (n > 0)
+        mt_w.last = 0;
+    else
+        onic_mpi_mt_pause();
+    return n;
+}
