@@ -13,9 +13,9 @@
 
 __thread char onic_lock_tag_ __attribute__((tls_model("initial-exec")));
 
-static void lock_futex(_Atomic uint32_t *word, int op, uint32_t val)
+static long lock_futex(_Atomic uint32_t *word, int op, uint32_t val)
 {
-    syscall(SYS_futex, (uint32_t *)word, op | FUTEX_PRIVATE_FLAG, val, NULL, NULL, 0);
+    return syscall(SYS_futex, (uint32_t *)word, op | FUTEX_PRIVATE_FLAG, val, NULL, NULL, 0);
 }
 
 void onic_lock_take_slow(onic_lock_t *l)
@@ -37,9 +37,9 @@ void onic_lock_take_slow(onic_lock_t *l)
         lock_futex(&l->word, FUTEX_WAIT, 2);
 }
 
-void onic_lock_wake(onic_lock_t *l)
+int onic_lock_wake(onic_lock_t *l)
 {
-    lock_futex(&l->word, FUTEX_WAKE, 1);
+    return lock_futex(&l->word, FUTEX_WAKE, 1) > 0;
 }
 
 unsigned onic_lock_drop(onic_lock_t *l, int *others)
@@ -48,9 +48,10 @@ unsigned onic_lock_drop(onic_lock_t *l, int *others)
 
     l->depth = 0;
     atomic_store_explicit(&l->owner, NULL, memory_order_relaxed);
-    *others = atomic_exchange_explicit(&l->word, 0, memory_order_release) != 1;
-    if (*others)
-        onic_lock_wake(l);
+    /* The word says "sleepers" from the last slow take on, whether or not
+     * any still sleep: a thread woken is the answer. */
+    *others = atomic_exchange_explicit(&l->word, 0, memory_order_release) != 1 &&
+              onic_lock_wake(l);
     return depth;
 }
 

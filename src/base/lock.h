@@ -22,7 +22,8 @@ typedef struct onic_lock {
 extern __thread char onic_lock_tag_ __attribute__((tls_model("initial-exec")));
 
 void onic_lock_take_slow(onic_lock_t *l);
-void onic_lock_wake(onic_lock_t *l);
+/* Wake one sleeper; whether there was one. */
+int  onic_lock_wake(onic_lock_t *l);
 
 static inline const void *onic_lock_self(void)
 {
@@ -56,12 +57,12 @@ static inline void onic_lock_give(onic_lock_t *l)
         return;
     atomic_store_explicit(&l->owner, NULL, memory_order_relaxed);
     if (atomic_exchange_explicit(&l->word, 0, memory_order_release) != 1)
-        onic_lock_wake(l);
+        (void)onic_lock_wake(l);
 }
 
 /* Give the lock up however deeply the caller holds it (a thread about to
- * wait lets the others in); *others says whether threads were asleep on
- * it. Returns the depth onic_lock_retake restores. */
+ * wait lets the others in); *others says whether that woke a thread
+ * asleep on it. Returns the depth onic_lock_retake restores. */
 unsigned onic_lock_drop(onic_lock_t *l, int *others);
 void     onic_lock_retake(onic_lock_t *l, unsigned depth);
 

@@ -102,8 +102,11 @@ err_no_mem:
     onic_mpi_die(MPI_ERR_NO_MEM);
 }
 
+/* Locked: under a session's MPI_THREAD_MULTIPLE other threads may be in
+ * MPI already (before MPI starts the guard takes nothing). */
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+    ONIC_MPI_LOCKED;
     int rc;
 
     (void)argc;
@@ -135,6 +138,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 
 int MPI_Init(int *argc, char ***argv)
 {
+    ONIC_MPI_LOCKED;
     int provided;
     return MPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided);
 }

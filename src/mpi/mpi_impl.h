@@ -454,7 +454,7 @@ extern onic_mpi_state_t onic_mpi_g __attribute__((visibility("hidden")));
  * threads one word is read per call and nothing is locked. */
 typedef struct onic_mpi_mt {
     onic_lock_t      lock;
-    int              on;       /* MPI_THREAD_MULTIPLE provided */
+    _Atomic int      on;       /* MPI_THREAD_MULTIPLE provided */
     /* Threads asleep in onic_mpi_mt_pause, and the word they sleep on: a
      * call that ends while some sleep moves it and wakes them (it may have
      * completed what they wait for). */
@@ -468,7 +468,7 @@ typedef onic_lock_t *onic_mpi_guard_t;
 
 static inline onic_mpi_guard_t onic_mpi_enter(void)
 {
-    if (__builtin_expect(onic_mpi_mt.on, 0)) {
+    if (__builtin_expect(atomic_load_explicit(&onic_mpi_mt.on, memory_order_relaxed), 0)) {
         onic_lock_take(&onic_mpi_mt.lock);
         return &onic_mpi_mt.lock;
     }
@@ -497,7 +497,7 @@ void onic_mpi_thread_want(int required);
  * Under it, `_locked_call`: the call's work (inlined there too) holding
  * the lock. */
 #define ONIC_MPI_LOCKED_VIA(_locked_call)                                                  \
-    if (__builtin_expect(onic_mpi_mt.on, 0))                                               \
+    if (__builtin_expect(atomic_load_explicit(&onic_mpi_mt.on, memory_order_relaxed), 0))  \
         return _locked_call
 
 /* Start or stop MPI_THREAD_MULTIPLE (MPI_Init_thread, MPI_Finalize). */

@@ -1060,7 +1060,7 @@ __attribute__((flatten, noinline)) unsigned onic_mpi_progress(int block)
 
     /* Threads do not wait inside Portals: one holding the lock there would
      * keep the others out for the whole wait. */
-    if (__builtin_expect(block && onic_mpi_mt.on, 0))
+    if (__builtin_expect(block && atomic_load_explicit(&onic_mpi_mt.on, memory_order_relaxed), 0))
         return onic_mpi_mt_progress();
     for (;;) {
         /* Waiting, the operations queue first, with the one-queue call (it

@@ -48,12 +48,21 @@ static void mt_futex(_Atomic uint32_t *word, int op, uint32_t val, const struct 
 
 void onic_mpi_mt_start(void)
 {
-    onic_mpi_mt.on = 1;
+    atomic_store_explicit(&onic_mpi_mt.on, 1, memory_order_relaxed);
 }
 
 void onic_mpi_mt_stop(void)
 {
-    onic_mpi_mt.on = 0;
+    atomic_store_explicit(&onic_mpi_mt.on, 0, memory_order_relaxed);
+}
+
+/* Wake the threads asleep in onic_mpi_mt_pause: what they wait for may
+ * have happened. */
+static void mt_wake_sleepers(void)
+{
+    atomic_fetch_add(&onic_mpi_mt.gen, 1);
+    if (atomic_load(&onic_mpi_mt.sleepers) > 0)
+        mt_futex(&onic_mpi_mt.gen, FUTEX_WAKE, INT_MAX, NULL);
 }
 
 void onic_mpi_mt_leave(void)
@@ -61,13 +70,11 @@ void onic_mpi_mt_leave(void)
     onic_lock_t *l = &onic_mpi_mt.lock;
     int last = l->depth == 1;
 
-    /* Moved by every call that ends, so a thread about to sleep on it
-     * cannot miss a call that ended after it gave the lock up. */
-    if (last)
-        atomic_fetch_add(&onic_mpi_mt.gen, 1);
     onic_lock_give(l);
-    if (last && atomic_load(&onic_mpi_mt.sleepers) > 0)
-        mt_futex(&onic_mpi_mt.gen, FUTEX_WAKE, INT_MAX, NULL);
+    /* gen moves with every call that ends, so a thread about to sleep on
+     * it cannot miss a call that ended after it gave the lock up. */
+    if (last)
+        mt_wake_sleepers();
 }
 
 /* Let a thread that slept on the lock have it before this one competes
@@ -92,7 +99,9 @@ int onic_mpi_mt_pause(void)
     unsigned depth;
     int others;
 
-    if (!onic_mpi_mt.on)
+    /* Only a holder may give the lock up (a call that began before
+     * MPI_THREAD_MULTIPLE started holds nothing). */
+    if (!atomic_load_explicit(&onic_mpi_mt.on, memory_order_relaxed) || !onic_lock_held(l))
         return 0;
     now = onic_time_ns();
     if (now - mt_w.last > MT_NEW_WAIT_NS) {
@@ -128,11 +137,24 @@ int onic_mpi_mt_pause(void)
  * afresh. */
 unsigned onic_mpi_mt_progress(void)
 {
-    unsigned n = onic_mpi_progress(0);
+    onic_lock_t *l = &onic_mpi_mt.lock;
+    unsigned n = onic_mpi_progress(0), depth;
+    int others;
 
-    if (n > 0)
-        mt_w.last = 0;
-    else
+    if (n == 0) {
         onic_mpi_mt_pause();
+        return n;
+    }
+    mt_w.last = 0;
+    /* What was handled may be what sleeping threads wait for; and threads
+     * waiting for the lock get their turn before this one's next round,
+     * however long events keep coming. */
+    mt_wake_sleepers();
+    if (onic_lock_held(l) && atomic_load_explicit(&l->word, memory_order_relaxed) == 2) {
+        depth = onic_lock_drop(l, &others);
+        if (others)
+            mt_handoff(l);
+        onic_lock_retake(l, depth);
+    }
     return n;
 }

@@ -5,29 +5,52 @@
 # without it races with the other threads' calls, which only a run that
 # happens to call it from two threads at once under ThreadSanitizer would
 # show. Exempt: what touches no state of the library (handle conversions,
-# the clock, address arithmetic) and MPI_Init/MPI_Init_thread (no other
-# thread may call MPI before they return).
+# the clock, address arithmetic). The helpers ONIC_MPI_LOCKED_VIA names
+# must take the lock themselves.
 # usage: mpi_locked.sh SRC_DIR
 set -eu
-exempt=" MPI_Aint_add MPI_Aint_diff MPI_Wtime MPI_Wtick MPI_Message_c2f MPI_Message_f2c MPI_Session_c2f MPI_Session_f2c MPI_Init MPI_Init_thread "
+exempt=" MPI_Aint_add MPI_Aint_diff MPI_Wtime MPI_Wtick MPI_Message_c2f MPI_Message_f2c MPI_Session_c2f MPI_Session_f2c "
 bad=0
 n=0
 for f in "$1"/src/mpi/*.c; do
     out=$(awk -v exempt="$exempt" '
-        # A definition: a line that names MPI_X( at its start (after a type
-        # and attributes) and is no declaration; its body opens at the
-        # first line that is "{".
-        /^[A-Za-z_].*[ *]MPI_[A-Za-z0-9_]+\(/ && !/;[ \t]*$/ && !/^[ \t]/ {
-            match($0, /MPI_[A-Za-z0-9_]+\(/)
-            name = substr($0, RSTART, RLENGTH - 1)
-            want = index(exempt, " " name " ") == 0
+        # A definition: a line, not indented, that names MPI_X( after a type
+        # and attributes or at its start (the type on the line before), and
+        # is no declaration (one ending in ";" on a later line ends it too);
+        # its body opens at the first line that is "{", or on its own line.
+        # The helpers ONIC_MPI_LOCKED_VIA names (static mpi_x_locked) are
+        # definitions whose body must begin with ONIC_MPI_LOCKED.
+        function start(line) {
+            match(line, /(MPI_|mpi_)[A-Za-z0-9_]+\(/)
+            name = substr(line, RSTART, RLENGTH - 1)
+            helper = name ~ /^mpi_/
+            want = helper || index(exempt, " " name " ") == 0
             pending = 1
-            next
+            if (line ~ /\)[ \t]*\{[ \t]*$/) { inbody = 1; pending = 0 }
         }
+        /^([A-Za-z_].*[ *])?MPI_[A-Za-z0-9_]+\(/ && !/;[ \t]*$/ && !/^[ \t]/ { start($0); next }
+        /^static .*[ *]mpi_[a-z_]+_locked\(/ && !/;[ \t]*$/ { start($0); next }
+        pending && /;[ \t]*$/ { pending = 0; next }
         pending && /^\{/ { inbody = 1; pending = 0; next }
         inbody {
-            if (want) print ($0 ~ /^    ONIC_MPI_LOCKED(;|_VIA\(mpi_[a-z_]+_locked\()/ ? "ok " : "missing ") name " " FILENAME ":" FNR
             inbody = 0
+            if (!want) next
+            if (helper) {
+                locked[name] = $0 ~ /^    ONIC_MPI_LOCKED;$/
+                next
+            }
+            if ($0 ~ /^    ONIC_MPI_LOCKED_VIA\(mpi_[a-z_]+_locked\(/) {
+                match($0, /mpi_[a-z_]+_locked/)
+                via[substr($0, RSTART, RLENGTH)] = name " " FILENAME ":" FNR
+                print "ok " name
+            } else {
+                print ($0 ~ /^    ONIC_MPI_LOCKED;$/ ? "ok " : "missing ") name " " FILENAME ":" FNR
+            }
+        }
+        END {
+            for (h in via)
+                if (!(h in locked) || !locked[h])
+                    print "missing " h " (the helper of " via[h] ")"
         }' "$f")
     n=$((n + $(printf '%s\n' "$out" | grep -c '^ok ' || true)))
     if printf '%s\n' "$out" | grep -q '^missing '; then

@@ -120,8 +120,10 @@ flock 8
 stamp="$work/.configured"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$cc" ]; then
     echo "mpich_suite: configuring MPICH's test suite with CC=$cc in $work"
-    # No Fortran, C++, threads, spawn, MPI-IO, partitioned communication,
-    # fault tolerance or performance tests: outside what is run here.
+    # No Fortran, C++, spawn, MPI-IO, partitioned communication, fault
+    # tolerance or performance tests: outside what is run here. The
+    # threads/ directories build against this configuration too (their
+    # Makefiles link the threaded harness, libmtest_thread).
     # MPICC, not CC alone: configure otherwise takes the first mpicc in PATH.
     # --no-create: config.status then makes only the files of the directories
     # run (below); all of its 200-odd files took half of configure's time.

@@ -38,15 +38,12 @@ static void *worker(void *arg)
         if (i % 97 == 0) {
             /* Given up at depth 2 for a while (a wait), then taken back. */
             int others;
-            unsigned long seen;
             onic_lock_take(&lock);
-            seen = counter;
             unsigned depth = onic_lock_drop(&lock, &others);
             if (depth != 2 || onic_lock_held(&lock))
                 bad++;
             sched_yield();
             onic_lock_retake(&lock, depth);
-            (void)seen;
             counter++;
             onic_lock_give(&lock); /* depth 2 -> 1 */
             if (!onic_lock_held(&lock))
@@ -81,16 +78,21 @@ static void *sleeper(void *arg)
 static void test_sleepers_woken(void)
 {
     pthread_t t[THREADS];
-    struct timespec ts = {0, 50 * 1000 * 1000};
-    int others = -1;
+    struct timespec ts = {0, 1000 * 1000};
+    int others = -1, waited = 0;
 
     counter = 0;
     onic_lock_take(&lock);
     for (int i = 0; i < THREADS; i++)
         CHECK(pthread_create(&t[i], NULL, sleeper, NULL) == 0);
-    nanosleep(&ts, NULL); /* past their spins: asleep on the word */
+    /* Past their spins they mark the word and sleep (5 s at most, for a
+     * loaded machine), then a while longer so that more of them sleep. */
+    while (atomic_load(&lock.word) != 2 && waited++ < 5000)
+        nanosleep(&ts, NULL);
     CHECK_EQ(atomic_load(&lock.word), 2);
-    /* Dropping says others wait, and wakes one; each wakes the next. */
+    for (int i = 0; i < 20; i++)
+        nanosleep(&ts, NULL);
+    /* Dropping wakes one and says so; each wakes the next. */
     unsigned depth = onic_lock_drop(&lock, &others);
     CHECK_EQ(depth, 1);
     CHECK_EQ(others, 1);
