@@ -124,6 +124,8 @@ static void test_counting(void)
 
 int main(void)
 {
+    /* A give that wakes nobody leaves the sleepers asleep: fail, not hang. */
+    check_watchdog("lock", 60);
     test_counting();
     test_sleepers_woken();
     return check_summary("lock");
