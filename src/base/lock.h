@@ -21,7 +21,9 @@ typedef struct onic_lock {
 /* initial-exec: the tag's address is one instruction away, no call. */
 extern __thread char onic_lock_tag_ __attribute__((tls_model("initial-exec")));
 
-void onic_lock_take_slow(onic_lock_t *l);
+/* The word was not free: this thread's again (one level deeper), or wait
+ * for it. */
+void onic_lock_take_held(onic_lock_t *l);
 /* Wake one sleeper; whether there was one. */
 int  onic_lock_wake(onic_lock_t *l);
 
@@ -39,14 +41,15 @@ static inline void onic_lock_take(onic_lock_t *l)
 {
     uint32_t free_word = 0;
 
-    /* Only this thread ever stores its own tag, so a relaxed look is enough. */
-    if (onic_lock_held(l)) {
-        l->depth++;
+    /* A free word first: a nested take finds it held and asks, out of
+     * line, whose it is. */
+    if (__builtin_expect(!atomic_compare_exchange_strong_explicit(&l->word, &free_word, 1,
+                                                                  memory_order_acquire,
+                                                                  memory_order_relaxed),
+                         0)) {
+        onic_lock_take_held(l);
         return;
     }
-    if (!atomic_compare_exchange_strong_explicit(&l->word, &free_word, 1, memory_order_acquire,
-                                                 memory_order_relaxed))
-        onic_lock_take_slow(l);
     atomic_store_explicit(&l->owner, onic_lock_self(), memory_order_relaxed);
     l->depth = 1;
 }

@@ -500,6 +500,19 @@ void onic_mpi_thread_want(int required);
     if (__builtin_expect(atomic_load_explicit(&onic_mpi_mt.on, memory_order_relaxed), 0))  \
         return _locked_call
 
+/* The first line of ONIC_MPI_LOCKED_VIA's helpers, which run only under
+ * MPI_THREAD_MULTIPLE: ONIC_MPI_LOCKED without looking at the level again
+ * (a few instructions a message). */
+static inline onic_mpi_guard_t onic_mpi_enter_mt(void)
+{
+    onic_lock_take(&onic_mpi_mt.lock);
+    return &onic_mpi_mt.lock;
+}
+
+#define ONIC_MPI_LOCKED_MT                                                                 \
+    onic_mpi_guard_t onic_mpi_guard_ __attribute__((cleanup(onic_mpi_leave), unused)) =    \
+        onic_mpi_enter_mt()
+
 /* Start or stop MPI_THREAD_MULTIPLE (MPI_Init_thread, MPI_Finalize). */
 void onic_mpi_mt_start(void);
 void onic_mpi_mt_stop(void);

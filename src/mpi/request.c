@@ -511,7 +511,7 @@ static inline __attribute__((always_inline)) int mpi_wait_body(MPI_Request *requ
 /* MPI_Wait under MPI_THREAD_MULTIPLE: the same work, holding the lock. */
 static __attribute__((noinline)) int mpi_wait_locked(MPI_Request *request, MPI_Status *status)
 {
-    ONIC_MPI_LOCKED;
+    ONIC_MPI_LOCKED_MT;
     return mpi_wait_body(request, status);
 }
 
@@ -566,7 +566,7 @@ static inline __attribute__((always_inline)) int mpi_test_body(MPI_Request *requ
 static __attribute__((noinline)) int mpi_test_locked(MPI_Request *request, int *flag,
                                                            MPI_Status *status)
 {
-    ONIC_MPI_LOCKED;
+    ONIC_MPI_LOCKED_MT;
     return mpi_test_body(request, flag, status);
 }
 
@@ -705,7 +705,7 @@ static __attribute__((noinline)) int mpi_waitall_locked(int count,
                                                               MPI_Request *array_of_requests,
                                                               MPI_Status *array_of_statuses)
 {
-    ONIC_MPI_LOCKED;
+    ONIC_MPI_LOCKED_MT;
     return mpi_waitall_body(count, array_of_requests, array_of_statuses);
 }
 
@@ -755,7 +755,7 @@ static __attribute__((noinline)) int mpi_testall_locked(int count,
                                                               int *flag,
                                                               MPI_Status *array_of_statuses)
 {
-    ONIC_MPI_LOCKED;
+    ONIC_MPI_LOCKED_MT;
     return mpi_testall_body(count, array_of_requests, flag, array_of_statuses);
 }
 
@@ -1067,7 +1067,7 @@ static __attribute__((noinline)) int mpi_isend_locked(const void *buf, int count
                                                             int tag, MPI_Comm comm,
                                                             MPI_Request *request)
 {
-    ONIC_MPI_LOCKED;
+    ONIC_MPI_LOCKED_MT;
     return mpi_isend_body(buf, count, datatype, dest, tag, comm, request);
 }
 
@@ -1129,7 +1129,7 @@ static __attribute__((noinline)) int mpi_irecv_locked(void *buf, int count,
                                                             int tag, MPI_Comm comm,
                                                             MPI_Request *request)
 {
-    ONIC_MPI_LOCKED;
+    ONIC_MPI_LOCKED_MT;
     return mpi_irecv_body(buf, count, datatype, source, tag, comm, request);
 }
 
@@ -1275,7 +1275,7 @@ static __attribute__((flatten, noinline)) int mpi_send_locked(const void *buf, i
                                                                     MPI_Datatype datatype, int dest,
                                                                     int tag, MPI_Comm comm)
 {
-    ONIC_MPI_LOCKED;
+    ONIC_MPI_LOCKED_MT;
     return mpi_send_body(buf, count, datatype, dest, tag, comm);
 }
 
@@ -1353,7 +1353,7 @@ static __attribute__((noinline)) int mpi_recv_locked(void *buf, int count,
                                                            int tag, MPI_Comm comm,
                                                            MPI_Status *status)
 {
-    ONIC_MPI_LOCKED;
+    ONIC_MPI_LOCKED_MT;
     return mpi_recv_body(buf, count, datatype, source, tag, comm, status);
 }
 

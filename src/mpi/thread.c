@@ -57,12 +57,19 @@ void onic_mpi_mt_stop(void)
 }
 
 /* Wake the threads asleep in onic_mpi_mt_pause: what they wait for may
- * have happened. */
-static void mt_wake_sleepers(void)
+ * have happened. A sleeper counts itself while it still holds the lock, so
+ * whoever holds it after sees the count: with none counted, nothing moves
+ * (one relaxed load a call). */
+static __attribute__((noinline)) void mt_wake_sleepers_now(void)
 {
     atomic_fetch_add(&onic_mpi_mt.gen, 1);
-    if (atomic_load(&onic_mpi_mt.sleepers) > 0)
-        mt_futex(&onic_mpi_mt.gen, FUTEX_WAKE, INT_MAX, NULL);
+    mt_futex(&onic_mpi_mt.gen, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+static inline __attribute__((always_inline)) void mt_wake_sleepers(void)
+{
+    if (atomic_load_explicit(&onic_mpi_mt.sleepers, memory_order_relaxed) != 0)
+        mt_wake_sleepers_now();
 }
 
 void onic_mpi_mt_leave(void)
@@ -71,8 +78,6 @@ void onic_mpi_mt_leave(void)
     int last = l->depth == 1;
 
     onic_lock_give(l);
-    /* gen moves with every call that ends, so a thread about to sleep on
-     * it cannot miss a call that ended after it gave the lock up. */
     if (last)
         mt_wake_sleepers();
 }
@@ -91,13 +96,25 @@ static void mt_handoff(onic_lock_t *l)
     }
 }
 
+/* Give the lock up, letting in first a thread asleep on it; the depth
+ * onic_lock_retake restores. */
+static unsigned mt_give_up(onic_lock_t *l)
+{
+    int others;
+    unsigned depth = onic_lock_drop(l, &others);
+
+    if (others)
+        mt_handoff(l);
+    return depth;
+}
+
 int onic_mpi_mt_pause(void)
 {
     onic_lock_t *l = &onic_mpi_mt.lock;
     uint32_t gen;
     uint64_t now;
     unsigned depth;
-    int others;
+    int sleep;
 
     /* Only a holder may give the lock up (a call that began before
      * MPI_THREAD_MULTIPLE started holds nothing). */
@@ -108,26 +125,28 @@ int onic_mpi_mt_pause(void)
         mt_w.start = now;
         mt_w.yields = 0;
     }
-    gen = atomic_load(&onic_mpi_mt.gen);
-    depth = onic_lock_drop(l, &others);
-    if (others)
-        mt_handoff(l);
-    if (now - mt_w.start < onic_mpi_g.wait_spin_ns) {
+    sleep = now - mt_w.start >= onic_mpi_g.wait_spin_ns && mt_w.yields >= MT_YIELDS;
+    /* A sleeper counts itself before it gives the lock up: every call
+     * that ends after, having held the lock since, sees the count, moves
+     * gen and wakes it. */
+    if (sleep)
+        atomic_fetch_add_explicit(&onic_mpi_mt.sleepers, 1, memory_order_relaxed);
+    gen = atomic_load_explicit(&onic_mpi_mt.gen, memory_order_relaxed);
+    depth = mt_give_up(l);
+    if (sleep) {
+        struct timespec ts = {0, MT_SLEEP_NS};
+        mt_futex(&onic_mpi_mt.gen, FUTEX_WAIT, gen, &ts);
+    } else if (now - mt_w.start < onic_mpi_g.wait_spin_ns) {
         for (int i = 0; i < MT_SPINS && atomic_load_explicit(&onic_mpi_mt.gen,
                                                              memory_order_relaxed) == gen; i++)
             onic_cpu_relax();
-    } else if (mt_w.yields < MT_YIELDS) {
+    } else {
         mt_w.yields++;
         sched_yield();
-    } else {
-        struct timespec ts = {0, MT_SLEEP_NS};
-        /* Counted before the futex looks at gen: a call ending after this
-         * either moved gen already (no sleep) or sees the count and wakes. */
-        atomic_fetch_add(&onic_mpi_mt.sleepers, 1);
-        mt_futex(&onic_mpi_mt.gen, FUTEX_WAIT, gen, &ts);
-        atomic_fetch_sub(&onic_mpi_mt.sleepers, 1);
     }
     onic_lock_retake(l, depth);
+    if (sleep)
+        atomic_fetch_sub_explicit(&onic_mpi_mt.sleepers, 1, memory_order_relaxed);
     mt_w.last = onic_time_ns();
     return 1;
 }
@@ -138,8 +157,7 @@ int onic_mpi_mt_pause(void)
 unsigned onic_mpi_mt_progress(void)
 {
     onic_lock_t *l = &onic_mpi_mt.lock;
-    unsigned n = onic_mpi_progress(0), depth;
-    int others;
+    unsigned n = onic_mpi_progress(0);
 
     if (n == 0) {
         onic_mpi_mt_pause();
@@ -150,11 +168,7 @@ unsigned onic_mpi_mt_progress(void)
      * waiting for the lock get their turn before this one's next round,
      * however long events keep coming. */
     mt_wake_sleepers();
-    if (onic_lock_held(l) && atomic_load_explicit(&l->word, memory_order_relaxed) == 2) {
-        depth = onic_lock_drop(l, &others);
-        if (others)
-            mt_handoff(l);
-        onic_lock_retake(l, depth);
-    }
+    if (onic_lock_held(l) && atomic_load_explicit(&l->word, memory_order_relaxed) == 2)
+        onic_lock_retake(l, mt_give_up(l));
     return n;
 }

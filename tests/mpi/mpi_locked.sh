@@ -6,7 +6,7 @@
 # happens to call it from two threads at once under ThreadSanitizer would
 # show. Exempt: what touches no state of the library (handle conversions,
 # the clock, address arithmetic). The helpers ONIC_MPI_LOCKED_VIA names
-# must take the lock themselves.
+# must take the lock themselves, with ONIC_MPI_LOCKED_MT.
 # usage: mpi_locked.sh SRC_DIR
 set -eu
 exempt=" MPI_Aint_add MPI_Aint_diff MPI_Wtime MPI_Wtick MPI_Message_c2f MPI_Message_f2c MPI_Session_c2f MPI_Session_f2c "
@@ -19,7 +19,7 @@ for f in "$1"/src/mpi/*.c; do
         # is no declaration (one ending in ";" on a later line ends it too);
         # its body opens at the first line that is "{", or on its own line.
         # The helpers ONIC_MPI_LOCKED_VIA names (static mpi_x_locked) are
-        # definitions whose body must begin with ONIC_MPI_LOCKED.
+        # definitions whose body must begin with ONIC_MPI_LOCKED_MT.
         function start(line) {
             match(line, /(MPI_|mpi_)[A-Za-z0-9_]+\(/)
             name = substr(line, RSTART, RLENGTH - 1)
@@ -36,7 +36,7 @@ for f in "$1"/src/mpi/*.c; do
             inbody = 0
             if (!want) next
             if (helper) {
-                locked[name] = $0 ~ /^    ONIC_MPI_LOCKED;$/
+                locked[name] = $0 ~ /^    ONIC_MPI_LOCKED_MT;$/
                 next
             }
             if ($0 ~ /^    ONIC_MPI_LOCKED_VIA\(mpi_[a-z_]+_locked\(/) {
