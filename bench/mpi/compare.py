@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Run bench/mpi/p2p.c (or, with --prog rma, bench/mpi/rma.c) with onic,
-MPICH and Open MPI, pinned the same way, and print one table per mode with
-the three side by side.
+"""Run bench/mpi/p2p.c (or, with --prog rma, bench/mpi/rma.c; with --prog mt,
+bench/mpi/mt.c) with onic, MPICH and Open MPI, pinned the same way, and
+print one table per mode with the three side by side.
 
     bench/mpi/compare.py [--build build] [--runs 3] [--reps 5] [--modes latency,bw,rate]
-                         [--pairs 1,2] [--prog p2p|rma] [--sweep]
+                         [--pairs 1,2] [--threads 1,2] [--prog p2p|rma|mt] [--sweep]
 
 --sweep measures p2p's latency and bandwidth at 512 B and 1 KiB to 256 KiB
 in powers of two (the range of the mid-size protocol and its crossovers)
@@ -12,6 +12,14 @@ and the message rate at 4 KiB, instead of each mode's own sizes.
 
 rma's modes (2 processes): put_lat, get_lat, put_rate, acc_lat, fop_lat,
 acc_busy_lat (all by default with --prog rma).
+
+mt's modes (2 processes, MPI_THREAD_MULTIPLE, each mode once for each
+thread count of --threads; thread i of one process paired with thread i
+of the other, all pairs at once): latency_mt (each pair ping-pongs on its
+own communicator, as osu_latency_mt), rate_mt (each pair streams on its own
+communicator: the isolated pairs) and rate_mt_world (the pairs share
+MPI_COMM_WORLD, a tag each). Bound to cores as below, the threads of a
+process share its core.
 
 Each MPI's program is built from the same source with its own compiler
 wrapper (build/onicc, mpicc.mpich, mpicc.openmpi) and run as 2 processes
@@ -39,11 +47,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 UNITS = {"latency": "one-way us", "bw": "GB/s", "rate": "M msgs/s", "put_lat": "us per put + flush",
          "get_lat": "us per get + flush", "put_rate": "M puts/s, 64 per flush",
          "acc_lat": "us per accumulate + flush", "fop_lat": "us per fetch-and-op + flush",
-         "acc_busy_lat": "us per accumulate + flush, target computing 100 ms without MPI calls"}
+         "acc_busy_lat": "us per accumulate + flush, target computing 100 ms without MPI calls",
+         "latency_mt": "one-way us, mean of the pairs", "rate_mt": "M msgs/s, all pairs",
+         "rate_mt_world": "M msgs/s, all pairs"}
 
 
 def lower_is_better(mode):
-    return mode == "latency" or mode.endswith("_lat")
+    return mode.startswith("latency") or mode.endswith("_lat")
 
 
 def mpis(build):
@@ -79,7 +89,8 @@ def build_all(build, prog):
             print(f"note: {name} left out: {cc[0]} not found", file=sys.stderr)
             continue
         exe = os.path.join(out, prog + "-" + name.replace(" ", "").lower())
-        r = subprocess.run(cc + ["-O2", "-o", exe, src], capture_output=True, text=True)
+        flags = ["-pthread"] if prog == "mt" else []
+        r = subprocess.run(cc + ["-O2"] + flags + ["-o", exe, src], capture_output=True, text=True)
         if r.returncode != 0:
             print(f"note: {name} left out: building failed:\n{r.stderr}", file=sys.stderr)
             continue
@@ -91,8 +102,9 @@ SWEEP = [512] + [1024 << k for k in range(9)]  # 512 B, 1 KiB ... 256 KiB
 SWEEP_SIZES = {"latency": SWEEP, "bw": SWEEP, "rate": [4096]}
 
 
-def run_one(run, env, exe, mode, reps, np, sizes=None):
-    extra = [",".join(str(s) for s in sizes)] if sizes else []
+def run_one(run, env, exe, mode, reps, np, sizes=None, threads=None):
+    extra = [str(threads)] if threads else []
+    extra += [",".join(str(s) for s in sizes)] if sizes else []
     r = subprocess.run(run(np) + [exe, mode, str(reps)] + extra, capture_output=True, text=True,
                        env=env, timeout=900)
     if r.returncode != 0:
@@ -112,12 +124,20 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--modes", default=None,
                     help="default: latency,bw,rate (p2p); every mode (rma)")
-    ap.add_argument("--prog", default="p2p", choices=["p2p", "rma"])
+    ap.add_argument("--prog", default="p2p", choices=["p2p", "rma", "mt"])
     ap.add_argument("--sweep", action="store_true",
                     help="p2p: latency and bw from 512 B to 256 KiB, rate at 4 KiB")
     ap.add_argument("--pairs", default="1,2",
                     help="pair counts for the rate mode, 2 processes a pair (default 1,2)")
+    ap.add_argument("--threads", default="1,2",
+                    help="mt: threads per process, one run of each mode per count (default 1,2)")
     args = ap.parse_args()
+    try:
+        threads = [int(t) for t in args.threads.split(",")]
+    except ValueError:
+        threads = []
+    if not threads or min(threads) < 1 or max(threads) > 16:
+        ap.error("--threads takes integers from 1 to 16, e.g. 1,2")
     try:
         pairs = [int(p) for p in args.pairs.split(",")]
     except ValueError:
@@ -125,24 +145,29 @@ def main():
     if not pairs or min(pairs) < 1:
         ap.error("--pairs takes positive integers, e.g. 1,2")
     if args.modes is None:
-        args.modes = "latency,bw,rate" if args.prog == "p2p" else \
-            "put_lat,get_lat,put_rate,acc_lat,fop_lat,acc_busy_lat"
+        args.modes = {"p2p": "latency,bw,rate", "mt": "latency_mt,rate_mt,rate_mt_world",
+                      "rma": "put_lat,get_lat,put_rate,acc_lat,fop_lat,acc_busy_lat"}[args.prog]
     ready = build_all(args.build, args.prog)
     if not ready:
         sys.exit("nothing to run")
     cases = [(mode, p) for mode in args.modes.split(",")
-             for p in (pairs if mode == "rate" else [1])]
+             for p in (pairs if mode == "rate" else threads if args.prog == "mt" else [1])]
     for mode, npairs in cases:
+        nthreads = npairs if args.prog == "mt" else None
         samples = {name: {} for name, _, _, _ in ready}
         for _ in range(args.runs):
             for name, run, env, exe in ready:
                 sizes = SWEEP_SIZES.get(mode) if args.sweep and args.prog == "p2p" else None
-                for size, v in run_one(run, env, exe, mode, args.reps, 2 * npairs,
-                                       sizes).items():
+                np = 2 if nthreads else 2 * npairs
+                for size, v in run_one(run, env, exe, mode, args.reps, np, sizes,
+                                       nthreads).items():
                     samples[name].setdefault(size, []).append(v)
         names = [n for n, _, _, _ in ready]
         what = f"{npairs} pair{'s' if npairs > 1 else ''}, {2 * npairs} processes on " \
                f"{os.cpu_count()} cores"
+        if nthreads:
+            what = f"2 processes x {nthreads} thread{'s' if nthreads > 1 else ''} on " \
+                   f"{os.cpu_count()} cores"
         print(f"\n### {mode}, {what} ({UNITS[mode]}), median of {args.runs} runs x "
               f"{args.reps} repetitions\n")
         print("| bytes | " + " | ".join(names) + " | onic vs best other |")

@@ -460,6 +460,7 @@ typedef struct onic_mpi_mt {
      * completed what they wait for). */
     _Atomic uint32_t sleepers;
     _Atomic uint32_t gen;
+    unsigned         pausing;  /* threads in a pause (changed holding the lock) */
 } __attribute__((aligned(64))) onic_mpi_mt_t;
 
 extern onic_mpi_mt_t onic_mpi_mt __attribute__((visibility("hidden")));

@@ -8,9 +8,12 @@
  * wait makes a round of progress with it, then gives it up for one round
  * of waiting (onic_mpi_mt_pause) and takes it back to look again. A round
  * spins for ONIC_WAIT_SPIN_US from the wait's start, then yields a few
- * times, then sleeps on a futex until another thread's call ends (which may
- * have completed what this one waits for) or 1 ms passes (then it polls the
- * transports again: asleep, nobody holds the lock to poll them). */
+ * times (instead of spinning when another thread waits too: they may share
+ * a core), then sleeps on a futex until another thread's call ends (which
+ * may have completed what this one waits for) or a while passes, then polls
+ * the transports again: asleep, nobody holds the lock to poll them, and no
+ * sender can wake it. The while grows from 20 us to 1 ms over the wait, so
+ * a message that comes soon after the spinning waits little more. */
 #include "mpi/mpi_impl.h"
 #include "base/clock.h"
 #include "base/cpu.h"
@@ -22,24 +25,26 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MT_YIELDS      8
-#define MT_SLEEP_NS    1000000L
-#define MT_SPINS       64
-/* A pause that starts this long after the thread's last one ended begins
- * a new wait (spinning again); closer, it goes on with the same one. */
-#define MT_NEW_WAIT_NS 20000u
+#define MT_YIELDS       8
+#define MT_SLEEP_MIN_NS 20000L
+#define MT_SLEEP_MAX_NS 1000000L
+/* Pause instructions a spinning round makes (tens of ns each): a round
+ * much longer would add its length to a ping-pong's latency. */
+#define MT_SPINS        8
 /* How long a thread that gave the lock up waits for a sleeper to take it
  * before it competes again. */
 #define MT_HANDOFF_NS  50000u
 
 onic_mpi_mt_t onic_mpi_mt;
 
-/* This thread's current wait: when it began, how many yields it made, and
- * when its last pause ended. */
+/* This thread's current wait: when it began (0: none under way), how
+ * many yields it made and how long it sleeps next. A wait ends with the
+ * call that waits, or when a round of it handled something. */
 static __thread struct mt_wait {
-    uint64_t start, last;
+    uint64_t start;
     unsigned yields;
-} mt_w;
+    long     sleep_ns;
+} mt_w __attribute__((tls_model("initial-exec")));
 
 static void mt_futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
 {
@@ -78,8 +83,10 @@ void onic_mpi_mt_leave(void)
     int last = l->depth == 1;
 
     onic_lock_give(l);
-    if (last)
+    if (last) {
+        mt_w.start = 0;
         mt_wake_sleepers();
+    }
 }
 
 /* Let a thread that slept on the lock have it before this one competes
@@ -114,40 +121,47 @@ int onic_mpi_mt_pause(void)
     uint32_t gen;
     uint64_t now;
     unsigned depth;
-    int sleep;
+    int spin, sleep, share;
 
     /* Only a holder may give the lock up (a call that began before
      * MPI_THREAD_MULTIPLE started holds nothing). */
     if (!atomic_load_explicit(&onic_mpi_mt.on, memory_order_relaxed) || !onic_lock_held(l))
         return 0;
     now = onic_time_ns();
-    if (now - mt_w.last > MT_NEW_WAIT_NS) {
+    if (mt_w.start == 0) {
         mt_w.start = now;
         mt_w.yields = 0;
+        mt_w.sleep_ns = MT_SLEEP_MIN_NS;
     }
-    sleep = now - mt_w.start >= onic_mpi_g.wait_spin_ns && mt_w.yields >= MT_YIELDS;
+    spin = now - mt_w.start < onic_mpi_g.wait_spin_ns;
+    sleep = !spin && mt_w.yields >= MT_YIELDS;
+    /* Another thread waiting too may need this core (threads of a
+     * process bound to one): spinning, this one yields instead. */
+    share = onic_mpi_mt.pausing > 0;
     /* A sleeper counts itself before it gives the lock up: every call
      * that ends after, having held the lock since, sees the count, moves
      * gen and wakes it. */
     if (sleep)
         atomic_fetch_add_explicit(&onic_mpi_mt.sleepers, 1, memory_order_relaxed);
+    onic_mpi_mt.pausing++;
     gen = atomic_load_explicit(&onic_mpi_mt.gen, memory_order_relaxed);
     depth = mt_give_up(l);
     if (sleep) {
-        struct timespec ts = {0, MT_SLEEP_NS};
+        struct timespec ts = {0, mt_w.sleep_ns};
         mt_futex(&onic_mpi_mt.gen, FUTEX_WAIT, gen, &ts);
-    } else if (now - mt_w.start < onic_mpi_g.wait_spin_ns) {
+        mt_w.sleep_ns = mt_w.sleep_ns * 2 < MT_SLEEP_MAX_NS ? mt_w.sleep_ns * 2 : MT_SLEEP_MAX_NS;
+    } else if (spin && !share) {
         for (int i = 0; i < MT_SPINS && atomic_load_explicit(&onic_mpi_mt.gen,
                                                              memory_order_relaxed) == gen; i++)
             onic_cpu_relax();
     } else {
-        mt_w.yields++;
+        mt_w.yields += !spin;
         sched_yield();
     }
     onic_lock_retake(l, depth);
+    onic_mpi_mt.pausing--;
     if (sleep)
         atomic_fetch_sub_explicit(&onic_mpi_mt.sleepers, 1, memory_order_relaxed);
-    mt_w.last = onic_time_ns();
     return 1;
 }
 
@@ -163,7 +177,7 @@ unsigned onic_mpi_mt_progress(void)
         onic_mpi_mt_pause();
         return n;
     }
-    mt_w.last = 0;
+    mt_w.start = 0;
     /* What was handled may be what sleeping threads wait for; and threads
      * waiting for the lock get their turn before this one's next round,
      * however long events keep coming. */
