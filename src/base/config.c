@@ -296,8 +296,9 @@ onic_status_t onic_config_parse(const onic_config_var_t *var, const char *str,
     }
     config_accepted(var, accepted, sizeof(accepted));
     /* A long value is cut, so what it should be still fits the message. */
-    snprintf(err, errlen, "invalid %s=\"%.80s%s\": expected %s", var->name, str,
-             strlen(str) > 80 ? "..." : "", accepted);
+    if (snprintf(err, errlen, "invalid %s=\"%.80s%s\": expected %s", var->name, str,
+                 strlen(str) > 80 ? "..." : "", accepted) < 0)
+        err[0] = '\0'; /* (a message cut at errlen is still the message) */
     return ONIC_ERR_INVALID_PARAM;
 }
 

@@ -328,14 +328,23 @@ static void probe_thread(int t)
     }
     while (probe_taken < PROBE_N) {
         MPI_Message m;
-        MPI_Status st;
-        int flag = 0, v = -1, any = 0;
+        MPI_Status st, ps;
+        int flag = 0, v = -1, any = 0, count = -1, prev = (rank + size - 1) % size;
 
-        TCHECK(MPI_Iprobe(MPI_ANY_SOURCE, 7, comms[1], &any, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        /* A message MPI_Iprobe sees may be gone by the next call (the other
+         * taking thread's), but what it says of it is whole. */
+        TCHECK(MPI_Iprobe(MPI_ANY_SOURCE, 7, comms[1], &any, &ps) == MPI_SUCCESS);
+        if (any) {
+            TCHECK(ps.MPI_SOURCE == prev && ps.MPI_TAG == 7);
+            TCHECK(MPI_Get_count(&ps, MPI_INT, &count) == MPI_SUCCESS && count == 1);
+        }
         TCHECK(MPI_Improbe(MPI_ANY_SOURCE, 7, comms[1], &flag, &m, &st) == MPI_SUCCESS);
         if (!flag)
-            continue;
+            continue; /* m and st are undefined then */
+        TCHECK(st.MPI_SOURCE == prev && st.MPI_TAG == 7);
+        TCHECK(MPI_Get_count(&st, MPI_INT, &count) == MPI_SUCCESS && count == 1);
         TCHECK(MPI_Mrecv(&v, 1, MPI_INT, &m, &st) == MPI_SUCCESS);
+        TCHECK(m == MPI_MESSAGE_NULL && st.MPI_SOURCE == prev);
         if (v / PROBE_N != probe_rep)
             fprintf(stderr, "rank %d: thread %d received %d of run %d in run %d\n", rank, t,
                     v % PROBE_N, v / PROBE_N, probe_rep);
