@@ -3,16 +3,16 @@
 #include "base/cpu.h"
 
 #include <limits.h>
-#include <sched.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 /* A holder gives the lock back within a call's few hundred instructions:
- * spin about that long, then yield (the holder may be waiting for this
- * core: threads of a process bound to one) a few times, then sleep. */
-#define LOCK_SPINS  16
-#define LOCK_YIELDS 4
+ * spin about that long, then sleep (the holder may be waiting for this
+ * core: threads of a process bound to one; and a sleeper woken by the
+ * give runs soon, where a yield to another busy process may wait out its
+ * whole time slice). */
+#define LOCK_SPINS 16
 
 __thread char onic_lock_tag_ __attribute__((tls_model("initial-exec")));
 
@@ -25,16 +25,13 @@ static void lock_take_slow(onic_lock_t *l)
 {
     uint32_t w;
 
-    for (int i = 0; i < LOCK_SPINS + LOCK_YIELDS; i++) {
+    for (int i = 0; i < LOCK_SPINS; i++) {
         w = 0;
         if (atomic_load_explicit(&l->word, memory_order_relaxed) == 0 &&
             atomic_compare_exchange_weak_explicit(&l->word, &w, 1, memory_order_acquire,
                                                   memory_order_relaxed))
             return;
-        if (i < LOCK_SPINS)
-            onic_cpu_relax();
-        else
-            sched_yield();
+        onic_cpu_relax();
     }
     /* Mark the word "sleepers" before sleeping, so the giver wakes one;
      * whoever takes it from here on takes it marked, which costs at
