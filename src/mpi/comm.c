@@ -449,7 +449,9 @@ int onic_mpi_comm_dup_as(onic_mpi_comm_t *c, int id, const char *call, MPI_Comm 
     g->refs++;
     if ((rc = onic_mpi_comm_publish(c, g, id, call, newcomm)) != MPI_SUCCESS)
         return rc;
-    /* The copy keeps the topology, and the attributes their callbacks copy. */
+    /* The copy keeps the topology, the hints, and the attributes their
+     * callbacks copy. */
+    onic_mpi_comm_lookup(*newcomm)->asserts = c->asserts;
     if (c->topo != NULL &&
         (onic_mpi_comm_lookup(*newcomm)->topo = onic_mpi_topo_dup(c->topo)) == NULL) {
         MPI_Comm_free(newcomm);
@@ -478,6 +480,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
         /* An intercommunicator has no grid. */
         if ((rc = onic_mpi_intercomm_dup(c, "MPI_Comm_dup", newcomm)) != MPI_SUCCESS)
             return rc;
+        onic_mpi_comm_lookup(*newcomm)->asserts = c->asserts;
         if ((rc = onic_mpi_attr_copy(c, onic_mpi_comm_lookup(*newcomm))) != MPI_SUCCESS) {
             onic_mpi_attr_release(onic_mpi_comm_lookup(*newcomm));
             MPI_Comm_free(newcomm);
@@ -1091,11 +1094,26 @@ int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 }
 
 /* --- Info hints ---------------------------------------------------------------------------- */
-/* onic reads no communicator hint (MPI 4.0's mpi_assert_* ones included:
- * it would gain nothing from them), so a communicator's hints in use are
- * none: MPI_Comm_set_info checks its arguments and keeps nothing, and
- * MPI_Comm_get_info returns a new, empty info object (MPI 3.1, 6.4.4:
- * the hints "actually used"; ignored ones are not returned). */
+/* The hints onic reads are MPI 4.0's assertions (mpi_assert_no_any_source,
+ * _no_any_tag, _exact_length, _allow_overtaking): kept per communicator,
+ * the wildcard ones checked on every receive and probe (a wildcard
+ * promised away is refused, not matched by surprise). None makes a path
+ * faster yet: an exact receive already costs what it would with them.
+ * MPI_Comm_get_info returns the four, true or false (MPI 4.0, 7.4.4: the
+ * hints actually used); other keys are ignored, and not returned. */
+int onic_mpi_asserts_check(onic_mpi_comm_t *c, int source, int tag, const char *call)
+{
+    if (source == MPI_ANY_SOURCE && (c->asserts & ONIC_MPI_ASSERT_NO_ANY_SOURCE))
+        return onic_mpi_err(c, MPI_ERR_RANK, call, "source is MPI_ANY_SOURCE on a communicator "
+                            "whose info asserts mpi_assert_no_any_source; name the rank, or "
+                            "drop the assertion");
+    if (tag == MPI_ANY_TAG && (c->asserts & ONIC_MPI_ASSERT_NO_ANY_TAG))
+        return onic_mpi_err(c, MPI_ERR_TAG, call, "tag is MPI_ANY_TAG on a communicator whose "
+                            "info asserts mpi_assert_no_any_tag; name the tag, or drop the "
+                            "assertion");
+    return MPI_SUCCESS;
+}
+
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
     ONIC_MPI_LOCKED;
@@ -1106,7 +1124,10 @@ int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
     ONIC_MPI_CHECK_INIT(call);
     if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL)
         return rc;
-    return onic_mpi_info_check(c, info, 0, call);
+    if ((rc = onic_mpi_info_check(c, info, 0, call)) != MPI_SUCCESS)
+        return rc;
+    c->asserts = onic_mpi_info_asserts(info, c->asserts);
+    return MPI_SUCCESS;
 }
 
 int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
@@ -1122,7 +1143,7 @@ int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
     if (info_used == NULL)
         return onic_mpi_err(c, MPI_ERR_ARG, call, "info_used is NULL; pass where to store the "
                             "new info object");
-    return MPI_Info_create(info_used);
+    return onic_mpi_info_of_asserts(c->asserts, info_used);
 }
 
 int onic_mpi_comm_hints_check(MPI_Comm comm, MPI_Info info, const char *call)
@@ -1136,14 +1157,16 @@ int onic_mpi_comm_hints_check(MPI_Comm comm, MPI_Info info, const char *call)
     return onic_mpi_info_check(c, info, 1, call);
 }
 
-/* As MPI_Comm_dup; the new communicator's hints would be info's, and
- * onic uses none. MPI_INFO_NULL is taken as no hints. */
+/* As MPI_Comm_dup, the new communicator's hints info's, not comm's.
+ * MPI_INFO_NULL is taken as no hints. */
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
     ONIC_MPI_LOCKED;
     int rc = onic_mpi_comm_hints_check(comm, info, "MPI_Comm_dup_with_info");
 
-    return rc != MPI_SUCCESS ? rc : MPI_Comm_dup(comm, newcomm);
+    if (rc == MPI_SUCCESS && (rc = MPI_Comm_dup(comm, newcomm)) == MPI_SUCCESS)
+        onic_mpi_comm_lookup(*newcomm)->asserts = onic_mpi_info_asserts(info, 0);
+    return rc;
 }
 
 /* MPI_COMM_TYPE_SHARED: the processes that share this one's memory, i.e.

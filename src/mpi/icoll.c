@@ -85,6 +85,7 @@ struct icoll {
     /* MPI_Comm_idup: where the new communicator goes, its agreement on an
      * id (registered while claimed), the first step of its round. */
     MPI_Comm        *newcomm;
+    unsigned         asserts;  /* the new communicator's hints (ONIC_MPI_ASSERT_*) */
     onic_mpi_ctx_claim_t claim;
     int              claimed;
     int              round;
@@ -1141,13 +1142,17 @@ static void icoll_idup_finish(icoll_t *s)
     if (rc != MPI_SUCCESS) {
         s->failed = rc;
         *s->newcomm = MPI_COMM_NULL;
+        return;
     }
+    onic_mpi_comm_lookup(*s->newcomm)->asserts = s->asserts;
 }
 
-int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+/* MPI_Comm_idup, the new communicator's hints `asserts` (its parent's, or
+ * MPI_Comm_idup_with_info's info's). */
+static int icoll_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request, int with_info,
+                      MPI_Info info)
 {
-    ONIC_MPI_LOCKED;
-    const char *call = "MPI_Comm_idup";
+    const char *call = with_info ? "MPI_Comm_idup_with_info" : "MPI_Comm_idup";
     size_t bytes = ONIC_MPI_CTX_OFFER_WORDS * sizeof(uint64_t);
     onic_mpi_type_t *u64 = onic_mpi_type_get(MPI_UINT64_T);
     onic_mpi_comm_t *c;
@@ -1173,6 +1178,7 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
     s->rtype = u64;
     s->bytes = bytes;
     s->newcomm = newcomm;
+    s->asserts = with_info ? onic_mpi_info_asserts(info, 0) : c->asserts;
     if (icoll_idup_round(s) != 0)
         return icoll_nomem(c, s, call);
     /* Its priority: the collective number icoll_start takes next. From
@@ -1183,14 +1189,19 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
     return icoll_start(s, request);
 }
 
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    ONIC_MPI_LOCKED;
+    return icoll_idup(comm, newcomm, request, 0, MPI_INFO_NULL);
+}
+
 int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
                             MPI_Request *request)
 {
     ONIC_MPI_LOCKED;
-    /* As MPI_Comm_dup_with_info: onic uses no communicator hint. */
     int rc = onic_mpi_comm_hints_check(comm, info, "MPI_Comm_idup_with_info");
 
-    return rc != MPI_SUCCESS ? rc : MPI_Comm_idup(comm, newcomm, request);
+    return rc != MPI_SUCCESS ? rc : icoll_idup(comm, newcomm, request, 1, info);
 }
 
 /* --- The v-forms ------------------------------------------------------------------------------- */

@@ -356,6 +356,7 @@ int onic_mpi_intercomm_dup_as(onic_mpi_comm_t *ic, int id, const char *call, MPI
     ic->peers->refs++;
     if ((rc = ic_make(ic, ic->group, ic->peers, id, call, newcomm)) != MPI_SUCCESS)
         return rc;
+    onic_mpi_comm_lookup(*newcomm)->asserts = ic->asserts;
     if ((rc = onic_mpi_attr_copy(ic, onic_mpi_comm_lookup(*newcomm))) != MPI_SUCCESS) {
         onic_mpi_attr_release(onic_mpi_comm_lookup(*newcomm));
         MPI_Comm_free(newcomm);

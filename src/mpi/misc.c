@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* --- Info objects ---------------------------------------------------------------------- */
 typedef struct info_entry {
@@ -70,6 +71,48 @@ int onic_mpi_info_check(onic_mpi_comm_t *c, MPI_Info h, int null_ok, const char 
     return onic_mpi_err(c, MPI_ERR_ARG, call, "info %#x is %s; pass one from MPI_Info_create%s",
                         (unsigned)h, h == MPI_INFO_NULL ? "MPI_INFO_NULL" : "not a live info "
                         "object", null_ok ? ", MPI_INFO_ENV or MPI_INFO_NULL" : " or MPI_INFO_ENV");
+}
+
+static int info_find(const info_t *in, const char *key);
+
+/* MPI 4.0's communicator assertions, each a boolean "true" or "false". */
+static const struct {
+    const char *key;
+    unsigned    bit;
+} info_asserts[] = {
+    {"mpi_assert_no_any_source", ONIC_MPI_ASSERT_NO_ANY_SOURCE},
+    {"mpi_assert_no_any_tag", ONIC_MPI_ASSERT_NO_ANY_TAG},
+    {"mpi_assert_exact_length", ONIC_MPI_ASSERT_EXACT_LENGTH},
+    {"mpi_assert_allow_overtaking", ONIC_MPI_ASSERT_ALLOW_OVERTAKING},
+};
+
+unsigned onic_mpi_info_asserts(MPI_Info h, unsigned asserts)
+{
+    info_t *in = h != MPI_INFO_NULL && info_init() == 0 ? onic_mpi_htab_get(&info_tab, h) : NULL;
+
+    for (size_t k = 0; in != NULL && k < sizeof(info_asserts) / sizeof(info_asserts[0]); k++) {
+        int i = info_find(in, info_asserts[k].key);
+        if (i < 0)
+            continue;
+        /* Any other value is no assertion: a hint that cannot be read
+         * is ignored, as hints may be. */
+        if (strcasecmp(in->e[i].val, "true") == 0)
+            asserts |= info_asserts[k].bit;
+        else
+            asserts &= ~info_asserts[k].bit;
+    }
+    return asserts;
+}
+
+int onic_mpi_info_of_asserts(unsigned asserts, MPI_Info *info)
+{
+    int rc = MPI_Info_create(info);
+
+    for (size_t k = 0; rc == MPI_SUCCESS && k < sizeof(info_asserts) / sizeof(info_asserts[0]);
+         k++)
+        rc = MPI_Info_set(*info, info_asserts[k].key,
+                          asserts & info_asserts[k].bit ? "true" : "false");
+    return rc;
 }
 
 static int info_key_ok(const char *key, const char *call)

@@ -169,7 +169,19 @@ typedef struct onic_mpi_comm {
     int               pending;
     int               reporting;  /* one ended with an error not yet reported */
     onic_dlist_t      freed_link;
+    unsigned          asserts;    /* ONIC_MPI_ASSERT_*: what its info promised */
 } onic_mpi_comm_t;
+
+/* MPI 4.0's info assertions on a communicator (MPI_Comm_set_info,
+ * MPI_Comm_dup_with_info; MPI_Comm_dup copies them). The two wildcard ones
+ * are checked: a receive or probe with the wildcard promised away is
+ * refused. */
+enum {
+    ONIC_MPI_ASSERT_NO_ANY_SOURCE    = 1u << 0,
+    ONIC_MPI_ASSERT_NO_ANY_TAG       = 1u << 1,
+    ONIC_MPI_ASSERT_EXACT_LENGTH     = 1u << 2,
+    ONIC_MPI_ASSERT_ALLOW_OVERTAKING = 1u << 3,
+};
 
 /* One block of a datatype's element: `len` bytes at `off` from its start. */
 typedef struct onic_mpi_block {
@@ -460,7 +472,6 @@ typedef struct onic_mpi_mt {
      * completed what they wait for). */
     _Atomic uint32_t sleepers;
     _Atomic uint32_t gen;
-    unsigned         pausing;  /* threads in a pause (changed holding the lock) */
 } __attribute__((aligned(64))) onic_mpi_mt_t;
 
 extern onic_mpi_mt_t onic_mpi_mt __attribute__((visibility("hidden")));
@@ -1032,6 +1043,14 @@ int  onic_mpi_err_lastused(void);
 /* MPI_SUCCESS if h is a live info object (or MPI_INFO_NULL where
  * null_ok), else the error reported against c. */
 int  onic_mpi_info_check(onic_mpi_comm_t *c, MPI_Info h, int null_ok, const char *call);
+/* `asserts` changed by the assertions info (a checked info object or
+ * MPI_INFO_NULL) sets or clears (misc.c). */
+unsigned onic_mpi_info_asserts(MPI_Info info, unsigned asserts);
+/* A receive's or probe's source and tag against c's assertions (comm.c):
+ * MPI_SUCCESS, or the error reported. */
+int  onic_mpi_asserts_check(onic_mpi_comm_t *c, int source, int tag, const char *call);
+/* A new info object saying each assertion's value, as MPI_Comm_get_info. */
+int  onic_mpi_info_of_asserts(unsigned asserts, MPI_Info *info);
 /* Quiet forms for session.c: key's value of info h into val (len bytes):
  * 1 found, 0 not there (or key NULL: h checked only), -1 h is no live
  * info object. A new info holding

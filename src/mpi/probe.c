@@ -72,6 +72,8 @@ static int probe_check(const char *call, int source, int tag, MPI_Comm comm, int
     if (tag != MPI_ANY_TAG && (tag < 0 || tag > ONIC_MPI_TAG_UB))
         return onic_mpi_err(c, MPI_ERR_TAG, call, "tag %d is out of range (0 to %d, or "
                             "MPI_ANY_TAG)", tag, ONIC_MPI_TAG_UB);
+    if ((rc = onic_mpi_asserts_check(c, source, tag, call)) != MPI_SUCCESS)
+        return rc;
     if (flag == NULL || message == NULL || status == NULL)
         return onic_mpi_err(c, MPI_ERR_ARG, call, "%s is NULL", flag == NULL ? "flag"
                             : message == NULL ? "message"

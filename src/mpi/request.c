@@ -256,6 +256,8 @@ static int req_check_start(const char *call, int is_send, const void *buf, int c
     if ((tag < 0 || tag > ONIC_MPI_TAG_UB) && (is_send || tag != MPI_ANY_TAG))
         return onic_mpi_err(a->comm, MPI_ERR_TAG, call, "tag %d is outside 0 to %d (MPI_TAG_UB)"
                             "%s", tag, ONIC_MPI_TAG_UB, is_send ? "" : " and not MPI_ANY_TAG");
+    if (!is_send)
+        return onic_mpi_asserts_check(a->comm, peer, tag, call);
     return MPI_SUCCESS;
 }
 
@@ -342,8 +344,11 @@ static inline int req_args_ok(int is_send, const void *buf, int count, MPI_Datat
            (a->type = onic_mpi_type_lookup(datatype)) != NULL && count >= 0 &&
            (buf != NULL || count == 0 || a->type->size == 0) &&
            a->type->size * (size_t)count <= ONIC_MPI_LEN_MAX &&
-           ((unsigned)peer < (unsigned)a->comm->npeers || (!is_send && peer == MPI_ANY_SOURCE)) &&
-           ((unsigned)tag <= ONIC_MPI_TAG_UB || (!is_send && tag == MPI_ANY_TAG));
+           ((unsigned)peer < (unsigned)a->comm->npeers ||
+            (!is_send && peer == MPI_ANY_SOURCE &&
+             !(a->comm->asserts & ONIC_MPI_ASSERT_NO_ANY_SOURCE))) &&
+           ((unsigned)tag <= ONIC_MPI_TAG_UB ||
+            (!is_send && tag == MPI_ANY_TAG && !(a->comm->asserts & ONIC_MPI_ASSERT_NO_ANY_TAG)));
 }
 
 /* --- Finishing requests ----------------------------------------------------------------- */

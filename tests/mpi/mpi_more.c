@@ -2686,24 +2686,71 @@ static void test_misc(void)
         MPI_Comm_free(&d);
     }
     {
-        /* A communicator's hints: onic uses none, so get_info returns a
-         * new empty object whatever was set; the dups with info are dups. */
+        /* A communicator's hints: MPI 4.0's four assertions are kept
+         * (get_info says each, true or false; other keys are not used,
+         * so not returned), copied by dup, set by the dups with info, and
+         * the wildcard ones refuse a wildcard receive or probe. */
         MPI_Info info, used;
-        MPI_Comm d, di;
+        MPI_Comm d, di, dd, sp;
         MPI_Request req;
-        int n, r, res;
+        MPI_Status st;
+        int n, r, res, flag, v = rank, got = -1, next = (rank + 1) % size;
+        int prev = (rank + size - 1) % size;
+        char val[MPI_MAX_INFO_VAL + 1];
         MPI_Info_create(&info);
         MPI_Info_set(info, "mpi_assert_no_any_tag", "true");
+        MPI_Info_set(info, "mpi_assert_no_any_source", "TRUE");
+        MPI_Info_set(info, "mpi_assert_exact_length", "maybe");
         MPI_Info_set(info, "no_such_hint", "1");
         CHECK_EQ(MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &d), MPI_SUCCESS);
         MPI_Comm_compare(MPI_COMM_WORLD, d, &res);
         CHECK_EQ(res, MPI_CONGRUENT);
-        CHECK_EQ(MPI_Comm_set_info(d, info), MPI_SUCCESS);
         CHECK_EQ(MPI_Comm_get_info(d, &used), MPI_SUCCESS);
         CHECK(used != MPI_INFO_NULL && used != info);
         MPI_Info_get_nkeys(used, &n);
-        CHECK_EQ(n, 0);
+        CHECK_EQ(n, 4);
+        flag = 0;
+        MPI_Info_get(used, "mpi_assert_no_any_source", MPI_MAX_INFO_VAL, val, &flag);
+        CHECK(flag && strcmp(val, "true") == 0);
+        MPI_Info_get(used, "mpi_assert_no_any_tag", MPI_MAX_INFO_VAL, val, &flag);
+        CHECK(flag && strcmp(val, "true") == 0);
+        MPI_Info_get(used, "mpi_assert_exact_length", MPI_MAX_INFO_VAL, val, &flag);
+        CHECK(flag && strcmp(val, "false") == 0);
+        MPI_Info_get(used, "no_such_hint", MPI_MAX_INFO_VAL, val, &flag);
+        CHECK(!flag);
         MPI_Info_free(&used);
+        /* Wildcards refused, exact receives served. */
+        MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
+        CHECK_EQ(MPI_Irecv(&got, 1, MPI_INT, MPI_ANY_SOURCE, 3, d, &req), MPI_ERR_RANK);
+        CHECK_EQ(MPI_Irecv(&got, 1, MPI_INT, prev, MPI_ANY_TAG, d, &req), MPI_ERR_TAG);
+        CHECK_EQ(MPI_Recv(&got, 1, MPI_INT, MPI_ANY_SOURCE, 3, d, &st), MPI_ERR_RANK);
+        CHECK_EQ(MPI_Iprobe(MPI_ANY_SOURCE, 3, d, &flag, &st), MPI_ERR_RANK);
+        CHECK_EQ(MPI_Iprobe(prev, MPI_ANY_TAG, d, &flag, &st), MPI_ERR_TAG);
+        CHECK_EQ(MPI_Recv_init(&got, 1, MPI_INT, prev, MPI_ANY_TAG, d, &req), MPI_ERR_TAG);
+        CHECK_EQ(MPI_Sendrecv(&v, 1, MPI_INT, next, 3, &got, 1, MPI_INT, prev, 3, d, &st),
+                 MPI_SUCCESS);
+        CHECK_EQ(got, prev);
+        /* A dup keeps them; a split has none; set_info changes what it names. */
+        CHECK_EQ(MPI_Comm_dup(d, &dd), MPI_SUCCESS);
+        MPI_Comm_set_errhandler(dd, MPI_ERRORS_RETURN);
+        CHECK_EQ(MPI_Iprobe(MPI_ANY_SOURCE, 3, dd, &flag, &st), MPI_ERR_RANK);
+        CHECK_EQ(MPI_Comm_split(d, 0, rank, &sp), MPI_SUCCESS);
+        CHECK_EQ(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, sp, &flag, &st), MPI_SUCCESS);
+        MPI_Comm_free(&sp);
+        MPI_Info_set(info, "mpi_assert_no_any_source", "false");
+        MPI_Info_delete(info, "mpi_assert_no_any_tag");
+        CHECK_EQ(MPI_Comm_set_info(dd, info), MPI_SUCCESS);
+        CHECK_EQ(MPI_Iprobe(prev, MPI_ANY_TAG, dd, &flag, &st), MPI_ERR_TAG);
+        CHECK_EQ(MPI_Sendrecv(&v, 1, MPI_INT, next, 4, &got, 1, MPI_INT, MPI_ANY_SOURCE, 4, dd,
+                              &st), MPI_SUCCESS);
+        CHECK(got == prev && st.MPI_SOURCE == prev);
+        MPI_Comm_free(&dd);
+        /* idup copies them, idup_with_info takes info's (here none). */
+        CHECK_EQ(MPI_Comm_idup(d, &di, &req), MPI_SUCCESS);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        MPI_Comm_set_errhandler(di, MPI_ERRORS_RETURN);
+        CHECK_EQ(MPI_Iprobe(prev, MPI_ANY_TAG, di, &flag, &st), MPI_ERR_TAG);
+        MPI_Comm_free(&di);
         CHECK_EQ(MPI_Comm_idup_with_info(d, MPI_INFO_NULL, &di, &req), MPI_SUCCESS);
         MPI_Wait(&req, MPI_STATUS_IGNORE);
         MPI_Comm_rank(di, &r);
@@ -2711,8 +2758,8 @@ static void test_misc(void)
         r = rank;
         MPI_Allreduce(MPI_IN_PLACE, &r, 1, MPI_INT, MPI_SUM, di);
         CHECK_EQ(r, size * (size - 1) / 2);
+        CHECK_EQ(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, di, &flag, &st), MPI_SUCCESS);
         MPI_Comm_free(&di);
-        MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
         CHECK_EQ(MPI_Comm_set_info(d, MPI_INFO_NULL), MPI_ERR_ARG);
         CHECK_EQ(MPI_Comm_get_info(d, NULL), MPI_ERR_ARG);
         CHECK_EQ(MPI_Comm_dup_with_info(d, (MPI_Info)0x12345, &di), MPI_ERR_ARG);
