@@ -530,8 +530,8 @@ void onic_mpi_mt_start(void);
 void onic_mpi_mt_stop(void);
 /* A blocking wait found nothing to do: under MPI_THREAD_MULTIPLE give the
  * lock up for one round of waiting (spin, yield, then sleep until another
- * thread's call ends or 1 ms passes, to poll again); 0 otherwise, and the
- * caller waits its own way. */
+ * thread's call ends or up to 100 us pass, to poll again); 0 otherwise,
+ * and the caller waits its own way. */
 int  onic_mpi_mt_pause(void);
 /* onic_mpi_progress(1) under MPI_THREAD_MULTIPLE. */
 unsigned onic_mpi_mt_progress(void);
