@@ -398,8 +398,8 @@ int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
     (void)info; /* no hints are read */
     ONIC_MPI_CHECK_INIT("MPI_Alloc_mem");
     if (size < 0 || baseptr == NULL)
-        return onic_mpi_err(NULL, size < 0 ? MPI_ERR_ARG : MPI_ERR_ARG, "MPI_Alloc_mem",
-                            "%s", size < 0 ? "size is negative" : "baseptr is NULL");
+        return onic_mpi_err(NULL, MPI_ERR_ARG, "MPI_Alloc_mem", "%s",
+                            size < 0 ? "size is negative" : "baseptr is NULL");
     if ((p = malloc(size == 0 ? 1 : (size_t)size)) == NULL)
         return onic_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Alloc_mem", "no memory for %lld bytes",
                             (long long)size);

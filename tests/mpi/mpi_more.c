@@ -2632,6 +2632,15 @@ static void test_misc(void)
         CHECK_EQ(MPI_Info_set(info, "", "x"), MPI_ERR_ARG);
         CHECK_EQ(MPI_Info_get_nkeys(MPI_INFO_NULL, &n), MPI_ERR_ARG);
         CHECK_EQ(MPI_Info_free(&copy), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Info_free(NULL), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Info_delete(info, NULL), MPI_ERR_ARG);
+        {
+            /* MPI_INFO_ENV is the library's: not freed, still readable. */
+            MPI_Info env = MPI_INFO_ENV;
+            CHECK_EQ(MPI_Info_free(&env), MPI_ERR_ARG);
+            CHECK(env == MPI_INFO_ENV);
+            CHECK_EQ(MPI_Info_get_nkeys(MPI_INFO_ENV, &n), MPI_SUCCESS);
+        }
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
         MPI_Info_free(&info);
     }
