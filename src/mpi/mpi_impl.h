@@ -533,6 +533,11 @@ void onic_mpi_mt_stop(void);
  * thread's call ends or up to 100 us pass, to poll again); 0 otherwise,
  * and the caller waits its own way. */
 int  onic_mpi_mt_pause(void);
+/* A waiting round of onic_mpi_progress(0) handled something: under
+ * MPI_THREAD_MULTIPLE the wait starts afresh, sleeping threads wake (it
+ * may be what they wait for) and a thread waiting for the lock gets it
+ * first; nothing otherwise. */
+void onic_mpi_mt_handled(void);
 /* onic_mpi_progress(1) under MPI_THREAD_MULTIPLE. */
 unsigned onic_mpi_mt_progress(void);
 

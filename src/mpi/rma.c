@@ -463,7 +463,8 @@ void onic_mpi_rma_poll(int block)
         got++;
     }
     /* Point-to-point goes on meanwhile (credits, pulls, PSCW's messages). */
-    onic_mpi_progress(0);
+    if (onic_mpi_progress(0) > 0 && block)
+        onic_mpi_mt_handled(); /* (it may give the lock up: waiting only) */
     if (got > 0 || !block || onic_mpi_mt_pause())
         return;
     rc = PtlEQPoll(&rma.oq, 1, RMA_WAIT_MS, &ev, NULL);

@@ -55,7 +55,8 @@ static void wctl_wait(onic_mpi_wctl_t *c, _Atomic uint32_t *word, uint32_t seen,
 {
     struct timespec ts = {0, WCTL_SLEEP_NS};
 
-    onic_mpi_progress(0);
+    if (onic_mpi_progress(0) > 0)
+        onic_mpi_mt_handled();
     /* Another thread of this process may hold the lock waited for: it
      * needs the process's lock to give it back. */
     if (atomic_load(word) != seen || onic_mpi_mt_pause())

@@ -163,18 +163,12 @@ int onic_mpi_mt_pause(void)
     return 1;
 }
 
-/* A blocking round of progress under MPI_THREAD_MULTIPLE: handle what is
- * there; if nothing was, pause. Something handled starts the next wait
- * afresh. */
-unsigned onic_mpi_mt_progress(void)
+void onic_mpi_mt_handled(void)
 {
     onic_lock_t *l = &onic_mpi_mt.lock;
-    unsigned n = onic_mpi_progress(0);
 
-    if (n == 0) {
-        onic_mpi_mt_pause();
-        return n;
-    }
+    if (!atomic_load_explicit(&onic_mpi_mt.on, memory_order_relaxed))
+        return;
     mt_w.start = 0;
     /* What was handled may be what sleeping threads wait for; and threads
      * waiting for the lock get their turn before this one's next round,
@@ -182,5 +176,17 @@ unsigned onic_mpi_mt_progress(void)
     mt_wake_sleepers();
     if (onic_lock_held(l) && atomic_load_explicit(&l->word, memory_order_relaxed) == 2)
         onic_lock_retake(l, mt_give_up(l));
+}
+
+/* A blocking round of progress under MPI_THREAD_MULTIPLE: handle what is
+ * there; if nothing was, pause. */
+unsigned onic_mpi_mt_progress(void)
+{
+    unsigned n = onic_mpi_progress(0);
+
+    if (n == 0)
+        onic_mpi_mt_pause();
+    else
+        onic_mpi_mt_handled();
     return n;
 }
