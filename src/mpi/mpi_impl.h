@@ -497,9 +497,9 @@ static inline void onic_mpi_leave(onic_mpi_guard_t *g)
 
 /* The first line of an MPI call: holds the lock under MPI_THREAD_MULTIPLE
  * until the call returns, by whichever return. */
-#define ONIC_MPI_LOCKED                                                                    \
-    onic_mpi_guard_t onic_mpi_guard_ __attribute__((cleanup(onic_mpi_leave), unused)) =    \
-        onic_mpi_enter()
+#define ONIC_MPI_LOCKED ONIC_MPI_GUARD_(onic_mpi_enter())
+#define ONIC_MPI_GUARD_(_enter)                                                            \
+    onic_mpi_guard_t onic_mpi_guard_ __attribute__((cleanup(onic_mpi_leave), unused)) = _enter
 
 /* Provide thread level `required` from here on (init.c). */
 void onic_mpi_thread_want(int required);
@@ -521,9 +521,7 @@ static inline onic_mpi_guard_t onic_mpi_enter_mt(void)
     return &onic_mpi_mt.lock;
 }
 
-#define ONIC_MPI_LOCKED_MT                                                                 \
-    onic_mpi_guard_t onic_mpi_guard_ __attribute__((cleanup(onic_mpi_leave), unused)) =    \
-        onic_mpi_enter_mt()
+#define ONIC_MPI_LOCKED_MT ONIC_MPI_GUARD_(onic_mpi_enter_mt())
 
 /* Start or stop MPI_THREAD_MULTIPLE (MPI_Init_thread, MPI_Finalize). */
 void onic_mpi_mt_start(void);
