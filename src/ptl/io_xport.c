@@ -46,6 +46,18 @@ static unsigned ptl_xport_progress(void *arg, uint64_t timeout_ns)
     return timeout_ns == 0 ? onic_xport_poll(px->x) : onic_xport_wait(px->x, timeout_ns);
 }
 
+static int ptl_xport_sleep_arm(void *arg, uint32_t **word, uint32_t *val, uint64_t *max_ns)
+{
+    ptl_xport_t *px = arg;
+    return onic_xport_sleep_arm(px->x, word, val, max_ns);
+}
+
+static void ptl_xport_sleep_disarm(void *arg)
+{
+    ptl_xport_t *px = arg;
+    onic_xport_sleep_disarm(px->x);
+}
+
 static void ptl_xport_rma_cb(void *arg, void *ctx, onic_status_t status)
 {
     ptl_xport_t *px = arg;
@@ -117,6 +129,8 @@ static const onic_ptl_io_t ptl_xport_io = {
     .rma = ptl_xport_rma,
     .rmav = ptl_xport_rmav,
     .bundle = ptl_xport_bundle,
+    .sleep_arm = ptl_xport_sleep_arm,
+    .sleep_disarm = ptl_xport_sleep_disarm,
 };
 
 /* The job id as a ptl_jid_t: its last 8 hex digits; a job of one started

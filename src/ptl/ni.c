@@ -2,6 +2,7 @@
  * control list, the one NI of this process and the lookups every public
  * call starts with. */
 #include "ptl/ptl.h"
+#include "ptl/post.h"
 #include "base/log.h"
 #include "base/mem.h"
 
@@ -266,6 +267,26 @@ unsigned onic_ptl_ni_progress(onic_ptl_ni_t *ni, uint64_t timeout_ns)
     n = ni->io->progress(ni->io_arg, timeout_ns);
     ni->in_progress = 0;
     return n;
+}
+
+/* MPI_THREAD_MULTIPLE's sleep (post.h): not while this NI is in progress
+ * or a handler's call waits, nor through a back end. */
+int onic_ptl_sleep_arm(ptl_handle_ni_t ni_handle, uint32_t **word, uint32_t *val,
+                       uint64_t *max_ns)
+{
+    onic_ptl_ni_t *ni = onic_ptl_g.ni;
+
+    return onic_ptl_backend_g == NULL && ni != NULL && ni->handle == ni_handle &&
+           !ni->in_progress && ni->hq_len == 0 && ni->io != NULL && ni->io->sleep_arm != NULL &&
+           ni->io->sleep_arm(ni->io_arg, word, val, max_ns);
+}
+
+void onic_ptl_sleep_disarm(ptl_handle_ni_t ni_handle)
+{
+    onic_ptl_ni_t *ni = onic_ptl_g.ni;
+
+    if (ni != NULL && ni->handle == ni_handle && ni->io != NULL && ni->io->sleep_disarm != NULL)
+        ni->io->sleep_disarm(ni->io_arg);
 }
 
 /* Do what the target side answered: drop a registration, start an RMA (if

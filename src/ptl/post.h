@@ -34,4 +34,14 @@ int onic_ptl_recv_take(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
                        ptl_process_id_t match_id, ptl_match_bits_t match_bits,
                        ptl_match_bits_t ignore_bits, ptl_ovf_header_t *header);
 
+/* A sleep another thread can end, for MPI_THREAD_MULTIPLE's waits, which
+ * sleep without the lock that keeps one caller at a time in Portals:
+ * onic_xport_sleep_arm's contract (xport.h) for this process's NI, armed
+ * and disarmed holding that lock. 0, nothing armed: something waits (a
+ * handler's call, an arrival), a back end serves the NI, or its transport
+ * cannot sleep so; the caller then sleeps its own way. */
+int  onic_ptl_sleep_arm(ptl_handle_ni_t ni_handle, uint32_t **word, uint32_t *val,
+                        uint64_t *max_ns);
+void onic_ptl_sleep_disarm(ptl_handle_ni_t ni_handle);
+
 #endif

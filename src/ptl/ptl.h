@@ -391,6 +391,10 @@ typedef struct onic_ptl_io {
     void          (*store)(void *arg, void *addr, const void *data, size_t len);
     void          (*event)(void *arg, ptl_handle_eq_t eq, const ptl_event_t *ev);
     void          (*md_gone)(void *arg, ptl_handle_md_t md);
+    /* Optional, both or neither: a sleep another thread can end
+     * (onic_ptl_sleep_arm, post.h), onic_xport_sleep_arm's contract. */
+    int           (*sleep_arm)(void *arg, uint32_t **word, uint32_t *val, uint64_t *max_ns);
+    void          (*sleep_disarm)(void *arg);
 } onic_ptl_io_t;
 
 /* An event whose queue has a handler, waiting for the step that recorded it

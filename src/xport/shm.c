@@ -82,7 +82,7 @@ typedef struct shm_region_hdr {
     uint32_t size;      /* processes in the job */
     uint32_t nslots;    /* slots per lane */
     uint32_t attached;  /* peers that have mapped this region */
-    uint32_t sleeping;  /* the owner is (about to be) asleep on `wake` */
+    uint32_t sleeping;  /* the owner's threads (about to be) asleep on `wake` */
     uint32_t wake;      /* futex word: senders bump it to wake a sleeper */
     uint32_t pid;       /* the owner, for CMA */
     uint64_t nonce;     /* random; the CMA probe reads it at nonce_addr */
@@ -815,11 +815,12 @@ static long shm_futex(uint32_t *word, int op, uint32_t val, const struct timespe
     return syscall(SYS_futex, word, op, val, timeout, NULL, 0);
 }
 
-/* The peer said it sleeps: wake it. */
+/* The peer said it sleeps: wake it -- all its sleepers, since a thread of
+ * MPI_THREAD_MULTIPLE and a caller's wait may sleep at once. */
 static void __attribute__((noinline)) shm_wake_sleeper(shm_region_hdr_t *h)
 {
     __atomic_fetch_add(&h->wake, 1, __ATOMIC_RELEASE);
-    shm_futex(&h->wake, FUTEX_WAKE, 1, NULL);
+    shm_futex(&h->wake, FUTEX_WAKE, INT_MAX, NULL);
 }
 
 /* Wake the peer only if it said it sleeps. Whatever we published for it (a
@@ -945,26 +946,54 @@ static int shm_pending(shm_state_t *s)
     return 0;
 }
 
-/* Sleep until a peer wakes us or timeout_ns pass, unless something already
- * waits. */
-static void shm_sleep(void *state, uint64_t timeout_ns)
+/* Announce a sleep: from here senders wake the word *word_p, whose value
+ * *val_p a futex wait compares; 0 (and no announcement) when something
+ * already waits. *max_ns: how long the sleep may last, 1 ms when the
+ * fence senders count on failed (they might go unseen). `sleeping` counts
+ * the sleepers (a thread of MPI_THREAD_MULTIPLE and a waiting caller may
+ * sleep at once); senders only ask whether it is 0. */
+static int shm_sleep_arm(void *state, uint32_t **word_p, uint32_t *val_p, uint64_t *max_ns)
 {
     shm_state_t *s = state;
     shm_region_hdr_t *h = s->regions[s->rank];
     uint32_t seq = __atomic_load_n(&h->wake, __ATOMIC_ACQUIRE);
-    struct timespec ts = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
 
     shm_audit(s);
-    __atomic_store_n(&h->sleeping, 1, __ATOMIC_SEQ_CST);
-    if (s->fences && syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) != 0) {
-        /* Cannot fence any more: senders that count on it might go unseen,
-         * so do not sleep for long. */
-        ts.tv_sec = 0;
-        ts.tv_nsec = 1000000;
+    *max_ns = UINT64_MAX;
+    __atomic_add_fetch(&h->sleeping, 1, __ATOMIC_SEQ_CST);
+    if (s->fences && syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) != 0)
+        *max_ns = 1000000;
+    if (shm_pending(s)) {
+        __atomic_sub_fetch(&h->sleeping, 1, __ATOMIC_RELAXED);
+        return 0;
     }
-    if (!shm_pending(s))
-        shm_futex(&h->wake, FUTEX_WAIT, seq, &ts); /* returns at once if seq moved */
-    __atomic_store_n(&h->sleeping, 0, __ATOMIC_RELAXED);
+    *word_p = &h->wake;
+    *val_p = seq;
+    return 1;
+}
+
+static void shm_sleep_disarm(void *state)
+{
+    shm_state_t *s = state;
+    shm_region_hdr_t *h = s->regions[s->rank];
+
+    __atomic_sub_fetch(&h->sleeping, 1, __ATOMIC_RELAXED);
+}
+
+/* Sleep until a peer wakes us or timeout_ns pass, unless something already
+ * waits. */
+static void shm_sleep(void *state, uint64_t timeout_ns)
+{
+    uint32_t *word, seq;
+    uint64_t max_ns;
+
+    if (!shm_sleep_arm(state, &word, &seq, &max_ns))
+        return;
+    if (timeout_ns > max_ns)
+        timeout_ns = max_ns;
+    struct timespec ts = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
+    shm_futex(word, FUTEX_WAIT, seq, &ts); /* returns at once if seq moved */
+    shm_sleep_disarm(state);
 }
 
 /* --- RMA through the bounce buffers ---------------------------------- */
@@ -1418,6 +1447,8 @@ const onic_xport_ops_t onic_xport_shm_ops = {
     .drops       = shm_drops,
     .assisted    = shm_assisted,
     .sleep       = shm_sleep,
+    .sleep_arm   = shm_sleep_arm,
+    .sleep_disarm = shm_sleep_disarm,
     .rma         = shm_rma,
     .rmav        = shm_rmav,
     .caps        = shm_caps,

@@ -53,6 +53,14 @@ typedef struct onic_xport_ops {
     /* Optional: sleep until a message may have arrived or timeout_ns pass,
      * without losing a wake-up from a sender. NULL: cannot sleep. */
     void          (*sleep)(void *state, uint64_t timeout_ns);
+    /* Optional, both or neither: sleep's two halves, for a sleeper that
+     * must not hold its caller's lock while asleep (onic_xport_sleep_arm).
+     * sleep_arm: 1 when nothing waits and from now on an arrival moves
+     * *word and wakes its (shared) futex; *val is its value now, *max_ns
+     * the longest such a sleep may last. 0: something waits, nothing
+     * armed. sleep_disarm ends an armed sleep. */
+    int           (*sleep_arm)(void *state, uint32_t **word, uint32_t *val, uint64_t *max_ns);
+    void          (*sleep_disarm)(void *state);
     /* Start an RMA read (write = 0) or write of len > 0 bytes, whose range
      * the front end checked against rkey; post its completion (ctx) to the
      * notification queue, now or from a later poll. ONIC_ERR_NO_RESOURCE:

@@ -848,6 +848,25 @@ unsigned onic_xport_wait(onic_xport_t *x, uint64_t timeout_ns)
     return n;
 }
 
+int onic_xport_sleep_arm(onic_xport_t *x, uint32_t **word, uint32_t *val, uint64_t *max_ns)
+{
+    xport_tr_t *t;
+
+    /* One transport to sleep in, and nothing here that only a poll moves:
+     * a backlog (nobody wakes a sender when its peer makes room), what a
+     * wait drained, messages to itself, finished RMA. */
+    if (x == NULL || x->nopen != 1 || (t = x->open[0])->ops->sleep_arm == NULL ||
+        x->queued > 0 || !onic_xport_msgq_empty(&x->deferred) ||
+        !onic_xport_msgq_empty(x->self) || !onic_xport_notify_empty(&x->notify))
+        return 0;
+    return t->ops->sleep_arm(t->state, word, val, max_ns);
+}
+
+void onic_xport_sleep_disarm(onic_xport_t *x)
+{
+    x->open[0]->ops->sleep_disarm(x->open[0]->state);
+}
+
 onic_status_t onic_xport_mem_reg(onic_xport_t *x, void *addr, size_t len, onic_xport_mkey_t *key_p)
 {
     onic_xport_mkey_t key;

@@ -108,6 +108,18 @@ unsigned      onic_xport_poll(onic_xport_t *x);
  * until a sender wakes this process. Returns how many messages it delivered
  * (0 after the timeout). */
 unsigned      onic_xport_wait(onic_xport_t *x, uint64_t timeout_ns);
+/* A wait's sleep in two halves, for a thread that must not hold the lock
+ * it calls the endpoint under while it sleeps (MPI_THREAD_MULTIPLE): arm,
+ * holding the lock, after a poll that found nothing -- 1 when nothing
+ * waits and from now on an arrival moves *word and wakes its futex
+ * (shared: FUTEX_WAIT without FUTEX_PRIVATE_FLAG, on *val) for up to
+ * *max_ns; 0 when something waits or this endpoint cannot sleep so (more
+ * than one transport, a backlog), nothing armed. Then sleep without the
+ * lock; another thread may end the sleep early by moving *word and waking
+ * it. Disarm holding the lock again; the endpoint stays open meanwhile. */
+int           onic_xport_sleep_arm(onic_xport_t *x, uint32_t **word, uint32_t *val,
+                                   uint64_t *max_ns);
+void          onic_xport_sleep_disarm(onic_xport_t *x);
 /* --- RMA: read and write another process's memory (paper 004, III.C).
  * A process exposes a range with mem_reg and sends the key to a peer inside
  * a message; the peer names (key, offset, length) in rma_read / rma_write.
