@@ -472,6 +472,12 @@ typedef struct onic_mpi_mt {
      * completed what they wait for). */
     _Atomic uint32_t sleepers;
     _Atomic uint32_t gen;
+    /* The one sleeper, if any, asleep in the transport (where an arrival
+     * wakes it): the word it sleeps on, which a call that ends moves too.
+     * How many such sleeps there were, and how many ended by the word
+     * moving rather than their timeout (tests read them). */
+    _Atomic(uint32_t *) xword;
+    _Atomic uint64_t xsleeps, xwoken;
 } __attribute__((aligned(64))) onic_mpi_mt_t;
 
 extern onic_mpi_mt_t onic_mpi_mt __attribute__((visibility("hidden")));
@@ -528,9 +534,12 @@ void onic_mpi_mt_start(void);
 void onic_mpi_mt_stop(void);
 /* A blocking wait found nothing to do: under MPI_THREAD_MULTIPLE give the
  * lock up for one round of waiting (spin, yield, then sleep until another
- * thread's call ends or up to 100 us pass, to poll again); 0 otherwise,
- * and the caller waits its own way. */
-int  onic_mpi_mt_pause(void);
+ * thread's call ends or, with `arrivals`, a message arrives -- else up to
+ * 100 us pass, to poll again); 0 otherwise, and the caller waits its own
+ * way. arrivals: what the caller waits for comes through the transport
+ * (events, messages); 0 when it comes from elsewhere (memory another
+ * process writes), which no sleep in the transport would see. */
+int  onic_mpi_mt_pause(int arrivals);
 /* A waiting round of onic_mpi_progress(0) handled something: under
  * MPI_THREAD_MULTIPLE the wait starts afresh, sleeping threads wake (it
  * may be what they wait for) and a thread waiting for the lock gets it

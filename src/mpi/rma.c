@@ -465,7 +465,7 @@ void onic_mpi_rma_poll(int block)
     /* Point-to-point goes on meanwhile (credits, pulls, PSCW's messages). */
     if (onic_mpi_progress(0) > 0 && block)
         onic_mpi_mt_handled(); /* (it may give the lock up: waiting only) */
-    if (got > 0 || !block || onic_mpi_mt_pause())
+    if (got > 0 || !block || onic_mpi_mt_pause(1))
         return;
     rc = PtlEQPoll(&rma.oq, 1, RMA_WAIT_MS, &ev, NULL);
     if (rc == PTL_OK || rc == PTL_EQ_DROPPED)

@@ -58,8 +58,9 @@ static void wctl_wait(onic_mpi_wctl_t *c, _Atomic uint32_t *word, uint32_t seen,
     if (onic_mpi_progress(0) > 0)
         onic_mpi_mt_handled();
     /* Another thread of this process may hold the lock waited for: it
-     * needs the process's lock to give it back. */
-    if (atomic_load(word) != seen || onic_mpi_mt_pause())
+     * needs the process's lock to give it back. (Another process moves
+     * the word: no arrival tells of it.) */
+    if (atomic_load(word) != seen || onic_mpi_mt_pause(0))
         return;
     if (wt->start == 0)
         wt->start = onic_time_ns();

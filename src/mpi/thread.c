@@ -8,19 +8,26 @@
  * wait makes a round of progress with it, then gives it up for one round
  * of waiting (onic_mpi_mt_pause) and takes it back to look again. A round
  * spins for ONIC_WAIT_SPIN_US from the wait's start, then yields a few
- * times, then sleeps on a futex until another thread's call ends (which
- * may have completed what this one waits for) or a while passes, then polls
- * the transports again: asleep, nobody holds the lock to poll them, and no
- * sender can wake it. The while grows from 20 us to 100 us over the wait:
- * a message is seen at most that late, for at most 10,000 wake-ups a
- * second of a thread that waits long. (Yielding instead of spinning when
+ * times, then sleeps. One sleeper at a time sleeps in the transport,
+ * armed holding the lock (onic_ptl_sleep_arm), where an arrival wakes it
+ * as it wakes a single-threaded wait, and so does another thread's call
+ * that ends (which may have completed what it waits for); what it handles
+ * when it wakes, it wakes the others for. The others sleep on a futex of
+ * the process until a call ends or a while passes, then poll again. The
+ * while is 10 ms when a thread sleeps in the transport; when none can
+ * (the onload engine, two transports, a backlog), it grows from 20 us to
+ * 100 us over the wait: nobody else polls the transports, so a message is
+ * seen at most that late, for at most 10,000 wake-ups a second of a thread
+ * that waits long. (Yielding instead of spinning when
  * another thread waits too was tried: with a busy process beside, a yield
  * waits out that one's time slice, and 2 threads a process fell from 1 to
  * 0.03 M messages a second.) */
 #include "mpi/mpi_impl.h"
 #include "base/clock.h"
 #include "base/cpu.h"
+#include "ptl/post.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <sched.h>
@@ -31,6 +38,9 @@
 #define MT_YIELDS       8
 #define MT_SLEEP_MIN_NS 20000L
 #define MT_SLEEP_MAX_NS 100000L
+/* A sleep in the transport, and another's beside it: arrivals and calls
+ * that end wake them; the timeout is a backstop. */
+#define MT_XSLEEP_NS    10000000L
 /* Pause instructions a spinning round makes (tens of ns each): a round
  * much longer would add its length to a ping-pong's latency. */
 #define MT_SPINS        8
@@ -70,8 +80,28 @@ void onic_mpi_mt_stop(void)
  * (one relaxed load a call). */
 static __attribute__((noinline)) void mt_wake_sleepers_now(void)
 {
+    uint32_t *xword = atomic_load_explicit(&onic_mpi_mt.xword, memory_order_acquire);
+
     atomic_fetch_add(&onic_mpi_mt.gen, 1);
     mt_futex(&onic_mpi_mt.gen, FUTEX_WAKE, INT_MAX, NULL);
+    /* The transport's word is in memory shared with the other processes
+     * (so, a shared futex); it stays mapped while MPI runs. */
+    if (xword != NULL) {
+        __atomic_add_fetch(xword, 1, __ATOMIC_SEQ_CST);
+        syscall(SYS_futex, xword, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    }
+}
+
+/* Sleep in the transport, armed, counting the sleeps that ended by the
+ * word moving (an arrival, or a call that ended) rather than the timeout. */
+static void mt_xsleep(uint32_t *word, uint32_t val, uint64_t max_ns)
+{
+    uint64_t ns = max_ns < (uint64_t)MT_XSLEEP_NS ? max_ns : (uint64_t)MT_XSLEEP_NS;
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+
+    atomic_fetch_add_explicit(&onic_mpi_mt.xsleeps, 1, memory_order_relaxed);
+    if (syscall(SYS_futex, word, FUTEX_WAIT, val, &ts, NULL, 0) == 0 || errno == EAGAIN)
+        atomic_fetch_add_explicit(&onic_mpi_mt.xwoken, 1, memory_order_relaxed);
 }
 
 static inline __attribute__((always_inline)) void mt_wake_sleepers(void)
@@ -118,11 +148,12 @@ static unsigned mt_give_up(onic_lock_t *l)
     return depth;
 }
 
-int onic_mpi_mt_pause(void)
+int onic_mpi_mt_pause(int arrivals)
 {
     onic_lock_t *l = &onic_mpi_mt.lock;
-    uint32_t gen;
-    uint64_t now;
+    uint32_t gen, *xword = NULL, xval = 0;
+    uint64_t now, xmax = 0;
+    long sleep_ns;
     unsigned depth;
     int spin, sleep;
 
@@ -141,12 +172,22 @@ int onic_mpi_mt_pause(void)
     /* A sleeper counts itself before it gives the lock up: every call
      * that ends after, having held the lock since, sees the count, moves
      * gen and wakes it. */
-    if (sleep)
+    sleep_ns = mt_w.sleep_ns;
+    if (sleep) {
         atomic_fetch_add_explicit(&onic_mpi_mt.sleepers, 1, memory_order_relaxed);
+        /* The transport's sleeper, if there is none yet and the transport
+         * can; beside one, a long sleep: it wakes us for what it handles. */
+        if (arrivals && atomic_load_explicit(&onic_mpi_mt.xword, memory_order_relaxed) != NULL)
+            sleep_ns = MT_XSLEEP_NS;
+        else if (arrivals && onic_ptl_sleep_arm(onic_mpi_g.ni, &xword, &xval, &xmax))
+            atomic_store_explicit(&onic_mpi_mt.xword, xword, memory_order_release);
+    }
     gen = atomic_load_explicit(&onic_mpi_mt.gen, memory_order_relaxed);
     depth = mt_give_up(l);
-    if (sleep) {
-        struct timespec ts = {0, mt_w.sleep_ns};
+    if (xword != NULL) {
+        mt_xsleep(xword, xval, xmax);
+    } else if (sleep) {
+        struct timespec ts = {0, sleep_ns};
         mt_futex(&onic_mpi_mt.gen, FUTEX_WAIT, gen, &ts);
         mt_w.sleep_ns = mt_w.sleep_ns * 2 < MT_SLEEP_MAX_NS ? mt_w.sleep_ns * 2 : MT_SLEEP_MAX_NS;
     } else if (spin) {
@@ -158,6 +199,10 @@ int onic_mpi_mt_pause(void)
         sched_yield();
     }
     onic_lock_retake(l, depth);
+    if (xword != NULL) {
+        atomic_store_explicit(&onic_mpi_mt.xword, NULL, memory_order_relaxed);
+        onic_ptl_sleep_disarm(onic_mpi_g.ni);
+    }
     if (sleep)
         atomic_fetch_sub_explicit(&onic_mpi_mt.sleepers, 1, memory_order_relaxed);
     return 1;
@@ -185,7 +230,7 @@ unsigned onic_mpi_mt_progress(void)
     unsigned n = onic_mpi_progress(0);
 
     if (n == 0)
-        onic_mpi_mt_pause();
+        onic_mpi_mt_pause(1);
     else
         onic_mpi_mt_handled();
     return n;

@@ -15,6 +15,9 @@
  *   coll     blocking collectives on each thread's communicator at once
  *   probe    MPI_Iprobe and MPI_Improbe polled by several threads on one
  *            communicator: each message taken once
+ *   late     two threads blocked in MPI_Recv for messages another process
+ *            sends late: one sleeps in the transport, and the arrival (not
+ *            a timeout) wakes it; under the onload engine none can
  *
  * A message carries (rank, thread, sequence) and bytes computed from them:
  * messages from one thread on one communicator to one peer arrive in the
@@ -25,6 +28,7 @@
 #include <stdlib.h>
 
 #include "mpi_check.h"
+#include "mpi/mpi_impl.h" /* onic_mpi_mt's counts of sleeps in the transport */
 
 #define NT     4   /* threads per process */
 #define ROUNDS 24  /* windows of messages per thread */
@@ -372,9 +376,72 @@ static void test_probe(void)
     probe_rep++;
 }
 
+/* --- late --------------------------------------------------------------------------- */
+#define LATE_ROUNDS 4
+#define LATE_US     20000
+static pthread_barrier_t late_bar;
+static uint64_t late_sleeps, late_woken; /* in the first phase */
+
+/* Even ranks send to the next rank, each message late; odd ranks wait for
+ * them in MPI_Recv. First thread 0 alone, with nothing else of its
+ * process in MPI: a sleep in the transport that ends before its timeout
+ * can only have been ended by an arrival. Then threads 0 and 1 at once,
+ * one asleep in the transport and one beside it. */
+static void late_round(int t, int peer, int i)
+{
+    int v;
+    MPI_Status st;
+
+    if (rank % 2 == 0) {
+        usleep(LATE_US * (unsigned)(t + 1));
+        v = rank * 100 + t * 10 + i;
+        TCHECK(MPI_Send(&v, 1, MPI_INT, peer, 500 + t, comms[2]) == MPI_SUCCESS);
+    } else {
+        v = -1;
+        TCHECK(MPI_Recv(&v, 1, MPI_INT, peer, 500 + t, comms[2], &st) == MPI_SUCCESS);
+        TCHECK(v == peer * 100 + t * 10 + i && st.MPI_TAG == 500 + t);
+    }
+}
+
+static void late_thread(int t)
+{
+    int peer = rank % 2 == 0 ? rank + 1 : rank - 1;
+
+    if (t == 0) {
+        uint64_t s0 = atomic_load(&onic_mpi_mt.xsleeps), w0 = atomic_load(&onic_mpi_mt.xwoken);
+        for (int i = 0; i < LATE_ROUNDS && peer < size; i++)
+            late_round(0, peer, i);
+        late_sleeps = atomic_load(&onic_mpi_mt.xsleeps) - s0;
+        late_woken = atomic_load(&onic_mpi_mt.xwoken) - w0;
+    }
+    pthread_barrier_wait(&late_bar);
+    if (t >= 2 || peer >= size)
+        return;
+    for (int i = 0; i < LATE_ROUNDS; i++)
+        late_round(t, peer, LATE_ROUNDS + i);
+}
+
+static void test_late(void)
+{
+    const char *onload = getenv("ONIC_ONLOAD");
+
+    pthread_barrier_init(&late_bar, NULL, NT);
+    run_threads(late_thread);
+    pthread_barrier_destroy(&late_bar);
+    if (rank % 2 == 0 || rank - 1 >= size)
+        return;
+    if (onload != NULL && strcmp(onload, "0") != 0) {
+        /* The engine's NI is in another process: nothing here to sleep in. */
+        CHECK_EQ(late_sleeps, 0);
+    } else {
+        CHECK(late_sleeps > 0);
+        CHECK(late_woken > 0);
+    }
+}
+
 static const mpi_named_test_t tests[] = {
     {"own", test_own},     {"shared", test_shared}, {"handoff", test_handoff},
-    {"coll", test_coll},   {"probe", test_probe},
+    {"coll", test_coll},   {"probe", test_probe},   {"late", test_late},
 };
 
 int main(int argc, char **argv)
