@@ -17,8 +17,11 @@ mt's modes (2 processes, MPI_THREAD_MULTIPLE, each mode once for each
 thread count of --threads; thread i of one process paired with thread i
 of the other, all pairs at once): latency_mt (each pair ping-pongs on its
 own communicator, as osu_latency_mt), rate_mt (each pair streams on its own
-communicator: the isolated pairs) and rate_mt_world (the pairs share
-MPI_COMM_WORLD, a tag each). Bound to cores as below, the threads of a
+communicator: the isolated pairs), rate_mt_world (the pairs share
+MPI_COMM_WORLD, a tag each), wake_lat (a message every 1 ms, the time
+from its send to its receive's return: how soon a waiting thread that may
+sleep sees it) and wait_cpu (a message every 100 ms: the share of a core
+the waiting threads use). Bound to cores as below, the threads of a
 process share its core.
 
 Each MPI's program is built from the same source with its own compiler
@@ -49,11 +52,13 @@ UNITS = {"latency": "one-way us", "bw": "GB/s", "rate": "M msgs/s", "put_lat": "
          "acc_lat": "us per accumulate + flush", "fop_lat": "us per fetch-and-op + flush",
          "acc_busy_lat": "us per accumulate + flush, target computing 100 ms without MPI calls",
          "latency_mt": "one-way us, mean of the pairs", "rate_mt": "M msgs/s, all pairs",
-         "rate_mt_world": "M msgs/s, all pairs"}
+         "rate_mt_world": "M msgs/s, all pairs",
+         "wake_lat": "us from a send to its receive's return, the receiver waiting 1 ms",
+         "wait_cpu": "% of a core the waiting threads use, a message every 100 ms"}
 
 
 def lower_is_better(mode):
-    return mode.startswith("latency") or mode.endswith("_lat")
+    return mode.startswith("latency") or mode.endswith("_lat") or mode == "wait_cpu"
 
 
 def mpis(build):
@@ -145,7 +150,8 @@ def main():
     if not pairs or min(pairs) < 1:
         ap.error("--pairs takes positive integers, e.g. 1,2")
     if args.modes is None:
-        args.modes = {"p2p": "latency,bw,rate", "mt": "latency_mt,rate_mt,rate_mt_world",
+        args.modes = {"p2p": "latency,bw,rate",
+                      "mt": "latency_mt,rate_mt,rate_mt_world,wake_lat,wait_cpu",
                       "rma": "put_lat,get_lat,put_rate,acc_lat,fop_lat,acc_busy_lat"}[args.prog]
     ready = build_all(args.build, args.prog)
     if not ready:

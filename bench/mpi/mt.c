@@ -15,6 +15,15 @@
  *   rate_mt_world  the same with every pair on MPI_COMM_WORLD, its tag the
  *                pair's number (what the pairs share: one communicator's
  *                matching)
+ *   wake_lat     each pair on its own communicator: rank 0's thread sends
+ *                8 bytes every 1 ms, rank 1's waits in MPI_Recv meanwhile;
+ *                the time from the send to the receive's return in
+ *                microseconds (CLOCK_MONOTONIC, one node), the mean of the
+ *                pairs': how soon a thread that waited long sees a message
+ *                (one that sleeps must be woken by it)
+ *   wait_cpu     the same with a message every 100 ms: the CPU time the
+ *                waiting threads use, in percent of the time they wait
+ *                (getrusage of each thread; 100: a core spent polling)
  *
  * With THREADS 1 these are the single-pair figures of an MPI_THREAD_MULTIPLE
  * process; compare.py's p2p rate with 2 pairs is the same load spread over
@@ -24,12 +33,15 @@
  * default, SIZES a comma-separated list of byte counts). Each size is timed
  * REPS times after a warm-up; rank 0 prints "MODE,SIZE,MEDIAN,MIN,MAX" per
  * size. */
+#define _GNU_SOURCE /* RUSAGE_THREAD */
 #include <mpi.h>
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #define WINDOW      64
 #define MAX_THREADS 16
@@ -45,7 +57,25 @@ typedef struct pair {
     pthread_barrier_t *start;
 } pair_t;
 
-static int rate_mode, latency_mode;
+static int rate_mode, latency_mode, wake_mode, cpu_mode;
+
+#define WAKE_GAP_NS 1000000L
+#define CPU_GAP_NS  100000000L
+
+static double thread_cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_THREAD, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -64,6 +94,24 @@ static void *pair_run(void *arg)
 
     pthread_barrier_wait(p->start);
     t0 = MPI_Wtime();
+    if (wake_mode || cpu_mode) {
+        /* wake_lat: the sum of the delays; wait_cpu: the CPU time spent
+         * waiting over the time waited. */
+        double sent, delays = 0, cpu0 = thread_cpu_s(), wall0 = now_s();
+        for (long i = 0; i < p->n; i++) {
+            if (p->rank == 0) {
+                struct timespec gap = {0, wake_mode ? WAKE_GAP_NS : CPU_GAP_NS};
+                nanosleep(&gap, NULL);
+                sent = now_s();
+                MPI_Send(&sent, 1, MPI_DOUBLE, peer, p->tag, p->comm);
+            } else {
+                MPI_Recv(&sent, 1, MPI_DOUBLE, peer, p->tag, p->comm, MPI_STATUS_IGNORE);
+                delays += now_s() - sent;
+            }
+        }
+        p->time = wake_mode ? delays : (thread_cpu_s() - cpu0) / (now_s() - wall0);
+        return NULL;
+    }
     for (long i = 0; i < p->n; i++) {
         if (latency_mode) {
             if (p->rank == 0) {
@@ -118,6 +166,12 @@ static double run(pair_t *pairs, int threads, long size, long n)
             most = pairs[i].time;
     }
     pthread_barrier_destroy(&start);
+    if (wake_mode || cpu_mode) {
+        /* Rank 1 measured: its figure goes to rank 0, which prints. */
+        double mean = sum / threads * (wake_mode ? 1e6 / (double)n : 100.0);
+        MPI_Bcast(&mean, 1, MPI_DOUBLE, 1, MPI_COMM_WORLD);
+        return mean;
+    }
     if (latency_mode)
         return sum / threads * 1e6 / (2.0 * (double)n);
     /* Rank 0 sends: its slowest pair's time is the run's. */
@@ -128,6 +182,7 @@ int main(int argc, char **argv)
 {
     static const long lat_sizes[] = {0, 8, 64, 512, 4096};
     static const long rate_sizes[] = {1, 8, 64, 256, 1024, 4096};
+    static const long wake_sizes[] = {8}; /* a double: the send's time */
     const char *mode = argc > 1 ? argv[1] : "latency_mt";
     int reps = argc > 2 ? atoi(argv[2]) : 5, threads = argc > 3 ? atoi(argv[3]) : 2;
     int provided, rank, nprocs, world = strcmp(mode, "rate_mt_world") == 0;
@@ -141,10 +196,13 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     latency_mode = strcmp(mode, "latency_mt") == 0;
     rate_mode = strcmp(mode, "rate_mt") == 0 || world;
+    wake_mode = strcmp(mode, "wake_lat") == 0;
+    cpu_mode = strcmp(mode, "wait_cpu") == 0;
     if (nprocs != 2 || reps < 1 || reps > 100 || threads < 1 || threads > MAX_THREADS ||
-        (!latency_mode && !rate_mode)) {
+        (!latency_mode && !rate_mode && !wake_mode && !cpu_mode)) {
         if (rank == 0)
-            fprintf(stderr, "usage: run with 2 processes: mt latency_mt|rate_mt|rate_mt_world "
+            fprintf(stderr, "usage: run with 2 processes: mt "
+                            "latency_mt|rate_mt|rate_mt_world|wake_lat|wait_cpu "
                             "[REPS (1-100) [THREADS (1-%d) [SIZES]]]\n", MAX_THREADS);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -153,10 +211,11 @@ int main(int argc, char **argv)
             fprintf(stderr, "mt: MPI_THREAD_MULTIPLE asked, %d provided\n", provided);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    sizes = latency_mode ? lat_sizes : rate_sizes;
+    sizes = latency_mode ? lat_sizes : wake_mode || cpu_mode ? wake_sizes : rate_sizes;
     nsizes = latency_mode ? sizeof(lat_sizes) / sizeof(lat_sizes[0])
-                          : sizeof(rate_sizes) / sizeof(rate_sizes[0]);
-    if (argc > 4) {
+             : wake_mode || cpu_mode ? 1
+                                     : sizeof(rate_sizes) / sizeof(rate_sizes[0]);
+    if (argc > 4 && !wake_mode && !cpu_mode) {
         char *p = argv[4], *end;
         nsizes = 0;
         while (*p != '\0' && nsizes < sizeof(given) / sizeof(given[0])) {
@@ -186,7 +245,7 @@ int main(int argc, char **argv)
     }
     for (size_t k = 0; k < nsizes; k++) {
         /* A repetition of some 10 to 100 ms with one thread a process. */
-        long n = latency_mode ? 5000 : 300;
+        long n = latency_mode ? 5000 : wake_mode ? 100 : cpu_mode ? 3 : 300;
         double v[100];
 
         run(pairs, threads, sizes[k], n / 4 + 1); /* warm-up */
