@@ -259,6 +259,8 @@ int onic_ptl_md_create(onic_ptl_ni_t *ni, const ptl_md_t *desc, ptl_unlink_t unl
     }
     if ((d.options & PTL_MD_IOVEC) && (rc = onic_ptl_md_iov_copy(&d, &iov, &niov)) != PTL_OK)
         return rc;
+    if (me != NULL)
+        me->oneshot = 0; /* no more its lone MD */
     /* An entry's first MD is the one it carries: no pool, no table slot.
      * Not an I/O vector's, whose copy of the vector is freed with it: the
      * release of an entry's own MD, every posted receive's, then has
@@ -441,6 +443,8 @@ int PtlMDUpdate(ptl_handle_md_t md_handle, ptl_md_t *old_md, ptl_md_t *new_md,
         return rc;
     if (md->desc.options & PTL_MD_IOVEC)
         onic_free(md->iov);
+    if (md->me != NULL)
+        md->me->oneshot = 0; /* its MD is not what was posted */
     md->desc = desc;
     md->iov = iov;
     md->niov = niov;

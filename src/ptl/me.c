@@ -136,7 +136,7 @@ static int me_link(onic_ptl_ni_t *ni, const char *call, ptl_pt_index_t pt_index,
     me->match_bits = match_bits;
     me->ignore_bits = ignore_bits;
     me->unlink = unlink;
-    me->md0_used = me->md0_live = 0;
+    me->md0_used = me->md0_live = me->oneshot = 0;
     onic_dlist_init(&me->mds);
     status = onic_ptl_htab_add(&ni->mes, me, &me->handle);
     if (status != ONIC_OK) {
@@ -491,6 +491,8 @@ int onic_ptl_recv_post(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
         md->desc.options = options;
         md->desc.user_ptr = user_ptr;
         md->desc.eq_handle = eq;
+        me->oneshot = (options & (PTL_MD_OP_PUT | PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE |
+                                  PTL_MD_MAX_SIZE | PTL_MD_IOVEC)) == PTL_MD_OP_PUT;
         *me_handle = me->handle;
         return PTL_OK;
     }

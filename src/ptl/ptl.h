@@ -307,6 +307,11 @@ struct onic_ptl_me {
      * it (a posted receive is one object, as Portals 4 merged ME and MD).
      * Used once per entry, so its handle never names a later MD. */
     int              md0_used, md0_live;
+    /* Posted by onic_ptl_recv_post and not changed since (no PtlMDUpdate,
+     * no other MD attached): md0 alone, flat, threshold 1, puts only at
+     * local offsets, both PTL_UNLINK -- the matcher's accept takes a short
+     * way (target_first_md_takes). */
+    int              oneshot;
     onic_ptl_md_t    md0;
 };
 

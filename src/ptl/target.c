@@ -175,6 +175,21 @@ static int target_first_md_takes(void *arg, void *cookie)
     onic_ptl_me_t *me = cookie;
     onic_ptl_md_t *md;
 
+    /* A receive as onic_ptl_recv_post made it, not yet taken (a large put
+     * takes it and leaves it listed until its pull ends): what
+     * onic_ptl_md_accepts and the test below would find, known from the
+     * posting. */
+    if (me->oneshot && me->md0.desc.threshold == 1 && x->small && x->op == ONIC_PTL_OP_PUT) {
+        md = &me->md0;
+        if (x->rlength > md->desc.length && !(md->desc.options & PTL_MD_TRUNCATE))
+            return 0;
+        x->offset = 0;
+        x->mlength = x->rlength < md->desc.length ? x->rlength : md->desc.length;
+        x->me = me;
+        x->md = md;
+        me->entry = NULL;
+        return ONIC_MATCH_TAKE_LAST;
+    }
     if (onic_dlist_empty(&me->mds))
         return 0;
     md = onic_container_of(me->mds.next, onic_ptl_md_t, link);

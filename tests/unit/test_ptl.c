@@ -1542,6 +1542,109 @@ static void test_overflow(void)
 }
 
 /* --- onic_ptl_recv_post (post.h): MPI's receive, checked once ------------------- */
+/* A posted receive's MD as PtlMDUpdate or PtlMDAttach changed it is
+ * matched as it is now, not as it was posted (the matcher's short way for
+ * a receive as posted, target_first_md_takes). Portal 6 has no overflow
+ * entry: what no entry takes is dropped. */
+static void recv_post_changed(ptl_handle_eq_t eq)
+{
+    const unsigned opts = PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_UNLINK_DISABLE;
+    uint8_t a[8] = {0}, c[4] = {0};
+    ptl_handle_me_t me;
+    ptl_ovf_header_t hdr;
+    ptl_event_t ev;
+    ptl_md_t d;
+    onic_ptl_me_t *obj;
+    onic_ptl_msg_t m;
+    onic_ptl_large_desc_t large;
+    onic_ptl_out_t out, done;
+    uint8_t src[8];
+    uint64_t before = drops(ONIC_PTL_DROP_NO_MATCH);
+
+    memset(src, 'L', sizeof(src));
+
+    /* The first post on a portal takes the public call's way (which makes
+     * the list), the others the straight line, which marks the entry. */
+    CHECK_EQ(onic_ptl_recv_post(nih, 6, ME_ANY, 6, 0, a, 4, opts, a, eq, &me, &hdr), PTL_OK);
+    CHECK_EQ(PtlMEUnlink(me), PTL_OK);
+    /* As posted: no PTL_MD_TRUNCATE, so a put longer than the buffer is
+     * not taken, nor a get (puts only); one that fits is, and the entry
+     * goes with it. */
+    CHECK_EQ(onic_ptl_recv_post(nih, 6, ME_ANY, 7, 0, a, 4, opts, a, eq, &me, &hdr), PTL_OK);
+    obj = onic_ptl_htab_get(&ni->mes, me);
+    REQUIRE(obj != NULL);
+    CHECK(obj->oneshot);
+    put(1, 6, 7, 5, 'p');
+    m = harness_req(ONIC_PTL_OP_GET, 6, 7, 2);
+    feed(1, &m, NULL, 0);
+    CHECK_EQ(drops(ONIC_PTL_DROP_NO_MATCH), before + 2);
+    CHECK_EQ(a[0], 0);
+    put(1, 6, 7, 4, 'q');
+    CHECK(a[0] == 'q' && a[3] == 'q' && a[4] == 0);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK_EQ(ev.mlength, 4);
+    CHECK_EQ(ni->pt[6].nlist, 0);
+
+    /* Threshold 2 by PtlMDUpdate: two puts, one after the other in the
+     * buffer, before the entry goes. */
+    memset(a, 0, sizeof(a));
+    CHECK_EQ(onic_ptl_recv_post(nih, 6, ME_ANY, 8, 0, a, 8, opts, a, eq, &me, &hdr), PTL_OK);
+    obj = onic_ptl_htab_get(&ni->mes, me);
+    REQUIRE(obj != NULL);
+    CHECK(obj->oneshot);
+    d = md_desc(a, 8, 2, opts, eq);
+    CHECK_EQ(PtlMDUpdate(obj->md0.handle, NULL, &d, PTL_EQ_NONE), PTL_OK);
+    put(1, 6, 8, 3, 'r');
+    CHECK_EQ(ni->pt[6].nlist, 1);
+    put(1, 6, 8, 3, 's');
+    CHECK(a[0] == 'r' && a[2] == 'r' && a[3] == 's' && a[5] == 's' && a[6] == 0);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK_EQ(ev.offset, 3);
+    CHECK_EQ(ni->pt[6].nlist, 0);
+
+    /* A second MD attached: the first put uses the posted one up, the
+     * entry stays for the second, which lands in the attached MD. */
+    memset(a, 0, sizeof(a));
+    CHECK_EQ(onic_ptl_recv_post(nih, 6, ME_ANY, 9, 0, a, 8, opts, a, eq, &me, &hdr), PTL_OK);
+    md_attach(me, md_desc(c, sizeof(c), 1, opts, eq), PTL_UNLINK);
+    put(1, 6, 9, 2, 't');
+    CHECK_EQ(a[0], 't');
+    CHECK_EQ(ni->pt[6].nlist, 1);
+    put(1, 6, 9, 2, 'u');
+    CHECK(c[0] == 'u' && c[1] == 'u' && a[2] == 0);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK(ev.md.start == c);
+    CHECK_EQ(ni->pt[6].nlist, 0);
+    CHECK_EQ(drops(ONIC_PTL_DROP_NO_MATCH), before + 2);
+
+    /* A large put takes the receive, which stays listed while its data is
+     * pulled: a small put meanwhile finds it used (threshold 0) and is
+     * dropped, not written over the pull's bytes. */
+    memset(a, 0, sizeof(a));
+    CHECK_EQ(onic_ptl_recv_post(nih, 6, ME_ANY, 10, 0, a, 8, opts | PTL_MD_TRUNCATE, a, eq, &me,
+                                &hdr), PTL_OK);
+    memset(&large, 0, sizeof(large));
+    large.key.addr = (uint64_t)(uintptr_t)src;
+    large.key.len = sizeof(src);
+    large.cookie = 77;
+    m = harness_req(ONIC_PTL_OP_PUT, 6, 10, 8);
+    m.flags = ONIC_PTL_FLAG_LARGE;
+    out = feed(1, &m, &large, sizeof(large));
+    CHECK(out.rma && out.rma_local == a && out.rma_len == 8);
+    CHECK_EQ(ni->pt[6].nlist, 1);
+    put(1, 6, 10, 2, 'v');
+    CHECK_EQ(a[0], 0);
+    CHECK_EQ(drops(ONIC_PTL_DROP_NO_MATCH), before + 3);
+    memcpy(out.rma_local, src, out.rma_len);
+    onic_ptl_target_rma_done(ni, out.rma_ctx, ONIC_OK, &done);
+    CHECK_EQ(a[7], 'L');
+    CHECK_EQ(next_event(eq, &ev), PTL_OK);
+    CHECK(ev.type == PTL_EVENT_PUT_END && ev.mlength == 8 && ev.ni_fail_type == PTL_NI_OK);
+    CHECK_EQ(ni->pt[6].nlist, 0);
+}
+
 /* The internal post behaves as PtlMEAttachSearch of the same receive: on
  * a portal whose list does not exist yet (the public call's way, which
  * makes it) and on one whose list does (its own straight line); an
@@ -1618,6 +1721,7 @@ static void test_recv_post(void)
     CHECK_EQ(hdr.hdr_data, 400);
     CHECK_EQ(hdr.initiator.pid, 4);
     CHECK_EQ(ni->pt[5].nlist, 0);
+    recv_post_changed(eq);
     close_ni();
 
     /* Limits: one entry in a list, then one MD; the second post gets the
