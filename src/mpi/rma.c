@@ -457,13 +457,17 @@ void onic_mpi_rma_poll(int block)
 {
     ptl_event_t ev;
     int rc, got = 0;
+    unsigned p2p;
 
+    /* Point-to-point goes on meanwhile (credits, pulls, PSCW's messages).
+     * Its poll of the transport delivers this queue's events too, so the
+     * queue is read after it: a wait must not pause with its event here. */
+    p2p = onic_mpi_progress(0);
     while ((rc = PtlEQGet(rma.oq, &ev)) == PTL_OK || rc == PTL_EQ_DROPPED) {
         rma_take(&ev, rc);
         got++;
     }
-    /* Point-to-point goes on meanwhile (credits, pulls, PSCW's messages). */
-    if (onic_mpi_progress(0) > 0 && block)
+    if ((p2p > 0 || got > 0) && block)
         onic_mpi_mt_handled(); /* (it may give the lock up: waiting only) */
     if (got > 0 || !block || onic_mpi_mt_pause(1))
         return;

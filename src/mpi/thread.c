@@ -92,16 +92,19 @@ static __attribute__((noinline)) void mt_wake_sleepers_now(void)
     }
 }
 
-/* Sleep in the transport, armed, counting the sleeps that ended by the
- * word moving (an arrival, or a call that ended) rather than the timeout. */
-static void mt_xsleep(uint32_t *word, uint32_t val, uint64_t max_ns)
+/* Sleep in the transport, armed: 1 if the word moved (an arrival, or a
+ * call that ended), 0 after the timeout; both counted. */
+static int mt_xsleep(uint32_t *word, uint32_t val, uint64_t max_ns)
 {
     uint64_t ns = max_ns < (uint64_t)MT_XSLEEP_NS ? max_ns : (uint64_t)MT_XSLEEP_NS;
     struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
 
     atomic_fetch_add_explicit(&onic_mpi_mt.xsleeps, 1, memory_order_relaxed);
-    if (syscall(SYS_futex, word, FUTEX_WAIT, val, &ts, NULL, 0) == 0 || errno == EAGAIN)
+    if (syscall(SYS_futex, word, FUTEX_WAIT, val, &ts, NULL, 0) == 0 || errno == EAGAIN) {
         atomic_fetch_add_explicit(&onic_mpi_mt.xwoken, 1, memory_order_relaxed);
+        return 1;
+    }
+    return 0;
 }
 
 static inline __attribute__((always_inline)) void mt_wake_sleepers(void)
@@ -155,7 +158,7 @@ int onic_mpi_mt_pause(int arrivals)
     uint64_t now, xmax = 0;
     long sleep_ns;
     unsigned depth;
-    int spin, sleep;
+    int spin, sleep, moved = 0;
 
     /* Only a holder may give the lock up (a call that began before
      * MPI_THREAD_MULTIPLE started holds nothing). */
@@ -185,7 +188,7 @@ int onic_mpi_mt_pause(int arrivals)
     gen = atomic_load_explicit(&onic_mpi_mt.gen, memory_order_relaxed);
     depth = mt_give_up(l);
     if (xword != NULL) {
-        mt_xsleep(xword, xval, xmax);
+        moved = mt_xsleep(xword, xval, xmax);
     } else if (sleep) {
         struct timespec ts = {0, sleep_ns};
         mt_futex(&onic_mpi_mt.gen, FUTEX_WAIT, gen, &ts);
@@ -205,6 +208,11 @@ int onic_mpi_mt_pause(int arrivals)
     }
     if (sleep)
         atomic_fetch_sub_explicit(&onic_mpi_mt.sleepers, 1, memory_order_relaxed);
+    /* Woken in the transport: what came may be another sleeper's, and its
+     * event may land in a queue this thread's round does not count (a
+     * one-sided operation's): they look too. */
+    if (moved)
+        mt_wake_sleepers();
     return 1;
 }
 
