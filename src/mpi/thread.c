@@ -11,8 +11,8 @@
  * times, then sleeps. One sleeper at a time sleeps in the transport,
  * armed holding the lock (onic_ptl_sleep_arm), where an arrival wakes it
  * as it wakes a single-threaded wait, and so does another thread's call
- * that ends (which may have completed what it waits for); what it handles
- * when it wakes, it wakes the others for. The others sleep on a futex of
+ * that ends (which may have completed what it waits for); woken so, it
+ * wakes the others (what came may be theirs). The others sleep on a futex of
  * the process until a call ends or a while passes, then poll again. The
  * while is 10 ms when a thread sleeps in the transport; when none can
  * (the onload engine, two transports, a backlog), it grows from 20 us to
