@@ -59,9 +59,12 @@ static __thread struct mt_wait {
     long     sleep_ns;
 } mt_w __attribute__((tls_model("initial-exec")));
 
-static void mt_futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
+/* op on a futex of this process (gen) or, shared, on the transport's word
+ * in memory other processes map; the system call's result. */
+static long mt_futex(uint32_t *word, int shared, int op, uint32_t val,
+                     const struct timespec *ts)
 {
-    syscall(SYS_futex, (uint32_t *)word, op | FUTEX_PRIVATE_FLAG, val, ts, NULL, 0);
+    return syscall(SYS_futex, word, shared ? op : op | FUTEX_PRIVATE_FLAG, val, ts, NULL, 0);
 }
 
 void onic_mpi_mt_start(void)
@@ -83,12 +86,12 @@ static __attribute__((noinline)) void mt_wake_sleepers_now(void)
     uint32_t *xword = atomic_load_explicit(&onic_mpi_mt.xword, memory_order_acquire);
 
     atomic_fetch_add(&onic_mpi_mt.gen, 1);
-    mt_futex(&onic_mpi_mt.gen, FUTEX_WAKE, INT_MAX, NULL);
+    mt_futex((uint32_t *)&onic_mpi_mt.gen, 0, FUTEX_WAKE, INT_MAX, NULL);
     /* The transport's word is in memory shared with the other processes
      * (so, a shared futex); it stays mapped while MPI runs. */
     if (xword != NULL) {
         __atomic_add_fetch(xword, 1, __ATOMIC_SEQ_CST);
-        syscall(SYS_futex, xword, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+        mt_futex(xword, 1, FUTEX_WAKE, INT_MAX, NULL);
     }
 }
 
@@ -100,7 +103,7 @@ static int mt_xsleep(uint32_t *word, uint32_t val, uint64_t max_ns)
     struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
 
     atomic_fetch_add_explicit(&onic_mpi_mt.xsleeps, 1, memory_order_relaxed);
-    if (syscall(SYS_futex, word, FUTEX_WAIT, val, &ts, NULL, 0) == 0 || errno == EAGAIN) {
+    if (mt_futex(word, 1, FUTEX_WAIT, val, &ts) == 0 || errno == EAGAIN) {
         atomic_fetch_add_explicit(&onic_mpi_mt.xwoken, 1, memory_order_relaxed);
         return 1;
     }
@@ -191,7 +194,7 @@ int onic_mpi_mt_pause(int arrivals)
         moved = mt_xsleep(xword, xval, xmax);
     } else if (sleep) {
         struct timespec ts = {0, sleep_ns};
-        mt_futex(&onic_mpi_mt.gen, FUTEX_WAIT, gen, &ts);
+        mt_futex((uint32_t *)&onic_mpi_mt.gen, 0, FUTEX_WAIT, gen, &ts);
         mt_w.sleep_ns = mt_w.sleep_ns * 2 < MT_SLEEP_MAX_NS ? mt_w.sleep_ns * 2 : MT_SLEEP_MAX_NS;
     } else if (spin) {
         for (int i = 0; i < MT_SPINS && atomic_load_explicit(&onic_mpi_mt.gen,
