@@ -2215,6 +2215,18 @@ static void test_misc_requests(void)
         CHECK_EQ(MPI_Status_set_elements(&s, MPI_INT, 0), MPI_SUCCESS);
         MPI_Get_count(&s, MPI_INT, &c);
         CHECK_EQ(c, 0);
+        /* A datatype of no bytes counts 0, whatever the status holds (no
+         * division by its size). */
+        {
+            MPI_Datatype empty;
+            CHECK_EQ(MPI_Type_contiguous(0, MPI_INT, &empty), MPI_SUCCESS);
+            CHECK_EQ(MPI_Type_commit(&empty), MPI_SUCCESS);
+            MPI_Status_set_elements(&s, MPI_INT, 3);
+            c = -1;
+            CHECK_EQ(MPI_Get_count(&s, empty, &c), MPI_SUCCESS);
+            CHECK_EQ(c, 0);
+            MPI_Type_free(&empty);
+        }
     }
     /* A peer one past the last rank, refused by the calls' first test as
      * by their general checks (MPI_ERR_RANK, no request), and a replace of
