@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "mpi_check.h"
+#include "base/mem.h" /* onic_mem_fail_after */
 
 #include <dirent.h>
 #include <signal.h>
@@ -531,7 +532,7 @@ static int err_class(int rc)
 
 static void test_errors(void)
 {
-    int mem[8 + 8], x = 77, r = 0;
+    int mem[8 + 8], x = 77, r = 0, rc;
     MPI_Win win, bad;
 
     for (int i = 0; i < 16; i++)
@@ -598,6 +599,14 @@ static void test_errors(void)
     CHECK_EQ(err_class(MPI_Win_free(&win)), MPI_ERR_RMA_SYNC);
     CHECK(win != MPI_WIN_NULL);
     MPI_Win_unlock(0, win);
+    /* No memory for lock_all's requests: MPI_ERR_NO_MEM, nothing locked,
+     * and the same call works once there is. */
+    onic_mem_fail_after(0);
+    rc = MPI_Win_lock_all(0, win);
+    onic_mem_fail_after(-1);
+    CHECK_EQ(err_class(rc), MPI_ERR_NO_MEM);
+    CHECK_EQ(err_class(MPI_Win_lock_all(0, win)), MPI_SUCCESS);
+    CHECK_EQ(err_class(MPI_Win_unlock_all(win)), MPI_SUCCESS);
     MPI_Win_lock_all(0, win);
     if (size > 1)
         CHECK_EQ(err_class(MPI_Win_unlock(1, win)), MPI_ERR_RMA_SYNC);
