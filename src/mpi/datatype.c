@@ -6,6 +6,7 @@
  * block and moves with one memcpy, and a type of equal small blocks moves
  * without a call per block). */
 #include "mpi/mpi_impl.h"
+#include "base/copy.h"
 #include "base/mem.h"
 
 #include <stdbool.h>
@@ -247,7 +248,7 @@ __attribute__((noinline)) void onic_mpi_type_pack(const onic_mpi_type_t *t, cons
     if (t->size == 0 || count == 0)
         return;
     if (t->contig) {
-        memcpy(flat, base + blocks[0].off, t->size * (size_t)count);
+        onic_copy(flat, base + blocks[0].off, t->size * (size_t)count);
         return;
     }
     switch (t->blen) {
@@ -258,7 +259,7 @@ __attribute__((noinline)) void onic_mpi_type_pack(const onic_mpi_type_t *t, cons
     }
     for (int i = 0; i < count; i++, base += t->extent)
         for (size_t b = 0; b < nb; b++) {
-            memcpy(flat, base + blocks[b].off, blocks[b].len);
+            onic_copy(flat, base + blocks[b].off, blocks[b].len);
             flat += blocks[b].len;
         }
 }
@@ -275,7 +276,7 @@ __attribute__((noinline)) void onic_mpi_type_unpack(const onic_mpi_type_t *t, co
         return;
     if (t->contig) {
         size_t n = t->size * (size_t)count;
-        memcpy(base + blocks[0].off, flat, bytes < n ? bytes : n);
+        onic_copy(base + blocks[0].off, flat, bytes < n ? bytes : n);
         return;
     }
     /* Whole elements on the fast paths, then the cut-short rest. */
@@ -294,7 +295,7 @@ __attribute__((noinline)) void onic_mpi_type_unpack(const onic_mpi_type_t *t, co
     for (int i = 0; i < count && bytes > 0; i++, base += t->extent)
         for (size_t b = 0; b < nb && bytes > 0; b++) {
             size_t n = blocks[b].len < bytes ? blocks[b].len : bytes;
-            memcpy(base + blocks[b].off, flat, n);
+            onic_copy(base + blocks[b].off, flat, n);
             flat += n;
             bytes -= n;
         }

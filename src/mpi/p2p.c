@@ -36,6 +36,7 @@
  * queue; blocking calls wait in PtlEQPoll, which sleeps in the transport. */
 #include "mpi/mpi_impl.h"
 #include "base/config.h"
+#include "base/copy.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "ptl/post.h"
@@ -372,7 +373,7 @@ static void recv_consume(onic_mpi_req_t *r, const ptl_ovf_header_t *h)
     if (got > 0 && __builtin_expect(recv_in_place(r), 0))
         onic_mpi_type_unpack(r->type, h->start, got, r->buf, r->count); /* (out of line) */
     else if (got > 0)
-        memcpy(r->data, h->start, got);
+        onic_copy(r->data, h->start, got);
     if (h->rlength > 0)
         ubuf_consumed(h);
     recv_finish(r, got, h->rlength);
@@ -906,7 +907,7 @@ int onic_mpi_p2p_recv_now(onic_mpi_comm_t *c, int source, int tag, void *data, s
         return ONIC_MPI_RECV_RNDV;
     got = h->mlength < bytes ? h->mlength : bytes;
     if (got > 0)
-        memcpy(data, h->start, got);
+        onic_copy(data, h->start, got);
     if (h->rlength > 0)
         ubuf_consumed(h);
     status->MPI_SOURCE = (int)(h->match_bits >> 24 & 0xffffff);

@@ -33,6 +33,7 @@
  * target. The queue has no handler: it is read only inside RMA calls, and
  * never holds more than RMA_OQ_CAP events, so a reply always finds room. */
 #include "mpi/rma.h"
+#include "base/copy.h"
 #include "base/log.h"
 #include "base/mem.h"
 
@@ -1045,17 +1046,17 @@ static void rma_move_shm(rma_args_t *a, int get, MPI_Aint base)
         if (n == 0)
             return;
         if (get)
-            memmove(a->origin + a->otype->blocks[0].off, seg + a->ttype->blocks[0].off, n);
+            onic_move(a->origin + a->otype->blocks[0].off, seg + a->ttype->blocks[0].off, n);
         else
-            memmove(seg + a->ttype->blocks[0].off, a->origin + a->otype->blocks[0].off, n);
+            onic_move(seg + a->ttype->blocks[0].off, a->origin + a->otype->blocks[0].off, n);
         return;
     }
     rma_pair_init(&pr, a->otype, a->ocount, a->ttype, a->tcount);
     while (rma_pair_next(&pr, SIZE_MAX, &ooff, &toff, &n)) {
         if (get)
-            memmove(a->origin + ooff, seg + toff, n);
+            onic_move(a->origin + ooff, seg + toff, n);
         else
-            memmove(seg + toff, a->origin + ooff, n);
+            onic_move(seg + toff, a->origin + ooff, n);
     }
 }
 
@@ -1305,9 +1306,9 @@ static int rma_acc_shm(rma_args_t *a, int op, const char *in, char *result, cons
     at = a->w->shm + a->w->shm_off[a->rank] + base + a->ttype->blocks[0].off;
     onic_mpi_wctl_acc_lock(&a->w->ctl[a->rank]);
     if (result != NULL)
-        memmove(result, at, len);
+        onic_move(result, at, len);
     if (op == RMA_OP_REPLACE)
-        memmove(at, in, len);
+        onic_move(at, in, len);
     else if (op != RMA_OP_NO_OP)
         onic_mpi_op_apply(op, &onic_mpi_type_predef[rma_type_index(a->ttype)], in, at, len);
     onic_mpi_wctl_acc_unlock(&a->w->ctl[a->rank]);

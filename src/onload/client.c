@@ -3,6 +3,7 @@
 #include "onload/onload.h"
 #include "onload/ring.h"
 #include "base/clock.h"
+#include "base/copy.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/proc.h"
@@ -446,10 +447,10 @@ static void client_copy(onic_onload_client_t *c, uint32_t kind, const void *buf,
             status = ONIC_ERR_INVALID_PARAM;
         else if (kind == ONIC_ONLOAD_EVT_FILL &&
                  (c->ptl || client_range_covers(c->regs, ONIC_ONLOAD_REGS, cp.addr, cp.len)))
-            memcpy(c->bounce, (const void *)(uintptr_t)cp.addr, cp.len);
+            onic_copy(c->bounce, (const void *)(uintptr_t)cp.addr, cp.len);
         else if (kind == ONIC_ONLOAD_EVT_DRAIN &&
                  (c->ptl || client_range_covers(c->pulls, ONIC_ONLOAD_MOVES, cp.addr, cp.len)))
-            memcpy((void *)(uintptr_t)cp.addr, c->bounce, cp.len);
+            onic_copy((void *)(uintptr_t)cp.addr, c->bounce, cp.len);
         else
             status = ONIC_ERR_INVALID_PARAM;
     }

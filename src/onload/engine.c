@@ -2,6 +2,7 @@
 #include "onload/engine.h"
 #include "onload/proto.h"
 #include "base/clock.h"
+#include "base/copy.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/proc.h"
@@ -488,7 +489,7 @@ static unsigned engine_move_step(engine_t *e, engine_move_t *m, int i, int *bloc
         } else if (src->cma) {
             st = onic_xport_cma_read(m->src_pid, dst->bounce, m->src_addr + m->done, m->n);
         } else if (src != dst) {
-            memcpy(dst->bounce, src->bounce, m->n);
+            onic_copy(dst->bounce, src->bounce, m->n);
         }
         if (src != dst && src->area_move == i)
             src->area_move = -1;

@@ -17,6 +17,7 @@
 #include "onload/engine.h"
 #include "onload/proto.h"
 #include "base/config.h"
+#include "base/copy.h"
 #include "base/log.h"
 #include "base/mem.h"
 
@@ -108,7 +109,7 @@ static onic_status_t serve_send(void *arg, uint32_t dest, const onic_ptl_wire_t 
     m->len = len;
     memcpy(&m->hdr, hdr, hdr_len);
     if (len > 0)
-        memcpy(m->payload, payload, len);
+        onic_copy(m->payload, payload, len);
     d = &e->procs[dest];
     if (d->mail_tail != NULL)
         d->mail_tail->next = m;

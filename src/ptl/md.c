@@ -195,7 +195,7 @@ __attribute__((noinline, cold)) void onic_ptl_md_iov_load(const onic_ptl_md_t *m
     for (; len > 0 && i < md->niov; i++, in = 0) {
         size_t n = md->iov[i].iov_len - in < len ? (size_t)(md->iov[i].iov_len - in) : len;
         if (n > 0)
-            memcpy(to, (const char *)md->iov[i].iov_base + in, n);
+            onic_copy(to, (const char *)md->iov[i].iov_base + in, n);
         to += n;
         len -= n;
     }

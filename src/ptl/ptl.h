@@ -18,6 +18,7 @@
 #include <onic/match.h>
 #include <onic/portals.h>
 #include <onic/status.h>
+#include "base/copy.h"
 #include "base/list.h"
 #include "base/pool.h"
 #include "base/slots.h"
@@ -461,7 +462,7 @@ static inline __attribute__((always_inline)) void onic_ptl_ni_store(onic_ptl_ni_
     if (ni->io->store != NULL)
         ni->io->store(ni->io_arg, at, data, len);
     else
-        memcpy(at, data, len);
+        onic_copy(at, data, len);
 }
 
 /* The handle of me's own MD: the entry's index and generation, marked. */

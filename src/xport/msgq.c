@@ -1,5 +1,6 @@
 #include "xport/msgq.h"
 #include "base/log.h"
+#include "base/copy.h"
 #include "base/mem.h"
 
 #include <string.h>
@@ -56,7 +57,7 @@ onic_status_t onic_xport_msgq_push(onic_xport_msgq_t *q, uint32_t src, const voi
         memcpy(rec.user, user_hdr, user_len);
     memcpy(q->buf + q->tail, &rec, sizeof(rec));
     if (len > 0)
-        memcpy(q->buf + q->tail + sizeof(rec), payload, len);
+        onic_copy(q->buf + q->tail + sizeof(rec), payload, len);
     q->tail += need;
     return ONIC_OK;
 }

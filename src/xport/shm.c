@@ -33,6 +33,7 @@
 #include "xport/shm_lane.h"
 #include "xport/transport.h"
 #include "base/clock.h"
+#include "base/copy.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/shmfd.h"
@@ -1033,7 +1034,7 @@ static onic_status_t shm_chunk(void *arg, const onic_shm_chunk_t *c, const void 
         op = shm_op_find(s, c->op, cc->src, 0);
         if (op == NULL || c->offset != op->done || c->len > op->len - op->done)
             return ONIC_ERR_IO;
-        memcpy(op->local + op->done, data, c->len);
+        onic_copy(op->local + op->done, data, c->len);
         op->done += c->len;
         if (op->done == op->len)
             shm_op_complete(s, op, ONIC_OK);
@@ -1050,7 +1051,7 @@ static onic_status_t shm_chunk(void *arg, const onic_shm_chunk_t *c, const void 
         dst = onic_xport_mreg_find(s->mreg, &c->key, c->roff + c->offset, c->len);
         if (dst == NULL)
             return ONIC_ERR_INVALID_PARAM;
-        memcpy(dst, data, c->len);
+        onic_copy(dst, data, c->len);
         return ONIC_OK;
     }
 }

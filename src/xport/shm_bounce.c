@@ -1,4 +1,5 @@
 #include "xport/shm_bounce.h"
+#include "base/copy.h"
 #include "base/mem.h"
 
 #include <string.h>
@@ -103,7 +104,7 @@ unsigned onic_shm_btx_progress(onic_shm_btx_t *tx, onic_shm_write_done_t done, v
         if (len > tx->chunk)
             len = tx->chunk;
         if (len > 0)
-            memcpy(tx->data + (size_t)idx * tx->chunk, job->src + job->done, len);
+            onic_copy(tx->data + (size_t)idx * tx->chunk, job->src + job->done, len);
         h->op = job->op;
         h->offset = job->done;
         h->key = job->key;

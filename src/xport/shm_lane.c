@@ -1,4 +1,5 @@
 #include "xport/shm_lane.h"
+#include "base/copy.h"
 #include "base/mem.h"
 
 #include <string.h>
@@ -158,8 +159,8 @@ static void lane_copy_in(uint8_t *slots, uint32_t nslots, uint64_t at, const voi
     size_t ring = (size_t)nslots * ONIC_SHM_SLOT;
     size_t first = len < ring - off ? len : ring - off;
 
-    memcpy(slots + off, src, first);
-    memcpy(slots, (const uint8_t *)src + first, len - first);
+    onic_copy(slots + off, src, first);
+    onic_copy(slots, (const uint8_t *)src + first, len - first);
 }
 
 onic_status_t onic_shm_tx_try_slots(onic_shm_tx_t *tx, unsigned kind, const void *user_hdr,
@@ -213,10 +214,10 @@ void onic_shm_rx_copy_slots(const onic_shm_rx_t *rx, uint8_t *payload, size_t le
     size_t ring = (size_t)rx->nslots * ONIC_SHM_SLOT;
 
     if (len <= ring - off) {
-        memcpy(payload, rx->slots + off, len);
+        onic_copy(payload, rx->slots + off, len);
     } else {
-        memcpy(payload, rx->slots + off, ring - off);
-        memcpy(payload + (ring - off), rx->slots, len - (ring - off));
+        onic_copy(payload, rx->slots + off, ring - off);
+        onic_copy(payload + (ring - off), rx->slots, len - (ring - off));
     }
 }
 

@@ -21,6 +21,7 @@
 #include "xport/msgq.h"
 #include "xport/transport.h"
 #include "base/clock.h"
+#include "base/copy.h"
 #include "base/dl.h"
 #include "base/log.h"
 #include "base/mem.h"
@@ -925,9 +926,9 @@ static onic_status_t xport_self_rma(onic_xport_t *x, int write, void *local,
     if (remote == NULL)
         return ONIC_ERR_INVALID_PARAM;
     if (write)
-        memmove(remote, local, len);
+        onic_move(remote, local, len);
     else
-        memmove(local, remote, len);
+        onic_move(local, remote, len);
     return ONIC_OK;
 }
 

@@ -2,6 +2,7 @@
  * failure injection. */
 #include "check.h"
 #include "base/config.h"
+#include "base/copy.h"
 #include "base/dl.h"
 #include "base/log.h"
 #include "base/mem.h"
@@ -571,6 +572,78 @@ static void test_proc_alive(void)
     CHECK(!onic_proc_alive(pid));
 }
 
+/* onic_copy and onic_move: which pairs take the pieces (a destination 1
+ * to 63 bytes past its source modulo 4 KiB, more than one piece long), and
+ * the same bytes as memmove on both paths, overlapping areas included. */
+static void test_copy(void)
+{
+    enum { AREA = 5 * 4096 };
+    static const size_t sizes[] = {0, 1, 63, 2047, 2048, 2049, 4096, 4096 + 7, 3 * 2048 + 5,
+                                   3 * 4096};
+    static const long deltas[] = {-4096 - 16, -4033, -64, -17, -1, 0,  1,  16,  31,
+                                  32,         33,    63,  64,  65, 4095, 4096 + 16, 8192 + 63};
+    uint8_t *a = malloc(3 * AREA), *want = malloc(3 * AREA);
+    size_t aliased = 0;
+
+    CHECK(a != NULL && want != NULL);
+    if (a == NULL || want == NULL) {
+        free(a);
+        free(want);
+        return;
+    }
+    CHECK_EQ(onic_copy_aliased(a + 16, a, 4096), 1);
+    CHECK_EQ(onic_copy_aliased(a + 1, a, 2049), 1);
+    CHECK_EQ(onic_copy_aliased(a + 63, a, 2049), 1);
+    CHECK_EQ(onic_copy_aliased(a + 4096 + 16, a, 2049), 1);
+    CHECK_EQ(onic_copy_aliased(a, a + 4096 - 16, 2049), 1);
+    CHECK_EQ(onic_copy_aliased(a + 16, a, 2048), 0);
+    CHECK_EQ(onic_copy_aliased(a, a, 4096), 0);
+    CHECK_EQ(onic_copy_aliased(a + 64, a, 4096), 0);
+    CHECK_EQ(onic_copy_aliased(a + 4096, a, 4096), 0);
+    CHECK_EQ(onic_copy_aliased(a, a + 16, 4096), 0);
+    CHECK(onic_copy_max > ONIC_COPY_PIECE);
+    CHECK_EQ(onic_copy_aliased(a + 16, a, onic_copy_max - 1), 1);
+    CHECK_EQ(onic_copy_aliased(a + 16, a, onic_copy_max), 0);
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        for (size_t j = 0; j < sizeof(deltas) / sizeof(deltas[0]); j++) {
+            size_t n = sizes[k];
+            uint8_t *src = a + AREA + 100, *dst = src + deltas[j];
+            int overlap = deltas[j] > -(long)n && deltas[j] < (long)n;
+
+            for (size_t i = 0; i < 3 * AREA; i++)
+                a[i] = (uint8_t)(i * 7 + k + j);
+            memcpy(want, a, 3 * AREA);
+            memmove(want + (dst - a), want + (src - a), n);
+            aliased += onic_copy_aliased(dst, src, n);
+            if (overlap)
+                onic_move(dst, src, n);
+            else if (j % 2)
+                onic_copy(dst, src, n);
+            else
+                onic_move(dst, src, n);
+            REQUIRE(memcmp(a, want, 3 * AREA) == 0);
+        }
+    }
+    CHECK(aliased > 20); /* the pieces were taken, overlapping or not */
+    {
+        /* A length just under the end of the range, in pieces. */
+        size_t n = onic_copy_max - 1;
+        uint8_t *big = malloc(2 * n + 8192);
+
+        CHECK(big != NULL);
+        if (big != NULL) {
+            for (size_t i = 0; i < 2 * n + 8192; i++)
+                big[i] = (uint8_t)(i * 13 + 5);
+            onic_copy(big + n + 4096 + 16 - (n % 4096), big, n);
+            for (size_t i = 0; i < n; i++)
+                REQUIRE(big[n + 4096 + 16 - (n % 4096) + i] == (uint8_t)(i * 13 + 5));
+            free(big);
+        }
+    }
+    free(a);
+    free(want);
+}
+
 int main(void)
 {
     test_slots();
@@ -591,5 +664,6 @@ int main(void)
     test_mem_count();
     test_dl();
     test_proc_alive();
+    test_copy();
     return check_summary("base");
 }
