@@ -1,7 +1,24 @@
 #include "xport/cma.h"
+#include "base/copy.h"
+#include "base/mem.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <sys/uio.h>
+
+/* The kernel copies with rep movsb too, and is as slow as glibc's memcpy
+ * (base/copy.h) when the destination lies 1 to 63 bytes after the source
+ * modulo 4 KiB: 1.3 to 2.2 GB/s instead of 7 to 10 here, at every size.
+ * Such a copy goes through a staging buffer placed at the remote address's
+ * offset in its page, in parts of CMA_STAGE bytes: the kernel's copy is
+ * then aligned, and the local one is onic_copy's. One buffer for the
+ * process, taken by one copy at a time; a copy that finds it taken, or
+ * no memory for it, copies directly (slowly, but right). */
+#define CMA_STAGE (256u * 1024)
+
+static uint8_t    *cma_stage_buf;
+static atomic_flag cma_stage_busy = ATOMIC_FLAG_INIT;
+uint64_t           onic_xport_cma_staged; /* written while holding the buffer */
 
 static onic_status_t cma_errno(int err)
 {
@@ -66,6 +83,42 @@ onic_status_t onic_xport_cma_copyv(pid_t pid, int write, struct iovec *local, un
     return done == len ? ONIC_OK : ONIC_ERR_INVALID_PARAM;
 }
 
+/* Whether the kernel's copy for this pair would be the slow one. */
+static int cma_aliased(const void *local, uint64_t raddr, size_t len, int write)
+{
+    uint64_t delta = write ? raddr - (uintptr_t)local : (uintptr_t)local - raddr;
+
+    return len > ONIC_COPY_PIECE && (delta & 4095) - 1 < 63;
+}
+
+static onic_status_t cma_copy_staged(pid_t pid, void *local, uint64_t raddr, size_t len,
+                                     int write)
+{
+    onic_status_t st = ONIC_OK;
+    uint8_t *page, *stage;
+
+    if (atomic_flag_test_and_set_explicit(&cma_stage_busy, memory_order_acquire))
+        return cma_copy(pid, local, raddr, len, write);
+    if (cma_stage_buf == NULL && (cma_stage_buf = onic_malloc(CMA_STAGE + 2 * 4096)) == NULL) {
+        atomic_flag_clear_explicit(&cma_stage_busy, memory_order_release);
+        return cma_copy(pid, local, raddr, len, write);
+    }
+    page = (uint8_t *)(((uintptr_t)cma_stage_buf + 4095) & ~(uintptr_t)4095);
+    onic_xport_cma_staged++;
+    for (size_t done = 0, n; done < len && st == ONIC_OK; done += n) {
+        n = len - done < CMA_STAGE ? len - done : CMA_STAGE;
+        stage = page + ((raddr + done) & 4095);
+        if (write) {
+            onic_copy(stage, (uint8_t *)local + done, n);
+            st = cma_copy(pid, stage, raddr + done, n, 1);
+        } else if ((st = cma_copy(pid, stage, raddr + done, n, 0)) == ONIC_OK) {
+            onic_copy((uint8_t *)local + done, stage, n);
+        }
+    }
+    atomic_flag_clear_explicit(&cma_stage_busy, memory_order_release);
+    return st;
+}
+
 int onic_xport_cma_probe(pid_t pid, uint64_t addr, uint64_t expect)
 {
     uint64_t word = 0;
@@ -75,10 +128,14 @@ int onic_xport_cma_probe(pid_t pid, uint64_t addr, uint64_t expect)
 
 onic_status_t onic_xport_cma_read(pid_t pid, void *local, uint64_t raddr, size_t len)
 {
+    if (cma_aliased(local, raddr, len, 0))
+        return cma_copy_staged(pid, local, raddr, len, 0);
     return cma_copy(pid, local, raddr, len, 0);
 }
 
 onic_status_t onic_xport_cma_write(pid_t pid, const void *local, uint64_t raddr, size_t len)
 {
+    if (cma_aliased(local, raddr, len, 1))
+        return cma_copy_staged(pid, (void *)(uintptr_t)local, raddr, len, 1);
     return cma_copy(pid, (void *)(uintptr_t)local, raddr, len, 1);
 }

@@ -62,6 +62,53 @@ static void test_read_write(void)
     munmap(hole, 4096);
 }
 
+/* A destination 16 bytes after its source modulo 4 KiB: the copy goes
+ * through the staging buffer (counted), in parts when longer than it,
+ * every byte in its place and the bytes around untouched, both ways; a
+ * remote range that runs into an unmapped page is an error there too. */
+static void test_staged(void)
+{
+    static const size_t lens[] = {2049, 4096, 256 * 1024 + 4096 + 7, 600 * 1024};
+    enum { AREA = 640 * 1024 + 8192 };
+    uint8_t *from = mmap(NULL, AREA, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    uint8_t *to = mmap(NULL, AREA, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    uint64_t staged = onic_xport_cma_staged;
+
+    REQUIRE(from != MAP_FAILED && to != MAP_FAILED);
+    for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+        size_t len = lens[k], bad = 0;
+        int write = (int)(k % 2);
+
+        for (size_t i = 0; i < AREA; i++)
+            from[i] = (uint8_t)(i * 11 + k);
+        memset(to, 0, AREA);
+        if (write)
+            CHECK_EQ(onic_xport_cma_write(getpid(), from + 4096,
+                                          (uint64_t)(uintptr_t)(to + 16), len), ONIC_OK);
+        else
+            CHECK_EQ(onic_xport_cma_read(getpid(), to + 16, (uint64_t)(uintptr_t)(from + 4096),
+                                         len), ONIC_OK);
+        for (size_t i = 0; i < len; i++)
+            bad += to[16 + i] != from[4096 + i];
+        CHECK_EQ(bad, 0);
+        CHECK(to[15] == 0 && to[16 + len] == 0);
+    }
+    CHECK_EQ(onic_xport_cma_staged - staged, sizeof(lens) / sizeof(lens[0]));
+    /* Not staged: aligned alike, or too short to be slow. */
+    staged = onic_xport_cma_staged;
+    CHECK_EQ(onic_xport_cma_read(getpid(), to + 4096, (uint64_t)(uintptr_t)from, 8192), ONIC_OK);
+    CHECK_EQ(onic_xport_cma_read(getpid(), to + 16, (uint64_t)(uintptr_t)from, 2048), ONIC_OK);
+    CHECK_EQ(onic_xport_cma_read(getpid(), to + 64, (uint64_t)(uintptr_t)from, 8192), ONIC_OK);
+    CHECK_EQ(onic_xport_cma_staged, staged);
+    /* The second part of a staged read reaches an unmapped page. */
+    REQUIRE(munmap(from + 300 * 1024, 4096) == 0);
+    CHECK(onic_xport_cma_read(getpid(), to + 16, (uint64_t)(uintptr_t)from, 400 * 1024) !=
+          ONIC_OK);
+    CHECK_EQ(onic_xport_cma_staged, staged + 1);
+    munmap(from, AREA);
+    munmap(to, AREA);
+}
+
 /* The local side in pieces (an I/O vector MD's): every byte in its
  * place, the gaps between pieces untouched; and a remote range that ends in
  * an unmapped page, which the kernel moves in part before it fails: the
@@ -123,6 +170,7 @@ int main(void)
     if (kernel_allows_cma()) {
         CHECK_EQ(onic_xport_cma_probe(getpid(), addr, word), 1);
         test_read_write();
+        test_staged();
         test_copyv();
     } else {
         CHECK_EQ(onic_xport_cma_probe(getpid(), addr, word), 0);
