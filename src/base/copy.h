@@ -27,34 +27,21 @@
 extern size_t onic_copy_max;
 
 /* Whether memcpy would take the slow rep movsb for this pair. */
-static inline int onic_copy_aliased(void *dst, const void *src, size_t n)
+static inline __attribute__((always_inline)) int onic_copy_aliased(void *dst, const void *src, size_t n)
 {
     return n > ONIC_COPY_PIECE && n < onic_copy_max &&
            (((uintptr_t)dst - (uintptr_t)src) & 4095) - 1 < 63;
 }
 
-static inline void onic_copy_pieces(void *dst, const void *src, size_t n)
-{
-    uint8_t *d = dst;
-    const uint8_t *s = src;
-    size_t piece = ONIC_COPY_PIECE;
+/* The copy in pieces (copy.c), for the pairs above, and how many such
+ * copies this process made. */
+void onic_copy_pieces(void *dst, const void *src, size_t n);
+extern _Atomic uint64_t onic_copy_pieced;
 
-    /* A length the compiler cannot see: a known one is inlined as rep
-     * movsq, which is slow here too. */
-    __asm__("" : "+r"(piece));
-    for (; n > piece; n -= piece, d += piece, s += piece)
-        memcpy(d, s, piece);
-    memcpy(d, s, n);
-}
-
-/* memcpy: the areas do not overlap. */
-static inline void onic_copy(void *dst, const void *src, size_t n)
-{
-    if (__builtin_expect(onic_copy_aliased(dst, src, n), 0))
-        onic_copy_pieces(dst, src, n);
-    else
-        memcpy(dst, src, n);
-}
+/* memcpy: the areas do not overlap (copy.c). Out of line, and memcpy
+ * reached by a jump: a small message's copy costs three instructions more
+ * than memcpy's (inline, the test and the second call cost it six). */
+void onic_copy(void *dst, const void *src, size_t n);
 
 /* memmove: the areas may overlap. A destination 1 to 63 bytes after its
  * source modulo 4 KiB overlaps it only when it is that close in fact, and

@@ -414,7 +414,7 @@ static void rma_answered(const ptl_event_t *ev)
     if (s->fetch != NULL) {
         size_t n = ev->mlength < s->rlen ? (size_t)ev->mlength : s->rlen;
         if (n > 0)
-            memcpy(s->fetch->packed + s->roff, rma.slots + ev->offset, n);
+            onic_copy(s->fetch->packed + s->roff, rma.slots + ev->offset, n);
         if (--s->fetch->pending == 0 && s->fetch->sent)
             rma_fetch_finish(s->fetch);
     }
@@ -625,7 +625,7 @@ static int rma_direct(onic_mpi_win_t *w, int rank, const char *msg, size_t len,
                                 "memory failed (%s)", rank, status == MPI_ERR_RMA_RANGE ?
                                 "outside its window" : "a malformed request");
     if (fetch != NULL && alen > 0)
-        memcpy(fetch->packed + roff, rma.scratch, alen < rlen ? alen : rlen);
+        onic_copy(fetch->packed + roff, rma.scratch, alen < rlen ? alen : rlen);
     return MPI_SUCCESS;
 }
 

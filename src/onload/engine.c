@@ -472,7 +472,7 @@ static unsigned engine_move_step(engine_t *e, engine_move_t *m, int i, int *bloc
         if (dst->area_move >= 0 && dst->area_move != i) {
             if (!src->cma && src != dst && src->area_move == i && m->held == NULL &&
                 (m->held = onic_malloc(m->n)) != NULL) {
-                memcpy(m->held, src->bounce, m->n);
+                onic_copy(m->held, src->bounce, m->n);
                 src->area_move = -1;
                 return 1;
             }

@@ -18,7 +18,7 @@
 
 static uint8_t    *cma_stage_buf;
 static atomic_flag cma_stage_busy = ATOMIC_FLAG_INIT;
-uint64_t           onic_xport_cma_staged; /* written while holding the buffer */
+_Atomic uint64_t   onic_xport_cma_staged;
 
 static onic_status_t cma_errno(int err)
 {
@@ -104,7 +104,7 @@ static onic_status_t cma_copy_staged(pid_t pid, void *local, uint64_t raddr, siz
         return cma_copy(pid, local, raddr, len, write);
     }
     page = (uint8_t *)(((uintptr_t)cma_stage_buf + 4095) & ~(uintptr_t)4095);
-    onic_xport_cma_staged++;
+    atomic_fetch_add_explicit(&onic_xport_cma_staged, 1, memory_order_relaxed);
     for (size_t done = 0, n; done < len && st == ONIC_OK; done += n) {
         n = len - done < CMA_STAGE ? len - done : CMA_STAGE;
         stage = page + ((raddr + done) & 4095);

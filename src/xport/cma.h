@@ -23,7 +23,7 @@ onic_status_t onic_xport_cma_write(pid_t pid, const void *local, uint64_t raddr,
 /* Copies of the two calls above that went through the staging buffer: the
  * kernel's own copy is slow when the destination lies 1 to 63 bytes after
  * the source modulo 4 KiB (cma.c). */
-extern uint64_t onic_xport_cma_staged;
+extern _Atomic uint64_t onic_xport_cma_staged;
 /* The same with the local side in n pieces (at most IOV_MAX) adding up to
  * len bytes, in one call where the kernel takes it all at once; the
  * pieces are consumed (changed) on the way. */

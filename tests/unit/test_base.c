@@ -614,6 +614,8 @@ static void test_copy(void)
                 a[i] = (uint8_t)(i * 7 + k + j);
             memcpy(want, a, 3 * AREA);
             memmove(want + (dst - a), want + (src - a), n);
+            uint64_t pieced = onic_copy_pieced;
+
             aliased += onic_copy_aliased(dst, src, n);
             if (overlap)
                 onic_move(dst, src, n);
@@ -622,6 +624,10 @@ static void test_copy(void)
             else
                 onic_move(dst, src, n);
             REQUIRE(memcmp(a, want, 3 * AREA) == 0);
+            /* in pieces: an aliased pair, unless the destination overlaps
+             * the source's end (memmove's backward copy) */
+            REQUIRE(onic_copy_pieced - pieced ==
+                    (uint64_t)(onic_copy_aliased(dst, src, n) && !(deltas[j] > 0 && overlap)));
         }
     }
     CHECK(aliased > 20); /* the pieces were taken, overlapping or not */
