@@ -21,7 +21,7 @@ int onic_xport_cma_probe(pid_t pid, uint64_t addr, uint64_t expect);
 onic_status_t onic_xport_cma_read(pid_t pid, void *local, uint64_t raddr, size_t len);
 onic_status_t onic_xport_cma_write(pid_t pid, const void *local, uint64_t raddr, size_t len);
 /* Copies of the two calls above that went through the staging buffer: the
- * kernel's own copy is slow when the destination lies 1 to 63 bytes after
+ * kernel's own copy is slow when the destination lies 1 to 31 bytes after
  * the source modulo 4 KiB (cma.c). */
 extern _Atomic uint64_t onic_xport_cma_staged;
 /* The same with the local side in n pieces (at most IOV_MAX) adding up to

@@ -99,7 +99,16 @@ static void test_staged(void)
     CHECK_EQ(onic_xport_cma_read(getpid(), to + 4096, (uint64_t)(uintptr_t)from, 8192), ONIC_OK);
     CHECK_EQ(onic_xport_cma_read(getpid(), to + 16, (uint64_t)(uintptr_t)from, 2048), ONIC_OK);
     CHECK_EQ(onic_xport_cma_read(getpid(), to + 64, (uint64_t)(uintptr_t)from, 8192), ONIC_OK);
+    CHECK_EQ(onic_xport_cma_read(getpid(), to + 32, (uint64_t)(uintptr_t)from, 8192), ONIC_OK);
+    CHECK_EQ(onic_xport_cma_write(getpid(), from + 48, (uint64_t)(uintptr_t)to + 96, 8192),
+             ONIC_OK);
     CHECK_EQ(onic_xport_cma_staged, staged);
+    /* The ends of the range: 1 and 31 bytes after. */
+    CHECK_EQ(onic_xport_cma_read(getpid(), to + 4096 + 1, (uint64_t)(uintptr_t)from, 8192),
+             ONIC_OK);
+    CHECK_EQ(onic_xport_cma_write(getpid(), from, (uint64_t)(uintptr_t)to + 31, 8192), ONIC_OK);
+    CHECK_EQ(onic_xport_cma_staged, staged + 2);
+    staged = onic_xport_cma_staged;
     /* The second part of a staged read reaches an unmapped page. */
     REQUIRE(munmap(from + 300 * 1024, 4096) == 0);
     CHECK(onic_xport_cma_read(getpid(), to + 16, (uint64_t)(uintptr_t)from, 400 * 1024) !=
