@@ -9,6 +9,7 @@
 #include "check.h"
 #include "xport/cma.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -118,6 +119,57 @@ static void test_staged(void)
     munmap(to, AREA);
 }
 
+/* Two threads copying aliased pairs at once: one holds the staging
+ * buffer, the other copies directly meanwhile; neither gets the other's
+ * bytes (both through one buffer would mix them). */
+enum { RACE_LEN = 96 * 1024, RACE_ROUNDS = 200 };
+
+typedef struct {
+    uint8_t *from, *to;
+    size_t   bad;
+} race_t;
+
+static void *race_run(void *arg)
+{
+    race_t *r = arg;
+
+    for (int i = 0; i < RACE_ROUNDS; i++) {
+        memset(r->to, 0, RACE_LEN + 32);
+        if (onic_xport_cma_read(getpid(), r->to + 16, (uint64_t)(uintptr_t)r->from, RACE_LEN) !=
+            ONIC_OK)
+            r->bad++;
+        for (size_t k = 0; k < RACE_LEN; k++)
+            r->bad += r->to[16 + k] != r->from[k];
+    }
+    return NULL;
+}
+
+static void test_staged_threads(void)
+{
+    race_t r[2];
+    pthread_t t[2];
+
+    for (int i = 0; i < 2; i++) {
+        r[i].from = mmap(NULL, RACE_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+                         0);
+        r[i].to = mmap(NULL, RACE_LEN + 4096, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        REQUIRE(r[i].from != MAP_FAILED && r[i].to != MAP_FAILED);
+        memset(r[i].from, 0x5a ^ (i * 0xff), RACE_LEN);
+        for (size_t k = 0; k < RACE_LEN; k += 97)
+            r[i].from[k] = (uint8_t)(k + i);
+        r[i].bad = 0;
+    }
+    for (int i = 0; i < 2; i++)
+        REQUIRE(pthread_create(&t[i], NULL, race_run, &r[i]) == 0);
+    for (int i = 0; i < 2; i++) {
+        pthread_join(t[i], NULL);
+        CHECK_EQ(r[i].bad, 0);
+        munmap(r[i].from, RACE_LEN);
+        munmap(r[i].to, RACE_LEN + 4096);
+    }
+}
+
 /* The local side in pieces (an I/O vector MD's): every byte in its
  * place, the gaps between pieces untouched; and a remote range that ends in
  * an unmapped page, which the kernel moves in part before it fails: the
@@ -180,6 +232,7 @@ int main(void)
         CHECK_EQ(onic_xport_cma_probe(getpid(), addr, word), 1);
         test_read_write();
         test_staged();
+        test_staged_threads();
         test_copyv();
     } else {
         CHECK_EQ(onic_xport_cma_probe(getpid(), addr, word), 0);
