@@ -5,10 +5,17 @@ print one table per mode with the three side by side.
 
     bench/mpi/compare.py [--build build] [--runs 3] [--reps 5] [--modes latency,bw,rate]
                          [--pairs 1,2] [--threads 1,2] [--prog p2p|rma|mt] [--sweep]
+                         [--offset N]
 
 --sweep measures p2p's latency and bandwidth at 512 B and 1 KiB to 256 KiB
 in powers of two (the range of the mid-size protocol and its crossovers)
 and the message rate at 4 KiB, instead of each mode's own sizes.
+
+--offset N (p2p) puts the odd ranks' buffer N bytes further into its page
+than the even ranks': where a receive lands against where its data comes
+from. 16 is a malloc'd buffer against a page-aligned one, the pair for
+which rep movsb (glibc's memcpy, the kernel's CMA) is slow on some CPUs
+(src/base/copy.h).
 
 rma's modes (2 processes): put_lat, get_lat, put_rate, acc_lat, fop_lat,
 acc_busy_lat (all by default with --prog rma).
@@ -107,9 +114,10 @@ SWEEP = [512] + [1024 << k for k in range(9)]  # 512 B, 1 KiB ... 256 KiB
 SWEEP_SIZES = {"latency": SWEEP, "bw": SWEEP, "rate": [4096]}
 
 
-def run_one(run, env, exe, mode, reps, np, sizes=None, threads=None):
+def run_one(run, env, exe, mode, reps, np, sizes=None, threads=None, offset=0):
     extra = [str(threads)] if threads else []
-    extra += [",".join(str(s) for s in sizes)] if sizes else []
+    extra += [",".join(str(s) for s in sizes)] if sizes else (["-"] if offset else [])
+    extra += [str(offset)] if offset else []
     r = subprocess.run(run(np) + [exe, mode, str(reps)] + extra, capture_output=True, text=True,
                        env=env, timeout=900)
     if r.returncode != 0:
@@ -134,6 +142,9 @@ def main():
                     help="p2p: latency and bw from 512 B to 256 KiB, rate at 4 KiB")
     ap.add_argument("--pairs", default="1,2",
                     help="pair counts for the rate mode, 2 processes a pair (default 1,2)")
+    ap.add_argument("--offset", type=int, default=0,
+                    help="p2p: the odd ranks' buffer that many bytes further into its page "
+                         "(0 to 4095; 16 is a malloc'd buffer against a page-aligned one)")
     ap.add_argument("--threads", default="1,2",
                     help="mt: threads per process, one run of each mode per count (default 1,2)")
     args = ap.parse_args()
@@ -149,6 +160,8 @@ def main():
         pairs = []
     if not pairs or min(pairs) < 1:
         ap.error("--pairs takes positive integers, e.g. 1,2")
+    if args.offset and (args.prog != "p2p" or not 0 < args.offset < 4096):
+        ap.error("--offset takes 0 to 4095, with --prog p2p")
     if args.modes is None:
         args.modes = {"p2p": "latency,bw,rate",
                       "mt": "latency_mt,rate_mt,rate_mt_world,wake_lat,wait_cpu",
@@ -166,7 +179,7 @@ def main():
                 sizes = SWEEP_SIZES.get(mode) if args.sweep and args.prog == "p2p" else None
                 np = 2 if nthreads else 2 * npairs
                 for size, v in run_one(run, env, exe, mode, args.reps, np, sizes,
-                                       nthreads).items():
+                                       nthreads, args.offset).items():
                     samples[name].setdefault(size, []).append(v)
         names = [n for n, _, _, _ in ready]
         what = f"{npairs} pair{'s' if npairs > 1 else ''}, {2 * npairs} processes on " \
@@ -174,6 +187,8 @@ def main():
         if nthreads:
             what = f"2 processes x {nthreads} thread{'s' if nthreads > 1 else ''} on " \
                    f"{os.cpu_count()} cores"
+        if args.offset:
+            what += f", odd ranks' buffer {args.offset} bytes further into its page"
         print(f"\n### {mode}, {what} ({UNITS[mode]}), median of {args.runs} runs x "
               f"{args.reps} repetitions\n")
         print("| bytes | " + " | ".join(names) + " | onic vs best other |")
