@@ -11,7 +11,7 @@
  * half speed from 33 to 63). Where a message lands is the application's
  * choice, so a receive or a get into a malloc'd buffer (16 bytes into a
  * page) from a page-aligned shared segment hit it every time: a 256 KiB
- * MPI_Get took 140 us. In that range the bytes go in pieces of
+ * MPI_Get took about 150 us (10 in pieces). In that range the bytes go in pieces of
  * ONIC_COPY_PIECE, each a call of memcpy that glibc makes with vector
  * loads and stores at full speed (docs/architecture.md, base). */
 
