@@ -26,11 +26,18 @@
  * (copy.c; 512 KiB where the C library does not say). */
 extern size_t onic_copy_max;
 
+/* How many bytes after the source the destination lies, modulo 4 KiB:
+ * rep movsb is slow from 1 to 63 (glibc's) or 1 to 31 (the kernel's). */
+static inline __attribute__((always_inline)) uintptr_t onic_copy_skew(const void *dst,
+                                                                      const void *src)
+{
+    return ((uintptr_t)dst - (uintptr_t)src) & 4095;
+}
+
 /* Whether memcpy would take the slow rep movsb for this pair. */
 static inline __attribute__((always_inline)) int onic_copy_aliased(void *dst, const void *src, size_t n)
 {
-    return n > ONIC_COPY_PIECE && n < onic_copy_max &&
-           (((uintptr_t)dst - (uintptr_t)src) & 4095) - 1 < 63;
+    return n > ONIC_COPY_PIECE && n < onic_copy_max && onic_copy_skew(dst, src) - 1 < 63;
 }
 
 /* The copy in pieces (copy.c), for the pairs above, and how many such

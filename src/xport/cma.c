@@ -87,9 +87,10 @@ onic_status_t onic_xport_cma_copyv(pid_t pid, int write, struct iovec *local, un
 /* Whether the kernel's copy for this pair would be the slow one. */
 static int cma_aliased(const void *local, uint64_t raddr, size_t len, int write)
 {
-    uint64_t delta = write ? raddr - (uintptr_t)local : (uintptr_t)local - raddr;
+    const void *remote = (const void *)(uintptr_t)raddr;
 
-    return len > ONIC_COPY_PIECE && (delta & 4095) - 1 < 31;
+    return len > ONIC_COPY_PIECE &&
+           (write ? onic_copy_skew(remote, local) : onic_copy_skew(local, remote)) - 1 < 31;
 }
 
 static onic_status_t cma_copy_staged(pid_t pid, void *local, uint64_t raddr, size_t len,
