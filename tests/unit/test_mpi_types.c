@@ -6,6 +6,7 @@
 #include "check.h"
 
 #include "mpi/mpi_impl.h"
+#include "base/mem.h"
 
 #include <mpi.h>
 #include <string.h>
@@ -189,6 +190,27 @@ static void test_table_full_at_finalize(void)
     CHECK(((index + 1) & index) == 0);
 }
 
+/* MPI_Type_create_darray gives back its working memory: made and freed,
+ * twice (the first may grow the table of types), the second leaves the
+ * count of allocations where it began. */
+static void test_darray_frees(void)
+{
+    int gsizes[2] = {8, 6}, distribs[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC};
+    int dargs[2] = {MPI_DISTRIBUTE_DFLT_DARG, 2}, psizes[2] = {1, 1}, size = 0;
+    MPI_Datatype t;
+
+    for (int round = 0; round < 2; round++) {
+        onic_mem_count_start();
+        CHECK_EQ(MPI_Type_create_darray(1, 0, 2, gsizes, distribs, dargs, psizes, MPI_ORDER_C,
+                                        MPI_INT, &t), MPI_SUCCESS);
+        CHECK_EQ(MPI_Type_size(t, &size), MPI_SUCCESS);
+        CHECK_EQ(size, 8 * 6 * (int)sizeof(int));
+        CHECK_EQ(MPI_Type_free(&t), MPI_SUCCESS);
+        if (round == 1)
+            CHECK_EQ(onic_mem_count_net(), 0);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int size;
@@ -200,6 +222,7 @@ int main(int argc, char **argv)
     test_pair_count3();
     test_get_count();
     test_type_args();
+    test_darray_frees();
     test_table_full_at_finalize(); /* last: MPI_Finalize frees them */
     MPI_Finalize();
     return check_summary("test_mpi_types");
