@@ -211,6 +211,21 @@ static void test_darray_frees(void)
     }
 }
 
+/* MPI_Pack_size answers in an int: INT32_MAX bytes fit, one element
+ * more of two bytes does not (MPI_ERR_COUNT). */
+static void test_pack_size_limit(void)
+{
+    int size = 0;
+
+    CHECK_EQ(MPI_Pack_size(INT32_MAX, MPI_BYTE, MPI_COMM_WORLD, &size), MPI_SUCCESS);
+    CHECK_EQ(size, INT32_MAX);
+    CHECK_EQ(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), MPI_SUCCESS);
+    size = 0;
+    CHECK_EQ(MPI_Pack_size(INT32_MAX / 2 + 1, MPI_SHORT, MPI_COMM_WORLD, &size), MPI_ERR_COUNT);
+    CHECK_EQ(size, 0);
+    CHECK_EQ(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL), MPI_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
     int size;
@@ -223,6 +238,7 @@ int main(int argc, char **argv)
     test_get_count();
     test_type_args();
     test_darray_frees();
+    test_pack_size_limit();
     test_table_full_at_finalize(); /* last: MPI_Finalize frees them */
     MPI_Finalize();
     return check_summary("test_mpi_types");
