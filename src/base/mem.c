@@ -79,6 +79,18 @@ void *onic_aligned_alloc(size_t align, size_t size)
     return p;
 }
 
+void *onic_cache_alloc(size_t align, size_t size)
+{
+    if (mem_should_fail())
+        return NULL;
+    return aligned_alloc(align, (size + align - 1) / align * align);
+}
+
+void onic_cache_free(void *ptr)
+{
+    free(ptr);
+}
+
 void onic_free(void *ptr)
 {
     if (ptr != NULL)

@@ -13,6 +13,13 @@ void *onic_realloc(void *ptr, size_t size);
 void *onic_aligned_alloc(size_t align, size_t size);
 void  onic_free(void *ptr);
 
+/* For a cache that keeps what it takes until its owner is destroyed (a
+ * pool's chunks): failures are injected as for the others, but the leak
+ * count leaves these out, since how much a cache keeps follows the peak
+ * number in flight, which timing decides. */
+void *onic_cache_alloc(size_t align, size_t size);
+void  onic_cache_free(void *ptr);
+
 /* Test hook: let `successes` more allocations succeed, then fail every one
  * until reset with a negative value (the default: never fail). */
 void onic_mem_fail_after(long successes);

@@ -19,7 +19,7 @@ void onic_pool_init(onic_pool_t *pool, size_t elem_size, size_t per_chunk)
 
 __attribute__((cold, noinline)) int onic_pool_grow(onic_pool_t *pool)
 {
-    char *chunk = onic_aligned_alloc(64, POOL_CHUNK_HEADER + pool->elem_size * pool->per_chunk);
+    char *chunk = onic_cache_alloc(64, POOL_CHUNK_HEADER + pool->elem_size * pool->per_chunk);
     if (chunk == NULL)
         return 0;
     memset(chunk, 0, POOL_CHUNK_HEADER + pool->elem_size * pool->per_chunk);
@@ -46,7 +46,7 @@ void onic_pool_fini(onic_pool_t *pool)
     void *chunk = pool->chunks;
     while (chunk != NULL) {
         void *next = *(void **)chunk;
-        onic_free(chunk);
+        onic_cache_free(chunk);
         chunk = next;
     }
     pool->chunks = NULL;
