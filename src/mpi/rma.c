@@ -1128,23 +1128,88 @@ static int rma_put_get(const void *origin, int ocount, MPI_Datatype ot, int rank
     return rma_move(&a, get, call);
 }
 
+/* MPI_Put and MPI_Get, every case: the checks that report, then a copy
+ * in shared memory or Portals operations. */
+static __attribute__((noinline)) int rma_put_get_general(const void *origin, int ocount,
+                                                         MPI_Datatype ot, int rank,
+                                                         MPI_Aint disp, int tcount,
+                                                         MPI_Datatype tt, MPI_Win win, int get)
+{
+    const char *call = get ? "MPI_Get" : "MPI_Put";
+
+    ONIC_MPI_CHECK_INIT(call);
+    return rma_put_get(origin, ocount, ot, rank, disp, tcount, tt, win, get, call);
+}
+
+/* The common put or get on a window in shared memory -- a live window of
+ * one node, a rank of its group to which an access epoch is open, 1 byte
+ * or more of predefined or committed contiguous types of the same size on
+ * both sides, the target's bytes inside its segment, no bundle open -- is
+ * every check of rma_check, rma_sizes_match and rma_range in one test,
+ * then rma_move_shm's copy: complete when it returns. Whatever fails a
+ * check goes the general way, which checks again and reports it with its
+ * class. (A window with ctl is never dynamic: MPI_Win_create_dynamic has
+ * no memory to share.) */
+static inline __attribute__((always_inline)) int
+rma_put_get_body(const void *origin, int ocount, MPI_Datatype ot, int rank, MPI_Aint disp,
+                 int tcount, MPI_Datatype tt, MPI_Win win, int get)
+{
+    onic_mpi_win_t *w;
+    onic_mpi_type_t *o, *t;
+    size_t n, tn;
+    MPI_Aint at;
+    char *seg;
+
+    if (__builtin_expect(!onic_mpi_g.initialized || onic_mpi_g.finalized ||
+                         onic_mpi_g.bundle_open, 0) ||
+        (w = onic_mpi_win_lookup(win)) == NULL || w->ctl == NULL ||
+        (unsigned)rank >= (unsigned)w->comm->size ||
+        (o = onic_mpi_type_lookup(ot)) == NULL || (t = onic_mpi_type_lookup(tt)) == NULL ||
+        !o->contig || !t->contig || ocount <= 0 || tcount <= 0 ||
+        __builtin_mul_overflow(o->size, (size_t)ocount, &n) ||
+        __builtin_mul_overflow(t->size, (size_t)tcount, &tn) || n != tn || n == 0 ||
+        !(w->locked[rank] || w->fence || (w->started && w->access[rank])) || disp < 0 ||
+        __builtin_mul_overflow(disp, (MPI_Aint)w->disp_units[rank], &at) ||
+        (at += t->blocks[0].off) < 0 || at > w->sizes[rank] || n > (size_t)(w->sizes[rank] - at))
+        return rma_put_get_general(origin, ocount, ot, rank, disp, tcount, tt, win, get);
+    seg = w->shm + w->shm_off[rank] + at;
+    w->fence_ops++;
+    if (get)
+        onic_move((char *)(uintptr_t)origin + o->blocks[0].off, seg, n);
+    else
+        onic_move(seg, (const char *)origin + o->blocks[0].off, n);
+    return MPI_SUCCESS;
+}
+
+/* Under MPI_THREAD_MULTIPLE: the same work, holding the lock. */
+static __attribute__((noinline)) int mpi_put_get_locked(const void *origin, int ocount,
+                                                        MPI_Datatype ot, int rank,
+                                                        MPI_Aint disp, int tcount,
+                                                        MPI_Datatype tt, MPI_Win win, int get)
+{
+    ONIC_MPI_LOCKED_MT;
+    return rma_put_get_body(origin, ocount, ot, rank, disp, tcount, tt, win, get);
+}
+
 int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
             int target_rank, MPI_Aint target_disp, int target_count,
             MPI_Datatype target_datatype, MPI_Win win)
 {
-    ONIC_MPI_LOCKED;
-    ONIC_MPI_CHECK_INIT("MPI_Put");
-    return rma_put_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                       target_count, target_datatype, win, 0, "MPI_Put");
+    ONIC_MPI_LOCKED_VIA(mpi_put_get_locked(origin_addr, origin_count, origin_datatype,
+                                           target_rank, target_disp, target_count,
+                                           target_datatype, win, 0));
+    return rma_put_get_body(origin_addr, origin_count, origin_datatype, target_rank,
+                            target_disp, target_count, target_datatype, win, 0);
 }
 
 int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    ONIC_MPI_LOCKED;
-    ONIC_MPI_CHECK_INIT("MPI_Get");
-    return rma_put_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                       target_count, target_datatype, win, 1, "MPI_Get");
+    ONIC_MPI_LOCKED_VIA(mpi_put_get_locked(origin_addr, origin_count, origin_datatype,
+                                           target_rank, target_disp, target_count,
+                                           target_datatype, win, 1));
+    return rma_put_get_body(origin_addr, origin_count, origin_datatype, target_rank,
+                            target_disp, target_count, target_datatype, win, 1);
 }
 
 /* --- Accumulates ---------------------------------------------------------------------- */

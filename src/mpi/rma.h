@@ -149,6 +149,14 @@ int  onic_mpi_win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, 
                        int owns, const char *call, MPI_Win *win);
 /* The live window, or NULL after reporting MPI_ERR_WIN (*rc_p). */
 onic_mpi_win_t *onic_mpi_win_get(MPI_Win h, const char *call, int *rc_p);
+/* The windows' handles: all zero until the first window and after the
+ * last MPI_Finalize, when a lookup finds nothing. */
+extern onic_mpi_htab_t onic_mpi_win_tab;
+/* The live window, or NULL (nothing reported): for the hot path. */
+static inline onic_mpi_win_t *onic_mpi_win_lookup(MPI_Win h)
+{
+    return onic_mpi_htab_get(&onic_mpi_win_tab, h);
+}
 /* Report an error on the window's handler. */
 #define onic_mpi_win_err(_w, _cls, _call, ...) onic_mpi_err((_w)->comm, _cls, _call, __VA_ARGS__)
 /* May an operation go to comm rank `rank` now? MPI_SUCCESS or MPI_ERR_RMA_SYNC reported. */

@@ -20,7 +20,7 @@
 /* Post/start/complete/wait's messages, on the private communicator. */
 enum { WIN_TAG_POST = 1, WIN_TAG_DONE = 2 };
 
-static onic_mpi_htab_t win_tab;
+onic_mpi_htab_t onic_mpi_win_tab;
 static int win_tab_ready;
 
 /* Keyvals the program made (MPI_Win_create_keyval): handle WIN_KEYVAL_BASE + index. */
@@ -35,7 +35,7 @@ static int win_nkeyvals;
 
 onic_mpi_win_t *onic_mpi_win_get(MPI_Win h, const char *call, int *rc_p)
 {
-    onic_mpi_win_t *w = win_tab_ready ? onic_mpi_htab_get(&win_tab, h) : NULL;
+    onic_mpi_win_t *w = win_tab_ready ? onic_mpi_htab_get(&onic_mpi_win_tab, h) : NULL;
 
     if (w == NULL)
         *rc_p = onic_mpi_err(NULL, MPI_ERR_WIN, call, "window %#x is %s; pass one made by "
@@ -109,7 +109,7 @@ int onic_mpi_win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, i
     if ((rc = onic_mpi_rma_setup(c, call)) != MPI_SUCCESS)
         return rc;
     if (!win_tab_ready) {
-        onic_mpi_htab_init(&win_tab, ONIC_MPI_KIND_WIN);
+        onic_mpi_htab_init(&onic_mpi_win_tab, ONIC_MPI_KIND_WIN);
         win_tab_ready = 1;
     }
     n = c->size;
@@ -165,14 +165,14 @@ int onic_mpi_win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, i
             goto err_comm;
         }
     }
-    if (onic_mpi_htab_add(&win_tab, w, &w->handle) != 0) {
+    if (onic_mpi_htab_add(&onic_mpi_win_tab, w, &w->handle) != 0) {
         rc = onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no room for a window handle");
         goto err_me;
     }
     onic_mpi_rma_win_add(w);
     /* Every member's entry is attached before anyone may reach it. */
     if ((rc = onic_mpi_coll_barrier(w->comm, call)) != MPI_SUCCESS) {
-        onic_mpi_htab_del_live(&win_tab, w->handle);
+        onic_mpi_htab_del_live(&onic_mpi_win_tab, w->handle);
         goto err_me;
     }
     w->owns_base = owns;
@@ -361,7 +361,7 @@ int MPI_Win_free(MPI_Win *win)
     if ((rc = PtlMEUnlink(w->me)) != PTL_OK)
         return onic_mpi_err_ptl(w->comm, "MPI_Win_free", "withdraw the window's memory", rc);
     win_attr_delete_all(w);
-    onic_mpi_htab_del_live(&win_tab, w->handle);
+    onic_mpi_htab_del_live(&onic_mpi_win_tab, w->handle);
     MPI_Comm_free(&w->commh);
     win_destroy(w);
     *win = MPI_WIN_NULL;
@@ -372,13 +372,13 @@ void onic_mpi_rma_fini(void)
 {
     if (win_tab_ready) {
         /* Windows the program never freed: withdrawn before their memory goes. */
-        for (int i = 0; i < win_tab.used; i++)
-            if (win_tab.obj[i] != NULL) {
-                onic_mpi_win_t *w = win_tab.obj[i];
+        for (int i = 0; i < onic_mpi_win_tab.used; i++)
+            if (onic_mpi_win_tab.obj[i] != NULL) {
+                onic_mpi_win_t *w = onic_mpi_win_tab.obj[i];
                 PtlMEUnlink(w->me);
                 win_destroy(w);
             }
-        onic_mpi_htab_fini(&win_tab);
+        onic_mpi_htab_fini(&onic_mpi_win_tab);
         win_tab_ready = 0;
     }
     onic_free(win_keyvals);

@@ -1303,6 +1303,163 @@ static void shm_layout(void)
     CHECK_EQ(open_fds(), fds);
 }
 
+/* A put or get on a window in shared memory makes every check in one test
+ * before its copy (rma.c): each one that fails must fail as the general
+ * path's does and write nothing -- past the end, straddling it, a negative
+ * displacement and one whose byte offset overflows, a rank outside the
+ * group, no epoch (none open, a lock on another rank, a PSCW epoch ended),
+ * sizes that differ, a negative count, an uncommitted datatype, a freed
+ * window -- while what passes is exact: the segment's last element, zero
+ * bytes, MPI_PROC_NULL, types whose data starts past their address on
+ * either side, a strided type. Each rank works on its right neighbour,
+ * whose segment lies between two others in the shared mapping: a check
+ * that let a byte through would land in one of them. Run with the window
+ * in shared memory and as messages (ONIC_MPI_WIN_SHM=0): the same answers. */
+static void shm_checks(void)
+{
+    enum { N = 8 };
+    long long *mem, v[N + 2], got[N + 2];
+    int right = (rank + 1) % size, left = (rank - 1 + size) % size;
+    int far = (rank + 2) % size;
+    MPI_Datatype late, strided, loose;
+    MPI_Group world, one;
+    MPI_Win win, freed;
+
+    CHECK_EQ(MPI_Win_allocate(N * sizeof(long long), sizeof(long long), MPI_INFO_NULL,
+                              MPI_COMM_WORLD, &mem, &win), MPI_SUCCESS);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    for (int i = 0; i < N; i++)
+        mem[i] = -9;
+    for (int i = 0; i < N + 2; i++)
+        v[i] = 100 * (rank + 1) + i;
+    /* Two elements that start one element past the type's address. */
+    {
+        int two = 2;
+        MPI_Aint at = sizeof(long long);
+        MPI_Type_create_hindexed(1, &two, &at, MPI_LONG_LONG, &late);
+        MPI_Type_commit(&late);
+    }
+    MPI_Type_vector(2, 1, 2, MPI_LONG_LONG, &strided);
+    MPI_Type_commit(&strided);
+    MPI_Type_contiguous(2, MPI_LONG_LONG, &loose); /* never committed */
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* No epoch. */
+    CHECK_EQ(err_class(MPI_Put(v, 1, MPI_LONG_LONG, right, 0, 1, MPI_LONG_LONG, win)),
+             MPI_ERR_RMA_SYNC);
+    CHECK_EQ(err_class(MPI_Get(got, 1, MPI_LONG_LONG, right, 0, 1, MPI_LONG_LONG, win)),
+             MPI_ERR_RMA_SYNC);
+    /* A lock on one rank opens no epoch to another. */
+    if (size > 2) {
+        MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win);
+        CHECK_EQ(err_class(MPI_Put(v, 1, MPI_LONG_LONG, far, 0, 1, MPI_LONG_LONG, win)),
+                 MPI_ERR_RMA_SYNC);
+        MPI_Win_unlock(right, win);
+    }
+    /* A PSCW epoch to the right neighbour: open, then ended. */
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Group_incl(world, 1, &left, &one);
+    MPI_Win_post(one, 0, win);
+    MPI_Group_free(&one);
+    MPI_Group_incl(world, 1, &right, &one);
+    MPI_Win_start(one, 0, win);
+    CHECK_EQ(err_class(MPI_Put(&v[5], 1, MPI_LONG_LONG, right, 5, 1, MPI_LONG_LONG, win)),
+             MPI_SUCCESS);
+    MPI_Win_complete(win);
+    MPI_Win_wait(win);
+    MPI_Group_free(&one);
+    MPI_Group_free(&world);
+    CHECK_EQ(mem[5], 100 * (left + 1) + 5);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_EQ(err_class(MPI_Put(v, 1, MPI_LONG_LONG, right, 0, 1, MPI_LONG_LONG, win)),
+             MPI_ERR_RMA_SYNC);
+
+    MPI_Win_lock_all(0, win);
+    /* Range. */
+    CHECK_EQ(err_class(MPI_Put(v, 1, MPI_LONG_LONG, right, N, 1, MPI_LONG_LONG, win)),
+             MPI_ERR_RMA_RANGE);
+    CHECK_EQ(err_class(MPI_Put(v, 2, MPI_LONG_LONG, right, N - 1, 2, MPI_LONG_LONG, win)),
+             MPI_ERR_RMA_RANGE);
+    CHECK_EQ(err_class(MPI_Get(got, 1, MPI_LONG_LONG, right, -1, 1, MPI_LONG_LONG, win)),
+             MPI_ERR_RMA_RANGE);
+    CHECK_EQ(err_class(MPI_Put(v, 1, MPI_LONG_LONG, right, ((MPI_Aint)1 << 60) + 1, 1,
+                               MPI_LONG_LONG, win)), MPI_ERR_RMA_RANGE);
+    CHECK_EQ(err_class(MPI_Put(v, 1, late, right, N - 2, 2, MPI_LONG_LONG, win)),
+             MPI_SUCCESS);
+    CHECK_EQ(err_class(MPI_Put(v, 2, MPI_LONG_LONG, right, N - 2, 1, late, win)),
+             MPI_ERR_RMA_RANGE); /* its data starts one element later: past the end */
+    /* Rank, sizes, counts, types. */
+    CHECK_EQ(err_class(MPI_Put(v, 1, MPI_LONG_LONG, size, 0, 1, MPI_LONG_LONG, win)),
+             MPI_ERR_RANK);
+    CHECK_EQ(err_class(MPI_Get(got, 1, MPI_LONG_LONG, -7, 0, 1, MPI_LONG_LONG, win)),
+             MPI_ERR_RANK);
+    CHECK_EQ(err_class(MPI_Put(v, 1, MPI_LONG_LONG, right, 0, 2, MPI_LONG_LONG, win)),
+             MPI_ERR_TYPE);
+    CHECK_EQ(err_class(MPI_Put(v, 2, MPI_INT, right, 0, 1, MPI_LONG_LONG, win)), MPI_SUCCESS);
+    CHECK_EQ(err_class(MPI_Put(v, -1, MPI_LONG_LONG, right, 0, -1, MPI_LONG_LONG, win)),
+             MPI_ERR_COUNT);
+    CHECK_EQ(err_class(MPI_Put(v, 1, loose, right, 0, 1, loose, win)), MPI_ERR_TYPE);
+    CHECK_EQ(err_class(MPI_Get(got, 2, MPI_LONG_LONG, right, 0, 1, loose, win)), MPI_ERR_TYPE);
+    /* Accepted: nothing, nobody, the last element, late data on either side. */
+    CHECK_EQ(err_class(MPI_Put(v, 0, MPI_LONG_LONG, right, N, 0, MPI_LONG_LONG, win)),
+             MPI_SUCCESS);
+    CHECK_EQ(err_class(MPI_Put(v, 1, MPI_LONG_LONG, MPI_PROC_NULL, N + 5, 1, MPI_LONG_LONG,
+                               win)), MPI_SUCCESS);
+    CHECK_EQ(err_class(MPI_Put(&v[7], 1, MPI_LONG_LONG, right, N - 1, 1, MPI_LONG_LONG, win)),
+             MPI_SUCCESS);
+    CHECK_EQ(err_class(MPI_Put(v, 2, MPI_LONG_LONG, right, 1, 1, late, win)), MPI_SUCCESS);
+    MPI_Win_flush(right, win);
+    for (int i = 0; i < N + 2; i++)
+        got[i] = -1;
+    CHECK_EQ(err_class(MPI_Get(got, 1, late, right, 1, 2, MPI_LONG_LONG, win)), MPI_SUCCESS);
+    CHECK_EQ(err_class(MPI_Get(&got[4], 2, MPI_LONG_LONG, right, 2, 1, late, win)),
+             MPI_SUCCESS);
+    CHECK_EQ(err_class(MPI_Get(&got[6], 1, strided, right, 4, 1, strided, win)), MPI_SUCCESS);
+    MPI_Win_flush(right, win);
+    {
+        /* The right neighbour's cells (written by this rank above): 1 -9,
+         * 2 and 3 v[0] and v[1], 4 -9, 6 v[1]. */
+        long long base = 100 * (rank + 1);
+        CHECK_EQ(got[0], -1);
+        CHECK_EQ(got[1], -9);
+        CHECK_EQ(got[2], base + 0);
+        CHECK_EQ(got[3], -1);
+        CHECK_EQ(got[4], base + 1);
+        CHECK_EQ(got[5], -9);
+        CHECK_EQ(got[6], -9);
+        CHECK_EQ(got[7], -1); /* the stride's gap */
+        CHECK_EQ(got[8], base + 1);
+        CHECK_EQ(got[9], -1);
+    }
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    {
+        long long base = 100 * (left + 1);
+        /* 0: two ints' 8 bytes; 2, 3: the late target; 5: PSCW; 6: the
+         * late origin (then 7, overwritten: the last element). */
+        CHECK_EQ(mem[0], base + 0);
+        CHECK_EQ(mem[1], -9);
+        CHECK_EQ(mem[2], base + 0);
+        CHECK_EQ(mem[3], base + 1);
+        CHECK_EQ(mem[4], -9);
+        CHECK_EQ(mem[5], base + 5);
+        CHECK_EQ(mem[6], base + 1);
+        CHECK_EQ(mem[7], base + 7);
+    }
+    /* A freed window: reported through MPI_COMM_WORLD's handler. */
+    freed = win;
+    MPI_Win_free(&win);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK_EQ(err_class(MPI_Put(v, 1, MPI_LONG_LONG, right, 0, 1, MPI_LONG_LONG, freed)),
+             MPI_ERR_WIN);
+    CHECK_EQ(err_class(MPI_Get(got, 1, MPI_LONG_LONG, right, 0, 1, MPI_LONG_LONG, freed)),
+             MPI_ERR_WIN);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Type_free(&late);
+    MPI_Type_free(&strided);
+    MPI_Type_free(&loose);
+}
+
 /* With ONIC_MPI_WIN_SHM at its default, an MPI_Win_allocate window of
  * processes on one node is in shared memory and its operations are loads
  * and stores by the origin; with 0 they are messages. Both must give the
@@ -1479,6 +1636,7 @@ static void test_shm(void)
     MPI_Win_free(&win);
     shm_acc_more();
     shm_layout();
+    shm_checks();
 }
 
 typedef struct {
