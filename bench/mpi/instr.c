@@ -13,7 +13,16 @@
  *               message-rate benchmarks' sender (osu_bw, osu_mbw_mr);
  *               with the source named only
  *
- * first with the source named, then with MPI_ANY_SOURCE. The ranks take
+ * first with the source named, then with MPI_ANY_SOURCE; then one-sided:
+ *
+ *   put         rank 0 does B MPI_Put of 8 bytes into rank 1's window (made
+ *               by MPI_Win_allocate, rank 0 holding MPI_Win_lock_all), then
+ *               one MPI_Win_flush (put-flush)
+ *   get         the same with B MPI_Get of what the puts wrote (get-flush),
+ *               checked against it
+ *
+ * while rank 1 polls MPI_Iprobe, so an MPI whose one-sided operations need
+ * the target to progress finds it doing so. The ranks take
  * turns through a counter in a page of nameless shared memory (a memfd
  * rank 0 hands to rank 1, bench/fdpass.h), never through MPI, so a measured call never waits for the other rank: when it starts,
  * the other rank is spinning outside MPI and everything it needs is there.
@@ -78,6 +87,21 @@ static void await(unsigned step)
     time_t start = time(NULL);
 
     for (unsigned n = 0; atomic_load_explicit(turn, memory_order_acquire) != step; n++) {
+        sched_yield();
+        if ((n & 1023) == 0 && time(NULL) - start > TIMEOUT_S)
+            fail("timed out waiting for the other rank");
+    }
+}
+
+/* await, making MPI progress meanwhile: the target of one-sided
+ * operations. */
+static void await_progress(unsigned step)
+{
+    time_t start = time(NULL);
+    int flag;
+
+    for (unsigned n = 0; atomic_load_explicit(turn, memory_order_acquire) != step; n++) {
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
         sched_yield();
         if ((n & 1023) == 0 && time(NULL) - start > TIMEOUT_S)
             fail("timed out waiting for the other rank");
@@ -205,12 +229,51 @@ static void round_of(unsigned round, int any, unsigned step)
     pass(step + 7);
 }
 
+/* One round of one-sided operations into rank 1's window (two turns from
+ * step). */
+static void round_rma(unsigned round, MPI_Win win, unsigned step)
+{
+    uint64_t buf[B], back[B];
+    int rc = MPI_SUCCESS;
+
+    if (rank == RECEIVER) {
+        await_progress(step + 1);
+        pass(step + 1);
+        return;
+    }
+    for (int i = 0; i < B; i++) {
+        buf[i] = value(round, 2, i);
+        back[i] = ~buf[i];
+    }
+    await(step);
+    for (int i = 0; i < B; i++) {
+        MEASURED(rc, MPI_Put(&buf[i], 8, MPI_BYTE, RECEIVER, i, 8, MPI_BYTE, win));
+        check_rc(rc, "MPI_Put");
+    }
+    CALLGRIND_DUMP_STATS_AT("put");
+    MEASURED(rc, MPI_Win_flush(RECEIVER, win));
+    check_rc(rc, "MPI_Win_flush");
+    CALLGRIND_DUMP_STATS_AT("put-flush");
+    for (int i = 0; i < B; i++) {
+        MEASURED(rc, MPI_Get(&back[i], 8, MPI_BYTE, RECEIVER, i, 8, MPI_BYTE, win));
+        check_rc(rc, "MPI_Get");
+    }
+    CALLGRIND_DUMP_STATS_AT("get");
+    MEASURED(rc, MPI_Win_flush(RECEIVER, win));
+    check_rc(rc, "MPI_Win_flush");
+    CALLGRIND_DUMP_STATS_AT("get-flush");
+    if (memcmp(buf, back, sizeof(buf)) != 0)
+        fail("MPI_Get did not read what MPI_Put wrote");
+    pass(step);
+}
+
 int main(int argc, char **argv)
 {
     int size, fd = -1, lsock = -1, rc = 0;
     struct { long pid; char token[BENCH_TOKEN_LEN + 1]; } me = {0, ""}, peer;
     long rounds;
-    void *page;
+    void *page, *wbase;
+    MPI_Win win;
 
     /* "multiple": the same calls from one thread of an MPI_THREAD_MULTIPLE
      * process, which is what a thread level costs. */
@@ -247,11 +310,18 @@ int main(int argc, char **argv)
     close(fd);
     turn = page; /* a fresh object is zero-filled: turn 0 */
 
+    if (MPI_Win_allocate(B * 8, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &wbase, &win) != MPI_SUCCESS ||
+        (rank == SENDER && MPI_Win_lock_all(0, win) != MPI_SUCCESS) ||
+        /* an MPI may need the target in a call to grant the lock */
+        MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
+        fail("cannot make the window");
+
     /* The rounds only: MPI_Init's work is not even instrumented. */
     CALLGRIND_START_INSTRUMENTATION;
     for (unsigned r = 0; r < (unsigned)rounds; r++) {
         for (int any = 0; any < 2; any++)
-            round_of(r, any, r * 13 + (any ? 8u : 0u));
+            round_of(r, any, r * 15 + (any ? 8u : 0u));
+        round_rma(r, win, r * 15 + 13);
         /* What the toggles cost by themselves, shaped like the measured
          * groups: B pairs (the B calls of a kind) and one (MPI_Waitall). */
         for (int i = 0; i < B; i++)
@@ -262,10 +332,13 @@ int main(int argc, char **argv)
     }
     CALLGRIND_STOP_INSTRUMENTATION;
     (void)rc; /* the empty groups set it */
+    if ((rank == SENDER && MPI_Win_unlock_all(win) != MPI_SUCCESS) ||
+        MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS || MPI_Win_free(&win) != MPI_SUCCESS)
+        fail("cannot free the window");
 
     if (rank == RECEIVER)
-        printf("instr: %ld rounds of %d messages of 8 bytes in 5 orders, all checked\n",
-               rounds, B);
+        printf("instr: %ld rounds of %d messages of 8 bytes in 5 orders and %d puts and "
+               "gets, all checked\n", rounds, B, B);
     munmap(page, PAGE);
     MPI_Finalize();
     return 0;

@@ -25,7 +25,11 @@ run (onic's first MPI_Recv round did, by 2000 instructions). Counts are
 those of the calling thread, inside the call, and the same from run to run
 once past the first rounds (Open MPI's vary a little from round to round:
 the table says how much), so one run per MPI is enough. MPI_Waitall's
-figure is its one call over 32 requests divided by 32. An MPI that is not
+figure is its one call over 32 requests divided by 32, and so is
+MPI_Win_flush's after 32 puts or gets. The one-sided rows are of a window
+made by MPI_Win_allocate on the two ranks of one node, which each MPI keeps
+in shared memory: a put or get there is a copy, and its figure is what the
+MPI adds to it. An MPI that is not
 installed or does not build is left out, with a note; a failed run makes
 the exit status 1. The callgrind files of the last run stay in
 BUILD/bench-mpi/instr-<mpi>.callgrind/: each part file is one group of
@@ -69,12 +73,22 @@ ROWS = [
     ("isend", "sender MPI_Isend (receives posted)"),
     ("isend-waitall", "sender MPI_Waitall over its MPI_Isend requests (per message)"),
     ("total-isend", "sender, non-blocking: MPI_Isend + MPI_Waitall"),
+    ("put", "one-sided, shared window: origin MPI_Put"),
+    ("put-flush", "one-sided: MPI_Win_flush after 32 puts (per put)"),
+    ("total-put", "one-sided: MPI_Put + MPI_Win_flush"),
+    ("get", "one-sided, shared window: origin MPI_Get"),
+    ("get-flush", "one-sided: MPI_Win_flush after 32 gets (per get)"),
+    ("total-get", "one-sided: MPI_Get + MPI_Win_flush"),
 ]
 TOTALS = {"total-exp": ("send-exp", "irecv", "waitall"),
           "total-unexp": ("send-unexp", "recv"),
           "total-exp-any": ("send-exp-any", "irecv-any", "waitall-any"),
           "total-unexp-any": ("send-unexp-any", "recv-any"),
-          "total-isend": ("isend", "isend-waitall")}
+          "total-isend": ("isend", "isend-waitall"),
+          "total-put": ("put", "put-flush"),
+          "total-get": ("get", "get-flush")}
+# The kinds measured as one call over the B operations of a group.
+ONE_CALL = ("waitall", "flush")
 
 
 def mpis(build):
@@ -167,7 +181,7 @@ def per_message(counts, n1, n2):
         for k, v in c.items():
             if k.startswith("empty"):
                 continue
-            empty = c["empty-1"] if "waitall" in k else c["empty-B"]
+            empty = c["empty-1"] if any(w in k for w in ONE_CALL) else c["empty-B"]
             one = [(v[r] - empty[r]) / B for r in range(n1, n2)]
             res[k] = sum(one) / (n2 - n1)
             spread[k] = (min(one), max(one))
