@@ -1165,7 +1165,8 @@ rma_put_get_body(const void *origin, int ocount, MPI_Datatype ot, int rank, MPI_
         (w = onic_mpi_win_lookup(win)) == NULL || w->ctl == NULL ||
         (unsigned)rank >= (unsigned)w->comm->size ||
         (o = onic_mpi_type_lookup(ot)) == NULL || (t = onic_mpi_type_lookup(tt)) == NULL ||
-        !o->contig || !t->contig || ocount <= 0 || tcount <= 0 ||
+        !o->contig || !t->contig ||
+        /* a negative count: 2^64 - k bytes or more, or a wrap */
         __builtin_mul_overflow(o->size, (size_t)ocount, &n) ||
         __builtin_mul_overflow(t->size, (size_t)tcount, &tn) || n != tn || n == 0 ||
         !(w->locked[rank] || w->fence || (w->started && w->access[rank])) || disp < 0 ||

@@ -1320,7 +1320,7 @@ static void shm_checks(void)
     enum { N = 8 };
     long long *mem, v[N + 2], got[N + 2];
     int right = (rank + 1) % size, left = (rank - 1 + size) % size;
-    int far = (rank + 2) % size;
+    int far = (rank + 2) % size, *model, flag_set = 0;
     MPI_Datatype late, strided, loose;
     MPI_Group world, one;
     MPI_Win win, freed;
@@ -1365,6 +1365,9 @@ static void shm_checks(void)
     MPI_Win_start(one, 0, win);
     CHECK_EQ(err_class(MPI_Put(&v[5], 1, MPI_LONG_LONG, right, 5, 1, MPI_LONG_LONG, win)),
              MPI_SUCCESS);
+    if (size > 2)
+        CHECK_EQ(err_class(MPI_Put(v, 1, MPI_LONG_LONG, far, 0, 1, MPI_LONG_LONG, win)),
+                 MPI_ERR_RMA_SYNC);
     MPI_Win_complete(win);
     MPI_Win_wait(win);
     MPI_Group_free(&one);
@@ -1382,8 +1385,17 @@ static void shm_checks(void)
              MPI_ERR_RMA_RANGE);
     CHECK_EQ(err_class(MPI_Get(got, 1, MPI_LONG_LONG, right, -1, 1, MPI_LONG_LONG, win)),
              MPI_ERR_RMA_RANGE);
+    CHECK_EQ(err_class(MPI_Put(v, 1, MPI_LONG_LONG, right, N + 1, 1, MPI_LONG_LONG, win)),
+             MPI_ERR_RMA_RANGE);
+    /* Byte offsets that wrap: to a negative one, and to 8 (cell 1). */
     CHECK_EQ(err_class(MPI_Put(v, 1, MPI_LONG_LONG, right, ((MPI_Aint)1 << 60) + 1, 1,
                                MPI_LONG_LONG, win)), MPI_ERR_RMA_RANGE);
+    CHECK_EQ(err_class(MPI_Put(v, 1, MPI_LONG_LONG, right, ((MPI_Aint)1 << 61) + 1, 1,
+                               MPI_LONG_LONG, win)), MPI_ERR_RMA_RANGE);
+    /* A negative displacement is out even where the type's data start
+     * brings the bytes back inside. */
+    CHECK_EQ(err_class(MPI_Put(v, 2, MPI_LONG_LONG, right, -1, 1, late, win)),
+             MPI_ERR_RMA_RANGE);
     CHECK_EQ(err_class(MPI_Put(v, 1, late, right, N - 2, 2, MPI_LONG_LONG, win)),
              MPI_SUCCESS);
     CHECK_EQ(err_class(MPI_Put(v, 2, MPI_LONG_LONG, right, N - 2, 1, late, win)),
@@ -1446,6 +1458,59 @@ static void shm_checks(void)
         CHECK_EQ(mem[6], base + 1);
         CHECK_EQ(mem[7], base + 7);
     }
+    /* A fence epoch: a rank just past the group; a lock once an operation
+     * has started in it; a contiguous origin into a strided target
+     * (cells 4 and 6, not 5), and the other way round. */
+    MPI_Win_fence(0, win);
+    CHECK_EQ(err_class(MPI_Put(v, 1, MPI_LONG_LONG, size, 0, 1, MPI_LONG_LONG, win)),
+             MPI_ERR_RANK);
+    CHECK_EQ(err_class(MPI_Get(got, 1, MPI_LONG_LONG, size, 0, 1, MPI_LONG_LONG, win)),
+             MPI_ERR_RANK);
+    CHECK_EQ(err_class(MPI_Put(v, 1, MPI_LONG_LONG, right, 0, 1, MPI_LONG_LONG, win)),
+             MPI_SUCCESS);
+    CHECK_EQ(err_class(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win)), MPI_ERR_RMA_SYNC);
+    CHECK_EQ(err_class(MPI_Put(&v[2], 2, MPI_LONG_LONG, right, 4, 1, strided, win)),
+             MPI_SUCCESS);
+    /* and a strided origin into a contiguous target: v[0] and v[2] */
+    CHECK_EQ(err_class(MPI_Put(v, 1, strided, right, 2, 2, MPI_LONG_LONG, win)), MPI_SUCCESS);
+    MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+    CHECK_EQ(mem[2], 100 * (left + 1) + 0);
+    CHECK_EQ(mem[3], 100 * (left + 1) + 2);
+    CHECK_EQ(mem[4], 100 * (left + 1) + 2);
+    CHECK_EQ(mem[5], 100 * (left + 1) + 5);
+    CHECK_EQ(mem[6], 100 * (left + 1) + 3);
+    /* MPI_Isends wait in a bundle that the process's next MPI call sends
+     * (over ofi, the second to a peer and those after it): a put or get
+     * too. Rank 0 makes no other call until rank 1 has received both and
+     * said so in rank 0's window (in shared memory, where a get is
+     * complete when it returns). */
+    MPI_Win_get_attr(win, MPI_WIN_MODEL, &model, &flag_set);
+    if (size > 1 && flag_set && *model == MPI_WIN_UNIFIED) {
+        long long flag = 0;
+        int x[2] = {42, 43}, y[2] = {0, 0};
+        MPI_Request sr[2];
+
+        MPI_Win_lock_all(0, win);
+        if (rank == 0) {
+            double t0 = now_s();
+            MPI_Isend(&x[0], 1, MPI_INT, 1, 77, MPI_COMM_WORLD, &sr[0]);
+            MPI_Isend(&x[1], 1, MPI_INT, 1, 78, MPI_COMM_WORLD, &sr[1]);
+            while (flag != 1 && now_s() - t0 < 5.0)
+                MPI_Get(&flag, 1, MPI_LONG_LONG, 0, 1, 1, MPI_LONG_LONG, win);
+            CHECK_EQ(flag, 1);
+            MPI_Waitall(2, sr, MPI_STATUSES_IGNORE);
+        } else if (rank == 1) {
+            flag = 1;
+            MPI_Recv(&y[0], 1, MPI_INT, 0, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(&y[1], 1, MPI_INT, 0, 78, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            CHECK_EQ(y[0], 42);
+            CHECK_EQ(y[1], 43);
+            MPI_Put(&flag, 1, MPI_LONG_LONG, 0, 1, 1, MPI_LONG_LONG, win);
+            MPI_Win_flush(0, win);
+        }
+        MPI_Win_unlock_all(win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
     /* A freed window: reported through MPI_COMM_WORLD's handler. */
     freed = win;
     MPI_Win_free(&win);
