@@ -50,12 +50,45 @@ extern _Atomic uint64_t onic_copy_pieced;
  * than memcpy's (inline, the test and the second call cost it six). */
 void onic_copy(void *dst, const void *src, size_t n);
 
+/* memmove of 1 to 16 bytes, inline: every byte is loaded before any is
+ * stored, so the areas may overlap. Two loads and two stores that overlap
+ * in the middle cover every length of a class (8 to 16, 4 to 7, 1 to 3)
+ * without a branch on it: an 8-byte put's copy in a few instructions where
+ * the call of memmove cost about 20. */
+static inline __attribute__((always_inline)) void onic_move_small(void *dst, const void *src,
+                                                                  size_t n)
+{
+    const unsigned char *s = src;
+    unsigned char *d = dst;
+
+    if (n >= 8) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &b, 4);
+    } else if (n > 0) {
+        unsigned char a = s[0], b = s[n / 2], c = s[n - 1];
+        d[0] = a;
+        d[n / 2] = b;
+        d[n - 1] = c;
+    }
+}
+
 /* memmove: the areas may overlap. A destination 1 to 63 bytes after its
  * source modulo 4 KiB overlaps it only when it is that close in fact, and
  * then memmove copies backward, without rep movsb. */
 static inline void onic_move(void *dst, const void *src, size_t n)
 {
-    if (__builtin_expect(onic_copy_aliased(dst, src, n), 0) &&
+    if (n <= 16)
+        onic_move_small(dst, src, n);
+    else if (__builtin_expect(onic_copy_aliased(dst, src, n), 0) &&
         (uintptr_t)dst - (uintptr_t)src >= n)
         onic_copy_pieces(dst, src, n);
     else

@@ -608,6 +608,28 @@ static void test_proc_alive(void)
 /* onic_copy and onic_move: which pairs take the pieces (a destination 1
  * to 63 bytes past its source modulo 4 KiB, more than one piece long), and
  * the same bytes as memmove on both paths, overlapping areas included. */
+/* onic_move's inline copy of 0 to 16 bytes (and the first length past
+ * it), every length against memmove, into an area that overlaps the
+ * source from either side or not at all: each class of length (1 to 3,
+ * 4 to 7, 8 to 16) copies exactly its bytes, first to last, and touches
+ * nothing around them. */
+static void test_move_small(void)
+{
+    uint8_t a[64], want[64];
+
+    for (size_t n = 0; n <= 17; n++)
+        for (int delta = -9; delta <= 9; delta++) {
+            uint8_t *src = a + 24, *dst = src + delta;
+
+            for (size_t i = 0; i < sizeof(a); i++)
+                a[i] = (uint8_t)(i * 13 + n + 3);
+            memcpy(want, a, sizeof(a));
+            memmove(want + 24 + delta, want + 24, n);
+            onic_move(dst, src, n);
+            REQUIRE(memcmp(a, want, sizeof(a)) == 0);
+        }
+}
+
 static void test_copy(void)
 {
     enum { AREA = 5 * 4096 };
@@ -707,6 +729,7 @@ int main(void)
     test_mem_count_cache();
     test_dl();
     test_proc_alive();
+    test_move_small();
     test_copy();
     return check_summary("base");
 }
