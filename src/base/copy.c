@@ -23,7 +23,7 @@ __attribute__((noinline)) void onic_copy_pieces(void *dst, const void *src, size
     memcpy(d, s, n);
 }
 
-__attribute__((noinline)) void onic_copy(void *dst, const void *src, size_t n)
+__attribute__((noinline)) void onic_copy_large(void *dst, const void *src, size_t n)
 {
     if (__builtin_expect(onic_copy_aliased(dst, src, n), 0))
         onic_copy_pieces(dst, src, n);
