@@ -5,7 +5,7 @@
                    [--xport-csv FILE]
 
 Builds every plain-MPI program of the suite (bench/queue, bench/rate,
-bench/overlap, bench/apps, bench/mpi/p2p.c) with each MPI found (build/onicc,
+bench/overlap, bench/apps, bench/mpi/p2p.c and rma.c) with each MPI found (build/onicc,
 mpicc.mpich, mpicc.openmpi), runs them pinned the same way (onicrun --bind
 core, mpirun.mpich -bind-to core, mpirun.openmpi --bind-to core), RUNS times
 with the MPIs interleaved inside every repetition so that drift on a shared
@@ -86,7 +86,7 @@ class Variant:
         self.missing = None
 
 
-ALL = {"p2p", "tiny", "queue", "rate", "overlap", "apps"}
+ALL = {"p2p", "rma", "tiny", "queue", "rate", "overlap", "apps"}
 # onic's variants. Adding one is one line; a variant that `needs` an onicrun
 # option runs once onicrun offers it (onicrun --help), and until then the
 # report says it is not available yet.
@@ -116,6 +116,7 @@ OTHER_VARIANTS = [Variant("MPICH", "mpich", ALL, note="Debian's build, defaults"
 
 PROGRAMS = {  # name -> source
     "p2p": "bench/mpi/p2p.c",
+    "rma": "bench/mpi/rma.c",
     "tiny": "bench/mpi/tiny.c",
     "preposted": "bench/queue/preposted.c",
     "unexpected": "bench/queue/unexpected.c",
@@ -167,6 +168,9 @@ def jobs(quick):
         # so --onload's latency cost can be measured on 2 cores too.
         Job("p2p", "p2p", ["self", reps], np=1),
     ]
+    # One-sided, on an MPI_Win_allocate window (in shared memory for onic
+    # and Open MPI on one node): rank 1 waits in MPI_Barrier.
+    j += [Job("rma", "rma", [mode, reps]) for mode in ("put_lat", "get_lat", "put_rate")]
     # Latency-bound loops of tiny messages, at 2 processes and at 4 (more
     # than this machine's cores), --onload included whatever the cores.
     j += [Job("tiny", "tiny", [t, "--iters", titers, "--reps", treps], np=np)
@@ -204,6 +208,9 @@ TESTS = {
     "p2p_latency": ("bytes", "", "", "one-way latency (us)", "low"),
     "p2p_bw": ("bytes", "", "", "bandwidth (GB/s)", "high"),
     "p2p_self": ("bytes", "", "", "one pass to itself (us)", "low"),
+    "rma_put_lat": ("bytes", "", "", "MPI_Put + MPI_Win_flush, shared window (us)", "low"),
+    "rma_get_lat": ("bytes", "", "", "MPI_Get + MPI_Win_flush, shared window (us)", "low"),
+    "rma_put_rate": ("bytes", "", "", "MPI_Puts, 64 per MPI_Win_flush (M/s)", "high"),
     "allgather": ("processes", "", "", "MPI_Allgather of 2 B per rank (k per second)", "high"),
     "chain": ("processes", "", "", "one double through every rank and back (k rows per second)",
               "high"),
@@ -345,9 +352,9 @@ def parse_lines(prog, text):
     for line in text.splitlines():
         f = line.strip().split(",")
         try:
-            if prog == "p2p" and len(f) == 5:
-                rows.append(("p2p_" + f[0], float(f[1]), 0.0, 0.0, float(f[2]), float(f[3]),
-                             float(f[4])))
+            if prog in ("p2p", "rma") and len(f) == 5:
+                rows.append((prog + "_" + f[0], float(f[1]), 0.0, 0.0, float(f[2]),
+                             float(f[3]), float(f[4])))
             elif len(f) == 7 and f[0] in TESTS:
                 rows.append((f[0],) + tuple(float(x) for x in f[1:]))
         except ValueError:
@@ -566,6 +573,20 @@ def summary_rows(agg, variants, instr=None, start=None):
         lambda n: max([x for x in (val(agg, n, "rate", 1, 8, 64), val(agg, n, "rate", 2, 8, 64))
                        if x is not None], default=None), "high",
         note="2 pairs = 4 processes on 2 cores (oversubscribed)")
+    add("8 B MPI_Put + MPI_Win_flush (us), shared window",
+        lambda n: val(agg, n, "rma_put_lat", 8), "low",
+        ("onic <= 0.8x the better other", lambda v, r: cmp(r, "<=", 0.8)),
+        note="bench/mpi/rma.c: rank 0 in MPI_Win_lock_all, rank 1 in MPI_Barrier")
+    add("8 B MPI_Get + MPI_Win_flush (us), shared window",
+        lambda n: val(agg, n, "rma_get_lat", 8), "low",
+        ("onic <= 0.8x the better other", lambda v, r: cmp(r, "<=", 0.8)))
+    add("8 B MPI_Put rate, 64 per flush (M puts/s)",
+        lambda n: val(agg, n, "rma_put_rate", 8), "high",
+        (">= 2x the better other", lambda v, r: cmp(r, ">=", 2.0)))
+    add("1 MiB MPI_Put + MPI_Win_flush (us), shared window",
+        lambda n: val(agg, n, "rma_put_lat", 1048576), "low",
+        ("onic <= 0.67x the better other (1.5x the bandwidth)",
+         lambda v, r: cmp(r, "<=", 1 / 1.5)))
     for order, key, note in (
             ("expected", "total-exp", "callgrind's count inside the calls of one message: "
              "MPI_Send + MPI_Irecv + MPI_Waitall (of 32) / 32 expected, MPI_Send + MPI_Recv "

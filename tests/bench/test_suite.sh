@@ -3,7 +3,7 @@
 # onicc (-Wall -Wextra -Werror) and runs it through onicrun with tiny
 # parameters, checking that every run ends well and prints the expected
 # number of well-formed CSV lines (bench/suite.h: test,p1,p2,p3,median,min,max;
-# p2p.c: mode,size,median,min,max).
+# p2p.c and rma.c: mode,size,median,min,max).
 #
 #   test_suite.sh ONICC ONICRUN SOURCE_DIR WORK_DIR PROGRAM
 set -eu
@@ -12,6 +12,7 @@ mkdir -p "$work"
 exe="$work/$prog"
 case $prog in
     p2p) file=mpi/p2p.c ;;
+    rma) file=mpi/rma.c ;;
     tiny) file=mpi/tiny.c ;;
     preposted | unexpected) file=queue/$prog.c ;;
     rate) file=rate/rate.c ;;
@@ -32,8 +33,8 @@ run() {
         return 0
     }
     num='-?[0-9.]+([eE][-+]?[0-9]+)?'
-    if [ "$prog" = p2p ]; then
-        re="^[a-z]+(,$num){4}\$"
+    if [ "$prog" = p2p ] || [ "$prog" = rma ]; then
+        re="^[a-z_]+(,$num){4}\$"
     else
         re="^[a-z_]+(,$num){6}\$"
     fi
@@ -55,6 +56,10 @@ case $prog in
         run 2 6 rate 1
         run 4 6 rate 1
         run 1 5 self 1 ;;
+    rma)
+        run 2 7 put_lat 1
+        run 2 7 get_lat 1
+        run 2 4 put_rate 1 ;;
     tiny)
         run 2 1 allgather --iters 20 --reps 2
         run 2 1 chain --iters 20 --reps 2
