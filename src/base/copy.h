@@ -83,7 +83,7 @@ static inline __attribute__((always_inline)) void onic_move_small(void *dst, con
 
 /* memcpy: the areas do not overlap. Up to 16 bytes inline (an eager
  * message's 8 bytes in a few instructions, not a call of memcpy's 20). */
-static inline void onic_copy(void *dst, const void *src, size_t n)
+static inline __attribute__((always_inline)) void onic_copy(void *dst, const void *src, size_t n)
 {
     if (n <= 16)
         onic_move_small(dst, src, n);
@@ -94,7 +94,7 @@ static inline void onic_copy(void *dst, const void *src, size_t n)
 /* memmove: the areas may overlap. A destination 1 to 63 bytes after its
  * source modulo 4 KiB overlaps it only when it is that close in fact, and
  * then memmove copies backward, without rep movsb. */
-static inline void onic_move(void *dst, const void *src, size_t n)
+static inline __attribute__((always_inline)) void onic_move(void *dst, const void *src, size_t n)
 {
     if (n <= 16)
         onic_move_small(dst, src, n);
