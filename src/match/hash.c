@@ -220,9 +220,11 @@ static inline hash_entry_t *hash_entry_of(onic_dlist_t *l, unsigned slot)
     return (hash_entry_t *)((char *)(l - slot) - offsetof(hash_entry_t, vlink));
 }
 
+/* Buckets are a cache (onic_cache_alloc): how many a queue keeps follows
+ * its longest, which timing decides. */
 static hash_bucket_t *hash_buckets_alloc(uint64_t n)
 {
-    hash_bucket_t *b = onic_malloc(n * sizeof(*b));
+    hash_bucket_t *b = onic_cache_alloc(_Alignof(hash_bucket_t), n * sizeof(*b));
     if (b != NULL)
         for (uint64_t i = 0; i < n; i++)
             onic_dlist_init(&b[i]);
@@ -252,7 +254,7 @@ static void hash_view_grow(hash_view_t *v, unsigned slot)
             onic_dlist_push_tail(hash_view_bucket(v, hash_entry_of(l, slot)->super.key), l);
         }
     }
-    onic_free(old);
+    onic_cache_free(old);
 }
 
 /* Buckets for a view of `count` entries: load factor at most one half. */
@@ -282,7 +284,7 @@ static onic_status_t hash_init(onic_matcher_t *m)
 static void hash_class_drop_views(hash_class_t *c)
 {
     for (unsigned i = 0; i < c->nviews; i++)
-        onic_free(c->views[i].buckets);
+        onic_cache_free(c->views[i].buckets);
     c->nviews = 0;
 }
 
@@ -942,7 +944,7 @@ static hash_view_t *hash_view_get(hash_engine_t *h, unsigned ci, onic_mkey_t ign
     all = onic_malloc(c->count * sizeof(*all) + 1);
     if (v->buckets == NULL || all == NULL) {
         onic_debug("match/hash: cannot build a view of %zu entries; scanning instead", c->count);
-        onic_free(v->buckets);
+        onic_cache_free(v->buckets);
         onic_free(all);
         return NULL;
     }

@@ -131,7 +131,9 @@ static __attribute__((cold, noinline)) void ubuf_post(onic_mpi_ubuf_t *b)
 
 static __attribute__((cold, noinline)) int ubuf_add(void)
 {
-    onic_mpi_ubuf_t *b = onic_aligned_alloc(onic_mpi_g.ubuf_size, onic_mpi_g.ubuf_size);
+    /* A cache (onic_cache_alloc): how many buffers there are follows the
+     * most unexpected data at once, which timing decides. */
+    onic_mpi_ubuf_t *b = onic_cache_alloc(onic_mpi_g.ubuf_size, onic_mpi_g.ubuf_size);
 
     if (b == NULL)
         return 0;
@@ -1301,7 +1303,7 @@ void onic_mpi_p2p_fini(void)
     while (onic_mpi_g.ubufs != NULL) {
         onic_mpi_ubuf_t *b = onic_mpi_g.ubufs;
         onic_mpi_g.ubufs = b->next;
-        onic_free(b);
+        onic_cache_free(b);
     }
     onic_mpi_g.ubuf_slack = 0;
     onic_free(onic_mpi_g.credits);

@@ -37,14 +37,16 @@ onic_status_t onic_xport_msgq_push(onic_xport_msgq_t *q, uint32_t src, const voi
             uint8_t *buf;
             while (cap < q->tail + need)
                 cap *= 2;
-            buf = onic_malloc(cap);
+            /* a cache (onic_cache_alloc): its size follows the longest
+             * backlog, which timing decides */
+            buf = onic_cache_alloc(64, cap);
             if (buf == NULL) {
                 onic_error("xport: cannot grow a message queue to %zu bytes", cap);
                 return ONIC_ERR_NO_MEMORY;
             }
             if (q->tail > 0)
                 memcpy(buf, q->buf, q->tail);
-            onic_free(q->buf); /* nobody reads it: drain copies records out */
+            onic_cache_free(q->buf); /* nobody reads it: drain copies records out */
             q->buf = buf;
             q->cap = cap;
         }
@@ -115,6 +117,6 @@ unsigned onic_xport_msgq_send(onic_xport_msgq_t *q, onic_xport_msgq_send_fn_t se
 
 void onic_xport_msgq_fini(onic_xport_msgq_t *q)
 {
-    onic_free(q->buf);
+    onic_cache_free(q->buf);
     memset(q, 0, sizeof(*q));
 }
