@@ -1666,22 +1666,37 @@ static void test_commfree(void)
      * each way of ending. */
     commfree_cycle(0, big, big + CF_BIG, big + 2 * CF_BIG, big + 3 * CF_BIG, big + 4 * CF_BIG);
     for (int one_wait = 0; one_wait < 2; one_wait++) {
-        double t0;
-        long net;
-        onic_mem_count_start();
-        commfree_cycle(one_wait, big, big + CF_BIG, big + 2 * CF_BIG, big + 3 * CF_BIG,
-                       big + 4 * CF_BIG);
-        /* The send freed by MPI_Request_free ends when this process hears
-         * that its data was taken: progress until then. */
-        t0 = MPI_Wtime();
-        while ((net = onic_mem_count_net()) != 0 && MPI_Wtime() - t0 < 2.0) {
-            int flag;
-            MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        /* A leak shows in every cycle. Memory a cache takes (left out of
+         * the count, base/mem.h) could still be missed by that list and
+         * show once, the first time timing makes it grow: so up to three
+         * cycles, and one that gives everything back passes. */
+        long nets[3] = {0, 0, 0};
+        int clean = 0;
+
+        for (int attempt = 0; attempt < 3 && !clean; attempt++) {
+            double t0;
+            long net;
+            onic_mem_count_start();
+            commfree_cycle(one_wait, big, big + CF_BIG, big + 2 * CF_BIG, big + 3 * CF_BIG,
+                           big + 4 * CF_BIG);
+            /* The send freed by MPI_Request_free ends when this process
+             * hears that its data was taken: progress until then. */
+            t0 = MPI_Wtime();
+            while ((net = onic_mem_count_net()) != 0 && MPI_Wtime() - t0 < 2.0) {
+                int flag;
+                MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag,
+                           MPI_STATUS_IGNORE);
+            }
+            nets[attempt] = net;
+            /* Every rank goes on, or stops, together. */
+            clean = net == 0;
+            MPI_Allreduce(MPI_IN_PLACE, &clean, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
         }
-        if (net != 0)
+        if (!clean && nets[0] != 0)
             fprintf(stderr, "rank %d: a communicator freed with operations outstanding kept "
-                    "%ld allocations after they ended\n", rank, net);
-        CHECK_EQ(net, 0);
+                    "%ld, %ld and %ld allocations after they ended, in three cycles\n", rank,
+                    nets[0], nets[1], nets[2]);
+        CHECK(clean);
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     free(big);
