@@ -27,9 +27,9 @@ once past the first rounds (Open MPI's vary a little from round to round:
 the table says how much), so one run per MPI is enough. MPI_Waitall's
 figure is its one call over 32 requests divided by 32, and so is
 MPI_Win_flush's after 32 puts or gets. The one-sided rows are of a window
-made by MPI_Win_allocate on the two ranks of one node, which each MPI keeps
-in shared memory: a put or get there is a copy, and its figure is what the
-MPI adds to it. An MPI that is not
+made by MPI_Win_allocate on the two ranks of one node, which onic and Open
+MPI keep in shared memory: a put or get there is a copy, and its figure is
+what the MPI adds to it. An MPI that is not
 installed or does not build is left out, with a note; a failed run makes
 the exit status 1. The callgrind files of the last run stay in
 BUILD/bench-mpi/instr-<mpi>.callgrind/: each part file is one group of
