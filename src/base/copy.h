@@ -45,12 +45,15 @@ static inline __attribute__((always_inline)) int onic_copy_aliased(void *dst, co
 void onic_copy_pieces(void *dst, const void *src, size_t n);
 extern _Atomic uint64_t onic_copy_pieced;
 
-/* memcpy of more than 16 bytes (copy.c). Out of line, and memcpy reached
+/* What onic_copy and onic_move copy inline (onic_move_small). */
+#define ONIC_COPY_INLINE 16
+
+/* memcpy of more than ONIC_COPY_INLINE bytes (copy.c). Out of line, and memcpy reached
  * by a jump: three instructions more than memcpy's (inline, the test and
  * the second call cost six). */
 void onic_copy_large(void *dst, const void *src, size_t n);
 
-/* memmove of 1 to 16 bytes, inline: every byte is loaded before any is
+/* memmove of 0 to ONIC_COPY_INLINE bytes, inline: every byte is loaded before any is
  * stored, so the areas may overlap. Two loads and two stores that overlap
  * in the middle cover every length of a class (8 to 16, 4 to 7, 1 to 3)
  * without a branch on it: an 8-byte put's copy in a few instructions where
@@ -85,7 +88,7 @@ static inline __attribute__((always_inline)) void onic_move_small(void *dst, con
  * message's 8 bytes in a few instructions, not a call of memcpy's 20). */
 static inline __attribute__((always_inline)) void onic_copy(void *dst, const void *src, size_t n)
 {
-    if (n <= 16)
+    if (n <= ONIC_COPY_INLINE)
         onic_move_small(dst, src, n);
     else
         onic_copy_large(dst, src, n);
@@ -96,7 +99,7 @@ static inline __attribute__((always_inline)) void onic_copy(void *dst, const voi
  * then memmove copies backward, without rep movsb. */
 static inline __attribute__((always_inline)) void onic_move(void *dst, const void *src, size_t n)
 {
-    if (n <= 16)
+    if (n <= ONIC_COPY_INLINE)
         onic_move_small(dst, src, n);
     else if (__builtin_expect(onic_copy_aliased(dst, src, n), 0) &&
         (uintptr_t)dst - (uintptr_t)src >= n)

@@ -68,22 +68,20 @@ void *onic_realloc(void *ptr, size_t size)
     return p;
 }
 
-void *onic_aligned_alloc(size_t align, size_t size)
-{
-    void *p;
-
-    if (mem_should_fail())
-        return NULL;
-    if ((p = aligned_alloc(align, (size + align - 1) / align * align)) != NULL)
-        mem_count(1);
-    return p;
-}
-
 void *onic_cache_alloc(size_t align, size_t size)
 {
     if (mem_should_fail())
         return NULL;
     return aligned_alloc(align, (size + align - 1) / align * align);
+}
+
+void *onic_aligned_alloc(size_t align, size_t size)
+{
+    void *p = onic_cache_alloc(align, size);
+
+    if (p != NULL)
+        mem_count(1);
+    return p;
 }
 
 void onic_cache_free(void *ptr)

@@ -14,9 +14,11 @@ void *onic_aligned_alloc(size_t align, size_t size);
 void  onic_free(void *ptr);
 
 /* For a cache that keeps what it takes until its owner is destroyed (a
- * pool's chunks): failures are injected as for the others, but the leak
+ * pool's chunks, hash buckets, MPI's unexpected-message buffers, a message
+ * queue's buffer): failures are injected as for the others, but the leak
  * count leaves these out, since how much a cache keeps follows the peak
- * number in flight, which timing decides. */
+ * number in flight, which timing decides. size is rounded up to a multiple
+ * of align; give it back to onic_cache_free. */
 void *onic_cache_alloc(size_t align, size_t size);
 void  onic_cache_free(void *ptr);
 

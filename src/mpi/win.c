@@ -21,7 +21,6 @@
 enum { WIN_TAG_POST = 1, WIN_TAG_DONE = 2 };
 
 onic_mpi_htab_t onic_mpi_win_tab;
-static int win_tab_ready;
 
 /* Keyvals the program made (MPI_Win_create_keyval): handle WIN_KEYVAL_BASE + index. */
 #define WIN_KEYVAL_BASE 0x1000
@@ -35,7 +34,7 @@ static int win_nkeyvals;
 
 onic_mpi_win_t *onic_mpi_win_get(MPI_Win h, const char *call, int *rc_p)
 {
-    onic_mpi_win_t *w = win_tab_ready ? onic_mpi_htab_get(&onic_mpi_win_tab, h) : NULL;
+    onic_mpi_win_t *w = onic_mpi_win_lookup(h);
 
     if (w == NULL)
         *rc_p = onic_mpi_err(NULL, MPI_ERR_WIN, call, "window %#x is %s; pass one made by "
@@ -108,10 +107,8 @@ int onic_mpi_win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, i
                             (long long)size);
     if ((rc = onic_mpi_rma_setup(c, call)) != MPI_SUCCESS)
         return rc;
-    if (!win_tab_ready) {
+    if (onic_mpi_win_tab.kind != ONIC_MPI_KIND_WIN)
         onic_mpi_htab_init(&onic_mpi_win_tab, ONIC_MPI_KIND_WIN);
-        win_tab_ready = 1;
-    }
     n = c->size;
     w = onic_calloc(1, sizeof(*w));
     if (w == NULL || (w->sizes = onic_calloc((size_t)n, sizeof(*w->sizes))) == NULL ||
@@ -370,17 +367,15 @@ int MPI_Win_free(MPI_Win *win)
 
 void onic_mpi_rma_fini(void)
 {
-    if (win_tab_ready) {
-        /* Windows the program never freed: withdrawn before their memory goes. */
-        for (int i = 0; i < onic_mpi_win_tab.used; i++)
-            if (onic_mpi_win_tab.obj[i] != NULL) {
-                onic_mpi_win_t *w = onic_mpi_win_tab.obj[i];
-                PtlMEUnlink(w->me);
-                win_destroy(w);
-            }
-        onic_mpi_htab_fini(&onic_mpi_win_tab);
-        win_tab_ready = 0;
-    }
+    /* Windows the program never freed: withdrawn before their memory goes
+     * (none, and the table all zero, if it made none). */
+    for (int i = 0; i < onic_mpi_win_tab.used; i++)
+        if (onic_mpi_win_tab.obj[i] != NULL) {
+            onic_mpi_win_t *w = onic_mpi_win_tab.obj[i];
+            PtlMEUnlink(w->me);
+            win_destroy(w);
+        }
+    onic_mpi_htab_fini(&onic_mpi_win_tab);
     onic_free(win_keyvals);
     win_keyvals = NULL;
     win_nkeyvals = 0;

@@ -605,11 +605,8 @@ static void test_proc_alive(void)
     CHECK(!onic_proc_alive(pid));
 }
 
-/* onic_copy and onic_move: which pairs take the pieces (a destination 1
- * to 63 bytes past its source modulo 4 KiB, more than one piece long), and
- * the same bytes as memmove on both paths, overlapping areas included. */
-/* onic_move's inline copy of 0 to 16 bytes (and the first length past
- * it), every length against memmove, into an area that overlaps the
+/* onic_move's inline copy of 0 to ONIC_COPY_INLINE bytes (and the first
+ * length past it), every length against memmove, into an area that overlaps the
  * source from either side or not at all: each class of length (1 to 3,
  * 4 to 7, 8 to 16) copies exactly its bytes, first to last, and touches
  * nothing around them. */
@@ -617,7 +614,7 @@ static void test_move_small(void)
 {
     uint8_t a[64], want[64];
 
-    for (size_t n = 0; n <= 17; n++)
+    for (size_t n = 0; n <= ONIC_COPY_INLINE + 1; n++)
         for (int delta = -9; delta <= 9; delta++) {
             uint8_t *src = a + 24, *dst = src + delta;
 
@@ -630,6 +627,9 @@ static void test_move_small(void)
         }
 }
 
+/* onic_copy and onic_move: which pairs take the pieces (a destination 1
+ * to 63 bytes past its source modulo 4 KiB, more than one piece long), and
+ * the same bytes as memmove on both paths, overlapping areas included. */
 static void test_copy(void)
 {
     enum { AREA = 5 * 4096 };
