@@ -5,16 +5,19 @@
  * time stays near zero; an implementation whose Isend waits for room at
  * the receiver spends about the receiver's second in it.
  *
- *   isend_local [--size BYTES] [--counts 10,100,1000] [--reps R]
+ *   isend_local [--size BYTES] [--counts 10,100,1000] [--reps R] [--sleep-ms MS]
  *
- * Prints one line per count: "isend_local size S count N loop_s T" (the
- * median of R runs), for any MPI (built with mpicc or onicc). */
+ * Prints one line per count in the suite's CSV (bench/suite.h):
+ * "isend_local,SIZE,COUNT,0,MEDIAN,MIN,MAX", seconds over R runs, for any
+ * MPI (built with mpicc or onicc). --sleep-ms (1000 by default) is how long
+ * the receiver computes. */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <mpi.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <time.h>
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -24,7 +27,7 @@ static int cmp_double(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    int size = 400, reps = 3, counts[16], ncounts = 0, rank, np, maxc = 0;
+    int size = 400, reps = 3, sleep_ms = 1000, counts[16], ncounts = 0, rank, np, maxc = 0;
     const char *list = "10,100,1000";
 
     MPI_Init(&argc, &argv);
@@ -37,6 +40,8 @@ int main(int argc, char **argv)
             list = argv[++i];
         else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
             reps = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--sleep-ms") == 0 && i + 1 < argc)
+            sleep_ms = atoi(argv[++i]);
     }
     for (const char *p = list; *p != '\0' && ncounts < 16;) {
         counts[ncounts] = atoi(p);
@@ -48,13 +53,20 @@ int main(int argc, char **argv)
             break;
         p++;
     }
-    if (np != 2 || size < 1 || reps < 1 || reps > 64 || maxc < 1) {
+    if (np != 2 || size < 1 || reps < 1 || reps > 64 || maxc < 1 || sleep_ms < 0 ||
+        sleep_ms > 60000) {
         if (rank == 0)
-            fprintf(stderr, "isend_local: 2 processes; --size >= 1, --reps 1..64, counts >= 1\n");
+            fprintf(stderr, "isend_local: 2 processes; --size >= 1, --reps 1..64, counts >= 1, "
+                            "--sleep-ms 0..60000\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     char *buf = malloc((size_t)maxc * (size_t)size);
     MPI_Request *rq = malloc(sizeof(*rq) * (size_t)maxc);
+    MPI_Status *st = malloc(sizeof(*st) * (size_t)maxc);
+    if (buf == NULL || rq == NULL || st == NULL) {
+        fprintf(stderr, "isend_local: no memory for %d messages of %d bytes\n", maxc, size);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     memset(buf, 1, (size_t)maxc * (size_t)size);
     for (int c = 0; c < ncounts; c++) {
         int n = counts[c];
@@ -68,19 +80,22 @@ int main(int argc, char **argv)
                               &rq[i]);
                 t[r] = MPI_Wtime() - t0;
             } else {
-                sleep(1); /* computing, outside MPI */
+                struct timespec ts = {sleep_ms / 1000, (long)(sleep_ms % 1000) * 1000000L};
+                nanosleep(&ts, NULL); /* computing, outside MPI */
                 for (int i = 0; i < n; i++)
                     MPI_Irecv(buf + (size_t)i * size, size, MPI_BYTE, 0, i, MPI_COMM_WORLD,
                               &rq[i]);
             }
-            MPI_Waitall(n, rq, MPI_STATUSES_IGNORE);
+            MPI_Waitall(n, rq, st); /* not IGNORE: gcc warns on it with MPICH's mpi.h */
         }
         if (rank == 0) {
             qsort(t, (size_t)reps, sizeof(t[0]), cmp_double);
-            printf("isend_local size %d count %d loop_s %.6f\n", size, n, t[reps / 2]);
+            printf("isend_local,%d,%d,0,%.6f,%.6f,%.6f\n", size, n, t[reps / 2], t[0],
+                   t[reps - 1]);
             fflush(stdout);
         }
     }
+    free(st);
     free(rq);
     free(buf);
     MPI_Finalize();
