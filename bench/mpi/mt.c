@@ -29,10 +29,13 @@
  * process; compare.py's p2p rate with 2 pairs is the same load spread over
  * processes instead of threads.
  *
- * Usage: mt MODE [REPS [THREADS [SIZES]]] (2 processes; REPS 5, THREADS 2 by
- * default, SIZES a comma-separated list of byte counts). Each size is timed
- * REPS times after a warm-up; rank 0 prints "MODE,SIZE,MEDIAN,MIN,MAX" per
- * size. */
+ * Usage: mt MODE [REPS [THREADS [SIZES [ITERS]]]] (2 processes; REPS 5,
+ * THREADS 2 by default, SIZES a comma-separated list of byte counts, ITERS
+ * the round trips, windows or messages of one repetition: by default 5000,
+ * 300, 100 and 3, some 10 to 100 ms with one thread a process -- fewer for
+ * an MPI whose threads take turns by time slices, milliseconds a round trip).
+ * Each size is timed REPS times after a warm-up; rank 0 prints
+ * "MODE,SIZE,MEDIAN,MIN,MAX" per size. */
 #define _GNU_SOURCE /* RUSAGE_THREAD */
 #include <mpi.h>
 
@@ -185,6 +188,7 @@ int main(int argc, char **argv)
     static const long wake_sizes[] = {8}; /* a double: the send's time */
     const char *mode = argc > 1 ? argv[1] : "latency_mt";
     int reps = argc > 2 ? atoi(argv[2]) : 5, threads = argc > 3 ? atoi(argv[3]) : 2;
+    long iters = argc > 5 ? strtol(argv[5], NULL, 10) : 0; /* 0: the mode's own */
     int provided, rank, nprocs, world = strcmp(mode, "rate_mt_world") == 0;
     pair_t pairs[MAX_THREADS];
     long given[64];
@@ -199,11 +203,13 @@ int main(int argc, char **argv)
     wake_mode = strcmp(mode, "wake_lat") == 0;
     cpu_mode = strcmp(mode, "wait_cpu") == 0;
     if (nprocs != 2 || reps < 1 || reps > 100 || threads < 1 || threads > MAX_THREADS ||
-        (!latency_mode && !rate_mode && !wake_mode && !cpu_mode)) {
+        (!latency_mode && !rate_mode && !wake_mode && !cpu_mode) ||
+        (argc > 5 && (iters < 1 || iters > 10000000))) {
         if (rank == 0)
             fprintf(stderr, "usage: run with 2 processes: mt "
                             "latency_mt|rate_mt|rate_mt_world|wake_lat|wait_cpu "
-                            "[REPS (1-100) [THREADS (1-%d) [SIZES]]]\n", MAX_THREADS);
+                            "[REPS (1-100) [THREADS (1-%d) [SIZES [ITERS (1-10^7)]]]]\n",
+                    MAX_THREADS);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     if (provided < MPI_THREAD_MULTIPLE) {
@@ -244,8 +250,7 @@ int main(int argc, char **argv)
         memset(pairs[i].buf, 1, (size_t)WINDOW * MAX_SIZE);
     }
     for (size_t k = 0; k < nsizes; k++) {
-        /* A repetition of some 10 to 100 ms with one thread a process. */
-        long n = latency_mode ? 5000 : wake_mode ? 100 : cpu_mode ? 3 : 300;
+        long n = iters > 0 ? iters : latency_mode ? 5000 : wake_mode ? 100 : cpu_mode ? 3 : 300;
         double v[100];
 
         run(pairs, threads, sizes[k], n / 4 + 1); /* warm-up */
