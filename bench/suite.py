@@ -5,7 +5,8 @@
                    [--xport-csv FILE]
 
 Builds every plain-MPI program of the suite (bench/queue, bench/rate,
-bench/overlap, bench/apps, bench/mpi/p2p.c and rma.c) with each MPI found (build/onicc,
+bench/overlap, bench/apps, bench/mpi/p2p.c, rma.c, mt.c and isend_local.c;
+the last two run in the full suite only) with each MPI found (build/onicc,
 mpicc.mpich, mpicc.openmpi), runs them pinned the same way (onicrun --bind
 core, mpirun.mpich -bind-to core, mpirun.openmpi --bind-to core), RUNS times
 with the MPIs interleaved inside every repetition so that drift on a shared
@@ -86,7 +87,7 @@ class Variant:
         self.missing = None
 
 
-ALL = {"p2p", "rma", "tiny", "queue", "rate", "overlap", "apps"}
+ALL = {"p2p", "rma", "tiny", "queue", "rate", "overlap", "apps", "mt", "local"}
 # onic's variants. Adding one is one line; a variant that `needs` an onicrun
 # option runs once onicrun offers it (onicrun --help), and until then the
 # report says it is not available yet.
@@ -124,7 +125,10 @@ PROGRAMS = {  # name -> source
     "overlap": "bench/overlap/overlap.c",
     "jacobi": "bench/apps/jacobi.c",
     "cannon": "bench/apps/cannon.c",
+    "mt": "bench/mpi/mt.c",
+    "isend_local": "bench/mpi/isend_local.c",
 }
+PROGRAM_FLAGS = {"mt": ["-pthread"]}  # what a program needs beyond -O2 -lm
 
 
 class Job:
@@ -200,6 +204,17 @@ def jobs(quick):
         Job("apps", "jacobi", ["--n", jn, "--iters", jit, "--reps", "5"]),
         Job("apps", "cannon", ["--n", cn, "--reps", "3"]),
     ]
+    if not quick:
+        # MPI_THREAD_MULTIPLE: each thread pair on its own communicator, 1 and
+        # 2 threads a process (thread i of rank 0 with thread i of rank 1).
+        # 500 round trips a repetition: with 4 busy threads on 2 cores an
+        # MPI's round trip can take a time slice (milliseconds).
+        j += [Job("mt", "mt", [mode, reps, str(t), "8"] + (["500"] if mode == "latency_mt" else []))
+              for mode in ("latency_mt", "rate_mt") for t in (1, 2)]
+        # Nonblocking sends are local: a loop of MPI_Isend while the
+        # receiver computes for a second outside MPI (one run a count).
+        j.append(Job("local", "isend_local", ["--size", "400", "--counts", "10,100,1000",
+                                              "--reps", "1"]))
     return j
 
 
@@ -233,6 +248,14 @@ TESTS = {
     "jacobi_iter": ("block edge", "halo bytes", "processes", "time per iteration (us)", "low"),
     "jacobi_sum": ("block edge", "halo bytes", "processes", "checksum of the grid", ""),
     "cannon": ("matrix size", "Q", "processes", "time (ms)", "low"),
+    "mt_latency_mt": ("bytes", "threads a process", "",
+                      "one-way latency, each thread pair on its own communicator (us)", "low"),
+    "mt_rate_mt": ("bytes", "threads a process", "",
+                   "message rate of all thread pairs, each on its own communicator (M msgs/s)",
+                   "high"),
+    "isend_local": ("bytes", "MPI_Isends", "",
+                    "time inside the loop of MPI_Isends, the receiver computing 1 s "
+                    "outside MPI (s)", "low"),
 }
 
 
@@ -335,7 +358,8 @@ def build_programs(ms, bindir):
         os.makedirs(os.path.join(bindir, m.key), exist_ok=True)
         for prog, src in PROGRAMS.items():
             exe = os.path.join(bindir, m.key, prog)
-            cmd = [m.cc, "-O2", "-Wall", "-Wextra", "-o", exe, os.path.join(ROOT, src), "-lm"]
+            cmd = [m.cc, "-O2", "-Wall", "-Wextra"] + PROGRAM_FLAGS.get(prog, []) + \
+                ["-o", exe, os.path.join(ROOT, src), "-lm"]
             rc, out, err = run_cmd(cmd, m.env, 300)
             if rc != 0:
                 notes.append(f"{m.name}: building {src} failed: {err.strip()[-500:]}")
@@ -346,14 +370,16 @@ def build_programs(ms, bindir):
     return exes, notes
 
 
-def parse_lines(prog, text):
-    """The CSV lines of one run: (test, p1, p2, p3, median, min, max)."""
+def parse_lines(prog, text, args=()):
+    """The CSV lines of one run: (test, p1, p2, p3, median, min, max). mt's
+    thread count is its third argument (p2)."""
     rows = []
     for line in text.splitlines():
         f = line.strip().split(",")
         try:
-            if prog in ("p2p", "rma") and len(f) == 5:
-                rows.append((prog + "_" + f[0], float(f[1]), 0.0, 0.0, float(f[2]),
+            if prog in ("p2p", "rma", "mt") and len(f) == 5:
+                p2 = float(args[2]) if prog == "mt" else 0.0
+                rows.append((prog + "_" + f[0], float(f[1]), p2, 0.0, float(f[2]),
                              float(f[3]), float(f[4])))
             elif len(f) == 7 and f[0] in TESTS:
                 rows.append((f[0],) + tuple(float(x) for x in f[1:]))
@@ -380,7 +406,7 @@ def run_suite(args, ms, variants, exes, out):
                 cmd = m.launch(job.np, v.extra, cores) + [exes[(v.mpi, job.prog)]] + job.args
                 t0 = time.time()
                 rc, stdout, stderr = run_cmd(cmd, dict(m.env, **v.env), args.timeout)
-                rows = parse_lines(job.prog, stdout)
+                rows = parse_lines(job.prog, stdout, job.args)
                 dt = time.time() - t0
                 log(f"[{time.time() - t_start:6.0f}s] run {rep + 1}/{args.runs} {v.name:14s} "
                     f"{job.prog} {' '.join(job.args[:2])} (np {job.np}): {len(rows)} points, "
@@ -587,6 +613,24 @@ def summary_rows(agg, variants, instr=None, start=None):
         lambda n: val(agg, n, "rma_put_lat", 1048576), "low",
         ("onic <= 0.67x the better other (1.5x the bandwidth)",
          lambda v, r: cmp(r, "<=", 1 / 1.5)))
+    # MPI_THREAD_MULTIPLE and local nonblocking sends (full suite only).
+    add("8 B message rate, 2 threads a process, each pair on its own communicator (M msgs/s)",
+        lambda n: val(agg, n, "mt_rate_mt", 8, 2), "high",
+        ("ahead of both others (> 1x)", lambda v, r: "no data" if r is None else
+         "met" if r > 1.0 else "not met"),
+        note="bench/mpi/mt.c rate_mt, MPI_THREAD_MULTIPLE; 1 thread a process: "
+             "the same program's single pair")
+    add("8 B message rate, 1 thread, MPI_THREAD_MULTIPLE (M msgs/s)",
+        lambda n: val(agg, n, "mt_rate_mt", 8, 1), "high")
+    add("8 B latency, 2 threads a process, each pair on its own communicator (us)",
+        lambda n: val(agg, n, "mt_latency_mt", 8, 2), "low",
+        note="as osu_latency_mt: the mean of the pairs' one-way times")
+    add("Time inside a loop of 1000 MPI_Isend of 400 B, the receiver computing (s)",
+        lambda n: val(agg, n, "isend_local", 400, 1000), "low",
+        ("onic near zero (<= 0.01 s): a nonblocking call is local",
+         lambda v, r: cmp(v.get("onic"), "<=", 0.01)),
+        note="bench/mpi/isend_local.c: the receiver sleeps 1 s outside MPI before it "
+             "posts its receives")
     for order, key, note in (
             ("expected", "total-exp", "callgrind's count inside the calls of one message: "
              "MPI_Send + MPI_Irecv + MPI_Waitall (of 32) / 32 expected, MPI_Send + MPI_Recv "

@@ -3,7 +3,7 @@
 # onicc (-Wall -Wextra -Werror) and runs it through onicrun with tiny
 # parameters, checking that every run ends well and prints the expected
 # number of well-formed CSV lines (bench/suite.h: test,p1,p2,p3,median,min,max;
-# p2p.c and rma.c: mode,size,median,min,max).
+# p2p.c, rma.c and mt.c: mode,size,median,min,max).
 #
 #   test_suite.sh ONICC ONICRUN SOURCE_DIR WORK_DIR PROGRAM
 set -eu
@@ -18,9 +18,13 @@ case $prog in
     rate) file=rate/rate.c ;;
     overlap) file=overlap/overlap.c ;;
     jacobi | cannon) file=apps/$prog.c ;;
+    mt | isend_local) file=mpi/$prog.c ;;
     *) echo "unknown program $prog" >&2; exit 2 ;;
 esac
-"$onicc" -O2 -Wall -Wextra -Werror -o "$exe" "$src/bench/$file" -lm
+flags=
+[ "$prog" = mt ] && flags=-pthread
+# shellcheck disable=SC2086 # $flags: nothing or one word
+"$onicc" -O2 -Wall -Wextra -Werror $flags -o "$exe" "$src/bench/$file" -lm
 
 fails=0
 # run NPROCS LINES ARGS...: LINES well-formed CSV lines expected on stdout.
@@ -33,7 +37,7 @@ run() {
         return 0
     }
     num='-?[0-9.]+([eE][-+]?[0-9]+)?'
-    if [ "$prog" = p2p ] || [ "$prog" = rma ]; then
+    if [ "$prog" = p2p ] || [ "$prog" = rma ] || [ "$prog" = mt ]; then
         re="^[a-z_]+(,$num){4}\$"
     else
         re="^[a-z_]+(,$num){6}\$"
@@ -89,5 +93,12 @@ case $prog in
         run 2 2 --n 8,24 --reps 1
         run 4 1 --n 16 --reps 2
         run 3 1 --n 12 --q 3 --reps 1 ;;
+    mt)
+        run 2 2 latency_mt 1 2 8,64 200
+        run 2 1 rate_mt 1 1 8
+        run 2 1 rate_mt 1 2 8 ;;
+    isend_local)
+        # the receiver computes 50 ms outside MPI; what is timed is not checked
+        run 2 2 --counts 10,300 --reps 1 --sleep-ms 50 ;;
 esac
 [ "$fails" -eq 0 ] || { echo "$fails run(s) of $prog failed" >&2; exit 1; }
