@@ -331,10 +331,14 @@ int PtlEQGet(ptl_handle_eq_t eq_handle, ptl_event_t *event);
 int PtlEQWait(ptl_handle_eq_t eq_handle, ptl_event_t *event);
 /* onic extension: PtlEQGet, the event read where the queue keeps it rather
  * than copied out (a receive's completion reads its one event once).
- * *event points into the queue and stays valid until the queue has
- * recorded count more events -- more than it holds, so an overflow, which
- * the next read reports as PTL_EQ_DROPPED. A queue kept by another process
- * (the onload engine) copies the event to *spare and points there. */
+ * *event points into the queue, or to *spare, and stays valid until the
+ * next PtlEQGetInPlace on this queue or until the queue has recorded count
+ * more events (an overflow, which the next read reports as PTL_EQ_DROPPED),
+ * whichever comes first; PtlEQGet and PtlEQPoll in between leave it alone.
+ * The read that empties the queue copies the event to *spare (the queue
+ * then starts again at its first slot, which keeps a queue drained as it
+ * fills in cache), and so does a queue kept by another process (the onload
+ * engine). */
 int PtlEQGetInPlace(ptl_handle_eq_t eq_handle, const ptl_event_t **event, ptl_event_t *spare);
 /* The first of size queues (1 to 64) to hold an event, within timeout ms
  * (PTL_TIME_FOREVER: no limit; 0: look once); *which is its position.

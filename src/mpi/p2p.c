@@ -1071,7 +1071,8 @@ __attribute__((flatten, noinline)) unsigned onic_mpi_progress(int block)
          * nearly every event is. Not waiting, an empty first queue would
          * cost a second poll, so both go to PtlEQPoll at once. */
         /* Read in place: the wait's events are the operations' own, each
-         * handled here once, before the next is read. */
+         * handled here once, before the next is read (no handler below
+         * waits, so none reads this queue in place while evp is in use). */
         rc = block ? PtlEQGetInPlace(onic_mpi_g.eq, &evp, &ev) : PTL_EQ_EMPTY;
         which = 0;
         /* A wait that has handled something takes what else is at hand

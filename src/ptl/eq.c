@@ -191,7 +191,7 @@ int PtlEQGetInPlace(ptl_handle_eq_t eq_handle, const ptl_event_t **event, ptl_ev
     }
     if ((eq = eq_ready(eq_handle, &rc)) == NULL)
         return rc;
-    return onic_ptl_eq_take_inplace(eq, event);
+    return onic_ptl_eq_take_inplace(eq, event, spare);
 }
 
 int PtlEQWait(ptl_handle_eq_t eq_handle, ptl_event_t *event)

@@ -1302,16 +1302,18 @@ static void test_eq_overflow(void)
 }
 
 /* PtlEQGetInPlace: the events of PtlEQGet, in order, read where the queue
- * keeps them; the one read last stays as it was while the queue records
- * as many events as it holds (4 here: puts with START and END, two each),
- * and one more is an overflow, reported by the next read. */
+ * keeps them -- but the read that empties the queue, which copies its
+ * event to the spare (the queue starts again at its first slot); the one
+ * read last stays as it was while the queue records as many events as it
+ * holds (4 here: puts with START and END, two each), and one more is an
+ * overflow, reported by the next read. */
 static void test_eq_in_place(void)
 {
     uint8_t buf[64];
     ptl_handle_me_t me;
     ptl_handle_eq_t eq;
-    const ptl_event_t *e = NULL;
-    ptl_event_t spare, copy;
+    const ptl_event_t *e = NULL, *first;
+    ptl_event_t spare, copy, ev;
 
     open_ni();
     eq = eq_alloc(4);
@@ -1322,7 +1324,9 @@ static void test_eq_in_place(void)
     put(3, 1, 1, 1, 'a');
     CHECK_EQ(PtlEQGetInPlace(eq, &e, &spare), PTL_OK);
     CHECK(e != NULL && e != &spare && e->type == PTL_EVENT_PUT_START && e->sequence == 0);
+    first = e; /* the ring's first slot */
     CHECK_EQ(PtlEQGetInPlace(eq, &e, &spare), PTL_OK);
+    CHECK(e == &spare); /* it emptied the queue */
     CHECK(e->type == PTL_EVENT_PUT_END && e->sequence == 1 && e->initiator.pid == 3 &&
           e->match_bits == 1 && e->mlength == 1);
     copy = *e;
@@ -1344,6 +1348,37 @@ static void test_eq_in_place(void)
     CHECK_EQ(PtlEQGetInPlace(PTL_EQ_NONE, &e, &spare), PTL_EQ_INVALID);
     CHECK_EQ(PtlEQGetInPlace(eq, &e, &spare), PTL_OK);
     CHECK_EQ(e->sequence, 9);
+    while (PtlEQGetInPlace(eq, &e, &spare) == PTL_OK)
+        ;
+    /* Emptied: the next event is written at the first slot again. */
+    put(6, 1, 1, 1, 'e');
+    CHECK_EQ(PtlEQGetInPlace(eq, &e, &spare), PTL_OK);
+    CHECK(e == first && e->type == PTL_EVENT_PUT_START && e->sequence == 12 &&
+          e->initiator.pid == 6);
+    /* A slot lent stays the caller's until its next PtlEQGetInPlace, even
+     * when PtlEQGet and PtlEQPoll empty the queue in between: no restart
+     * then, and the next events go on behind it. */
+    copy = *e;
+    CHECK_EQ(PtlEQGet(eq, &ev), PTL_OK);
+    CHECK_EQ(ev.sequence, 13);
+    put(7, 1, 1, 1, 'f');
+    CHECK_EQ(PtlEQPoll(&eq, 1, 0, &ev, NULL), PTL_OK);
+    CHECK_EQ(PtlEQPoll(&eq, 1, 0, &ev, NULL), PTL_OK);
+    CHECK(ev.sequence == 15 && ev.initiator.pid == 7);
+    put(2, 1, 1, 1, 'g');
+    CHECK(memcmp(e, &copy, sizeof(copy)) == 0);
+    CHECK_EQ(PtlEQGetInPlace(eq, &e, &spare), PTL_OK);
+    CHECK(e != first && e != &spare && e->sequence == 16 && e->initiator.pid == 2);
+    CHECK_EQ(PtlEQGetInPlace(eq, &e, &spare), PTL_OK);
+    CHECK(e == &spare && e->sequence == 17);
+    /* That read restarted the queue: PtlEQGet's emptying reads do too now. */
+    put(4, 1, 1, 1, 'h');
+    CHECK_EQ(PtlEQGet(eq, &ev), PTL_OK);
+    CHECK_EQ(PtlEQGet(eq, &ev), PTL_OK);
+    CHECK(ev.sequence == 19 && ev.initiator.pid == 4);
+    put(5, 1, 1, 1, 'i');
+    CHECK_EQ(PtlEQGetInPlace(eq, &e, &spare), PTL_OK);
+    CHECK(e == first && e->sequence == 20 && e->initiator.pid == 5);
     close_ni();
 }
 
