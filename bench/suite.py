@@ -214,7 +214,7 @@ def jobs(quick):
         # Nonblocking sends are local: a loop of MPI_Isend while the
         # receiver computes for a second outside MPI (one run a count).
         j.append(Job("local", "isend_local", ["--size", "400", "--counts", "10,100,1000",
-                                              "--reps", "1"]))
+                                              "--reps", "1", "--sleep-ms", "1000"]))
     return j
 
 
@@ -349,14 +349,16 @@ def probe(build, m, v):
     return f"not available yet: {why.strip()[:300]}"
 
 
-def build_programs(ms, bindir):
-    """Compiles every program with every MPI; returns {(mpi, prog): exe} and notes."""
+def build_programs(ms, bindir, progs):
+    """Compiles the programs progs with every MPI; returns {(mpi, prog): exe} and notes."""
     exes, notes = {}, []
     for m in ms.values():
         if m.missing:
             continue
         os.makedirs(os.path.join(bindir, m.key), exist_ok=True)
         for prog, src in PROGRAMS.items():
+            if prog not in progs:
+                continue
             exe = os.path.join(bindir, m.key, prog)
             cmd = [m.cc, "-O2", "-Wall", "-Wextra"] + PROGRAM_FLAGS.get(prog, []) + \
                 ["-o", exe, os.path.join(ROOT, src), "-lm"]
@@ -378,7 +380,7 @@ def parse_lines(prog, text, args=()):
         f = line.strip().split(",")
         try:
             if prog in ("p2p", "rma", "mt") and len(f) == 5:
-                p2 = float(args[2]) if prog == "mt" else 0.0
+                p2 = (float(args[2]) if len(args) > 2 else 2.0) if prog == "mt" else 0.0
                 rows.append((prog + "_" + f[0], float(f[1]), p2, 0.0, float(f[2]),
                              float(f[3]), float(f[4])))
             elif len(f) == 7 and f[0] in TESTS:
@@ -409,7 +411,8 @@ def run_suite(args, ms, variants, exes, out):
                 rows = parse_lines(job.prog, stdout, job.args)
                 dt = time.time() - t0
                 log(f"[{time.time() - t_start:6.0f}s] run {rep + 1}/{args.runs} {v.name:14s} "
-                    f"{job.prog} {' '.join(job.args[:2])} (np {job.np}): {len(rows)} points, "
+                    f"{job.prog} {' '.join(job.args[:2 if job.prog != 'mt' else 3])} "
+                    f"(np {job.np}): {len(rows)} points, "
                     f"{dt:.1f}s" + ("" if rc == 0 else f", FAILED (exit {rc})"))
                 if rc != 0 or not rows:
                     failures.append((v.name, " ".join(cmd), rc, (stderr or stdout)[-1500:]))
@@ -613,24 +616,28 @@ def summary_rows(agg, variants, instr=None, start=None):
         lambda n: val(agg, n, "rma_put_lat", 1048576), "low",
         ("onic <= 0.67x the better other (1.5x the bandwidth)",
          lambda v, r: cmp(r, "<=", 1 / 1.5)))
-    # MPI_THREAD_MULTIPLE and local nonblocking sends (full suite only).
-    add("8 B message rate, 2 threads a process, each pair on its own communicator (M msgs/s)",
-        lambda n: val(agg, n, "mt_rate_mt", 8, 2), "high",
-        ("ahead of both others (> 1x)", lambda v, r: "no data" if r is None else
-         "met" if r > 1.0 else "not met"),
-        note="bench/mpi/mt.c rate_mt, MPI_THREAD_MULTIPLE; 1 thread a process: "
-             "the same program's single pair")
-    add("8 B message rate, 1 thread, MPI_THREAD_MULTIPLE (M msgs/s)",
-        lambda n: val(agg, n, "mt_rate_mt", 8, 1), "high")
-    add("8 B latency, 2 threads a process, each pair on its own communicator (us)",
-        lambda n: val(agg, n, "mt_latency_mt", 8, 2), "low",
-        note="as osu_latency_mt: the mean of the pairs' one-way times")
-    add("Time inside a loop of 1000 MPI_Isend of 400 B, the receiver computing (s)",
-        lambda n: val(agg, n, "isend_local", 400, 1000), "low",
-        ("onic near zero (<= 0.01 s): a nonblocking call is local",
-         lambda v, r: cmp(v.get("onic"), "<=", 0.01)),
-        note="bench/mpi/isend_local.c: the receiver sleeps 1 s outside MPI before it "
-             "posts its receives")
+    # MPI_THREAD_MULTIPLE and local nonblocking sends (full suite only: no
+    # rows where they did not run).
+    if points(agg, "mt_rate_mt") or points(agg, "mt_latency_mt"):
+        add("8 B message rate, 2 threads a process, each pair on its own communicator "
+            "(M msgs/s)", lambda n: val(agg, n, "mt_rate_mt", 8, 2), "high",
+            ("ahead of both others (> 1x)", lambda v, r:
+             "no data" if r is None or any(o not in v for o in ("MPICH", "Open MPI")) else
+             "met" if r > 1.0 else "not met"),
+            note="bench/mpi/mt.c rate_mt, MPI_THREAD_MULTIPLE; 1 thread a process: "
+                 "the same program's single pair")
+        add("8 B message rate, 1 thread, MPI_THREAD_MULTIPLE (M msgs/s)",
+            lambda n: val(agg, n, "mt_rate_mt", 8, 1), "high")
+        add("8 B latency, 2 threads a process, each pair on its own communicator (us)",
+            lambda n: val(agg, n, "mt_latency_mt", 8, 2), "low",
+            note="as osu_latency_mt: the mean of the pairs' one-way times")
+    if points(agg, "isend_local"):
+        add("Time inside a loop of 1000 MPI_Isend of 400 B, the receiver computing (s)",
+            lambda n: val(agg, n, "isend_local", 400, 1000), "low",
+            ("onic near zero (<= 0.01 s): a nonblocking call is local",
+             lambda v, r: cmp(v.get("onic"), "<=", 0.01)),
+            note="bench/mpi/isend_local.c: the receiver sleeps 1 s outside MPI before it "
+                 "posts its receives")
     for order, key, note in (
             ("expected", "total-exp", "callgrind's count inside the calls of one message: "
              "MPI_Send + MPI_Irecv + MPI_Waitall (of 32) / 32 expected, MPI_Send + MPI_Recv "
@@ -1215,7 +1222,8 @@ def main():
     notes = [f"{m.name} is not installed and could not be: {m.missing}; the report shows the "
              "others." for m in ms.values() if m.missing]
     log(f"suite: {'quick' if args.quick else 'full'}, {args.runs} run(s), writing {out}")
-    exes, bnotes = build_programs(ms, os.path.join(build, "bench-suite"))
+    exes, bnotes = build_programs(ms, os.path.join(build, "bench-suite"),
+                                  {j.prog for j in jobs(args.quick)})
     notes += bnotes
     floor = floors(build, args.quick, out, args.xport_csv)
     instr = instructions(build, out) if not args.only or "instr" in args.only.split(",") \

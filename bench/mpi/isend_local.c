@@ -28,6 +28,7 @@ static int cmp_double(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     int size = 400, reps = 3, sleep_ms = 1000, counts[16], ncounts = 0, rank, np, maxc = 0;
+    int bad = 0;
     const char *list = "10,100,1000";
 
     MPI_Init(&argc, &argv);
@@ -40,11 +41,16 @@ int main(int argc, char **argv)
             list = argv[++i];
         else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
             reps = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--sleep-ms") == 0 && i + 1 < argc)
-            sleep_ms = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--sleep-ms") == 0 && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            sleep_ms = *end == '\0' && v >= 0 && v <= 60000 ? (int)v : -1;
+        }
     }
     for (const char *p = list; *p != '\0' && ncounts < 16;) {
         counts[ncounts] = atoi(p);
+        if (counts[ncounts] < 1)
+            bad = 1;
         if (counts[ncounts] > maxc)
             maxc = counts[ncounts];
         ncounts++;
@@ -53,7 +59,7 @@ int main(int argc, char **argv)
             break;
         p++;
     }
-    if (np != 2 || size < 1 || reps < 1 || reps > 64 || maxc < 1 || sleep_ms < 0 ||
+    if (np != 2 || size < 1 || reps < 1 || reps > 64 || maxc < 1 || bad || sleep_ms < 0 ||
         sleep_ms > 60000) {
         if (rank == 0)
             fprintf(stderr, "isend_local: 2 processes; --size >= 1, --reps 1..64, counts >= 1, "

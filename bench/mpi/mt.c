@@ -188,7 +188,8 @@ int main(int argc, char **argv)
     static const long wake_sizes[] = {8}; /* a double: the send's time */
     const char *mode = argc > 1 ? argv[1] : "latency_mt";
     int reps = argc > 2 ? atoi(argv[2]) : 5, threads = argc > 3 ? atoi(argv[3]) : 2;
-    long iters = argc > 5 ? strtol(argv[5], NULL, 10) : 0; /* 0: the mode's own */
+    char *iters_end = NULL;
+    long iters = argc > 5 ? strtol(argv[5], &iters_end, 10) : 0; /* 0: the mode's own */
     int provided, rank, nprocs, world = strcmp(mode, "rate_mt_world") == 0;
     pair_t pairs[MAX_THREADS];
     long given[64];
@@ -204,7 +205,7 @@ int main(int argc, char **argv)
     cpu_mode = strcmp(mode, "wait_cpu") == 0;
     if (nprocs != 2 || reps < 1 || reps > 100 || threads < 1 || threads > MAX_THREADS ||
         (!latency_mode && !rate_mode && !wake_mode && !cpu_mode) ||
-        (argc > 5 && (iters < 1 || iters > 10000000))) {
+        (argc > 5 && (iters < 1 || iters > 10000000 || *iters_end != '\0'))) {
         if (rank == 0)
             fprintf(stderr, "usage: run with 2 processes: mt "
                             "latency_mt|rate_mt|rate_mt_world|wake_lat|wait_cpu "
