@@ -1210,6 +1210,24 @@ static void shm_acc_more(void)
     MPI_Win_free(&win);
 }
 
+/* Post/start between neighbours: this rank's window exposed to its left
+ * neighbour, an access epoch open to its right one (the groups go at once:
+ * the window keeps their ranks). */
+static void pscw_neighbours(MPI_Win win)
+{
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    MPI_Group world, g;
+
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Group_incl(world, 1, &left, &g);
+    MPI_Win_post(g, 0, win);
+    MPI_Group_free(&g);
+    MPI_Group_incl(world, 1, &right, &g);
+    MPI_Win_start(g, 0, win);
+    MPI_Group_free(&g);
+    MPI_Group_free(&world);
+}
+
 /* The synchronisations and request-based calls on a window of `cells`
  * long longs at mem, all zero: post/start/complete/wait around a put to
  * the right neighbour, MPI_MODE_NOCHECK, MPI_Rput / MPI_Raccumulate /
@@ -1218,20 +1236,12 @@ static void shm_sync(MPI_Win win, long long *mem)
 {
     int right = (rank + 1) % size, left = (rank + size - 1) % size;
     long long x = 70 + rank, back = -1, one = 1;
-    MPI_Group world, g;
     MPI_Request q[3];
 
-    MPI_Comm_group(MPI_COMM_WORLD, &world);
-    MPI_Group_incl(world, 1, &left, &g);
-    MPI_Win_post(g, 0, win);
-    MPI_Group_free(&g);
-    MPI_Group_incl(world, 1, &right, &g);
-    MPI_Win_start(g, 0, win);
+    pscw_neighbours(win);
     MPI_Put(&x, 1, MPI_LONG_LONG, right, 0, 1, MPI_LONG_LONG, win);
     MPI_Win_complete(win);
     MPI_Win_wait(win);
-    MPI_Group_free(&g);
-    MPI_Group_free(&world);
     CHECK_EQ(mem[0], 70 + left);
     MPI_Barrier(MPI_COMM_WORLD);
 
@@ -1322,7 +1332,6 @@ static void shm_checks(void)
     int right = (rank + 1) % size, left = (rank - 1 + size) % size;
     int far = (rank + 2) % size, *model, flag_set = 0;
     MPI_Datatype late, strided, loose;
-    MPI_Group world, one;
     MPI_Win win, freed;
 
     CHECK_EQ(MPI_Win_allocate(N * sizeof(long long), sizeof(long long), MPI_INFO_NULL,
@@ -1357,12 +1366,7 @@ static void shm_checks(void)
         MPI_Win_unlock(right, win);
     }
     /* A PSCW epoch to the right neighbour: open, then ended. */
-    MPI_Comm_group(MPI_COMM_WORLD, &world);
-    MPI_Group_incl(world, 1, &left, &one);
-    MPI_Win_post(one, 0, win);
-    MPI_Group_free(&one);
-    MPI_Group_incl(world, 1, &right, &one);
-    MPI_Win_start(one, 0, win);
+    pscw_neighbours(win);
     CHECK_EQ(err_class(MPI_Put(&v[5], 1, MPI_LONG_LONG, right, 5, 1, MPI_LONG_LONG, win)),
              MPI_SUCCESS);
     if (size > 2)
@@ -1370,8 +1374,6 @@ static void shm_checks(void)
                  MPI_ERR_RMA_SYNC);
     MPI_Win_complete(win);
     MPI_Win_wait(win);
-    MPI_Group_free(&one);
-    MPI_Group_free(&world);
     CHECK_EQ(mem[5], 100 * (left + 1) + 5);
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK_EQ(err_class(MPI_Put(v, 1, MPI_LONG_LONG, right, 0, 1, MPI_LONG_LONG, win)),
