@@ -10,6 +10,7 @@
 #include "base/proc.h"
 #include "base/slots.h"
 
+#include <malloc.h> /* malloc_usable_size */
 #include <stdint.h>
 #include <stdlib.h>
 #include <malloc.h>
@@ -493,6 +494,15 @@ static void test_mem_count_cache(void)
     e = onic_cache_alloc(64, 100);
     CHECK(e != NULL && ((uintptr_t)e & 63) == 0);
     CHECK_EQ(onic_mem_count_net(), 0);
+    onic_cache_free(e);
+    /* The size rounded up to a multiple of the alignment, no further: a
+     * page asked for is a page (glibc's usable size, not two pages'). */
+    e = onic_cache_alloc(4096, 4096);
+    CHECK(e != NULL && ((uintptr_t)e & 4095) == 0 && malloc_usable_size(e) >= 4096 &&
+          malloc_usable_size(e) < 8192);
+    onic_cache_free(e);
+    e = onic_cache_alloc(4096, 4097);
+    CHECK(e != NULL && malloc_usable_size(e) >= 8192);
     onic_cache_free(e);
     onic_mem_fail_after(0);
     CHECK(onic_cache_alloc(64, 64) == NULL);
