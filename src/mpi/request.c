@@ -1613,7 +1613,7 @@ static int req_init(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, const char *
                     const void *buf, int count, MPI_Datatype datatype, int peer, int tag,
                     MPI_Comm comm, MPI_Request *request)
 {
-    req_args_t a;
+    req_args_t a = { NULL, NULL };
     onic_mpi_req_t *r;
     int rc = req_check(call, kind == ONIC_MPI_REQ_SEND, buf, count, datatype, peer, tag, comm, &a);
 
