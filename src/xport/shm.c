@@ -1262,6 +1262,14 @@ static onic_status_t shm_rma_assisted(shm_state_t *s, uint32_t peer, int write, 
 }
 
 /* Lane messages: the layer above's go to recv_cb, ours are handled here. */
+/* Whether the front end holds older messages (a callback's send took
+ * them out of the rings while waiting for room): ours wait behind them
+ * (ops.holds). */
+static inline int shm_held(const onic_xport_params_t *p)
+{
+    return *p->held;
+}
+
 typedef struct shm_msg_ctx {
     shm_state_t               *s;
     const onic_xport_params_t *p;
@@ -1281,15 +1289,17 @@ static void __attribute__((noinline)) shm_msg_own(shm_state_t *s, uint32_t src, 
 
 /* Inlined into the lane's poll: a message of the layer above costs one
  * call, its callback's. */
-static inline void shm_msg(void *arg, uint32_t src, unsigned kind, const void *user_hdr,
-                           size_t user_len, const void *payload, size_t len)
+static inline int shm_msg(void *arg, uint32_t src, unsigned kind, const void *user_hdr,
+                          size_t user_len, const void *payload, size_t len)
 {
     shm_msg_ctx_t *mc = arg;
 
-    if (__builtin_expect(kind == ONIC_XPORT_KIND_USER, 1))
+    if (__builtin_expect(kind == ONIC_XPORT_KIND_USER, 1)) {
         mc->p->recv_cb(mc->p->cb_arg, src, user_hdr, user_len, payload, len);
-    else
-        shm_msg_own(mc->s, src, kind, user_hdr, user_len, len);
+        return shm_held(mc->p);
+    }
+    shm_msg_own(mc->s, src, kind, user_hdr, user_len, len);
+    return 0;
 }
 
 /* Move src's RMA along: take its chunks in our region, fill ours in its. */
@@ -1323,7 +1333,8 @@ static unsigned shm_poll(void *state, const onic_xport_params_t *p, unsigned max
         onic_shm_rx_t *rx = &s->rx[r];
         if (r == s->rank)
             continue;
-        if (!rx->broken && n < max && (onic_shm_rx_ready(rx) || rx->head != rx->published)) {
+        if (!rx->broken && n < max && (onic_shm_rx_ready(rx) || rx->head != rx->published) &&
+            !shm_held(p)) {
             n += onic_shm_rx_poll(rx, max - n < 64 ? max - n : 64, s->frame, SHM_KIND_MAX,
                                   shm_msg, &mc);
             shm_rx_check(s, r);
@@ -1444,6 +1455,7 @@ const onic_xport_ops_t onic_xport_shm_ops = {
     .send        = shm_send,
     .queues      = 1,
     .poll        = shm_poll,
+    .holds       = 1,
     .max_payload = shm_max_payload,
     .drops       = shm_drops,
     .assisted    = shm_assisted,

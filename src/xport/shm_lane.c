@@ -238,6 +238,7 @@ __attribute__((cold, noinline)) int onic_shm_rx_mid(onic_shm_rx_t *rx, const oni
                                                     onic_shm_recv_cb_t cb, void *cb_arg)
 {
     uint64_t mask = rx->nslots - 1;
+    int stop = 0;
 
     /* The lengths first, as for any message: the slot count is what they
      * take, within the ring and the payload limit. */
@@ -306,7 +307,7 @@ __attribute__((cold, noinline)) int onic_shm_rx_mid(onic_shm_rx_t *rx, const oni
         rx->mid_buf = NULL;
         rx->mid_cap = 0;
         rx->mid_total = rx->mid_got = 0;
-        cb(cb_arg, rx->src, ONIC_XPORT_KIND_USER, user, ulen, buf, total);
+        stop = cb(cb_arg, rx->src, ONIC_XPORT_KIND_USER, user, ulen, buf, total);
         if (rx->mid_buf == NULL) {
             rx->mid_buf = buf;
             rx->mid_cap = cap;
@@ -314,7 +315,7 @@ __attribute__((cold, noinline)) int onic_shm_rx_mid(onic_shm_rx_t *rx, const oni
             onic_free(buf);
         }
     }
-    return 1;
+    return stop ? 2 : 1;
 }
 
 onic_status_t onic_shm_tx_mid(onic_shm_tx_t *tx, const void *user_hdr, size_t user_len,

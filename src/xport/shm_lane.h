@@ -334,9 +334,11 @@ static inline void onic_shm_rx_publish(onic_shm_rx_t *rx)
 /* Deliver up to max messages through cb, each copied out of the ring first
  * (so cb may send, and poll this lane again, and its slots are free for
  * the sender meanwhile). Returns the number delivered;
- * sets rx->broken (and stops) on a malformed header. */
-typedef void (*onic_shm_recv_cb_t)(void *arg, uint32_t src, unsigned kind, const void *user_hdr,
-                                   size_t user_len, const void *payload, size_t len);
+ * sets rx->broken (and stops) on a malformed header. A callback that
+ * answers nonzero ends the poll after its message (older messages wait
+ * elsewhere, which must go first). */
+typedef int (*onic_shm_recv_cb_t)(void *arg, uint32_t src, unsigned kind, const void *user_hdr,
+                                  size_t user_len, const void *payload, size_t len);
 
 /* Copy a message of more than one slot out of the ring at rx->head (its
  * header fields as read once and checked by the caller). */
@@ -352,8 +354,8 @@ void onic_shm_rx_malformed(onic_shm_rx_t *rx, uint64_t need, uint32_t len, uint3
  * once; the combined check sent it here): checked, its payload copied into
  * the reassembly buffer, the head moved on; the whole message delivered
  * through cb (as ONIC_XPORT_KIND_USER) once its last fragment is in.
- * Returns 1 if a message was delivered, 0 if a fragment was taken, -1 if
- * the lane broke (rx->bad says why). Out of line: only mid-size messages
+ * Returns 1 if a message was delivered (2 if cb then asked to stop), 0 if
+ * a fragment was taken, -1 if the lane broke (rx->bad says why). Out of line: only mid-size messages
  * come here. */
 int onic_shm_rx_mid(onic_shm_rx_t *rx, const onic_xport_hdr_t *hdr, uint64_t need, uint32_t len,
                     uint32_t user_len, uint32_t kind, size_t max_payload, onic_shm_recv_cb_t cb,
@@ -410,7 +412,9 @@ static inline unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t 
                 if ((got = onic_shm_rx_mid(rx, hdr, need, len, user_len, kind, max_payload, cb,
                                            cb_arg)) < 0)
                     break;
-                delivered += (unsigned)got;
+                delivered += got > 0;
+                if (got > 1)
+                    break;
                 continue;
             }
             /* the caller reports it and stops the job */
@@ -428,7 +432,8 @@ static inline unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t 
         if (head - rx->published >= (mask + 1) / 4)
             onic_shm_rx_publish(rx);
         delivered++;
-        cb(cb_arg, rx->src, kind, user, user_len, data, len);
+        if (cb(cb_arg, rx->src, kind, user, user_len, data, len))
+            break;
     }
     if (rx->head != rx->published && delivered < max)
         onic_shm_rx_publish(rx); /* found the lane empty: give every credit back */

@@ -48,6 +48,10 @@ typedef struct onic_xport_ops {
      * many; also moves RMA along, posting what finishes to the notification
      * queue. */
     unsigned      (*poll)(void *state, const onic_xport_params_t *p, unsigned max);
+    /* The poll delivers nothing more once *p->held is nonzero, and counts
+     * in its return only what it delivered: the front end may then give
+     * it the caller's recv_cb, with no call of its own in between. */
+    int           holds;
     size_t        (*max_payload)(const void *state);
     uint64_t      (*drops)(const void *state);
     /* Optional: sleep until a message may have arrived or timeout_ns pass,

@@ -51,7 +51,9 @@ typedef struct xport_tr {
     const uint32_t         *ranks;      /* transport's numbering -> job rank; NULL: the same */
     onic_xport_params_t     params;     /* rank and size in the transport's numbering */
     onic_xport_params_t     defer_params;  /* messages go to deferred */
-    onic_xport_params_t     poll_params;   /* messages go to xport_deliver */
+    onic_xport_params_t     poll_params;   /* messages go to xport_tr_deliver, or straight to
+                                              the caller (direct) */
+    int                     direct;
     onic_xport_tparams_t    tp;
 } xport_tr_t;
 
@@ -90,7 +92,8 @@ struct onic_xport {
     uint64_t            queued;         /* messages in all backlogs */
     int                 flushing;       /* a backlog is being sent: tp->full refuses */
     onic_status_t       flush_failed;   /* how a backlog's send failed, if it did */
-    unsigned            net_delivered;  /* by xport_deliver during this poll */
+    unsigned            net_delivered;  /* by xport_tr_deliver during this poll */
+    int                 held;           /* deferred is not empty (params.held) */
     /* The wait policy (ONIC_WAIT), fixed at open: how long a wait spins,
      * and whether this node has more processes than cores. */
     uint64_t            wait_spin_ns;
@@ -98,9 +101,13 @@ struct onic_xport {
     unsigned            room_spins;     /* empty polls before a sender short of room yields */
 };
 
+/* A transport polled with defer_params is never held. */
+static const int xport_never_held = 0;
+
 static void xport_defer(onic_xport_t *x, uint32_t src, const void *user_hdr, size_t user_len,
                         const void *payload, size_t len)
 {
+    x->held = 1;
     /* On failure the message would be lost: there is no way back into the
      * ring. Running out of memory here is logged by the queue. */
     if (onic_xport_msgq_push(&x->deferred, src, user_hdr, user_len, payload, len) != ONIC_OK)
@@ -148,12 +155,20 @@ static void xport_tr_setup(onic_xport_t *x, unsigned which, const onic_xport_ops
     t->params.rank = rank;
     t->params.size = size;
     t->params.jobid = jobid;
+    t->params.held = &xport_never_held;
     t->defer_params = t->params;
     t->defer_params.recv_cb = xport_tr_defer;
     t->defer_params.cb_arg = t;
     t->poll_params = t->params;
-    t->poll_params.recv_cb = xport_tr_deliver;
-    t->poll_params.cb_arg = t;
+    /* A transport that stops at older messages, in the job's numbering,
+     * delivers to the caller itself: one call a message, not two. */
+    t->direct = ops->holds && ranks == NULL;
+    if (t->direct) {
+        t->poll_params.held = &x->held;
+    } else {
+        t->poll_params.recv_cb = xport_tr_deliver;
+        t->poll_params.cb_arg = t;
+    }
     t->tp.p = &t->params;
     t->tp.mreg = &x->mreg;
     t->tp.notify = &x->notify;
@@ -458,6 +473,7 @@ onic_status_t onic_xport_open(const onic_xport_params_t *p, onic_xport_t **x_p)
     if (x == NULL)
         return ONIC_ERR_NO_MEMORY;
     x->params = *p;
+    x->params.held = &xport_never_held;
     x->cfg = *p->cfg;
     x->params.cfg = &x->cfg;
     /* Until the job is known (xport_wait_policy): as with a core each. */
@@ -547,6 +563,7 @@ unsigned onic_xport_poll(onic_xport_t *x)
     if (!onic_xport_msgq_empty(&x->deferred)) {
         n += onic_xport_msgq_drain(&x->deferred, XPORT_POLL_MAX, x->params.recv_cb,
                                    x->params.cb_arg);
+        x->held = !onic_xport_msgq_empty(&x->deferred);
         if (!onic_xport_msgq_empty(&x->deferred)) {
             xport_flush_held(x);
             return n; /* the rest, and what is behind it, next time */
@@ -561,14 +578,15 @@ unsigned onic_xport_poll(onic_xport_t *x)
         x->poll_first = 0;
     for (unsigned k = 0; k < x->nopen && n < XPORT_POLL_MAX; k++) {
         xport_tr_t *t = x->open[(x->poll_first + k) % x->nopen];
-        t->ops->poll(t->state, &t->poll_params, XPORT_POLL_MAX - n);
+        unsigned got = t->ops->poll(t->state, &t->poll_params, XPORT_POLL_MAX - n);
         /* Counted when delivered: what a callback's send drained, and what
          * arrived behind it, goes out now, in order. */
-        n += x->net_delivered;
+        n += t->direct ? got : x->net_delivered;
         x->net_delivered = 0;
         if (!onic_xport_msgq_empty(&x->deferred) && n < XPORT_POLL_MAX) {
             n += onic_xport_msgq_drain(&x->deferred, XPORT_POLL_MAX - n, x->params.recv_cb,
                                        x->params.cb_arg);
+            x->held = !onic_xport_msgq_empty(&x->deferred);
             answered = 1;
         }
     }

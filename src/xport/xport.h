@@ -71,6 +71,12 @@ typedef struct onic_xport_params {
     void                *cb_arg;      /* for recv_cb and rma_cb */
     onic_xport_rma_cb_t  rma_cb;      /* NULL: this process starts no RMA */
     const onic_config_t *cfg;         /* ONIC_SHM_* and friends */
+    /* The front end's, for its transports' polls (callers of
+     * onic_xport_open leave it NULL): nonzero while it holds messages older
+     * than those still in the rings (a callback's send set them aside
+     * waiting for room), which go first; a transport that honours it
+     * (ops->holds) delivers nothing more then. */
+    const int           *held;
 } onic_xport_params_t;
 
 typedef struct onic_xport onic_xport_t;

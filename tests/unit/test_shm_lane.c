@@ -51,8 +51,8 @@ static void *producer(void *arg)
     return NULL;
 }
 
-static void on_message(void *arg, uint32_t src, unsigned kind, const void *user_hdr, size_t user_len,
-                       const void *payload, size_t len)
+static int on_message(void *arg, uint32_t src, unsigned kind, const void *user_hdr, size_t user_len,
+                      const void *payload, size_t len)
 {
     lane_test_t *t = arg;
     uint64_t seq;
@@ -60,7 +60,7 @@ static void on_message(void *arg, uint32_t src, unsigned kind, const void *user_
 
     if (src != 7 || user_len != sizeof(seq)) {
         t->bad++;
-        return;
+        return 0;
     }
     memcpy(&seq, user_hdr, sizeof(seq));
     if (kind != seq % 3)
@@ -73,6 +73,7 @@ static void on_message(void *arg, uint32_t src, unsigned kind, const void *user_
             break;
         }
     t->next_seq = seq + 1;
+    return 0;
 }
 
 static void run_pair(uint32_t nslots, uint64_t count, size_t max_len)
@@ -305,8 +306,8 @@ static void test_sender_checks(void)
     onic_free(lane);
 }
 
-static void on_66(void *arg, uint32_t src, unsigned kind, const void *user_hdr, size_t user_len,
-                  const void *payload, size_t len)
+static int on_66(void *arg, uint32_t src, unsigned kind, const void *user_hdr, size_t user_len,
+                 const void *payload, size_t len)
 {
     const uint8_t *p = payload;
     unsigned *ok = arg;
@@ -315,6 +316,7 @@ static void on_66(void *arg, uint32_t src, unsigned kind, const void *user_hdr, 
     *ok = user_len == sizeof(uint64_t) && len == 66;
     for (size_t i = 0; *ok && i < len; i++)
         *ok = p[i] == msg_byte(0, i);
+    return 0;
 }
 
 /* A payload that ends a few bytes into its last slot still writes that
@@ -357,8 +359,8 @@ typedef struct split_seen {
     int     n;
 } split_seen_t;
 
-static void on_split(void *arg, uint32_t src, unsigned kind, const void *user_hdr,
-                     size_t user_len, const void *payload, size_t len)
+static int on_split(void *arg, uint32_t src, unsigned kind, const void *user_hdr,
+                    size_t user_len, const void *payload, size_t len)
 {
     split_seen_t *s = arg;
 
@@ -369,6 +371,7 @@ static void on_split(void *arg, uint32_t src, unsigned kind, const void *user_hd
     s->len = len;
     memcpy(s->user, user_hdr, user_len);
     memcpy(s->data, payload, len);
+    return 0;
 }
 
 static void test_one_slot_splits(void)
@@ -437,8 +440,8 @@ typedef struct nested {
     int            depth;
 } nested_t;
 
-static void on_nested(void *arg, uint32_t src, unsigned kind, const void *user_hdr,
-                      size_t user_len, const void *payload, size_t len)
+static int on_nested(void *arg, uint32_t src, unsigned kind, const void *user_hdr,
+                     size_t user_len, const void *payload, size_t len)
 {
     nested_t *t = arg;
     uint64_t seq;
@@ -449,7 +452,7 @@ static void on_nested(void *arg, uint32_t src, unsigned kind, const void *user_h
     (void)len;
     if (user_len != sizeof(seq)) {
         t->bad++;
-        return;
+        return 0;
     }
     memcpy(&seq, user_hdr, sizeof(seq));
     t->bad += seq != t->next;
@@ -460,6 +463,7 @@ static void on_nested(void *arg, uint32_t src, unsigned kind, const void *user_h
         onic_shm_rx_poll(t->rx, 2, 2048, 2, on_nested, t);
         t->depth--;
     }
+    return 0;
 }
 
 static void test_nested_poll(void)
@@ -568,6 +572,7 @@ typedef struct mid_test {
     uint64_t       bad;
     int            nest;      /* poll again from inside the callback */
     size_t       (*len_of)(uint64_t seq);
+    uint64_t       stop_seq;  /* the callback asks to stop after this one (0: none) */
 } mid_test_t;
 
 static uint8_t mid_byte(uint64_t seq, size_t i)
@@ -575,8 +580,8 @@ static uint8_t mid_byte(uint64_t seq, size_t i)
     return (uint8_t)(seq * 131 + i * 7 + (i >> 9));
 }
 
-static void on_mid(void *arg, uint32_t src, unsigned kind, const void *user_hdr, size_t user_len,
-                   const void *payload, size_t len)
+static int on_mid(void *arg, uint32_t src, unsigned kind, const void *user_hdr, size_t user_len,
+                  const void *payload, size_t len)
 {
     mid_test_t *t = arg;
     const uint8_t *p = payload;
@@ -584,7 +589,7 @@ static void on_mid(void *arg, uint32_t src, unsigned kind, const void *user_hdr,
 
     if (src != 7 || kind != ONIC_XPORT_KIND_USER || user_len != sizeof(seq)) {
         t->bad++;
-        return;
+        return 0;
     }
     memcpy(&seq, user_hdr, sizeof(seq));
     if (seq != t->next || len != t->len_of(seq))
@@ -603,6 +608,7 @@ static void on_mid(void *arg, uint32_t src, unsigned kind, const void *user_hdr,
             t->bad++;
             break;
         }
+    return t->stop_seq != 0 && seq == t->stop_seq;
 }
 
 /* Sizes across the boundaries: a frame, its neighbours, and the mid limit. */
@@ -635,7 +641,7 @@ static void test_mid_sizes(int nest)
     static uint8_t buf[MID_MAX];
     onic_shm_tx_t tx;
     onic_shm_rx_t rx;
-    mid_test_t t = {&rx, 0, 0, nest, mid_len_table};
+    mid_test_t t = {&rx, 0, 0, nest, mid_len_table, 0};
     uint64_t seq = 0, count = 3 * (sizeof(mid_sizes) / sizeof(mid_sizes[0]));
     int first = 1;
     size_t off = 0;
@@ -694,11 +700,57 @@ static void *mid_producer(void *arg)
     return NULL;
 }
 
+/* A callback that asks to stop ends the poll after its message, a one-slot
+ * message or a mid-size one whole: what is behind it waits for the next
+ * poll, in order (the front end stops a poll so when a callback's send set
+ * older messages aside, which must be delivered first). */
+static size_t stop_len(uint64_t seq)
+{
+    return seq == 2 ? 3000 : 8; /* 3000: a mid-size message, two fragments */
+}
+
+static void test_poll_stop(void)
+{
+    uint32_t nslots = 128;
+    onic_shm_lane_t *lane = onic_aligned_alloc(64, onic_shm_lane_size(nslots));
+    static uint8_t buf[MID_MAX];
+    onic_shm_tx_t tx;
+    onic_shm_rx_t rx;
+    mid_test_t t = {&rx, 0, 0, 0, stop_len, 1};
+
+    REQUIRE(lane != NULL);
+    if (lane == NULL)
+        return;
+    memset(lane, 0, onic_shm_lane_size(nslots));
+    lane->key = 0x9e3779b97f4a7c15ull;
+    onic_shm_tx_init(&tx, lane, nslots);
+    onic_shm_rx_init(&rx, lane, nslots, 7);
+    rx.mid_max = MID_MAX;
+    for (uint64_t seq = 0; seq < 5; seq++) {
+        int first = 1;
+        size_t off = 0;
+        CHECK_EQ(mid_send(&tx, seq, stop_len(seq), buf, &first, &off), ONIC_OK);
+    }
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, MID_FRAME, 2, on_mid, &t), 2); /* 0, 1: stop */
+    CHECK_EQ(t.next, 2);
+    t.stop_seq = 2;
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, MID_FRAME, 2, on_mid, &t), 1); /* the mid-size 2: stop */
+    CHECK_EQ(t.next, 3);
+    t.stop_seq = 0;
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, MID_FRAME, 2, on_mid, &t), 2); /* 3, 4 */
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, MID_FRAME, 2, on_mid, &t), 0);
+    CHECK_EQ(t.next, 5);
+    CHECK_EQ(t.bad, 0);
+    CHECK(!rx.broken);
+    onic_shm_rx_fini(&rx);
+    onic_free(lane);
+}
+
 static void test_mid_flood(uint32_t nslots, uint64_t count)
 {
     mid_pair_t m = {NULL, nslots, count};
     onic_shm_rx_t rx;
-    mid_test_t t = {&rx, 0, 0, 0, mid_len_rand};
+    mid_test_t t = {&rx, 0, 0, 0, mid_len_rand, 0};
     pthread_t th;
 
     m.lane = onic_aligned_alloc(64, onic_shm_lane_size(nslots));
@@ -728,7 +780,7 @@ static void mid_bad_case(unsigned expect, uint64_t expect_value, int steps)
     onic_shm_lane_t *lane = onic_aligned_alloc(64, onic_shm_lane_size(nslots));
     onic_shm_tx_t tx;
     onic_shm_rx_t rx;
-    mid_test_t t = {&rx, 0, 0, 0, mid_len_table};
+    mid_test_t t = {&rx, 0, 0, 0, mid_len_table, 0};
     uint8_t data[3000];
     uint64_t seq = 0, total, before;
 
@@ -810,7 +862,7 @@ static void test_mid_off(void)
     onic_shm_lane_t *lane = onic_aligned_alloc(64, onic_shm_lane_size(nslots));
     onic_shm_tx_t tx;
     onic_shm_rx_t rx;
-    mid_test_t t = {&rx, 0, 0, 0, mid_len_table};
+    mid_test_t t = {&rx, 0, 0, 0, mid_len_table, 0};
     uint64_t seq = 0, total = 4096;
 
     memset(lane, 0, onic_shm_lane_size(nslots));
@@ -853,6 +905,7 @@ int main(int argc, char **argv)
     test_malformed();
     test_mid_sizes(0);
     test_mid_sizes(1);
+    test_poll_stop();
     test_mid_malformed();
     test_mid_off();
     test_mid_flood(64, 20000 / fraction);

@@ -17,6 +17,12 @@
  *                       answers every request with a 1-KB reply: a callback
  *                       waiting for room must not keep the slots the other
  *                       side waits for (a deadlock hangs the job)
+ *   xport_job rmaorder N  (with ONIC_SHM_RMA=copy) rank 1 streams N messages
+ *                       to rank 0, whose callback starts an RMA read from
+ *                       rank 1 for each without waiting for it: past the
+ *                       transport's window of reads in flight, a start
+ *                       waits, and meanwhile moves what arrives aside; the
+ *                       rest of the ring must then wait behind it (order)
  *   xport_job refill N  rank 0 sends N empty messages to rank 1, which is not
  *                       reading: those that do not fit are kept; rank 1 then
  *                       reads exactly those that fit (told by a signal, so
@@ -120,6 +126,9 @@ typedef struct job {
     onic_xport_t *x;
     int       echo;       /* rank 0 answers from inside its callback */
     int       cross;      /* crossreply: answer every request from the callback */
+    int       rmaorder;   /* rank 0 starts a read from the callback of each message */
+    onic_xport_mkey_t key;  /* rmaorder: rank 1's region, from its first message */
+    uint64_t  reads, reads_done;
     pid_t     peer_pid;   /* refill: the other rank's, from its first message */
     uint64_t  requests, replies;
     uint32_t  rank, size;
@@ -130,6 +139,7 @@ typedef struct job {
 
 static size_t max_len = 200; /* lowered to the endpoint's limit at open */
 #define SEQ_PID (UINT64_MAX - 1) /* refill: a process id, outside the stream */
+#define SEQ_KEY (UINT64_MAX - 2) /* rmaorder: rank 1's key, outside the stream */
 
 static size_t msg_len(uint64_t seq)
 {
@@ -171,6 +181,10 @@ static void on_message(void *arg, uint32_t src, const void *user_hdr, size_t use
         memcpy(&j->peer_pid, payload, sizeof(pid_t));
         return;
     }
+    if (seq == SEQ_KEY && len == sizeof(j->key)) {
+        memcpy(&j->key, payload, sizeof(j->key));
+        return;
+    }
     if (seq != j->next_seq[src] || len != msg_len(seq)) {
         if (j->bad++ < 5)
             fprintf(stderr, "rank %u: from %u got seq %llu (len %zu), expected %llu\n", j->rank,
@@ -182,6 +196,13 @@ static void on_message(void *arg, uint32_t src, const void *user_hdr, size_t use
             break;
         }
     j->next_seq[src] = seq + 1;
+    if (j->rmaorder && j->rank == 0 && src == 1) {
+        static uint8_t local[256];
+        j->reads++;
+        if (onic_xport_rma_read(j->x, 1, local, &j->key, seq % 16 * 256, sizeof(local), j) !=
+            ONIC_OK)
+            j->bad++;
+    }
     if (j->echo && j->rank == 0 && src == 1) {
         /* Send from the callback, to the sender and to oneself: through
          * full rings these sends wait, and must still leave in order. */
@@ -192,6 +213,14 @@ static void on_message(void *arg, uint32_t src, const void *user_hdr, size_t use
             onic_xport_send(j->x, 0, &seq, sizeof(seq), out, len) != ONIC_OK)
             j->bad++;
     }
+}
+
+static void on_rma(void *arg, void *ctx, onic_status_t status)
+{
+    job_t *j = arg;
+
+    j->reads_done++;
+    j->bad += ctx != j || status != ONIC_OK;
 }
 
 /* refill's signals, SIGUSR1 with a value, so that neither process calls
@@ -294,6 +323,7 @@ int main(int argc, char **argv)
     j.next_seq = calloc(j.size, sizeof(*j.next_seq));
     p.size = 0; /* from the launcher: onicrun's shm, or ofi with ONIC_XPORT=ofi */
     p.recv_cb = on_message;
+    p.rma_cb = on_rma;
     p.cb_arg = &j;
     p.cfg = &cfg;
     if (j.next_seq == NULL || onic_xport_open(&p, &x) != ONIC_OK) {
@@ -394,6 +424,31 @@ int main(int argc, char **argv)
         }
         if (j.rank < 2) {
             if (j.next_seq[1 - j.rank] == n && (j.rank == 1 || j.next_seq[0] == n))
+                passed++;
+            else
+                failed++;
+        }
+    } else if (strcmp(mode, "rmaorder") == 0) {
+        static uint8_t region[16 * 256];
+        j.rmaorder = 1;
+        if (j.rank == 1) {
+            uint64_t tag = SEQ_KEY;
+            onic_xport_mkey_t key;
+            failed += onic_xport_mem_reg(x, region, sizeof(region), &key) != ONIC_OK ||
+                      onic_xport_send(x, 0, &tag, sizeof(tag), &key, sizeof(key)) != ONIC_OK;
+            for (uint64_t s = 0; s < n; s++)
+                failed += !send_stream(x, &j, 0, s);
+            wait_until(x, &j, 1); /* rank 0's word that its reads are over */
+        } else if (j.rank == 0) {
+            wait_until(x, &j, n + 1);
+            while (j.reads_done < j.reads)
+                onic_xport_wait(x, 1000000);
+            failed += !send_stream(x, &j, 1, 0);
+            wait_until(x, &j, n + 1);
+        }
+        if (j.rank < 2) {
+            if (j.next_seq[1 - j.rank] == (j.rank == 0 ? n : 1) && j.reads == j.reads_done &&
+                j.reads == (j.rank == 0 ? n : 0))
                 passed++;
             else
                 failed++;
