@@ -1073,7 +1073,9 @@ __attribute__((flatten, noinline)) unsigned onic_mpi_progress(int block)
         /* Read in place: the wait's events are the operations' own, each
          * handled here once, before the next is read (no handler below
          * waits, so none reads this queue in place while evp is in use). */
-        rc = block ? PtlEQGetInPlace(onic_mpi_g.eq, &evp, &ev) : PTL_EQ_EMPTY;
+        rc = !block                        ? PTL_EQ_EMPTY
+             : onic_mpi_g.eq_local != NULL ? onic_ptl_eq_next_inplace(onic_mpi_g.eq_local, &evp, &ev)
+                                           : PtlEQGetInPlace(onic_mpi_g.eq, &evp, &ev);
         which = 0;
         /* A wait that has handled something takes what else is at hand
          * (a poll delivers a burst at once), a bounded number, and goes
@@ -1203,6 +1205,7 @@ int onic_mpi_p2p_init(void)
         what = "allocate the event queues";
         goto err_ni;
     }
+    onic_mpi_g.eq_local = onic_ptl_eq_local(onic_mpi_g.eq);
     memset(&md, 0, sizeof(md));
     md.threshold = PTL_MD_THRESH_INF;
     md.eq_handle = PTL_EQ_NONE;
@@ -1299,6 +1302,7 @@ void onic_mpi_p2p_fini(void)
         onic_free(onic_container_of(l, onic_mpi_pulled_t, link));
     }
     /* Closing the interface frees every ME, MD and event queue with it. */
+    onic_mpi_g.eq_local = NULL;
     PtlNIFini(onic_mpi_g.ni);
     PtlFini();
     while (onic_mpi_g.ubufs != NULL) {

@@ -194,6 +194,25 @@ int PtlEQGetInPlace(ptl_handle_eq_t eq_handle, const ptl_event_t **event, ptl_ev
     return onic_ptl_eq_take_inplace(eq, event, spare);
 }
 
+onic_ptl_eq_t *onic_ptl_eq_local(ptl_handle_eq_t eq_handle)
+{
+    onic_ptl_ni_t *ni;
+    onic_ptl_eq_t *eq;
+
+    if (onic_ptl_backend_g != NULL || onic_ptl_eq_of(eq_handle, &ni, &eq) != PTL_OK ||
+        eq->ring == NULL || eq->handler != PTL_EQ_HANDLER_NONE)
+        return NULL;
+    return eq;
+}
+
+/* No handler runs (onic_ptl_eq_local): the queue outlives the poll. */
+int onic_ptl_eq_next_inplace(onic_ptl_eq_t *eq, const ptl_event_t **event, ptl_event_t *spare)
+{
+    if (eq->head == eq->tail)
+        onic_ptl_ni_progress(eq->ni, 0);
+    return onic_ptl_eq_take_inplace(eq, event, spare);
+}
+
 int PtlEQWait(ptl_handle_eq_t eq_handle, ptl_event_t *event)
 {
     return PtlEQPoll(&eq_handle, 1, PTL_TIME_FOREVER, event, NULL);
