@@ -1049,11 +1049,13 @@ int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
  * bundle and the eager put in one function (flatten, as req_irecv_checked
  * below), what is rare staying out. */
 static __attribute__((flatten)) int req_isend_checked(const void *buf, int count,
-                                                      const req_args_t *a, int dest, int tag,
-                                                      MPI_Request *request)
+                                                      onic_mpi_comm_t *comm, onic_mpi_type_t *type,
+                                                      int dest, int tag, MPI_Request *request)
 {
+    const req_args_t a = {comm, type};
+
     return req_immediate_checked(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_STANDARD, "MPI_Isend", buf,
-                                 count, a, dest, tag, request);
+                                 count, &a, dest, tag, request);
 }
 
 /* MPI_Isend's work, inlined into it and into mpi_isend_locked. */
@@ -1065,7 +1067,7 @@ static inline __attribute__((always_inline)) int mpi_isend_body(const void *buf,
     req_args_t a;
 
     if (req_args_ok(1, buf, count, datatype, dest, tag, comm, &a) && request != NULL)
-        return req_isend_checked(buf, count, &a, dest, tag, request);
+        return req_isend_checked(buf, count, a.comm, a.type, dest, tag, request);
     return req_immediate(ONIC_MPI_REQ_SEND, ONIC_MPI_MODE_STANDARD, "MPI_Isend", buf, count,
                          datatype, dest, tag, comm, request);
 }
@@ -1111,11 +1113,14 @@ int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
  * and stays out. The same for the other hot entry points: MPI_Send,
  * MPI_Recv, MPI_Waitall's ends, onic_mpi_progress and the transport's
  * delivery into Portals (io_xport.c). */
-static __attribute__((flatten)) int req_irecv_checked(void *buf, int count, const req_args_t *a,
-                                                      int source, int tag, MPI_Request *request)
+static __attribute__((flatten)) int req_irecv_checked(void *buf, int count, onic_mpi_comm_t *comm,
+                                                      onic_mpi_type_t *type, int source, int tag,
+                                                      MPI_Request *request)
 {
+    const req_args_t a = {comm, type};
+
     return req_immediate_checked(ONIC_MPI_REQ_RECV, ONIC_MPI_MODE_STANDARD, "MPI_Irecv", buf,
-                                 count, a, source, tag, request);
+                                 count, &a, source, tag, request);
 }
 
 /* MPI_Irecv's work, inlined into it and into mpi_irecv_locked. */
@@ -1127,7 +1132,7 @@ static inline __attribute__((always_inline)) int mpi_irecv_body(void *buf, int c
     req_args_t a;
 
     if (req_args_ok(0, buf, count, datatype, source, tag, comm, &a) && request != NULL)
-        return req_irecv_checked(buf, count, &a, source, tag, request);
+        return req_irecv_checked(buf, count, a.comm, a.type, source, tag, request);
     return req_immediate(ONIC_MPI_REQ_RECV, ONIC_MPI_MODE_STANDARD, "MPI_Irecv", buf, count,
                          datatype, source, tag, comm, request);
 }
