@@ -1073,9 +1073,12 @@ __attribute__((flatten, noinline)) unsigned onic_mpi_progress(int block)
         /* Read in place: the wait's events are the operations' own, each
          * handled here once, before the next is read (no handler below
          * waits, so none reads this queue in place while evp is in use). */
-        rc = !block                        ? PTL_EQ_EMPTY
-             : onic_mpi_g.eq_local != NULL ? onic_ptl_eq_next_inplace(onic_mpi_g.eq_local, &evp, &ev)
-                                           : PtlEQGetInPlace(onic_mpi_g.eq, &evp, &ev);
+        if (!block)
+            rc = PTL_EQ_EMPTY;
+        else if (onic_mpi_g.eq_local != NULL)
+            rc = onic_ptl_eq_get_inplace(onic_mpi_g.eq_local, &evp, &ev);
+        else
+            rc = PtlEQGetInPlace(onic_mpi_g.eq, &evp, &ev);
         which = 0;
         /* A wait that has handled something takes what else is at hand
          * (a poll delivers a burst at once), a bounded number, and goes
@@ -1205,7 +1208,7 @@ int onic_mpi_p2p_init(void)
         what = "allocate the event queues";
         goto err_ni;
     }
-    onic_mpi_g.eq_local = onic_ptl_eq_local(onic_mpi_g.eq);
+    onic_mpi_g.eq_local = onic_ptl_eq_find_local(onic_mpi_g.eq);
     memset(&md, 0, sizeof(md));
     md.threshold = PTL_MD_THRESH_INF;
     md.eq_handle = PTL_EQ_NONE;
@@ -1285,6 +1288,7 @@ err_no_mem:
                         "ONIC_EAGER_LIMIT)", (unsigned long long)onic_mpi_g.credits_per_peer *
                         cfg.size);
 err_ni:
+    onic_mpi_g.eq_local = NULL;
     PtlNIFini(onic_mpi_g.ni);
 err_fini:
     PtlFini();

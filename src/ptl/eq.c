@@ -194,7 +194,7 @@ int PtlEQGetInPlace(ptl_handle_eq_t eq_handle, const ptl_event_t **event, ptl_ev
     return onic_ptl_eq_take_inplace(eq, event, spare);
 }
 
-onic_ptl_eq_t *onic_ptl_eq_local(ptl_handle_eq_t eq_handle)
+onic_ptl_eq_t *onic_ptl_eq_find_local(ptl_handle_eq_t eq_handle)
 {
     onic_ptl_ni_t *ni;
     onic_ptl_eq_t *eq;
@@ -205,8 +205,10 @@ onic_ptl_eq_t *onic_ptl_eq_local(ptl_handle_eq_t eq_handle)
     return eq;
 }
 
-/* No handler runs (onic_ptl_eq_local): the queue outlives the poll. */
-int onic_ptl_eq_next_inplace(onic_ptl_eq_t *eq, const ptl_event_t **event, ptl_event_t *spare)
+/* The queue has no handler (onic_ptl_eq_find_local), and its caller frees
+ * it only when done reading: unlike PtlEQGetInPlace, no second lookup
+ * after the poll. */
+int onic_ptl_eq_get_inplace(onic_ptl_eq_t *eq, const ptl_event_t **event, ptl_event_t *spare)
 {
     if (eq->head == eq->tail)
         onic_ptl_ni_progress(eq->ni, 0);

@@ -34,15 +34,15 @@ int onic_ptl_recv_take(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
                        ptl_process_id_t match_id, ptl_match_bits_t match_bits,
                        ptl_match_bits_t ignore_bits, ptl_ovf_header_t *header);
 
-/* The event queue behind eq_handle, to read with onic_ptl_eq_next_inplace
+/* The event queue behind eq_handle, to read with onic_ptl_eq_get_inplace
  * instead of PtlEQGetInPlace (no lookup of the handle a read): NULL when a
  * back end serves the NI (its queues are not in this process) or the queue
  * has a handler. Valid until the queue is freed. */
 struct onic_ptl_eq;
-struct onic_ptl_eq *onic_ptl_eq_local(ptl_handle_eq_t eq_handle);
+struct onic_ptl_eq *onic_ptl_eq_find_local(ptl_handle_eq_t eq_handle);
 /* PtlEQGetInPlace on such a queue: the same contract (an empty queue polls
  * once), for a caller that frees the queue only when done reading it. */
-int onic_ptl_eq_next_inplace(struct onic_ptl_eq *eq, const ptl_event_t **event,
+int onic_ptl_eq_get_inplace(struct onic_ptl_eq *eq, const ptl_event_t **event,
                              ptl_event_t *spare);
 
 /* A sleep another thread can end, for MPI_THREAD_MULTIPLE's waits, which

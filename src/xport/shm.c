@@ -1261,18 +1261,20 @@ static onic_status_t shm_rma_assisted(shm_state_t *s, uint32_t peer, int write, 
     return status;
 }
 
-/* Lane messages: the layer above's go to recv_cb, ours are handled here. */
-/* Whether the front end holds older messages (a callback's send took
- * them out of the rings while waiting for room): ours wait behind them
- * (ops.holds). */
+/* Whether the front end holds older messages (a wait inside a callback --
+ * an RMA start past the window -- took them out of the rings): ours wait
+ * behind them (ops.holds). */
 static inline int shm_held(const onic_xport_params_t *p)
 {
     return *p->held;
 }
 
+/* Lane messages: the layer above's go to recv_cb, ours are handled here
+ * (and counted apart: a poll returns what it delivered). */
 typedef struct shm_msg_ctx {
     shm_state_t               *s;
     const onic_xport_params_t *p;
+    unsigned                   own;
 } shm_msg_ctx_t;
 
 static void __attribute__((noinline)) shm_msg_own(shm_state_t *s, uint32_t src, unsigned kind,
@@ -1298,6 +1300,7 @@ static inline int shm_msg(void *arg, uint32_t src, unsigned kind, const void *us
         mc->p->recv_cb(mc->p->cb_arg, src, user_hdr, user_len, payload, len);
         return shm_held(mc->p);
     }
+    mc->own++;
     shm_msg_own(mc->s, src, kind, user_hdr, user_len, len);
     return 0;
 }
@@ -1323,7 +1326,7 @@ static void __attribute__((noinline)) shm_rma_progress(shm_state_t *s, uint32_t 
 static unsigned shm_poll(void *state, const onic_xport_params_t *p, unsigned max)
 {
     shm_state_t *s = state;
-    shm_msg_ctx_t mc = {s, p};
+    shm_msg_ctx_t mc = {s, p, 0};
     unsigned n = 0;
 
     /* Polling an idle endpoint is the latency path: each peer costs two
@@ -1343,7 +1346,7 @@ static unsigned shm_poll(void *state, const onic_xport_params_t *p, unsigned max
             shm_rma_progress(s, r);
     }
     s->next_rx = s->next_rx + 1 == s->size ? 0 : s->next_rx + 1;
-    return n;
+    return n - mc.own;
 }
 
 static onic_status_t shm_rma(void *state, uint32_t peer, int write, void *local,

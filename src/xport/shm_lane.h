@@ -355,8 +355,8 @@ void onic_shm_rx_malformed(onic_shm_rx_t *rx, uint64_t need, uint32_t len, uint3
  * the reassembly buffer, the head moved on; the whole message delivered
  * through cb (as ONIC_XPORT_KIND_USER) once its last fragment is in.
  * Returns 1 if a message was delivered (2 if cb then asked to stop), 0 if
- * a fragment was taken, -1 if the lane broke (rx->bad says why). Out of line: only mid-size messages
- * come here. */
+ * a fragment was taken, -1 if the lane broke (rx->bad says why). Out of
+ * line: only mid-size messages come here. */
 int onic_shm_rx_mid(onic_shm_rx_t *rx, const onic_xport_hdr_t *hdr, uint64_t need, uint32_t len,
                     uint32_t user_len, uint32_t kind, size_t max_payload, onic_shm_recv_cb_t cb,
                     void *cb_arg);
@@ -436,7 +436,7 @@ static inline unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t 
             break;
     }
     if (rx->head != rx->published && delivered < max)
-        onic_shm_rx_publish(rx); /* found the lane empty: give every credit back */
+        onic_shm_rx_publish(rx); /* empty, or a callback stopped it: every credit back */
     return delivered;
 }
 

@@ -53,7 +53,7 @@ typedef struct xport_tr {
     onic_xport_params_t     defer_params;  /* messages go to deferred */
     onic_xport_params_t     poll_params;   /* messages go to xport_tr_deliver, or straight to
                                               the caller (direct) */
-    int                     direct;
+    int                     direct;        /* ops->holds, in the job's numbering */
     onic_xport_tparams_t    tp;
 } xport_tr_t;
 
@@ -107,11 +107,11 @@ static const int xport_never_held = 0;
 static void xport_defer(onic_xport_t *x, uint32_t src, const void *user_hdr, size_t user_len,
                         const void *payload, size_t len)
 {
-    x->held = 1;
     /* On failure the message would be lost: there is no way back into the
      * ring. Running out of memory here is logged by the queue. */
     if (onic_xport_msgq_push(&x->deferred, src, user_hdr, user_len, payload, len) != ONIC_OK)
         onic_error("xport: lost a message from rank %u for lack of memory", src);
+    x->held = !onic_xport_msgq_empty(&x->deferred);
 }
 
 static void xport_tr_defer(void *arg, uint32_t src, const void *user_hdr, size_t user_len,

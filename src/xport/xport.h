@@ -73,9 +73,9 @@ typedef struct onic_xport_params {
     const onic_config_t *cfg;         /* ONIC_SHM_* and friends */
     /* The front end's, for its transports' polls (callers of
      * onic_xport_open leave it NULL): nonzero while it holds messages older
-     * than those still in the rings (a callback's send set them aside
-     * waiting for room), which go first; a transport that honours it
-     * (ops->holds) delivers nothing more then. */
+     * than those still in the rings (a wait inside a callback -- an RMA
+     * start past the window -- set them aside), which go first; a transport
+     * that honours it (ops->holds) delivers nothing more then. */
     const int           *held;
 } onic_xport_params_t;
 

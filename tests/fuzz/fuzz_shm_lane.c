@@ -25,8 +25,8 @@ typedef struct seen {
     size_t   frame, mid_max;
 } seen_t;
 
-static void on_message(void *arg, uint32_t src, unsigned kind, const void *user_hdr,
-                       size_t user_len, const void *payload, size_t len)
+static int on_message(void *arg, uint32_t src, unsigned kind, const void *user_hdr,
+                      size_t user_len, const void *payload, size_t len)
 {
     seen_t *s = arg;
     /* Only a message put together from fragments is longer than a frame. */
@@ -42,6 +42,7 @@ static void on_message(void *arg, uint32_t src, unsigned kind, const void *user_
         sink ^= ((const uint8_t *)payload)[i];
     (void)sink;
     s->n++;
+    return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1380,6 +1380,47 @@ static void test_eq_in_place(void)
     close_ni();
 }
 
+/* MPI's read of its queue without the handle (post.h): the queue of a
+ * handle, none for a bad handle or a queue with a handler; the reads those
+ * of PtlEQGetInPlace (in place, the emptying one into the spare, overflow
+ * reported with the oldest kept). */
+static void test_eq_get_local(void)
+{
+    uint8_t buf[64];
+    ptl_handle_me_t me;
+    ptl_handle_eq_t eq, heq;
+    struct onic_ptl_eq *q;
+    const ptl_event_t *e = NULL;
+    ptl_event_t spare;
+    unsigned calls = handler_calls;
+
+    open_ni();
+    eq = eq_alloc(4);
+    CHECK_EQ(PtlEQAlloc(nih, 4, count_handler, &heq), PTL_OK);
+    CHECK(onic_ptl_eq_find_local(PTL_EQ_NONE) == NULL);
+    CHECK(onic_ptl_eq_find_local(heq) == NULL);
+    q = onic_ptl_eq_find_local(eq);
+    REQUIRE(q != NULL);
+    me = me_attach(1, ME_ANY, 1, 0, PTL_RETAIN, PTL_INS_AFTER);
+    md_attach(me, md_desc(buf, 64, PTL_MD_THRESH_INF, PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE, eq),
+              PTL_RETAIN);
+    CHECK_EQ(onic_ptl_eq_get_inplace(q, &e, &spare), PTL_EQ_EMPTY);
+    put(3, 1, 1, 1, 'a');
+    CHECK_EQ(onic_ptl_eq_get_inplace(q, &e, &spare), PTL_OK);
+    CHECK(e != NULL && e != &spare && e->type == PTL_EVENT_PUT_START && e->sequence == 0);
+    CHECK_EQ(onic_ptl_eq_get_inplace(q, &e, &spare), PTL_OK);
+    CHECK(e == &spare && e->type == PTL_EVENT_PUT_END && e->sequence == 1 &&
+          e->initiator.pid == 3 && e->mlength == 1);
+    for (int i = 0; i < 3; i++) /* 6 events into 4 slots */
+        put(4, 1, 1, 1, 'b');
+    CHECK_EQ(onic_ptl_eq_get_inplace(q, &e, &spare), PTL_EQ_DROPPED);
+    CHECK_EQ(e->sequence, 4);
+    CHECK_EQ(PtlEQGetInPlace(eq, &e, &spare), PTL_OK); /* the same queue by handle */
+    CHECK_EQ(e->sequence, 5);
+    CHECK_EQ(handler_calls, calls); /* nothing went to the other queue */
+    close_ni();
+}
+
 static void test_md_update(void)
 {
     uint8_t buf[16];
@@ -2800,6 +2841,7 @@ int main(void)
         test_large_no_memory();
         test_eq_overflow();
         test_eq_in_place();
+        test_eq_get_local();
         test_handler_wait_refused();
         test_end_only_turns();
         test_md_update();

@@ -702,8 +702,8 @@ static void *mid_producer(void *arg)
 
 /* A callback that asks to stop ends the poll after its message, a one-slot
  * message or a mid-size one whole: what is behind it waits for the next
- * poll, in order (the front end stops a poll so when a callback's send set
- * older messages aside, which must be delivered first). */
+ * poll, in order (the front end stops a poll so when a wait inside a
+ * callback set older messages aside, which must be delivered first). */
 static size_t stop_len(uint64_t seq)
 {
     return seq == 2 ? 3000 : 8; /* 3000: a mid-size message, two fragments */

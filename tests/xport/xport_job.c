@@ -17,12 +17,13 @@
  *                       answers every request with a 1-KB reply: a callback
  *                       waiting for room must not keep the slots the other
  *                       side waits for (a deadlock hangs the job)
- *   xport_job rmaorder N  (with ONIC_SHM_RMA=copy) rank 1 streams N messages
- *                       to rank 0, whose callback starts an RMA read from
- *                       rank 1 for each without waiting for it: past the
- *                       transport's window of reads in flight, a start
- *                       waits, and meanwhile moves what arrives aside; the
- *                       rest of the ring must then wait behind it (order)
+ *   xport_job rmaorder N  (with ONIC_SHM_RMA=copy) every rank but 0 streams N
+ *                       messages to rank 0, whose callback starts an RMA
+ *                       read from the sender for each without waiting for
+ *                       it: past the transport's window of reads in flight,
+ *                       a start waits, and meanwhile moves what arrives
+ *                       aside; the rest of that ring, and the other
+ *                       senders' rings, must then wait behind it (order)
  *   xport_job refill N  rank 0 sends N empty messages to rank 1, which is not
  *                       reading: those that do not fit are kept; rank 1 then
  *                       reads exactly those that fit (told by a signal, so
@@ -127,7 +128,7 @@ typedef struct job {
     int       echo;       /* rank 0 answers from inside its callback */
     int       cross;      /* crossreply: answer every request from the callback */
     int       rmaorder;   /* rank 0 starts a read from the callback of each message */
-    onic_xport_mkey_t key;  /* rmaorder: rank 1's region, from its first message */
+    onic_xport_mkey_t *keys;  /* rmaorder: by sender, its region, from its first message */
     uint64_t  reads, reads_done;
     pid_t     peer_pid;   /* refill: the other rank's, from its first message */
     uint64_t  requests, replies;
@@ -181,8 +182,8 @@ static void on_message(void *arg, uint32_t src, const void *user_hdr, size_t use
         memcpy(&j->peer_pid, payload, sizeof(pid_t));
         return;
     }
-    if (seq == SEQ_KEY && len == sizeof(j->key)) {
-        memcpy(&j->key, payload, sizeof(j->key));
+    if (seq == SEQ_KEY && len == sizeof(*j->keys)) {
+        memcpy(&j->keys[src], payload, sizeof(*j->keys));
         return;
     }
     if (seq != j->next_seq[src] || len != msg_len(seq)) {
@@ -196,11 +197,11 @@ static void on_message(void *arg, uint32_t src, const void *user_hdr, size_t use
             break;
         }
     j->next_seq[src] = seq + 1;
-    if (j->rmaorder && j->rank == 0 && src == 1) {
+    if (j->rmaorder && j->rank == 0 && src != 0) {
         static uint8_t local[256];
         j->reads++;
-        if (onic_xport_rma_read(j->x, 1, local, &j->key, seq % 16 * 256, sizeof(local), j) !=
-            ONIC_OK)
+        if (onic_xport_rma_read(j->x, src, local, &j->keys[src], seq % 16 * 256, sizeof(local),
+                                j) != ONIC_OK)
             j->bad++;
     }
     if (j->echo && j->rank == 0 && src == 1) {
@@ -430,8 +431,11 @@ int main(int argc, char **argv)
         }
     } else if (strcmp(mode, "rmaorder") == 0) {
         static uint8_t region[16 * 256];
+        uint64_t senders = j.size - 1, ok = 1;
         j.rmaorder = 1;
-        if (j.rank == 1) {
+        j.keys = calloc(j.size, sizeof(*j.keys));
+        failed += j.keys == NULL;
+        if (j.rank > 0 && j.keys != NULL) {
             uint64_t tag = SEQ_KEY;
             onic_xport_mkey_t key;
             failed += onic_xport_mem_reg(x, region, sizeof(region), &key) != ONIC_OK ||
@@ -439,20 +443,22 @@ int main(int argc, char **argv)
             for (uint64_t s = 0; s < n; s++)
                 failed += !send_stream(x, &j, 0, s);
             wait_until(x, &j, 1); /* rank 0's word that its reads are over */
-        } else if (j.rank == 0) {
-            wait_until(x, &j, n + 1);
+            ok = j.next_seq[0] == 1 && j.reads == 0;
+        } else if (j.keys != NULL) {
+            wait_until(x, &j, senders * (n + 1));
             while (j.reads_done < j.reads)
                 onic_xport_wait(x, 1000000);
-            failed += !send_stream(x, &j, 1, 0);
-            wait_until(x, &j, n + 1);
+            for (uint32_t r = 1; r < j.size; r++) {
+                failed += !send_stream(x, &j, r, 0);
+                ok &= j.next_seq[r] == n;
+            }
+            wait_until(x, &j, senders * (n + 1));
+            ok &= j.reads == senders * n && j.reads_done == j.reads;
         }
-        if (j.rank < 2) {
-            if (j.next_seq[1 - j.rank] == (j.rank == 0 ? n : 1) && j.reads == j.reads_done &&
-                j.reads == (j.rank == 0 ? n : 0))
-                passed++;
-            else
-                failed++;
-        }
+        if (ok)
+            passed++;
+        else
+            failed++;
     } else if (strcmp(mode, "crossreply") == 0) {
         static uint8_t req[1024];
         j.cross = 1;
@@ -678,5 +684,6 @@ int main(int argc, char **argv)
            "bundled)\n", j.rank, passed, failed, (unsigned long long)j.received,
            (unsigned long long)bundled);
     free(j.next_seq);
+    free(j.keys);
     return failed == 0 ? 0 : 1;
 }
