@@ -1301,6 +1301,18 @@ static void test_eq_overflow(void)
     close_ni();
 }
 
+/* A queue of 4 events and, on portal 1, an entry for any put whose MD
+ * (buf, 64 bytes, puts without end) posts to it. */
+static ptl_handle_eq_t eq_in_place_entry(uint8_t *buf)
+{
+    ptl_handle_eq_t eq = eq_alloc(4);
+    ptl_handle_me_t me = me_attach(1, ME_ANY, 1, 0, PTL_RETAIN, PTL_INS_AFTER);
+
+    md_attach(me, md_desc(buf, 64, PTL_MD_THRESH_INF, PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE, eq),
+              PTL_RETAIN);
+    return eq;
+}
+
 /* PtlEQGetInPlace: the events of PtlEQGet, in order, read where the queue
  * keeps them -- but the read that empties the queue, which copies its
  * event to the spare (the queue starts again at its first slot); the one
@@ -1310,16 +1322,12 @@ static void test_eq_overflow(void)
 static void test_eq_in_place(void)
 {
     uint8_t buf[64];
-    ptl_handle_me_t me;
     ptl_handle_eq_t eq;
     const ptl_event_t *e = NULL, *first;
     ptl_event_t spare, copy, ev;
 
     open_ni();
-    eq = eq_alloc(4);
-    me = me_attach(1, ME_ANY, 1, 0, PTL_RETAIN, PTL_INS_AFTER);
-    md_attach(me, md_desc(buf, 64, PTL_MD_THRESH_INF, PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE, eq),
-              PTL_RETAIN);
+    eq = eq_in_place_entry(buf);
     CHECK_EQ(PtlEQGetInPlace(eq, &e, &spare), PTL_EQ_EMPTY);
     put(3, 1, 1, 1, 'a');
     CHECK_EQ(PtlEQGetInPlace(eq, &e, &spare), PTL_OK);
@@ -1387,7 +1395,6 @@ static void test_eq_in_place(void)
 static void test_eq_get_local(void)
 {
     uint8_t buf[64];
-    ptl_handle_me_t me;
     ptl_handle_eq_t eq, heq;
     struct onic_ptl_eq *q;
     const ptl_event_t *e = NULL;
@@ -1395,15 +1402,12 @@ static void test_eq_get_local(void)
     unsigned calls = handler_calls;
 
     open_ni();
-    eq = eq_alloc(4);
+    eq = eq_in_place_entry(buf);
     CHECK_EQ(PtlEQAlloc(nih, 4, count_handler, &heq), PTL_OK);
     CHECK(onic_ptl_eq_find_local(PTL_EQ_NONE) == NULL);
     CHECK(onic_ptl_eq_find_local(heq) == NULL);
     q = onic_ptl_eq_find_local(eq);
     REQUIRE(q != NULL);
-    me = me_attach(1, ME_ANY, 1, 0, PTL_RETAIN, PTL_INS_AFTER);
-    md_attach(me, md_desc(buf, 64, PTL_MD_THRESH_INF, PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE, eq),
-              PTL_RETAIN);
     CHECK_EQ(onic_ptl_eq_get_inplace(q, &e, &spare), PTL_EQ_EMPTY);
     put(3, 1, 1, 1, 'a');
     CHECK_EQ(onic_ptl_eq_get_inplace(q, &e, &spare), PTL_OK);
