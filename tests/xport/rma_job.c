@@ -9,6 +9,8 @@
  *    and answers before the next write;
  *  - starts 300 reads of random sizes at once (more than the transport keeps
  *    in flight per peer, so the window's wait runs) and checks them all;
+ *  - starts 2048 two-piece reads at once (onic_xport_rmav; with cma each
+ *    completes in the call): every one completes once, with its bytes;
  *  - reads and writes outside a key, through a deregistered key and a forged
  *    one: errors, never a crash and never wrong data.
  * ONIC_SHM_RMA picks the mechanism; with "cma" the test also requires that
@@ -44,6 +46,7 @@
 
 #define RMA_BUF   (64u << 20)
 #define RMA_BURST 300
+#define RMAV_BURST 2048
 
 enum { MSG_KEYS = 1, MSG_CHECK = 2, MSG_CHECKED = 3, MSG_DONE = 4 };
 
@@ -62,6 +65,7 @@ typedef struct rma_job {
     uint32_t           keys, checked, done;   /* messages seen */
     uint64_t           completions;
     onic_status_t      last_status;
+    uint32_t          *seen;  /* by burst index + 1 (a completion's ctx): times completed */
     unsigned           bad;
 } rma_job_t;
 
@@ -116,9 +120,10 @@ static void on_rma(void *arg, void *ctx, onic_status_t status)
 {
     rma_job_t *j = arg;
 
-    (void)ctx;
     j->completions++;
     j->last_status = status;
+    if (ctx != NULL && j->seen != NULL)
+        j->seen[(uintptr_t)ctx - 1]++;
 }
 
 /* Start one operation and wait for its completion; its status. */
@@ -364,6 +369,41 @@ int main(int argc, char **argv)
             at += lens[i];
         }
         check(&j, ok, "burst of reads", RMA_BURST);
+    }
+
+    /* A burst of two-piece reads (onic_xport_rmav) where the transport
+     * takes them in one operation (cma), none waited for: every one
+     * completes exactly once -- each started one keeps its completion's
+     * place reserved, even if it completes at once (more of them than
+     * the notification ring has grown to so far). */
+    {
+        static uint32_t seen[RMAV_BURST];
+        static uint8_t started[RMAV_BURST];
+        uint64_t want = j.completions;
+        int ok = 1;
+        memset(seen, 0, sizeof(seen));
+        memset(started, 0, sizeof(started));
+        j.seen = seen;
+        for (int i = 0; ok && i < RMAV_BURST; i++) {
+            struct iovec v[2] = {{local + 64 * i, 16}, {local + 64 * i + 32, 16}};
+            onic_status_t st = onic_xport_rmav(j.x, peer, 0, v, 2, &j.peer_src[peer],
+                                               (uint64_t)i * 32, 32, (void *)(uintptr_t)(i + 1));
+            if (st == ONIC_OK) {
+                want++;
+                started[i] = 1;
+            } else if (st != ONIC_ERR_UNSUPPORTED) {
+                ok = 0;
+            }
+        }
+        while (ok && j.completions < want)
+            onic_xport_wait(j.x, UINT64_MAX);
+        for (int i = 0; ok && i < RMAV_BURST; i++) {
+            ok = seen[i] == started[i];
+            for (uint64_t b = 0; ok && started[i] && b < 32; b++)
+                ok = local[64 * i + (b < 16 ? b : b + 16)] == src_byte(peer, (uint64_t)i * 32 + b);
+        }
+        j.seen = NULL;
+        check(&j, ok, "burst of two-piece reads", RMAV_BURST);
     }
 
     /* Out of range, forged, deregistered, unmapped: errors, nothing moved. */
