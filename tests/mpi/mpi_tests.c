@@ -1172,6 +1172,10 @@ static void test_errors(void)
     CHECK_EQ(MPI_Waitall(2, arr, MPI_STATUSES_IGNORE), MPI_ERR_REQUEST);
     CHECK_EQ(MPI_Start(&bogus), MPI_ERR_REQUEST);
     CHECK_EQ(MPI_Request_free(&bogus), MPI_ERR_REQUEST);
+    /* No place for the request: refused before anything starts. */
+    CHECK_EQ(MPI_Isend(&v, 1, MPI_INT, rank, 4, MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Irecv(&v, 1, MPI_INT, rank, 4, MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Ibsend(&v, 1, MPI_INT, rank, 4, MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
     MPI_Wait(&self_recv, &st);
     /* Waiting on null requests. */
     r = MPI_REQUEST_NULL;
