@@ -93,7 +93,10 @@ struct onic_xport {
     int                 flushing;       /* a backlog is being sent: tp->full refuses */
     onic_status_t       flush_failed;   /* how a backlog's send failed, if it did */
     unsigned            net_delivered;  /* by xport_tr_deliver during this poll */
-    int                 held;           /* deferred is not empty (params.held) */
+    /* deferred is not empty (params.held): kept as a flag, set where
+     * deferred is filled or drained, so that shm's poll reads one word a
+     * message, not the queue's two. */
+    int                 held;
     /* The wait policy (ONIC_WAIT), fixed at open: how long a wait spins,
      * and whether this node has more processes than cores. */
     uint64_t            wait_spin_ns;
@@ -579,8 +582,9 @@ unsigned onic_xport_poll(onic_xport_t *x)
     for (unsigned k = 0; k < x->nopen && n < XPORT_POLL_MAX; k++) {
         xport_tr_t *t = x->open[(x->poll_first + k) % x->nopen];
         unsigned got = t->ops->poll(t->state, &t->poll_params, XPORT_POLL_MAX - n);
-        /* Counted when delivered: what a callback's send drained, and what
-         * arrived behind it, goes out now, in order. */
+        /* Counted when delivered (a direct transport counts its own): what
+         * a wait inside a callback set aside, and what arrived behind it,
+         * goes out now, in order. */
         n += t->direct ? got : x->net_delivered;
         x->net_delivered = 0;
         if (!onic_xport_msgq_empty(&x->deferred) && n < XPORT_POLL_MAX) {

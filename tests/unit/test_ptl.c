@@ -1399,7 +1399,6 @@ static void test_eq_get_local(void)
     struct onic_ptl_eq *q;
     const ptl_event_t *e = NULL;
     ptl_event_t spare;
-    unsigned calls = handler_calls;
 
     open_ni();
     eq = eq_in_place_entry(buf);
@@ -1421,7 +1420,6 @@ static void test_eq_get_local(void)
     CHECK_EQ(e->sequence, 4);
     CHECK_EQ(PtlEQGetInPlace(eq, &e, &spare), PTL_OK); /* the same queue by handle */
     CHECK_EQ(e->sequence, 5);
-    CHECK_EQ(handler_calls, calls); /* nothing went to the other queue */
     close_ni();
 }
 
