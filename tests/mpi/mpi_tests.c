@@ -1170,6 +1170,9 @@ static void test_errors(void)
     CHECK_EQ(MPI_Wait(&old, &st), MPI_ERR_REQUEST); /* freed by the wait */
     MPI_Request arr[2] = {MPI_REQUEST_NULL, old};
     CHECK_EQ(MPI_Waitall(2, arr, MPI_STATUSES_IGNORE), MPI_ERR_REQUEST);
+    /* No requests: a NULL array is fine with a count of 0, and only then. */
+    CHECK_EQ(MPI_Waitall(0, NULL, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    CHECK_EQ(MPI_Waitall(1, NULL, MPI_STATUSES_IGNORE), MPI_ERR_ARG);
     CHECK_EQ(MPI_Start(&bogus), MPI_ERR_REQUEST);
     CHECK_EQ(MPI_Request_free(&bogus), MPI_ERR_REQUEST);
     /* No place for the request: refused before anything starts. */
