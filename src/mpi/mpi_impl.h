@@ -405,9 +405,10 @@ typedef struct onic_mpi_state {
     int              rank, size;       /* in the world */
     ptl_handle_ni_t  ni;
     ptl_handle_eq_t  eq;               /* operations: receives, pulls, credits */
-    struct onic_ptl_eq *eq_local;      /* eq in this process, read without its handle; NULL
-                                          under a back end (onic_ptl_eq_find_local) */
     ptl_handle_eq_t  eq_unexp;         /* unexpected arrivals: only wakes a blocked probe */
+    /* eq and eq_unexp in this process, read without their handles; both
+     * NULL under a back end (onic_ptl_eq_find_local) */
+    struct onic_ptl_eq *eqs_local[2];
     ptl_handle_md_t  zero_md;          /* zero bytes, for RTS and credit puts */
     ptl_handle_me_t  zero_me;          /* overflow: takes every zero-byte put */
     ptl_handle_me_t  whole_me;         /* overflow: keeps unexpected whole puts' headers */

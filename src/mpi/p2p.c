@@ -1069,23 +1069,26 @@ __attribute__((flatten, noinline)) unsigned onic_mpi_progress(int block)
         /* Waiting, the operations queue first, with the one-queue call (it
          * polls the transport only if the queue is empty): that is where
          * nearly every event is. Not waiting, an empty first queue would
-         * cost a second poll, so both go to PtlEQPoll at once. */
-        /* Read in place: the wait's events are the operations' own, each
-         * handled here once, before the next is read (no handler below
-         * waits, so none reads this queue in place while evp is in use). */
-        if (!block)
-            rc = PTL_EQ_EMPTY;
-        else if (onic_mpi_g.eq_local != NULL)
-            rc = onic_ptl_eq_get_inplace(onic_mpi_g.eq_local, &evp, &ev);
-        else
-            rc = PtlEQGetInPlace(onic_mpi_g.eq, &evp, &ev);
+         * cost a second poll, so both are polled at once (by pointer: an
+         * empty MPI_Test paid two handle lookups a queue in PtlEQPoll).
+         * Read in place: each event is handled here once, before the next
+         * is read (no handler below waits, so none reads these queues in
+         * place while evp is in use). */
         which = 0;
+        if (block && onic_mpi_g.eqs_local[0] != NULL)
+            rc = onic_ptl_eq_get_inplace(onic_mpi_g.eqs_local[0], &evp, &ev);
+        else if (block)
+            rc = PtlEQGetInPlace(onic_mpi_g.eq, &evp, &ev);
+        else if (onic_mpi_g.eqs_local[0] != NULL) /* both queues: PtlEQPoll's work, no lookup */
+            rc = onic_ptl_eq_poll_inplace(onic_mpi_g.eqs_local, 2, &evp, &ev, &which);
+        else
+            rc = PTL_EQ_EMPTY;
         /* A wait that has handled something takes what else is at hand
          * (a poll delivers a burst at once), a bounded number, and goes
          * back to its caller's test without sleeping. */
         if (block && rc == PTL_EQ_EMPTY && n > 0)
             goto out;
-        if (rc == PTL_EQ_EMPTY) {
+        if (rc == PTL_EQ_EMPTY && (block || onic_mpi_g.eqs_local[0] == NULL)) {
             /* Both queues; sleeps in the transport until something arrives. */
             rc = PtlEQPoll(eqs, 2, block ? P2P_WAIT_MS : 0, &ev, &which);
             evp = &ev;
@@ -1208,7 +1211,10 @@ int onic_mpi_p2p_init(void)
         what = "allocate the event queues";
         goto err_ni;
     }
-    onic_mpi_g.eq_local = onic_ptl_eq_find_local(onic_mpi_g.eq);
+    onic_mpi_g.eqs_local[0] = onic_ptl_eq_find_local(onic_mpi_g.eq);
+    onic_mpi_g.eqs_local[1] = onic_ptl_eq_find_local(onic_mpi_g.eq_unexp);
+    if (onic_mpi_g.eqs_local[1] == NULL)
+        onic_mpi_g.eqs_local[0] = NULL; /* both by pointer or neither */
     memset(&md, 0, sizeof(md));
     md.threshold = PTL_MD_THRESH_INF;
     md.eq_handle = PTL_EQ_NONE;
@@ -1288,7 +1294,7 @@ err_no_mem:
                         "ONIC_EAGER_LIMIT)", (unsigned long long)onic_mpi_g.credits_per_peer *
                         cfg.size);
 err_ni:
-    onic_mpi_g.eq_local = NULL;
+    onic_mpi_g.eqs_local[0] = onic_mpi_g.eqs_local[1] = NULL;
     PtlNIFini(onic_mpi_g.ni);
 err_fini:
     PtlFini();
@@ -1306,7 +1312,7 @@ void onic_mpi_p2p_fini(void)
         onic_free(onic_container_of(l, onic_mpi_pulled_t, link));
     }
     /* Closing the interface frees every ME, MD and event queue with it. */
-    onic_mpi_g.eq_local = NULL;
+    onic_mpi_g.eqs_local[0] = onic_mpi_g.eqs_local[1] = NULL;
     PtlNIFini(onic_mpi_g.ni);
     PtlFini();
     while (onic_mpi_g.ubufs != NULL) {

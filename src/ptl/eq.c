@@ -215,6 +215,25 @@ int onic_ptl_eq_get_inplace(onic_ptl_eq_t *eq, const ptl_event_t **event, ptl_ev
     return onic_ptl_eq_take_inplace(eq, event, spare);
 }
 
+/* PtlEQPoll with timeout 0 on such queues of one NI, read in place: the
+ * first queue in order with an event; when all are empty, one poll of
+ * their NI and the queues again. */
+int onic_ptl_eq_poll_inplace(onic_ptl_eq_t *const *eqs, int size, const ptl_event_t **event,
+                             ptl_event_t *spare, int *which)
+{
+    for (int polled = 0;; polled = 1) {
+        for (int i = 0; i < size; i++) {
+            if (eqs[i]->head != eqs[i]->tail) {
+                *which = i;
+                return onic_ptl_eq_take_inplace(eqs[i], event, spare);
+            }
+        }
+        if (polled)
+            return PTL_EQ_EMPTY;
+        onic_ptl_ni_progress(eqs[0]->ni, 0);
+    }
+}
+
 int PtlEQWait(ptl_handle_eq_t eq_handle, ptl_event_t *event)
 {
     return PtlEQPoll(&eq_handle, 1, PTL_TIME_FOREVER, event, NULL);

@@ -44,6 +44,10 @@ struct onic_ptl_eq *onic_ptl_eq_find_local(ptl_handle_eq_t eq_handle);
  * once), for a caller that frees the queue only when done reading it. */
 int onic_ptl_eq_get_inplace(struct onic_ptl_eq *eq, const ptl_event_t **event,
                              ptl_event_t *spare);
+/* PtlEQPoll(timeout 0) on size such queues of one NI, read in place as
+ * above; *which: the queue read. */
+int onic_ptl_eq_poll_inplace(struct onic_ptl_eq *const *eqs, int size,
+                             const ptl_event_t **event, ptl_event_t *spare, int *which);
 
 /* A sleep another thread can end, for MPI_THREAD_MULTIPLE's waits, which
  * sleep without the lock that keeps one caller at a time in Portals:

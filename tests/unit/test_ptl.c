@@ -1423,6 +1423,51 @@ static void test_eq_get_local(void)
     close_ni();
 }
 
+/* MPI's poll of both its queues without their handles (post.h): the first
+ * queue in order with an event, which says which; both empty, empty; each
+ * read in place as onic_ptl_eq_get_inplace (the emptying read into the
+ * spare, an overflow reported with the oldest kept). */
+static void test_eq_poll_local(void)
+{
+    uint8_t buf[64], buf2[64];
+    ptl_handle_eq_t eq, eq2;
+    struct onic_ptl_eq *q[2];
+    const ptl_event_t *e = NULL;
+    ptl_event_t spare;
+    ptl_handle_me_t me;
+    int which = -1;
+
+    open_ni();
+    eq = eq_in_place_entry(buf);
+    eq2 = eq_alloc(4);
+    me = me_attach(2, ME_ANY, 1, 0, PTL_RETAIN, PTL_INS_AFTER);
+    md_attach(me, md_desc(buf2, 64, PTL_MD_THRESH_INF, PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE, eq2),
+              PTL_RETAIN);
+    q[0] = onic_ptl_eq_find_local(eq);
+    q[1] = onic_ptl_eq_find_local(eq2);
+    REQUIRE(q[0] != NULL && q[1] != NULL && q[0] != q[1]);
+    CHECK_EQ(onic_ptl_eq_poll_inplace(q, 2, &e, &spare, &which), PTL_EQ_EMPTY);
+    put(3, 2, 1, 1, 'a'); /* portal 2: the second queue */
+    CHECK_EQ(onic_ptl_eq_poll_inplace(q, 2, &e, &spare, &which), PTL_OK);
+    CHECK(which == 1 && e != &spare && e->type == PTL_EVENT_PUT_START && e->initiator.pid == 3);
+    put(4, 1, 1, 1, 'b'); /* portal 1: the first queue, read before the second's rest */
+    CHECK_EQ(onic_ptl_eq_poll_inplace(q, 2, &e, &spare, &which), PTL_OK);
+    CHECK(which == 0 && e->type == PTL_EVENT_PUT_START && e->initiator.pid == 4);
+    CHECK_EQ(onic_ptl_eq_poll_inplace(q, 2, &e, &spare, &which), PTL_OK);
+    CHECK(which == 0 && e == &spare && e->type == PTL_EVENT_PUT_END && e->initiator.pid == 4);
+    CHECK_EQ(onic_ptl_eq_poll_inplace(q, 2, &e, &spare, &which), PTL_OK);
+    CHECK(which == 1 && e == &spare && e->type == PTL_EVENT_PUT_END && e->initiator.pid == 3);
+    CHECK_EQ(onic_ptl_eq_poll_inplace(q, 2, &e, &spare, &which), PTL_EQ_EMPTY);
+    for (int i = 0; i < 3; i++) /* 6 events into 4 slots of the second queue */
+        put(5, 2, 1, 1, 'c');
+    CHECK_EQ(onic_ptl_eq_poll_inplace(q, 2, &e, &spare, &which), PTL_EQ_DROPPED);
+    CHECK(which == 1 && e->sequence == 4);
+    CHECK_EQ(onic_ptl_eq_poll_inplace(q, 1, &e, &spare, &which), PTL_EQ_EMPTY); /* first only */
+    CHECK_EQ(onic_ptl_eq_poll_inplace(q, 2, &e, &spare, &which), PTL_OK);
+    CHECK(which == 1 && e->sequence == 5);
+    close_ni();
+}
+
 static void test_md_update(void)
 {
     uint8_t buf[16];
@@ -2844,6 +2889,7 @@ int main(void)
         test_eq_overflow();
         test_eq_in_place();
         test_eq_get_local();
+        test_eq_poll_local();
         test_handler_wait_refused();
         test_end_only_turns();
         test_md_update();
