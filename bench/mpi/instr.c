@@ -11,7 +11,9 @@
  *   isend       the receiver posts B MPI_Irecv (not counted); the sender
  *               does B MPI_Isend and one MPI_Waitall over them, the
  *               message-rate benchmarks' sender (osu_bw, osu_mbw_mr);
- *               with the source named only
+ *               with the source named only; before the sends, the
+ *               receiver does B MPI_Test that find nothing (test-empty),
+ *               the call of a program that polls while it computes
  *
  * first with the source named, then with MPI_ANY_SOURCE; then one-sided:
  *
@@ -222,6 +224,14 @@ static void round_of(unsigned round, int any, unsigned step)
     await(step + 5); /* isend: receives posted, not counted */
     for (int i = 0; i < B; i++)
         check_rc(MPI_Irecv(&buf[i], 8, MPI_BYTE, src, TAG, MPI_COMM_WORLD, &req[i]), "MPI_Irecv");
+    for (int i = 0; i < B; i++) { /* nothing sent yet: the test finds nothing */
+        int flag = 1;
+        MEASURED(rc, MPI_Test(&req[i], &flag, MPI_STATUS_IGNORE));
+        check_rc(rc, "MPI_Test");
+        if (flag)
+            fail("MPI_Test completed a receive before its message was sent");
+    }
+    CALLGRIND_DUMP_STATS_AT("test-empty");
     pass(step + 5);
     await(step + 7); /* the B messages have been sent */
     check_rc(MPI_Waitall(B, req, st), "MPI_Waitall");

@@ -73,6 +73,7 @@ ROWS = [
     ("isend", "sender MPI_Isend (receives posted)"),
     ("isend-waitall", "sender MPI_Waitall over its MPI_Isend requests (per message)"),
     ("total-isend", "sender, non-blocking: MPI_Isend + MPI_Waitall"),
+    ("test-empty", "receiver MPI_Test that finds nothing (its message not sent yet)"),
     ("put", "one-sided, shared window: origin MPI_Put"),
     ("put-flush", "one-sided: MPI_Win_flush after 32 puts (per put)"),
     ("total-put", "one-sided: MPI_Put + MPI_Win_flush"),
