@@ -99,6 +99,13 @@ typedef struct onic_match_ops {
 struct onic_matcher {
     const onic_match_ops_t *ops;
     void                   *engine;  /* the engine's state */
+    /* The first queued entry, for an engine that keeps it; NULL when the
+     * queue is empty or the engine does not say. The front end's lookups
+     * compare it and offer it to accept themselves (a NIC's first compare)
+     * and call the engine only past it; so an engine that sets it keeps it
+     * true across every op of its table. */
+    onic_mentry_t          *front;
+    int                     traced;  /* ONIC_TRACE: every lookup goes to the ops */
     onic_config_t           cfg;     /* parameters read at create */
     onic_pool_t             pool;    /* entries of ops->entry_size bytes */
     size_t                  length;
@@ -129,7 +136,9 @@ static inline void onic_match_dlist_insert(onic_dlist_t *pos, onic_dlist_t *l)
     pos->next = l;
 }
 
-static inline int onic_mentry_matches(const onic_mentry_t *e, onic_mkey_t key, onic_mkey_t ignore)
+/* always_inline: gcc kept one copy out of line, a call on every lookup. */
+static inline __attribute__((always_inline)) int
+onic_mentry_matches(const onic_mentry_t *e, onic_mkey_t key, onic_mkey_t ignore)
 {
     return onic_mkey_matches(e->key, e->ignore, key, ignore);
 }

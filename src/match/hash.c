@@ -599,6 +599,25 @@ static inline void hash_small_unlink(hash_small_t *sm, hash_entry_t *e)
     sm->span = 64 - (unsigned)__builtin_clzll(hash_small_order(sm, sm->live));
 }
 
+/* m->front (engine.h) after an op in small mode that may have changed
+ * it: the ring's head entry. While indexed there is none (the index keeps
+ * no order of its own to say which is first). Every op that adds or
+ * removes an entry sets it. */
+static inline void hash_small_front(onic_matcher_t *m, const hash_small_t *sm)
+{
+    m->front = sm->n > 0 ? &sm->slot[sm->head]->super : NULL;
+}
+
+static inline void hash_front_sync(onic_matcher_t *m)
+{
+    const hash_engine_t *h = m->engine;
+
+    if (h->indexed)
+        m->front = NULL;
+    else
+        hash_small_front(m, &h->small);
+}
+
 /* The slots (bit s for slot s) whose tag of a kind has (tag & mask) ==
  * value, stale slots outside the ring's entries included; every slot,
  * because finding the ones the entries occupy costs more than comparing
@@ -757,17 +776,20 @@ __attribute__((noinline)) static void hash_append_small(hash_small_t *sm, hash_e
     sm->span++;
 }
 
-static inline void hash_append_in(hash_engine_t *h, hash_entry_t *e)
-{
-    if (h->indexed || (h->small.n >= HASH_SMALL_MAX && h->small.span == HASH_SMALL_SLOTS))
-        hash_append_index(h, e);
-    else
-        hash_append_small(&h->small, e);
-}
-
+/* An append to the ring changes the front only when it was empty; one to
+ * the index leaves none. */
 static void hash_append(onic_matcher_t *m, onic_mentry_t *me)
 {
-    hash_append_in(m->engine, (hash_entry_t *)me);
+    hash_engine_t *h = m->engine;
+
+    if (h->indexed || (h->small.n >= HASH_SMALL_MAX && h->small.span == HASH_SMALL_SLOTS)) {
+        m->front = NULL;
+        hash_append_index(h, (hash_entry_t *)me);
+        return;
+    }
+    if (h->small.n == 0)
+        m->front = me;
+    hash_append_small(&h->small, (hash_entry_t *)me);
 }
 
 /* The place is in e's seq: the anchor is not needed. */
@@ -779,14 +801,14 @@ static onic_status_t hash_insert(onic_matcher_t *m, onic_mentry_t *me, onic_ment
 
     (void)anchor;
     (void)after;
-    if (!h->indexed) {
-        if (h->small.n < HASH_SMALL_MAX) {
-            hash_small_put(&h->small, e);
-            return ONIC_OK;
-        }
-        hash_small_index(h);
+    if (!h->indexed && h->small.n < HASH_SMALL_MAX) {
+        hash_small_put(&h->small, e);
+    } else {
+        if (!h->indexed)
+            hash_small_index(h);
+        hash_index(h, e, 1);
     }
-    hash_index(h, e, 1);
+    hash_front_sync(m);
     return ONIC_OK;
 }
 
@@ -1118,8 +1140,10 @@ hash_small_find_more(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int
 
     if (e == NULL)
         return NULL;
-    if (remove)
+    if (remove) {
         hash_small_unlink(&h->small, e);
+        hash_small_front(m, &h->small);
+    }
     return &e->super;
 }
 
@@ -1135,8 +1159,10 @@ hash_small_find_accept_more(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t igno
         return NULL;
     if (took == ONIC_MATCH_TAKE_LAST)
         *remove = 1;
-    if (*remove)
+    if (*remove) {
         hash_small_unlink(&h->small, e);
+        hash_small_front(m, &h->small);
+    }
     return &e->super;
 }
 
@@ -1214,8 +1240,10 @@ hash_find_small_in(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int r
         return hash_small_find_more(m, key, ignore, remove);
     }
     m->stats.inspected++;
-    if (remove)
+    if (remove) {
         hash_small_pop_front(sm);
+        hash_small_front(m, sm);
+    }
     if (traced)
         onic_trace_rec_lookup(m, kb, ki, ib, ii, &e->super, remove, 0, 1);
     return &e->super;
@@ -1246,8 +1274,10 @@ hash_find_accept_small_in(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore
     m->stats.inspected++;
     if (took == ONIC_MATCH_TAKE_LAST)
         *remove = 1;
-    if (*remove)
+    if (*remove) {
         hash_small_pop_front(sm);
+        hash_small_front(m, sm);
+    }
     if (traced)
         onic_trace_rec_lookup(m, kb, ki, ib, ii, &e->super, *remove, ONIC_TRACE_ACCEPT, 1);
     return &e->super;
@@ -1348,10 +1378,12 @@ static void hash_remove(onic_matcher_t *m, onic_mentry_t *me)
 {
     hash_engine_t *h = m->engine;
 
-    if (!h->indexed)
+    if (!h->indexed) {
         hash_small_unlink(&h->small, (hash_entry_t *)me);
-    else
-        hash_unlink(m, (hash_entry_t *)me);
+        hash_small_front(m, &h->small);
+    } else {
+        hash_unlink(m, (hash_entry_t *)me); /* none while indexed, nor once emptied */
+    }
 }
 
 /* --- traced (ONIC_TRACE): lookups and appends that write their own
@@ -1396,7 +1428,7 @@ static void hash_append_traced(onic_matcher_t *m, onic_mentry_t *me)
     if (__builtin_expect(onic_trace_rec_entry(m, me, ONIC_TRACE_OP_APPEND), 0))
         onic_match_trace_full_append(m, me);
     else
-        hash_append_in(m->engine, (hash_entry_t *)me);
+        hash_append(m, me);
 }
 
 static onic_mentry_t *hash_find_traced(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,

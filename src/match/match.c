@@ -73,7 +73,7 @@ __attribute__((cold, noinline)) onic_status_t onic_matcher_create_cfg(const char
         return status;
     }
     if (cfg->trace[0] != '\0')
-        onic_match_trace_attach(m, cfg->trace);
+        m->traced = onic_match_trace_attach(m, cfg->trace);
     *m_p = m;
     return ONIC_OK;
 }
@@ -296,6 +296,52 @@ onic_status_t onic_matcher_insert(onic_matcher_t *m, onic_mkey_t key, onic_mkey_
     return ONIC_OK;
 }
 
+/* An accept that refuses the first entry it is offered and passes the
+ * rest on: the search behind a front entry accept refused already (the
+ * first entry that matches is the front). */
+typedef struct match_past_front {
+    onic_match_accept_t accept;
+    void               *arg;
+    int                 passed;
+} match_past_front_t;
+
+static int match_past_front_accept(void *arg, void *cookie)
+{
+    match_past_front_t *p = arg;
+
+    if (!p->passed) {
+        p->passed = 1;
+        return 0;
+    }
+    return p->accept(p->arg, cookie);
+}
+
+/* The front entry, when it matches and accept takes it; NULL otherwise,
+ * *refused set when accept refused it. The engine's search costs a call
+ * with seven arguments and a frame; a posted receive or an unexpected
+ * header is nearly always the front of its queue. */
+static inline onic_mentry_t *match_front(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
+                                         onic_match_accept_t accept, void *arg, int *remove,
+                                         int *refused)
+{
+    onic_mentry_t *e = m->front;
+    int took;
+
+    if (e == NULL || m->traced || !onic_mentry_matches(e, key, ignore))
+        return NULL;
+    if (accept != NULL && (took = accept(arg, e->cookie)) != ONIC_MATCH_TAKE) {
+        if (took == 0) {
+            *refused = 1;
+            return NULL;
+        }
+        *remove = 1; /* ONIC_MATCH_TAKE_LAST */
+    }
+    m->stats.inspected++;
+    if (*remove)
+        m->ops->remove(m, e);
+    return e;
+}
+
 /* Inline into match and peek, so their constant accept and remove cost
  * nothing. */
 static inline void *match_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
@@ -303,12 +349,18 @@ static inline void *match_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t i
 {
     onic_mentry_t *e;
     void *cookie;
+    int refused = 0;
 
     m->stats.lookups++;
-    if (accept == NULL)
+    e = match_front(m, key, ignore, accept, arg, &remove, &refused);
+    if (e == NULL && accept == NULL) {
         e = m->ops->find(m, key, ignore, remove);
-    else
+    } else if (e == NULL && !refused) {
         e = m->ops->find_accept(m, key, ignore, accept, arg, &remove);
+    } else if (e == NULL) {
+        match_past_front_t past = {accept, arg, 0};
+        e = m->ops->find_accept(m, key, ignore, match_past_front_accept, &past, &remove);
+    }
     if (e == NULL)
         return NULL;
     m->stats.hits++;

@@ -354,7 +354,7 @@ static void trace_atexit(void)
     pthread_mutex_unlock(&trace_file.lock);
 }
 
-void onic_match_trace_attach(onic_matcher_t *m, const char *dir)
+int onic_match_trace_attach(onic_matcher_t *m, const char *dir)
 {
     onic_match_tracer_t *t = onic_calloc(1, sizeof(*t));
     const onic_match_ops_t *own;
@@ -365,7 +365,7 @@ void onic_match_trace_attach(onic_matcher_t *m, const char *dir)
     if (t == NULL || t->buf == NULL) {
         onic_warn("trace: no memory to trace a %s queue; it is not traced", m->ops->name);
         onic_free(t);
-        return;
+        return 0;
     }
     pthread_mutex_lock(&trace_file.lock);
     status = trace_file_open(&m->cfg, dir, m->ops->name);
@@ -383,7 +383,7 @@ void onic_match_trace_attach(onic_matcher_t *m, const char *dir)
     if (status != ONIC_OK) {
         onic_free(t->buf);
         onic_free(t);
-        return;
+        return 0;
     }
     t->lim = t->buf + TRACE_BUF_BYTES - ONIC_TRACE_REC_MAX;
     t->kind = ONIC_MATCH_QUEUE_OTHER;
@@ -403,6 +403,7 @@ void onic_match_trace_attach(onic_matcher_t *m, const char *dir)
     t->ops.fini        = trace_fini;
     m->ops = &t->ops;
     trace_put_label(t, UINT32_MAX);
+    return 1;
 }
 
 void onic_match_trace_label(onic_matcher_t *m, unsigned kind, uint32_t index)

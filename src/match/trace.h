@@ -153,10 +153,10 @@ _Static_assert(sizeof(onic_trace_chunk_t) == ONIC_TRACE_CHUNK_HDR, "a chunk head
 
 /* --- writing (match.c) --- */
 typedef struct onic_matcher onic_matcher_t;
-/* Trace m into the process's file in dir (opened on first use). On any
- * failure the matcher stays untraced and a warning says why: a trace is
- * never a reason for a queue to fail. */
-void onic_match_trace_attach(onic_matcher_t *m, const char *dir);
+/* Trace m into the process's file in dir (opened on first use): 1 when
+ * it is. On any failure the matcher stays untraced (0) and a warning says
+ * why: a trace is never a reason for a queue to fail. */
+int  onic_match_trace_attach(onic_matcher_t *m, const char *dir);
 /* Record m's kind and index (no-op for an untraced matcher). */
 void onic_match_trace_label(onic_matcher_t *m, unsigned kind, uint32_t index);
 

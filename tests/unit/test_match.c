@@ -1100,6 +1100,53 @@ static void test_accept_refuses_front(void)
     }
 }
 
+/* The statistics count each lookup once and each entry compared once,
+ * whichever path found it: the front taken (1 compared), the front
+ * refused and the next one taken (2), an entry inserted at the head then
+ * peeked and matched (1 each) and the next front (1), a miss on an empty
+ * queue (a lookup, no hit). */
+static void test_lookup_stats(void)
+{
+    onic_matcher_t *m = make();
+    onic_match_stats_t before, after;
+    onic_mkey_t qi, q = key_of(0, 3, 5, &qi);
+    refuse_n_t a;
+    /* alpu and wide count what their cells and blocks compare (every
+     * valid slot of a block): entries only in the software queues. */
+    const int entries = strcmp(cur->engine, "hash") == 0 || strcmp(cur->engine, "list") == 0;
+
+    for (uintptr_t c = 1; c <= 4; c++)
+        post(m, 0, 3, 5, c);
+    onic_matcher_stats(m, &before);
+    CHECK_EQ(arrive(m, 0, 3, 5, 1), 1);
+    onic_matcher_stats(m, &after);
+    CHECK_EQ(after.lookups - before.lookups, 1);
+    CHECK_EQ(after.hits - before.hits, 1);
+    CHECK(!entries || after.inspected - before.inspected == 1);
+    a = (refuse_n_t){1, 0};
+    CHECK_EQ((uintptr_t)onic_matcher_find(m, q, qi, accept_refuse_n, &a, 1), 3);
+    CHECK_EQ(a.calls, 2);
+    onic_matcher_stats(m, &before);
+    CHECK(!entries || before.inspected - after.inspected == 2);
+    CHECK_EQ(before.lookups - after.lookups, 1);
+    CHECK_EQ(before.hits - after.hits, 1);
+    CHECK_EQ(onic_matcher_insert(m, q, qi, (void *)8, ONIC_MATCH_HEAD, NULL, NULL), ONIC_OK);
+    CHECK_EQ(arrive(m, 0, 3, 5, 0), 8); /* peek */
+    CHECK_EQ(arrive(m, 0, 3, 5, 1), 8);
+    CHECK_EQ(arrive(m, 0, 3, 5, 1), 2);
+    onic_matcher_stats(m, &after);
+    CHECK(!entries || after.inspected - before.inspected == 3);
+    CHECK_EQ(after.lookups - before.lookups, 3);
+    CHECK_EQ(after.hits - before.hits, 3);
+    CHECK_EQ(onic_matcher_length(m), 1);
+    CHECK_EQ(arrive(m, 0, 3, 5, 1), 4);
+    CHECK_EQ(arrive(m, 0, 3, 5, 1), 0);
+    onic_matcher_stats(m, &before);
+    CHECK_EQ(before.lookups - after.lookups, 2);
+    CHECK_EQ(before.hits - after.hits, 1);
+    onic_matcher_destroy(m);
+}
+
 /* A broken engine can leave its queue so that the next walk never ends: a
  * case stops at its first test that fails, and the cases at the first case
  * that fails, so that the failure is reported, not a hang. */
@@ -1136,6 +1183,7 @@ static void run_engine_case(const engine_case_t *c)
     RUN(test_small_in_order_deep());
     RUN(test_small_front_middle());
     RUN(test_accept_refuses_front());
+    RUN(test_lookup_stats());
     printf("%-28s %s\n", c->label, check_failed == before ? "ok" : "FAILED");
 }
 
