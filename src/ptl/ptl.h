@@ -616,7 +616,7 @@ void onic_ptl_md_destroy(onic_ptl_ni_t *ni, onic_ptl_md_t *md);
 /* The small steps every message takes, inline (they were most of its
  * calls). */
 /* Threshold 0, or with PTL_MD_MAX_SIZE less than max_size left. */
-static inline int onic_ptl_md_used_up(const onic_ptl_md_t *md)
+static inline __attribute__((always_inline)) int onic_ptl_md_used_up(const onic_ptl_md_t *md)
 {
     if (md->desc.threshold == 0)
         return 1;
