@@ -768,9 +768,9 @@ __attribute__((noinline)) static void hash_append_index(hash_engine_t *h, hash_e
     hash_index(h, e, 0);
 }
 
-__attribute__((noinline)) static void hash_append_small(hash_small_t *sm, hash_entry_t *e)
+static inline void hash_append_small(hash_small_t *sm, hash_entry_t *e)
 {
-    if (sm->span == HASH_SMALL_SLOTS)
+    if (__builtin_expect(sm->span == HASH_SMALL_SLOTS, 0))
         hash_small_pack(sm);
     hash_small_set(sm, hash_small_at(sm, sm->span), e);
     sm->span++;
