@@ -1147,6 +1147,56 @@ static void test_lookup_stats(void)
     onic_matcher_destroy(m);
 }
 
+/* The first entry the front end compares itself (engine.h): an engine
+ * that keeps m->front keeps the queue's first entry there through appends,
+ * head inserts, matches and removals; it may also keep none (NULL), but
+ * never another entry. hash keeps it while its queue is a ring: checked
+ * that it does, so the front end's own compare is not lost unseen. */
+static void test_front_kept(void)
+{
+    onic_matcher_t *m = make();
+    onic_mentry_t *e[70], *head;
+    onic_mkey_t qi, q = key_of(0, 3, 5, &qi);
+    const int keeps = strcmp(cur->engine, "hash") == 0;
+
+    CHECK(m->front == NULL);
+    for (uintptr_t i = 0; i < 4; i++) {
+        e[i] = post(m, 0, 3, (int)i, i + 1);
+        CHECK(m->front == NULL || m->front == e[0]);
+    }
+    CHECK(!keeps || m->front == e[0]);
+    CHECK_EQ(arrive(m, 0, 3, 0, 1), 1);
+    CHECK(m->front == NULL || m->front == e[1]);
+    CHECK(!keeps || m->front == e[1]);
+    CHECK_EQ(onic_matcher_insert(m, q, qi, (void *)9, ONIC_MATCH_HEAD, NULL, &head), ONIC_OK);
+    CHECK(m->front == NULL || m->front == head);
+    CHECK(!keeps || m->front == head);
+    CHECK_EQ(onic_matcher_remove(m, head), ONIC_OK);
+    CHECK(m->front == NULL || m->front == e[1]);
+    CHECK_EQ(onic_matcher_remove(m, e[2]), ONIC_OK); /* not the front: it stays */
+    CHECK(m->front == NULL || m->front == e[1]);
+    CHECK(!keeps || m->front == e[1]);
+    CHECK_EQ(arrive(m, 0, 3, 1, 1), 2);
+    CHECK(m->front == NULL || m->front == e[3]);
+    CHECK_EQ(arrive(m, 0, 3, 3, 1), 4);
+    CHECK(m->front == NULL);
+    /* Past hash's ring (64 slots) into its index, where it keeps none,
+     * and back once emptied. */
+    for (uintptr_t i = 0; i < 70; i++) {
+        e[i] = post(m, 1, 2, (int)i, 100 + i);
+        CHECK(m->front == NULL || m->front == e[0]);
+    }
+    CHECK(!keeps || m->front == NULL);
+    for (uintptr_t i = 0; i < 70; i++) {
+        CHECK_EQ(arrive(m, 1, 2, (int)i, 1), 100 + i);
+        CHECK(m->front == NULL || (i < 69 && m->front == e[i + 1]));
+    }
+    CHECK(m->front == NULL);
+    e[0] = post(m, 1, 2, 0, 7);
+    CHECK(!keeps || m->front == e[0]);
+    onic_matcher_destroy(m);
+}
+
 /* A broken engine can leave its queue so that the next walk never ends: a
  * case stops at its first test that fails, and the cases at the first case
  * that fails, so that the failure is reported, not a hang. */
@@ -1184,6 +1234,7 @@ static void run_engine_case(const engine_case_t *c)
     RUN(test_small_front_middle());
     RUN(test_accept_refuses_front());
     RUN(test_lookup_stats());
+    RUN(test_front_kept());
     printf("%-28s %s\n", c->label, check_failed == before ? "ok" : "FAILED");
 }
 
