@@ -329,12 +329,13 @@ static inline onic_mentry_t *match_front(onic_matcher_t *m, onic_mkey_t key, oni
 
     if (e == NULL || m->traced || !onic_mentry_matches(e, key, ignore))
         return NULL;
-    if (accept != NULL && (took = accept(arg, e->cookie)) != ONIC_MATCH_TAKE) {
-        if (took == 0) {
+    if (accept != NULL) {
+        if ((took = accept(arg, e->cookie)) == 0) {
             *refused = 1;
             return NULL;
         }
-        *remove = 1; /* ONIC_MATCH_TAKE_LAST */
+        if (took == ONIC_MATCH_TAKE_LAST) /* as the engines read it */
+            *remove = 1;
     }
     m->stats.inspected++;
     if (*remove)

@@ -1072,8 +1072,8 @@ __attribute__((flatten, noinline)) unsigned onic_mpi_progress(int block)
          * cost a second poll, so both are polled at once (by pointer: an
          * empty MPI_Test paid two handle lookups a queue in PtlEQPoll).
          * Read in place: each event is handled here once, before the next
-         * is read (no handler below waits, so none reads these queues in
-         * place while evp is in use). */
+         * is read (no handler below calls onic_mpi_progress, so none reads
+         * these queues -- and restarts one's ring -- while evp is in use). */
         which = 0;
         if (block && onic_mpi_g.eqs_local[0] != NULL)
             rc = onic_ptl_eq_get_inplace(onic_mpi_g.eqs_local[0], &evp, &ev);
