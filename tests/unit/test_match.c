@@ -1147,6 +1147,29 @@ static void test_lookup_stats(void)
     onic_matcher_destroy(m);
 }
 
+/* An insert next to an anchor takes its key from the anchor's true
+ * neighbour, past holes that removals left: with a step larger than half
+ * the gap, a neighbour found one slot too near (the removed entry, its key
+ * gone) would let the new key pass the entry behind the hole. */
+static void test_insert_after_hole(void)
+{
+    onic_matcher_t *m = make();
+    onic_mentry_t *a, *b;
+    static const uintptr_t want[] = {1, 9, 8, 3, 4};
+
+    m->seq_stride = 4; /* keys 4 apart, a step of up to 16 */
+    m->seq_step = 16;
+    a = ins(m, ONIC_MATCH_TAIL, NULL, 1, 1);
+    b = ins(m, ONIC_MATCH_TAIL, NULL, 1, 2);
+    ins(m, ONIC_MATCH_TAIL, NULL, 1, 3);
+    ins(m, ONIC_MATCH_TAIL, NULL, 1, 4);
+    CHECK(onic_matcher_remove(m, b) == ONIC_OK);
+    b = ins(m, ONIC_MATCH_AFTER, a, 1, 9);   /* between 1 and 3 */
+    ins(m, ONIC_MATCH_AFTER, b, 1, 8);       /* between 9 and 3 */
+    drain_expect(m, want, 5);
+    onic_matcher_destroy(m);
+}
+
 /* The first entry the front end compares itself (engine.h): an engine
  * that keeps m->front keeps the queue's first entry there through appends,
  * head inserts, matches and removals; it may also keep none (NULL), but
@@ -1235,6 +1258,7 @@ static void run_engine_case(const engine_case_t *c)
     RUN(test_accept_refuses_front());
     RUN(test_lookup_stats());
     RUN(test_front_kept());
+    RUN(test_insert_after_hole());
     printf("%-28s %s\n", c->label, check_failed == before ? "ok" : "FAILED");
 }
 
