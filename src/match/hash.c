@@ -608,16 +608,6 @@ static inline void hash_small_front(onic_matcher_t *m, const hash_small_t *sm)
     m->front = sm->n > 0 ? &sm->slot[sm->head]->super : NULL;
 }
 
-static inline void hash_front_sync(onic_matcher_t *m)
-{
-    const hash_engine_t *h = m->engine;
-
-    if (h->indexed)
-        m->front = NULL;
-    else
-        hash_small_front(m, &h->small);
-}
-
 /* The slots (bit s for slot s) whose tag of a kind has (tag & mask) ==
  * value, stale slots outside the ring's entries included; every slot,
  * because finding the ones the entries occupy costs more than comparing
@@ -808,7 +798,10 @@ static onic_status_t hash_insert(onic_matcher_t *m, onic_mentry_t *me, onic_ment
             hash_small_index(h);
         hash_index(h, e, 1);
     }
-    hash_front_sync(m);
+    if (h->indexed)
+        m->front = NULL;
+    else
+        hash_small_front(m, &h->small); /* a head insert is the new front */
     return ONIC_OK;
 }
 
@@ -1140,10 +1133,8 @@ hash_small_find_more(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int
 
     if (e == NULL)
         return NULL;
-    if (remove) {
-        hash_small_unlink(&h->small, e);
-        hash_small_front(m, &h->small);
-    }
+    if (remove)
+        hash_small_unlink(&h->small, e); /* never the front: m->front stays */
     return &e->super;
 }
 
@@ -1159,10 +1150,8 @@ hash_small_find_accept_more(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t igno
         return NULL;
     if (took == ONIC_MATCH_TAKE_LAST)
         *remove = 1;
-    if (*remove) {
-        hash_small_unlink(&h->small, e);
-        hash_small_front(m, &h->small);
-    }
+    if (*remove)
+        hash_small_unlink(&h->small, e); /* never the front: m->front stays */
     return &e->super;
 }
 
