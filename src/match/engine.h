@@ -105,7 +105,7 @@ struct onic_matcher {
      * and call the engine only past it; so an engine that sets it keeps it
      * true across every op of its table. */
     onic_mentry_t          *front;
-    int                     traced;  /* ONIC_TRACE: every lookup goes to the ops */
+    int                     traced;  /* ONIC_TRACE: ops is the tracer's table */
     onic_config_t           cfg;     /* parameters read at create */
     onic_pool_t             pool;    /* entries of ops->entry_size bytes */
     size_t                  length;

@@ -319,7 +319,9 @@ static int match_past_front_accept(void *arg, void *cookie)
 /* The front entry, when it matches and accept takes it; NULL otherwise,
  * *refused set when accept refused it. The engine's search costs a call
  * with seven arguments and a frame; a posted receive or an unexpected
- * header is nearly always the front of its queue. */
+ * header is nearly always the front of its queue. A traced matcher records
+ * the hit here as its engine would (trace.c), so tracing costs the record
+ * and not the search's call too. */
 static inline onic_mentry_t *match_front(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
                                          onic_match_accept_t accept, void *arg, int *remove,
                                          int *refused)
@@ -327,7 +329,7 @@ static inline onic_mentry_t *match_front(onic_matcher_t *m, onic_mkey_t key, oni
     onic_mentry_t *e = m->front;
     int took;
 
-    if (e == NULL || m->traced || !onic_mentry_matches(e, key, ignore))
+    if (e == NULL || !onic_mentry_matches(e, key, ignore))
         return NULL;
     if (accept != NULL) {
         if ((took = accept(arg, e->cookie)) == 0) {
@@ -338,7 +340,9 @@ static inline onic_mentry_t *match_front(onic_matcher_t *m, onic_mkey_t key, oni
             *remove = 1;
     }
     m->stats.inspected++;
-    if (*remove)
+    if (__builtin_expect(m->traced, 0))
+        onic_match_trace_front(m, key, ignore, *remove, accept != NULL);
+    else if (*remove)
         m->ops->remove(m, e);
     return e;
 }
