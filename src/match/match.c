@@ -2,6 +2,7 @@
  * statistics, then one call into the engine chosen at create. */
 #include "match/engine.h"
 #include "match/trace.h"
+#include "match/trace_rec.h"
 #include "base/log.h"
 #include "base/mem.h"
 
@@ -340,10 +341,17 @@ static inline onic_mentry_t *match_front(onic_matcher_t *m, onic_mkey_t key, oni
             *remove = 1;
     }
     m->stats.inspected++;
-    if (__builtin_expect(m->traced, 0))
-        onic_match_trace_front(m, key, ignore, *remove, accept != NULL);
-    else if (*remove)
+    if (__builtin_expect(m->traced, 0)) {
+        uint64_t kb = key.bits, ki = key.id, ib = ignore.bits, ii = ignore.id;
+
+        ONIC_TRACE_SCALARS(kb, ki, ib, ii);
+        onic_trace_rec_lookup(m, kb, ki, ib, ii, e, *remove, accept != NULL ? ONIC_TRACE_ACCEPT : 0,
+                              1);
+        if (*remove)
+            onic_match_tracer_of(m)->real->remove(m, e);
+    } else if (*remove) {
         m->ops->remove(m, e);
+    }
     return e;
 }
 

@@ -136,8 +136,8 @@ static void trace_chunk_begin(onic_match_tracer_t *t)
     t->chunk_kind = t->kind;
     t->prev_time = t->start_ticks;
     t->prev_entry = 0;
-    memset(&t->prev_key, 0, sizeof(t->prev_key));
-    memset(&t->prev_ign, 0, sizeof(t->prev_ign));
+    memset(t->prev_key, 0, sizeof(t->prev_key));
+    memset(t->prev_ign, 0, sizeof(t->prev_ign));
 }
 
 /* Write the queue's chunk at the file's end and the clock's measured rate
@@ -237,7 +237,7 @@ static onic_status_t trace_insert(onic_matcher_t *m, onic_mentry_t *e, onic_ment
     uint8_t *p;
 
     if (status == ONIC_OK) {
-        p = onic_trace_rec_begin(t, 0, TRACE_ENTRY(e), &head);
+        p = onic_trace_rec_begin(t, 0, 0, TRACE_ENTRY(e), &head);
         if (onic_trace_rec_end(t, t->cur, p, head, ONIC_TRACE_OP_INSERT, 0, pos, (uint64_t)(uintptr_t)e,
                       (uint64_t)(uintptr_t)anchor))
             onic_match_trace_flush(t);
@@ -261,7 +261,7 @@ static onic_mentry_t *trace_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t
     int full;
 
     ONIC_TRACE_SCALARS(kb, ki, ib, ii);
-    t->next = onic_trace_rec_begin(t, 0, kb, ki, ib, ii, &head);
+    t->next = onic_trace_rec_begin(t, 0, 1, kb, ki, ib, ii, &head);
     t->cur[0] = (uint8_t)head;
     e = t->real->find(m, key, ignore, remove);
     t = onic_match_tracer_of(m);
@@ -287,7 +287,7 @@ static onic_mentry_t *trace_find_accept(onic_matcher_t *m, onic_mkey_t key, onic
     int full;
 
     ONIC_TRACE_SCALARS(kb, ki, ib, ii);
-    t->next = onic_trace_rec_begin(t, 0, kb, ki, ib, ii, &head);
+    t->next = onic_trace_rec_begin(t, 0, 1, kb, ki, ib, ii, &head);
     t->cur[0] = (uint8_t)head;
     e = t->real->find_accept(m, key, ignore, accept, arg, remove);
     t = onic_match_tracer_of(m);
@@ -336,7 +336,7 @@ static void trace_put_label(onic_match_tracer_t *t, uint32_t index)
     uint8_t *p;
 
     memcpy(&name, t->real->name, len < sizeof(name) ? len : sizeof(name));
-    p = onic_trace_rec_begin(t, 1, key.bits, key.id, name.bits, name.id, &head);
+    p = onic_trace_rec_begin(t, 1, 0, key.bits, key.id, name.bits, name.id, &head);
     if (onic_trace_rec_end(t, t->cur, p, head, ONIC_TRACE_OP_LABEL, 0, 0, 0, 0))
         onic_match_trace_flush(t);
 }

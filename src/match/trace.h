@@ -3,18 +3,22 @@
  * ONIC_TRACE=DIR makes every matcher of a process record its operations in
  * one file per process, DIR/onic-<job>-r<rank>-p<pid>.trace.
  *
- * File format, version 4 (little-endian, as written by x86-64 and arm64):
+ * File format, version 5 (little-endian, as written by x86-64 and arm64):
  *   a header (onic_trace_hdr_t, 128 bytes), then chunks. A chunk is a
  *   16-byte onic_trace_chunk_t (its length in bytes, header included; its
  *   record count; the queue's number and kind) and then that many records,
  *   each a few bytes (70 at most):
  *     byte 0   bits 0-2 the operation (onic_trace_op_t, 1-6), bit 3 HIT,
  *              bit 4 ACCEPT, bit 5 KEY_SAME (the key is the previous
- *              record's), bit 6 IGN_SAME (the ignore bits are), bit 7
- *              TIME (the record ends with a time);
+ *              record's of its class), bit 6 IGN_SAME (the ignore bits
+ *              are), bit 7 TIME (the record ends with a time);
  *     kind     LABEL only: one byte, the queue's new kind;
  *     key      unless KEY_SAME: bits, then id, each a zigzag varint of its
- *              difference from the previous record's (0 at a chunk's start);
+ *              difference from the previous record's of its class (0 at a
+ *              chunk's start): the classes are lookups (MATCH, PEEK) and
+ *              the rest (LABEL, APPEND, INSERT, REMOVE), each with its own
+ *              previous key and ignore words (version 5: a queue's appends
+ *              and lookups alternate, and each repeats its own kind's);
  *     ignore   unless IGN_SAME: the same;
  *     entry    APPEND, INSERT, REMOVE and lookups with HIT: zigzag varint
  *              of its difference from the previous entry in the chunk, in
@@ -66,7 +70,7 @@
 #include <onic/status.h>
 
 #define ONIC_TRACE_MAGIC      "ONICTRC"   /* 8 bytes with its NUL */
-#define ONIC_TRACE_VERSION    4
+#define ONIC_TRACE_VERSION    5
 #define ONIC_TRACE_HDR_SIZE   128
 #define ONIC_TRACE_CHUNK_HDR  16
 #define ONIC_TRACE_CHUNK_BYTES 65536      /* a queue's buffer: the most a chunk holds */

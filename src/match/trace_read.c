@@ -82,10 +82,12 @@ static const unsigned char *get_zigzag(const unsigned char *p, const unsigned ch
     return p;
 }
 
-/* What a chunk's records are decoded against: the previous record's. */
+/* What a chunk's records are decoded against: the previous record's, and
+ * for key and ignore words the previous lookup's ([1]) or entry record's
+ * ([0]). */
 typedef struct trace_prev {
     uint64_t    time, entry;   /* entry over 8 (ONIC_TRACE_ENTRY_SHIFT) */
-    onic_mkey_t key, ign;
+    onic_mkey_t key[2], ign[2];
     uint8_t     kind;
 } trace_prev_t;
 
@@ -109,6 +111,7 @@ static const unsigned char *trace_rec_decode(const unsigned char *p, const unsig
 {
     unsigned head = *p++;
     uint64_t v;
+    int lookup;
 
     memset(r, 0, sizeof(*r));
     *why = "truncated";
@@ -129,18 +132,21 @@ static const unsigned char *trace_rec_decode(const unsigned char *p, const unsig
         }
     }
     r->kind = pv->kind;
+    lookup = r->op == ONIC_TRACE_OP_MATCH || r->op == ONIC_TRACE_OP_PEEK;
     if ((head & ONIC_TRACE_B_KEY_SAME) == 0) {
-        if ((p = get_zigzag(p, end, pv->key.bits, &pv->key.bits)) == NULL ||
-            (p = get_zigzag(p, end, pv->key.id, &pv->key.id)) == NULL)
+        onic_mkey_t *k = &pv->key[lookup];
+        if ((p = get_zigzag(p, end, k->bits, &k->bits)) == NULL ||
+            (p = get_zigzag(p, end, k->id, &k->id)) == NULL)
             return NULL;
     }
-    r->key = pv->key;
+    r->key = pv->key[lookup];
     if ((head & ONIC_TRACE_B_IGN_SAME) == 0) {
-        if ((p = get_zigzag(p, end, pv->ign.bits, &pv->ign.bits)) == NULL ||
-            (p = get_zigzag(p, end, pv->ign.id, &pv->ign.id)) == NULL)
+        onic_mkey_t *k = &pv->ign[lookup];
+        if ((p = get_zigzag(p, end, k->bits, &k->bits)) == NULL ||
+            (p = get_zigzag(p, end, k->id, &k->id)) == NULL)
             return NULL;
     }
-    r->ignore = pv->ign;
+    r->ignore = pv->ign[lookup];
     switch (r->op) {
     case ONIC_TRACE_OP_LABEL:
         break;

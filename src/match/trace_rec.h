@@ -51,7 +51,11 @@ typedef struct onic_match_tracer {
     uint32_t                queue;
     uint64_t                prev_time;   /* the previous record's, in ticks */
     uint64_t                prev_entry;  /* over 8 (ONIC_TRACE_ENTRY_SHIFT) */
-    onic_mkey_t             prev_key, prev_ign;
+    /* The previous record's key and ignore words, one pair for the
+     * entries' records ([0]: LABEL, APPEND, INSERT, REMOVE) and one for
+     * lookups' ([1]): a queue's lookups repeat each other's query, its
+     * appends each other's entry, and the two alternate. */
+    onic_mkey_t             prev_key[2], prev_ign[2];
     uint64_t                start_ticks;  /* the file's */
     onic_dlist_t            link;       /* in the file's list of tracers */
     uint8_t                 kind;
@@ -129,19 +133,21 @@ onic_trace_rec_pair(uint8_t *p, uint64_t a, uint64_t b, onic_mkey_t *prev, unsig
     return p;
 }
 
-/* A record's first part: a label's kind, the key and ignore bits. Returns
- * where the rest goes; *head_p gets the first byte's bits so far. */
+/* A record's first part: a label's kind, the key and ignore bits, told
+ * from the previous lookup's (lookup: 1) or the previous entry record's
+ * (0). Returns where the rest goes; *head_p gets the first byte's bits so
+ * far. */
 static inline __attribute__((always_inline)) uint8_t *
-onic_trace_rec_begin(onic_match_tracer_t *t, int label, uint64_t kb, uint64_t ki, uint64_t ib,
-                     uint64_t ii, unsigned *head_p)
+onic_trace_rec_begin(onic_match_tracer_t *t, int label, int lookup, uint64_t kb, uint64_t ki,
+                     uint64_t ib, uint64_t ii, unsigned *head_p)
 {
     unsigned head = 0;
     uint8_t *p = t->cur + 1;
 
     if (label)
         *p++ = t->kind;
-    p = onic_trace_rec_pair(p, kb, ki, &t->prev_key, ONIC_TRACE_B_KEY_SAME, &head);
-    p = onic_trace_rec_pair(p, ib, ii, &t->prev_ign, ONIC_TRACE_B_IGN_SAME, &head);
+    p = onic_trace_rec_pair(p, kb, ki, &t->prev_key[lookup], ONIC_TRACE_B_KEY_SAME, &head);
+    p = onic_trace_rec_pair(p, ib, ii, &t->prev_ign[lookup], ONIC_TRACE_B_IGN_SAME, &head);
     *head_p = head;
     return p;
 }
@@ -213,7 +219,7 @@ onic_trace_rec_lookup(onic_matcher_t *m, uint64_t kb, uint64_t ki, uint64_t ib, 
     onic_match_tracer_t *t = onic_match_tracer_of(m);
     uint8_t *rec = t->cur;
     unsigned head;
-    uint8_t *p = onic_trace_rec_begin(t, 0, kb, ki, ib, ii, &head);
+    uint8_t *p = onic_trace_rec_begin(t, 0, 1, kb, ki, ib, ii, &head);
     int full;
 
     flags |= e != NULL;
@@ -236,7 +242,7 @@ onic_trace_rec_entry(onic_matcher_t *m, const onic_mentry_t *e, unsigned op)
     onic_match_tracer_t *t = onic_match_tracer_of(m);
     uint8_t *rec = t->cur;
     unsigned head;
-    uint8_t *p = onic_trace_rec_begin(t, 0, e->key.bits, e->key.id, e->ignore.bits,
+    uint8_t *p = onic_trace_rec_begin(t, 0, 0, e->key.bits, e->key.id, e->ignore.bits,
                                       e->ignore.id, &head);
 
     return onic_trace_rec_end(t, rec, p, head, op, 0, 0, (uint64_t)(uintptr_t)e, 0);

@@ -345,7 +345,7 @@ static size_t varint_len(uint64_t v)
     return n;
 }
 
-/* The time rule of format version 4, walked chunk by chunk from the file's
+/* The time rule (format version 4 on), walked chunk by chunk from the file's
  * bytes (buf, plen) and its reading t: a record carries a time (bit 7 of
  * its first byte) exactly when it is its chunk's first, a label, or ends
  * (before its time) at least ONIC_TRACE_TIME_BYTES past the end of the
@@ -1302,6 +1302,61 @@ static void test_two_queues_one_file(void)
     onic_trace_free(&t);
 }
 
+/* A posted receive's pattern, for each engine: an append (the entry's key
+ * and ignore bits) then the lookup that takes it (the message's key, no
+ * ignore bits), again and again. Each class of record repeats its own
+ * previous key and ignore words (format version 5): past the first of each
+ * class, every record says KEY_SAME and IGN_SAME and carries no key bytes,
+ * and each reads back with its own words. */
+static void test_classes_repeat(const char *engine)
+{
+    onic_config_t cfg = traced_cfg(0);
+    onic_matcher_t *m;
+    onic_mkey_t key = {0x123456789aull, 7}, ign = {UINT64_C(3) << 62, 0}, none = {0, 0};
+    char paths[4][512], err[256];
+    unsigned char *buf;
+    size_t plen, seen[2] = {0, 0};
+    onic_trace_t t;
+
+    clean_dir();
+    REQUIRE(onic_matcher_create_cfg(engine, &cfg, &m) == ONIC_OK);
+    onic_matcher_label(m, ONIC_MATCH_QUEUE_POSTED, 3);
+    for (uintptr_t i = 1; i <= 200; i++) {
+        REQUIRE(onic_matcher_append(m, key, ign, (void *)i, NULL) == ONIC_OK);
+        REQUIRE(onic_matcher_match(m, key, none) == (void *)i);
+    }
+    onic_matcher_destroy(m);
+    REQUIRE(trace_files(paths, 4) == 1);
+    REQUIRE(onic_trace_read(paths[0], &t, err, sizeof(err)) == ONIC_OK);
+    CHECK(!t.damaged);
+    buf = file_load(paths[0], &plen);
+    REQUIRE(buf != NULL);
+    CHECK_EQ(t.nrecs, 402);   /* two labels, then the pairs */
+    for (size_t i = 0; i < t.nrecs && buf != NULL; i++) {
+        const onic_trace_rec_t *r = &t.recs[i];
+        unsigned head = buf[t.offsets[i]];
+        int lookup = r->op == ONIC_TRACE_OP_MATCH;
+
+        if (r->op == ONIC_TRACE_OP_LABEL)
+            continue;
+        REQUIRE(r->op == (i % 2 == 0 ? ONIC_TRACE_OP_APPEND : ONIC_TRACE_OP_MATCH));
+        REQUIRE(r->key.bits == key.bits && r->key.id == key.id);
+        REQUIRE(r->ignore.bits == (lookup ? 0 : ign.bits) && r->ignore.id == 0);
+        if (seen[lookup]++ > 0) {
+            REQUIRE((head & (ONIC_TRACE_B_KEY_SAME | ONIC_TRACE_B_IGN_SAME)) ==
+                    (ONIC_TRACE_B_KEY_SAME | ONIC_TRACE_B_IGN_SAME));
+            /* the head byte, the entry's difference, a lookup's entries
+             * inspected, and a time now and then: no key bytes */
+            REQUIRE(i + 1 >= t.nrecs || t.offsets[i + 1] - t.offsets[i] <= 4 +
+                    ((head & ONIC_TRACE_B_TIME) ? 9u : 0u));
+        }
+    }
+    CHECK_EQ(seen[0], 200);
+    CHECK_EQ(seen[1], 200);
+    free(buf);
+    onic_trace_free(&t);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 2026;
@@ -1327,6 +1382,8 @@ int main(int argc, char **argv)
     test_destroy_after_flush();
     test_write_fails();
     test_two_queues_one_file();
+    test_classes_repeat("hash");
+    test_classes_repeat("list");
     test_damaged();
     test_inserts_cut();
     test_models();
