@@ -302,21 +302,6 @@ static onic_mentry_t *trace_find_accept(onic_matcher_t *m, onic_mkey_t key, onic
     return full ? trace_full_found(t, e) : e;
 }
 
-/* The record first, then the removal as a tail call: nothing is kept
- * across a call, and the query's words stay in registers. */
-__attribute__((noinline)) void onic_match_trace_front(onic_matcher_t *m, onic_mkey_t key,
-                                                     onic_mkey_t ignore, int remove,
-                                                     int accepted)
-{
-    onic_mentry_t *e = m->front;
-    uint64_t kb = key.bits, ki = key.id, ib = ignore.bits, ii = ignore.id;
-
-    ONIC_TRACE_SCALARS(kb, ki, ib, ii);
-    onic_trace_rec_lookup(m, kb, ki, ib, ii, e, remove, accepted ? ONIC_TRACE_ACCEPT : 0, 1);
-    if (remove)
-        onic_match_tracer_of(m)->real->remove(m, e);
-}
-
 static void trace_remove(onic_matcher_t *m, onic_mentry_t *e)
 {
     if (onic_trace_rec_entry(m, e, ONIC_TRACE_OP_REMOVE))

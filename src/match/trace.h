@@ -163,13 +163,6 @@ typedef struct onic_matcher onic_matcher_t;
 int  onic_match_trace_attach(onic_matcher_t *m, const char *dir);
 /* Record m's kind and index (no-op for an untraced matcher). */
 void onic_match_trace_label(onic_matcher_t *m, unsigned kind, uint32_t index);
-/* A lookup that the front end answered from m->front (match.c): the
- * entry matched and accept, if the lookup had one (accepted), took it. The
- * lookup is recorded as the engines record a hit on their first entry
- * (found, one entry inspected), then the engine's plain remove unlinks the
- * entry when remove is set: the lookup's record is a MATCH, no REMOVE. */
-void onic_match_trace_front(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
-                            int remove, int accepted);
 
 /* --- reading (trace_read.c) ---
  * A whole file decoded into memory, checked: onic_trace_read fails (with a
