@@ -19,7 +19,12 @@ bench/mpi/instr.py runs once (quick too): the instructions of the MPI calls
 of an 8-byte message under valgrind's callgrind, instr.md and instr.json.
 bench/startup/startup.py too: start-up wall time of a program that only
 starts and ends, alone and through each launcher with 1, 2, 4 and 16
-processes, startup.md and startup.json.
+processes, startup.md and startup.json. bench/replay/programs.py too: real
+programs traced (ONIC_TRACE) and replayed through the papers' NIC models,
+their queue-depth histograms and what each model costs against the NIC
+processor's list walk, replay.md and replay.json (quick: the application
+kernels and the OSU-style programs; full: also the queue benchmarks and the
+MPI test programs).
 
 --quick (make demo) runs fewer points and fewer runs: a few minutes. The
 full suite (make bench) takes tens of minutes on 2 cores.
@@ -499,6 +504,31 @@ def startup(build, quick, out):
         res = json.load(f)
     if rc != 0:
         res["failed"] = {"onic": "a start-up run failed (startup.md)"}
+    return res
+
+
+REPLAY_QUICK = "jacobi,cannon,osu_rate,osu_bw"
+
+
+def replay_programs(build, quick, out):
+    """bench/replay/programs.py once: real programs traced and replayed
+    through the NIC models (their figures do not depend on the load); its
+    JSON."""
+    path = os.path.join(out, "replay.json")
+    cmd = [sys.executable, os.path.join(ROOT, "bench", "replay", "programs.py"), "--build", build,
+           "--json", path] + (["--only", REPLAY_QUICK] if quick else [])
+    rc, stdout, stderr = run_cmd(cmd, None, 1800)
+    log(f"replay: bench/replay/programs.py: exit {rc}")
+    with open(os.path.join(out, "replay.md"), "w") as f:
+        f.write(stdout)
+    if not os.path.exists(path):
+        return {"error": (stderr or stdout).strip()[-800:]}
+    with open(path) as f:
+        res = json.load(f)
+    failed = [p["name"] for p in res.get("programs", []) if "error" in p]
+    if failed:
+        res["failed"] = {"onic": "traced run or replay failed: " + ", ".join(failed) +
+                         " (replay.md)"}
     return res
 
 
@@ -1061,7 +1091,7 @@ def table_html(head, rows, cls=""):
 
 
 def report(out, args, mtxt, rows, names, figs, notes, failures, floor, agg, variants, secs,
-           instr, start):
+           instr, start, replay):
     p = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>onic benchmark report</title>",
          "<style>body{font-family:sans-serif;max-width:1200px;margin:auto;padding:1em}"
          "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;"
@@ -1149,6 +1179,12 @@ def report(out, args, mtxt, rows, names, figs, notes, failures, floor, agg, vari
                  "".join(f"<p>{html.escape(n)}</p>" for n in t["notes"]))
     else:
         p.append("<pre>" + html.escape(start.get("error", "not run")) + "</pre>")
+    p.append("<h2>Match traces of real programs (bench/replay/programs.py)</h2>")
+    if replay.get("tables"):
+        for t in replay["tables"]:
+            p.append(f"<p>{html.escape(t['title'])}</p>" + table_html(t["head"], t["rows"]))
+    else:
+        p.append("<pre>" + html.escape(replay.get("error", "not run")) + "</pre>")
     p.append("<h2>What the parameters mean</h2>")
     p.append(table_html(["test", "p1", "p2", "p3", "value", "better"],
                         [[t] + list(d) for t, d in TESTS.items()]))
@@ -1202,7 +1238,7 @@ def main():
     ap.add_argument("--runs", type=int, default=None,
                     help="repetitions of every program per MPI (default 3, quick 2)")
     ap.add_argument("--only", default="", help="groups to run: " + ",".join(sorted(ALL)) +
-                    ",instr,startup")
+                    ",instr,startup,replay")
     ap.add_argument("--timeout", type=int, default=None, help="seconds per program run")
     ap.add_argument("--xport-csv", default=None,
                     help="onic-bench-xport's CSV from this file (its --csv-file), not run again")
@@ -1230,10 +1266,14 @@ def main():
         else {"error": "not run (--only)"}
     start = startup(build, args.quick, out) if not args.only or \
         "startup" in args.only.split(",") else {"error": "not run (--only)"}
+    replay = replay_programs(build, args.quick, out) if not args.only or \
+        "replay" in args.only.split(",") else {"error": "not run (--only)"}
     raw, failures = run_suite(args, ms, variants, exes, out)
     failures += [(n, "bench/mpi/instr.py", 1, why) for n, why in instr.get("failed", {}).items()]
     failures += [(n, "bench/startup/startup.py", 1, why)
                  for n, why in start.get("failed", {}).items()]
+    failures += [(n, "bench/replay/programs.py", 1, why)
+                 for n, why in replay.get("failed", {}).items()]
     agg = aggregate(raw)
     with open(os.path.join(out, "summary.csv"), "w", newline="") as f:
         w = csv.writer(f)
@@ -1255,7 +1295,7 @@ def main():
         f.write(text + "\n")
     secs = time.time() - t0
     report(out, args, mtxt, rows, names, figs, notes, failures, floor, agg, variants, secs,
-           instr, start)
+           instr, start, replay)
     print(f"\nSummary (onic / the better of MPICH and Open MPI; medians of {args.runs} runs):\n")
     print(text)
     for v in variants:

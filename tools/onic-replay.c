@@ -27,6 +27,8 @@ static void usage(FILE *out, const char *argv0)
             "  --depth           print the queue-depth histogram of the lookups\n"
             "  --csv FILE        matching time against queue length, as CSV\n"
             "  --plot PNG        the same as a figure (python3 with matplotlib)\n"
+            "  --json FILE       the totals, the models' and engines' figures and the\n"
+            "                    depth histogram, as JSON (bench/replay/programs.py)\n"
             "  --quiet           totals only, no per-file lines\n",
             argv0);
 }
@@ -133,33 +135,119 @@ static void print_total(const char *what, const char *name, replay_total_t *t, i
         printf(" %9s %9s %9s %10s %12s %12s\n", "-", "-", "-", "-", "-", "-");
 }
 
+/* The depth histogram's rows: lengths 0, 1, 2-3, 4-7 ... (the last, from
+ * REPLAY_LEN_MAX on), each with its lookups per queue kind; rows without a
+ * lookup are left out. Returns the number of rows. */
+#define DEPTH_ROWS 16
+typedef struct depth_row {
+    char     label[32];
+    uint64_t count[ONIC_TRACE_QUEUE_KINDS];
+} depth_row_t;
+
+static size_t depth_rows(const replay_result_t *res, depth_row_t rows[DEPTH_ROWS])
+{
+    size_t n = 0;
+
+    for (size_t lo = 0; lo <= REPLAY_LEN_MAX && n < DEPTH_ROWS; lo = lo == 0 ? 1 : 2 * lo) {
+        size_t hi = lo == 0 ? 0 : 2 * lo - 1;
+        depth_row_t *r = &rows[n];
+        uint64_t any = 0;
+        memset(r, 0, sizeof(*r));
+        for (size_t l = lo; l <= hi && l <= REPLAY_LEN_MAX; l++)
+            for (int k = 0; k < ONIC_TRACE_QUEUE_KINDS; k++)
+                r->count[k] += res->depth[k][l], any += res->depth[k][l];
+        if (any == 0)
+            continue;
+        if (lo == REPLAY_LEN_MAX)
+            snprintf(r->label, sizeof(r->label), ">=%zu", lo);
+        else if (lo == hi)
+            snprintf(r->label, sizeof(r->label), "%zu", lo);
+        else
+            snprintf(r->label, sizeof(r->label), "%zu-%zu", lo, hi);
+        n++;
+    }
+    return n;
+}
+
 static void print_depth(const replay_result_t *res)
 {
+    depth_row_t rows[DEPTH_ROWS];
+    size_t n = depth_rows(res, rows);
+
     printf("\nqueue depth at lookups (entries queued when a lookup began)\n");
     printf("  %-11s", "length");
     for (int k = 0; k < ONIC_TRACE_QUEUE_KINDS; k++)
         printf(" %11s", onic_trace_queue_names[k]);
     printf("\n");
-    for (size_t lo = 0; lo <= REPLAY_LEN_MAX; lo = lo == 0 ? 1 : 2 * lo) {
-        size_t hi = lo == 0 ? 0 : 2 * lo - 1;
-        uint64_t c[ONIC_TRACE_QUEUE_KINDS] = {0}, any = 0;
-        char label[32];
-        for (size_t l = lo; l <= hi && l <= REPLAY_LEN_MAX; l++)
-            for (int k = 0; k < ONIC_TRACE_QUEUE_KINDS; k++)
-                c[k] += res->depth[k][l], any += res->depth[k][l];
-        if (any == 0)
-            continue;
-        if (lo == REPLAY_LEN_MAX)
-            snprintf(label, sizeof(label), ">=%zu", lo);
-        else if (lo == hi)
-            snprintf(label, sizeof(label), "%zu", lo);
-        else
-            snprintf(label, sizeof(label), "%zu-%zu", lo, hi);
-        printf("  %-11s", label);
+    for (size_t i = 0; i < n; i++) {
+        printf("  %-11s", rows[i].label);
         for (int k = 0; k < ONIC_TRACE_QUEUE_KINDS; k++)
-            printf(" %11llu", (unsigned long long)c[k]);
+            printf(" %11llu", (unsigned long long)rows[i].count[k]);
         printf("\n");
     }
+}
+
+static void json_total(FILE *f, const char *name, replay_total_t *t, int timed, int last)
+{
+    double n = t->lookups > 0 ? (double)t->lookups : 1;
+
+    fprintf(f, "    {\"name\": \"%s\", \"lookups\": %llu, \"inspected\": %.4f", name,
+            (unsigned long long)t->lookups, (double)t->inspected / n);
+    if (timed)
+        fprintf(f, ", \"mean_ns\": %.3f, \"p50_ns\": %.3f, \"p99_ns\": %.3f, \"max_ns\": %.3f, "
+                "\"lookups_us\": %.3f, \"other_us\": %.3f", t->lookup_ns / n,
+                replay_total_percentile(t, 0.5), replay_total_percentile(t, 0.99),
+                replay_total_percentile(t, 1.0), t->lookup_ns / 1e3, t->other_ns / 1e3);
+    fprintf(f, "}%s\n", last ? "" : ",");
+}
+
+/* What the text shows, for programs (bench/replay/programs.py): the names
+ * are onic's own (engines, models, queue kinds), so nothing needs quoting. */
+static int write_json(replay_result_t *res, const char *path, int measured)
+{
+    FILE *f = fopen(path, "w");
+    depth_row_t rows[DEPTH_ROWS];
+    size_t n = depth_rows(res, rows);
+    double base = res->model[REPLAY_MODEL_NIC].lookup_ns;
+    int bad;
+
+    if (f == NULL) {
+        fprintf(stderr, "onic-replay: cannot write %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    fprintf(f, "{\n  \"files\": %llu, \"queues\": %llu, \"records\": %llu, "
+            "\"longest_queue\": %llu,\n  \"models\": [\n", (unsigned long long)res->files,
+            (unsigned long long)res->queues, (unsigned long long)res->records,
+            (unsigned long long)res->max_len);
+    for (int m = 0; m < REPLAY_MODELS; m++)
+        json_total(f, replay_model_names[m], &res->model[m], m != REPLAY_MODEL_LIST,
+                   m == REPLAY_MODELS - 1);
+    fprintf(f, "  ],\n  \"engines\": [\n");
+    for (int e = 0; measured && e < REPLAY_ENGINES; e++)
+        json_total(f, replay_engine_names[e], &res->engine[e], 1, e == REPLAY_ENGINES - 1);
+    fprintf(f, "  ],\n  \"against_nic\": ");
+    if (base > 0)
+        fprintf(f, "{\"alpu\": %.4f, \"pim\": %.4f}", res->model[REPLAY_MODEL_ALPU].lookup_ns / base,
+                res->model[REPLAY_MODEL_PIM].lookup_ns / base);
+    else
+        fprintf(f, "null");
+    fprintf(f, ",\n  \"depth_kinds\": [");
+    for (int k = 0; k < ONIC_TRACE_QUEUE_KINDS; k++)
+        fprintf(f, "%s\"%s\"", k ? ", " : "", onic_trace_queue_names[k]);
+    fprintf(f, "],\n  \"depth\": [\n");
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "    {\"length\": \"%s\", \"lookups\": [", rows[i].label);
+        for (int k = 0; k < ONIC_TRACE_QUEUE_KINDS; k++)
+            fprintf(f, "%s%llu", k ? ", " : "", (unsigned long long)rows[i].count[k]);
+        fprintf(f, "]}%s\n", i + 1 < n ? "," : "");
+    }
+    fprintf(f, "  ]\n}\n");
+    bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        fprintf(stderr, "onic-replay: cannot write %s\n", path);
+        return -1;
+    }
+    return 0;
 }
 
 static int write_csv(const replay_result_t *res, const char *path, int measured)
@@ -203,7 +291,7 @@ int main(int argc, char **argv)
     replay_opts_t opts;
     replay_result_t *res;
     files_t files = {NULL, 0, 0};
-    const char *csv = NULL, *plot = NULL;
+    const char *csv = NULL, *plot = NULL, *json = NULL;
     int depth = 0, quiet = 0, damaged = 0;
     uint64_t t0, ops = 0;
     double secs;
@@ -240,6 +328,8 @@ int main(int argc, char **argv)
             csv = argv[++i];
         } else if (strcmp(a, "--plot") == 0 && more) {
             plot = argv[++i];
+        } else if (strcmp(a, "--json") == 0 && more) {
+            json = argv[++i];
         } else if (a[0] == '-') {
             fprintf(stderr, "onic-replay: unknown option or missing value: %s\n", a);
             usage(stderr, argv[0]);
@@ -309,6 +399,8 @@ int main(int argc, char **argv)
     }
     if (depth)
         print_depth(res);
+    if (json != NULL && write_json(res, json, opts.measure) != 0)
+        damaged = 1;
     if ((csv != NULL || plot != NULL)) {
         char tmp[64];
         const char *path = csv;

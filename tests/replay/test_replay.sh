@@ -24,6 +24,22 @@ check "both ranks are replayed" sh -c "grep -q 'rank 0 of 2' '$out' && grep -q '
 check "as one replay of 2 files" grep -q '^2 files' "$out"
 check "the unexpected queue is in the depth histogram" grep -q 'unexpected' "$out"
 check "every model and engine is reported" sh -c "grep -q 'model alpu' '$out' && grep -q 'model pim' '$out' && grep -q 'onic  wide' '$out'"
+nic=$(sed -n 's/^  model nic *\([0-9]*\) .*/\1/p' "$out")
+
+# --json: what the text says, for bench/replay/programs.py
+"$replay" --quiet --depth --json "$dir/r.json" "$dir" >"$out" 2>&1
+rc=$?
+check "onic-replay --json succeeds" [ $rc -eq 0 ]
+check "the JSON names both files and the longest queue" \
+    sh -c "grep -q '\"files\": 2, ' '$dir/r.json' && grep -q '\"longest_queue\": [1-9]' '$dir/r.json'"
+check "with the NIC model's lookups the text gives ($nic)" \
+    sh -c "[ -n '$nic' ] && grep -q '{\"name\": \"nic\", \"lookups\": $nic, ' '$dir/r.json'"
+check "every engine measured" [ "$(grep -c '\"mean_ns\"' "$dir/r.json")" -eq 7 ]
+check "the ALPU and the PIM against the NIC processor" grep -q '"against_nic": {"alpu": [0-9.]*, "pim": [0-9.]*}' "$dir/r.json"
+check "and the depth histogram by queue kind" \
+    sh -c "grep -q '\"depth_kinds\": \[\"other\", \"posted\", \"overflow\", \"unexpected\"\]' '$dir/r.json' && grep -q '{\"length\": \"1\", \"lookups\": \[' '$dir/r.json'"
+"$replay" --json /nonexistent-dir/r.json "$dir" >"$out" 2>&1
+check "a JSON file that cannot be written fails, named" sh -c "[ $? -eq 1 ] && grep -q 'cannot write /nonexistent-dir/r.json' '$out'"
 
 printf 'bus_ns = 20\nalpu_cells = lots\n' >"$dir/bad.conf"
 "$replay" --params "$dir/bad.conf" "$dir" >"$out" 2>&1
