@@ -59,8 +59,8 @@
  * removals and inserts next to an anchor.
  *
  * Tracing wraps a traced matcher's ops table: a matcher without a trace
- * runs the engine's table directly, so tracing off adds nothing to the hot
- * path. */
+ * runs the engine's table directly, so tracing off adds to the hot path
+ * only the front end's test of m->traced at a hit on the first entry. */
 #ifndef ONIC_MATCH_TRACE_H
 #define ONIC_MATCH_TRACE_H
 

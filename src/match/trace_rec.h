@@ -9,8 +9,10 @@
  * around the engine's call: for a lookup, that frame (its saved registers,
  * the engine's seven arguments passed again, the call) cost as much as the
  * record, which is why the default engine writes its lookups' records
- * itself. Untraced matchers run the engine's plain table: no test, no
- * record, nothing added. */
+ * itself, and why the front end writes the record of a hit on the first
+ * entry, which it answers itself (match.c). Untraced matchers run the
+ * engine's plain table: one test of m->traced at a front-end hit, nothing
+ * else. */
 #ifndef ONIC_MATCH_TRACE_REC_H
 #define ONIC_MATCH_TRACE_REC_H
 
