@@ -507,7 +507,7 @@ def startup(build, quick, out):
     return res
 
 
-REPLAY_QUICK = "jacobi,cannon,osu_rate,osu_bw"
+REPLAY_QUICK = "jacobi,cannon,osu_rate,osu_latency,osu_bw"
 
 
 def replay_programs(build, quick, out):
@@ -522,7 +522,8 @@ def replay_programs(build, quick, out):
     with open(os.path.join(out, "replay.md"), "w") as f:
         f.write(stdout)
     if not os.path.exists(path):
-        return {"error": (stderr or stdout).strip()[-800:]}
+        return {"error": (stderr or stdout).strip()[-800:],
+                "failed": {"onic": f"bench/replay/programs.py: exit {rc}, no results"}}
     with open(path) as f:
         res = json.load(f)
     failed = [p["name"] for p in res.get("programs", []) if "error" in p]

@@ -139,6 +139,7 @@ static void print_total(const char *what, const char *name, replay_total_t *t, i
  * REPLAY_LEN_MAX on), each with its lookups per queue kind; rows without a
  * lookup are left out. Returns the number of rows. */
 #define DEPTH_ROWS 16
+_Static_assert(REPLAY_LEN_MAX <= 1 << (DEPTH_ROWS - 2), "a row for 0, then one per power of two");
 typedef struct depth_row {
     char     label[32];
     uint64_t count[ONIC_TRACE_QUEUE_KINDS];

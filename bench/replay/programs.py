@@ -37,10 +37,24 @@ PROGRAMS = [
 ]
 
 
+def last_lines(text, n=3):
+    """The end of a tool's output, where its error is: its last lines, as one."""
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    return " / ".join(lines[-n:])[-300:]
+
+
 def run_program(build, work, exes, name, np, prog, args):
     """One program traced and replayed: onic-replay's JSON, with the run's
     description, or {"name", "error"}."""
     res = {"name": name, "processes": np, "command": " ".join([os.path.basename(prog)] + args)}
+    try:
+        return run_program_in(build, work, exes, res, name, np, prog, args)
+    except OSError as e:   # a tool missing from the build, say
+        res["error"] = f"cannot run: {e}"
+        return res
+
+
+def run_program_in(build, work, exes, res, name, np, prog, args):
     if prog.startswith("@"):
         exe = os.path.join(build, prog[1:])
     else:
@@ -50,7 +64,7 @@ def run_program(build, work, exes, name, np, prog, args):
             cc = subprocess.run([os.path.join(build, "onicc"), "-O2", os.path.join(ROOT, prog),
                                  "-lm", "-o", exe], capture_output=True, text=True)
             if cc.returncode != 0:
-                res["error"] = f"onicc {prog}: exit {cc.returncode}: {cc.stderr.strip()[-400:]}"
+                res["error"] = f"onicc {prog}: exit {cc.returncode}: {last_lines(cc.stderr)}"
                 return res
             exes[prog] = exe
     tdir = os.path.join(work, "t-" + name)
@@ -59,16 +73,18 @@ def run_program(build, work, exes, name, np, prog, args):
     r = subprocess.run([os.path.join(build, "onicrun"), "--timeout", "300", "-n", str(np), exe] +
                        args, env=env, capture_output=True, text=True)
     if r.returncode != 0:
-        res["error"] = f"the traced run failed: exit {r.returncode}: {r.stderr.strip()[-400:]}"
+        res["error"] = f"the traced run failed: exit {r.returncode}: {last_lines(r.stderr)}"
         return res
     jpath = os.path.join(work, name + ".json")
     r = subprocess.run([os.path.join(build, "onic-replay"), "--quiet", "--no-measure", "--json",
                         jpath, tdir], capture_output=True, text=True)
-    if r.returncode != 0 or not os.path.exists(jpath):
-        res["error"] = f"onic-replay: exit {r.returncode}: {(r.stderr or r.stdout).strip()[-400:]}"
+    if not os.path.exists(jpath):
+        res["error"] = f"onic-replay: exit {r.returncode}: {last_lines(r.stderr or r.stdout)}"
         return res
     with open(jpath) as f:
         res.update(json.load(f))
+    if r.returncode != 0:   # a damaged trace: replayed up to the damage, which it names
+        res["warning"] = f"onic-replay: exit {r.returncode}: {last_lines(r.stderr)}"
     shutil.rmtree(tdir)
     return res
 
@@ -84,7 +100,7 @@ def tables(results):
     rows = []
     for r in results:
         if "error" in r:
-            rows.append([r["name"], r["processes"], "failed: " + r["error"][:80]] + [""] * 6)
+            rows.append([r["name"], r["processes"], "failed (below)"] + [""] * 6)
             continue
         nic, alpu, pim = model(r, "nic"), model(r, "alpu"), model(r, "pim")
         ag = r.get("against_nic") or {}
@@ -106,12 +122,21 @@ def tables(results):
     return out
 
 
-def markdown(tabs):
+def cell(c):
+    return str(c).replace("|", "/").replace("\n", " ")
+
+
+def markdown(tabs, results):
     lines = []
     for title, head, rows in tabs:
-        lines += ["", title, "", "| " + " | ".join(str(h) for h in head) + " |",
+        lines += ["", title, "", "| " + " | ".join(cell(h) for h in head) + " |",
                   "|" + "---|" * len(head)]
-        lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+        lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    for r in results:
+        for what in ("error", "warning"):
+            if what in r:
+                lines += ["", f"{'FAILED' if what == 'error' else 'Warning'}: {r['name']}: "
+                          f"{r[what]}"]
     return "\n".join(lines)
 
 
@@ -136,17 +161,13 @@ def main():
     finally:
         shutil.rmtree(work)
     tabs = tables(results)
-    print(markdown(tabs))
+    print(markdown(tabs, results))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"programs": results,
                        "tables": [{"title": t, "head": h, "rows": r} for t, h, r in tabs]}, f,
                       indent=1)
-    failed = [r["name"] for r in results if "error" in r]
-    for r in results:
-        if "error" in r:
-            print(f"\nFAILED: {r['name']}: {r['error']}", file=sys.stderr)
-    return 1 if failed else 0
+    return 1 if any("error" in r for r in results) else 0
 
 
 if __name__ == "__main__":

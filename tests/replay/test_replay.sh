@@ -34,7 +34,7 @@ check "the JSON names both files and the longest queue" \
     sh -c "grep -q '\"files\": 2, ' '$dir/r.json' && grep -q '\"longest_queue\": [1-9]' '$dir/r.json'"
 check "with the NIC model's lookups the text gives ($nic)" \
     sh -c "[ -n '$nic' ] && grep -q '{\"name\": \"nic\", \"lookups\": $nic, ' '$dir/r.json'"
-check "every engine measured" [ "$(grep -c '\"mean_ns\"' "$dir/r.json")" -eq 7 ]
+check "the three timed models and every engine measured" [ "$(grep -c '\"mean_ns\"' "$dir/r.json")" -eq 7 ]
 check "the ALPU and the PIM against the NIC processor" grep -q '"against_nic": {"alpu": [0-9.]*, "pim": [0-9.]*}' "$dir/r.json"
 check "and the depth histogram by queue kind" \
     sh -c "grep -q '\"depth_kinds\": \[\"other\", \"posted\", \"overflow\", \"unexpected\"\]' '$dir/r.json' && grep -q '{\"length\": \"1\", \"lookups\": \[' '$dir/r.json'"
