@@ -264,6 +264,10 @@ typedef struct onic_mpi_bseg onic_mpi_bseg_t;
 #define ONIC_MPI_KEEP_PERSISTENT 1
 #define ONIC_MPI_KEEP_COMM       2
 
+#define ONIC_MPI_HOLDS_PACK 0x1u
+#define ONIC_MPI_HOLDS_BSEG 0x2u
+#define ONIC_MPI_HOLDS_TYPE 0x4u
+
 typedef struct onic_mpi_req {
     int                 handle;
     onic_mpi_req_kind_t kind;
@@ -289,6 +293,10 @@ typedef struct onic_mpi_req {
     size_t              bytes;      /* send: message bytes; recv: capacity */
     void               *pack;       /* owned packed buffer, or NULL */
     onic_mpi_bseg_t    *bseg;       /* buffered send: its segment of the attached buffer */
+    /* ONIC_MPI_HOLDS_*: set whenever pack or bseg is, or the request holds
+     * a reference to a derived type, so that a plain request's completion
+     * and free test one byte, not three fields. */
+    unsigned char       holds;
     /* Portals state. */
     ptl_handle_me_t     me;         /* posted receive / exposed rendezvous buffer */
     ptl_handle_md_t     md;         /* rendezvous: the get MD of a receive */

@@ -312,6 +312,7 @@ static __attribute__((noinline)) void rndv_start(onic_mpi_req_t *r, uint32_t pee
             recv_fail(r, "allocate a buffer to pull a rendezvous message into", PTL_NO_SPACE);
             return;
         }
+        r->holds |= ONIC_MPI_HOLDS_PACK;
         r->data = r->pack;
     }
     memset(&md, 0, sizeof(md));

@@ -59,6 +59,7 @@ static inline onic_mpi_req_t *req_new_op(onic_mpi_req_kind_t kind, onic_mpi_mode
     r->bytes = 0;
     r->pack = NULL;
     r->bseg = NULL;
+    r->holds = 0;
     r->me = PTL_INVALID_HANDLE;
     r->md = PTL_INVALID_HANDLE;
     req_status_empty(&r->status);
@@ -76,15 +77,22 @@ static __attribute__((noinline)) void bseg_release(onic_mpi_bseg_t *s)
     onic_free(s);
 }
 
-void onic_mpi_req_free(onic_mpi_req_t *r)
+/* What a request holds besides itself (r->holds), let go. */
+static __attribute__((cold, noinline)) void req_release_holds(onic_mpi_req_t *r)
 {
-    r->active = 0; /* not pending, for MPI_Finalize's walk of the pool */
     if (r->pack != NULL)
         onic_free(r->pack);
     if (r->bseg != NULL)
         bseg_release(r->bseg);
     if (r->type != NULL && !r->type->predefined)
         onic_mpi_type_unref(r->type);
+}
+
+void onic_mpi_req_free(onic_mpi_req_t *r)
+{
+    r->active = 0; /* not pending, for MPI_Finalize's walk of the pool */
+    if (__builtin_expect(r->holds != 0, 0))
+        req_release_holds(r);
     if (r->handle != MPI_REQUEST_NULL)
         onic_mpi_htab_del_live(&onic_mpi_g.reqs, r->handle);
     onic_pool_put(&onic_mpi_g.req_pool, r);
@@ -112,13 +120,13 @@ void onic_mpi_req_complete(onic_mpi_req_t *r)
 {
     r->complete = 1;
     /* A send's data has left; a receive's is unpacked by now. */
-    if (r->pack != NULL) {
+    if (__builtin_expect(r->holds & (ONIC_MPI_HOLDS_PACK | ONIC_MPI_HOLDS_BSEG), 0)) {
         onic_free(r->pack);
         r->pack = NULL;
-    }
-    if (r->bseg != NULL) {
-        bseg_release(r->bseg);
+        if (r->bseg != NULL)
+            bseg_release(r->bseg);
         r->bseg = NULL;
+        r->holds &= ~(ONIC_MPI_HOLDS_PACK | ONIC_MPI_HOLDS_BSEG);
     }
     if (r->user_freed)
         req_end_freed(r);
@@ -201,6 +209,7 @@ static int req_start(onic_mpi_req_t *r)
                 return onic_mpi_err(r->comm, MPI_ERR_NO_MEM, r->call, "no memory to pack "
                                     "%zu bytes of a non-contiguous datatype", bytes);
             }
+            r->holds |= ONIC_MPI_HOLDS_PACK;
             if (r->kind == ONIC_MPI_REQ_SEND)
                 onic_mpi_type_pack(t, r->buf, r->count, r->pack);
             r->data = r->pack;
@@ -212,6 +221,7 @@ started:
         r->active = 0;
         onic_free(r->pack);
         r->pack = NULL;
+        r->holds &= ~ONIC_MPI_HOLDS_PACK;
     }
     return rc;
 }
@@ -280,7 +290,10 @@ static onic_mpi_req_t *req_make(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, 
         *rc_p = onic_mpi_err(a->comm, MPI_ERR_NO_MEM, call, "no memory for a request");
         return NULL;
     }
-    onic_mpi_type_ref(a->type);
+    if (!a->type->predefined) {
+        onic_mpi_type_ref(a->type);
+        r->holds = ONIC_MPI_HOLDS_TYPE;
+    }
     return r;
 }
 
@@ -1874,6 +1887,7 @@ static int bsend_checked(const char *call, const void *buf, int count, const req
         return rc;
     }
     r->bseg = s;
+    r->holds |= ONIC_MPI_HOLDS_BSEG;
     r->data = onic_mpi_g.bbuf + s->off;
     onic_mpi_type_pack(a.type, buf, count, r->data);
     r->user_freed = 1; /* nobody waits for it; it frees itself (and its space) */

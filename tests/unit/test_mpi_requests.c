@@ -1268,6 +1268,105 @@ static void on_alarm(int sig)
     _exit(1);
 }
 
+/* What a request holds besides itself -- a packed copy of a
+ * non-contiguous send or receive, a reference to a derived type, the
+ * buffer a rendezvous pull into an in-place receive lands in -- is let go
+ * when it ends: rounds of such sends and receives to oneself (non-blocking,
+ * blocking and persistent, started twice; eager and rendezvous; packed and
+ * in place) and the types freed after them leave the library's allocations
+ * where they were. The first round sizes the tables and pools, which keep
+ * what they took. */
+/* Until a message with tag to oneself has arrived (MPI_Iprobe polls): its
+ * receive, posted next, then finds it already here. */
+static void probe_until_here(int tag)
+{
+    int flag = 0;
+
+    for (int i = 0; i < 1000000 && !flag; i++)
+        MPI_Iprobe(0, tag, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
+    CHECK(flag);
+}
+
+static void test_requests_let_go(void)
+{
+    enum { SPAN = 32 * 512 }; /* ints */
+    static int out[SPAN], in[SPAN];
+    /* 4 ints; 3000 blocks of one (12 KB, eager, packed both ways); 32
+     * blocks of 256 (32 KB: rendezvous above the 16 KB eager limit,
+     * received in place) */
+    const int nblk[3] = {4, 3000, 32}, blen[3] = {1, 1, 256}, stride[3] = {1, 2, 512};
+    MPI_Request q[4];
+    MPI_Status st[4];
+    MPI_Datatype t[3];
+    long before = 0;
+
+    for (int i = 0; i < SPAN; i++)
+        out[i] = i;
+    for (int round = 0; round < 4; round++) {
+        if (round == 1) {
+            onic_mem_count_start();
+            before = onic_mem_count_net();
+        }
+        t[0] = MPI_INT;
+        for (int c = 1; c < 3; c++) {
+            REQUIRE(MPI_Type_vector(nblk[c], blen[c], stride[c], MPI_INT, &t[c]) == MPI_SUCCESS);
+            REQUIRE(MPI_Type_commit(&t[c]) == MPI_SUCCESS);
+        }
+        for (int c = 0; c < 3; c++) {
+            int n = c == 0 ? nblk[0] : 1;
+            /* receive posted first, blocking (both in one call), send first, persistent with
+             * the send started first (a rendezvous header then waits for
+             * its receive, which pulls it) */
+            for (int how = 0; how < 4; how++) {
+                for (int start = 0; start < (how == 3 ? 2 : 1); start++) {
+                    int bad = 0, tag = 30 + 4 * c + how;
+                    memset(in, 0xff, sizeof(in));
+                    if (how == 0) {
+                        CHECK_EQ(MPI_Irecv(in, n, t[c], 0, tag, MPI_COMM_SELF, &q[0]),
+                                 MPI_SUCCESS);
+                        CHECK_EQ(MPI_Isend(out, n, t[c], 0, tag, MPI_COMM_SELF, &q[1]),
+                                 MPI_SUCCESS);
+                        CHECK_EQ(MPI_Waitall(2, q, st), MPI_SUCCESS);
+                    } else if (how == 1) { /* a rendezvous MPI_Send to oneself would wait */
+                        CHECK_EQ(MPI_Sendrecv(out, n, t[c], 0, tag, in, n, t[c], 0, tag,
+                                              MPI_COMM_SELF, &st[0]), MPI_SUCCESS);
+                    } else if (how == 2) {
+                        CHECK_EQ(MPI_Isend(out, n, t[c], 0, tag, MPI_COMM_SELF, &q[1]),
+                                 MPI_SUCCESS);
+                        probe_until_here(tag);
+                        CHECK_EQ(MPI_Irecv(in, n, t[c], 0, tag, MPI_COMM_SELF, &q[0]),
+                                 MPI_SUCCESS);
+                        CHECK_EQ(MPI_Waitall(2, q, st), MPI_SUCCESS);
+                    } else {
+                        if (start == 0) {
+                            CHECK_EQ(MPI_Send_init(out, n, t[c], 0, tag, MPI_COMM_SELF, &q[2]),
+                                     MPI_SUCCESS);
+                            CHECK_EQ(MPI_Recv_init(in, n, t[c], 0, tag, MPI_COMM_SELF, &q[3]),
+                                     MPI_SUCCESS);
+                        }
+                        CHECK_EQ(MPI_Start(&q[2]), MPI_SUCCESS);
+                        probe_until_here(tag);
+                        CHECK_EQ(MPI_Start(&q[3]), MPI_SUCCESS);
+                        CHECK_EQ(MPI_Waitall(2, &q[2], st), MPI_SUCCESS);
+                    }
+                    for (int b = 0; b < nblk[c]; b++)
+                        for (int i = 0; i < blen[c]; i++) {
+                            int at = b * stride[c] + i;
+                            bad += in[at] != at;
+                            bad += i == blen[c] - 1 && stride[c] > blen[c] && in[at + 1] != -1;
+                        }
+                    CHECK_EQ(bad, 0);
+                }
+            }
+            CHECK_EQ(MPI_Request_free(&q[2]), MPI_SUCCESS);
+            CHECK_EQ(MPI_Request_free(&q[3]), MPI_SUCCESS);
+        }
+        for (int c = 1; c < 3; c++)
+            REQUIRE(MPI_Type_free(&t[c]) == MPI_SUCCESS);
+    }
+    CHECK_EQ(onic_mem_count_net(), before);
+}
+
 int main(int argc, char **argv)
 {
     int size, nomem = argc == 2 && strcmp(argv[1], "nomem") == 0;
@@ -1304,6 +1403,8 @@ int main(int argc, char **argv)
         test_many();
         stage = "test_recv_now_returns_space";
         test_recv_now_returns_space();
+        stage = "test_requests_let_go";
+        test_requests_let_go();
         stage = "test_args";
         test_args();
         stage = "test_info";
