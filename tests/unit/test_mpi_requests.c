@@ -75,6 +75,33 @@ static void test_many(void)
         CHECK_EQ(in[i], 1000 + i);
     CHECK_EQ(MPI_Waitany(2 * N, q, &n, &st[0]), MPI_SUCCESS);
     CHECK_EQ(n, MPI_UNDEFINED);
+    /* Waitany and Testany: each completion once, a receive's status its
+     * own (source and tag; MPI_ERROR is not theirs to set, MPI 4.0 3.2.5). */
+    for (int any = 0; any < 2; any++) {
+        int tag0 = 600 + 200 * any, bad = 0;
+        post_pairs(in, out, q, tag0);
+        memset(seen, 0, sizeof(seen));
+        for (done = 0; done < 2 * N;) {
+            MPI_Status one;
+            memset(&one, 0x5a, sizeof(one));
+            flag = 1;
+            if (any == 0)
+                CHECK_EQ(MPI_Waitany(2 * N, q, &n, &one), MPI_SUCCESS);
+            else
+                CHECK_EQ(MPI_Testany(2 * N, q, &n, &flag, &one), MPI_SUCCESS);
+            if (!flag)
+                continue;
+            if (n < 0 || n >= 2 * N || seen[n]) {
+                bad++;
+                break;
+            }
+            seen[n] = 1;
+            done++;
+            if (n < N)
+                bad += one.MPI_TAG != tag0 + n || one.MPI_SOURCE != 0 || in[n] != 1000 + n;
+        }
+        CHECK_EQ(bad, 0);
+    }
 }
 
 /* A send names a rank (MPI_ANY_SOURCE is no destination); a receive may
