@@ -1394,6 +1394,34 @@ static void test_requests_let_go(void)
     CHECK_EQ(onic_mem_count_net(), before);
 }
 
+/* A request's handle after the request has gone (a copy kept past the
+ * MPI_Waitall that freed it) names nothing: every call that takes one
+ * refuses it with MPI_ERR_REQUEST and leaves it as it was. */
+static void test_stale_request(void)
+{
+    int v = 7, w = 0, flag = -1;
+    MPI_Request q[2], stale, h;
+    MPI_Status st;
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    CHECK_EQ(MPI_Irecv(&w, 1, MPI_INT, 0, 90, MPI_COMM_SELF, &q[0]), MPI_SUCCESS);
+    CHECK_EQ(MPI_Isend(&v, 1, MPI_INT, 0, 90, MPI_COMM_SELF, &q[1]), MPI_SUCCESS);
+    stale = q[0];
+    CHECK_EQ(MPI_Waitall(2, q, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    CHECK_EQ(w, 7);
+    h = stale;
+    CHECK_EQ(MPI_Wait(&h, &st), MPI_ERR_REQUEST);
+    CHECK_EQ(MPI_Test(&h, &flag, &st), MPI_ERR_REQUEST);
+    CHECK_EQ(MPI_Request_get_status(h, &flag, &st), MPI_ERR_REQUEST);
+    CHECK_EQ(MPI_Start(&h), MPI_ERR_REQUEST);
+    CHECK_EQ(MPI_Cancel(&h), MPI_ERR_REQUEST);
+    CHECK_EQ(MPI_Request_free(&h), MPI_ERR_REQUEST);
+    CHECK(h == stale);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 int main(int argc, char **argv)
 {
     int size, nomem = argc == 2 && strcmp(argv[1], "nomem") == 0;
@@ -1432,6 +1460,8 @@ int main(int argc, char **argv)
         test_recv_now_returns_space();
         stage = "test_requests_let_go";
         test_requests_let_go();
+        stage = "test_stale_request";
+        test_stale_request();
         stage = "test_args";
         test_args();
         stage = "test_info";
