@@ -1396,7 +1396,8 @@ static void test_requests_let_go(void)
 
 /* A request's handle after the request has gone (a copy kept past the
  * MPI_Waitall that freed it) names nothing: every call that takes one
- * refuses it with MPI_ERR_REQUEST and leaves it as it was. */
+ * refuses it with MPI_ERR_REQUEST and leaves it as it was. A probe without
+ * a status is MPI_ERR_ARG. */
 static void test_stale_request(void)
 {
     int v = 7, w = 0, flag = -1;
@@ -1418,6 +1419,11 @@ static void test_stale_request(void)
     CHECK_EQ(MPI_Cancel(&h), MPI_ERR_REQUEST);
     CHECK_EQ(MPI_Request_free(&h), MPI_ERR_REQUEST);
     CHECK(h == stale);
+    /* A probe with no status to fill is refused too, a message there or not. */
+    CHECK_EQ(MPI_Send(&v, 1, MPI_INT, 0, 91, MPI_COMM_SELF), MPI_SUCCESS);
+    CHECK_EQ(MPI_Probe(0, 91, MPI_COMM_SELF, NULL), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Iprobe(0, 91, MPI_COMM_SELF, &flag, NULL), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Recv(&w, 1, MPI_INT, 0, 91, MPI_COMM_SELF, MPI_STATUS_IGNORE), MPI_SUCCESS);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
