@@ -1419,6 +1419,32 @@ static void test_stale_request(void)
     CHECK_EQ(MPI_Cancel(&h), MPI_ERR_REQUEST);
     CHECK_EQ(MPI_Request_free(&h), MPI_ERR_REQUEST);
     CHECK(h == stale);
+    /* A null request among live ones gets the empty status (MPI 4.0
+     * 3.7.3): any source, any tag, nothing received. */
+    {
+        MPI_Request two[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+        MPI_Status sts[2];
+        int count = -1;
+        memset(sts, 0x5a, sizeof(sts));
+        CHECK_EQ(MPI_Isend(&v, 1, MPI_INT, 0, 92, MPI_COMM_SELF, &two[1]), MPI_SUCCESS);
+        CHECK_EQ(MPI_Waitall(2, two, sts), MPI_SUCCESS);
+        CHECK(sts[0].MPI_SOURCE == MPI_ANY_SOURCE && sts[0].MPI_TAG == MPI_ANY_TAG);
+        CHECK(MPI_Get_count(&sts[0], MPI_INT, &count) == MPI_SUCCESS && count == 0);
+        CHECK_EQ(MPI_Recv(&w, 1, MPI_INT, 0, 92, MPI_COMM_SELF, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    }
+    /* MPI_Testany with only a receive active, whose message is sent but not
+     * yet delivered: its own poll delivers it. */
+    {
+        int idx = -1;
+        CHECK_EQ(MPI_Send(&v, 1, MPI_INT, 0, 93, MPI_COMM_SELF), MPI_SUCCESS);
+        CHECK_EQ(MPI_Irecv(&w, 1, MPI_INT, 0, 93, MPI_COMM_SELF, &q[0]), MPI_SUCCESS);
+        flag = 0;
+        for (int i = 0; i < 1000 && !flag; i++)
+            CHECK_EQ(MPI_Testany(1, q, &idx, &flag, &st), MPI_SUCCESS);
+        CHECK(flag && idx == 0 && st.MPI_TAG == 93);
+        if (!flag)
+            MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+    }
     /* A probe with no status to fill is refused too, a message there or not. */
     CHECK_EQ(MPI_Send(&v, 1, MPI_INT, 0, 91, MPI_COMM_SELF), MPI_SUCCESS);
     CHECK_EQ(MPI_Probe(0, 91, MPI_COMM_SELF, NULL), MPI_ERR_ARG);
