@@ -102,8 +102,9 @@ struct onic_matcher {
     /* The first queued entry, for an engine that keeps it; NULL when the
      * queue is empty or the engine does not say. The front end's lookups
      * compare it and offer it to accept themselves (a NIC's first compare)
-     * and call the engine only past it; so an engine that sets it keeps it
-     * true across every op of its table. */
+     * and call the engine only when it did not match or was refused: the
+     * engine's find and find_accept start past it. So an engine that sets
+     * it keeps it true across every op of its table. */
     onic_mentry_t          *front;
     int                     traced;  /* ONIC_TRACE: ops is the tracer's table */
     onic_config_t           cfg;     /* parameters read at create */

@@ -1111,19 +1111,9 @@ static hash_entry_t *hash_find_accept(onic_matcher_t *m, onic_mkey_t key, onic_m
 
 /* --- lookups: the ops choose the mode --- */
 
-/* The predicate word by word: the same answer as onic_mentry_matches, with
- * fewer registers live at once, which spares the front check's function a
- * register save or two. */
-static inline int hash_front_matches(const hash_entry_t *e, onic_mkey_t key, onic_mkey_t ignore)
-{
-    if (((e->super.key.bits ^ key.bits) & ~(e->super.ignore.bits | ignore.bits)) != 0)
-        return 0;
-    return ((e->super.key.id ^ key.id) & ~(e->super.ignore.id | ignore.id)) == 0;
-}
-
-/* Ring lookups past the front entry (which the caller compared, and offered
- * to accept if it matched): functions of their own, so that the front's
- * path saves few registers and ends in tail calls. */
+/* Ring lookups past the front entry (which the front end compared, and
+ * offered to accept if it matched): functions of their own, which the
+ * traced ops wrap with their record (hash_find_recorded). */
 __attribute__((noinline)) static onic_mentry_t *
 hash_small_find_more(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int remove)
 {
@@ -1202,74 +1192,39 @@ hash_small_find_accept_more_traced(onic_matcher_t *m, onic_mkey_t key, onic_mkey
                                      remove);
 }
 
-/* A ring lookup: the front entry here, the rest in a call. Inline into the
- * plain op and the traced one, which records where it returns: a hit on
- * the front with what it is known to be (found, one entry inspected), a
- * lookup on an empty ring as a miss with none, the rest after its call. */
+/* A ring lookup. The ring's head is m->front, which the front end has
+ * compared and offered to accept already (engine.h): the search starts
+ * past it. Inline into the plain op and the traced one, which records a
+ * lookup on an empty ring as a miss with none inspected, the rest after
+ * its call. */
 static inline __attribute__((always_inline)) onic_mentry_t *
 hash_find_small_in(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore, int remove,
                    const int traced)
 {
-    hash_small_t *sm = &((hash_engine_t *)m->engine)->small;
-    uint64_t kb = key.bits, ki = key.id, ib = ignore.bits, ii = ignore.id;
-    hash_entry_t *e;
-
-    /* The query's four words in registers for the record (the plain copy
-     * comes out a few instructions shorter with them too). */
-    ONIC_TRACE_SCALARS(kb, ki, ib, ii);
-    if (sm->n == 0) {
+    if (((hash_engine_t *)m->engine)->small.n == 0) {
         if (traced)
-            onic_trace_rec_lookup(m, kb, ki, ib, ii, NULL, remove, 0, 0);
+            onic_trace_rec_lookup(m, key.bits, key.id, ignore.bits, ignore.id, NULL, remove, 0,
+                                  0);
         return NULL;
     }
-    e = sm->slot[sm->head];
-    if (!hash_front_matches(e, key, ignore)) {
-        if (traced)
-            return hash_small_find_more_traced(m, key, ignore, remove);
-        return hash_small_find_more(m, key, ignore, remove);
-    }
-    m->stats.inspected++;
-    if (remove) {
-        hash_small_pop_front(sm);
-        hash_small_front(m, sm);
-    }
     if (traced)
-        onic_trace_rec_lookup(m, kb, ki, ib, ii, &e->super, remove, 0, 1);
-    return &e->super;
+        return hash_small_find_more_traced(m, key, ignore, remove);
+    return hash_small_find_more(m, key, ignore, remove);
 }
 
 static inline __attribute__((always_inline)) onic_mentry_t *
 hash_find_accept_small_in(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
                           onic_match_accept_t accept, void *arg, int *remove, const int traced)
 {
-    hash_small_t *sm = &((hash_engine_t *)m->engine)->small;
-    uint64_t kb = key.bits, ki = key.id, ib = ignore.bits, ii = ignore.id;
-    hash_entry_t *e;
-    int took;
-
-    ONIC_TRACE_SCALARS(kb, ki, ib, ii);   /* see hash_find_small_in */
-
-    if (sm->n == 0) {
+    if (((hash_engine_t *)m->engine)->small.n == 0) {
         if (traced)
-            onic_trace_rec_lookup(m, kb, ki, ib, ii, NULL, *remove, ONIC_TRACE_ACCEPT, 0);
+            onic_trace_rec_lookup(m, key.bits, key.id, ignore.bits, ignore.id, NULL, *remove,
+                                  ONIC_TRACE_ACCEPT, 0);
         return NULL;
     }
-    e = sm->slot[sm->head];
-    if (!hash_front_matches(e, key, ignore) || (took = accept(arg, e->super.cookie)) == 0) {
-        if (traced)
-            return hash_small_find_accept_more_traced(m, key, ignore, accept, arg, remove);
-        return hash_small_find_accept_more(m, key, ignore, accept, arg, remove);
-    }
-    m->stats.inspected++;
-    if (took == ONIC_MATCH_TAKE_LAST)
-        *remove = 1;
-    if (*remove) {
-        hash_small_pop_front(sm);
-        hash_small_front(m, sm);
-    }
     if (traced)
-        onic_trace_rec_lookup(m, kb, ki, ib, ii, &e->super, *remove, ONIC_TRACE_ACCEPT, 1);
-    return &e->super;
+        return hash_small_find_accept_more_traced(m, key, ignore, accept, arg, remove);
+    return hash_small_find_accept_more(m, key, ignore, accept, arg, remove);
 }
 
 __attribute__((noinline)) static onic_mentry_t *

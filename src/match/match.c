@@ -297,26 +297,6 @@ onic_status_t onic_matcher_insert(onic_matcher_t *m, onic_mkey_t key, onic_mkey_
     return ONIC_OK;
 }
 
-/* An accept that refuses the first entry it is offered and passes the
- * rest on: the search behind a front entry accept refused already (the
- * first entry that matches is the front). */
-typedef struct match_past_front {
-    onic_match_accept_t accept;
-    void               *arg;
-    int                 passed;
-} match_past_front_t;
-
-static int match_past_front_accept(void *arg, void *cookie)
-{
-    match_past_front_t *p = arg;
-
-    if (!p->passed) {
-        p->passed = 1;
-        return 0;
-    }
-    return p->accept(p->arg, cookie);
-}
-
 /* A traced hit on the front: its record, as the engines write it for a
  * hit on their first entry (found, one entry inspected), then the engine's
  * plain remove (the record is a MATCH, no REMOVE). Inline where a lookup
@@ -344,15 +324,14 @@ static __attribute__((noinline)) void match_front_recorded(onic_matcher_t *m, on
     match_front_record(m, key, ignore, e, remove, 0);
 }
 
-/* The front entry, when it matches and accept takes it; NULL otherwise,
- * *refused set when accept refused it. The engine's search costs a call
+/* The front entry, when it matches and accept takes it; NULL otherwise (the
+ * engine then searches past it, engine.h). The engine's search costs a call
  * with seven arguments and a frame; a posted receive or an unexpected
  * header is nearly always the front of its queue. A traced matcher records
  * the hit here as its engine would (trace.c), so tracing costs the record
  * and not the search's call too. */
 static inline onic_mentry_t *match_front(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t ignore,
-                                         onic_match_accept_t accept, void *arg, int *remove,
-                                         int *refused)
+                                         onic_match_accept_t accept, void *arg, int *remove)
 {
     onic_mentry_t *e = m->front;
     int took;
@@ -360,10 +339,8 @@ static inline onic_mentry_t *match_front(onic_matcher_t *m, onic_mkey_t key, oni
     if (e == NULL || !onic_mentry_matches(e, key, ignore))
         return NULL;
     if (accept != NULL) {
-        if ((took = accept(arg, e->cookie)) == 0) {
-            *refused = 1;
+        if ((took = accept(arg, e->cookie)) == 0)
             return NULL;
-        }
         if (took == ONIC_MATCH_TAKE_LAST) /* as the engines read it */
             *remove = 1;
     }
@@ -386,18 +363,13 @@ static inline void *match_find(onic_matcher_t *m, onic_mkey_t key, onic_mkey_t i
 {
     onic_mentry_t *e;
     void *cookie;
-    int refused = 0;
 
     m->stats.lookups++;
-    e = match_front(m, key, ignore, accept, arg, &remove, &refused);
-    if (e == NULL && accept == NULL) {
+    e = match_front(m, key, ignore, accept, arg, &remove);
+    if (e == NULL && accept == NULL)
         e = m->ops->find(m, key, ignore, remove);
-    } else if (e == NULL && !refused) {
+    else if (e == NULL)
         e = m->ops->find_accept(m, key, ignore, accept, arg, &remove);
-    } else if (e == NULL) {
-        match_past_front_t past = {accept, arg, 0};
-        e = m->ops->find_accept(m, key, ignore, match_past_front_accept, &past, &remove);
-    }
     if (e == NULL)
         return NULL;
     m->stats.hits++;
