@@ -449,7 +449,7 @@ int main(int argc, char **argv)
                       bw_memcpy, bw_raw, bw_rma[0], bw_rma[1]);
         } else {
             printf("onic-bench-xport: median of %u repetitions, 2 processes (ONIC_SHM_RING_SLOTS=%u)\n",
-                   b.reps, cfg.shm_ring_slots);
+                   b.reps, onic_config_shm_ring_slots(&cfg, 2));
             printf("  raw cache-line ping-pong     %8.1f ns one-way\n", raw_pp);
             printf("  raw ring, 16-byte items      %8.1f M items/s\n", raw_rg / 1e6);
             printf("  shm latency, 8 B             %8.1f ns one-way   %.2fx the raw ping-pong\n",

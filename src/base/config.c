@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,7 @@ const char *const onic_config_shm_rma_values[] = {"auto", "cma", "copy", NULL};
 const char *const onic_config_xport_values[] = {"auto", "shm", "ofi", NULL};
 const char *const onic_config_boot_values[] = {"auto", "onicrun", "pmi1", "pmix", NULL};
 static const char *const core_words[] = {"last", NULL};
+static const char *const auto_word[] = {"auto", NULL};
 const char *const onic_config_onload_rma_values[] = {"auto", "copy", NULL};
 const char *const onic_config_ofi_wait_values[] = {"auto", "fd", "poll", NULL};
 static const char *const wait_values[] = {"auto", "spin", "sleep", NULL};
@@ -92,11 +94,12 @@ static const onic_config_var_t config_vars[] = {
      "completion: about 2 us more per message with tcp), poll (naps of up to 50 us between "
      "polls) or auto (fd when this node's processes outnumber its cores, else poll)",
      ONIC_CONFIG_ENUM, 0, 0, onic_config_ofi_wait_values, CFG_FIELD(ofi_wait)},
-    {"ONIC_SHM_RING_SLOTS", "256", "64-byte slots in each sender's ring in a receiver's shared "
+    {"ONIC_SHM_RING_SLOTS", "auto", "64-byte slots in each sender's ring in a receiver's shared "
      "memory (credits per sender); a message takes one, plus payload/64 when its payload does "
-     "not fit behind its header",
-     ONIC_CONFIG_UINT_POW2, 2, 65536, NULL, CFG_FIELD(shm_ring_slots)},
-    {"ONIC_SHM_MID_MAX", "65536", "shm: the largest message carried through the lane itself "
+     "not fit behind its header. auto: 2048, halved while one process's rings would take more "
+     "than 4 MiB (1024 for 64 processes on a node), never below 256",
+     ONIC_CONFIG_UINT_POW2, 2, 65536, auto_word, CFG_FIELD(shm_ring_slots)},
+    {"ONIC_SHM_MID_MAX", "16384", "shm: the largest message carried through the lane itself "
      "(no system call); above 2 KiB in fragments that the receiver copies out while the "
      "sender writes the next (0: 2 KiB); larger data goes by RMA. The receiver keeps one "
      "buffer of this size per sender that sends such messages",
@@ -112,9 +115,10 @@ static const onic_config_var_t config_vars[] = {
      "the peer whose memory it reaches to copy part of it too (in chunks of half the operation "
      "from 128 KiB to 4 MiB, while that peer polls): two cores copy at once; 0 never asks",
      ONIC_CONFIG_UINT, 0, 0x7fffffff, NULL, CFG_FIELD(shm_assist_min)},
-    {"ONIC_SHM_BOUNCE_CHUNK", "65536", "bytes in each chunk of a bounce buffer (one per sender "
-     "in a receiver's shared memory)", ONIC_CONFIG_UINT_POW2, 4096, 4194304, NULL,
-     CFG_FIELD(shm_bounce_chunk)},
+    {"ONIC_SHM_BOUNCE_CHUNK", "auto", "bytes in each chunk of a bounce buffer (one per sender "
+     "in a receiver's shared memory). auto: 65536, halved while one process's bounce buffers "
+     "would take more than 2 MiB (8192 for 64 processes on a node with 4 chunks), never below "
+     "4096", ONIC_CONFIG_UINT_POW2, 4096, 4194304, auto_word, CFG_FIELD(shm_bounce_chunk)},
     {"ONIC_SHM_BOUNCE_CHUNKS", "4", "chunks in each bounce buffer: how far the copying "
      "sender may run ahead of the receiver", ONIC_CONFIG_UINT_POW2, 2, 256, NULL,
      CFG_FIELD(shm_bounce_chunks)},
@@ -233,7 +237,8 @@ static void config_accepted(const onic_config_var_t *var, char *buf, size_t len)
                  var->values != NULL ? " or " : "", var->values != NULL ? var->values[0] : "");
         return;
     case ONIC_CONFIG_UINT_POW2:
-        snprintf(buf, len, "a power of two from %u to %u", var->min, var->max);
+        snprintf(buf, len, "a power of two from %u to %u%s%s", var->min, var->max,
+                 var->values != NULL ? " or " : "", var->values != NULL ? var->values[0] : "");
         return;
     case ONIC_CONFIG_TOKEN:
         snprintf(buf, len, "1 to %d lowercase hex digits", ONIC_CONFIG_TOKEN_MAX);
@@ -280,8 +285,8 @@ onic_status_t onic_config_parse(const onic_config_var_t *var, const char *str,
                 return ONIC_OK;
             }
         }
-    } else if (var->type == ONIC_CONFIG_UINT && var->values != NULL &&
-               strcmp(str, var->values[0]) == 0) {
+    } else if ((var->type == ONIC_CONFIG_UINT || var->type == ONIC_CONFIG_UINT_POW2) &&
+               var->values != NULL && strcmp(str, var->values[0]) == 0) {
         *(unsigned *)value_p = ONIC_CONFIG_LAST;
         return ONIC_OK;
     } else {
@@ -428,4 +433,38 @@ int onic_config_wait_sleeps(const onic_config_t *cfg, unsigned nprocs)
         return cfg->wait == ONIC_WAIT_SLEEP;
     cpus = sysconf(_SC_NPROCESSORS_ONLN);
     return cpus > 0 && nprocs > (unsigned long)cpus;
+}
+
+/* One process's shared memory grows with the node's processes (a lane and
+ * a bounce buffer for each sender). auto sizes keep the lanes within 4 MiB
+ * and the bounce buffers, used only where the kernel refuses cma, within
+ * 2 MiB, so that a process's region stays below the segments MPICH sets
+ * aside (bench/mpi/idle_mem.c: 8.6 MB a process at 64 processes). */
+#define CONFIG_SHM_LANES_MAX  (4u << 20)
+#define CONFIG_SHM_BOUNCE_MAX (2u << 20)
+
+/* The largest power of two v from lo to hi with nprocs * v * unit within
+ * max, or lo. */
+static unsigned config_shm_fit(unsigned nprocs, unsigned unit, unsigned lo, unsigned hi,
+                               unsigned max)
+{
+    unsigned v = hi;
+
+    while (v > lo && (uint64_t)nprocs * v * unit > max)
+        v /= 2;
+    return v;
+}
+
+unsigned onic_config_shm_ring_slots(const onic_config_t *cfg, unsigned nprocs)
+{
+    if (cfg->shm_ring_slots != ONIC_CONFIG_LAST)
+        return cfg->shm_ring_slots;
+    return config_shm_fit(nprocs, 64, 256, 2048, CONFIG_SHM_LANES_MAX);
+}
+
+unsigned onic_config_shm_bounce_chunk(const onic_config_t *cfg, unsigned nprocs)
+{
+    if (cfg->shm_bounce_chunk != ONIC_CONFIG_LAST)
+        return cfg->shm_bounce_chunk;
+    return config_shm_fit(nprocs, cfg->shm_bounce_chunks, 4096, 65536, CONFIG_SHM_BOUNCE_MAX);
 }

@@ -83,12 +83,13 @@ typedef struct onic_config {
     unsigned    wide_cleanup;   /* ONIC_WIDE_CLEANUP */
     unsigned    hash_buckets;   /* ONIC_HASH_BUCKETS */
     unsigned    xport;          /* ONIC_XPORT: onic_config_xport_t */
-    unsigned    shm_ring_slots; /* ONIC_SHM_RING_SLOTS */
+    unsigned    shm_ring_slots; /* ONIC_SHM_RING_SLOTS, ONIC_CONFIG_LAST for auto:
+                                   onic_config_shm_ring_slots() resolves it */
     unsigned    shm_mid_max;    /* ONIC_SHM_MID_MAX */
     unsigned    shm_rma;        /* ONIC_SHM_RMA: onic_config_shm_rma_t */
     unsigned    shm_cma_min;    /* ONIC_SHM_CMA_MIN */
     unsigned    shm_assist_min; /* ONIC_SHM_ASSIST_MIN */
-    unsigned    shm_bounce_chunk;  /* ONIC_SHM_BOUNCE_CHUNK */
+    unsigned    shm_bounce_chunk;  /* ONIC_SHM_BOUNCE_CHUNK, ONIC_CONFIG_LAST for auto */
     unsigned    shm_bounce_chunks; /* ONIC_SHM_BOUNCE_CHUNKS */
     unsigned    shm_xchg_stop;  /* ONIC_SHM_XCHG_STOP */
     unsigned    wait_spin_us;   /* ONIC_WAIT_SPIN_US */
@@ -122,8 +123,8 @@ typedef struct onic_config {
     char        trace[ONIC_CONFIG_PATH_MAX + 1];  /* ONIC_TRACE: a directory, "" for off */
 } onic_config_t;
 
-/* A UINT variable may also accept words (values[], NULL-terminated): the
- * first word is stored as ONIC_CONFIG_LAST ("last core"). */
+/* A UINT or UINT_POW2 variable may also accept one word (values[],
+ * NULL-terminated), stored as ONIC_CONFIG_LAST ("last" core, "auto" size). */
 #define ONIC_CONFIG_LAST 0xffffffffu
 
 typedef enum onic_config_type {
@@ -185,5 +186,14 @@ onic_log_level_t onic_config_log_level(void);
  * processes (this node's, the onload engine included) outnumber the cores
  * (ONIC_WAIT=sleep, or auto and more than the online CPUs), else 0. */
 int onic_config_wait_sleeps(const onic_config_t *cfg, unsigned nprocs);
+
+/* ONIC_SHM_RING_SLOTS and ONIC_SHM_BOUNCE_CHUNK resolved for a node of
+ * nprocs processes: the value set, or for auto the largest (2048 slots,
+ * 64 KiB chunks) with which one process's lanes take at most 4 MiB, and
+ * its bounce buffers 2 MiB, never below 256 slots and 4 KiB. Every process
+ * of a node gets the same from the same nprocs, as their regions' geometry
+ * must agree. */
+unsigned onic_config_shm_ring_slots(const onic_config_t *cfg, unsigned nprocs);
+unsigned onic_config_shm_bounce_chunk(const onic_config_t *cfg, unsigned nprocs);
 
 #endif

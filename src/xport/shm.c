@@ -142,6 +142,7 @@ typedef struct shm_mid_tx {
 
 typedef struct shm_state {
     uint32_t       rank, size, nslots;
+    uint32_t       chunk;        /* bytes in a bounce buffer's chunk */
     size_t         region_bytes, bounce_bytes, bounce_off, assist_off;
     size_t         frame;        /* the most one lane message carries */
     size_t         max_payload;  /* the most a message carries: frame, or mid_max above it */
@@ -412,7 +413,7 @@ static onic_status_t shm_open_region(shm_state_t *s, const onic_config_t *cfg, i
     h->pid = (uint32_t)getpid();
     h->nonce = nonce | 1;
     h->nonce_addr = (uint64_t)(uintptr_t)&h->nonce;
-    h->chunk = cfg->shm_bounce_chunk;
+    h->chunk = s->chunk;
     h->nchunks = cfg->shm_bounce_chunks;
     h->fences = (uint32_t)s->fences;
     h->mid_max = (uint32_t)s->max_payload;
@@ -730,14 +731,17 @@ static onic_status_t shm_endpoint_open(const onic_xport_tparams_t *tp, void **st
     s->size = p->size;
     s->full = tp->full;
     s->full_arg = tp->full_arg;
-    s->nslots = p->cfg->shm_ring_slots;
+    /* auto sizes follow the node's process count, the same in every
+     * process, so the regions' geometry agrees. */
+    s->nslots = onic_config_shm_ring_slots(p->cfg, p->size);
+    s->chunk = onic_config_shm_bounce_chunk(p->cfg, p->size);
     s->rma_mode = p->cfg->shm_rma;
     s->cma_min = p->cfg->shm_cma_min;
     s->assist_min = p->cfg->shm_assist_min;
     s->mreg = tp->mreg;
     s->notify = tp->notify;
     s->ranks = tp->ranks;
-    s->bounce_bytes = onic_shm_bounce_size(p->cfg->shm_bounce_chunks, p->cfg->shm_bounce_chunk);
+    s->bounce_bytes = onic_shm_bounce_size(p->cfg->shm_bounce_chunks, s->chunk);
     s->bounce_off = sizeof(shm_region_hdr_t) + (size_t)s->size * onic_shm_lane_size(s->nslots);
     s->bounce_off = (s->bounce_off + ONIC_SHM_BOUNCE_ALIGN - 1) / ONIC_SHM_BOUNCE_ALIGN *
                     ONIC_SHM_BOUNCE_ALIGN;
@@ -798,9 +802,9 @@ static onic_status_t shm_endpoint_open(const onic_xport_tparams_t *tp, void **st
         onic_shm_rx_init(&s->rx[r], shm_lane(s->regions[s->rank], s->nslots, r), s->nslots, r);
         s->rx[r].mid_max = s->max_payload;
         status = onic_shm_btx_init(&s->btx[r], shm_bounce(s, s->regions[r], s->rank),
-                                   p->cfg->shm_bounce_chunks, p->cfg->shm_bounce_chunk);
+                                   p->cfg->shm_bounce_chunks, s->chunk);
         onic_shm_brx_init(&s->brx[r], shm_bounce(s, s->regions[s->rank], r),
-                          p->cfg->shm_bounce_chunks, p->cfg->shm_bounce_chunk);
+                          p->cfg->shm_bounce_chunks, s->chunk);
     }
     if (status != ONIC_OK) {
         shm_endpoint_close(s);

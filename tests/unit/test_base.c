@@ -116,6 +116,61 @@ static void test_config_parse(void)
     }
 }
 
+/* ONIC_SHM_RING_SLOTS and ONIC_SHM_BOUNCE_CHUNK: a power of two or auto,
+ * and what auto comes to as a node fills. */
+static void test_config_shm_auto(void)
+{
+    const onic_config_var_t *slots = var_named("ONIC_SHM_RING_SLOTS");
+    const onic_config_var_t *chunk = var_named("ONIC_SHM_BOUNCE_CHUNK");
+    const onic_config_var_t *cells = var_named("ONIC_ALPU_CELLS");
+    onic_config_t cfg;
+    char err[256], buf[32];
+    unsigned v = 0;
+
+    CHECK(onic_config_parse(slots, "auto", &v, err, sizeof(err)) == ONIC_OK && v == ONIC_CONFIG_LAST);
+    CHECK(onic_config_parse(slots, "512", &v, err, sizeof(err)) == ONIC_OK && v == 512);
+    CHECK(onic_config_parse(slots, "500", &v, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
+    CHECK(strstr(err, "ONIC_SHM_RING_SLOTS") != NULL && strstr(err, "power of two") != NULL &&
+          strstr(err, "or auto") != NULL);
+    CHECK(onic_config_parse(slots, "Auto", &v, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
+    CHECK(onic_config_parse(chunk, "auto", &v, err, sizeof(err)) == ONIC_OK && v == ONIC_CONFIG_LAST);
+    CHECK(onic_config_parse(chunk, "2048", &v, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
+    /* A power of two without a word takes none. */
+    CHECK(onic_config_parse(cells, "auto", &v, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
+    CHECK(strstr(err, "or auto") == NULL);
+
+    onic_config_defaults(&cfg);
+    onic_config_format(slots, &cfg, buf, sizeof(buf));
+    CHECK(strcmp(buf, "auto") == 0);
+    onic_config_format(chunk, &cfg, buf, sizeof(buf));
+    CHECK(strcmp(buf, "auto") == 0);
+    /* Lanes: 2048 slots while a process's rings take at most 4 MiB. */
+    CHECK(onic_config_shm_ring_slots(&cfg, 1) == 2048);
+    CHECK(onic_config_shm_ring_slots(&cfg, 2) == 2048);
+    CHECK(onic_config_shm_ring_slots(&cfg, 32) == 2048);
+    CHECK(onic_config_shm_ring_slots(&cfg, 33) == 1024);
+    CHECK(onic_config_shm_ring_slots(&cfg, 64) == 1024);
+    CHECK(onic_config_shm_ring_slots(&cfg, 128) == 512);
+    CHECK(onic_config_shm_ring_slots(&cfg, 256) == 256);
+    CHECK(onic_config_shm_ring_slots(&cfg, 4096) == 256);
+    /* Bounce buffers of 4 chunks: 64 KiB chunks while they take 2 MiB. */
+    CHECK(cfg.shm_bounce_chunks == 4);
+    CHECK(onic_config_shm_bounce_chunk(&cfg, 2) == 65536);
+    CHECK(onic_config_shm_bounce_chunk(&cfg, 8) == 65536);
+    CHECK(onic_config_shm_bounce_chunk(&cfg, 9) == 32768);
+    CHECK(onic_config_shm_bounce_chunk(&cfg, 64) == 8192);
+    CHECK(onic_config_shm_bounce_chunk(&cfg, 4096) == 4096);
+    cfg.shm_bounce_chunks = 2;
+    CHECK(onic_config_shm_bounce_chunk(&cfg, 64) == 16384);
+    /* A value set is kept whatever the node. */
+    cfg.shm_ring_slots = 8;
+    cfg.shm_bounce_chunk = 1u << 20;
+    CHECK(onic_config_shm_ring_slots(&cfg, 2) == 8 && onic_config_shm_ring_slots(&cfg, 4096) == 8);
+    CHECK(onic_config_shm_bounce_chunk(&cfg, 4096) == 1u << 20);
+    onic_config_format(slots, &cfg, buf, sizeof(buf));
+    CHECK(strcmp(buf, "8") == 0);
+}
+
 /* ONIC_WAIT: sleep or spin as asked; on auto, sleep only when the node's
  * processes outnumber its cores. */
 static void test_config_wait(void)
@@ -725,6 +780,7 @@ int main(void)
     test_config_unknown();
     test_config_table();
     test_config_parse();
+    test_config_shm_auto();
     test_config_wait();
     test_config_token();
     test_config_string();

@@ -643,7 +643,8 @@ int main(int argc, char **argv)
         size_t max = onic_xport_max_payload(x);
         /* One lane message carries 2 KiB (less on a ring of fewer slots);
          * a message up to ONIC_SHM_MID_MAX goes in pieces above that. */
-        size_t frame = (cfg.shm_ring_slots - 1) * 64u < 2048 ? (cfg.shm_ring_slots - 1) * 64u : 2048;
+        unsigned slots = onic_config_shm_ring_slots(&cfg, j.size);
+        size_t frame = (slots - 1) * 64u < 2048 ? (slots - 1) * 64u : 2048;
         int ok[4];
         fprintf(stderr, "(three errors are expected next)\n");
         ok[0] = onic_xport_send(x, j.size, hdr, 8, NULL, 0) == ONIC_ERR_INVALID_PARAM;
