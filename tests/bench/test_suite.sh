@@ -3,7 +3,8 @@
 # onicc (-Wall -Wextra -Werror) and runs it through onicrun with tiny
 # parameters, checking that every run ends well and prints the expected
 # number of well-formed CSV lines (bench/suite.h: test,p1,p2,p3,median,min,max;
-# p2p.c, rma.c and mt.c: mode,size,median,min,max).
+# p2p.c, rma.c and mt.c: mode,size,median,min,max; idle_mem.c:
+# idle_mem,np,mapped,resident,private,objects).
 #
 #   test_suite.sh ONICC ONICRUN SOURCE_DIR WORK_DIR PROGRAM
 set -eu
@@ -18,7 +19,7 @@ case $prog in
     rate) file=rate/rate.c ;;
     overlap) file=overlap/overlap.c ;;
     jacobi | cannon) file=apps/$prog.c ;;
-    mt | isend_local) file=mpi/$prog.c ;;
+    mt | isend_local | idle_mem) file=mpi/$prog.c ;;
     *) echo "unknown program $prog" >&2; exit 2 ;;
 esac
 flags=
@@ -39,6 +40,8 @@ run() {
     num='-?[0-9.]+([eE][-+]?[0-9]+)?'
     if [ "$prog" = p2p ] || [ "$prog" = rma ] || [ "$prog" = mt ]; then
         re="^[a-z_]+(,$num){4}\$"
+    elif [ "$prog" = idle_mem ]; then
+        re="^idle_mem,$np(,$num){4}\$"
     else
         re="^[a-z_]+(,$num){6}\$"
     fi
@@ -97,6 +100,9 @@ case $prog in
         run 2 2 latency_mt 1 2 8,64 200
         run 2 1 rate_mt 1 1 8
         run 2 1 rate_mt 1 2 8 ;;
+    idle_mem)
+        run 2 1
+        run 4 1 ;;
     isend_local)
         # the receiver computes 50 ms outside MPI; what is timed is not checked
         run 2 2 --counts 10,300 --reps 1 --sleep-ms 50 ;;
