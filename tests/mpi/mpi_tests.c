@@ -2472,7 +2472,7 @@ static void test_cancelrace(void)
  * the pair still talks. */
 static void test_rndvfail(void)
 {
-    /* Past what the shm lane carries (ONIC_SHM_MID_MAX, 64 KiB by default):
+    /* Past what the shm lane carries (ONIC_SHM_MID_MAX, 16 KiB by default):
      * the data moves by RMA, which finds the buffer not writable. */
     enum { N = 256 * 1024 + 1 };
     unsigned char *buf = malloc(N), *ro = NULL;
@@ -2552,7 +2552,7 @@ static void test_rndvfail(void)
 /* Around every protocol boundary as the job runs them: the eager limit
  * (ONIC_EAGER_LIMIT; 16384 by default), the most one shm lane message
  * carries (2048: above it, fragments), the largest message the lane
- * carries (ONIC_SHM_MID_MAX; 65536 by default: above it, RMA) and the most
+ * carries (ONIC_SHM_MID_MAX; 16384 by default: above it, RMA) and the most
  * an ofi message carries (ONIC_OFI_EAGER_LIMIT; 2048 by default): 0 and 1
  * bytes and each boundary - 1, itself and + 1, each sent posted,
  * unexpected, synchronous, truncated (one byte short) and to a wildcard
@@ -2563,7 +2563,7 @@ static void test_threshold(void)
     const char *env = getenv("ONIC_EAGER_LIMIT"), *mid_env = getenv("ONIC_SHM_MID_MAX");
     const char *ofi_env = getenv("ONIC_OFI_EAGER_LIMIT");
     long lim = env != NULL ? strtol(env, NULL, 10) : 16384;
-    long mid = mid_env != NULL ? strtol(mid_env, NULL, 10) : 65536;
+    long mid = mid_env != NULL ? strtol(mid_env, NULL, 10) : 16384;
     long ofi = ofi_env != NULL ? strtol(ofi_env, NULL, 10) : 2048;
     long sizes[14] = {0,       1,       lim - 1, lim,  lim + 1, 2047,    2048,
                       2049,    mid - 1, mid,     mid + 1, ofi - 1, ofi, ofi + 1};
