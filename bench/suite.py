@@ -816,8 +816,33 @@ STYLE = {"onic": ("tab:blue", "o", "-"), "onic list": ("tab:cyan", "s", "--"),
          "Open MPI": ("tab:green", "v", "-")}
 
 
-def plots(agg, names, floor, out):
-    """Draws every figure it has data for; returns [(file, title, caption)]."""
+# onic's protocol boundaries, marked on the size sweep: (variable, label).
+CROSSOVERS = [("ONIC_EAGER_LIMIT", "eager limit"), ("ONIC_SHM_MID_MAX", "lane's limit"),
+              ("ONIC_SHM_ASSIST_MIN", "two cores copy")]
+
+
+def crossovers(build):
+    """{label: bytes} of CROSSOVERS as this environment sets them (onic-info's
+    value column); what onic-info does not give is left out."""
+    found, value = {}, {}
+    try:
+        text = subprocess.run([os.path.join(build, "onic-info")], capture_output=True,
+                              text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return found
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) > 1 and f[1].isdigit():
+            value[f[0]] = int(f[1])
+    for var, label in CROSSOVERS:  # boundaries at one size share a line
+        if value.get(var, 0) > 0:
+            found.setdefault(value[var], []).append(label)
+    return {" = ".join(labels): size for size, labels in found.items()}
+
+
+def plots(agg, names, floor, out, cross=None):
+    """Draws every figure it has data for; returns [(file, title, caption)].
+    cross: {label: bytes}, onic's protocol boundaries for the size sweep."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -977,7 +1002,16 @@ def plots(agg, names, floor, out):
             ax.grid(alpha=0.3)
             ax.legend(fontsize=8)
         axs[0].set_yscale("log")
-        save(fig, "p2p.png", "Ping-pong latency and streaming bandwidth (bench/mpi/p2p.c)", "")
+        for label, size in sorted((cross or {}).items(), key=lambda c: c[1]):
+            for ax in axs:
+                ax.axvline(size, color="grey", linestyle=":", linewidth=1)
+            axs[1].annotate(f"{label}\n{size // 1024} KiB", (size, 0.98), rotation=90,
+                            xycoords=("data", "axes fraction"), fontsize=6, va="top", ha="right",
+                            color="grey")
+        save(fig, "p2p.png", "Ping-pong latency and streaming bandwidth (bench/mpi/p2p.c)",
+             "Dotted lines: onic's protocol boundaries as this run set them (onic-info): "
+             "eager through the shm lane up to the eager limit, rendezvous by RMA (cma) "
+             "above the lane's limit, two cores copying from ONIC_SHM_ASSIST_MIN.")
     # 6. overlap
     vs = [n for n in names if points_of(agg, n, "overlap_send")]
     if vs:
@@ -1285,7 +1319,7 @@ def main():
     rows, names = summary_rows(agg, variants, instr, start)
     text = summary_text(rows, names)
     try:
-        figs = plots(agg, names, floor, out)
+        figs = plots(agg, names, floor, out, crossovers(build))
     except ImportError as e:
         figs = []
         notes.append(f"no plots: matplotlib cannot be imported ({e})")
