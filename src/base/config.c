@@ -139,8 +139,9 @@ static const onic_config_var_t config_vars[] = {
      ONIC_CONFIG_ENUM, 0, 0, wait_values, CFG_FIELD(wait)},
     {"ONIC_EAGER_LIMIT", "16384", "MPI: messages up to this many bytes go eagerly (one put "
      "into the posted buffer or unexpected space), larger ones by rendezvous (the receiver "
-     "pulls them); above what one Portals put carries (ONIC_SHM_MID_MAX; 2 KiB across "
-     "nodes) a put moves its data by RMA", ONIC_CONFIG_UINT, 0, 262144, NULL,
+     "pulls them); at most what one Portals put carries (ONIC_SHM_MID_MAX on a node, 2 KiB "
+     "across nodes, 4 KiB under onload): a larger value is lowered to it",
+     ONIC_CONFIG_UINT, 0, 262144, NULL,
      CFG_FIELD(eager_limit)},
     {"ONIC_MPI_IOVEC_MAX", "64", "MPI: a receive of a non-contiguous datatype whose count "
      "elements come to at most this many blocks lands in the user's buffer through a "
@@ -460,6 +461,20 @@ unsigned onic_config_shm_ring_slots(const onic_config_t *cfg, unsigned nprocs)
     if (cfg->shm_ring_slots != ONIC_CONFIG_LAST)
         return cfg->shm_ring_slots;
     return config_shm_fit(nprocs, 64, 256, 2048, CONFIG_SHM_LANES_MAX);
+}
+
+uint64_t onic_config_shm_ring_most(const onic_config_t *cfg, unsigned nprocs)
+{
+    uint64_t most = (uint64_t)nprocs * onic_config_shm_ring_slots(cfg, nprocs);
+
+    /* n * slots(n) drops where auto halves the rings: its peaks are the
+     * last n before each halving. */
+    for (unsigned v = 2048; cfg->shm_ring_slots == ONIC_CONFIG_LAST && v > 256; v /= 2) {
+        unsigned n = CONFIG_SHM_LANES_MAX / 64 / v < nprocs ? CONFIG_SHM_LANES_MAX / 64 / v : nprocs;
+        uint64_t held = (uint64_t)n * onic_config_shm_ring_slots(cfg, n);
+        most = held > most ? held : most;
+    }
+    return most;
 }
 
 unsigned onic_config_shm_bounce_chunk(const onic_config_t *cfg, unsigned nprocs)

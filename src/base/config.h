@@ -6,6 +6,7 @@
 #define ONIC_BASE_CONFIG_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <onic/status.h>
 #include "base/log.h"
 
@@ -189,11 +190,17 @@ int onic_config_wait_sleeps(const onic_config_t *cfg, unsigned nprocs);
 
 /* ONIC_SHM_RING_SLOTS and ONIC_SHM_BOUNCE_CHUNK resolved for a node of
  * nprocs processes: the value set, or for auto the largest (2048 slots,
- * 64 KiB chunks) with which one process's lanes take at most 4 MiB, and
- * its bounce buffers 2 MiB, never below 256 slots and 4 KiB. Every process
+ * 64 KiB chunks) with which one process's lanes' slots take at most 4 MiB,
+ * and its bounce buffers' chunks 2 MiB (their header lines come on top),
+ * never below 256 slots and 4 KiB. Every process
  * of a node gets the same from the same nprocs, as their regions' geometry
  * must agree. */
 unsigned onic_config_shm_ring_slots(const onic_config_t *cfg, unsigned nprocs);
 unsigned onic_config_shm_bounce_chunk(const onic_config_t *cfg, unsigned nprocs);
+
+/* The most slots one process's lanes hold together on a node of at most
+ * nprocs processes (auto rings shrink as a node fills, so a node of fewer
+ * processes may hold more): what a receiver may have to take in at once. */
+uint64_t onic_config_shm_ring_most(const onic_config_t *cfg, unsigned nprocs);
 
 #endif

@@ -1199,10 +1199,9 @@ int onic_mpi_p2p_init(void)
     /* Operations' events: at most two per posted receive, one per get in
      * flight each way, two per whole rendezvous put (SEND_END, ACK), one
      * per credit batch; room for every sender's ring
-     * full of messages that complete posted receives, twice over (the
-     * rings' size for the whole job: auto sizes shrink as nodes fill, so
-     * this is never less than one node's need). */
-    eqn = 4ull * onic_config_shm_ring_slots(&cfg, cfg.size) * cfg.size + 4096;
+     * full of messages that complete posted receives, twice over (on a
+     * node of any size up to the job's: auto rings shrink as nodes fill). */
+    eqn = 4 * onic_config_shm_ring_most(&cfg, cfg.size) + 4096;
     /* and two per unexpected message the senders' credit allows (each
      * costs at least ONIC_MPI_CHARGE_MIN) */
     if (cfg.eager_limit > 0)
