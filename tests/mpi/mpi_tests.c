@@ -2661,9 +2661,11 @@ static void test_threshold(void)
 }
 
 /* A flood of mid-size messages: every rank sends MIDFLOOD_N messages of
- * 2049 to 65537 bytes (most carried in fragments through the lane, a few
- * past it by RMA) with MPI_Isend to the next rank, which starts receiving
- * only after a pause, so the lane fills, the rest of a message waits at
+ * 2049 to 65537 bytes (up to ONIC_SHM_MID_MAX, 16 KiB by default, carried
+ * in fragments through the lane, the larger by RMA; mpi_midflood_ring64_2
+ * sets it to 64 KiB, all through the lane) with MPI_Isend to the next
+ * rank, which starts receiving only after a pause, so the lane fills, the
+ * rest of a message waits at
  * its sender, and the credit runs out (later messages go by rendezvous).
  * All of them arrive, in the order sent (one tag: MPI's order is all
  * that orders them), every byte checked. */

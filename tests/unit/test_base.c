@@ -153,6 +153,15 @@ static void test_config_shm_auto(void)
     CHECK(onic_config_shm_ring_slots(&cfg, 128) == 512);
     CHECK(onic_config_shm_ring_slots(&cfg, 256) == 256);
     CHECK(onic_config_shm_ring_slots(&cfg, 4096) == 256);
+    /* What one process's lanes hold together on a node of at most n: the
+     * peak before a halving counts (32 x 2048 beside 40 x 1024). */
+    CHECK(onic_config_shm_ring_most(&cfg, 1) == 2048);
+    CHECK(onic_config_shm_ring_most(&cfg, 2) == 4096);
+    CHECK(onic_config_shm_ring_most(&cfg, 32) == 65536);
+    CHECK(onic_config_shm_ring_most(&cfg, 40) == 65536);
+    CHECK(onic_config_shm_ring_most(&cfg, 64) == 65536);
+    CHECK(onic_config_shm_ring_most(&cfg, 100) == 65536);
+    CHECK(onic_config_shm_ring_most(&cfg, 1000) == 256000);
     /* Bounce buffers of 4 chunks: 64 KiB chunks while they take 2 MiB. */
     CHECK(cfg.shm_bounce_chunks == 4);
     CHECK(onic_config_shm_bounce_chunk(&cfg, 2) == 65536);
@@ -167,6 +176,7 @@ static void test_config_shm_auto(void)
     cfg.shm_bounce_chunk = 1u << 20;
     CHECK(onic_config_shm_ring_slots(&cfg, 2) == 8 && onic_config_shm_ring_slots(&cfg, 4096) == 8);
     CHECK(onic_config_shm_bounce_chunk(&cfg, 4096) == 1u << 20);
+    CHECK(onic_config_shm_ring_most(&cfg, 10) == 80);
     onic_config_format(slots, &cfg, buf, sizeof(buf));
     CHECK(strcmp(buf, "8") == 0);
 }
@@ -209,6 +219,8 @@ static void test_config_token(void)
           ONIC_ERR_INVALID_PARAM);
     CHECK(strcmp(tok, "0123abcdef") == 0);
     CHECK(strstr(err, "ONIC_JOBID") != NULL && strstr(err, "hex") != NULL);
+    /* A shorter token over a longer one ends where it ends. */
+    CHECK(onic_config_parse(job, "ab", tok, err, sizeof(err)) == ONIC_OK && strcmp(tok, "ab") == 0);
 
     onic_config_defaults(&cfg);
     CHECK(cfg.jobid[0] == '\0' && cfg.rank == 0 && cfg.size == 1);

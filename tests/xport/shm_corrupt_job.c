@@ -120,7 +120,8 @@ int main(int argc, char **argv)
             poke(tool, scenario, pid);
         } else if (strcmp(scenario, "credits") == 0) {
             poke(tool, scenario, pid);
-            for (uint64_t i = 0; i < 4 * cfg.shm_ring_slots; i++)
+            uint64_t slots = onic_config_shm_ring_slots(&cfg, onic_xport_size(x));
+            for (uint64_t i = 0; i < 4 * slots; i++)
                 onic_xport_send(x, 0, &i, sizeof(i), NULL, 0);
         } else if (strcmp(scenario, "replay") == 0) {
             onic_xport_send(x, 0, &word, sizeof(word), NULL, 0);
