@@ -823,7 +823,9 @@ CROSSOVERS = [("ONIC_EAGER_LIMIT", "eager limit"), ("ONIC_SHM_MID_MAX", "lane's 
 
 def crossovers(build):
     """{label: bytes} of CROSSOVERS as this environment sets them (onic-info's
-    value column); what onic-info does not give is left out."""
+    current column) and as a job on one node gets them: the lane carries at
+    least its 2 KiB frame, and the eager limit is at most what the lane
+    carries. What onic-info does not give is left out."""
     found, value = {}, {}
     try:
         text = subprocess.run([os.path.join(build, "onic-info")], capture_output=True,
@@ -831,9 +833,13 @@ def crossovers(build):
     except (OSError, subprocess.TimeoutExpired):
         return found
     for line in text.splitlines():
-        f = line.split()
-        if len(f) > 1 and f[1].isdigit():
-            value[f[0]] = int(f[1])
+        f = line.split()  # name, default, current, description
+        if len(f) > 2 and f[0].startswith("ONIC_") and f[2].isdigit():
+            value[f[0]] = int(f[2])
+    if "ONIC_SHM_MID_MAX" in value:
+        value["ONIC_SHM_MID_MAX"] = max(value["ONIC_SHM_MID_MAX"], 2048)
+        if "ONIC_EAGER_LIMIT" in value:
+            value["ONIC_EAGER_LIMIT"] = min(value["ONIC_EAGER_LIMIT"], value["ONIC_SHM_MID_MAX"])
     for var, label in CROSSOVERS:  # boundaries at one size share a line
         if value.get(var, 0) > 0:
             found.setdefault(value[var], []).append(label)
@@ -1005,7 +1011,8 @@ def plots(agg, names, floor, out, cross=None):
         for label, size in sorted((cross or {}).items(), key=lambda c: c[1]):
             for ax in axs:
                 ax.axvline(size, color="grey", linestyle=":", linewidth=1)
-            axs[1].annotate(f"{label}\n{size // 1024} KiB", (size, 0.98), rotation=90,
+            at = f"{size // 1024} KiB" if size % 1024 == 0 else f"{size} B"
+            axs[1].annotate(f"{label}\n{at}", (size, 0.98), rotation=90,
                             xycoords=("data", "axes fraction"), fontsize=6, va="top", ha="right",
                             color="grey")
         save(fig, "p2p.png", "Ping-pong latency and streaming bandwidth (bench/mpi/p2p.c)",
