@@ -96,7 +96,7 @@ static const onic_config_var_t config_vars[] = {
      ONIC_CONFIG_ENUM, 0, 0, onic_config_ofi_wait_values, CFG_FIELD(ofi_wait)},
     {"ONIC_SHM_RING_SLOTS", "auto", "64-byte slots in each sender's ring in a receiver's shared "
      "memory (credits per sender); a message takes one, plus payload/64 when its payload does "
-     "not fit behind its header. auto: 2048, halved while one process's rings would take more "
+     "not fit behind its header. auto: 4096, halved while one process's rings would take more "
      "than 4 MiB (1024 for 64 processes on a node), never below 256",
      ONIC_CONFIG_UINT_POW2, 2, 65536, auto_word, CFG_FIELD(shm_ring_slots)},
     {"ONIC_SHM_MID_MAX", "16384", "shm: the largest message carried through the lane itself "
@@ -442,6 +442,7 @@ int onic_config_wait_sleeps(const onic_config_t *cfg, unsigned nprocs)
  * 2 MiB, so that a process's region stays below the segments MPICH sets
  * aside (bench/mpi/idle_mem.c: 8.6 MB a process at 64 processes). */
 #define CONFIG_SHM_LANES_MAX  (4u << 20)
+#define CONFIG_SHM_RING_MAX   4096u /* slots: 256 KiB a lane */
 #define CONFIG_SHM_BOUNCE_MAX (2u << 20)
 
 /* The largest power of two v from lo to hi with nprocs * v * unit within
@@ -460,7 +461,7 @@ unsigned onic_config_shm_ring_slots(const onic_config_t *cfg, unsigned nprocs)
 {
     if (cfg->shm_ring_slots != ONIC_CONFIG_LAST)
         return cfg->shm_ring_slots;
-    return config_shm_fit(nprocs, 64, 256, 2048, CONFIG_SHM_LANES_MAX);
+    return config_shm_fit(nprocs, 64, 256, CONFIG_SHM_RING_MAX, CONFIG_SHM_LANES_MAX);
 }
 
 uint64_t onic_config_shm_ring_most(const onic_config_t *cfg, unsigned nprocs)
@@ -469,7 +470,8 @@ uint64_t onic_config_shm_ring_most(const onic_config_t *cfg, unsigned nprocs)
 
     /* n * slots(n) drops where auto halves the rings: its peaks are the
      * last n before each halving. */
-    for (unsigned v = 2048; cfg->shm_ring_slots == ONIC_CONFIG_LAST && v > 256; v /= 2) {
+    for (unsigned v = CONFIG_SHM_RING_MAX; cfg->shm_ring_slots == ONIC_CONFIG_LAST && v > 256;
+         v /= 2) {
         unsigned n = CONFIG_SHM_LANES_MAX / 64 / v < nprocs ? CONFIG_SHM_LANES_MAX / 64 / v : nprocs;
         uint64_t held = (uint64_t)n * onic_config_shm_ring_slots(cfg, n);
         most = held > most ? held : most;

@@ -189,7 +189,7 @@ onic_log_level_t onic_config_log_level(void);
 int onic_config_wait_sleeps(const onic_config_t *cfg, unsigned nprocs);
 
 /* ONIC_SHM_RING_SLOTS and ONIC_SHM_BOUNCE_CHUNK resolved for a node of
- * nprocs processes: the value set, or for auto the largest (2048 slots,
+ * nprocs processes: the value set, or for auto the largest (4096 slots,
  * 64 KiB chunks) with which one process's lanes' slots take at most 4 MiB,
  * and its bounce buffers' chunks 2 MiB (their header lines come on top),
  * never below 256 slots and 4 KiB. Every process

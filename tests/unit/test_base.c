@@ -144,9 +144,11 @@ static void test_config_shm_auto(void)
     CHECK(strcmp(buf, "auto") == 0);
     onic_config_format(chunk, &cfg, buf, sizeof(buf));
     CHECK(strcmp(buf, "auto") == 0);
-    /* Lanes: 2048 slots while a process's rings take at most 4 MiB. */
-    CHECK(onic_config_shm_ring_slots(&cfg, 1) == 2048);
-    CHECK(onic_config_shm_ring_slots(&cfg, 2) == 2048);
+    /* Lanes: 4096 slots while a process's rings take at most 4 MiB. */
+    CHECK(onic_config_shm_ring_slots(&cfg, 1) == 4096);
+    CHECK(onic_config_shm_ring_slots(&cfg, 2) == 4096);
+    CHECK(onic_config_shm_ring_slots(&cfg, 16) == 4096);
+    CHECK(onic_config_shm_ring_slots(&cfg, 17) == 2048);
     CHECK(onic_config_shm_ring_slots(&cfg, 32) == 2048);
     CHECK(onic_config_shm_ring_slots(&cfg, 33) == 1024);
     CHECK(onic_config_shm_ring_slots(&cfg, 64) == 1024);
@@ -154,12 +156,12 @@ static void test_config_shm_auto(void)
     CHECK(onic_config_shm_ring_slots(&cfg, 256) == 256);
     CHECK(onic_config_shm_ring_slots(&cfg, 4096) == 256);
     /* What one process's lanes hold together on a node of at most n: the
-     * peak before a halving counts (32 x 2048 beside 40 x 1024). */
-    CHECK(onic_config_shm_ring_most(&cfg, 1) == 2048);
-    CHECK(onic_config_shm_ring_most(&cfg, 2) == 4096);
-    CHECK(onic_config_shm_ring_most(&cfg, 32) == 65536);
+     * peak before a halving counts (16 x 4096 beside 20 x 2048). */
+    CHECK(onic_config_shm_ring_most(&cfg, 1) == 4096);
+    CHECK(onic_config_shm_ring_most(&cfg, 2) == 8192);
+    CHECK(onic_config_shm_ring_most(&cfg, 16) == 65536);
+    CHECK(onic_config_shm_ring_most(&cfg, 20) == 65536);
     CHECK(onic_config_shm_ring_most(&cfg, 40) == 65536);
-    CHECK(onic_config_shm_ring_most(&cfg, 64) == 65536);
     CHECK(onic_config_shm_ring_most(&cfg, 100) == 65536);
     CHECK(onic_config_shm_ring_most(&cfg, 1000) == 256000);
     /* Bounce buffers of 4 chunks: 64 KiB chunks while they take 2 MiB. */
