@@ -84,6 +84,18 @@ static void test_config_parse(void)
     CHECK(onic_config_parse(thr, "", &v, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
     CHECK(onic_config_parse(thr, "99999999999999999999", &v, err, sizeof(err)) ==
           ONIC_ERR_INVALID_PARAM);
+    {
+        /* A value is quoted whole up to 80 characters, cut with "..." past. */
+        char longv[82];
+        memset(longv, '9', 81);
+        longv[80] = '\0';
+        CHECK(onic_config_parse(thr, longv, &v, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
+        CHECK(strstr(err, longv) != NULL && strstr(err, "...") == NULL);
+        longv[80] = '9';
+        longv[81] = '\0';
+        CHECK(onic_config_parse(thr, longv, &v, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
+        CHECK(strstr(err, longv) == NULL && strstr(err, "...\"") != NULL);
+    }
     CHECK(onic_config_parse(thr, "0", &v, err, sizeof(err)) == ONIC_OK && v == 0);
     CHECK(onic_config_parse(thr, "9", &v, err, sizeof(err)) == ONIC_OK && v == 9);
     CHECK(onic_config_parse(thr, "1000000", &v, err, sizeof(err)) == ONIC_OK && v == 1000000);
