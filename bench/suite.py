@@ -827,11 +827,7 @@ def crossovers(build):
     least its 2 KiB frame, and the eager limit is at most what the lane
     carries. What onic-info does not give is left out."""
     found, value = {}, {}
-    try:
-        text = subprocess.run([os.path.join(build, "onic-info")], capture_output=True,
-                              text=True, timeout=60).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return found
+    _, text, _ = run_cmd([os.path.join(build, "onic-info")])
     for line in text.splitlines():
         f = line.split()  # name, default, current, description
         if len(f) > 2 and f[0].startswith("ONIC_") and f[2].isdigit():
