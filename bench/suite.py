@@ -824,7 +824,7 @@ CROSSOVERS = [("ONIC_EAGER_LIMIT", "eager limit"), ("ONIC_SHM_MID_MAX", "lane's 
 def crossovers(build):
     """{label: bytes} of CROSSOVERS as this environment sets them (onic-info's
     current column) and as a job on one node gets them: the lane carries at
-    least its 2 KiB frame, and the eager limit is at most what the lane
+    least its 8 KiB frame, and the eager limit is at most what the lane
     carries. What onic-info does not give is left out."""
     found, value = {}, {}
     _, text, _ = run_cmd([os.path.join(build, "onic-info")])
@@ -833,7 +833,7 @@ def crossovers(build):
         if len(f) > 2 and f[0].startswith("ONIC_") and f[2].isdigit():
             value[f[0]] = int(f[2])
     if "ONIC_SHM_MID_MAX" in value:
-        value["ONIC_SHM_MID_MAX"] = max(value["ONIC_SHM_MID_MAX"], 2048)
+        value["ONIC_SHM_MID_MAX"] = max(value["ONIC_SHM_MID_MAX"], 8192)
         if "ONIC_EAGER_LIMIT" in value:
             value["ONIC_EAGER_LIMIT"] = min(value["ONIC_EAGER_LIMIT"], value["ONIC_SHM_MID_MAX"])
     for var, label in CROSSOVERS:  # boundaries at one size share a line

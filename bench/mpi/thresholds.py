@@ -133,7 +133,7 @@ def main():
           f"{cma_min if cma_min is not None else 'no size measured'}")
     print("\nsettings:")
     print(f"ONIC_EAGER_LIMIT={eager}")
-    print(f"ONIC_SHM_MID_MAX={max(eager, mid, 2048)}")
+    print(f"ONIC_SHM_MID_MAX={max(eager, mid, 8192)}")  # at least a frame
     print(f"ONIC_SHM_CMA_MIN={cma_min if cma_min is not None else sizes[-1] * 2}")
 
 

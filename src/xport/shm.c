@@ -749,8 +749,8 @@ static onic_status_t shm_endpoint_open(const onic_xport_tparams_t *tp, void **st
                     ONIC_SHM_SLOT * ONIC_SHM_SLOT;
     s->region_bytes = s->assist_off + sizeof(shm_assist_t);
     s->frame = (size_t)(s->nslots - 1) * ONIC_SHM_SLOT;
-    if (s->frame > ONIC_XPORT_MAX_PAYLOAD)
-        s->frame = ONIC_XPORT_MAX_PAYLOAD;
+    if (s->frame > ONIC_SHM_FRAME_MAX)
+        s->frame = ONIC_SHM_FRAME_MAX;
     /* Above a frame, in fragments through the same lane (ONIC_SHM_MID_MAX). */
     s->max_payload = p->cfg->shm_mid_max > s->frame ? p->cfg->shm_mid_max : s->frame;
     s->regions = onic_calloc(s->size, sizeof(*s->regions));

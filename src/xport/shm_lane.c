@@ -74,7 +74,7 @@ __attribute__((cold, noinline)) void onic_shm_rx_malformed(onic_shm_rx_t *rx, ui
 {
     if (kind > max_kind)
         onic_shm_rx_break(rx, ONIC_SHM_BAD_KIND, kind);
-    else if (len > max_payload || len > ONIC_XPORT_MAX_PAYLOAD)
+    else if (len > max_payload || len > ONIC_SHM_FRAME_MAX)
         onic_shm_rx_break(rx, ONIC_SHM_BAD_LEN, len);
     else if (user_len > ONIC_XPORT_USER_HDR)
         onic_shm_rx_break(rx, ONIC_SHM_BAD_USER_LEN, user_len);
@@ -242,7 +242,7 @@ __attribute__((cold, noinline)) int onic_shm_rx_mid(onic_shm_rx_t *rx, const oni
 
     /* The lengths first, as for any message: the slot count is what they
      * take, within the ring and the payload limit. */
-    if (len > max_payload || len > ONIC_XPORT_MAX_PAYLOAD || user_len > ONIC_XPORT_USER_HDR ||
+    if (len > max_payload || len > ONIC_SHM_FRAME_MAX || user_len > ONIC_XPORT_USER_HDR ||
         onic_shm_msg_slots(user_len, len) != need || need > mask + 1) {
         onic_shm_rx_malformed(rx, need, len, user_len, 0, max_payload, 0);
         return -1;

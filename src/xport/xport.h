@@ -24,8 +24,9 @@
 #include "base/config.h"
 
 #define ONIC_XPORT_USER_HDR    48
-/* The largest inline payload of any transport; larger data goes by RMA. Every
- * queue and copy-out buffer on the receive path is sized by it. */
+/* The largest inline payload of ofi (its buffers) and of a queued record
+ * kept without an allocation of its own; shm's lane messages carry up to
+ * ONIC_SHM_FRAME_MAX (shm_lane.h). Larger data goes in fragments or by RMA. */
 #define ONIC_XPORT_MAX_PAYLOAD 2048u
 /* The largest message any transport may carry in pieces (shm's mid-size
  * messages, ONIC_SHM_MID_MAX) or queue whole (self, the backlog). */

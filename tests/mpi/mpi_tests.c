@@ -2551,7 +2551,7 @@ static void test_rndvfail(void)
 
 /* Around every protocol boundary as the job runs them: the eager limit
  * (ONIC_EAGER_LIMIT; 16384 by default), the most one shm lane message
- * carries (2048: above it, fragments), the largest message the lane
+ * carries (8192: above it, fragments), the largest message the lane
  * carries (ONIC_SHM_MID_MAX; 16384 by default: above it, RMA) and the most
  * an ofi message carries (ONIC_OFI_EAGER_LIMIT; 2048 by default): 0 and 1
  * bytes and each boundary - 1, itself and + 1, each sent posted,
@@ -2565,9 +2565,9 @@ static void test_threshold(void)
     long lim = env != NULL ? strtol(env, NULL, 10) : 16384;
     long mid = mid_env != NULL ? strtol(mid_env, NULL, 10) : 16384;
     long ofi = ofi_env != NULL ? strtol(ofi_env, NULL, 10) : 2048;
-    long sizes[14] = {0,       1,       lim - 1, lim,  lim + 1, 2047,    2048,
-                      2049,    mid - 1, mid,     mid + 1, ofi - 1, ofi, ofi + 1};
-    long most = 2049;
+    long sizes[14] = {0,       1,       lim - 1, lim,  lim + 1, 8191,    8192,
+                      8193,    mid - 1, mid,     mid + 1, ofi - 1, ofi, ofi + 1};
+    long most = 8193;
     int to = (rank + 1) % size, from = (rank + size - 1) % size;
     unsigned char *out, *in;
 
