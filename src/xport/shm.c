@@ -800,7 +800,7 @@ static onic_status_t shm_endpoint_open(const onic_xport_tparams_t *tp, void **st
         onic_shm_tx_init(&s->tx[r], shm_lane(s->regions[r], s->nslots, s->rank), s->nslots);
         s->tx[r].release_only = s->fenced && ((shm_region_hdr_t *)s->regions[r])->fences;
         onic_shm_rx_init(&s->rx[r], shm_lane(s->regions[s->rank], s->nslots, r), s->nslots, r);
-        s->rx[r].mid_max = s->max_payload;
+        s->rx[r].mid_max = (uint32_t)s->max_payload;
         status = onic_shm_btx_init(&s->btx[r], shm_bounce(s, s->regions[r], s->rank),
                                    p->cfg->shm_bounce_chunks, s->chunk);
         onic_shm_brx_init(&s->brx[r], shm_bounce(s, s->regions[s->rank], r),

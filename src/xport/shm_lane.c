@@ -30,6 +30,7 @@ void onic_shm_rx_init(onic_shm_rx_t *rx, onic_shm_lane_t *lane, uint32_t nslots,
     rx->src       = src;
     rx->head      = 0;
     rx->published = 0;
+    rx->hold      = UINT64_MAX;
     rx->key       = __atomic_load_n(&lane->key, __ATOMIC_RELAXED);
     rx->broken    = 0;
     rx->bad       = ONIC_SHM_BAD_NONE;

@@ -129,18 +129,24 @@ typedef struct onic_shm_rx {
     uint32_t         src;        /* the sender: the lane, never the wire, says who */
     uint64_t         head;       /* slots consumed, ever */
     uint64_t         published;  /* the consumed count last made visible */
+    /* The first slot of a message a callback reads in place (UINT64_MAX:
+     * none): what is published stops there until the callback returns. */
+    uint64_t         hold;
     uint64_t         key;
     int              broken;     /* a malformed header was seen */
     unsigned         bad;        /* why: ONIC_SHM_BAD_* */
     uint64_t         bad_value;  /* and the value found */
     /* The mid-size message being put together (mid_total 0: none). */
-    uint64_t         mid_max;    /* the largest taken; 0: FIRST is malformed */
     uint64_t         mid_total, mid_got;
     uint8_t         *mid_buf;    /* onic_malloc'd, mid_cap bytes; freed by onic_shm_rx_fini */
     size_t           mid_cap;
+    /* (Two 32-bit fields side by side: 160 bytes in all, which a poll's
+     * loop over lanes indexes in two instructions.) */
+    uint32_t         mid_max;    /* the largest taken; 0: FIRST is malformed */
     uint32_t         mid_user_len;
     uint8_t          mid_user[ONIC_XPORT_USER_HDR];
 } onic_shm_rx_t;
+static_assert(sizeof(onic_shm_rx_t) == 160, "see mid_max");
 
 void onic_shm_tx_init(onic_shm_tx_t *tx, onic_shm_lane_t *lane, uint32_t nslots);
 void onic_shm_rx_init(onic_shm_rx_t *rx, onic_shm_lane_t *lane, uint32_t nslots, uint32_t src);
@@ -333,16 +339,24 @@ static inline int onic_shm_rx_pending(const onic_shm_rx_t *rx)
     return ((__atomic_load_n(first, __ATOMIC_SEQ_CST) ^ rx->key) >> 8) == rx->head + 1;
 }
 
-/* Make the consumed count visible: the sender's credits. */
+/* Make the consumed count visible: the sender's credits, but for the
+ * slots a callback still reads in place. */
 static inline void onic_shm_rx_publish(onic_shm_rx_t *rx)
 {
-    __atomic_store_n(&rx->lane->consumed, rx->head, __ATOMIC_RELEASE);
-    rx->published = rx->head;
+    uint64_t to = rx->head < rx->hold ? rx->head : rx->hold;
+
+    __atomic_store_n(&rx->lane->consumed, to, __ATOMIC_RELEASE);
+    rx->published = to;
 }
 
-/* Deliver up to max messages through cb, each copied out of the ring first
- * (so cb may send, and poll this lane again, and its slots are free for
- * the sender meanwhile). Returns the number delivered;
+/* Deliver up to max messages through cb. Header bytes are copied out of the
+ * ring first; a payload of several slots is read in place where its slots
+ * do not wrap around the ring's end (one copy the less: the callback's is
+ * the only one), and copied out where they do. cb may send, and poll this
+ * lane again: the slots of the messages before and after one read in place
+ * go back to the sender meanwhile, its own when cb returns (the sender
+ * never waits for room, so holding them cannot deadlock). Returns the
+ * number delivered;
  * sets rx->broken (and stops) on a malformed header. A callback that
  * answers nonzero ends the poll after its message (older messages wait
  * elsewhere, which must go first). */
@@ -370,11 +384,49 @@ int onic_shm_rx_mid(onic_shm_rx_t *rx, const onic_xport_hdr_t *hdr, uint64_t nee
                     uint32_t user_len, uint32_t kind, size_t max_payload, onic_shm_recv_cb_t cb,
                     void *cb_arg);
 
-/* kinds above max_kind are malformed (but the mid-size fragments'). Inline, so that a constant cb is
- * inlined too: the receive path is one function up to the caller's own
- * callback. */
-static inline unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload,
-                                        unsigned max_kind, onic_shm_recv_cb_t cb, void *cb_arg)
+/* A message of several slots at rx->head (its fields read once and checked
+ * by the caller, its header line in `line`): its payload passed in place
+ * or copied out, the head moved on, cb called. Returns cb's answer. Out of
+ * line, so that the one-slot path keeps its few registers and no frame
+ * buffer on its stack; static, so that a constant cb is inlined here too. */
+static __attribute__((noinline, unused)) int
+onic_shm_rx_slots(onic_shm_rx_t *rx, const uint64_t *line, uint64_t need, uint32_t len,
+                  uint32_t user_len, unsigned kind, onic_shm_recv_cb_t cb, void *cb_arg)
+{
+    uint64_t mask = rx->nslots - 1, head = rx->head, at = (head + 1) & mask;
+    uint8_t payload[ONIC_SHM_FRAME_MAX];
+    const uint8_t *data = payload;
+    int held = 0, stop;
+
+    if (at + (need - 1) <= mask + 1) {
+        data = rx->slots + (size_t)at * ONIC_SHM_SLOT;
+        if (rx->hold == UINT64_MAX) { /* else an outer callback holds from lower down */
+            rx->hold = head;
+            held = 1;
+        }
+    } else {
+        onic_shm_rx_copy_slots(rx, payload, len);
+    }
+    rx->head = head + need;
+    if (rx->head - rx->published >= (mask + 1) / 4)
+        onic_shm_rx_publish(rx);
+    stop = cb(cb_arg, rx->src, kind, line, user_len, data, len);
+    if (held) {
+        /* Its slots go back as they would have had they been copied. */
+        rx->hold = UINT64_MAX;
+        if (rx->head - rx->published >= (mask + 1) / 4)
+            onic_shm_rx_publish(rx);
+    }
+    return stop;
+}
+
+/* kinds above max_kind are malformed (but the mid-size fragments'). Static, so that a constant
+ * cb is inlined too: the receive path is one function up to the caller's
+ * own callback. Not inlined into the caller: its loop over lanes, which
+ * mostly finds them empty, then saves no registers for it. */
+static __attribute__((noinline, unused)) unsigned
+onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload, unsigned max_kind,
+                 onic_shm_recv_cb_t cb, void *cb_arg)
 {
     /* The lane's geometry, read once: cb may touch rx (a callback's send
      * that waits for room polls this lane again), so only head, published
@@ -390,18 +442,15 @@ static inline unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t 
         uint64_t word = __atomic_load_n(&hdr->ready, __ATOMIC_ACQUIRE) ^ key;
         uint64_t need = word & 0xff;
         /* Each field read once (the peer could change it between a check
-         * and a use), and the message copied out of the ring: its slots go
-         * back before the callback runs. A callback may send, and a send
-         * that waits for room at a peer which is itself waiting for room in
-         * this lane needs these credits back to make progress: holding them
-         * through the callback could deadlock two processes answering each
-         * other from their callbacks. */
+         * and a use). The header is copied out of the ring; a payload read
+         * in place is the callback's to copy once (the sender cannot write
+         * its slots before they are published, and only a peer that breaks
+         * the protocol would: it then changes its own message's bytes). */
         uint32_t len, user_len, kind;
         /* The line's user bytes whole (a fixed-size copy, no call): the
          * caller's header, and a one-slot message's payload behind it. */
         uint64_t line[ONIC_XPORT_USER_HDR / sizeof(uint64_t)];
-        uint8_t payload[ONIC_SHM_FRAME_MAX];
-        const uint8_t *user, *data;
+        const uint8_t *user;
 
         if (word >> 8 != head + 1) {
             /* Not written yet: what is there is from an earlier lap --
@@ -413,7 +462,7 @@ static inline unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t 
         len = __atomic_load_n(&hdr->len, __ATOMIC_RELAXED);
         user_len = __atomic_load_n(&hdr->user_len, __ATOMIC_RELAXED);
         kind = __atomic_load_n(&hdr->kind, __ATOMIC_RELAXED);
-        if (kind > max_kind || len > max_payload || len > sizeof(payload) ||
+        if (kind > max_kind || len > max_payload || len > ONIC_SHM_FRAME_MAX ||
             user_len > ONIC_XPORT_USER_HDR || onic_shm_msg_slots(user_len, len) != need ||
             need > mask + 1) {
             int got;
@@ -431,17 +480,17 @@ static inline unsigned onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t 
             break;
         }
         memcpy(line, hdr->user, sizeof(line));
-        user = (const uint8_t *)line;
-        data = user + user_len;
+        delivered++;
         if (need > 1) {
-            onic_shm_rx_copy_slots(rx, payload, len);
-            data = payload;
+            if (onic_shm_rx_slots(rx, line, need, len, user_len, kind, cb, cb_arg))
+                break;
+            continue;
         }
-        rx->head = head += need;
+        user = (const uint8_t *)line;
+        rx->head = head += 1;
         if (head - rx->published >= (mask + 1) / 4)
             onic_shm_rx_publish(rx);
-        delivered++;
-        if (cb(cb_arg, rx->src, kind, user, user_len, data, len))
+        if (cb(cb_arg, rx->src, kind, user, user_len, user + user_len, len))
             break;
     }
     if (rx->head != rx->published && delivered < max)

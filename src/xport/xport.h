@@ -52,8 +52,11 @@ static_assert(sizeof(onic_xport_hdr_t) == 64, "a message header is one cache lin
 
 /* Called by poll and wait for each message, in order per sender; never by
  * send (what arrives while a send waits for room is queued for the next
- * poll). The pointers are valid only during the call and point to private
- * copies. The callback may send, to any rank. */
+ * poll). The pointers are valid only during the call. user_hdr points to a
+ * private copy; payload may point into memory shared with the sender (a
+ * shm lane's slots, which the sender does not write again before the call
+ * returns): read each byte once, as a copy does. The callback may send,
+ * to any rank. */
 typedef void (*onic_xport_recv_cb_t)(void *arg, uint32_t src, const void *user_hdr,
                                      size_t user_len, const void *payload, size_t len);
 
