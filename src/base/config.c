@@ -100,9 +100,9 @@ static const onic_config_var_t config_vars[] = {
      "than 4 MiB (1024 for 64 processes on a node), never below 256",
      ONIC_CONFIG_UINT_POW2, 2, 65536, auto_word, CFG_FIELD(shm_ring_slots)},
     {"ONIC_SHM_MID_MAX", "16384", "shm: the largest message carried through the lane itself "
-     "(no system call); above 2 KiB in fragments that the receiver copies out while the "
-     "sender writes the next (0: 2 KiB); larger data goes by RMA. The receiver keeps one "
-     "buffer of this size per sender that sends such messages",
+     "(no system call); above a lane message's 8 KiB in fragments that the receiver copies "
+     "out while the sender writes the next (0: 8 KiB); larger data goes by RMA. The receiver "
+     "keeps one buffer of this size per sender that sends such messages",
      ONIC_CONFIG_UINT, 0, 262144, NULL, CFG_FIELD(shm_mid_max)},
     {"ONIC_SHM_RMA", "auto", "how shm moves RMA data: cma (one copy by process_vm_readv/"
      "writev), copy (two processes copying through shared bounce buffers at once) or auto "
@@ -154,12 +154,14 @@ static const onic_config_var_t config_vars[] = {
      "complete without the target making a call; 0: every window's operations are Portals "
      "messages that the target side serves (accumulates and locks in the target's next call)",
      ONIC_CONFIG_UINT, 0, 1, NULL, CFG_FIELD(mpi_win_shm)},
-    {"ONIC_EAGER_CREDITS", "64", "MPI: eager bytes a process may have outstanding at one "
+    {"ONIC_EAGER_CREDITS", "auto", "MPI: eager bytes a process may have outstanding at one "
      "receiver, as this many times the smaller of ONIC_EAGER_LIMIT and 2 KiB (a message costs "
      "its size, at least 64 bytes); beyond that its messages wait for their receive "
      "(rendezvous). Each process sets aside that many bytes per process of the job for "
-     "unexpected messages, more only while messages wait unreceived",
-     ONIC_CONFIG_UINT, 1, 65536, NULL, CFG_FIELD(eager_credits)},
+     "unexpected messages, more only while messages wait unreceived. auto: 256 (a window of "
+     "64 messages of 8 KiB), halved while that would be more than 4 MiB a process (128 from 9 "
+     "processes, 64 from 17), never below 64",
+     ONIC_CONFIG_UINT, 1, 65536, auto_word, CFG_FIELD(eager_credits)},
     {"ONIC_ONLOAD", "0", "1: the job runs with an onload engine (onicrun --onload sets it): "
      "onicrun starts onic-engine on its own core before the processes and stops it after "
      "them, and the engine keeps every process's Portals interface, matching and moving "
@@ -444,10 +446,11 @@ int onic_config_wait_sleeps(const onic_config_t *cfg, unsigned nprocs)
 #define CONFIG_SHM_LANES_MAX  (4u << 20)
 #define CONFIG_SHM_RING_MAX   4096u /* slots: 256 KiB a lane */
 #define CONFIG_SHM_BOUNCE_MAX (2u << 20)
+#define CONFIG_CREDITS_MAX    (4u << 20)
 
 /* The largest power of two v from lo to hi with nprocs * v * unit within
  * max, or lo. */
-static unsigned config_shm_fit(unsigned nprocs, unsigned unit, unsigned lo, unsigned hi,
+static unsigned config_fit(unsigned nprocs, unsigned unit, unsigned lo, unsigned hi,
                                unsigned max)
 {
     unsigned v = hi;
@@ -461,7 +464,7 @@ unsigned onic_config_shm_ring_slots(const onic_config_t *cfg, unsigned nprocs)
 {
     if (cfg->shm_ring_slots != ONIC_CONFIG_LAST)
         return cfg->shm_ring_slots;
-    return config_shm_fit(nprocs, 64, 256, CONFIG_SHM_RING_MAX, CONFIG_SHM_LANES_MAX);
+    return config_fit(nprocs, 64, 256, CONFIG_SHM_RING_MAX, CONFIG_SHM_LANES_MAX);
 }
 
 uint64_t onic_config_shm_ring_most(const onic_config_t *cfg, unsigned nprocs)
@@ -479,9 +482,16 @@ uint64_t onic_config_shm_ring_most(const onic_config_t *cfg, unsigned nprocs)
     return most;
 }
 
+unsigned onic_config_eager_credits(const onic_config_t *cfg, unsigned nprocs)
+{
+    if (cfg->eager_credits != ONIC_CONFIG_LAST)
+        return cfg->eager_credits;
+    return config_fit(nprocs, ONIC_EAGER_CREDIT_UNIT, 64, 256, CONFIG_CREDITS_MAX);
+}
+
 unsigned onic_config_shm_bounce_chunk(const onic_config_t *cfg, unsigned nprocs)
 {
     if (cfg->shm_bounce_chunk != ONIC_CONFIG_LAST)
         return cfg->shm_bounce_chunk;
-    return config_shm_fit(nprocs, cfg->shm_bounce_chunks, 4096, 65536, CONFIG_SHM_BOUNCE_MAX);
+    return config_fit(nprocs, cfg->shm_bounce_chunks, 4096, 65536, CONFIG_SHM_BOUNCE_MAX);
 }

@@ -96,7 +96,8 @@ typedef struct onic_config {
     unsigned    wait_spin_us;   /* ONIC_WAIT_SPIN_US */
     unsigned    wait;           /* ONIC_WAIT: onic_config_wait_t */
     unsigned    eager_limit;    /* ONIC_EAGER_LIMIT */
-    unsigned    eager_credits;  /* ONIC_EAGER_CREDITS */
+    unsigned    eager_credits;  /* ONIC_EAGER_CREDITS, ONIC_CONFIG_LAST for auto:
+                                   onic_config_eager_credits() resolves it */
     unsigned    mpi_iovec_max;  /* ONIC_MPI_IOVEC_MAX */
     unsigned    mpi_win_shm;    /* ONIC_MPI_WIN_SHM */
     unsigned    boot;           /* ONIC_BOOT: onic_config_boot_t */
@@ -197,6 +198,16 @@ int onic_config_wait_sleeps(const onic_config_t *cfg, unsigned nprocs);
  * must agree. */
 unsigned onic_config_shm_ring_slots(const onic_config_t *cfg, unsigned nprocs);
 unsigned onic_config_shm_bounce_chunk(const onic_config_t *cfg, unsigned nprocs);
+
+/* The most one eager message counts for in a sender's credit (bytes):
+ * ONIC_EAGER_CREDITS counts shares of this size. */
+#define ONIC_EAGER_CREDIT_UNIT 2048u
+
+/* ONIC_EAGER_CREDITS resolved for a job of nprocs processes: the value set,
+ * or for auto 256, halved while nprocs shares of ONIC_EAGER_CREDIT_UNIT
+ * each would take more than 4 MiB, never below 64. Every process gets the
+ * same (MPI_Init checks that they agree). */
+unsigned onic_config_eager_credits(const onic_config_t *cfg, unsigned nprocs);
 
 /* The most slots one process's lanes hold together on a node of at most
  * nprocs processes (auto rings shrink as a node fills, so a node of fewer

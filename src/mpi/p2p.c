@@ -1127,9 +1127,6 @@ out:
 }
 
 /* --- Setup ------------------------------------------------------------------------------------- */
-/* The most one eager message counts for in a sender's credit (bytes). */
-#define P2P_CREDIT_UNIT 2048u
-
 int onic_mpi_p2p_init(void)
 {
     onic_config_t cfg;
@@ -1180,12 +1177,13 @@ int onic_mpi_p2p_init(void)
         cfg.eager_limit = (unsigned)max_inline;
     }
     /* ONIC_EAGER_CREDITS messages of the eager size, counted at most at
-     * P2P_CREDIT_UNIT each: what a receiver sets aside for unexpected
+     * ONIC_EAGER_CREDIT_UNIT each: what a receiver sets aside for unexpected
      * messages does not grow with a larger eager limit; mid-size messages
      * just take more of it each. */
     onic_mpi_g.credits_per_peer =
-        (uint64_t)cfg.eager_credits *
-        onic_mpi_charge(cfg.eager_limit < P2P_CREDIT_UNIT ? cfg.eager_limit : P2P_CREDIT_UNIT);
+        (uint64_t)onic_config_eager_credits(&cfg, (unsigned)job_size) *
+        onic_mpi_charge(cfg.eager_limit < ONIC_EAGER_CREDIT_UNIT ? cfg.eager_limit
+                                                                 : ONIC_EAGER_CREDIT_UNIT);
     onic_mpi_g.rank = (int)id.pid;
     onic_mpi_g.size = (int)job_size;
     cfg.size = (unsigned)job_size;

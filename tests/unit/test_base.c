@@ -195,6 +195,35 @@ static void test_config_shm_auto(void)
     CHECK(strcmp(buf, "8") == 0);
 }
 
+/* ONIC_EAGER_CREDITS: a number or auto, and what auto comes to as a job
+ * grows: 256 shares while a process's unexpected space stays within 4 MiB,
+ * never below 64. */
+static void test_config_credits_auto(void)
+{
+    const onic_config_var_t *credits = var_named("ONIC_EAGER_CREDITS");
+    onic_config_t cfg;
+    char err[256], buf[32];
+    unsigned v = 0;
+
+    CHECK(onic_config_parse(credits, "auto", &v, err, sizeof(err)) == ONIC_OK &&
+          v == ONIC_CONFIG_LAST);
+    CHECK(onic_config_parse(credits, "100", &v, err, sizeof(err)) == ONIC_OK && v == 100);
+    CHECK(onic_config_parse(credits, "0", &v, err, sizeof(err)) == ONIC_ERR_INVALID_PARAM);
+    CHECK(strstr(err, "ONIC_EAGER_CREDITS") != NULL && strstr(err, "or auto") != NULL);
+    onic_config_defaults(&cfg);
+    onic_config_format(credits, &cfg, buf, sizeof(buf));
+    CHECK(strcmp(buf, "auto") == 0);
+    CHECK(onic_config_eager_credits(&cfg, 1) == 256);
+    CHECK(onic_config_eager_credits(&cfg, 2) == 256);
+    CHECK(onic_config_eager_credits(&cfg, 8) == 256);
+    CHECK(onic_config_eager_credits(&cfg, 9) == 128);
+    CHECK(onic_config_eager_credits(&cfg, 16) == 128);
+    CHECK(onic_config_eager_credits(&cfg, 17) == 64);
+    CHECK(onic_config_eager_credits(&cfg, 4096) == 64);
+    cfg.eager_credits = 3; /* a value set is kept whatever the job */
+    CHECK(onic_config_eager_credits(&cfg, 2) == 3 && onic_config_eager_credits(&cfg, 4096) == 3);
+}
+
 /* ONIC_WAIT: sleep or spin as asked; on auto, sleep only when the node's
  * processes outnumber its cores. */
 static void test_config_wait(void)
@@ -807,6 +836,7 @@ int main(void)
     test_config_table();
     test_config_parse();
     test_config_shm_auto();
+    test_config_credits_auto();
     test_config_wait();
     test_config_token();
     test_config_string();
