@@ -58,6 +58,19 @@ static void ptl_xport_sleep_disarm(void *arg)
     onic_xport_sleep_disarm(px->x);
 }
 
+static int ptl_xport_place(void *arg, uint32_t src, const void *hdr, size_t hdr_len, size_t len,
+                           void **dest, size_t *room)
+{
+    ptl_xport_t *px = arg;
+    return onic_ptl_ni_place(px->ni, src, hdr, hdr_len, len, dest, room);
+}
+
+static void ptl_xport_placed(void *arg, uint32_t src)
+{
+    ptl_xport_t *px = arg;
+    onic_ptl_ni_placed(px->ni, src);
+}
+
 static void ptl_xport_rma_cb(void *arg, void *ctx, onic_status_t status)
 {
     ptl_xport_t *px = arg;
@@ -175,6 +188,8 @@ int onic_ptl_xport_ni_open(ptl_pid_t pid, const ptl_ni_limits_t *desired,
     xp.size = 0; /* from the launcher */
     xp.recv_cb = ptl_xport_recv;
     xp.rma_cb = ptl_xport_rma_cb;
+    xp.place_cb = ptl_xport_place;
+    xp.placed_cb = ptl_xport_placed;
     xp.cb_arg = px;
     xp.cfg = &cfg;
     status = onic_xport_open(&xp, &px->x);

@@ -446,6 +446,9 @@ struct onic_ptl_ni {
     /* max_inline bytes, made at the first need: a get's reply gathered from
      * an I/O vector MD, a put's data from one. */
     char                *iov_buf;
+    /* Puts placed ahead of their data (onic_ptl_target_place), one at most
+     * per sender: made at the first, size entries. */
+    struct onic_ptl_placed *placed;
 };
 
 typedef struct onic_ptl_ni_params {
@@ -551,6 +554,12 @@ void onic_ptl_ni_deliver(onic_ptl_ni_t *ni, uint32_t src, const void *hdr, size_
 /* An RMA the target side asked for has finished: complete it, send what it
  * answers. */
 void onic_ptl_ni_rma_done(onic_ptl_ni_t *ni, void *ctx, onic_status_t status);
+/* A put whose header came ahead of its len bytes of data, and the end of
+ * one that was placed: onic_ptl_target_place and _placed, and what the
+ * end answers sent. */
+int  onic_ptl_ni_place(onic_ptl_ni_t *ni, uint32_t src, const void *hdr, size_t hdr_len,
+                       size_t len, void **dest, size_t *room);
+void onic_ptl_ni_placed(onic_ptl_ni_t *ni, uint32_t src);
 void onic_ptl_ni_drop(onic_ptl_ni_t *ni, onic_ptl_drop_t why);
 /* Large operations this process started (large.c). add: a Portals code. */
 int               onic_ptl_large_add(onic_ptl_ni_t *ni, uint64_t *cookie_p,
@@ -878,7 +887,20 @@ int  onic_ptl_target_put_small(onic_ptl_ni_t *ni, uint32_t src, const void *hdr,
  * If it could not even start, the caller passes the reason as status. */
 void onic_ptl_target_rma_done(onic_ptl_ni_t *ni, void *ctx, onic_status_t status,
                               onic_ptl_out_t *out);
-/* Forget the RMA still under way (the NI is going). */
+/* A put from src whose header (hdr_len bytes) came ahead of its len bytes
+ * of data, which the transport can write where the put goes (shm's
+ * mid-size messages). 1: a receive that onic_ptl_recv_post made takes it
+ * -- matched now, its MD counted and held as for a large put -- and the
+ * first *room bytes of the data go to *dest, the rest is cut off;
+ * onic_ptl_target_placed ends it. 0: nothing changed (anything else: an
+ * unexpected message, a general entry or MD, a header to drop), the
+ * message comes whole through onic_ptl_target_recv. */
+int  onic_ptl_target_place(onic_ptl_ni_t *ni, uint32_t src, const void *hdr, size_t hdr_len,
+                           size_t len, void **dest, size_t *room);
+/* The data of src's placed put is in: its END event, its unlink, the ack
+ * in *out if one is due. A src with no put placed is a counted drop. */
+void onic_ptl_target_placed(onic_ptl_ni_t *ni, uint32_t src, onic_ptl_out_t *out);
+/* Forget the RMA still under way and the puts placed (the NI is going). */
 void onic_ptl_target_fini(onic_ptl_ni_t *ni);
 /* The vector RMA an answer offered (out->rma_iov) is under way (whole 1:
  * it moves the region at once) or was refused (whole 0: its first piece

@@ -579,6 +579,134 @@ void onic_ptl_target_fini(onic_ptl_ni_t *ni)
         onic_free(r->iov);
         onic_free(r);
     }
+    onic_free(ni->placed);
+    ni->placed = NULL;
+}
+
+/* --- placement: a put whose data follows its header ----------------------------- */
+/* A put matched at its header, its data still coming (one per sender: a
+ * transport's message in pieces is its sender's only one under way). */
+typedef struct onic_ptl_placed {
+    onic_ptl_msg_t  m;
+    target_xlate_t  x;
+    ptl_handle_md_t md;
+    unsigned        options;
+    int             live;
+} onic_ptl_placed_t;
+
+typedef struct target_place {
+    target_xlate_t x;
+    onic_ptl_ni_t *ni;
+    int            placeable;
+} target_place_t;
+
+/* The matcher's accept callback for a placement: the entry that
+ * target_first_md_takes would take first. A receive as onic_ptl_recv_post
+ * made it, with a flat MD whose queue has no handler and which records END
+ * alone (START disabled), is taken and removed; any other first acceptor
+ * stops the search with nothing changed (ONIC_MATCH_TAKE, not removed, and
+ * placeable 0): the message then comes whole and is matched as any other. */
+static int target_place_takes(void *arg, void *cookie)
+{
+    target_place_t *p = arg;
+    onic_ptl_me_t *me = cookie;
+    const onic_ptl_md_t *md;
+    const onic_ptl_eq_t *eq;
+    uint64_t offset, mlength;
+
+    if (me->oneshot && me->md0.desc.threshold == 1) {
+        md = &me->md0;
+        if (p->x.rlength > md->desc.length && !(md->desc.options & PTL_MD_TRUNCATE))
+            return 0;
+        eq = onic_ptl_md_eq(p->ni, md);
+        if (me->overflow || eq == NULL || eq->handler != PTL_EQ_HANDLER_NONE ||
+            (md->desc.options & (PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_END_DISABLE |
+                                 PTL_MD_IOVEC)) != PTL_MD_EVENT_START_DISABLE)
+            return ONIC_MATCH_TAKE;
+        p->x.offset = 0;
+        p->x.mlength = p->x.rlength < md->desc.length ? p->x.rlength : md->desc.length;
+        p->x.me = me;
+        p->x.md = &me->md0;
+        p->placeable = 1;
+        me->entry = NULL; /* the matcher removes it now */
+        return ONIC_MATCH_TAKE_LAST;
+    }
+    if (onic_dlist_empty(&me->mds))
+        return 0;
+    md = onic_container_of(me->mds.next, onic_ptl_md_t, link);
+    return onic_ptl_md_accepts(md, p->x.op, p->x.rlength, p->x.roffset, &offset, &mlength)
+               ? ONIC_MATCH_TAKE
+               : 0;
+}
+
+int onic_ptl_target_place(onic_ptl_ni_t *ni, uint32_t src, const void *hdr, size_t hdr_len,
+                          size_t len, void **dest, size_t *room)
+{
+    const onic_mkey_t exact = {0, 0};
+    target_place_t p = {.ni = ni};
+    onic_ptl_placed_t *rec;
+    onic_ptl_msg_t m;
+    onic_ptl_pt_t *pt;
+    onic_ptl_md_t *md;
+
+    /* A put with its data, an ack at most; through access control that
+     * admits everyone (the general steps count what they drop, later);
+     * into this process's memory (not the onload engine's stores). */
+    if (ni->io->store != NULL || src >= ni->size ||
+        onic_ptl_msg_unpack(hdr, hdr_len, &m) != ONIC_OK || m.op != ONIC_PTL_OP_PUT || (m.flags & ~ONIC_PTL_FLAG_ACK) != 0 || m.rlength != len ||
+        m.pt_index > (ptl_pt_index_t)ni->limits.max_pt_index ||
+        m.ac_index > (ptl_ac_index_t)ni->limits.max_ac_index || !ni->acl[m.ac_index].everyone)
+        return 0;
+    pt = &ni->pt[m.pt_index];
+    if (pt->list == NULL || onic_matcher_length(pt->list) == 0)
+        return 0;
+    if (ni->placed == NULL && (ni->placed = onic_calloc(ni->size, sizeof(*ni->placed))) == NULL)
+        return 0;
+    rec = &ni->placed[src];
+    if (rec->live)
+        return 0;
+    p.x.op = ONIC_PTL_OP_PUT;
+    p.x.small = 1;
+    p.x.rlength = len;
+    p.x.roffset = m.offset;
+    if (onic_matcher_find(pt->list, (onic_mkey_t){m.match_bits, src}, exact, target_place_takes,
+                          &p, 0) == NULL ||
+        !p.placeable)
+        return 0;
+    /* Counted and held as a large put is: the MD cannot go (PtlMDUnlink,
+     * PtlMEUnlink: in use) until the data is in. */
+    md = p.x.md;
+    onic_ptl_md_consume(md, p.x.mlength);
+    md->inflight++;
+    rec->m = m;
+    rec->x = p.x;
+    rec->md = md->handle;
+    rec->options = md->desc.options;
+    rec->live = 1;
+    *dest = p.x.mlength > 0 ? onic_ptl_md_at(md, 0) : NULL;
+    *room = (size_t)p.x.mlength;
+    return 1;
+}
+
+void onic_ptl_target_placed(onic_ptl_ni_t *ni, uint32_t src, onic_ptl_out_t *out)
+{
+    onic_ptl_placed_t *rec = ni->placed != NULL && src < ni->size ? &ni->placed[src] : NULL;
+    onic_ptl_md_t *md;
+
+    out->send = out->rma = out->dereg = 0;
+    out->payload = NULL;
+    out->len = 0;
+    if (rec == NULL || !rec->live) {
+        target_drop(ni, ONIC_PTL_DROP_MALFORMED, src, NULL);
+        return;
+    }
+    rec->live = 0;
+    if ((md = onic_ptl_md_get(ni, rec->md)) == NULL)
+        return; /* the NI was reset under it */
+    md->inflight--;
+    target_events(ni, src, &rec->m, &rec->x, md, onic_ptl_md_eq(ni, md), rec->options,
+                  onic_ptl_md_should_unlink(md));
+    target_answer(ni, src, &rec->m, &rec->x, rec->options, NULL, out);
 }
 
 /* A small put or get that translation placed: the header kept (an

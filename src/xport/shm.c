@@ -1309,6 +1309,27 @@ static inline int shm_msg(void *arg, uint32_t src, unsigned kind, const void *us
     return 0;
 }
 
+/* A mid-size message at its FIRST: to the layer above's place_cb, unless
+ * older messages are held for it (they go first). */
+static int shm_place(void *arg, uint32_t src, const void *user_hdr, size_t user_len, size_t len,
+                     void **dest, size_t *room)
+{
+    shm_msg_ctx_t *mc = arg;
+
+    return !shm_held(mc->p) &&
+           mc->p->place_cb(mc->p->cb_arg, src, user_hdr, user_len, len, dest, room);
+}
+
+static int shm_placed(void *arg, uint32_t src)
+{
+    shm_msg_ctx_t *mc = arg;
+
+    mc->p->placed_cb(mc->p->cb_arg, src);
+    return shm_held(mc->p);
+}
+
+static const onic_shm_placer_t shm_placer = {shm_place, shm_placed};
+
 /* Move src's RMA along: take its chunks in our region, fill ours in its. */
 static void __attribute__((noinline)) shm_rma_progress(shm_state_t *s, uint32_t r)
 {
@@ -1343,7 +1364,7 @@ static unsigned shm_poll(void *state, const onic_xport_params_t *p, unsigned max
         if (!rx->broken && n < max && (onic_shm_rx_ready(rx) || rx->head != rx->published) &&
             !shm_held(p)) {
             n += onic_shm_rx_poll(rx, max - n < 64 ? max - n : 64, s->frame, SHM_KIND_MAX,
-                                  shm_msg, &mc);
+                                  shm_msg, p->place_cb != NULL ? &shm_placer : NULL, &mc);
             shm_rx_check(s, r);
         }
         if (onic_shm_btx_busy(&s->btx[r]) || onic_shm_brx_ready(&s->brx[r]))

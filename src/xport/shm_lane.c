@@ -233,10 +233,39 @@ static void mid_copy_out(const onic_shm_rx_t *rx, const onic_xport_hdr_t *hdr, u
         onic_shm_rx_copy_slots(rx, dst, len);
 }
 
+/* A FIRST that the layer above takes now (placer->place): its fragments
+ * go straight to rx->mid_place. 1 if taken. */
+static int mid_place(onic_shm_rx_t *rx, const onic_xport_hdr_t *hdr, uint32_t user_len,
+                     uint64_t total, const onic_shm_placer_t *placer, void *cb_arg)
+{
+    uint8_t user[ONIC_XPORT_USER_HDR];
+    void *dest = NULL;
+    size_t room = 0;
+
+    memcpy(user, hdr->user, user_len); /* read once, as every header */
+    if (!placer->place(cb_arg, rx->src, user, user_len, (size_t)total, &dest, &room))
+        return 0;
+    rx->mid_place.dest = dest;
+    rx->mid_place.room = room < total ? room : (size_t)total;
+    rx->mid_user_len = ONIC_SHM_MID_PLACED;
+    return 1;
+}
+
+/* A NEXT fragment of a placed message: what falls within its room. */
+static void mid_place_copy(const onic_shm_rx_t *rx, const onic_xport_hdr_t *hdr, uint64_t need,
+                           size_t len)
+{
+    size_t at = (size_t)rx->mid_got, room = rx->mid_place.room;
+
+    if (at < room)
+        mid_copy_out(rx, hdr, need, 0, rx->mid_place.dest + at, len < room - at ? len : room - at);
+}
+
 __attribute__((cold, noinline)) int onic_shm_rx_mid(onic_shm_rx_t *rx, const onic_xport_hdr_t *hdr,
                                                     uint64_t need, uint32_t len, uint32_t user_len,
                                                     uint32_t kind, size_t max_payload,
-                                                    onic_shm_recv_cb_t cb, void *cb_arg)
+                                                    onic_shm_recv_cb_t cb,
+                                                    const onic_shm_placer_t *placer, void *cb_arg)
 {
     uint64_t mask = rx->nslots - 1;
     int stop = 0;
@@ -264,18 +293,20 @@ __attribute__((cold, noinline)) int onic_shm_rx_mid(onic_shm_rx_t *rx, const oni
             onic_shm_rx_break(rx, ONIC_SHM_BAD_MID_LEN, total);
             return -1;
         }
-        if (rx->mid_cap < total) {
-            uint8_t *buf = onic_malloc((size_t)total);
-            if (buf == NULL) {
-                onic_shm_rx_break(rx, ONIC_SHM_BAD_MID_MEM, total);
-                return -1;
+        if (placer == NULL || !mid_place(rx, hdr, user_len, total, placer, cb_arg)) {
+            if (rx->mid_cap < total) {
+                uint8_t *buf = onic_malloc((size_t)total);
+                if (buf == NULL) {
+                    onic_shm_rx_break(rx, ONIC_SHM_BAD_MID_MEM, total);
+                    return -1;
+                }
+                onic_free(rx->mid_buf);
+                rx->mid_buf = buf;
+                rx->mid_cap = (size_t)total;
             }
-            onic_free(rx->mid_buf);
-            rx->mid_buf = buf;
-            rx->mid_cap = (size_t)total;
+            memcpy(rx->mid_user, hdr->user, user_len);
+            rx->mid_user_len = user_len;
         }
-        memcpy(rx->mid_user, hdr->user, user_len);
-        rx->mid_user_len = user_len;
         rx->mid_total = total;
         rx->mid_got = 0;
     } else {
@@ -283,11 +314,19 @@ __attribute__((cold, noinline)) int onic_shm_rx_mid(onic_shm_rx_t *rx, const oni
             onic_shm_rx_break(rx, ONIC_SHM_BAD_MID, kind);
             return -1;
         }
+        /* A placed message moves on only in a poll that may end it: one
+         * that sets messages aside (no placer) leaves it, and what is
+         * behind it, in the ring. */
+        if (rx->mid_user_len == ONIC_SHM_MID_PLACED && placer == NULL)
+            return -2;
         if (len == 0 || len > rx->mid_total - rx->mid_got) {
             onic_shm_rx_break(rx, ONIC_SHM_BAD_MID_LEN, len);
             return -1;
         }
-        mid_copy_out(rx, hdr, need, 0, rx->mid_buf + rx->mid_got, len);
+        if (rx->mid_user_len == ONIC_SHM_MID_PLACED)
+            mid_place_copy(rx, hdr, need, len);
+        else
+            mid_copy_out(rx, hdr, need, 0, rx->mid_buf + rx->mid_got, len);
         rx->mid_got += len;
     }
     rx->head += need;
@@ -295,7 +334,12 @@ __attribute__((cold, noinline)) int onic_shm_rx_mid(onic_shm_rx_t *rx, const oni
         onic_shm_rx_publish(rx);
     if (rx->mid_total == 0 || rx->mid_got < rx->mid_total)
         return 0;
-    {
+    if (rx->mid_user_len == ONIC_SHM_MID_PLACED) {
+        /* In place: the layer above ends it (the slots are free already). */
+        rx->mid_total = rx->mid_got = 0;
+        rx->mid_user_len = 0;
+        stop = placer->placed(cb_arg, rx->src);
+    } else {
         /* Whole: hand it up from a buffer the callback owns meanwhile. A
          * callback that polls this lane again and meets another mid-size
          * message gets a buffer of its own; ours is kept for the next. */

@@ -93,6 +93,7 @@ enum {
  * last byte is in. Kinds far above any transport's own. */
 #define ONIC_SHM_KIND_MID_FIRST 0x4d00u
 #define ONIC_SHM_KIND_MID_NEXT  0x4d01u
+#define ONIC_SHM_MID_PLACED     UINT32_MAX /* rx->mid_user_len of a placed message */
 
 /* Sequence numbers ahead of the head by at most this are a gap, not stale
  * data: a random word (payload left from an earlier lap, xored with the
@@ -143,8 +144,14 @@ typedef struct onic_shm_rx {
     /* (Two 32-bit fields side by side: 160 bytes in all, which a poll's
      * loop over lanes indexes in two instructions.) */
     uint32_t         mid_max;    /* the largest taken; 0: FIRST is malformed */
-    uint32_t         mid_user_len;
-    uint8_t          mid_user[ONIC_XPORT_USER_HDR];
+    uint32_t         mid_user_len; /* ONIC_SHM_MID_PLACED: placed at its FIRST */
+    union {
+        uint8_t      mid_user[ONIC_XPORT_USER_HDR]; /* FIRST's header, for the delivery */
+        struct {
+            uint8_t *dest;       /* where a placed message's bytes go */
+            size_t   room;       /* and how many of them; the rest is dropped */
+        } mid_place;
+    };
 } onic_shm_rx_t;
 static_assert(sizeof(onic_shm_rx_t) == 160, "see mid_max");
 
@@ -373,16 +380,29 @@ void onic_shm_rx_copy_slots(const onic_shm_rx_t *rx, uint8_t *payload, size_t le
 void onic_shm_rx_malformed(onic_shm_rx_t *rx, uint64_t need, uint32_t len, uint32_t user_len,
                            uint32_t kind, size_t max_payload, unsigned max_kind);
 
+/* The layer above may take a mid-size message at its FIRST and have its
+ * NEXT fragments copied straight to where it goes (one copy the less):
+ * place answers 1 with where its first *room bytes go (the rest is
+ * dropped) or 0 (it comes whole through cb, as without a placer); placed
+ * says the bytes are in and answers as cb does. Both get cb's cb_arg. */
+typedef struct onic_shm_placer {
+    int (*place)(void *cb_arg, uint32_t src, const void *user_hdr, size_t user_len, size_t len,
+                 void **dest, size_t *room);
+    int (*placed)(void *cb_arg, uint32_t src);
+} onic_shm_placer_t;
+
 /* A header of kind MID_FIRST or MID_NEXT at rx->head (its fields as read
  * once; the combined check sent it here): checked, its payload copied into
- * the reassembly buffer, the head moved on; the whole message delivered
- * through cb (as ONIC_XPORT_KIND_USER) once its last fragment is in.
- * Returns 1 if a message was delivered (2 if cb then asked to stop), 0 if
- * a fragment was taken, -1 if the lane broke (rx->bad says why). Out of
- * line: only mid-size messages come here. */
+ * the reassembly buffer (or where placer->place said), the head moved on;
+ * the whole message delivered through cb (as ONIC_XPORT_KIND_USER), or
+ * ended by placer->placed, once its last fragment is in. Returns 1 if a
+ * message was delivered (2 if cb then asked to stop), 0 if a fragment was
+ * taken, -1 if the lane broke (rx->bad says why), -2 if a placed message's
+ * fragment waits for a poll with a placer. Out of line: only mid-size
+ * messages come here. */
 int onic_shm_rx_mid(onic_shm_rx_t *rx, const onic_xport_hdr_t *hdr, uint64_t need, uint32_t len,
                     uint32_t user_len, uint32_t kind, size_t max_payload, onic_shm_recv_cb_t cb,
-                    void *cb_arg);
+                    const onic_shm_placer_t *placer, void *cb_arg);
 
 /* A message of several slots at rx->head (its fields read once and checked
  * by the caller, its header line in `line`): its payload passed in place
@@ -426,7 +446,7 @@ onic_shm_rx_slots(onic_shm_rx_t *rx, const uint64_t *line, uint64_t need, uint32
  * mostly finds them empty, then saves no registers for it. */
 static __attribute__((noinline, unused)) unsigned
 onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload, unsigned max_kind,
-                 onic_shm_recv_cb_t cb, void *cb_arg)
+                 onic_shm_recv_cb_t cb, const onic_shm_placer_t *placer, void *cb_arg)
 {
     /* The lane's geometry, read once: cb may touch rx (a callback's send
      * that waits for room polls this lane again), so only head, published
@@ -468,7 +488,7 @@ onic_shm_rx_poll(onic_shm_rx_t *rx, unsigned max, size_t max_payload, unsigned m
             int got;
             if (kind == ONIC_SHM_KIND_MID_FIRST || kind == ONIC_SHM_KIND_MID_NEXT) {
                 if ((got = onic_shm_rx_mid(rx, hdr, need, len, user_len, kind, max_payload, cb,
-                                           cb_arg)) < 0)
+                                           placer, cb_arg)) < 0)
                     break;
                 delivered += got > 0;
                 if (got > 1)

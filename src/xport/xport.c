@@ -162,6 +162,10 @@ static void xport_tr_setup(onic_xport_t *x, unsigned which, const onic_xport_ops
     t->defer_params = t->params;
     t->defer_params.recv_cb = xport_tr_defer;
     t->defer_params.cb_arg = t;
+    /* Only a transport that delivers to the caller itself, in order, may
+     * hand it a message ahead of its data. */
+    t->defer_params.place_cb = NULL;
+    t->defer_params.placed_cb = NULL;
     t->poll_params = t->params;
     /* A transport that stops at older messages, in the job's numbering,
      * delivers to the caller itself: one call a message, not two. */
@@ -171,6 +175,8 @@ static void xport_tr_setup(onic_xport_t *x, unsigned which, const onic_xport_ops
     } else {
         t->poll_params.recv_cb = xport_tr_deliver;
         t->poll_params.cb_arg = t;
+        t->poll_params.place_cb = NULL;
+        t->poll_params.placed_cb = NULL;
     }
     t->tp.p = &t->params;
     t->tp.mreg = &x->mreg;
@@ -467,9 +473,11 @@ onic_status_t onic_xport_open(const onic_xport_params_t *p, onic_xport_t **x_p)
     onic_status_t status;
 
     if (p == NULL || x_p == NULL || p->recv_cb == NULL || p->cfg == NULL ||
+        (p->place_cb == NULL) != (p->placed_cb == NULL) ||
         (p->size > 0 && p->rank >= p->size) || (p->size > 1 && p->jobid == NULL)) {
-        onic_error("xport: open needs a callback, a config and either size 0 (ask the "
-                   "launcher) or rank < size and, in a job of more than one process, a job id");
+        onic_error("xport: open needs a callback (place_cb and placed_cb both or neither), a "
+                   "config and either size 0 (ask the launcher) or rank < size and, in a job "
+                   "of more than one process, a job id");
         return ONIC_ERR_INVALID_PARAM;
     }
     x = onic_calloc(1, sizeof(*x));

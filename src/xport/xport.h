@@ -64,6 +64,16 @@ typedef void (*onic_xport_recv_cb_t)(void *arg, uint32_t src, const void *user_h
  * was started with and ONIC_OK or why it failed. May send and start RMA. */
 typedef void (*onic_xport_rma_cb_t)(void *arg, void *ctx, onic_status_t status);
 
+/* Optional, for a message whose header arrives ahead of its len payload
+ * bytes (shm's mid-size messages), in its turn among src's messages: 1 if
+ * the caller takes it now -- its payload's first *room bytes go to *dest
+ * as they come, the rest is dropped, and placed_cb (never recv_cb) says
+ * when they are in; 0 if it is to come whole through recv_cb. May not
+ * send. */
+typedef int (*onic_xport_place_cb_t)(void *arg, uint32_t src, const void *user_hdr,
+                                     size_t user_len, size_t len, void **dest, size_t *room);
+typedef void (*onic_xport_placed_cb_t)(void *arg, uint32_t src);
+
 typedef struct onic_xport_params {
     /* This process in its job. size 0: ask the launcher (src/boot) for rank,
      * size, the job's nodes and addresses; then every transport is possible.
@@ -74,6 +84,9 @@ typedef struct onic_xport_params {
     onic_xport_recv_cb_t recv_cb;
     void                *cb_arg;      /* for recv_cb and rma_cb */
     onic_xport_rma_cb_t  rma_cb;      /* NULL: this process starts no RMA */
+    /* Both or neither (NULL: every message comes whole); with cb_arg. */
+    onic_xport_place_cb_t  place_cb;
+    onic_xport_placed_cb_t placed_cb;
     const onic_config_t *cfg;         /* ONIC_SHM_* and friends */
     /* The front end's, for its transports' polls (callers of
      * onic_xport_open leave it NULL): nonzero while it holds messages older

@@ -80,7 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     before = rx.head;
     for (int round = 0; round < 4 && !rx.broken; round++) {
         uint64_t h = rx.head;
-        unsigned n = onic_shm_rx_poll(&rx, 64, seen.frame, 2, on_message, &seen);
+        unsigned n = onic_shm_rx_poll(&rx, 64, seen.frame, 2, on_message, NULL, &seen);
         /* The head moves by whole messages, each within the ring, and by
          * fragments, each within the ring and carrying a byte at least. */
         if (rx.head - h > ((uint64_t)n + 1) * nslots * (seen.mid_max + 2) ||

@@ -1766,6 +1766,130 @@ static void recv_post_changed(ptl_handle_eq_t eq)
     CHECK_EQ(ni->pt[6].nlist, 0);
 }
 
+/* --- placement (onic_ptl_target_place): matched at the header, data later --- */
+static int place(uint32_t src, ptl_pt_index_t pt, ptl_match_bits_t bits, size_t len,
+                 unsigned flags, ptl_handle_eq_t ack_eq, void **dest, size_t *room)
+{
+    onic_ptl_msg_t m = harness_req(ONIC_PTL_OP_PUT, pt, bits, len);
+    onic_ptl_wire_t w;
+
+    m.flags = flags;
+    m.eq = ack_eq;
+    m.hdr_data = 55;
+    *dest = NULL;
+    *room = 99;
+    return onic_ptl_target_place(ni, src, &w, onic_ptl_msg_pack(&m, &w), len, dest, room);
+}
+
+/* A receive that onic_ptl_recv_post made is taken at the header: where the
+ * data goes and how much of it, the entry out of the list and in use until
+ * the end, then PUT_END with the put's fields, the entry gone and the ack
+ * if due. Anything else -- no receive (unexpected), one that does not
+ * take it, a general entry first, START events wanted -- is left as it
+ * was (0), for the message to come whole. */
+static void test_place(void)
+{
+    const unsigned opts = PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE |
+                          PTL_MD_EVENT_UNLINK_DISABLE;
+    uint8_t a[16] = {0}, b[8] = {0};
+    ptl_handle_me_t me, gme;
+    ptl_handle_md_t gmd;
+    ptl_handle_eq_t eq;
+    ptl_ovf_header_t hdr;
+    ptl_event_t ev;
+    onic_ptl_out_t out;
+    onic_ptl_msg_t ack;
+    void *dest;
+    size_t room;
+    uint64_t malformed;
+
+    open_ni();
+    eq = eq_alloc(16);
+    /* The first post on a portal makes its list (the public call's way);
+     * the others are the straight line's one-shot receives. */
+    CHECK_EQ(onic_ptl_recv_post(nih, 6, ME_ANY, 1, 0, a, 4, opts, a, eq, &me, &hdr), PTL_OK);
+    CHECK_EQ(PtlMEUnlink(me), PTL_OK);
+    /* Nothing posted: an unexpected message, not placed. */
+    CHECK_EQ(place(1, 6, 20, 12, 0, PTL_EQ_NONE, &dest, &room), 0);
+
+    CHECK_EQ(onic_ptl_recv_post(nih, 6, ME_ANY, 20, 0, a, sizeof(a), opts, a, eq, &me, &hdr),
+             PTL_OK);
+    CHECK_EQ(place(1, 6, 20, 12, 0, PTL_EQ_NONE, &dest, &room), 1);
+    CHECK(dest == a && room == 12);
+    /* Out of the list, but counted in it until it ends. */
+    CHECK_EQ(onic_matcher_length(ni->pt[6].list), 0);
+    CHECK_EQ(ni->pt[6].nlist, 1);
+    CHECK_EQ(PtlMEUnlink(me), PTL_ME_IN_USE); /* its data is still coming */
+    CHECK_EQ(PtlEQGet(eq, &ev), PTL_EQ_EMPTY);
+    /* One at a time from a sender. */
+    CHECK_EQ(onic_ptl_recv_post(nih, 6, ME_ANY, 21, 0, b, sizeof(b), opts, b, eq, &gme, &hdr),
+             PTL_OK);
+    CHECK_EQ(place(1, 6, 21, 4, 0, PTL_EQ_NONE, &dest, &room), 0);
+    CHECK_EQ(onic_matcher_length(ni->pt[6].list), 1);
+    memset(a, 'p', 12);
+    onic_ptl_target_placed(ni, 1, &out);
+    CHECK(!out.send && !out.rma && !out.dereg);
+    CHECK_EQ(PtlEQGet(eq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_PUT_END);
+    CHECK(ev.initiator.pid == 1 && ev.pt_index == 6 && ev.match_bits == 20);
+    CHECK(ev.rlength == 12 && ev.mlength == 12 && ev.offset == 0 && ev.hdr_data == 55);
+    CHECK(ev.md.start == a && ev.md.user_ptr == a && ev.ni_fail_type == PTL_NI_OK);
+    CHECK(onic_ptl_htab_get(&ni->mes, me) == NULL); /* used up: gone */
+    CHECK_EQ(PtlMEUnlink(gme), PTL_OK);
+
+    /* A receive shorter than the message takes what fits (TRUNCATE). */
+    CHECK_EQ(onic_ptl_recv_post(nih, 6, ME_ANY, 22, 0, b, sizeof(b), opts, b, eq, &me, &hdr),
+             PTL_OK);
+    CHECK_EQ(place(2, 6, 22, 12, 0, PTL_EQ_NONE, &dest, &room), 1);
+    CHECK(dest == b && room == sizeof(b));
+    onic_ptl_target_placed(ni, 2, &out);
+    CHECK_EQ(PtlEQGet(eq, &ev), PTL_OK);
+    CHECK(ev.rlength == 12 && ev.mlength == sizeof(b));
+    /* Without TRUNCATE it does not take it, and the search finds none. */
+    CHECK_EQ(onic_ptl_recv_post(nih, 6, ME_ANY, 23, 0, b, sizeof(b), opts & ~PTL_MD_TRUNCATE, b,
+                                eq, &me, &hdr), PTL_OK);
+    CHECK_EQ(place(2, 6, 23, 12, 0, PTL_EQ_NONE, &dest, &room), 0);
+    CHECK_EQ(ni->pt[6].nlist, 1);
+    CHECK_EQ(PtlMEUnlink(me), PTL_OK);
+
+    /* A general entry that takes it comes first: nothing taken, nothing
+     * changed (its MD not counted), and the receive behind it stays. */
+    gme = me_attach(6, ME_ANY, 24, 0, PTL_UNLINK, PTL_INS_AFTER);
+    gmd = md_attach(gme, md_desc(b, sizeof(b), 1, opts, eq), PTL_UNLINK);
+    CHECK_EQ(onic_ptl_recv_post(nih, 6, ME_ANY, 24, 0, a, sizeof(a), opts, a, eq, &me, &hdr),
+             PTL_OK);
+    CHECK_EQ(place(3, 6, 24, 4, 0, PTL_EQ_NONE, &dest, &room), 0);
+    CHECK_EQ(ni->pt[6].nlist, 2);
+    CHECK_EQ(PtlMDUnlink(gmd), PTL_OK); /* and its entry with it */
+    /* START wanted: not placed either. */
+    CHECK_EQ(PtlMEUnlink(me), PTL_OK);
+    CHECK_EQ(onic_ptl_recv_post(nih, 6, ME_ANY, 25, 0, a, sizeof(a),
+                                opts & ~PTL_MD_EVENT_START_DISABLE, a, eq, &me, &hdr), PTL_OK);
+    CHECK_EQ(place(3, 6, 25, 4, 0, PTL_EQ_NONE, &dest, &room), 0);
+    CHECK_EQ(PtlMEUnlink(me), PTL_OK);
+    CHECK_EQ(ni->pt[6].nlist, 0);
+
+    /* With an ack asked for: the ack at the end, with the put's lengths. */
+    CHECK_EQ(onic_ptl_recv_post(nih, 6, ME_ANY, 26, 0, a, sizeof(a), opts, a, eq, &me, &hdr),
+             PTL_OK);
+    CHECK_EQ(place(4, 6, 26, 10, ONIC_PTL_FLAG_ACK, 0x777, &dest, &room), 1);
+    onic_ptl_target_placed(ni, 4, &out);
+    CHECK(out.send && out.dest == 4);
+    CHECK_EQ(onic_ptl_msg_unpack(&out.hdr, out.hdr_len, &ack), ONIC_OK);
+    CHECK(ack.op == ONIC_PTL_OP_ACK && ack.mlength == 10 && ack.rlength == 10 && ack.eq == 0x777);
+    CHECK_EQ(PtlEQGet(eq, &ev), PTL_OK);
+    CHECK_EQ(ev.type, PTL_EVENT_PUT_END);
+
+    /* An end with no put placed is a counted drop. */
+    malformed = drops(ONIC_PTL_DROP_MALFORMED);
+    onic_ptl_target_placed(ni, 4, &out);
+    onic_ptl_target_placed(ni, 99, &out);
+    CHECK_EQ(drops(ONIC_PTL_DROP_MALFORMED), malformed + 2);
+    CHECK(!out.send);
+    CHECK_EQ(PtlEQGet(eq, &ev), PTL_EQ_EMPTY);
+    close_ni();
+}
+
 /* The internal post behaves as PtlMEAttachSearch of the same receive: on
  * a portal whose list does not exist yet (the public call's way, which
  * makes it) and on one whose list does (its own straight line); an
@@ -2897,6 +3021,7 @@ int main(void)
         test_unpack_exact();
         test_overflow();
         test_recv_post();
+        test_place();
         test_overflow_end_only();
         test_handles();
         test_many_handles();

@@ -97,7 +97,7 @@ static void run_pair(uint32_t nslots, uint64_t count, size_t max_len)
     onic_shm_rx_init(&rx, t.lane, nslots, 7);
     CHECK(pthread_create(&th, NULL, producer, &t) == 0);
     while (t.next_seq < count && !rx.broken)
-        if (onic_shm_rx_poll(&rx, 16, max_len, 2, on_message, &t) == 0)
+        if (onic_shm_rx_poll(&rx, 16, max_len, 2, on_message, NULL, &t) == 0)
             sched_yield();
     CHECK(pthread_join(th, NULL) == 0);
     CHECK(!rx.broken);
@@ -121,7 +121,7 @@ static void test_malformed(void)
     onic_shm_rx_init(&rx, lane, nslots, 7);
     hdr->ready = onic_shm_ready_word(0, 0, 3);  /* claims 3 slots... */
     hdr->len = 1000;    /* ...but a payload that needs 17 */
-    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 0);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, NULL, &t), 0);
     CHECK(rx.broken);
     CHECK_EQ(rx.head, 0);
 
@@ -129,21 +129,21 @@ static void test_malformed(void)
     onic_shm_rx_init(&rx, lane, nslots, 7);
     hdr->ready = onic_shm_ready_word(0, 0, 9);  /* more slots than the ring has */
     hdr->len = 0;
-    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 0);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, NULL, &t), 0);
     CHECK(rx.broken);
 
     memset(lane, 0, onic_shm_lane_size(nslots));
     onic_shm_rx_init(&rx, lane, nslots, 7);
     hdr->ready = onic_shm_ready_word(0, 0, 1);
     hdr->user_len = 49; /* over the user header */
-    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 0);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, NULL, &t), 0);
     CHECK(rx.broken);
 
     memset(lane, 0, onic_shm_lane_size(nslots));
     onic_shm_rx_init(&rx, lane, nslots, 7);
     hdr->ready = onic_shm_ready_word(0, 0, 1);
     hdr->kind = 3; /* a kind this receiver does not know */
-    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 0);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, NULL, &t), 0);
     CHECK(rx.broken);
 
     memset(lane, 0, onic_shm_lane_size(nslots));
@@ -151,7 +151,7 @@ static void test_malformed(void)
     hdr->ready = onic_shm_ready_word(0, 0, 1);  /* one slot... */
     hdr->user_len = 40;
     hdr->len = 20;      /* ...but 60 bytes do not fit behind the header */
-    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 0);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, NULL, &t), 0);
     CHECK(rx.broken);
 
     memset(lane, 0, onic_shm_lane_size(nslots));
@@ -159,14 +159,14 @@ static void test_malformed(void)
     hdr->ready = onic_shm_ready_word(0, 0, 2);  /* two slots for what fits in one */
     hdr->user_len = 8;
     hdr->len = 8;
-    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 0);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, NULL, &t), 0);
     CHECK(rx.broken);
 
     /* A zero need is not a message: the lane breaks, naming the slot count. */
     memset(lane, 0, onic_shm_lane_size(nslots));
     onic_shm_rx_init(&rx, lane, nslots, 7);
     hdr->ready = onic_shm_ready_word(0, 0, 0);
-    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 0);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, NULL, &t), 0);
     CHECK(rx.broken);
     CHECK_EQ(rx.bad, ONIC_SHM_BAD_SLOTS);
     CHECK_EQ(rx.bad_value, 0);
@@ -186,7 +186,7 @@ static void test_malformed(void)
     onic_shm_rx_init(&rx, lane, nslots, 7);
     hdr[0].ready = onic_shm_ready_word(0, 0, 1);
     hdr[1].ready = onic_shm_ready_word(0, 1 + 2 * nslots, 1);
-    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 1);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, NULL, &t), 1);
     CHECK(rx.broken);
     CHECK_EQ(rx.bad, ONIC_SHM_BAD_SEQ);
     CHECK_EQ(rx.bad_value, 1 + 2 * nslots);
@@ -197,7 +197,7 @@ static void test_malformed(void)
     rx.head = rx.published = 3 * nslots;
     hdr->ready = onic_shm_ready_word(0, 2 * nslots, 1);
     CHECK(onic_shm_rx_audit(&rx));
-    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, &t), 0);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, max_payload, 2, on_message, NULL, &t), 0);
     CHECK(!rx.broken);
     onic_free(lane);
 }
@@ -225,7 +225,7 @@ static void test_malformed_fields(void)
         hdr->len = cases[i].len;
         hdr->user_len = (uint16_t)cases[i].user_len;
         hdr->kind = (uint16_t)cases[i].kind;
-        CHECK_EQ(onic_shm_rx_poll(&rx, 16, 2048, 2, on_message, &t), 0);
+        CHECK_EQ(onic_shm_rx_poll(&rx, 16, 2048, 2, on_message, NULL, &t), 0);
         CHECK(rx.broken);
         CHECK_EQ(rx.bad, cases[i].bad);
         CHECK_EQ(rx.bad_value, cases[i].value);
@@ -343,7 +343,7 @@ static void test_first_words_whole(void)
     for (size_t i = 2; i < 8; i++)
         CHECK_EQ(slots[2 * ONIC_SHM_SLOT + i], 0);
     onic_shm_rx_init(&rx, lane, nslots, 7);
-    CHECK_EQ(onic_shm_rx_poll(&rx, 16, 2048, 2, on_66, &ok), 1);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, 2048, 2, on_66, NULL, &ok), 1);
     CHECK(!rx.broken);
     CHECK(ok);
     onic_free(lane);
@@ -404,7 +404,7 @@ static void test_one_slot_splits(void)
             }
             for (size_t i = ul + len; i < 48; i++)
                 bad += h->user[i] != 0xab;
-            bad += onic_shm_rx_poll(&rx, 4, 2048, 2, on_split, &seen) != 1;
+            bad += onic_shm_rx_poll(&rx, 4, 2048, 2, on_split, NULL, &seen) != 1;
             bad += seen.n != 1 || seen.user_len != ul || seen.len != len ||
                    memcmp(seen.user, hdr, ul) != 0 || memcmp(seen.data, data, len) != 0;
             cases++;
@@ -424,7 +424,7 @@ static void test_one_slot_splits(void)
         h->len = which == 0 ? 0 : 41;
         h->user_len = which == 0 ? 49 : 8;
         h->ready = onic_shm_ready_word(0, 0, 1);
-        CHECK_EQ(onic_shm_rx_poll(&rx, 4, 2048, 2, on_split, &seen), 0);
+        CHECK_EQ(onic_shm_rx_poll(&rx, 4, 2048, 2, on_split, NULL, &seen), 0);
         CHECK(rx.broken);
         CHECK_EQ(seen.n, 0);
     }
@@ -460,7 +460,7 @@ static int on_nested(void *arg, uint32_t src, unsigned kind, const void *user_hd
     t->bad += t->rx->published > t->rx->head;
     if (t->depth < 3 && seq % 5 == 0) {
         t->depth++;
-        onic_shm_rx_poll(t->rx, 2, 2048, 2, on_nested, t);
+        onic_shm_rx_poll(t->rx, 2, 2048, 2, on_nested, NULL, t);
         t->depth--;
     }
     return 0;
@@ -485,9 +485,9 @@ static void test_nested_poll(void)
         while (onic_shm_tx_try(&tx, 0, &seq, sizeof(seq), payload, seq % 3 == 0 ? 100 : 8) ==
                ONIC_OK)
             seq++;
-        onic_shm_rx_poll(&rx, 8, 2048, 2, on_nested, &t);
+        onic_shm_rx_poll(&rx, 8, 2048, 2, on_nested, NULL, &t);
     }
-    while (onic_shm_rx_poll(&rx, 8, 2048, 2, on_nested, &t) > 0)
+    while (onic_shm_rx_poll(&rx, 8, 2048, 2, on_nested, NULL, &t) > 0)
         ;
     CHECK_EQ(t.bad, 0);
     CHECK_EQ(t.next, seq);
@@ -557,7 +557,7 @@ static int on_in_place(void *arg, uint32_t src, unsigned kind, const void *user_
     t->bad += t->tx->tail - at != t->rx->nslots; /* the ring full, from our header on */
     t->bad += sent == 0;
     /* Taken from inside: the messages behind ours, our slots still held. */
-    t->bad += (int)onic_shm_rx_poll(t->rx, 64, 2048, 2, on_inner, t) != sent;
+    t->bad += (int)onic_shm_rx_poll(t->rx, 64, 2048, 2, on_inner, NULL, t) != sent;
     t->bad += __atomic_load_n(&t->lane->consumed, __ATOMIC_RELAXED) > at;
     t->bad += onic_shm_tx_try(t->tx, 0, &filler, sizeof(filler), eight, sizeof(eight)) == ONIC_OK;
 bytes:
@@ -593,7 +593,7 @@ static void test_in_place(void)
         for (size_t i = 0; i < sizeof(payload); i++)
             payload[i] = (uint8_t)(seq + i);
         REQUIRE(onic_shm_tx_try(&tx, 0, &seq, sizeof(seq), payload, sizeof(payload)) == ONIC_OK);
-        CHECK_EQ(onic_shm_rx_poll(&rx, 1, 2048, 2, on_in_place, &t), 1);
+        CHECK_EQ(onic_shm_rx_poll(&rx, 1, 2048, 2, on_in_place, NULL, &t), 1);
         CHECK_EQ(t.calls, calls + 1);
         CHECK_EQ(t.in_ring - in_ring, at + 5 <= nslots);
         /* Back from the callback: every slot given back, the hold gone. */
@@ -602,7 +602,7 @@ static void test_in_place(void)
         /* The next message starts one slot further on (the lane found
          * empty after it: every slot back). */
         REQUIRE(onic_shm_tx_try(&tx, 0, &seq, sizeof(seq), payload, 8) == ONIC_OK);
-        CHECK_EQ(onic_shm_rx_poll(&rx, 8, 2048, 2, on_inner, &t), 1);
+        CHECK_EQ(onic_shm_rx_poll(&rx, 8, 2048, 2, on_inner, NULL, &t), 1);
     }
     CHECK_EQ(t.bad, 0);
     CHECK(t.nested > 0);
@@ -634,12 +634,12 @@ static void test_idle_receiver_returns_credits(void)
     t = (nested_t){&rx, 0, 0, 3}; /* depth 3: no nested polls */
     /* One one-slot message, taken: fewer slots than a batch are consumed. */
     CHECK_EQ(onic_shm_tx_try(&tx, 0, &seq, sizeof(seq), payload, 8), ONIC_OK);
-    CHECK_EQ(onic_shm_rx_poll(&rx, 8, 2048, 2, on_nested, &t), 1);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 8, 2048, 2, on_nested, NULL, &t), 1);
     /* A message of all 8 slots: it fits only with that slot given back. */
     seq = 1;
     CHECK_EQ(onic_shm_msg_slots(sizeof(seq), sizeof(payload)), nslots);
     CHECK_EQ(onic_shm_tx_try(&tx, 0, &seq, sizeof(seq), payload, sizeof(payload)), ONIC_OK);
-    CHECK_EQ(onic_shm_rx_poll(&rx, 8, 2048, 2, on_nested, &t), 1);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 8, 2048, 2, on_nested, NULL, &t), 1);
     CHECK_EQ(t.next, 2);
     CHECK_EQ(t.bad, 0);
     onic_free(lane);
@@ -664,12 +664,12 @@ static void test_poll_budget(void)
     t = (nested_t){&rx, 0, 0, 3}; /* depth 3: no nested polls */
     for (uint64_t seq = 0; seq < 4; seq++)
         CHECK_EQ(onic_shm_tx_try(&tx, 0, &seq, sizeof(seq), payload, sizeof(payload)), ONIC_OK);
-    CHECK_EQ(onic_shm_rx_poll(&rx, 1, 2048, 2, on_nested, &t), 1);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 1, 2048, 2, on_nested, NULL, &t), 1);
     CHECK_EQ(t.next, 1);
-    CHECK_EQ(onic_shm_rx_poll(&rx, 2, 2048, 2, on_nested, &t), 2);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 2, 2048, 2, on_nested, NULL, &t), 2);
     CHECK_EQ(t.next, 3);
-    CHECK_EQ(onic_shm_rx_poll(&rx, 8, 2048, 2, on_nested, &t), 1);
-    CHECK_EQ(onic_shm_rx_poll(&rx, 8, 2048, 2, on_nested, &t), 0);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 8, 2048, 2, on_nested, NULL, &t), 1);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 8, 2048, 2, on_nested, NULL, &t), 0);
     CHECK_EQ(t.next, 4);
     CHECK_EQ(t.bad, 0);
     onic_free(lane);
@@ -714,7 +714,7 @@ static int on_mid(void *arg, uint32_t src, unsigned kind, const void *user_hdr, 
         }
     t->next = seq + 1;
     if (t->nest) /* a callback that polls again sees the next message whole, in order */
-        onic_shm_rx_poll(t->rx, 1, MID_FRAME, 2, on_mid, t);
+        onic_shm_rx_poll(t->rx, 1, MID_FRAME, 2, on_mid, NULL, t);
     /* the buffer is still ours: nothing the nested poll did moved it */
     for (size_t i = 0; i < len; i++)
         if (p[i] != mid_byte(seq, i)) {
@@ -743,6 +743,107 @@ static onic_status_t mid_send(onic_shm_tx_t *tx, uint64_t seq, size_t len, uint8
     if (len <= MID_FRAME)
         return onic_shm_tx_try(tx, ONIC_XPORT_KIND_USER, &seq, sizeof(seq), buf, len);
     return onic_shm_tx_mid(tx, &seq, sizeof(seq), buf, len, MID_FRAME, first_p, off_p);
+}
+
+/* Placement: the layer above takes a mid-size message at its FIRST (two in
+ * three here; the third comes whole) and its fragments go straight where
+ * place said, cut to its room (half the message for one in three), the
+ * byte past the room untouched; placed ends it, never the callback. A poll
+ * without a placer (one that sets messages aside) leaves a placed
+ * message's fragments, and everything behind them, in the ring. */
+typedef struct place_test {
+    mid_test_t t; /* first: cb and placer share cb_arg */
+    uint8_t   *dest;
+    size_t     room;
+    uint64_t   seq, placed, declined;
+} place_test_t;
+
+static int place_take(void *arg, uint32_t src, const void *user_hdr, size_t user_len, size_t len,
+                      void **dest, size_t *room)
+{
+    place_test_t *pt = arg;
+    uint64_t seq;
+
+    if (src != 7 || user_len != sizeof(seq)) {
+        pt->t.bad++;
+        return 0;
+    }
+    memcpy(&seq, user_hdr, sizeof(seq));
+    pt->t.bad += seq != pt->t.next || len != pt->t.len_of(seq);
+    if (seq % 3 == 0) {
+        pt->declined++;
+        return 0;
+    }
+    pt->seq = seq;
+    pt->room = seq % 3 == 1 ? len : len / 2;
+    memset(pt->dest, 0xee, MID_MAX + 1);
+    *dest = pt->dest;
+    *room = pt->room;
+    return 1;
+}
+
+static int place_done(void *arg, uint32_t src)
+{
+    place_test_t *pt = arg;
+
+    pt->t.bad += src != 7 || pt->seq != pt->t.next;
+    for (size_t i = 0; i < pt->room; i++)
+        if (pt->dest[i] != mid_byte(pt->seq, i)) {
+            pt->t.bad++;
+            break;
+        }
+    pt->t.bad += pt->dest[pt->room] != 0xee;
+    pt->t.next = pt->seq + 1;
+    pt->placed++;
+    return 0;
+}
+
+static const onic_shm_placer_t test_placer = {place_take, place_done};
+
+static void test_mid_place(void)
+{
+    uint32_t nslots = 64;
+    onic_shm_lane_t *lane = onic_aligned_alloc(64, onic_shm_lane_size(nslots));
+    static uint8_t buf[MID_MAX], dest[MID_MAX + 1];
+    onic_shm_tx_t tx;
+    onic_shm_rx_t rx;
+    place_test_t pt = {{&rx, 0, 0, 0, mid_len_table, 0}, dest, 0, 0, 0, 0};
+    uint64_t seq = 0, count = 3 * (sizeof(mid_sizes) / sizeof(mid_sizes[0])), left_at;
+    int first = 1;
+    size_t off = 0;
+    unsigned spins = 0;
+
+    REQUIRE(lane != NULL);
+    if (lane == NULL)
+        return;
+    memset(lane, 0, onic_shm_lane_size(nslots));
+    lane->key = 0x9e3779b97f4a7c15ull;
+    onic_shm_tx_init(&tx, lane, nslots);
+    onic_shm_rx_init(&rx, lane, nslots, 7);
+    rx.mid_max = MID_MAX;
+    while (pt.t.next < count && spins++ < 100000 && !rx.broken) {
+        while (seq < count) {
+            if (mid_send(&tx, seq, mid_len_table(seq), buf, &first, &off) != ONIC_OK)
+                break;
+            seq++;
+            first = 1;
+            off = 0;
+        }
+        if (rx.mid_total != 0 && rx.mid_user_len == ONIC_SHM_MID_PLACED) {
+            /* Without a placer: nothing of it taken, nothing behind it. */
+            left_at = rx.head;
+            CHECK_EQ(onic_shm_rx_poll(&rx, 4, MID_FRAME, 2, on_mid, NULL, &pt), 0);
+            CHECK_EQ(rx.head, left_at);
+        }
+        onic_shm_rx_poll(&rx, 4, MID_FRAME, 2, on_mid, &test_placer, &pt);
+    }
+    CHECK(!rx.broken);
+    CHECK_EQ(pt.t.next, count);
+    CHECK_EQ(pt.t.bad, 0);
+    CHECK(pt.placed > 0 && pt.declined > 0);
+    CHECK_EQ(rx.mid_total, 0);
+    onic_shm_rx_fini(&rx);
+    onic_free(lane);
 }
 
 /* One thread: the sender fills what room there is, the receiver takes it,
@@ -774,7 +875,7 @@ static void test_mid_sizes(int nest)
             first = 1;
             off = 0;
         }
-        onic_shm_rx_poll(&rx, 4, MID_FRAME, 2, on_mid, &t);
+        onic_shm_rx_poll(&rx, 4, MID_FRAME, 2, on_mid, NULL, &t);
     }
     CHECK(!rx.broken);
     CHECK_EQ(t.next, count);
@@ -844,14 +945,14 @@ static void test_poll_stop(void)
         size_t off = 0;
         CHECK_EQ(mid_send(&tx, seq, stop_len(seq), buf, &first, &off), ONIC_OK);
     }
-    CHECK_EQ(onic_shm_rx_poll(&rx, 16, MID_FRAME, 2, on_mid, &t), 2); /* 0, 1: stop */
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, MID_FRAME, 2, on_mid, NULL, &t), 2); /* 0, 1: stop */
     CHECK_EQ(t.next, 2);
     t.stop_seq = 2;
-    CHECK_EQ(onic_shm_rx_poll(&rx, 16, MID_FRAME, 2, on_mid, &t), 1); /* the mid-size 2: stop */
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, MID_FRAME, 2, on_mid, NULL, &t), 1); /* the mid-size 2: stop */
     CHECK_EQ(t.next, 3);
     t.stop_seq = 0;
-    CHECK_EQ(onic_shm_rx_poll(&rx, 16, MID_FRAME, 2, on_mid, &t), 2); /* 3, 4 */
-    CHECK_EQ(onic_shm_rx_poll(&rx, 16, MID_FRAME, 2, on_mid, &t), 0);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, MID_FRAME, 2, on_mid, NULL, &t), 2); /* 3, 4 */
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, MID_FRAME, 2, on_mid, NULL, &t), 0);
     CHECK_EQ(t.next, 5);
     CHECK_EQ(t.bad, 0);
     CHECK(!rx.broken);
@@ -873,7 +974,7 @@ static void test_mid_flood(uint32_t nslots, uint64_t count)
     rx.mid_max = MID_MAX;
     CHECK(pthread_create(&th, NULL, mid_producer, &m) == 0);
     while (t.next < count && !rx.broken)
-        if (onic_shm_rx_poll(&rx, 16, MID_FRAME, 2, on_mid, &t) == 0)
+        if (onic_shm_rx_poll(&rx, 16, MID_FRAME, 2, on_mid, NULL, &t) == 0)
             sched_yield();
     CHECK(pthread_join(th, NULL) == 0);
     CHECK(!rx.broken);
@@ -945,7 +1046,7 @@ static void mid_bad_case(unsigned expect, uint64_t expect_value, int steps)
         break;
     }
     before = tx.tail;
-    CHECK_EQ(onic_shm_rx_poll(&rx, 16, MID_FRAME, 2, on_mid, &t), 0);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, MID_FRAME, 2, on_mid, NULL, &t), 0);
     CHECK(rx.broken);
     CHECK_EQ(rx.bad, expect);
     CHECK_EQ(rx.bad_value, expect_value);
@@ -982,7 +1083,7 @@ static void test_mid_off(void)
     onic_shm_tx_init(&tx, lane, nslots);
     onic_shm_rx_init(&rx, lane, nslots, 7);
     onic_shm_tx_try(&tx, ONIC_SHM_KIND_MID_FIRST, &seq, sizeof(seq), &total, sizeof(total));
-    CHECK_EQ(onic_shm_rx_poll(&rx, 16, MID_FRAME, 2, on_mid, &t), 0);
+    CHECK_EQ(onic_shm_rx_poll(&rx, 16, MID_FRAME, 2, on_mid, NULL, &t), 0);
     CHECK(rx.broken);
     CHECK_EQ(rx.bad, ONIC_SHM_BAD_MID_LEN);
     onic_shm_rx_fini(&rx);
@@ -1019,6 +1120,7 @@ int main(int argc, char **argv)
     test_malformed();
     test_mid_sizes(0);
     test_mid_sizes(1);
+    test_mid_place();
     test_poll_stop();
     test_mid_malformed();
     test_mid_off();
