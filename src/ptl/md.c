@@ -353,6 +353,14 @@ int PtlMDAttach(ptl_handle_me_t me_handle, ptl_md_t md, ptl_unlink_t unlink_op,
         onic_error("ptl: PtlMDAttach with a NULL md_handle: pass where to store the handle");
         return PTL_SEGV;
     }
+    if (me->entry == NULL) {
+        /* A receive of onic_ptl_recv_post that a put took and whose data
+         * is still coming (a large or placed put): it left the list then,
+         * being used up, and goes when that put ends. */
+        onic_debug("ptl: PtlMDAttach: entry %#llx was taken by a put still moving its data",
+                   (unsigned long long)me_handle);
+        return PTL_ME_IN_USE;
+    }
     if ((rc = onic_ptl_md_check(ni, &md, unlink_op, "PtlMDAttach")) != PTL_OK)
         return rc;
     if ((rc = onic_ptl_md_create(ni, &md, unlink_op, me, &obj)) != PTL_OK)

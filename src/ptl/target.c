@@ -167,19 +167,22 @@ static int target_admit(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m
  * receive, both PTL_UNLINK, the MD's last operation -- has the matcher
  * remove the entry in the same search (onic_ptl_me_destroy then has
  * nothing to remove): a one-shot receive costs one search, not a search
- * and a removal. Not for overflow entries, whose operation may still be
- * dropped (no memory for the header) after the search. */
+ * and a removal. A large put into a receive of onic_ptl_recv_post too:
+ * used up, it could only refuse every later search while its data moves
+ * (64 such receives in flight cost each arrival a walk past them all),
+ * and nothing can be attached to it meanwhile (PtlMDAttach: in use). Not
+ * for overflow entries, whose operation may still be dropped (no memory
+ * for the header) after the search. */
 static int target_first_md_takes(void *arg, void *cookie)
 {
     target_xlate_t *x = arg;
     onic_ptl_me_t *me = cookie;
     onic_ptl_md_t *md;
 
-    /* A receive as onic_ptl_recv_post made it, not yet taken (a large put
-     * takes it and leaves it listed until its pull ends): what
+    /* A receive as onic_ptl_recv_post made it, not yet taken: what
      * onic_ptl_md_accepts and the test below would find, known from the
      * posting. */
-    if (me->oneshot && me->md0.desc.threshold == 1 && x->small && x->op == ONIC_PTL_OP_PUT) {
+    if (me->oneshot && me->md0.desc.threshold == 1 && x->op == ONIC_PTL_OP_PUT) {
         md = &me->md0;
         if (x->rlength > md->desc.length && !(md->desc.options & PTL_MD_TRUNCATE))
             return 0;

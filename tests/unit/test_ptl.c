@@ -1740,9 +1740,10 @@ static void recv_post_changed(ptl_handle_eq_t eq)
     CHECK_EQ(ni->pt[6].nlist, 0);
     CHECK_EQ(drops(ONIC_PTL_DROP_NO_MATCH), before + 2);
 
-    /* A large put takes the receive, which stays listed while its data is
-     * pulled: a small put meanwhile finds it used (threshold 0) and is
-     * dropped, not written over the pull's bytes. */
+    /* A large put takes the receive, which leaves the list at once but is
+     * counted in it while its data is pulled: a small put meanwhile finds
+     * no entry and is dropped, not written over the pull's bytes, and no
+     * MD can be attached to it. */
     memset(a, 0, sizeof(a));
     CHECK_EQ(onic_ptl_recv_post(nih, 6, ME_ANY, 10, 0, a, 8, opts | PTL_MD_TRUNCATE, a, eq, &me,
                                 &hdr), PTL_OK);
@@ -1755,6 +1756,12 @@ static void recv_post_changed(ptl_handle_eq_t eq)
     out = feed(1, &m, &large, sizeof(large));
     CHECK(out.rma && out.rma_local == a && out.rma_len == 8);
     CHECK_EQ(ni->pt[6].nlist, 1);
+    CHECK_EQ(onic_matcher_length(ni->pt[6].list), 0);
+    {
+        ptl_handle_md_t extra;
+        CHECK_EQ(PtlMDAttach(me, md_desc(c, sizeof(c), 1, opts, eq), PTL_UNLINK, &extra),
+                 PTL_ME_IN_USE);
+    }
     put(1, 6, 10, 2, 'v');
     CHECK_EQ(a[0], 0);
     CHECK_EQ(drops(ONIC_PTL_DROP_NO_MATCH), before + 3);
