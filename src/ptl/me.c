@@ -177,6 +177,13 @@ static int me_insert(onic_ptl_ni_t *ni, const char *call, ptl_pt_index_t pt_inde
 
     if (rc != PTL_OK)
         return rc;
+    if (anchor != NULL && anchor->entry == NULL) {
+        /* A receive a put took whose data is still coming: out of the list
+         * (PtlMDAttach answers the same). */
+        onic_debug("ptl: %s: base entry %#llx was taken by a put still moving its data", call,
+                   (unsigned long long)anchor->handle);
+        return PTL_ME_IN_USE;
+    }
     return me_link(ni, call, pt_index, overflow, match_id, match_bits, ignore_bits, unlink, pos,
                    anchor, me_p);
 }

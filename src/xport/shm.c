@@ -160,6 +160,11 @@ typedef struct shm_state {
     uint64_t       drops;
     unsigned       rma_mode; /* onic_config_shm_rma_t */
     uint64_t       cma_min;
+    /* Some RMA may go through the bounce buffers, whose window can be full:
+     * a start then waits inside a callback, polling lanes that set messages
+     * aside -- and such a poll stops at a placed message's fragments, so no
+     * message is placed (shm_place). */
+    int            rma_may_wait;
     uint64_t       assist_min;  /* ONIC_SHM_ASSIST_MIN; 0: never */
     uint32_t       assist_gen;  /* of our assist line's last operation */
     uint8_t       *no_assist;   /* by peer: it could not help once; do not ask again */
@@ -702,6 +707,8 @@ static void shm_cma_setup(shm_state_t *s)
             ok++;
         }
     }
+    s->rma_may_wait = ok < tried || s->rma_mode == ONIC_SHM_RMA_COPY ||
+                      (s->rma_mode != ONIC_SHM_RMA_CMA && s->cma_min > 0);
     if (s->rma_mode == ONIC_SHM_RMA_COPY)
         onic_info("shm: RMA through bounce buffers (ONIC_SHM_RMA=copy)");
     else if (ok < tried)
@@ -1310,13 +1317,14 @@ static inline int shm_msg(void *arg, uint32_t src, unsigned kind, const void *us
 }
 
 /* A mid-size message at its FIRST: to the layer above's place_cb, unless
- * older messages are held for it (they go first). */
+ * older messages are held for it (they go first) or an RMA start may wait
+ * (rma_may_wait: CMA is not what every RMA uses). */
 static int shm_place(void *arg, uint32_t src, const void *user_hdr, size_t user_len, size_t len,
                      void **dest, size_t *room)
 {
     shm_msg_ctx_t *mc = arg;
 
-    return !shm_held(mc->p) &&
+    return !shm_held(mc->p) && !mc->s->rma_may_wait &&
            mc->p->place_cb(mc->p->cb_arg, src, user_hdr, user_len, len, dest, room);
 }
 
@@ -1395,6 +1403,7 @@ static onic_status_t shm_rma(void *state, uint32_t peer, int write, void *local,
         /* Refused after the probe passed (a ptrace policy changed): copy. */
         onic_warn("shm: the kernel now refuses cross-memory attach to rank %u; copying", peer);
         s->pids[peer] = 0;
+        s->rma_may_wait = 1;
     }
     if (!write && s->brx[peer].broken) {
         onic_error("shm: rank %u sent malformed RMA data before; no more reads from it", peer);

@@ -50,6 +50,12 @@
  * and +35 % at 8 KiB, the 4 KiB message rate +30 %). */
 #define ONIC_SHM_FRAME_MAX 8192u
 
+/* The smallest payload read in place (onic_shm_rx_slots). Smaller ones --
+ * among them every Portals large-operation header, whose callback may
+ * start an RMA that waits for room -- are copied out: their slots never
+ * stay held while a callback waits. */
+#define ONIC_SHM_IN_PLACE_MIN 256u
+
 /* In shared memory: the counter and the key on their line, then the slots. */
 typedef struct onic_shm_lane {
     uint64_t consumed;  /* written by the receiver (release), read by the sender */
@@ -418,7 +424,7 @@ onic_shm_rx_slots(onic_shm_rx_t *rx, const uint64_t *line, uint64_t need, uint32
     const uint8_t *data = payload;
     int held = 0, stop;
 
-    if (at + (need - 1) <= mask + 1) {
+    if (len >= ONIC_SHM_IN_PLACE_MIN && at + (need - 1) <= mask + 1) {
         data = rx->slots + (size_t)at * ONIC_SHM_SLOT;
         if (rx->hold == UINT64_MAX) { /* else an outer callback holds from lower down */
             rx->hold = head;

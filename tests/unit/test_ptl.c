@@ -1759,7 +1759,10 @@ static void recv_post_changed(ptl_handle_eq_t eq)
     CHECK_EQ(onic_matcher_length(ni->pt[6].list), 0);
     {
         ptl_handle_md_t extra;
+        ptl_handle_me_t next;
         CHECK_EQ(PtlMDAttach(me, md_desc(c, sizeof(c), 1, opts, eq), PTL_UNLINK, &extra),
+                 PTL_ME_IN_USE);
+        CHECK_EQ(PtlMEInsert(me, ME_ANY, 11, 0, PTL_UNLINK, PTL_INS_AFTER, &next),
                  PTL_ME_IN_USE);
     }
     put(1, 6, 10, 2, 'v');
