@@ -1576,15 +1576,18 @@ static void test_malformed(void)
     m = harness_req(ONIC_PTL_OP_ACK, 1, 1, 4);
     m.mlength = 5;                                                    /* more than asked */
     feed(1, &m, NULL, 0);
-    CHECK_EQ(drops(ONIC_PTL_DROP_MALFORMED), 8);
+    m = harness_req(ONIC_PTL_OP_REPLY, 1, 1, 4);
+    m.mlength = 5;                      /* a reply with its data, more than was asked */
+    feed(1, &m, "abcde", 5);
+    CHECK_EQ(drops(ONIC_PTL_DROP_MALFORMED), 9);
     m = harness_req(ONIC_PTL_OP_PUT, (ptl_pt_index_t)ni->limits.max_pt_index + 1, 1, 1);
     feed(1, &m, "a", 1);
     CHECK_EQ(drops(ONIC_PTL_DROP_PT_INDEX), 1);
     for (int i = 0; i < ONIC_PTL_DROP_REASONS; i++)
         sum += ni->drops[i];
     CHECK_EQ(PtlNIStatus(nih, PTL_SR_DROP_COUNT, &count), PTL_OK);
-    CHECK_EQ(count, 9);
-    CHECK_EQ(sum, 9);
+    CHECK_EQ(count, 10);
+    CHECK_EQ(sum, 10);
     close_ni();
 }
 
