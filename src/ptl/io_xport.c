@@ -62,7 +62,7 @@ static int ptl_xport_place(void *arg, uint32_t src, const void *hdr, size_t hdr_
                            void **dest, size_t *room)
 {
     ptl_xport_t *px = arg;
-    return onic_ptl_ni_place(px->ni, src, hdr, hdr_len, len, dest, room);
+    return onic_ptl_target_place(px->ni, src, hdr, hdr_len, len, dest, room);
 }
 
 static void ptl_xport_placed(void *arg, uint32_t src)

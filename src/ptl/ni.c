@@ -358,12 +358,6 @@ void onic_ptl_ni_rma_done(onic_ptl_ni_t *ni, void *ctx, onic_status_t status)
     onic_ptl_eq_run_handlers(ni);
 }
 
-int onic_ptl_ni_place(onic_ptl_ni_t *ni, uint32_t src, const void *hdr, size_t hdr_len,
-                      size_t len, void **dest, size_t *room)
-{
-    return onic_ptl_target_place(ni, src, hdr, hdr_len, len, dest, room);
-}
-
 void onic_ptl_ni_placed(onic_ptl_ni_t *ni, uint32_t src)
 {
     onic_ptl_out_t out;

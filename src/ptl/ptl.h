@@ -554,11 +554,8 @@ void onic_ptl_ni_deliver(onic_ptl_ni_t *ni, uint32_t src, const void *hdr, size_
 /* An RMA the target side asked for has finished: complete it, send what it
  * answers. */
 void onic_ptl_ni_rma_done(onic_ptl_ni_t *ni, void *ctx, onic_status_t status);
-/* A put whose header came ahead of its len bytes of data, and the end of
- * one that was placed: onic_ptl_target_place and _placed, and what the
- * end answers sent. */
-int  onic_ptl_ni_place(onic_ptl_ni_t *ni, uint32_t src, const void *hdr, size_t hdr_len,
-                       size_t len, void **dest, size_t *room);
+/* The end of a put placed ahead of its data (onic_ptl_target_place):
+ * onic_ptl_target_placed, and the ack it answers sent. */
 void onic_ptl_ni_placed(onic_ptl_ni_t *ni, uint32_t src);
 void onic_ptl_ni_drop(onic_ptl_ni_t *ni, onic_ptl_drop_t why);
 /* Large operations this process started (large.c). add: a Portals code. */

@@ -173,6 +173,19 @@ static int target_admit(onic_ptl_ni_t *ni, uint32_t src, const onic_ptl_msg_t *m
  * and nothing can be attached to it meanwhile (PtlMDAttach: in use). Not
  * for overflow entries, whose operation may still be dropped (no memory
  * for the header) after the search. */
+/* A receive as onic_ptl_recv_post made it, not yet taken, takes put x
+ * (it fits, or PTL_MD_TRUNCATE): where and how much, and the matcher
+ * removes the entry now. */
+static inline int target_oneshot_take(target_xlate_t *x, onic_ptl_me_t *me)
+{
+    x->offset = 0;
+    x->mlength = x->rlength < me->md0.desc.length ? x->rlength : me->md0.desc.length;
+    x->me = me;
+    x->md = &me->md0;
+    me->entry = NULL;
+    return ONIC_MATCH_TAKE_LAST;
+}
+
 static int target_first_md_takes(void *arg, void *cookie)
 {
     target_xlate_t *x = arg;
@@ -186,12 +199,7 @@ static int target_first_md_takes(void *arg, void *cookie)
         md = &me->md0;
         if (x->rlength > md->desc.length && !(md->desc.options & PTL_MD_TRUNCATE))
             return 0;
-        x->offset = 0;
-        x->mlength = x->rlength < md->desc.length ? x->rlength : md->desc.length;
-        x->me = me;
-        x->md = md;
-        me->entry = NULL;
-        return ONIC_MATCH_TAKE_LAST;
+        return target_oneshot_take(x, me);
     }
     if (onic_dlist_empty(&me->mds))
         return 0;
@@ -626,13 +634,8 @@ static int target_place_takes(void *arg, void *cookie)
             (md->desc.options & (PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_END_DISABLE |
                                  PTL_MD_IOVEC)) != PTL_MD_EVENT_START_DISABLE)
             return ONIC_MATCH_TAKE;
-        p->x.offset = 0;
-        p->x.mlength = p->x.rlength < md->desc.length ? p->x.rlength : md->desc.length;
-        p->x.me = me;
-        p->x.md = &me->md0;
         p->placeable = 1;
-        me->entry = NULL; /* the matcher removes it now */
-        return ONIC_MATCH_TAKE_LAST;
+        return target_oneshot_take(&p->x, me);
     }
     if (onic_dlist_empty(&me->mds))
         return 0;
