@@ -956,8 +956,8 @@ static void test_unexpected_to_self(void)
 }
 
 /* MPI_Recv of a message already here (onic_mpi_p2p_recv_now: no request)
- * hands its unexpected space back: after 2000 eager messages sent to
- * oneself in batches of 20, each batch received with MPI_Recv once a
+ * hands its unexpected space back: after eager messages sent to oneself
+ * (more than half the credit's worth) in batches of 20, each batch received with MPI_Recv once a
  * zero-byte marker sent last has come (so the batch is all here), every
  * byte that landed in the unexpected buffers has been consumed, and the
  * credit this process holds toward itself plus what it owes itself is the
@@ -965,10 +965,12 @@ static void test_unexpected_to_self(void)
 static void test_recv_now_returns_space(void)
 {
     uint64_t landed = 0, consumed = 0;
-    int v, bad = 0;
+    /* Batches enough to charge more than half the credit (64 bytes a
+     * message): the credit must have come back in a batch on the way. */
+    int v, bad = 0, nb = (int)(onic_mpi_g.credits_per_peer / ONIC_MPI_CHARGE_MIN / 20) + 1;
     MPI_Status st;
 
-    for (int b = 0; b < 100; b++) {
+    for (int b = 0; b < nb; b++) {
         for (int i = 0; i < 20; i++) {
             v = b * 20 + i;
             MPI_Send(&v, 1, MPI_INT, 0, 11, MPI_COMM_SELF);
@@ -989,6 +991,7 @@ static void test_recv_now_returns_space(void)
     CHECK(landed > 0);
     CHECK_EQ(consumed, landed);
     CHECK_EQ(onic_mpi_g.credits[0] + onic_mpi_g.owed[0], onic_mpi_g.credits_per_peer);
+    CHECK(onic_mpi_g.owed[0] < onic_mpi_g.credits_per_peer / 2); /* returned in batches */
 
     /* A contiguous type whose data starts 8 bytes in: the message lands
      * there, not at the buffer's start. */
