@@ -14,6 +14,7 @@ const char *const onic_config_match_engines[] = {"hash", "list", "alpu", "wide",
 static const char *const log_values[]  = {"error", "warn", "info", "debug", "trace", NULL};
 static const char *const simd_values[] = {"auto", "scalar", "avx2", NULL};
 const char *const onic_config_shm_rma_values[] = {"auto", "cma", "copy", NULL};
+static const char *const shm_demote_values[] = {"auto", "on", "off", NULL};
 const char *const onic_config_xport_values[] = {"auto", "shm", "ofi", NULL};
 const char *const onic_config_boot_values[] = {"auto", "onicrun", "pmi1", "pmix", NULL};
 static const char *const core_words[] = {"last", NULL};
@@ -104,6 +105,12 @@ static const onic_config_var_t config_vars[] = {
      "out while the sender writes the next (0: 8 KiB); larger data goes by RMA. The receiver "
      "keeps one buffer of this size per sender that sends such messages",
      ONIC_CONFIG_UINT, 0, 262144, NULL, CFG_FIELD(shm_mid_max)},
+    {"ONIC_SHM_DEMOTE", "auto", "shm: a lane message of more than one slot whose receiver had "
+     "taken everything before it (so likely waits for it) has its payload's cache lines pushed "
+     "to the cache all cores share (CLDEMOTE) once written, where the receiver reads them "
+     "sooner: 10 % off the latency from 512 B to 4 KiB here, no change to streams, whose "
+     "receivers are behind. auto: where the CPU has the instruction; on; off",
+     ONIC_CONFIG_ENUM, 0, 0, shm_demote_values, CFG_FIELD(shm_demote)},
     {"ONIC_SHM_RMA", "auto", "how shm moves RMA data: cma (one copy by process_vm_readv/"
      "writev), copy (two processes copying through shared bounce buffers at once) or auto "
      "(cma from ONIC_SHM_CMA_MIN bytes up, where the kernel allows it)", ONIC_CONFIG_ENUM, 0, 0,

@@ -37,6 +37,13 @@ typedef enum onic_config_shm_rma {
     ONIC_SHM_RMA_COPY = 2
 } onic_config_shm_rma_t;
 
+/* ONIC_SHM_DEMOTE (src/xport/shm_lane.c). */
+typedef enum onic_config_shm_demote {
+    ONIC_SHM_DEMOTE_AUTO = 0, /* where the CPU has CLDEMOTE */
+    ONIC_SHM_DEMOTE_ON   = 1,
+    ONIC_SHM_DEMOTE_OFF  = 2
+} onic_config_shm_demote_t;
+
 /* ONIC_OFI_WAIT: how an ofi wait sleeps (src/xport/ofi.c). */
 typedef enum onic_config_ofi_wait {
     ONIC_OFI_WAIT_AUTO = 0, /* fd when this node's processes outnumber its cores, else poll */
@@ -87,6 +94,7 @@ typedef struct onic_config {
     unsigned    shm_ring_slots; /* ONIC_SHM_RING_SLOTS, ONIC_CONFIG_LAST for auto:
                                    onic_config_shm_ring_slots() resolves it */
     unsigned    shm_mid_max;    /* ONIC_SHM_MID_MAX */
+    unsigned    shm_demote;     /* ONIC_SHM_DEMOTE: onic_config_shm_demote_t */
     unsigned    shm_rma;        /* ONIC_SHM_RMA: onic_config_shm_rma_t */
     unsigned    shm_cma_min;    /* ONIC_SHM_CMA_MIN */
     unsigned    shm_assist_min; /* ONIC_SHM_ASSIST_MIN */

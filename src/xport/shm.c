@@ -34,6 +34,7 @@
 #include "xport/transport.h"
 #include "base/clock.h"
 #include "base/copy.h"
+#include "base/cpu.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/shmfd.h"
@@ -731,6 +732,8 @@ static onic_status_t shm_endpoint_open(const onic_xport_tparams_t *tp, void **st
     onic_status_t status;
     pid_t *pids;
     int *fds, fd = -1;
+    uint32_t demote = p->cfg->shm_demote == ONIC_SHM_DEMOTE_ON ||
+                      (p->cfg->shm_demote == ONIC_SHM_DEMOTE_AUTO && onic_cpu_has_cldemote());
 
     if (s == NULL)
         return ONIC_ERR_NO_MEMORY;
@@ -806,6 +809,7 @@ static onic_status_t shm_endpoint_open(const onic_xport_tparams_t *tp, void **st
             continue;
         onic_shm_tx_init(&s->tx[r], shm_lane(s->regions[r], s->nslots, s->rank), s->nslots);
         s->tx[r].release_only = s->fenced && ((shm_region_hdr_t *)s->regions[r])->fences;
+        s->tx[r].demote = demote;
         onic_shm_rx_init(&s->rx[r], shm_lane(s->regions[s->rank], s->nslots, r), s->nslots, r);
         s->rx[r].mid_max = (uint32_t)s->max_payload;
         status = onic_shm_btx_init(&s->btx[r], shm_bounce(s, s->regions[r], s->rank),

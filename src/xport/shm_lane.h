@@ -118,6 +118,9 @@ typedef struct onic_shm_tx {
     onic_shm_lane_t *lane;
     uint8_t         *slots;
     uint32_t         nslots;   /* a power of two */
+    /* Push a message's payload lines to the shared cache when the receiver
+     * had taken all before it (ONIC_SHM_DEMOTE; onic_shm_tx_try_slots). */
+    uint32_t         demote;
     uint64_t         tail;     /* slots written, ever */
     uint64_t         credit;   /* the last consumed count read */
     uint64_t         key;      /* the lane's, read once at init */
@@ -126,6 +129,7 @@ typedef struct onic_shm_tx {
     int              release_only;
     unsigned         bad;      /* ONIC_SHM_BAD_*: the lane is broken, nothing more is sent */
     uint64_t         bad_value;
+    uint64_t         demoted;  /* messages whose lines were pushed so */
 } onic_shm_tx_t;
 
 /* The receiver's private view of a lane. */

@@ -19,6 +19,7 @@ typedef struct lane_test {
     uint32_t         nslots;
     uint64_t         count;
     size_t           max_len;
+    uint32_t         demote;   /* the producer's tx.demote */
     /* consumer side */
     uint64_t         next_seq;
     uint64_t         bad;
@@ -55,6 +56,7 @@ static void *producer(void *arg)
     uint8_t payload[2048];
 
     onic_shm_tx_init(&tx, t->lane, t->nslots);
+    tx.demote = t->demote;
     for (uint64_t seq = 0; seq < t->count; seq++) {
         size_t len = msg_len(seq, t->max_len);
         for (size_t i = 0; i < len; i++)
@@ -90,7 +92,7 @@ static int on_message(void *arg, uint32_t src, unsigned kind, const void *user_h
     return 0;
 }
 
-static void run_pair(uint32_t nslots, uint64_t count, size_t max_len)
+static void run_pair(uint32_t nslots, uint64_t count, size_t max_len, uint32_t demote)
 {
     lane_test_t t = {0};
     onic_shm_rx_t rx;
@@ -108,6 +110,7 @@ static void run_pair(uint32_t nslots, uint64_t count, size_t max_len)
     t.nslots = nslots;
     t.count = count;
     t.max_len = max_len;
+    t.demote = demote;
     onic_shm_rx_init(&rx, t.lane, nslots, 7);
     CHECK(pthread_create(&th, NULL, producer, &t) == 0);
     while (t.next_seq < count && !rx.broken)
@@ -653,6 +656,79 @@ static void test_in_place(void)
     onic_free(lane);
 }
 
+/* The payload of a message of several slots is pushed to the shared cache
+ * (tx.demoted counts it) only where the receiver had taken every message
+ * before it, so likely waits for this one: not behind an unread message,
+ * not for a message of one slot, never with demote off; and the bytes
+ * arrive as sent, wherever the message lies in the ring. */
+typedef struct demote_rx {
+    uint64_t next, bad;
+    size_t   len[4];
+} demote_rx_t;
+
+static int on_demote(void *arg, uint32_t src, unsigned kind, const void *user_hdr,
+                     size_t user_len, const void *payload, size_t len)
+{
+    demote_rx_t *d = arg;
+    const uint8_t *p = payload;
+    uint64_t seq;
+
+    (void)kind;
+    if (src != 7 || user_len != sizeof(seq)) {
+        d->bad++;
+        return 0;
+    }
+    memcpy(&seq, user_hdr, sizeof(seq));
+    if (seq != d->next || len != d->len[seq % 4])
+        d->bad++;
+    for (size_t i = 0; i < len; i++)
+        if (p[i] != msg_byte(seq, i)) {
+            d->bad++;
+            break;
+        }
+    d->next = seq + 1;
+    return 0;
+}
+
+static void test_demote(void)
+{
+    uint32_t nslots = 32;
+    onic_shm_lane_t *lane = lane_new(nslots);
+    demote_rx_t d = {0, 0, {300, 300, 8, 1000}};
+    uint8_t payload[1000];
+    onic_shm_tx_t tx;
+    onic_shm_rx_t rx;
+    uint64_t seq = 0;
+
+    if (lane == NULL)
+        return;
+    onic_shm_tx_init(&tx, lane, nslots);
+    onic_shm_rx_init(&rx, lane, nslots, 7);
+    CHECK_EQ(tx.demote, 0); /* shm.c turns it on (ONIC_SHM_DEMOTE) */
+    for (int lap = 0; lap < 8; lap++) {
+        tx.demote = lap > 0;
+        for (int m = 0; m < 4; m++, seq++) {
+            uint64_t before = tx.demoted;
+            size_t len = d.len[seq % 4];
+            for (size_t i = 0; i < len; i++)
+                payload[i] = msg_byte(seq, i);
+            REQUIRE(onic_shm_tx_try(&tx, 0, &seq, sizeof(seq), payload, len) == ONIC_OK);
+            /* 0: the receiver has taken all (pushed); 1: behind 0, unread
+             * (not); 2: one slot (not); 3: after 2 was taken (pushed). */
+            CHECK_EQ(tx.demoted - before, (uint64_t)(tx.demote && (m == 0 || m == 3)));
+            if (m != 0)
+                CHECK_EQ(onic_shm_rx_poll(&rx, 8, 2048, 2, on_demote, NULL, &d), m == 1 ? 2 : 1);
+        }
+        /* Every slot given back: the lane was found empty. */
+        CHECK_EQ(__atomic_load_n(&lane->consumed, __ATOMIC_RELAXED), tx.tail);
+    }
+    CHECK_EQ(tx.demoted, 2 * 7);
+    CHECK_EQ(d.next, seq);
+    CHECK_EQ(d.bad, 0);
+    CHECK(!rx.broken);
+    onic_free(lane);
+}
+
 /* A receiver that finds its lane empty gives back every slot it consumed,
  * even below the publishing batch: a sender of a message that needs the
  * whole ring (more than 3/4 of it) would otherwise wait on credits held by
@@ -1154,9 +1230,10 @@ int main(int argc, char **argv)
     test_one_slot_splits();
     test_nested_poll();
     test_in_place();
-    run_pair(2, 200000 / fraction, 64);     /* one payload slot: every message waits for credit */
-    run_pair(4, 200000 / fraction, 150);    /* payloads wrap around the ring's end */
-    run_pair(256, 300000 / fraction, 2048);
+    test_demote();
+    run_pair(2, 200000 / fraction, 64, 0);  /* one payload slot: every message waits for credit */
+    run_pair(4, 200000 / fraction, 150, 1); /* payloads wrap around the ring's end */
+    run_pair(256, 300000 / fraction, 2048, 1);
     test_malformed();
     test_mid_sizes(0);
     test_mid_sizes(1);
