@@ -56,6 +56,10 @@
  * stay held while a callback waits. */
 #define ONIC_SHM_IN_PLACE_MIN 256u
 
+/* The payload lines pushed to a waiting receiver's shared cache, at most
+ * (onic_shm_tx_try_slots, ONIC_SHM_DEMOTE). */
+#define ONIC_SHM_DEMOTE_LINES 16u
+
 /* In shared memory: the counter and the key on their line, then the slots. */
 typedef struct onic_shm_lane {
     uint64_t consumed;  /* written by the receiver (release), read by the sender */
