@@ -118,9 +118,9 @@ static const onic_config_var_t config_vars[] = {
     {"ONIC_SHM_CMA_MIN", "0", "with ONIC_SHM_RMA=auto, the smallest RMA in bytes that goes by "
      "cma (measured here, cma was never slower than the copy, and needs nothing from the peer)",
      ONIC_CONFIG_UINT, 0, 0x7fffffff, NULL, CFG_FIELD(shm_cma_min)},
-    {"ONIC_SHM_ASSIST_MIN", "262144", "a cma read or write of at least this many bytes asks "
+    {"ONIC_SHM_ASSIST_MIN", "131072", "a cma read or write of at least this many bytes asks "
      "the peer whose memory it reaches to copy part of it too (in chunks of half the operation "
-     "from 128 KiB to 4 MiB, while that peer polls): two cores copy at once; 0 never asks",
+     "from 32 KiB to 4 MiB, while that peer polls): two cores copy at once; 0 never asks",
      ONIC_CONFIG_UINT, 0, 0x7fffffff, NULL, CFG_FIELD(shm_assist_min)},
     {"ONIC_SHM_BOUNCE_CHUNK", "auto", "bytes in each chunk of a bounce buffer (one per sender "
      "in a receiver's shared memory). auto: 65536, halved while one process's bounce buffers "

@@ -99,7 +99,7 @@ static_assert(sizeof(shm_region_hdr_t) <= ONIC_SHM_SLOT, "the region header is o
 /* A cooperative operation's chunk: half of it (each process takes one, the
  * fewest system calls), within these bounds. Measured here: 1 MiB reads in
  * 512 KiB chunks 20.7 GB/s, in 128 KiB chunks 15.3. */
-#define SHM_ASSIST_CHUNK_MIN (128u << 10)
+#define SHM_ASSIST_CHUNK_MIN (32u << 10)
 #define SHM_ASSIST_CHUNK_MAX (4u << 20)
 #define SHM_ASSIST_WAKE_MIN (1u << 20) /* operations this long wake a sleeping owner */
 #define SHM_ASSIST_HELP_MAX (16u << 20) /* bytes a helper copies per ASSIST: bounds its poll */
