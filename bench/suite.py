@@ -173,6 +173,7 @@ def jobs(quick):
     j = [
         Job("p2p", "p2p", ["latency", reps], onload_cores=3),
         Job("p2p", "p2p", ["bw", reps], onload_cores=3),
+        Job("p2p", "p2p", ["bibw", reps], onload_cores=3),
         # One process sending to itself: with the engine, two busy processes,
         # so --onload's latency cost can be measured on 2 cores too.
         Job("p2p", "p2p", ["self", reps], np=1),
@@ -227,6 +228,7 @@ def jobs(quick):
 TESTS = {
     "p2p_latency": ("bytes", "", "", "one-way latency (us)", "low"),
     "p2p_bw": ("bytes", "", "", "bandwidth (GB/s)", "high"),
+    "p2p_bibw": ("bytes", "", "", "bi-directional bandwidth, both ways (GB/s)", "high"),
     "p2p_self": ("bytes", "", "", "one pass to itself (us)", "low"),
     "rma_put_lat": ("bytes", "", "", "MPI_Put + MPI_Win_flush, shared window (us)", "low"),
     "rma_get_lat": ("bytes", "", "", "MPI_Get + MPI_Win_flush, shared window (us)", "low"),
@@ -992,12 +994,14 @@ def plots(agg, names, floor, out, cross=None):
     # 5. latency and bandwidth
     vs = [n for n in names if points_of(agg, n, "p2p_latency")]
     if vs:
-        fig, axs = plt.subplots(1, 2, figsize=(11, 4))
+        fig, axs = plt.subplots(1, 3, figsize=(16, 4))
         for v in vs:
             line(axs[0], v, [p for p in series(v, "p2p_latency", (None, None, None), 0)
                              if p[0] > 0])
             line(axs[1], v, series(v, "p2p_bw", (None, None, None), 0))
-        for ax, yl in zip(axs, ("one-way latency (us)", "bandwidth (GB/s)")):
+            line(axs[2], v, series(v, "p2p_bibw", (None, None, None), 0))
+        for ax, yl in zip(axs, ("one-way latency (us)", "bandwidth (GB/s)",
+                                "bi-directional bandwidth, both ways (GB/s)")):
             ax.set_xscale("log", base=2)
             ax.set_xlabel("message size (bytes)")
             ax.set_ylabel(yl)
@@ -1011,7 +1015,8 @@ def plots(agg, names, floor, out, cross=None):
             axs[1].annotate(f"{label}\n{at}", (size, 0.98), rotation=90,
                             xycoords=("data", "axes fraction"), fontsize=6, va="top", ha="right",
                             color="grey")
-        save(fig, "p2p.png", "Ping-pong latency and streaming bandwidth (bench/mpi/p2p.c)",
+        save(fig, "p2p.png", "Ping-pong latency, streaming and bi-directional bandwidth "
+             "(bench/mpi/p2p.c)",
              "Dotted lines: onic's protocol boundaries as this run set them (onic-info): "
              "eager through the shm lane up to the eager limit, rendezvous by RMA (cma) "
              "above the lane's limit, two cores copying from ONIC_SHM_ASSIST_MIN.")

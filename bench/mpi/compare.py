@@ -3,13 +3,15 @@
 bench/mpi/mt.c) with onic, MPICH and Open MPI, pinned the same way, and
 print one table per mode with the three side by side.
 
-    bench/mpi/compare.py [--build build] [--runs 3] [--reps 5] [--modes latency,bw,rate]
+    bench/mpi/compare.py [--build build] [--runs 3] [--reps 5] [--modes latency,bw,bibw,rate]
                          [--pairs 1,2] [--threads 1,2] [--prog p2p|rma|mt] [--sweep]
                          [--offset N]
 
---sweep measures p2p's latency and bandwidth at 512 B and 1 KiB to 256 KiB
-in powers of two (the range of the mid-size protocol and its crossovers)
-and the message rate at 4 KiB, instead of each mode's own sizes.
+--sweep measures p2p's latency, bandwidth and bi-directional bandwidth
+(bibw: both processes send a window to each other at once, as osu_bibw) at
+512 B and 1 KiB to 256 KiB in powers of two (the range of the mid-size
+protocol and its crossovers) and the message rate at 4 KiB, instead of
+each mode's own sizes.
 
 --offset N (p2p) puts the odd ranks' buffer N bytes further into its page
 than the even ranks': where a receive lands against where its data comes
@@ -54,7 +56,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-UNITS = {"latency": "one-way us", "bw": "GB/s", "rate": "M msgs/s", "put_lat": "us per put + flush",
+UNITS = {"latency": "one-way us", "bw": "GB/s", "bibw": "GB/s, both ways", "rate": "M msgs/s", "put_lat": "us per put + flush",
          "get_lat": "us per get + flush", "put_rate": "M puts/s, 64 per flush",
          "acc_lat": "us per accumulate + flush", "fop_lat": "us per fetch-and-op + flush",
          "acc_busy_lat": "us per accumulate + flush, target computing 100 ms without MPI calls",
@@ -111,7 +113,7 @@ def build_all(build, prog):
 
 
 SWEEP = [512] + [1024 << k for k in range(9)]  # 512 B, 1 KiB ... 256 KiB
-SWEEP_SIZES = {"latency": SWEEP, "bw": SWEEP, "rate": [4096]}
+SWEEP_SIZES = {"latency": SWEEP, "bw": SWEEP, "bibw": SWEEP, "rate": [4096]}
 
 
 def run_one(run, env, exe, mode, reps, np, sizes=None, threads=None, offset=0):
@@ -136,10 +138,10 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--modes", default=None,
-                    help="default: latency,bw,rate (p2p); every mode (rma)")
+                    help="default: latency,bw,bibw,rate (p2p); every mode (rma)")
     ap.add_argument("--prog", default="p2p", choices=["p2p", "rma", "mt"])
     ap.add_argument("--sweep", action="store_true",
-                    help="p2p: latency and bw from 512 B to 256 KiB, rate at 4 KiB")
+                    help="p2p: latency, bw and bibw from 512 B to 256 KiB, rate at 4 KiB")
     ap.add_argument("--pairs", default="1,2",
                     help="pair counts for the rate mode, 2 processes a pair (default 1,2)")
     ap.add_argument("--offset", type=int, default=0,
@@ -163,7 +165,7 @@ def main():
     if args.offset and (args.prog != "p2p" or not 0 < args.offset < 4096):
         ap.error("--offset takes 0 to 4095, with --prog p2p")
     if args.modes is None:
-        args.modes = {"p2p": "latency,bw,rate",
+        args.modes = {"p2p": "latency,bw,bibw,rate",
                       "mt": "latency_mt,rate_mt,rate_mt_world,wake_lat,wait_cpu",
                       "rma": "put_lat,get_lat,put_rate,acc_lat,fop_lat,acc_busy_lat"}[args.prog]
     ready = build_all(args.build, args.prog)

@@ -5,6 +5,9 @@
  *   latency   ping-pong, one-way time in microseconds, 0 B to 4 MiB
  *   bw        streaming bandwidth: a window of 64 sends, then a 1-byte
  *             acknowledgment, in GB/s (10^9 bytes per second), 1 KiB to 4 MiB
+ *   bibw      bi-directional bandwidth: both processes post a window of 64
+ *             receives and 64 sends to each other, then wait for all (as
+ *             osu_bibw); the bytes both ways, in GB/s, 1 KiB to 4 MiB
  *   rate      64 messages in flight, then an acknowledgment, in millions of
  *             messages per second, 1 B to 4 KiB; any even number of
  *             processes: ranks pair as (2i, 2i+1), 2i sending, and all pairs
@@ -18,9 +21,9 @@
  *             running (with onicrun --onload: the process and the engine,
  *             which fit a 2-core machine where a ping-pong's three do not)
  *
- * Usage: p2p MODE [REPS [SIZES [OFFSET]]] (latency, bw: 2 processes; rate: an even number;
+ * Usage: p2p MODE [REPS [SIZES [OFFSET]]] (latency, bw, bibw: 2 processes; rate: an even number;
  * self: any number). SIZES, a comma-separated list of byte counts, replaces the mode's
- * own (latency and bw: up to 4 MiB; rate and self: up to 4 KiB; "-" keeps the mode's
+ * own (latency, bw and bibw: up to 4 MiB; rate and self: up to 4 KiB; "-" keeps the mode's
  * own). OFFSET (0 to 4095, default 0): the odd ranks' buffer starts that many bytes
  * further into its page than the even ranks' -- where a receive lands against where its
  * data comes from, which decides some copies' speed (a malloc'd buffer lies 16 bytes
@@ -62,14 +65,14 @@ static long iterations(const char *mode, long size)
  * processes). */
 static double run(const char *mode, int rank, char *buf, long size, long n)
 {
-    MPI_Request req[WINDOW];
-    MPI_Status st[WINDOW];  /* not MPI_STATUSES_IGNORE: some headers make gcc warn about it */
+    MPI_Request req[2 * WINDOW];
+    MPI_Status st[2 * WINDOW]; /* not MPI_STATUSES_IGNORE: some headers make gcc warn about it */
     int sender = rank % 2 == 0, peer = sender ? rank + 1 : rank - 1;
     /* Decided once: a strcmp a message (the MPI calls between could change
      * the string, for all the compiler knows) was 4 to 5% of the rate
      * loop's time. */
     const int self = strcmp(mode, "self") == 0, latency = strcmp(mode, "latency") == 0,
-              rate = strcmp(mode, "rate") == 0;
+              rate = strcmp(mode, "rate") == 0, bibw = strcmp(mode, "bibw") == 0;
     char ack = 0;
     double t0, t, tmax;
 
@@ -94,6 +97,16 @@ static double run(const char *mode, int rank, char *buf, long size, long n)
                 MPI_Recv(buf, (int)size, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 MPI_Send(buf, (int)size, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
             }
+            continue;
+        }
+        if (bibw) {
+            /* Receives into the upper 4 MiB, sends from the lower. */
+            for (int w = 0; w < WINDOW; w++)
+                MPI_Irecv(buf + (4L << 20), (int)size, MPI_CHAR, peer, 2, MPI_COMM_WORLD,
+                          &req[w]);
+            for (int w = 0; w < WINDOW; w++)
+                MPI_Isend(buf, (int)size, MPI_CHAR, peer, 2, MPI_COMM_WORLD, &req[WINDOW + w]);
+            MPI_Waitall(2 * WINDOW, req, st);
             continue;
         }
         /* bw and rate: a window of sends (each from its own slot of buf for
@@ -139,20 +152,22 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if ((size != 2 && (strcmp(mode, "latency") == 0 || strcmp(mode, "bw") == 0)) ||
+    const int two = strcmp(mode, "latency") == 0 || strcmp(mode, "bw") == 0 ||
+                    strcmp(mode, "bibw") == 0;
+
+    if ((size != 2 && two) ||
         ((size < 2 || size % 2 != 0) && strcmp(mode, "rate") == 0) || reps < 1 ||
         reps > 100 ||
-        (strcmp(mode, "latency") && strcmp(mode, "bw") && strcmp(mode, "rate") &&
-         strcmp(mode, "self"))) {
+        (!two && strcmp(mode, "rate") && strcmp(mode, "self"))) {
         if (rank == 0)
-            fprintf(stderr, "usage: run with 2 processes: p2p latency|bw [REPS]; "
+            fprintf(stderr, "usage: run with 2 processes: p2p latency|bw|bibw [REPS]; "
                             "with an even number: p2p rate [REPS]; "
                             "with any number: p2p self [REPS]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     if (strcmp(mode, "latency") == 0)
         sizes = lat_sizes, nsizes = sizeof(lat_sizes) / sizeof(lat_sizes[0]);
-    else if (strcmp(mode, "bw") == 0)
+    else if (strcmp(mode, "bw") == 0 || strcmp(mode, "bibw") == 0)
         sizes = bw_sizes, nsizes = sizeof(bw_sizes) / sizeof(bw_sizes[0]);
     else if (strcmp(mode, "self") == 0)
         sizes = self_sizes, nsizes = sizeof(self_sizes) / sizeof(self_sizes[0]);
@@ -169,7 +184,7 @@ int main(int argc, char **argv)
         }
     }
     if (argc > 3 && strcmp(argv[3], "-") != 0) {
-        long most = strcmp(mode, "latency") == 0 || strcmp(mode, "bw") == 0 ? 4L << 20 : 4096;
+        long most = two ? 4L << 20 : 4096;
         char *p = argv[3], *end;
         nsizes = 0;
         while (*p != '\0' && nsizes < sizeof(given) / sizeof(given[0])) {
@@ -187,11 +202,11 @@ int main(int argc, char **argv)
         sizes = given;
     }
     /* Page-aligned, then OFFSET bytes in at the odd ranks. */
-    mem = aligned_alloc(4096, (size_t)WINDOW * 4096 + (4 << 20) + 4096);
+    mem = aligned_alloc(4096, (size_t)WINDOW * 4096 + (8 << 20) + 4096);
     if (mem == NULL)
         MPI_Abort(MPI_COMM_WORLD, 1);
     buf = mem + (rank % 2 ? offset : 0);
-    memset(buf, 1, (size_t)WINDOW * 4096 + (4 << 20));
+    memset(buf, 1, (size_t)WINDOW * 4096 + (8 << 20));
 
     for (size_t k = 0; k < nsizes; k++) {
         long n = iterations(mode, sizes[k]);
@@ -205,6 +220,8 @@ int main(int argc, char **argv)
                 v[r] = t * 1e6 / (double)n;
             else if (strcmp(mode, "bw") == 0)
                 v[r] = (double)sizes[k] * WINDOW * (double)n / t / 1e9;
+            else if (strcmp(mode, "bibw") == 0)
+                v[r] = 2.0 * (double)sizes[k] * WINDOW * (double)n / t / 1e9;
             else
                 v[r] = (double)WINDOW * (double)n * (double)(size / 2) / t / 1e6;
         }
