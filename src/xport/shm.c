@@ -1489,6 +1489,17 @@ static uint64_t shm_assisted(const void *state)
     return ((const shm_state_t *)state)->assisted;
 }
 
+static uint64_t shm_demoted(const void *state)
+{
+    const shm_state_t *s = state;
+    uint64_t n = 0;
+
+    for (uint32_t r = 0; r < s->size; r++)
+        if (r != s->rank)
+            n += s->tx[r].demoted;
+    return n;
+}
+
 const onic_xport_ops_t onic_xport_shm_ops = {
     .name        = "shm",
     .open        = shm_endpoint_open,
@@ -1500,6 +1511,7 @@ const onic_xport_ops_t onic_xport_shm_ops = {
     .max_payload = shm_max_payload,
     .drops       = shm_drops,
     .assisted    = shm_assisted,
+    .demoted     = shm_demoted,
     .sleep       = shm_sleep,
     .sleep_arm   = shm_sleep_arm,
     .sleep_disarm = shm_sleep_disarm,

@@ -94,6 +94,9 @@ typedef struct onic_xport_ops {
     uint64_t      (*bundled)(const void *state);
     /* Optional: bytes of this process's RMA that the peers copied. */
     uint64_t      (*assisted)(const void *state);
+    /* Optional: messages whose lines were pushed to a waiting receiver's
+     * shared cache (shm, ONIC_SHM_DEMOTE). */
+    uint64_t      (*demoted)(const void *state);
 } onic_xport_ops_t;
 
 extern const onic_xport_ops_t onic_xport_self_ops;

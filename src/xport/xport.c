@@ -810,24 +810,38 @@ onic_status_t onic_xport_bundle(onic_xport_t *x, int on)
     return ONIC_OK;
 }
 
-uint64_t onic_xport_assisted(const onic_xport_t *x)
+typedef enum { XPORT_ASSISTED, XPORT_DEMOTED, XPORT_BUNDLED } xport_counter_t;
+
+/* A counter summed over the open transports that keep it (its op NULL
+ * where a transport has none). */
+static uint64_t xport_count(const onic_xport_t *x, xport_counter_t which)
 {
     uint64_t n = 0;
 
-    for (unsigned i = 0; x != NULL && i < x->nopen; i++)
-        if (x->open[i]->ops->assisted != NULL)
-            n += x->open[i]->ops->assisted(x->open[i]->state);
+    for (unsigned i = 0; x != NULL && i < x->nopen; i++) {
+        const onic_xport_ops_t *ops = x->open[i]->ops;
+        uint64_t (*count)(const void *) = which == XPORT_ASSISTED  ? ops->assisted
+                                          : which == XPORT_DEMOTED ? ops->demoted
+                                                                   : ops->bundled;
+        if (count != NULL)
+            n += count(x->open[i]->state);
+    }
     return n;
+}
+
+uint64_t onic_xport_assisted(const onic_xport_t *x)
+{
+    return xport_count(x, XPORT_ASSISTED);
+}
+
+uint64_t onic_xport_demoted(const onic_xport_t *x)
+{
+    return xport_count(x, XPORT_DEMOTED);
 }
 
 uint64_t onic_xport_bundled(const onic_xport_t *x)
 {
-    uint64_t n = 0;
-
-    for (unsigned i = 0; x != NULL && i < x->nopen; i++)
-        if (x->open[i]->ops->bundled != NULL)
-            n += x->open[i]->ops->bundled(x->open[i]->state);
-    return n;
+    return xport_count(x, XPORT_BUNDLED);
 }
 
 #define XPORT_YIELDS_BEFORE_SLEEP 16

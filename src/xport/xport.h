@@ -198,6 +198,9 @@ uint64_t      onic_xport_bundled(const onic_xport_t *x);
 /* Bytes of this process's RMA that the peers owning the other memory
  * copied for it (shm's cooperative operations, ONIC_SHM_ASSIST_MIN). */
 uint64_t      onic_xport_assisted(const onic_xport_t *x);
+/* Messages whose lines were pushed to a waiting receiver's shared cache
+ * (shm, ONIC_SHM_DEMOTE). */
+uint64_t      onic_xport_demoted(const onic_xport_t *x);
 
 /* This process's rank, the job's size (as learnt at open), and an id the
  * same in every process of the job: 1 to 16 lowercase hex digits. */

@@ -8,7 +8,9 @@
  *                       waiting with onic_xport_wait; rank 1 answers late
  *                       now and then so rank 0 really sleeps (run with
  *                       ONIC_WAIT_SPIN_US=0): every sleep of rank 0 must be
- *                       ended by its peer, none by the re-check timer
+ *                       ended by its peer, none by the re-check timer; with
+ *                       ONIC_SHM_DEMOTE=on some messages were pushed to the
+ *                       waiting peer's shared cache, with off none
  *   xport_job echo N    rank 1 streams N messages to rank 0, whose callback
  *                       sends each back to rank 1 and to itself: sends made
  *                       from callbacks, through full rings, stay in order
@@ -396,11 +398,24 @@ int main(int argc, char **argv)
              * 100 ms re-check, however fast or slow the machine is. */
             /* (A sender that never wakes leaves every sleep to its timer
              * with the word unmoved: most sleeps woken rules that out.) */
+            const char *demote = getenv("ONIC_SHM_DEMOTE");
+            uint64_t demoted = onic_xport_demoted(x);
             if (j.next_seq[1] == n && futex_woken + futex_moved > futex_timed_late &&
                 futex_timed_out == 0)
                 passed++;
             else
                 failed++;
+            /* Each message of several slots finds the peer waiting for it
+             * (it took everything before): ONIC_SHM_DEMOTE=on pushes some,
+             * off none. */
+            if (demote != NULL && strcmp(demote, "on") == 0 && demoted == 0) {
+                fprintf(stderr, "rank 0: ONIC_SHM_DEMOTE=on, yet no message pushed\n");
+                failed++;
+            } else if (demote != NULL && strcmp(demote, "off") == 0 && demoted > 0) {
+                fprintf(stderr, "rank 0: ONIC_SHM_DEMOTE=off, yet %llu messages pushed\n",
+                        (unsigned long long)demoted);
+                failed++;
+            }
             fprintf(futex_timed_out > 0 || futex_woken + futex_moved <= futex_timed_late
                         ? stderr : stdout,
                     "rank 0: %lu sleeps woken, %lu not begun (woken already), %lu ended by "
