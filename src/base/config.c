@@ -108,7 +108,7 @@ static const onic_config_var_t config_vars[] = {
     {"ONIC_SHM_DEMOTE", "auto", "shm: a lane message of more than one slot whose receiver had "
      "taken everything before it (so likely waits for it) has its payload's first 16 cache "
      "lines pushed to the cache all cores share (CLDEMOTE) once written, where the receiver reads them "
-     "sooner: 10 % off the latency from 512 B to 4 KiB here, no change to streams, whose "
+     "sooner: 15 % off the latency from 256 B to 4 KiB here, no change to streams, whose "
      "receivers are behind. auto: where the CPU has the instruction; on; off",
      ONIC_CONFIG_ENUM, 0, 0, shm_demote_values, CFG_FIELD(shm_demote)},
     {"ONIC_SHM_RMA", "auto", "how shm moves RMA data: cma (one copy by process_vm_readv/"

@@ -22,7 +22,7 @@
  * A large CMA operation is cooperative (ONIC_SHM_ASSIST_MIN): the
  * initiator opens the one assist line at the end of its region
  * (shm_assist_t), tells the owner of the other memory so (ASSIST), and both
- * take chunks (half the operation, from 128 KiB to 4 MiB) in turn: for a
+ * take chunks (half the operation, from 32 KiB to 4 MiB) in turn: for a
  * read, the initiator by process_vm_readv and the owner -- if it polls
  * meanwhile -- by process_vm_writev into the initiator, and the other way
  * round for a write. One copy each, on two cores: here 10.7 GB/s alone,

@@ -194,8 +194,10 @@ onic_status_t onic_shm_tx_try_slots(onic_shm_tx_t *tx, unsigned kind, const void
     }
     /* Whether the receiver had taken everything before this message: then
      * it likely waits for it. Read before the copy so that the load's
-     * miss overlaps it; only compared, never trusted further. */
-    seen = __atomic_load_n(&tx->lane->consumed, __ATOMIC_RELAXED);
+     * miss overlaps it, and only where it decides something (the line is
+     * the receiver's); only compared, never trusted further. */
+    seen = tx->demote && need > 1 ? __atomic_load_n(&tx->lane->consumed, __ATOMIC_RELAXED)
+                                  : UINT64_MAX;
     if (need == 1 && len > 0) {
         memcpy(hdr->user + user_len, payload, len);
     } else if (len > 0) {
@@ -218,7 +220,7 @@ onic_status_t onic_shm_tx_try_slots(onic_shm_tx_t *tx, unsigned kind, const void
      * 4 KiB). Its first lines are what it waits on: pushing them alone
      * measured the same as pushing all, and each costs this core about
      * 9 ns. Not behind a busy receiver: a stream gains nothing. */
-    if (tx->demote && need > 1 && seen == tx->tail - need) {
+    if (seen == tx->tail - need) {
         for (uint32_t i = 1; i < need && i <= ONIC_SHM_DEMOTE_LINES; i++)
             onic_cpu_demote(lane_slot(tx->slots, tx->nslots, tx->tail - need + i));
         tx->demoted++;

@@ -133,7 +133,8 @@ typedef struct onic_shm_tx {
     int              release_only;
     unsigned         bad;      /* ONIC_SHM_BAD_*: the lane is broken, nothing more is sent */
     uint64_t         bad_value;
-    uint64_t         demoted;  /* messages whose lines were pushed so */
+    uint64_t         demoted;  /* messages whose lines were pushed so (counted where
+                                  the CPU makes the hint a no-op, too) */
 } onic_shm_tx_t;
 
 /* The receiver's private view of a lane. */

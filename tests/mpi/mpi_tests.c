@@ -2668,16 +2668,16 @@ static void test_threshold(void)
     free(in);
 }
 
-/* A flood of mid-size messages: every rank sends MIDFLOOD_N messages of
+/* A flood of mid-size messages: every rank sends midflood_count() messages of
  * 2049 to 65537 bytes (up to ONIC_SHM_MID_MAX, 16 KiB by default, carried
  * in fragments through the lane, the larger by RMA; mpi_midflood_ring64_2
  * sets it to 64 KiB, all through the lane) with MPI_Isend to the next
  * rank, which starts receiving only after a pause, so the lane fills, the
  * rest of a message waits at
- * its sender, and the credit runs out (later messages go by rendezvous).
- * All of them arrive, in the order sent (one tag: MPI's order is all
- * that orders them), every byte checked. */
-#define MIDFLOOD_N 200
+ * its sender, and the credit runs out (later messages go by rendezvous):
+ * at least 200 messages, and as many as take twice the credit in eager
+ * ones (those up to 16 KiB). All of them arrive, in the order sent (one
+ * tag: MPI's order is all that orders them), every byte checked. */
 static long midflood_len(int i)
 {
     static const long lens[] = {2049, 4096, 4097, 16383, 16384, 16385, 32768, 65535, 65536,
@@ -2685,11 +2685,21 @@ static long midflood_len(int i)
     return lens[i % (int)(sizeof(lens) / sizeof(lens[0]))];
 }
 
+static int midflood_count(void)
+{
+    long credit = eager_credit_msgs() * 64, eager = 0; /* bytes */
+    int n = 0;
+
+    for (; n < 200 || eager <= 2 * credit; n++)
+        eager += midflood_len(n) <= 16384 ? midflood_len(n) : 0;
+    return n;
+}
+
 static void test_midflood(void)
 {
-    int to = (rank + 1) % size, from = (rank + size - 1) % size;
-    unsigned char *out = malloc((size_t)MIDFLOOD_N * 65537), *in = malloc(65537 + 1);
-    MPI_Request *sr = malloc(MIDFLOOD_N * sizeof(*sr));
+    int to = (rank + 1) % size, from = (rank + size - 1) % size, n = midflood_count();
+    unsigned char *out = malloc((size_t)n * 65537), *in = malloc(65537 + 1);
+    MPI_Request *sr = malloc((size_t)n * sizeof(*sr));
     struct timespec ts = {0, 200000000};
 
     if (size < 2) {
@@ -2698,7 +2708,7 @@ static void test_midflood(void)
         free(sr);
         return;
     }
-    for (int i = 0; i < MIDFLOOD_N; i++) {
+    for (int i = 0; i < n; i++) {
         unsigned char *o = out + (size_t)i * 65537;
         for (long j = 0; j < midflood_len(i); j++)
             o[j] = pattern(rank * 100000 + i, (size_t)j);
@@ -2707,7 +2717,7 @@ static void test_midflood(void)
     }
     while (nanosleep(&ts, &ts) != 0)
         ;
-    for (int i = 0; i < MIDFLOOD_N; i++) {
+    for (int i = 0; i < n; i++) {
         MPI_Status st;
         int cnt = -1, bad = 0;
         in[midflood_len(i)] = 0xee;
@@ -2719,7 +2729,7 @@ static void test_midflood(void)
         CHECK_EQ(bad, 0);
         CHECK_EQ(in[midflood_len(i)], 0xee);
     }
-    CHECK_EQ(MPI_Waitall(MIDFLOOD_N, sr, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    CHECK_EQ(MPI_Waitall(n, sr, MPI_STATUSES_IGNORE), MPI_SUCCESS);
     MPI_Barrier(MPI_COMM_WORLD);
     free(out);
     free(in);
@@ -2800,10 +2810,11 @@ static void test_held(void)
  * sender's credit runs out, its sends poll and go by rendezvous and wait
  * for the receiver; then, the receiver draining, credit comes back and
  * they go eager again. Rank 0 takes them with wildcards and checks that
- * every message comes exactly once and, per sender, in order. */
+ * every message comes exactly once and, per sender, in order. N: twice
+ * the 8-byte messages a sender's credit covers, at least 6000. */
 static void test_latesend(void)
 {
-    enum { N = 6000 };
+    const long long N = 2 * eager_credit_msgs() > 6000 ? 2 * eager_credit_msgs() : 6000;
 
     if (size < 2)
         return;

@@ -196,7 +196,7 @@ static void test_config_shm_auto(void)
 }
 
 /* ONIC_EAGER_CREDITS: a number or auto, and what auto comes to as a job
- * grows: 256 shares while a process's unexpected space stays within 4 MiB,
+ * grows: 512 shares while a process's unexpected space stays within 4 MiB,
  * never below 64. */
 static void test_config_credits_auto(void)
 {
