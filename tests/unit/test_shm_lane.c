@@ -226,11 +226,17 @@ static void test_malformed_fields(void)
     uint32_t nslots = 8;
     onic_shm_lane_t *lane = onic_aligned_alloc(64, onic_shm_lane_size(nslots));
     onic_xport_hdr_t *hdr = (onic_xport_hdr_t *)(lane + 1);
-    const struct { uint32_t len, user_len, kind, need, bad; uint64_t value; } cases[] = {
-        {0xffffffffu, 0, 0, 1, ONIC_SHM_BAD_LEN, 0xffffffffu},
-        {0, 0, 77, 1, ONIC_SHM_BAD_KIND, 77},
-        {0, 300, 0, 1, ONIC_SHM_BAD_USER_LEN, 300},
-        {0, 0, 0, 255, ONIC_SHM_BAD_SLOTS, 255},
+    /* The reason named is the first field found wrong: a length of exactly
+     * the most the poll takes (max), or a frame, is right, its slot count not. */
+    const struct { uint32_t len, user_len, kind, need, bad; uint64_t value; size_t max; } cases[] = {
+        {0xffffffffu, 0, 0, 1, ONIC_SHM_BAD_LEN, 0xffffffffu, 2048},
+        {0, 0, 77, 1, ONIC_SHM_BAD_KIND, 77, 2048},
+        {0, 300, 0, 1, ONIC_SHM_BAD_USER_LEN, 300, 2048},
+        {0, 0, 0, 255, ONIC_SHM_BAD_SLOTS, 255, 2048},
+        {2048, 0, 0, 2, ONIC_SHM_BAD_SLOTS, 2, 2048},
+        {2049, 0, 0, 2, ONIC_SHM_BAD_LEN, 2049, 2048},
+        {ONIC_SHM_FRAME_MAX, 0, 0, 2, ONIC_SHM_BAD_SLOTS, 2, 16384},
+        {ONIC_SHM_FRAME_MAX + 1, 0, 0, 2, ONIC_SHM_BAD_LEN, ONIC_SHM_FRAME_MAX + 1, 16384},
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -242,7 +248,7 @@ static void test_malformed_fields(void)
         hdr->len = cases[i].len;
         hdr->user_len = (uint16_t)cases[i].user_len;
         hdr->kind = (uint16_t)cases[i].kind;
-        CHECK_EQ(onic_shm_rx_poll(&rx, 16, 2048, 2, on_message, NULL, &t), 0);
+        CHECK_EQ(onic_shm_rx_poll(&rx, 16, cases[i].max, 2, on_message, NULL, &t), 0);
         CHECK(rx.broken);
         CHECK_EQ(rx.bad, cases[i].bad);
         CHECK_EQ(rx.bad_value, cases[i].value);
@@ -276,6 +282,9 @@ static void test_sender_checks(void)
     CHECK_EQ(tx.bad_value, 9);
     CHECK_EQ(tx.tail, 8);
     CHECK_EQ(onic_shm_tx_try(&tx, 0, &v, sizeof(v), NULL, 0), ONIC_ERR_IO);
+    lane->consumed = 8; /* a good count again: broken stays broken, audit too */
+    CHECK(!onic_shm_tx_audit(&tx));
+    CHECK_EQ(tx.bad_value, 9);
 
     /* Behind the last count read: also credits never sent. */
     memset(lane, 0, onic_shm_lane_size(nslots));
