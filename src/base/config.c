@@ -165,9 +165,9 @@ static const onic_config_var_t config_vars[] = {
      "receiver, as this many times the smaller of ONIC_EAGER_LIMIT and 2 KiB (a message costs "
      "its size, at least 64 bytes); beyond that its messages wait for their receive "
      "(rendezvous). Each process sets aside that many bytes per process of the job for "
-     "unexpected messages, more only while messages wait unreceived. auto: 512 (a window of "
-     "64 messages of 16 KiB, the eager limit), halved while that would be more than 4 MiB a "
-     "process (256 from 5 processes, 128 from 9, 64 from 17), never below 64",
+     "unexpected messages, more only while messages wait unreceived. auto: 256 (a window of "
+     "64 messages of 8 KiB), halved while that would be more than 4 MiB a process (128 from 9 "
+     "processes, 64 from 17), never below 64",
      ONIC_CONFIG_UINT, 1, 65536, auto_word, CFG_FIELD(eager_credits)},
     {"ONIC_ONLOAD", "0", "1: the job runs with an onload engine (onicrun --onload sets it): "
      "onicrun starts onic-engine on its own core before the processes and stops it after "
@@ -493,7 +493,7 @@ unsigned onic_config_eager_credits(const onic_config_t *cfg, unsigned nprocs)
 {
     if (cfg->eager_credits != ONIC_CONFIG_LAST)
         return cfg->eager_credits;
-    return config_fit(nprocs, ONIC_EAGER_CREDIT_UNIT, 64, 512, CONFIG_CREDITS_MAX);
+    return config_fit(nprocs, ONIC_EAGER_CREDIT_UNIT, 64, 256, CONFIG_CREDITS_MAX);
 }
 
 unsigned onic_config_shm_bounce_chunk(const onic_config_t *cfg, unsigned nprocs)

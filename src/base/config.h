@@ -212,7 +212,7 @@ unsigned onic_config_shm_bounce_chunk(const onic_config_t *cfg, unsigned nprocs)
 #define ONIC_EAGER_CREDIT_UNIT 2048u
 
 /* ONIC_EAGER_CREDITS resolved for a job of nprocs processes: the value set,
- * or for auto 512, halved while nprocs shares of ONIC_EAGER_CREDIT_UNIT
+ * or for auto 256, halved while nprocs shares of ONIC_EAGER_CREDIT_UNIT
  * each would take more than 4 MiB, never below 64. Every process gets the
  * same (MPI_Init checks that they agree). */
 unsigned onic_config_eager_credits(const onic_config_t *cfg, unsigned nprocs);

@@ -2175,14 +2175,14 @@ static void test_smallburst(void)
     MPI_Comm_free(&comms[1]);
 }
 
-/* ONIC_EAGER_CREDITS as the library reads it (auto otherwise: 512 shares
+/* ONIC_EAGER_CREDITS as the library reads it (auto otherwise: 256 shares
  * of 2 KiB, halved while the job's would take more than 4 MiB, at least
  * 64): the number of 8-byte messages one sender's credit covers at a
  * receiver. */
 static long eager_credit_msgs(void)
 {
     const char *c = getenv("ONIC_EAGER_CREDITS"), *l = getenv("ONIC_EAGER_LIMIT");
-    long credits = 512;
+    long credits = 256;
     long limit = l != NULL && *l ? strtol(l, NULL, 0) : 16384;
 
     if (c != NULL && *c && strcmp(c, "auto") != 0)

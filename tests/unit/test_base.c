@@ -196,7 +196,7 @@ static void test_config_shm_auto(void)
 }
 
 /* ONIC_EAGER_CREDITS: a number or auto, and what auto comes to as a job
- * grows: 512 shares while a process's unexpected space stays within 4 MiB,
+ * grows: 256 shares while a process's unexpected space stays within 4 MiB,
  * never below 64. */
 static void test_config_credits_auto(void)
 {
@@ -213,10 +213,8 @@ static void test_config_credits_auto(void)
     onic_config_defaults(&cfg);
     onic_config_format(credits, &cfg, buf, sizeof(buf));
     CHECK(strcmp(buf, "auto") == 0);
-    CHECK(onic_config_eager_credits(&cfg, 1) == 512);
-    CHECK(onic_config_eager_credits(&cfg, 2) == 512);
-    CHECK(onic_config_eager_credits(&cfg, 4) == 512);
-    CHECK(onic_config_eager_credits(&cfg, 5) == 256);
+    CHECK(onic_config_eager_credits(&cfg, 1) == 256);
+    CHECK(onic_config_eager_credits(&cfg, 2) == 256);
     CHECK(onic_config_eager_credits(&cfg, 8) == 256);
     CHECK(onic_config_eager_credits(&cfg, 9) == 128);
     CHECK(onic_config_eager_credits(&cfg, 16) == 128);
