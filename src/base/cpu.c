@@ -1,7 +1,7 @@
 #include "base/cpu.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
+#if defined(__x86_64__)
+#include <cpuid.h> /* onic_cpu_has_cldemote, x86-64 only as onic_cpu_demote */
 #endif
 
 int onic_cpu_has_avx2(void)
