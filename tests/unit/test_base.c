@@ -3,6 +3,7 @@
 #include "check.h"
 #include "base/config.h"
 #include "base/copy.h"
+#include "base/cpu.h"
 #include "base/dl.h"
 #include "base/log.h"
 #include "base/mem.h"
@@ -828,8 +829,33 @@ static void test_copy(void)
     free(want);
 }
 
+/* The CPU features onic detects (CPUID) against what the kernel says
+ * (/proc/cpuinfo's flags), an independent reading of the same facts. */
+static void test_cpu_features(void)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[8192];
+    int found = 0;
+
+    if (f == NULL) {
+        printf("test_cpu_features: no /proc/cpuinfo, skipped\n");
+        return;
+    }
+    while (!found && fgets(line, sizeof(line), f) != NULL) {
+        if (strncmp(line, "flags", 5) != 0)
+            continue;
+        found = 1;
+        CHECK_EQ(onic_cpu_has_avx2(), strstr(line, " avx2") != NULL);
+        CHECK_EQ(onic_cpu_has_cldemote(), strstr(line, " cldemote") != NULL);
+    }
+    fclose(f);
+    if (!found)
+        printf("test_cpu_features: no flags line in /proc/cpuinfo, skipped\n");
+}
+
 int main(void)
 {
+    test_cpu_features();
     test_slots();
     test_status();
     test_config_unknown();
