@@ -1252,6 +1252,20 @@ static int __attribute__((noinline, cold)) send_refused(const send_args_t *a, in
     return send_general(a->buf, a->count, a->datatype, a->dest, a->tag, a->comm);
 }
 
+/* An empty MPI_Send (its arguments checked, as the common send's): the
+ * eager put of nothing, which takes no credit (it lands in no buffer: the
+ * receiver's empty-message overflow entry keeps its header only) and
+ * needs no request. */
+static int __attribute__((noinline)) send_empty(onic_mpi_comm_t *c, int dest, int tag,
+                                                const send_args_t *a)
+{
+    int rc = onic_mpi_p2p_put_eager(c, 0, onic_mpi_comm_world_rank(c, dest), tag, NULL, 0);
+
+    if (__builtin_expect(rc != PTL_OK, 0))
+        return send_refused(a, rc);
+    return MPI_SUCCESS;
+}
+
 /* The common send -- MPI_COMM_WORLD or a live communicator, a predefined or
  * committed contiguous type, a rank and tag in range, a buffer, 1 byte to
  * the eager limit and the credit at the receiver, no bundle open, not under
@@ -1280,11 +1294,16 @@ static inline __attribute__((always_inline)) int mpi_send_body(const void *buf, 
         (c = onic_mpi_comm_lookup(comm)) == NULL || (t = onic_mpi_type_lookup(datatype)) == NULL ||
         !t->contig || (unsigned)dest >= (unsigned)c->npeers || (unsigned)tag > ONIC_MPI_TAG_UB ||
         /* count >= 0, and small enough that size * count cannot wrap */
-        (size_t)(unsigned)count > onic_mpi_g.eager_limit ||
-        buf == NULL ||
-        /* 1 to eager_limit bytes: an empty message goes the general way */
-        (bytes = t->size * (size_t)count) - 1 >= onic_mpi_g.eager_limit)
+        (size_t)(unsigned)count > onic_mpi_g.eager_limit)
         return send_general(buf, count, datatype, dest, tag, comm);
+    /* 1 to eager_limit bytes from a buffer; an empty message (buffer or
+     * not) has a way of its own, outside this one. */
+    if (__builtin_expect(buf == NULL || (bytes = t->size * (size_t)count) - 1 >=
+                                            onic_mpi_g.eager_limit, 0)) {
+        if (t->size * (size_t)count > 0) /* NULL with data: reported there */
+            return send_general(buf, count, datatype, dest, tag, comm);
+        return send_empty(c, dest, tag, &(send_args_t){buf, count, dest, tag, datatype, comm});
+    }
     wdest = onic_mpi_comm_world_rank(c, dest);
     charge = onic_mpi_charge(bytes);
     if (__builtin_expect(onic_mpi_g.credits[wdest] < charge, 0))

@@ -2861,10 +2861,11 @@ static void test_latesend(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-/* Empty messages among messages with data, on one tag: in order and with
- * count 0, whether the receive was posted before they came (each kind of
- * put lands in its own entry) or after (the unexpected kinds are kept apart
- * and must still come out in order), probed, synchronous, rendezvous. */
+/* Empty messages among messages with data, on one tag (MPI_Send's from a
+ * buffer and from NULL, MPI_Ssend's): in order and with count 0, whether
+ * the receive was posted before they came (each kind of put lands in its
+ * own entry) or after (the unexpected kinds are kept apart and must still
+ * come out in order), probed, synchronous, rendezvous. */
 static void test_empty(void)
 {
     enum { ROUNDS = 40, BIG = 100000 };
@@ -2892,8 +2893,8 @@ static void test_empty(void)
                         buf[i] = pattern(r * K + k, (size_t)i);
                     if (k == 3)
                         MPI_Ssend(buf, 0, MPI_BYTE, 0, 5, MPI_COMM_WORLD);
-                    else
-                        MPI_Send(buf, len[k], MPI_BYTE, 0, 5, MPI_COMM_WORLD);
+                    else /* the last empty one from no buffer at all */
+                        MPI_Send(k == K - 1 ? NULL : buf, len[k], MPI_BYTE, 0, 5, MPI_COMM_WORLD);
                 }
             } else if (rank == 0) {
                 unsigned char *in = malloc((size_t)K * BIG);
