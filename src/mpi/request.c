@@ -1254,8 +1254,8 @@ static int __attribute__((noinline, cold)) send_refused(const send_args_t *a, in
 
 /* An empty MPI_Send (its arguments checked, as the common send's): the
  * eager put of nothing, which takes no credit (it lands in no buffer: the
- * receiver's empty-message overflow entry keeps its header only) and
- * needs no request. */
+ * receiver's empty-message overflow entry keeps its header only), without
+ * the general way's second round of checks. */
 static int __attribute__((noinline)) send_empty(onic_mpi_comm_t *c, int dest, int tag,
                                                 const send_args_t *a)
 {
