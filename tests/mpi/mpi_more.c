@@ -2553,10 +2553,29 @@ static void test_misc_errh(void)
     CHECK(eh == MPI_ERRHANDLER_NULL);
     CHECK_EQ(MPI_Send(&v, 1, MPI_INT, 0, -5, d), MPI_ERR_TAG);
     CHECK(errh_calls == 3 && errh_code == MPI_ERR_TAG);
+    /* A request that ends in error (truncated) inside MPI_Waitsome and
+     * MPI_Testsome: its communicator's handler, with MPI_ERR_IN_STATUS. */
+    for (int some = 0; some < 2; some++) {
+        int two[2] = {1, 2}, one = 0, n = 0, idx[1], rc;
+        MPI_Request rq;
+        MPI_Status st[1];
+
+        MPI_Irecv(&one, 1, MPI_INT, rank, 9, d, &rq);
+        MPI_Send(two, 2, MPI_INT, rank, 9, d);
+        if (some == 0)
+            rc = MPI_Waitsome(1, &rq, &n, idx, st);
+        else
+            do
+                rc = MPI_Testsome(1, &rq, &n, idx, st);
+            while (rc == MPI_SUCCESS && n == 0);
+        CHECK_EQ(rc, MPI_ERR_IN_STATUS);
+        CHECK(errh_calls == 4 + some && errh_code == MPI_ERR_IN_STATUS && errh_comm == d);
+        CHECK(n == 1 && idx[0] == 0 && st[0].MPI_ERROR == MPI_ERR_TRUNCATE);
+    }
     MPI_Comm_dup(MPI_COMM_WORLD, &e);
     MPI_Comm_set_errhandler(e, MPI_ERRORS_RETURN);
     CHECK_EQ(MPI_Comm_set_errhandler(e, keep), MPI_ERR_ARG);
-    CHECK_EQ(errh_calls, 3); /* e's handler is MPI_ERRORS_RETURN */
+    CHECK_EQ(errh_calls, 5); /* e's handler is MPI_ERRORS_RETURN */
     MPI_Comm_free(&e);
     MPI_Comm_free(&d);
 }

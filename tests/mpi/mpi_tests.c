@@ -1170,6 +1170,20 @@ static void test_errors(void)
     CHECK_EQ(MPI_Wait(&old, &st), MPI_ERR_REQUEST); /* freed by the wait */
     MPI_Request arr[2] = {MPI_REQUEST_NULL, old};
     CHECK_EQ(MPI_Waitall(2, arr, MPI_STATUSES_IGNORE), MPI_ERR_REQUEST);
+    {
+        /* More requests than the calls keep on their stack (64): the array
+         * they allocate goes again when a handle is refused (ASan's leak
+         * check). */
+        MPI_Request many[100];
+        int idx = -1, done = -1, idxs[100];
+        for (int i = 0; i < 100; i++)
+            many[i] = MPI_REQUEST_NULL;
+        many[99] = old;
+        CHECK_EQ(MPI_Waitall(100, many, MPI_STATUSES_IGNORE), MPI_ERR_REQUEST);
+        CHECK_EQ(MPI_Testall(100, many, &done, MPI_STATUSES_IGNORE), MPI_ERR_REQUEST);
+        CHECK_EQ(MPI_Waitany(100, many, &idx, &st), MPI_ERR_REQUEST);
+        CHECK_EQ(MPI_Waitsome(100, many, &done, idxs, MPI_STATUSES_IGNORE), MPI_ERR_REQUEST);
+    }
     /* No requests: a NULL array is fine with a count of 0, and only then. */
     CHECK_EQ(MPI_Waitall(0, NULL, MPI_STATUSES_IGNORE), MPI_SUCCESS);
     CHECK_EQ(MPI_Waitall(1, NULL, MPI_STATUSES_IGNORE), MPI_ERR_ARG);
