@@ -1054,7 +1054,7 @@ static void p2p_event(const ptl_event_t *ev)
  * overflows that queue, which is harmless. */
 /* flatten, as the hot MPI calls (request.c, req_irecv_checked); noinline
  * so that those calls keep one copy of it. */
-__attribute__((flatten, noinline)) unsigned onic_mpi_progress(int block)
+__attribute__((flatten, noinline, hot)) unsigned onic_mpi_progress(int block)
 {
     ptl_handle_eq_t eqs[2] = {onic_mpi_g.eq, onic_mpi_g.eq_unexp};
     const ptl_event_t *evp;

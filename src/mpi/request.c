@@ -677,7 +677,7 @@ static int req_finish_all(int count, MPI_Request reqs[], onic_mpi_req_t **rs,
 }
 
 /* MPI_Waitall's: the requests' ends in one function. */
-static __attribute__((flatten)) int req_wait_finish_all(int count, MPI_Request reqs[],
+static __attribute__((flatten, hot)) int req_wait_finish_all(int count, MPI_Request reqs[],
                                                         onic_mpi_req_t **rs, MPI_Status statuses[],
                                                         onic_mpi_comm_t **errcomm_p)
 {
@@ -1061,7 +1061,7 @@ int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 /* The common non-blocking send, its arguments checked: the request, the
  * bundle and the eager put in one function (flatten, as req_irecv_checked
  * below), what is rare staying out. */
-static __attribute__((flatten)) int req_isend_checked(const void *buf, int count,
+static __attribute__((flatten, hot)) int req_isend_checked(const void *buf, int count,
                                                       onic_mpi_comm_t *comm, onic_mpi_type_t *type,
                                                       int dest, int tag, MPI_Request *request)
 {
@@ -1125,10 +1125,14 @@ int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
  * logging, rendezvous, allocation) is marked noinline where it is defined
  * and stays out. The same for the other hot entry points: MPI_Send,
  * MPI_Recv, MPI_Waitall's ends, onic_mpi_progress and the transport's
- * delivery into Portals (io_xport.c). */
-static __attribute__((flatten)) int req_irecv_checked(void *buf, int count, onic_mpi_comm_t *comm,
-                                                      onic_mpi_type_t *type, int source, int tag,
-                                                      MPI_Request *request)
+ * delivery into Portals (io_xport.c). Each is also marked hot: gcc
+ * optimizes it as such and places them together at the front of the
+ * text (9 fewer instructions a received 8-byte message; latency and rate
+ * the same within the noise of where the library's pages land). */
+static __attribute__((flatten, hot)) int req_irecv_checked(void *buf, int count,
+                                                           onic_mpi_comm_t *comm,
+                                                           onic_mpi_type_t *type, int source,
+                                                           int tag, MPI_Request *request)
 {
     const req_args_t a = {comm, type};
 
@@ -1325,8 +1329,8 @@ static __attribute__((flatten, noinline)) int mpi_send_locked(const void *buf, i
     return mpi_send_body(buf, count, datatype, dest, tag, comm);
 }
 
-__attribute__((flatten)) int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest,
-                                      int tag, MPI_Comm comm)
+__attribute__((flatten, hot)) int MPI_Send(const void *buf, int count, MPI_Datatype datatype,
+                                           int dest, int tag, MPI_Comm comm)
 {
     ONIC_MPI_LOCKED_VIA(mpi_send_locked(buf, count, datatype, dest, tag, comm));
     return mpi_send_body(buf, count, datatype, dest, tag, comm);
@@ -1348,7 +1352,7 @@ int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 
 /* The common blocking receive, its arguments checked: every step in one
  * function, as req_irecv_checked. */
-static __attribute__((flatten)) int req_recv_checked(void *buf, int count, const req_args_t *a,
+static __attribute__((flatten, hot)) int req_recv_checked(void *buf, int count, const req_args_t *a,
                                                      int source, int tag, MPI_Status *status)
 {
     ptl_ovf_header_t h;

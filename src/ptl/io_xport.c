@@ -23,9 +23,10 @@ typedef struct ptl_xport {
 } ptl_xport_t;
 
 /* Every arriving message: the target side inlined into one function
- * (flatten, as src/mpi/request.c's hot calls). */
-__attribute__((flatten)) static void ptl_xport_recv(void *arg, uint32_t src, const void *hdr, size_t hdr_len,
-                           const void *payload, size_t len)
+ * (flatten and hot, as src/mpi/request.c's hot calls). */
+__attribute__((flatten, hot)) static void ptl_xport_recv(void *arg, uint32_t src, const void *hdr,
+                                                         size_t hdr_len, const void *payload,
+                                                         size_t len)
 {
     ptl_xport_t *px = arg;
     onic_ptl_ni_deliver(px->ni, src, hdr, hdr_len, payload, len);
