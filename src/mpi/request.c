@@ -678,8 +678,9 @@ static int req_finish_all(int count, MPI_Request reqs[], onic_mpi_req_t **rs,
 
 /* MPI_Waitall's: the requests' ends in one function. */
 static __attribute__((flatten, hot)) int req_wait_finish_all(int count, MPI_Request reqs[],
-                                                        onic_mpi_req_t **rs, MPI_Status statuses[],
-                                                        onic_mpi_comm_t **errcomm_p)
+                                                             onic_mpi_req_t **rs,
+                                                             MPI_Status statuses[],
+                                                             onic_mpi_comm_t **errcomm_p)
 {
     return req_finish_all(count, reqs, rs, statuses, errcomm_p);
 }
@@ -1062,8 +1063,9 @@ int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
  * bundle and the eager put in one function (flatten, as req_irecv_checked
  * below), what is rare staying out. */
 static __attribute__((flatten, hot)) int req_isend_checked(const void *buf, int count,
-                                                      onic_mpi_comm_t *comm, onic_mpi_type_t *type,
-                                                      int dest, int tag, MPI_Request *request)
+                                                           onic_mpi_comm_t *comm,
+                                                           onic_mpi_type_t *type, int dest,
+                                                           int tag, MPI_Request *request)
 {
     const req_args_t a = {comm, type};
 
@@ -1302,9 +1304,9 @@ static inline __attribute__((always_inline)) int mpi_send_body(const void *buf, 
         return send_general(buf, count, datatype, dest, tag, comm);
     /* 1 to eager_limit bytes from a buffer; an empty message (buffer or
      * not) has a way of its own, outside this one. */
-    if (__builtin_expect(buf == NULL || (bytes = t->size * (size_t)count) - 1 >=
-                                            onic_mpi_g.eager_limit, 0)) {
-        if (t->size * (size_t)count > 0) /* NULL with data: reported there */
+    bytes = t->size * (size_t)count;
+    if (__builtin_expect(buf == NULL || bytes - 1 >= onic_mpi_g.eager_limit, 0)) {
+        if (bytes > 0) /* NULL with data: reported there */
             return send_general(buf, count, datatype, dest, tag, comm);
         return send_empty(c, dest, tag, &(send_args_t){buf, count, dest, tag, datatype, comm});
     }
@@ -1352,8 +1354,9 @@ int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 
 /* The common blocking receive, its arguments checked: every step in one
  * function, as req_irecv_checked. */
-static __attribute__((flatten, hot)) int req_recv_checked(void *buf, int count, const req_args_t *a,
-                                                     int source, int tag, MPI_Status *status)
+static __attribute__((flatten, hot)) int req_recv_checked(void *buf, int count,
+                                                          const req_args_t *a, int source, int tag,
+                                                          MPI_Status *status)
 {
     ptl_ovf_header_t h;
     MPI_Status s;
