@@ -181,6 +181,12 @@ typedef void (*ptl_eq_handler_t)(ptl_event_t *event);
  * event when the MD is unlinked automatically (the END event that used it
  * up already says so to a caller that counts). */
 #define PTL_MD_EVENT_UNLINK_DISABLE 0x0200u
+/* onic extension: a put from this MD sends its header alone and the target
+ * pulls the data by RMA, whatever its length -- where the transport has RMA;
+ * elsewhere the option changes nothing. A put the transport would carry
+ * costs the initiator's core no copy: MPI asks for it when messages go both
+ * ways at once, so each core copies what it receives, once. */
+#define PTL_MD_PUT_PULLED          0x0400u
 
 /* --- Return codes ------------------------------------------------------------ */
 enum {

@@ -151,7 +151,11 @@ static int initiator_send(onic_ptl_ni_t *ni, onic_ptl_md_t *md, onic_ptl_msg_t *
     onic_status_t status;
     const void *payload = NULL;
     size_t len = 0, hdr_len;
-    int large = m->rlength > ni->max_inline, rc;
+    /* PTL_MD_PUT_PULLED: a put of data goes large whatever its length. */
+    int large = m->rlength > ni->max_inline ||
+                (m->op == ONIC_PTL_OP_PUT && m->rlength > 0 &&
+                 (md->desc.options & PTL_MD_PUT_PULLED) && ni->io->rma != NULL),
+        rc;
 
     /* An NI serving another process (the onload engine) has a put's data
      * only if the call brought it, and cannot read a get's reply out of the
@@ -262,7 +266,7 @@ int onic_ptl_put(onic_ptl_ni_t *ni, onic_ptl_md_t *md, ptl_size_t local_offset,
     ptl_event_t ev;
     int large, rc;
 
-    if (put_is_short(ni, md, length) && !(md->desc.options & PTL_MD_IOVEC))
+    if (put_is_short(ni, md, length) && !(md->desc.options & (PTL_MD_IOVEC | PTL_MD_PUT_PULLED)))
         return put_short(ni, md, local_offset, length, target, pt_index, ac_index, match_bits,
                          remote_offset, hdr_data);
     eq = onic_ptl_md_eq(ni, md);
@@ -338,7 +342,9 @@ static inline __attribute__((always_inline)) int put_checked(onic_ptl_ni_t *ni, 
                          remote_offset, "PtlPut");
     if (rc != PTL_OK)
         return rc;
-    if (__builtin_expect(put_is_short(ni, md, length) && !(md->desc.options & PTL_MD_IOVEC), 1))
+    if (__builtin_expect(put_is_short(ni, md, length) &&
+                             !(md->desc.options & (PTL_MD_IOVEC | PTL_MD_PUT_PULLED)),
+                         1))
         return put_short(ni, md, local_offset, length, target_id.pid, pt_index, ac_index,
                          match_bits, remote_offset, hdr_data);
     return onic_ptl_put(ni, md, local_offset, length, ack_req, target_id.pid, pt_index, ac_index,
@@ -398,7 +404,7 @@ int PtlPutRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t 
     if (__builtin_expect(ni == NULL || onic_ptl_backend_g != NULL, 0) ||
         (md = onic_ptl_htab_get_hinted(&ni->mds, md_handle)) == NULL ||
         !(md->desc.threshold == PTL_MD_THRESH_INF &&
-          !(md->desc.options & (PTL_MD_MAX_SIZE | PTL_MD_IOVEC)) &&
+          !(md->desc.options & (PTL_MD_MAX_SIZE | PTL_MD_IOVEC | PTL_MD_PUT_PULLED)) &&
           local_offset <= md->desc.length && length <= md->desc.length - local_offset &&
           (unsigned)ack_req <= PTL_NOACK_REQ && target_id.nid == 0 &&
           target_id.pid < ni->size && pt_index <= (ptl_pt_index_t)ni->limits.max_pt_index &&

@@ -10,11 +10,11 @@
 /* A flat MD's options; with PTL_MD_IOVEC, every one. */
 #define MD_OPTIONS_FLAT (PTL_MD_OP_PUT | PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE | PTL_MD_TRUNCATE | \
                          PTL_MD_ACK_DISABLE | PTL_MD_MAX_SIZE | PTL_MD_EVENT_START_DISABLE | \
-                         PTL_MD_EVENT_END_DISABLE | PTL_MD_EVENT_UNLINK_DISABLE)
+                         PTL_MD_EVENT_END_DISABLE | PTL_MD_EVENT_UNLINK_DISABLE | PTL_MD_PUT_PULLED)
 #define MD_OPTIONS_ALL (PTL_MD_OP_PUT | PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE | PTL_MD_TRUNCATE | \
                         PTL_MD_ACK_DISABLE | PTL_MD_IOVEC | PTL_MD_MAX_SIZE | \
                         PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_END_DISABLE | \
-                        PTL_MD_EVENT_UNLINK_DISABLE)
+                        PTL_MD_EVENT_UNLINK_DISABLE | PTL_MD_PUT_PULLED)
 
 /* An I/O vector's checks; its total in *total_p. */
 static __attribute__((noinline, cold)) int md_iov_check(const onic_ptl_ni_t *ni, const ptl_md_t *md, ptl_size_t *total_p,

@@ -514,6 +514,17 @@ int onic_ptl_recv_post(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
                              PTL_INS_AFTER, desc, PTL_UNLINK, me_handle, &md_handle, header);
 }
 
+int onic_ptl_recv_posted(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index)
+{
+    onic_ptl_ni_t *ni = onic_ptl_g.ni;
+    const onic_matcher_t *list;
+
+    if (onic_ptl_backend_g != NULL || ni == NULL || ni->handle != ni_handle)
+        return 0;
+    list = ni->pt[pt_index].list;
+    return list != NULL && onic_matcher_length(list) > 0;
+}
+
 int onic_ptl_recv_take(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
                        ptl_process_id_t match_id, ptl_match_bits_t match_bits,
                        ptl_match_bits_t ignore_bits, ptl_ovf_header_t *header)

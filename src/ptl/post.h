@@ -34,6 +34,11 @@ int onic_ptl_recv_take(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
                        ptl_process_id_t match_id, ptl_match_bits_t match_bits,
                        ptl_match_bits_t ignore_bits, ptl_ovf_header_t *header);
 
+/* Whether portal pt_index of this process's NI has an entry on its list (a
+ * receive posted, waiting for its message): 0 when not, or when a back end
+ * serves the NI. The caller guarantees a portal index of this job. */
+int onic_ptl_recv_posted(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index);
+
 /* The event queue behind eq_handle, to read with onic_ptl_eq_get_inplace
  * instead of PtlEQGetInPlace (no lookup of the handle a read): NULL when a
  * back end serves the NI (its queues are not in this process) or the queue

@@ -296,6 +296,48 @@ static void test_large(void)
     close_ni();
 }
 
+/* PTL_MD_PUT_PULLED: a put of data goes large whatever its length --
+ * registered, its key sent, the MD busy until the target's DONE -- by the
+ * straight line's caller and by PtlPut alike; a put of nothing stays a
+ * header. */
+static void test_pulled(void)
+{
+    static uint8_t small[64];
+    ptl_handle_md_t md;
+    onic_ptl_msg_t m;
+
+    open_ni();
+    md = md_bind(md_desc(small, sizeof(small), PTL_MD_THRESH_INF, PTL_MD_PUT_PULLED, PTL_EQ_NONE),
+                 PTL_RETAIN);
+    CHECK_EQ(PtlPutRegion(md, 0, 8, PTL_NOACK_REQ, ((ptl_process_id_t){0, 1}), 1, 0, 0, 0, 0),
+             PTL_OK);
+    CHECK_EQ(PtlPut(md, PTL_NOACK_REQ, ((ptl_process_id_t){0, 2}), 1, 0, 0, 0, 0), PTL_OK);
+    CHECK_EQ(PtlPutRegion(md, 0, 0, PTL_NOACK_REQ, ((ptl_process_id_t){0, 3}), 1, 0, 0, 0, 0),
+             PTL_OK);
+    REQUIRE(harness_nsent == 3);
+    CHECK_EQ(harness_nreg, 2);
+    for (unsigned i = 0; i < 2; i++) {
+        CHECK_EQ(onic_ptl_msg_unpack(&harness_sent[i].hdr, harness_sent[i].hdr_len, &m), ONIC_OK);
+        CHECK_EQ(m.flags, ONIC_PTL_FLAG_LARGE);
+        CHECK_EQ(m.rlength, i == 0 ? 8 : sizeof(small));
+        CHECK_EQ(harness_sent[i].len, sizeof(onic_ptl_large_desc_t));
+    }
+    CHECK_EQ(onic_ptl_msg_unpack(&harness_sent[2].hdr, harness_sent[2].hdr_len, &m), ONIC_OK);
+    CHECK_EQ(m.flags, 0);
+    CHECK_EQ(m.rlength, 0);
+    CHECK_EQ(harness_sent[2].len, 0);
+    CHECK_EQ(PtlMDUnlink(md), PTL_MD_IN_USE);
+    /* Without the option the same put goes with its data. */
+    md = md_bind(md_desc(small, sizeof(small), PTL_MD_THRESH_INF, 0, PTL_EQ_NONE), PTL_RETAIN);
+    CHECK_EQ(PtlPutRegion(md, 0, 8, PTL_NOACK_REQ, ((ptl_process_id_t){0, 1}), 1, 0, 0, 0, 0),
+             PTL_OK);
+    REQUIRE(harness_nsent == 4);
+    CHECK_EQ(harness_nreg, 2);
+    CHECK_EQ(harness_sent[3].len, 8);
+    CHECK_EQ(PtlMDUnlink(md), PTL_OK);
+    close_ni();
+}
+
 int main(void)
 {
     test_short_header();
@@ -303,5 +345,6 @@ int main(void)
     test_threshold();
     test_events_ack();
     test_large();
+    test_pulled();
     return check_summary("test_ptl_put");
 }
