@@ -104,6 +104,7 @@ typedef struct onic_config {
     unsigned    wait_spin_us;   /* ONIC_WAIT_SPIN_US */
     unsigned    wait;           /* ONIC_WAIT: onic_config_wait_t */
     unsigned    eager_limit;    /* ONIC_EAGER_LIMIT */
+    unsigned    eager_pull_min; /* ONIC_EAGER_PULL_MIN */
     unsigned    eager_credits;  /* ONIC_EAGER_CREDITS, ONIC_CONFIG_LAST for auto:
                                    onic_config_eager_credits() resolves it */
     unsigned    mpi_iovec_max;  /* ONIC_MPI_IOVEC_MAX */

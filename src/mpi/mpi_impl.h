@@ -430,6 +430,10 @@ typedef struct onic_mpi_state {
      * senders hold: kept >= 0, so no eager message ever finds no room. */
     int64_t          ubuf_slack;
     size_t           eager_limit;      /* lowered if Portals refuses an eager put's size */
+    /* The eager limit, or ONIC_EAGER_PULL_MIN - 1 below it: longer messages
+     * ask whether receives are posted (onic_mpi_p2p_send_eager_slow). */
+    size_t           eager_quick;
+    size_t           pull_min;         /* ONIC_EAGER_PULL_MIN */
     uint64_t         get_chunk;        /* ONIC_MPI_GET_CHUNK, or less (see there) */
     uint64_t         credits_per_peer; /* bytes of unexpected space per sender */
     uint64_t        *credits;          /* by world rank: eager bytes I may still send */
@@ -759,8 +763,11 @@ int  onic_mpi_p2p_start(onic_mpi_req_t *r);
 int  onic_mpi_p2p_recv_in_place(onic_mpi_req_t *r);
 /* A blocking standard send of contiguous data without a request: sent
  * eagerly (MPI_SUCCESS, complete), an error, or ONIC_MPI_NOT_EAGER, when
- * the caller makes a request and starts it. */
+ * the caller makes a request and starts it (ONIC_MPI_PULL: the same, for
+ * a message within the eager limit that its receiver is to pull:
+ * onic_mpi_p2p_send_eager_slow). */
 #define ONIC_MPI_NOT_EAGER (-1)
+#define ONIC_MPI_PULL      (-2)
 int  onic_mpi_p2p_send_now(onic_mpi_comm_t *c, int peer, int tag, const void *data, size_t bytes,
                            const char *call);
 /* A blocking receive of contiguous data (bytes at data) without a request,
@@ -808,9 +815,9 @@ int  onic_mpi_p2p_send_refused(onic_mpi_comm_t *c, size_t bytes, int rc, const c
 /* An eager put of bytes at data, if the message goes eager (standard or
  * ready mode, within the eager limit, credit left at the peer): MPI_SUCCESS
  * once sent (an eager send is complete then), an MPI error, or
- * ONIC_MPI_NOT_EAGER for the rendezvous protocols. Inline: with credit,
- * it is the put and the credit taken; without, the slow path polls first
- * (see there). */
+ * ONIC_MPI_NOT_EAGER or ONIC_MPI_PULL for the rendezvous protocols. Inline:
+ * with credit and within eager_quick, it is the put and the credit taken;
+ * otherwise the slow path decides (see there). */
 static inline int onic_mpi_p2p_send_eager(onic_mpi_comm_t *c, int coll, int peer, int tag,
                                           const void *data, size_t bytes, const char *call)
 {
@@ -818,7 +825,7 @@ static inline int onic_mpi_p2p_send_eager(onic_mpi_comm_t *c, int coll, int peer
     uint64_t charge = bytes > 0 ? onic_mpi_charge(bytes) : 0;
     int rc;
 
-    if (__builtin_expect(bytes > onic_mpi_g.eager_limit || onic_mpi_g.credits[dest] < charge, 0))
+    if (__builtin_expect(bytes > onic_mpi_g.eager_quick || onic_mpi_g.credits[dest] < charge, 0))
         return onic_mpi_p2p_send_eager_slow(c, coll, peer, tag, data, bytes, call);
     rc = onic_mpi_p2p_put_eager(c, coll, dest, tag, data, bytes);
     if (__builtin_expect(rc != PTL_OK, 0))

@@ -16,11 +16,14 @@
  *
  *   eager (<= ONIC_EAGER_LIMIT, credit left): one put with the data, from
  *       the MD spanning all memory; it lands in the posted buffer or in an
- *       unexpected buffer; the send is complete at once.
+ *       unexpected buffer; the send is complete at once. From
+ *       ONIC_EAGER_PULL_MIN up, a sender with a receive posted (traffic both
+ *       ways) sends it by rendezvous instead, put whole and pulled below.
  *   rendezvous put whole (larger, synchronous or not): the sender exposes
  *       its buffer on ONIC_MPI_PT_RNDV under a cookie and puts the whole
  *       buffer from that MD, acked, with ONIC_MPI_BITS_WHOLE and cookie and
- *       length in hdr_data. Into a posted receive the receiver's Portals
+ *       length in hdr_data (a mid-size one with PTL_MD_PUT_PULLED, which
+ *       makes it a large put too). Into a posted receive the receiver's Portals
  *       moves the data (a large put: RMA) with no MPI call there, and the
  *       ACK completes the send. Unexpected, only its header is kept, no
  *       ACK comes, and the receive pulls as below. Either way the send
@@ -527,8 +530,18 @@ static void p2p_start_drain(void)
     }
 }
 
-/* onic_mpi_p2p_send_eager's other paths: no credit (poll, then decide), or
- * Portals refused the put. */
+/* The eager limit, and eager_quick under it. */
+static void p2p_set_eager_limit(size_t limit)
+{
+    onic_mpi_g.eager_limit = limit;
+    onic_mpi_g.eager_quick = onic_mpi_g.pull_min > 0 && onic_mpi_g.pull_min <= limit
+                                 ? onic_mpi_g.pull_min - 1
+                                 : limit;
+}
+
+/* onic_mpi_p2p_send_eager's other paths: a message from ONIC_EAGER_PULL_MIN
+ * to the eager limit, no credit (poll, then decide), or Portals refused the
+ * put. */
 int onic_mpi_p2p_send_eager_slow(onic_mpi_comm_t *c, int coll, int peer, int tag,
                                  const void *data, size_t bytes, const char *call)
 {
@@ -537,6 +550,13 @@ int onic_mpi_p2p_send_eager_slow(onic_mpi_comm_t *c, int coll, int peer, int tag
 
     if (bytes > onic_mpi_g.eager_limit)
         return ONIC_MPI_NOT_EAGER;
+    /* This process waits for messages too (traffic both ways, as in a halo
+     * exchange): eager, each core would copy what it sends into the
+     * transport and what it receives out of it; pulled, each copies only
+     * what it receives, once, and the sender's core is free for its own
+     * receives (docs/architecture.md, "Mid-size messages both ways"). */
+    if (bytes > onic_mpi_g.eager_quick && onic_ptl_recv_posted(onic_mpi_g.ni, ONIC_MPI_PT_P2P))
+        return ONIC_MPI_PULL;
     if (bytes > 0 && onic_mpi_g.credits[dest] < onic_mpi_charge(bytes)) {
         /* Out of credit at dest. What it has given back may be waiting in
          * our transport: a send without credit polls, and goes by
@@ -565,7 +585,7 @@ int onic_mpi_p2p_send_refused(onic_mpi_comm_t *c, size_t bytes, int rc, const ch
         return onic_mpi_err_ptl(c, call, "put an eager message", rc);
     /* Refused before anything was sent: more than this transport puts in
      * one message. This one and larger ones go by rendezvous. */
-    onic_mpi_g.eager_limit = bytes / 2;
+    p2p_set_eager_limit(bytes / 2);
     onic_warn("mpi: Portals refused a %zu-byte put; eager messages are now at most %zu bytes "
               "(set ONIC_EAGER_LIMIT lower to avoid this)", bytes, onic_mpi_g.eager_limit);
     return ONIC_MPI_NOT_EAGER;
@@ -591,14 +611,15 @@ static int send_start(onic_mpi_req_t *r)
     ptl_md_t md;
     ptl_handle_md_t mdh;
     uint64_t cookie;
-    int rc;
+    int rc, pull = 0;
 
     if (r->mode != ONIC_MPI_MODE_SYNC) {
         rc = onic_mpi_p2p_send_eager(c, r->coll, r->peer, r->tag, r->data, r->bytes, r->call);
         if (rc == MPI_SUCCESS)
             send_done(r);
-        if (rc != ONIC_MPI_NOT_EAGER)
+        if (rc != ONIC_MPI_NOT_EAGER && rc != ONIC_MPI_PULL)
             return rc;
+        pull = rc == ONIC_MPI_PULL;
     }
     memset(&md, 0, sizeof(md));
     /* Rendezvous: expose the buffer to dest alone, under a cookie no other
@@ -611,14 +632,15 @@ static int send_start(onic_mpi_req_t *r)
     md.start = r->bytes > 0 ? r->data : NULL;
     md.length = r->bytes;
     md.threshold = PTL_MD_THRESH_INF;
-    md.options = PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE | PTL_MD_EVENT_START_DISABLE;
+    md.options = PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE | PTL_MD_EVENT_START_DISABLE |
+                 (pull ? PTL_MD_PUT_PULLED : 0);
     md.user_ptr = r;
     md.eq_handle = onic_mpi_g.eq;
     if ((rc = PtlMDAttach(r->me, md, PTL_UNLINK, &mdh)) != PTL_OK)
         goto err_unlink_me;
     r->sv_put_open = r->sv_pulled = 0;
     r->sv_got = 0;
-    if (r->bytes > onic_mpi_g.eager_limit && !onic_mpi_g.whole_off) {
+    if ((r->bytes > onic_mpi_g.eager_limit || pull) && !onic_mpi_g.whole_off) {
         /* The whole message, from the exposed MD itself, so its SEND_END
          * and ACK come to this request: a posted receive takes the data
          * (the receiver's Portals pulls it, no MPI call needed there) and
@@ -1141,7 +1163,8 @@ int onic_mpi_p2p_init(void)
     if (onic_config_read(&cfg) != ONIC_OK)
         return onic_mpi_err(NULL, MPI_ERR_OTHER, "MPI_Init", "the ONIC_* environment is "
                             "invalid (the message above says which variable); fix it or unset it");
-    onic_mpi_g.eager_limit = cfg.eager_limit;
+    onic_mpi_g.pull_min = cfg.eager_pull_min;
+    p2p_set_eager_limit(cfg.eager_limit);
     onic_mpi_g.drain_sends = cfg.onload != 0;
     onic_mpi_g.iovec_max = cfg.onload ? 0 : cfg.mpi_iovec_max;
     onic_mpi_g.win_shm = cfg.mpi_win_shm != 0;
@@ -1173,7 +1196,7 @@ int onic_mpi_p2p_init(void)
     if (onic_mpi_g.eager_limit > (size_t)max_inline) {
         onic_debug("mpi: eager messages at most %d bytes (what one put carries here), not "
                    "ONIC_EAGER_LIMIT=%u", (int)max_inline, cfg.eager_limit);
-        onic_mpi_g.eager_limit = (size_t)max_inline;
+        p2p_set_eager_limit((size_t)max_inline);
         cfg.eager_limit = (unsigned)max_inline;
     }
     /* ONIC_EAGER_CREDITS messages of the eager size, counted at most at

@@ -2575,7 +2575,10 @@ static void test_rndvfail(void)
  * (ONIC_EAGER_LIMIT; 16384 by default), the most one shm lane message
  * carries (8192: above it, fragments), the largest message the lane
  * carries (ONIC_SHM_MID_MAX; 16384 by default: above it, RMA) and the most
- * an ofi message carries (ONIC_OFI_EAGER_LIMIT; 2048 by default): 0 and 1
+ * an ofi message carries (ONIC_OFI_EAGER_LIMIT; 2048 by default) and the
+ * size from which a sender with receives posted has its receiver pull
+ * (ONIC_EAGER_PULL_MIN; 8193 by default: modes 0, 3 and 4 post theirs
+ * before sending, so those go pulled up to the eager limit): 0 and 1
  * bytes and each boundary - 1, itself and + 1, each sent posted,
  * unexpected, synchronous, truncated (one byte short) and to a wildcard
  * receive, around the ring of ranks; every byte is checked, and the byte
@@ -2583,17 +2586,18 @@ static void test_rndvfail(void)
 static void test_threshold(void)
 {
     const char *env = getenv("ONIC_EAGER_LIMIT"), *mid_env = getenv("ONIC_SHM_MID_MAX");
-    const char *ofi_env = getenv("ONIC_OFI_EAGER_LIMIT");
+    const char *ofi_env = getenv("ONIC_OFI_EAGER_LIMIT"), *pm_env = getenv("ONIC_EAGER_PULL_MIN");
     long lim = env != NULL ? strtol(env, NULL, 10) : 16384;
     long mid = mid_env != NULL ? strtol(mid_env, NULL, 10) : 16384;
     long ofi = ofi_env != NULL ? strtol(ofi_env, NULL, 10) : 2048;
-    long sizes[14] = {0,       1,       lim - 1, lim,  lim + 1, 8191,    8192,
-                      8193,    mid - 1, mid,     mid + 1, ofi - 1, ofi, ofi + 1};
+    long pm = pm_env != NULL ? strtol(pm_env, NULL, 10) : 8193;
+    long sizes[17] = {0,       1,       lim - 1, lim,     lim + 1, 8191,   8192,   8193,  mid - 1,
+                      mid,     mid + 1, ofi - 1, ofi,     ofi + 1, pm - 1, pm,     pm + 1};
     long most = 8193;
     int to = (rank + 1) % size, from = (rank + size - 1) % size;
     unsigned char *out, *in;
 
-    for (int k = 0; k < 14; k++)
+    for (int k = 0; k < 17; k++)
         most = sizes[k] > most ? sizes[k] : most;
     out = malloc((size_t)most + 2);
     in = malloc((size_t)most + 3);
@@ -2603,7 +2607,7 @@ static void test_threshold(void)
         return;
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    for (int k = 0; k < 14; k++) {
+    for (int k = 0; k < 17; k++) {
         long n = sizes[k];
         int seen = 0;
         for (int j = 0; j < k; j++)
@@ -2678,6 +2682,113 @@ static void test_threshold(void)
     }
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    free(out);
+    free(in);
+}
+
+/* Which protocol a message within the eager limit takes, seen from its
+ * sender (run inline, 2 processes or more; ranks 0 and 1 take part): eager,
+ * an MPI_Isend is complete at once; by rendezvous it stays incomplete until
+ * its receiver receives, which rank 1 does only when told. A message of
+ * ONIC_EAGER_PULL_MIN (8193 by default) bytes or more goes by rendezvous,
+ * pulled by its receiver, when its sender has a receive posted -- here one
+ * for a message that comes last -- and eagerly when it has none; 0 turns
+ * that off. Every byte is checked on arrival. */
+static void test_pullmid(void)
+{
+    const char *lim_env = getenv("ONIC_EAGER_LIMIT"), *pm_env = getenv("ONIC_EAGER_PULL_MIN");
+    long lim = lim_env != NULL ? strtol(lim_env, NULL, 10) : 16384;
+    long pm = pm_env != NULL ? strtol(pm_env, NULL, 10) : 8193;
+    static const long sizes[] = {4096, 8192, 8193, 16383, 16384};
+    enum { MOST = 16384 };
+    unsigned char *out = malloc(MOST), *in = malloc(MOST);
+
+    for (int k = 0; k < (int)(sizeof(sizes) / sizeof(sizes[0])); k++) {
+        long n = sizes[k];
+        for (int posted = 0; posted < 2; posted++) {
+            int eager = n <= lim && !(posted && pm > 0 && n >= pm), flag = 0, tests = 0, bad = 0;
+            MPI_Request rr = MPI_REQUEST_NULL, sr;
+            MPI_Status st;
+
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (rank == 0) {
+                for (long i = 0; i < n; i++)
+                    out[i] = pattern(k * 2 + posted, (size_t)i);
+                if (posted)
+                    CHECK_EQ(MPI_Irecv(NULL, 0, MPI_BYTE, 1, 5, MPI_COMM_WORLD, &rr),
+                             MPI_SUCCESS);
+                CHECK_EQ(MPI_Isend(out, (int)n, MPI_BYTE, 1, 6, MPI_COMM_WORLD, &sr),
+                         MPI_SUCCESS);
+                /* Eager: complete at the first test. Otherwise not before
+                 * rank 1 receives, which it does after the go below. */
+                for (; tests < (eager ? 1 : 20) && !flag; tests++) {
+                    CHECK_EQ(MPI_Test(&sr, &flag, MPI_STATUS_IGNORE), MPI_SUCCESS);
+                    if (!eager)
+                        usleep(1000);
+                }
+                CHECK_EQ(flag, eager);
+                if (failed && flag != eager)
+                    fprintf(stderr, "pullmid: %ld bytes, %s receive posted: %s, expected %s\n",
+                            n, posted ? "a" : "no", flag ? "eager" : "rendezvous",
+                            eager ? "eager" : "rendezvous");
+                CHECK_EQ(MPI_Send(NULL, 0, MPI_BYTE, 1, 7, MPI_COMM_WORLD), MPI_SUCCESS);
+                if (!flag)
+                    CHECK_EQ(MPI_Wait(&sr, MPI_STATUS_IGNORE), MPI_SUCCESS);
+                if (posted)
+                    CHECK_EQ(MPI_Wait(&rr, MPI_STATUS_IGNORE), MPI_SUCCESS);
+            } else if (rank == 1) {
+                CHECK_EQ(MPI_Recv(NULL, 0, MPI_BYTE, 0, 7, MPI_COMM_WORLD, &st), MPI_SUCCESS);
+                memset(in, 0xee, MOST);
+                CHECK_EQ(MPI_Recv(in, (int)n, MPI_BYTE, 0, 6, MPI_COMM_WORLD, &st), MPI_SUCCESS);
+                for (long i = 0; i < n; i++)
+                    bad += in[i] != pattern(k * 2 + posted, (size_t)i);
+                CHECK_EQ(bad, 0);
+                if (posted)
+                    CHECK_EQ(MPI_Send(NULL, 0, MPI_BYTE, 0, 5, MPI_COMM_WORLD), MPI_SUCCESS);
+            }
+        }
+    }
+    /* Pulled into a posted receive, the data moves by CMA, which needs
+     * nothing of the sender: rank 1's receive completes while rank 0 sleeps
+     * in no MPI call (under ONIC_SHM_RMA=cma, which the test entry sets; the
+     * bounce buffers would need rank 0's copy). */
+    const char *rma = getenv("ONIC_SHM_RMA");
+    if (rma != NULL && strcmp(rma, "cma") == 0 && lim >= 16384 && pm > 0 && pm <= 16384) {
+        double t_wake = 0, t_done = 0;
+        MPI_Request rr, sr;
+        int bad = 0;
+
+        if (rank == 1) {
+            memset(in, 0xee, MOST);
+            CHECK_EQ(MPI_Irecv(in, MOST, MPI_BYTE, 0, 8, MPI_COMM_WORLD, &rr), MPI_SUCCESS);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0) {
+            for (long i = 0; i < MOST; i++)
+                out[i] = pattern(99, (size_t)i);
+            CHECK_EQ(MPI_Irecv(NULL, 0, MPI_BYTE, 1, 9, MPI_COMM_WORLD, &rr), MPI_SUCCESS);
+            CHECK_EQ(MPI_Isend(out, MOST, MPI_BYTE, 1, 8, MPI_COMM_WORLD, &sr), MPI_SUCCESS);
+            usleep(300000);
+            t_wake = MPI_Wtime();
+            CHECK_EQ(MPI_Wait(&sr, MPI_STATUS_IGNORE), MPI_SUCCESS);
+            CHECK_EQ(MPI_Recv(&t_done, 1, MPI_DOUBLE, 1, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                     MPI_SUCCESS);
+            CHECK_EQ(MPI_Wait(&rr, MPI_STATUS_IGNORE), MPI_SUCCESS);
+            CHECK(t_done < t_wake);
+            if (failed && t_done >= t_wake)
+                fprintf(stderr, "pullmid: the pulled receive completed %.0f us after its sender "
+                        "woke\n", (t_done - t_wake) * 1e6);
+        } else if (rank == 1) {
+            CHECK_EQ(MPI_Wait(&rr, MPI_STATUS_IGNORE), MPI_SUCCESS);
+            t_done = MPI_Wtime();
+            for (long i = 0; i < MOST; i++)
+                bad += in[i] != pattern(99, (size_t)i);
+            CHECK_EQ(bad, 0);
+            CHECK_EQ(MPI_Send(&t_done, 1, MPI_DOUBLE, 0, 10, MPI_COMM_WORLD), MPI_SUCCESS);
+            CHECK_EQ(MPI_Send(NULL, 0, MPI_BYTE, 0, 9, MPI_COMM_WORLD), MPI_SUCCESS);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
     free(out);
     free(in);
 }
@@ -3901,6 +4012,7 @@ static const test_t named_only[] = {
     {"rndvfail", test_rndvfail},
     {"threshold", test_threshold},
     {"midflood", test_midflood},
+    {"pullmid", test_pullmid},
     {"iovtypes", test_iovtypes},
 };
 
