@@ -7,14 +7,19 @@ settings they suggest.
 Runs bench/mpi/p2p.c (built with onicc) as 2 processes bound to 2 cores,
 ping-pong latency and streaming bandwidth at each size, with onic set up
 each of these ways, interleaved in every run so drift on a shared machine
-hits all alike:
+hits all alike (and bi-directional bandwidth with lane and pulled):
 
   defaults   onic as configured now (this environment's ONIC_* or the
              defaults): what compare.py measures, to check the suggestions
              against in the same run
   lane       every message eager through the shm lane, in fragments above
-             2 KiB (ONIC_EAGER_LIMIT and ONIC_SHM_MID_MAX at their largest,
-             and credit for p2p's whole window of 64: ONIC_EAGER_CREDITS)
+             8 KiB (ONIC_EAGER_LIMIT and ONIC_SHM_MID_MAX at their largest,
+             credit for p2p's whole window of 64: ONIC_EAGER_CREDITS, and
+             no pull: ONIC_EAGER_PULL_MIN=0)
+  pulled     the same, but a message whose sender has a receive posted
+             goes by rendezvous, pulled by its receiver
+             (ONIC_EAGER_PULL_MIN=1): bibw only, where each process has
+             its window of receives posted as it sends
   rndv-lane  every message by rendezvous, its data through the lane: the
              put whole, or a pull's reply (ONIC_EAGER_LIMIT=0,
              ONIC_SHM_MID_MAX at its largest)
@@ -36,7 +41,9 @@ than the better rendezvous; the mid-size limit, up to which rendezvous
 through the lane is no worse than the better RMA in latency and bandwidth
 alike (no smaller than the eager limit, which it must carry); and
 ONIC_SHM_CMA_MIN, the smallest size from which cma's rendezvous is no
-slower than the copy's in both."""
+slower than the copy's in both; and ONIC_EAGER_PULL_MIN, one byte past
+the largest size at which the lane's bibw beats the pulled one (0: it
+wins at every size, never pull)."""
 import argparse
 import os
 import statistics
@@ -52,11 +59,12 @@ SETUPS = [
     ("defaults", {}),
     ("lane", {"ONIC_EAGER_LIMIT": str(TOP), "ONIC_SHM_MID_MAX": str(TOP),
               # credit for p2p's window of 64 messages of TOP bytes, in 2 KiB units
-              "ONIC_EAGER_CREDITS": str(64 * TOP // 2048)}),
+              "ONIC_EAGER_CREDITS": str(64 * TOP // 2048), "ONIC_EAGER_PULL_MIN": "0"}),
     ("rndv-lane", {"ONIC_EAGER_LIMIT": "0", "ONIC_SHM_MID_MAX": str(TOP)}),
     ("rndv-cma", {"ONIC_EAGER_LIMIT": "0", "ONIC_SHM_MID_MAX": "0", "ONIC_SHM_RMA": "cma"}),
     ("rndv-copy", {"ONIC_EAGER_LIMIT": "0", "ONIC_SHM_MID_MAX": "0", "ONIC_SHM_RMA": "copy"}),
 ]
+PULLED = ("pulled", dict(SETUPS[1][1], ONIC_EAGER_PULL_MIN="1"))
 
 
 def run(build, exe, mode, reps, sizes, extra_env):
@@ -88,17 +96,17 @@ def main():
     if r.returncode != 0:
         sys.exit(f"building p2p with onicc failed:\n{r.stderr}")
     med = {}
-    for mode in ("latency", "bw"):
-        samples = {name: {} for name, _ in SETUPS}
+    for mode, setups in (("latency", SETUPS), ("bw", SETUPS), ("bibw", [SETUPS[1], PULLED])):
+        samples = {name: {} for name, _ in setups}
         for k in range(args.runs):
-            order = SETUPS[k % len(SETUPS):] + SETUPS[:k % len(SETUPS)]
+            order = setups[k % len(setups):] + setups[:k % len(setups)]
             for name, env in order:
                 for size, v in run(args.build, exe, mode, args.reps, sizes, env).items():
                     samples[name].setdefault(size, []).append(v)
         med[mode] = {name: {s: statistics.median(v) for s, v in samples[name].items()}
-                     for name, _ in SETUPS}
-    names = [n for n, _ in SETUPS]
-    for mode, unit in (("latency", "one-way us"), ("bw", "GB/s")):
+                     for name, _ in setups}
+    for mode, unit in (("latency", "one-way us"), ("bw", "GB/s"), ("bibw", "GB/s")):
+        names = list(med[mode])
         print(f"\n### {mode} ({unit}), median of {args.runs} runs x {args.reps} repetitions\n")
         print("| bytes | " + " | ".join(names) + " |")
         print("|---:|" + "---:|" * len(names))
@@ -127,14 +135,20 @@ def main():
         if bw["rndv-cma"][s] >= bw["rndv-copy"][s] and lat["rndv-cma"][s] <= lat["rndv-copy"][s]:
             cma_min = s
             break
+    bibw = med["bibw"]
+    lane_wins = [s for s in sizes if bibw["lane"][s] >= bibw["pulled"][s]]
+    pull_min = 0 if len(lane_wins) == len(sizes) else (max(lane_wins) + 1 if lane_wins else 1)
     print("\n### crossovers on this machine\n")
     print(f"the lane wins eagerly up to {eager} bytes and by rendezvous up to {mid}; "
           f"rendezvous by cma beats the copy from "
-          f"{cma_min if cma_min is not None else 'no size measured'}")
+          f"{cma_min if cma_min is not None else 'no size measured'}; both ways at once, "
+          f"the lane's bibw wins last at "
+          f"{max(lane_wins) if lane_wins else 'no size measured'} bytes")
     print("\nsettings:")
     print(f"ONIC_EAGER_LIMIT={eager}")
     print(f"ONIC_SHM_MID_MAX={max(eager, mid, 8192)}")  # at least a frame
     print(f"ONIC_SHM_CMA_MIN={cma_min if cma_min is not None else sizes[-1] * 2}")
+    print(f"ONIC_EAGER_PULL_MIN={pull_min}")
 
 
 if __name__ == "__main__":
