@@ -182,10 +182,12 @@ typedef void (*ptl_eq_handler_t)(ptl_event_t *event);
  * up already says so to a caller that counts). */
 #define PTL_MD_EVENT_UNLINK_DISABLE 0x0200u
 /* onic extension: a put from this MD sends its header alone and the target
- * pulls the data by RMA, whatever its length -- where the transport has RMA;
- * elsewhere the option changes nothing. A put the transport would carry
- * costs the initiator's core no copy: MPI asks for it when messages go both
- * ways at once, so each core copies what it receives, once. */
+ * pulls the data by RMA, whatever its length, where that pull is one copy
+ * made by the target alone (shm's cross-memory attach); elsewhere the
+ * option changes nothing. The initiator's core then copies nothing, even
+ * for a put short enough to travel with its data: MPI asks for it when
+ * messages go both ways at once, so each core copies what it receives,
+ * once. */
 #define PTL_MD_PUT_PULLED          0x0400u
 
 /* --- Return codes ------------------------------------------------------------ */

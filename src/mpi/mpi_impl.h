@@ -806,27 +806,30 @@ static inline int onic_mpi_p2p_put_eager(const onic_mpi_comm_t *c, int coll, uin
 }
 
 int  onic_mpi_p2p_send_eager_slow(onic_mpi_comm_t *c, int coll, int peer, int tag,
-                                  const void *data, size_t bytes, const char *call);
+                                  const void *data, size_t bytes, int may_pull, const char *call);
 /* Portals refused an eager put (rc): the error reported, or, for a put
  * too long for the transport, the eager limit lowered and
  * ONIC_MPI_NOT_EAGER. */
 int  onic_mpi_p2p_send_refused(onic_mpi_comm_t *c, size_t bytes, int rc, const char *call);
 
 /* An eager put of bytes at data, if the message goes eager (standard or
- * ready mode, within the eager limit, credit left at the peer): MPI_SUCCESS
- * once sent (an eager send is complete then), an MPI error, or
- * ONIC_MPI_NOT_EAGER or ONIC_MPI_PULL for the rendezvous protocols. Inline:
- * with credit and within eager_quick, it is the put and the credit taken;
- * otherwise the slow path decides (see there). */
+ * ready mode, within the eager limit, credit left at the peer, and -- when
+ * may_pull, for a send with a request -- not a mid-size message whose
+ * sender has a receive posted): MPI_SUCCESS once sent (an eager send is
+ * complete then), an MPI error, or ONIC_MPI_NOT_EAGER or ONIC_MPI_PULL for
+ * the rendezvous protocols. Inline: with credit and within eager_quick, it
+ * is the put and the credit taken; otherwise the slow path decides (see
+ * there). */
 static inline int onic_mpi_p2p_send_eager(onic_mpi_comm_t *c, int coll, int peer, int tag,
-                                          const void *data, size_t bytes, const char *call)
+                                          const void *data, size_t bytes, int may_pull,
+                                          const char *call)
 {
     uint32_t dest = onic_mpi_comm_world_rank(c, peer);
     uint64_t charge = bytes > 0 ? onic_mpi_charge(bytes) : 0;
     int rc;
 
     if (__builtin_expect(bytes > onic_mpi_g.eager_quick || onic_mpi_g.credits[dest] < charge, 0))
-        return onic_mpi_p2p_send_eager_slow(c, coll, peer, tag, data, bytes, call);
+        return onic_mpi_p2p_send_eager_slow(c, coll, peer, tag, data, bytes, may_pull, call);
     rc = onic_mpi_p2p_put_eager(c, coll, dest, tag, data, bytes);
     if (__builtin_expect(rc != PTL_OK, 0))
         return onic_mpi_p2p_send_refused(c, bytes, rc, call);

@@ -17,8 +17,9 @@
  *   eager (<= ONIC_EAGER_LIMIT, credit left): one put with the data, from
  *       the MD spanning all memory; it lands in the posted buffer or in an
  *       unexpected buffer; the send is complete at once. From
- *       ONIC_EAGER_PULL_MIN up, a sender with a receive posted (traffic both
- *       ways) sends it by rendezvous instead, put whole and pulled below.
+ *       ONIC_EAGER_PULL_MIN up, a send with a request whose sender has a
+ *       receive posted (traffic both ways) goes by rendezvous instead, put
+ *       whole and pulled below.
  *   rendezvous put whole (larger, synchronous or not): the sender exposes
  *       its buffer on ONIC_MPI_PT_RNDV under a cookie and puts the whole
  *       buffer from that MD, acked, with ONIC_MPI_BITS_WHOLE and cookie and
@@ -545,7 +546,8 @@ static void p2p_set_eager_limit(size_t limit)
  * it moved their hot code about and made 8-byte ping-pong 10 % slower. */
 __attribute__((noinline)) int onic_mpi_p2p_send_eager_slow(onic_mpi_comm_t *c, int coll,
                                                            int peer, int tag, const void *data,
-                                                           size_t bytes, const char *call)
+                                                           size_t bytes, int may_pull,
+                                                           const char *call)
 {
     uint32_t dest = onic_mpi_comm_world_rank(c, peer);
     int rc;
@@ -556,8 +558,12 @@ __attribute__((noinline)) int onic_mpi_p2p_send_eager_slow(onic_mpi_comm_t *c, i
      * exchange): eager, each core would copy what it sends into the
      * transport and what it receives out of it; pulled, each copies only
      * what it receives, once, and the sender's core is free for its own
-     * receives (docs/architecture.md, "Mid-size messages both ways"). */
-    if (bytes > onic_mpi_g.eager_quick && onic_ptl_recv_posted(onic_mpi_g.ni, ONIC_MPI_PT_P2P))
+     * receives (docs/architecture.md, "Mid-size messages both ways"). Not
+     * for a blocking MPI_Send (may_pull 0), which would then wait for its
+     * receive: a program that sends before it receives, relying on eager
+     * buffering, is not stopped by an unrelated receive it has posted. */
+    if (may_pull && bytes > onic_mpi_g.eager_quick &&
+        onic_ptl_recv_posted(onic_mpi_g.ni, ONIC_MPI_PT_P2P))
         return ONIC_MPI_PULL;
     if (bytes > 0 && onic_mpi_g.credits[dest] < onic_mpi_charge(bytes)) {
         /* Out of credit at dest. What it has given back may be waiting in
@@ -596,7 +602,7 @@ int onic_mpi_p2p_send_refused(onic_mpi_comm_t *c, size_t bytes, int rc, const ch
 int onic_mpi_p2p_send_now(onic_mpi_comm_t *c, int peer, int tag, const void *data, size_t bytes,
                           const char *call)
 {
-    int rc = onic_mpi_p2p_send_eager(c, 0, peer, tag, data, bytes, call);
+    int rc = onic_mpi_p2p_send_eager(c, 0, peer, tag, data, bytes, 0, call);
 
     /* Complete once put: nothing to poll for (onic_mpi_p2p_start). */
     if (__builtin_expect(onic_mpi_g.drain_sends, 0) && rc == MPI_SUCCESS)
@@ -616,7 +622,8 @@ static int send_start(onic_mpi_req_t *r)
     int rc, pull = 0;
 
     if (r->mode != ONIC_MPI_MODE_SYNC) {
-        rc = onic_mpi_p2p_send_eager(c, r->coll, r->peer, r->tag, r->data, r->bytes, r->call);
+        rc = onic_mpi_p2p_send_eager(c, r->coll, r->peer, r->tag, r->data, r->bytes, 1,
+                                     r->call);
         if (rc == MPI_SUCCESS)
             send_done(r);
         if (rc != ONIC_MPI_NOT_EAGER && rc != ONIC_MPI_PULL)

@@ -1217,7 +1217,7 @@ static int req_blocking(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, const ch
         rc = onic_mpi_p2p_send_now(a.comm, peer, tag,
                                    bytes == 0 ? buf : (const char *)buf + a.type->blocks[0].off,
                                    bytes, call);
-        if (rc != ONIC_MPI_NOT_EAGER && rc != ONIC_MPI_PULL)
+        if (rc != ONIC_MPI_NOT_EAGER)
             return rc;
     }
     return req_blocking_wait(kind, mode, call, buf, count, &a, peer, tag, NULL, status);
@@ -1274,7 +1274,7 @@ static int __attribute__((noinline)) send_empty(onic_mpi_comm_t *c, int dest, in
 
 /* The common send -- MPI_COMM_WORLD or a live communicator, a predefined or
  * committed contiguous type, a rank and tag in range, a buffer, 1 byte to
- * eager_quick and the credit at the receiver, no bundle open, not under
+ * the eager limit and the credit at the receiver, no bundle open, not under
  * onload -- is every check of req_check_start in one test, the credit
  * taken, and the eager put: complete once put, nothing polled. Whatever
  * fails a check goes the general way (send_general, a tail call with the
@@ -1302,10 +1302,11 @@ static inline __attribute__((always_inline)) int mpi_send_body(const void *buf, 
         /* count >= 0, and small enough that size * count cannot wrap */
         (size_t)(unsigned)count > onic_mpi_g.eager_limit)
         return send_general(buf, count, datatype, dest, tag, comm);
-    /* 1 to eager_quick bytes from a buffer; an empty message (buffer or
+    /* 1 to eager_limit bytes from a buffer (a blocking send never asks to
+     * be pulled: onic_mpi_p2p_send_eager_slow); an empty message (buffer or
      * not) has a way of its own, outside this one. */
     bytes = t->size * (size_t)count;
-    if (__builtin_expect(buf == NULL || bytes - 1 >= onic_mpi_g.eager_quick, 0)) {
+    if (__builtin_expect(buf == NULL || bytes - 1 >= onic_mpi_g.eager_limit, 0)) {
         if (bytes > 0) /* NULL with data: reported there */
             return send_general(buf, count, datatype, dest, tag, comm);
         return send_empty(c, dest, tag, &(send_args_t){buf, count, dest, tag, datatype, comm});

@@ -140,6 +140,18 @@ static void initiator_large_undo(onic_ptl_ni_t *ni, const onic_ptl_large_desc_t 
         onic_ptl_large_del(ni, rec);
 }
 
+/* PTL_MD_PUT_PULLED: whether put m of data goes large although it is short,
+ * the target pulling it in one copy of its own. Out of line: this is
+ * inlined (with the sends) into MPI's flattened calls, whose hot code it
+ * would move about. */
+static __attribute__((noinline, cold)) int initiator_pulled(const onic_ptl_ni_t *ni,
+                                                            const onic_ptl_msg_t *m,
+                                                            uint32_t target)
+{
+    return m->op == ONIC_PTL_OP_PUT && m->rlength > 0 && ni->io->rma != NULL &&
+           ni->io->one_copy != NULL && ni->io->one_copy(ni->io_arg, target);
+}
+
 /* Send m (its region [local_offset, +m->rlength) of md: inline, or for more
  * than a message carries, its key); sets *large_p. A Portals code. */
 static int initiator_send(onic_ptl_ni_t *ni, onic_ptl_md_t *md, onic_ptl_msg_t *m,
@@ -151,10 +163,8 @@ static int initiator_send(onic_ptl_ni_t *ni, onic_ptl_md_t *md, onic_ptl_msg_t *
     onic_status_t status;
     const void *payload = NULL;
     size_t len = 0, hdr_len;
-    /* PTL_MD_PUT_PULLED: a put of data goes large whatever its length. */
     int large = m->rlength > ni->max_inline ||
-                (m->op == ONIC_PTL_OP_PUT && m->rlength > 0 &&
-                 (md->desc.options & PTL_MD_PUT_PULLED) && ni->io->rma != NULL),
+                ((md->desc.options & PTL_MD_PUT_PULLED) && initiator_pulled(ni, m, target)),
         rc;
 
     /* An NI serving another process (the onload engine) has a put's data

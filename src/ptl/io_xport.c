@@ -121,6 +121,12 @@ static onic_status_t ptl_xport_rmav(void *arg, uint32_t peer, int write, struct 
     return onic_xport_rmav(px->x, peer, write, local, n, &k, roffset, len, ctx);
 }
 
+static int ptl_xport_one_copy(void *arg, uint32_t peer)
+{
+    ptl_xport_t *px = arg;
+    return (onic_xport_caps(px->x, peer) & ONIC_XPORT_CAP_CMA) != 0;
+}
+
 static onic_status_t ptl_xport_bundle(void *arg, int on)
 {
     ptl_xport_t *px = arg;
@@ -142,6 +148,7 @@ static const onic_ptl_io_t ptl_xport_io = {
     .mem_dereg = ptl_xport_mem_dereg,
     .rma = ptl_xport_rma,
     .rmav = ptl_xport_rmav,
+    .one_copy = ptl_xport_one_copy,
     .bundle = ptl_xport_bundle,
     .sleep_arm = ptl_xport_sleep_arm,
     .sleep_disarm = ptl_xport_sleep_disarm,

@@ -387,6 +387,10 @@ typedef struct onic_ptl_io {
      * by one through rma). */
     onic_status_t (*rmav)(void *arg, uint32_t peer, int write, struct iovec *local, unsigned n,
                           const onic_ptl_rkey_t *key, uint64_t roffset, size_t len, void *ctx);
+    /* Optional: whether rma with peer is one copy made by this side alone,
+     * needing nothing of the peer (shm's cross-memory attach): what
+     * PTL_MD_PUT_PULLED asks of the target's pull. NULL: never. */
+    int           (*one_copy)(void *arg, uint32_t peer);
     /* Optional: open (on = 1) or end a bundle of sends (PtlStartBundle). */
     onic_status_t (*bundle)(void *arg, int on);
     /* Optional, all four or none: the NI runs in another process than the

@@ -2578,7 +2578,7 @@ static void test_rndvfail(void)
  * an ofi message carries (ONIC_OFI_EAGER_LIMIT; 2048 by default) and the
  * size from which a sender with receives posted has its receiver pull
  * (ONIC_EAGER_PULL_MIN; 8193 by default: modes 0, 3 and 4 post theirs
- * before sending, so those go pulled up to the eager limit): 0 and 1
+ * before sending, so those may go pulled up to the eager limit): 0 and 1
  * bytes and each boundary - 1, itself and + 1, each sent posted,
  * unexpected, synchronous, truncated (one byte short) and to a wildcard
  * receive, around the ring of ranks; every byte is checked, and the byte
@@ -2690,10 +2690,10 @@ static void test_threshold(void)
  * sender (run inline, 2 processes or more; ranks 0 and 1 take part): eager,
  * an MPI_Isend is complete at once; by rendezvous it stays incomplete until
  * its receiver receives, which rank 1 does only when told. A message of
- * ONIC_EAGER_PULL_MIN (8193 by default) bytes or more goes by rendezvous,
- * pulled by its receiver, when its sender has a receive posted -- here one
- * for a message that comes last -- and eagerly when it has none; 0 turns
- * that off. Every byte is checked on arrival. */
+ * ONIC_EAGER_PULL_MIN (8193 by default) bytes or more sent with a request
+ * goes by rendezvous, pulled by its receiver, when its sender has a receive
+ * posted -- here one for a message that comes last -- and eagerly when it
+ * has none; 0 turns that off. Every byte is checked on arrival. */
 static void test_pullmid(void)
 {
     const char *lim_env = getenv("ONIC_EAGER_LIMIT"), *pm_env = getenv("ONIC_EAGER_PULL_MIN");
@@ -2702,6 +2702,7 @@ static void test_pullmid(void)
     static const long sizes[] = {4096, 8192, 8193, 16383, 16384};
     enum { MOST = 16384 };
     unsigned char *out = malloc(MOST), *in = malloc(MOST);
+    int bad_any = 0;
 
     for (int k = 0; k < (int)(sizeof(sizes) / sizeof(sizes[0])); k++) {
         long n = sizes[k];
@@ -2748,20 +2749,51 @@ static void test_pullmid(void)
             }
         }
     }
-    /* Pulled into a posted receive, the data moves by RMA, not with the put:
-     * by CMA (ONIC_SHM_RMA=cma), which needs nothing of the sender, rank 1's
-     * receive completes while rank 0 sleeps in no MPI call; through the
-     * bounce buffers (ONIC_SHM_RMA=copy), which rank 0 fills, not before
-     * rank 0 calls MPI again. (Sent with its data, it would complete at
-     * once either way.) The test entries set the variable. */
+    /* A blocking MPI_Send stays eager whatever is posted: ranks 0 and 1 each
+     * post a receive for anyone, then send to each other before receiving
+     * -- a program relying on eager buffering, which a pulled send would
+     * stop (each waiting for the other's receive). */
+    if (rank < 2 && size >= 2) {
+        MPI_Request any;
+        int peer = 1 - rank;
+        memset(in, 0xee, MOST);
+        for (long i = 0; i < MOST; i++)
+            out[i] = pattern(97 + rank, (size_t)i);
+        CHECK_EQ(MPI_Irecv(NULL, 0, MPI_BYTE, MPI_ANY_SOURCE, 11, MPI_COMM_WORLD, &any),
+                 MPI_SUCCESS);
+        CHECK_EQ(MPI_Send(out, MOST, MPI_BYTE, peer, 12, MPI_COMM_WORLD), MPI_SUCCESS);
+        CHECK_EQ(MPI_Recv(in, MOST, MPI_BYTE, peer, 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                 MPI_SUCCESS);
+        for (long i = 0; i < MOST; i++)
+            bad_any += in[i] != pattern(97 + peer, (size_t)i);
+        CHECK_EQ(bad_any, 0);
+        CHECK_EQ(MPI_Send(NULL, 0, MPI_BYTE, peer, 11, MPI_COMM_WORLD), MPI_SUCCESS);
+        CHECK_EQ(MPI_Wait(&any, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* Pulled, the data leaves when the receiver pulls it, not with the put:
+     * rank 0 rewrites its buffer right after MPI_Isend returns -- which MPI
+     * forbids, and which shows here where the bytes came from -- while rank
+     * 1, its receive posted, makes no MPI call until a flag in shared memory
+     * says so. By cross-memory attach (ONIC_SHM_RMA=cma) rank 1 then pulls
+     * the new bytes; through the bounce buffers (ONIC_SHM_RMA=copy), whose
+     * pull would need rank 0's copy, PTL_MD_PUT_PULLED changes nothing and
+     * the old bytes came with the put. The test entries set the variable. */
     const char *rma = getenv("ONIC_SHM_RMA");
     int by_cma = rma != NULL && strcmp(rma, "cma") == 0;
     if (rma != NULL && (by_cma || strcmp(rma, "copy") == 0) && lim >= 16384 && pm > 0 &&
         pm <= 16384) {
-        double t_wake = 0, t_done = 0;
         MPI_Request rr, sr;
-        int bad = 0;
+        MPI_Win win;
+        MPI_Aint wsize;
+        int *go, disp, bad = 0;
 
+        CHECK_EQ(MPI_Win_allocate_shared(rank == 0 ? (MPI_Aint)sizeof(int) : 0, sizeof(int),
+                                         MPI_INFO_NULL, MPI_COMM_WORLD, &go, &win), MPI_SUCCESS);
+        CHECK_EQ(MPI_Win_shared_query(win, 0, &wsize, &disp, &go), MPI_SUCCESS);
+        if (rank == 0)
+            __atomic_store_n(go, 0, __ATOMIC_RELEASE);
         if (rank == 1) {
             memset(in, 0xee, MOST);
             CHECK_EQ(MPI_Irecv(in, MOST, MPI_BYTE, 0, 8, MPI_COMM_WORLD, &rr), MPI_SUCCESS);
@@ -2769,28 +2801,27 @@ static void test_pullmid(void)
         MPI_Barrier(MPI_COMM_WORLD);
         if (rank == 0) {
             for (long i = 0; i < MOST; i++)
-                out[i] = pattern(99, (size_t)i);
+                out[i] = pattern(98, (size_t)i);
             CHECK_EQ(MPI_Irecv(NULL, 0, MPI_BYTE, 1, 9, MPI_COMM_WORLD, &rr), MPI_SUCCESS);
             CHECK_EQ(MPI_Isend(out, MOST, MPI_BYTE, 1, 8, MPI_COMM_WORLD, &sr), MPI_SUCCESS);
-            usleep(300000);
-            t_wake = MPI_Wtime();
-            CHECK_EQ(MPI_Wait(&sr, MPI_STATUS_IGNORE), MPI_SUCCESS);
-            CHECK_EQ(MPI_Recv(&t_done, 1, MPI_DOUBLE, 1, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
-                     MPI_SUCCESS);
-            CHECK_EQ(MPI_Wait(&rr, MPI_STATUS_IGNORE), MPI_SUCCESS);
-            CHECK(by_cma ? t_done < t_wake : t_done > t_wake);
-            if (failed && (t_done < t_wake) != by_cma)
-                fprintf(stderr, "pullmid: by %s, the pulled receive completed %.0f us after its "
-                        "sender woke\n", rma, (t_done - t_wake) * 1e6);
-        } else if (rank == 1) {
-            CHECK_EQ(MPI_Wait(&rr, MPI_STATUS_IGNORE), MPI_SUCCESS);
-            t_done = MPI_Wtime();
             for (long i = 0; i < MOST; i++)
-                bad += in[i] != pattern(99, (size_t)i);
+                out[i] = pattern(99, (size_t)i);
+            __atomic_store_n(go, 1, __ATOMIC_RELEASE);
+            CHECK_EQ(MPI_Wait(&sr, MPI_STATUS_IGNORE), MPI_SUCCESS);
+            CHECK_EQ(MPI_Wait(&rr, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        } else if (rank == 1) {
+            while (!__atomic_load_n(go, __ATOMIC_ACQUIRE))
+                ;
+            CHECK_EQ(MPI_Wait(&rr, MPI_STATUS_IGNORE), MPI_SUCCESS);
+            for (long i = 0; i < MOST; i++)
+                bad += in[i] != pattern(by_cma ? 99 : 98, (size_t)i);
             CHECK_EQ(bad, 0);
-            CHECK_EQ(MPI_Send(&t_done, 1, MPI_DOUBLE, 0, 10, MPI_COMM_WORLD), MPI_SUCCESS);
+            if (failed && bad)
+                fprintf(stderr, "pullmid: by %s, %d bytes are not those of the %s buffer\n", rma,
+                        bad, by_cma ? "rewritten" : "original");
             CHECK_EQ(MPI_Send(NULL, 0, MPI_BYTE, 0, 9, MPI_COMM_WORLD), MPI_SUCCESS);
         }
+        CHECK_EQ(MPI_Win_free(&win), MPI_SUCCESS);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     free(out);

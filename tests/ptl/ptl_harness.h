@@ -107,6 +107,17 @@ static inline void harness_rma_finish(onic_ptl_ni_t *ni, unsigned i, onic_status
     onic_ptl_ni_rma_done(ni, r->ctx, status);
 }
 
+/* Whether the harness's RMA counts as one copy by this side alone (for
+ * PTL_MD_PUT_PULLED); a test may turn it off. */
+static int harness_one_copy_ok = 1;
+
+static int harness_one_copy(void *arg, uint32_t peer)
+{
+    (void)arg;
+    (void)peer;
+    return harness_one_copy_ok;
+}
+
 static const onic_ptl_io_t harness_io = {
     .send = harness_send,
     .progress = harness_progress,
@@ -114,6 +125,7 @@ static const onic_ptl_io_t harness_io = {
     .mem_reg = harness_mem_reg,
     .mem_dereg = harness_mem_dereg,
     .rma = harness_rma,
+    .one_copy = harness_one_copy,
 };
 
 /* PtlInit and an NI of rank `rank` in a job of `size` on `engine`. */

@@ -298,8 +298,8 @@ static void test_large(void)
 
 /* PTL_MD_PUT_PULLED: a put of data goes large whatever its length --
  * registered, its key sent, the MD busy until the target's DONE -- by the
- * straight line's caller and by PtlPut alike; a put of nothing stays a
- * header. */
+ * straight line's caller and by PtlPut alike, where the transport's RMA is
+ * one copy by the target; a put of nothing stays a header. */
 static void test_pulled(void)
 {
     static uint8_t small[64];
@@ -335,6 +335,20 @@ static void test_pulled(void)
     CHECK_EQ(harness_nreg, 2);
     CHECK_EQ(harness_sent[3].len, 8);
     CHECK_EQ(PtlMDUnlink(md), PTL_OK);
+    /* Where the target's pull would not be one copy of its own (shm's
+     * bounce buffers, which need the initiator), the option changes
+     * nothing: the data goes with the put. */
+    harness_one_copy_ok = 0;
+    md = md_bind(md_desc(small, sizeof(small), PTL_MD_THRESH_INF, PTL_MD_PUT_PULLED, PTL_EQ_NONE),
+                 PTL_RETAIN);
+    CHECK_EQ(PtlPut(md, PTL_NOACK_REQ, ((ptl_process_id_t){0, 2}), 1, 0, 0, 0, 0), PTL_OK);
+    REQUIRE(harness_nsent == 5);
+    CHECK_EQ(harness_nreg, 2);
+    CHECK_EQ(onic_ptl_msg_unpack(&harness_sent[4].hdr, harness_sent[4].hdr_len, &m), ONIC_OK);
+    CHECK_EQ(m.flags, 0);
+    CHECK_EQ(harness_sent[4].len, sizeof(small));
+    CHECK_EQ(PtlMDUnlink(md), PTL_OK);
+    harness_one_copy_ok = 1;
     close_ni();
 }
 
