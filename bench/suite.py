@@ -819,7 +819,8 @@ STYLE = {"onic": ("tab:blue", "o", "-"), "onic list": ("tab:cyan", "s", "--"),
 
 
 # onic's protocol boundaries, marked on the size sweep: (variable, label).
-CROSSOVERS = [("ONIC_EAGER_LIMIT", "eager limit"), ("ONIC_SHM_MID_MAX", "lane's limit"),
+CROSSOVERS = [("ONIC_EAGER_PULL_MIN", "pulled when both ways"),
+              ("ONIC_EAGER_LIMIT", "eager limit"), ("ONIC_SHM_MID_MAX", "lane's limit"),
               ("ONIC_SHM_ASSIST_MIN", "two cores copy")]
 
 
@@ -827,7 +828,8 @@ def crossovers(build):
     """{label: bytes} of CROSSOVERS as this environment sets them (onic-info's
     current column) and as a job on one node gets them: the lane carries at
     least its 8 KiB frame, and the eager limit is at most what the lane
-    carries. What onic-info does not give is left out."""
+    carries; the pull both ways (ONIC_EAGER_PULL_MIN) only within the
+    eager limit. What onic-info does not give is left out."""
     found, value = {}, {}
     _, text, _ = run_cmd([os.path.join(build, "onic-info")])
     for line in text.splitlines():
@@ -838,6 +840,8 @@ def crossovers(build):
         value["ONIC_SHM_MID_MAX"] = max(value["ONIC_SHM_MID_MAX"], 8192)
         if "ONIC_EAGER_LIMIT" in value:
             value["ONIC_EAGER_LIMIT"] = min(value["ONIC_EAGER_LIMIT"], value["ONIC_SHM_MID_MAX"])
+    if value.get("ONIC_EAGER_PULL_MIN", 0) > value.get("ONIC_EAGER_LIMIT", 0):
+        value.pop("ONIC_EAGER_PULL_MIN", None)
     for var, label in CROSSOVERS:  # boundaries at one size share a line
         if value.get(var, 0) > 0:
             found.setdefault(value[var], []).append(label)

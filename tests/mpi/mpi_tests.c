@@ -2772,6 +2772,42 @@ static void test_pullmid(void)
     }
     MPI_Barrier(MPI_COMM_WORLD);
 
+    /* A blocking MPI_Send short of credit, a receive posted: it goes the
+     * general way (MPI_Send's common path needs credit), by rendezvous, and
+     * returns MPI_SUCCESS once received. Rank 1 starts receiving 0.2 s
+     * later, so rank 0's MPI_Isends before it (eager: no receive posted yet)
+     * have used the credit up by then -- on a host too slow for that the
+     * send goes eager, which passes too. */
+    if (rank < 2 && size >= 2) {
+        long n = eager_credit_msgs() * 64 / MOST + 2, bad = 0;
+        MPI_Request *sr = malloc((size_t)n * sizeof(*sr)), ctl;
+
+        for (long i = 0; i < MOST; i++)
+            out[i] = pattern(96, (size_t)i);
+        if (rank == 0) {
+            for (long k = 0; k < n; k++)
+                CHECK_EQ(MPI_Isend(out, MOST, MPI_BYTE, 1, 13, MPI_COMM_WORLD, &sr[k]),
+                         MPI_SUCCESS);
+            CHECK_EQ(MPI_Irecv(NULL, 0, MPI_BYTE, 1, 14, MPI_COMM_WORLD, &ctl), MPI_SUCCESS);
+            CHECK_EQ(MPI_Send(out, MOST, MPI_BYTE, 1, 13, MPI_COMM_WORLD), MPI_SUCCESS);
+            CHECK_EQ(MPI_Waitall((int)n, sr, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+            CHECK_EQ(MPI_Wait(&ctl, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        } else {
+            usleep(200000);
+            for (long k = 0; k <= n; k++) {
+                memset(in, 0xee, MOST);
+                CHECK_EQ(MPI_Recv(in, MOST, MPI_BYTE, 0, 13, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                         MPI_SUCCESS);
+                for (long i = 0; i < MOST; i++)
+                    bad += in[i] != pattern(96, (size_t)i);
+            }
+            CHECK_EQ(bad, 0);
+            CHECK_EQ(MPI_Send(NULL, 0, MPI_BYTE, 0, 14, MPI_COMM_WORLD), MPI_SUCCESS);
+        }
+        free(sr);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+
     /* Pulled, the data leaves when the receiver pulls it, not with the put:
      * rank 0 rewrites its buffer right after MPI_Isend returns -- which MPI
      * forbids, and which shows here where the bytes came from -- while rank
