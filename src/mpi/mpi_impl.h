@@ -434,6 +434,9 @@ typedef struct onic_mpi_state {
      * ask whether receives are posted (onic_mpi_p2p_send_eager_slow). */
     size_t           eager_quick;
     size_t           pull_min;         /* ONIC_EAGER_PULL_MIN */
+    /* A blocking send is starting its request (request.c): it never asks
+     * to be pulled (onic_mpi_p2p_send_eager_slow). */
+    int              start_blocking;
     uint64_t         get_chunk;        /* ONIC_MPI_GET_CHUNK, or less (see there) */
     uint64_t         credits_per_peer; /* bytes of unexpected space per sender */
     uint64_t        *credits;          /* by world rank: eager bytes I may still send */
@@ -763,9 +766,9 @@ int  onic_mpi_p2p_start(onic_mpi_req_t *r);
 int  onic_mpi_p2p_recv_in_place(onic_mpi_req_t *r);
 /* A blocking standard send of contiguous data without a request: sent
  * eagerly (MPI_SUCCESS, complete), an error, or ONIC_MPI_NOT_EAGER, when
- * the caller makes a request and starts it (ONIC_MPI_PULL: the same, for
- * a message within the eager limit that its receiver is to pull:
- * onic_mpi_p2p_send_eager_slow). */
+ * the caller makes a request and starts it. (ONIC_MPI_PULL: what
+ * onic_mpi_p2p_send_eager returns, asked by a send with a request, for a
+ * message within the eager limit that its receiver is to pull.) */
 #define ONIC_MPI_NOT_EAGER (-1)
 #define ONIC_MPI_PULL      (-2)
 int  onic_mpi_p2p_send_now(onic_mpi_comm_t *c, int peer, int tag, const void *data, size_t bytes,

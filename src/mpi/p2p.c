@@ -17,14 +17,14 @@
  *   eager (<= ONIC_EAGER_LIMIT, credit left): one put with the data, from
  *       the MD spanning all memory; it lands in the posted buffer or in an
  *       unexpected buffer; the send is complete at once. From
- *       ONIC_EAGER_PULL_MIN up, a send with a request whose sender has a
+ *       ONIC_EAGER_PULL_MIN up, a non-blocking send whose sender has a
  *       receive posted (traffic both ways) goes by rendezvous instead, put
- *       whole and pulled below.
+ *       whole and pulled below, where the receiver pulls by CMA.
  *   rendezvous put whole (larger, synchronous or not): the sender exposes
  *       its buffer on ONIC_MPI_PT_RNDV under a cookie and puts the whole
  *       buffer from that MD, acked, with ONIC_MPI_BITS_WHOLE and cookie and
  *       length in hdr_data (a mid-size one with PTL_MD_PUT_PULLED, which
- *       makes it a large put too). Into a posted receive the receiver's Portals
+ *       makes it a large put too, where the receiver pulls by CMA). Into a posted receive the receiver's Portals
  *       moves the data (a large put: RMA) with no MPI call there, and the
  *       ACK completes the send. Unexpected, only its header is kept, no
  *       ACK comes, and the receive pulls as below. Either way the send
@@ -559,11 +559,14 @@ __attribute__((noinline)) int onic_mpi_p2p_send_eager_slow(onic_mpi_comm_t *c, i
      * transport and what it receives out of it; pulled, each copies only
      * what it receives, once, and the sender's core is free for its own
      * receives (docs/architecture.md, "Mid-size messages both ways"). Not
-     * for a blocking MPI_Send (may_pull 0), which would then wait for its
+     * for a blocking send (may_pull 0), which would then wait for its
      * receive: a program that sends before it receives, relying on eager
-     * buffering, is not stopped by an unrelated receive it has posted. */
+     * buffering, is not stopped by an unrelated receive it has posted. And
+     * only where the receiver pulls in one copy of its own (by CMA):
+     * elsewhere the pull would need this process's copy. */
     if (may_pull && bytes > onic_mpi_g.eager_quick &&
-        onic_ptl_recv_posted(onic_mpi_g.ni, ONIC_MPI_PT_P2P))
+        onic_ptl_recv_posted(onic_mpi_g.ni, ONIC_MPI_PT_P2P) &&
+        onic_ptl_put_pulls(onic_mpi_g.ni, dest))
         return ONIC_MPI_PULL;
     if (bytes > 0 && onic_mpi_g.credits[dest] < onic_mpi_charge(bytes)) {
         /* Out of credit at dest. What it has given back may be waiting in
@@ -622,8 +625,8 @@ static int send_start(onic_mpi_req_t *r)
     int rc, pull = 0;
 
     if (r->mode != ONIC_MPI_MODE_SYNC) {
-        rc = onic_mpi_p2p_send_eager(c, r->coll, r->peer, r->tag, r->data, r->bytes, 1,
-                                     r->call);
+        rc = onic_mpi_p2p_send_eager(c, r->coll, r->peer, r->tag, r->data, r->bytes,
+                                     !onic_mpi_g.start_blocking, r->call);
         if (rc == MPI_SUCCESS)
             send_done(r);
         if (rc != ONIC_MPI_NOT_EAGER && rc != ONIC_MPI_PULL)

@@ -1186,7 +1186,11 @@ static int req_blocking_wait(onic_mpi_req_kind_t kind, onic_mpi_mode_t mode, con
     if ((r = req_make(kind, mode, call, buf, count, a, peer, tag, &rc)) == NULL)
         return rc;
     r->mt_hdr = h;
-    if ((rc = req_start(r)) != MPI_SUCCESS) {
+    /* A blocking send is not pulled (onic_mpi_p2p_send_eager_slow). */
+    onic_mpi_g.start_blocking = kind == ONIC_MPI_REQ_SEND;
+    rc = req_start(r);
+    onic_mpi_g.start_blocking = 0;
+    if (rc != MPI_SUCCESS) {
         onic_mpi_req_free(r);
         return rc;
     }

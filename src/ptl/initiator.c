@@ -140,16 +140,29 @@ static void initiator_large_undo(onic_ptl_ni_t *ni, const onic_ptl_large_desc_t 
         onic_ptl_large_del(ni, rec);
 }
 
-/* PTL_MD_PUT_PULLED: whether put m of data goes large although it is short,
- * the target pulling it in one copy of its own. Out of line: this is
- * inlined (with the sends) into MPI's flattened calls, whose hot code it
- * would move about. */
+/* Whether target pulls a PTL_MD_PUT_PULLED put's data in one copy of its
+ * own (else the put carries its data). */
+static int initiator_one_copy(const onic_ptl_ni_t *ni, uint32_t target)
+{
+    return ni->io->rma != NULL && ni->io->one_copy != NULL && ni->io->one_copy(ni->io_arg, target);
+}
+
+/* PTL_MD_PUT_PULLED: whether put m of data goes large although it is short.
+ * Out of line: this is inlined (with the sends) into MPI's flattened calls,
+ * whose hot code it would move about. */
 static __attribute__((noinline, cold)) int initiator_pulled(const onic_ptl_ni_t *ni,
                                                             const onic_ptl_msg_t *m,
                                                             uint32_t target)
 {
-    return m->op == ONIC_PTL_OP_PUT && m->rlength > 0 && ni->io->rma != NULL &&
-           ni->io->one_copy != NULL && ni->io->one_copy(ni->io_arg, target);
+    return m->op == ONIC_PTL_OP_PUT && m->rlength > 0 && initiator_one_copy(ni, target);
+}
+
+int onic_ptl_put_pulls(ptl_handle_ni_t ni_handle, uint32_t target)
+{
+    onic_ptl_ni_t *ni = onic_ptl_g.ni;
+
+    return onic_ptl_backend_g == NULL && ni != NULL && ni->handle == ni_handle &&
+           target < ni->size && initiator_one_copy(ni, target);
 }
 
 /* Send m (its region [local_offset, +m->rlength) of md: inline, or for more

@@ -38,6 +38,11 @@ int onic_ptl_recv_take(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
  * receive posted, waiting for its message): 0 when not, or when a back end
  * serves the NI. The caller guarantees a portal index of this job. */
 int onic_ptl_recv_posted(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index);
+/* Whether a put of data from a PTL_MD_PUT_PULLED MD to target (a rank of
+ * the job) goes as its header alone, the target pulling the data in one
+ * copy of its own (shm, where the kernel allows cross-memory attach); 0
+ * when it would carry its data, or when a back end serves the NI. */
+int onic_ptl_put_pulls(ptl_handle_ni_t ni_handle, uint32_t target);
 
 /* The event queue behind eq_handle, to read with onic_ptl_eq_get_inplace
  * instead of PtlEQGetInPlace (no lookup of the handle a read): NULL when a

@@ -1470,8 +1470,12 @@ static unsigned shm_caps(const void *state, uint32_t peer)
 {
     const shm_state_t *s = state;
 
+    /* CMA for every length: allowed by the kernel, and no ONIC_SHM_CMA_MIN
+     * sending short ones through the bounce buffers. */
     return ONIC_XPORT_CAP_RMA | ONIC_XPORT_CAP_SLEEP |
-           (s->pids[peer] != 0 ? ONIC_XPORT_CAP_CMA : 0u);
+           (s->pids[peer] != 0 && (s->rma_mode == ONIC_SHM_RMA_CMA || s->cma_min == 0)
+                ? ONIC_XPORT_CAP_CMA
+                : 0u);
 }
 
 static size_t shm_max_payload(const void *state)

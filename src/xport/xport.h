@@ -182,7 +182,8 @@ onic_status_t onic_xport_rmav(onic_xport_t *x, uint32_t peer, int write, struct 
 /* What the transport to peer offers. */
 #define ONIC_XPORT_CAP_RMA   0x1u  /* rma_read and rma_write */
 #define ONIC_XPORT_CAP_SLEEP 0x2u  /* wait can sleep until this peer sends */
-#define ONIC_XPORT_CAP_CMA   0x4u  /* RMA can go by one copy (process_vm_readv/writev) */
+#define ONIC_XPORT_CAP_CMA   0x4u  /* RMA of any length goes by one copy (process_vm_readv/writev),
+                                      needing nothing of the peer */
 unsigned      onic_xport_caps(const onic_xport_t *x, uint32_t peer);
 
 size_t        onic_xport_max_payload(const onic_xport_t *x);
