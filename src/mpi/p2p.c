@@ -24,11 +24,12 @@
  *       its buffer on ONIC_MPI_PT_RNDV under a cookie and puts the whole
  *       buffer from that MD, acked, with ONIC_MPI_BITS_WHOLE and cookie and
  *       length in hdr_data (a mid-size one with PTL_MD_PUT_PULLED, which
- *       makes it a large put too, where the receiver pulls by CMA). Into a posted receive the receiver's Portals
- *       moves the data (a large put: RMA) with no MPI call there, and the
- *       ACK completes the send. Unexpected, only its header is kept, no
- *       ACK comes, and the receive pulls as below. Either way the send
- *       is over only once the put's own SEND_END is in too (send_put_end).
+ *       makes it a large put too, where the receiver pulls by CMA). Into a
+ *       posted receive the receiver's Portals moves the data (a large put:
+ *       RMA) with no MPI call there, and the ACK completes the send.
+ *       Unexpected, only its header is kept, no ACK comes, and the receive
+ *       pulls as below. Either way the send is over only once the put's own
+ *       SEND_END is in too (send_put_end).
  *   rendezvous request (small without credit, small synchronous, or a
  *       transport that refuses a long put): the same exposure and a
  *       zero-byte put carrying cookie and length; once it matches, the

@@ -2591,13 +2591,14 @@ static void test_threshold(void)
     long mid = mid_env != NULL ? strtol(mid_env, NULL, 10) : 16384;
     long ofi = ofi_env != NULL ? strtol(ofi_env, NULL, 10) : 2048;
     long pm = pm_env != NULL ? strtol(pm_env, NULL, 10) : 8193;
-    long sizes[17] = {0,       1,       lim - 1, lim,     lim + 1, 8191,   8192,   8193,  mid - 1,
-                      mid,     mid + 1, ofi - 1, ofi,     ofi + 1, pm - 1, pm,     pm + 1};
+    long sizes[] = {0,   1,       lim - 1, lim,     lim + 1, 8191,    8192, 8193,  mid - 1,
+                    mid, mid + 1, ofi - 1, ofi,     ofi + 1, pm - 1,  pm,   pm + 1};
+    const int nsizes = (int)(sizeof(sizes) / sizeof(sizes[0]));
     long most = 8193;
     int to = (rank + 1) % size, from = (rank + size - 1) % size;
     unsigned char *out, *in;
 
-    for (int k = 0; k < 17; k++)
+    for (int k = 0; k < nsizes; k++)
         most = sizes[k] > most ? sizes[k] : most;
     out = malloc((size_t)most + 2);
     in = malloc((size_t)most + 3);
@@ -2607,7 +2608,7 @@ static void test_threshold(void)
         return;
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    for (int k = 0; k < 17; k++) {
+    for (int k = 0; k < nsizes; k++) {
         long n = sizes[k];
         int seen = 0;
         for (int j = 0; j < k; j++)
