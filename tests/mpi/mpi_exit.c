@@ -17,7 +17,10 @@
  *            checks the text);
  *   limits, credits  rank 1 alone starts with another ONIC_EAGER_LIMIT, or
  *            another ONIC_EAGER_CREDITS: every rank's MPI_Init fails
- *            (MPI_ERR_OTHER), saying the processes disagree. */
+ *            (MPI_ERR_OTHER), saying the processes disagree;
+ *   late     MPI_Isend (then MPI_Irecv) after MPI_Finalize: the process
+ *            stops with MPI_ERR_OTHER, saying MPI has been finalized
+ *            (the send's quick argument check sends nothing then). */
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
@@ -94,6 +97,12 @@ int main(int argc, char **argv)
             return 1;
         }
         return 0;
+    }
+    if (strcmp(argv[1], "late") == 0) {
+        MPI_Finalize();
+        MPI_Isend(&v, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, &r);
+        MPI_Irecv(&v, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, &r);
+        return 3; /* never */
     }
     if (strcmp(argv[1], "die") == 0) {
         MPI_Barrier(MPI_COMM_WORLD);

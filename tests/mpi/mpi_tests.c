@@ -649,10 +649,23 @@ static void test_persistent(void)
         MPI_Request_free(&s[1]);
         MPI_Barrier(MPI_COMM_WORLD);
     }
-    /* Waiting on an inactive persistent request returns at once, with an
-     * empty status. */
-    CHECK_EQ(MPI_Wait(&r[0], &st[0]), MPI_SUCCESS);
-    CHECK(r[0] != MPI_REQUEST_NULL);
+    /* Waiting on or testing an inactive persistent request returns at
+     * once, with an empty status (any source, any tag, no error, count 0). */
+    for (int how = 0; how < 2; how++) {
+        int flag = -1;
+        st[0].MPI_SOURCE = st[0].MPI_TAG = st[0].MPI_ERROR = 77;
+        if (how == 0)
+            CHECK_EQ(MPI_Wait(&r[0], &st[0]), MPI_SUCCESS);
+        else
+            CHECK_EQ(MPI_Test(&r[1], &flag, &st[0]), MPI_SUCCESS);
+        CHECK(how == 0 || flag == 1);
+        CHECK(r[how] != MPI_REQUEST_NULL);
+        CHECK_EQ(st[0].MPI_SOURCE, MPI_ANY_SOURCE);
+        CHECK_EQ(st[0].MPI_TAG, MPI_ANY_TAG);
+        CHECK_EQ(st[0].MPI_ERROR, MPI_SUCCESS);
+        MPI_Get_count(&st[0], MPI_INT, &cnt);
+        CHECK_EQ(cnt, 0);
+    }
     for (int i = 0; i < 4; i++)
         MPI_Request_free(&r[i]);
     CHECK(r[0] == MPI_REQUEST_NULL && r[3] == MPI_REQUEST_NULL);
@@ -811,6 +824,51 @@ static void comm_ctx_agreed(void)
         MPI_Comm_free(&part);
 }
 
+/* A receive freed (MPI_Request_free) before it is matched keeps its
+ * freed communicator's context id: a communicator made meanwhile gets
+ * another, so rank 0's self-message on it goes to its own receive and not
+ * to the freed one, which takes rank 1's message sent later on the freed
+ * communicator. */
+static void comm_free_held(void)
+{
+    MPI_Comm d, e;
+    MPI_Request q[2];
+    int b = -1, c = -1, self = 22, v = 11, flag = 0;
+
+    if (size < 2)
+        return;
+    MPI_Comm_dup(MPI_COMM_WORLD, &d);
+    if (rank == 0) {
+        MPI_Irecv(&b, 1, MPI_INT, MPI_ANY_SOURCE, 5, d, &q[0]);
+        MPI_Request_free(&q[0]);
+        MPI_Comm_free(&d);
+        MPI_Comm_dup(MPI_COMM_SELF, &e);
+        MPI_Irecv(&c, 1, MPI_INT, 0, 5, e, &q[0]);
+        MPI_Isend(&self, 1, MPI_INT, 0, 5, e, &q[1]);
+        for (double t0 = MPI_Wtime(); !flag && MPI_Wtime() - t0 < 5;)
+            MPI_Test(&q[0], &flag, MPI_STATUS_IGNORE);
+        if (!flag) {
+            fprintf(stderr, "rank 0: a message on a new communicator went to a receive "
+                            "freed on a freed one (its context id was given again)\n");
+            MPI_Cancel(&q[0]);
+            MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+        }
+        MPI_Wait(&q[1], MPI_STATUS_IGNORE);
+        CHECK_EQ(c, 22);
+        MPI_Comm_free(&e);
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (double t0 = MPI_Wtime(); b == -1 && MPI_Wtime() - t0 < 10;)
+            MPI_Iprobe(MPI_ANY_SOURCE, 999, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        CHECK_EQ(b, 11);
+    } else {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 1)
+            MPI_Send(&v, 1, MPI_INT, 0, 5, d);
+        MPI_Comm_free(&d);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static void test_comm(void)
 {
     MPI_Comm dup, half, sub;
@@ -903,6 +961,7 @@ static void test_comm(void)
     MPI_Comm_free(&dup);
     CHECK(dup == MPI_COMM_NULL);
     comm_ctx_agreed();
+    comm_free_held();
     MPI_Barrier(MPI_COMM_WORLD);
 }
 

@@ -17,6 +17,13 @@ check 42 2 abort
 check 42 4 abort
 check 6 2 fatal      # MPI_ERR_RANK
 check 0 2 pending
+check 15 2 late      # MPI_ERR_OTHER
+out=$("$onicrun" $opt -n 2 --timeout 30 "$prog" late 2>&1)
+if ! echo "$out" | grep -q "MPI_Isend on rank .* failed: MPI_ERR_OTHER: MPI has been finalized"; then
+    echo "FAIL: late $opt: MPI_Isend after MPI_Finalize must stop the process, saying so:"
+    echo "$out" | sed 's/^/  | /'
+    fail=1
+fi
 check 0 4 pending
 out=$(ONIC_LOG=debug "$onicrun" $opt -n 2 --timeout 30 "$prog" pending 2>&1)
 if [ "$(echo "$out" | grep "3 operations never completed" | grep "MPI_Irecv from MPI_ANY_SOURCE tag 5" |
