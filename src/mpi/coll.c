@@ -625,16 +625,6 @@ int onic_mpi_coll_band(onic_mpi_comm_t *c, uint64_t *mask, int nwords, const cha
     return rc;
 }
 
-int onic_mpi_coll_ctx_agree(onic_mpi_comm_t *c, uint64_t *mask, int nwords, const char *call)
-{
-    int rc;
-
-    onic_mpi_g.ctx_agreeing++;
-    rc = onic_mpi_coll_band(c, mask, nwords, call);
-    onic_mpi_g.ctx_agreeing--;
-    return rc;
-}
-
 /* --- Gather, scatter, allgather, alltoall ------------------------------------------------- */
 static char *coll_at(void *buf, const onic_mpi_type_t *t, int count, int i)
 {

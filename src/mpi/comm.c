@@ -253,12 +253,14 @@ int MPI_Comm_size(MPI_Comm comm, int *size)
 }
 
 /* --- Agreeing on a context id --------------------------------------------------------------
- * Every agreement on an id in progress at this process (a blocking
- * creation's on an intracommunicator, or an MPI_Comm_idup's) is a claim.
- * In each round every process offers ids and holds them from every other
- * claim and creation until the round is settled, so that whichever id the
- * AND of the offers names is still unused at every process when it is
- * taken: at any moment an id is in use, held by one claim, or free.
+ * Every agreement on an id in progress at this process is a claim: a
+ * blocking creation's (MPI_Comm_dup, split, create, create_group, and the
+ * intercommunicators' MPI_Intercomm_create and _merge and their dup,
+ * split and create) or an MPI_Comm_idup's. In each round every process
+ * offers ids and holds them from every other claim and creation until the
+ * round is settled, so that whichever id the AND of the offers names is
+ * still unused at every process when it is taken: at any moment an id is
+ * in use, held by one claim, or free.
  *
  * The first round offers the CTX_FIRST_OFFER lowest free ids: a first
  * round may wait long (for processes that have not started the creation
@@ -267,13 +269,11 @@ int MPI_Comm_size(MPI_Comm comm, int *size)
  * processes: two idups started in opposite orders hold each other's ids)
  * the claim is live: every process has started it, so its further rounds
  * end however long the others take. In a further round the live claim
- * first by priority at this process -- the lowest (parent's context id,
- * collective number), the same key at every process -- offers and holds
- * every id it can (what it holds, and every free id unless an
- * intercommunicator's snapshot agreement is in progress here); every other
- * live claim here gives back what it holds and offers nothing. The offer's
- * last word says "all I can give": the leader's, with no other live claim
- * here still holding ids and no snapshot in progress.
+ * first by priority at this process -- the lowest key (ctx_before), the
+ * same at every process -- offers and holds every id it can (what it
+ * holds, and every free id); every other live claim here gives back what
+ * it holds and offers nothing. The offer's last word says "all I can
+ * give": the leader's, with no other live claim here still holding ids.
  *
  * Why this ends, although the claims outstanding differ between processes
  * (one may have started an idup another has not; first rounds hold up to
@@ -282,15 +282,18 @@ int MPI_Comm_size(MPI_Comm comm, int *size)
  * each ends G's first round and sees G live; there no live claim comes
  * before it, so G leads there in every round from then on. The other
  * live claims there give their ids back at their next round, which ends
- * since they are live too, and an intercommunicator's agreement ends
- * (its processes are all in it). From then on each of G's offers there
- * says "all"; once every process's does, G's AND is every id free at all
- * of them (bar other claims' first-round holds): G takes the lowest, or,
- * if there is none, fails alike everywhere (MPI_ERR_OTHER). A claim that
+ * since they are live too. From then on each of G's offers there says
+ * "all"; once every process's does, G's AND is every id free at all of
+ * them (bar other claims' first-round holds): G takes the lowest, or, if
+ * there is none, fails alike everywhere (MPI_ERR_OTHER). A claim that
  * becomes live and comes before G only takes G's place in this argument:
  * one claim after another ends, never all waiting on each other.
  * Priority is a key, not arrival order, so two processes never disagree
- * on which of two claims comes first. */
+ * on which of two claims comes first; and no two claims in progress at a
+ * process have the same key (a communicator's collective numbers differ,
+ * MPI forbids two MPI_Comm_create_group at once with one tag on one
+ * parent, and an MPI_Intercomm_create's key holds this process's own
+ * local communicator and collective number). */
 #define CTX_FIRST_OFFER 64
 
 void onic_mpi_ctx_claim_begin(onic_mpi_ctx_claim_t *a, const onic_mpi_comm_t *parent,
@@ -313,12 +316,18 @@ static void ctx_give_back(onic_mpi_ctx_claim_t *a)
 /* Whether b comes before a: the same answer at every process. */
 static int ctx_before(const onic_mpi_ctx_claim_t *b, const onic_mpi_ctx_claim_t *a)
 {
-    return b->id != a->id ? b->id < a->id : b->seq < a->seq;
+    if (b->id != a->id)
+        return b->id < a->id;
+    if (b->kind != a->kind)
+        return b->kind < a->kind;
+    if (b->seq != a->seq)
+        return b->seq < a->seq;
+    return b->id2 != a->id2 ? b->id2 < a->id2 : b->seq2 < a->seq2;
 }
 
 void onic_mpi_ctx_offer(onic_mpi_ctx_claim_t *a, uint64_t *offer)
 {
-    int lead = 1, others = 0, grow = onic_mpi_g.ctx_agreeing == 0;
+    int lead = 1, others = 0;
 
     memset(offer, 0, ONIC_MPI_CTX_OFFER_WORDS * sizeof(uint64_t));
     if (!a->live) {
@@ -347,13 +356,11 @@ void onic_mpi_ctx_offer(onic_mpi_ctx_claim_t *a, uint64_t *offer)
         return;
     }
     for (int w = 0; w < ONIC_MPI_CTX_WORDS; w++) {
-        if (grow) {
-            a->held[w] |= onic_mpi_g.ctx_free[w];
-            onic_mpi_g.ctx_free[w] = 0;
-        }
+        a->held[w] |= onic_mpi_g.ctx_free[w];
+        onic_mpi_g.ctx_free[w] = 0;
         offer[w] = a->held[w];
     }
-    if (grow && !others)
+    if (!others)
         offer[ONIC_MPI_CTX_WORDS] = ~UINT64_C(0);
 }
 
@@ -382,35 +389,127 @@ void onic_mpi_ctx_claim_end(onic_mpi_ctx_claim_t *a)
     onic_dlist_del(&a->link);
 }
 
-/* Agree with the rest of parent on a free context id: a claim whose rounds
- * are blocking allreduces; between them the claims before it here (idups)
- * move on. It takes a collective number of parent, as every member does. */
-int onic_mpi_comm_ctx_alloc(onic_mpi_comm_t *parent, const char *call, int *id_p)
+/* MPI_Comm_create_group's rounds: the AND of its members' offers, made
+ * at the group's first member and sent back. Only the members take part,
+ * and concurrent creations on one parent (threads) are told apart by
+ * their tags alone, so the messages go on a context no communicator has
+ * -- sub's point-to-point one, 2 * (ONIC_MPI_MAX_CTX + the parent's id),
+ * above every communicator's two -- with the call's tag: one creation's
+ * never take another's, nor a collective's. Each member's rounds go in
+ * order, one at a time, so a round's messages never pass the last's. */
+static int ctx_band_group(onic_mpi_comm_t *sub, uint64_t *offer, int tag, const char *call)
+{
+    onic_mpi_type_t *t = onic_mpi_type_get(MPI_UINT64_T);
+    uint64_t theirs[ONIC_MPI_CTX_OFFER_WORDS];
+    onic_mpi_req_t *r = NULL;
+    int rc;
+
+    if (sub->rank != 0) {
+        if ((rc = onic_mpi_req_sub_start(1, offer, ONIC_MPI_CTX_OFFER_WORDS, t, 0, tag, sub, call,
+                                         &r)) != MPI_SUCCESS ||
+            (rc = onic_mpi_coll_waitall(1, &r, call)) != MPI_SUCCESS ||
+            (rc = onic_mpi_req_sub_start(0, offer, ONIC_MPI_CTX_OFFER_WORDS, t, 0, tag, sub, call,
+                                         &r)) != MPI_SUCCESS)
+            return rc;
+        return onic_mpi_coll_waitall(1, &r, call);
+    }
+    for (int i = 1; i < sub->size; i++) {
+        if ((rc = onic_mpi_req_sub_start(0, theirs, ONIC_MPI_CTX_OFFER_WORDS, t, i, tag, sub,
+                                         call, &r)) != MPI_SUCCESS ||
+            (rc = onic_mpi_coll_waitall(1, &r, call)) != MPI_SUCCESS)
+            return rc;
+        for (int w = 0; w < ONIC_MPI_CTX_OFFER_WORDS; w++)
+            offer[w] &= theirs[w];
+    }
+    for (int i = 1; i < sub->size; i++)
+        if ((rc = onic_mpi_req_sub_start(1, offer, ONIC_MPI_CTX_OFFER_WORDS, t, i, tag, sub, call,
+                                         &r)) != MPI_SUCCESS ||
+            (rc = onic_mpi_coll_waitall(1, &r, call)) != MPI_SUCCESS)
+            return rc;
+    return MPI_SUCCESS;
+}
+
+int onic_mpi_ctx_claim_rounds(onic_mpi_ctx_claim_t *a, onic_mpi_comm_t *errc,
+                              int (*band)(void *arg, uint64_t *offer, const char *call),
+                              void *arg, const char *call, int *id_p)
 {
     uint64_t offer[ONIC_MPI_CTX_OFFER_WORDS];
-    onic_mpi_ctx_claim_t a;
     int rc, id;
 
-    onic_mpi_ctx_claim_begin(&a, parent, parent->icoll_seq++);
     do {
-        if (a.live)
-            onic_mpi_progress(0);
-        onic_mpi_ctx_offer(&a, offer);
-        if ((rc = onic_mpi_coll_band(parent, offer, ONIC_MPI_CTX_OFFER_WORDS, call)) !=
-            MPI_SUCCESS) {
-            onic_mpi_ctx_claim_end(&a);
+        /* Under MPI_THREAD_MULTIPLE what a live claim waits for may be
+         * another thread's claim here giving back the ids it holds, in a
+         * round of its own: with nothing handled, the lock goes to it for
+         * a while (a claim of MPI_COMM_SELF's, alone in its rounds, would
+         * otherwise loop holding it). Between rounds the claims before it
+         * here (idups) move on. */
+        if (a->live && onic_mpi_progress(0) == 0)
+            onic_mpi_mt_pause(1);
+        onic_mpi_ctx_offer(a, offer);
+        if ((rc = band(arg, offer, call)) != MPI_SUCCESS) {
+            onic_mpi_ctx_claim_end(a);
             return rc;
         }
-        id = onic_mpi_ctx_settle(&a, offer);
+        id = onic_mpi_ctx_settle(a, offer);
     } while (id == -1);
-    onic_mpi_ctx_claim_end(&a);
+    onic_mpi_ctx_claim_end(a);
     if (id >= 0) {
         *id_p = id;
         return MPI_SUCCESS;
     }
-    return onic_mpi_err(parent, MPI_ERR_OTHER, call, "all %d communicator context ids are in "
-                        "use at some process of the communicator (or held by other creations "
-                        "in progress); free communicators with MPI_Comm_free", ONIC_MPI_MAX_CTX);
+    return onic_mpi_err(errc, MPI_ERR_OTHER, call, "all %d communicator context ids are in "
+                        "use at some process taking part (or held by other creations in "
+                        "progress); free communicators with MPI_Comm_free", ONIC_MPI_MAX_CTX);
+}
+
+static int ctx_band_parent(void *arg, uint64_t *offer, const char *call)
+{
+    return onic_mpi_coll_band(arg, offer, ONIC_MPI_CTX_OFFER_WORDS, call);
+}
+
+typedef struct ctx_group_arg {
+    onic_mpi_comm_t *sub;
+    int              tag;
+} ctx_group_arg_t;
+
+static int ctx_band_group_arg(void *arg, uint64_t *offer, const char *call)
+{
+    ctx_group_arg_t *g = arg;
+
+    return ctx_band_group(g->sub, offer, g->tag, call);
+}
+
+/* Agree with the rest of parent on a free context id. The claim takes a
+ * collective number of parent, as every member does. */
+int onic_mpi_comm_ctx_alloc(onic_mpi_comm_t *parent, const char *call, int *id_p)
+{
+    onic_mpi_ctx_claim_t a;
+
+    onic_mpi_ctx_claim_begin(&a, parent, parent->icoll_seq++);
+    return onic_mpi_ctx_claim_rounds(&a, parent, ctx_band_parent, parent, call, id_p);
+}
+
+int onic_mpi_comm_ctx_alloc_group(onic_mpi_comm_t *parent, onic_mpi_group_t *g, int tag,
+                                  MPI_Errhandler errh, const char *call, int *id_p)
+{
+    onic_mpi_ctx_claim_t a;
+    onic_mpi_comm_t *sub;
+    int rc;
+
+    /* A claim of the members alone, its priority the tag: the same at
+     * every member, and no two such creations on one parent run at once
+     * at a process with the same tag (MPI forbids it). */
+    if ((sub = onic_mpi_comm_new(g, ONIC_MPI_MAX_CTX + parent->id, errh)) == NULL) {
+        onic_mpi_group_unref(g);
+        return onic_mpi_err_errh(errh, MPI_ERR_NO_MEM, call, "no memory for a communicator");
+    }
+    onic_mpi_ctx_claim_begin(&a, parent, (unsigned)tag);
+    a.kind = ONIC_MPI_CLAIM_GROUP;
+    rc = onic_mpi_ctx_claim_rounds(&a, sub, ctx_band_group_arg, &(ctx_group_arg_t){sub, tag},
+                                   call, id_p);
+    onic_mpi_group_unref(g);
+    onic_free(sub); /* not comm_destroy: its id is none of ctx_free's */
+    return rc;
 }
 
 /* A new communicator over g (taken over) with context id, or MPI_COMM_NULL

@@ -6,14 +6,16 @@
  * names it by, and the receiver's query names the sender's world rank, so
  * point-to-point needs nothing else (p2p.c, request.c).
  *
- * The two groups agree on a context id free at every process of both:
- * each group agrees on its own mask (an allreduce over its local side),
- * the local leaders (rank 0 of each group) swap the masks, and each
- * leader broadcasts the other's to its group. Those swaps and broadcasts
- * run on the intercommunicator's collective context, with tags above the
- * collectives' (intercoll.c). `ic->local` is the local group as a hidden
- * intracommunicator of the same id, for the broadcasts and allreduces of
- * these agreements and of the collectives. */
+ * The two groups agree on a context id free at every process of both, a
+ * claim's rounds (comm.c): each group ANDs its offers (an allreduce over
+ * its local side), the local leaders (rank 0 of each group) swap the
+ * results, and each leader broadcasts the other's to its group. On an
+ * intercommunicator those swaps and broadcasts run on its collective
+ * context, with tags above the collectives' (intercoll.c); for
+ * MPI_Intercomm_create the leaders swap over peer_comm with the call's
+ * tag. `ic->local` is the local group as a hidden intracommunicator of
+ * the same id, for the broadcasts and allreduces of these agreements and
+ * of the collectives. */
 #include "mpi/mpi_impl.h"
 #include "base/mem.h"
 
@@ -26,7 +28,6 @@
  * (MPI_Comm_idup, the one they take there: icoll.c). */
 #define IC_TAG_SWAP   (1 << 20)
 #define IC_TAG_GATHER ((1 << 20) + 1)
-#define IC_MASK_WORDS (ONIC_MPI_MAX_CTX / 64)
 
 static onic_mpi_type_t *ic_bytes(void)
 {
@@ -93,43 +94,32 @@ static int ic_allgather(onic_mpi_comm_t *ic, const int *mine, int n, int *all, c
     return onic_mpi_coll_bcast(l, all, l->size * n * (int)sizeof(int), ic_bytes(), 0, call);
 }
 
-static int ic_lowest(onic_mpi_comm_t *c, const uint64_t *mask, const char *call, int *id_p)
+/* A round of an agreement on ic: each group's AND, swapped by the leaders
+ * and ANDed with the other's. */
+static int ic_band(void *arg, uint64_t *offer, const char *call)
 {
-    for (int w = 0; w < IC_MASK_WORDS; w++)
-        if (mask[w] != 0) {
-            *id_p = w * 64 + __builtin_ctzll(mask[w]);
-            return MPI_SUCCESS;
-        }
-    return onic_mpi_err(c, MPI_ERR_OTHER, call, "all %d communicator context ids are in use "
-                        "at some process of the two groups; free communicators with "
-                        "MPI_Comm_free", ONIC_MPI_MAX_CTX);
-}
-
-/* A context id free at every process of both groups. */
-static int ic_ctx_agree(onic_mpi_comm_t *ic, const char *call, int *id_p)
-{
-    uint64_t mask[IC_MASK_WORDS], theirs[IC_MASK_WORDS];
+    onic_mpi_comm_t *ic = arg;
+    uint64_t theirs[ONIC_MPI_CTX_OFFER_WORDS];
     int rc;
 
-    memcpy(mask, onic_mpi_g.ctx_free, sizeof(mask));
-    if ((rc = onic_mpi_coll_ctx_agree(ic->local, mask, IC_MASK_WORDS, call)) != MPI_SUCCESS ||
-        (rc = ic_swap(ic, mask, sizeof(mask), theirs, sizeof(theirs), call)) != MPI_SUCCESS)
+    if ((rc = onic_mpi_coll_band(ic->local, offer, ONIC_MPI_CTX_OFFER_WORDS, call)) !=
+            MPI_SUCCESS ||
+        (rc = ic_swap(ic, offer, sizeof(theirs), theirs, sizeof(theirs), call)) != MPI_SUCCESS)
         return rc;
-    for (int w = 0; w < IC_MASK_WORDS; w++)
-        mask[w] &= theirs[w];
-    return ic_lowest(ic, mask, call, id_p);
+    for (int w = 0; w < ONIC_MPI_CTX_OFFER_WORDS; w++)
+        offer[w] &= theirs[w];
+    return MPI_SUCCESS;
 }
 
-/* The leaders' swap runs after the snapshot's agreement: the whole of it
- * counts as one agreement for the idups (icoll.c). */
+/* A context id free at every process of both groups: a claim of ic's
+ * next collective number, the same in both groups (each calls the same
+ * collectives on ic in the same order). */
 static int ic_ctx(onic_mpi_comm_t *ic, const char *call, int *id_p)
 {
-    int rc;
+    onic_mpi_ctx_claim_t a;
 
-    onic_mpi_g.ctx_agreeing++;
-    rc = ic_ctx_agree(ic, call, id_p);
-    onic_mpi_g.ctx_agreeing--;
-    return rc;
+    onic_mpi_ctx_claim_begin(&a, ic, ic->icoll_seq++);
+    return onic_mpi_ctx_claim_rounds(&a, ic, ic_band, ic, call, id_p);
 }
 
 /* The intercommunicator between local group g and remote group r (both
@@ -170,21 +160,24 @@ static onic_mpi_group_t *ic_group_of(const int *world, int n)
     return g;
 }
 
-/* What a local leader sends the other in MPI_Intercomm_create. */
+/* What a local leader sends the other in MPI_Intercomm_create: the
+ * size of its group (its world ranks follow), and its half of the key of
+ * the claim both groups make (local_comm's id and collective number). */
 typedef struct ic_hello {
-    uint64_t mask[IC_MASK_WORDS];
-    int      size; /* of its group; its world ranks follow */
+    int      size;
+    int      id;
+    unsigned seq;
     int      pad;
 } ic_hello_t;
 
-/* The leader's part of MPI_Intercomm_create: swap hellos and world ranks
- * with the remote leader over peer_comm, then the context id. */
+/* The leader's part of MPI_Intercomm_create before the context id: swap
+ * hellos and world ranks with the remote leader over peer_comm. */
 static int ic_leader(onic_mpi_comm_t *lc, MPI_Comm peer_comm, int remote_leader, int tag,
-                     const uint64_t *mask, int **rworld_p, int *rsize_p, int *id_p)
+                     unsigned seq, int **rworld_p, ic_hello_t *theirs)
 {
     const char *call = "MPI_Intercomm_create";
     onic_mpi_comm_t *pc;
-    ic_hello_t mine, theirs;
+    ic_hello_t mine;
     int rc, *rworld;
 
     if ((pc = onic_mpi_comm_get(peer_comm, call, &rc)) == NULL)
@@ -196,25 +189,25 @@ static int ic_leader(onic_mpi_comm_t *lc, MPI_Comm peer_comm, int remote_leader,
         return onic_mpi_err(lc, MPI_ERR_RANK, call, "remote_leader %d is not another rank of "
                             "peer_comm (0 to %d, this process is %d)", remote_leader,
                             pc->size - 1, pc->rank);
-    memset(&mine, 0, sizeof(mine));
-    memcpy(mine.mask, mask, sizeof(mine.mask));
-    mine.size = lc->size;
-    if ((rc = MPI_Sendrecv(&mine, (int)sizeof(mine), MPI_BYTE, remote_leader, tag, &theirs,
-                           (int)sizeof(theirs), MPI_BYTE, remote_leader, tag, peer_comm,
+    mine = (ic_hello_t){lc->size, lc->id, seq, 0};
+    if ((rc = MPI_Sendrecv(&mine, (int)sizeof(mine), MPI_BYTE, remote_leader, tag, theirs,
+                           (int)sizeof(*theirs), MPI_BYTE, remote_leader, tag, peer_comm,
                            MPI_STATUS_IGNORE)) != MPI_SUCCESS)
         return rc;
-    if (theirs.size < 1 || theirs.size > onic_mpi_g.size)
+    if (theirs->size < 1 || theirs->size > onic_mpi_g.size || theirs->id < 0 ||
+        theirs->id >= ONIC_MPI_MAX_CTX)
         return onic_mpi_err(lc, MPI_ERR_INTERN, call, "the remote leader says its group has "
-                            "%d processes; the job has %d", theirs.size, onic_mpi_g.size);
-    if ((rworld = onic_malloc((size_t)theirs.size * sizeof(int))) == NULL)
-        return onic_mpi_err(lc, MPI_ERR_NO_MEM, call, "no memory for %d ranks", theirs.size);
+                            "%d processes (the job has %d) and context id %d", theirs->size,
+                            onic_mpi_g.size, theirs->id);
+    if ((rworld = onic_malloc((size_t)theirs->size * sizeof(int))) == NULL)
+        return onic_mpi_err(lc, MPI_ERR_NO_MEM, call, "no memory for %d ranks", theirs->size);
     if ((rc = MPI_Sendrecv(lc->group->world, lc->size, MPI_INT, remote_leader, tag, rworld,
-                           theirs.size, MPI_INT, remote_leader, tag, peer_comm,
+                           theirs->size, MPI_INT, remote_leader, tag, peer_comm,
                            MPI_STATUS_IGNORE)) != MPI_SUCCESS) {
         onic_free(rworld);
         return rc;
     }
-    for (int i = 0; i < theirs.size; i++) {
+    for (int i = 0; i < theirs->size; i++) {
         int bad = rworld[i] < 0 || rworld[i] >= onic_mpi_g.size;
         for (int j = 0; j < lc->size && !bad; j++)
             bad = lc->group->world[j] == rworld[i];
@@ -225,25 +218,61 @@ static int ic_leader(onic_mpi_comm_t *lc, MPI_Comm peer_comm, int remote_leader,
                                 rworld[i]);
         }
     }
-    for (int w = 0; w < IC_MASK_WORDS; w++)
-        theirs.mask[w] &= mask[w];
-    if ((rc = ic_lowest(lc, theirs.mask, call, id_p)) != MPI_SUCCESS) {
-        onic_free(rworld);
-        return rc;
-    }
     *rworld_p = rworld;
-    *rsize_p = theirs.size;
     return MPI_SUCCESS;
 }
 
-static int ic_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
-                     int remote_leader, int tag, MPI_Comm *newintercomm)
+/* A round of MPI_Intercomm_create's agreement: the local group's AND,
+ * swapped by the leaders over peer_comm with the call's tag and ANDed with
+ * the other's there, then broadcast from the leader with its outcome. */
+typedef struct ic_create_arg {
+    onic_mpi_comm_t *lc;
+    int              local_leader, remote_leader, tag;
+    MPI_Comm         peer_comm;
+} ic_create_arg_t;
+
+static int ic_create_band(void *arg, uint64_t *offer, const char *call)
 {
+    ic_create_arg_t *a = arg;
+    uint64_t buf[ONIC_MPI_CTX_OFFER_WORDS + 1], theirs[ONIC_MPI_CTX_OFFER_WORDS];
+    int rc;
+
+    if ((rc = onic_mpi_coll_band(a->lc, offer, ONIC_MPI_CTX_OFFER_WORDS, call)) != MPI_SUCCESS)
+        return rc;
+    memcpy(buf, offer, sizeof(theirs));
+    buf[ONIC_MPI_CTX_OFFER_WORDS] = MPI_SUCCESS;
+    if (a->lc->rank == a->local_leader) {
+        rc = MPI_Sendrecv(offer, ONIC_MPI_CTX_OFFER_WORDS, MPI_UINT64_T, a->remote_leader,
+                          a->tag, theirs, ONIC_MPI_CTX_OFFER_WORDS, MPI_UINT64_T,
+                          a->remote_leader, a->tag, a->peer_comm, MPI_STATUS_IGNORE);
+        for (int w = 0; w < ONIC_MPI_CTX_OFFER_WORDS; w++)
+            buf[w] &= theirs[w];
+        buf[ONIC_MPI_CTX_OFFER_WORDS] = (uint64_t)rc;
+    }
+    if ((rc = onic_mpi_coll_bcast(a->lc, buf, ONIC_MPI_CTX_OFFER_WORDS + 1,
+                                  onic_mpi_type_get(MPI_UINT64_T), a->local_leader, call)) !=
+        MPI_SUCCESS)
+        return rc;
+    if ((rc = (int)buf[ONIC_MPI_CTX_OFFER_WORDS]) != MPI_SUCCESS)
+        return a->lc->rank == a->local_leader
+                   ? rc
+                   : onic_mpi_err(a->lc, rc, call, "the local leader (rank %d) failed; see its "
+                                  "error", a->local_leader);
+    memcpy(offer, buf, sizeof(theirs));
+    return MPI_SUCCESS;
+}
+
+int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                         int remote_leader, int tag, MPI_Comm *newintercomm)
+{
+    ONIC_MPI_LOCKED;
     const char *call = "MPI_Intercomm_create";
-    uint64_t mask[IC_MASK_WORDS];
     onic_mpi_comm_t *lc;
     onic_mpi_group_t *g, *r;
-    int rc, hdr[3] = {MPI_SUCCESS, 0, 0}, *rworld = NULL;
+    onic_mpi_ctx_claim_t claim;
+    ic_hello_t theirs = {0, 0, 0, 0};
+    int rc, id = 0, hdr[4] = {MPI_SUCCESS, 0, 0, 0}, *rworld = NULL;
+    unsigned seq;
 
     ONIC_MPI_CHECK_INIT(call);
     if ((lc = onic_mpi_comm_get(local_comm, call, &rc)) == NULL)
@@ -259,13 +288,16 @@ static int ic_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
     if (tag < 0 || tag > ONIC_MPI_TAG_UB)
         return onic_mpi_err(lc, MPI_ERR_TAG, call, "tag %d is outside 0 to %d (MPI_TAG_UB)",
                             tag, ONIC_MPI_TAG_UB);
-    memcpy(mask, onic_mpi_g.ctx_free, sizeof(mask));
-    if ((rc = onic_mpi_coll_ctx_agree(lc, mask, IC_MASK_WORDS, call)) != MPI_SUCCESS)
-        return rc;
+    /* A collective number of local_comm, as every member takes. */
+    seq = lc->icoll_seq++;
     if (lc->rank == local_leader)
-        hdr[0] = ic_leader(lc, peer_comm, remote_leader, tag, mask, &rworld, &hdr[2], &hdr[1]);
-    /* The leader's outcome and the remote group reach the whole local group. */
-    if ((rc = onic_mpi_coll_bcast(lc, hdr, 3, onic_mpi_type_get(MPI_INT), local_leader,
+        hdr[0] = ic_leader(lc, peer_comm, remote_leader, tag, seq, &rworld, &theirs);
+    hdr[1] = theirs.size;
+    hdr[2] = theirs.id;
+    hdr[3] = (int)theirs.seq;
+    /* The leader's outcome, the remote group's key and ranks reach the
+     * whole local group. */
+    if ((rc = onic_mpi_coll_bcast(lc, hdr, 4, onic_mpi_type_get(MPI_INT), local_leader,
                                   call)) != MPI_SUCCESS) {
         onic_free(rworld);
         return rc;
@@ -275,33 +307,41 @@ static int ic_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
                    ? hdr[0]
                    : onic_mpi_err(lc, hdr[0], call, "the local leader (rank %d) failed; see "
                                   "its error", local_leader);
-    if (rworld == NULL && (rworld = onic_malloc((size_t)hdr[2] * sizeof(int))) == NULL)
-        return onic_mpi_err(lc, MPI_ERR_NO_MEM, call, "no memory for %d ranks", hdr[2]);
-    rc = onic_mpi_coll_bcast(lc, rworld, hdr[2], onic_mpi_type_get(MPI_INT), local_leader, call);
+    if (rworld == NULL && (rworld = onic_malloc((size_t)hdr[1] * sizeof(int))) == NULL)
+        return onic_mpi_err(lc, MPI_ERR_NO_MEM, call, "no memory for %d ranks", hdr[1]);
+    if ((rc = onic_mpi_coll_bcast(lc, rworld, hdr[1], onic_mpi_type_get(MPI_INT), local_leader,
+                                  call)) != MPI_SUCCESS) {
+        onic_free(rworld);
+        return rc;
+    }
+    /* The claim's key, the same in both groups: the two local
+     * communicators' (id, collective number), the lower first. */
+    onic_mpi_ctx_claim_begin(&claim, lc, seq);
+    claim.kind = ONIC_MPI_CLAIM_INTERCOMM;
+    claim.id2 = hdr[2];
+    claim.seq2 = (unsigned)hdr[3];
+    if (claim.id2 < claim.id || (claim.id2 == claim.id && claim.seq2 < claim.seq)) {
+        claim.id2 = claim.id;
+        claim.seq2 = claim.seq;
+        claim.id = hdr[2];
+        claim.seq = (unsigned)hdr[3];
+    }
+    if ((rc = onic_mpi_ctx_claim_rounds(&claim, lc, ic_create_band,
+                                        &(ic_create_arg_t){lc, local_leader, remote_leader, tag,
+                                                           peer_comm},
+                                        call, &id)) != MPI_SUCCESS) {
+        onic_free(rworld);
+        return rc;
+    }
     g = onic_mpi_group_copy(lc->group);
-    r = rc == MPI_SUCCESS ? ic_group_of(rworld, hdr[2]) : NULL;
+    r = ic_group_of(rworld, hdr[1]);
     onic_free(rworld);
-    if (rc != MPI_SUCCESS || g == NULL || r == NULL) {
+    if (g == NULL || r == NULL) {
         onic_mpi_group_unref(g);
         onic_mpi_group_unref(r);
-        return rc != MPI_SUCCESS ? rc : onic_mpi_err(lc, MPI_ERR_NO_MEM, call, "no memory for "
-                                                      "the groups");
+        return onic_mpi_err(lc, MPI_ERR_NO_MEM, call, "no memory for the groups");
     }
-    return ic_make(lc, g, r, hdr[1], call, newintercomm);
-}
-
-/* From the snapshot of the free ids to the new communicator, one
- * agreement for the idups (icoll.c). */
-int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
-                         int remote_leader, int tag, MPI_Comm *newintercomm)
-{
-    ONIC_MPI_LOCKED;
-    int rc;
-
-    onic_mpi_g.ctx_agreeing++;
-    rc = ic_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm);
-    onic_mpi_g.ctx_agreeing--;
-    return rc;
+    return ic_make(lc, g, r, id, call, newintercomm);
 }
 
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
@@ -452,14 +492,31 @@ int onic_mpi_intercomm_create_sub(onic_mpi_comm_t *ic, onic_mpi_group_t *sub, MP
     return ic_make(ic, g, r, id, call, newcomm);
 }
 
+int onic_mpi_comm_create_group(onic_mpi_comm_t *c, onic_mpi_group_t *g, int tag,
+                               MPI_Errhandler errh, const char *call, MPI_Comm *newcomm)
+{
+    int rc, id;
+
+    /* A copy: another thread may free the program's group while this one
+     * waits for the other members. One reference for the agreement, one
+     * for the communicator. */
+    if ((g = onic_mpi_group_copy(g)) == NULL)
+        return onic_mpi_err_errh(errh, MPI_ERR_NO_MEM, call, "no memory for a group");
+    g->refs++;
+    if ((rc = onic_mpi_comm_ctx_alloc_group(c, g, tag, errh, call, &id)) != MPI_SUCCESS) {
+        onic_mpi_group_unref(g);
+        return rc;
+    }
+    return onic_mpi_comm_publish(c, g, id, call, newcomm);
+}
+
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
     ONIC_MPI_LOCKED;
     const char *call = "MPI_Comm_create_group";
-    uint64_t mask[IC_MASK_WORDS];
-    onic_mpi_comm_t *c, *sub;
+    onic_mpi_comm_t *c;
     onic_mpi_group_t *g;
-    int rc, id = 0;
+    int rc, i;
 
     ONIC_MPI_CHECK_INIT(call);
     if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL)
@@ -481,25 +538,16 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
         *newcomm = MPI_COMM_NULL;
         return MPI_SUCCESS;
     }
-    /* Only the group's members take part: they agree on an id among
-     * themselves, over the parent's collective context addressed by their
-     * ranks in the group (a message names its sender's world rank, so
-     * nobody outside the group can be taken for a member). */
-    if ((sub = onic_mpi_comm_new(g, c->id, c->errh)) == NULL)
-        return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for a communicator");
-    if (sub->rank == MPI_UNDEFINED) {
-        onic_free(sub);
+    for (i = 0; i < g->size && g->world[i] != onic_mpi_g.rank; i++)
+        ;
+    if (i == g->size)
         return onic_mpi_err(c, MPI_ERR_GROUP, call, "this process is not in the group; only "
                             "the group's members call MPI_Comm_create_group");
-    }
-    memcpy(mask, onic_mpi_g.ctx_free, sizeof(mask));
-    rc = onic_mpi_coll_ctx_agree(sub, mask, IC_MASK_WORDS, call);
-    onic_free(sub);
-    if (rc != MPI_SUCCESS || (rc = ic_lowest(c, mask, call, &id)) != MPI_SUCCESS)
-        return rc;
-    if ((g = onic_mpi_group_copy(g)) == NULL)
-        return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for a group");
-    return onic_mpi_comm_publish(c, g, id, call, newcomm);
+    /* Only the group's members take part: they agree on an id among
+     * themselves (comm.c, onic_mpi_comm_ctx_alloc_group), addressed by
+     * their ranks in the group (a message names its sender's world rank,
+     * so nobody outside the group can be taken for a member). */
+    return onic_mpi_comm_create_group(c, g, tag, c->errh, call, newcomm);
 }
 
 int MPI_Comm_test_inter(MPI_Comm comm, int *flag)

@@ -334,7 +334,9 @@ typedef struct onic_mpi_req {
  *   tag:24 (0..23)
  * MPI_ANY_SOURCE ignores the source bits (and the match id is PTL_NID_ANY /
  * PTL_PID_ANY), MPI_ANY_TAG the tag bits. Contexts are below
- * 2 * ONIC_MPI_MAX_CTX = 2^13, so the top two bits are free. Whole marks a
+ * 4 * ONIC_MPI_MAX_CTX = 2^14 (a communicator's two below 2^13, and
+ * MPI_Comm_create_group's agreements above: comm.c), so the top two bits
+ * are free. Whole marks a
  * rendezvous message put whole, empty a put of no data (an empty message
  * or a rendezvous request). Receives and header searches ignore both; the
  * overflow list sorts puts by them (p2p.c): a whole message's header is
@@ -347,7 +349,7 @@ typedef struct onic_mpi_req {
 #define ONIC_MPI_BITS_SRC      (UINT64_C(0xffffff) << 24)
 #define ONIC_MPI_BITS_WHOLE    (UINT64_C(1) << 63)
 #define ONIC_MPI_BITS_EMPTY    (UINT64_C(1) << 62)
-static_assert(2 * ONIC_MPI_MAX_CTX <= 1 << 14, "every context id leaves the top two bits clear");
+static_assert(4 * ONIC_MPI_MAX_CTX <= 1 << 14, "every context leaves the top two bits clear");
 
 static inline uint64_t onic_mpi_bits(unsigned ctx, unsigned src, unsigned tag)
 {
@@ -444,10 +446,6 @@ typedef struct onic_mpi_state {
     uint64_t         next_cookie;
     onic_dlist_t     pulled;           /* headers taken out of Portals by probes */
     uint64_t         ctx_free[ONIC_MPI_MAX_CTX / 64];
-    /* The intercommunicators' blocking agreements on a context id in
-     * progress (from their snapshot of ctx_free to their end): a claim's
-     * further rounds take no more ids from ctx_free meanwhile (comm.c). */
-    int              ctx_agreeing;
     onic_dlist_t     ctx_claims;  /* onic_mpi_ctx_claim_t in progress (comm.c) */
     onic_mpi_htab_t  comms, groups, types, ops, reqs, errhs;
     onic_pool_t      req_pool;  /* a request per operation: no malloc per message */
@@ -665,6 +663,15 @@ void onic_mpi_comm_reap(void);
 onic_mpi_comm_t *onic_mpi_comm_new(onic_mpi_group_t *g, int id, MPI_Errhandler errh);
 /* The lowest context id free at every process of parent (collective). */
 int  onic_mpi_comm_ctx_alloc(onic_mpi_comm_t *parent, const char *call, int *id_p);
+/* The same among the members of g (a subset of parent's group, taken
+ * over) alone, told apart from other such agreements on parent by tag
+ * (MPI_Comm_create_group); errors go to errh. */
+int  onic_mpi_comm_ctx_alloc_group(onic_mpi_comm_t *parent, onic_mpi_group_t *g, int tag,
+                                   MPI_Errhandler errh, const char *call, int *id_p);
+/* MPI_Comm_create_group's work (intercomm.c), c and g checked, this
+ * process in g, errors to errh. */
+int  onic_mpi_comm_create_group(onic_mpi_comm_t *c, onic_mpi_group_t *g, int tag,
+                                MPI_Errhandler errh, const char *call, MPI_Comm *newcomm);
 
 /* An agreement on a context id in rounds (comm.c), MPI_Comm_idup's or a
  * blocking creation's: each round every process offers ids (holding them
@@ -676,14 +683,30 @@ int  onic_mpi_comm_ctx_alloc(onic_mpi_comm_t *parent, const char *call, int *id_
 #define ONIC_MPI_CTX_OFFER_WORDS (ONIC_MPI_CTX_WORDS + 1)
 typedef struct onic_mpi_ctx_claim {
     onic_dlist_t link;   /* in onic_mpi_g.ctx_claims */
-    int          id;     /* the priority, the same at every process: the */
-    unsigned     seq;    /* parent's context id, then its collective's number */
+    /* The priority, the same at every process: the parent's context id;
+     * the kind (ONIC_MPI_CLAIM_*); the parent's collective number, or the
+     * tag of MPI_Comm_create_group; for MPI_Intercomm_create, whose
+     * groups have no parent in common, the lower of the two local
+     * communicators' (id, collective number) in id and seq, the higher
+     * in id2 and seq2. */
+    int          id;
+    int          kind;
+    unsigned     seq;
+    int          id2;
+    unsigned     seq2;
     int          live;   /* its first round found no common id */
     uint64_t     held[ONIC_MPI_CTX_WORDS];
 } onic_mpi_ctx_claim_t;
+enum { ONIC_MPI_CLAIM_COLL, ONIC_MPI_CLAIM_GROUP, ONIC_MPI_CLAIM_INTERCOMM };
 /* Registers a claim for parent's collective number seq. */
 void onic_mpi_ctx_claim_begin(onic_mpi_ctx_claim_t *a, const onic_mpi_comm_t *parent,
                               unsigned seq);
+/* A blocking claim's rounds until it settles (then ended): band(arg,
+ * offer) makes each round's offer the AND of every process's; errors are
+ * reported on errc. The id agreed in *id_p, or the error. */
+int  onic_mpi_ctx_claim_rounds(onic_mpi_ctx_claim_t *a, onic_mpi_comm_t *errc,
+                               int (*band)(void *arg, uint64_t *offer, const char *call),
+                               void *arg, const char *call, int *id_p);
 /* This process's offer for the claim's next round, into offer. */
 void onic_mpi_ctx_offer(onic_mpi_ctx_claim_t *a, uint64_t *offer);
 /* The AND of a round's offers: the id agreed (given back to the free ids,
@@ -1097,11 +1120,8 @@ int  onic_mpi_info_make(MPI_Info *h, const char *key, const char *val);
  * communicator, info an info object or MPI_INFO_NULL; MPI_SUCCESS or the
  * error reported. */
 int  onic_mpi_comm_hints_check(MPI_Comm comm, MPI_Info info, const char *call);
-/* The allreduce (AND) of context-id masks behind every new communicator;
- * onic_mpi_coll_ctx_agree counts as a snapshot's agreement (ctx_agreeing). */
+/* The allreduce (AND) of context-id masks behind every new communicator. */
 int  onic_mpi_coll_band(onic_mpi_comm_t *comm, uint64_t *mask, int nwords, const char *call);
-int  onic_mpi_coll_ctx_agree(onic_mpi_comm_t *comm, uint64_t *mask, int nwords,
-                             const char *call);
 int  onic_mpi_coll_barrier(onic_mpi_comm_t *comm, const char *call);
 /* A predefined reduction operation on t (reported if it is none or not
  * defined there); *op_p is what onic_mpi_op_apply takes: io = in op io

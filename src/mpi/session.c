@@ -272,13 +272,25 @@ int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_
     return MPI_SUCCESS;
 }
 
+/* A string tag as MPI_Comm_create_group's tag (0 to MPI_TAG_UB): its
+ * FNV-1a hash, folded. Two creations at once on one process whose
+ * different strings hash alike would take each other's messages: one
+ * pair in 2^24. */
+static int session_tag(const char *stringtag, size_t len)
+{
+    uint32_t h = 2166136261u;
+
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)stringtag[i]) * 16777619u;
+    return (int)((h ^ h >> 24) & ONIC_MPI_TAG_UB);
+}
+
 int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
                                MPI_Errhandler errhandler, MPI_Comm *newcomm)
 {
     ONIC_MPI_LOCKED;
     const char *call = "MPI_Comm_create_from_group";
-    onic_mpi_comm_t *world, *nc;
-    MPI_Errhandler world_errh;
+    onic_mpi_comm_t *nc;
     onic_mpi_group_t *g;
     size_t taglen;
     int rc, i;
@@ -310,15 +322,12 @@ int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info 
         return onic_mpi_err_errh(errhandler, MPI_ERR_GROUP, call, "this process is not in the "
                                  "group; only the group's members call "
                                  "MPI_Comm_create_from_group");
-    /* The job's processes are the parent; what its agreement reports goes
-     * to this call's handler, not to MPI_COMM_WORLD's (which a session's
-     * program never set). */
-    world = onic_mpi_g.world;
-    world_errh = world->errh;
-    world->errh = errhandler;
-    rc = MPI_Comm_create_group(MPI_COMM_WORLD, group, 0, newcomm);
-    world->errh = world_errh;
-    if (rc != MPI_SUCCESS)
+    /* The job's processes are the parent, and the string tag, hashed to a
+     * tag, tells this creation from others going on at once (threads);
+     * what the agreement reports goes to this call's handler, not to
+     * MPI_COMM_WORLD's (which a session's program never set). */
+    if ((rc = onic_mpi_comm_create_group(onic_mpi_g.world, g, session_tag(stringtag, taglen),
+                                         errhandler, call, newcomm)) != MPI_SUCCESS)
         return rc;
     nc = onic_mpi_comm_lookup(*newcomm);
     nc->errh = errhandler;

@@ -18,6 +18,14 @@
  *   late     two threads blocked in MPI_Recv for messages another process
  *            sends late: one sleeps in the transport, and the arrival (not
  *            a timeout) wakes it; under the onload engine none can
+ *   create   communicators made by every thread at once: MPI_Comm_create_group
+ *            on one parent and group told apart by the tags alone,
+ *            MPI_Comm_create_from_group by string tags, MPI_Comm_dup of
+ *            MPI_COMM_SELF (alone in its agreement, it must let the
+ *            others' run) and of the thread's communicator with idups of
+ *            it pending, an intercommunicator made and merged meanwhile;
+ *            each used: two with one context id at a process would take
+ *            each other's messages
  *
  * A message carries (rank, thread, sequence) and bytes computed from them:
  * messages from one thread on one communicator to one peer arrive in the
@@ -461,9 +469,80 @@ static void test_late(void)
     }
 }
 
+/* --- create ------------------------------------------------------------------------ */
+#define CREATE_ROUNDS 6
+#define CREATE_IDUPS  3
+
+/* A message around the ring of c carrying the thread's number: it comes
+ * back on c alone, whatever the other threads' communicators carry. */
+static void create_use(MPI_Comm c, int t)
+{
+    int n = 0, r = -1, v = -1;
+
+    TCHECK(c != MPI_COMM_NULL);
+    if (c == MPI_COMM_NULL)
+        return;
+    MPI_Comm_size(c, &n);
+    MPI_Comm_rank(c, &r);
+    TCHECK(MPI_Sendrecv(&t, 1, MPI_INT, (r + 1) % n, 5, &v, 1, MPI_INT, (r + n - 1) % n, 5, c,
+                        MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    TCHECK(v == t);
+    TCHECK(MPI_Comm_free(&c) == MPI_SUCCESS);
+}
+
+static void create_thread(int t)
+{
+    MPI_Group wg;
+    MPI_Session s;
+    MPI_Comm c, half, ic, d[CREATE_IDUPS];
+    MPI_Request q[CREATE_IDUPS];
+    int low = rank < size / 2 || size == 1;
+    char stag[64];
+
+    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    for (int i = 0; i < CREATE_ROUNDS; i++) {
+        TCHECK(MPI_Comm_create_group(MPI_COMM_WORLD, wg, t, &c) == MPI_SUCCESS);
+        create_use(c, t);
+        TCHECK(MPI_Comm_dup(MPI_COMM_SELF, &c) == MPI_SUCCESS);
+        create_use(c, t);
+        for (int k = 0; k < CREATE_IDUPS; k++)
+            TCHECK(MPI_Comm_idup(comms[t], &d[k], &q[k]) == MPI_SUCCESS);
+        TCHECK(MPI_Comm_dup(comms[t], &c) == MPI_SUCCESS);
+        create_use(c, t);
+        if (size >= 2) {
+            /* The halves' leaders are ranks 0 and size / 2 of comms[t]. */
+            TCHECK(MPI_Comm_split(comms[t], low, rank, &half) == MPI_SUCCESS);
+            TCHECK(MPI_Intercomm_create(half, 0, comms[t], low ? size / 2 : 0, 77, &ic) ==
+                   MPI_SUCCESS);
+            TCHECK(MPI_Intercomm_merge(ic, !low, &c) == MPI_SUCCESS);
+            create_use(c, t);
+            TCHECK(MPI_Comm_free(&ic) == MPI_SUCCESS);
+            TCHECK(MPI_Comm_free(&half) == MPI_SUCCESS);
+        }
+        TCHECK(MPI_Waitall(CREATE_IDUPS, q, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+        for (int k = 0; k < CREATE_IDUPS; k++)
+            create_use(d[k], t);
+    }
+    MPI_Group_free(&wg);
+    snprintf(stag, sizeof(stag), "org.onic.test.create.%d", t);
+    TCHECK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s) == MPI_SUCCESS);
+    TCHECK(MPI_Group_from_session_pset(s, "mpi://WORLD", &wg) == MPI_SUCCESS);
+    TCHECK(MPI_Comm_create_from_group(wg, stag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &c) ==
+           MPI_SUCCESS);
+    create_use(c, t);
+    MPI_Group_free(&wg);
+    TCHECK(MPI_Session_finalize(&s) == MPI_SUCCESS);
+}
+
+static void test_create(void)
+{
+    run_threads(create_thread);
+}
+
 static const mpi_named_test_t tests[] = {
     {"own", test_own},     {"shared", test_shared}, {"handoff", test_handoff},
     {"coll", test_coll},   {"probe", test_probe},   {"late", test_late},
+    {"create", test_create},
 };
 
 int main(int argc, char **argv)
