@@ -7,9 +7,10 @@
  * neither can match the other's, nor another communicator's.
  *
  * Context ids: every process keeps a mask of the ids it does not use; a new
- * communicator takes an id free at every process of the parent (allreduces
- * with MPI_BAND over offers of ids: the claims below), so an id is never
- * in use twice at any process that could receive on it. World is 0, self 1 (self's
+ * communicator takes an id free at every process taking part -- the
+ * parent's, the group's of MPI_Comm_create_group, both groups' of an
+ * intercommunicator -- (ANDs over offers of ids: the claims below), so an
+ * id is never in use twice at any process that could receive on it. World is 0, self 1 (self's
  * traffic never leaves the process). Freed ids return to the mask.
  *
  * Freeing: MPI_Comm_free takes the handle at once, but the object (and
@@ -289,19 +290,24 @@ int MPI_Comm_size(MPI_Comm comm, int *size)
  * becomes live and comes before G only takes G's place in this argument:
  * one claim after another ends, never all waiting on each other.
  * Priority is a key, not arrival order, so two processes never disagree
- * on which of two claims comes first; and no two claims in progress at a
- * process have the same key (a communicator's collective numbers differ,
- * MPI forbids two MPI_Comm_create_group at once with one tag on one
- * parent, and an MPI_Intercomm_create's key holds this process's own
- * local communicator and collective number). */
+ * on which of two claims comes first. Two claims in progress at a process
+ * must not share a key (both would lead): a communicator's collective
+ * numbers differ; MPI forbids two MPI_Comm_create_group at once with one
+ * tag on one parent (sessions' string tags are hashed: one pair in 2^24
+ * would); an MPI_Intercomm_create's key holds this process's own local
+ * communicator and collective number beside the other group's and both
+ * leaders' world ranks, and the tag (two at a process could share one
+ * only if the other group of each were the group of this process in the
+ * other, with the same leaders, ids, collective numbers and tag). */
 #define CTX_FIRST_OFFER 64
 
 void onic_mpi_ctx_claim_begin(onic_mpi_ctx_claim_t *a, const onic_mpi_comm_t *parent,
                               unsigned seq)
 {
     memset(a, 0, sizeof(*a));
-    a->id = parent->id;
-    a->seq = seq;
+    a->key[0] = (unsigned)parent->id;
+    a->key[1] = ONIC_MPI_CLAIM_COLL;
+    a->key[2] = seq;
     onic_dlist_push_tail(&onic_mpi_g.ctx_claims, &a->link);
 }
 
@@ -316,13 +322,10 @@ static void ctx_give_back(onic_mpi_ctx_claim_t *a)
 /* Whether b comes before a: the same answer at every process. */
 static int ctx_before(const onic_mpi_ctx_claim_t *b, const onic_mpi_ctx_claim_t *a)
 {
-    if (b->id != a->id)
-        return b->id < a->id;
-    if (b->kind != a->kind)
-        return b->kind < a->kind;
-    if (b->seq != a->seq)
-        return b->seq < a->seq;
-    return b->id2 != a->id2 ? b->id2 < a->id2 : b->seq2 < a->seq2;
+    for (int i = 0; i < ONIC_MPI_CLAIM_KEY; i++)
+        if (b->key[i] != a->key[i])
+            return b->key[i] < a->key[i];
+    return 0;
 }
 
 void onic_mpi_ctx_offer(onic_mpi_ctx_claim_t *a, uint64_t *offer)
@@ -394,37 +397,46 @@ void onic_mpi_ctx_claim_end(onic_mpi_ctx_claim_t *a)
  * and concurrent creations on one parent (threads) are told apart by
  * their tags alone, so the messages go on a context no communicator has
  * -- sub's point-to-point one, 2 * (ONIC_MPI_MAX_CTX + the parent's id),
- * above every communicator's two -- with the call's tag: one creation's
- * never take another's, nor a collective's. Each member's rounds go in
- * order, one at a time, so a round's messages never pass the last's. */
-static int ctx_band_group(onic_mpi_comm_t *sub, uint64_t *offer, int tag, const char *call)
+ * above every communicator's two; a session's (coll), whose tags are
+ * string tags' hashes, on sub's collective one -- with the call's tag:
+ * one creation's never take another's, nor a collective's. Each member's
+ * rounds go in order, one at a time, so a round's messages never pass
+ * the last's. */
+static int ctx_group_xfer(int is_send, uint64_t *buf, int peer, int tag, int coll,
+                          onic_mpi_comm_t *sub, const char *call)
 {
     onic_mpi_type_t *t = onic_mpi_type_get(MPI_UINT64_T);
-    uint64_t theirs[ONIC_MPI_CTX_OFFER_WORDS];
     onic_mpi_req_t *r = NULL;
     int rc;
 
+    if (coll)
+        rc = is_send ? onic_mpi_coll_isend(buf, ONIC_MPI_CTX_OFFER_WORDS, t, peer, tag, sub, &r)
+                     : onic_mpi_coll_irecv(buf, ONIC_MPI_CTX_OFFER_WORDS, t, peer, tag, sub, &r);
+    else
+        rc = onic_mpi_req_sub_start(is_send, buf, ONIC_MPI_CTX_OFFER_WORDS, t, peer, tag, sub,
+                                    call, &r);
+    return rc != MPI_SUCCESS ? rc : onic_mpi_coll_waitall(1, &r, call);
+}
+
+static int ctx_band_group(onic_mpi_comm_t *sub, uint64_t *offer, int tag, int coll,
+                          const char *call)
+{
+    uint64_t theirs[ONIC_MPI_CTX_OFFER_WORDS];
+    int rc;
+
     if (sub->rank != 0) {
-        if ((rc = onic_mpi_req_sub_start(1, offer, ONIC_MPI_CTX_OFFER_WORDS, t, 0, tag, sub, call,
-                                         &r)) != MPI_SUCCESS ||
-            (rc = onic_mpi_coll_waitall(1, &r, call)) != MPI_SUCCESS ||
-            (rc = onic_mpi_req_sub_start(0, offer, ONIC_MPI_CTX_OFFER_WORDS, t, 0, tag, sub, call,
-                                         &r)) != MPI_SUCCESS)
+        if ((rc = ctx_group_xfer(1, offer, 0, tag, coll, sub, call)) != MPI_SUCCESS)
             return rc;
-        return onic_mpi_coll_waitall(1, &r, call);
+        return ctx_group_xfer(0, offer, 0, tag, coll, sub, call);
     }
     for (int i = 1; i < sub->size; i++) {
-        if ((rc = onic_mpi_req_sub_start(0, theirs, ONIC_MPI_CTX_OFFER_WORDS, t, i, tag, sub,
-                                         call, &r)) != MPI_SUCCESS ||
-            (rc = onic_mpi_coll_waitall(1, &r, call)) != MPI_SUCCESS)
+        if ((rc = ctx_group_xfer(0, theirs, i, tag, coll, sub, call)) != MPI_SUCCESS)
             return rc;
         for (int w = 0; w < ONIC_MPI_CTX_OFFER_WORDS; w++)
             offer[w] &= theirs[w];
     }
     for (int i = 1; i < sub->size; i++)
-        if ((rc = onic_mpi_req_sub_start(1, offer, ONIC_MPI_CTX_OFFER_WORDS, t, i, tag, sub, call,
-                                         &r)) != MPI_SUCCESS ||
-            (rc = onic_mpi_coll_waitall(1, &r, call)) != MPI_SUCCESS)
+        if ((rc = ctx_group_xfer(1, offer, i, tag, coll, sub, call)) != MPI_SUCCESS)
             return rc;
     return MPI_SUCCESS;
 }
@@ -437,14 +449,15 @@ int onic_mpi_ctx_claim_rounds(onic_mpi_ctx_claim_t *a, onic_mpi_comm_t *errc,
     int rc, id;
 
     do {
-        /* Under MPI_THREAD_MULTIPLE what a live claim waits for may be
+        /* Between rounds the claims before it here (idups) move on; and
+         * under MPI_THREAD_MULTIPLE what a live claim waits for may be
          * another thread's claim here giving back the ids it holds, in a
          * round of its own: with nothing handled, the lock goes to it for
          * a while (a claim of MPI_COMM_SELF's, alone in its rounds, would
-         * otherwise loop holding it). Between rounds the claims before it
-         * here (idups) move on. */
-        if (a->live && onic_mpi_progress(0) == 0)
-            onic_mpi_mt_pause(1);
+         * otherwise loop holding it), and what was handled wakes the
+         * threads it may be for. */
+        if (a->live)
+            onic_mpi_mt_progress();
         onic_mpi_ctx_offer(a, offer);
         if ((rc = band(arg, offer, call)) != MPI_SUCCESS) {
             onic_mpi_ctx_claim_end(a);
@@ -469,14 +482,14 @@ static int ctx_band_parent(void *arg, uint64_t *offer, const char *call)
 
 typedef struct ctx_group_arg {
     onic_mpi_comm_t *sub;
-    int              tag;
+    int              tag, coll;
 } ctx_group_arg_t;
 
 static int ctx_band_group_arg(void *arg, uint64_t *offer, const char *call)
 {
     ctx_group_arg_t *g = arg;
 
-    return ctx_band_group(g->sub, offer, g->tag, call);
+    return ctx_band_group(g->sub, offer, g->tag, g->coll, call);
 }
 
 /* Agree with the rest of parent on a free context id. The claim takes a
@@ -490,23 +503,26 @@ int onic_mpi_comm_ctx_alloc(onic_mpi_comm_t *parent, const char *call, int *id_p
 }
 
 int onic_mpi_comm_ctx_alloc_group(onic_mpi_comm_t *parent, onic_mpi_group_t *g, int tag,
-                                  MPI_Errhandler errh, const char *call, int *id_p)
+                                  int session, MPI_Errhandler errh, const char *call, int *id_p)
 {
     onic_mpi_ctx_claim_t a;
     onic_mpi_comm_t *sub;
     int rc;
 
-    /* A claim of the members alone, its priority the tag: the same at
-     * every member, and no two such creations on one parent run at once
-     * at a process with the same tag (MPI forbids it). */
     if ((sub = onic_mpi_comm_new(g, ONIC_MPI_MAX_CTX + parent->id, errh)) == NULL) {
         onic_mpi_group_unref(g);
         return onic_mpi_err_errh(errh, MPI_ERR_NO_MEM, call, "no memory for a communicator");
     }
+    /* A claim of the members alone, its priority the tag: the same at
+     * every member, and no two such creations on one parent run at once
+     * at a process with the same tag (MPI forbids it; two sessions' whose
+     * string tags hash alike, one pair in 2^24, would). What the rounds
+     * report goes to the parent, or, for a session, whose program knows
+     * no parent, to the call's handler. */
     onic_mpi_ctx_claim_begin(&a, parent, (unsigned)tag);
-    a.kind = ONIC_MPI_CLAIM_GROUP;
-    rc = onic_mpi_ctx_claim_rounds(&a, sub, ctx_band_group_arg, &(ctx_group_arg_t){sub, tag},
-                                   call, id_p);
+    a.key[1] = session ? ONIC_MPI_CLAIM_SESSION : ONIC_MPI_CLAIM_GROUP;
+    rc = onic_mpi_ctx_claim_rounds(&a, session ? sub : parent, ctx_band_group_arg,
+                                   &(ctx_group_arg_t){sub, tag, session}, call, id_p);
     onic_mpi_group_unref(g);
     onic_free(sub); /* not comm_destroy: its id is none of ctx_free's */
     return rc;
@@ -514,15 +530,15 @@ int onic_mpi_comm_ctx_alloc_group(onic_mpi_comm_t *parent, onic_mpi_group_t *g, 
 
 /* A new communicator over g (taken over) with context id, or MPI_COMM_NULL
  * if this process is not in g. */
-int onic_mpi_comm_publish(onic_mpi_comm_t *parent, onic_mpi_group_t *g, int id, const char *call,
-                        MPI_Comm *newcomm)
+int onic_mpi_comm_publish_errh(onic_mpi_group_t *g, int id, MPI_Errhandler errh,
+                               const char *call, MPI_Comm *newcomm)
 {
     onic_mpi_comm_t *c;
 
-    c = onic_mpi_comm_new(g, id, parent->errh);
+    c = onic_mpi_comm_new(g, id, errh);
     if (c == NULL) {
         onic_mpi_group_unref(g);
-        return onic_mpi_err(parent, MPI_ERR_NO_MEM, call, "no memory for a communicator");
+        return onic_mpi_err_errh(errh, MPI_ERR_NO_MEM, call, "no memory for a communicator");
     }
     if (c->rank == MPI_UNDEFINED) {
         onic_mpi_group_unref(g);
@@ -533,11 +549,18 @@ int onic_mpi_comm_publish(onic_mpi_comm_t *parent, onic_mpi_group_t *g, int id, 
     if (onic_mpi_htab_add(&onic_mpi_g.comms, c, &c->handle) != 0) {
         onic_mpi_group_unref(g);
         onic_free(c);
-        return onic_mpi_err(parent, MPI_ERR_NO_MEM, call, "no room for a communicator handle");
+        return onic_mpi_err_errh(errh, MPI_ERR_NO_MEM, call, "no room for a communicator "
+                                 "handle");
     }
     onic_mpi_g.ctx_free[id / 64] &= ~(UINT64_C(1) << (id % 64));
     *newcomm = c->handle;
     return MPI_SUCCESS;
+}
+
+int onic_mpi_comm_publish(onic_mpi_comm_t *parent, onic_mpi_group_t *g, int id, const char *call,
+                        MPI_Comm *newcomm)
+{
+    return onic_mpi_comm_publish_errh(g, id, parent->errh, call, newcomm);
 }
 
 int onic_mpi_comm_dup_as(onic_mpi_comm_t *c, int id, const char *call, MPI_Comm *newcomm)

@@ -167,7 +167,7 @@ typedef struct ic_hello {
     int      size;
     int      id;
     unsigned seq;
-    int      pad;
+    int      leader; /* world rank */
 } ic_hello_t;
 
 /* The leader's part of MPI_Intercomm_create before the context id: swap
@@ -189,16 +189,17 @@ static int ic_leader(onic_mpi_comm_t *lc, MPI_Comm peer_comm, int remote_leader,
         return onic_mpi_err(lc, MPI_ERR_RANK, call, "remote_leader %d is not another rank of "
                             "peer_comm (0 to %d, this process is %d)", remote_leader,
                             pc->size - 1, pc->rank);
-    mine = (ic_hello_t){lc->size, lc->id, seq, 0};
+    mine = (ic_hello_t){lc->size, lc->id, seq, onic_mpi_g.rank};
     if ((rc = MPI_Sendrecv(&mine, (int)sizeof(mine), MPI_BYTE, remote_leader, tag, theirs,
                            (int)sizeof(*theirs), MPI_BYTE, remote_leader, tag, peer_comm,
                            MPI_STATUS_IGNORE)) != MPI_SUCCESS)
         return rc;
     if (theirs->size < 1 || theirs->size > onic_mpi_g.size || theirs->id < 0 ||
-        theirs->id >= ONIC_MPI_MAX_CTX)
-        return onic_mpi_err(lc, MPI_ERR_INTERN, call, "the remote leader says its group has "
-                            "%d processes (the job has %d) and context id %d", theirs->size,
-                            onic_mpi_g.size, theirs->id);
+        theirs->id >= ONIC_MPI_MAX_CTX || theirs->leader < 0 ||
+        theirs->leader >= onic_mpi_g.size || theirs->leader == onic_mpi_g.rank)
+        return onic_mpi_err(lc, MPI_ERR_INTERN, call, "the remote leader (world rank %d) says "
+                            "its group has %d processes (the job has %d) and context id %d",
+                            theirs->leader, theirs->size, onic_mpi_g.size, theirs->id);
     if ((rworld = onic_malloc((size_t)theirs->size * sizeof(int))) == NULL)
         return onic_mpi_err(lc, MPI_ERR_NO_MEM, call, "no memory for %d ranks", theirs->size);
     if ((rc = MPI_Sendrecv(lc->group->world, lc->size, MPI_INT, remote_leader, tag, rworld,
@@ -271,7 +272,7 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
     onic_mpi_group_t *g, *r;
     onic_mpi_ctx_claim_t claim;
     ic_hello_t theirs = {0, 0, 0, 0};
-    int rc, id = 0, hdr[4] = {MPI_SUCCESS, 0, 0, 0}, *rworld = NULL;
+    int rc, id = 0, hdr[5] = {MPI_SUCCESS, 0, 0, 0, 0}, *rworld = NULL;
     unsigned seq;
 
     ONIC_MPI_CHECK_INIT(call);
@@ -295,9 +296,10 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
     hdr[1] = theirs.size;
     hdr[2] = theirs.id;
     hdr[3] = (int)theirs.seq;
+    hdr[4] = theirs.leader;
     /* The leader's outcome, the remote group's key and ranks reach the
      * whole local group. */
-    if ((rc = onic_mpi_coll_bcast(lc, hdr, 4, onic_mpi_type_get(MPI_INT), local_leader,
+    if ((rc = onic_mpi_coll_bcast(lc, hdr, 5, onic_mpi_type_get(MPI_INT), local_leader,
                                   call)) != MPI_SUCCESS) {
         onic_free(rworld);
         return rc;
@@ -314,17 +316,24 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
         onic_free(rworld);
         return rc;
     }
-    /* The claim's key, the same in both groups: the two local
-     * communicators' (id, collective number), the lower first. */
+    /* The claim's key, the same in both groups (mpi_impl.h,
+     * onic_mpi_ctx_claim_t): each group's local communicator's id and
+     * collective number and its leader's world rank, the group whose
+     * leader has the lower world rank first; then the tag. */
     onic_mpi_ctx_claim_begin(&claim, lc, seq);
-    claim.kind = ONIC_MPI_CLAIM_INTERCOMM;
-    claim.id2 = hdr[2];
-    claim.seq2 = (unsigned)hdr[3];
-    if (claim.id2 < claim.id || (claim.id2 == claim.id && claim.seq2 < claim.seq)) {
-        claim.id2 = claim.id;
-        claim.seq2 = claim.seq;
-        claim.id = hdr[2];
-        claim.seq = (unsigned)hdr[3];
+    {
+        unsigned mine[3] = {(unsigned)lc->id, seq, (unsigned)lc->group->world[local_leader]};
+        unsigned other[3] = {(unsigned)hdr[2], (unsigned)hdr[3], (unsigned)hdr[4]};
+        const unsigned *lo = mine[2] < other[2] ? mine : other, *hi = lo == mine ? other : mine;
+
+        claim.key[0] = lo[0];
+        claim.key[1] = ONIC_MPI_CLAIM_INTERCOMM;
+        claim.key[2] = lo[1];
+        claim.key[3] = lo[2];
+        claim.key[4] = hi[0];
+        claim.key[5] = hi[1];
+        claim.key[6] = hi[2];
+        claim.key[7] = (unsigned)tag;
     }
     if ((rc = onic_mpi_ctx_claim_rounds(&claim, lc, ic_create_band,
                                         &(ic_create_arg_t){lc, local_leader, remote_leader, tag,
@@ -492,22 +501,25 @@ int onic_mpi_intercomm_create_sub(onic_mpi_comm_t *ic, onic_mpi_group_t *sub, MP
     return ic_make(ic, g, r, id, call, newcomm);
 }
 
-int onic_mpi_comm_create_group(onic_mpi_comm_t *c, onic_mpi_group_t *g, int tag,
+int onic_mpi_comm_create_group(onic_mpi_comm_t *c, onic_mpi_group_t *g, int tag, int session,
                                MPI_Errhandler errh, const char *call, MPI_Comm *newcomm)
 {
     int rc, id;
 
+    if (!session)
+        errh = c->errh;
     /* A copy: another thread may free the program's group while this one
      * waits for the other members. One reference for the agreement, one
      * for the communicator. */
     if ((g = onic_mpi_group_copy(g)) == NULL)
         return onic_mpi_err_errh(errh, MPI_ERR_NO_MEM, call, "no memory for a group");
     g->refs++;
-    if ((rc = onic_mpi_comm_ctx_alloc_group(c, g, tag, errh, call, &id)) != MPI_SUCCESS) {
+    if ((rc = onic_mpi_comm_ctx_alloc_group(c, g, tag, session, errh, call, &id)) !=
+        MPI_SUCCESS) {
         onic_mpi_group_unref(g);
         return rc;
     }
-    return onic_mpi_comm_publish(c, g, id, call, newcomm);
+    return onic_mpi_comm_publish_errh(g, id, errh, call, newcomm);
 }
 
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
@@ -547,7 +559,7 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
      * themselves (comm.c, onic_mpi_comm_ctx_alloc_group), addressed by
      * their ranks in the group (a message names its sender's world rank,
      * so nobody outside the group can be taken for a member). */
-    return onic_mpi_comm_create_group(c, g, tag, c->errh, call, newcomm);
+    return onic_mpi_comm_create_group(c, g, tag, 0, MPI_ERRHANDLER_NULL, call, newcomm);
 }
 
 int MPI_Comm_test_inter(MPI_Comm comm, int *flag)

@@ -665,12 +665,14 @@ onic_mpi_comm_t *onic_mpi_comm_new(onic_mpi_group_t *g, int id, MPI_Errhandler e
 int  onic_mpi_comm_ctx_alloc(onic_mpi_comm_t *parent, const char *call, int *id_p);
 /* The same among the members of g (a subset of parent's group, taken
  * over) alone, told apart from other such agreements on parent by tag
- * (MPI_Comm_create_group); errors go to errh. */
+ * (MPI_Comm_create_group), or for a session (MPI_Comm_create_from_group,
+ * parent the job: errors go to errh) by a tag of their own. */
 int  onic_mpi_comm_ctx_alloc_group(onic_mpi_comm_t *parent, onic_mpi_group_t *g, int tag,
-                                   MPI_Errhandler errh, const char *call, int *id_p);
+                                   int session, MPI_Errhandler errh, const char *call,
+                                   int *id_p);
 /* MPI_Comm_create_group's work (intercomm.c), c and g checked, this
- * process in g, errors to errh. */
-int  onic_mpi_comm_create_group(onic_mpi_comm_t *c, onic_mpi_group_t *g, int tag,
+ * process in g; for a session, errors to errh. */
+int  onic_mpi_comm_create_group(onic_mpi_comm_t *c, onic_mpi_group_t *g, int tag, int session,
                                 MPI_Errhandler errh, const char *call, MPI_Comm *newcomm);
 
 /* An agreement on a context id in rounds (comm.c), MPI_Comm_idup's or a
@@ -681,24 +683,26 @@ int  onic_mpi_comm_create_group(onic_mpi_comm_t *c, onic_mpi_group_t *g, int tag
  * process can give (the AND says whether every process's did). */
 #define ONIC_MPI_CTX_WORDS       (ONIC_MPI_MAX_CTX / 64)
 #define ONIC_MPI_CTX_OFFER_WORDS (ONIC_MPI_CTX_WORDS + 1)
+#define ONIC_MPI_CLAIM_KEY       8
+enum { ONIC_MPI_CLAIM_COLL, ONIC_MPI_CLAIM_GROUP, ONIC_MPI_CLAIM_SESSION,
+       ONIC_MPI_CLAIM_INTERCOMM };
 typedef struct onic_mpi_ctx_claim {
     onic_dlist_t link;   /* in onic_mpi_g.ctx_claims */
-    /* The priority, the same at every process: the parent's context id;
-     * the kind (ONIC_MPI_CLAIM_*); the parent's collective number, or the
-     * tag of MPI_Comm_create_group; for MPI_Intercomm_create, whose
-     * groups have no parent in common, the lower of the two local
-     * communicators' (id, collective number) in id and seq, the higher
-     * in id2 and seq2. */
-    int          id;
-    int          kind;
-    unsigned     seq;
-    int          id2;
-    unsigned     seq2;
+    /* The priority, compared word by word, the same at every process
+     * taking part (ONIC_MPI_CLAIM_*): the parent's context id, the kind,
+     * then the parent's collective number, or the tag of
+     * MPI_Comm_create_group (MPI_Comm_create_from_group: its string
+     * tag's hash); for MPI_Intercomm_create, whose groups have no parent
+     * in common, each group's (local communicator's id, collective
+     * number, leader's world rank), the group whose leader has the lower
+     * world rank first, then the tag. */
+    unsigned     key[ONIC_MPI_CLAIM_KEY];
     int          live;   /* its first round found no common id */
     uint64_t     held[ONIC_MPI_CTX_WORDS];
 } onic_mpi_ctx_claim_t;
-enum { ONIC_MPI_CLAIM_COLL, ONIC_MPI_CLAIM_GROUP, ONIC_MPI_CLAIM_INTERCOMM };
-/* Registers a claim for parent's collective number seq. */
+/* Registers a claim for parent's collective number seq (key: parent's id,
+ * ONIC_MPI_CLAIM_COLL, seq; the caller may set another key before its
+ * first offer). */
 void onic_mpi_ctx_claim_begin(onic_mpi_ctx_claim_t *a, const onic_mpi_comm_t *parent,
                               unsigned seq);
 /* A blocking claim's rounds until it settles (then ended): band(arg,
@@ -719,6 +723,9 @@ void onic_mpi_ctx_claim_end(onic_mpi_ctx_claim_t *a);
  * MPI_COMM_NULL where this process is not in g. */
 int  onic_mpi_comm_publish(onic_mpi_comm_t *parent, onic_mpi_group_t *g, int id,
                            const char *call, MPI_Comm *newcomm);
+/* The same, its errors (and the new communicator's) to errh. */
+int  onic_mpi_comm_publish_errh(onic_mpi_group_t *g, int id, MPI_Errhandler errh,
+                                const char *call, MPI_Comm *newcomm);
 /* MPI_SUCCESS if every member of g is in c's (local) group, else the
  * error reported. */
 int  onic_mpi_group_subset(onic_mpi_comm_t *c, const onic_mpi_group_t *g, const char *call);

@@ -290,10 +290,9 @@ int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info 
 {
     ONIC_MPI_LOCKED;
     const char *call = "MPI_Comm_create_from_group";
-    onic_mpi_comm_t *nc;
     onic_mpi_group_t *g;
     size_t taglen;
-    int rc, i;
+    int i;
 
     ONIC_MPI_CHECK_INIT(call);
     if (onic_mpi_htab_get(&onic_mpi_g.errhs, errhandler) == NULL)
@@ -325,13 +324,10 @@ int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info 
     /* The job's processes are the parent, and the string tag, hashed to a
      * tag, tells this creation from others going on at once (threads);
      * what the agreement reports goes to this call's handler, not to
-     * MPI_COMM_WORLD's (which a session's program never set). */
-    if ((rc = onic_mpi_comm_create_group(onic_mpi_g.world, g, session_tag(stringtag, taglen),
-                                         errhandler, call, newcomm)) != MPI_SUCCESS)
-        return rc;
-    nc = onic_mpi_comm_lookup(*newcomm);
-    nc->errh = errhandler;
-    return MPI_SUCCESS;
+     * MPI_COMM_WORLD's (which a session's program never set), and the
+     * new communicator has it. */
+    return onic_mpi_comm_create_group(onic_mpi_g.world, g, session_tag(stringtag, taglen), 1,
+                                      errhandler, call, newcomm);
 }
 
 int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)

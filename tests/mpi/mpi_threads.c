@@ -23,9 +23,10 @@
  *            MPI_Comm_create_from_group by string tags, MPI_Comm_dup of
  *            MPI_COMM_SELF (alone in its agreement, it must let the
  *            others' run) and of the thread's communicator with idups of
- *            it pending, an intercommunicator made and merged meanwhile;
- *            each used: two with one context id at a process would take
- *            each other's messages
+ *            it pending, an intercommunicator made and merged meanwhile,
+ *            a string tag's creation beside MPI_Comm_create_group with
+ *            the tag onic hashes that string to; each used: two with one
+ *            context id at a process would take each other's messages
  *
  * A message carries (rank, thread, sequence) and bytes computed from them:
  * messages from one thread on one communicator to one peer arrive in the
@@ -490,9 +491,20 @@ static void create_use(MPI_Comm c, int t)
     TCHECK(MPI_Comm_free(&c) == MPI_SUCCESS);
 }
 
+/* How onic makes a tag of MPI_Comm_create_from_group's string tag: its
+ * FNV-1a hash folded to 24 bits (src/mpi/session.c). */
+static int create_hash(const char *str)
+{
+    uint32_t h = 2166136261u;
+
+    for (; *str != '\0'; str++)
+        h = (h ^ (unsigned char)*str) * 16777619u;
+    return (int)((h ^ h >> 24) & 0xffffff);
+}
+
 static void create_thread(int t)
 {
-    MPI_Group wg;
+    MPI_Group wg, sg;
     MPI_Session s;
     MPI_Comm c, half, ic, d[CREATE_IDUPS];
     MPI_Request q[CREATE_IDUPS];
@@ -523,13 +535,25 @@ static void create_thread(int t)
         for (int k = 0; k < CREATE_IDUPS; k++)
             create_use(d[k], t);
     }
-    MPI_Group_free(&wg);
+    /* A session's creation by string tag, beside another thread's
+     * MPI_Comm_create_group on MPI_COMM_WORLD whose tag is that string's
+     * hash as onic takes it (session.c): the two must not meet. */
     snprintf(stag, sizeof(stag), "org.onic.test.create.%d", t);
     TCHECK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s) == MPI_SUCCESS);
-    TCHECK(MPI_Group_from_session_pset(s, "mpi://WORLD", &wg) == MPI_SUCCESS);
-    TCHECK(MPI_Comm_create_from_group(wg, stag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &c) ==
-           MPI_SUCCESS);
-    create_use(c, t);
+    TCHECK(MPI_Group_from_session_pset(s, "mpi://WORLD", &sg) == MPI_SUCCESS);
+    for (int k = 0; k < 2; k++) {
+        if ((k + t) % 2 == 0) {
+            TCHECK(MPI_Comm_create_from_group(sg, stag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &c) ==
+                   MPI_SUCCESS);
+        } else {
+            char other[64];
+            snprintf(other, sizeof(other), "org.onic.test.create.%d", (t + 1) % NT);
+            TCHECK(MPI_Comm_create_group(MPI_COMM_WORLD, wg, create_hash(other), &c) ==
+                   MPI_SUCCESS);
+        }
+        create_use(c, t);
+    }
+    MPI_Group_free(&sg);
     MPI_Group_free(&wg);
     TCHECK(MPI_Session_finalize(&s) == MPI_SUCCESS);
 }
