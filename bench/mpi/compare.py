@@ -41,8 +41,10 @@ count of --pairs, with 2 x PAIRS processes (rank 2i sends to 2i+1, all
 pairs at once; the figure is their aggregate rate): more processes than
 cores are bound round-robin, so every pair still spans two cores
 (onicrun and mpirun.mpich do so with the same options; mpirun.openmpi
-needs --oversubscribe --bind-to core:overload-allowed). Latency and bw
-always run 1 pair. Every run prints the median of REPS timed repetitions
+needs --oversubscribe --bind-to core:overload-allowed). The allreduce
+mode (not run by default: --modes allreduce) runs with 2 x PAIRS
+processes too, every one calling MPI_Allreduce. Latency and bw always
+run 1 pair. Every run prints the median of REPS timed repetitions
 per size; the table gives the median over RUNS runs, run interleaved
 (onic, MPICH, Open MPI, onic, ...) so drift on a shared machine hits all
 three alike. An MPI that is not installed is left out, with a note. The
@@ -56,7 +58,8 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-UNITS = {"latency": "one-way us", "bw": "GB/s", "bibw": "GB/s, both ways", "rate": "M msgs/s", "put_lat": "us per put + flush",
+UNITS = {"latency": "one-way us", "bw": "GB/s", "bibw": "GB/s, both ways", "rate": "M msgs/s",
+         "allreduce": "us per MPI_Allreduce of doubles, MPI_SUM", "put_lat": "us per put + flush",
          "get_lat": "us per get + flush", "put_rate": "M puts/s, 64 per flush",
          "acc_lat": "us per accumulate + flush", "fop_lat": "us per fetch-and-op + flush",
          "acc_busy_lat": "us per accumulate + flush, target computing 100 ms without MPI calls",
@@ -67,7 +70,8 @@ UNITS = {"latency": "one-way us", "bw": "GB/s", "bibw": "GB/s, both ways", "rate
 
 
 def lower_is_better(mode):
-    return mode.startswith("latency") or mode.endswith("_lat") or mode == "wait_cpu"
+    return (mode.startswith("latency") or mode.endswith("_lat") or mode == "wait_cpu" or
+            mode == "allreduce")
 
 
 def mpis(build):
@@ -172,7 +176,8 @@ def main():
     if not ready:
         sys.exit("nothing to run")
     cases = [(mode, p) for mode in args.modes.split(",")
-             for p in (pairs if mode == "rate" else threads if args.prog == "mt" else [1])]
+             for p in (pairs if mode in ("rate", "allreduce") else threads if args.prog == "mt"
+                       else [1])]
     for mode, npairs in cases:
         nthreads = npairs if args.prog == "mt" else None
         samples = {name: {} for name, _, _, _ in ready}
@@ -186,6 +191,8 @@ def main():
         names = [n for n, _, _, _ in ready]
         what = f"{npairs} pair{'s' if npairs > 1 else ''}, {2 * npairs} processes on " \
                f"{os.cpu_count()} cores"
+        if mode == "allreduce":
+            what = f"{2 * npairs} processes on {os.cpu_count()} cores"
         if nthreads:
             what = f"2 processes x {nthreads} thread{'s' if nthreads > 1 else ''} on " \
                    f"{os.cpu_count()} cores"

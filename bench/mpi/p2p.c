@@ -15,6 +15,9 @@
  *             the figure is the aggregate rate, the messages of all pairs
  *             divided by the slowest pair's time (a pair's time is its
  *             sender's, so with 2 processes it is rank 0's, as it always was)
+ *   allreduce MPI_Allreduce of doubles (MPI_SUM) by every process, one after
+ *             another, in microseconds per call as rank 0 sees it, 8 B to
+ *             4 MiB (a multiple of 8 bytes); any number of processes
  *   self      rank 0 sends to itself and receives it (MPI_Isend, MPI_Recv,
  *             MPI_Wait), one at a time: the time of one pass from sender to
  *             receiver, in microseconds, 0 B to 4 KiB, with one process
@@ -22,7 +25,7 @@
  *             which fit a 2-core machine where a ping-pong's three do not)
  *
  * Usage: p2p MODE [REPS [SIZES [OFFSET]]] (latency, bw, bibw: 2 processes; rate: an even number;
- * self: any number). SIZES, a comma-separated list of byte counts, replaces the mode's
+ * allreduce, self: any number). SIZES, a comma-separated list of byte counts, replaces the mode's
  * own (latency, bw and bibw: up to 4 MiB; rate and self: up to 4 KiB; "-" keeps the mode's
  * own). OFFSET (0 to 4095, default 0): the odd ranks' buffer starts that many bytes
  * further into its page than the even ranks' -- where a receive lands against where its
@@ -49,7 +52,8 @@ static long iterations(const char *mode, long size)
 {
     long n = size == 0 ? 10000
                        : (64L << 20) / (size * (strcmp(mode, "latency") == 0 ||
-                                                        strcmp(mode, "self") == 0
+                                                        strcmp(mode, "self") == 0 ||
+                                                        strcmp(mode, "allreduce") == 0
                                                     ? 1
                                                     : WINDOW));
 
@@ -72,7 +76,8 @@ static double run(const char *mode, int rank, char *buf, long size, long n)
      * the string, for all the compiler knows) was 4 to 5% of the rate
      * loop's time. */
     const int self = strcmp(mode, "self") == 0, latency = strcmp(mode, "latency") == 0,
-              rate = strcmp(mode, "rate") == 0, bibw = strcmp(mode, "bibw") == 0;
+              rate = strcmp(mode, "rate") == 0, bibw = strcmp(mode, "bibw") == 0,
+              allreduce = strcmp(mode, "allreduce") == 0;
     char ack = 0;
     double t0, t, tmax;
 
@@ -87,6 +92,12 @@ static double run(const char *mode, int rank, char *buf, long size, long n)
                          MPI_STATUS_IGNORE);
                 MPI_Wait(&r, MPI_STATUS_IGNORE);
             }
+            continue;
+        }
+        if (allreduce) {
+            /* From the lower 4 MiB into the upper. */
+            MPI_Allreduce(buf, buf + (4L << 20), (int)(size / 8), MPI_DOUBLE, MPI_SUM,
+                          MPI_COMM_WORLD);
             continue;
         }
         if (latency) {
@@ -140,6 +151,7 @@ int main(int argc, char **argv)
     static const long bw_sizes[] = {1024, 8192, 65536, 262144, 1 << 20, 4 << 20};
     static const long rate_sizes[] = {1, 8, 64, 256, 1024, 4096};
     static const long self_sizes[] = {0, 8, 64, 512, 4096};
+    static const long allreduce_sizes[] = {8, 64, 512, 4096, 16384, 65536, 262144, 1 << 20};
     const char *mode = argc > 1 ? argv[1] : "latency";
     int reps = argc > 2 ? atoi(argv[2]) : 5;
     const long *sizes;
@@ -154,15 +166,16 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const int two = strcmp(mode, "latency") == 0 || strcmp(mode, "bw") == 0 ||
                     strcmp(mode, "bibw") == 0;
+    const int allreduce = strcmp(mode, "allreduce") == 0;
 
     if ((size != 2 && two) ||
         ((size < 2 || size % 2 != 0) && strcmp(mode, "rate") == 0) || reps < 1 ||
         reps > 100 ||
-        (!two && strcmp(mode, "rate") && strcmp(mode, "self"))) {
+        (!two && !allreduce && strcmp(mode, "rate") && strcmp(mode, "self"))) {
         if (rank == 0)
             fprintf(stderr, "usage: run with 2 processes: p2p latency|bw|bibw [REPS]; "
                             "with an even number: p2p rate [REPS]; "
-                            "with any number: p2p self [REPS]\n");
+                            "with any number: p2p allreduce|self [REPS]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     if (strcmp(mode, "latency") == 0)
@@ -171,6 +184,8 @@ int main(int argc, char **argv)
         sizes = bw_sizes, nsizes = sizeof(bw_sizes) / sizeof(bw_sizes[0]);
     else if (strcmp(mode, "self") == 0)
         sizes = self_sizes, nsizes = sizeof(self_sizes) / sizeof(self_sizes[0]);
+    else if (allreduce)
+        sizes = allreduce_sizes, nsizes = sizeof(allreduce_sizes) / sizeof(allreduce_sizes[0]);
     else
         sizes = rate_sizes, nsizes = sizeof(rate_sizes) / sizeof(rate_sizes[0]);
     if (argc > 4) {
@@ -184,16 +199,17 @@ int main(int argc, char **argv)
         }
     }
     if (argc > 3 && strcmp(argv[3], "-") != 0) {
-        long most = two ? 4L << 20 : 4096;
+        long most = two || allreduce ? 4L << 20 : 4096;
         char *p = argv[3], *end;
         nsizes = 0;
         while (*p != '\0' && nsizes < sizeof(given) / sizeof(given[0])) {
             given[nsizes] = strtol(p, &end, 10);
             if (end == p || given[nsizes] < 0 || given[nsizes] > most ||
-                (*end != ',' && *end != '\0')) {
+                (allreduce && given[nsizes] % 8 != 0) || (*end != ',' && *end != '\0')) {
                 if (rank == 0)
                     fprintf(stderr, "p2p: SIZES is a comma-separated list of byte counts "
-                                    "from 0 to %ld for %s, not \"%s\"\n", most, mode, argv[3]);
+                                    "from 0 to %ld for %s%s, not \"%s\"\n", most, mode,
+                            allreduce ? " (multiples of 8)" : "", argv[3]);
                 MPI_Abort(MPI_COMM_WORLD, 2);
             }
             nsizes++;
@@ -216,7 +232,7 @@ int main(int argc, char **argv)
             double t = run(mode, rank, buf, sizes[k], n);
             if (strcmp(mode, "latency") == 0)
                 v[r] = t * 1e6 / (2.0 * (double)n);
-            else if (strcmp(mode, "self") == 0)
+            else if (strcmp(mode, "self") == 0 || allreduce)
                 v[r] = t * 1e6 / (double)n;
             else if (strcmp(mode, "bw") == 0)
                 v[r] = (double)sizes[k] * WINDOW * (double)n / t / 1e9;

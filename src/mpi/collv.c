@@ -506,19 +506,19 @@ int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype 
         return rc;
     /* inoutbuf = inbuf op inoutbuf, on packed copies as the collectives do. */
     bytes = t->size * (size_t)count;
-    a = onic_malloc(bytes + 1);
-    b = onic_malloc(bytes + 1);
+    a = onic_mpi_scratch_get(bytes + 1);
+    b = onic_mpi_scratch_get(bytes + 1);
     if (a == NULL || b == NULL) {
-        onic_free(a);
-        onic_free(b);
+        onic_mpi_scratch_put(a);
+        onic_mpi_scratch_put(b);
         return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for %zu bytes", bytes);
     }
     onic_mpi_type_pack(t, inbuf, count, a);
     onic_mpi_type_pack(t, inoutbuf, count, b);
     onic_mpi_coll_apply(&o, t, a, b, bytes);
     onic_mpi_type_unpack(t, b, bytes, inoutbuf, count);
-    onic_free(a);
-    onic_free(b);
+    onic_mpi_scratch_put(a);
+    onic_mpi_scratch_put(b);
     return MPI_SUCCESS;
 }
 

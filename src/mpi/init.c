@@ -38,6 +38,7 @@ static void fini_tables(void)
     onic_mpi_htab_fini(&onic_mpi_g.groups);
     onic_mpi_htab_fini(&onic_mpi_g.types);
     onic_mpi_op_fini();
+    onic_mpi_scratch_fini();
     onic_mpi_attr_fini();
     onic_mpi_errh_fini();
     onic_mpi_htab_fini(&onic_mpi_g.ops);

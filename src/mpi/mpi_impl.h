@@ -946,6 +946,10 @@ int  onic_mpi_coll_op_check(MPI_Op h, onic_mpi_type_t *t, onic_mpi_comm_t *c, co
 /* io = in op io over `bytes` of packed elements of t. */
 void onic_mpi_coll_apply(const onic_mpi_opd_t *op, const onic_mpi_type_t *t, const char *in,
                          char *io, size_t bytes);
+/* The packed allreduce of acc (the result replaces it), combined in rank
+ * order at every process (the same bits everywhere). */
+int  onic_mpi_coll_allreduce(onic_mpi_comm_t *c, char *acc, size_t bytes, onic_mpi_type_t *t,
+                             const onic_mpi_opd_t *op, const char *call);
 /* The packed reduction of acc (overwritten) to root, whose acc holds the
  * result; in rank order for an operation that does not commute. */
 int  onic_mpi_coll_reduce(onic_mpi_comm_t *c, char *acc, size_t bytes, onic_mpi_type_t *t,
@@ -972,7 +976,15 @@ int  onic_mpi_coll_reduce_begin(const char *call, MPI_Comm comm, const void *sen
                                 void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                                 int root, int all, size_t max_bytes, onic_mpi_comm_t **c_p,
                                 onic_mpi_type_t **t_p, onic_mpi_opd_t *op_p, char **acc_p,
-                                size_t *bytes_p);
+                                size_t *bytes_p, int scratch);
+/* A buffer of at least size bytes for a blocking call's packed copies, or
+ * NULL (no memory): kept for the next call when given back with
+ * onic_mpi_scratch_put, as a buffer malloc hands back to the kernel costs
+ * a page fault per page at its next use (coll.c); called holding the MPI
+ * lock. onic_mpi_scratch_fini frees what is kept. */
+void *onic_mpi_scratch_get(size_t size);
+void  onic_mpi_scratch_put(void *p);
+void  onic_mpi_scratch_fini(void);
 /* The send side's checks where check_send, the receive side's where
  * check_recv (the root's, or everyone's in the all- forms). */
 int  onic_mpi_coll_sides(onic_mpi_comm_t *c, const char *call, const void *sendbuf,

@@ -268,6 +268,43 @@ static void test_struct_padded_not_contig(void)
     CHECK_EQ(MPI_Type_free(&t), MPI_SUCCESS);
 }
 
+/* The blocking reductions' packed copies come from a cache that keeps the
+ * four largest buffers given back (coll.c): the smallest kept that fits
+ * is handed out again, a smaller one than all four is not kept, and a
+ * reduction's result is right through reused buffers of other sizes. */
+static void test_reduce_scratch(void)
+{
+    void *p[5], *q, *big;
+    enum { N = 40000 };
+    static double a[N], b[N];
+
+    onic_mpi_scratch_fini();
+    for (int i = 0; i < 5; i++)
+        p[i] = onic_mpi_scratch_get((size_t)(i + 1) << 10);
+    for (int i = 0; i < 5; i++)
+        onic_mpi_scratch_put(p[i]);
+    CHECK(onic_mpi_scratch_get(5 << 10) == p[4]);
+    q = onic_mpi_scratch_get(1 << 10);
+    CHECK(q == p[1]); /* 2 KiB: the 1 KiB one was not kept */
+    big = onic_mpi_scratch_get(10 << 10);
+    CHECK(big != p[2] && big != p[3]);
+    onic_mpi_scratch_put(p[4]);
+    onic_mpi_scratch_put(q);
+    onic_mpi_scratch_put(big);
+    for (int round = 0; round < 3; round++) {
+        int n = round == 1 ? 100 : N, bad = 0;
+        for (int i = 0; i < n; i++) {
+            a[i] = i + round;
+            b[i] = 2.0 * i;
+        }
+        CHECK(MPI_Reduce_local(a, b, n, MPI_DOUBLE, MPI_SUM) == MPI_SUCCESS);
+        for (int i = 0; i < n; i++)
+            bad += b[i] != 3.0 * i + round;
+        CHECK(bad == 0);
+    }
+    onic_mpi_scratch_fini();
+}
+
 int main(int argc, char **argv)
 {
     int size;
@@ -283,6 +320,7 @@ int main(int argc, char **argv)
     test_pack_size_limit();
     test_derived_of_derived_frees();
     test_struct_padded_not_contig();
+    test_reduce_scratch();
     test_table_full_at_finalize(); /* last: MPI_Finalize frees them */
     MPI_Finalize();
     return check_summary("test_mpi_types");
