@@ -151,8 +151,9 @@ static const onic_config_var_t config_vars[] = {
      ONIC_CONFIG_UINT, 0, 262144, NULL,
      CFG_FIELD(eager_limit)},
     {"ONIC_EAGER_PULL_MIN", "8193", "MPI: a message of at least this many bytes, though within "
-     "ONIC_EAGER_LIMIT, sent by MPI_Isend (or a persistent, buffered or collective send) or "
-     "MPI_Sendrecv -- a blocking send stays eager -- goes by rendezvous, its receiver "
+     "ONIC_EAGER_LIMIT, sent by MPI_Isend (or a persistent or buffered send) or "
+     "MPI_Sendrecv -- a blocking send, or a collective's, stays eager -- goes by rendezvous, "
+     "its receiver "
      "pulling it in one copy by cross-memory attach (where the kernel allows it and "
      "ONIC_SHM_CMA_MIN is 0; elsewhere eager), when its sender has receives posted: messages "
      "going both ways at once, where each core copying only what it receives beats eager "

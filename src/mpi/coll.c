@@ -530,10 +530,11 @@ int onic_mpi_coll_reduce(onic_mpi_comm_t *c, char *acc, size_t bytes, onic_mpi_t
  * glibc gives a buffer of 128 KiB or more back to the kernel when it is
  * freed (mmap, or the heap's top trimmed), and its next use then takes a
  * page fault per 4 KiB -- 145 us of a 256 KiB MPI_Reduce_local's 197.
- * The largest few are kept, each at most SCRATCH_MAX; from the cache
- * allocator, whose buffers the tests' leak counts leave out. */
+ * The largest few are kept, each at most SCRATCH_MAX (64 MiB in all at
+ * most, until MPI_Finalize); from the cache allocator, whose buffers the
+ * tests' leak counts leave out. */
 #define SCRATCH_SLOTS 4
-#define SCRATCH_MAX   ((size_t)64 << 20)
+#define SCRATCH_MAX   ((size_t)16 << 20)
 #define SCRATCH_HDR   64 /* the capacity, and the data aligned as malloc's */
 
 static char *scratch_kept[SCRATCH_SLOTS];

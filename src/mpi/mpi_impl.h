@@ -436,8 +436,8 @@ typedef struct onic_mpi_state {
      * ask whether receives are posted (onic_mpi_p2p_send_eager_slow). */
     size_t           eager_quick;
     size_t           pull_min;         /* ONIC_EAGER_PULL_MIN */
-    /* A blocking send is starting its request (request.c): it never asks
-     * to be pulled (onic_mpi_p2p_send_eager_slow). */
+    /* A blocking send, or a collective's own, is starting its request
+     * (request.c): it never asks to be pulled (onic_mpi_p2p_send_eager_slow). */
     int              start_blocking;
     uint64_t         get_chunk;        /* ONIC_MPI_GET_CHUNK, or less (see there) */
     uint64_t         credits_per_peer; /* bytes of unexpected space per sender */
@@ -943,7 +943,9 @@ typedef struct onic_mpi_opd {
 /* op defined on t (predefined: MPI 3.1, 5.9.2), or the error reported. */
 int  onic_mpi_coll_op_check(MPI_Op h, onic_mpi_type_t *t, onic_mpi_comm_t *c, const char *call,
                             onic_mpi_opd_t *op_p);
-/* io = in op io over `bytes` of packed elements of t. */
+/* io = in op io over `bytes` of packed elements of t, which do not
+ * overlap (restrict: MPI makes an accumulate whose origin overlaps its
+ * target erroneous). */
 void onic_mpi_coll_apply(const onic_mpi_opd_t *op, const onic_mpi_type_t *t, const char *in,
                          char *io, size_t bytes);
 /* The packed allreduce of acc (the result replaces it), combined in rank

@@ -2000,12 +2000,14 @@ static int coll_req(onic_mpi_req_kind_t kind, int coll, const char *call, const 
         return rc;
     r->internal = 1;
     r->coll = coll;
-    /* Started as a blocking send's, never pulled (onic_mpi_p2p_send_eager_slow):
-     * where both sides swap at once (an allreduce's recursive doubling),
-     * measured, a 16 KiB allreduce of 2 processes took 12 us pulled
-     * against 6 eager. Set here, not tested in send_start: MPI_Isend's
-     * straight line stays as it is. */
-    onic_mpi_g.start_blocking = 1;
+    /* A collective's, started as a blocking send's, is never pulled
+     * (onic_mpi_p2p_send_eager_slow): where both sides swap at once (an
+     * allreduce's recursive doubling), measured, a 16 KiB allreduce of 2
+     * processes took 12 us pulled against 6 eager. Set here, not tested
+     * in send_start: MPI_Isend's straight line stays as it is. The
+     * requests of MPI_Isendrecv (onic_mpi_req_sub_start) may be pulled,
+     * as MPI_Sendrecv's are. */
+    onic_mpi_g.start_blocking = coll;
     rc = req_start(r);
     onic_mpi_g.start_blocking = 0;
     if (rc != MPI_SUCCESS) {
