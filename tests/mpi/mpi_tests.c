@@ -1216,6 +1216,14 @@ static void test_errors(void)
     int sz;
     CHECK_EQ(MPI_Comm_size(MPI_COMM_NULL, &sz), MPI_ERR_COMM);
     CHECK_EQ(MPI_Comm_free(&(MPI_Comm){MPI_COMM_WORLD}), MPI_ERR_COMM);
+    CHECK_EQ(MPI_Comm_group(MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
+    {
+        /* A negative color other than MPI_UNDEFINED, at every process
+         * (refused before any agreement, so none waits for the others). */
+        MPI_Comm bad = MPI_COMM_WORLD;
+        CHECK_EQ(MPI_Comm_split(MPI_COMM_WORLD, -5, 0, &bad), MPI_ERR_ARG);
+        CHECK(bad == MPI_COMM_WORLD);
+    }
     /* Requests. */
     bogus = 0x14000123;
     CHECK_EQ(MPI_Wait(&bogus, &st), MPI_ERR_REQUEST);
