@@ -1218,6 +1218,20 @@ static void test_errors(void)
     CHECK_EQ(MPI_Comm_free(&(MPI_Comm){MPI_COMM_WORLD}), MPI_ERR_COMM);
     CHECK_EQ(MPI_Comm_group(MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
     {
+        /* Group calls' arrays: one NULL of two is refused; no ranges for
+         * no ranges is an empty group. */
+        MPI_Group wg, eg = MPI_GROUP_NULL;
+        int one = 0, out = -1, esz = -1;
+        MPI_Comm_group(MPI_COMM_WORLD, &wg);
+        CHECK_EQ(MPI_Group_translate_ranks(wg, 1, NULL, wg, &out), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Group_translate_ranks(wg, 1, &one, wg, NULL), MPI_ERR_ARG);
+        CHECK_EQ(MPI_Group_range_incl(wg, 0, NULL, &eg), MPI_SUCCESS);
+        CHECK(MPI_Group_size(eg, &esz) == MPI_SUCCESS && esz == 0);
+        if (eg != MPI_GROUP_EMPTY && eg != MPI_GROUP_NULL)
+            MPI_Group_free(&eg);
+        MPI_Group_free(&wg);
+    }
+    {
         /* A negative color other than MPI_UNDEFINED, at every process
          * (refused before any agreement, so none waits for the others). */
         MPI_Comm bad = MPI_COMM_WORLD;

@@ -283,13 +283,23 @@ static void test_reduce_scratch(void)
         p[i] = onic_mpi_scratch_get((size_t)(i + 1) << 10);
     for (int i = 0; i < 5; i++)
         onic_mpi_scratch_put(p[i]);
-    CHECK(onic_mpi_scratch_get(5 << 10) == p[4]);
+    /* Four kept (2 to 5 KiB), the smallest that fits handed out; one
+     * smaller than all of them is not kept. */
     q = onic_mpi_scratch_get(1 << 10);
     CHECK(q == p[1]); /* 2 KiB: the 1 KiB one was not kept */
+    onic_mpi_scratch_put(q);
+    for (int i = 4; i >= 1; i--)
+        CHECK(onic_mpi_scratch_get((size_t)(i + 1) << 10) == p[i]);
+    q = onic_mpi_scratch_get(1 << 9); /* none kept: a new one */
+    for (int i = 1; i <= 4; i++)
+        onic_mpi_scratch_put(p[i]);
+    onic_mpi_scratch_put(q);
+    CHECK(onic_mpi_scratch_get(1500) == p[1]);
+    CHECK(onic_mpi_scratch_get(5 << 10) == p[4]);
     big = onic_mpi_scratch_get(10 << 10);
     CHECK(big != p[2] && big != p[3]);
     onic_mpi_scratch_put(p[4]);
-    onic_mpi_scratch_put(q);
+    onic_mpi_scratch_put(p[1]);
     onic_mpi_scratch_put(big);
     for (int round = 0; round < 3; round++) {
         int n = round == 1 ? 100 : N, bad = 0;
