@@ -315,6 +315,36 @@ static void test_reduce_scratch(void)
     onic_mpi_scratch_fini();
 }
 
+/* A reduction over n elements touches those n and no more: the element
+ * after them in the in-out buffer keeps its value, though the input's is
+ * one the operation would take (each kind of loop: arithmetic, bits,
+ * value-index pairs, complex, bool). */
+static void test_apply_bounds(void)
+{
+    static const struct {
+        MPI_Datatype type;
+        MPI_Op       op;
+    } cases[] = {{MPI_DOUBLE, MPI_MAX}, {MPI_INT, MPI_BOR}, {MPI_DOUBLE_INT, MPI_MAXLOC},
+                 {MPI_C_DOUBLE_COMPLEX, MPI_SUM}, {MPI_C_BOOL, MPI_LOR}};
+    enum { N = 5 };
+
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        onic_mpi_type_t *t = onic_mpi_type_get(cases[k].type);
+        onic_mpi_opd_t op;
+        unsigned char in[(N + 1) * 32], io[(N + 1) * 32], want;
+
+        REQUIRE(t != NULL && t->size <= 32);
+        CHECK(onic_mpi_coll_op_check(cases[k].op, t, NULL, "test", &op) == MPI_SUCCESS);
+        memset(in, 0x01, sizeof(in)); /* every input above the in-out's */
+        memset(io, 0x00, sizeof(io));
+        want = io[N * t->size];
+        onic_mpi_coll_apply(&op, t, (const char *)in, (char *)io, N * t->size);
+        for (size_t b = N * t->size; b < (N + 1) * t->size; b++)
+            CHECK(io[b] == want);
+        CHECK(memcmp(io, in, t->size) == 0 || cases[k].op == MPI_SUM); /* took the first */
+    }
+}
+
 int main(int argc, char **argv)
 {
     int size;
@@ -331,6 +361,7 @@ int main(int argc, char **argv)
     test_derived_of_derived_frees();
     test_struct_padded_not_contig();
     test_reduce_scratch();
+    test_apply_bounds();
     test_table_full_at_finalize(); /* last: MPI_Finalize frees them */
     MPI_Finalize();
     return check_summary("test_mpi_types");
