@@ -1407,6 +1407,11 @@ static void shm_checks(void)
              MPI_ERR_RANK);
     CHECK_EQ(err_class(MPI_Put(v, 1, MPI_LONG_LONG, right, 0, 2, MPI_LONG_LONG, win)),
              MPI_ERR_TYPE);
+    /* One element each side, of types of other sizes (the same count does
+     * not make the same type). */
+    CHECK_EQ(err_class(MPI_Put(v, 1, MPI_LONG_LONG, right, 0, 1, MPI_INT, win)), MPI_ERR_TYPE);
+    CHECK_EQ(err_class(MPI_Get(got, 1, MPI_INT, right, 0, 1, MPI_LONG_LONG, win)),
+             MPI_ERR_TYPE);
     CHECK_EQ(err_class(MPI_Put(v, -1, MPI_LONG_LONG, right, 0, -1, MPI_LONG_LONG, win)),
              MPI_ERR_COUNT);
     CHECK_EQ(err_class(MPI_Put(v, 1, loose, right, 0, 1, loose, win)), MPI_ERR_TYPE);
