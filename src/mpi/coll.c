@@ -614,20 +614,79 @@ void onic_mpi_scratch_fini(void)
 }
 
 /* --- Allreduce ---------------------------------------------------------------------------- */
-/* Swap `bytes` of acc with peer into tmp, on the allreduce's tag. */
-static int coll_swap(onic_mpi_comm_t *c, char *acc, char *tmp, size_t bytes, int peer,
-                     const char *call)
+/* Send sbytes at sbuf to peer and take rbytes from it into rbuf, on the
+ * allreduce's tag. */
+static int coll_sendrecv(onic_mpi_comm_t *c, const char *sbuf, size_t sbytes, char *rbuf,
+                         size_t rbytes, int peer, const char *call)
 {
     onic_mpi_req_t *r[2] = {NULL, NULL};
     int rc, wrc;
 
-    if ((rc = onic_mpi_coll_irecv(tmp, (int)bytes, coll_bytes(), peer, COLL_TAG_ALLREDUCE, c,
+    if ((rc = onic_mpi_coll_irecv(rbuf, (int)rbytes, coll_bytes(), peer, COLL_TAG_ALLREDUCE, c,
                                   &r[0])) == MPI_SUCCESS)
-        rc = onic_mpi_coll_isend(acc, (int)bytes, coll_bytes(), peer, COLL_TAG_ALLREDUCE, c,
+        rc = onic_mpi_coll_isend(sbuf, (int)sbytes, coll_bytes(), peer, COLL_TAG_ALLREDUCE, c,
                                  &r[1]);
     /* Whatever was started is waited for. */
     wrc = onic_mpi_coll_waitall(2, r, call);
     return rc != MPI_SUCCESS ? rc : wrc;
+}
+
+/* From this many bytes (and at least one element a process) the
+ * allreduce reduces by halves then gathers (coll_rsag); below it, by
+ * recursive doubling. */
+#define COLL_RSAG_MIN ((size_t)32 << 10)
+
+/* The allreduce of the pof2 processes of recursive doubling, for long
+ * data: reduce-scatter by recursive halving, then allgather by recursive
+ * doubling (Rabenseifner's). In the step of bit `mask` (1, 2, 4, ...) a
+ * process keeps the lower half of its range of elements if that bit of its
+ * rank is 0, else the upper, sends the other half to the process whose
+ * rank differs in that bit only (which has the same range) and combines
+ * what it gets for its half, the lower ranks' part first: the partial
+ * results are over runs of consecutive ranks, so an operation that does
+ * not commute is applied in rank order. Each element's result is made at
+ * one process, and the allgather (the steps in reverse, each swapping the
+ * halves straight into acc) gives everyone its bits. Each process sends
+ * and combines about bytes / 2 + bytes / 4 + ..., where recursive doubling
+ * sends and combines all bytes in each of log2(pof2) steps. */
+static int coll_rsag(onic_mpi_comm_t *c, char *acc, char *tmp, size_t count,
+                     onic_mpi_type_t *t, const onic_mpi_opd_t *op, int vrank, int pof2,
+                     int extra, const char *call)
+{
+    const size_t esize = t->size;
+    size_t lo[32], hi[32], a = 0, b = count;
+    int k = 0, rc = MPI_SUCCESS;
+
+    for (int mask = 1; mask < pof2; mask <<= 1, k++) {
+        int vpeer = vrank ^ mask, peer = vpeer < extra ? 2 * vpeer + 1 : vpeer + extra;
+        size_t mid = a + (b - a) / 2, ka, kb, sa, sb;
+
+        lo[k] = a;
+        hi[k] = b;
+        if (vrank & mask)
+            ka = mid, kb = b, sa = a, sb = mid;
+        else
+            ka = a, kb = mid, sa = mid, sb = b;
+        if ((rc = coll_sendrecv(c, acc + sa * esize, (sb - sa) * esize, tmp,
+                                (kb - ka) * esize, peer, call)) != MPI_SUCCESS)
+            return rc;
+        coll_combine(op, t, acc + ka * esize, tmp, (kb - ka) * esize, vpeer < vrank);
+        a = ka;
+        b = kb;
+    }
+    while (k-- > 0) {
+        int mask = 1 << k, vpeer = vrank ^ mask;
+        int peer = vpeer < extra ? 2 * vpeer + 1 : vpeer + extra;
+        /* The partner's half of the step's range: the one not kept. */
+        size_t oa = vrank & mask ? lo[k] : b, ob = vrank & mask ? a : hi[k];
+
+        if ((rc = coll_sendrecv(c, acc + a * esize, (b - a) * esize, acc + oa * esize,
+                                (ob - oa) * esize, peer, call)) != MPI_SUCCESS)
+            return rc;
+        a = lo[k];
+        b = hi[k];
+    }
+    return rc;
 }
 
 /* Allreduce by recursive doubling: in each step a process swaps its part
@@ -637,13 +696,16 @@ static int coll_swap(onic_mpi_comm_t *c, char *acc, char *tmp, size_t bytes, int
  * operation. log2(size) steps of one swap each way, where reduce then
  * broadcast made 2 log2(size) one-way transfers one after another (a
  * 16 KiB allreduce of 2 processes: two 16 KiB transfers in turn, now one
- * swap). Past the largest power of two, the first 2 * extra ranks fold in
- * pairs first: each even one hands its part to the odd one after it and
- * gets the result back at the end. */
+ * swap). Long data goes by halves instead (coll_rsag). Past the largest
+ * power of two, the first 2 * extra ranks fold in pairs first: each even
+ * one hands its part to the odd one after it and gets the result back at
+ * the end. */
 int onic_mpi_coll_allreduce(onic_mpi_comm_t *c, char *acc, size_t bytes, onic_mpi_type_t *t,
                             const onic_mpi_opd_t *op, const char *call)
 {
     int n = c->size, pof2 = 1, extra, vrank, rc = MPI_SUCCESS;
+    size_t count = t->size > 0 ? bytes / t->size : 0;
+    int halves = bytes >= COLL_RSAG_MIN && count >= (size_t)n;
     onic_mpi_req_t *r = NULL;
     char *tmp;
 
@@ -652,7 +714,10 @@ int onic_mpi_coll_allreduce(onic_mpi_comm_t *c, char *acc, size_t bytes, onic_mp
     while (pof2 * 2 <= n)
         pof2 *= 2;
     extra = n - pof2;
-    if ((tmp = onic_mpi_scratch_get(bytes + 1)) == NULL)
+    /* By halves, a step takes at most half of the elements (rounded up),
+     * but the fold takes them all. */
+    if ((tmp = onic_mpi_scratch_get(halves && extra == 0 ? (count + 1) / 2 * t->size + 1
+                                                          : bytes + 1)) == NULL)
         return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for %zu bytes", bytes);
     vrank = c->rank < 2 * extra ? (c->rank % 2 == 0 ? -1 : c->rank / 2) : c->rank - extra;
     if (vrank < 0) {
@@ -665,9 +730,11 @@ int onic_mpi_coll_allreduce(onic_mpi_comm_t *c, char *acc, size_t bytes, onic_mp
             (rc = onic_mpi_coll_waitall(1, &r, call)) == MPI_SUCCESS)
             coll_combine(op, t, acc, tmp, bytes, 1);
     }
-    for (int mask = 1; rc == MPI_SUCCESS && vrank >= 0 && mask < pof2; mask <<= 1) {
+    if (rc == MPI_SUCCESS && vrank >= 0 && halves)
+        rc = coll_rsag(c, acc, tmp, count, t, op, vrank, pof2, extra, call);
+    for (int mask = 1; rc == MPI_SUCCESS && vrank >= 0 && !halves && mask < pof2; mask <<= 1) {
         int vpeer = vrank ^ mask, peer = vpeer < extra ? 2 * vpeer + 1 : vpeer + extra;
-        if ((rc = coll_swap(c, acc, tmp, bytes, peer, call)) == MPI_SUCCESS)
+        if ((rc = coll_sendrecv(c, acc, bytes, tmp, bytes, peer, call)) == MPI_SUCCESS)
             coll_combine(op, t, acc, tmp, bytes, vpeer < vrank);
     }
     /* The folded ranks get the result. */
@@ -686,12 +753,13 @@ int onic_mpi_coll_allreduce(onic_mpi_comm_t *c, char *acc, size_t bytes, onic_mp
 }
 
 /* Validate, pack the input into a fresh buffer; *acc_p is the caller's
- * (from onic_mpi_scratch_get where scratch, else from onic_malloc). */
+ * (how: from onic_mpi_scratch_get, or onic_malloc), or the receive buffer
+ * (how ONIC_MPI_ACC_RECVBUF, where it can be: see there). */
 int onic_mpi_coll_reduce_begin(const char *call, MPI_Comm comm, const void *sendbuf,
                                void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                                int root, int all, size_t max_bytes, onic_mpi_comm_t **c_p,
                                onic_mpi_type_t **t_p, onic_mpi_opd_t *op_p, char **acc_p,
-                               size_t *bytes_p, int scratch)
+                               size_t *bytes_p, int how)
 {
     onic_mpi_comm_t *c;
     onic_mpi_type_t *t;
@@ -716,10 +784,19 @@ int onic_mpi_coll_reduce_begin(const char *call, MPI_Comm comm, const void *send
     if (*bytes_p > max_bytes)
         return onic_mpi_err(c, MPI_ERR_COUNT, call, "%d elements of %zu bytes: %s reduces at "
                             "most %zu bytes in one call", count, t->size, call, max_bytes);
-    if ((*acc_p = scratch ? onic_mpi_scratch_get(*bytes_p + 1) : onic_malloc(*bytes_p + 1)) ==
-        NULL)
-        return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for %zu bytes", *bytes_p);
-    onic_mpi_type_pack(t, in, count, *acc_p);
+    /* The receive buffer itself where its elements lie as packed ones do:
+     * no packed copy in and none out, the input copied in unless in place
+     * (MPI makes a send buffer that overlaps the receive buffer erroneous). */
+    if (how == ONIC_MPI_ACC_RECVBUF && onic_mpi_acc_in_recvbuf(t, *bytes_p)) {
+        *acc_p = (char *)recvbuf + t->blocks[0].off;
+        if (sendbuf != MPI_IN_PLACE)
+            memmove(*acc_p, (const char *)sendbuf + t->blocks[0].off, *bytes_p);
+    } else {
+        if ((*acc_p = how != ONIC_MPI_ACC_MALLOC ? onic_mpi_scratch_get(*bytes_p + 1)
+                                                 : onic_malloc(*bytes_p + 1)) == NULL)
+            return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for %zu bytes", *bytes_p);
+        onic_mpi_type_pack(t, in, count, *acc_p);
+    }
     *c_p = c;
     *t_p = t;
     return MPI_SUCCESS;
@@ -740,7 +817,7 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
     if (c != NULL)
         return onic_mpi_inter_reduce(c, sendbuf, recvbuf, count, datatype, op, root, call);
     rc = onic_mpi_coll_reduce_begin(call, comm, sendbuf, recvbuf, count, datatype, op, root, 0,
-                                    SIZE_MAX, &c, &t, &o, &acc, &bytes, 1);
+                                    SIZE_MAX, &c, &t, &o, &acc, &bytes, ONIC_MPI_ACC_SCRATCH);
     if (rc != MPI_SUCCESS)
         return rc;
     rc = onic_mpi_coll_reduce(c, acc, bytes, t, &o, root, call);
@@ -765,13 +842,15 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     if (c != NULL)
         return onic_mpi_inter_allreduce(c, sendbuf, recvbuf, count, NULL, datatype, op, call);
     rc = onic_mpi_coll_reduce_begin(call, comm, sendbuf, recvbuf, count, datatype, op, 0, 1,
-                                    SIZE_MAX, &c, &t, &o, &acc, &bytes, 1);
+                                    SIZE_MAX, &c, &t, &o, &acc, &bytes, ONIC_MPI_ACC_RECVBUF);
     if (rc != MPI_SUCCESS)
         return rc;
     rc = onic_mpi_coll_allreduce(c, acc, bytes, t, &o, call);
-    if (rc == MPI_SUCCESS)
-        onic_mpi_type_unpack(t, acc, bytes, recvbuf, count);
-    onic_mpi_scratch_put(acc);
+    if (!onic_mpi_acc_in_recvbuf(t, bytes)) {
+        if (rc == MPI_SUCCESS)
+            onic_mpi_type_unpack(t, acc, bytes, recvbuf, count);
+        onic_mpi_scratch_put(acc);
+    }
     return rc;
 }
 

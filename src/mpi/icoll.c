@@ -843,7 +843,7 @@ static int icoll_reduce(const char *call, const void *sendbuf, void *recvbuf, in
     }
     if ((rc = onic_mpi_coll_reduce_begin(call, comm, sendbuf, recvbuf, count, datatype, op,
                                          all ? 0 : root, all, ICOLL_REDUCE_MAX, &c, &t, &o,
-                                         &acc, &bytes, 0)) !=
+                                         &acc, &bytes, ONIC_MPI_ACC_MALLOC)) !=
         MPI_SUCCESS)
         return rc;
     /* The accumulator, then a part per child of the tree. */
@@ -1451,7 +1451,7 @@ static int icoll_reduction(const char *call, MPI_Comm comm, const void *sendbuf,
         (rc = onic_mpi_coll_reduce_begin(call, comm, sendbuf,
                                          sendbuf == MPI_IN_PLACE ? recvbuf : (void *)(uintptr_t)sendbuf,
                                          count, datatype, op, 0, 1, ICOLL_REDUCE_MAX, &c, &t,
-                                         &o, &acc, &bytes, 0)) != MPI_SUCCESS)
+                                         &o, &acc, &bytes, ONIC_MPI_ACC_MALLOC)) != MPI_SUCCESS)
         return rc;
     if ((scratch = onic_realloc(acc, bytes * (size_t)(parts + 1) + 1)) == NULL) {
         onic_free(acc);

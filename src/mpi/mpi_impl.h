@@ -972,13 +972,23 @@ int  onic_mpi_coll_root(onic_mpi_comm_t *c, const char *call, int root);
 int  onic_mpi_coll_local_copy(onic_mpi_comm_t *c, const char *call, const void *src, int scount,
                               onic_mpi_type_t *st, void *dst, int rcount, onic_mpi_type_t *rt);
 
+/* Where a reduction's packed input goes: a buffer of onic_malloc's or of
+ * onic_mpi_scratch_get's, or the receive buffer itself where its elements
+ * lie as packed ones do (a contiguous type), else a scratch buffer. */
+enum { ONIC_MPI_ACC_MALLOC, ONIC_MPI_ACC_SCRATCH, ONIC_MPI_ACC_RECVBUF };
+/* Whether ONIC_MPI_ACC_RECVBUF takes the receive buffer for `bytes` of t. */
+static inline int onic_mpi_acc_in_recvbuf(const onic_mpi_type_t *t, size_t bytes)
+{
+    return t->contig && bytes > 0;
+}
 /* The checks of a reduction's arguments (root ignored for all); the input
- * packed into a fresh buffer *acc_p of *bytes_p bytes, the caller's. */
+ * packed into *acc_p of *bytes_p bytes, as `how` says (the caller frees a
+ * buffer that is not the receive buffer). */
 int  onic_mpi_coll_reduce_begin(const char *call, MPI_Comm comm, const void *sendbuf,
                                 void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                                 int root, int all, size_t max_bytes, onic_mpi_comm_t **c_p,
                                 onic_mpi_type_t **t_p, onic_mpi_opd_t *op_p, char **acc_p,
-                                size_t *bytes_p, int scratch);
+                                size_t *bytes_p, int how);
 /* A buffer of at least size bytes for a blocking call's packed copies, or
  * NULL (no memory): kept for the next call when given back with
  * onic_mpi_scratch_put, as a buffer malloc hands back to the kernel costs

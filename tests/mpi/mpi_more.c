@@ -1939,6 +1939,117 @@ static void test_coll_limits(void)
     }
 }
 
+/* A sum of the BLK long longs of each element of test_allreduce_long's
+ * one-element type. */
+static void sum_blk(void *in, void *io, int *len, MPI_Datatype *dt)
+{
+    long long *a = in, *b = io;
+    int n;
+
+    MPI_Type_size(*dt, &n);
+    for (long i = 0; i < (long)*len * n / (long)sizeof(long long); i++)
+        b[i] += a[i];
+}
+
+/* MPI_Allreduce of long data, which goes by halves (reduce-scatter, then
+ * allgather) from 32 KiB, into the receive buffer itself where the type
+ * lays elements out packed: an operation that does not commute, on an
+ * element count no power of two divides, in place and not; sums of
+ * doubles whose bits depend on the order of the additions, the same bits
+ * at every process; a strided type (packed copies); one element per
+ * process or fewer (by doubling); and the send buffer left as it was. */
+static void test_allreduce_long(void)
+{
+    enum { E = 4099, D = 8191, V = 4096, BLK = 6144 };
+    MPI_Op then, bsum;
+    MPI_Datatype aff, big, vec;
+    affine_t *in = malloc(E * sizeof(*in)), *out = malloc(E * sizeof(*out));
+    double *din = malloc(D * sizeof(double)), *dout = malloc(D * sizeof(double));
+    double *d0 = malloc(D * sizeof(double));
+    long long *vin = malloc(3 * V * sizeof(long long)), *vout = malloc(3 * V * sizeof(long long));
+    int bad = 0;
+
+    CHECK(in != NULL && out != NULL && din != NULL && dout != NULL && d0 != NULL &&
+          vin != NULL && vout != NULL);
+    MPI_Op_create(affine_then, 0, &then);
+    MPI_Type_contiguous(2, MPI_LONG_LONG, &aff);
+    MPI_Type_commit(&aff);
+    for (int k = 0; k < E; k++)
+        in[k] = affine_of(rank, k);
+    MPI_Allreduce(in, out, E, aff, then, MPI_COMM_WORLD);
+    for (int k = 0; k < E; k++) {
+        affine_t e = affine_fold(0, size, k), i = affine_of(rank, k);
+        bad += out[k].a != e.a || out[k].b != e.b || in[k].a != i.a || in[k].b != i.b;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, in, E, aff, then, MPI_COMM_WORLD);
+    for (int k = 0; k < E; k++) {
+        affine_t e = affine_fold(0, size, k);
+        bad += in[k].a != e.a || in[k].b != e.b;
+    }
+    CHECK_EQ(bad, 0);
+
+    /* Sums whose rounding depends on their order: every process has the
+     * bits of rank 0's. */
+    for (int k = 0; k < D; k++)
+        din[k] = 1.0 / (3.0 + k + rank) + (rank % 2 ? 1e16 : 0.1);
+    MPI_Allreduce(din, dout, D, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    memcpy(d0, dout, D * sizeof(double));
+    MPI_Bcast(d0, D, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    CHECK_EQ(memcmp(d0, dout, D * sizeof(double)), 0);
+    for (int k = 0; k < D; k++) {
+        double e = 0;
+        for (int r = 0; r < size; r++)
+            e += 1.0 / (3.0 + k + r) + (r % 2 ? 1e16 : 0.1);
+        double diff = dout[k] > e ? dout[k] - e : e - dout[k];
+        bad += diff > 1e-14 * e + 4.0;
+    }
+    CHECK_EQ(bad, 0);
+
+    /* Every other long long of 3 (a strided type, packed copies): the
+     * gaps of the receive buffer stay as they were. */
+    MPI_Type_vector(1, 1, 3, MPI_LONG_LONG, &vec);
+    MPI_Type_create_resized(vec, 0, 3 * sizeof(long long), &big);
+    MPI_Type_commit(&big);
+    for (int k = 0; k < 3 * V; k++) {
+        vin[k] = (long long)rank * 1000003 + k;
+        vout[k] = -1;
+    }
+    MPI_Allreduce(vin, vout, V, big, MPI_SUM, MPI_COMM_WORLD);
+    for (int k = 0; k < 3 * V; k++)
+        bad += vout[k] != (k % 3 ? -1 : (long long)size * (size - 1) / 2 * 1000003 +
+                                               (long long)size * k);
+    CHECK_EQ(bad, 0);
+    MPI_Type_free(&big);
+    MPI_Type_free(&vec);
+
+    /* 48 KiB in one element, or two: fewer elements than processes (at
+     * 3 and 4) go by doubling, two at 2 processes by halves of one. */
+    MPI_Type_contiguous(BLK, MPI_LONG_LONG, &big);
+    MPI_Type_commit(&big);
+    MPI_Op_create(sum_blk, 1, &bsum);
+    for (int count = 1; count <= 2; count++) {
+        for (int k = 0; k < count * BLK; k++) {
+            vin[k] = (long long)rank * 7 + k;
+            vout[k] = -1;
+        }
+        MPI_Allreduce(vin, vout, count, big, bsum, MPI_COMM_WORLD);
+        for (int k = 0; k < count * BLK; k++)
+            bad += vout[k] != (long long)size * (size - 1) / 2 * 7 + (long long)size * k;
+        CHECK_EQ(bad, 0);
+    }
+    MPI_Op_free(&bsum);
+    MPI_Type_free(&big);
+    MPI_Type_free(&aff);
+    MPI_Op_free(&then);
+    free(in);
+    free(out);
+    free(din);
+    free(dout);
+    free(d0);
+    free(vin);
+    free(vout);
+}
+
 static void test_coll(void)
 {
     enum { N = 5 };
@@ -1954,6 +2065,7 @@ static void test_coll(void)
     MPI_STAGE(test_reduce_roots);
     MPI_STAGE(test_collv_edges);
     MPI_STAGE(test_coll_limits);
+    MPI_STAGE(test_allreduce_long);
     mpi_stage("coll");
 
     MPI_Op_create(affine_then, 0, &then);

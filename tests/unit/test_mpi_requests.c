@@ -1130,11 +1130,14 @@ static void test_finalize_pending(void)
  * limit is checked before anything is allocated or copied: with every
  * allocation failing, a count over it is MPI_ERR_COUNT, and a count of
  * exactly 2^31 - 1 bytes passes it and fails for want of memory (no buffer
- * is touched either way). */
+ * is touched either way). The blocking one's type has a gap after each
+ * element, so that its data is packed into a buffer (a contiguous type's
+ * is reduced in the receive buffer, with nothing to allocate). */
 static void test_reduce_limit(void)
 {
     const char *call[3] = {"MPI_Iallreduce", "MPI_Ireduce", "MPI_Iscan"};
     short in[4] = {0}, out[4] = {0};
+    MPI_Datatype gapped;
     MPI_Request r;
 
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
@@ -1156,10 +1159,12 @@ static void test_reduce_limit(void)
             CHECK(r == MPI_REQUEST_NULL);
         }
     }
+    MPI_Type_create_resized(MPI_SHORT, 0, 2 * sizeof(short), &gapped);
+    MPI_Type_commit(&gapped);
     onic_mem_fail_after(0);
-    CHECK_EQ(MPI_Allreduce(in, out, INT32_MAX, MPI_SHORT, MPI_BOR, MPI_COMM_SELF),
-             MPI_ERR_NO_MEM);
+    CHECK_EQ(MPI_Allreduce(in, out, INT32_MAX, gapped, MPI_BOR, MPI_COMM_SELF), MPI_ERR_NO_MEM);
     onic_mem_fail_after(-1);
+    MPI_Type_free(&gapped);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
 }
 
