@@ -504,8 +504,15 @@ int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype 
             MPI_SUCCESS ||
         (rc = onic_mpi_coll_op_check(op, t, NULL, call, &o)) != MPI_SUCCESS)
         return rc;
-    /* inoutbuf = inbuf op inoutbuf, on packed copies as the collectives do. */
     bytes = t->size * (size_t)count;
+    /* inoutbuf = inbuf op inoutbuf: in place where the type lays elements
+     * out packed (MPI makes aliased buffers erroneous), else on packed
+     * copies as the collectives do. */
+    if (onic_mpi_acc_in_recvbuf(t, bytes)) {
+        onic_mpi_coll_apply(&o, t, (const char *)inbuf + t->blocks[0].off,
+                            (char *)inoutbuf + t->blocks[0].off, bytes);
+        return MPI_SUCCESS;
+    }
     a = onic_mpi_scratch_get(bytes + 1);
     b = onic_mpi_scratch_get(bytes + 1);
     if (a == NULL || b == NULL) {

@@ -2226,6 +2226,27 @@ static void test_coll(void)
         CHECK(e[0] == 1.5 && e[1] == 4);
         MPI_Type_free(&aff);
     }
+    {
+        /* Two long longs that start one past the type's address, reduced
+         * in the buffers themselves (MPI_Reduce_local, MPI_Allreduce in
+         * and out of place): the cells before and after stay as they were. */
+        long long a[4] = {-5, 3, 4, -6}, b[4] = {-7, 10, 20, -8}, c[4] = {-9, -9, -9, -9};
+        int two = 2;
+        MPI_Aint at = sizeof(long long);
+        MPI_Datatype late;
+        MPI_Type_create_hindexed(1, &two, &at, MPI_LONG_LONG, &late);
+        MPI_Type_commit(&late);
+        CHECK_EQ(MPI_Reduce_local(a, b, 1, late, MPI_SUM), MPI_SUCCESS);
+        CHECK(b[0] == -7 && b[1] == 13 && b[2] == 24 && b[3] == -8);
+        CHECK_EQ(MPI_Reduce_local(a, b, 0, late, MPI_SUM), MPI_SUCCESS);
+        CHECK(b[1] == 13 && b[2] == 24);
+        CHECK_EQ(MPI_Allreduce(a, c, 1, late, MPI_SUM, MPI_COMM_WORLD), MPI_SUCCESS);
+        CHECK(c[0] == -9 && c[1] == 3 * size && c[2] == 4 * size && c[3] == -9);
+        CHECK(a[0] == -5 && a[1] == 3 && a[2] == 4 && a[3] == -6);
+        CHECK_EQ(MPI_Allreduce(MPI_IN_PLACE, a, 1, late, MPI_MAX, MPI_COMM_WORLD), MPI_SUCCESS);
+        CHECK(a[0] == -5 && a[1] == 3 && a[2] == 4 && a[3] == -6);
+        MPI_Type_free(&late);
+    }
 
     /* Errors. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
