@@ -649,9 +649,9 @@ static int coll_sendrecv(onic_mpi_comm_t *c, const char *sbuf, size_t sbytes, ch
  * halves straight into acc) gives everyone its bits. Each process sends
  * and combines about bytes / 2 + bytes / 4 + ..., where recursive doubling
  * sends and combines all bytes in each of log2(pof2) steps. */
-static int coll_rsag(onic_mpi_comm_t *c, char *acc, char *tmp, size_t count,
-                     onic_mpi_type_t *t, const onic_mpi_opd_t *op, int vrank, int pof2,
-                     int extra, const char *call)
+static int coll_rsag(onic_mpi_comm_t *c, const char *src, char *acc, char *tmp,
+                     size_t count, onic_mpi_type_t *t, const onic_mpi_opd_t *op, int vrank,
+                     int pof2, int extra, const char *call)
 {
     const size_t esize = t->size;
     size_t lo[32], hi[32], a = 0, b = count;
@@ -659,7 +659,11 @@ static int coll_rsag(onic_mpi_comm_t *c, char *acc, char *tmp, size_t count,
 
     for (int mask = 1; mask < pof2; mask <<= 1, k++) {
         int vpeer = vrank ^ mask, peer = vpeer < extra ? 2 * vpeer + 1 : vpeer + extra;
-        size_t mid = a + (b - a) / 2, ka, kb, sa, sb;
+        size_t mid = a + (b - a) / 2, ka, kb, sa, sb, kbytes;
+        /* Each element's result is made at one process: an operation that
+         * commutes takes the partner's part either way round, without the
+         * copy that puts it first. */
+        int first = op->commute || vpeer < vrank;
 
         lo[k] = a;
         hi[k] = b;
@@ -667,10 +671,22 @@ static int coll_rsag(onic_mpi_comm_t *c, char *acc, char *tmp, size_t count,
             ka = mid, kb = b, sa = a, sb = mid;
         else
             ka = a, kb = mid, sa = mid, sb = b;
-        if ((rc = coll_sendrecv(c, acc + sa * esize, (sb - sa) * esize, tmp,
-                                (kb - ka) * esize, peer, call)) != MPI_SUCCESS)
+        kbytes = (kb - ka) * esize;
+        if ((rc = coll_sendrecv(c, (src != NULL ? src : acc) + sa * esize, (sb - sa) * esize,
+                                tmp, kbytes, peer, call)) != MPI_SUCCESS)
             return rc;
-        coll_combine(op, t, acc + ka * esize, tmp, (kb - ka) * esize, vpeer < vrank);
+        if (src == NULL) {
+            coll_combine(op, t, acc + ka * esize, tmp, kbytes, first);
+        } else if (first) {
+            /* The first step from the send buffer: only the half kept is
+             * copied into acc (the allgather fills the other). */
+            memmove(acc + ka * esize, src + ka * esize, kbytes);
+            onic_mpi_coll_apply(op, t, tmp, acc + ka * esize, kbytes);
+        } else {
+            onic_mpi_coll_apply(op, t, src + ka * esize, tmp, kbytes);
+            memcpy(acc + ka * esize, tmp, kbytes);
+        }
+        src = NULL;
         a = ka;
         b = kb;
     }
@@ -700,8 +716,8 @@ static int coll_rsag(onic_mpi_comm_t *c, char *acc, char *tmp, size_t count,
  * power of two, the first 2 * extra ranks fold in pairs first: each even
  * one hands its part to the odd one after it and gets the result back at
  * the end. */
-int onic_mpi_coll_allreduce(onic_mpi_comm_t *c, char *acc, size_t bytes, onic_mpi_type_t *t,
-                            const onic_mpi_opd_t *op, const char *call)
+int onic_mpi_coll_allreduce_from(onic_mpi_comm_t *c, const char *src, char *acc, size_t bytes,
+                                 onic_mpi_type_t *t, const onic_mpi_opd_t *op, const char *call)
 {
     int n = c->size, pof2 = 1, extra, vrank, rc = MPI_SUCCESS;
     size_t count = t->size > 0 ? bytes / t->size : 0;
@@ -709,11 +725,17 @@ int onic_mpi_coll_allreduce(onic_mpi_comm_t *c, char *acc, size_t bytes, onic_mp
     onic_mpi_req_t *r = NULL;
     char *tmp;
 
-    if (n == 1)
-        return MPI_SUCCESS;
     while (pof2 * 2 <= n)
         pof2 *= 2;
     extra = n - pof2;
+    /* The input goes into acc whole, but by halves with no fold, where
+     * the first step takes it from src (a single process has no step). */
+    if (src != NULL && !(halves && extra == 0 && n > 1)) {
+        memmove(acc, src, bytes);
+        src = NULL;
+    }
+    if (n == 1)
+        return MPI_SUCCESS;
     /* By halves, a step takes at most half of the elements (rounded up),
      * but the fold takes them all. */
     if ((tmp = onic_mpi_scratch_get(halves && extra == 0 ? (count + 1) / 2 * t->size + 1
@@ -731,7 +753,7 @@ int onic_mpi_coll_allreduce(onic_mpi_comm_t *c, char *acc, size_t bytes, onic_mp
             coll_combine(op, t, acc, tmp, bytes, 1);
     }
     if (rc == MPI_SUCCESS && vrank >= 0 && halves)
-        rc = coll_rsag(c, acc, tmp, count, t, op, vrank, pof2, extra, call);
+        rc = coll_rsag(c, src, acc, tmp, count, t, op, vrank, pof2, extra, call);
     for (int mask = 1; rc == MPI_SUCCESS && vrank >= 0 && !halves && mask < pof2; mask <<= 1) {
         int vpeer = vrank ^ mask, peer = vpeer < extra ? 2 * vpeer + 1 : vpeer + extra;
         if ((rc = coll_sendrecv(c, acc, bytes, tmp, bytes, peer, call)) == MPI_SUCCESS)
@@ -785,12 +807,10 @@ int onic_mpi_coll_reduce_begin(const char *call, MPI_Comm comm, const void *send
         return onic_mpi_err(c, MPI_ERR_COUNT, call, "%d elements of %zu bytes: %s reduces at "
                             "most %zu bytes in one call", count, t->size, call, max_bytes);
     /* The receive buffer itself where its elements lie as packed ones do:
-     * no packed copy in and none out, the input copied in unless in place
-     * (MPI makes a send buffer that overlaps the receive buffer erroneous). */
+     * no packed copy in and none out (the caller takes the input from the
+     * send buffer, unless in place). */
     if (how == ONIC_MPI_ACC_RECVBUF && onic_mpi_acc_in_recvbuf(t, *bytes_p)) {
         *acc_p = (char *)recvbuf + t->blocks[0].off;
-        if (sendbuf != MPI_IN_PLACE)
-            memmove(*acc_p, (const char *)sendbuf + t->blocks[0].off, *bytes_p);
     } else {
         if ((*acc_p = how != ONIC_MPI_ACC_MALLOC ? onic_mpi_scratch_get(*bytes_p + 1)
                                                  : onic_malloc(*bytes_p + 1)) == NULL)
@@ -845,13 +865,25 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
                                     SIZE_MAX, &c, &t, &o, &acc, &bytes, ONIC_MPI_ACC_RECVBUF);
     if (rc != MPI_SUCCESS)
         return rc;
-    rc = onic_mpi_coll_allreduce(c, acc, bytes, t, &o, call);
+    /* In the receive buffer, the input is read from the send buffer (MPI
+     * makes the two overlapping erroneous; a copy is a memmove). */
+    rc = onic_mpi_coll_allreduce_from(c,
+                                      onic_mpi_acc_in_recvbuf(t, bytes) && sendbuf != MPI_IN_PLACE
+                                          ? (const char *)sendbuf + t->blocks[0].off
+                                          : NULL,
+                                      acc, bytes, t, &o, call);
     if (!onic_mpi_acc_in_recvbuf(t, bytes)) {
         if (rc == MPI_SUCCESS)
             onic_mpi_type_unpack(t, acc, bytes, recvbuf, count);
         onic_mpi_scratch_put(acc);
     }
     return rc;
+}
+
+int onic_mpi_coll_allreduce(onic_mpi_comm_t *c, char *acc, size_t bytes, onic_mpi_type_t *t,
+                            const onic_mpi_opd_t *op, const char *call)
+{
+    return onic_mpi_coll_allreduce_from(c, NULL, acc, bytes, t, op, call);
 }
 
 int onic_mpi_coll_band(onic_mpi_comm_t *c, uint64_t *mask, int nwords, const char *call)

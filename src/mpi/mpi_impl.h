@@ -952,6 +952,11 @@ void onic_mpi_coll_apply(const onic_mpi_opd_t *op, const onic_mpi_type_t *t, con
  * order at every process (the same bits everywhere). */
 int  onic_mpi_coll_allreduce(onic_mpi_comm_t *c, char *acc, size_t bytes, onic_mpi_type_t *t,
                              const onic_mpi_opd_t *op, const char *call);
+/* The same with the input in src (not in acc yet; NULL: it is), which
+ * acc may overlap: read as it is needed, not copied whole first. */
+int  onic_mpi_coll_allreduce_from(onic_mpi_comm_t *c, const char *src, char *acc, size_t bytes,
+                                  onic_mpi_type_t *t, const onic_mpi_opd_t *op,
+                                  const char *call);
 /* The packed reduction of acc (overwritten) to root, whose acc holds the
  * result; in rank order for an operation that does not commute. */
 int  onic_mpi_coll_reduce(onic_mpi_comm_t *c, char *acc, size_t bytes, onic_mpi_type_t *t,
@@ -983,7 +988,8 @@ static inline int onic_mpi_acc_in_recvbuf(const onic_mpi_type_t *t, size_t bytes
 }
 /* The checks of a reduction's arguments (root ignored for all); the input
  * packed into *acc_p of *bytes_p bytes, as `how` says (the caller frees a
- * buffer that is not the receive buffer). */
+ * buffer that is not the receive buffer; into the receive buffer, the
+ * input is not copied: the caller reads it from the send buffer). */
 int  onic_mpi_coll_reduce_begin(const char *call, MPI_Comm comm, const void *sendbuf,
                                 void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                                 int root, int all, size_t max_bytes, onic_mpi_comm_t **c_p,
