@@ -679,6 +679,7 @@ int MPI_Pcontrol(const int level, ...);
  * Windows, RMA operations and their synchronisation (docs/architecture.md,
  * "mpi", "One-sided"). */
 typedef int MPI_Win;
+typedef void MPI_Win_errhandler_function(MPI_Win *win, int *error_code, ...);
 #define MPI_WIN_NULL  ((MPI_Win)0)
 #define MPI_REPLACE   ((MPI_Op)0x1000000c)
 #define MPI_NO_OP     ((MPI_Op)0x1000000d)
@@ -755,6 +756,11 @@ int MPI_Win_set_name(MPI_Win win, const char *win_name);
 int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen);
 int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
 int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler);
+int MPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn,
+                              MPI_Errhandler *errhandler);
+int MPI_Win_call_errhandler(MPI_Win win, int errorcode);
+int MPI_Win_set_info(MPI_Win win, MPI_Info info);
+int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used);
 
 int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
             int target_rank, MPI_Aint target_disp, int target_count,

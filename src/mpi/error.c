@@ -93,12 +93,15 @@ int onic_mpi_err_lastused(void)
 /* The predefined handlers' objects: only their handles matter. */
 static int errh_fatal_obj, errh_return_obj;
 
-/* A handler from MPI_Comm_create_errhandler. MPI_Errhandler_free marks it
- * freed (no communicator may take it again) but keeps it for those that
- * have it; MPI_Finalize frees them all. */
+/* A handler from MPI_Comm_create_errhandler or MPI_Win_create_errhandler
+ * (win set: fn is a window's, given the window). MPI_Errhandler_free marks
+ * it freed (no object may take it again) but keeps it for those that have
+ * it; MPI_Finalize frees them all. */
 typedef struct errh_user {
     MPI_Comm_errhandler_function *fn;
+    MPI_Win_errhandler_function  *wfn;
     int                           freed;
+    int                           win;
 } errh_user_t;
 
 static errh_user_t *errh_user(MPI_Errhandler h)
@@ -175,12 +178,18 @@ static int error_report_to(MPI_Errhandler errh, onic_mpi_comm_t *comm, int cls, 
         return cls;
     }
     if (errh_user(errh) != NULL) {
-        /* The program's handler; the call then returns the class. */
+        /* The program's handler; the call then returns the class. A
+         * window's handler sits on the window's private communicator and
+         * is given the window. */
         MPI_Comm h = comm != NULL ? comm->handle : MPI_COMM_WORLD;
+        MPI_Win wh = comm != NULL ? comm->win : MPI_WIN_NULL;
         int code = cls;
         onic_debug("mpi: %s on rank %s: %s: %s (to the program's handler)", call,
                    onic_mpi_rank_str(), error_name(cls), what);
-        errh_user(errh)->fn(&h, &code);
+        if (errh_user(errh)->win)
+            errh_user(errh)->wfn(&wh, &code);
+        else
+            errh_user(errh)->fn(&h, &code);
         return cls;
     }
     fprintf(stderr, "onic: %s on rank %s failed: %s: %s (MPI_ERRORS_ARE_FATAL: stopping the "
@@ -338,21 +347,32 @@ int MPI_Add_error_string(int errorcode, const char *string)
     return MPI_SUCCESS;
 }
 
+int onic_mpi_errh_kind(MPI_Errhandler h)
+{
+    errh_user_t *u = errh_user(h);
+
+    if (u != NULL)
+        return u->freed ? ONIC_MPI_ERRH_NONE : u->win ? ONIC_MPI_ERRH_WIN : ONIC_MPI_ERRH_COMM;
+    return onic_mpi_htab_get(&onic_mpi_g.errhs, h) != NULL ? ONIC_MPI_ERRH_PREDEFINED
+                                                            : ONIC_MPI_ERRH_NONE;
+}
+
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
     ONIC_MPI_LOCKED;
     onic_mpi_comm_t *c;
-    int rc;
+    int rc, kind;
 
     ONIC_MPI_CHECK_INIT("MPI_Comm_set_errhandler");
     if ((c = onic_mpi_comm_get(comm, "MPI_Comm_set_errhandler", &rc)) == NULL)
         return rc;
-    if (onic_mpi_htab_get(&onic_mpi_g.errhs, errhandler) == NULL ||
-        (errh_user(errhandler) != NULL && errh_user(errhandler)->freed))
+    if ((kind = onic_mpi_errh_kind(errhandler)) == ONIC_MPI_ERRH_NONE ||
+        kind == ONIC_MPI_ERRH_WIN)
         return onic_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
-                            "errhandler %#x is not an error handler; use MPI_ERRORS_ARE_FATAL, "
-                            "MPI_ERRORS_RETURN or one from MPI_Comm_create_errhandler",
-                            (unsigned)errhandler);
+                            "errhandler %#x is not a communicator's error handler%s; use "
+                            "MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN or one from "
+                            "MPI_Comm_create_errhandler", (unsigned)errhandler,
+                            kind == ONIC_MPI_ERRH_WIN ? " (it is a window's)" : "");
     c->errh = errhandler;
     return MPI_SUCCESS;
 }
@@ -388,6 +408,30 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
     if ((u = onic_calloc(1, sizeof(*u))) == NULL)
         return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for a handler");
     u->fn = comm_errhandler_fn;
+    if (onic_mpi_htab_add(&onic_mpi_g.errhs, u, &h) != 0) {
+        onic_free(u);
+        return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no room for a handler handle");
+    }
+    *errhandler = h;
+    return MPI_SUCCESS;
+}
+
+int MPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn,
+                              MPI_Errhandler *errhandler)
+{
+    ONIC_MPI_LOCKED;
+    const char *call = "MPI_Win_create_errhandler";
+    errh_user_t *u;
+    int h;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if (win_errhandler_fn == NULL || errhandler == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "%s is NULL",
+                            errhandler == NULL ? "errhandler" : "win_errhandler_fn");
+    if ((u = onic_calloc(1, sizeof(*u))) == NULL)
+        return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for a handler");
+    u->wfn = win_errhandler_fn;
+    u->win = 1;
     if (onic_mpi_htab_add(&onic_mpi_g.errhs, u, &h) != 0) {
         onic_free(u);
         return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no room for a handler handle");

@@ -157,6 +157,9 @@ typedef struct onic_mpi_comm {
      * intracommunicator. */
     struct onic_mpi_comm *local;
     MPI_Errhandler    errh;
+    /* A window's private communicator: the window (whose handler is errh,
+     * given the window); else MPI_WIN_NULL. */
+    int               win;
     int               predefined;
     struct onic_mpi_topo *topo; /* its process topology (topo.c), or NULL */
     char              name[MPI_MAX_OBJECT_NAME]; /* MPI_Comm_set_name; "" if none */
@@ -600,6 +603,10 @@ int  onic_mpi_err_ptl(onic_mpi_comm_t *comm, const char *call, const char *what,
 /* Before MPI_Init or after MPI_Finalize: the fatal report. */
 _Noreturn int onic_mpi_err_state(const char *call);
 void onic_mpi_errh_init(void);
+/* What an error handler handle is: none (or freed), a predefined one, or
+ * a program's for communicators or for windows (error.c). */
+enum { ONIC_MPI_ERRH_NONE, ONIC_MPI_ERRH_PREDEFINED, ONIC_MPI_ERRH_COMM, ONIC_MPI_ERRH_WIN };
+int  onic_mpi_errh_kind(MPI_Errhandler h);
 /* MPI_Finalize: the handlers from MPI_Comm_create_errhandler. */
 void onic_mpi_errh_fini(void);
 _Noreturn void onic_mpi_die(int code);

@@ -69,6 +69,9 @@ typedef struct onic_mpi_wctl {
 } onic_mpi_wctl_t;
 static_assert(sizeof(onic_mpi_wctl_t) == 64, "a control block is one cache line");
 
+/* The info hints a window keeps (win.c, win_hints). */
+#define ONIC_MPI_WIN_HINTS 6
+
 typedef struct onic_mpi_win {
     int               handle;
     int               id;          /* the private communicator's context id */
@@ -93,6 +96,7 @@ typedef struct onic_mpi_win {
     int              *disp_units;
     ptl_handle_me_t   me;
     char              name[MPI_MAX_OBJECT_NAME];
+    char              hints[ONIC_MPI_WIN_HINTS][24]; /* info hints' values (win.c) */
     onic_mpi_win_attr_t *attrs;
     /* Origin side: the epochs open. */
     int               fence;       /* a fence opened an epoch (no NOSUCCEED) */
@@ -161,6 +165,10 @@ static inline onic_mpi_win_t *onic_mpi_win_lookup(MPI_Win h)
 #define onic_mpi_win_err(_w, _cls, _call, ...) onic_mpi_err((_w)->comm, _cls, _call, __VA_ARGS__)
 /* May an operation go to comm rank `rank` now? MPI_SUCCESS or MPI_ERR_RMA_SYNC reported. */
 int  onic_mpi_win_access(onic_mpi_win_t *w, int rank, const char *call);
+
+/* The window's info hints from info (MPI_INFO_NULL: none), after a
+ * creation that info was checked for (onic_mpi_info_check). */
+void onic_mpi_win_hints(MPI_Win win, MPI_Info info);
 
 /* --- win_shared.c ----------------------------------------------------------------- */
 /* Make a window of `flavor` in memory shared by comm's processes

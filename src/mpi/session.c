@@ -295,10 +295,11 @@ int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info 
     int i;
 
     ONIC_MPI_CHECK_INIT(call);
-    if (onic_mpi_htab_get(&onic_mpi_g.errhs, errhandler) == NULL)
-        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "errhandler %#x is not an error handler; "
-                            "use MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN or one from "
-                            "MPI_Comm_create_errhandler", (unsigned)errhandler);
+    if (onic_mpi_errh_kind(errhandler) == ONIC_MPI_ERRH_NONE ||
+        onic_mpi_errh_kind(errhandler) == ONIC_MPI_ERRH_WIN)
+        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "errhandler %#x is not a communicator's "
+                            "error handler; use MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN or one "
+                            "from MPI_Comm_create_errhandler", (unsigned)errhandler);
     taglen = stringtag != NULL ? strnlen(stringtag, MPI_MAX_STRINGTAG_LEN + 1) : 0;
     if ((g = onic_mpi_group_get(group)) == NULL)
         return onic_mpi_err_errh(errhandler, MPI_ERR_GROUP, call, "group %#x is not a live "

@@ -82,6 +82,105 @@ static void win_destroy(onic_mpi_win_t *w)
     onic_free(w);
 }
 
+/* --- Info hints ---------------------------------------------------------------------------- */
+/* The hints of MPI 4.0, 12.2.1, each with its value when none is given:
+ * set at creation or by MPI_Win_set_info, returned by MPI_Win_get_info.
+ * onic needs none of the promises they make (its locks, orderings and
+ * accumulates hold whatever they say), so they only describe the window;
+ * a value that is not one of the key's is ignored, as other keys are. */
+static int hint_bool(const char *v)
+{
+    return strcmp(v, "true") == 0 || strcmp(v, "false") == 0;
+}
+
+static int hint_ordering(const char *v)
+{
+    static const char *const kinds[] = {"rar", "raw", "war", "waw"};
+    char buf[24], *tok, *save;
+
+    if (strcmp(v, "none") == 0)
+        return 1;
+    snprintf(buf, sizeof(buf), "%s", v);
+    for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+        int known = 0;
+        for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+            known |= strcmp(tok, kinds[k]) == 0;
+        if (!known)
+            return 0;
+    }
+    return v[0] != '\0' && v[strlen(v) - 1] != ',';
+}
+
+static int hint_ops(const char *v)
+{
+    return strcmp(v, "same_op") == 0 || strcmp(v, "same_op_no_op") == 0;
+}
+
+static const struct {
+    const char *key, *value;
+    int (*ok)(const char *value);
+} win_hints[ONIC_MPI_WIN_HINTS] = {
+    {"no_locks", "false", hint_bool},
+    {"accumulate_ordering", "rar,raw,war,waw", hint_ordering},
+    {"accumulate_ops", "same_op_no_op", hint_ops},
+    {"same_size", "false", hint_bool},
+    {"same_disp_unit", "false", hint_bool},
+    {"alloc_shared_noncontig", "false", hint_bool},
+};
+
+static void win_hints_take(onic_mpi_win_t *w, MPI_Info info)
+{
+    char v[MPI_MAX_INFO_VAL + 1];
+
+    for (int k = 0; k < ONIC_MPI_WIN_HINTS; k++)
+        if (onic_mpi_info_value(info, win_hints[k].key, v, sizeof(v)) == 1 &&
+            strlen(v) < sizeof(w->hints[k]) && win_hints[k].ok(v))
+            strcpy(w->hints[k], v);
+}
+
+void onic_mpi_win_hints(MPI_Win win, MPI_Info info)
+{
+    onic_mpi_win_t *w = onic_mpi_win_lookup(win);
+
+    if (w != NULL && info != MPI_INFO_NULL)
+        win_hints_take(w, info);
+}
+
+int MPI_Win_set_info(MPI_Win win, MPI_Info info)
+{
+    ONIC_MPI_LOCKED;
+    const char *call = "MPI_Win_set_info";
+    onic_mpi_win_t *w;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((w = onic_mpi_win_get(win, call, &rc)) == NULL)
+        return rc;
+    if ((rc = onic_mpi_info_check(w->comm, info, 0, call)) != MPI_SUCCESS)
+        return rc;
+    win_hints_take(w, info);
+    return MPI_SUCCESS;
+}
+
+int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
+{
+    ONIC_MPI_LOCKED;
+    const char *call = "MPI_Win_get_info";
+    onic_mpi_win_t *w;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((w = onic_mpi_win_get(win, call, &rc)) == NULL)
+        return rc;
+    if (info_used == NULL)
+        return onic_mpi_win_err(w, MPI_ERR_ARG, call, "info_used is NULL; pass where to store "
+                                "the new info object");
+    rc = MPI_Info_create(info_used);
+    for (int k = 0; rc == MPI_SUCCESS && k < ONIC_MPI_WIN_HINTS; k++)
+        rc = MPI_Info_set(*info_used, win_hints[k].key, w->hints[k]);
+    return rc;
+}
+
 int onic_mpi_win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int flavor,
                       int owns, const char *call, MPI_Win *win)
 {
@@ -123,6 +222,8 @@ int onic_mpi_win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, i
         return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for a window of %d "
                             "processes", n);
     }
+    for (int k = 0; k < ONIC_MPI_WIN_HINTS; k++)
+        strcpy(w->hints[k], win_hints[k].value);
     w->base = base;
     w->size = size;
     w->disp_unit = disp_unit;
@@ -166,6 +267,7 @@ int onic_mpi_win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, i
         rc = onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no room for a window handle");
         goto err_me;
     }
+    w->comm->win = w->handle;
     onic_mpi_rma_win_add(w);
     /* Every member's entry is attached before anyone may reach it. */
     if ((rc = onic_mpi_coll_barrier(w->comm, call)) != MPI_SUCCESS) {
@@ -191,10 +293,16 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
                    MPI_Win *win)
 {
     ONIC_MPI_LOCKED;
+    int rc;
+
     ONIC_MPI_CHECK_INIT("MPI_Win_create");
-    (void)info;
-    return onic_mpi_win_make(base, size, disp_unit, comm, MPI_WIN_FLAVOR_CREATE, 0,
-                             "MPI_Win_create", win);
+    if ((rc = onic_mpi_info_check(onic_mpi_comm_lookup(comm), info, 1, "MPI_Win_create")) !=
+            MPI_SUCCESS ||
+        (rc = onic_mpi_win_make(base, size, disp_unit, comm, MPI_WIN_FLAVOR_CREATE, 0,
+                                "MPI_Win_create", win)) != MPI_SUCCESS)
+        return rc;
+    onic_mpi_win_hints(*win, info);
+    return MPI_SUCCESS;
 }
 
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
@@ -205,7 +313,9 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
     int rc;
 
     ONIC_MPI_CHECK_INIT("MPI_Win_allocate");
-    (void)info;
+    if ((rc = onic_mpi_info_check(onic_mpi_comm_lookup(comm), info, 1, "MPI_Win_allocate")) !=
+        MPI_SUCCESS)
+        return rc;
     if (baseptr == NULL)
         return onic_mpi_err(onic_mpi_comm_lookup(comm), MPI_ERR_ARG, "MPI_Win_allocate",
                             "baseptr is NULL; pass where to store the memory's address");
@@ -218,6 +328,8 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
 
         rc = onic_mpi_wsh_window(size, disp_unit, comm, MPI_WIN_FLAVOR_ALLOCATE,
                                  "MPI_Win_allocate", baseptr, win, &made);
+        if (rc == MPI_SUCCESS && made)
+            onic_mpi_win_hints(*win, info);
         if (rc != MPI_SUCCESS || made)
             return rc;
     }
@@ -233,17 +345,24 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
         return rc;
     }
     *(void **)baseptr = base;
+    onic_mpi_win_hints(*win, info);
     return MPI_SUCCESS;
 }
 
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
     ONIC_MPI_LOCKED;
+    int rc;
+
     ONIC_MPI_CHECK_INIT("MPI_Win_create_dynamic");
-    (void)info;
     /* No memory yet; displacements are addresses (disp_unit 1). */
-    return onic_mpi_win_make(NULL, 0, 1, comm, MPI_WIN_FLAVOR_DYNAMIC, 0,
-                             "MPI_Win_create_dynamic", win);
+    if ((rc = onic_mpi_info_check(onic_mpi_comm_lookup(comm), info, 1,
+                                  "MPI_Win_create_dynamic")) != MPI_SUCCESS ||
+        (rc = onic_mpi_win_make(NULL, 0, 1, comm, MPI_WIN_FLAVOR_DYNAMIC, 0,
+                                "MPI_Win_create_dynamic", win)) != MPI_SUCCESS)
+        return rc;
+    onic_mpi_win_hints(*win, info);
+    return MPI_SUCCESS;
 }
 
 static onic_mpi_win_t *win_dynamic(MPI_Win win, const char *call, int *rc_p)
@@ -600,12 +719,32 @@ int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
     ONIC_MPI_CHECK_INIT("MPI_Win_set_errhandler");
     if ((w = onic_mpi_win_get(win, "MPI_Win_set_errhandler", &rc)) == NULL)
         return rc;
-    if (onic_mpi_htab_get(&onic_mpi_g.errhs, errhandler) == NULL)
+    if (onic_mpi_errh_kind(errhandler) == ONIC_MPI_ERRH_NONE ||
+        onic_mpi_errh_kind(errhandler) == ONIC_MPI_ERRH_COMM)
         return onic_mpi_win_err(w, MPI_ERR_ARG, "MPI_Win_set_errhandler", "errhandler %#x is "
-                                "not an error handler; use MPI_ERRORS_ARE_FATAL or "
-                                "MPI_ERRORS_RETURN", (unsigned)errhandler);
+                                "not a window's error handler%s; use MPI_ERRORS_ARE_FATAL, "
+                                "MPI_ERRORS_RETURN or one from MPI_Win_create_errhandler",
+                                (unsigned)errhandler,
+                                onic_mpi_errh_kind(errhandler) == ONIC_MPI_ERRH_COMM
+                                    ? " (it is a communicator's)" : "");
     w->comm->errh = errhandler;
     return MPI_SUCCESS;
+}
+
+int MPI_Win_call_errhandler(MPI_Win win, int errorcode)
+{
+    ONIC_MPI_LOCKED;
+    const char *call = "MPI_Win_call_errhandler";
+    onic_mpi_win_t *w;
+    int rc;
+
+    ONIC_MPI_CHECK_INIT(call);
+    if ((w = onic_mpi_win_get(win, call, &rc)) == NULL)
+        return rc;
+    /* As if a call on win had failed with errorcode (fatal stops the job). */
+    rc = onic_mpi_win_err(w, errorcode, call, "MPI_Win_call_errhandler with error code %d",
+                          errorcode);
+    return rc == errorcode ? MPI_SUCCESS : rc;
 }
 
 int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)

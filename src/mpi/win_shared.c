@@ -379,8 +379,8 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
     int rc, made;
 
     ONIC_MPI_CHECK_INIT(call);
-    (void)info;
-    if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL)
+    if ((c = onic_mpi_comm_get(comm, call, &rc)) == NULL ||
+        (rc = onic_mpi_info_check(c, info, 1, call)) != MPI_SUCCESS)
         return rc;
     if (baseptr == NULL || win == NULL)
         return onic_mpi_err(c, MPI_ERR_ARG, call, "%s is NULL; pass where to store it",
@@ -390,8 +390,11 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
     if (disp_unit <= 0)
         return onic_mpi_err(c, MPI_ERR_DISP, call, "disp_unit %d; use 1 or more (the size "
                             "of the window's elements)", disp_unit);
-    return onic_mpi_wsh_window(size, disp_unit, comm, MPI_WIN_FLAVOR_SHARED, call, baseptr, win,
-                               &made);
+    rc = onic_mpi_wsh_window(size, disp_unit, comm, MPI_WIN_FLAVOR_SHARED, call, baseptr, win,
+                             &made);
+    if (rc == MPI_SUCCESS)
+        onic_mpi_win_hints(*win, info);
+    return rc;
 }
 
 int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)

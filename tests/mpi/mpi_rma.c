@@ -1721,6 +1721,125 @@ static void test_shm(void)
     shm_checks();
 }
 
+/* A window's own error handler: what it was given. */
+static MPI_Win handled_win = MPI_WIN_NULL;
+static int handled_code, handled_calls;
+
+static void win_handler(MPI_Win *win, int *code, ...)
+{
+    handled_win = *win;
+    handled_code = *code;
+    handled_calls++;
+}
+
+static void comm_handler(MPI_Comm *comm, int *code, ...)
+{
+    (void)comm;
+    (void)code;
+}
+
+/* Window error handlers and info hints. A handler from
+ * MPI_Win_create_errhandler is given the window (not a communicator) and
+ * the error, for a failed call and for MPI_Win_call_errhandler; a
+ * communicator's handler is refused by a window and a window's by a
+ * communicator; a freed one is refused. The hints: MPI 4.0's values when
+ * none is given, those given at creation and by MPI_Win_set_info, a value
+ * that is not the key's and an unknown key ignored, and a bad info
+ * object refused. */
+static void test_handlers(void)
+{
+    MPI_Errhandler weh, ceh, got;
+    MPI_Info in, used;
+    MPI_Win win;
+    long long *mem, x = 1;
+    char v[MPI_MAX_INFO_VAL + 1];
+    int flag, nkeys;
+
+    CHECK_EQ(MPI_Win_create_errhandler(win_handler, &weh), MPI_SUCCESS);
+    CHECK_EQ(MPI_Comm_create_errhandler(comm_handler, &ceh), MPI_SUCCESS);
+    MPI_Info_create(&in);
+    MPI_Info_set(in, "no_locks", "true");
+    MPI_Info_set(in, "accumulate_ops", "same_op");
+    MPI_Info_set(in, "onic_unknown_key", "1");
+    CHECK_EQ(MPI_Win_allocate(2 * sizeof(long long), sizeof(long long), in, MPI_COMM_WORLD,
+                              &mem, &win), MPI_SUCCESS);
+    MPI_Info_free(&in);
+
+    CHECK_EQ(MPI_Win_set_errhandler(win, weh), MPI_SUCCESS);
+    CHECK_EQ(MPI_Win_get_errhandler(win, &got), MPI_SUCCESS);
+    CHECK(got == weh);
+    handled_calls = 0;
+    /* No epoch: the handler has the window and MPI_ERR_RMA_SYNC. */
+    CHECK_EQ(MPI_Put(&x, 1, MPI_LONG_LONG, 0, 0, 1, MPI_LONG_LONG, win), MPI_ERR_RMA_SYNC);
+    CHECK_EQ(handled_calls, 1);
+    CHECK(handled_win == win);
+    CHECK_EQ(handled_code, MPI_ERR_RMA_SYNC);
+    CHECK_EQ(MPI_Win_call_errhandler(win, MPI_ERR_OTHER), MPI_SUCCESS);
+    CHECK_EQ(handled_calls, 2);
+    CHECK(handled_win == win);
+    CHECK_EQ(handled_code, MPI_ERR_OTHER);
+    /* Each kind to its own objects (the refusal goes to the window's
+     * handler, or MPI_COMM_WORLD's: returned there). */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    CHECK_EQ(MPI_Win_set_errhandler(win, ceh), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Comm_set_errhandler(MPI_COMM_WORLD, weh), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Win_create_errhandler(NULL, &got), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Win_call_errhandler(MPI_WIN_NULL, MPI_ERR_OTHER), MPI_ERR_WIN);
+    CHECK_EQ(MPI_Errhandler_free(&weh), MPI_SUCCESS);
+    CHECK(weh == MPI_ERRHANDLER_NULL);
+    CHECK_EQ(MPI_Errhandler_free(&ceh), MPI_SUCCESS);
+    CHECK_EQ(MPI_Win_get_errhandler(win, &got), MPI_SUCCESS);
+    CHECK(got == MPI_ERRORS_RETURN);
+
+    /* Hints: given at creation, the rest as MPI says when none is given. */
+    CHECK_EQ(MPI_Win_get_info(win, &used), MPI_SUCCESS);
+    MPI_Info_get_nkeys(used, &nkeys);
+    CHECK_EQ(nkeys, 6);
+    MPI_Info_get(used, "no_locks", MPI_MAX_INFO_VAL, v, &flag);
+    CHECK(flag && strcmp(v, "true") == 0);
+    MPI_Info_get(used, "accumulate_ops", MPI_MAX_INFO_VAL, v, &flag);
+    CHECK(flag && strcmp(v, "same_op") == 0);
+    MPI_Info_get(used, "accumulate_ordering", MPI_MAX_INFO_VAL, v, &flag);
+    CHECK(flag && strcmp(v, "rar,raw,war,waw") == 0);
+    MPI_Info_get(used, "same_size", MPI_MAX_INFO_VAL, v, &flag);
+    CHECK(flag && strcmp(v, "false") == 0);
+    MPI_Info_get(used, "onic_unknown_key", MPI_MAX_INFO_VAL, v, &flag);
+    CHECK(!flag);
+    MPI_Info_free(&used);
+    /* Set later: good values taken, bad ones (not the key's) ignored. */
+    MPI_Info_create(&in);
+    MPI_Info_set(in, "accumulate_ordering", "rar,waw");
+    MPI_Info_set(in, "no_locks", "maybe");
+    MPI_Info_set(in, "same_disp_unit", "true");
+    CHECK_EQ(MPI_Win_set_info(win, in), MPI_SUCCESS);
+    MPI_Info_set(in, "accumulate_ordering", "rar,xyz");
+    MPI_Info_set(in, "accumulate_ops", "any_op");
+    CHECK_EQ(MPI_Win_set_info(win, in), MPI_SUCCESS);
+    MPI_Info_free(&in);
+    CHECK_EQ(MPI_Win_get_info(win, &used), MPI_SUCCESS);
+    MPI_Info_get(used, "accumulate_ordering", MPI_MAX_INFO_VAL, v, &flag);
+    CHECK(flag && strcmp(v, "rar,waw") == 0);
+    MPI_Info_get(used, "no_locks", MPI_MAX_INFO_VAL, v, &flag);
+    CHECK(flag && strcmp(v, "true") == 0);
+    MPI_Info_get(used, "same_disp_unit", MPI_MAX_INFO_VAL, v, &flag);
+    CHECK(flag && strcmp(v, "true") == 0);
+    MPI_Info_get(used, "accumulate_ops", MPI_MAX_INFO_VAL, v, &flag);
+    CHECK(flag && strcmp(v, "same_op") == 0);
+    MPI_Info_free(&used);
+    CHECK_EQ(MPI_Win_set_info(win, MPI_INFO_NULL), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Win_get_info(win, NULL), MPI_ERR_ARG);
+    MPI_Win_free(&win);
+    /* A window made with no hints has MPI's when none is given. */
+    CHECK_EQ(MPI_Win_create(NULL, 0, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win), MPI_SUCCESS);
+    CHECK_EQ(MPI_Win_get_info(win, &used), MPI_SUCCESS);
+    MPI_Info_get(used, "no_locks", MPI_MAX_INFO_VAL, v, &flag);
+    CHECK(flag && strcmp(v, "false") == 0);
+    MPI_Info_free(&used);
+    MPI_Win_free(&win);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 typedef struct {
     const char *name;
     void (*fn)(void);
@@ -1730,7 +1849,7 @@ static const test_t tests[] = {
     {"win", test_win},     {"fence", test_fence}, {"acc", test_acc},
     {"lock", test_lock},   {"pscw", test_pscw},   {"errors", test_errors},
     {"racc", test_racc},   {"shared", test_shared}, {"dynamic", test_dynamic},
-    {"shm", test_shm},
+    {"shm", test_shm},     {"handlers", test_handlers},
 };
 /* Not in `all`: needs the onload engine. */
 static const test_t named_only[] = {{"bypass", test_bypass}};
@@ -1758,7 +1877,7 @@ int main(int argc, char **argv)
         if (!known) {
             if (rank == 0)
                 fprintf(stderr, "mpi_rma: unknown test \"%s\"; the tests are: all win fence "
-                        "acc lock pscw errors racc shared dynamic shm bypass (onload)\n", argv[a]);
+                        "acc lock pscw errors racc shared dynamic shm handlers bypass (onload)\n", argv[a]);
             MPI_Finalize();
             return 2;
         }
