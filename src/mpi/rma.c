@@ -1251,6 +1251,16 @@ static int rma_type_index(const onic_mpi_type_t *t)
     return (unsigned)t->basic < ONIC_MPI_B_COUNT ? first[t->basic] : -1;
 }
 
+/* Whether t's elements have a gap inside (MPI_SHORT_INT's, between its
+ * short and its int): some piece of it is not whole elements. */
+static int rma_gapped(const onic_mpi_type_t *t)
+{
+    for (size_t b = 0; b < t->nblocks; b++)
+        if (t->blocks[b].len % t->basic_size != 0)
+            return 1;
+    return 0;
+}
+
 /* The operation's index, or RMA_OP_REPLACE / RMA_OP_NO_OP. */
 static int rma_op(rma_args_t *a, MPI_Op op, int fetch, const char *call, int *op_p)
 {
@@ -1258,12 +1268,13 @@ static int rma_op(rma_args_t *a, MPI_Op op, int fetch, const char *call, int *op
         return onic_mpi_win_err(a->w, MPI_ERR_TYPE, call, "the target datatype is not made "
                                 "of one predefined type; accumulates need one");
     /* The target applies an operation to whole elements lying in one piece
-     * of its memory (MPI_SHORT_INT, with a gap inside, is not). */
-    for (size_t b = 0; b < a->ttype->nblocks; b++)
-        if (a->ttype->blocks[b].len % a->ttype->basic_size != 0)
-            return onic_mpi_win_err(a->w, MPI_ERR_TYPE, call, "accumulates on %s are not "
-                                    "supported: its elements have a gap inside",
-                                    a->ttype->predefined ? a->ttype->name : "this type");
+     * of its memory (MPI_SHORT_INT, with a gap inside, is not); replacing
+     * or reading them moves their bytes piece by piece, in one request an
+     * element (rma_acc, RMA_ACC_WHOLE), which takes any layout. */
+    if (op != MPI_REPLACE && op != MPI_NO_OP && rma_gapped(a->ttype))
+        return onic_mpi_win_err(a->w, MPI_ERR_TYPE, call, "accumulates on %s take MPI_REPLACE "
+                                "and MPI_NO_OP only: its elements have a gap inside",
+                                a->ttype->predefined ? a->ttype->name : "this type");
     if (op == MPI_REPLACE) {
         *op_p = RMA_OP_REPLACE;
         return MPI_SUCCESS;
@@ -1310,7 +1321,10 @@ static int rma_msg_flush(rma_args_t *a, uint32_t world, rma_msg_t *m, rma_fetch_
 
 /* Accumulate (fetch: and bring back what was there) packed origin data
  * `in` (NULL for MPI_NO_OP) into the target; bytes: as MPI_BYTE elements
- * whatever the types (a put or get to a dynamic window). */
+ * whatever the types (1: a put or get to a dynamic window; RMA_ACC_WHOLE:
+ * MPI_REPLACE or MPI_NO_OP on elements with a gap inside, each element's
+ * pieces kept in one request, so that it is applied whole). */
+#define RMA_ACC_WHOLE 2
 static int rma_acc(rma_args_t *a, int op, const char *in, rma_fetch_t *f, int bytes,
                    const char *call)
 {
@@ -1347,6 +1361,14 @@ static int rma_acc(rma_args_t *a, int op, const char *in, rma_fetch_t *f, int by
             memcpy(&cur, m->buf, sizeof(cur));
             n = len < room ? len : room;
             n -= n % esize;
+            /* The request's last piece (no room for more pieces, or for
+             * more bytes) ends where an element does: the rest, perhaps
+             * the start of the next element, goes in the next request. A
+             * fresh request's first piece is never its last. */
+            if (bytes == RMA_ACC_WHOLE && (cur.nseg + 1 == RMA_SEGS || n == room)) {
+                size_t end = (used + n) / a->ttype->basic_size * a->ttype->basic_size;
+                n = end > used ? end - used : 0;
+            }
             if (n == 0 || cur.nseg == RMA_SEGS) {
                 if ((rc = rma_msg_flush(a, world, m, f, call)) != MPI_SUCCESS)
                     goto out;
@@ -1529,7 +1551,7 @@ static int rma_accumulate(const void *origin_addr, int origin_count, MPI_Datatyp
         onic_free(packed);
         return rc;
     }
-    rc = rma_acc(&a, op, in, f, 0, call);
+    rc = rma_acc(&a, op, in, f, rma_gapped(a.ttype) ? RMA_ACC_WHOLE : 0, call);
     if (f != NULL)
         rma_fetch_sent(f);
     onic_free(packed);

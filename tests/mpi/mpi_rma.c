@@ -1721,6 +1721,103 @@ static void test_shm(void)
     shm_checks();
 }
 
+/* Accumulates on MPI_SHORT_INT, whose elements have a gap between the
+ * short and the int: MPI_REPLACE writes each element whole and leaves the
+ * gap alone, MPI_NO_OP reads them (MPI_Get_accumulate, MPI_Fetch_and_op),
+ * 300 elements at once (more than one request carries: an element never
+ * split between two), and operations on values are refused. Every rank
+ * replaces its right neighbour's elements with its own. */
+typedef struct {
+    short v;
+    int i;
+} short_int_t;
+
+static void test_acc_gapped(void)
+{
+    enum { P = 300 };
+    short_int_t *mem, *mine = malloc(P * sizeof(*mine)), *back = malloc(P * sizeof(*back));
+    int right = (rank + 1) % size, left = (rank + size - 1) % size, bad = 0;
+    MPI_Datatype run;
+    MPI_Win win;
+
+    CHECK(mine != NULL && back != NULL);
+    CHECK_EQ(MPI_Win_allocate(P * sizeof(short_int_t), sizeof(short_int_t), MPI_INFO_NULL,
+                              MPI_COMM_WORLD, &mem, &win), MPI_SUCCESS);
+    memset(mem, 0x5a, P * sizeof(short_int_t)); /* the gaps' bytes too */
+    for (int k = 0; k < P; k++)
+        mine[k] = (short_int_t){(short)(100 * rank + k), -1000 * rank - k};
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock_all(0, win);
+    CHECK_EQ(MPI_Accumulate(mine, P, MPI_SHORT_INT, right, 0, P, MPI_SHORT_INT, MPI_REPLACE,
+                            win), MPI_SUCCESS);
+    MPI_Win_flush(right, win);
+    CHECK_EQ(MPI_Get_accumulate(NULL, 0, MPI_SHORT_INT, back, P, MPI_SHORT_INT, right, 0, P,
+                                MPI_SHORT_INT, MPI_NO_OP, win), MPI_SUCCESS);
+    MPI_Win_flush(right, win);
+    for (int k = 0; k < P; k++)
+        bad += back[k].v != mine[k].v || back[k].i != mine[k].i;
+    CHECK_EQ(bad, 0);
+    CHECK_EQ(MPI_Fetch_and_op(NULL, back, MPI_SHORT_INT, right, P - 1, MPI_NO_OP, win),
+             MPI_SUCCESS);
+    MPI_Win_flush(right, win);
+    CHECK(back[0].v == mine[P - 1].v && back[0].i == mine[P - 1].i);
+    CHECK_EQ(err_class(MPI_Accumulate(mine, 1, MPI_SHORT_INT, right, 0, 1, MPI_SHORT_INT,
+                                      MPI_MAXLOC, win)), MPI_ERR_TYPE);
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int k = 0; k < P; k++) {
+        unsigned char *gap = (unsigned char *)&mem[k] + sizeof(short);
+        bad += mem[k].v != (short)(100 * left + k) || mem[k].i != -1000 * left - k;
+        for (size_t g = 0; g < offsetof(short_int_t, i) - sizeof(short); g++)
+            bad += gap[g] != 0x5a;
+    }
+    CHECK_EQ(bad, 0);
+    /* Whole elements under concurrent access: rank 2 replaces rank 0's
+     * elements round after round with pairs (c, c), rank 1 reads them
+     * meanwhile; every element it reads is one pair, never half of two. */
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Type_contiguous(P, MPI_SHORT_INT, &run);
+    MPI_Type_commit(&run);
+    if (size >= 3 && rank <= 2) {
+        MPI_Win_lock_all(0, win);
+        for (int c = 1; c <= 200; c++) {
+            if (rank == 2) {
+                for (int k = 0; k < P; k++)
+                    mine[k] = (short_int_t){(short)c, c};
+                /* As one type of P elements every other round: its pieces
+                 * are the elements' ints each run into the next short. */
+                if (c % 2)
+                    MPI_Accumulate(mine, P, MPI_SHORT_INT, 0, 0, P, MPI_SHORT_INT, MPI_REPLACE,
+                                   win);
+                else
+                    MPI_Accumulate(mine, 1, run, 0, 0, 1, run, MPI_REPLACE, win);
+                MPI_Win_flush(0, win);
+            } else if (rank == 1) {
+                /* All of them, then one at a time each element of the
+                 * first few requests' ends. */
+                MPI_Get_accumulate(NULL, 0, MPI_SHORT_INT, back, P, MPI_SHORT_INT, 0, 0, P,
+                                   MPI_SHORT_INT, MPI_NO_OP, win);
+                MPI_Win_flush(0, win);
+                for (int k = 0; k < 40; k++)
+                    MPI_Fetch_and_op(NULL, &back[k], MPI_SHORT_INT, 0, k, MPI_NO_OP, win);
+                MPI_Win_flush(0, win);
+                for (int k = 0; k < P; k++)
+                    bad += back[k].v != (short)back[k].i &&
+                           !(back[k].v == (short)(100 * (size - 1) + k) &&
+                             back[k].i == -1000 * (size - 1) - k);
+            }
+        }
+        MPI_Win_unlock_all(win);
+        CHECK_EQ(bad, 0);
+    }
+    MPI_Type_free(&run);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_free(&win);
+    free(mine);
+    free(back);
+}
+
 /* A window's own error handler: what it was given. */
 static MPI_Win handled_win = MPI_WIN_NULL;
 static int handled_code, handled_calls;
@@ -1849,7 +1946,7 @@ static const test_t tests[] = {
     {"win", test_win},     {"fence", test_fence}, {"acc", test_acc},
     {"lock", test_lock},   {"pscw", test_pscw},   {"errors", test_errors},
     {"racc", test_racc},   {"shared", test_shared}, {"dynamic", test_dynamic},
-    {"shm", test_shm},     {"handlers", test_handlers},
+    {"shm", test_shm},     {"handlers", test_handlers}, {"gapped", test_acc_gapped},
 };
 /* Not in `all`: needs the onload engine. */
 static const test_t named_only[] = {{"bypass", test_bypass}};
@@ -1877,7 +1974,7 @@ int main(int argc, char **argv)
         if (!known) {
             if (rank == 0)
                 fprintf(stderr, "mpi_rma: unknown test \"%s\"; the tests are: all win fence "
-                        "acc lock pscw errors racc shared dynamic shm handlers bypass (onload)\n", argv[a]);
+                        "acc lock pscw errors racc shared dynamic shm handlers gapped bypass (onload)\n", argv[a]);
             MPI_Finalize();
             return 2;
         }
