@@ -175,9 +175,12 @@ int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
     if (info_used == NULL)
         return onic_mpi_win_err(w, MPI_ERR_ARG, call, "info_used is NULL; pass where to store "
                                 "the new info object");
-    rc = MPI_Info_create(info_used);
+    if ((rc = MPI_Info_create(info_used)) != MPI_SUCCESS)
+        return rc;
     for (int k = 0; rc == MPI_SUCCESS && k < ONIC_MPI_WIN_HINTS; k++)
         rc = MPI_Info_set(*info_used, win_hints[k].key, w->hints[k]);
+    if (rc != MPI_SUCCESS)
+        MPI_Info_free(info_used);
     return rc;
 }
 

@@ -1883,8 +1883,10 @@ static void test_handlers(void)
     CHECK_EQ(MPI_Comm_set_errhandler(MPI_COMM_WORLD, weh), MPI_ERR_ARG);
     CHECK_EQ(MPI_Win_create_errhandler(NULL, &got), MPI_ERR_ARG);
     CHECK_EQ(MPI_Win_call_errhandler(MPI_WIN_NULL, MPI_ERR_OTHER), MPI_ERR_WIN);
+    got = weh;
     CHECK_EQ(MPI_Errhandler_free(&weh), MPI_SUCCESS);
     CHECK(weh == MPI_ERRHANDLER_NULL);
+    CHECK_EQ(MPI_Win_set_errhandler(win, got), MPI_ERR_ARG); /* freed */
     CHECK_EQ(MPI_Errhandler_free(&ceh), MPI_SUCCESS);
     CHECK_EQ(MPI_Win_get_errhandler(win, &got), MPI_SUCCESS);
     CHECK(got == MPI_ERRORS_RETURN);
@@ -1927,6 +1929,14 @@ static void test_handlers(void)
     CHECK_EQ(MPI_Win_set_info(win, MPI_INFO_NULL), MPI_ERR_ARG);
     CHECK_EQ(MPI_Win_get_info(win, NULL), MPI_ERR_ARG);
     MPI_Win_free(&win);
+    /* A creation with an info object that is none fails at every process
+     * alike, before anything collective. */
+    {
+        MPI_Win bad = MPI_WIN_NULL;
+        CHECK_EQ(MPI_Win_create(NULL, 0, 1, (MPI_Info)0x7777, MPI_COMM_WORLD, &bad),
+                 MPI_ERR_ARG);
+        CHECK(bad == MPI_WIN_NULL);
+    }
     /* A window made with no hints has MPI's when none is given. */
     CHECK_EQ(MPI_Win_create(NULL, 0, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win), MPI_SUCCESS);
     CHECK_EQ(MPI_Win_get_info(win, &used), MPI_SUCCESS);
