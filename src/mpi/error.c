@@ -393,21 +393,24 @@ int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
-                               MPI_Errhandler *errhandler)
+/* A program's handler: fn for communicators, or (win) wfn for windows. */
+static int errh_create(MPI_Comm_errhandler_function *fn, MPI_Win_errhandler_function *wfn,
+                       int win, MPI_Errhandler *errhandler, const char *call)
 {
-    ONIC_MPI_LOCKED;
-    const char *call = "MPI_Comm_create_errhandler";
     errh_user_t *u;
     int h;
 
     ONIC_MPI_CHECK_INIT(call);
-    if (comm_errhandler_fn == NULL || errhandler == NULL)
+    if ((win ? wfn == NULL : fn == NULL) || errhandler == NULL)
         return onic_mpi_err(NULL, MPI_ERR_ARG, call, "%s is NULL",
-                            errhandler == NULL ? "errhandler" : "comm_errhandler_fn");
+                            errhandler == NULL ? "errhandler"
+                            : win              ? "win_errhandler_fn"
+                                               : "comm_errhandler_fn");
     if ((u = onic_calloc(1, sizeof(*u))) == NULL)
         return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for a handler");
-    u->fn = comm_errhandler_fn;
+    u->fn = fn;
+    u->wfn = wfn;
+    u->win = win;
     if (onic_mpi_htab_add(&onic_mpi_g.errhs, u, &h) != 0) {
         onic_free(u);
         return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no room for a handler handle");
@@ -416,28 +419,18 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
     return MPI_SUCCESS;
 }
 
+int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
+                               MPI_Errhandler *errhandler)
+{
+    ONIC_MPI_LOCKED;
+    return errh_create(comm_errhandler_fn, NULL, 0, errhandler, "MPI_Comm_create_errhandler");
+}
+
 int MPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn,
                               MPI_Errhandler *errhandler)
 {
     ONIC_MPI_LOCKED;
-    const char *call = "MPI_Win_create_errhandler";
-    errh_user_t *u;
-    int h;
-
-    ONIC_MPI_CHECK_INIT(call);
-    if (win_errhandler_fn == NULL || errhandler == NULL)
-        return onic_mpi_err(NULL, MPI_ERR_ARG, call, "%s is NULL",
-                            errhandler == NULL ? "errhandler" : "win_errhandler_fn");
-    if ((u = onic_calloc(1, sizeof(*u))) == NULL)
-        return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no memory for a handler");
-    u->wfn = win_errhandler_fn;
-    u->win = 1;
-    if (onic_mpi_htab_add(&onic_mpi_g.errhs, u, &h) != 0) {
-        onic_free(u);
-        return onic_mpi_err(NULL, MPI_ERR_NO_MEM, call, "no room for a handler handle");
-    }
-    *errhandler = h;
-    return MPI_SUCCESS;
+    return errh_create(NULL, win_errhandler_fn, 1, errhandler, "MPI_Win_create_errhandler");
 }
 
 int MPI_Errhandler_free(MPI_Errhandler *errhandler)

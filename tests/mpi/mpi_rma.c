@@ -1829,6 +1829,21 @@ static void win_handler(MPI_Win *win, int *code, ...)
     handled_calls++;
 }
 
+/* Whether MPI_Win_get_info says key = want (want NULL: no such key). */
+static int hint_is(MPI_Win win, const char *key, const char *want)
+{
+    char v[MPI_MAX_INFO_VAL + 1];
+    MPI_Info used;
+    int flag = 0, ok;
+
+    if (MPI_Win_get_info(win, &used) != MPI_SUCCESS)
+        return 0;
+    MPI_Info_get(used, key, MPI_MAX_INFO_VAL, v, &flag);
+    ok = want == NULL ? !flag : flag && strcmp(v, want) == 0;
+    MPI_Info_free(&used);
+    return ok;
+}
+
 static void comm_handler(MPI_Comm *comm, int *code, ...)
 {
     (void)comm;
@@ -1849,8 +1864,7 @@ static void test_handlers(void)
     MPI_Info in, used;
     MPI_Win win;
     long long *mem, x = 1;
-    char v[MPI_MAX_INFO_VAL + 1];
-    int flag, nkeys;
+    int nkeys;
 
     CHECK_EQ(MPI_Win_create_errhandler(win_handler, &weh), MPI_SUCCESS);
     CHECK_EQ(MPI_Comm_create_errhandler(comm_handler, &ceh), MPI_SUCCESS);
@@ -1895,17 +1909,12 @@ static void test_handlers(void)
     CHECK_EQ(MPI_Win_get_info(win, &used), MPI_SUCCESS);
     MPI_Info_get_nkeys(used, &nkeys);
     CHECK_EQ(nkeys, 6);
-    MPI_Info_get(used, "no_locks", MPI_MAX_INFO_VAL, v, &flag);
-    CHECK(flag && strcmp(v, "true") == 0);
-    MPI_Info_get(used, "accumulate_ops", MPI_MAX_INFO_VAL, v, &flag);
-    CHECK(flag && strcmp(v, "same_op") == 0);
-    MPI_Info_get(used, "accumulate_ordering", MPI_MAX_INFO_VAL, v, &flag);
-    CHECK(flag && strcmp(v, "rar,raw,war,waw") == 0);
-    MPI_Info_get(used, "same_size", MPI_MAX_INFO_VAL, v, &flag);
-    CHECK(flag && strcmp(v, "false") == 0);
-    MPI_Info_get(used, "onic_unknown_key", MPI_MAX_INFO_VAL, v, &flag);
-    CHECK(!flag);
     MPI_Info_free(&used);
+    CHECK(hint_is(win, "no_locks", "true"));
+    CHECK(hint_is(win, "accumulate_ops", "same_op"));
+    CHECK(hint_is(win, "accumulate_ordering", "rar,raw,war,waw"));
+    CHECK(hint_is(win, "same_size", "false"));
+    CHECK(hint_is(win, "onic_unknown_key", NULL));
     /* Set later: good values taken, bad ones (not the key's) ignored. */
     MPI_Info_create(&in);
     MPI_Info_set(in, "accumulate_ordering", "rar,waw");
@@ -1916,16 +1925,10 @@ static void test_handlers(void)
     MPI_Info_set(in, "accumulate_ops", "any_op");
     CHECK_EQ(MPI_Win_set_info(win, in), MPI_SUCCESS);
     MPI_Info_free(&in);
-    CHECK_EQ(MPI_Win_get_info(win, &used), MPI_SUCCESS);
-    MPI_Info_get(used, "accumulate_ordering", MPI_MAX_INFO_VAL, v, &flag);
-    CHECK(flag && strcmp(v, "rar,waw") == 0);
-    MPI_Info_get(used, "no_locks", MPI_MAX_INFO_VAL, v, &flag);
-    CHECK(flag && strcmp(v, "true") == 0);
-    MPI_Info_get(used, "same_disp_unit", MPI_MAX_INFO_VAL, v, &flag);
-    CHECK(flag && strcmp(v, "true") == 0);
-    MPI_Info_get(used, "accumulate_ops", MPI_MAX_INFO_VAL, v, &flag);
-    CHECK(flag && strcmp(v, "same_op") == 0);
-    MPI_Info_free(&used);
+    CHECK(hint_is(win, "accumulate_ordering", "rar,waw"));
+    CHECK(hint_is(win, "no_locks", "true"));
+    CHECK(hint_is(win, "same_disp_unit", "true"));
+    CHECK(hint_is(win, "accumulate_ops", "same_op"));
     CHECK_EQ(MPI_Win_set_info(win, MPI_INFO_NULL), MPI_ERR_ARG);
     CHECK_EQ(MPI_Win_get_info(win, NULL), MPI_ERR_ARG);
     MPI_Win_free(&win);
@@ -1939,10 +1942,7 @@ static void test_handlers(void)
     }
     /* A window made with no hints has MPI's when none is given. */
     CHECK_EQ(MPI_Win_create(NULL, 0, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win), MPI_SUCCESS);
-    CHECK_EQ(MPI_Win_get_info(win, &used), MPI_SUCCESS);
-    MPI_Info_get(used, "no_locks", MPI_MAX_INFO_VAL, v, &flag);
-    CHECK(flag && strcmp(v, "false") == 0);
-    MPI_Info_free(&used);
+    CHECK(hint_is(win, "no_locks", "false"));
     MPI_Win_free(&win);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
