@@ -42,8 +42,8 @@ pairs at once; the figure is their aggregate rate): more processes than
 cores are bound round-robin, so every pair still spans two cores
 (onicrun and mpirun.mpich do so with the same options; mpirun.openmpi
 needs --oversubscribe --bind-to core:overload-allowed). The allreduce
-mode (not run by default: --modes allreduce) runs with 2 x PAIRS
-processes too, every one calling MPI_Allreduce. Latency and bw always
+and allgather modes (not run by default: --modes allreduce,allgather)
+run with 2 x PAIRS processes too, every one calling the collective. Latency and bw always
 run 1 pair. Every run prints the median of REPS timed repetitions
 per size; the table gives the median over RUNS runs, run interleaved
 (onic, MPICH, Open MPI, onic, ...) so drift on a shared machine hits all
@@ -59,7 +59,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 UNITS = {"latency": "one-way us", "bw": "GB/s", "bibw": "GB/s, both ways", "rate": "M msgs/s",
-         "allreduce": "us per MPI_Allreduce of doubles, MPI_SUM", "put_lat": "us per put + flush",
+         "allreduce": "us per MPI_Allreduce of doubles, MPI_SUM",
+         "allgather": "us per MPI_Allgather, SIZE bytes from each process", "put_lat": "us per put + flush",
          "get_lat": "us per get + flush", "put_rate": "M puts/s, 64 per flush",
          "acc_lat": "us per accumulate + flush", "fop_lat": "us per fetch-and-op + flush",
          "acc_busy_lat": "us per accumulate + flush, target computing 100 ms without MPI calls",
@@ -71,7 +72,7 @@ UNITS = {"latency": "one-way us", "bw": "GB/s", "bibw": "GB/s, both ways", "rate
 
 def lower_is_better(mode):
     return (mode.startswith("latency") or mode.endswith("_lat") or mode == "wait_cpu" or
-            mode == "allreduce")
+            mode in ("allreduce", "allgather"))
 
 
 def mpis(build):
@@ -176,7 +177,8 @@ def main():
     if not ready:
         sys.exit("nothing to run")
     cases = [(mode, p) for mode in args.modes.split(",")
-             for p in (pairs if mode in ("rate", "allreduce") else threads if args.prog == "mt"
+             for p in (pairs if mode in ("rate", "allreduce", "allgather")
+                       else threads if args.prog == "mt"
                        else [1])]
     for mode, npairs in cases:
         nthreads = npairs if args.prog == "mt" else None
@@ -191,7 +193,7 @@ def main():
         names = [n for n, _, _, _ in ready]
         what = f"{npairs} pair{'s' if npairs > 1 else ''}, {2 * npairs} processes on " \
                f"{os.cpu_count()} cores"
-        if mode == "allreduce":
+        if mode in ("allreduce", "allgather"):
             what = f"{2 * npairs} processes on {os.cpu_count()} cores"
         if nthreads:
             what = f"2 processes x {nthreads} thread{'s' if nthreads > 1 else ''} on " \

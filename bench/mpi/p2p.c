@@ -18,6 +18,8 @@
  *   allreduce MPI_Allreduce of doubles (MPI_SUM) by every process, one after
  *             another, in microseconds per call as rank 0 sees it, 8 B to
  *             4 MiB (a multiple of 8 bytes); any number of processes
+ *   allgather MPI_Allgather of SIZE bytes from every process (the same
+ *             measure; SIZE times the processes at most 4 MiB)
  *   self      rank 0 sends to itself and receives it (MPI_Isend, MPI_Recv,
  *             MPI_Wait), one at a time: the time of one pass from sender to
  *             receiver, in microseconds, 0 B to 4 KiB, with one process
@@ -53,7 +55,8 @@ static long iterations(const char *mode, long size)
     long n = size == 0 ? 10000
                        : (64L << 20) / (size * (strcmp(mode, "latency") == 0 ||
                                                         strcmp(mode, "self") == 0 ||
-                                                        strcmp(mode, "allreduce") == 0
+                                                        strcmp(mode, "allreduce") == 0 ||
+                                                        strcmp(mode, "allgather") == 0
                                                     ? 1
                                                     : WINDOW));
 
@@ -77,7 +80,8 @@ static double run(const char *mode, int rank, char *buf, long size, long n)
      * loop's time. */
     const int self = strcmp(mode, "self") == 0, latency = strcmp(mode, "latency") == 0,
               rate = strcmp(mode, "rate") == 0, bibw = strcmp(mode, "bibw") == 0,
-              allreduce = strcmp(mode, "allreduce") == 0;
+              allreduce = strcmp(mode, "allreduce") == 0,
+              allgather = strcmp(mode, "allgather") == 0;
     char ack = 0;
     double t0, t, tmax;
 
@@ -97,6 +101,11 @@ static double run(const char *mode, int rank, char *buf, long size, long n)
         if (allreduce) {
             /* From the lower 4 MiB into the upper. */
             MPI_Allreduce(buf, buf + (4L << 20), (int)(size / 8), MPI_DOUBLE, MPI_SUM,
+                          MPI_COMM_WORLD);
+            continue;
+        }
+        if (allgather) {
+            MPI_Allgather(buf, (int)size, MPI_CHAR, buf + (4L << 20), (int)size, MPI_CHAR,
                           MPI_COMM_WORLD);
             continue;
         }
@@ -166,7 +175,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const int two = strcmp(mode, "latency") == 0 || strcmp(mode, "bw") == 0 ||
                     strcmp(mode, "bibw") == 0;
-    const int allreduce = strcmp(mode, "allreduce") == 0;
+    /* The collectives' modes: any number of processes, their own sizes. */
+    const int allreduce = strcmp(mode, "allreduce") == 0 || strcmp(mode, "allgather") == 0;
 
     if ((size != 2 && two) ||
         ((size < 2 || size % 2 != 0) && strcmp(mode, "rate") == 0) || reps < 1 ||
@@ -175,7 +185,7 @@ int main(int argc, char **argv)
         if (rank == 0)
             fprintf(stderr, "usage: run with 2 processes: p2p latency|bw|bibw [REPS]; "
                             "with an even number: p2p rate [REPS]; "
-                            "with any number: p2p allreduce|self [REPS]\n");
+                            "with any number: p2p allreduce|allgather|self [REPS]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     if (strcmp(mode, "latency") == 0)
@@ -205,11 +215,16 @@ int main(int argc, char **argv)
         while (*p != '\0' && nsizes < sizeof(given) / sizeof(given[0])) {
             given[nsizes] = strtol(p, &end, 10);
             if (end == p || given[nsizes] < 0 || given[nsizes] > most ||
-                (allreduce && given[nsizes] % 8 != 0) || (*end != ',' && *end != '\0')) {
+                (strcmp(mode, "allreduce") == 0 && given[nsizes] % 8 != 0) ||
+                (strcmp(mode, "allgather") == 0 && given[nsizes] * size > most) ||
+                (*end != ',' && *end != '\0')) {
                 if (rank == 0)
                     fprintf(stderr, "p2p: SIZES is a comma-separated list of byte counts "
                                     "from 0 to %ld for %s%s, not \"%s\"\n", most, mode,
-                            allreduce ? " (multiples of 8)" : "", argv[3]);
+                            strcmp(mode, "allreduce") == 0 ? " (multiples of 8)"
+                            : strcmp(mode, "allgather") == 0 ? " (divided by the processes)"
+                                                             : "",
+                            argv[3]);
                 MPI_Abort(MPI_COMM_WORLD, 2);
             }
             nsizes++;
@@ -217,6 +232,10 @@ int main(int argc, char **argv)
         }
         sizes = given;
     }
+    /* An allgather's blocks from every process fit the upper 4 MiB. */
+    while (strcmp(mode, "allgather") == 0 && nsizes > 0 &&
+           sizes[nsizes - 1] * size > 4L << 20)
+        nsizes--;
     /* Page-aligned, then OFFSET bytes in at the odd ranks. */
     mem = aligned_alloc(4096, (size_t)WINDOW * 4096 + (8 << 20) + 4096);
     if (mem == NULL)

@@ -1939,6 +1939,47 @@ static void test_coll_limits(void)
     }
 }
 
+/* MPI_Allgather, every block to every process at once: blocks of 40 KB
+ * (rendezvous) and of one int, in place and not, the send side as ints
+ * and the receive side as pairs of ints; block i is rank i's, and the
+ * send buffer is left alone. */
+static void test_allgather_blocks(void)
+{
+    enum { B = 10000 };
+    int *mine = malloc(B * sizeof(int)), *all = malloc((size_t)size * B * sizeof(int));
+    int bad = 0, one = 7 * rank, ones[64];
+    MPI_Datatype pair;
+
+    CHECK(mine != NULL && all != NULL && size <= 64);
+    for (int k = 0; k < B; k++)
+        mine[k] = rank * 100000 + k;
+    memset(all, 0xff, (size_t)size * B * sizeof(int));
+    MPI_Allgather(mine, B, MPI_INT, all, B, MPI_INT, MPI_COMM_WORLD);
+    for (int r = 0; r < size; r++)
+        for (int k = 0; k < B; k++)
+            bad += all[(size_t)r * B + k] != r * 100000 + k;
+    for (int k = 0; k < B; k++)
+        bad += mine[k] != rank * 100000 + k;
+    CHECK_EQ(bad, 0);
+    /* In place, received as pairs: rank r's block is already at r. */
+    memset(all, 0xff, (size_t)size * B * sizeof(int));
+    memcpy(all + (size_t)rank * B, mine, B * sizeof(int));
+    MPI_Type_contiguous(2, MPI_INT, &pair);
+    MPI_Type_commit(&pair);
+    MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, B / 2, pair, MPI_COMM_WORLD);
+    for (int r = 0; r < size; r++)
+        for (int k = 0; k < B; k++)
+            bad += all[(size_t)r * B + k] != r * 100000 + k;
+    CHECK_EQ(bad, 0);
+    MPI_Type_free(&pair);
+    MPI_Allgather(&one, 1, MPI_INT, ones, 1, MPI_INT, MPI_COMM_WORLD);
+    for (int r = 0; r < size; r++)
+        bad += ones[r] != 7 * r;
+    CHECK_EQ(bad, 0);
+    free(mine);
+    free(all);
+}
+
 /* A sum of the BLK long longs of each element of test_allreduce_long's
  * one-element type. */
 static void sum_blk(void *in, void *io, int *len, MPI_Datatype *dt)
@@ -2066,6 +2107,7 @@ static void test_coll(void)
     MPI_STAGE(test_collv_edges);
     MPI_STAGE(test_coll_limits);
     MPI_STAGE(test_allreduce_long);
+    MPI_STAGE(test_allgather_blocks);
     mpi_stage("coll");
 
     MPI_Op_create(affine_then, 0, &then);
