@@ -199,9 +199,7 @@ static int rma_lock_req(onic_mpi_win_t *w, uint32_t origin, unsigned s, int type
     q->origin = origin;
     q->slot = s;
     q->type = type;
-    if (w->waiting_tail == NULL)
-        w->waiting_tail = &w->waiting;
-    *w->waiting_tail = q;
+    *w->waiting_tail = q; /* the window starts it at &w->waiting */
     w->waiting_tail = &q->next;
     return -1; /* answered when granted */
 }

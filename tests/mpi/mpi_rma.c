@@ -855,6 +855,13 @@ static void test_dynamic(void)
     CHECK_EQ(err_class(MPI_Win_attach(win, mem, -1)), MPI_ERR_SIZE);
     CHECK_EQ(err_class(MPI_Win_detach(win, mem + 1)), MPI_ERR_RMA_ATTACH);
     CHECK_EQ(MPI_Win_detach(win, more), MPI_SUCCESS);
+    /* Memory that starts where attached memory ends overlaps nothing. */
+    CHECK_EQ(MPI_Win_attach(win, more, 2 * sizeof(long long)), MPI_SUCCESS);
+    CHECK_EQ(MPI_Win_attach(win, more + 2, 2 * sizeof(long long)), MPI_SUCCESS);
+    CHECK_EQ(err_class(MPI_Win_attach(win, more + 1, 2 * sizeof(long long))),
+             MPI_ERR_RMA_ATTACH);
+    CHECK_EQ(MPI_Win_detach(win, more), MPI_SUCCESS);
+    CHECK_EQ(MPI_Win_detach(win, more + 2), MPI_SUCCESS);
     MPI_Get_address(mem, &me);
     MPI_Allgather(&me, 1, MPI_AINT, addr, 1, MPI_AINT, MPI_COMM_WORLD);
     MPI_Barrier(MPI_COMM_WORLD);
