@@ -148,7 +148,7 @@ def main():
     ap.add_argument("--sweep", action="store_true",
                     help="p2p: latency, bw and bibw from 512 B to 256 KiB, rate at 4 KiB")
     ap.add_argument("--pairs", default="1,2",
-                    help="pair counts for the rate mode, 2 processes a pair (default 1,2)")
+                    help="pair counts for the rate, allreduce and allgather modes, 2 processes a pair (default 1,2)")
     ap.add_argument("--offset", type=int, default=0,
                     help="p2p: the odd ranks' buffer that many bytes further into its page "
                          "(0 to 4095; 16 is a malloc'd buffer against a page-aligned one)")

@@ -27,8 +27,9 @@
  *             which fit a 2-core machine where a ping-pong's three do not)
  *
  * Usage: p2p MODE [REPS [SIZES [OFFSET]]] (latency, bw, bibw: 2 processes; rate: an even number;
- * allreduce, self: any number). SIZES, a comma-separated list of byte counts, replaces the mode's
- * own (latency, bw and bibw: up to 4 MiB; rate and self: up to 4 KiB; "-" keeps the mode's
+ * allreduce, allgather, self: any number). SIZES, a comma-separated list of byte counts, replaces
+ * the mode's own (latency, bw and bibw: up to 4 MiB, allgather's times the processes too; rate
+ * and self: up to 4 KiB; "-" keeps the mode's
  * own). OFFSET (0 to 4095, default 0): the odd ranks' buffer starts that many bytes
  * further into its page than the even ranks' -- where a receive lands against where its
  * data comes from, which decides some copies' speed (a malloc'd buffer lies 16 bytes

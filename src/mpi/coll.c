@@ -1,9 +1,9 @@
 /* Collectives, simple and correct, on point-to-point over the
  * communicator's collective context (so they never match the program's own
  * messages): a dissemination barrier, binomial-tree broadcast and reduce,
- * allreduce by recursive doubling, linear gather and scatter, allgather
- * as gather then broadcast, and alltoall with every transfer posted at
- * once. Each collective uses its own tag; MPI has every process call a
+ * allreduce by recursive doubling (by halves for long data), linear
+ * gather and scatter, and allgather and alltoall with every transfer
+ * posted at once. Each collective uses its own tag; MPI has every process call a
  * communicator's collectives in the same order, and messages between two
  * processes on one tag never overtake each other, so that is enough.
  *

@@ -1971,6 +1971,14 @@ static void test_allgather_blocks(void)
         for (int k = 0; k < B; k++)
             bad += all[(size_t)r * B + k] != r * 100000 + k;
     CHECK_EQ(bad, 0);
+    /* Not in place, ints sent and pairs received (this process's own
+     * block too, copied from one type to the other). */
+    memset(all, 0xff, (size_t)size * B * sizeof(int));
+    MPI_Allgather(mine, B, MPI_INT, all, B / 2, pair, MPI_COMM_WORLD);
+    for (int r = 0; r < size; r++)
+        for (int k = 0; k < B; k++)
+            bad += all[(size_t)r * B + k] != r * 100000 + k;
+    CHECK_EQ(bad, 0);
     MPI_Type_free(&pair);
     MPI_Allgather(&one, 1, MPI_INT, ones, 1, MPI_INT, MPI_COMM_WORLD);
     for (int r = 0; r < size; r++)
