@@ -1594,9 +1594,11 @@ static void test_dtype(void)
 
 /* --- v-collectives, reduce-scatter, scans, user operations ------------------------------ */
 /* An affine map x -> a x + b; op(u, v) is "u, then v", which does not
- * commute: reductions must apply the ranks' maps in rank order. */
+ * commute: reductions must apply the ranks' maps in rank order. Modulo
+ * 2^64 (the MPI type is two MPI_LONG_LONG, the same bytes): the products
+ * of thousands of elements' maps over 6 or 7 ranks overflow. */
 typedef struct {
-    long long a, b;
+    unsigned long long a, b;
 } affine_t;
 
 static void affine_then(void *in, void *io, int *len, MPI_Datatype *dt)
@@ -1609,9 +1611,12 @@ static void affine_then(void *in, void *io, int *len, MPI_Datatype *dt)
     }
 }
 
+/* What a receive buffer holds before an exscan (rank 0's stays so). */
+static const affine_t affine_mark = {(unsigned long long)-3, (unsigned long long)-3};
+
 static affine_t affine_of(int r, int k)
 {
-    return (affine_t){r + 2 + k, r + 1 - k};
+    return (affine_t){(unsigned long long)(r + 2 + k), (unsigned long long)(r + 1 - k)};
 }
 
 /* The ranks lo..hi-1 composed in order, for element k. */
@@ -2154,10 +2159,10 @@ static void test_coll(void)
             bad += out[k].a != e.a || out[k].b != e.b;
         }
         for (int k = 0; k < N; k++)
-            out[k] = (affine_t){-3, -3};
+            out[k] = affine_mark;
         MPI_Exscan(in, out, N, aff, then, MPI_COMM_WORLD);
         for (int k = 0; k < N; k++) {
-            affine_t e = rank == 0 ? (affine_t){-3, -3} : affine_fold(0, rank, k);
+            affine_t e = rank == 0 ? affine_mark : affine_fold(0, rank, k);
             bad += out[k].a != e.a || out[k].b != e.b;
         }
         /* In place scan. */
