@@ -27,7 +27,6 @@ enum {
     COLL_TAG_ALLTOALL,
     COLL_TAG_CTX,
     COLL_TAG_ALLREDUCE,
-    COLL_TAG_ALLGATHER, /* below collv.c's first, 16 */
 };
 
 /* --- Reduction operations ----------------------------------------------------------------- */
@@ -995,42 +994,6 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
     return coll_gather(c, sendbuf, sendcount, st, recvbuf, recvcount, rt, root, call);
 }
 
-/* Allgather: this process's block to every other and theirs from them,
- * all posted at once (as alltoall), the first to the next rank up so that
- * not all start with rank 0. One exchange, where a gather then a broadcast
- * made two transfers one after the other, the second of every block. In
- * place, the block is sent from where it lies in recvbuf. */
-static int coll_allgather(onic_mpi_comm_t *c, const void *sendbuf, int sendcount,
-                          onic_mpi_type_t *st, void *recvbuf, int recvcount,
-                          onic_mpi_type_t *rt, const char *call)
-{
-    onic_mpi_req_t **reqs;
-    int in_place = sendbuf == MPI_IN_PLACE, rc = MPI_SUCCESS, rc2;
-
-    if (in_place) {
-        sendbuf = coll_at(recvbuf, rt, recvcount, c->rank);
-        sendcount = recvcount;
-        st = rt;
-    }
-    if ((reqs = onic_calloc(2 * (size_t)c->size, sizeof(*reqs))) == NULL)
-        return onic_mpi_err(c, MPI_ERR_NO_MEM, call, "no memory for %d requests", 2 * c->size);
-    for (int i = 1; i < c->size && rc == MPI_SUCCESS; i++) {
-        int peer = (c->rank + i) % c->size;
-        rc = onic_mpi_coll_irecv(coll_at(recvbuf, rt, recvcount, peer), recvcount, rt, peer,
-                                 COLL_TAG_ALLGATHER, c, &reqs[2 * i]);
-        if (rc == MPI_SUCCESS)
-            rc = onic_mpi_coll_isend(sendbuf, sendcount, st, peer, COLL_TAG_ALLGATHER, c,
-                                     &reqs[2 * i + 1]);
-    }
-    if (rc == MPI_SUCCESS && !in_place)
-        rc = onic_mpi_coll_local_copy(c, call, sendbuf, sendcount, st,
-                                      coll_at(recvbuf, rt, recvcount, c->rank), recvcount, rt);
-    /* Whatever was started is waited for. */
-    rc2 = onic_mpi_coll_waitall(2 * c->size, reqs, call);
-    onic_free(reqs);
-    return rc != MPI_SUCCESS ? rc : rc2;
-}
-
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
@@ -1051,7 +1014,8 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     if ((long long)recvcount * c->size > INT32_MAX)
         return onic_mpi_err(c, MPI_ERR_COUNT, call, "recvcount %d times %d processes is more "
                             "elements than an int counts", recvcount, c->size);
-    return coll_allgather(c, sendbuf, sendcount, st, recvbuf, recvcount, rt, call);
+    return onic_mpi_coll_allgather_xchg(c, sendbuf, sendcount, st, recvbuf, recvcount, NULL,
+                                        NULL, rt, call);
 }
 
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,

@@ -164,6 +164,48 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
 }
 
 /* --- Allgatherv, alltoallv ------------------------------------------------------------- */
+/* Where block i of an allgather's receive buffer starts: displs[i]
+ * elements in, or i * count with no displs (MPI_Allgather, which checks
+ * that count * size fits an int). */
+static char *allgather_at(void *recvbuf, const onic_mpi_type_t *rt, int count,
+                          const int displs[], int i)
+{
+    return collv_at(recvbuf, rt, displs != NULL ? displs[i] : i * count);
+}
+
+int onic_mpi_coll_allgather_xchg(onic_mpi_comm_t *c, const void *sendbuf, int sendcount,
+                                 onic_mpi_type_t *st, void *recvbuf, int recvcount,
+                                 const int recvcounts[], const int displs[],
+                                 onic_mpi_type_t *rt, const char *call)
+{
+    onic_mpi_req_t **reqs;
+    int rc = MPI_SUCCESS, in_place = sendbuf == MPI_IN_PLACE;
+
+    if (in_place) {
+        /* Our block is already in place: send it from there. */
+        sendbuf = allgather_at(recvbuf, rt, recvcount, displs, c->rank);
+        sendcount = recvcounts != NULL ? recvcounts[c->rank] : recvcount;
+        st = rt;
+    }
+    if ((reqs = collv_reqs(c, call, 2, &rc)) == NULL)
+        return rc;
+    for (int k = 1; k < c->size && rc == MPI_SUCCESS; k++) {
+        /* Peers in a ring order from each rank: not all to rank 0 first. */
+        int to = (c->rank + k) % c->size, from = (c->rank - k + c->size) % c->size;
+        rc = onic_mpi_coll_irecv(allgather_at(recvbuf, rt, recvcount, displs, from),
+                                 recvcounts != NULL ? recvcounts[from] : recvcount, rt, from,
+                                 COLLV_TAG_ALLGATHERV, c, &reqs[2 * k]);
+        if (rc == MPI_SUCCESS)
+            rc = onic_mpi_coll_isend(sendbuf, sendcount, st, to, COLLV_TAG_ALLGATHERV, c,
+                                     &reqs[2 * k + 1]);
+    }
+    if (rc == MPI_SUCCESS && !in_place)
+        rc = onic_mpi_coll_local_copy(c, call, sendbuf, sendcount, st,
+                                      allgather_at(recvbuf, rt, recvcount, displs, c->rank),
+                                      recvcounts != NULL ? recvcounts[c->rank] : recvcount, rt);
+    return collv_finish(2 * c->size, reqs, rc, call);
+}
+
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                    MPI_Comm comm)
@@ -172,8 +214,7 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     const char *call = "MPI_Allgatherv";
     onic_mpi_comm_t *c;
     onic_mpi_type_t *st = NULL, *rt;
-    onic_mpi_req_t **reqs;
-    int rc, in_place = sendbuf == MPI_IN_PLACE;
+    int rc;
 
     if ((c = onic_mpi_coll_inter(comm)) != NULL)
         return onic_mpi_coll_alltoall_any(c, call, 1, sendbuf, sendcount, NULL, NULL, sendtype,
@@ -183,31 +224,12 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
         (rc = collv_counts(c, call, "recv", recvcounts, displs, 1)) != MPI_SUCCESS ||
         (rc = collv_buf(c, call, "recv", recvbuf, recvcounts, recvtype, &rt)) != MPI_SUCCESS)
         return rc;
-    if (in_place) {
-        /* Our block is already in place: send it from there. */
-        sendbuf = collv_at(recvbuf, rt, displs[c->rank]);
-        sendcount = recvcounts[c->rank];
-        st = rt;
-    } else if ((rc = onic_mpi_coll_buf(c, call, "send", sendbuf, sendcount, sendtype, &st)) !=
-               MPI_SUCCESS) {
+    if (sendbuf != MPI_IN_PLACE &&
+        (rc = onic_mpi_coll_buf(c, call, "send", sendbuf, sendcount, sendtype, &st)) !=
+            MPI_SUCCESS)
         return rc;
-    }
-    if ((reqs = collv_reqs(c, call, 2, &rc)) == NULL)
-        return rc;
-    for (int k = 1; k < c->size && rc == MPI_SUCCESS; k++) {
-        /* Peers in a ring order from each rank: not all to rank 0 first. */
-        int to = (c->rank + k) % c->size, from = (c->rank - k + c->size) % c->size;
-        rc = onic_mpi_coll_irecv(collv_at(recvbuf, rt, displs[from]), recvcounts[from], rt, from,
-                                 COLLV_TAG_ALLGATHERV, c, &reqs[2 * k]);
-        if (rc == MPI_SUCCESS)
-            rc = onic_mpi_coll_isend(sendbuf, sendcount, st, to, COLLV_TAG_ALLGATHERV, c,
-                                     &reqs[2 * k + 1]);
-    }
-    if (rc == MPI_SUCCESS && !in_place)
-        rc = onic_mpi_coll_local_copy(c, call, sendbuf, sendcount, st,
-                                      collv_at(recvbuf, rt, displs[c->rank]),
-                                      recvcounts[c->rank], rt);
-    return collv_finish(2 * c->size, reqs, rc, call);
+    return onic_mpi_coll_allgather_xchg(c, sendbuf, sendcount, st, recvbuf, 0, recvcounts,
+                                        displs, rt, call);
 }
 
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],

@@ -980,6 +980,14 @@ int  onic_mpi_coll_block_counts(onic_mpi_comm_t *c, const char *call, int recvco
 int  onic_mpi_coll_buf(onic_mpi_comm_t *c, const char *call, const char *what, const void *buf,
                        int count, MPI_Datatype type, onic_mpi_type_t **t_p);
 int  onic_mpi_coll_root(onic_mpi_comm_t *c, const char *call, int root);
+/* Allgather(v) on an intracommunicator, every block at once (collv.c):
+ * this process's block (sendbuf, or MPI_IN_PLACE: its place in recvbuf)
+ * to every other process, theirs into recvbuf -- recvcounts[i] elements
+ * at displs[i], or with both NULL recvcount at i * recvcount. */
+int  onic_mpi_coll_allgather_xchg(onic_mpi_comm_t *c, const void *sendbuf, int sendcount,
+                                  onic_mpi_type_t *st, void *recvbuf, int recvcount,
+                                  const int recvcounts[], const int displs[],
+                                  onic_mpi_type_t *rt, const char *call);
 /* Copy between two typed buffers of this process (via a packed copy). */
 int  onic_mpi_coll_local_copy(onic_mpi_comm_t *c, const char *call, const void *src, int scount,
                               onic_mpi_type_t *st, void *dst, int rcount, onic_mpi_type_t *rt);
