@@ -292,11 +292,11 @@ int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info 
     const char *call = "MPI_Comm_create_from_group";
     onic_mpi_group_t *g;
     size_t taglen;
-    int i;
+    int i, kind;
 
     ONIC_MPI_CHECK_INIT(call);
-    if (onic_mpi_errh_kind(errhandler) == ONIC_MPI_ERRH_NONE ||
-        onic_mpi_errh_kind(errhandler) == ONIC_MPI_ERRH_WIN)
+    kind = onic_mpi_errh_kind(errhandler);
+    if (kind == ONIC_MPI_ERRH_NONE || kind == ONIC_MPI_ERRH_WIN)
         return onic_mpi_err(NULL, MPI_ERR_ARG, call, "errhandler %#x is not a communicator's "
                             "error handler; use MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN or one "
                             "from MPI_Comm_create_errhandler", (unsigned)errhandler);

@@ -717,19 +717,18 @@ int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
     ONIC_MPI_LOCKED;
     onic_mpi_win_t *w;
-    int rc;
+    int rc, kind;
 
     ONIC_MPI_CHECK_INIT("MPI_Win_set_errhandler");
     if ((w = onic_mpi_win_get(win, "MPI_Win_set_errhandler", &rc)) == NULL)
         return rc;
-    if (onic_mpi_errh_kind(errhandler) == ONIC_MPI_ERRH_NONE ||
-        onic_mpi_errh_kind(errhandler) == ONIC_MPI_ERRH_COMM)
+    if ((kind = onic_mpi_errh_kind(errhandler)) == ONIC_MPI_ERRH_NONE ||
+        kind == ONIC_MPI_ERRH_COMM)
         return onic_mpi_win_err(w, MPI_ERR_ARG, "MPI_Win_set_errhandler", "errhandler %#x is "
                                 "not a window's error handler%s; use MPI_ERRORS_ARE_FATAL, "
                                 "MPI_ERRORS_RETURN or one from MPI_Win_create_errhandler",
                                 (unsigned)errhandler,
-                                onic_mpi_errh_kind(errhandler) == ONIC_MPI_ERRH_COMM
-                                    ? " (it is a communicator's)" : "");
+                                kind == ONIC_MPI_ERRH_COMM ? " (it is a communicator's)" : "");
     w->comm->errh = errhandler;
     return MPI_SUCCESS;
 }
